@@ -1,0 +1,8 @@
+//! `ckpt`: read, rewrite and export PyTorch checkpoints without Python, without executing
+//! pickle code, and without decoding tensor bytes that only need copying.
+//!
+//! Layers, data flowing one way: [`pickle`] (bytes ↔ value graph) → [`torch`] (containers and
+//! the meaning of the graph: tensors, storages, locations) → [`transform`] (graph → graph) →
+//! [`torch`] writers (graph + storage plan → file).
+
+pub mod pickle;

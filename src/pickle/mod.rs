@@ -1,0 +1,55 @@
+//! Our own pickle engine: a reader that never executes anything, and a protocol 2 writer.
+//!
+//! Why not `serde_pickle`: it maps pickles onto serde data and cannot represent what torch
+//! checkpoints are made of: persistent ids (`BINPERSID`, how every storage is referenced),
+//! `GLOBAL`/`REDUCE`/`BUILD` of arbitrary classes (rebuild functions, `OrderedDict` with its
+//! `_metadata` state, user classes), and memo sharing (two tensors on one storage). It also
+//! cannot write back what it did not understand. Here globals are data ([`Global`]), calls are
+//! nodes ([`Object`]), and anything unknown survives a rewrite unchanged.
+//!
+//! Data flows [`read`] → [`Graph`] → (transforms) → [`write`].
+
+mod opcode;
+pub mod read;
+pub mod value;
+pub mod write;
+
+pub use read::{read, read_with_limits, Limits, Pickle};
+pub use value::{Constructor, Global, Graph, NodeId, Object, Value};
+pub use write::write;
+
+/// How deep any walk over a graph may go. Real checkpoints nest a few dozen levels at most
+/// (a whole pickled module adds about four per submodule level); the bound keeps every
+/// recursive walk well inside a default 2 MiB thread stack, even in debug builds.
+pub const MAX_DEPTH: usize = 256;
+
+/// Why a pickle could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum PickleError {
+    #[error("pickle is truncated: {opcode} at byte {offset} runs past the end")]
+    Truncated { offset: usize, opcode: &'static str },
+    #[error("bad pickle opcode 0x{opcode:02x} at byte {offset}")]
+    UnknownOpcode { opcode: u8, offset: usize },
+    #[error("malformed pickle: {opcode} at byte {offset}: {problem}")]
+    Malformed {
+        offset: usize,
+        opcode: &'static str,
+        problem: String,
+    },
+    #[error("unsupported pickle: {opcode} at byte {offset}: {why}")]
+    Unsupported {
+        offset: usize,
+        opcode: &'static str,
+        why: &'static str,
+    },
+    #[error("pickle exceeds the limit of {limit} {what} (at byte {offset})")]
+    Limit {
+        offset: usize,
+        what: &'static str,
+        limit: usize,
+    },
+    #[error("object graph nests deeper than {limit} levels")]
+    TooDeep { limit: usize },
+    #[error("object graph has a cycle through an immutable value (tuple or constructor arguments)")]
+    Cycle,
+}

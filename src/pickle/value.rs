@@ -1,0 +1,335 @@
+//! The value graph a pickle decodes to.
+//!
+//! Every value lives in one arena ([`Graph`]) and refers to its parts by [`NodeId`]. An object
+//! the input pickle referenced twice (through its memo) is one node referenced twice, so the
+//! writer can memoize it again and sharing survives a rewrite. Containers are mutable in place
+//! because pickle builds them incrementally (`EMPTY_DICT`, `BINPUT`, later `SETITEMS`).
+
+use std::fmt;
+
+/// Index of a node in a [`Graph`]. Only valid for the graph that issued it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(u32);
+
+impl NodeId {
+    /// Position of the node in its graph's arena.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A module-qualified name (`GLOBAL`/`STACK_GLOBAL`). Never resolved or imported: it is data.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Global {
+    pub module: String,
+    pub name: String,
+}
+
+impl Global {
+    pub fn new(module: &str, name: &str) -> Self {
+        Global {
+            module: module.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+
+    /// The name with Python 2 module spellings mapped to Python 3 (`__builtin__` → `builtins`,
+    /// `copy_reg` → `copyreg`), the way torch's weights-only unpickler compares them.
+    pub fn canonical(&self) -> Global {
+        let module = match self.module.as_str() {
+            "__builtin__" => "builtins",
+            "copy_reg" => "copyreg",
+            other => other,
+        };
+        Global::new(module, &self.name)
+    }
+
+    pub fn is(&self, module: &str, name: &str) -> bool {
+        let canonical = self.canonical();
+        canonical.module == module && canonical.name == name
+    }
+}
+
+impl fmt::Display for Global {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.module, self.name)
+    }
+}
+
+/// How an [`Object`] node was constructed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Constructor {
+    /// `callable(*args)`: `REDUCE`, and protocol 0's `INST`/`OBJ`.
+    Reduce { callable: NodeId, args: NodeId },
+    /// `cls.__new__(cls, *args)`: `NEWOBJ`.
+    NewObj { class: NodeId, args: NodeId },
+    /// `cls.__new__(cls, *args, **kwargs)`: `NEWOBJ_EX`.
+    NewObjEx {
+        class: NodeId,
+        args: NodeId,
+        kwargs: NodeId,
+    },
+}
+
+/// An object built by calling something, plus what the pickle did to it afterwards.
+///
+/// Invariant: the writer replays the mutations in the order Python's pickler emits them
+/// (`APPENDS`, then `SETITEMS`, then `BUILD`), which is the order every writer we know uses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Object {
+    pub constructor: Constructor,
+    /// Items appended to the object (a list subclass).
+    pub list_items: Vec<NodeId>,
+    /// Items set on the object (an `OrderedDict` and other dict subclasses).
+    pub dict_items: Vec<(NodeId, NodeId)>,
+    /// The `BUILD` state (`__setstate__` argument or `__dict__` update).
+    pub state: Option<NodeId>,
+}
+
+impl Object {
+    pub fn new(constructor: Constructor) -> Self {
+        Object {
+            constructor,
+            list_items: Vec::new(),
+            dict_items: Vec::new(),
+            state: None,
+        }
+    }
+}
+
+/// One pickled value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    /// An integer that does not fit `i64`: little-endian two's complement, as `LONG1` stores it.
+    BigInt(Vec<u8>),
+    Float(f64),
+    /// Text. Python 2 byte strings are decoded here (UTF-8, else latin-1), as torch loads them.
+    Str(String),
+    Bytes(Vec<u8>),
+    ByteArray(Vec<u8>),
+    Tuple(Vec<NodeId>),
+    List(Vec<NodeId>),
+    Dict(Vec<(NodeId, NodeId)>),
+    Set(Vec<NodeId>),
+    FrozenSet(Vec<NodeId>),
+    Global(Global),
+    Object(Object),
+    /// A persistent id: in torch files, the `('storage', type, key, location, numel)` tuple.
+    PersistentId(NodeId),
+}
+
+impl Value {
+    /// A short type name for reports (`dict`, `OrderedDict`-like objects are named by caller).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::None => "None",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::BigInt(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::Bytes(_) => "bytes",
+            Value::ByteArray(_) => "bytearray",
+            Value::Tuple(_) => "tuple",
+            Value::List(_) => "list",
+            Value::Dict(_) => "dict",
+            Value::Set(_) => "set",
+            Value::FrozenSet(_) => "frozenset",
+            Value::Global(_) => "global",
+            Value::Object(_) => "object",
+            Value::PersistentId(_) => "persistent_id",
+        }
+    }
+
+    /// The ids this value refers to directly, in pickle order.
+    pub fn children(&self) -> Vec<NodeId> {
+        match self {
+            Value::Tuple(items) | Value::List(items) | Value::Set(items) | Value::FrozenSet(items) => {
+                items.clone()
+            }
+            Value::Dict(pairs) => pairs.iter().flat_map(|&(k, v)| [k, v]).collect(),
+            Value::PersistentId(pid) => vec![*pid],
+            Value::Object(object) => {
+                let mut ids = match object.constructor {
+                    Constructor::Reduce { callable, args } => vec![callable, args],
+                    Constructor::NewObj { class, args } => vec![class, args],
+                    Constructor::NewObjEx {
+                        class,
+                        args,
+                        kwargs,
+                    } => vec![class, args, kwargs],
+                };
+                ids.extend(object.list_items.iter().copied());
+                ids.extend(object.dict_items.iter().flat_map(|&(k, v)| [k, v]));
+                ids.extend(object.state);
+                ids
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The arena holding every node of one pickle, and its root.
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    nodes: Vec<Value>,
+}
+
+impl Graph {
+    pub fn new() -> Self {
+        Graph::default()
+    }
+
+    /// Adds a node and returns its id.
+    pub fn add(&mut self, value: Value) -> NodeId {
+        // The reader caps node counts far below u32::MAX; saturating keeps this total.
+        let id = NodeId(u32::try_from(self.nodes.len()).unwrap_or(u32::MAX));
+        self.nodes.push(value);
+        id
+    }
+
+    pub fn get(&self, id: NodeId) -> &Value {
+        &self.nodes[id.index()]
+    }
+
+    pub fn get_mut(&mut self, id: NodeId) -> &mut Value {
+        &mut self.nodes[id.index()]
+    }
+
+    /// Replaces a node's value in place: every reference to `id` sees the new value.
+    pub fn set(&mut self, id: NodeId, value: Value) {
+        self.nodes[id.index()] = value;
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The text of a `Str` node.
+    pub fn str(&self, id: NodeId) -> Option<&str> {
+        match self.get(id) {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The value of an `Int` node.
+    pub fn int(&self, id: NodeId) -> Option<i64> {
+        match self.get(id) {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// The items of a `Tuple` node.
+    pub fn tuple(&self, id: NodeId) -> Option<&[NodeId]> {
+        match self.get(id) {
+            Value::Tuple(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    /// The name of a `Global` node.
+    pub fn global(&self, id: NodeId) -> Option<&Global> {
+        match self.get(id) {
+            Value::Global(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    /// `(callable, args)` when `id` is an object built by `REDUCE` of a global.
+    pub fn reduce_of_global(&self, id: NodeId) -> Option<(&Global, NodeId)> {
+        match self.get(id) {
+            Value::Object(Object {
+                constructor: Constructor::Reduce { callable, args },
+                ..
+            }) => self.global(*callable).map(|g| (g, *args)),
+            _ => None,
+        }
+    }
+
+    /// The key/value pairs of a mapping node: a plain dict, or an object (such as an
+    /// `OrderedDict`) that received `SETITEMS`.
+    pub fn mapping(&self, id: NodeId) -> Option<&[(NodeId, NodeId)]> {
+        match self.get(id) {
+            Value::Dict(pairs) => Some(pairs),
+            Value::Object(object) if is_mapping_object(self, object) => Some(&object.dict_items),
+            _ => None,
+        }
+    }
+
+    /// Mutable access to the pairs of a mapping node (see [`Graph::mapping`]).
+    pub fn mapping_mut(&mut self, id: NodeId) -> Option<&mut Vec<(NodeId, NodeId)>> {
+        let is_mapping = self.mapping(id).is_some();
+        match self.get_mut(id) {
+            Value::Dict(pairs) => Some(pairs),
+            Value::Object(object) if is_mapping => Some(&mut object.dict_items),
+            _ => None,
+        }
+    }
+
+    /// The value stored under the string key `key` in a mapping node.
+    pub fn lookup(&self, id: NodeId, key: &str) -> Option<NodeId> {
+        self.mapping(id)?
+            .iter()
+            .find(|&&(k, _)| self.str(k) == Some(key))
+            .map(|&(_, v)| v)
+    }
+}
+
+/// Mapping classes whose pickles carry their items in `SETITEMS`.
+const MAPPING_CLASSES: [(&str, &str); 3] = [
+    ("collections", "OrderedDict"),
+    ("collections", "Counter"),
+    ("collections", "defaultdict"),
+];
+
+fn is_mapping_object(graph: &Graph, object: &Object) -> bool {
+    let class = match object.constructor {
+        Constructor::Reduce { callable, .. } => callable,
+        Constructor::NewObj { class, .. } | Constructor::NewObjEx { class, .. } => class,
+    };
+    match graph.global(class) {
+        Some(g) => {
+            MAPPING_CLASSES.iter().any(|(m, n)| g.is(m, n)) || !object.dict_items.is_empty()
+        }
+        None => !object.dict_items.is_empty(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_maps_python2_builtins() {
+        assert_eq!(
+            Global::new("__builtin__", "set").canonical(),
+            Global::new("builtins", "set")
+        );
+        assert!(Global::new("copy_reg", "_reconstructor").is("copyreg", "_reconstructor"));
+    }
+
+    #[test]
+    fn ordered_dict_object_is_a_mapping() {
+        let mut graph = Graph::new();
+        let class = graph.add(Value::Global(Global::new("collections", "OrderedDict")));
+        let args = graph.add(Value::Tuple(vec![]));
+        let key = graph.add(Value::Str("a".into()));
+        let value = graph.add(Value::Int(1));
+        let mut object = Object::new(Constructor::Reduce {
+            callable: class,
+            args,
+        });
+        object.dict_items.push((key, value));
+        let od = graph.add(Value::Object(object));
+        assert_eq!(graph.lookup(od, "a"), Some(value));
+        assert_eq!(graph.lookup(od, "b"), None);
+    }
+}
