@@ -6,3 +6,4 @@
 //! [`torch`] writers (graph + storage plan → file).
 
 pub mod pickle;
+pub mod torch;

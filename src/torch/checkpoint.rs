@@ -1,0 +1,334 @@
+//! Opening a checkpoint: detect the container, decode its pickle, locate its storages.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::pickle::{self, Graph, NodeId};
+
+use super::legacy::{self, LegacyRecord};
+use super::tensor::{scan, Scan, StorageKey};
+use super::zip_read::TorchZip;
+use super::zip_write::TorchZipWriter;
+use super::TorchError;
+
+/// The largest object pickle we decode (`data.pkl`, or the legacy object pickle). Real
+/// checkpoints hold a few MiB of structure even for very large models.
+pub const MAX_PICKLE_BYTES: u64 = 1 << 30;
+
+/// How the file is packaged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `torch.save` zip (torch ≥ 1.6).
+    Zip,
+    /// The legacy stream (torch ≤ 1.5, `_use_new_zipfile_serialization=False`).
+    Legacy,
+    /// A TorchScript archive (`torch.jit.save`): its tensors can be read, not rewritten.
+    TorchScript,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Zip => "zip",
+            Format::Legacy => "legacy",
+            Format::TorchScript => "torchscript",
+        }
+    }
+}
+
+/// The small records of a zip checkpoint, kept so a rewrite can reproduce them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ZipMeta {
+    /// The archive folder name.
+    pub prefix: String,
+    /// `version` (or `.data/version`), trimmed.
+    pub version: Option<String>,
+    /// `.format_version` (torch ≥ 2.7).
+    pub format_version: Option<String>,
+    /// `.storage_alignment` (torch ≥ 2.7).
+    pub storage_alignment: Option<u64>,
+    /// `byteorder` (torch ≥ 2.1): `little` or `big`.
+    pub byteorder: Option<String>,
+    /// Number of records in the archive.
+    pub records: usize,
+}
+
+enum Source {
+    Zip(TorchZip),
+    Legacy {
+        file: File,
+        records: HashMap<StorageKey, LegacyRecord>,
+    },
+}
+
+/// An opened checkpoint: its decoded structure and where each storage's bytes are.
+///
+/// Invariant: every storage the graph references has bytes in the file, at least as many as
+/// its persistent id declares, and every tensor fits in its storage (checked by [`open`]).
+pub struct Checkpoint {
+    pub path: PathBuf,
+    pub format: Format,
+    pub graph: Graph,
+    pub root: NodeId,
+    /// The tensors and storages of `graph`.
+    pub scan: Scan,
+    /// Zip records kept for rewriting (`None` for legacy files).
+    pub zip: Option<ZipMeta>,
+    source: Source,
+}
+
+/// Opens and validates a checkpoint.
+pub fn open(path: &Path) -> Result<Checkpoint, TorchError> {
+    let mut file = File::open(path)?;
+    let file_len = file.metadata()?.len();
+    let mut head = Vec::new();
+    (&mut file).take(512).read_to_end(&mut head)?;
+    file.seek(SeekFrom::Start(0))?;
+    if head.starts_with(b"PK\x03\x04") {
+        open_zip(path, file)
+    } else if head.len() >= 262 && &head[257..262] == b"ustar" {
+        Err(TorchError::Unsupported {
+            what: "the pre-2017 tar checkpoint format".into(),
+        })
+    } else if legacy::is_legacy(&head) {
+        open_legacy(path, file, file_len)
+    } else if head.is_empty() {
+        Err(TorchError::Invalid {
+            what: "the file is empty".into(),
+        })
+    } else {
+        Err(TorchError::NotACheckpoint)
+    }
+}
+
+fn open_zip(path: &Path, file: File) -> Result<Checkpoint, TorchError> {
+    let mut zip = TorchZip::open(file)?;
+    if zip.has("archive_format") || zip.has("models/model.json") {
+        return Err(TorchError::Unsupported {
+            what: "torch.export `.pt2` archives".into(),
+        });
+    }
+    let format = if zip.has("constants.pkl") {
+        Format::TorchScript
+    } else {
+        Format::Zip
+    };
+    let small = |zip: &mut TorchZip, name: &str| -> Result<Option<String>, TorchError> {
+        if !zip.has(name) {
+            return Ok(None);
+        }
+        let bytes = zip.read_small(name, 4096)?;
+        Ok(Some(String::from_utf8_lossy(&bytes).trim().to_owned()))
+    };
+    let version = match small(&mut zip, "version")? {
+        Some(v) => Some(v),
+        None => small(&mut zip, ".data/version")?,
+    };
+    let storage_alignment = match small(&mut zip, ".storage_alignment")? {
+        Some(text) => Some(text.parse::<u64>().map_err(|_| TorchError::Invalid {
+            what: format!("`.storage_alignment` holds `{text}`, not a number"),
+        })?),
+        None => None,
+    };
+    let meta = ZipMeta {
+        prefix: zip.prefix().to_owned(),
+        version,
+        format_version: small(&mut zip, ".format_version")?,
+        storage_alignment,
+        byteorder: small(&mut zip, "byteorder")?,
+        records: zip.len(),
+    };
+    let pickle_bytes = zip.read_small("data.pkl", MAX_PICKLE_BYTES)?;
+    let pickle = pickle::read(&pickle_bytes)?;
+    let scan = scan(&pickle.graph, pickle.root)?;
+    for storage in scan.unique_storages() {
+        let name = format!("data/{}", storage.key);
+        let record = zip.record(&name).map_err(|_| TorchError::Invalid {
+            what: format!("storage `{}` has no `{name}` record", storage.key),
+        })?;
+        check_storage_len(&storage.key, storage.nbytes(), record.size)?;
+    }
+    Ok(Checkpoint {
+        path: path.to_owned(),
+        format,
+        graph: pickle.graph,
+        root: pickle.root,
+        scan,
+        zip: Some(meta),
+        source: Source::Zip(zip),
+    })
+}
+
+fn open_legacy(path: &Path, file: File, file_len: u64) -> Result<Checkpoint, TorchError> {
+    // The pickles come first and their length is not recorded: read a prefix, and grow it
+    // while the pickles run past its end.
+    let mut want = file_len.min(1 << 20);
+    let parsed = loop {
+        let len = usize::try_from(want).map_err(|_| TorchError::Invalid {
+            what: "file too large for this platform".into(),
+        })?;
+        let mut head = vec![0u8; len];
+        file.read_exact_at(&mut head, 0)?;
+        match legacy::parse(&head, &file, file_len, |g, r| {
+            Ok(scan(g, r)?.storages)
+        }) {
+            Err(TorchError::Pickle(pickle::PickleError::Truncated { .. }))
+                if want < file_len && want < MAX_PICKLE_BYTES =>
+            {
+                want = (want * 4).min(file_len).min(MAX_PICKLE_BYTES);
+            }
+            other => break other?,
+        }
+    };
+    let scan = scan(&parsed.object.graph, parsed.object.root)?;
+    for storage in scan.unique_storages() {
+        let record = parsed.records.get(&storage.key).ok_or_else(|| TorchError::Invalid {
+            what: format!("storage `{}` is not in the file's storage list", storage.key),
+        })?;
+        check_storage_len(&storage.key, storage.nbytes(), record.nbytes)?;
+    }
+    Ok(Checkpoint {
+        path: path.to_owned(),
+        format: Format::Legacy,
+        graph: parsed.object.graph,
+        root: parsed.object.root,
+        scan,
+        zip: None,
+        source: Source::Legacy {
+            file,
+            records: parsed.records,
+        },
+    })
+}
+
+fn check_storage_len(key: &str, declared: Option<u64>, actual: u64) -> Result<(), TorchError> {
+    match declared {
+        Some(needed) if needed <= actual => Ok(()),
+        _ => Err(TorchError::Invalid {
+            what: format!(
+                "storage `{key}` holds {actual} bytes, fewer than its tensors need ({})",
+                declared.map_or("an overflowing size".to_string(), |n| format!("{n} bytes"))
+            ),
+        }),
+    }
+}
+
+/// Where a storage's bytes can be read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StorageBytes {
+    /// Bytes in the record (may exceed what the persistent id declares; all are kept).
+    pub len: u64,
+    /// The record's CRC-32 when the container records one (zip).
+    pub crc32: Option<u32>,
+    /// The element count a legacy file stores before the bytes.
+    pub legacy_count: Option<u64>,
+}
+
+impl Checkpoint {
+    /// Facts about the bytes of storage `key`.
+    pub fn storage_bytes(&self, key: &str) -> Result<StorageBytes, TorchError> {
+        match &self.source {
+            Source::Zip(zip) => {
+                let record = zip.record(&format!("data/{key}"))?;
+                Ok(StorageBytes {
+                    len: record.size,
+                    crc32: Some(record.crc32),
+                    legacy_count: None,
+                })
+            }
+            Source::Legacy { records, .. } => {
+                let record = records.get(key).ok_or_else(|| TorchError::Invalid {
+                    what: format!("storage `{key}` is not in the file"),
+                })?;
+                Ok(StorageBytes {
+                    len: record.nbytes,
+                    crc32: None,
+                    legacy_count: Some(record.count),
+                })
+            }
+        }
+    }
+
+    /// Copies storage `key`'s bytes into `writer` as record `name`, without decoding them.
+    /// Stored bytes go file to file (the kernel copies them); deflated records, which only
+    /// third-party rewriters produce, are inflated in memory first.
+    pub fn copy_storage_to_zip(
+        &mut self,
+        key: &str,
+        writer: &mut TorchZipWriter<File>,
+        name: &str,
+    ) -> Result<(), TorchError> {
+        match &mut self.source {
+            Source::Zip(zip) => {
+                let record_name = format!("data/{key}");
+                let record = zip.record(&record_name)?;
+                if record.stored {
+                    let (mut reader, info) = zip.stored_reader(&record_name)?;
+                    writer.add_stream(name, &mut reader, info.size, info.crc32)?;
+                } else {
+                    let mut buffer = Vec::new();
+                    zip.copy_record(&record_name, &mut buffer)?;
+                    writer.add_stream(name, &mut buffer.as_slice(), record.size, record.crc32)?;
+                }
+            }
+            Source::Legacy { file, records } => {
+                let record = legacy_record(records, key)?;
+                let mut reader = region(file, record.header_offset + 8, record.nbytes)?;
+                let crc = crc_of_region(file, record.header_offset + 8, record.nbytes)?;
+                writer.add_stream(name, &mut reader, record.nbytes, crc)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends storage `key`'s bytes to `out`, without decoding them.
+    pub fn copy_storage_to_file(&mut self, key: &str, out: &mut File) -> Result<u64, TorchError> {
+        match &mut self.source {
+            Source::Zip(zip) => Ok(zip.copy_record(&format!("data/{key}"), out)?),
+            Source::Legacy { file, records } => {
+                let record = legacy_record(records, key)?;
+                let mut reader = region(file, record.header_offset + 8, record.nbytes)?;
+                let copied = io::copy(&mut reader, out)?;
+                if copied != record.nbytes {
+                    return Err(TorchError::Invalid {
+                        what: format!("storage `{key}` is truncated"),
+                    });
+                }
+                Ok(copied)
+            }
+        }
+    }
+}
+
+fn legacy_record(
+    records: &HashMap<StorageKey, LegacyRecord>,
+    key: &str,
+) -> Result<LegacyRecord, TorchError> {
+    records.get(key).copied().ok_or_else(|| TorchError::Invalid {
+        what: format!("storage `{key}` is not in the file"),
+    })
+}
+
+/// A reader over `len` bytes of `file` from `offset`, in a form std can copy in the kernel.
+fn region(file: &File, offset: u64, len: u64) -> io::Result<io::Take<&File>> {
+    let mut f = file;
+    f.seek(SeekFrom::Start(offset))?;
+    Ok(f.take(len))
+}
+
+/// CRC-32 of a file region, streamed in 1 MiB blocks (legacy files record none).
+fn crc_of_region(file: &File, offset: u64, len: u64) -> io::Result<u32> {
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut done = 0u64;
+    while done < len {
+        let n = usize::try_from((len - done).min(buffer.len() as u64)).unwrap_or(buffer.len());
+        file.read_exact_at(&mut buffer[..n], offset + done)?;
+        hasher.update(&buffer[..n]);
+        done += n as u64;
+    }
+    Ok(hasher.finalize())
+}

@@ -1,0 +1,163 @@
+//! Storage location tags (`cpu`, `cuda:3`, `npu:0`) and `map_location`-style rules.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A device tag as torch writes it into a storage's persistent id.
+///
+/// Invariant: `device` is non-empty, lowercase ASCII letters, digits or `_`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Location {
+    device: String,
+    index: Option<u32>,
+}
+
+impl Location {
+    pub fn cpu() -> Self {
+        Location {
+            device: "cpu".into(),
+            index: None,
+        }
+    }
+
+    pub fn device(&self) -> &str {
+        &self.device
+    }
+
+    pub fn index(&self) -> Option<u32> {
+        self.index
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.index {
+            Some(i) => write!(f, "{}:{}", self.device, i),
+            None => f.write_str(&self.device),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("`{0}` is not a device (expected e.g. `cpu`, `cuda:0`, `npu:1`)")]
+pub struct BadLocation(pub String);
+
+fn valid_device(device: &str) -> bool {
+    !device.is_empty()
+        && device
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+impl FromStr for Location {
+    type Err = BadLocation;
+
+    fn from_str(s: &str) -> Result<Self, BadLocation> {
+        let bad = || BadLocation(s.to_owned());
+        let (device, index) = match s.split_once(':') {
+            Some((device, index)) => (device, Some(index.parse::<u32>().map_err(|_| bad())?)),
+            None => (s, None),
+        };
+        if !valid_device(device) {
+            return Err(bad());
+        }
+        Ok(Location {
+            device: device.to_owned(),
+            index,
+        })
+    }
+}
+
+/// The left side of a `--map FROM=TO` rule: an exact tag, or `device:*` for every index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LocationPattern {
+    Exact(Location),
+    AnyIndex(String),
+}
+
+impl LocationPattern {
+    pub fn matches(&self, location: &Location) -> bool {
+        match self {
+            LocationPattern::Exact(exact) => exact == location,
+            LocationPattern::AnyIndex(device) => device == location.device(),
+        }
+    }
+}
+
+impl FromStr for LocationPattern {
+    type Err = BadLocation;
+
+    fn from_str(s: &str) -> Result<Self, BadLocation> {
+        match s.strip_suffix(":*") {
+            Some(device) if valid_device(device) => Ok(LocationPattern::AnyIndex(device.into())),
+            Some(_) => Err(BadLocation(s.to_owned())),
+            None => s.parse().map(LocationPattern::Exact),
+        }
+    }
+}
+
+/// How to relocate storages: every storage to one device, or rules tried in order
+/// (the first matching rule applies; unmatched tags stay as they are).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LocationMap {
+    All(Location),
+    Rules(Vec<(LocationPattern, Location)>),
+}
+
+impl LocationMap {
+    /// Parses `FROM=TO`.
+    pub fn parse_rule(s: &str) -> Result<(LocationPattern, Location), BadLocation> {
+        let (from, to) = s.split_once('=').ok_or_else(|| BadLocation(s.to_owned()))?;
+        Ok((from.parse()?, to.parse()?))
+    }
+
+    /// The new tag for `location`, or `None` when it stays.
+    pub fn apply(&self, location: &Location) -> Option<Location> {
+        let target = match self {
+            LocationMap::All(to) => Some(to),
+            LocationMap::Rules(rules) => rules
+                .iter()
+                .find(|(from, _)| from.matches(location))
+                .map(|(_, to)| to),
+        };
+        target.filter(|to| *to != location).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loc(s: &str) -> Location {
+        s.parse().expect("valid location")
+    }
+
+    #[test]
+    fn parses_and_prints_tags() {
+        assert_eq!(loc("cuda:3").to_string(), "cuda:3");
+        assert_eq!(loc("cpu").index(), None);
+        assert_eq!(loc("npu:0").device(), "npu");
+        assert!("cuda:x".parse::<Location>().is_err());
+        assert!("".parse::<Location>().is_err());
+        assert!("CUDA:0".parse::<Location>().is_err());
+    }
+
+    #[test]
+    fn wildcard_rule_matches_every_index() {
+        let map = LocationMap::Rules(vec![LocationMap::parse_rule("cuda:*=cpu").expect("rule")]);
+        assert_eq!(map.apply(&loc("cuda:7")), Some(Location::cpu()));
+        assert_eq!(map.apply(&loc("cuda")), Some(Location::cpu()));
+        assert_eq!(map.apply(&loc("npu:0")), None);
+    }
+
+    #[test]
+    fn first_matching_rule_wins_and_identity_is_no_change() {
+        let map = LocationMap::Rules(vec![
+            LocationMap::parse_rule("cuda:1=cuda:0").expect("rule"),
+            LocationMap::parse_rule("cuda:*=cpu").expect("rule"),
+        ]);
+        assert_eq!(map.apply(&loc("cuda:1")), Some(loc("cuda:0")));
+        assert_eq!(map.apply(&loc("cuda:2")), Some(Location::cpu()));
+        assert_eq!(LocationMap::All(Location::cpu()).apply(&Location::cpu()), None);
+    }
+}

@@ -1,0 +1,42 @@
+//! PyTorch containers and the meaning of their pickles.
+//!
+//! [`open`] detects the container (zip, legacy stream, TorchScript), decodes the object pickle
+//! into a [`Graph`](crate::pickle::Graph) and locates every storage's bytes; [`scan`] finds the
+//! tensors in a graph; [`save`] writes a graph back with the storages copied byte for byte.
+
+pub mod checkpoint;
+pub mod dtype;
+pub mod legacy;
+pub mod location;
+pub mod save;
+pub mod state_dict;
+pub mod tensor;
+pub mod zip_read;
+pub mod zip_write;
+
+pub use checkpoint::{open, Checkpoint, Format, ZipMeta};
+pub use dtype::DType;
+pub use location::{Location, LocationMap, LocationPattern};
+pub use save::{save, OutputFormat};
+pub use tensor::{scan, Rebuild, Scan, StorageKey, StorageRef, TensorRef};
+
+/// Why a checkpoint could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum TorchError {
+    #[error("not a PyTorch checkpoint (unrecognised first bytes)")]
+    NotACheckpoint,
+    #[error("{what}")]
+    Invalid { what: String },
+    #[error("{what} is not supported")]
+    Unsupported { what: String },
+    #[error("object graph nests too deeply")]
+    TooDeep,
+    #[error("{what}")]
+    Output { what: String },
+    #[error(transparent)]
+    Pickle(#[from] crate::pickle::PickleError),
+    #[error(transparent)]
+    Zip(#[from] zip_read::ZipError),
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+}

@@ -1,0 +1,363 @@
+//! What the value graph means to torch: storages, tensors and parameters.
+//!
+//! [`scan`] walks a graph once and finds every storage reference (persistent id), every tensor
+//! rebuild call and every parameter, without copying or decoding any tensor bytes.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::pickle::{Constructor, Graph, NodeId, Value, MAX_DEPTH};
+
+use super::dtype::DType;
+use super::TorchError;
+
+/// The name of a storage record: `data/<key>` in a zip, a key in the legacy key list.
+pub type StorageKey = String;
+
+/// One `('storage', type, key, location, numel[, view_metadata])` persistent id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StorageRef {
+    /// The `PersistentId` node.
+    pub pid: NodeId,
+    /// The tuple inside it.
+    pub tuple: NodeId,
+    pub key: StorageKey,
+    /// The location tag exactly as written.
+    pub location: String,
+    /// `None` for `UntypedStorage` (then `numel` counts bytes).
+    pub dtype: Option<DType>,
+    pub numel: u64,
+}
+
+impl StorageRef {
+    /// Bytes the storage record holds: `numel × element size`.
+    pub fn nbytes(&self) -> Option<u64> {
+        let size = self.dtype.map_or(1, DType::element_size) as u64;
+        self.numel.checked_mul(size)
+    }
+}
+
+/// Which rebuild function a tensor uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rebuild {
+    /// `torch._utils._rebuild_tensor` (very old files): `(storage, offset, size, stride)`.
+    V1,
+    /// `torch._utils._rebuild_tensor_v2`: typed storage, legacy dtypes.
+    V2,
+    /// `torch._utils._rebuild_tensor_v3`: untyped storage plus a dtype argument.
+    V3,
+    /// `torch._utils._rebuild_qtensor`: quantized.
+    Quantized,
+    /// torch_npu's `_rebuild_npu_tensor`: a `cpu`-tagged storage plus an NPU format.
+    Npu,
+}
+
+impl Rebuild {
+    fn from_global(module: &str, name: &str) -> Option<Rebuild> {
+        match (module, name) {
+            ("torch._utils", "_rebuild_tensor") => Some(Rebuild::V1),
+            ("torch._utils", "_rebuild_tensor_v2") => Some(Rebuild::V2),
+            ("torch._utils", "_rebuild_tensor_v3") => Some(Rebuild::V3),
+            ("torch._utils", "_rebuild_qtensor") => Some(Rebuild::Quantized),
+            ("torch_npu.utils.storage", "_rebuild_npu_tensor") => Some(Rebuild::Npu),
+            _ => None,
+        }
+    }
+}
+
+/// A dense tensor: a view of one storage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorRef {
+    /// The rebuild call's `Object` node.
+    pub node: NodeId,
+    /// Its argument tuple.
+    pub args: NodeId,
+    pub rebuild: Rebuild,
+    pub storage: StorageRef,
+    pub dtype: DType,
+    pub offset: u64,
+    pub shape: Vec<u64>,
+    pub stride: Vec<i64>,
+}
+
+impl TensorRef {
+    pub fn numel(&self) -> u64 {
+        self.shape.iter().product()
+    }
+
+    /// Elements of the storage this view touches, from element 0: `offset + 1 + Σ (size−1)·stride`,
+    /// or 0 for an empty tensor. `None` on overflow or a negative stride.
+    pub fn extent(&self) -> Option<u64> {
+        if self.shape.contains(&0) {
+            return Some(0);
+        }
+        let mut last = self.offset;
+        for (&size, &stride) in self.shape.iter().zip(&self.stride) {
+            let stride = u64::try_from(stride).ok()?;
+            last = last.checked_add((size - 1).checked_mul(stride)?)?;
+        }
+        last.checked_add(1)
+    }
+}
+
+/// Everything [`scan`] found.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// Tensors in first-encounter order.
+    pub tensors: Vec<TensorRef>,
+    /// Storage references in first-encounter order (one per persistent-id node).
+    pub storages: Vec<StorageRef>,
+    /// Parameter wrapper nodes (`_rebuild_parameter*`), keyed by node, with the tensor they wrap.
+    pub parameters: BTreeMap<NodeId, NodeId>,
+    /// Every global the graph names.
+    pub globals: Vec<crate::pickle::Global>,
+}
+
+impl Scan {
+    /// Storages by key, one entry per key, in first-encounter order.
+    pub fn unique_storages(&self) -> Vec<&StorageRef> {
+        let mut seen = HashSet::new();
+        self.storages
+            .iter()
+            .filter(|s| seen.insert(s.key.as_str()))
+            .collect()
+    }
+
+    pub fn tensor_at(&self, node: NodeId) -> Option<&TensorRef> {
+        self.tensors.iter().find(|t| t.node == node)
+    }
+}
+
+/// Walks the graph from `root` and interprets every torch construct in it.
+///
+/// Checks on the way: storage ids are well formed; one key is never given two dtypes or two
+/// sizes; each tensor's view fits inside its storage.
+pub fn scan(graph: &Graph, root: NodeId) -> Result<Scan, TorchError> {
+    let mut scan = Scan::default();
+    let mut visited = HashSet::new();
+    let mut stack = vec![(root, 0usize)];
+    // Depth-first pre-order with children pushed in reverse: the same order the pickle writer
+    // emits nodes, so "first encounter" here is first encounter in the output file.
+    while let Some((id, depth)) = stack.pop() {
+        if depth > MAX_DEPTH {
+            return Err(TorchError::TooDeep);
+        }
+        if !visited.insert(id) {
+            continue;
+        }
+        match graph.get(id) {
+            Value::PersistentId(pid) => {
+                if let Some(storage) = storage_ref(graph, id, *pid)? {
+                    scan.storages.push(storage);
+                }
+            }
+            Value::Global(g) => scan.globals.push(g.clone()),
+            Value::Object(_) => {
+                if let Some(tensor) = tensor_ref(graph, id)? {
+                    scan.tensors.push(tensor);
+                } else if let Some(inner) = parameter_of(graph, id) {
+                    scan.parameters.insert(id, inner);
+                }
+            }
+            _ => {}
+        }
+        let children = graph.get(id).children();
+        stack.extend(children.into_iter().rev().map(|c| (c, depth + 1)));
+    }
+    check_storages(&scan)?;
+    Ok(scan)
+}
+
+fn check_storages(scan: &Scan) -> Result<(), TorchError> {
+    let mut by_key: BTreeMap<&str, &StorageRef> = BTreeMap::new();
+    for storage in &scan.storages {
+        storage.nbytes().ok_or_else(|| TorchError::Invalid {
+            what: format!("storage `{}` size overflows", storage.key),
+        })?;
+        match by_key.get(storage.key.as_str()) {
+            Some(first) if first.dtype != storage.dtype || first.numel != storage.numel => {
+                return Err(TorchError::Invalid {
+                    what: format!(
+                        "storage `{}` is referenced with two different types or sizes",
+                        storage.key
+                    ),
+                })
+            }
+            Some(_) => {}
+            None => {
+                by_key.insert(&storage.key, storage);
+            }
+        }
+    }
+    for tensor in &scan.tensors {
+        let storage = &tensor.storage;
+        // A typed storage counts elements of its dtype; an untyped one counts bytes.
+        let available = match storage.dtype {
+            Some(_) => Some(storage.numel),
+            None => Some(storage.numel / tensor.dtype.element_size() as u64),
+        };
+        let needed = tensor.extent();
+        let fits = matches!((needed, available), (Some(n), Some(a)) if n <= a);
+        if !fits {
+            return Err(TorchError::Invalid {
+                what: format!(
+                    "a {} tensor of shape {:?} (offset {}, stride {:?}) does not fit in storage `{}` of {} elements",
+                    tensor.dtype, tensor.shape, tensor.offset, tensor.stride, storage.key, storage.numel
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Reads a `('storage', type, key, location, numel[, view])` persistent id. Other persistent
+/// ids (a legacy `('module', …)` id, TorchScript's plain ids) are not storages: `None`.
+fn storage_ref(graph: &Graph, pid: NodeId, tuple: NodeId) -> Result<Option<StorageRef>, TorchError> {
+    let Some(items) = graph.tuple(tuple) else {
+        return Ok(None);
+    };
+    if items.first().and_then(|&t| graph.str(t)) != Some("storage") {
+        return Ok(None);
+    }
+    let bad = |why: &str| TorchError::Invalid {
+        what: format!("malformed storage id: {why}"),
+    };
+    if items.len() != 5 && items.len() != 6 {
+        return Err(bad("expected 5 or 6 fields"));
+    }
+    let class = graph
+        .global(items[1])
+        .ok_or_else(|| bad("storage type is not a global"))?;
+    let dtype = storage_dtype(&class.name).ok_or_else(|| TorchError::Invalid {
+        what: format!("unknown storage type `{class}`"),
+    })?;
+    let key = graph
+        .str(items[2])
+        .ok_or_else(|| bad("key is not a string"))?
+        .to_owned();
+    let location = graph
+        .str(items[3])
+        .ok_or_else(|| bad("location is not a string"))?
+        .to_owned();
+    let numel = graph
+        .int(items[4])
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| bad("size is not a non-negative integer"))?;
+    Ok(Some(StorageRef {
+        pid,
+        tuple,
+        key,
+        location,
+        dtype,
+        numel,
+    }))
+}
+
+/// `Some(None)` for `UntypedStorage`/`TypedStorage`, `Some(Some(dtype))` for a typed class.
+fn storage_dtype(class: &str) -> Option<Option<DType>> {
+    match class {
+        "UntypedStorage" | "TypedStorage" | "_UntypedStorage" => Some(None),
+        other => DType::from_storage_class(other).map(Some),
+    }
+}
+
+fn tensor_ref(graph: &Graph, node: NodeId) -> Result<Option<TensorRef>, TorchError> {
+    let Some((global, args)) = graph.reduce_of_global(node) else {
+        return Ok(None);
+    };
+    let Some(rebuild) = Rebuild::from_global(&global.module, &global.name) else {
+        return Ok(None);
+    };
+    let bad = |why: &str| TorchError::Invalid {
+        what: format!("malformed {}.{} call: {why}", global.module, global.name),
+    };
+    let items = graph.tuple(args).ok_or_else(|| bad("arguments are not a tuple"))?;
+    let min_args = match rebuild {
+        Rebuild::V1 => 4,
+        Rebuild::V2 => 6,
+        Rebuild::V3 | Rebuild::Quantized | Rebuild::Npu => 7,
+    };
+    if items.len() < min_args {
+        return Err(bad("too few arguments"));
+    }
+    let storage = match graph.get(items[0]) {
+        Value::PersistentId(tuple) => storage_ref(graph, items[0], *tuple)?,
+        _ => None,
+    }
+    .ok_or_else(|| bad("first argument is not a storage"))?;
+    let dtype = match rebuild {
+        Rebuild::V3 => {
+            let g = graph
+                .global(items[6])
+                .filter(|g| g.module == "torch")
+                .ok_or_else(|| bad("dtype argument is not a torch dtype"))?;
+            DType::from_name(&g.name).ok_or_else(|| bad("unknown dtype"))?
+        }
+        _ => storage
+            .dtype
+            .ok_or_else(|| bad("an untyped storage needs _rebuild_tensor_v3"))?,
+    };
+    let offset = graph
+        .int(items[1])
+        .and_then(|v| u64::try_from(v).ok())
+        .ok_or_else(|| bad("storage offset is not a non-negative integer"))?;
+    let shape = int_tuple(graph, items[2])
+        .and_then(|v| v.into_iter().map(|d| u64::try_from(d).ok()).collect())
+        .ok_or_else(|| bad("size is not a tuple of non-negative integers"))?;
+    let stride = int_tuple(graph, items[3]).ok_or_else(|| bad("stride is not a tuple of integers"))?;
+    let shape: Vec<u64> = shape;
+    if shape.len() != stride.len() {
+        return Err(bad("size and stride differ in length"));
+    }
+    Ok(Some(TensorRef {
+        node,
+        args,
+        rebuild,
+        storage,
+        dtype,
+        offset,
+        shape,
+        stride,
+    }))
+}
+
+/// The integers of a tuple, or of a `torch.Size(tuple)` call.
+fn int_tuple(graph: &Graph, id: NodeId) -> Option<Vec<i64>> {
+    let id = match graph.reduce_of_global(id) {
+        Some((g, args)) if g.is("torch", "Size") => *graph.tuple(args)?.first()?,
+        _ => id,
+    };
+    graph
+        .tuple(id)?
+        .iter()
+        .map(|&item| graph.int(item))
+        .collect()
+}
+
+/// The tensor a `_rebuild_parameter(tensor, requires_grad, hooks[, state])` call wraps.
+fn parameter_of(graph: &Graph, node: NodeId) -> Option<NodeId> {
+    let (global, args) = graph.reduce_of_global(node)?;
+    let is_parameter = global.module == "torch._utils"
+        && matches!(
+            global.name.as_str(),
+            "_rebuild_parameter" | "_rebuild_parameter_with_state"
+        );
+    if !is_parameter {
+        return None;
+    }
+    graph.tuple(args)?.first().copied()
+}
+
+/// Whether the node is a tensor or parameter rebuild call (`Object` with a known rebuild).
+pub fn is_tensor_like(graph: &Graph, node: NodeId) -> bool {
+    match graph.get(node) {
+        Value::Object(object) => match object.constructor {
+            Constructor::Reduce { callable, .. } => graph.global(callable).is_some_and(|g| {
+                Rebuild::from_global(&g.module, &g.name).is_some()
+                    || (g.module == "torch._utils" && g.name.starts_with("_rebuild_"))
+                    || (g.module == "torch._tensor" && g.name.starts_with("_rebuild_from_type"))
+            }),
+            _ => false,
+        },
+        _ => false,
+    }
+}

@@ -1,0 +1,788 @@
+//! Reads the zip container of a torch checkpoint (`torch.save` ≥ 1.6, TorchScript, `.pt2`).
+//!
+//! Follows torch's reader (`PyTorchStreamReader`, miniz), not a strict zip validator:
+//!
+//! * the archive folder ("prefix") is the first central-directory entry's name up to its first
+//!   `/`, and every entry must share it; record names are relative to it;
+//! * CRC-32 values are never verified (torch does not check them, and files saved with
+//!   `set_crc32_options(False)` carry CRC 0);
+//! * zip64 archives and any folder name work; stored and deflated records can be read.
+//!
+//! Every size and offset taken from the file is checked against the file length before it is
+//! used, and no buffer is sized by a field that has not been checked against a caller's limit.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+
+use zip::read::ZipReadOptions;
+use zip::CompressionMethod;
+
+const LOCAL_HEADER_SIG: [u8; 4] = *b"PK\x03\x04";
+const LOCAL_HEADER_LEN: u64 = 30;
+
+/// Errors from reading a checkpoint's zip container.
+#[derive(Debug, thiserror::Error)]
+pub enum ZipError {
+    #[error("not a zip archive (the file does not start with a zip local header)")]
+    NotZip,
+    #[error("corrupt zip central directory: {0} (the file may be truncated or damaged)")]
+    CorruptDirectory(String),
+    #[error("corrupt zip record `{name}`: {reason}")]
+    CorruptRecord { name: String, reason: String },
+    #[error("record `{0}` is missing")]
+    Missing(String),
+    #[error("the zip archive has no entries")]
+    Empty,
+    #[error("entry `{0}` is not inside an archive folder (torch expects every entry under one folder, e.g. `archive/data.pkl`)")]
+    NoFolder(String),
+    #[error("entries are not all under one archive folder (`{first}/` vs `{other}`)")]
+    MixedFolders { first: String, other: String },
+    #[error("entry name {0:?} is not valid UTF-8")]
+    BadName(String),
+    #[error("record `{0}` appears more than once in the zip central directory")]
+    Duplicate(String),
+    #[error("record `{0}` is encrypted; torch checkpoints are never encrypted")]
+    Encrypted(String),
+    #[error("record `{name}` uses unsupported compression method {method}; only stored and deflated records can be read")]
+    UnsupportedCompression { name: String, method: String },
+    #[error("record `{0}` is deflated, so its bytes cannot be used in place (torch.load(mmap=True) would read garbage); rewrite the checkpoint with stored records")]
+    Deflated(String),
+    #[error("record `{name}` is {size} bytes, more than the {limit}-byte limit for this record")]
+    TooLarge { name: String, size: u64, limit: u64 },
+    #[error("record `{name}` is truncated: expected {expected} bytes, got {got}")]
+    Truncated {
+        name: String,
+        expected: u64,
+        got: u64,
+    },
+    #[error("I/O error while reading the zip archive: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// Where a record's bytes are and what the central directory says about them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordInfo {
+    /// Name relative to the archive folder, e.g. `data/0`.
+    pub name: String,
+    /// Uncompressed size.
+    pub size: u64,
+    /// Size of the bytes in the file (equal to `size` for stored records).
+    pub compressed_size: u64,
+    /// CRC-32 from the central directory (may be 0 or wrong; never verified).
+    pub crc32: u32,
+    /// True for stored (method 0) records.
+    pub stored: bool,
+    /// Absolute file offset of the record's bytes (the compressed stream for deflated ones).
+    pub data_offset: u64,
+    /// Absolute file offset of the record's local header.
+    pub header_offset: u64,
+}
+
+#[derive(Debug)]
+struct Entry {
+    info: RecordInfo,
+    /// Index in the zip crate's archive.
+    zip_index: usize,
+}
+
+/// An opened torch zip archive.
+pub struct TorchZip {
+    archive: zip::ZipArchive<File>,
+    /// A handle to the same open file, for reading stored bytes without the zip crate.
+    file: File,
+    prefix: String,
+    entries: Vec<Entry>,
+    by_name: HashMap<String, usize>,
+}
+
+impl std::fmt::Debug for TorchZip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TorchZip")
+            .field("prefix", &self.prefix)
+            .field("records", &self.entries.len())
+            .finish()
+    }
+}
+
+impl TorchZip {
+    /// Parses the central directory and every record's local header.
+    pub fn open(mut file: File) -> Result<Self, ZipError> {
+        let file_len = file.metadata()?.len();
+        let mut magic = [0u8; 4];
+        file.seek(SeekFrom::Start(0))?;
+        match file.read_exact(&mut magic) {
+            Ok(()) if magic == LOCAL_HEADER_SIG => {}
+            Ok(()) => return Err(ZipError::NotZip),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(ZipError::NotZip),
+            Err(e) => return Err(e.into()),
+        }
+        let reader = file.try_clone()?;
+        let archive = zip::ZipArchive::new(reader).map_err(|e| match e {
+            zip::result::ZipError::Io(io) => ZipError::Io(io),
+            other => ZipError::CorruptDirectory(other.to_string()),
+        })?;
+        if archive.has_duplicate_names() {
+            return Err(ZipError::CorruptDirectory(
+                "the same entry name appears more than once".to_string(),
+            ));
+        }
+        if archive.is_empty() {
+            return Err(ZipError::Empty);
+        }
+
+        let mut prefix: Option<String> = None;
+        let mut entries = Vec::with_capacity(archive.len());
+        let mut by_name = HashMap::with_capacity(archive.len());
+        for zip_index in 0..archive.len() {
+            let entry = archive
+                .by_index_data(zip_index)
+                .map_err(|e| ZipError::CorruptDirectory(e.to_string()))?;
+            let raw = entry.name_raw();
+            let full = std::str::from_utf8(raw)
+                .map_err(|_| ZipError::BadName(String::from_utf8_lossy(raw).into_owned()))?
+                .to_string();
+            let Some((folder, rel)) = full.split_once('/') else {
+                return Err(ZipError::NoFolder(full));
+            };
+            match &prefix {
+                None => prefix = Some(folder.to_string()),
+                Some(p) if p == folder => {}
+                Some(p) => {
+                    return Err(ZipError::MixedFolders {
+                        first: p.clone(),
+                        other: full,
+                    })
+                }
+            }
+            // Directory entries (e.g. `archive/` from Python's zipfile) hold no record.
+            if rel.is_empty() || (rel.ends_with('/') && entry.size() == 0) {
+                continue;
+            }
+            let rel = rel.to_string();
+            if entry.encrypted() {
+                return Err(ZipError::Encrypted(rel));
+            }
+            let stored = match entry.compression() {
+                CompressionMethod::Stored => true,
+                CompressionMethod::Deflated => false,
+                other => {
+                    return Err(ZipError::UnsupportedCompression {
+                        name: rel,
+                        method: format!("{other:?}"),
+                    })
+                }
+            };
+            let size = entry.size();
+            let compressed_size = entry.compressed_size();
+            if stored && size != compressed_size {
+                return Err(ZipError::CorruptRecord {
+                    name: rel,
+                    reason: format!(
+                        "stored record has size {size} but compressed size {compressed_size}"
+                    ),
+                });
+            }
+            let header_offset = entry.header_start();
+            let data_offset = local_data_offset(&file, header_offset, file_len)
+                .map_err(|reason| corrupt(&rel, reason))?;
+            match data_offset.checked_add(compressed_size) {
+                Some(end) if end <= file_len => {}
+                _ => {
+                    return Err(corrupt(
+                        &rel,
+                        format!(
+                            "its {compressed_size} bytes at offset {data_offset} run past the end of the {file_len}-byte file (truncated file?)"
+                        ),
+                    ))
+                }
+            }
+            let info = RecordInfo {
+                name: rel.clone(),
+                size,
+                compressed_size,
+                crc32: entry.crc32(),
+                stored,
+                data_offset,
+                header_offset,
+            };
+            if by_name.insert(rel.clone(), entries.len()).is_some() {
+                return Err(ZipError::Duplicate(rel));
+            }
+            entries.push(Entry { info, zip_index });
+        }
+        let prefix = prefix.unwrap_or_default();
+        Ok(TorchZip {
+            archive,
+            file,
+            prefix,
+            entries,
+            by_name,
+        })
+    }
+
+    /// The archive folder name without the trailing `/`, e.g. `ckpt`.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Whether a record exists; `name` is relative to the folder, e.g. `data.pkl`.
+    pub fn has(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
+    }
+
+    /// Relative record names in central-directory order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.info.name.as_str())
+    }
+
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the archive has no records (only folder entries).
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The central-directory facts and data offset of a record.
+    pub fn record(&self, name: &str) -> Result<RecordInfo, ZipError> {
+        Ok(self.entry(name)?.info.clone())
+    }
+
+    /// Like [`TorchZip::record`], but fails with [`ZipError::Deflated`] unless the record is
+    /// stored, i.e. its bytes sit unchanged at `data_offset` (what `mmap` loading needs).
+    pub fn stored_record(&self, name: &str) -> Result<RecordInfo, ZipError> {
+        let info = self.record(name)?;
+        if !info.stored {
+            return Err(ZipError::Deflated(info.name));
+        }
+        Ok(info)
+    }
+
+    /// A reader over a stored record's bytes, straight from the file (no CRC check, no
+    /// buffering): feed it to `TorchZipWriter::add_stream` with the record's `size` and
+    /// `crc32` to copy a tensor without decoding it (the kernel copies when both ends are
+    /// files). Fails with [`ZipError::Deflated`] for a deflated record. The reader shares the
+    /// file position with this archive, so finish with it before the next call.
+    pub fn stored_reader(&self, name: &str) -> Result<(io::Take<&File>, RecordInfo), ZipError> {
+        let info = self.stored_record(name)?;
+        let mut f = &self.file;
+        f.seek(SeekFrom::Start(info.data_offset))?;
+        Ok((f.take(info.size), info))
+    }
+
+    /// Reads a whole record into memory, inflating it if deflated. Fails with
+    /// [`ZipError::TooLarge`] if its declared size exceeds `limit` (checked before
+    /// allocating), and with an error if the bytes do not match the declared size.
+    pub fn read_small(&mut self, name: &str, limit: u64) -> Result<Vec<u8>, ZipError> {
+        let entry = self.entry(name)?;
+        let info = entry.info.clone();
+        let zip_index = entry.zip_index;
+        if info.size > limit {
+            return Err(ZipError::TooLarge {
+                name: info.name,
+                size: info.size,
+                limit,
+            });
+        }
+        // `size <= limit` from here on; the capacity is a hint and also capped.
+        let capacity = usize::try_from(info.size.min(1 << 26)).unwrap_or(0);
+        let mut buf = Vec::with_capacity(capacity);
+        if info.stored {
+            let mut f = &self.file;
+            f.seek(SeekFrom::Start(info.data_offset))?;
+            f.take(info.size).read_to_end(&mut buf)?;
+        } else {
+            let mut reader = self.inflater(zip_index, &info.name)?;
+            (&mut reader)
+                .take(info.size.saturating_add(1))
+                .read_to_end(&mut buf)
+                .map_err(|e| corrupt_io(&info.name, e))?;
+        }
+        let got = buf.len() as u64;
+        check_len(&info, got)?;
+        Ok(buf)
+    }
+
+    /// Streams a record's uncompressed bytes into `out` without holding the record in memory.
+    /// A stored record is copied straight from the file (`Take<&File>`), so with `out` a
+    /// `File` Linux copies in the kernel; a deflated one is inflated. Returns the number of
+    /// bytes copied, which always equals the record's size (otherwise it is an error).
+    pub fn copy_record<W: Write>(&mut self, name: &str, out: &mut W) -> Result<u64, ZipError> {
+        let entry = self.entry(name)?;
+        let info = entry.info.clone();
+        let zip_index = entry.zip_index;
+        let copied = if info.stored {
+            let mut f = &self.file;
+            f.seek(SeekFrom::Start(info.data_offset))?;
+            io::copy(&mut f.take(info.size), out)?
+        } else {
+            let mut reader = self.inflater(zip_index, &info.name)?;
+            let n = io::copy(&mut (&mut reader).take(info.size), out)
+                .map_err(|e| corrupt_io(&info.name, e))?;
+            if n == info.size {
+                let mut extra = [0u8; 1];
+                let more = reader
+                    .read(&mut extra)
+                    .map_err(|e| corrupt_io(&info.name, e))?;
+                if more > 0 {
+                    return Err(corrupt(
+                        &info.name,
+                        format!("inflates to more than its declared {} bytes", info.size),
+                    ));
+                }
+            }
+            n
+        };
+        check_len(&info, copied)?;
+        Ok(copied)
+    }
+
+    fn entry(&self, name: &str) -> Result<&Entry, ZipError> {
+        self.by_name
+            .get(name)
+            .and_then(|&i| self.entries.get(i))
+            .ok_or_else(|| ZipError::Missing(name.to_string()))
+    }
+
+    /// The zip crate's inflating reader for a record, with its CRC check turned off.
+    fn inflater(&mut self, zip_index: usize, name: &str) -> Result<impl Read + '_, ZipError> {
+        self.archive
+            .by_index_with_options(zip_index, ZipReadOptions::new().ignore_crc32(true))
+            .map_err(|e| corrupt(name, e.to_string()))
+    }
+}
+
+fn corrupt(name: &str, reason: String) -> ZipError {
+    ZipError::CorruptRecord {
+        name: name.to_string(),
+        reason,
+    }
+}
+
+fn corrupt_io(name: &str, e: io::Error) -> ZipError {
+    match e.kind() {
+        io::ErrorKind::InvalidData | io::ErrorKind::InvalidInput | io::ErrorKind::Other => {
+            corrupt(name, e.to_string())
+        }
+        _ => ZipError::Io(e),
+    }
+}
+
+fn check_len(info: &RecordInfo, got: u64) -> Result<(), ZipError> {
+    if got < info.size {
+        return Err(ZipError::Truncated {
+            name: info.name.clone(),
+            expected: info.size,
+            got,
+        });
+    }
+    if got > info.size {
+        return Err(corrupt(
+            &info.name,
+            format!("holds more than its declared {} bytes", info.size),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads the local header at `header_offset` and returns where the record's data starts.
+fn local_data_offset(file: &File, header_offset: u64, file_len: u64) -> Result<u64, String> {
+    let fixed_end = header_offset
+        .checked_add(LOCAL_HEADER_LEN)
+        .filter(|&end| end <= file_len)
+        .ok_or_else(|| {
+            format!("its local header at offset {header_offset} is past the end of the file")
+        })?;
+    let mut header = [0u8; LOCAL_HEADER_LEN as usize];
+    let mut f = file;
+    f.seek(SeekFrom::Start(header_offset))
+        .and_then(|_| f.read_exact(&mut header))
+        .map_err(|e| format!("cannot read its local header at offset {header_offset}: {e}"))?;
+    let [s0, s1, s2, s3, .., n0, n1, x0, x1] = header;
+    if [s0, s1, s2, s3] != LOCAL_HEADER_SIG {
+        return Err(format!(
+            "no local header signature at offset {header_offset}"
+        ));
+    }
+    let name_len = u64::from(u16::from_le_bytes([n0, n1]));
+    let extra_len = u64::from(u16::from_le_bytes([x0, x1]));
+    fixed_end
+        .checked_add(name_len + extra_len)
+        .filter(|&end| end <= file_len)
+        .ok_or_else(|| {
+            format!("its local header at offset {header_offset} runs past the end of the file")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::zip_write::TorchZipWriter;
+    use super::*;
+    use std::io::Cursor;
+
+    fn sample_records() -> Vec<(&'static str, Vec<u8>)> {
+        vec![
+            ("data.pkl", b"\x80\x02}q\x00.".to_vec()),
+            (".format_version", b"1".to_vec()),
+            ("byteorder", b"little".to_vec()),
+            ("data/0", (0..120u8).collect()),
+            ("data/1", (0..5000u32).map(|i| (i * 7) as u8).collect()),
+            ("data/2", Vec::new()),
+            ("version", b"3\n".to_vec()),
+            (".data/serialization_id", b"0123456789".repeat(4)),
+        ]
+    }
+
+    fn write_torch(prefix: &str, alignment: u64) -> Vec<u8> {
+        let mut w = TorchZipWriter::new(Vec::new(), prefix, alignment);
+        for (name, data) in sample_records() {
+            w.add_bytes(name, &data).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    fn file_with(bytes: &[u8]) -> File {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(bytes).unwrap();
+        f.seek(SeekFrom::Start(0)).unwrap();
+        f
+    }
+
+    fn open_bytes(bytes: &[u8]) -> Result<TorchZip, ZipError> {
+        TorchZip::open(file_with(bytes))
+    }
+
+    /// An archive written by the zip crate's own writer.
+    fn write_with_zip_crate(
+        entries: &[(&str, &[u8], zip::CompressionMethod)],
+        zip64: bool,
+    ) -> Vec<u8> {
+        let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        for (name, data, method) in entries {
+            let opts = zip::write::SimpleFileOptions::default()
+                .compression_method(*method)
+                .large_file(zip64);
+            w.start_file(*name, opts).unwrap();
+            w.write_all(data).unwrap();
+        }
+        w.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn reads_back_writer_output() {
+        for &align in &[64u64, 4096] {
+            let bytes = write_torch("ck", align);
+            let mut z = open_bytes(&bytes).unwrap();
+            assert_eq!(z.prefix(), "ck");
+            let want: Vec<_> = sample_records().iter().map(|r| r.0).collect();
+            assert_eq!(z.names().collect::<Vec<_>>(), want);
+            assert!(z.has("data.pkl") && z.has(".data/serialization_id"));
+            assert!(!z.has("ck/data.pkl") && !z.has("constants.pkl"));
+            for (name, data) in sample_records() {
+                let info = z.record(name).unwrap();
+                assert!(info.stored);
+                assert_eq!(info.size, data.len() as u64);
+                assert_eq!(info.crc32, crc32fast::hash(&data));
+                assert_eq!(info.data_offset % align, 0);
+                let slice = bytes
+                    .get(info.data_offset as usize..(info.data_offset + info.size) as usize)
+                    .unwrap();
+                assert_eq!(slice, &data[..]);
+                assert_eq!(z.read_small(name, 1 << 20).unwrap(), data);
+                let mut out = tempfile::tempfile().unwrap();
+                assert_eq!(z.copy_record(name, &mut out).unwrap(), data.len() as u64);
+                out.seek(SeekFrom::Start(0)).unwrap();
+                let mut got = Vec::new();
+                out.read_to_end(&mut got).unwrap();
+                assert_eq!(got, data);
+            }
+        }
+    }
+
+    #[test]
+    fn rewrite_through_stored_reader_is_byte_identical() {
+        let bytes = write_torch("ck", 64);
+        let z = open_bytes(&bytes).unwrap();
+        let mut w = TorchZipWriter::new(tempfile::tempfile().unwrap(), z.prefix(), 64);
+        let names: Vec<String> = z.names().map(str::to_string).collect();
+        for name in &names {
+            let (mut r, info) = z.stored_reader(name).unwrap();
+            w.add_stream(name, &mut r, info.size, info.crc32).unwrap();
+        }
+        let mut out = w.finish().unwrap();
+        out.seek(SeekFrom::Start(0)).unwrap();
+        let mut again = Vec::new();
+        out.read_to_end(&mut again).unwrap();
+        assert_eq!(again, bytes);
+    }
+
+    #[test]
+    fn missing_and_limit() {
+        let mut z = open_bytes(&write_torch("ck", 64)).unwrap();
+        let err = z.read_small("data/3", 10).unwrap_err();
+        assert_eq!(err.to_string(), "record `data/3` is missing");
+        let err = z.read_small("data/1", 4999).unwrap_err();
+        assert!(
+            matches!(err, ZipError::TooLarge { size: 5000, .. }),
+            "{err}"
+        );
+        assert_eq!(z.read_small("data/1", 5000).unwrap().len(), 5000);
+        assert!(matches!(z.record("nope"), Err(ZipError::Missing(_))));
+    }
+
+    #[test]
+    fn any_folder_name_and_mixed_folders() {
+        let z = open_bytes(&write_torch("whatever.pth", 64)).unwrap();
+        assert_eq!(z.prefix(), "whatever.pth");
+        let s = zip::CompressionMethod::Stored;
+        let mixed = write_with_zip_crate(&[("a/data.pkl", b"x", s), ("b/data/0", b"y", s)], false);
+        let err = open_bytes(&mixed).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "entries are not all under one archive folder (`a/` vs `b/data/0`)"
+        );
+        let flat = write_with_zip_crate(&[("data.pkl", b"x", s)], false);
+        assert!(matches!(open_bytes(&flat), Err(ZipError::NoFolder(n)) if n == "data.pkl"));
+    }
+
+    #[test]
+    fn crc_zero_and_wrong_crc_are_readable() {
+        let mut w = TorchZipWriter::new(Vec::new(), "ck", 64);
+        w.add_stream("data.pkl", &mut &b"pickle"[..], 6, 0).unwrap();
+        w.add_stream("data/0", &mut &b"tensor bytes"[..], 12, 0x1234_5678)
+            .unwrap();
+        let bytes = w.finish().unwrap();
+        // The zip crate's checked reader rejects it...
+        let mut zc = zip::ZipArchive::new(Cursor::new(bytes.clone())).unwrap();
+        let mut v = Vec::new();
+        assert!(zc
+            .by_name("ck/data.pkl")
+            .unwrap()
+            .read_to_end(&mut v)
+            .is_err());
+        // ...but torch and we do not care.
+        let mut z = open_bytes(&bytes).unwrap();
+        assert_eq!(z.record("data.pkl").unwrap().crc32, 0);
+        assert_eq!(z.read_small("data.pkl", 100).unwrap(), b"pickle");
+        let mut out = Vec::new();
+        z.copy_record("data/0", &mut out).unwrap();
+        assert_eq!(out, b"tensor bytes");
+    }
+
+    #[test]
+    fn deflated_records_readable_even_with_bad_crc() {
+        let d = zip::CompressionMethod::Deflated;
+        let s = zip::CompressionMethod::Stored;
+        let code = "def forward(self, x):\n    return x\n".repeat(50);
+        let mut bytes = write_with_zip_crate(
+            &[
+                ("m/code/__torch__.py", code.as_bytes(), d),
+                ("m/data/0", b"abcd", s),
+            ],
+            false,
+        );
+        let mut z = open_bytes(&bytes).unwrap();
+        let info = z.record("code/__torch__.py").unwrap();
+        assert!(!info.stored);
+        assert!(info.compressed_size < info.size);
+        assert!(matches!(
+            z.stored_record("code/__torch__.py"),
+            Err(ZipError::Deflated(_))
+        ));
+        assert!(z.stored_record("data/0").is_ok());
+        assert_eq!(
+            z.read_small("code/__torch__.py", 1 << 20).unwrap(),
+            code.as_bytes()
+        );
+        let mut out = Vec::new();
+        assert_eq!(
+            z.copy_record("code/__torch__.py", &mut out).unwrap(),
+            code.len() as u64
+        );
+        assert_eq!(out, code.as_bytes());
+        // Zero the CRC in the central directory: still readable.
+        let cd = z.archive.central_directory_start() as usize;
+        drop(z);
+        assert_eq!(&bytes[cd..cd + 4], b"PK\x01\x02");
+        bytes[cd + 16..cd + 20].copy_from_slice(&[0; 4]);
+        let mut z = open_bytes(&bytes).unwrap();
+        assert_eq!(z.record("code/__torch__.py").unwrap().crc32, 0);
+        assert_eq!(
+            z.read_small("code/__torch__.py", 1 << 20).unwrap(),
+            code.as_bytes()
+        );
+    }
+
+    #[test]
+    fn deflated_size_lies_are_errors() {
+        let d = zip::CompressionMethod::Deflated;
+        let text = "x".repeat(1000);
+        let mut bytes = write_with_zip_crate(&[("m/a.py", text.as_bytes(), d)], false);
+        let z = open_bytes(&bytes).unwrap();
+        let cd = z.archive.central_directory_start() as usize;
+        drop(z);
+        // Declared uncompressed size smaller than the real one.
+        bytes[cd + 24..cd + 28].copy_from_slice(&10u32.to_le_bytes());
+        let mut z = open_bytes(&bytes).unwrap();
+        assert!(z.read_small("a.py", 1 << 20).is_err());
+        assert!(z.copy_record("a.py", &mut Vec::new()).is_err());
+        // Larger than the real one.
+        bytes[cd + 24..cd + 28].copy_from_slice(&5000u32.to_le_bytes());
+        let mut z = open_bytes(&bytes).unwrap();
+        let err = z.read_small("a.py", 1 << 20).unwrap_err();
+        assert!(
+            matches!(err, ZipError::Truncated { got: 1000, .. }),
+            "{err}"
+        );
+        assert!(z.copy_record("a.py", &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn zip64_archive_from_zip_crate() {
+        let s = zip::CompressionMethod::Stored;
+        let d = zip::CompressionMethod::Deflated;
+        let bytes = write_with_zip_crate(
+            &[
+                ("archive/data.pkl", b"pkl", s),
+                ("archive/data/0", &[7u8; 300], d),
+                ("archive/version", b"3\n", s),
+            ],
+            true,
+        );
+        let mut z = open_bytes(&bytes).unwrap();
+        assert_eq!(z.prefix(), "archive");
+        assert_eq!(z.read_small("data.pkl", 10).unwrap(), b"pkl");
+        assert_eq!(z.read_small("data/0", 1000).unwrap(), vec![7u8; 300]);
+        assert_eq!(z.read_small("version", 10).unwrap(), b"3\n");
+    }
+
+    #[test]
+    fn zip_crate_reads_our_archives() {
+        let bytes = write_torch("ck", 4096);
+        let mut zc = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
+        for (name, data) in sample_records() {
+            let mut f = zc.by_name(&format!("ck/{name}")).unwrap();
+            let mut got = Vec::new();
+            f.read_to_end(&mut got).unwrap();
+            assert_eq!(got, data);
+        }
+    }
+
+    #[test]
+    fn not_a_zip() {
+        for bytes in [
+            &b""[..],
+            b"PK",
+            b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19.",
+            b"PK\x05\x06",
+        ] {
+            assert!(
+                matches!(open_bytes(bytes), Err(ZipError::NotZip)),
+                "{bytes:?}"
+            );
+        }
+        let err = open_bytes(b"PK\x03\x04 and then garbage").unwrap_err();
+        assert!(matches!(err, ZipError::CorruptDirectory(_)), "{err}");
+    }
+
+    #[test]
+    fn truncated_archives_error_without_panic() {
+        let bytes = write_torch("ck", 64);
+        for cut in 0..bytes.len() {
+            let res = open_bytes(&bytes[..cut]);
+            if let Ok(mut z) = res {
+                // Anything that opens must only yield correct bytes or errors.
+                for (name, data) in sample_records() {
+                    if let Ok(got) = z.read_small(name, 1 << 20) {
+                        assert_eq!(got, data, "cut at {cut}");
+                    }
+                }
+            }
+        }
+        assert!(open_bytes(&bytes).is_ok());
+    }
+
+    #[test]
+    fn corrupted_central_directory_never_panics() {
+        let bytes = write_torch("ck", 64);
+        let start = {
+            let z = open_bytes(&bytes).unwrap();
+            z.archive.central_directory_start() as usize
+        };
+        let mut opened = 0;
+        for pos in start..bytes.len() {
+            for val in [0x00u8, 0xFF, 0x7F, 0x80, 0x01] {
+                let mut b = bytes.clone();
+                if b[pos] == val {
+                    continue;
+                }
+                b[pos] = val;
+                if let Ok(mut z) = open_bytes(&b) {
+                    opened += 1;
+                    let names: Vec<String> = z.names().map(str::to_string).collect();
+                    for name in names {
+                        let _ = z.read_small(&name, 1 << 16);
+                        let _ = z.copy_record(&name, &mut io::sink());
+                    }
+                }
+            }
+        }
+        assert!(opened > 0); // e.g. CRC bytes do not matter
+    }
+
+    #[test]
+    fn record_declared_bigger_than_file() {
+        let bytes = write_torch("ck", 64);
+        let z = open_bytes(&bytes).unwrap();
+        let cd = z.archive.central_directory_start() as usize;
+        drop(z);
+        // The first central entry is data.pkl: set both sizes to 1 MiB.
+        let mut b = bytes.clone();
+        b[cd + 20..cd + 24].copy_from_slice(&(1u32 << 20).to_le_bytes());
+        b[cd + 24..cd + 28].copy_from_slice(&(1u32 << 20).to_le_bytes());
+        let err = open_bytes(&b).unwrap_err();
+        assert!(
+            matches!(&err, ZipError::CorruptRecord { name, .. } if name == "data.pkl"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("past the end"), "{err}");
+    }
+
+    #[test]
+    fn local_header_pointing_nowhere() {
+        let bytes = write_torch("ck", 64);
+        let z = open_bytes(&bytes).unwrap();
+        let cd = z.archive.central_directory_start() as usize;
+        drop(z);
+        let mut b = bytes.clone();
+        b[cd + 42..cd + 46].copy_from_slice(&5u32.to_le_bytes());
+        let err = open_bytes(&b).unwrap_err();
+        assert!(err.to_string().contains("local header"), "{err}");
+    }
+
+    #[test]
+    fn truncated_after_open_is_reported() {
+        let bytes = write_torch("ck", 64);
+        let file = file_with(&bytes);
+        let mut z = TorchZip::open(file.try_clone().unwrap()).unwrap();
+        let info = z.record("data/1").unwrap();
+        file.set_len(info.data_offset + 100).unwrap();
+        let err = z.copy_record("data/1", &mut io::sink()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ZipError::Truncated {
+                    expected: 5000,
+                    got: 100,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let err = z.read_small("data/1", 1 << 20).unwrap_err();
+        assert!(matches!(err, ZipError::Truncated { .. }), "{err}");
+    }
+}
