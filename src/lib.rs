@@ -7,3 +7,5 @@
 
 pub mod pickle;
 pub mod torch;
+pub mod transform;
+pub mod report;

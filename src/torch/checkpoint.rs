@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::pickle::{self, Graph, NodeId};
 
 use super::legacy::{self, LegacyRecord};
+use super::tar;
 use super::tensor::{scan, Scan, StorageKey};
 use super::zip_read::TorchZip;
 use super::zip_write::TorchZipWriter;
@@ -27,6 +28,8 @@ pub enum Format {
     Legacy,
     /// A TorchScript archive (`torch.jit.save`): its tensors can be read, not rewritten.
     TorchScript,
+    /// The pre-2017 tar format (torch < 0.1.10): read only.
+    Tar,
 }
 
 impl Format {
@@ -35,6 +38,7 @@ impl Format {
             Format::Zip => "zip",
             Format::Legacy => "legacy",
             Format::TorchScript => "torchscript",
+            Format::Tar => "tar",
         }
     }
 }
@@ -89,10 +93,8 @@ pub fn open(path: &Path) -> Result<Checkpoint, TorchError> {
     file.seek(SeekFrom::Start(0))?;
     if head.starts_with(b"PK\x03\x04") {
         open_zip(path, file)
-    } else if head.len() >= 262 && &head[257..262] == b"ustar" {
-        Err(TorchError::Unsupported {
-            what: "the pre-2017 tar checkpoint format".into(),
-        })
+    } else if tar::is_tar(&head) {
+        open_tar(path, file, file_len)
     } else if legacy::is_legacy(&head) {
         open_legacy(path, file, file_len)
     } else if head.is_empty() {
@@ -195,6 +197,35 @@ fn open_legacy(path: &Path, file: File, file_len: u64) -> Result<Checkpoint, Tor
         format: Format::Legacy,
         graph: parsed.object.graph,
         root: parsed.object.root,
+        scan,
+        zip: None,
+        source: Source::Legacy {
+            file,
+            records: parsed.records,
+        },
+    })
+}
+
+fn open_tar(path: &Path, file: File, file_len: u64) -> Result<Checkpoint, TorchError> {
+    let parsed = tar::parse(&file, file_len)?;
+    let scan = scan(&parsed.graph, parsed.root)?;
+    for storage in scan.unique_storages() {
+        let record = parsed
+            .records
+            .get(&storage.key)
+            .ok_or_else(|| TorchError::Invalid {
+                what: format!(
+                    "storage `{}` is not in the file's storage list",
+                    storage.key
+                ),
+            })?;
+        check_storage_len(&storage.key, storage.nbytes(), record.nbytes)?;
+    }
+    Ok(Checkpoint {
+        path: path.to_owned(),
+        format: Format::Tar,
+        graph: parsed.graph,
+        root: parsed.root,
         scan,
         zip: None,
         source: Source::Legacy {

@@ -4,12 +4,15 @@
 //! into a [`Graph`](crate::pickle::Graph) and locates every storage's bytes; [`scan`] finds the
 //! tensors in a graph; [`save`] writes a graph back with the storages copied byte for byte.
 
+pub mod allowlist;
+pub mod amp;
 pub mod checkpoint;
 pub mod dtype;
 pub mod legacy;
 pub mod location;
 pub mod save;
 pub mod state_dict;
+pub mod tar;
 pub mod tensor;
 pub mod zip_read;
 pub mod zip_write;

@@ -32,6 +32,9 @@ impl OutputFormat {
             Format::TorchScript => Err(TorchError::Unsupported {
                 what: "rewriting TorchScript archives".into(),
             }),
+            Format::Tar => Err(TorchError::Unsupported {
+                what: "rewriting the pre-2017 tar format; convert it to zip".into(),
+            }),
         }
     }
 }

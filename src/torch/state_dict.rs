@@ -28,7 +28,8 @@ pub fn is_state_dict(graph: &Graph, node: NodeId) -> bool {
 }
 
 /// Every state-dict-like mapping reachable from `root`, outermost first. The walk does not
-/// descend into state dicts or tensors.
+/// descend into state dicts, tensors, or mappings keyed by integers (an optimizer's `state`,
+/// whose per-parameter entries such as `{'momentum_buffer': t}` are not model state).
 pub fn find_state_dicts(graph: &Graph, root: NodeId) -> Result<Vec<NodeId>, TorchError> {
     let mut found = Vec::new();
     let mut visited = HashSet::new();
@@ -44,6 +45,9 @@ pub fn find_state_dicts(graph: &Graph, root: NodeId) -> Result<Vec<NodeId>, Torc
             found.push(id);
             continue;
         }
+        if is_keyed_by_integers(graph, id) {
+            continue;
+        }
         let children = graph.get(id).children();
         stack.extend(children.into_iter().rev().map(|c| (c, depth + 1)));
     }
@@ -55,5 +59,12 @@ pub fn metadata_of(graph: &Graph, state_dict: NodeId) -> Option<NodeId> {
     match graph.get(state_dict) {
         Value::Object(object) => graph.lookup(object.state?, "_metadata"),
         _ => None,
+    }
+}
+
+fn is_keyed_by_integers(graph: &Graph, node: NodeId) -> bool {
+    match graph.mapping(node) {
+        Some(pairs) if !pairs.is_empty() => pairs.iter().all(|&(k, _)| graph.int(k).is_some()),
+        _ => false,
     }
 }

@@ -110,6 +110,8 @@ pub struct Scan {
     pub parameters: BTreeMap<NodeId, NodeId>,
     /// Every global the graph names.
     pub globals: Vec<crate::pickle::Global>,
+    /// Sparse and nested tensor rebuild calls (see [`composite`]).
+    pub composites: Vec<NodeId>,
 }
 
 impl Scan {
@@ -156,6 +158,11 @@ pub fn scan(graph: &Graph, root: NodeId) -> Result<Scan, TorchError> {
                     scan.tensors.push(tensor);
                 } else if let Some(inner) = parameter_of(graph, id) {
                     scan.parameters.insert(id, inner);
+                } else if graph.reduce_of_global(id).is_some_and(|(g, _)| {
+                    g.module == "torch._utils"
+                        && matches!(g.name.as_str(), "_rebuild_sparse_tensor" | "_rebuild_nested_tensor")
+                }) {
+                    scan.composites.push(id);
                 }
             }
             _ => {}
@@ -345,6 +352,37 @@ fn parameter_of(graph: &Graph, node: NodeId) -> Option<NodeId> {
         return None;
     }
     graph.tuple(args)?.first().copied()
+}
+
+/// A tensor made of other tensors (`_rebuild_sparse_tensor`, `_rebuild_nested_tensor`): one
+/// tensor object to torch, several dense tensors in the file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Composite {
+    pub node: NodeId,
+    /// The dense tensor holding the values (its dtype is the composite's dtype).
+    pub values: NodeId,
+    /// Every dense tensor it is made of, `values` included.
+    pub parts: Vec<NodeId>,
+}
+
+/// The composite tensor rooted at `node`, if it is one.
+pub fn composite(graph: &Graph, scan: &Scan, node: NodeId) -> Option<Composite> {
+    let (global, args) = graph.reduce_of_global(node)?;
+    let args = graph.tuple(args)?;
+    let parts: Vec<NodeId> = match (global.module.as_str(), global.name.as_str()) {
+        // (layout, (indices, values, size[, coalesced])) or (layout, (compressed, plain, values, size))
+        ("torch._utils", "_rebuild_sparse_tensor") => graph.tuple(*args.get(1)?)?.to_vec(),
+        // (buffer, sizes, strides, offsets)
+        ("torch._utils", "_rebuild_nested_tensor") => args.to_vec(),
+        _ => return None,
+    };
+    let parts: Vec<NodeId> = parts.into_iter().filter(|&p| scan.tensor_at(p).is_some()).collect();
+    let values = match (global.name.as_str(), parts.len()) {
+        ("_rebuild_nested_tensor", _) => *parts.first()?,
+        (_, 3) => parts[2],
+        _ => *parts.get(1)?,
+    };
+    Some(Composite { node, values, parts })
 }
 
 /// Whether the node is a tensor or parameter rebuild call (`Object` with a known rebuild).

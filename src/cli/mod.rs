@@ -1,0 +1,65 @@
+//! Command-line front end: argument parsing and printing only; the work is in the library.
+
+mod inspect;
+mod output;
+mod remap;
+mod strip_module;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// A failure to report: one line, naming the file it concerns.
+#[derive(Debug)]
+pub struct Failure {
+    pub file: Option<PathBuf>,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn about(file: &std::path::Path, error: impl std::fmt::Display) -> Self {
+        Failure {
+            file: Some(file.to_owned()),
+            message: error.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.file {
+            Some(file) => write!(f, "{}: {}", file.display(), self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "ckpt",
+    version,
+    about = "Read, rewrite and export PyTorch checkpoints without Python; never executes pickle code"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Report a checkpoint's format, tensors, locations, prefixes, AMP state and unsafe globals.
+    Inspect(inspect::Args),
+    /// Remove DataParallel/DDP/compile/FSDP wrapper prefixes from every state dict.
+    StripModule(strip_module::Args),
+    /// Rewrite storage locations offline, like torch.load's map_location.
+    Remap(remap::Args),
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Inspect(args) => inspect::run(args),
+        Command::StripModule(args) => strip_module::run(args),
+        Command::Remap(args) => remap::run(args),
+    }
+}

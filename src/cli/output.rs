@@ -1,0 +1,42 @@
+//! Choosing and validating the output path of a rewriting command.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args as ClapArgs;
+
+use super::Failure;
+
+/// `-o OUT` or `--in-place`, shared by every rewriting command.
+#[derive(ClapArgs, Debug)]
+pub struct OutputArgs {
+    /// Output file (written to a temporary file beside it, then renamed into place).
+    #[arg(short = 'o', long = "output", value_name = "OUT", required_unless_present = "in_place")]
+    pub output: Option<PathBuf>,
+    /// Replace the input file itself (atomically, after the new file is complete).
+    #[arg(long, conflicts_with = "output")]
+    pub in_place: bool,
+}
+
+impl OutputArgs {
+    /// The path to write. Refuses an output that is the input unless `--in-place` was given.
+    pub fn resolve(&self, input: &Path) -> Result<PathBuf, Failure> {
+        let Some(output) = &self.output else {
+            return Ok(input.to_owned());
+        };
+        if same_file(input, output) {
+            return Err(Failure::about(
+                input,
+                "the output is the input file; choose another -o, or pass --in-place to replace it",
+            ));
+        }
+        Ok(output.clone())
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(ma), Ok(mb)) => ma.dev() == mb.dev() && ma.ino() == mb.ino(),
+        _ => false,
+    }
+}

@@ -1,0 +1,415 @@
+//! What `ckpt inspect` reports about a checkpoint, as one JSON value.
+//!
+//! The JSON fields are documented in the README; the text view is rendered from the same
+//! value, so the two never disagree.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use serde_json::{json, Map, Value as Json};
+
+use crate::pickle::{Constructor, Graph, NodeId, Value};
+use crate::torch::state_dict::{find_state_dicts, is_state_dict};
+use crate::torch::tensor::composite;
+use crate::torch::{allowlist, amp, Checkpoint, Scan, TensorRef, TorchError};
+use crate::transform::prefix;
+
+/// How deep the `keys` structure goes, and how many entries one mapping shows.
+const STRUCTURE_DEPTH: usize = 4;
+const STRUCTURE_ENTRIES: usize = 64;
+
+/// Builds the report for an opened checkpoint.
+pub fn inspect(ckpt: &Checkpoint) -> Result<Json, TorchError> {
+    let graph = &ckpt.graph;
+    let scan = &ckpt.scan;
+    let mut out = Map::new();
+    out.insert("file".into(), json!(ckpt.path.display().to_string()));
+    out.insert("format".into(), json!(ckpt.format.name()));
+    if let Some(meta) = &ckpt.zip {
+        out.insert("archive_name".into(), json!(meta.prefix));
+        out.insert("version".into(), json!(meta.version));
+        out.insert("format_version".into(), json!(meta.format_version));
+        out.insert("storage_alignment".into(), json!(meta.storage_alignment));
+        out.insert("byteorder".into(), json!(meta.byteorder));
+        out.insert("records".into(), json!(meta.records));
+    }
+    let storages = scan.unique_storages();
+    let bytes: u64 = storages.iter().filter_map(|s| s.nbytes()).sum();
+    let objects = tensor_objects(graph, scan);
+    out.insert("tensors".into(), json!(objects.len()));
+    out.insert("storages".into(), json!(storages.len()));
+    out.insert("bytes".into(), json!(bytes));
+    out.insert("dtypes".into(), json!(count(objects.iter().map(|t| t.dtype.to_string()))));
+    out.insert(
+        "locations".into(),
+        json!(count(objects.iter().map(|t| t.storage.location.clone()))),
+    );
+    let npu = scan
+        .tensors
+        .iter()
+        .filter(|t| t.rebuild == crate::torch::Rebuild::Npu)
+        .count();
+    out.insert("npu_rebuild_tensors".into(), json!(npu));
+
+    let state_dicts = find_state_dicts(graph, ckpt.root)?;
+    let mut prefixes = BTreeSet::new();
+    let mut reports = Vec::new();
+    for &sd in &state_dicts {
+        let keys = string_keys(graph, sd);
+        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let found = prefix::detect(&refs);
+        prefixes.extend(found.iter().cloned());
+        reports.push(state_dict_report(graph, scan, sd, path_to(graph, ckpt.root, sd), found));
+    }
+    out.insert("prefixes".into(), json!(prefixes));
+    out.insert("state_dicts".into(), Json::Array(reports));
+    out.insert("amp".into(), amp_report(graph, ckpt.root));
+    out.insert("scalars".into(), scalars(graph, ckpt.root));
+    out.insert("keys".into(), structure(graph, scan, ckpt.root, 0));
+    let unsafe_globals: BTreeSet<String> = scan
+        .globals
+        .iter()
+        .filter(|g| !allowlist::is_allowed(g))
+        .map(|g| g.canonical().to_string())
+        .collect();
+    out.insert("unsafe_globals".into(), json!(unsafe_globals));
+    Ok(Json::Object(out))
+}
+
+/// The tensors as torch counts them: a sparse or nested tensor is one tensor (represented by
+/// its values), not the dense tensors it is built from.
+fn tensor_objects<'s>(graph: &Graph, scan: &'s Scan) -> Vec<&'s TensorRef> {
+    let mut parts = HashSet::new();
+    let mut values = HashMap::new();
+    for &node in &scan.composites {
+        if let Some(c) = composite(graph, scan, node) {
+            parts.extend(c.parts.iter().copied());
+            values.insert(c.values, ());
+        }
+    }
+    scan.tensors
+        .iter()
+        .filter(|t| !parts.contains(&t.node) || values.contains_key(&t.node))
+        .collect()
+}
+
+fn count(items: impl Iterator<Item = String>) -> BTreeMap<String, usize> {
+    let mut map = BTreeMap::new();
+    for item in items {
+        *map.entry(item).or_insert(0) += 1;
+    }
+    map
+}
+
+fn string_keys(graph: &Graph, node: NodeId) -> Vec<String> {
+    graph
+        .mapping(node)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|&(k, _)| graph.str(k).map(str::to_owned))
+        .collect()
+}
+
+/// The tensor behind a state-dict value: the value itself, or the tensor a Parameter wraps.
+fn tensor_of(scan: &Scan, node: NodeId) -> Option<&TensorRef> {
+    let inner = scan.parameters.get(&node).copied().unwrap_or(node);
+    scan.tensor_at(inner)
+}
+
+fn state_dict_report(
+    graph: &Graph,
+    scan: &Scan,
+    sd: NodeId,
+    path: Option<String>,
+    prefixes: Vec<String>,
+) -> Json {
+    let mut tensors = 0usize;
+    let mut elements = 0u64;
+    let mut bytes = 0u64;
+    let mut dtypes = Vec::new();
+    for &(_, value) in graph.mapping(sd).unwrap_or(&[]) {
+        if let Some(t) = tensor_of(scan, value) {
+            tensors += 1;
+            elements += t.numel();
+            bytes += t.numel() * t.dtype.element_size() as u64;
+            dtypes.push(t.dtype.to_string());
+        }
+    }
+    json!({
+        "path": path,
+        "tensors": tensors,
+        "parameters": elements,
+        "bytes": bytes,
+        "dtypes": count(dtypes.into_iter()),
+        "prefixes": prefixes,
+    })
+}
+
+/// The key path from `root` to `target` through mappings (`state_dict`, `model/ema`), `""` for
+/// the root itself.
+fn path_to(graph: &Graph, root: NodeId, target: NodeId) -> Option<String> {
+    fn walk(graph: &Graph, node: NodeId, target: NodeId, depth: usize, seen: &mut HashSet<NodeId>) -> Option<Vec<String>> {
+        if node == target {
+            return Some(Vec::new());
+        }
+        if depth == 0 || !seen.insert(node) {
+            return None;
+        }
+        for &(k, v) in graph.mapping(node)? {
+            let key = key_text(graph, k);
+            if let Some(mut rest) = walk(graph, v, target, depth - 1, seen) {
+                rest.insert(0, key);
+                return Some(rest);
+            }
+        }
+        None
+    }
+    walk(graph, root, target, 6, &mut HashSet::new()).map(|p| p.join("/"))
+}
+
+fn key_text(graph: &Graph, key: NodeId) -> String {
+    match graph.get(key) {
+        Value::Str(s) => s.clone(),
+        Value::Int(i) => i.to_string(),
+        other => format!("<{}>", other.kind()),
+    }
+}
+
+fn amp_report(graph: &Graph, root: NodeId) -> Json {
+    let Some(found) = amp::find(graph, root) else {
+        return Json::Null;
+    };
+    let mut out = json!({ "kind": found.state.kind(), "path": found.path.join("/") });
+    let fields = match &found.state {
+        amp::AmpState::Native(s) | amp::AmpState::Npu { scaler: s, .. } => json!({
+            "scale": s.scale,
+            "growth_factor": s.growth_factor,
+            "backoff_factor": s.backoff_factor,
+            "growth_interval": s.growth_interval,
+            "growth_tracker": s.growth_tracker,
+        }),
+        amp::AmpState::Apex(scalers) => json!({
+            "scalers": scalers.iter().map(|s| json!({
+                "name": format!("loss_scaler{}", s.index),
+                "loss_scale": s.loss_scale,
+                "unskipped": s.unskipped,
+            })).collect::<Vec<_>>(),
+        }),
+        amp::AmpState::Disabled => json!({}),
+    };
+    if let (Some(out), Json::Object(fields)) = (out.as_object_mut(), fields) {
+        out.extend(fields);
+        if let amp::AmpState::Npu { dynamic, .. } = found.state {
+            out.insert("dynamic".into(), json!(dynamic));
+        }
+    }
+    out
+}
+
+/// Top-level entries holding a plain number, string or bool (`epoch`, `arch`, `best_acc1`).
+fn scalars(graph: &Graph, root: NodeId) -> Json {
+    let mut out = Map::new();
+    for &(k, v) in graph.mapping(root).unwrap_or(&[]) {
+        if let Some(value) = scalar(graph, v) {
+            out.insert(key_text(graph, k), value);
+        }
+    }
+    Json::Object(out)
+}
+
+fn scalar(graph: &Graph, node: NodeId) -> Option<Json> {
+    match graph.get(node) {
+        Value::Int(i) => Some(json!(i)),
+        Value::Float(f) => Some(json!(f)),
+        Value::Str(s) => Some(json!(s)),
+        Value::Bool(b) => Some(json!(b)),
+        Value::None => Some(Json::Null),
+        _ => None,
+    }
+}
+
+/// A nested summary of the object: mappings show their keys, tensors their dtype and shape.
+fn structure(graph: &Graph, scan: &Scan, node: NodeId, depth: usize) -> Json {
+    if let Some(t) = tensor_of(scan, node) {
+        return json!({ "type": "tensor", "dtype": t.dtype.to_string(), "shape": t.shape });
+    }
+    if is_state_dict(graph, node) {
+        let pairs = graph.mapping(node).unwrap_or(&[]);
+        let mut keys = Map::new();
+        if depth < STRUCTURE_DEPTH {
+            for &(k, v) in pairs.iter().take(STRUCTURE_ENTRIES) {
+                keys.insert(key_text(graph, k), structure(graph, scan, v, STRUCTURE_DEPTH));
+            }
+        }
+        return json!({ "type": "state_dict", "len": pairs.len(), "keys": keys });
+    }
+    if let Some(value) = scalar(graph, node) {
+        return json!({ "type": graph.get(node).kind(), "value": value });
+    }
+    let type_name = type_name(graph, node);
+    match graph.mapping(node) {
+        Some(pairs) if depth < STRUCTURE_DEPTH => {
+            let mut keys = Map::new();
+            for &(k, v) in pairs.iter().take(STRUCTURE_ENTRIES) {
+                keys.insert(key_text(graph, k), structure(graph, scan, v, depth + 1));
+            }
+            json!({ "type": type_name, "len": pairs.len(), "keys": keys })
+        }
+        Some(pairs) => json!({ "type": type_name, "len": pairs.len() }),
+        None => match graph.get(node) {
+            Value::List(items) | Value::Tuple(items) | Value::Set(items) => {
+                json!({ "type": type_name, "len": items.len() })
+            }
+            _ => json!({ "type": type_name }),
+        },
+    }
+}
+
+fn type_name(graph: &Graph, node: NodeId) -> String {
+    match graph.get(node) {
+        Value::Object(object) => {
+            let class = match object.constructor {
+                Constructor::Reduce { callable, .. } => callable,
+                Constructor::NewObj { class, .. } | Constructor::NewObjEx { class, .. } => class,
+            };
+            graph
+                .global(class)
+                .map_or_else(|| "object".to_owned(), |g| g.canonical().to_string())
+        }
+        other => other.kind().to_owned(),
+    }
+}
+
+/// Renders the report as indented text for a terminal.
+pub fn render_text(report: &Json) -> String {
+    let mut out = String::new();
+    let get = |k: &str| report.get(k).cloned().unwrap_or(Json::Null);
+    let line = |out: &mut String, label: &str, value: String| {
+        out.push_str(&format!("{label:<15} {value}\n"));
+    };
+    line(&mut out, "file", text(&get("file")));
+    let mut format = text(&get("format"));
+    if let Some(name) = report.get("archive_name").and_then(Json::as_str) {
+        format.push_str(&format!(
+            " (archive `{name}`, version {}, format_version {})",
+            text(&get("version")),
+            text(&get("format_version"))
+        ));
+    }
+    line(&mut out, "format", format);
+    line(
+        &mut out,
+        "tensors",
+        format!(
+            "{} in {} storages, {}",
+            get("tensors"),
+            get("storages"),
+            human_bytes(get("bytes").as_u64().unwrap_or(0))
+        ),
+    );
+    line(&mut out, "dtypes", counts(&get("dtypes")));
+    line(&mut out, "locations", counts(&get("locations")));
+    if get("npu_rebuild_tensors").as_u64().unwrap_or(0) > 0 {
+        line(
+            &mut out,
+            "torch_npu",
+            format!("{} tensors use _rebuild_npu_tensor", get("npu_rebuild_tensors")),
+        );
+    }
+    line(&mut out, "prefixes", list(&get("prefixes")));
+    let amp = get("amp");
+    let amp_text = match amp.get("kind").and_then(Json::as_str) {
+        Some(kind) => format!("{kind} at `{}`", text(&amp["path"])),
+        None => "none".into(),
+    };
+    line(&mut out, "amp", amp_text);
+    let scalars = get("scalars");
+    let scalar_text = scalars
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k} = {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "none".into());
+    line(&mut out, "scalars", scalar_text);
+    line(&mut out, "unsafe globals", list(&get("unsafe_globals")));
+    out.push_str("state dicts:\n");
+    for sd in get("state_dicts").as_array().into_iter().flatten() {
+        let path = sd["path"].as_str().filter(|p| !p.is_empty()).unwrap_or("(top level)");
+        out.push_str(&format!(
+            "  {path}: {} tensors, {} parameters, {} ({})\n",
+            sd["tensors"],
+            sd["parameters"],
+            human_bytes(sd["bytes"].as_u64().unwrap_or(0)),
+            counts(&sd["dtypes"])
+        ));
+    }
+    out.push_str("structure:\n");
+    render_structure(&mut out, &get("keys"), 1);
+    out
+}
+
+fn render_structure(out: &mut String, node: &Json, indent: usize) {
+    let Some(keys) = node.get("keys").and_then(Json::as_object) else {
+        return;
+    };
+    for (key, child) in keys {
+        let pad = "  ".repeat(indent);
+        let kind = text(&child["type"]);
+        let detail = match kind.as_str() {
+            "tensor" => format!("{} {}", text(&child["dtype"]), child["shape"]),
+            "state_dict" => format!("{} entries", child["len"]),
+            _ if child.get("value").is_some() => child["value"].to_string(),
+            _ if child.get("len").is_some() => format!("{} entries", child["len"]),
+            _ => String::new(),
+        };
+        out.push_str(&format!("{pad}{key}: {kind} {detail}\n"));
+        render_structure(out, child, indent + 1);
+    }
+}
+
+fn text(value: &Json) -> String {
+    match value {
+        Json::String(s) => s.clone(),
+        Json::Null => "-".into(),
+        other => other.to_string(),
+    }
+}
+
+fn counts(value: &Json) -> String {
+    value
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "none".into())
+}
+
+fn list(value: &Json) -> String {
+    value
+        .as_array()
+        .map(|items| items.iter().map(text).collect::<Vec<_>>().join(", "))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "none".into())
+}
+
+fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
