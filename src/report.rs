@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value as Json};
 use crate::pickle::{Constructor, Graph, NodeId, Value};
 use crate::torch::state_dict::{find_state_dicts, is_state_dict};
 use crate::torch::tensor::composite;
-use crate::torch::{allowlist, amp, Checkpoint, Scan, TensorRef, TorchError};
+use crate::torch::{allowlist, amp, Checkpoint, Format, Scan, TensorRef, TorchError};
 use crate::transform::prefix;
 
 /// How deep the `keys` structure goes, and how many entries one mapping shows.
@@ -65,10 +65,16 @@ pub fn inspect(ckpt: &Checkpoint) -> Result<Json, TorchError> {
     out.insert("amp".into(), amp_report(graph, ckpt.root));
     out.insert("scalars".into(), scalars(graph, ckpt.root));
     out.insert("keys".into(), structure(graph, scan, ckpt.root, 0));
+    // TorchScript archives name their own classes (`__torch__.…`) and jit helpers; torch.jit
+    // resolves those against the archive's code, never by importing Python.
+    let archive_internal = |g: &crate::pickle::Global| {
+        ckpt.format == Format::TorchScript
+            && (g.module.starts_with("__torch__") || g.module == "torch.jit._pickle")
+    };
     let unsafe_globals: BTreeSet<String> = scan
         .globals
         .iter()
-        .filter(|g| !allowlist::is_allowed(g))
+        .filter(|g| !allowlist::is_allowed(g) && !archive_internal(g))
         .map(|g| g.canonical().to_string())
         .collect();
     out.insert("unsafe_globals".into(), json!(unsafe_globals));

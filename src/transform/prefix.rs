@@ -8,7 +8,7 @@ use crate::torch::state_dict::metadata_of;
 use super::TransformError;
 
 /// Prefixes that wrap a whole model: DataParallel/DDP (and EMA/SWA `AveragedModel`), and
-/// `torch.compile`. Auto-detection strips one when most keys carry it: `AveragedModel` adds a
+/// `torch.compile`. Auto-detection strips one when at least half the keys carry it: `AveragedModel` adds a
 /// bare `n_averaged` beside `module.*`, and a key that would collide must be reported, not
 /// silently left behind.
 pub const LEADING_WRAPPERS: [&str; 2] = ["module.", "_orig_mod."];
@@ -20,7 +20,7 @@ pub const SEGMENT_WRAPPERS: [&str; 2] = ["_fsdp_wrapped_module.", "_checkpoint_w
 /// What to strip.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PrefixRule {
-    /// Leading wrappers carried by most keys (repeatedly: `module.module.`,
+    /// Leading wrappers carried by at least half the keys (repeatedly: `module.module.`,
     /// `_orig_mod.module.`), stripped from the keys that carry them; then wrapper segments
     /// anywhere.
     Auto,
@@ -44,7 +44,7 @@ fn plan(keys: &[&str], rule: &PrefixRule) -> (Vec<String>, Vec<Step>) {
             'strip: loop {
                 for wrapper in LEADING_WRAPPERS {
                     let carrying = current.iter().filter(|k| k.starts_with(wrapper)).count();
-                    if carrying * 2 > current.len() {
+                    if carrying > 0 && carrying * 2 >= current.len() {
                         for k in current.iter_mut().filter(|k| k.starts_with(wrapper)) {
                             k.drain(..wrapper.len());
                         }
@@ -239,7 +239,7 @@ mod tests {
             detect(&["_orig_mod.module.a", "_orig_mod.module.b"]),
             vec!["_orig_mod.", "module."]
         );
-        assert!(detect(&["module.a", "b"]).is_empty());
+        assert!(detect(&["module.a", "b", "c"]).is_empty());
         assert_eq!(
             detect(&["module.a", "module.b", "n_averaged"]),
             vec!["module."],

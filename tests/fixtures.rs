@@ -1,0 +1,289 @@
+//! The pure-Rust tier against checkpoints written by real torch 2.13 (`fixtures/`): every
+//! fixture reads with the facts torch itself reported (`fixtures/expected.json`), rewrites are
+//! lossless, damaged files are errors and never panics, and the CLI keeps its error contract.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ckpt::torch::{self, Checkpoint, Format, LocationMap, OutputFormat};
+use ckpt::transform::{remap, strip_state_dict, PrefixRule};
+use serde_json::Value as Json;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+fn expected() -> BTreeMap<String, Json> {
+    let text = fs::read_to_string(fixtures().join("expected.json")).expect("expected.json");
+    serde_json::from_str(&text).expect("valid expected.json")
+}
+
+fn report(path: &Path) -> Json {
+    let ckpt = torch::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    ckpt::report::inspect(&ckpt).expect("report")
+}
+
+#[test]
+fn every_fixture_reads_with_the_facts_torch_reported() {
+    let expected = expected();
+    assert!(expected.len() >= 40, "expected.json lists {} fixtures", expected.len());
+    for (name, facts) in &expected {
+        let got = report(&fixtures().join(name));
+        for field in ["format", "tensors", "storages", "bytes", "dtypes"] {
+            assert_eq!(got[field], facts[field], "{name}: {field}");
+        }
+        // torch counts locations per tensor object; our `locations` does too.
+        assert_eq!(got["locations"], facts["locations"], "{name}: locations");
+        let unsafe_expected = facts["unsafe_globals"].as_array().cloned().unwrap_or_default();
+        let unsafe_got = got["unsafe_globals"].as_array().cloned().unwrap_or_default();
+        assert_eq!(unsafe_got, unsafe_expected, "{name}: unsafe globals");
+    }
+}
+
+#[test]
+fn wrapper_prefixes_and_amp_kinds_are_detected() {
+    let cases = [
+        ("zip_dataparallel_sd.pth", "module.", None),
+        ("zip_compiled_sd.pth", "_orig_mod.", None),
+        ("zip_module_module_sd.pth", "module.", None),
+        ("amp_apex.pth", "", Some("apex")),
+        ("amp_native.pth", "", Some("native")),
+        ("amp_npu.pth", "", Some("npu")),
+        ("amp_disabled.pth", "", Some("disabled")),
+        ("amp_lightning.ckpt", "", Some("native")),
+    ];
+    for (name, prefix, amp) in cases {
+        let got = report(&fixtures().join(name));
+        let prefixes: Vec<&str> = got["prefixes"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Json::as_str).collect())
+            .unwrap_or_default();
+        if prefix.is_empty() {
+            assert!(prefixes.is_empty(), "{name}: {prefixes:?}");
+        } else {
+            assert!(prefixes.contains(&prefix), "{name}: {prefixes:?}");
+        }
+        assert_eq!(got["amp"]["kind"].as_str(), amp, "{name}");
+    }
+}
+
+/// Every storage's bytes, read through the library's own copy path.
+fn storage_bytes(ckpt: &mut Checkpoint) -> BTreeMap<String, Vec<u8>> {
+    let keys: Vec<String> = ckpt
+        .scan
+        .unique_storages()
+        .iter()
+        .map(|s| s.key.clone())
+        .collect();
+    keys.into_iter()
+        .map(|key| {
+            let mut file = tempfile::tempfile().expect("temp file");
+            ckpt.copy_storage_to_file(&key, &mut file).expect("copy");
+            let mut bytes = Vec::new();
+            use std::io::Seek;
+            file.rewind().expect("rewind");
+            file.read_to_end(&mut bytes).expect("read");
+            (key, bytes)
+        })
+        .collect()
+}
+
+/// `(dtype, shape, stride, offset, storage key)` of every tensor, in order.
+fn tensor_layout(ckpt: &Checkpoint) -> Vec<(String, Vec<u64>, Vec<i64>, u64, String)> {
+    ckpt.scan
+        .tensors
+        .iter()
+        .map(|t| {
+            (
+                t.dtype.to_string(),
+                t.shape.clone(),
+                t.stride.clone(),
+                t.offset,
+                t.storage.key.clone(),
+            )
+        })
+        .collect()
+}
+
+fn rewritable_fixtures() -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = fs::read_dir(fixtures())
+        .expect("fixtures dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("pth" | "pt" | "ckpt" | "tar")
+            )
+        })
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .filter(|p| {
+            torch::open(p)
+                .map(|c| matches!(c.format, Format::Zip | Format::Legacy))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+#[test]
+fn remap_to_cpu_keeps_every_tensor_and_byte_and_changes_only_tags() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fixtures = rewritable_fixtures();
+    assert!(fixtures.len() >= 30, "only {} rewritable fixtures", fixtures.len());
+    for path in fixtures {
+        let mut source = torch::open(&path).expect("open");
+        let format = OutputFormat::same_as(source.format).expect("rewritable");
+        let mut graph = source.graph.clone();
+        remap(&mut graph, source.root, &LocationMap::All("cpu".parse().expect("cpu")))
+            .expect("remap");
+        let out = dir.path().join("out.pth");
+        let root = source.root;
+        torch::save(&mut source, graph, root, format, &out).expect("save");
+
+        let mut rewritten = torch::open(&out).expect("reopen");
+        assert_eq!(rewritten.format, source.format, "{}", path.display());
+        assert_eq!(tensor_layout(&rewritten), tensor_layout(&source), "{}", path.display());
+        assert!(
+            rewritten.scan.storages.iter().all(|s| s.location == "cpu"),
+            "{}",
+            path.display()
+        );
+        assert_eq!(
+            storage_bytes(&mut rewritten),
+            storage_bytes(&mut source),
+            "{}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn strip_module_renames_keys_and_metadata_like_torch() {
+    let mut source = torch::open(&fixtures().join("zip_dataparallel_sd.pth")).expect("open");
+    let mut graph = source.graph.clone();
+    strip_state_dict(&mut graph, source.root, &PrefixRule::Auto).expect("strip");
+    let keys: Vec<&str> = graph
+        .mapping(source.root)
+        .expect("mapping")
+        .iter()
+        .filter_map(|&(k, _)| graph.str(k))
+        .collect();
+    assert_eq!(keys[0], "conv1.weight");
+    assert!(keys.iter().all(|k| !k.starts_with("module.")));
+    let metadata = torch::state_dict::metadata_of(&graph, source.root).expect("_metadata");
+    let meta_keys: Vec<&str> = graph
+        .mapping(metadata)
+        .expect("metadata mapping")
+        .iter()
+        .filter_map(|&(k, _)| graph.str(k))
+        .collect();
+    // consume_prefix_in_state_dict_if_present: 'module' replaces '' in place, then the
+    // 'module.x' entries are popped and re-appended as 'x'.
+    assert_eq!(meta_keys, ["", "conv1", "bn1", "relu", "pool", "flat", "fc"]);
+    let out = tempfile::tempdir().expect("dir");
+    let root = source.root;
+    torch::save(&mut source, graph, root, OutputFormat::Zip, &out.path().join("o.pth"))
+        .expect("save");
+}
+
+#[test]
+fn truncated_files_are_errors_never_panics() {
+    for name in ["zip_train_ckpt.pth", "legacy_train_ckpt.pth", "tar_pre2017.pth", "ts_traced.pt"] {
+        let bytes = fs::read(fixtures().join(name)).expect("fixture");
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("cut.pth");
+        // Every cut must be survived; a cut in the first third (before any format's trailing
+        // padding, such as tar's end-of-archive blocks) must be an error.
+        let step = (bytes.len() / 97).max(1);
+        for len in (0..bytes.len()).step_by(step) {
+            fs::write(&path, &bytes[..len]).expect("write");
+            let result = torch::open(&path);
+            if len < bytes.len() / 3 {
+                assert!(result.is_err(), "{name} cut to {len} bytes was accepted");
+            }
+        }
+    }
+}
+
+#[test]
+fn corrupted_bytes_never_panic() {
+    let bytes = fs::read(fixtures().join("legacy_train_ckpt.pth")).expect("fixture");
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("bad.pth");
+    // Flip each byte of the pickles (the first 2 KiB) in turn.
+    for i in 0..bytes.len().min(2048) {
+        let mut damaged = bytes.clone();
+        damaged[i] ^= 0xff;
+        fs::write(&path, &damaged).expect("write");
+        let _ = torch::open(&path);
+    }
+}
+
+fn ckpt_bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ckpt"))
+}
+
+#[test]
+fn cli_errors_are_one_line_naming_the_file_with_status_1_and_no_output() {
+    let dir = tempfile::tempdir().expect("dir");
+    let garbage = dir.path().join("garbage.pth");
+    fs::write(&garbage, b"this is not a checkpoint").expect("write");
+    let out = dir.path().join("out.pth");
+    let result = ckpt_bin()
+        .args(["remap", "--to", "cpu", "-o"])
+        .arg(&out)
+        .arg(&garbage)
+        .output()
+        .expect("run ckpt");
+    assert_eq!(result.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("garbage.pth"), "{stderr}");
+    assert!(!out.exists());
+    assert_eq!(fs::read_dir(dir.path()).expect("dir").count(), 1, "no stray temp files");
+}
+
+#[test]
+fn cli_refuses_to_overwrite_the_input() {
+    let dir = tempfile::tempdir().expect("dir");
+    let input = dir.path().join("in.pth");
+    fs::copy(fixtures().join("zip_dataparallel_sd.pth"), &input).expect("copy");
+    let before = fs::read(&input).expect("read");
+    let result = ckpt_bin()
+        .args(["strip-module", "-o"])
+        .arg(&input)
+        .arg(&input)
+        .output()
+        .expect("run ckpt");
+    assert_eq!(result.status.code(), Some(1));
+    assert_eq!(fs::read(&input).expect("read"), before, "input untouched");
+}
+
+#[test]
+fn cli_inspect_json_has_the_documented_fields() {
+    let result = ckpt_bin()
+        .args(["inspect", "--json"])
+        .arg(fixtures().join("cuda0_train_ckpt.pth"))
+        .output()
+        .expect("run ckpt");
+    assert!(result.status.success());
+    let json: Json = serde_json::from_slice(&result.stdout).expect("one JSON object");
+    for field in [
+        "format",
+        "tensors",
+        "bytes",
+        "locations",
+        "prefixes",
+        "amp",
+        "keys",
+        "unsafe_globals",
+    ] {
+        assert!(json.get(field).is_some(), "missing {field}");
+    }
+    assert_eq!(json["locations"]["cuda:0"], 15);
+}
