@@ -315,6 +315,35 @@ impl Checkpoint {
         Ok(())
     }
 
+    /// Runs `f` on a reader over all of storage `key`'s bytes (the [`StorageBytes::len`] of
+    /// them), for writers that re-encode a storage instead of copying it. Stored records and
+    /// legacy storages are read straight from the file; a deflated record is inflated in
+    /// memory first, as [`Checkpoint::copy_storage_to_zip`] does.
+    pub fn read_storage<T>(
+        &mut self,
+        key: &str,
+        f: impl FnOnce(&mut dyn Read) -> Result<T, TorchError>,
+    ) -> Result<T, TorchError> {
+        match &mut self.source {
+            Source::Zip(zip) => {
+                let record_name = format!("data/{key}");
+                if zip.record(&record_name)?.stored {
+                    let (mut reader, _) = zip.stored_reader(&record_name)?;
+                    f(&mut reader)
+                } else {
+                    let mut buffer = Vec::new();
+                    zip.copy_record(&record_name, &mut buffer)?;
+                    f(&mut buffer.as_slice())
+                }
+            }
+            Source::Legacy { file, records } => {
+                let record = legacy_record(records, key)?;
+                let mut reader = region(file, record.header_offset + 8, record.nbytes)?;
+                f(&mut reader)
+            }
+        }
+    }
+
     /// Appends storage `key`'s bytes to `out`, without decoding them.
     pub fn copy_storage_to_file(&mut self, key: &str, out: &mut File) -> Result<u64, TorchError> {
         match &mut self.source {
