@@ -143,7 +143,8 @@ fn remap_to_cpu_keeps_every_tensor_and_byte_and_changes_only_tags() {
             .expect("remap");
         let out = dir.path().join("out.pth");
         let root = source.root;
-        torch::save(&mut source, graph, root, format, &out).expect("save");
+        let plan = torch::save::StoragePlan::copy_all();
+        torch::save(&mut source, graph, root, format, &out, &plan).expect("save");
 
         let mut rewritten = torch::open(&out).expect("reopen");
         assert_eq!(rewritten.format, source.format, "{}", path.display());
@@ -187,7 +188,8 @@ fn strip_module_renames_keys_and_metadata_like_torch() {
     assert_eq!(meta_keys, ["", "conv1", "bn1", "relu", "pool", "flat", "fc"]);
     let out = tempfile::tempdir().expect("dir");
     let root = source.root;
-    torch::save(&mut source, graph, root, OutputFormat::Zip, &out.path().join("o.pth"))
+    let plan = torch::save::StoragePlan::copy_all();
+    torch::save(&mut source, graph, root, OutputFormat::Zip, &out.path().join("o.pth"), &plan)
         .expect("save");
 }
 

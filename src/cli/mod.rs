@@ -1,9 +1,12 @@
 //! Command-line front end: argument parsing and printing only; the work is in the library.
 
+mod amp;
+mod convert;
 mod inspect;
 mod output;
 mod remap;
 mod strip_module;
+mod to_onnx;
 
 use std::path::PathBuf;
 
@@ -53,6 +56,13 @@ enum Command {
     StripModule(strip_module::Args),
     /// Rewrite storage locations offline, like torch.load's map_location.
     Remap(remap::Args),
+    /// Show the AMP loss-scaler state, or convert it between apex, native and npu (--to).
+    Amp(amp::Args),
+    /// Apply several rewrites in one pass: extract/keep/drop-optimizer, strip-module, remap,
+    /// amp, dtype, then write in the chosen format.
+    Convert(convert::Args),
+    /// Export a torchvision-family checkpoint to ATC-ready ONNX (dynamic batch, opset 9–13).
+    ToOnnx(to_onnx::Args),
 }
 
 /// Runs the parsed command line.
@@ -61,5 +71,8 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Command::Inspect(args) => inspect::run(args),
         Command::StripModule(args) => strip_module::run(args),
         Command::Remap(args) => remap::run(args),
+        Command::ToOnnx(args) => to_onnx::run(args),
+        Command::Amp(args) => amp::run(args),
+        Command::Convert(args) => convert::run(args),
     }
 }

@@ -2,7 +2,7 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use ckpt::torch::{self, Location, LocationMap, OutputFormat};
+use ckpt::torch::{self, save::StoragePlan, Location, LocationMap, OutputFormat};
 use ckpt::transform::remap;
 
 use super::output::OutputArgs;
@@ -36,7 +36,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let mut graph = ckpt.graph.clone();
     let done = remap(&mut graph, ckpt.root, &map).map_err(|e| fail(&e))?;
     let root = ckpt.root;
-    torch::save(&mut ckpt, graph, root, format, &out).map_err(|e| fail(&e))?;
+    torch::save(&mut ckpt, graph, root, format, &out, &StoragePlan::copy_all())
+        .map_err(|e| fail(&e))?;
     eprintln!(
         "relocated {} storage references, converted {} torch_npu tensors -> {}",
         done.storages,

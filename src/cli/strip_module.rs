@@ -2,7 +2,7 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use ckpt::torch::{self, state_dict::find_state_dicts, OutputFormat};
+use ckpt::torch::{self, save::StoragePlan, state_dict::find_state_dicts, OutputFormat};
 use ckpt::transform::{strip_state_dict, PrefixRule};
 
 use super::output::OutputArgs;
@@ -50,7 +50,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
     }
     let root = ckpt.root;
-    torch::save(&mut ckpt, graph, root, format, &out).map_err(|e| fail(&e))?;
+    torch::save(&mut ckpt, graph, root, format, &out, &StoragePlan::copy_all())
+        .map_err(|e| fail(&e))?;
     if stripped.is_empty() {
         eprintln!("no wrapper prefixes found; wrote an unchanged copy to {}", out.display());
     } else {

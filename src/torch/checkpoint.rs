@@ -361,6 +361,52 @@ impl Checkpoint {
             }
         }
     }
+
+    /// Reads `len` bytes of storage `key` starting `offset` bytes into it. Stored zip records
+    /// and legacy files are read in place; a deflated record is inflated first. Fails if the
+    /// range runs past the storage's bytes (checked before allocating).
+    pub fn read_storage_range(
+        &mut self,
+        key: &str,
+        offset: u64,
+        len: u64,
+    ) -> Result<Vec<u8>, TorchError> {
+        let available = self.storage_bytes(key)?.len;
+        let end = offset.checked_add(len).filter(|&end| end <= available);
+        let (Some(_), Ok(size)) = (end, usize::try_from(len)) else {
+            return Err(TorchError::Invalid {
+                what: format!(
+                    "storage `{key}` holds {available} bytes; cannot read {len} from byte {offset}"
+                ),
+            });
+        };
+        let mut buffer = vec![0u8; size];
+        match &mut self.source {
+            Source::Zip(zip) => {
+                let record_name = format!("data/{key}");
+                let record = zip.record(&record_name)?;
+                if record.stored {
+                    let (reader, info) = zip.stored_reader(&record_name)?;
+                    reader
+                        .get_ref()
+                        .read_exact_at(&mut buffer, info.data_offset + offset)?;
+                } else {
+                    let mut whole = Vec::new();
+                    zip.copy_record(&record_name, &mut whole)?;
+                    let start = usize::try_from(offset).unwrap_or(usize::MAX);
+                    let range = whole.get(start..start.saturating_add(size));
+                    buffer.copy_from_slice(range.ok_or_else(|| TorchError::Invalid {
+                        what: format!("storage `{key}` is truncated"),
+                    })?);
+                }
+            }
+            Source::Legacy { file, records } => {
+                let record = legacy_record(records, key)?;
+                file.read_exact_at(&mut buffer, record.header_offset + 8 + offset)?;
+            }
+        }
+        Ok(buffer)
+    }
 }
 
 fn legacy_record(

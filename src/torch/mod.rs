@@ -10,6 +10,7 @@ pub mod checkpoint;
 pub mod dtype;
 pub mod legacy;
 pub mod location;
+pub mod read_tensor;
 pub mod save;
 pub mod state_dict;
 pub mod tar;

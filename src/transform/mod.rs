@@ -1,9 +1,14 @@
 //! Pure graph-to-graph transforms. Each touches exactly what it names; storage bytes are never
 //! read here.
 
+pub mod amp;
+pub mod dtype;
 pub mod location;
 pub mod prefix;
+pub mod select;
 
+pub use amp::{convert_amp, AmpConverted, AmpKind};
+pub use dtype::{cast_floating, CastDone, CastScope};
 pub use location::{remap, Remapped};
 pub use prefix::{strip_state_dict, PrefixRule};
 

@@ -202,6 +202,11 @@ def compare(exp, act, path="obj", pairs=None, _seen=None):
     return pairs
 
 
+def _storage_bytes(us):
+    """The whole untyped storage as a flat uint8 tensor (bitwise, NaN-safe comparison)."""
+    return torch.empty(0, dtype=torch.uint8).set_(us)
+
+
 def compare_tensor(e, a, path, pairs):
     def chk(what, x, y):
         if x != y:
@@ -227,7 +232,7 @@ def compare_tensor(e, a, path, pairs):
         chk("q_zero_point", e.q_zero_point(), a.q_zero_point())
     es, as_ = e.untyped_storage(), a.untyped_storage()
     chk("storage nbytes", es.nbytes(), as_.nbytes())
-    if bytes(es) != bytes(as_):
+    if not torch.equal(_storage_bytes(es), _storage_bytes(as_)):
         raise Mismatch(f"{path}: storage bytes differ")
     pairs.append((path, e, a))
 

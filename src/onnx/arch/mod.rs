@@ -1,0 +1,231 @@
+//! Architectures: which one a checkpoint holds, the keys and shapes it must have, and its
+//! eval-mode graph. Each family module derives every width, class count and group count
+//! from the tensor shapes; a name fixes only the topology (block types and counts).
+
+pub mod resnet;
+pub mod vgg;
+
+use std::fmt;
+
+use crate::torch::Checkpoint;
+
+use super::fold::{fold, BatchNorm};
+use super::graph::{GraphBuilder, Value, Weight};
+use super::ops::Conv2d;
+use super::weights::{Expected, StateDict};
+use super::OnnxError;
+
+/// How the architecture was chosen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// From the checkpoint's `arch` field, else from key names and shapes.
+    Auto,
+    /// A torchvision model name (`--arch resnet50`).
+    Named(String),
+}
+
+/// Where the architecture came from, for the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Flag,
+    ArchField,
+    Keys,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Source::Flag => "--arch",
+            Source::ArchField => "the checkpoint's `arch` field",
+            Source::Keys => "key names and shapes",
+        })
+    }
+}
+
+/// A resolved architecture, ready to check and build.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Arch {
+    ResNet(resnet::ResNet),
+    Vgg(vgg::Vgg),
+}
+
+impl Arch {
+    /// The torchvision name, or a description for a non-standard variant.
+    pub fn name(&self) -> String {
+        match self {
+            Arch::ResNet(a) => a.name(),
+            Arch::Vgg(a) => a.name(),
+        }
+    }
+
+    /// Every state-dict key this architecture has, with its shape.
+    pub fn expected(&self) -> Vec<Expected> {
+        match self {
+            Arch::ResNet(a) => a.expected(),
+            Arch::Vgg(a) => a.expected(),
+        }
+    }
+
+    /// Builds the eval-mode graph from `input` and returns its logits.
+    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+        match self {
+            Arch::ResNet(a) => a.build(cx, input),
+            Arch::Vgg(a) => a.build(cx, input),
+        }
+    }
+}
+
+/// Every name `--arch` accepts.
+pub fn names() -> Vec<&'static str> {
+    resnet::NAMES.iter().chain(vgg::NAMES.iter()).copied().collect()
+}
+
+/// Picks the architecture for `sd`: `--arch`, else a known `arch` field, else the keys.
+pub fn resolve(choice: &Choice, sd: &StateDict) -> Result<(Arch, Source), OnnxError> {
+    if let Choice::Named(name) = choice {
+        return match named(name, sd)? {
+            Some(arch) => Ok((arch, Source::Flag)),
+            None => Err(OnnxError::Arch {
+                what: format!("unknown architecture `{name}`; supported: {}", names().join(", ")),
+            }),
+        };
+    }
+    if let Some(field) = &sd.arch_field {
+        if let Some(arch) = named(field, sd)? {
+            return Ok((arch, Source::ArchField));
+        }
+    }
+    if let Some(arch) = resnet::detect(sd)? {
+        return Ok((Arch::ResNet(arch), Source::Keys));
+    }
+    if let Some(arch) = vgg::detect(sd)? {
+        return Ok((Arch::Vgg(arch), Source::Keys));
+    }
+    let sample: Vec<&str> = sd.keys().take(6).collect();
+    Err(OnnxError::Arch {
+        what: format!(
+            "cannot recognise the architecture from the keys ({}…); pass --arch, one of: {}",
+            sample.join(", "),
+            names().join(", ")
+        ),
+    })
+}
+
+fn named(name: &str, sd: &StateDict) -> Result<Option<Arch>, OnnxError> {
+    if let Some(a) = resnet::from_name(name, sd)? {
+        return Ok(Some(Arch::ResNet(a)));
+    }
+    Ok(vgg::from_name(name, sd)?.map(Arch::Vgg))
+}
+
+/// BatchNorm state-dict entries under `prefix` for `channels` channels.
+pub fn bn_keys(prefix: &str, channels: u64) -> Vec<Expected> {
+    let mut keys: Vec<Expected> = ["weight", "bias", "running_mean", "running_var"]
+        .iter()
+        .map(|p| Expected {
+            key: format!("{prefix}.{p}"),
+            shape: vec![channels],
+            optional: false,
+        })
+        .collect();
+    keys.push(Expected {
+        key: format!("{prefix}.num_batches_tracked"),
+        shape: Vec::new(),
+        optional: true,
+    });
+    keys
+}
+
+/// A required key of a given shape.
+pub fn key(name: String, shape: Vec<u64>) -> Expected {
+    Expected {
+        key: name,
+        shape,
+        optional: false,
+    }
+}
+
+/// Dimension `axis` of `key`'s shape, or `fallback` when the key is absent or too short.
+/// Planning with fallbacks lets a strict check report every missing key at once.
+pub fn dim_or(sd: &StateDict, key: &str, axis: usize, fallback: u64) -> u64 {
+    sd.shape(key).and_then(|s| s.get(axis).copied()).unwrap_or(fallback)
+}
+
+/// What building a graph needs: the builder, the checkpoint to read weights from, its
+/// (already checked) state dict, and whether to fold BatchNorm.
+pub struct Context<'a> {
+    pub graph: GraphBuilder,
+    pub ckpt: &'a mut Checkpoint,
+    pub sd: &'a StateDict,
+    pub fold_bn: bool,
+}
+
+impl Context<'_> {
+    /// The state-dict tensor `key` as an initializer of the same name.
+    pub fn weight(&mut self, key: &str) -> Result<Weight, OnnxError> {
+        let dims = self.sd.require(key)?.to_vec();
+        let values = self.sd.read(self.ckpt, key)?;
+        self.graph.weight(key, dims, &values)
+    }
+
+    /// The state-dict tensor `key` if present.
+    pub fn optional_weight(&mut self, key: &str) -> Result<Option<Weight>, OnnxError> {
+        if self.sd.has(key) {
+            self.weight(key).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// `nn.Conv2d` at `conv` (weight, optional bias).
+    pub fn conv(&mut self, x: &Value, conv: &str, p: Conv2d) -> Result<Value, OnnxError> {
+        let w = self.weight(&format!("{conv}.weight"))?;
+        let b = self.optional_weight(&format!("{conv}.bias"))?;
+        self.graph.conv(conv, x, &w, b.as_ref(), p)
+    }
+
+    /// `nn.Conv2d` at `conv` then eval-mode `nn.BatchNorm2d` at `bn` (epsilon `eps`): one
+    /// Conv with folded weights (named `<conv>.weight.fused_bn`, `<conv>.bias.fused_bn`)
+    /// unless folding is off, then a Conv and a BatchNormalization on state-dict names.
+    pub fn conv_bn(&mut self, x: &Value, conv: &str, bn: &str, eps: f64, p: Conv2d) -> Result<Value, OnnxError> {
+        if !self.fold_bn {
+            let y = self.conv(x, conv, p)?;
+            let params = ["weight", "bias", "running_mean", "running_var"]
+                .map(|name| self.weight(&format!("{bn}.{name}")));
+            let [w, b, m, v] = params;
+            return self.graph.batch_norm(bn, &y, [&w?, &b?, &m?, &v?], eps as f32);
+        }
+        let weight_key = format!("{conv}.weight");
+        let bias_key = format!("{conv}.bias");
+        let dims = self.sd.require(&weight_key)?.to_vec();
+        let out_channels = dims.first().copied().unwrap_or(0);
+        let weight = self.sd.read(self.ckpt, &weight_key)?;
+        let bias = if self.sd.has(&bias_key) {
+            Some(self.sd.read(self.ckpt, &bias_key)?)
+        } else {
+            None
+        };
+        let mut read = |name: &str| self.sd.read(self.ckpt, &format!("{bn}.{name}"));
+        let norm = BatchNorm {
+            weight: read("weight")?,
+            bias: read("bias")?,
+            running_mean: read("running_mean")?,
+            running_var: read("running_var")?,
+            eps,
+        };
+        let channels = usize::try_from(out_channels).map_err(|_| OnnxError::Shape {
+            what: format!("`{weight_key}` is too large"),
+        })?;
+        let folded = fold(&weight, bias.as_deref(), channels, &norm)?;
+        let w = self.graph.weight(&format!("{weight_key}.fused_bn"), dims, &folded.weight)?;
+        let b = self.graph.weight(&format!("{bias_key}.fused_bn"), vec![out_channels], &folded.bias)?;
+        self.graph.conv(conv, x, &w, Some(&b), p)
+    }
+
+    /// `nn.Linear` at `linear` as Gemm.
+    pub fn linear(&mut self, x: &Value, linear: &str) -> Result<Value, OnnxError> {
+        let w = self.weight(&format!("{linear}.weight"))?;
+        let b = self.optional_weight(&format!("{linear}.bias"))?;
+        self.graph.gemm(linear, x, &w, b.as_ref())
+    }
+}

@@ -1,0 +1,207 @@
+//! What Ascend's ATC needs from an ONNX file, checked on every export, and the `atc`
+//! command line that compiles the result with a dynamic batch.
+//!
+//! The rules come from ATC's ONNX parser: one default-domain `opset_import` (more is error
+//! E16005), a parser registered for `ai.onnx::<opset>::<op>` (else E16002), shapes that are
+//! static apart from the batch, and no shape arithmetic on the batch.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::graph::Model;
+use super::proto::{tensor_shape_proto::dimension::Value as Dim, type_proto, ValueInfoProto};
+use super::write::header;
+use super::{Batch, OnnxError};
+
+/// Operators ATC's ONNX parser registers for every default-domain opset from 9 to 13
+/// (CANN's ONNX plugin list), limited to those this exporter may emit.
+pub const ALLOWED_OPS: [&str; 27] = [
+    "Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Conv", "Div", "Erf",
+    "Flatten", "Gemm", "GlobalAveragePool", "HardSigmoid", "LRN", "MatMul", "MaxPool", "Mul",
+    "Pow", "ReduceMean", "Relu", "Reshape", "Sigmoid", "Softmax", "Split", "Sqrt", "Sub",
+    "Tanh", "Transpose",
+];
+
+/// Ops that compute shapes at run time; with a dynamic batch ATC cannot fold them.
+const SHAPE_OPS: [&str; 6] = ["Shape", "Gather", "Unsqueeze", "Squeeze", "ConstantOfShape", "Expand"];
+
+/// The IR version each opset needs (`onnx.helper.find_min_ir_version_for`; what torch writes).
+const IR_FOR_OPSET: [(i64, i64); 5] = [(9, 4), (10, 5), (11, 6), (12, 7), (13, 7)];
+
+/// Checks `model` against ATC's rules; every violation found is reported at once.
+pub fn validate(model: &Model, batch: &Batch) -> Result<(), OnnxError> {
+    let mut bad = Vec::new();
+    let head = header(model.opset);
+    match head.opset_import.as_slice() {
+        [only] if only.domain.as_deref().unwrap_or("").is_empty() => {
+            let version = only.version.unwrap_or(0);
+            match IR_FOR_OPSET.iter().find(|(o, _)| *o == version) {
+                Some((_, ir)) if head.ir_version == Some(*ir) => {}
+                Some((_, ir)) => bad.push(format!("opset {version} needs IR version {ir}, not {:?}", head.ir_version)),
+                None => bad.push(format!("opset {version} is outside ATC's 9–13")),
+            }
+        }
+        imports => bad.push(format!(
+            "exactly one opset_import in the default domain is allowed (ATC E16005), found {}",
+            imports.len()
+        )),
+    }
+    let graph = &model.graph;
+    if graph.input.is_empty() || graph.output.is_empty() {
+        bad.push("the graph needs an input and an output (ATC E16001)".into());
+    }
+    for info in graph.input.iter().chain(&graph.output) {
+        check_io(info, batch, &mut bad);
+    }
+    let mut defined: HashSet<&str> = graph.input.iter().filter_map(|i| i.name.as_deref()).collect();
+    defined.extend(model.initializers.iter().map(|i| i.name.as_str()));
+    for node in &graph.node {
+        let op = node.op_type.as_deref().unwrap_or("");
+        let name = node.name.as_deref().unwrap_or("");
+        if !node.domain.as_deref().unwrap_or("").is_empty() {
+            bad.push(format!("{name}: domain `{:?}` is not the default", node.domain));
+        }
+        if op == "Identity" {
+            bad.push(format!("{name}: Identity nodes are not allowed"));
+        } else if SHAPE_OPS.contains(&op) {
+            bad.push(format!("{name}: {op} computes shapes at run time, which ATC cannot do with a dynamic batch"));
+        } else if !ALLOWED_OPS.contains(&op) {
+            bad.push(format!("{name}: {op} is not on ATC's operator list for opsets 9–13"));
+        }
+        for input in node.input.iter().filter(|i| !i.is_empty()) {
+            if !defined.contains(input.as_str()) {
+                bad.push(format!("{name}: input `{input}` is not defined before it (graph not sorted)"));
+            }
+        }
+        for output in &node.output {
+            if !defined.insert(output) {
+                bad.push(format!("{name}: output `{output}` is assigned twice"));
+            }
+        }
+    }
+    for output in &graph.output {
+        if !output.name.as_deref().is_some_and(|n| defined.contains(n)) {
+            bad.push(format!("graph output {:?} is never computed", output.name));
+        }
+    }
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(OnnxError::Atc { violations: bad })
+    }
+}
+
+/// An input or output must be a float tensor `[batch, fixed…]`.
+fn check_io(info: &ValueInfoProto, batch: &Batch, bad: &mut Vec<String>) {
+    let name = info.name.as_deref().unwrap_or("");
+    let Some(type_proto::Value::TensorType(tensor)) = info.r#type.as_ref().and_then(|t| t.value.as_ref()) else {
+        bad.push(format!("`{name}` has no tensor type"));
+        return;
+    };
+    let dims = tensor.shape.as_ref().map(|s| s.dim.as_slice()).unwrap_or_default();
+    let mut values = dims.iter().map(|d| d.value.as_ref());
+    match (values.next(), batch) {
+        (Some(Some(Dim::DimParam(p))), Batch::Dynamic(want)) if p == want && !p.is_empty() => {}
+        (Some(Some(Dim::DimValue(n))), Batch::Fixed(want)) if *n > 0 && *n as u64 == *want => {}
+        (first, _) => bad.push(format!("`{name}`: the batch dimension is {first:?}, expected {batch:?}")),
+    }
+    if !values.all(|d| matches!(d, Some(Dim::DimValue(n)) if *n > 0)) {
+        bad.push(format!("`{name}`: every dimension but the batch must be fixed"));
+    }
+}
+
+/// The `atc` invocation that compiles an exported model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AtcCommand {
+    pub model: PathBuf,
+    pub input_name: String,
+    /// Per-sample input shape (C, H, W).
+    pub input: [u64; 3],
+    pub batch: Batch,
+    /// Batch sizes for `--dynamic_batch_size` (dynamic batch only).
+    pub profiles: Vec<u64>,
+    pub soc: String,
+}
+
+impl AtcCommand {
+    /// The default profiles, 1, 2, 4 and 8.
+    pub fn new(model: &Path, input_name: &str, input: [u64; 3], batch: Batch, soc: &str) -> Self {
+        AtcCommand {
+            model: model.to_owned(),
+            input_name: input_name.to_owned(),
+            input,
+            batch,
+            profiles: vec![1, 2, 4, 8],
+            soc: soc.to_owned(),
+        }
+    }
+}
+
+impl fmt::Display for AtcCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let model = self.model.to_string_lossy();
+        let output = model.strip_suffix(".onnx").unwrap_or(&model);
+        let [c, h, w] = self.input;
+        let n = match &self.batch {
+            Batch::Dynamic(_) => "-1".to_owned(),
+            Batch::Fixed(n) => n.to_string(),
+        };
+        let shape = format!("{}:{n},{c},{h},{w}", self.input_name);
+        write!(
+            f,
+            "atc {} --framework=5 {} --input_format=NCHW {}",
+            shell_word(&format!("--model={model}")),
+            shell_word(&format!("--output={output}")),
+            quoted("--input_shape", &shape),
+        )?;
+        if matches!(self.batch, Batch::Dynamic(_)) {
+            let sizes: Vec<String> = self.profiles.iter().map(u64::to_string).collect();
+            write!(f, " --dynamic_batch_size=\"{}\"", sizes.join(","))?;
+        }
+        write!(f, " {}", shell_word(&format!("--soc_version={}", self.soc)))
+    }
+}
+
+fn is_plain(text: &str) -> bool {
+    text.chars().all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c))
+}
+
+/// `text` as one POSIX shell word.
+fn shell_word(text: &str) -> String {
+    if is_plain(text) && !text.is_empty() {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+/// `--flag="value"` as ATC's documentation writes it, or single-quoted if `value` needs it.
+fn quoted(flag: &str, value: &str) -> String {
+    if is_plain(value) {
+        format!("{flag}=\"{value}\"")
+    } else {
+        shell_word(&format!("{flag}={value}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_for_dynamic_and_fixed_batch() {
+        let cmd = AtcCommand::new(Path::new("out/r50.onnx"), "input", [3, 224, 224], Batch::Dynamic("batch".into()), "Ascend310P3");
+        assert_eq!(
+            cmd.to_string(),
+            "atc --model=out/r50.onnx --framework=5 --output=out/r50 --input_format=NCHW \
+             --input_shape=\"input:-1,3,224,224\" --dynamic_batch_size=\"1,2,4,8\" --soc_version=Ascend310P3"
+        );
+        let cmd = AtcCommand::new(Path::new("my model.onnx"), "in", [1, 28, 28], Batch::Fixed(4), "Ascend910B3");
+        assert_eq!(
+            cmd.to_string(),
+            "atc '--model=my model.onnx' --framework=5 '--output=my model' --input_format=NCHW \
+             --input_shape=\"in:4,1,28,28\" --soc_version=Ascend910B3"
+        );
+    }
+}

@@ -1,0 +1,85 @@
+//! The whole export: checkpoint → state dict → architecture → graph → ATC check → file.
+
+use std::path::Path;
+
+use crate::torch::Checkpoint;
+
+use super::arch::{self, Choice, Context, Source};
+use super::atc;
+use super::graph::GraphBuilder;
+use super::weights::StateDict;
+use super::write::{self, WriteOptions, Written};
+use super::{Batch, OnnxError, Opset};
+
+/// Everything `to-onnx` can be asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExportOptions {
+    pub arch: Choice,
+    pub opset: Opset,
+    /// Per-sample input shape (C, H, W).
+    pub input: [u64; 3],
+    pub batch: Batch,
+    pub input_name: String,
+    pub output_name: String,
+    pub fold_bn: bool,
+    pub write: WriteOptions,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            arch: Choice::Auto,
+            opset: Opset::default(),
+            input: [3, 224, 224],
+            batch: Batch::Dynamic("batch".to_owned()),
+            input_name: "input".to_owned(),
+            output_name: "output".to_owned(),
+            fold_bn: true,
+            write: WriteOptions::default(),
+        }
+    }
+}
+
+/// What an export did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExportReport {
+    pub arch: String,
+    pub source: Source,
+    /// Wrapper prefixes removed from the keys.
+    pub stripped: Vec<String>,
+    pub nodes: usize,
+    pub initializers: usize,
+    pub written: Written,
+}
+
+/// Exports the model in `ckpt` to `out`.
+pub fn export(ckpt: &mut Checkpoint, options: &ExportOptions, out: &Path) -> Result<ExportReport, OnnxError> {
+    if options.batch == Batch::Fixed(0) || options.input.contains(&0) {
+        return Err(OnnxError::Option {
+            what: "the batch and every input dimension must be at least 1".into(),
+        });
+    }
+    let sd = StateDict::locate(ckpt)?;
+    let (arch, source) = arch::resolve(&options.arch, &sd)?;
+    let name = arch.name();
+    sd.check(&name, &arch.expected())?;
+    let mut cx = Context {
+        graph: GraphBuilder::new(options.opset, options.batch.clone()),
+        ckpt,
+        sd: &sd,
+        fold_bn: options.fold_bn,
+    };
+    let input = cx.graph.input(&options.input_name, options.input.to_vec())?;
+    let logits = arch.build(&mut cx, &input)?;
+    let model = cx.graph.finish(&logits, &options.output_name)?;
+    atc::validate(&model, &options.batch)?;
+    let written = write::write(&model, out, &options.write)?;
+    Ok(ExportReport {
+        arch: name,
+        source,
+        stripped: sd.stripped.clone(),
+        nodes: model.graph.node.len(),
+        initializers: model.initializers.len(),
+        written,
+    })
+}

@@ -1,0 +1,315 @@
+//! A small typed graph builder: values carry their per-sample shapes, names are unique, and
+//! nodes are appended in topological order by construction (a node can only consume values
+//! that already exist).
+
+use std::collections::{HashMap, HashSet};
+
+use super::proto::{
+    attribute_proto::AttributeType, tensor_proto::DataType, tensor_shape_proto, type_proto,
+    AttributeProto, GraphProto, NodeProto, TensorShapeProto, TypeProto, ValueInfoProto,
+};
+use super::{Batch, OnnxError, Opset};
+
+/// An activation: a value computed per sample. `shape` leaves out the batch axis, which is
+/// always axis 0 of the real tensor and is never reshaped, transposed or split.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Value {
+    name: String,
+    shape: Vec<u64>,
+}
+
+impl Value {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The per-sample shape (without the batch axis).
+    pub fn shape(&self) -> &[u64] {
+        &self.shape
+    }
+}
+
+/// A constant tensor stored as an initializer (no batch axis).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Weight {
+    name: String,
+    dims: Vec<u64>,
+}
+
+impl Weight {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn dims(&self) -> &[u64] {
+        &self.dims
+    }
+}
+
+/// An initializer's bytes: raw, fixed width, little endian, C order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Initializer {
+    pub name: String,
+    pub dims: Vec<u64>,
+    pub data_type: DataType,
+    pub raw: Vec<u8>,
+}
+
+/// A node attribute. Always written with its `type` set (the checker requires it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Attr {
+    Int(i64),
+    Ints(Vec<i64>),
+    Float(f32),
+}
+
+impl Attr {
+    fn to_proto(&self, name: &str) -> AttributeProto {
+        let mut proto = AttributeProto {
+            name: Some(name.to_owned()),
+            ..Default::default()
+        };
+        match self {
+            Attr::Int(i) => {
+                proto.set_type(AttributeType::Int);
+                proto.i = Some(*i);
+            }
+            Attr::Ints(ints) => {
+                proto.set_type(AttributeType::Ints);
+                proto.ints.clone_from(ints);
+            }
+            Attr::Float(f) => {
+                proto.set_type(AttributeType::Float);
+                proto.f = Some(*f);
+            }
+        }
+        proto
+    }
+}
+
+/// A finished model: the graph without its initializers (which can be large and are written
+/// separately, see [`super::write`]) and the initializers.
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub opset: Opset,
+    pub graph: GraphProto,
+    pub initializers: Vec<Initializer>,
+}
+
+/// Builds one graph. Invariants: every name (value or initializer) is unique; every node's
+/// inputs are produced earlier or are initializers/the graph input (SSA, sorted).
+#[derive(Debug)]
+pub struct GraphBuilder {
+    opset: Opset,
+    batch: Batch,
+    nodes: Vec<NodeProto>,
+    initializers: Vec<Initializer>,
+    inputs: Vec<ValueInfoProto>,
+    names: HashSet<String>,
+    node_names: HashSet<String>,
+    counters: HashMap<String, usize>,
+}
+
+impl GraphBuilder {
+    pub fn new(opset: Opset, batch: Batch) -> Self {
+        GraphBuilder {
+            opset,
+            batch,
+            nodes: Vec::new(),
+            initializers: Vec::new(),
+            inputs: Vec::new(),
+            names: HashSet::new(),
+            node_names: HashSet::new(),
+            counters: HashMap::new(),
+        }
+    }
+
+    pub fn opset(&self) -> Opset {
+        self.opset
+    }
+
+    /// Declares a float graph input of per-sample shape `shape`.
+    pub fn input(&mut self, name: &str, shape: Vec<u64>) -> Result<Value, OnnxError> {
+        self.claim(name)?;
+        self.inputs.push(value_info(name, &self.batch, &shape));
+        Ok(Value {
+            name: name.to_owned(),
+            shape,
+        })
+    }
+
+    /// Adds a float32 initializer named `name` (a state-dict key, or a derived name for
+    /// folded weights). `values` must hold exactly the product of `dims`.
+    pub fn weight(&mut self, name: &str, dims: Vec<u64>, values: &[f32]) -> Result<Weight, OnnxError> {
+        let count: u64 = dims.iter().product();
+        if count != values.len() as u64 {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "`{name}`: {} values for shape {dims:?} ({count} expected)",
+                    values.len()
+                ),
+            });
+        }
+        self.claim(name)?;
+        let raw = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        Ok(self.push_initializer(name, dims, DataType::Float, raw))
+    }
+
+    /// Adds a 1-D int64 constant (shapes, split sizes) under a fresh name based on `hint`.
+    pub fn constant_i64(&mut self, hint: &str, values: &[i64]) -> Weight {
+        let name = self.fresh(hint);
+        let raw = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.push_initializer(&name, vec![values.len() as u64], DataType::Int64, raw)
+    }
+
+    /// Adds a float32 scalar constant (Clip bounds from opset 11) under a fresh name.
+    pub fn constant_scalar(&mut self, hint: &str, value: f32) -> Weight {
+        let name = self.fresh(hint);
+        let raw = value.to_le_bytes().to_vec();
+        self.push_initializer(&name, Vec::new(), DataType::Float, raw)
+    }
+
+    /// Appends a node. `scope` is the module path it comes from (`layer1.0.conv1`); the node
+    /// is named `/<scope>/<op>` and its outputs `/<scope>/<op>_output_<k>`, made unique.
+    /// `outputs` gives each output's per-sample shape. Empty input names mark absent
+    /// optional inputs.
+    pub fn node(
+        &mut self,
+        op: &'static str,
+        scope: &str,
+        inputs: Vec<String>,
+        attrs: Vec<(&'static str, Attr)>,
+        outputs: Vec<Vec<u64>>,
+    ) -> Vec<Value> {
+        let base = if scope.is_empty() {
+            format!("/{op}")
+        } else {
+            format!("/{}/{op}", scope.replace('.', "/"))
+        };
+        let mut name = base.clone();
+        let mut k = 1;
+        while !self.node_names.insert(name.clone()) {
+            name = format!("{base}_{k}");
+            k += 1;
+        }
+        let values: Vec<Value> = outputs
+            .into_iter()
+            .enumerate()
+            .map(|(i, shape)| Value {
+                name: self.fresh(&format!("{name}_output_{i}")),
+                shape,
+            })
+            .collect();
+        self.nodes.push(NodeProto {
+            input: inputs,
+            output: values.iter().map(|v| v.name.clone()).collect(),
+            name: Some(name),
+            op_type: Some(op.to_owned()),
+            domain: Some(String::new()),
+            attribute: attrs.iter().map(|(n, a)| a.to_proto(n)).collect(),
+            ..Default::default()
+        });
+        values
+    }
+
+    /// Finishes the graph with `output` as its only output, renamed to `output_name`.
+    pub fn finish(mut self, output: &Value, output_name: &str) -> Result<Model, OnnxError> {
+        if output.name != output_name {
+            if self.names.contains(output_name) {
+                return Err(OnnxError::Option {
+                    what: format!("output name `{output_name}` is already used in the graph"),
+                });
+            }
+            for node in &mut self.nodes {
+                for name in node.output.iter_mut().chain(node.input.iter_mut()) {
+                    if *name == output.name {
+                        output_name.clone_into(name);
+                    }
+                }
+            }
+        }
+        let graph = GraphProto {
+            node: self.nodes,
+            name: Some("main_graph".to_owned()),
+            input: self.inputs,
+            output: vec![value_info(output_name, &self.batch, &output.shape)],
+            ..Default::default()
+        };
+        Ok(Model {
+            opset: self.opset,
+            graph,
+            initializers: self.initializers,
+        })
+    }
+
+    fn push_initializer(
+        &mut self,
+        name: &str,
+        dims: Vec<u64>,
+        data_type: DataType,
+        raw: Vec<u8>,
+    ) -> Weight {
+        self.initializers.push(Initializer {
+            name: name.to_owned(),
+            dims: dims.clone(),
+            data_type,
+            raw,
+        });
+        Weight {
+            name: name.to_owned(),
+            dims,
+        }
+    }
+
+    fn claim(&mut self, name: &str) -> Result<(), OnnxError> {
+        if name.is_empty() || !self.names.insert(name.to_owned()) {
+            return Err(OnnxError::Shape {
+                what: format!("the name `{name}` is empty or used twice in the graph"),
+            });
+        }
+        Ok(())
+    }
+
+    /// A name not used yet: `hint`, else `hint_1`, `hint_2`, …
+    fn fresh(&mut self, hint: &str) -> String {
+        let counter = self.counters.entry(hint.to_owned()).or_insert(0);
+        loop {
+            let name = if *counter == 0 {
+                hint.to_owned()
+            } else {
+                format!("{hint}_{counter}")
+            };
+            *counter += 1;
+            if self.names.insert(name.clone()) {
+                return name;
+            }
+        }
+    }
+}
+
+/// A FLOAT tensor value info of shape `[batch, shape…]`.
+fn value_info(name: &str, batch: &Batch, shape: &[u64]) -> ValueInfoProto {
+    use tensor_shape_proto::{dimension::Value as Dim, Dimension};
+    let batch_dim = match batch {
+        Batch::Dynamic(param) => Dim::DimParam(param.clone()),
+        Batch::Fixed(n) => Dim::DimValue(*n as i64),
+    };
+    let dim = std::iter::once(batch_dim)
+        .chain(shape.iter().map(|&d| Dim::DimValue(d as i64)))
+        .map(|value| Dimension {
+            value: Some(value),
+            denotation: None,
+        })
+        .collect();
+    ValueInfoProto {
+        name: Some(name.to_owned()),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(DataType::Float as i32),
+                shape: Some(TensorShapeProto { dim }),
+            })),
+            denotation: None,
+        }),
+        doc_string: None,
+    }
+}

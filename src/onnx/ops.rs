@@ -1,0 +1,437 @@
+//! Typed constructors for the operators the exporter emits. Each checks its operands'
+//! shapes, computes the per-sample output shape, and writes the attributes the chosen opset
+//! expects. Axes are per-sample (0 = channels): the batch axis is never an operand.
+
+use super::graph::{Attr, GraphBuilder, Value, Weight};
+use super::OnnxError;
+
+/// A 2-D convolution's hyper-parameters (symmetric padding, as `nn.Conv2d` has).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv2d {
+    pub stride: [u64; 2],
+    pub pad: [u64; 2],
+    pub dilation: [u64; 2],
+    pub groups: u64,
+}
+
+impl Conv2d {
+    /// Stride `s`, padding `p`, no dilation, one group.
+    pub fn new(stride: u64, pad: u64) -> Self {
+        Conv2d {
+            stride: [stride; 2],
+            pad: [pad; 2],
+            dilation: [1; 2],
+            groups: 1,
+        }
+    }
+
+    pub fn groups(self, groups: u64) -> Self {
+        Conv2d { groups, ..self }
+    }
+}
+
+/// A 2-D pooling window (symmetric padding; `ceil` is `nn.MaxPool2d`'s `ceil_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pool2d {
+    pub kernel: [u64; 2],
+    pub stride: [u64; 2],
+    pub pad: [u64; 2],
+    pub ceil: bool,
+}
+
+impl Pool2d {
+    pub fn new(kernel: u64, stride: u64, pad: u64) -> Self {
+        Pool2d {
+            kernel: [kernel; 2],
+            stride: [stride; 2],
+            pad: [pad; 2],
+            ceil: false,
+        }
+    }
+
+    pub fn ceil_mode(self) -> Self {
+        Pool2d { ceil: true, ..self }
+    }
+}
+
+fn shape_error(what: String) -> OnnxError {
+    OnnxError::Shape { what }
+}
+
+/// Output size of a window of `extent` (kernel span) over `size` with `pad` each side.
+fn window_out(size: u64, pad: u64, extent: u64, stride: u64, ceil: bool) -> Option<u64> {
+    let padded = size + 2 * pad;
+    if padded < extent || stride == 0 {
+        return None;
+    }
+    let span = padded - extent;
+    let mut out = if ceil {
+        span.div_ceil(stride) + 1
+    } else {
+        span / stride + 1
+    };
+    // torch: the last window must start inside the input or the left padding.
+    if ceil && (out - 1) * stride >= size + pad {
+        out -= 1;
+    }
+    Some(out)
+}
+
+fn image(x: &Value, op: &str) -> Result<[u64; 3], OnnxError> {
+    match *x.shape() {
+        [c, h, w] => Ok([c, h, w]),
+        _ => Err(shape_error(format!(
+            "{op} needs an N×C×H×W input, got per-sample shape {:?}",
+            x.shape()
+        ))),
+    }
+}
+
+fn names(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn to_i64(values: &[u64]) -> Vec<i64> {
+    values.iter().map(|&v| v as i64).collect()
+}
+
+fn single(mut values: Vec<Value>) -> Value {
+    // `node` returns exactly as many values as output shapes were given (one here).
+    values.swap_remove(0)
+}
+
+impl GraphBuilder {
+    /// `Conv`: weight `[O, C/groups, kh, kw]`, optional bias `[O]`.
+    pub fn conv(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        w: &Weight,
+        b: Option<&Weight>,
+        p: Conv2d,
+    ) -> Result<Value, OnnxError> {
+        let [c, h, wd] = image(x, "Conv")?;
+        let [o, ci, kh, kw] = *w.dims() else {
+            return Err(shape_error(format!("`{}` is not a 4-D conv weight", w.name())));
+        };
+        if p.groups == 0 || ci * p.groups != c || o % p.groups != 0 {
+            return Err(shape_error(format!(
+                "`{}` {:?} does not fit {c} input channels in {} groups",
+                w.name(),
+                w.dims(),
+                p.groups
+            )));
+        }
+        if let Some(b) = b {
+            if b.dims() != [o] {
+                return Err(shape_error(format!("`{}` is not a [{o}] bias", b.name())));
+            }
+        }
+        let out = |size, i: usize, k: u64| {
+            window_out(size, p.pad[i], p.dilation[i] * (k - 1) + 1, p.stride[i], false)
+        };
+        let (Some(oh), Some(ow)) = (out(h, 0, kh), out(wd, 1, kw)) else {
+            return Err(shape_error(format!(
+                "{scope}: a {kh}×{kw} kernel does not fit a {h}×{wd} feature map"
+            )));
+        };
+        let mut inputs = names(&[x.name(), w.name()]);
+        inputs.extend(b.map(|b| b.name().to_owned()));
+        let attrs = vec![
+            ("dilations", Attr::Ints(to_i64(&p.dilation))),
+            ("group", Attr::Int(p.groups as i64)),
+            ("kernel_shape", Attr::Ints(to_i64(&[kh, kw]))),
+            ("pads", Attr::Ints(to_i64(&[p.pad[0], p.pad[1], p.pad[0], p.pad[1]]))),
+            ("strides", Attr::Ints(to_i64(&p.stride))),
+        ];
+        Ok(single(self.node("Conv", scope, inputs, attrs, vec![vec![o, oh, ow]])))
+    }
+
+    /// `BatchNormalization` in inference mode (scale, bias, running mean and variance `[C]`).
+    pub fn batch_norm(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        params: [&Weight; 4],
+        epsilon: f32,
+    ) -> Result<Value, OnnxError> {
+        let c = x.shape().first().copied().unwrap_or(0);
+        if let Some(bad) = params.iter().find(|p| p.dims() != [c]) {
+            return Err(shape_error(format!("`{}` is not a [{c}] BatchNorm parameter", bad.name())));
+        }
+        let mut inputs = names(&[x.name()]);
+        inputs.extend(params.iter().map(|p| p.name().to_owned()));
+        let attrs = vec![("epsilon", Attr::Float(epsilon)), ("momentum", Attr::Float(0.9))];
+        Ok(single(self.node("BatchNormalization", scope, inputs, attrs, vec![x.shape().to_vec()])))
+    }
+
+    /// `MaxPool`. Before opset 10 `ceil_mode` does not exist; ceil rounding is then written
+    /// as extra end padding, which MaxPool treats as −∞ and so computes the same result.
+    pub fn max_pool(&mut self, scope: &str, x: &Value, p: Pool2d) -> Result<Value, OnnxError> {
+        self.pool("MaxPool", scope, x, p, &[])
+    }
+
+    /// `AveragePool` with `count_include_pad = 1`, as `nn.AvgPool2d` counts by default.
+    pub fn average_pool(&mut self, scope: &str, x: &Value, p: Pool2d) -> Result<Value, OnnxError> {
+        self.pool("AveragePool", scope, x, p, &[("count_include_pad", Attr::Int(1))])
+    }
+
+    fn pool(
+        &mut self,
+        op: &'static str,
+        scope: &str,
+        x: &Value,
+        p: Pool2d,
+        extra: &[(&'static str, Attr)],
+    ) -> Result<Value, OnnxError> {
+        let [c, h, w] = image(x, op)?;
+        let (Some(oh), Some(ow)) = (
+            window_out(h, p.pad[0], p.kernel[0], p.stride[0], p.ceil),
+            window_out(w, p.pad[1], p.kernel[1], p.stride[1], p.ceil),
+        ) else {
+            return Err(shape_error(format!(
+                "{scope}: a {:?} window does not fit a {h}×{w} feature map",
+                p.kernel
+            )));
+        };
+        let mut pads = [p.pad[0], p.pad[1], p.pad[0], p.pad[1]];
+        let mut attrs: Vec<(&'static str, Attr)> = extra.to_vec();
+        if p.ceil && self.opset().version() < 10 {
+            if op != "MaxPool" {
+                return Err(OnnxError::Option {
+                    what: format!("{scope}: ceil-mode AveragePool needs opset 10 or later"),
+                });
+            }
+            // Floor mode over input + 2·pad + extra gives the ceil-mode count.
+            for (i, (size, o)) in [(h, oh), (w, ow)].into_iter().enumerate() {
+                let needed = (o - 1) * p.stride[i] + p.kernel[i];
+                pads[i + 2] += needed.saturating_sub(size + 2 * p.pad[i]);
+            }
+        } else if p.ceil {
+            attrs.push(("ceil_mode", Attr::Int(1)));
+        }
+        attrs.push(("kernel_shape", Attr::Ints(to_i64(&p.kernel))));
+        attrs.push(("pads", Attr::Ints(to_i64(&pads))));
+        attrs.push(("strides", Attr::Ints(to_i64(&p.stride))));
+        Ok(single(self.node(op, scope, names(&[x.name()]), attrs, vec![vec![c, oh, ow]])))
+    }
+
+    /// `GlobalAveragePool`: `[C, H, W]` → `[C, 1, 1]`.
+    pub fn global_average_pool(&mut self, scope: &str, x: &Value) -> Result<Value, OnnxError> {
+        let [c, _, _] = image(x, "GlobalAveragePool")?;
+        Ok(single(self.node("GlobalAveragePool", scope, names(&[x.name()]), vec![], vec![vec![c, 1, 1]])))
+    }
+
+    /// `Flatten(axis=1)`: every per-sample axis into one (no shape arithmetic on the batch).
+    pub fn flatten(&mut self, scope: &str, x: &Value) -> Value {
+        let n = x.shape().iter().product();
+        let attrs = vec![("axis", Attr::Int(1))];
+        single(self.node("Flatten", scope, names(&[x.name()]), attrs, vec![vec![n]]))
+    }
+
+    /// `Gemm(transB=1)`: `x [K]`, `w [N, K]`, optional `b [N]` → `[N]` (`nn.Linear`).
+    pub fn gemm(&mut self, scope: &str, x: &Value, w: &Weight, b: Option<&Weight>) -> Result<Value, OnnxError> {
+        let [n, k] = *w.dims() else {
+            return Err(shape_error(format!("`{}` is not a 2-D linear weight", w.name())));
+        };
+        if x.shape() != [k] {
+            return Err(shape_error(format!(
+                "`{}` {:?} does not take {:?} features",
+                w.name(),
+                w.dims(),
+                x.shape()
+            )));
+        }
+        if let Some(b) = b.filter(|b| b.dims() != [n]) {
+            return Err(shape_error(format!("`{}` is not a [{n}] bias", b.name())));
+        }
+        let mut inputs = names(&[x.name(), w.name()]);
+        inputs.extend(b.map(|b| b.name().to_owned()));
+        let attrs = vec![
+            ("alpha", Attr::Float(1.0)),
+            ("beta", Attr::Float(1.0)),
+            ("transB", Attr::Int(1)),
+        ];
+        Ok(single(self.node("Gemm", scope, inputs, attrs, vec![vec![n]])))
+    }
+
+    /// `MatMul` of an activation `[…, K]` by a constant `[K, N]`.
+    pub fn matmul(&mut self, scope: &str, x: &Value, w: &Weight) -> Result<Value, OnnxError> {
+        let ([k, n], Some((&last, rest))) = (w.dims(), x.shape().split_last()) else {
+            return Err(shape_error(format!("`{}` is not a 2-D matrix", w.name())));
+        };
+        if last != *k {
+            return Err(shape_error(format!("`{}` does not take {last} features", w.name())));
+        }
+        let mut shape = rest.to_vec();
+        shape.push(*n);
+        Ok(single(self.node("MatMul", scope, names(&[x.name(), w.name()]), vec![], vec![shape])))
+    }
+
+    /// Element-wise `Add` of two activations of one shape.
+    pub fn add(&mut self, scope: &str, a: &Value, b: &Value) -> Result<Value, OnnxError> {
+        self.same_shape_binary("Add", scope, a, b)
+    }
+
+    /// Element-wise `Mul` of two activations; `b` may have size-1 spatial axes (SE gates).
+    pub fn mul(&mut self, scope: &str, a: &Value, b: &Value) -> Result<Value, OnnxError> {
+        let fits = a.shape().len() == b.shape().len()
+            && a.shape().iter().zip(b.shape()).all(|(x, y)| x == y || *y == 1);
+        if !fits {
+            return Err(shape_error(format!(
+                "{scope}: Mul of {:?} by {:?}",
+                a.shape(),
+                b.shape()
+            )));
+        }
+        let shape = a.shape().to_vec();
+        Ok(single(self.node("Mul", scope, names(&[a.name(), b.name()]), vec![], vec![shape])))
+    }
+
+    fn same_shape_binary(&mut self, op: &'static str, scope: &str, a: &Value, b: &Value) -> Result<Value, OnnxError> {
+        if a.shape() != b.shape() {
+            return Err(shape_error(format!("{scope}: {op} of {:?} and {:?}", a.shape(), b.shape())));
+        }
+        let shape = a.shape().to_vec();
+        Ok(single(self.node(op, scope, names(&[a.name(), b.name()]), vec![], vec![shape])))
+    }
+
+    /// `Relu`.
+    pub fn relu(&mut self, scope: &str, x: &Value) -> Value {
+        self.unary("Relu", scope, x, vec![])
+    }
+
+    /// `Sigmoid`.
+    pub fn sigmoid(&mut self, scope: &str, x: &Value) -> Value {
+        self.unary("Sigmoid", scope, x, vec![])
+    }
+
+    /// `HardSigmoid`: `max(0, min(1, alpha·x + beta))` (torch's `hardsigmoid` is 1/6, 1/2).
+    pub fn hard_sigmoid(&mut self, scope: &str, x: &Value, alpha: f32, beta: f32) -> Value {
+        let attrs = vec![("alpha", Attr::Float(alpha)), ("beta", Attr::Float(beta))];
+        self.unary("HardSigmoid", scope, x, attrs)
+    }
+
+    /// `Clip(min, max)`: attributes before opset 11, constant inputs from 11 on.
+    pub fn clip(&mut self, scope: &str, x: &Value, min: f32, max: f32) -> Value {
+        if self.opset().version() < 11 {
+            let attrs = vec![("max", Attr::Float(max)), ("min", Attr::Float(min))];
+            return self.unary("Clip", scope, x, attrs);
+        }
+        let lo = self.constant_scalar(&format!("{scope}.clip_min"), min);
+        let hi = self.constant_scalar(&format!("{scope}.clip_max"), max);
+        let inputs = names(&[x.name(), lo.name(), hi.name()]);
+        single(self.node("Clip", scope, inputs, vec![], vec![x.shape().to_vec()]))
+    }
+
+    /// `Softmax` over the last axis. Before opset 13 Softmax flattens from `axis`, which is
+    /// the same thing only when the last axis is the only per-sample one.
+    pub fn softmax(&mut self, scope: &str, x: &Value) -> Result<Value, OnnxError> {
+        if self.opset().version() < 13 && x.shape().len() != 1 {
+            return Err(OnnxError::Option {
+                what: format!("{scope}: Softmax over one axis of a rank-{} tensor needs opset 13", x.shape().len() + 1),
+            });
+        }
+        Ok(self.unary("Softmax", scope, x, vec![("axis", Attr::Int(-1))]))
+    }
+
+    fn unary(&mut self, op: &'static str, scope: &str, x: &Value, attrs: Vec<(&'static str, Attr)>) -> Value {
+        single(self.node(op, scope, names(&[x.name()]), attrs, vec![x.shape().to_vec()]))
+    }
+
+    /// `Reshape` to per-sample shape `shape`, written as `[0, shape…]` (0 copies the batch),
+    /// so no Shape/Gather chain touches the batch.
+    pub fn reshape(&mut self, scope: &str, x: &Value, shape: &[u64]) -> Result<Value, OnnxError> {
+        if shape.iter().product::<u64>() != x.shape().iter().product::<u64>() {
+            return Err(shape_error(format!("{scope}: cannot reshape {:?} to {shape:?}", x.shape())));
+        }
+        let mut target = vec![0i64];
+        target.extend(to_i64(shape));
+        let target = self.constant_i64(&format!("{scope}.shape"), &target);
+        let inputs = names(&[x.name(), target.name()]);
+        Ok(single(self.node("Reshape", scope, inputs, vec![], vec![shape.to_vec()])))
+    }
+
+    /// `Transpose` of the per-sample axes by `perm` (the batch stays first).
+    pub fn transpose(&mut self, scope: &str, x: &Value, perm: &[usize]) -> Result<Value, OnnxError> {
+        let mut sorted = perm.to_vec();
+        sorted.sort_unstable();
+        if sorted != (0..x.shape().len()).collect::<Vec<_>>() {
+            return Err(shape_error(format!("{scope}: {perm:?} is not a permutation of {:?}", x.shape())));
+        }
+        let shape = perm.iter().map(|&a| x.shape()[a]).collect();
+        let full: Vec<i64> = std::iter::once(0).chain(perm.iter().map(|&a| a as i64 + 1)).collect();
+        let attrs = vec![("perm", Attr::Ints(full))];
+        Ok(single(self.node("Transpose", scope, names(&[x.name()]), attrs, vec![shape])))
+    }
+
+    /// `Concat` along per-sample `axis`; all other axes must agree.
+    pub fn concat(&mut self, scope: &str, xs: &[&Value], axis: usize) -> Result<Value, OnnxError> {
+        let Some(first) = xs.first() else {
+            return Err(shape_error(format!("{scope}: Concat of nothing")));
+        };
+        let mut shape = first.shape().to_vec();
+        if axis >= shape.len() {
+            return Err(shape_error(format!("{scope}: Concat axis {axis} of {shape:?}")));
+        }
+        shape[axis] = 0;
+        for x in xs {
+            let same_rank = x.shape().len() == shape.len();
+            let agree = same_rank
+                && x.shape().iter().zip(&shape).enumerate().all(|(i, (a, b))| i == axis || a == b);
+            if !agree {
+                return Err(shape_error(format!(
+                    "{scope}: Concat of {:?} and {:?}",
+                    first.shape(),
+                    x.shape()
+                )));
+            }
+            shape[axis] += x.shape()[axis];
+        }
+        let attrs = vec![("axis", Attr::Int(axis as i64 + 1))];
+        let inputs = xs.iter().map(|x| x.name().to_owned()).collect();
+        Ok(single(self.node("Concat", scope, inputs, attrs, vec![shape])))
+    }
+
+    /// `Split` along per-sample `axis` into parts of `sizes`: an attribute before opset 13,
+    /// a constant input from 13 on.
+    pub fn split(&mut self, scope: &str, x: &Value, axis: usize, sizes: &[u64]) -> Result<Vec<Value>, OnnxError> {
+        if x.shape().get(axis) != Some(&sizes.iter().sum()) {
+            return Err(shape_error(format!("{scope}: cannot split {:?} into {sizes:?} on axis {axis}", x.shape())));
+        }
+        let shapes = sizes
+            .iter()
+            .map(|&s| {
+                let mut shape = x.shape().to_vec();
+                shape[axis] = s;
+                shape
+            })
+            .collect();
+        let mut attrs = vec![("axis", Attr::Int(axis as i64 + 1))];
+        let mut inputs = names(&[x.name()]);
+        if self.opset().version() < 13 {
+            attrs.push(("split", Attr::Ints(to_i64(sizes))));
+        } else {
+            let split = self.constant_i64(&format!("{scope}.split"), &to_i64(sizes));
+            inputs.push(split.name().to_owned());
+        }
+        Ok(self.node("Split", scope, inputs, attrs, shapes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_sizes_follow_torch() {
+        // resnet stem: 224 → conv 7/2/3 → 112 → maxpool 3/2/1 → 56.
+        assert_eq!(window_out(224, 3, 7, 2, false), Some(112));
+        assert_eq!(window_out(112, 1, 3, 2, false), Some(56));
+        // squeezenet: MaxPool(3, 2, ceil_mode=True) on 109 → 54, on 54 → 27, on 27 → 13.
+        assert_eq!(window_out(109, 0, 3, 2, true), Some(54));
+        assert_eq!(window_out(54, 0, 3, 2, true), Some(27));
+        assert_eq!(window_out(27, 0, 3, 2, true), Some(13));
+        assert_eq!(window_out(2, 0, 3, 1, false), None);
+    }
+}

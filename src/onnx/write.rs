@@ -1,0 +1,249 @@
+//! Serialising a [`Model`]: the header and graph through prost, each initializer's bytes
+//! streamed straight to the file (never a second in-memory copy of the weights), written
+//! atomically (temp file in the target folder, fsync, rename). Models whose single file would
+//! pass protobuf's 2 GiB message limit keep their large initializers in `<out>.data`
+//! (ONNX external data, offsets aligned to 4096 for mmap).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use prost::encoding::{encode_key, encode_varint, encoded_len_varint, key_len, WireType};
+use prost::Message;
+
+use super::graph::{Initializer, Model};
+use super::proto::{tensor_proto::DataLocation, ModelProto, OperatorSetIdProto, StringStringEntryProto, TensorProto};
+use super::{OnnxError, Opset};
+
+/// Protobuf refuses messages of 2 GiB or more.
+pub const MAX_INLINE_BYTES: u64 = (1 << 31) - 1;
+/// Initializers smaller than this stay inline even in an external-data model (onnx's default).
+pub const EXTERNAL_MIN_BYTES: usize = 1024;
+/// External data offsets are multiples of this ("SHOULD be multiples of 4096" for mmap).
+pub const EXTERNAL_ALIGN: u64 = 4096;
+
+/// `ModelProto` field numbers used when streaming.
+const MODEL_GRAPH: u32 = 7;
+const GRAPH_INITIALIZER: u32 = 5;
+const TENSOR_RAW_DATA: u32 = 9;
+
+/// How to lay the file out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// A model whose single-file encoding would exceed this many bytes uses external data.
+    pub max_inline_bytes: u64,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            max_inline_bytes: MAX_INLINE_BYTES,
+        }
+    }
+}
+
+/// What was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// Bytes in the `.onnx` file.
+    pub bytes: u64,
+    /// The external data file, when one was needed.
+    pub external: Option<PathBuf>,
+}
+
+/// The model header for `opset`: one default-domain opset import and its IR version.
+pub fn header(opset: Opset) -> ModelProto {
+    ModelProto {
+        ir_version: Some(opset.ir_version()),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(opset.version()),
+        }],
+        producer_name: Some("ckpt".to_owned()),
+        producer_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+        ..Default::default()
+    }
+}
+
+/// Where an initializer's bytes go.
+enum Placement {
+    Inline,
+    External { offset: u64 },
+}
+
+/// One initializer's `TensorProto` without its bytes, and where the bytes go.
+struct Planned<'a> {
+    init: &'a Initializer,
+    meta: Vec<u8>,
+    placement: Placement,
+}
+
+impl Planned<'_> {
+    /// Encoded `TensorProto` length, bytes included when inline.
+    fn tensor_len(&self) -> usize {
+        match self.placement {
+            Placement::Inline => self.meta.len() + length_delimited_len(TENSOR_RAW_DATA, self.init.raw.len()),
+            Placement::External { .. } => self.meta.len(),
+        }
+    }
+}
+
+fn length_delimited_len(tag: u32, len: usize) -> usize {
+    key_len(tag) + encoded_len_varint(len as u64) + len
+}
+
+fn tensor_meta(init: &Initializer, external: Option<(&str, u64)>) -> Vec<u8> {
+    let mut tensor = TensorProto {
+        dims: init.dims.iter().map(|&d| d as i64).collect(),
+        data_type: Some(init.data_type as i32),
+        name: Some(init.name.clone()),
+        ..Default::default()
+    };
+    if let Some((location, offset)) = external {
+        let entry = |key: &str, value: String| StringStringEntryProto {
+            key: Some(key.to_owned()),
+            value: Some(value),
+        };
+        tensor.external_data = vec![
+            entry("location", location.to_owned()),
+            entry("offset", offset.to_string()),
+            entry("length", init.raw.len().to_string()),
+        ];
+        tensor.set_data_location(DataLocation::External);
+    }
+    tensor.encode_to_vec()
+}
+
+/// Writes `model` to `path` (and `<path>.data` when external data is needed).
+pub fn write(model: &Model, path: &Path, options: &WriteOptions) -> Result<Written, OnnxError> {
+    let head_bytes = header(model.opset).encode_to_vec();
+    let graph_bytes = model.graph.encode_to_vec();
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| OnnxError::Output {
+            what: format!("{} is not a file path", path.display()),
+        })?;
+    let location = format!("{file_name}.data");
+
+    let inline: Vec<Planned> = model
+        .initializers
+        .iter()
+        .map(|init| Planned {
+            init,
+            meta: tensor_meta(init, None),
+            placement: Placement::Inline,
+        })
+        .collect();
+    let total = |planned: &[Planned]| -> u64 {
+        let graph_len = graph_bytes.len()
+            + planned
+                .iter()
+                .map(|p| length_delimited_len(GRAPH_INITIALIZER, p.tensor_len()))
+                .sum::<usize>();
+        (head_bytes.len() + length_delimited_len(MODEL_GRAPH, graph_len)) as u64
+    };
+    let (planned, external) = if total(&inline) <= options.max_inline_bytes {
+        (inline, None)
+    } else {
+        let mut offset = 0u64;
+        let planned = model
+            .initializers
+            .iter()
+            .map(|init| {
+                if init.raw.len() < EXTERNAL_MIN_BYTES {
+                    return Planned { init, meta: tensor_meta(init, None), placement: Placement::Inline };
+                }
+                offset = offset.next_multiple_of(EXTERNAL_ALIGN);
+                let at = offset;
+                offset += init.raw.len() as u64;
+                Planned {
+                    init,
+                    meta: tensor_meta(init, Some((&location, at))),
+                    placement: Placement::External { offset: at },
+                }
+            })
+            .collect::<Vec<_>>();
+        if total(&planned) > MAX_INLINE_BYTES {
+            return Err(OnnxError::Output {
+                what: "the graph is over 2 GiB even with its weights in external data".into(),
+            });
+        }
+        (planned, Some(path.with_file_name(&location)))
+    };
+
+    if let Some(data_path) = &external {
+        atomically(data_path, |file| write_external(&planned, file))?;
+    }
+    let graph_len = graph_bytes.len()
+        + planned
+            .iter()
+            .map(|p| length_delimited_len(GRAPH_INITIALIZER, p.tensor_len()))
+            .sum::<usize>();
+    atomically(path, |file| {
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        let mut prefix = head_bytes.clone();
+        encode_key(MODEL_GRAPH, WireType::LengthDelimited, &mut prefix);
+        encode_varint(graph_len as u64, &mut prefix);
+        out.write_all(&prefix)?;
+        out.write_all(&graph_bytes)?;
+        for p in &planned {
+            let mut prefix = Vec::with_capacity(16 + p.meta.len());
+            encode_key(GRAPH_INITIALIZER, WireType::LengthDelimited, &mut prefix);
+            encode_varint(p.tensor_len() as u64, &mut prefix);
+            prefix.extend_from_slice(&p.meta);
+            if let Placement::Inline = p.placement {
+                encode_key(TENSOR_RAW_DATA, WireType::LengthDelimited, &mut prefix);
+                encode_varint(p.init.raw.len() as u64, &mut prefix);
+                out.write_all(&prefix)?;
+                out.write_all(&p.init.raw)?;
+            } else {
+                out.write_all(&prefix)?;
+            }
+        }
+        out.flush()
+    })?;
+    Ok(Written {
+        bytes: total(&planned),
+        external,
+    })
+}
+
+fn write_external(planned: &[Planned], file: &mut File) -> std::io::Result<()> {
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut position = 0u64;
+    for p in planned {
+        if let Placement::External { offset } = p.placement {
+            let padding = usize::try_from(offset - position).unwrap_or(0);
+            out.write_all(&vec![0u8; padding])?;
+            out.write_all(&p.init.raw)?;
+            position = offset + p.init.raw.len() as u64;
+        }
+    }
+    out.flush()
+}
+
+/// Runs `fill` on a temporary file next to `path`, then fsyncs it and renames it over `path`.
+fn atomically(path: &Path, fill: impl FnOnce(&mut File) -> std::io::Result<()>) -> Result<(), OnnxError> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut temp = tempfile::Builder::new()
+        .prefix(".ckpt-")
+        .suffix(".partial")
+        .tempfile_in(dir)
+        .map_err(|e| OnnxError::Output {
+            what: format!("cannot create a temporary file in {}: {e}", dir.display()),
+        })?;
+    fill(temp.as_file_mut())?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|e| OnnxError::Output {
+        what: format!("cannot move the output into place at {}: {}", path.display(), e.error),
+    })?;
+    if let Ok(d) = File::open(dir) {
+        // Make the rename durable; a failure here does not undo a complete output.
+        let _ = d.sync_all();
+    }
+    Ok(())
+}

@@ -1,0 +1,170 @@
+//! Reading a tensor's values as `f32`: the one place the ONNX exporter decodes weights.
+
+use super::checkpoint::Checkpoint;
+use super::dtype::DType;
+use super::tensor::TensorRef;
+use super::TorchError;
+
+/// The byte order of a checkpoint's storages: zip files record it (`byteorder`, torch ≥ 2.1)
+/// and default to little endian; legacy files are little endian in practice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ByteOrder {
+    Little,
+    Big,
+}
+
+impl ByteOrder {
+    /// The order `ckpt`'s storages use.
+    pub fn of(ckpt: &Checkpoint) -> ByteOrder {
+        match ckpt.zip.as_ref().and_then(|m| m.byteorder.as_deref()) {
+            Some("big") => ByteOrder::Big,
+            _ => ByteOrder::Little,
+        }
+    }
+}
+
+/// `tensor`'s values in row-major (C-contiguous) order, converted to `f32`.
+///
+/// Honours the view's storage offset and strides; reads only the storage bytes the view
+/// spans. Supports float32, float16, bfloat16 and float64 (rounded to nearest).
+pub fn read_f32(ckpt: &mut Checkpoint, tensor: &TensorRef) -> Result<Vec<f32>, TorchError> {
+    let order = ByteOrder::of(ckpt);
+    let size = match tensor.dtype {
+        DType::Float32 | DType::Float16 | DType::BFloat16 | DType::Float64 => {
+            tensor.dtype.element_size() as u64
+        }
+        other => {
+            return Err(TorchError::Unsupported {
+                what: format!("reading {} tensors as float32", other.name()),
+            })
+        }
+    };
+    let numel = tensor.numel();
+    if numel == 0 {
+        return Ok(Vec::new());
+    }
+    let invalid = || TorchError::Invalid {
+        what: format!(
+            "tensor of shape {:?} does not fit storage `{}`",
+            tensor.shape, tensor.storage.key
+        ),
+    };
+    let extent = tensor.extent().ok_or_else(invalid)?;
+    let first = tensor.offset;
+    let bytes = ckpt.read_storage_range(
+        &tensor.storage.key,
+        first.checked_mul(size).ok_or_else(invalid)?,
+        (extent - first).checked_mul(size).ok_or_else(invalid)?,
+    )?;
+    let strides: Vec<u64> = tensor
+        .stride
+        .iter()
+        .map(|&s| u64::try_from(s).map_err(|_| invalid()))
+        .collect::<Result<_, _>>()?;
+    let mut values = Vec::with_capacity(usize::try_from(numel).map_err(|_| invalid())?);
+    let element = |index: u64| -> f32 {
+        // `index < extent - first` by construction, so the slice is in bounds.
+        let at = (index * size) as usize;
+        decode(&bytes[at..at + size as usize], tensor.dtype, order)
+    };
+    if is_contiguous(&tensor.shape, &strides) {
+        values.extend((0..numel).map(element));
+    } else {
+        let mut index = vec![0u64; tensor.shape.len()];
+        for _ in 0..numel {
+            let position: u64 = index.iter().zip(&strides).map(|(i, s)| i * s).sum();
+            values.push(element(position));
+            increment(&mut index, &tensor.shape);
+        }
+    }
+    Ok(values)
+}
+
+/// Whether row-major strides describe `shape` densely (size-1 dimensions may have any stride).
+fn is_contiguous(shape: &[u64], strides: &[u64]) -> bool {
+    let mut expected = 1u64;
+    for (&size, &stride) in shape.iter().zip(strides).rev() {
+        if size != 1 && stride != expected {
+            return false;
+        }
+        expected = expected.saturating_mul(size);
+    }
+    true
+}
+
+/// Advances a row-major multi-index by one.
+fn increment(index: &mut [u64], shape: &[u64]) {
+    for (i, &size) in index.iter_mut().zip(shape).rev() {
+        *i += 1;
+        if *i < size {
+            return;
+        }
+        *i = 0;
+    }
+}
+
+fn decode(bytes: &[u8], dtype: DType, order: ByteOrder) -> f32 {
+    let mut raw = [0u8; 8];
+    raw[..bytes.len()].copy_from_slice(bytes);
+    if order == ByteOrder::Big {
+        raw[..bytes.len()].reverse();
+    }
+    match dtype {
+        DType::Float32 => f32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]),
+        DType::Float64 => f64::from_le_bytes(raw) as f32,
+        DType::BFloat16 => f32::from_bits(u32::from(u16::from_le_bytes([raw[0], raw[1]])) << 16),
+        _ => f16_to_f32(u16::from_le_bytes([raw[0], raw[1]])),
+    }
+}
+
+/// IEEE binary16 → binary32, exact (every half value is a float).
+fn f16_to_f32(h: u16) -> f32 {
+    let sign = u32::from(h >> 15) << 31;
+    let exp = u32::from((h >> 10) & 0x1f);
+    let mant = u32::from(h & 0x3ff);
+    let bits = match (exp, mant) {
+        (0, 0) => sign,
+        (0, m) => {
+            // Subnormal: value = m × 2^-24.
+            return if sign != 0 { -(m as f32) } else { m as f32 } * f32::powi(2.0, -24);
+        }
+        (0x1f, m) => sign | 0x7f80_0000 | (m << 13),
+        (e, m) => sign | ((e + 112) << 23) | (m << 13),
+    };
+    f32::from_bits(bits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_conversion() {
+        assert_eq!(f16_to_f32(0x3c00), 1.0);
+        assert_eq!(f16_to_f32(0xc000), -2.0);
+        assert_eq!(f16_to_f32(0x7bff), 65504.0);
+        assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
+        assert_eq!(f16_to_f32(0x8001), -(2f32.powi(-24)));
+        assert!(f16_to_f32(0x7c00).is_infinite());
+        assert!(f16_to_f32(0x7e00).is_nan());
+    }
+
+    #[test]
+    fn decoding_honours_byte_order() {
+        let le = 1.5f32.to_le_bytes();
+        let be = 1.5f32.to_be_bytes();
+        assert_eq!(decode(&le, DType::Float32, ByteOrder::Little), 1.5);
+        assert_eq!(decode(&be, DType::Float32, ByteOrder::Big), 1.5);
+        assert_eq!(decode(&[0xc0, 0x3f], DType::BFloat16, ByteOrder::Little), 1.5);
+    }
+
+    #[test]
+    fn strided_walk() {
+        assert!(is_contiguous(&[2, 3], &[3, 1]));
+        assert!(!is_contiguous(&[2, 3], &[1, 2]));
+        assert!(is_contiguous(&[1, 3], &[99, 1]));
+        let mut index = vec![0, 2];
+        increment(&mut index, &[2, 3]);
+        assert_eq!(index, vec![1, 0]);
+    }
+}

@@ -1,0 +1,111 @@
+"""`ckpt to-onnx` against torch eager on full-size, random-init torchvision models.
+
+Each checkpoint is saved the way the ImageNet training example saves one: a DDP-wrapped
+(`module.`) state dict under `state_dict`, with an `arch` field, so detection and prefix
+stripping are exercised.  The export must pass `onnx.checker.check_model(full_check=True)`
+and match torch eager in onnxruntime at batch 1, 3 and 8 from one file, within
+max |diff| <= 1e-4 * max(1, max |ref|).
+"""
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import torch
+import torchvision
+
+from _util import ok, run_ckpt
+
+BATCHES = (1, 3, 8)
+ARCHS = [
+    "resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
+    "resnext50_32x4d", "resnext101_32x8d", "resnext101_64x4d",
+    "wide_resnet50_2", "wide_resnet101_2",
+    "vgg11", "vgg13", "vgg16", "vgg19", "vgg11_bn", "vgg13_bn", "vgg16_bn", "vgg19_bn",
+]
+
+
+def build(arch, seed, **kw):
+    """A random-init torchvision model in eval mode, with non-trivial BatchNorm statistics
+    so that folding BN into Conv is tested."""
+    torch.manual_seed(seed)
+    model = getattr(torchvision.models, arch)(weights=None, **kw)
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                n = m.num_features
+                m.running_mean.copy_(torch.randn(n, generator=gen) * 0.1)
+                m.running_var.copy_(torch.rand(n, generator=gen) + 0.5)
+                m.weight.copy_(torch.rand(n, generator=gen) * 0.5 + 0.75)
+                m.bias.copy_(torch.randn(n, generator=gen) * 0.05)
+    return model.eval()
+
+
+def check_parity(model, onnx_path, chw=(3, 224, 224)):
+    onnx.checker.check_model(onnx.load(str(onnx_path)), full_check=True)
+    session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    gen = torch.Generator().manual_seed(7)
+    worst = 0.0
+    for b in BATCHES:
+        x = torch.randn(b, *chw, generator=gen)
+        with torch.no_grad():
+            ref = model(x).numpy()
+        (got,) = session.run(None, {"input": x.numpy()})
+        assert got.shape == ref.shape
+        diff = float(np.abs(got - ref).max())
+        tol = 1e-4 * max(1.0, float(np.abs(ref).max()))
+        assert diff <= tol, f"batch {b}: max |diff| {diff:.3e} > {tol:.3e}"
+        worst = max(worst, diff / tol)
+    return worst
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_ddp_checkpoint_matches_torch(arch, tmp_path):
+    model = build(arch, seed=ARCHS.index(arch))
+    sd = {"module." + k: v for k, v in model.state_dict().items()}
+    ckpt = tmp_path / f"{arch}.pth"
+    torch.save({"state_dict": sd, "arch": arch, "epoch": 90, "best_acc1": 0.0}, ckpt)
+    out = tmp_path / f"{arch}.onnx"
+    cmd_file = tmp_path / "atc.sh"
+    proc = ok(run_ckpt("to-onnx", ckpt, "-o", out, "--atc-cmd", cmd_file))
+    assert f"architecture: {arch} (from the checkpoint's `arch` field); stripped module." in proc.stderr
+    expected_cmd = (f"atc --model={out} --framework=5 --output={tmp_path / arch} --input_format=NCHW "
+                    f"--input_shape=\"input:-1,3,224,224\" --dynamic_batch_size=\"1,2,4,8\" "
+                    f"--soc_version=Ascend310P3")
+    assert proc.stdout.strip() == expected_cmd
+    assert cmd_file.read_text().strip() == expected_cmd
+    del sd
+    model_proto = onnx.load(str(out), load_external_data=False)
+    assert model_proto.ir_version == 6
+    assert [(o.domain, o.version) for o in model_proto.opset_import] == [("", 11)]
+    ops = {n.op_type for n in model_proto.graph.node}
+    assert not ops & {"BatchNormalization", "Identity", "Shape", "Gather", "Unsqueeze"}
+    check_parity(model, out)
+
+
+@pytest.mark.parametrize("arch,classes", [("resnet50", 17), ("vgg16_bn", 5), ("resnext50_32x4d", 3)])
+def test_detected_from_keys_with_a_fine_tuned_head(arch, classes, tmp_path):
+    """No `arch` field, a bare state dict, a non-ImageNet head: detection from keys alone."""
+    model = build(arch, seed=100 + classes, num_classes=classes)
+    ckpt = tmp_path / "bare.pth"
+    torch.save(model.state_dict(), ckpt)
+    out = tmp_path / "bare.onnx"
+    proc = ok(run_ckpt("to-onnx", ckpt, "-o", out, "--no-fold-bn", "--opset", "13"))
+    assert f"architecture: {arch} (from key names and shapes)" in proc.stderr
+    check_parity(model, out)
+
+
+def test_strict_keys_error_names_missing_and_unexpected(tmp_path):
+    model = build("resnet18", seed=1)
+    sd = model.state_dict()
+    del sd["layer3.1.bn2.running_var"]
+    sd["head.extra.weight"] = torch.zeros(3)
+    sd["fc.bias"] = torch.zeros(999)
+    ckpt = tmp_path / "broken.pth"
+    torch.save({"model": sd}, ckpt)
+    proc = run_ckpt("to-onnx", ckpt, "-o", tmp_path / "x.onnx", "--arch", "resnet18")
+    assert proc.returncode != 0
+    assert "missing keys (1):" in proc.stderr and "layer3.1.bn2.running_var" in proc.stderr
+    assert "unexpected keys (1):" in proc.stderr and "head.extra.weight" in proc.stderr
+    assert "fc.bias: checkpoint [999], resnet18 needs [1000]" in proc.stderr
+    assert not (tmp_path / "x.onnx").exists()
