@@ -118,7 +118,13 @@ impl TorchZip {
             Err(e) => return Err(e.into()),
         }
         let reader = file.try_clone()?;
-        let archive = zip::ZipArchive::new(reader).map_err(|e| match e {
+        // The file starts with a local header, so the archive starts at offset 0. Saying so
+        // also turns off the zip crate's prepended-data detection, which misreads some valid
+        // multi-GiB torch archives ("Invalid Central Directory header").
+        let config = zip::read::Config {
+            archive_offset: zip::read::ArchiveOffset::Known(0),
+        };
+        let archive = zip::ZipArchive::with_config(config, reader).map_err(|e| match e {
             zip::result::ZipError::Io(io) => ZipError::Io(io),
             other => ZipError::CorruptDirectory(other.to_string()),
         })?;

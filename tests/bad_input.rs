@@ -1,0 +1,173 @@
+//! Bad input: every case is a clear error from `open`, never a panic, a hang or an allocation
+//! sized by a field nobody checked.
+
+use std::fs::File;
+use std::path::Path;
+
+use ckpt::pickle::{self, Constructor, Global, Graph, NodeId, Object, Value};
+use ckpt::torch::zip_write::TorchZipWriter;
+use ckpt::torch::{self, TorchError};
+
+/// `_rebuild_tensor_v2(('storage', FloatStorage, '0', 'cpu', numel), offset, shape, stride, …)`.
+fn tensor_graph(numel: i64, offset: i64, shape: &[i64], stride: &[i64]) -> (Graph, NodeId) {
+    let mut g = Graph::new();
+    let mut add = |g: &mut Graph, v: Value| g.add(v);
+    let tag = add(&mut g, Value::Str("storage".into()));
+    let class = add(&mut g, Value::Global(Global::new("torch", "FloatStorage")));
+    let key = add(&mut g, Value::Str("0".into()));
+    let location = add(&mut g, Value::Str("cpu".into()));
+    let numel = add(&mut g, Value::Int(numel));
+    let pid_tuple = add(&mut g, Value::Tuple(vec![tag, class, key, location, numel]));
+    let pid = add(&mut g, Value::PersistentId(pid_tuple));
+    let offset = add(&mut g, Value::Int(offset));
+    let dims: Vec<NodeId> = shape.iter().map(|&d| g.add(Value::Int(d))).collect();
+    let shape = add(&mut g, Value::Tuple(dims));
+    let steps: Vec<NodeId> = stride.iter().map(|&d| g.add(Value::Int(d))).collect();
+    let stride = add(&mut g, Value::Tuple(steps));
+    let grad = add(&mut g, Value::Bool(false));
+    let od = add(
+        &mut g,
+        Value::Global(Global::new("collections", "OrderedDict")),
+    );
+    let empty = add(&mut g, Value::Tuple(vec![]));
+    let hooks = add(
+        &mut g,
+        Value::Object(Object::new(Constructor::Reduce {
+            callable: od,
+            args: empty,
+        })),
+    );
+    let args = add(
+        &mut g,
+        Value::Tuple(vec![pid, offset, shape, stride, grad, hooks]),
+    );
+    let rebuild = add(
+        &mut g,
+        Value::Global(Global::new("torch._utils", "_rebuild_tensor_v2")),
+    );
+    let tensor = add(
+        &mut g,
+        Value::Object(Object::new(Constructor::Reduce {
+            callable: rebuild,
+            args,
+        })),
+    );
+    let name = add(&mut g, Value::Str("w".into()));
+    let root = add(&mut g, Value::Dict(vec![(name, tensor)]));
+    (g, root)
+}
+
+fn write_zip(path: &Path, pickle: &[u8], storage: &[u8]) {
+    let file = File::create(path).expect("create");
+    let mut zip = TorchZipWriter::new(file, "bad", 64);
+    zip.add_bytes("data.pkl", pickle).expect("pkl");
+    zip.add_bytes("data/0", storage).expect("storage");
+    zip.add_bytes("version", b"3\n").expect("version");
+    zip.finish().expect("finish");
+}
+
+fn open_error(pickle: &[u8], storage: &[u8]) -> TorchError {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("bad.pth");
+    write_zip(&path, pickle, storage);
+    match torch::open(&path) {
+        Ok(_) => panic!("a bad checkpoint was accepted"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn a_well_formed_tensor_is_accepted() {
+    let (g, root) = tensor_graph(6, 0, &[2, 3], &[3, 1]);
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("ok.pth");
+    write_zip(&path, &pickle::write(&g, root).expect("write"), &[0u8; 24]);
+    let ckpt = torch::open(&path).expect("valid");
+    assert_eq!(ckpt.scan.tensors[0].shape, vec![2, 3]);
+}
+
+#[test]
+fn storage_record_shorter_than_declared_is_an_error() {
+    let (g, root) = tensor_graph(6, 0, &[2, 3], &[3, 1]);
+    let err = open_error(&pickle::write(&g, root).expect("write"), &[0u8; 8]);
+    assert!(
+        err.to_string().contains("fewer than its tensors need"),
+        "{err}"
+    );
+}
+
+#[test]
+fn view_reaching_past_its_storage_is_an_error() {
+    let (g, root) = tensor_graph(6, 4, &[2, 3], &[3, 1]);
+    let err = open_error(&pickle::write(&g, root).expect("write"), &[0u8; 24]);
+    assert!(err.to_string().contains("does not fit"), "{err}");
+}
+
+#[test]
+fn overflowing_sizes_are_errors_not_wraparounds() {
+    let (g, root) = tensor_graph(i64::MAX, 0, &[i64::MAX, 4], &[4, 1]);
+    let err = open_error(&pickle::write(&g, root).expect("write"), &[0u8; 24]);
+    assert!(err.to_string().contains("overflow"), "{err}");
+}
+
+#[test]
+fn negative_sizes_are_errors() {
+    let (g, root) = tensor_graph(6, 0, &[-2, 3], &[3, 1]);
+    let err = open_error(&pickle::write(&g, root).expect("write"), &[0u8; 24]);
+    assert!(err.to_string().contains("non-negative"), "{err}");
+}
+
+#[test]
+fn unknown_opcode_is_an_error_naming_the_offset() {
+    let err = open_error(b"\x80\x02\xff.", &[]);
+    assert!(
+        err.to_string().contains("bad pickle opcode 0xff at byte 2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    // 100 000 nested lists: `]` then (`]` + APPEND) … built iteratively by the reader.
+    let mut bytes = b"\x80\x02".to_vec();
+    for _ in 0..100_000 {
+        bytes.push(b']');
+    }
+    for _ in 0..99_999 {
+        bytes.push(b'a');
+    }
+    bytes.push(b'.');
+    let err = open_error(&bytes, &[]);
+    assert!(err.to_string().contains("nests"), "{err}");
+}
+
+#[test]
+fn memo_bomb_is_bounded() {
+    // One list referenced a million times through the memo: a DAG, not a copy. Reading and
+    // scanning it stays linear.
+    let mut bytes = b"\x80\x02]q\x00(".to_vec();
+    for _ in 0..1_000_000 {
+        bytes.extend_from_slice(b"h\x00");
+    }
+    bytes.extend_from_slice(b"e.");
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("memo.pth");
+    write_zip(&path, &bytes, &[]);
+    let ckpt = torch::open(&path).expect("a shared list is valid");
+    let report = ckpt::report::inspect(&ckpt).expect("report");
+    assert_eq!(report["tensors"], 0);
+}
+
+#[test]
+fn wrong_magic_and_empty_files_are_errors() {
+    let dir = tempfile::tempdir().expect("dir");
+    for (name, bytes) in [
+        ("empty.pth", &b""[..]),
+        ("text.pth", b"hello world, not a checkpoint"),
+        ("zipish.pth", b"PK\x03\x04 but nothing else"),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).expect("write");
+        assert!(torch::open(&path).is_err(), "{name} accepted");
+    }
+}
