@@ -11,7 +11,7 @@ use ckpt::torch::{self, TorchError};
 /// `_rebuild_tensor_v2(('storage', FloatStorage, '0', 'cpu', numel), offset, shape, stride, …)`.
 fn tensor_graph(numel: i64, offset: i64, shape: &[i64], stride: &[i64]) -> (Graph, NodeId) {
     let mut g = Graph::new();
-    let mut add = |g: &mut Graph, v: Value| g.add(v);
+    let add = |g: &mut Graph, v: Value| g.add(v);
     let tag = add(&mut g, Value::Str("storage".into()));
     let class = add(&mut g, Value::Global(Global::new("torch", "FloatStorage")));
     let key = add(&mut g, Value::Str("0".into()));
@@ -130,12 +130,8 @@ fn unknown_opcode_is_an_error_naming_the_offset() {
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
     // 100 000 nested lists: `]` then (`]` + APPEND) … built iteratively by the reader.
     let mut bytes = b"\x80\x02".to_vec();
-    for _ in 0..100_000 {
-        bytes.push(b']');
-    }
-    for _ in 0..99_999 {
-        bytes.push(b'a');
-    }
+    bytes.extend(std::iter::repeat_n(b']', 100_000));
+    bytes.extend(std::iter::repeat_n(b'a', 99_999));
     bytes.push(b'.');
     let err = open_error(&bytes, &[]);
     assert!(err.to_string().contains("nests"), "{err}");

@@ -29,7 +29,11 @@ fn report(path: &Path) -> Json {
 #[test]
 fn every_fixture_reads_with_the_facts_torch_reported() {
     let expected = expected();
-    assert!(expected.len() >= 40, "expected.json lists {} fixtures", expected.len());
+    assert!(
+        expected.len() >= 40,
+        "expected.json lists {} fixtures",
+        expected.len()
+    );
     for (name, facts) in &expected {
         let got = report(&fixtures().join(name));
         for field in ["format", "tensors", "storages", "bytes", "dtypes"] {
@@ -37,8 +41,14 @@ fn every_fixture_reads_with_the_facts_torch_reported() {
         }
         // torch counts locations per tensor object; our `locations` does too.
         assert_eq!(got["locations"], facts["locations"], "{name}: locations");
-        let unsafe_expected = facts["unsafe_globals"].as_array().cloned().unwrap_or_default();
-        let unsafe_got = got["unsafe_globals"].as_array().cloned().unwrap_or_default();
+        let unsafe_expected = facts["unsafe_globals"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let unsafe_got = got["unsafe_globals"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         assert_eq!(unsafe_got, unsafe_expected, "{name}: unsafe globals");
     }
 }
@@ -91,8 +101,11 @@ fn storage_bytes(ckpt: &mut Checkpoint) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-/// `(dtype, shape, stride, offset, storage key)` of every tensor, in order.
-fn tensor_layout(ckpt: &Checkpoint) -> Vec<(String, Vec<u64>, Vec<i64>, u64, String)> {
+/// `(dtype, shape, stride, offset, storage key)` of one tensor.
+type Layout = (String, Vec<u64>, Vec<i64>, u64, String);
+
+/// The layout of every tensor, in order.
+fn tensor_layout(ckpt: &Checkpoint) -> Vec<Layout> {
     ckpt.scan
         .tensors
         .iter()
@@ -134,13 +147,21 @@ fn rewritable_fixtures() -> Vec<PathBuf> {
 fn remap_to_cpu_keeps_every_tensor_and_byte_and_changes_only_tags() {
     let dir = tempfile::tempdir().expect("temp dir");
     let fixtures = rewritable_fixtures();
-    assert!(fixtures.len() >= 30, "only {} rewritable fixtures", fixtures.len());
+    assert!(
+        fixtures.len() >= 30,
+        "only {} rewritable fixtures",
+        fixtures.len()
+    );
     for path in fixtures {
         let mut source = torch::open(&path).expect("open");
         let format = OutputFormat::same_as(source.format).expect("rewritable");
         let mut graph = source.graph.clone();
-        remap(&mut graph, source.root, &LocationMap::All("cpu".parse().expect("cpu")))
-            .expect("remap");
+        remap(
+            &mut graph,
+            source.root,
+            &LocationMap::All("cpu".parse().expect("cpu")),
+        )
+        .expect("remap");
         let out = dir.path().join("out.pth");
         let root = source.root;
         let plan = torch::save::StoragePlan::copy_all();
@@ -148,7 +169,12 @@ fn remap_to_cpu_keeps_every_tensor_and_byte_and_changes_only_tags() {
 
         let mut rewritten = torch::open(&out).expect("reopen");
         assert_eq!(rewritten.format, source.format, "{}", path.display());
-        assert_eq!(tensor_layout(&rewritten), tensor_layout(&source), "{}", path.display());
+        assert_eq!(
+            tensor_layout(&rewritten),
+            tensor_layout(&source),
+            "{}",
+            path.display()
+        );
         assert!(
             rewritten.scan.storages.iter().all(|s| s.location == "cpu"),
             "{}",
@@ -185,17 +211,32 @@ fn strip_module_renames_keys_and_metadata_like_torch() {
         .collect();
     // consume_prefix_in_state_dict_if_present: 'module' replaces '' in place, then the
     // 'module.x' entries are popped and re-appended as 'x'.
-    assert_eq!(meta_keys, ["", "conv1", "bn1", "relu", "pool", "flat", "fc"]);
+    assert_eq!(
+        meta_keys,
+        ["", "conv1", "bn1", "relu", "pool", "flat", "fc"]
+    );
     let out = tempfile::tempdir().expect("dir");
     let root = source.root;
     let plan = torch::save::StoragePlan::copy_all();
-    torch::save(&mut source, graph, root, OutputFormat::Zip, &out.path().join("o.pth"), &plan)
-        .expect("save");
+    torch::save(
+        &mut source,
+        graph,
+        root,
+        OutputFormat::Zip,
+        &out.path().join("o.pth"),
+        &plan,
+    )
+    .expect("save");
 }
 
 #[test]
 fn truncated_files_are_errors_never_panics() {
-    for name in ["zip_train_ckpt.pth", "legacy_train_ckpt.pth", "tar_pre2017.pth", "ts_traced.pt"] {
+    for name in [
+        "zip_train_ckpt.pth",
+        "legacy_train_ckpt.pth",
+        "tar_pre2017.pth",
+        "ts_traced.pt",
+    ] {
         let bytes = fs::read(fixtures().join(name)).expect("fixture");
         let dir = tempfile::tempdir().expect("dir");
         let path = dir.path().join("cut.pth");
@@ -247,7 +288,11 @@ fn cli_errors_are_one_line_naming_the_file_with_status_1_and_no_output() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("garbage.pth"), "{stderr}");
     assert!(!out.exists());
-    assert_eq!(fs::read_dir(dir.path()).expect("dir").count(), 1, "no stray temp files");
+    assert_eq!(
+        fs::read_dir(dir.path()).expect("dir").count(),
+        1,
+        "no stray temp files"
+    );
 }
 
 #[test]
