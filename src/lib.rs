@@ -5,6 +5,7 @@
 //! the meaning of the graph: tensors, storages, locations) → [`transform`] (graph → graph) →
 //! [`torch`] writers (graph + storage plan → file).
 
+pub mod atomic_file;
 pub mod onnx;
 pub mod pickle;
 pub mod torch;

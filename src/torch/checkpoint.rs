@@ -174,9 +174,7 @@ fn open_legacy(path: &Path, file: File, file_len: u64) -> Result<Checkpoint, Tor
         })?;
         let mut head = vec![0u8; len];
         file.read_exact_at(&mut head, 0)?;
-        match legacy::parse(&head, &file, file_len, |g, r| {
-            Ok(scan(g, r)?.storages)
-        }) {
+        match legacy::parse(&head, &file, file_len, |g, r| Ok(scan(g, r)?.storages)) {
             Err(TorchError::Pickle(pickle::PickleError::Truncated { .. }))
                 if want < file_len && want < MAX_PICKLE_BYTES =>
             {
@@ -186,12 +184,7 @@ fn open_legacy(path: &Path, file: File, file_len: u64) -> Result<Checkpoint, Tor
         }
     };
     let scan = scan(&parsed.object.graph, parsed.object.root)?;
-    for storage in scan.unique_storages() {
-        let record = parsed.records.get(&storage.key).ok_or_else(|| TorchError::Invalid {
-            what: format!("storage `{}` is not in the file's storage list", storage.key),
-        })?;
-        check_storage_len(&storage.key, storage.nbytes(), record.nbytes)?;
-    }
+    check_stream_records(&scan, &parsed.records)?;
     Ok(Checkpoint {
         path: path.to_owned(),
         format: Format::Legacy,
@@ -209,18 +202,7 @@ fn open_legacy(path: &Path, file: File, file_len: u64) -> Result<Checkpoint, Tor
 fn open_tar(path: &Path, file: File, file_len: u64) -> Result<Checkpoint, TorchError> {
     let parsed = tar::parse(&file, file_len)?;
     let scan = scan(&parsed.graph, parsed.root)?;
-    for storage in scan.unique_storages() {
-        let record = parsed
-            .records
-            .get(&storage.key)
-            .ok_or_else(|| TorchError::Invalid {
-                what: format!(
-                    "storage `{}` is not in the file's storage list",
-                    storage.key
-                ),
-            })?;
-        check_storage_len(&storage.key, storage.nbytes(), record.nbytes)?;
-    }
+    check_stream_records(&scan, &parsed.records)?;
     Ok(Checkpoint {
         path: path.to_owned(),
         format: Format::Tar,
@@ -233,6 +215,20 @@ fn open_tar(path: &Path, file: File, file_len: u64) -> Result<Checkpoint, TorchE
             records: parsed.records,
         },
     })
+}
+
+/// Every storage the graph references is in the stream's storage list, with enough bytes.
+fn check_stream_records(
+    scan: &Scan,
+    records: &HashMap<StorageKey, LegacyRecord>,
+) -> Result<(), TorchError> {
+    for storage in scan.unique_storages() {
+        let record = records.get(&storage.key).ok_or_else(|| TorchError::Invalid {
+            what: format!("storage `{}` is not in the file's storage list", storage.key),
+        })?;
+        check_storage_len(&storage.key, storage.nbytes(), record.nbytes)?;
+    }
+    Ok(())
 }
 
 fn check_storage_len(key: &str, declared: Option<u64>, actual: u64) -> Result<(), TorchError> {
@@ -413,9 +409,12 @@ fn legacy_record(
     records: &HashMap<StorageKey, LegacyRecord>,
     key: &str,
 ) -> Result<LegacyRecord, TorchError> {
-    records.get(key).copied().ok_or_else(|| TorchError::Invalid {
-        what: format!("storage `{key}` is not in the file"),
-    })
+    records
+        .get(key)
+        .copied()
+        .ok_or_else(|| TorchError::Invalid {
+            what: format!("storage `{key}` is not in the file"),
+        })
 }
 
 /// A reader over `len` bytes of `file` from `offset`, in a form std can copy in the kernel.

@@ -131,29 +131,10 @@ pub fn save(
     }
     let pickle = pickle::write(&graph, root)?;
 
-    let dir = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut temp = tempfile::Builder::new()
-        .prefix(".ckpt-")
-        .suffix(".partial")
-        .tempfile_in(dir)
-        .map_err(|e| TorchError::Output {
-            what: format!("cannot create a temporary file in {}: {e}", dir.display()),
-        })?;
-    match format {
-        OutputFormat::Zip => write_zip(source, &pickle, &storages, out, temp.as_file_mut())?,
-        OutputFormat::Legacy => write_legacy(source, &pickle, storages, temp.as_file_mut())?,
-    }
-    temp.as_file().sync_all()?;
-    temp.persist(out).map_err(|e| TorchError::Output {
-        what: format!("cannot move the output into place: {}", e.error),
+    crate::atomic_file::write_atomically(out, |file| match format {
+        OutputFormat::Zip => write_zip(source, &pickle, &storages, out, file),
+        OutputFormat::Legacy => write_legacy(source, &pickle, storages, file),
     })?;
-    if let Ok(d) = File::open(dir) {
-        // Make the rename durable; a failure here does not undo a complete output.
-        let _ = d.sync_all();
-    }
     Ok(())
 }
 
