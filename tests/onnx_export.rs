@@ -27,7 +27,13 @@ struct Case {
 fn cases() -> Vec<Case> {
     let text = std::fs::read_to_string(fixtures().join("manifest.json")).unwrap();
     let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let ints = |v: &serde_json::Value| -> Vec<u64> { v.as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect() };
+    let ints = |v: &serde_json::Value| -> Vec<u64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect()
+    };
     manifest
         .as_object()
         .unwrap()
@@ -57,7 +63,10 @@ fn probe_input(batch: u64, chw: [u64; 3], seed: u64) -> Vec<f32> {
 
 fn reference(case: &Case, batch: u64) -> Vec<f32> {
     let bytes = std::fs::read(fixtures().join(format!("{}.out.b{batch}.f32", case.name))).unwrap();
-    bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
 }
 
 fn defaults(case: &Case) -> ExportOptions {
@@ -67,7 +76,11 @@ fn defaults(case: &Case) -> ExportOptions {
     }
 }
 
-fn export_case(case: &Case, options: &ExportOptions, out: &Path) -> Result<ExportReport, OnnxError> {
+fn export_case(
+    case: &Case,
+    options: &ExportOptions,
+    out: &Path,
+) -> Result<ExportReport, OnnxError> {
     let mut ckpt = ckpt::torch::open(&fixtures().join(format!("{}.pth", case.name)))?;
     export(&mut ckpt, options, out)
 }
@@ -86,12 +99,30 @@ fn run_tract(model: &Path, case: &Case) -> Vec<(u64, f32, f32)> {
     case.batches
         .iter()
         .map(|&b| {
-            let x = Tensor::from_shape(&[b as usize, c, h, w], &probe_input(b, case.input, case.seed)).unwrap();
+            let x = Tensor::from_shape(
+                &[b as usize, c, h, w],
+                &probe_input(b, case.input, case.seed),
+            )
+            .unwrap();
             let out = runnable.run(tvec!(x.into())).unwrap();
-            let got: Vec<f32> = out[0].to_plain_array_view::<f32>().unwrap().iter().copied().collect();
+            let got: Vec<f32> = out[0]
+                .to_plain_array_view::<f32>()
+                .unwrap()
+                .iter()
+                .copied()
+                .collect();
             let want = reference(case, b);
-            assert_eq!(got.len(), want.len(), "{} batch {b}: output size", case.name);
-            let diff = got.iter().zip(&want).map(|(g, r)| (g - r).abs()).fold(0.0f32, f32::max);
+            assert_eq!(
+                got.len(),
+                want.len(),
+                "{} batch {b}: output size",
+                case.name
+            );
+            let diff = got
+                .iter()
+                .zip(&want)
+                .map(|(g, r)| (g - r).abs())
+                .fold(0.0f32, f32::max);
             let scale = want.iter().map(|r| r.abs()).fold(1.0f32, f32::max);
             (b, diff, 1e-4 * scale)
         })
@@ -100,8 +131,15 @@ fn run_tract(model: &Path, case: &Case) -> Vec<(u64, f32, f32)> {
 
 fn assert_parity(model: &Path, case: &Case, label: &str) {
     for (b, diff, tol) in run_tract(model, case) {
-        eprintln!("{label} {} batch {b}: max |diff| {diff:.3e} (tolerance {tol:.3e})", case.name);
-        assert!(diff <= tol, "{label} {} batch {b}: max |diff| {diff} > {tol}", case.name);
+        eprintln!(
+            "{label} {} batch {b}: max |diff| {diff:.3e} (tolerance {tol:.3e})",
+            case.name
+        );
+        assert!(
+            diff <= tol,
+            "{label} {} batch {b}: max |diff| {diff} > {tol}",
+            case.name
+        );
     }
 }
 
@@ -115,7 +153,12 @@ fn every_fixture_matches_torch_in_tract() {
     for case in cases() {
         let out = dir.path().join(format!("{}.onnx", case.name));
         let report = export_case(&case, &defaults(&case), &out).unwrap();
-        assert!(report.arch.starts_with(&case.arch), "{}: detected {}", case.name, report.arch);
+        assert!(
+            report.arch.starts_with(&case.arch),
+            "{}: detected {}",
+            case.name,
+            report.arch
+        );
         assert_parity(&out, &case, "opset 11 folded");
     }
 }
@@ -134,19 +177,33 @@ fn file_is_atc_shaped() {
     assert_eq!(model.opset_import[0].version, Some(11));
     let graph = model.graph.unwrap();
     for info in graph.input.iter().chain(&graph.output) {
-        let Some(type_proto::Value::TensorType(t)) = info.r#type.as_ref().and_then(|t| t.value.as_ref()) else {
+        let Some(type_proto::Value::TensorType(t)) =
+            info.r#type.as_ref().and_then(|t| t.value.as_ref())
+        else {
             panic!("no tensor type")
         };
         let dims = &t.shape.as_ref().unwrap().dim;
         assert_eq!(dims[0].value, Some(Dim::DimParam("batch".into())));
-        assert!(dims[1..].iter().all(|d| matches!(d.value, Some(Dim::DimValue(v)) if v > 0)));
+        assert!(dims[1..]
+            .iter()
+            .all(|d| matches!(d.value, Some(Dim::DimValue(v)) if v > 0)));
     }
     assert_eq!(graph.input[0].name.as_deref(), Some("input"));
     assert_eq!(graph.output[0].name.as_deref(), Some("output"));
-    let ops: Vec<&str> = graph.node.iter().filter_map(|n| n.op_type.as_deref()).collect();
+    let ops: Vec<&str> = graph
+        .node
+        .iter()
+        .filter_map(|n| n.op_type.as_deref())
+        .collect();
     assert!(!ops.contains(&"BatchNormalization") && !ops.contains(&"Identity"));
-    assert!(!ops.iter().any(|op| ["Shape", "Gather", "Unsqueeze"].contains(op)));
-    let names: Vec<&str> = graph.initializer.iter().filter_map(|i| i.name.as_deref()).collect();
+    assert!(!ops
+        .iter()
+        .any(|op| ["Shape", "Gather", "Unsqueeze"].contains(op)));
+    let names: Vec<&str> = graph
+        .initializer
+        .iter()
+        .filter_map(|i| i.name.as_deref())
+        .collect();
     assert!(names.contains(&"fc.weight") && names.contains(&"conv1.weight.fused_bn"));
 }
 
@@ -166,9 +223,22 @@ fn every_opset_without_folding_matches() {
         let ir = [4, 5, 6, 7, 7][(version - 9) as usize];
         assert_eq!(model.ir_version, Some(ir));
         let graph = model.graph.unwrap();
-        let count = |op: &str| graph.node.iter().filter(|n| n.op_type.as_deref() == Some(op)).count();
-        assert_eq!(count("BatchNormalization"), count("Conv"), "one BatchNormalization per conv");
-        assert!(graph.initializer.iter().any(|i| i.name.as_deref() == Some("layer1.0.bn2.running_var")));
+        let count = |op: &str| {
+            graph
+                .node
+                .iter()
+                .filter(|n| n.op_type.as_deref() == Some(op))
+                .count()
+        };
+        assert_eq!(
+            count("BatchNormalization"),
+            count("Conv"),
+            "one BatchNormalization per conv"
+        );
+        assert!(graph
+            .initializer
+            .iter()
+            .any(|i| i.name.as_deref() == Some("layer1.0.bn2.running_var")));
         assert_parity(&out, &case, &format!("opset {version} unfolded"));
     }
 }
@@ -179,17 +249,35 @@ fn external_data_and_fixed_batch() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("ext.onnx");
     let options = ExportOptions {
-        write: WriteOptions { max_inline_bytes: 0 },
+        write: WriteOptions {
+            max_inline_bytes: 0,
+        },
         ..defaults(&case)
     };
     let report = export_case(&case, &options, &out).unwrap();
-    assert_eq!(report.written.external, Some(dir.path().join("ext.onnx.data")));
+    assert_eq!(
+        report.written.external,
+        Some(dir.path().join("ext.onnx.data"))
+    );
     let graph = decode(&out).graph.unwrap();
-    let external = graph.initializer.iter().filter(|i| i.data_location == Some(1)).count();
-    assert!(external > 0 && graph.initializer.iter().all(|i| i.data_location == Some(1) || i.raw_data.is_some()));
+    let external = graph
+        .initializer
+        .iter()
+        .filter(|i| i.data_location == Some(1))
+        .count();
+    assert!(
+        external > 0
+            && graph
+                .initializer
+                .iter()
+                .all(|i| i.data_location == Some(1) || i.raw_data.is_some())
+    );
     assert_parity(&out, &case, "external data");
 
-    let fixed = Case { batches: vec![3], ..case };
+    let fixed = Case {
+        batches: vec![3],
+        ..case
+    };
     let out = dir.path().join("fixed.onnx");
     let options = ExportOptions {
         batch: Batch::Fixed(3),
@@ -197,10 +285,17 @@ fn external_data_and_fixed_batch() {
     };
     export_case(&fixed, &options, &out).unwrap();
     let graph = decode(&out).graph.unwrap();
-    let Some(type_proto::Value::TensorType(t)) = graph.input[0].r#type.as_ref().and_then(|t| t.value.as_ref()) else {
+    let Some(type_proto::Value::TensorType(t)) = graph.input[0]
+        .r#type
+        .as_ref()
+        .and_then(|t| t.value.as_ref())
+    else {
         panic!("no tensor type")
     };
-    assert_eq!(t.shape.as_ref().unwrap().dim[0].value, Some(Dim::DimValue(3)));
+    assert_eq!(
+        t.shape.as_ref().unwrap().dim[0].value,
+        Some(Dim::DimValue(3))
+    );
     assert_parity(&out, &fixed, "fixed batch 3");
 }
 
@@ -215,7 +310,10 @@ fn wrong_architecture_lists_missing_and_unexpected_keys() {
     };
     let message = export_case(&case, &options, &out).unwrap_err().to_string();
     assert!(message.contains("does not match resnet34"), "{message}");
-    assert!(message.contains("missing keys") && message.contains("layer1.2.conv1.weight"), "{message}");
+    assert!(
+        message.contains("missing keys") && message.contains("layer1.2.conv1.weight"),
+        "{message}"
+    );
     let options = ExportOptions {
         arch: Choice::Named("resnet50".into()),
         ..defaults(&case)
@@ -232,7 +330,10 @@ fn wrong_architecture_lists_missing_and_unexpected_keys() {
         ..defaults(&case)
     };
     let message = export_case(&case, &options, &out).unwrap_err().to_string();
-    assert!(message.contains("unknown architecture `lenet`") && message.contains("wide_resnet101_2"), "{message}");
+    assert!(
+        message.contains("unknown architecture `lenet`") && message.contains("wide_resnet101_2"),
+        "{message}"
+    );
     assert!(!out.exists(), "no output on failure");
 }
 
@@ -244,7 +345,9 @@ fn vgg_rejects_inputs_adaptive_pooling_cannot_express() {
         input: [3, 100, 100],
         ..defaults(&case)
     };
-    let message = export_case(&case, &options, &dir.path().join("v.onnx")).unwrap_err().to_string();
+    let message = export_case(&case, &options, &dir.path().join("v.onnx"))
+        .unwrap_err()
+        .to_string();
     assert!(message.contains("AdaptiveAvgPool2d"), "{message}");
     // 448 gives a 14×14 map: a 2×2 AveragePool reproduces AdaptiveAvgPool2d((7, 7)).
     let options = ExportOptions {

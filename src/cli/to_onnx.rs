@@ -46,7 +46,9 @@ pub struct Args {
 
 fn parse_opset(text: &str) -> Result<i64, String> {
     let version = text.parse::<i64>().map_err(|e| e.to_string())?;
-    Opset::new(version).map(Opset::version).map_err(|e| e.to_string())
+    Opset::new(version)
+        .map(Opset::version)
+        .map_err(|e| e.to_string())
 }
 
 fn parse_shape(text: &str) -> Result<[u64; 3], String> {
@@ -55,7 +57,8 @@ fn parse_shape(text: &str) -> Result<[u64; 3], String> {
         .map(|d| d.trim().parse::<u64>().ok().filter(|&d| d > 0))
         .collect::<Option<_>>()
         .ok_or_else(|| format!("`{text}` is not C,H,W with positive integers"))?;
-    dims.try_into().map_err(|_| format!("`{text}` is not three dimensions C,H,W"))
+    dims.try_into()
+        .map_err(|_| format!("`{text}` is not three dimensions C,H,W"))
 }
 
 fn parse_batch(text: &str) -> Result<Batch, String> {
@@ -64,7 +67,9 @@ fn parse_batch(text: &str) -> Result<Batch, String> {
     }
     match text.parse::<u64>() {
         Ok(n) if n > 0 => Ok(Batch::Fixed(n)),
-        _ => Err(format!("`{text}` is neither `dynamic` nor a positive batch size")),
+        _ => Err(format!(
+            "`{text}` is neither `dynamic` nor a positive batch size"
+        )),
     }
 }
 
@@ -91,7 +96,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
     } else {
         format!("; stripped {}", report.stripped.join(", "))
     };
-    eprintln!("architecture: {} (from {}){stripped}", report.arch, report.source);
+    eprintln!(
+        "architecture: {} (from {}){stripped}",
+        report.arch, report.source
+    );
     let external = report
         .written
         .external
@@ -106,7 +114,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         report.initializers,
         report.written.bytes as f64 / f64::from(1 << 20),
     );
-    let command = AtcCommand::new(&args.output, &args.input_name, args.input_shape, args.batch, &args.soc);
+    let command = AtcCommand::new(
+        &args.output,
+        &args.input_name,
+        args.input_shape,
+        args.batch,
+        &args.soc,
+    );
     println!("{command}");
     if let Some(path) = &args.atc_cmd {
         std::fs::write(path, format!("{command}\n")).map_err(|e| Failure::about(path, e))?;

@@ -17,14 +17,44 @@ use super::{Batch, OnnxError};
 /// Operators ATC's ONNX parser registers for every default-domain opset from 9 to 13
 /// (CANN's ONNX plugin list), limited to those this exporter may emit.
 pub const ALLOWED_OPS: [&str; 27] = [
-    "Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Conv", "Div", "Erf",
-    "Flatten", "Gemm", "GlobalAveragePool", "HardSigmoid", "LRN", "MatMul", "MaxPool", "Mul",
-    "Pow", "ReduceMean", "Relu", "Reshape", "Sigmoid", "Softmax", "Split", "Sqrt", "Sub",
-    "Tanh", "Transpose",
+    "Add",
+    "AveragePool",
+    "BatchNormalization",
+    "Clip",
+    "Concat",
+    "Conv",
+    "Div",
+    "Erf",
+    "Flatten",
+    "Gemm",
+    "GlobalAveragePool",
+    "HardSigmoid",
+    "LRN",
+    "MatMul",
+    "MaxPool",
+    "Mul",
+    "Pow",
+    "ReduceMean",
+    "Relu",
+    "Reshape",
+    "Sigmoid",
+    "Softmax",
+    "Split",
+    "Sqrt",
+    "Sub",
+    "Tanh",
+    "Transpose",
 ];
 
 /// Ops that compute shapes at run time; with a dynamic batch ATC cannot fold them.
-const SHAPE_OPS: [&str; 6] = ["Shape", "Gather", "Unsqueeze", "Squeeze", "ConstantOfShape", "Expand"];
+const SHAPE_OPS: [&str; 6] = [
+    "Shape",
+    "Gather",
+    "Unsqueeze",
+    "Squeeze",
+    "ConstantOfShape",
+    "Expand",
+];
 
 /// The IR version each opset needs (`onnx.helper.find_min_ir_version_for`; what torch writes).
 const IR_FOR_OPSET: [(i64, i64); 5] = [(9, 4), (10, 5), (11, 6), (12, 7), (13, 7)];
@@ -38,7 +68,10 @@ pub fn validate(model: &Model, batch: &Batch) -> Result<(), OnnxError> {
             let version = only.version.unwrap_or(0);
             match IR_FOR_OPSET.iter().find(|(o, _)| *o == version) {
                 Some((_, ir)) if head.ir_version == Some(*ir) => {}
-                Some((_, ir)) => bad.push(format!("opset {version} needs IR version {ir}, not {:?}", head.ir_version)),
+                Some((_, ir)) => bad.push(format!(
+                    "opset {version} needs IR version {ir}, not {:?}",
+                    head.ir_version
+                )),
                 None => bad.push(format!("opset {version} is outside ATC's 9–13")),
             }
         }
@@ -54,24 +87,35 @@ pub fn validate(model: &Model, batch: &Batch) -> Result<(), OnnxError> {
     for info in graph.input.iter().chain(&graph.output) {
         check_io(info, batch, &mut bad);
     }
-    let mut defined: HashSet<&str> = graph.input.iter().filter_map(|i| i.name.as_deref()).collect();
+    let mut defined: HashSet<&str> = graph
+        .input
+        .iter()
+        .filter_map(|i| i.name.as_deref())
+        .collect();
     defined.extend(model.initializers.iter().map(|i| i.name.as_str()));
     for node in &graph.node {
         let op = node.op_type.as_deref().unwrap_or("");
         let name = node.name.as_deref().unwrap_or("");
         if !node.domain.as_deref().unwrap_or("").is_empty() {
-            bad.push(format!("{name}: domain `{:?}` is not the default", node.domain));
+            bad.push(format!(
+                "{name}: domain `{:?}` is not the default",
+                node.domain
+            ));
         }
         if op == "Identity" {
             bad.push(format!("{name}: Identity nodes are not allowed"));
         } else if SHAPE_OPS.contains(&op) {
             bad.push(format!("{name}: {op} computes shapes at run time, which ATC cannot do with a dynamic batch"));
         } else if !ALLOWED_OPS.contains(&op) {
-            bad.push(format!("{name}: {op} is not on ATC's operator list for opsets 9–13"));
+            bad.push(format!(
+                "{name}: {op} is not on ATC's operator list for opsets 9–13"
+            ));
         }
         for input in node.input.iter().filter(|i| !i.is_empty()) {
             if !defined.contains(input.as_str()) {
-                bad.push(format!("{name}: input `{input}` is not defined before it (graph not sorted)"));
+                bad.push(format!(
+                    "{name}: input `{input}` is not defined before it (graph not sorted)"
+                ));
             }
         }
         for output in &node.output {
@@ -95,19 +139,29 @@ pub fn validate(model: &Model, batch: &Batch) -> Result<(), OnnxError> {
 /// An input or output must be a float tensor `[batch, fixed…]`.
 fn check_io(info: &ValueInfoProto, batch: &Batch, bad: &mut Vec<String>) {
     let name = info.name.as_deref().unwrap_or("");
-    let Some(type_proto::Value::TensorType(tensor)) = info.r#type.as_ref().and_then(|t| t.value.as_ref()) else {
+    let Some(type_proto::Value::TensorType(tensor)) =
+        info.r#type.as_ref().and_then(|t| t.value.as_ref())
+    else {
         bad.push(format!("`{name}` has no tensor type"));
         return;
     };
-    let dims = tensor.shape.as_ref().map(|s| s.dim.as_slice()).unwrap_or_default();
+    let dims = tensor
+        .shape
+        .as_ref()
+        .map(|s| s.dim.as_slice())
+        .unwrap_or_default();
     let mut values = dims.iter().map(|d| d.value.as_ref());
     match (values.next(), batch) {
         (Some(Some(Dim::DimParam(p))), Batch::Dynamic(want)) if p == want && !p.is_empty() => {}
         (Some(Some(Dim::DimValue(n))), Batch::Fixed(want)) if *n > 0 && *n as u64 == *want => {}
-        (first, _) => bad.push(format!("`{name}`: the batch dimension is {first:?}, expected {batch:?}")),
+        (first, _) => bad.push(format!(
+            "`{name}`: the batch dimension is {first:?}, expected {batch:?}"
+        )),
     }
     if !values.all(|d| matches!(d, Some(Dim::DimValue(n)) if *n > 0)) {
-        bad.push(format!("`{name}`: every dimension but the batch must be fixed"));
+        bad.push(format!(
+            "`{name}`: every dimension but the batch must be fixed"
+        ));
     }
 }
 
@@ -164,7 +218,8 @@ impl fmt::Display for AtcCommand {
 }
 
 fn is_plain(text: &str) -> bool {
-    text.chars().all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c))
+    text.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c))
 }
 
 /// `text` as one POSIX shell word.
@@ -191,13 +246,25 @@ mod tests {
 
     #[test]
     fn command_line_for_dynamic_and_fixed_batch() {
-        let cmd = AtcCommand::new(Path::new("out/r50.onnx"), "input", [3, 224, 224], Batch::Dynamic("batch".into()), "Ascend310P3");
+        let cmd = AtcCommand::new(
+            Path::new("out/r50.onnx"),
+            "input",
+            [3, 224, 224],
+            Batch::Dynamic("batch".into()),
+            "Ascend310P3",
+        );
         assert_eq!(
             cmd.to_string(),
             "atc --model=out/r50.onnx --framework=5 --output=out/r50 --input_format=NCHW \
              --input_shape=\"input:-1,3,224,224\" --dynamic_batch_size=\"1,2,4,8\" --soc_version=Ascend310P3"
         );
-        let cmd = AtcCommand::new(Path::new("my model.onnx"), "in", [1, 28, 28], Batch::Fixed(4), "Ascend910B3");
+        let cmd = AtcCommand::new(
+            Path::new("my model.onnx"),
+            "in",
+            [1, 28, 28],
+            Batch::Fixed(4),
+            "Ascend910B3",
+        );
         assert_eq!(
             cmd.to_string(),
             "atc '--model=my model.onnx' --framework=5 '--output=my model' --input_format=NCHW \

@@ -53,7 +53,11 @@ pub struct ExportReport {
 }
 
 /// Exports the model in `ckpt` to `out`.
-pub fn export(ckpt: &mut Checkpoint, options: &ExportOptions, out: &Path) -> Result<ExportReport, OnnxError> {
+pub fn export(
+    ckpt: &mut Checkpoint,
+    options: &ExportOptions,
+    out: &Path,
+) -> Result<ExportReport, OnnxError> {
     if options.batch == Batch::Fixed(0) || options.input.contains(&0) {
         return Err(OnnxError::Option {
             what: "the batch and every input dimension must be at least 1".into(),
@@ -69,7 +73,9 @@ pub fn export(ckpt: &mut Checkpoint, options: &ExportOptions, out: &Path) -> Res
         sd: &sd,
         fold_bn: options.fold_bn,
     };
-    let input = cx.graph.input(&options.input_name, options.input.to_vec())?;
+    let input = cx
+        .graph
+        .input(&options.input_name, options.input.to_vec())?;
     let logits = arch.build(&mut cx, &input)?;
     let model = cx.graph.finish(&logits, &options.output_name)?;
     atc::validate(&model, &options.batch)?;

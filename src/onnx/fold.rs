@@ -81,7 +81,11 @@ mod tests {
         let folded = fold(&[1.0, 2.0, 3.0, 4.0], Some(&[1.0, 1.0]), 2, &bn).unwrap();
         assert_eq!(folded.weight, vec![1.0, 2.0, 3.0, 4.0]);
         assert_eq!(folded.bias, vec![0.5, 0.0]);
-        let bn = BatchNorm { weight: vec![4.0, 1.0], eps: 1.0, ..bn };
+        let bn = BatchNorm {
+            weight: vec![4.0, 1.0],
+            eps: 1.0,
+            ..bn
+        };
         let folded = fold(&[1.0, 2.0, 3.0, 4.0], None, 2, &bn).unwrap();
         assert_eq!(folded.weight, vec![2.0, 4.0, 3.0, 4.0]);
         assert_eq!(folded.bias, vec![-1.5, -1.0]);

@@ -140,7 +140,12 @@ impl GraphBuilder {
 
     /// Adds a float32 initializer named `name` (a state-dict key, or a derived name for
     /// folded weights). `values` must hold exactly the product of `dims`.
-    pub fn weight(&mut self, name: &str, dims: Vec<u64>, values: &[f32]) -> Result<Weight, OnnxError> {
+    pub fn weight(
+        &mut self,
+        name: &str,
+        dims: Vec<u64>,
+        values: &[f32],
+    ) -> Result<Weight, OnnxError> {
         let count: u64 = dims.iter().product();
         if count != values.len() as u64 {
             return Err(OnnxError::Shape {

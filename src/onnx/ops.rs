@@ -112,7 +112,10 @@ impl GraphBuilder {
     ) -> Result<Value, OnnxError> {
         let [c, h, wd] = image(x, "Conv")?;
         let [o, ci, kh, kw] = *w.dims() else {
-            return Err(shape_error(format!("`{}` is not a 4-D conv weight", w.name())));
+            return Err(shape_error(format!(
+                "`{}` is not a 4-D conv weight",
+                w.name()
+            )));
         };
         if p.groups == 0 || ci * p.groups != c || o % p.groups != 0 {
             return Err(shape_error(format!(
@@ -128,7 +131,13 @@ impl GraphBuilder {
             }
         }
         let out = |size, i: usize, k: u64| {
-            window_out(size, p.pad[i], p.dilation[i] * (k - 1) + 1, p.stride[i], false)
+            window_out(
+                size,
+                p.pad[i],
+                p.dilation[i] * (k - 1) + 1,
+                p.stride[i],
+                false,
+            )
         };
         let (Some(oh), Some(ow)) = (out(h, 0, kh), out(wd, 1, kw)) else {
             return Err(shape_error(format!(
@@ -141,10 +150,19 @@ impl GraphBuilder {
             ("dilations", Attr::Ints(to_i64(&p.dilation))),
             ("group", Attr::Int(p.groups as i64)),
             ("kernel_shape", Attr::Ints(to_i64(&[kh, kw]))),
-            ("pads", Attr::Ints(to_i64(&[p.pad[0], p.pad[1], p.pad[0], p.pad[1]]))),
+            (
+                "pads",
+                Attr::Ints(to_i64(&[p.pad[0], p.pad[1], p.pad[0], p.pad[1]])),
+            ),
             ("strides", Attr::Ints(to_i64(&p.stride))),
         ];
-        Ok(single(self.node("Conv", scope, inputs, attrs, vec![vec![o, oh, ow]])))
+        Ok(single(self.node(
+            "Conv",
+            scope,
+            inputs,
+            attrs,
+            vec![vec![o, oh, ow]],
+        )))
     }
 
     /// `BatchNormalization` in inference mode (scale, bias, running mean and variance `[C]`).
@@ -157,12 +175,24 @@ impl GraphBuilder {
     ) -> Result<Value, OnnxError> {
         let c = x.shape().first().copied().unwrap_or(0);
         if let Some(bad) = params.iter().find(|p| p.dims() != [c]) {
-            return Err(shape_error(format!("`{}` is not a [{c}] BatchNorm parameter", bad.name())));
+            return Err(shape_error(format!(
+                "`{}` is not a [{c}] BatchNorm parameter",
+                bad.name()
+            )));
         }
         let mut inputs = names(&[x.name()]);
         inputs.extend(params.iter().map(|p| p.name().to_owned()));
-        let attrs = vec![("epsilon", Attr::Float(epsilon)), ("momentum", Attr::Float(0.9))];
-        Ok(single(self.node("BatchNormalization", scope, inputs, attrs, vec![x.shape().to_vec()])))
+        let attrs = vec![
+            ("epsilon", Attr::Float(epsilon)),
+            ("momentum", Attr::Float(0.9)),
+        ];
+        Ok(single(self.node(
+            "BatchNormalization",
+            scope,
+            inputs,
+            attrs,
+            vec![x.shape().to_vec()],
+        )))
     }
 
     /// `MaxPool`. Before opset 10 `ceil_mode` does not exist; ceil rounding is then written
@@ -173,7 +203,13 @@ impl GraphBuilder {
 
     /// `AveragePool` with `count_include_pad = 1`, as `nn.AvgPool2d` counts by default.
     pub fn average_pool(&mut self, scope: &str, x: &Value, p: Pool2d) -> Result<Value, OnnxError> {
-        self.pool("AveragePool", scope, x, p, &[("count_include_pad", Attr::Int(1))])
+        self.pool(
+            "AveragePool",
+            scope,
+            x,
+            p,
+            &[("count_include_pad", Attr::Int(1))],
+        )
     }
 
     fn pool(
@@ -213,13 +249,25 @@ impl GraphBuilder {
         attrs.push(("kernel_shape", Attr::Ints(to_i64(&p.kernel))));
         attrs.push(("pads", Attr::Ints(to_i64(&pads))));
         attrs.push(("strides", Attr::Ints(to_i64(&p.stride))));
-        Ok(single(self.node(op, scope, names(&[x.name()]), attrs, vec![vec![c, oh, ow]])))
+        Ok(single(self.node(
+            op,
+            scope,
+            names(&[x.name()]),
+            attrs,
+            vec![vec![c, oh, ow]],
+        )))
     }
 
     /// `GlobalAveragePool`: `[C, H, W]` → `[C, 1, 1]`.
     pub fn global_average_pool(&mut self, scope: &str, x: &Value) -> Result<Value, OnnxError> {
         let [c, _, _] = image(x, "GlobalAveragePool")?;
-        Ok(single(self.node("GlobalAveragePool", scope, names(&[x.name()]), vec![], vec![vec![c, 1, 1]])))
+        Ok(single(self.node(
+            "GlobalAveragePool",
+            scope,
+            names(&[x.name()]),
+            vec![],
+            vec![vec![c, 1, 1]],
+        )))
     }
 
     /// `Flatten(axis=1)`: every per-sample axis into one (no shape arithmetic on the batch).
@@ -230,9 +278,18 @@ impl GraphBuilder {
     }
 
     /// `Gemm(transB=1)`: `x [K]`, `w [N, K]`, optional `b [N]` → `[N]` (`nn.Linear`).
-    pub fn gemm(&mut self, scope: &str, x: &Value, w: &Weight, b: Option<&Weight>) -> Result<Value, OnnxError> {
+    pub fn gemm(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        w: &Weight,
+        b: Option<&Weight>,
+    ) -> Result<Value, OnnxError> {
         let [n, k] = *w.dims() else {
-            return Err(shape_error(format!("`{}` is not a 2-D linear weight", w.name())));
+            return Err(shape_error(format!(
+                "`{}` is not a 2-D linear weight",
+                w.name()
+            )));
         };
         if x.shape() != [k] {
             return Err(shape_error(format!(
@@ -252,7 +309,13 @@ impl GraphBuilder {
             ("beta", Attr::Float(1.0)),
             ("transB", Attr::Int(1)),
         ];
-        Ok(single(self.node("Gemm", scope, inputs, attrs, vec![vec![n]])))
+        Ok(single(self.node(
+            "Gemm",
+            scope,
+            inputs,
+            attrs,
+            vec![vec![n]],
+        )))
     }
 
     /// `MatMul` of an activation `[…, K]` by a constant `[K, N]`.
@@ -261,11 +324,20 @@ impl GraphBuilder {
             return Err(shape_error(format!("`{}` is not a 2-D matrix", w.name())));
         };
         if last != *k {
-            return Err(shape_error(format!("`{}` does not take {last} features", w.name())));
+            return Err(shape_error(format!(
+                "`{}` does not take {last} features",
+                w.name()
+            )));
         }
         let mut shape = rest.to_vec();
         shape.push(*n);
-        Ok(single(self.node("MatMul", scope, names(&[x.name(), w.name()]), vec![], vec![shape])))
+        Ok(single(self.node(
+            "MatMul",
+            scope,
+            names(&[x.name(), w.name()]),
+            vec![],
+            vec![shape],
+        )))
     }
 
     /// Element-wise `Add` of two activations of one shape.
@@ -276,7 +348,10 @@ impl GraphBuilder {
     /// Element-wise `Mul` of two activations; `b` may have size-1 spatial axes (SE gates).
     pub fn mul(&mut self, scope: &str, a: &Value, b: &Value) -> Result<Value, OnnxError> {
         let fits = a.shape().len() == b.shape().len()
-            && a.shape().iter().zip(b.shape()).all(|(x, y)| x == y || *y == 1);
+            && a.shape()
+                .iter()
+                .zip(b.shape())
+                .all(|(x, y)| x == y || *y == 1);
         if !fits {
             return Err(shape_error(format!(
                 "{scope}: Mul of {:?} by {:?}",
@@ -285,15 +360,37 @@ impl GraphBuilder {
             )));
         }
         let shape = a.shape().to_vec();
-        Ok(single(self.node("Mul", scope, names(&[a.name(), b.name()]), vec![], vec![shape])))
+        Ok(single(self.node(
+            "Mul",
+            scope,
+            names(&[a.name(), b.name()]),
+            vec![],
+            vec![shape],
+        )))
     }
 
-    fn same_shape_binary(&mut self, op: &'static str, scope: &str, a: &Value, b: &Value) -> Result<Value, OnnxError> {
+    fn same_shape_binary(
+        &mut self,
+        op: &'static str,
+        scope: &str,
+        a: &Value,
+        b: &Value,
+    ) -> Result<Value, OnnxError> {
         if a.shape() != b.shape() {
-            return Err(shape_error(format!("{scope}: {op} of {:?} and {:?}", a.shape(), b.shape())));
+            return Err(shape_error(format!(
+                "{scope}: {op} of {:?} and {:?}",
+                a.shape(),
+                b.shape()
+            )));
         }
         let shape = a.shape().to_vec();
-        Ok(single(self.node(op, scope, names(&[a.name(), b.name()]), vec![], vec![shape])))
+        Ok(single(self.node(
+            op,
+            scope,
+            names(&[a.name(), b.name()]),
+            vec![],
+            vec![shape],
+        )))
     }
 
     /// `Relu`.
@@ -329,40 +426,80 @@ impl GraphBuilder {
     pub fn softmax(&mut self, scope: &str, x: &Value) -> Result<Value, OnnxError> {
         if self.opset().version() < 13 && x.shape().len() != 1 {
             return Err(OnnxError::Option {
-                what: format!("{scope}: Softmax over one axis of a rank-{} tensor needs opset 13", x.shape().len() + 1),
+                what: format!(
+                    "{scope}: Softmax over one axis of a rank-{} tensor needs opset 13",
+                    x.shape().len() + 1
+                ),
             });
         }
         Ok(self.unary("Softmax", scope, x, vec![("axis", Attr::Int(-1))]))
     }
 
-    fn unary(&mut self, op: &'static str, scope: &str, x: &Value, attrs: Vec<(&'static str, Attr)>) -> Value {
-        single(self.node(op, scope, names(&[x.name()]), attrs, vec![x.shape().to_vec()]))
+    fn unary(
+        &mut self,
+        op: &'static str,
+        scope: &str,
+        x: &Value,
+        attrs: Vec<(&'static str, Attr)>,
+    ) -> Value {
+        single(self.node(
+            op,
+            scope,
+            names(&[x.name()]),
+            attrs,
+            vec![x.shape().to_vec()],
+        ))
     }
 
     /// `Reshape` to per-sample shape `shape`, written as `[0, shape…]` (0 copies the batch),
     /// so no Shape/Gather chain touches the batch.
     pub fn reshape(&mut self, scope: &str, x: &Value, shape: &[u64]) -> Result<Value, OnnxError> {
         if shape.iter().product::<u64>() != x.shape().iter().product::<u64>() {
-            return Err(shape_error(format!("{scope}: cannot reshape {:?} to {shape:?}", x.shape())));
+            return Err(shape_error(format!(
+                "{scope}: cannot reshape {:?} to {shape:?}",
+                x.shape()
+            )));
         }
         let mut target = vec![0i64];
         target.extend(to_i64(shape));
         let target = self.constant_i64(&format!("{scope}.shape"), &target);
         let inputs = names(&[x.name(), target.name()]);
-        Ok(single(self.node("Reshape", scope, inputs, vec![], vec![shape.to_vec()])))
+        Ok(single(self.node(
+            "Reshape",
+            scope,
+            inputs,
+            vec![],
+            vec![shape.to_vec()],
+        )))
     }
 
     /// `Transpose` of the per-sample axes by `perm` (the batch stays first).
-    pub fn transpose(&mut self, scope: &str, x: &Value, perm: &[usize]) -> Result<Value, OnnxError> {
+    pub fn transpose(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        perm: &[usize],
+    ) -> Result<Value, OnnxError> {
         let mut sorted = perm.to_vec();
         sorted.sort_unstable();
         if sorted != (0..x.shape().len()).collect::<Vec<_>>() {
-            return Err(shape_error(format!("{scope}: {perm:?} is not a permutation of {:?}", x.shape())));
+            return Err(shape_error(format!(
+                "{scope}: {perm:?} is not a permutation of {:?}",
+                x.shape()
+            )));
         }
         let shape = perm.iter().map(|&a| x.shape()[a]).collect();
-        let full: Vec<i64> = std::iter::once(0).chain(perm.iter().map(|&a| a as i64 + 1)).collect();
+        let full: Vec<i64> = std::iter::once(0)
+            .chain(perm.iter().map(|&a| a as i64 + 1))
+            .collect();
         let attrs = vec![("perm", Attr::Ints(full))];
-        Ok(single(self.node("Transpose", scope, names(&[x.name()]), attrs, vec![shape])))
+        Ok(single(self.node(
+            "Transpose",
+            scope,
+            names(&[x.name()]),
+            attrs,
+            vec![shape],
+        )))
     }
 
     /// `Concat` along per-sample `axis`; all other axes must agree.
@@ -372,13 +509,19 @@ impl GraphBuilder {
         };
         let mut shape = first.shape().to_vec();
         if axis >= shape.len() {
-            return Err(shape_error(format!("{scope}: Concat axis {axis} of {shape:?}")));
+            return Err(shape_error(format!(
+                "{scope}: Concat axis {axis} of {shape:?}"
+            )));
         }
         shape[axis] = 0;
         for x in xs {
             let same_rank = x.shape().len() == shape.len();
             let agree = same_rank
-                && x.shape().iter().zip(&shape).enumerate().all(|(i, (a, b))| i == axis || a == b);
+                && x.shape()
+                    .iter()
+                    .zip(&shape)
+                    .enumerate()
+                    .all(|(i, (a, b))| i == axis || a == b);
             if !agree {
                 return Err(shape_error(format!(
                     "{scope}: Concat of {:?} and {:?}",
@@ -390,14 +533,29 @@ impl GraphBuilder {
         }
         let attrs = vec![("axis", Attr::Int(axis as i64 + 1))];
         let inputs = xs.iter().map(|x| x.name().to_owned()).collect();
-        Ok(single(self.node("Concat", scope, inputs, attrs, vec![shape])))
+        Ok(single(self.node(
+            "Concat",
+            scope,
+            inputs,
+            attrs,
+            vec![shape],
+        )))
     }
 
     /// `Split` along per-sample `axis` into parts of `sizes`: an attribute before opset 13,
     /// a constant input from 13 on.
-    pub fn split(&mut self, scope: &str, x: &Value, axis: usize, sizes: &[u64]) -> Result<Vec<Value>, OnnxError> {
+    pub fn split(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        axis: usize,
+        sizes: &[u64],
+    ) -> Result<Vec<Value>, OnnxError> {
         if x.shape().get(axis) != Some(&sizes.iter().sum()) {
-            return Err(shape_error(format!("{scope}: cannot split {:?} into {sizes:?} on axis {axis}", x.shape())));
+            return Err(shape_error(format!(
+                "{scope}: cannot split {:?} into {sizes:?} on axis {axis}",
+                x.shape()
+            )));
         }
         let shapes = sizes
             .iter()

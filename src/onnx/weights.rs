@@ -126,9 +126,15 @@ impl StateDict {
         }
         let mut report = String::new();
         for (title, items) in [
-            ("missing keys", missing.iter().map(String::as_str).collect::<Vec<_>>()),
+            (
+                "missing keys",
+                missing.iter().map(String::as_str).collect::<Vec<_>>(),
+            ),
             ("unexpected keys", unexpected),
-            ("shape mismatches", mismatched.iter().map(String::as_str).collect()),
+            (
+                "shape mismatches",
+                mismatched.iter().map(String::as_str).collect(),
+            ),
         ] {
             if !items.is_empty() {
                 report.push_str(&format!("  {title} ({}):\n", items.len()));

@@ -12,7 +12,9 @@ use prost::encoding::{encode_key, encode_varint, encoded_len_varint, key_len, Wi
 use prost::Message;
 
 use super::graph::{Initializer, Model};
-use super::proto::{tensor_proto::DataLocation, ModelProto, OperatorSetIdProto, StringStringEntryProto, TensorProto};
+use super::proto::{
+    tensor_proto::DataLocation, ModelProto, OperatorSetIdProto, StringStringEntryProto, TensorProto,
+};
 use super::{OnnxError, Opset};
 
 /// Protobuf refuses messages of 2 GiB or more.
@@ -82,7 +84,9 @@ impl Planned<'_> {
     /// Encoded `TensorProto` length, bytes included when inline.
     fn tensor_len(&self) -> usize {
         match self.placement {
-            Placement::Inline => self.meta.len() + length_delimited_len(TENSOR_RAW_DATA, self.init.raw.len()),
+            Placement::Inline => {
+                self.meta.len() + length_delimited_len(TENSOR_RAW_DATA, self.init.raw.len())
+            }
             Placement::External { .. } => self.meta.len(),
         }
     }
@@ -152,7 +156,11 @@ pub fn write(model: &Model, path: &Path, options: &WriteOptions) -> Result<Writt
             .iter()
             .map(|init| {
                 if init.raw.len() < EXTERNAL_MIN_BYTES {
-                    return Planned { init, meta: tensor_meta(init, None), placement: Placement::Inline };
+                    return Planned {
+                        init,
+                        meta: tensor_meta(init, None),
+                        placement: Placement::Inline,
+                    };
                 }
                 offset = offset.next_multiple_of(EXTERNAL_ALIGN);
                 let at = offset;
@@ -224,7 +232,10 @@ fn write_external(planned: &[Planned], file: &mut File) -> std::io::Result<()> {
 }
 
 /// Runs `fill` on a temporary file next to `path`, then fsyncs it and renames it over `path`.
-fn atomically(path: &Path, fill: impl FnOnce(&mut File) -> std::io::Result<()>) -> Result<(), OnnxError> {
+fn atomically(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<(), OnnxError> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -239,7 +250,11 @@ fn atomically(path: &Path, fill: impl FnOnce(&mut File) -> std::io::Result<()>) 
     fill(temp.as_file_mut())?;
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|e| OnnxError::Output {
-        what: format!("cannot move the output into place at {}: {}", path.display(), e.error),
+        what: format!(
+            "cannot move the output into place at {}: {}",
+            path.display(),
+            e.error
+        ),
     })?;
     if let Ok(d) = File::open(dir) {
         // Make the rename durable; a failure here does not undo a complete output.

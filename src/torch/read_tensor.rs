@@ -155,7 +155,10 @@ mod tests {
         let be = 1.5f32.to_be_bytes();
         assert_eq!(decode(&le, DType::Float32, ByteOrder::Little), 1.5);
         assert_eq!(decode(&be, DType::Float32, ByteOrder::Big), 1.5);
-        assert_eq!(decode(&[0xc0, 0x3f], DType::BFloat16, ByteOrder::Little), 1.5);
+        assert_eq!(
+            decode(&[0xc0, 0x3f], DType::BFloat16, ByteOrder::Little),
+            1.5
+        );
     }
 
     #[test]

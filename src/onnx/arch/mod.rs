@@ -77,7 +77,11 @@ impl Arch {
 
 /// Every name `--arch` accepts.
 pub fn names() -> Vec<&'static str> {
-    resnet::NAMES.iter().chain(vgg::NAMES.iter()).copied().collect()
+    resnet::NAMES
+        .iter()
+        .chain(vgg::NAMES.iter())
+        .copied()
+        .collect()
 }
 
 /// Picks the architecture for `sd`: `--arch`, else a known `arch` field, else the keys.
@@ -86,7 +90,10 @@ pub fn resolve(choice: &Choice, sd: &StateDict) -> Result<(Arch, Source), OnnxEr
         return match named(name, sd)? {
             Some(arch) => Ok((arch, Source::Flag)),
             None => Err(OnnxError::Arch {
-                what: format!("unknown architecture `{name}`; supported: {}", names().join(", ")),
+                what: format!(
+                    "unknown architecture `{name}`; supported: {}",
+                    names().join(", ")
+                ),
             }),
         };
     }
@@ -148,7 +155,9 @@ pub fn key(name: String, shape: Vec<u64>) -> Expected {
 /// Dimension `axis` of `key`'s shape, or `fallback` when the key is absent or too short.
 /// Planning with fallbacks lets a strict check report every missing key at once.
 pub fn dim_or(sd: &StateDict, key: &str, axis: usize, fallback: u64) -> u64 {
-    sd.shape(key).and_then(|s| s.get(axis).copied()).unwrap_or(fallback)
+    sd.shape(key)
+        .and_then(|s| s.get(axis).copied())
+        .unwrap_or(fallback)
 }
 
 /// What building a graph needs: the builder, the checkpoint to read weights from, its
@@ -187,13 +196,22 @@ impl Context<'_> {
     /// `nn.Conv2d` at `conv` then eval-mode `nn.BatchNorm2d` at `bn` (epsilon `eps`): one
     /// Conv with folded weights (named `<conv>.weight.fused_bn`, `<conv>.bias.fused_bn`)
     /// unless folding is off, then a Conv and a BatchNormalization on state-dict names.
-    pub fn conv_bn(&mut self, x: &Value, conv: &str, bn: &str, eps: f64, p: Conv2d) -> Result<Value, OnnxError> {
+    pub fn conv_bn(
+        &mut self,
+        x: &Value,
+        conv: &str,
+        bn: &str,
+        eps: f64,
+        p: Conv2d,
+    ) -> Result<Value, OnnxError> {
         if !self.fold_bn {
             let y = self.conv(x, conv, p)?;
             let params = ["weight", "bias", "running_mean", "running_var"]
                 .map(|name| self.weight(&format!("{bn}.{name}")));
             let [w, b, m, v] = params;
-            return self.graph.batch_norm(bn, &y, [&w?, &b?, &m?, &v?], eps as f32);
+            return self
+                .graph
+                .batch_norm(bn, &y, [&w?, &b?, &m?, &v?], eps as f32);
         }
         let weight_key = format!("{conv}.weight");
         let bias_key = format!("{conv}.bias");
@@ -217,8 +235,14 @@ impl Context<'_> {
             what: format!("`{weight_key}` is too large"),
         })?;
         let folded = fold(&weight, bias.as_deref(), channels, &norm)?;
-        let w = self.graph.weight(&format!("{weight_key}.fused_bn"), dims, &folded.weight)?;
-        let b = self.graph.weight(&format!("{bias_key}.fused_bn"), vec![out_channels], &folded.bias)?;
+        let w = self
+            .graph
+            .weight(&format!("{weight_key}.fused_bn"), dims, &folded.weight)?;
+        let b = self.graph.weight(
+            &format!("{bias_key}.fused_bn"),
+            vec![out_channels],
+            &folded.bias,
+        )?;
         self.graph.conv(conv, x, &w, Some(&b), p)
     }
 

@@ -32,8 +32,8 @@ const TABLE: [(&str, Block, [usize; 4], u64, u64); 10] = [
 
 /// The names this module builds.
 pub const NAMES: [&str; 10] = [
-    TABLE[0].0, TABLE[1].0, TABLE[2].0, TABLE[3].0, TABLE[4].0,
-    TABLE[5].0, TABLE[6].0, TABLE[7].0, TABLE[8].0, TABLE[9].0,
+    TABLE[0].0, TABLE[1].0, TABLE[2].0, TABLE[3].0, TABLE[4].0, TABLE[5].0, TABLE[6].0, TABLE[7].0,
+    TABLE[8].0, TABLE[9].0,
 ];
 
 /// One residual block's channel plan.
@@ -71,9 +71,14 @@ pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<ResNet>, OnnxError
 
 /// A ResNet recognised from its keys (`conv1`, `layer1.0.conv1`, `fc`), or `None`.
 pub fn detect(sd: &StateDict) -> Result<Option<ResNet>, OnnxError> {
-    let looks_like = ["conv1.weight", "layer1.0.conv1.weight", "layer4.0.conv1.weight", "fc.weight"]
-        .iter()
-        .all(|k| sd.has(k));
+    let looks_like = [
+        "conv1.weight",
+        "layer1.0.conv1.weight",
+        "layer4.0.conv1.weight",
+        "fc.weight",
+    ]
+    .iter()
+    .all(|k| sd.has(k));
     if !looks_like {
         return Ok(None);
     }
@@ -112,7 +117,9 @@ fn standard_name(model: &ResNet) -> Option<String> {
     let layers = count_layers(&model.blocks);
     TABLE
         .iter()
-        .find(|row| row.1 == model.block && row.2 == layers && row.3 == first.groups && row.4 == per_group)
+        .find(|row| {
+            row.1 == model.block && row.2 == layers && row.3 == first.groups && row.4 == per_group
+        })
         .map(|row| row.0.to_owned())
 }
 
@@ -120,7 +127,10 @@ fn count_layers(blocks: &[BlockPlan]) -> [usize; 4] {
     let mut layers = [0; 4];
     for (i, count) in layers.iter_mut().enumerate() {
         let stage = format!("layer{}.", i + 1);
-        *count = blocks.iter().filter(|b| b.prefix.starts_with(&stage)).count();
+        *count = blocks
+            .iter()
+            .filter(|b| b.prefix.starts_with(&stage))
+            .count();
     }
     layers
 }
@@ -128,7 +138,12 @@ fn count_layers(blocks: &[BlockPlan]) -> [usize; 4] {
 /// Reads every width from `sd` for the given topology. A missing key takes its
 /// predecessor's width (torchvision's defaults for the stem and head), so that the strict
 /// check afterwards lists every missing key instead of stopping at the first.
-fn plan(name: String, block: Block, layers: [usize; 4], sd: &StateDict) -> Result<ResNet, OnnxError> {
+fn plan(
+    name: String,
+    block: Block,
+    layers: [usize; 4],
+    sd: &StateDict,
+) -> Result<ResNet, OnnxError> {
     let stem = dim_or(sd, "conv1.weight", 0, 64);
     let in_channels = dim_or(sd, "conv1.weight", 1, 3);
     let expansion = match block {
@@ -142,7 +157,12 @@ fn plan(name: String, block: Block, layers: [usize; 4], sd: &StateDict) -> Resul
             let prefix = format!("layer{}.{index}", stage + 1);
             let stride = if stage > 0 && index == 0 { 2 } else { 1 };
             let previous = blocks.last().filter(|_| index > 0);
-            let width = dim_or(sd, &format!("{prefix}.conv1.weight"), 0, previous.map_or(input, |b| b.width));
+            let width = dim_or(
+                sd,
+                &format!("{prefix}.conv1.weight"),
+                0,
+                previous.map_or(input, |b| b.width),
+            );
             let (output, groups) = match block {
                 Block::Basic => (dim_or(sd, &format!("{prefix}.conv2.weight"), 0, width), 1),
                 Block::Bottleneck => {
@@ -152,7 +172,8 @@ fn plan(name: String, block: Block, layers: [usize; 4], sd: &StateDict) -> Resul
                             what: format!("`{prefix}.conv2.weight` does not divide {width} channels into groups"),
                         });
                     }
-                    let output = dim_or(sd, &format!("{prefix}.conv3.weight"), 0, width * expansion);
+                    let output =
+                        dim_or(sd, &format!("{prefix}.conv3.weight"), 0, width * expansion);
                     (output, width / per_group)
                 }
             };
@@ -184,29 +205,50 @@ impl ResNet {
     }
 
     pub fn expected(&self) -> Vec<Expected> {
-        let mut keys = vec![key("conv1.weight".into(), vec![self.stem, self.in_channels, 7, 7])];
+        let mut keys = vec![key(
+            "conv1.weight".into(),
+            vec![self.stem, self.in_channels, 7, 7],
+        )];
         keys.extend(bn_keys("bn1", self.stem));
         for b in &self.blocks {
             let p = &b.prefix;
             match self.block {
                 Block::Basic => {
-                    keys.push(key(format!("{p}.conv1.weight"), vec![b.width, b.input, 3, 3]));
+                    keys.push(key(
+                        format!("{p}.conv1.weight"),
+                        vec![b.width, b.input, 3, 3],
+                    ));
                     keys.extend(bn_keys(&format!("{p}.bn1"), b.width));
-                    keys.push(key(format!("{p}.conv2.weight"), vec![b.output, b.width, 3, 3]));
+                    keys.push(key(
+                        format!("{p}.conv2.weight"),
+                        vec![b.output, b.width, 3, 3],
+                    ));
                     keys.extend(bn_keys(&format!("{p}.bn2"), b.output));
                 }
                 Block::Bottleneck => {
-                    keys.push(key(format!("{p}.conv1.weight"), vec![b.width, b.input, 1, 1]));
+                    keys.push(key(
+                        format!("{p}.conv1.weight"),
+                        vec![b.width, b.input, 1, 1],
+                    ));
                     keys.extend(bn_keys(&format!("{p}.bn1"), b.width));
                     let per_group = b.width / b.groups;
-                    keys.push(key(format!("{p}.conv2.weight"), vec![b.width, per_group, 3, 3]));
+                    keys.push(key(
+                        format!("{p}.conv2.weight"),
+                        vec![b.width, per_group, 3, 3],
+                    ));
                     keys.extend(bn_keys(&format!("{p}.bn2"), b.width));
-                    keys.push(key(format!("{p}.conv3.weight"), vec![b.output, b.width, 1, 1]));
+                    keys.push(key(
+                        format!("{p}.conv3.weight"),
+                        vec![b.output, b.width, 1, 1],
+                    ));
                     keys.extend(bn_keys(&format!("{p}.bn3"), b.output));
                 }
             }
             if b.downsample {
-                keys.push(key(format!("{p}.downsample.0.weight"), vec![b.output, b.input, 1, 1]));
+                keys.push(key(
+                    format!("{p}.downsample.0.weight"),
+                    vec![b.output, b.input, 1, 1],
+                ));
                 keys.extend(bn_keys(&format!("{p}.downsample.1"), b.output));
             }
         }
@@ -233,7 +275,13 @@ impl ResNet {
         let sub = |name: &str| format!("{p}.{name}");
         let out = match self.block {
             Block::Basic => {
-                let y = cx.conv_bn(x, &sub("conv1"), &sub("bn1"), BN_EPS, Conv2d::new(b.stride, 1))?;
+                let y = cx.conv_bn(
+                    x,
+                    &sub("conv1"),
+                    &sub("bn1"),
+                    BN_EPS,
+                    Conv2d::new(b.stride, 1),
+                )?;
                 let y = cx.graph.relu(&sub("relu"), &y);
                 cx.conv_bn(&y, &sub("conv2"), &sub("bn2"), BN_EPS, Conv2d::new(1, 1))?
             }

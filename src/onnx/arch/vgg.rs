@@ -27,7 +27,11 @@ pub const NAMES: [&str; 8] = [
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Layer {
     /// A 3×3 conv at `features.<index>` (then BatchNorm at `index + 1` if `bn`, then ReLU).
-    Conv { index: usize, input: u64, output: u64 },
+    Conv {
+        index: usize,
+        input: u64,
+        output: u64,
+    },
     MaxPool,
 }
 
@@ -61,14 +65,23 @@ pub fn detect(sd: &StateDict) -> Result<Option<Vgg>, OnnxError> {
     let bn = sd.has("features.1.running_mean");
     let last = sd
         .keys()
-        .filter_map(|k| k.strip_prefix("features.")?.split('.').next()?.parse::<usize>().ok())
+        .filter_map(|k| {
+            k.strip_prefix("features.")?
+                .split('.')
+                .next()?
+                .parse::<usize>()
+                .ok()
+        })
         .max()
         .unwrap_or(0);
     // Walk the indices: conv (+BN) + ReLU take 2 (3) slots; a slot without weights is a pool.
     let mut stages = vec![0usize];
     let mut index = 0;
     while index <= last {
-        if sd.shape(&format!("features.{index}.weight")).is_some_and(|s| s.len() == 4) {
+        if sd
+            .shape(&format!("features.{index}.weight"))
+            .is_some_and(|s| s.len() == 4)
+        {
             if let Some(n) = stages.last_mut() {
                 *n += 1;
             }
@@ -95,7 +108,11 @@ fn plan(name: String, bn: bool, stages: &[usize], sd: &StateDict) -> Vgg {
     for &convs in stages {
         for _ in 0..convs {
             let output = dim_or(sd, &format!("features.{index}.weight"), 0, input);
-            layers.push(Layer::Conv { index, input, output });
+            layers.push(Layer::Conv {
+                index,
+                input,
+                output,
+            });
             input = output;
             index += step;
         }
@@ -133,8 +150,16 @@ impl Vgg {
     pub fn expected(&self) -> Vec<Expected> {
         let mut keys = Vec::new();
         for layer in &self.layers {
-            if let Layer::Conv { index, input, output } = *layer {
-                keys.push(key(format!("features.{index}.weight"), vec![output, input, 3, 3]));
+            if let Layer::Conv {
+                index,
+                input,
+                output,
+            } = *layer
+            {
+                keys.push(key(
+                    format!("features.{index}.weight"),
+                    vec![output, input, 3, 3],
+                ));
                 keys.push(key(format!("features.{index}.bias"), vec![output]));
                 if self.bn {
                     keys.extend(bn_keys(&format!("features.{}", index + 1), output));
@@ -143,7 +168,10 @@ impl Vgg {
         }
         let [h1, h2, classes] = self.classifier;
         let flat = self.last_channels() * POOLED * POOLED;
-        for (i, (out, inp)) in [(h1, flat), (h2, h1), (classes, h2)].into_iter().enumerate() {
+        for (i, (out, inp)) in [(h1, flat), (h2, h1), (classes, h2)]
+            .into_iter()
+            .enumerate()
+        {
             keys.push(key(format!("classifier.{}.weight", 3 * i), vec![out, inp]));
             keys.push(key(format!("classifier.{}.bias", 3 * i), vec![out]));
         }
@@ -168,7 +196,9 @@ impl Vgg {
                     slot = relu + 1;
                 }
                 Layer::MaxPool => {
-                    x = cx.graph.max_pool(&format!("features.{slot}"), &x, Pool2d::new(2, 2, 0))?;
+                    x = cx
+                        .graph
+                        .max_pool(&format!("features.{slot}"), &x, Pool2d::new(2, 2, 0))?;
                     slot += 1;
                 }
             }
