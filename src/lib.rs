@@ -6,8 +6,12 @@
 //! [`torch`] writers (graph + storage plan → file).
 
 pub mod atomic_file;
+pub mod batch;
 pub mod onnx;
 pub mod pickle;
+pub mod pipeline;
+pub mod report;
+pub mod safetensors;
+pub mod security;
 pub mod torch;
 pub mod transform;
-pub mod report;

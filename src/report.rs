@@ -38,7 +38,10 @@ pub fn inspect(ckpt: &Checkpoint) -> Result<Json, TorchError> {
     out.insert("tensors".into(), json!(objects.len()));
     out.insert("storages".into(), json!(storages.len()));
     out.insert("bytes".into(), json!(bytes));
-    out.insert("dtypes".into(), json!(count(objects.iter().map(|t| t.dtype.to_string()))));
+    out.insert(
+        "dtypes".into(),
+        json!(count(objects.iter().map(|t| t.dtype.to_string()))),
+    );
     out.insert(
         "locations".into(),
         json!(count(objects.iter().map(|t| t.storage.location.clone()))),
@@ -58,7 +61,13 @@ pub fn inspect(ckpt: &Checkpoint) -> Result<Json, TorchError> {
         let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
         let found = prefix::detect(&refs);
         prefixes.extend(found.iter().cloned());
-        reports.push(state_dict_report(graph, scan, sd, path_to(graph, ckpt.root, sd), found));
+        reports.push(state_dict_report(
+            graph,
+            scan,
+            sd,
+            path_to(graph, ckpt.root, sd),
+            found,
+        ));
     }
     out.insert("prefixes".into(), json!(prefixes));
     out.insert("state_dicts".into(), Json::Array(reports));
@@ -153,7 +162,13 @@ fn state_dict_report(
 /// The key path from `root` to `target` through mappings (`state_dict`, `model/ema`), `""` for
 /// the root itself.
 fn path_to(graph: &Graph, root: NodeId, target: NodeId) -> Option<String> {
-    fn walk(graph: &Graph, node: NodeId, target: NodeId, depth: usize, seen: &mut HashSet<NodeId>) -> Option<Vec<String>> {
+    fn walk(
+        graph: &Graph,
+        node: NodeId,
+        target: NodeId,
+        depth: usize,
+        seen: &mut HashSet<NodeId>,
+    ) -> Option<Vec<String>> {
         if node == target {
             return Some(Vec::new());
         }
@@ -243,7 +258,10 @@ fn structure(graph: &Graph, scan: &Scan, node: NodeId, depth: usize) -> Json {
         let mut keys = Map::new();
         if depth < STRUCTURE_DEPTH {
             for &(k, v) in pairs.iter().take(STRUCTURE_ENTRIES) {
-                keys.insert(key_text(graph, k), structure(graph, scan, v, STRUCTURE_DEPTH));
+                keys.insert(
+                    key_text(graph, k),
+                    structure(graph, scan, v, STRUCTURE_DEPTH),
+                );
             }
         }
         return json!({ "type": "state_dict", "len": pairs.len(), "keys": keys });
@@ -318,7 +336,10 @@ pub fn render_text(report: &Json) -> String {
         line(
             &mut out,
             "torch_npu",
-            format!("{} tensors use _rebuild_npu_tensor", get("npu_rebuild_tensors")),
+            format!(
+                "{} tensors use _rebuild_npu_tensor",
+                get("npu_rebuild_tensors")
+            ),
         );
     }
     line(&mut out, "prefixes", list(&get("prefixes")));
@@ -343,7 +364,10 @@ pub fn render_text(report: &Json) -> String {
     line(&mut out, "unsafe globals", list(&get("unsafe_globals")));
     out.push_str("state dicts:\n");
     for sd in get("state_dicts").as_array().into_iter().flatten() {
-        let path = sd["path"].as_str().filter(|p| !p.is_empty()).unwrap_or("(top level)");
+        let path = sd["path"]
+            .as_str()
+            .filter(|p| !p.is_empty())
+            .unwrap_or("(top level)");
         out.push_str(&format!(
             "  {path}: {} tensors, {} parameters, {} ({})\n",
             sd["tensors"],

@@ -10,6 +10,7 @@ use ckpt::torch::{self, save::StoragePlan, OutputFormat};
 use ckpt::transform::{convert_amp, AmpConverted, AmpKind};
 
 use super::output::OutputArgs;
+use super::safety::SafetyArgs;
 use super::Failure;
 
 #[derive(ClapArgs, Debug)]
@@ -32,6 +33,8 @@ pub struct Args {
     /// Print one JSON object (or `null`) instead of text.
     #[arg(long, conflicts_with = "to")]
     json: bool,
+    #[command(flatten)]
+    safety: SafetyArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -59,6 +62,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         in_place: args.in_place,
     };
     let out = destination.resolve(input)?;
+    args.safety.check(input)?;
     let mut ckpt = torch::open(input).map_err(|e| fail(&e))?;
     let format = OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?;
     let mut graph = ckpt.graph.clone();

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use ckpt::torch::{self, state_dict::find_state_dicts, DType, Location, LocationMap, OutputFormat};
-use ckpt::transform::{
-    cast_floating, convert_amp, remap, select, strip_state_dict, AmpKind, CastScope, PrefixRule,
-};
+use ckpt::pipeline::{output_format, Rewrite};
+use ckpt::torch::{self, DType, Location, LocationMap, OutputFormat};
+use ckpt::transform::{select, AmpKind, CastScope, PrefixRule};
 
 use super::output::OutputArgs;
+use super::safety::SafetyArgs;
 use super::Failure;
 
 #[derive(ClapArgs, Debug)]
@@ -19,6 +19,8 @@ pub struct Args {
     input: PathBuf,
     #[command(flatten)]
     output: OutputArgs,
+    #[command(flatten)]
+    safety: SafetyArgs,
     /// Write only the mapping under this top-level key (e.g. `state_dict`) as the checkpoint.
     #[arg(long, value_name = "KEY")]
     extract: Option<String>,
@@ -72,27 +74,23 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "--keep `{key}` and --drop-optimizer contradict each other: --drop-optimizer removes `{key}`"
         )));
     }
+    args.safety.check(input)?;
     let mut ckpt = torch::open(input).map_err(|e| fail(&e))?;
-    let format = match args.format.as_deref() {
-        Some("legacy") => OutputFormat::Legacy,
-        Some(_) => OutputFormat::Zip,
-        None => OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?,
-    };
-    let mut graph = ckpt.graph.clone();
-    let mut root = ckpt.root;
+    let format = output_format(args.format.as_deref(), ckpt.format).map_err(|e| fail(&e))?;
+    let mut rewrite = Rewrite::new(&ckpt);
     let mut done: Vec<String> = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
 
     if let Some(key) = &args.extract {
-        root = select::extract(&graph, root, key).map_err(|e| fail(&e))?;
+        rewrite.extract(key).map_err(|e| fail(&e))?;
         done.push(format!("extracted `{key}`"));
     }
     if !args.keep.is_empty() {
-        select::keep(&mut graph, root, &args.keep).map_err(|e| fail(&e))?;
+        rewrite.keep(&args.keep).map_err(|e| fail(&e))?;
         done.push(format!("kept {}", quoted(&args.keep)));
     }
     if args.drop_optimizer {
-        let dropped = select::drop_training_state(&mut graph, root).map_err(|e| fail(&e))?;
+        let dropped = rewrite.drop_optimizer().map_err(|e| fail(&e))?;
         done.push(if dropped.is_empty() {
             "found no optimizer, scheduler or AMP state to drop".to_owned()
         } else {
@@ -105,22 +103,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
         } else {
             PrefixRule::Explicit(args.prefixes.clone())
         };
-        let state_dicts = find_state_dicts(&graph, root).map_err(|e| fail(&e))?;
-        let mut stripped = Vec::new();
-        for sd in &state_dicts {
-            let removed = strip_state_dict(&mut graph, *sd, &rule).map_err(|e| fail(&e))?;
-            if !removed.is_empty() {
-                stripped.push(removed.concat());
-            }
-        }
-        done.push(if stripped.is_empty() {
+        let stripped = rewrite.strip_module(&rule).map_err(|e| fail(&e))?;
+        done.push(if stripped.removed.is_empty() {
             "found no wrapper prefixes".to_owned()
         } else {
             format!(
                 "stripped {} from {} of {} state dicts",
-                stripped.join(", "),
-                stripped.len(),
-                state_dicts.len()
+                stripped.removed.join(", "),
+                stripped.removed.len(),
+                stripped.state_dicts
             )
         });
     }
@@ -129,7 +120,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             Some(to) => LocationMap::All(to.clone()),
             None => LocationMap::Rules(args.map.clone()),
         };
-        let moved = remap(&mut graph, root, &map).map_err(|e| fail(&e))?;
+        let moved = rewrite.relocate(&map).map_err(|e| fail(&e))?;
         done.push(format!(
             "relocated {} storage references, converted {} torch_npu tensors",
             moved.storages, moved.npu_tensors
@@ -137,11 +128,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     if let Some(kind) = &args.amp {
         let kind: AmpKind = kind.parse().map_err(|e: String| fail(&e))?;
-        let converted = convert_amp(&mut graph, root, kind, args.scaler).map_err(|e| fail(&e))?;
+        let converted = rewrite.amp(kind, args.scaler).map_err(|e| fail(&e))?;
         warnings.extend(converted.warnings.iter().cloned());
         done.push(super::amp::summary(&converted));
     }
-    let mut plan = torch::save::StoragePlan::copy_all();
     if let Some(name) = &args.dtype {
         let dtype =
             DType::from_name(name).ok_or_else(|| fail(&format!("unknown dtype `{name}`")))?;
@@ -150,16 +140,16 @@ pub fn run(args: Args) -> Result<(), Failure> {
         } else {
             CastScope::Model
         };
-        let cast = cast_floating(&mut graph, root, dtype, scope).map_err(|e| fail(&e))?;
+        let tensors = rewrite.cast(dtype, scope).map_err(|e| fail(&e))?;
         done.push(format!(
-            "cast {} tensors ({} storages) to {dtype}",
-            cast.tensors,
-            cast.plan.len()
+            "cast {tensors} tensors ({} storages) to {dtype}",
+            rewrite.plan.len()
         ));
-        plan = cast.plan;
     }
 
-    torch::save(&mut ckpt, graph, root, format, &out, &plan).map_err(|e| fail(&e))?;
+    rewrite
+        .save(&mut ckpt, format, &out)
+        .map_err(|e| fail(&e))?;
     for warning in &warnings {
         eprintln!("ckpt: warning: {warning}");
     }

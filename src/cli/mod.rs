@@ -1,12 +1,17 @@
 //! Command-line front end: argument parsing and printing only; the work is in the library.
 
 mod amp;
+mod batch;
 mod convert;
 mod inspect;
+mod manifest;
 mod output;
 mod remap;
+mod safety;
+mod scan;
 mod strip_module;
 mod to_onnx;
+mod to_safetensors;
 
 use std::path::PathBuf;
 
@@ -52,6 +57,9 @@ pub struct Cli {
 enum Command {
     /// Report a checkpoint's format, tensors, locations, prefixes, AMP state and unsafe globals.
     Inspect(inspect::Args),
+    /// List every global every pickle in each file names, classified safe, unknown or
+    /// dangerous. Exit 0 clean, 1 dangerous, 2 unreadable (highest over the files).
+    Scan(scan::Args),
     /// Remove DataParallel/DDP/compile/FSDP wrapper prefixes from every state dict.
     StripModule(strip_module::Args),
     /// Rewrite storage locations offline, like torch.load's map_location.
@@ -63,16 +71,33 @@ enum Command {
     Convert(convert::Args),
     /// Export a torchvision-family checkpoint to ATC-ready ONNX (dynamic batch, opset 9–13).
     ToOnnx(to_onnx::Args),
+    /// Write a checkpoint's state dict as safetensors (shared tensors stored once).
+    ToSafetensors(to_safetensors::Args),
+    /// Run a plan (TOML) of steps over many checkpoints in parallel, with a manifest,
+    /// resume and sharding.
+    Batch(batch::Args),
+    /// Work with batch manifests (`merge` shard manifests).
+    Manifest(manifest::Args),
 }
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Inspect(args) => inspect::run(args),
+        Command::Scan(args) => {
+            let code = scan::run(args);
+            // Flush what was printed, then leave with the scan's own status.
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            std::process::exit(i32::from(code))
+        }
         Command::StripModule(args) => strip_module::run(args),
         Command::Remap(args) => remap::run(args),
         Command::ToOnnx(args) => to_onnx::run(args),
         Command::Amp(args) => amp::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::ToSafetensors(args) => to_safetensors::run(args),
+        Command::Batch(args) => batch::run(args),
+        Command::Manifest(args) => manifest::run(args),
     }
 }

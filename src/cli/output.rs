@@ -10,7 +10,12 @@ use super::Failure;
 #[derive(ClapArgs, Debug)]
 pub struct OutputArgs {
     /// Output file (written to a temporary file beside it, then renamed into place).
-    #[arg(short = 'o', long = "output", value_name = "OUT", required_unless_present = "in_place")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "OUT",
+        required_unless_present = "in_place"
+    )]
     pub output: Option<PathBuf>,
     /// Replace the input file itself (atomically, after the new file is complete).
     #[arg(long, conflicts_with = "output")]

@@ -6,6 +6,7 @@ use ckpt::torch::{self, save::StoragePlan, Location, LocationMap, OutputFormat};
 use ckpt::transform::remap;
 
 use super::output::OutputArgs;
+use super::safety::SafetyArgs;
 use super::Failure;
 
 #[derive(ClapArgs, Debug)]
@@ -15,6 +16,8 @@ pub struct Args {
     input: PathBuf,
     #[command(flatten)]
     output: OutputArgs,
+    #[command(flatten)]
+    safety: SafetyArgs,
     /// Map one location to another: `cuda:1=cuda:0`, `cuda:*=cpu` (repeatable; first match wins).
     #[arg(long = "map", value_name = "FROM=TO", value_parser = LocationMap::parse_rule)]
     map: Vec<(torch::LocationPattern, Location)>,
@@ -31,13 +34,21 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Some(to) => LocationMap::All(to),
         None => LocationMap::Rules(args.map),
     };
+    args.safety.check(input)?;
     let mut ckpt = torch::open(input).map_err(|e| fail(&e))?;
     let format = OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?;
     let mut graph = ckpt.graph.clone();
     let done = remap(&mut graph, ckpt.root, &map).map_err(|e| fail(&e))?;
     let root = ckpt.root;
-    torch::save(&mut ckpt, graph, root, format, &out, &StoragePlan::copy_all())
-        .map_err(|e| fail(&e))?;
+    torch::save(
+        &mut ckpt,
+        graph,
+        root,
+        format,
+        &out,
+        &StoragePlan::copy_all(),
+    )
+    .map_err(|e| fail(&e))?;
     eprintln!(
         "relocated {} storage references, converted {} torch_npu tensors -> {}",
         done.storages,

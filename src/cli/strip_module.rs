@@ -6,6 +6,7 @@ use ckpt::torch::{self, save::StoragePlan, state_dict::find_state_dicts, OutputF
 use ckpt::transform::{strip_state_dict, PrefixRule};
 
 use super::output::OutputArgs;
+use super::safety::SafetyArgs;
 use super::Failure;
 
 #[derive(ClapArgs, Debug)]
@@ -14,6 +15,8 @@ pub struct Args {
     input: PathBuf,
     #[command(flatten)]
     output: OutputArgs,
+    #[command(flatten)]
+    safety: SafetyArgs,
     /// Strip exactly this prefix (repeatable) instead of auto-detecting
     /// `module.`, `_orig_mod.`, `_fsdp_wrapped_module.` and `_checkpoint_wrapped_module.`.
     #[arg(long = "prefix", value_name = "P")]
@@ -27,6 +30,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let input = &args.input;
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
     let out = args.output.resolve(input)?;
+    args.safety.check(input)?;
     let mut ckpt = torch::open(input).map_err(|e| fail(&e))?;
     let format = OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?;
     let rule = if args.prefixes.is_empty() {
@@ -50,10 +54,20 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
     }
     let root = ckpt.root;
-    torch::save(&mut ckpt, graph, root, format, &out, &StoragePlan::copy_all())
-        .map_err(|e| fail(&e))?;
+    torch::save(
+        &mut ckpt,
+        graph,
+        root,
+        format,
+        &out,
+        &StoragePlan::copy_all(),
+    )
+    .map_err(|e| fail(&e))?;
     if stripped.is_empty() {
-        eprintln!("no wrapper prefixes found; wrote an unchanged copy to {}", out.display());
+        eprintln!(
+            "no wrapper prefixes found; wrote an unchanged copy to {}",
+            out.display()
+        );
     } else {
         eprintln!(
             "stripped {} from {} of {} state dicts -> {}",

@@ -14,7 +14,7 @@ pub mod read;
 pub mod value;
 pub mod write;
 
-pub use read::{read, read_with_limits, Limits, Pickle};
+pub use read::{read, read_lenient, read_with_limits, Limits, Partial, Pickle};
 pub use value::{Constructor, Global, Graph, NodeId, Object, Value};
 pub use write::write;
 
@@ -50,6 +50,8 @@ pub enum PickleError {
     },
     #[error("object graph nests deeper than {limit} levels")]
     TooDeep { limit: usize },
-    #[error("object graph has a cycle through an immutable value (tuple or constructor arguments)")]
+    #[error(
+        "object graph has a cycle through an immutable value (tuple or constructor arguments)"
+    )]
     Cycle,
 }

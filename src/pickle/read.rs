@@ -51,23 +51,38 @@ pub fn read(bytes: &[u8]) -> Result<Pickle, PickleError> {
 
 /// Reads one pickle from the start of `bytes`.
 pub fn read_with_limits(bytes: &[u8], limits: Limits) -> Result<Pickle, PickleError> {
-    let mut machine = Machine {
-        input: bytes,
-        pos: 0,
-        opcode_pos: 0,
-        opcode: 0,
-        graph: Graph::new(),
-        stack: Vec::new(),
-        marks: Vec::new(),
-        memo: HashMap::new(),
-        limits,
-    };
+    let mut machine = Machine::new(bytes, limits);
     let root = machine.run()?;
     Ok(Pickle {
         graph: machine.graph,
         root,
         consumed: machine.pos,
     })
+}
+
+/// What [`read_lenient`] recovered from a pickle, whether or not it could be read to `STOP`.
+#[derive(Debug)]
+pub struct Partial {
+    /// Every node built before the pickle ended or failed.
+    pub graph: Graph,
+    /// Every `Global` node (`GLOBAL`, `STACK_GLOBAL`, `INST`) in creation order, including
+    /// those no longer reachable from the root (popped, or left on the stack).
+    pub globals: Vec<NodeId>,
+    /// Bytes consumed through `STOP`, or the error that stopped the reader.
+    pub end: Result<usize, PickleError>,
+}
+
+/// Reads one pickle like [`read_with_limits`], but keeps what was built before an error:
+/// a scanner must see the globals a broken pickle names before the point where it breaks
+/// (Python's unpickler would already have imported and called them).
+pub fn read_lenient(bytes: &[u8], limits: Limits) -> Partial {
+    let mut machine = Machine::new(bytes, limits);
+    let end = machine.run().map(|_| machine.pos);
+    Partial {
+        graph: machine.graph,
+        globals: machine.globals,
+        end,
+    }
 }
 
 struct Machine<'a> {
@@ -80,9 +95,26 @@ struct Machine<'a> {
     marks: Vec<usize>,
     memo: HashMap<u64, NodeId>,
     limits: Limits,
+    /// Ids of the `Global` nodes built so far.
+    globals: Vec<NodeId>,
 }
 
 impl<'a> Machine<'a> {
+    fn new(input: &'a [u8], limits: Limits) -> Self {
+        Machine {
+            input,
+            pos: 0,
+            opcode_pos: 0,
+            opcode: 0,
+            graph: Graph::new(),
+            stack: Vec::new(),
+            marks: Vec::new(),
+            memo: HashMap::new(),
+            limits,
+            globals: Vec::new(),
+        }
+    }
+
     fn run(&mut self) -> Result<NodeId, PickleError> {
         loop {
             self.opcode_pos = self.pos;
@@ -334,6 +366,11 @@ impl<'a> Machine<'a> {
                     else {
                         return Err(self.malformed("STACK_GLOBAL needs two strings".into()));
                     };
+                    // No importable name holds a newline, and the writer's GLOBAL is
+                    // newline-delimited: one would let a rewrite inject opcodes.
+                    if module.contains('\n') || name.contains('\n') {
+                        return Err(self.malformed("STACK_GLOBAL name contains a newline".into()));
+                    }
                     let global = Global::new(module, name);
                     self.push(Value::Global(global))?;
                 }
@@ -483,7 +520,12 @@ impl<'a> Machine<'a> {
         if self.graph.len() >= self.limits.max_nodes {
             return Err(self.limit("values", self.limits.max_nodes));
         }
-        Ok(self.graph.add(value))
+        let is_global = matches!(value, Value::Global(_));
+        let id = self.graph.add(value);
+        if is_global {
+            self.globals.push(id);
+        }
+        Ok(id)
     }
 
     fn push(&mut self, value: Value) -> Result<(), PickleError> {
@@ -509,7 +551,16 @@ impl<'a> Machine<'a> {
         if digits.len() > self.limits.max_long_bytes * 3 {
             return Err(self.limit("bytes in one integer", self.limits.max_long_bytes));
         }
-        decimal_to_value(digits).ok_or_else(|| self.malformed("integer is not decimal".into()))
+        let value = decimal_to_value(digits)
+            .ok_or_else(|| self.malformed("integer is not decimal".into()))?;
+        // The digit count only bounds the work; the value itself obeys the same byte limit as
+        // LONG1/LONG4, so whatever is read can be written back and read again.
+        match &value {
+            Value::BigInt(bytes) if bytes.len() > self.limits.max_long_bytes => {
+                Err(self.limit("bytes in one integer", self.limits.max_long_bytes))
+            }
+            _ => Ok(value),
+        }
     }
 
     fn decimal_index(&self, line: &[u8]) -> Result<u64, PickleError> {
@@ -524,7 +575,9 @@ impl<'a> Machine<'a> {
         if self.stack.len() <= floor {
             return Err(self.malformed("stack underflow".into()));
         }
-        self.stack.pop().ok_or_else(|| self.malformed("stack underflow".into()))
+        self.stack
+            .pop()
+            .ok_or_else(|| self.malformed("stack underflow".into()))
     }
 
     fn top(&self) -> Result<NodeId, PickleError> {
@@ -802,9 +855,18 @@ mod tests {
         let bytes = b"\x80\x02}q\x00(X\x01\x00\x00\x00aq\x01K\x01X\x01\x00\x00\x00bq\x02G@\x04\x00\x00\x00\x00\x00\x00X\x01\x00\x00\x00cq\x03NX\x01\x00\x00\x00dq\x04\x88u.";
         let (g, r) = root(bytes);
         assert_eq!(g.lookup(r, "a").and_then(|v| g.int(v)), Some(1));
-        assert_eq!(g.lookup(r, "b").map(|v| g.get(v).clone()), Some(Value::Float(2.5)));
-        assert_eq!(g.lookup(r, "c").map(|v| g.get(v).clone()), Some(Value::None));
-        assert_eq!(g.lookup(r, "d").map(|v| g.get(v).clone()), Some(Value::Bool(true)));
+        assert_eq!(
+            g.lookup(r, "b").map(|v| g.get(v).clone()),
+            Some(Value::Float(2.5))
+        );
+        assert_eq!(
+            g.lookup(r, "c").map(|v| g.get(v).clone()),
+            Some(Value::None)
+        );
+        assert_eq!(
+            g.lookup(r, "d").map(|v| g.get(v).clone()),
+            Some(Value::Bool(true))
+        );
     }
 
     #[test]
@@ -812,21 +874,28 @@ mod tests {
         // x = [1]; pickle.dumps([x, x], protocol=2)
         let bytes = b"\x80\x02]q\x00(]q\x01K\x01ah\x01e.";
         let (g, r) = root(bytes);
-        let Value::List(items) = g.get(r) else { panic!("list") };
+        let Value::List(items) = g.get(r) else {
+            panic!("list")
+        };
         assert_eq!(items[0], items[1]);
     }
 
     #[test]
     fn reads_protocol0_text_forms() {
         // pickle.dumps({'k': [1, 'x', 2.5, 10**30]}, protocol=0)
-        let bytes = b"(dp0\nVk\np1\n(lp2\nI1\naVx\np3\naF2.5\naL1000000000000000000000000000000L\nas.";
+        let bytes =
+            b"(dp0\nVk\np1\n(lp2\nI1\naVx\np3\naF2.5\naL1000000000000000000000000000000L\nas.";
         let (g, r) = root(bytes);
         let list = g.lookup(r, "k").expect("key k");
-        let Value::List(items) = g.get(list) else { panic!("list") };
+        let Value::List(items) = g.get(list) else {
+            panic!("list")
+        };
         assert_eq!(g.int(items[0]), Some(1));
         assert_eq!(g.str(items[1]), Some("x"));
         assert_eq!(g.get(items[2]), &Value::Float(2.5));
-        let Value::BigInt(bytes) = g.get(items[3]) else { panic!("bigint") };
+        let Value::BigInt(bytes) = g.get(items[3]) else {
+            panic!("bigint")
+        };
         // 10**30 little-endian
         let expected: Vec<u8> = {
             let mut v = 10u128.pow(30).to_le_bytes().to_vec();

@@ -146,9 +146,10 @@ impl Value {
     /// The ids this value refers to directly, in pickle order.
     pub fn children(&self) -> Vec<NodeId> {
         match self {
-            Value::Tuple(items) | Value::List(items) | Value::Set(items) | Value::FrozenSet(items) => {
-                items.clone()
-            }
+            Value::Tuple(items)
+            | Value::List(items)
+            | Value::Set(items)
+            | Value::FrozenSet(items) => items.clone(),
             Value::Dict(pairs) => pairs.iter().flat_map(|&(k, v)| [k, v]).collect(),
             Value::PersistentId(pid) => vec![*pid],
             Value::Object(object) => {
@@ -296,9 +297,7 @@ fn is_mapping_object(graph: &Graph, object: &Object) -> bool {
         Constructor::NewObj { class, .. } | Constructor::NewObjEx { class, .. } => class,
     };
     match graph.global(class) {
-        Some(g) => {
-            MAPPING_CLASSES.iter().any(|(m, n)| g.is(m, n)) || !object.dict_items.is_empty()
-        }
+        Some(g) => MAPPING_CLASSES.iter().any(|(m, n)| g.is(m, n)) || !object.dict_items.is_empty(),
         None => !object.dict_items.is_empty(),
     }
 }

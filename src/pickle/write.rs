@@ -351,7 +351,10 @@ mod tests {
         // Reading and writing again is a fixed point.
         let once = write(&back.graph, back.root).expect("rewrite");
         let again = read(&once).expect("read again");
-        assert_eq!(write(&again.graph, again.root).expect("rewrite again"), once);
+        assert_eq!(
+            write(&again.graph, again.root).expect("rewrite again"),
+            once
+        );
     }
 
     #[test]
@@ -378,12 +381,14 @@ mod tests {
             op::BININT | op::LONG_BINGET | op::LONG_BINPUT => 4,
             op::BINFLOAT => 8,
             op::LONG1 => 1 + usize::from(at[1]),
-            op::BINUNICODE => {
-                4 + u32::from_le_bytes([at[1], at[2], at[3], at[4]]) as usize
-            }
+            op::BINUNICODE => 4 + u32::from_le_bytes([at[1], at[2], at[3], at[4]]) as usize,
             op::GLOBAL => {
                 let first = at[1..].iter().position(|&b| b == b'\n').unwrap_or(0) + 1;
-                let second = at[1 + first..].iter().position(|&b| b == b'\n').unwrap_or(0) + 1;
+                let second = at[1 + first..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .unwrap_or(0)
+                    + 1;
                 first + second
             }
             _ => 0,

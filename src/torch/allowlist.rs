@@ -177,9 +177,15 @@ mod tests {
     #[test]
     fn python2_spellings_are_mapped() {
         assert!(is_allowed(&Global::new("__builtin__", "set")));
-        assert!(is_allowed(&Global::new("torch._utils", "_rebuild_tensor_v2")));
+        assert!(is_allowed(&Global::new(
+            "torch._utils",
+            "_rebuild_tensor_v2"
+        )));
         assert!(!is_allowed(&Global::new("argparse", "Namespace")));
         assert!(!is_allowed(&Global::new("posix", "system")));
-        assert!(!is_allowed(&Global::new("torch_npu.utils.storage", "_rebuild_npu_tensor")));
+        assert!(!is_allowed(&Global::new(
+            "torch_npu.utils.storage",
+            "_rebuild_npu_tensor"
+        )));
     }
 }

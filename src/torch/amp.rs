@@ -149,8 +149,12 @@ pub fn parse(graph: &Graph, node: NodeId) -> Option<AmpState> {
             .ok()?;
         scalers.push(ApexScaler {
             index,
-            loss_scale: graph.lookup(value, "loss_scale").and_then(|v| as_f64(graph, v))?,
-            unskipped: graph.lookup(value, "unskipped").and_then(|v| graph.int(v))?,
+            loss_scale: graph
+                .lookup(value, "loss_scale")
+                .and_then(|v| as_f64(graph, v))?,
+            unskipped: graph
+                .lookup(value, "unskipped")
+                .and_then(|v| graph.int(v))?,
         });
     }
     Some(AmpState::Apex(scalers))

@@ -45,30 +45,96 @@ use DType::*;
 /// storage class)`. Table A classes are what `torch.save` writes with `_rebuild_tensor_v2`;
 /// dtypes without one are written as `UntypedStorage` + `_rebuild_tensor_v3`.
 const TABLE: &[(DType, &str, usize, Option<&str>, &str)] = &[
-    (Float64, "float64", 8, Some("DoubleStorage"), "DoubleStorage"),
+    (
+        Float64,
+        "float64",
+        8,
+        Some("DoubleStorage"),
+        "DoubleStorage",
+    ),
     (Float32, "float32", 4, Some("FloatStorage"), "FloatStorage"),
     (Float16, "float16", 2, Some("HalfStorage"), "HalfStorage"),
-    (BFloat16, "bfloat16", 2, Some("BFloat16Storage"), "BFloat16Storage"),
+    (
+        BFloat16,
+        "bfloat16",
+        2,
+        Some("BFloat16Storage"),
+        "BFloat16Storage",
+    ),
     (Int64, "int64", 8, Some("LongStorage"), "LongStorage"),
     (Int32, "int32", 4, Some("IntStorage"), "IntStorage"),
     (Int16, "int16", 2, Some("ShortStorage"), "ShortStorage"),
     (Int8, "int8", 1, Some("CharStorage"), "CharStorage"),
     (UInt8, "uint8", 1, Some("ByteStorage"), "ByteStorage"),
     (Bool, "bool", 1, Some("BoolStorage"), "BoolStorage"),
-    (Complex128, "complex128", 16, Some("ComplexDoubleStorage"), "ComplexDoubleStorage"),
-    (Complex64, "complex64", 8, Some("ComplexFloatStorage"), "ComplexFloatStorage"),
+    (
+        Complex128,
+        "complex128",
+        16,
+        Some("ComplexDoubleStorage"),
+        "ComplexDoubleStorage",
+    ),
+    (
+        Complex64,
+        "complex64",
+        8,
+        Some("ComplexFloatStorage"),
+        "ComplexFloatStorage",
+    ),
     (Complex32, "complex32", 4, None, "ComplexHalfStorage"),
     (QInt8, "qint8", 1, Some("QInt8Storage"), "QInt8Storage"),
     (QInt32, "qint32", 4, Some("QInt32Storage"), "QInt32Storage"),
     (QUInt8, "quint8", 1, Some("QUInt8Storage"), "QUInt8Storage"),
-    (QUInt4x2, "quint4x2", 1, Some("QUInt4x2Storage"), "QUInt4x2Storage"),
-    (QUInt2x4, "quint2x4", 1, Some("QUInt2x4Storage"), "QUInt2x4Storage"),
+    (
+        QUInt4x2,
+        "quint4x2",
+        1,
+        Some("QUInt4x2Storage"),
+        "QUInt4x2Storage",
+    ),
+    (
+        QUInt2x4,
+        "quint2x4",
+        1,
+        Some("QUInt2x4Storage"),
+        "QUInt2x4Storage",
+    ),
     (Float8E5M2, "float8_e5m2", 1, None, "Float8_e5m2Storage"),
-    (Float8E4M3Fn, "float8_e4m3fn", 1, None, "Float8_e4m3fnStorage"),
-    (Float8E5M2Fnuz, "float8_e5m2fnuz", 1, None, "Float8_e5m2fnuzStorage"),
-    (Float8E4M3Fnuz, "float8_e4m3fnuz", 1, None, "Float8_e4m3fnuzStorage"),
-    (Float8E8M0Fnu, "float8_e8m0fnu", 1, None, "Float8_e8m0fnuStorage"),
-    (Float4E2M1FnX2, "float4_e2m1fn_x2", 1, None, "Float4_e2m1fn_x2Storage"),
+    (
+        Float8E4M3Fn,
+        "float8_e4m3fn",
+        1,
+        None,
+        "Float8_e4m3fnStorage",
+    ),
+    (
+        Float8E5M2Fnuz,
+        "float8_e5m2fnuz",
+        1,
+        None,
+        "Float8_e5m2fnuzStorage",
+    ),
+    (
+        Float8E4M3Fnuz,
+        "float8_e4m3fnuz",
+        1,
+        None,
+        "Float8_e4m3fnuzStorage",
+    ),
+    (
+        Float8E8M0Fnu,
+        "float8_e8m0fnu",
+        1,
+        None,
+        "Float8_e8m0fnuStorage",
+    ),
+    (
+        Float4E2M1FnX2,
+        "float4_e2m1fn_x2",
+        1,
+        None,
+        "Float4_e2m1fn_x2Storage",
+    ),
     (Bits8, "bits8", 1, None, "Bits8Storage"),
     (Bits1x8, "bits1x8", 1, None, "Bits1x8Storage"),
     (Bits2x4, "bits2x4", 1, None, "Bits2x4Storage"),
@@ -93,7 +159,15 @@ const ALIASES: &[(&str, DType)] = &[
 ];
 
 impl DType {
-    fn row(self) -> &'static (DType, &'static str, usize, Option<&'static str>, &'static str) {
+    fn row(
+        self,
+    ) -> &'static (
+        DType,
+        &'static str,
+        usize,
+        Option<&'static str>,
+        &'static str,
+    ) {
         // Every variant has exactly one row; the table test guards it.
         TABLE.iter().find(|row| row.0 == self).unwrap_or(&TABLE[0])
     }

@@ -190,10 +190,7 @@ fn sys_info_pickle() -> Vec<u8> {
 /// The pickled, sorted key list that follows the object pickle.
 pub fn key_list_pickle(keys: &[StorageKey]) -> Result<Vec<u8>, TorchError> {
     let mut g = Graph::new();
-    let items = keys
-        .iter()
-        .map(|k| g.add(Value::Str(k.clone())))
-        .collect();
+    let items = keys.iter().map(|k| g.add(Value::Str(k.clone()))).collect();
     let root = g.add(Value::List(items));
     Ok(pickle::write(&g, root)?)
 }

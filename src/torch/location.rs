@@ -158,6 +158,9 @@ mod tests {
         ]);
         assert_eq!(map.apply(&loc("cuda:1")), Some(loc("cuda:0")));
         assert_eq!(map.apply(&loc("cuda:2")), Some(Location::cpu()));
-        assert_eq!(LocationMap::All(Location::cpu()).apply(&Location::cpu()), None);
+        assert_eq!(
+            LocationMap::All(Location::cpu()).apply(&Location::cpu()),
+            None
+        );
     }
 }

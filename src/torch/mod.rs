@@ -7,6 +7,7 @@
 pub mod allowlist;
 pub mod amp;
 pub mod checkpoint;
+pub mod contiguous;
 pub mod dtype;
 pub mod legacy;
 pub mod location;

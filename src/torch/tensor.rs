@@ -160,7 +160,10 @@ pub fn scan(graph: &Graph, root: NodeId) -> Result<Scan, TorchError> {
                     scan.parameters.insert(id, inner);
                 } else if graph.reduce_of_global(id).is_some_and(|(g, _)| {
                     g.module == "torch._utils"
-                        && matches!(g.name.as_str(), "_rebuild_sparse_tensor" | "_rebuild_nested_tensor")
+                        && matches!(
+                            g.name.as_str(),
+                            "_rebuild_sparse_tensor" | "_rebuild_nested_tensor"
+                        )
                 }) {
                     scan.composites.push(id);
                 }
@@ -196,6 +199,22 @@ fn check_storages(scan: &Scan) -> Result<(), TorchError> {
         }
     }
     for tensor in &scan.tensors {
+        // Zero strides let a huge shape fit a tiny storage; its element and byte counts
+        // must still fit 64 bits, so `numel()` and size sums never overflow.
+        let bytes = tensor
+            .shape
+            .iter()
+            .try_fold(1u64, |n, &d| n.checked_mul(d))
+            .and_then(|n| n.checked_mul(tensor.dtype.element_size() as u64))
+            .filter(|&b| b <= i64::MAX as u64);
+        if bytes.is_none() {
+            return Err(TorchError::Invalid {
+                what: format!(
+                    "a {} tensor of shape {:?} has more elements than fit in 64 bits",
+                    tensor.dtype, tensor.shape
+                ),
+            });
+        }
         let storage = &tensor.storage;
         // A typed storage counts elements of its dtype; an untyped one counts bytes.
         let available = match storage.dtype {
@@ -218,7 +237,11 @@ fn check_storages(scan: &Scan) -> Result<(), TorchError> {
 
 /// Reads a `('storage', type, key, location, numel[, view])` persistent id. Other persistent
 /// ids (a legacy `('module', …)` id, TorchScript's plain ids) are not storages: `None`.
-fn storage_ref(graph: &Graph, pid: NodeId, tuple: NodeId) -> Result<Option<StorageRef>, TorchError> {
+fn storage_ref(
+    graph: &Graph,
+    pid: NodeId,
+    tuple: NodeId,
+) -> Result<Option<StorageRef>, TorchError> {
     let Some(items) = graph.tuple(tuple) else {
         return Ok(None);
     };
@@ -277,7 +300,9 @@ fn tensor_ref(graph: &Graph, node: NodeId) -> Result<Option<TensorRef>, TorchErr
     let bad = |why: &str| TorchError::Invalid {
         what: format!("malformed {}.{} call: {why}", global.module, global.name),
     };
-    let items = graph.tuple(args).ok_or_else(|| bad("arguments are not a tuple"))?;
+    let items = graph
+        .tuple(args)
+        .ok_or_else(|| bad("arguments are not a tuple"))?;
     let min_args = match rebuild {
         Rebuild::V1 => 4,
         Rebuild::V2 => 6,
@@ -310,7 +335,8 @@ fn tensor_ref(graph: &Graph, node: NodeId) -> Result<Option<TensorRef>, TorchErr
     let shape = int_tuple(graph, items[2])
         .and_then(|v| v.into_iter().map(|d| u64::try_from(d).ok()).collect())
         .ok_or_else(|| bad("size is not a tuple of non-negative integers"))?;
-    let stride = int_tuple(graph, items[3]).ok_or_else(|| bad("stride is not a tuple of integers"))?;
+    let stride =
+        int_tuple(graph, items[3]).ok_or_else(|| bad("stride is not a tuple of integers"))?;
     let shape: Vec<u64> = shape;
     if shape.len() != stride.len() {
         return Err(bad("size and stride differ in length"));
@@ -376,13 +402,20 @@ pub fn composite(graph: &Graph, scan: &Scan, node: NodeId) -> Option<Composite> 
         ("torch._utils", "_rebuild_nested_tensor") => args.to_vec(),
         _ => return None,
     };
-    let parts: Vec<NodeId> = parts.into_iter().filter(|&p| scan.tensor_at(p).is_some()).collect();
+    let parts: Vec<NodeId> = parts
+        .into_iter()
+        .filter(|&p| scan.tensor_at(p).is_some())
+        .collect();
     let values = match (global.name.as_str(), parts.len()) {
         ("_rebuild_nested_tensor", _) => *parts.first()?,
         (_, 3) => parts[2],
         _ => *parts.get(1)?,
     };
-    Some(Composite { node, values, parts })
+    Some(Composite {
+        node,
+        values,
+        parts,
+    })
 }
 
 /// Whether the node is a tensor or parameter rebuild call (`Object` with a known rebuild).

@@ -56,6 +56,20 @@ pub enum ZipError {
         expected: u64,
         got: u64,
     },
+    #[error("record `{name}`: {detail}; no zip writer produces this, it hides the record's real content from tools that read local headers")]
+    LocalHeaderMismatch { name: String, detail: String },
+    #[error("the zip archive declares {value} {what}, more than the limit of {limit}")]
+    LimitExceeded {
+        what: &'static str,
+        value: u64,
+        limit: u64,
+    },
+    #[error("record `{name}` inflates from {compressed} to {size} bytes, a ratio above {MAX_INFLATE_RATIO}:1 (a decompression bomb); refusing to inflate it into memory")]
+    Bomb {
+        name: String,
+        size: u64,
+        compressed: u64,
+    },
     #[error("I/O error while reading the zip archive: {0}")]
     Io(#[from] io::Error),
 }
@@ -117,6 +131,7 @@ impl TorchZip {
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(ZipError::NotZip),
             Err(e) => return Err(e.into()),
         }
+        check_directory(&mut file, file_len)?;
         let reader = file.try_clone()?;
         // The file starts with a local header, so the archive starts at offset 0. Saying so
         // also turns off the zip crate's prepended-data detection, which misreads some valid
@@ -190,8 +205,12 @@ impl TorchZip {
                 });
             }
             let header_offset = entry.header_start();
-            let data_offset = local_data_offset(&file, header_offset, file_len)
+            let local = read_local_header(&mut &file, header_offset, file_len)
                 .map_err(|reason| corrupt(&rel, reason))?;
+            if let Some(detail) = local_mismatch(&local, raw, size, compressed_size) {
+                return Err(ZipError::LocalHeaderMismatch { name: full, detail });
+            }
+            let data_offset = local.data_offset;
             match data_offset.checked_add(compressed_size) {
                 Some(end) if end <= file_len => {}
                 _ => {
@@ -293,6 +312,7 @@ impl TorchZip {
                 limit,
             });
         }
+        check_ratio(&info)?;
         // `size <= limit` from here on; the capacity is a hint and also capped.
         let capacity = usize::try_from(info.size.min(1 << 26)).unwrap_or(0);
         let mut buf = Vec::with_capacity(capacity);
@@ -394,8 +414,30 @@ fn check_len(info: &RecordInfo, got: u64) -> Result<(), ZipError> {
     Ok(())
 }
 
-/// Reads the local header at `header_offset` and returns where the record's data starts.
-fn local_data_offset(file: &File, header_offset: u64, file_len: u64) -> Result<u64, String> {
+/// What a record's local header says. Readers that walk local headers (many scanners) see
+/// these values; torch sees the central directory's. [`local_mismatch`] compares them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocalHeader {
+    /// General-purpose flags (bit 3: sizes are in a data descriptor after the data).
+    pub flags: u16,
+    /// Compressed size, from the zip64 extra field when the 32-bit field is `0xFFFFFFFF`.
+    /// `None` when the header defers it (data descriptor) or the zip64 field is missing.
+    pub compressed_size: Option<u64>,
+    /// Uncompressed size, resolved the same way.
+    pub size: Option<u64>,
+    /// The raw name bytes.
+    pub name: Vec<u8>,
+    /// Absolute file offset of the record's data.
+    pub data_offset: u64,
+}
+
+/// Reads the local header at `header_offset`, checking every length against `file_len`
+/// before reading (the name and extra field are at most 64 KiB each).
+pub fn read_local_header<R: Read + Seek + ?Sized>(
+    r: &mut R,
+    header_offset: u64,
+    file_len: u64,
+) -> Result<LocalHeader, String> {
     let fixed_end = header_offset
         .checked_add(LOCAL_HEADER_LEN)
         .filter(|&end| end <= file_len)
@@ -403,24 +445,230 @@ fn local_data_offset(file: &File, header_offset: u64, file_len: u64) -> Result<u
             format!("its local header at offset {header_offset} is past the end of the file")
         })?;
     let mut header = [0u8; LOCAL_HEADER_LEN as usize];
-    let mut f = file;
-    f.seek(SeekFrom::Start(header_offset))
-        .and_then(|_| f.read_exact(&mut header))
+    r.seek(SeekFrom::Start(header_offset))
+        .and_then(|_| r.read_exact(&mut header))
         .map_err(|e| format!("cannot read its local header at offset {header_offset}: {e}"))?;
-    let [s0, s1, s2, s3, .., n0, n1, x0, x1] = header;
-    if [s0, s1, s2, s3] != LOCAL_HEADER_SIG {
+    let u16_at = |i: usize| u16::from_le_bytes([header[i], header[i + 1]]);
+    let u32_at =
+        |i: usize| u32::from_le_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
+    if header[..4] != LOCAL_HEADER_SIG {
         return Err(format!(
             "no local header signature at offset {header_offset}"
         ));
     }
-    let name_len = u64::from(u16::from_le_bytes([n0, n1]));
-    let extra_len = u64::from(u16::from_le_bytes([x0, x1]));
-    fixed_end
+    let flags = u16_at(6);
+    let (compressed32, size32) = (u32_at(18), u32_at(22));
+    let name_len = u64::from(u16_at(26));
+    let extra_len = u64::from(u16_at(28));
+    let data_offset = fixed_end
         .checked_add(name_len + extra_len)
         .filter(|&end| end <= file_len)
         .ok_or_else(|| {
             format!("its local header at offset {header_offset} runs past the end of the file")
+        })?;
+    // Both lengths are u16 values checked against the file above.
+    let mut tail = vec![0u8; (name_len + extra_len) as usize];
+    r.read_exact(&mut tail)
+        .map_err(|e| format!("cannot read its local header at offset {header_offset}: {e}"))?;
+    let extra = tail.split_off(name_len as usize);
+    let zip64 = zip64_sizes(&extra);
+    let deferred = flags & 0x8 != 0 && compressed32 == 0 && size32 == 0;
+    let resolve = |field: u32, wide: Option<u64>| match field {
+        _ if deferred => None,
+        u32::MAX => wide,
+        n => Some(u64::from(n)),
+    };
+    Ok(LocalHeader {
+        flags,
+        size: resolve(size32, zip64.map(|(size, _)| size)),
+        compressed_size: resolve(compressed32, zip64.and_then(|(_, c)| c)),
+        name: tail,
+        data_offset,
+    })
+}
+
+/// The zip64 extra field's (uncompressed, compressed) sizes, if the field is present.
+fn zip64_sizes(mut extra: &[u8]) -> Option<(u64, Option<u64>)> {
+    while extra.len() >= 4 {
+        let id = u16::from_le_bytes([extra[0], extra[1]]);
+        let len = usize::from(u16::from_le_bytes([extra[2], extra[3]]));
+        let body = extra.get(4..4 + len)?;
+        if id == 0x0001 {
+            let u64_at = |i: usize| {
+                body.get(i..i + 8)
+                    .map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+            };
+            return u64_at(0).map(|size| (size, u64_at(8)));
+        }
+        extra = &extra[4 + len..];
+    }
+    None
+}
+
+/// How a local header disagrees with its central-directory entry (name, or sizes the local
+/// header states), or `None`. No writer produces a disagreement; it is how a file shows a
+/// local-header-reading scanner something other than what torch loads.
+pub fn local_mismatch(
+    local: &LocalHeader,
+    central_name: &[u8],
+    size: u64,
+    compressed_size: u64,
+) -> Option<String> {
+    if local.name != central_name {
+        return Some(format!(
+            "its local header names it {:?}",
+            String::from_utf8_lossy(&local.name)
+        ));
+    }
+    let pairs = [
+        ("uncompressed size", local.size, size),
+        ("compressed size", local.compressed_size, compressed_size),
+    ];
+    pairs
+        .iter()
+        .find_map(|&(what, local, central)| match local {
+            Some(l) if l != central => Some(format!(
+                "its local header gives {what} {l}, the central directory {central}"
+            )),
+            _ => None,
         })
+}
+
+/// The most entries a zip central directory may declare. torch checkpoints hold one record
+/// per storage plus a handful; a million covers any real model.
+pub const MAX_ENTRIES: u64 = 1_000_000;
+/// The largest central directory we let the zip crate load (about 4,000 bytes per entry at
+/// [`MAX_ENTRIES`] would be absurd; real ones are ~100 bytes per entry).
+pub const MAX_CENTRAL_DIRECTORY: u64 = 256 << 20;
+/// A central-directory entry is at least this long (fixed part, empty name).
+const CENTRAL_HEADER_MIN: u64 = 46;
+const EOCD_LEN: u64 = 22;
+
+/// What the end-of-central-directory record declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirectoryBounds {
+    pub entries: u64,
+    pub size: u64,
+    pub offset: u64,
+}
+
+/// Reads the (zip64) end-of-central-directory record and checks its entry count and
+/// directory size against [`MAX_ENTRIES`], [`MAX_CENTRAL_DIRECTORY`], the file length and each
+/// other, before anything sized by them is allocated. `None` when no record is found (the zip
+/// crate then reports the archive as corrupt).
+pub fn check_directory<R: Read + Seek + ?Sized>(
+    r: &mut R,
+    file_len: u64,
+) -> Result<Option<DirectoryBounds>, ZipError> {
+    let window = file_len.min(EOCD_LEN + u64::from(u16::MAX));
+    let start = file_len - window;
+    // At most 64 KiB + 22 bytes.
+    let mut tail = vec![0u8; window as usize];
+    r.seek(SeekFrom::Start(start))?;
+    r.read_exact(&mut tail)?;
+    let Some(at) = (0..tail.len().saturating_sub(EOCD_LEN as usize - 1))
+        .rev()
+        .find(|&i| tail[i..].starts_with(b"PK\x05\x06"))
+    else {
+        return Ok(None);
+    };
+    let e = &tail[at..];
+    let u16_at = |i: usize| u64::from(u16::from_le_bytes([e[i], e[i + 1]]));
+    let u32_at = |i: usize| u64::from(u32::from_le_bytes([e[i], e[i + 1], e[i + 2], e[i + 3]]));
+    let mut bounds = DirectoryBounds {
+        entries: u16_at(10),
+        size: u32_at(12),
+        offset: u32_at(16),
+    };
+    let eocd_pos = start + at as u64;
+    if bounds.entries == 0xFFFF || bounds.size == 0xFFFF_FFFF || bounds.offset == 0xFFFF_FFFF {
+        if let Some(wide) = zip64_directory(r, eocd_pos, file_len)? {
+            bounds = wide;
+        }
+    }
+    let over =
+        |what: &'static str, value: u64, limit: u64| ZipError::LimitExceeded { what, value, limit };
+    if bounds.entries > MAX_ENTRIES {
+        return Err(over("entries", bounds.entries, MAX_ENTRIES));
+    }
+    if bounds.size > MAX_CENTRAL_DIRECTORY {
+        return Err(over(
+            "bytes of central directory",
+            bounds.size,
+            MAX_CENTRAL_DIRECTORY,
+        ));
+    }
+    if bounds.size > file_len || bounds.entries * CENTRAL_HEADER_MIN > bounds.size {
+        return Err(ZipError::CorruptDirectory(format!(
+            "the end record declares {} entries in a {}-byte central directory of a {file_len}-byte file",
+            bounds.entries, bounds.size
+        )));
+    }
+    Ok(Some(bounds))
+}
+
+/// The zip64 end record located by the locator just before the end record at `eocd_pos`.
+fn zip64_directory<R: Read + Seek + ?Sized>(
+    r: &mut R,
+    eocd_pos: u64,
+    file_len: u64,
+) -> Result<Option<DirectoryBounds>, ZipError> {
+    let Some(locator_pos) = eocd_pos.checked_sub(20) else {
+        return Ok(None);
+    };
+    let mut locator = [0u8; 20];
+    r.seek(SeekFrom::Start(locator_pos))?;
+    r.read_exact(&mut locator)?;
+    if locator[..4] != *b"PK\x06\x07" {
+        return Ok(None);
+    }
+    let u64_of = |b: &[u8]| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&b[..8]);
+        u64::from_le_bytes(a)
+    };
+    let record_pos = u64_of(&locator[8..16]);
+    if !record_pos
+        .checked_add(56)
+        .is_some_and(|end| end <= file_len)
+    {
+        return Err(ZipError::CorruptDirectory(format!(
+            "the zip64 end record offset {record_pos} is outside the {file_len}-byte file"
+        )));
+    }
+    let mut record = [0u8; 56];
+    r.seek(SeekFrom::Start(record_pos))?;
+    r.read_exact(&mut record)?;
+    if record[..4] != *b"PK\x06\x06" {
+        return Ok(None);
+    }
+    Ok(Some(DirectoryBounds {
+        entries: u64_of(&record[32..40]),
+        size: u64_of(&record[40..48]),
+        offset: u64_of(&record[48..56]),
+    }))
+}
+
+/// A deflated record read into memory may be at most this many times its compressed size
+/// once it is larger than [`RATIO_FLOOR`]: deflate tops out near 1032:1, pickles and text
+/// compress 3–20:1, and a higher ratio is a decompression bomb aimed at memory.
+pub const MAX_INFLATE_RATIO: u64 = 200;
+/// Below this many bytes no ratio is enforced.
+pub const RATIO_FLOOR: u64 = 16 << 20;
+
+/// Refuses to inflate `info` into memory if its declared ratio marks it as a bomb.
+fn check_ratio(info: &RecordInfo) -> Result<(), ZipError> {
+    if info.stored || info.size <= RATIO_FLOOR {
+        return Ok(());
+    }
+    if info.size / info.compressed_size.max(1) > MAX_INFLATE_RATIO {
+        return Err(ZipError::Bomb {
+            name: info.name.clone(),
+            size: info.size,
+            compressed: info.compressed_size,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -630,13 +878,22 @@ mod tests {
         let z = open_bytes(&bytes).unwrap();
         let cd = z.archive.central_directory_start() as usize;
         drop(z);
-        // Declared uncompressed size smaller than the real one.
+        // Declared uncompressed size smaller than the real one, in the central directory
+        // alone: the local header disagrees, which is itself refused.
         bytes[cd + 24..cd + 28].copy_from_slice(&10u32.to_le_bytes());
+        let err = open_bytes(&bytes).unwrap_err();
+        assert!(
+            matches!(&err, ZipError::LocalHeaderMismatch { name, .. } if name == "m/a.py"),
+            "{err}"
+        );
+        // The same lie in both headers (the only local header starts at byte 0).
+        bytes[22..26].copy_from_slice(&10u32.to_le_bytes());
         let mut z = open_bytes(&bytes).unwrap();
         assert!(z.read_small("a.py", 1 << 20).is_err());
         assert!(z.copy_record("a.py", &mut Vec::new()).is_err());
         // Larger than the real one.
         bytes[cd + 24..cd + 28].copy_from_slice(&5000u32.to_le_bytes());
+        bytes[22..26].copy_from_slice(&5000u32.to_le_bytes());
         let mut z = open_bytes(&bytes).unwrap();
         let err = z.read_small("a.py", 1 << 20).unwrap_err();
         assert!(
@@ -644,6 +901,44 @@ mod tests {
             "{err}"
         );
         assert!(z.copy_record("a.py", &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn local_name_disagreeing_with_the_central_directory_is_refused() {
+        let bytes = write_torch("ck", 64);
+        let at = bytes.windows(11).position(|w| w == b"ck/data.pkl").unwrap();
+        let mut b = bytes.clone();
+        b[at + 3] = b'z';
+        let err = open_bytes(&b).unwrap_err();
+        assert!(
+            matches!(&err, ZipError::LocalHeaderMismatch { detail, .. } if detail.contains("zata.pkl")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn entry_count_and_directory_size_are_capped_before_parsing() {
+        let bytes = write_torch("ck", 64);
+        let eocd = bytes.len() - 22;
+        assert_eq!(&bytes[eocd..eocd + 4], b"PK\x05\x06");
+        let mut b = bytes.clone();
+        b[eocd + 8..eocd + 12].copy_from_slice(&[0xFE, 0xFF, 0xFE, 0xFF]);
+        let err = open_bytes(&b).unwrap_err();
+        assert!(err.to_string().contains("65534 entries"), "{err}");
+        let mut b = bytes.clone();
+        b[eocd + 12..eocd + 16].copy_from_slice(&(MAX_CENTRAL_DIRECTORY as u32 + 1).to_le_bytes());
+        let err = open_bytes(&b).unwrap_err();
+        assert!(matches!(err, ZipError::LimitExceeded { .. }), "{err}");
+    }
+
+    #[test]
+    fn high_ratio_deflated_records_are_not_inflated_into_memory() {
+        let d = zip::CompressionMethod::Deflated;
+        let zeros = vec![0u8; (RATIO_FLOOR + 1) as usize];
+        let bytes = write_with_zip_crate(&[("m/data.pkl", &zeros, d)], false);
+        let mut z = open_bytes(&bytes).unwrap();
+        let err = z.read_small("data.pkl", u64::MAX).unwrap_err();
+        assert!(matches!(err, ZipError::Bomb { .. }), "{err}");
     }
 
     #[test]

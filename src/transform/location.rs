@@ -21,14 +21,21 @@ pub struct Remapped {
 /// NPU format is dropped; torch_npu re-derives formats when the tensor moves to the device).
 ///
 /// Tags are replaced by new string nodes, so a string shared with unrelated data stays as is.
-pub fn remap(graph: &mut Graph, root: NodeId, map: &LocationMap) -> Result<Remapped, TransformError> {
+pub fn remap(
+    graph: &mut Graph,
+    root: NodeId,
+    map: &LocationMap,
+) -> Result<Remapped, TransformError> {
     let found = scan(graph, root)?;
     let mut done = Remapped::default();
     for tensor in found.tensors.iter().filter(|t| t.rebuild == Rebuild::Npu) {
         let Some(items) = graph.tuple(tensor.args).map(<[NodeId]>::to_vec) else {
             continue;
         };
-        let callable = graph.add(Value::Global(Global::new("torch._utils", "_rebuild_tensor_v2")));
+        let callable = graph.add(Value::Global(Global::new(
+            "torch._utils",
+            "_rebuild_tensor_v2",
+        )));
         let args = graph.add(Value::Tuple(items[..6].to_vec()));
         if let Value::Object(object) = graph.get_mut(tensor.node) {
             object.constructor = crate::pickle::Constructor::Reduce { callable, args };

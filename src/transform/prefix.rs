@@ -211,7 +211,10 @@ fn rename_metadata(graph: &mut Graph, metadata: NodeId, step: &Step) {
             continue;
         };
         let (_, value) = pairs.remove(index);
-        match pairs.iter().position(|&(k, _)| graph.str(k) == Some(new_key.as_str())) {
+        match pairs
+            .iter()
+            .position(|&(k, _)| graph.str(k) == Some(new_key.as_str()))
+        {
             Some(existing) => pairs[existing].1 = value,
             None => {
                 let new_node = graph.add(Value::Str(new_key));
@@ -254,7 +257,10 @@ mod tests {
             vec!["_fsdp_wrapped_module."]
         );
         assert_eq!(
-            remove_segment("a._checkpoint_wrapped_module.b", "_checkpoint_wrapped_module."),
+            remove_segment(
+                "a._checkpoint_wrapped_module.b",
+                "_checkpoint_wrapped_module."
+            ),
             "a.b"
         );
     }
@@ -287,7 +293,12 @@ mod tests {
         let rule = PrefixRule::Explicit(vec!["module.".into()]);
         let err = strip_state_dict(&mut g, sd, &rule).expect_err("collision");
         assert!(err.to_string().contains("`a`"), "{err}");
-        let keys: Vec<_> = g.mapping(sd).unwrap_or(&[]).iter().map(|&(k, _)| g.str(k)).collect();
+        let keys: Vec<_> = g
+            .mapping(sd)
+            .unwrap_or(&[])
+            .iter()
+            .map(|&(k, _)| g.str(k))
+            .collect();
         assert_eq!(keys, vec![Some("module.a"), Some("a")]);
     }
 
@@ -297,7 +308,12 @@ mod tests {
         let sd = state_dict(&mut g, &["module.a", "b", "module.c"]);
         let rule = PrefixRule::Explicit(vec!["module.".into()]);
         strip_state_dict(&mut g, sd, &rule).expect("strip");
-        let keys: Vec<_> = g.mapping(sd).unwrap_or(&[]).iter().map(|&(k, _)| g.str(k)).collect();
+        let keys: Vec<_> = g
+            .mapping(sd)
+            .unwrap_or(&[])
+            .iter()
+            .map(|&(k, _)| g.str(k))
+            .collect();
         assert_eq!(keys, vec![Some("a"), Some("b"), Some("c")]);
     }
 }

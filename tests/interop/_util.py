@@ -69,6 +69,18 @@ def needs_unsafe_load(name):
     return bool(ug) or e["format"] in ("tar", "torchscript")
 
 
+def unknown_globals(name):
+    """The fixture's globals that `ckpt scan` classifies unknown: off the weights_only
+    allow-list and not torch_npu's known names."""
+    return [g for g in (EXPECTED[name]["unsafe_globals"] or []) if not g.startswith("torch_npu.")]
+
+
+def allow_unknown(name):
+    """Extra arguments a rewriting command needs for this fixture: `--allow-unknown-globals`
+    when it names unknown globals (rewrites refuse those by default)."""
+    return ["--allow-unknown-globals"] if unknown_globals(name) else []
+
+
 def has_non_cpu_tags(name):
     return set(EXPECTED[name]["storage_locations"]) != {"cpu"}
 

@@ -1,0 +1,162 @@
+//! Running one job's steps on one input, writing its outputs into a staging folder.
+
+use std::path::{Path, PathBuf};
+
+use crate::onnx::arch::Choice;
+use crate::onnx::{self, ExportOptions};
+use crate::pipeline::{output_format, Rewrite};
+use crate::safetensors;
+use crate::torch::{self, Checkpoint, OutputFormat};
+
+use super::plan::{OnnxStep, OutputKind, Step};
+
+/// Why an input failed: the step, and what went wrong there.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{step}: {message}")]
+pub struct StepFailed {
+    /// The step's plan name, or `open` for reading the input.
+    pub step: &'static str,
+    pub message: String,
+}
+
+/// One file an input produced, in the staging folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Staged {
+    /// `checkpoint`, `onnx`, `onnx-data` or `safetensors`.
+    pub kind: &'static str,
+    pub path: PathBuf,
+}
+
+/// The steps a job runs: its own, plus a final `format` when none of them writes a file (a
+/// chain of rewrites alone writes the rewritten checkpoint).
+pub fn effective_steps(steps: &[Step]) -> Vec<Step> {
+    let mut steps = steps.to_vec();
+    if steps.iter().all(|s| s.output().is_none()) {
+        steps.push(Step::Format(None));
+    }
+    steps
+}
+
+/// The file name an output step writes for base name `base`.
+pub fn file_name(base: &str, kind: OutputKind) -> String {
+    format!("{base}.{}", kind.extension())
+}
+
+/// Runs `steps` (see [`effective_steps`]) on `input`, writing each output as
+/// `slot/<base>.<ext>`. `on_step` is told each step's name as it starts.
+pub fn run(
+    input: &Path,
+    steps: &[Step],
+    slot: &Path,
+    base: &str,
+    on_step: &dyn Fn(&'static str),
+) -> Result<Vec<Staged>, StepFailed> {
+    let failed = |step: &'static str| {
+        move |e: &dyn std::fmt::Display| StepFailed {
+            step,
+            message: e.to_string(),
+        }
+    };
+    on_step("open");
+    let mut ckpt = torch::open(input).map_err(|e| failed("open")(&e))?;
+    let mut rewrite = Rewrite::new(&ckpt);
+    let mut staged = Vec::new();
+    for step in steps {
+        let name = step.name();
+        on_step(name);
+        let fail = failed(name);
+        match step {
+            Step::StripModule(rule) => {
+                rewrite.strip_module(rule).map_err(|e| fail(&e))?;
+            }
+            Step::Remap(map) => {
+                rewrite.relocate(map).map_err(|e| fail(&e))?;
+            }
+            Step::Amp { to, scaler } => {
+                rewrite.amp(*to, *scaler).map_err(|e| fail(&e))?;
+            }
+            Step::Dtype { to, scope } => {
+                rewrite.cast(*to, *scope).map_err(|e| fail(&e))?;
+            }
+            Step::DropOptimizer => {
+                rewrite.drop_optimizer().map_err(|e| fail(&e))?;
+            }
+            Step::Extract(key) => rewrite.extract(key).map_err(|e| fail(&e))?,
+            Step::Format(container) => {
+                let format =
+                    output_format(container.as_deref(), ckpt.format).map_err(|e| fail(&e))?;
+                let path = slot.join(file_name(base, OutputKind::Checkpoint));
+                rewrite
+                    .save(&mut ckpt, format, &path)
+                    .map_err(|e| fail(&e))?;
+                staged.push(Staged {
+                    kind: "checkpoint",
+                    path,
+                });
+            }
+            Step::ToOnnx(options) => {
+                materialize(&mut ckpt, &mut rewrite, slot).map_err(|e| fail(&e))?;
+                let path = slot.join(file_name(base, OutputKind::Onnx));
+                let options = export_options(options);
+                let report = rewrite
+                    .view(&mut ckpt, |c| onnx::export(c, &options, &path))
+                    .map_err(|e| fail(&e))?
+                    .map_err(|e| fail(&e))?;
+                staged.push(Staged { kind: "onnx", path });
+                if let Some(data) = report.written.external {
+                    staged.push(Staged {
+                        kind: "onnx-data",
+                        path: data,
+                    });
+                }
+            }
+            Step::ToSafetensors { key } => {
+                materialize(&mut ckpt, &mut rewrite, slot).map_err(|e| fail(&e))?;
+                let path = slot.join(file_name(base, OutputKind::Safetensors));
+                rewrite
+                    .view(&mut ckpt, |c| {
+                        let sd = safetensors::select(&c.graph, c.root, key.as_deref())?;
+                        safetensors::write(c, sd, &path)
+                    })
+                    .map_err(|e| fail(&e))?
+                    .map_err(|e| fail(&e))?;
+                staged.push(Staged {
+                    kind: "safetensors",
+                    path,
+                });
+            }
+        }
+    }
+    Ok(staged)
+}
+
+/// Carries out a planned dtype cast before a step that reads tensor values: writes the
+/// rewritten checkpoint into the slot and continues from it. Nothing to do without a cast.
+fn materialize(
+    ckpt: &mut Checkpoint,
+    rewrite: &mut Rewrite,
+    slot: &Path,
+) -> Result<(), torch::TorchError> {
+    if rewrite.plan.is_empty() {
+        return Ok(());
+    }
+    let path = slot.join(".cast.pth");
+    rewrite.save(ckpt, OutputFormat::Zip, &path)?;
+    *ckpt = torch::open(&path)?;
+    *rewrite = Rewrite::new(ckpt);
+    Ok(())
+}
+
+fn export_options(step: &OnnxStep) -> ExportOptions {
+    ExportOptions {
+        arch: match &step.arch {
+            Some(name) => Choice::Named(name.clone()),
+            None => Choice::Auto,
+        },
+        opset: step.opset,
+        input: step.input_shape,
+        batch: step.batch.clone(),
+        fold_bn: step.fold_bn,
+        ..ExportOptions::default()
+    }
+}

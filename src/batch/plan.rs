@@ -1,0 +1,590 @@
+//! The batch plan: a TOML file of `[[job]]` tables, each naming inputs, an output folder, an
+//! output name template and a chain of steps. Parsing validates everything a run would trip
+//! over later (unknown steps and options, bad devices, dtypes, opsets, templates), so a bad
+//! plan fails before any file is touched.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::onnx::{Batch, Opset};
+use crate::torch::{DType, Location, LocationMap, LocationPattern};
+use crate::transform::{AmpKind, CastScope, PrefixRule};
+
+use super::template::Template;
+use super::BatchError;
+
+/// A whole plan. Invariant: at least one job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub jobs: Vec<Job>,
+}
+
+/// One `[[job]]`. Invariants: `inputs` and `steps` are non-empty; at most one `dtype` step and
+/// at most one step of each output kind, so the outputs of one input never collide.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    /// Files, folders or glob patterns (`**` allowed), relative to the plan's folder.
+    pub inputs: Vec<String>,
+    /// Where outputs go, relative to the plan's folder.
+    pub output_dir: PathBuf,
+    pub name: Template,
+    pub steps: Vec<Step>,
+    /// The steps as the plan wrote them, recorded in the manifest.
+    pub steps_source: Vec<serde_json::Value>,
+}
+
+/// One step of a job's chain.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// Remove wrapper prefixes (auto-detected, or exactly these).
+    StripModule(PrefixRule),
+    /// Rewrite storage locations.
+    Remap(LocationMap),
+    /// Convert the AMP loss-scaler state.
+    Amp { to: AmpKind, scaler: Option<u32> },
+    /// Cast floating-point tensors.
+    Dtype { to: DType, scope: CastScope },
+    /// Drop optimizer, scheduler and AMP state.
+    DropOptimizer,
+    /// Make the mapping under a top-level key the whole checkpoint.
+    Extract(String),
+    /// Write the checkpoint (`.pth`), in this container or the input's.
+    Format(Option<String>),
+    /// Export ONNX (`.onnx`).
+    ToOnnx(OnnxStep),
+    /// Export the state dict to safetensors (`.safetensors`), optionally the one under a key.
+    ToSafetensors { key: Option<String> },
+}
+
+/// The options of a `to-onnx` step (those of `ckpt to-onnx`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OnnxStep {
+    /// A torchvision architecture name; `None` for auto-detection.
+    pub arch: Option<String>,
+    pub opset: Opset,
+    pub input_shape: [u64; 3],
+    pub batch: Batch,
+    pub fold_bn: bool,
+}
+
+/// What kind of file an output step writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum OutputKind {
+    Checkpoint,
+    Onnx,
+    Safetensors,
+}
+
+impl OutputKind {
+    /// The extension the output name gets.
+    pub fn extension(self) -> &'static str {
+        match self {
+            OutputKind::Checkpoint => "pth",
+            OutputKind::Onnx => "onnx",
+            OutputKind::Safetensors => "safetensors",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputKind::Checkpoint => "checkpoint",
+            OutputKind::Onnx => "onnx",
+            OutputKind::Safetensors => "safetensors",
+        }
+    }
+}
+
+impl Step {
+    /// The step's name in the plan.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Step::StripModule(_) => "strip-module",
+            Step::Remap(_) => "remap",
+            Step::Amp { .. } => "amp",
+            Step::Dtype { .. } => "dtype",
+            Step::DropOptimizer => "drop-optimizer",
+            Step::Extract(_) => "extract",
+            Step::Format(_) => "format",
+            Step::ToOnnx(_) => "to-onnx",
+            Step::ToSafetensors { .. } => "to-safetensors",
+        }
+    }
+
+    /// The kind of file this step writes, if it writes one.
+    pub fn output(&self) -> Option<OutputKind> {
+        match self {
+            Step::Format(_) => Some(OutputKind::Checkpoint),
+            Step::ToOnnx(_) => Some(OutputKind::Onnx),
+            Step::ToSafetensors { .. } => Some(OutputKind::Safetensors),
+            _ => None,
+        }
+    }
+}
+
+/// Names of every step, for messages.
+const STEP_NAMES: &str =
+    "strip-module, remap, amp, dtype, drop-optimizer, extract, format, to-onnx, to-safetensors";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlan {
+    #[serde(default)]
+    job: Vec<RawJob>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJob {
+    inputs: Vec<String>,
+    output_dir: PathBuf,
+    #[serde(default = "default_name")]
+    name: String,
+    steps: Vec<RawStep>,
+}
+
+fn default_name() -> String {
+    "{stem}".to_owned()
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawStep {
+    Name(String),
+    Table(BTreeMap<String, toml::Value>),
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct StripOptions {
+    #[serde(default)]
+    prefix: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RemapOptions {
+    to: Option<String>,
+    #[serde(default)]
+    map: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AmpOptions {
+    to: String,
+    scaler: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DtypeOptions {
+    to: String,
+    #[serde(default)]
+    optimizer: bool,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FormatOptions {
+    container: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct OnnxOptions {
+    arch: Option<String>,
+    opset: Option<i64>,
+    input_shape: Option<Vec<u64>>,
+    batch: Option<toml::Value>,
+    fold_bn: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct SafetensorsOptions {
+    key: Option<String>,
+}
+
+impl Plan {
+    /// Reads and validates the plan at `path`.
+    pub fn load(path: &Path) -> Result<Plan, BatchError> {
+        let text = std::fs::read_to_string(path).map_err(|e| BatchError::Plan {
+            what: format!("cannot read {}: {e}", path.display()),
+        })?;
+        Plan::parse(&text)
+    }
+
+    /// Parses and validates plan text.
+    pub fn parse(text: &str) -> Result<Plan, BatchError> {
+        let raw: RawPlan = toml::from_str(text).map_err(|e| BatchError::Plan {
+            what: e.to_string().trim_end().to_owned(),
+        })?;
+        if raw.job.is_empty() {
+            return Err(plan_error("the plan has no [[job]] table"));
+        }
+        let jobs = raw
+            .job
+            .into_iter()
+            .enumerate()
+            .map(|(i, job)| parse_job(job).map_err(|e| plan_error(&format!("job {}: {e}", i + 1))))
+            .collect::<Result<_, _>>()?;
+        Ok(Plan { jobs })
+    }
+}
+
+fn plan_error(what: &str) -> BatchError {
+    BatchError::Plan {
+        what: what.to_owned(),
+    }
+}
+
+fn parse_job(raw: RawJob) -> Result<Job, String> {
+    if raw.inputs.is_empty() {
+        return Err("`inputs` is empty".into());
+    }
+    if raw.steps.is_empty() {
+        return Err("`steps` is empty".into());
+    }
+    let name = Template::parse(&raw.name).map_err(|e| format!("`name`: {e}"))?;
+    let steps_source = raw.steps.iter().map(source_of).collect();
+    let steps: Vec<Step> = raw
+        .steps
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| parse_step(s).map_err(|e| format!("step {}: {e}", i + 1)))
+        .collect::<Result<_, _>>()?;
+    let count = |pred: &dyn Fn(&Step) -> bool| steps.iter().filter(|s| pred(s)).count();
+    if count(&|s| matches!(s, Step::Dtype { .. })) > 1 {
+        return Err("more than one `dtype` step".into());
+    }
+    for kind in [
+        OutputKind::Checkpoint,
+        OutputKind::Onnx,
+        OutputKind::Safetensors,
+    ] {
+        if count(&|s| s.output() == Some(kind)) > 1 {
+            return Err(format!(
+                "more than one step writes a {} output; one per kind (they would share a name)",
+                kind.name()
+            ));
+        }
+    }
+    Ok(Job {
+        inputs: raw.inputs,
+        output_dir: raw.output_dir,
+        name,
+        steps,
+        steps_source,
+    })
+}
+
+fn source_of(raw: &RawStep) -> serde_json::Value {
+    match raw {
+        RawStep::Name(name) => serde_json::Value::String(name.clone()),
+        RawStep::Table(table) => serde_json::to_value(table).unwrap_or(serde_json::Value::Null),
+    }
+}
+
+fn parse_step(raw: RawStep) -> Result<Step, String> {
+    let (name, value) = match raw {
+        RawStep::Name(name) => (name, None),
+        RawStep::Table(table) => {
+            let mut items = table.into_iter();
+            match (items.next(), items.next()) {
+                (Some((name, value)), None) => (name, Some(value)),
+                _ => {
+                    return Err(
+                        "an inline table step has exactly one key, the step name: `{ remap = \"cpu\" }`"
+                            .into(),
+                    )
+                }
+            }
+        }
+    };
+    let step = match name.as_str() {
+        "strip-module" => {
+            let options: StripOptions = options(value, |v| match v {
+                toml::Value::String(p) => Some(StripOptions { prefix: vec![p] }),
+                _ => None,
+            })?;
+            Step::StripModule(if options.prefix.is_empty() {
+                PrefixRule::Auto
+            } else {
+                PrefixRule::Explicit(options.prefix)
+            })
+        }
+        "remap" => {
+            let options: RemapOptions = required(value, "remap", |v| match v {
+                toml::Value::String(to) => Some(RemapOptions {
+                    to: Some(to),
+                    map: Vec::new(),
+                }),
+                _ => None,
+            })?;
+            Step::Remap(location_map(options)?)
+        }
+        "amp" => {
+            let options: AmpOptions = required(value, "amp", |v| match v {
+                toml::Value::String(to) => Some(AmpOptions { to, scaler: None }),
+                _ => None,
+            })?;
+            Step::Amp {
+                to: options.to.parse()?,
+                scaler: options.scaler,
+            }
+        }
+        "dtype" => {
+            let options: DtypeOptions = required(value, "dtype", |v| match v {
+                toml::Value::String(to) => Some(DtypeOptions {
+                    to,
+                    optimizer: false,
+                }),
+                _ => None,
+            })?;
+            let to = match DType::from_name(&options.to) {
+                Some(d @ (DType::Float32 | DType::Float16 | DType::BFloat16)) => d,
+                _ => {
+                    return Err(format!(
+                        "`dtype` is `{}`; use float32, float16 or bfloat16",
+                        options.to
+                    ))
+                }
+            };
+            let scope = if options.optimizer {
+                CastScope::WithOptimizer
+            } else {
+                CastScope::Model
+            };
+            Step::Dtype { to, scope }
+        }
+        "drop-optimizer" => {
+            no_options(value, "drop-optimizer")?;
+            Step::DropOptimizer
+        }
+        "extract" => {
+            let key = match value {
+                Some(toml::Value::String(key)) => key,
+                _ => {
+                    return Err(
+                        "`extract` takes a top-level key: `{ extract = \"state_dict\" }`".into(),
+                    )
+                }
+            };
+            Step::Extract(key)
+        }
+        "format" => {
+            let options: FormatOptions = options(value, |v| match v {
+                toml::Value::String(c) => Some(FormatOptions { container: Some(c) }),
+                _ => None,
+            })?;
+            if let Some(c) = options
+                .container
+                .as_deref()
+                .filter(|c| !matches!(*c, "zip" | "legacy"))
+            {
+                return Err(format!("`format` is `{c}`; use zip or legacy"));
+            }
+            Step::Format(options.container)
+        }
+        "to-onnx" => Step::ToOnnx(onnx_step(options(value, |_| None)?)?),
+        "to-safetensors" => {
+            let options: SafetensorsOptions = options(value, |v| match v {
+                toml::Value::String(key) => Some(SafetensorsOptions { key: Some(key) }),
+                _ => None,
+            })?;
+            Step::ToSafetensors { key: options.key }
+        }
+        other => return Err(format!("unknown step `{other}` (steps: {STEP_NAMES})")),
+    };
+    Ok(step)
+}
+
+/// Options of a step that may be written bare: defaults when absent, a table, or a scalar
+/// shorthand that `shorthand` understands.
+fn options<T: for<'de> Deserialize<'de> + Default>(
+    value: Option<toml::Value>,
+    shorthand: impl Fn(toml::Value) -> Option<T>,
+) -> Result<T, String> {
+    match value {
+        None => Ok(T::default()),
+        Some(v @ toml::Value::Table(_)) => v.try_into().map_err(|e: toml::de::Error| clean(e)),
+        Some(v) => shorthand(v).ok_or_else(|| "unexpected value; give a table of options".into()),
+    }
+}
+
+/// Options of a step that needs some.
+fn required<T: for<'de> Deserialize<'de>>(
+    value: Option<toml::Value>,
+    step: &str,
+    shorthand: impl Fn(toml::Value) -> Option<T>,
+) -> Result<T, String> {
+    match value {
+        None => Err(format!("`{step}` needs a value: `{{ {step} = … }}`")),
+        Some(v @ toml::Value::Table(_)) => v.try_into().map_err(|e: toml::de::Error| clean(e)),
+        Some(v) => shorthand(v).ok_or_else(|| format!("`{step}`: unexpected value")),
+    }
+}
+
+fn no_options(value: Option<toml::Value>, step: &str) -> Result<(), String> {
+    match value {
+        None => Ok(()),
+        Some(toml::Value::Table(t)) if t.is_empty() => Ok(()),
+        Some(_) => Err(format!("`{step}` takes no options")),
+    }
+}
+
+fn clean(e: toml::de::Error) -> String {
+    e.message().trim_end().to_owned()
+}
+
+fn location_map(options: RemapOptions) -> Result<LocationMap, String> {
+    match (options.to, options.map.is_empty()) {
+        (Some(to), true) => to
+            .parse::<Location>()
+            .map(LocationMap::All)
+            .map_err(|e| e.to_string()),
+        (None, false) => options
+            .map
+            .iter()
+            .map(|rule| LocationMap::parse_rule(rule).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<(LocationPattern, Location)>, _>>()
+            .map(LocationMap::Rules),
+        _ => Err("`remap` takes either `to = \"DEVICE\"` or `map = [\"FROM=TO\", …]`".into()),
+    }
+}
+
+fn onnx_step(options: OnnxOptions) -> Result<OnnxStep, String> {
+    let opset = Opset::new(options.opset.unwrap_or(11)).map_err(|e| e.to_string())?;
+    let input_shape = match options.input_shape {
+        None => [3, 224, 224],
+        Some(dims) => match <[u64; 3]>::try_from(dims) {
+            Ok(shape) if !shape.contains(&0) => shape,
+            _ => return Err("`input-shape` is three positive integers [C, H, W]".into()),
+        },
+    };
+    let batch = match options.batch {
+        None => Batch::Dynamic("batch".to_owned()),
+        Some(toml::Value::String(s)) if s == "dynamic" => Batch::Dynamic("batch".to_owned()),
+        Some(toml::Value::Integer(n)) if n > 0 => Batch::Fixed(n.unsigned_abs()),
+        Some(_) => return Err("`batch` is \"dynamic\" or a positive integer".into()),
+    };
+    Ok(OnnxStep {
+        arch: options.arch.filter(|a| a != "auto"),
+        opset,
+        input_shape,
+        batch,
+        fold_bn: options.fold_bn.unwrap_or(true),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> String {
+        match Plan::parse(text) {
+            Err(e) => e.to_string(),
+            Ok(plan) => panic!("parsed: {plan:?}"),
+        }
+    }
+
+    #[test]
+    fn the_issue_example_parses() {
+        let plan = Plan::parse(
+            r#"
+[[job]]
+inputs = ["ckpts/**/*.pth.tar"]
+output_dir = "out"
+name = "{stem}-{sha8}"
+steps = ["strip-module", { remap = "cpu" }, "drop-optimizer", { to-onnx = { opset = 11 } }, "to-safetensors"]
+"#,
+        )
+        .expect("plan");
+        let job = &plan.jobs[0];
+        let names: Vec<&str> = job.steps.iter().map(Step::name).collect();
+        assert_eq!(
+            names,
+            [
+                "strip-module",
+                "remap",
+                "drop-optimizer",
+                "to-onnx",
+                "to-safetensors"
+            ]
+        );
+        assert_eq!(job.steps[1], Step::Remap(LocationMap::All(Location::cpu())));
+        match &job.steps[3] {
+            Step::ToOnnx(o) => assert_eq!(o.opset.version(), 11),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn options_in_tables_and_shorthands() {
+        let plan = Plan::parse(
+            r#"
+[[job]]
+inputs = ["a.pth"]
+output_dir = "o"
+steps = [{ strip-module = { prefix = ["module."] } }, { remap = { map = ["cuda:0=cpu"] } },
+         { dtype = { to = "float16", optimizer = true } }, { amp = "npu" }, { extract = "model" },
+         { format = "legacy" }, { to-safetensors = { key = "model" } }]
+"#,
+        )
+        .expect("plan");
+        let steps = &plan.jobs[0].steps;
+        assert_eq!(
+            steps[0],
+            Step::StripModule(PrefixRule::Explicit(vec!["module.".into()]))
+        );
+        assert_eq!(
+            steps[2],
+            Step::Dtype {
+                to: DType::Float16,
+                scope: CastScope::WithOptimizer
+            }
+        );
+        assert_eq!(steps[5], Step::Format(Some("legacy".into())));
+        assert_eq!(
+            steps[6],
+            Step::ToSafetensors {
+                key: Some("model".into())
+            }
+        );
+        assert_eq!(plan.jobs[0].name.source(), "{stem}");
+    }
+
+    #[test]
+    fn errors_name_the_job_and_step() {
+        let job = |steps: &str| {
+            format!("[[job]]\ninputs = [\"a\"]\noutput_dir = \"o\"\nsteps = [{steps}]\n")
+        };
+        assert!(error(&job("\"frobnicate\"")).contains("job 1: step 1: unknown step `frobnicate`"));
+        assert!(error(&job("{ remap = \"gpu:x\" }")).contains("step 1"));
+        assert!(error(&job("{ dtype = \"int8\" }")).contains("use float32, float16 or bfloat16"));
+        assert!(error(&job("{ to-onnx = { opset = 20 } }")).contains("step 1"));
+        assert!(error(&job("{ to-onnx = { colour = 1 } }")).contains("unknown field"));
+        assert!(error(&job("\"to-safetensors\", \"to-safetensors\"")).contains("more than one"));
+        assert!(
+            error(&job("{ dtype = \"float16\" }, { dtype = \"bfloat16\" }"))
+                .contains("more than one `dtype`")
+        );
+        assert!(error(&job("{ remap = \"cpu\", amp = \"native\" }")).contains("exactly one key"));
+        assert!(error(&job("\"remap\"")).contains("needs a value"));
+        assert!(error("").contains("no [[job]]"));
+        assert!(
+            error("[[job]]\ninputs = []\noutput_dir = \"o\"\nsteps = [\"format\"]")
+                .contains("`inputs` is empty")
+        );
+        assert!(error(
+            "[[job]]\ninputs = [\"a\"]\noutput_dir = \"o\"\nname = \"{bad}\"\nsteps = [\"format\"]"
+        )
+        .contains("`name`"));
+        assert!(error(
+            "[[job]]\ninputs = [\"a\"]\noutput_dir = \"o\"\nsteps = [\"format\"]\ncolour = 1"
+        )
+        .contains("unknown field"));
+    }
+}

@@ -1,0 +1,459 @@
+//! The whole batch: expand the plan, pick this shard's inputs, decide what a previous run
+//! already did, process the rest in parallel, and keep the manifest current.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use super::execute::{self, effective_steps, file_name, Staged};
+use super::inputs::{self, key_of, Input};
+use super::manifest::{
+    self, decide, hash_file, Decision, Entry, Identity, Manifest, Output, Status,
+};
+use super::plan::{Job, Plan};
+use super::progress::{Outcome, Progress};
+use super::shard::Shard;
+use super::staging::{self, Staging};
+use super::template::Fields;
+use super::BatchError;
+
+/// How to run a plan.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub plan: PathBuf,
+    /// Inputs processed at once (at least 1).
+    pub jobs: usize,
+    pub shard: Option<Shard>,
+    /// List what would be done; write nothing.
+    pub dry_run: bool,
+    /// Where the manifest goes; default [`default_manifest`].
+    pub manifest: Option<PathBuf>,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    /// Inputs of this shard.
+    pub inputs: usize,
+    pub done: usize,
+    pub skipped: usize,
+    /// `(input, error)` for each failure.
+    pub failed: Vec<(String, String)>,
+    pub manifest: PathBuf,
+}
+
+/// The manifest path when none is given: `<plan stem>.manifest.json` beside the plan, or
+/// `<plan stem>.manifest.<I>-of-<N>.json` for a shard.
+pub fn default_manifest(plan: &Path, shard: Option<Shard>) -> PathBuf {
+    let stem = plan
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "plan".into());
+    let name = match shard {
+        Some(s) => format!("{stem}.manifest.{}-of-{}.json", s.index(), s.count()),
+        None => format!("{stem}.manifest.json"),
+    };
+    plan.with_file_name(name)
+}
+
+/// One input with everything needed to process it.
+struct Task<'a> {
+    input: &'a Input,
+    job: &'a Job,
+    output_dir: PathBuf,
+    slot: String,
+}
+
+/// Runs a plan. Dry runs write the expanded plan to `listing` and nothing anywhere else.
+pub fn run(options: &Options, listing: &mut dyn Write) -> Result<Summary, BatchError> {
+    let text = std::fs::read(&options.plan)
+        .map_err(|e| io_error(&options.plan, "cannot read the plan", e))?;
+    let plan_sha = manifest::hex(&Sha256::digest(&text));
+    let plan = Plan::parse(&String::from_utf8_lossy(&text))?;
+    let base = options
+        .plan
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .canonicalize()
+        .map_err(|e| io_error(&options.plan, "cannot resolve the plan's folder", e))?;
+
+    let mut all = Vec::new();
+    for (i, job) in plan.jobs.iter().enumerate() {
+        all.extend(inputs::expand(i, &job.inputs, &base)?);
+    }
+    check_collisions(&plan, &all, &base)?;
+    let inputs_total = all.len();
+    let selected: Vec<Input> = all
+        .into_iter()
+        .filter(|i| in_shard(options.shard, &i.key))
+        .collect();
+    let manifest_path = match &options.manifest {
+        Some(p) => p.clone(),
+        None => default_manifest(&options.plan, options.shard),
+    };
+    let previous = Manifest::load(&manifest_path)?;
+    let tasks: Vec<Task<'_>> = selected
+        .iter()
+        .enumerate()
+        .map(|(n, input)| Task {
+            input,
+            job: &plan.jobs[input.job],
+            output_dir: base.join(&plan.jobs[input.job].output_dir),
+            slot: n.to_string(),
+        })
+        .collect();
+
+    if options.dry_run {
+        return dry_run(&tasks, &base, previous.as_ref(), &manifest_path, listing);
+    }
+
+    let mut stagings: HashMap<PathBuf, Staging> = HashMap::new();
+    for task in &tasks {
+        if stagings.contains_key(&task.output_dir) {
+            continue;
+        }
+        std::fs::create_dir_all(&task.output_dir)
+            .map_err(|e| io_error(&task.output_dir, "cannot create the output folder", e))?;
+        staging::sweep(&task.output_dir);
+        let staging = Staging::create(&task.output_dir)
+            .map_err(|e| io_error(&task.output_dir, "cannot create a staging folder", e))?;
+        stagings.insert(task.output_dir.clone(), staging);
+    }
+    for stale in Manifest::stale_temporaries(&manifest_path) {
+        let _ = std::fs::remove_file(stale);
+    }
+
+    let mut manifest = Manifest::new(
+        &plan_sha,
+        options.shard.map(|s| s.to_string()),
+        inputs_total,
+    );
+    if let Some(previous) = &previous {
+        for task in &tasks {
+            if let Some(entry) = previous.entry(task.input.job, &task.input.key) {
+                manifest.record(entry.clone());
+            }
+        }
+    }
+    manifest.save(&manifest_path)?;
+
+    let total_bytes = tasks
+        .iter()
+        .map(|t| t.input.path.metadata().map_or(0, |m| m.len()))
+        .sum();
+    let progress = Progress::new(tasks.len(), total_bytes);
+    let state = Mutex::new((manifest, Instant::now()));
+    let results = Mutex::new(Summary {
+        inputs: tasks.len(),
+        manifest: manifest_path.clone(),
+        ..Summary::default()
+    });
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.jobs.max(1))
+        .build()
+        .map_err(|e| BatchError::Io {
+            what: "cannot start worker threads".into(),
+            source: std::io::Error::other(e),
+        })?;
+    let save_error = Mutex::new(None);
+    pool.install(|| {
+        tasks.par_iter().with_max_len(1).for_each(|task| {
+            let active = progress.start(&task.input.key);
+            let previous = previous
+                .as_ref()
+                .and_then(|m| m.entry(task.input.job, &task.input.key));
+            let staging = &stagings[&task.output_dir];
+            let (entry, skipped) = process(task, &base, previous, staging, &|s| active.step(s));
+            let outcome = match (&entry.status, skipped) {
+                (Status::Ok, true) => Outcome::Skipped,
+                (Status::Ok, false) => Outcome::Done {
+                    seconds: entry.duration_ms as f64 / 1000.0,
+                },
+                (Status::Failed, _) => Outcome::Failed {
+                    error: entry.error.as_deref().unwrap_or("unknown error"),
+                },
+            };
+            progress.finish(active, entry.size, outcome);
+            if let Ok(mut summary) = results.lock() {
+                match (&entry.status, skipped) {
+                    (Status::Ok, true) => summary.skipped += 1,
+                    (Status::Ok, false) => summary.done += 1,
+                    (Status::Failed, _) => summary
+                        .failed
+                        .push((entry.input.clone(), entry.error.clone().unwrap_or_default())),
+                }
+            }
+            if let Ok(mut guard) = state.lock() {
+                let (manifest, last_save) = &mut *guard;
+                manifest.record(entry);
+                // Rewriting a large manifest after every input would cost quadratic time;
+                // a kill loses at most half a second of records, which resume redoes.
+                if last_save.elapsed() >= Duration::from_millis(500) {
+                    if let Err(e) = manifest.save(&manifest_path) {
+                        if let Ok(mut slot) = save_error.lock() {
+                            *slot = Some(e);
+                        }
+                    }
+                    *last_save = Instant::now();
+                }
+            }
+        });
+    });
+    progress.close();
+    drop(stagings);
+    let (manifest, _) = state.into_inner().map_err(|_| poisoned())?;
+    manifest.save(&manifest_path)?;
+    if let Some(e) = save_error.into_inner().map_err(|_| poisoned())? {
+        return Err(e);
+    }
+    let mut summary = results.into_inner().map_err(|_| poisoned())?;
+    summary.failed.sort();
+    Ok(summary)
+}
+
+fn in_shard(shard: Option<Shard>, key: &str) -> bool {
+    shard.map_or(true, |s| s.contains(key))
+}
+
+fn poisoned() -> BatchError {
+    BatchError::Io {
+        what: "a worker thread panicked".into(),
+        source: std::io::Error::other("poisoned lock"),
+    }
+}
+
+fn io_error(path: &Path, what: &str, source: std::io::Error) -> BatchError {
+    BatchError::Io {
+        what: format!("{}: {what}", path.display()),
+        source,
+    }
+}
+
+/// Outputs an input would get: `(kind, path relative to the plan's folder)`.
+fn planned_outputs(task: &Task<'_>, base: &Path, sha256: &str) -> (String, Vec<(String, String)>) {
+    let name = task
+        .input
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = task.job.name.expand(Fields {
+        name: &name,
+        sha256,
+    });
+    let outputs = effective_steps(&task.job.steps)
+        .iter()
+        .filter_map(|s| s.output())
+        .map(|kind| {
+            let path = task.output_dir.join(file_name(&stem, kind));
+            (kind.name().to_owned(), key_of(&path, base))
+        })
+        .collect();
+    (stem, outputs)
+}
+
+/// Processes one input (or decides it is up to date). Returns its entry and whether it was
+/// skipped.
+fn process(
+    task: &Task<'_>,
+    base: &Path,
+    previous: Option<&Entry>,
+    staging: &Staging,
+    on_step: &dyn Fn(&'static str),
+) -> (Entry, bool) {
+    let started = Instant::now();
+    let job = task.job;
+    let mut entry = Entry {
+        job: task.input.job,
+        input: task.input.key.clone(),
+        sha256: String::new(),
+        size: 0,
+        steps: job.steps_source.clone(),
+        status: Status::Failed,
+        error: None,
+        outputs: Vec::new(),
+        duration_ms: 0,
+        tool_version: manifest::TOOL_VERSION.into(),
+    };
+    on_step("hash");
+    let (sha256, size) = match hash_file(&task.input.path) {
+        Ok(h) => h,
+        Err(e) => {
+            entry.error = Some(format!("read: {e}"));
+            return (entry, false);
+        }
+    };
+    entry.sha256 = sha256;
+    entry.size = size;
+    let (stem, outputs) = planned_outputs(task, base, &entry.sha256);
+    let now = Identity {
+        sha256: &entry.sha256,
+        size,
+        steps: &job.steps_source,
+        outputs: &outputs,
+    };
+    if decide(previous, &now, |p| hash_file(&base.join(p))) == Decision::Skip {
+        if let Some(previous) = previous {
+            return (previous.clone(), true);
+        }
+    }
+    let result = staging
+        .slot(&task.slot)
+        .map_err(|e| format!("staging: {e}"))
+        .and_then(|slot| {
+            let staged = execute::run(
+                &task.input.path,
+                &effective_steps(&job.steps),
+                &slot,
+                &stem,
+                on_step,
+            )
+            .map_err(|e| e.to_string())
+            .and_then(|staged| {
+                publish(&staged, &task.output_dir, base).map_err(|e| format!("publish: {e}"))
+            });
+            let _ = std::fs::remove_dir_all(&slot);
+            staged
+        });
+    match result {
+        Ok(outputs) => {
+            entry.status = Status::Ok;
+            entry.outputs = outputs;
+        }
+        Err(e) => entry.error = Some(e),
+    }
+    entry.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    (entry, false)
+}
+
+/// Hashes the staged outputs and renames them into `output_dir` (each rename is atomic; the
+/// files were fsynced by their writers).
+fn publish(staged: &[Staged], output_dir: &Path, base: &Path) -> std::io::Result<Vec<Output>> {
+    let mut outputs = Vec::new();
+    for file in staged {
+        let (sha256, size) = hash_file(&file.path)?;
+        let name = file
+            .path
+            .file_name()
+            .ok_or_else(|| std::io::Error::other("an output has no file name"))?;
+        let target = output_dir.join(name);
+        std::fs::rename(&file.path, &target)?;
+        outputs.push(Output {
+            kind: file.kind.to_owned(),
+            path: key_of(&target, base),
+            sha256,
+            size,
+        });
+    }
+    if let Ok(dir) = std::fs::File::open(output_dir) {
+        // Makes the renames durable; failing here does not undo complete outputs.
+        let _ = dir.sync_all();
+    }
+    Ok(outputs)
+}
+
+/// Lists each input with its outputs and what a run would do.
+fn dry_run(
+    tasks: &[Task<'_>],
+    base: &Path,
+    previous: Option<&Manifest>,
+    manifest_path: &Path,
+    listing: &mut dyn Write,
+) -> Result<Summary, BatchError> {
+    let write_error = |e| BatchError::Io {
+        what: "cannot print the plan".into(),
+        source: e,
+    };
+    let mut summary = Summary {
+        inputs: tasks.len(),
+        manifest: manifest_path.to_owned(),
+        ..Summary::default()
+    };
+    for task in tasks {
+        let line = match hash_file(&task.input.path) {
+            Ok((sha256, size)) => {
+                let (_, outputs) = planned_outputs(task, base, &sha256);
+                let prev = previous.and_then(|m| m.entry(task.input.job, &task.input.key));
+                let now = Identity {
+                    sha256: &sha256,
+                    size,
+                    steps: &task.job.steps_source,
+                    outputs: &outputs,
+                };
+                let action = match decide(prev, &now, |p| hash_file(&base.join(p))) {
+                    Decision::Skip => {
+                        summary.skipped += 1;
+                        "skip (up to date)".to_owned()
+                    }
+                    Decision::Run(why) => {
+                        summary.done += 1;
+                        format!("run ({why})")
+                    }
+                };
+                let targets: Vec<&str> = outputs.iter().map(|(_, p)| p.as_str()).collect();
+                format!(
+                    "job {} {} -> {} [{action}]",
+                    task.input.job + 1,
+                    task.input.key,
+                    targets.join(", ")
+                )
+            }
+            Err(e) => {
+                summary.failed.push((task.input.key.clone(), e.to_string()));
+                format!(
+                    "job {} {} -> cannot read: {e}",
+                    task.input.job + 1,
+                    task.input.key
+                )
+            }
+        };
+        writeln!(listing, "{line}").map_err(write_error)?;
+    }
+    Ok(summary)
+}
+
+/// Refuses plans in which two inputs would write the same output file. Names that contain
+/// `{sha8}` differ for different contents, so within a job they only meet for identical
+/// inputs, whose outputs are identical too.
+fn check_collisions(plan: &Plan, inputs: &[Input], base: &Path) -> Result<(), BatchError> {
+    let mut claimed: HashMap<PathBuf, &Input> = HashMap::new();
+    for input in inputs {
+        let job = &plan.jobs[input.job];
+        let name = input
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stem = job.name.expand(Fields {
+            name: &name,
+            sha256: "{sha8}",
+        });
+        for kind in effective_steps(&job.steps)
+            .iter()
+            .filter_map(|s| s.output())
+        {
+            let path = base.join(&job.output_dir).join(file_name(&stem, kind));
+            if let Some(other) = claimed.get(&path) {
+                if other.job == input.job && job.name.uses_hash() {
+                    continue;
+                }
+                return Err(BatchError::Plan {
+                    what: format!(
+                        "`{}` and `{}` would both write {}; add {{sha8}} or a distinct output_dir",
+                        other.key,
+                        input.key,
+                        key_of(&path, base)
+                    ),
+                });
+            }
+            claimed.insert(path, input);
+        }
+    }
+    Ok(())
+}

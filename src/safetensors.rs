@@ -1,0 +1,338 @@
+//! Export of a state dict to safetensors: the header is built with the `safetensors` crate's
+//! own types ([`Metadata`], [`TensorInfo`], [`Dtype`]) and laid out as its serializer lays it
+//! out (tensors by descending dtype alignment, then by name; header padded to 8 bytes); the
+//! tensor bytes are then streamed from the checkpoint one tensor at a time
+//! ([`copy_contiguous`]), never the whole file in memory.
+//!
+//! Shared tensors follow `safetensors.torch.save_model` (`_remove_duplicate_names`): tensors
+//! of one storage whose byte ranges overlap form a group; the group keeps the alphabetically
+//! first name among those covering their whole storage, writes it once, and records every
+//! other name in the metadata as `alias → kept name`. Where the reference refuses (no name of
+//! a group covers its storage) each tensor is written on its own. Views are written
+//! contiguous. The metadata always holds `format: pt`.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use ::safetensors::tensor::{Dtype, Metadata, TensorInfo};
+
+use crate::atomic_file::write_atomically;
+use crate::pickle::{Graph, NodeId};
+use crate::torch::contiguous::copy_contiguous;
+use crate::torch::state_dict::{find_state_dicts, is_state_dict};
+use crate::torch::tensor::composite;
+use crate::torch::{Checkpoint, DType, TensorRef, TorchError};
+
+/// The largest header the `safetensors` readers accept.
+pub const MAX_HEADER_BYTES: usize = 100_000_000;
+
+/// Why a state dict could not be exported.
+#[derive(Debug, thiserror::Error)]
+pub enum SafetensorsError {
+    #[error("{0}")]
+    Select(String),
+    #[error("tensor `{key}` is {dtype}, which safetensors cannot hold")]
+    Dtype { key: String, dtype: DType },
+    #[error("`{key}` is a {kind} tensor; safetensors holds only dense tensors")]
+    NotDense { key: String, kind: &'static str },
+    #[error("the safetensors header would be {0} bytes, over the 100 MB readers accept")]
+    HeaderTooLarge(usize),
+    #[error("safetensors header: {0}")]
+    Header(String),
+    #[error(transparent)]
+    Torch(#[from] TorchError),
+    #[error("cannot write the output: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What [`write`] produced.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Tensors stored.
+    pub tensors: usize,
+    /// `(alias, kept name)` for every shared tensor stored once, as in the metadata.
+    pub aliases: Vec<(String, String)>,
+    /// Keys that are not tensors (`…_extra_state`), left out.
+    pub skipped: Vec<String>,
+    /// Bytes in the file.
+    pub bytes: u64,
+}
+
+/// The state dict to export: the mapping under top-level key `key` when given (it must be a
+/// state dict), else the only state dict in the checkpoint. Several candidates are an error
+/// that names them, so the caller chooses with a key.
+pub fn select(graph: &Graph, root: NodeId, key: Option<&str>) -> Result<NodeId, SafetensorsError> {
+    if let Some(key) = key {
+        let node = graph.lookup(root, key).ok_or_else(|| {
+            SafetensorsError::Select(format!("the checkpoint has no top-level key `{key}`"))
+        })?;
+        return if is_state_dict(graph, node) {
+            Ok(node)
+        } else {
+            Err(SafetensorsError::Select(format!(
+                "`{key}` is not a state dict (a mapping of names to tensors)"
+            )))
+        };
+    }
+    let found = find_state_dicts(graph, root)?;
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(SafetensorsError::Select(
+            "the checkpoint holds no state dict (a mapping of names to tensors)".into(),
+        )),
+        many => {
+            let names: Vec<String> = graph
+                .mapping(root)
+                .unwrap_or_default()
+                .iter()
+                .filter(|(_, v)| many.contains(v))
+                .filter_map(|&(k, _)| graph.str(k).map(|k| format!("`{k}`")))
+                .collect();
+            Err(SafetensorsError::Select(format!(
+                "the checkpoint holds {} state dicts{}; choose one with --key",
+                many.len(),
+                if names.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (under {})", names.join(", "))
+                }
+            )))
+        }
+    }
+}
+
+/// One tensor to store: its name and where its bytes are.
+struct Entry {
+    name: String,
+    tensor: TensorRef,
+    dtype: Dtype,
+}
+
+/// Writes the state dict at `state_dict` (a node of `ckpt.graph`) to `out` atomically.
+pub fn write(
+    ckpt: &mut Checkpoint,
+    state_dict: NodeId,
+    out: &Path,
+) -> Result<Written, SafetensorsError> {
+    let (entries, skipped) = entries(ckpt, state_dict)?;
+    let (kept, aliases) = deduplicate(entries);
+    let (header, layout) = layout(kept, &aliases)?;
+
+    let bytes = write_atomically(out, |file| -> Result<u64, SafetensorsError> {
+        let mut writer = BufWriter::with_capacity(1 << 20, file);
+        writer.write_all(&(header.len() as u64).to_le_bytes())?;
+        writer.write_all(&header)?;
+        let mut bytes = 8 + header.len() as u64;
+        for entry in &layout {
+            bytes += copy_contiguous(ckpt, &entry.tensor, &mut writer)?;
+        }
+        writer.flush()?;
+        Ok(bytes)
+    })?;
+    Ok(Written {
+        tensors: layout.len(),
+        aliases,
+        skipped,
+        bytes,
+    })
+}
+
+/// The tensors of the state dict in key order, and the keys that are not tensors.
+fn entries(
+    ckpt: &Checkpoint,
+    state_dict: NodeId,
+) -> Result<(Vec<Entry>, Vec<String>), SafetensorsError> {
+    let graph = &ckpt.graph;
+    let by_node: HashMap<NodeId, &TensorRef> =
+        ckpt.scan.tensors.iter().map(|t| (t.node, t)).collect();
+    let pairs = graph
+        .mapping(state_dict)
+        .ok_or_else(|| SafetensorsError::Select("the selected value is not a mapping".into()))?;
+    let mut seen = HashSet::new();
+    let mut entries = Vec::new();
+    let mut skipped = Vec::new();
+    for &(key, value) in pairs {
+        let name = graph
+            .str(key)
+            .ok_or_else(|| SafetensorsError::Select("a state dict key is not a string".into()))?
+            .to_owned();
+        if !seen.insert(name.clone()) {
+            return Err(SafetensorsError::Select(format!(
+                "key `{name}` appears twice in the state dict"
+            )));
+        }
+        let node = ckpt.scan.parameters.get(&value).copied().unwrap_or(value);
+        let Some(tensor) = by_node.get(&node) else {
+            if composite(graph, &ckpt.scan, node).is_some() {
+                return Err(SafetensorsError::NotDense {
+                    key: name,
+                    kind: "sparse or nested",
+                });
+            }
+            if crate::torch::tensor::is_tensor_like(graph, node) {
+                return Err(SafetensorsError::NotDense {
+                    key: name,
+                    kind: "subclass or otherwise non-dense",
+                });
+            }
+            skipped.push(name);
+            continue;
+        };
+        let dtype = safetensors_dtype(tensor.dtype).ok_or(SafetensorsError::Dtype {
+            key: name.clone(),
+            dtype: tensor.dtype,
+        })?;
+        entries.push(Entry {
+            name,
+            tensor: (*tensor).clone(),
+            dtype,
+        });
+    }
+    Ok((entries, skipped))
+}
+
+/// The safetensors dtype holding torch `dtype` bit for bit, if there is one.
+pub fn safetensors_dtype(dtype: DType) -> Option<Dtype> {
+    Some(match dtype {
+        DType::Float64 => Dtype::F64,
+        DType::Float32 => Dtype::F32,
+        DType::Float16 => Dtype::F16,
+        DType::BFloat16 => Dtype::BF16,
+        DType::Int64 => Dtype::I64,
+        DType::Int32 => Dtype::I32,
+        DType::Int16 => Dtype::I16,
+        DType::Int8 => Dtype::I8,
+        DType::UInt8 => Dtype::U8,
+        DType::UInt16 => Dtype::U16,
+        DType::UInt32 => Dtype::U32,
+        DType::UInt64 => Dtype::U64,
+        DType::Bool => Dtype::BOOL,
+        DType::Complex64 => Dtype::C64,
+        DType::Float8E5M2 => Dtype::F8_E5M2,
+        DType::Float8E4M3Fn => Dtype::F8_E4M3,
+        DType::Float8E5M2Fnuz => Dtype::F8_E5M2FNUZ,
+        DType::Float8E4M3Fnuz => Dtype::F8_E4M3FNUZ,
+        DType::Float8E8M0Fnu => Dtype::F8_E8M0,
+        _ => return None,
+    })
+}
+
+/// Byte range of a view within its storage: `[offset, extent) × element size`.
+fn byte_range(t: &TensorRef) -> (u64, u64) {
+    let size = t.dtype.element_size() as u64;
+    let start = t.offset.saturating_mul(size);
+    let end = t.extent().unwrap_or(t.offset).saturating_mul(size);
+    (start, end)
+}
+
+/// Whether a view starts its storage and spans all of its bytes (`_is_complete`).
+fn is_complete(t: &TensorRef) -> bool {
+    t.offset == 0 && t.numel().checked_mul(t.dtype.element_size() as u64) == t.storage.nbytes()
+}
+
+/// Splits the entries into those stored and `(alias, kept)` pairs, as `_remove_duplicate_names`
+/// does: group by storage (empty storages never share), split each group into runs of
+/// overlapping byte ranges, keep the alphabetically first complete name of a run. Stored
+/// entries keep the state dict's order.
+fn deduplicate(entries: Vec<Entry>) -> (Vec<Entry>, Vec<(String, String)>) {
+    let mut by_storage: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        if e.tensor.storage.nbytes().unwrap_or(0) != 0 {
+            by_storage.entry(&e.tensor.storage.key).or_default().push(i);
+        }
+    }
+    let mut dropped: BTreeMap<usize, usize> = BTreeMap::new();
+    for members in by_storage.values().filter(|m| m.len() > 1) {
+        let mut areas: Vec<(u64, u64, &str, usize)> = members
+            .iter()
+            .map(|&i| {
+                let (start, end) = byte_range(&entries[i].tensor);
+                (start, end, entries[i].name.as_str(), i)
+            })
+            .collect();
+        areas.sort();
+        // As the reference: a view joins the current run when it starts before the previous
+        // view's end.
+        let mut runs: Vec<Vec<usize>> = Vec::new();
+        let mut last_stop = 0;
+        for (n, &(start, stop, _, i)) in areas.iter().enumerate() {
+            match runs.last_mut() {
+                Some(run) if n > 0 && start < last_stop => run.push(i),
+                _ => runs.push(vec![i]),
+            }
+            last_stop = stop;
+        }
+        for run in runs.iter().filter(|r| r.len() > 1) {
+            let keep = run
+                .iter()
+                .copied()
+                .filter(|&i| is_complete(&entries[i].tensor))
+                .min_by(|&a, &b| entries[a].name.cmp(&entries[b].name));
+            if let Some(keep) = keep {
+                for &i in run.iter().filter(|&&i| i != keep) {
+                    dropped.insert(i, keep);
+                }
+            }
+        }
+    }
+    let mut aliases: Vec<(String, String)> = dropped
+        .iter()
+        .map(|(&alias, &kept)| (entries[alias].name.clone(), entries[kept].name.clone()))
+        .collect();
+    aliases.sort();
+    let kept = entries
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !dropped.contains_key(i))
+        .map(|(_, e)| e)
+        .collect();
+    (kept, aliases)
+}
+
+/// Sorts the entries into file order (descending dtype alignment, then name, as the
+/// `safetensors` serializer does) and builds the padded header describing them.
+fn layout(
+    mut entries: Vec<Entry>,
+    aliases: &[(String, String)],
+) -> Result<(Vec<u8>, Vec<Entry>), SafetensorsError> {
+    entries.sort_by(|a, b| b.dtype.cmp(&a.dtype).then_with(|| a.name.cmp(&b.name)));
+    let mut offset = 0usize;
+    let mut infos = Vec::with_capacity(entries.len());
+    for e in &entries {
+        let too_big = || SafetensorsError::Header(format!("tensor `{}` is too large", e.name));
+        let shape: Vec<usize> = e
+            .tensor
+            .shape
+            .iter()
+            .map(|&d| usize::try_from(d).map_err(|_| too_big()))
+            .collect::<Result<_, _>>()?;
+        let len = e
+            .tensor
+            .numel()
+            .checked_mul(e.tensor.dtype.element_size() as u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(too_big)?;
+        let end = offset.checked_add(len).ok_or_else(too_big)?;
+        infos.push((
+            e.name.clone(),
+            TensorInfo {
+                dtype: e.dtype,
+                shape,
+                data_offsets: (offset, end),
+            },
+        ));
+        offset = end;
+    }
+    let mut metadata: HashMap<String, String> = aliases.iter().cloned().collect();
+    metadata.insert("format".into(), "pt".into());
+    let metadata = Metadata::new(Some(metadata), infos)
+        .map_err(|e| SafetensorsError::Header(e.to_string()))?;
+    let mut bytes =
+        serde_json::to_vec(&metadata).map_err(|e| SafetensorsError::Header(e.to_string()))?;
+    bytes.resize(bytes.len().next_multiple_of(8), b' ');
+    if bytes.len() > MAX_HEADER_BYTES {
+        return Err(SafetensorsError::HeaderTooLarge(bytes.len()));
+    }
+    Ok((bytes, entries))
+}

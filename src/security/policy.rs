@@ -1,0 +1,73 @@
+//! The one check every command that writes a checkpoint runs first.
+
+use std::path::Path;
+
+use super::classify::Class;
+use super::scan::{scan_file, FileScan, Severity, Status};
+
+/// What a rewrite accepts besides safe globals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Only globals on torch's weights_only allow-list (and known torch_npu names).
+    SafeOnly,
+    /// Unknown globals too (`--allow-unknown-globals`). Dangerous ones never pass.
+    AllowUnknown,
+}
+
+/// Why a rewrite was refused. Nothing has been written when this is returned.
+#[derive(Debug, thiserror::Error)]
+pub enum RefuseError {
+    #[error("refusing to rewrite: it references dangerous globals ({list}) that run code when the file is loaded with weights_only=False; nothing was written (`ckpt scan` lists every global)")]
+    Dangerous { list: String },
+    #[error("refusing to rewrite: {what}; nothing was written (`ckpt scan` shows details)")]
+    Evasion { what: String },
+    #[error("refusing to rewrite: it references globals that are not on torch's weights_only allow-list ({list}); pass --allow-unknown-globals to rewrite it anyway (they are copied as names, never imported)")]
+    Unknown { list: String },
+    #[error(
+        "refusing to rewrite: part of the file could not be checked ({what}); nothing was written"
+    )]
+    Unreadable { what: String },
+}
+
+/// Scans `path` and decides whether a rewriting command may go on. Every rewriting command
+/// (strip-module, remap, amp --to, convert, and batch/to-safetensors) calls this before it
+/// opens its output; on `Err` it must write nothing.
+pub fn check_rewrite(path: &Path, policy: Policy) -> Result<FileScan, RefuseError> {
+    let scan = scan_file(path);
+    decide(&scan, policy)?;
+    Ok(scan)
+}
+
+/// The decision for an existing scan (see [`check_rewrite`]).
+pub fn decide(scan: &FileScan, policy: Policy) -> Result<(), RefuseError> {
+    let dangerous = scan.paths_of(Class::Dangerous);
+    if !dangerous.is_empty() {
+        return Err(RefuseError::Dangerous {
+            list: dangerous.join(", "),
+        });
+    }
+    if let Some(issue) = scan.issues.iter().find(|i| i.severity == Severity::Evasion) {
+        return Err(RefuseError::Evasion {
+            what: format!("record `{}`: {}", issue.location, issue.message),
+        });
+    }
+    if scan.status() == Status::Unreadable {
+        let what = scan
+            .issues
+            .iter()
+            .map(|i| match i.location.as_str() {
+                "" => i.message.clone(),
+                at => format!("`{at}`: {}", i.message),
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(RefuseError::Unreadable { what });
+    }
+    let unknown = scan.paths_of(Class::Unknown);
+    if policy == Policy::SafeOnly && !unknown.is_empty() {
+        return Err(RefuseError::Unknown {
+            list: unknown.join(", "),
+        });
+    }
+    Ok(())
+}

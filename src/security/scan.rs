@@ -1,0 +1,766 @@
+//! Finding every pickle in a file and every global each one names.
+//!
+//! The scanner mirrors what `torch.load` and `torch.jit.load` would unpickle, and more:
+//!
+//! * zip (`PK\x03\x04` first, as torch requires): every record whose name ends in `.pkl`
+//!   (`data.pkl` under any folder or name, TorchScript `constants.pkl`, …), every other record
+//!   whose first bytes are a pickle (`\x80` protocol 2–5: a renamed `data.pkl`, `.debug_pkl`,
+//!   `.pt2` pickled constants) or a nested archive (a zip, or a legacy stream, recursed into up
+//!   to [`MAX_NESTING`] levels). Each record's local header is compared with the central
+//!   directory;
+//! * tar (`ustar`): the first pickle of every member, whatever its name; the side tables
+//!   are validated by torch's own tar reader;
+//! * anything else is read as torch's legacy loader reads it: one pickle, and when it is the
+//!   legacy magic number, the four that follow.
+//!
+//! Pickles are read by the non-executing reader in its lenient mode: the globals named
+//! before a pickle breaks are still reported (Python would already have imported them), and
+//! so are globals that were popped off the stack and never reached the root. The scan never
+//! fails as a whole: what it cannot read becomes an [`Issue`].
+
+use std::fs::File;
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use flate2::read::DeflateDecoder;
+use zip::CompressionMethod;
+
+use crate::pickle::{self, Global, Limits, PickleError};
+use crate::torch::checkpoint::MAX_PICKLE_BYTES;
+use crate::torch::legacy::MAGIC_PICKLE;
+use crate::torch::zip_read::{self, ZipError, MAX_INFLATE_RATIO, RATIO_FLOOR};
+
+use super::classify::{classify, dotted, Class, Context, Verdict};
+use super::source::{read_at, read_up_to, ReadSeek, Window};
+
+/// How deep archives inside archives are followed. torch's own nesting (`.pt2` sample
+/// inputs, pickled tensor subclasses) is one level.
+pub const MAX_NESTING: usize = 3;
+/// The most bytes one scan inflates in total, across all nested records.
+pub const MAX_INFLATED_TOTAL: u64 = 4 << 30;
+/// The most pickles one scan reads (every zip record could be one).
+pub const MAX_PICKLES: usize = 100_000;
+/// A record that is not named `.pkl` is first decoded from this many bytes.
+const SNIFF_WINDOW: u64 = 64 << 10;
+/// tar block size.
+const BLOCK: u64 = 512;
+/// The most tar members walked.
+const MAX_TAR_MEMBERS: usize = 100_000;
+
+/// One distinct global named by a pickle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GlobalUse {
+    /// As written in the pickle.
+    pub global: Global,
+    /// Full dotted path after Python 2 names are mapped: what is compared.
+    pub path: String,
+    pub verdict: Verdict,
+    /// How many times the pickle names it.
+    pub count: usize,
+}
+
+/// How a pickle was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// A zip record named `*.pkl`, the first pickle of a file, a tar member's first pickle,
+    /// or one of a legacy stream's pickles: one that torch reads.
+    Expected,
+    /// A record under another name whose bytes decode as a pickle.
+    Sniffed,
+}
+
+/// One pickle and the globals it names, in order of first appearance.
+#[derive(Clone, Debug)]
+pub struct PickleScan {
+    /// Where it is: `archive/data.pkl`, `outer.pt!archive/data.pkl` for a nested archive,
+    /// `stream#1` for the first pickle of a legacy stream, `tar:pickle`.
+    pub location: String,
+    pub found: Found,
+    pub globals: Vec<GlobalUse>,
+    /// Why the reader stopped before `STOP`, if it did. Globals before that point are listed.
+    pub error: Option<String>,
+}
+
+/// What an issue means for the verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Part of the file could not be read, so it could not be checked.
+    Unreadable,
+    /// The file is built to show scanners something other than what torch loads (a local
+    /// header that disagrees with the central directory). Counts as dangerous.
+    Evasion,
+}
+
+/// A problem with the container rather than with a global.
+#[derive(Clone, Debug)]
+pub struct Issue {
+    pub location: String,
+    pub severity: Severity,
+    pub message: String,
+}
+
+/// The outcome for one file. Exit codes: `Clean` 0, `Dangerous` 1, `Unreadable` 2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    /// Every pickle was read and no global is dangerous (unknown globals may be present).
+    Clean,
+    /// A dangerous global or an evasion was found; this is certain even if other parts of the
+    /// file could not be read.
+    Dangerous,
+    /// Something could not be read and nothing dangerous was found in the rest.
+    Unreadable,
+}
+
+impl Status {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Status::Clean => 0,
+            Status::Dangerous => 1,
+            Status::Unreadable => 2,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Clean => "clean",
+            Status::Dangerous => "dangerous",
+            Status::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// Everything found in one file.
+#[derive(Clone, Debug)]
+pub struct FileScan {
+    pub path: PathBuf,
+    /// `zip`, `torchscript`, `pt2`, `tar`, `legacy`, `pickle`, or `unknown`.
+    pub format: &'static str,
+    pub pickles: Vec<PickleScan>,
+    pub issues: Vec<Issue>,
+}
+
+impl FileScan {
+    /// Dangerous beats unreadable beats clean (see [`Status`]).
+    pub fn status(&self) -> Status {
+        let dangerous = self.worst_class() == Some(Class::Dangerous)
+            || self.issues.iter().any(|i| i.severity == Severity::Evasion);
+        if dangerous {
+            Status::Dangerous
+        } else if !self.issues.is_empty() {
+            Status::Unreadable
+        } else {
+            Status::Clean
+        }
+    }
+
+    /// The worst class of any global, `None` when no pickle names one.
+    pub fn worst_class(&self) -> Option<Class> {
+        self.uses().map(|u| u.verdict.class).max()
+    }
+
+    /// Every global use, pickle by pickle.
+    pub fn uses(&self) -> impl Iterator<Item = &GlobalUse> {
+        self.pickles.iter().flat_map(|p| p.globals.iter())
+    }
+
+    /// The distinct dotted paths of class `class`, sorted.
+    pub fn paths_of(&self, class: Class) -> Vec<String> {
+        let mut paths: Vec<String> = self
+            .uses()
+            .filter(|u| u.verdict.class == class)
+            .map(|u| u.path.clone())
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+}
+
+/// Scans `path`. Never fails: an unopenable file is a scan with an [`Issue`].
+pub fn scan_file(path: &Path) -> FileScan {
+    let mut scan = FileScan {
+        path: path.to_owned(),
+        format: "unknown",
+        pickles: Vec::new(),
+        issues: Vec::new(),
+    };
+    let opened = File::open(path).and_then(|f| Ok((f.metadata()?.len(), f)));
+    let (len, mut file) = match opened {
+        Ok(x) => x,
+        Err(e) => {
+            scan.issues
+                .push(unreadable("", format!("cannot read the file: {e}")));
+            return scan;
+        }
+    };
+    let mut scanner = Scanner { scan, inflated: 0 };
+    scanner.top_level(&mut file, len);
+    scanner.scan
+}
+
+struct Scanner {
+    scan: FileScan,
+    /// Bytes inflated so far, against [`MAX_INFLATED_TOTAL`].
+    inflated: u64,
+}
+
+fn unreadable(location: &str, message: String) -> Issue {
+    Issue {
+        location: location.to_owned(),
+        severity: Severity::Unreadable,
+        message,
+    }
+}
+
+impl Scanner {
+    fn top_level(&mut self, file: &mut File, len: u64) {
+        let head = match read_at(file, 0, len.min(BLOCK)) {
+            Ok(h) => h,
+            Err(e) => {
+                self.issue(unreadable("", format!("cannot read the file: {e}")));
+                return;
+            }
+        };
+        if head.is_empty() {
+            self.issue(unreadable("", "the file is empty".into()));
+        } else if head.starts_with(b"PK\x03\x04") {
+            self.scan.format = "zip";
+            self.zip(file, len, "", 0);
+        } else if head.get(257..262) == Some(b"ustar".as_slice()) {
+            self.scan.format = "tar";
+            self.tar(file, len);
+        } else {
+            self.scan.format = "pickle";
+            let found = self.stream(file, len, "", Context::Checkpoint, Found::Expected);
+            if found == StreamKind::Legacy {
+                self.scan.format = "legacy";
+            }
+        }
+    }
+
+    fn issue(&mut self, issue: Issue) {
+        self.scan.issues.push(issue);
+    }
+
+    // ----------------------------------------------------------------------------- zip
+
+    /// Scans a zip archive in `r` (`len` bytes); `outer` prefixes locations of nested ones.
+    fn zip(&mut self, r: &mut dyn ReadSeek, len: u64, outer: &str, depth: usize) {
+        let entries = match list_entries(r, len) {
+            Ok(entries) => entries,
+            Err(e) => {
+                self.issue(unreadable(
+                    outer,
+                    format!("cannot read the zip directory: {e}"),
+                ));
+                return;
+            }
+        };
+        let context = if entries
+            .iter()
+            .any(|e| e.name == "constants.pkl" || e.name.ends_with("/constants.pkl"))
+        {
+            Context::TorchScript
+        } else {
+            Context::Checkpoint
+        };
+        if depth == 0 {
+            self.scan.format = if entries.iter().any(|e| e.name.ends_with("/archive_format")) {
+                "pt2"
+            } else if context == Context::TorchScript {
+                "torchscript"
+            } else {
+                "zip"
+            };
+        }
+        for entry in &entries {
+            let location = format!("{outer}{}", entry.name);
+            let local = match zip_read::read_local_header(r, entry.header_offset, len) {
+                Ok(local) => local,
+                Err(reason) => {
+                    self.issue(unreadable(&location, reason));
+                    continue;
+                }
+            };
+            if let Some(detail) =
+                zip_read::local_mismatch(&local, &entry.name_raw, entry.size, entry.compressed_size)
+            {
+                self.issue(Issue {
+                    location: location.clone(),
+                    severity: Severity::Evasion,
+                    message: format!(
+                        "{detail}: local header and central directory disagree (torch reads the central directory)"
+                    ),
+                });
+            }
+            self.record(r, len, entry, local.data_offset, &location, context, depth);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        r: &mut dyn ReadSeek,
+        len: u64,
+        entry: &Entry,
+        data_offset: u64,
+        location: &str,
+        context: Context,
+        depth: usize,
+    ) {
+        let named = entry.name.to_ascii_lowercase().ends_with(".pkl");
+        let readable = match &entry.method {
+            Method::Stored | Method::Deflated => None,
+            Method::Other(why) => Some(why.clone()),
+        };
+        if let Some(why) = readable {
+            if named {
+                self.issue(unreadable(location, why));
+            }
+            return;
+        }
+        if !data_offset
+            .checked_add(entry.compressed_size)
+            .is_some_and(|end| end <= len)
+        {
+            self.issue(unreadable(
+                location,
+                format!(
+                    "its {} bytes run past the end of the archive",
+                    entry.compressed_size
+                ),
+            ));
+            return;
+        }
+        let mut raw = Window::new(r, data_offset, entry.compressed_size);
+        if named {
+            let cap = entry.size.min(MAX_PICKLE_BYTES);
+            if entry.size > MAX_PICKLE_BYTES {
+                self.issue(unreadable(
+                    location,
+                    format!(
+                        "the pickle is {} bytes, more than the {MAX_PICKLE_BYTES}-byte limit",
+                        entry.size
+                    ),
+                ));
+                return;
+            }
+            if let Some(bytes) = self.content(&mut raw, entry, cap, location) {
+                self.pickles(&bytes, location, context, Found::Expected);
+            }
+            return;
+        }
+        let head = match self.content(&mut raw, entry, 8.min(entry.size), location) {
+            Some(head) => head,
+            None => return,
+        };
+        if head.starts_with(b"PK\x03\x04") {
+            self.nested_zip(&mut raw, entry, location, depth);
+        } else if is_pickle_start(&head) {
+            let cap = entry.size.min(SNIFF_WINDOW);
+            if let Some(bytes) = self.content(&mut raw, entry, cap, location) {
+                let complete = bytes.len() as u64 == entry.size;
+                self.sniffed(&bytes, complete, &mut raw, entry, location, context);
+            }
+        }
+    }
+
+    /// A pickle-looking record under another name: decode a window, grow it while the pickle
+    /// runs on, and report it if it decodes (or names globals before breaking).
+    fn sniffed(
+        &mut self,
+        first: &[u8],
+        complete: bool,
+        raw: &mut Window<'_>,
+        entry: &Entry,
+        location: &str,
+        context: Context,
+    ) {
+        let mut bytes = first.to_vec();
+        let mut complete = complete;
+        loop {
+            let partial = pickle::read_lenient(&bytes, Limits::default());
+            let truncated = matches!(partial.end, Err(PickleError::Truncated { .. }));
+            if truncated && !complete {
+                let want = (bytes.len() as u64)
+                    .saturating_mul(8)
+                    .min(entry.size)
+                    .min(MAX_PICKLE_BYTES);
+                if want > bytes.len() as u64 {
+                    match self.content(raw, entry, want, location) {
+                        Some(more) => {
+                            complete = more.len() as u64 == entry.size;
+                            bytes = more;
+                            continue;
+                        }
+                        None => return,
+                    }
+                }
+            }
+            if partial.end.is_ok() || !partial.globals.is_empty() {
+                // A legacy stream stored as a record: scan it the way torch would.
+                if bytes.starts_with(&MAGIC_PICKLE) {
+                    let mut cursor = Cursor::new(bytes.as_slice());
+                    let n = bytes.len() as u64;
+                    self.stream(
+                        &mut cursor,
+                        n,
+                        &format!("{location}!"),
+                        context,
+                        Found::Sniffed,
+                    );
+                } else {
+                    self.push_pickle(location, Found::Sniffed, context, partial);
+                }
+            }
+            return;
+        }
+    }
+
+    fn nested_zip(&mut self, raw: &mut Window<'_>, entry: &Entry, location: &str, depth: usize) {
+        if depth + 1 > MAX_NESTING {
+            self.issue(unreadable(
+                location,
+                format!("an archive nested more than {MAX_NESTING} levels deep is not followed"),
+            ));
+            return;
+        }
+        let inner = format!("{location}!");
+        match entry.method {
+            Method::Stored => {
+                let n = entry.size;
+                self.zip(raw, n, &inner, depth + 1);
+            }
+            _ => {
+                if let Some(bytes) = self.content(raw, entry, entry.size, location) {
+                    let n = bytes.len() as u64;
+                    self.zip(&mut Cursor::new(bytes), n, &inner, depth + 1);
+                }
+            }
+        }
+    }
+
+    /// The first `want` uncompressed bytes of a record, inflating it if deflated (within the
+    /// ratio and total budgets). `None` after recording why not.
+    fn content(
+        &mut self,
+        raw: &mut Window<'_>,
+        entry: &Entry,
+        want: u64,
+        location: &str,
+    ) -> Option<Vec<u8>> {
+        use std::io::{Seek, SeekFrom};
+        let result = raw.seek(SeekFrom::Start(0)).and_then(|_| match entry.method {
+            Method::Stored => read_up_to(raw, want),
+            _ => {
+                if want > RATIO_FLOOR && want / entry.compressed_size.max(1) > MAX_INFLATE_RATIO {
+                    return Err(std::io::Error::other(format!(
+                        "it inflates {}:1, above the {MAX_INFLATE_RATIO}:1 limit (a decompression bomb)",
+                        want / entry.compressed_size.max(1)
+                    )));
+                }
+                if self.inflated.saturating_add(want) > MAX_INFLATED_TOTAL {
+                    return Err(std::io::Error::other(format!(
+                        "the scan would inflate more than {MAX_INFLATED_TOTAL} bytes in total"
+                    )));
+                }
+                let bytes = read_up_to(&mut DeflateDecoder::new(&mut *raw), want)?;
+                self.inflated += bytes.len() as u64;
+                Ok(bytes)
+            }
+        });
+        match result {
+            Ok(bytes) if (bytes.len() as u64) < want => {
+                self.issue(unreadable(
+                    location,
+                    format!(
+                        "the record holds {} bytes, fewer than the {} its entry declares",
+                        bytes.len(),
+                        entry.size
+                    ),
+                ));
+                None
+            }
+            Ok(bytes) => Some(bytes),
+            Err(e) => {
+                self.issue(unreadable(location, format!("cannot read the record: {e}")));
+                None
+            }
+        }
+    }
+
+    // ----------------------------------------------------------------------------- pickles
+
+    /// Scans the one pickle of a record; errors make the record unreadable.
+    fn pickles(&mut self, bytes: &[u8], location: &str, context: Context, found: Found) {
+        let partial = pickle::read_lenient(bytes, Limits::default());
+        self.push_pickle(location, found, context, partial);
+    }
+
+    fn push_pickle(
+        &mut self,
+        location: &str,
+        found: Found,
+        context: Context,
+        partial: pickle::Partial,
+    ) {
+        if self.scan.pickles.len() >= MAX_PICKLES {
+            self.issue(unreadable(
+                location,
+                format!("more than {MAX_PICKLES} pickles; the rest are not scanned"),
+            ));
+            return;
+        }
+        let mut globals: Vec<GlobalUse> = Vec::new();
+        for &id in &partial.globals {
+            let Some(global) = partial.graph.global(id) else {
+                continue;
+            };
+            let path = dotted(global);
+            match globals.iter_mut().find(|u| u.path == path) {
+                Some(seen) => seen.count += 1,
+                None => globals.push(GlobalUse {
+                    verdict: classify(global, context),
+                    global: global.clone(),
+                    path,
+                    count: 1,
+                }),
+            }
+        }
+        let error = partial.end.err().map(|e| e.to_string());
+        if let (Some(e), Found::Expected) = (&error, found) {
+            self.issue(unreadable(
+                location,
+                format!("the pickle cannot be read: {e}"),
+            ));
+        }
+        self.scan.pickles.push(PickleScan {
+            location: location.to_owned(),
+            found,
+            globals,
+            error,
+        });
+    }
+
+    /// What torch's legacy loader unpickles from the start of `r`: one pickle, and the four
+    /// after it when the first is the legacy magic number. Returns which it was.
+    fn stream(
+        &mut self,
+        r: &mut dyn ReadSeek,
+        len: u64,
+        outer: &str,
+        context: Context,
+        found: Found,
+    ) -> StreamKind {
+        let mut pos = 0u64;
+        let mut kind = StreamKind::Single;
+        for index in 1..=5 {
+            let location = format!("{outer}stream#{index}");
+            let Some(partial) = self.next_pickle(r, len, pos, &location) else {
+                return kind;
+            };
+            let end = partial.end.as_ref().ok().copied();
+            if index == 1 {
+                let magic =
+                    end.is_some_and(|n| read_at(r, 0, n as u64).is_ok_and(|b| is_legacy_magic(&b)));
+                if magic {
+                    kind = StreamKind::Legacy;
+                } else if end.is_none() && partial.globals.is_empty() && pos == 0 {
+                    // Not a pickle at all (or broken before naming anything).
+                    let why = partial.end.err().map(|e| e.to_string()).unwrap_or_default();
+                    self.issue(unreadable(
+                        outer,
+                        format!(
+                            "cannot be read as a pickle (nor is it a zip or tar archive): {why}"
+                        ),
+                    ));
+                    return kind;
+                }
+            }
+            self.push_pickle(&location, found, context, partial);
+            match end {
+                Some(n) if kind == StreamKind::Legacy => pos += n as u64,
+                _ => return kind,
+            }
+        }
+        kind
+    }
+
+    /// Decodes the pickle at `pos`, growing the window while it runs on.
+    fn next_pickle(
+        &mut self,
+        r: &mut dyn ReadSeek,
+        len: u64,
+        pos: u64,
+        location: &str,
+    ) -> Option<pickle::Partial> {
+        let cap = (len - pos.min(len)).min(MAX_PICKLE_BYTES);
+        let mut window = cap.min(SNIFF_WINDOW);
+        loop {
+            let bytes = match read_at(r, pos, window) {
+                Ok(b) => b,
+                Err(e) => {
+                    self.issue(unreadable(location, format!("cannot read: {e}")));
+                    return None;
+                }
+            };
+            let partial = pickle::read_lenient(&bytes, Limits::default());
+            match partial.end {
+                Err(PickleError::Truncated { .. }) if window < cap => {
+                    window = window.saturating_mul(8).min(cap);
+                }
+                _ => return Some(partial),
+            }
+        }
+    }
+
+    // ----------------------------------------------------------------------------- tar
+
+    /// Every tar member's first pickle, whatever its name; then torch's reader validates the
+    /// side tables (their per-storage pickles may only name torch storage classes).
+    fn tar(&mut self, file: &mut File, len: u64) {
+        let mut pos = 0u64;
+        for _ in 0..MAX_TAR_MEMBERS {
+            let Some(end) = pos.checked_add(BLOCK).filter(|&e| e <= len) else {
+                break;
+            };
+            let block = match read_at(file, pos, BLOCK) {
+                Ok(b) => b,
+                Err(e) => {
+                    self.issue(unreadable("tar", format!("cannot read a header: {e}")));
+                    return;
+                }
+            };
+            if block.iter().all(|&b| b == 0) {
+                break;
+            }
+            let name =
+                String::from_utf8_lossy(block[..100].split(|&b| b == 0).next().unwrap_or(&[]))
+                    .into_owned();
+            let Some(size) = tar_number(&block[124..136]) else {
+                self.issue(unreadable(
+                    "tar",
+                    format!("bad size field in the header at byte {pos}"),
+                ));
+                return;
+            };
+            let typeflag = block[156];
+            let padded = size.checked_add(BLOCK - 1).map(|s| s / BLOCK * BLOCK);
+            let Some(next) = padded
+                .and_then(|p| end.checked_add(p))
+                .filter(|&n| n <= len)
+            else {
+                self.issue(unreadable(
+                    &format!("tar:{name}"),
+                    format!("the member declares {size} bytes but the file ends first"),
+                ));
+                return;
+            };
+            let regular = !matches!(typeflag, b'1'..=b'6' | b'x' | b'g' | b'X' | b'L' | b'K');
+            if regular && size > 0 {
+                let mut member = Window::new(file, end, size);
+                self.stream(
+                    &mut member,
+                    size,
+                    &format!("tar:{name}#"),
+                    Context::Checkpoint,
+                    Found::Expected,
+                );
+            }
+            pos = next;
+        }
+        if let Err(e) = crate::torch::tar::parse(file, len) {
+            self.issue(unreadable(
+                "tar",
+                format!("the side tables (per-storage pickles) could not be validated: {e}"),
+            ));
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StreamKind {
+    Single,
+    Legacy,
+}
+
+/// `\x80` then a protocol number 2–5: how every pickle torch or Python 3 writes begins.
+fn is_pickle_start(head: &[u8]) -> bool {
+    matches!(head, [0x80, 2..=5, ..])
+}
+
+fn is_legacy_magic(bytes: &[u8]) -> bool {
+    crate::torch::legacy::is_legacy(bytes)
+}
+
+/// A tar numeric field: octal text, or base-256 when the top bit is set.
+fn tar_number(field: &[u8]) -> Option<u64> {
+    if field.first().is_some_and(|&b| b & 0x80 != 0) {
+        let mut n: u64 = u64::from(field[0] & 0x7f);
+        for &b in &field[1..] {
+            n = n.checked_mul(256)?.checked_add(u64::from(b))?;
+        }
+        return Some(n);
+    }
+    let text = std::str::from_utf8(field).ok()?;
+    let text = text.trim_matches(|c: char| c == '\0' || c == ' ');
+    if text.is_empty() {
+        return Some(0);
+    }
+    u64::from_str_radix(text, 8).ok()
+}
+
+/// How a record is compressed.
+#[derive(Clone, Debug)]
+enum Method {
+    Stored,
+    Deflated,
+    /// Encrypted or another method: why it cannot be read.
+    Other(String),
+}
+
+/// The central directory's facts about one record.
+#[derive(Clone, Debug)]
+struct Entry {
+    name: String,
+    name_raw: Vec<u8>,
+    size: u64,
+    compressed_size: u64,
+    method: Method,
+    header_offset: u64,
+}
+
+/// Lists the central directory (bounds checked first, then parsed by the zip crate).
+fn list_entries(r: &mut dyn ReadSeek, len: u64) -> Result<Vec<Entry>, ZipError> {
+    zip_read::check_directory(r, len)?;
+    let config = zip::read::Config {
+        archive_offset: zip::read::ArchiveOffset::Known(0),
+    };
+    let archive = zip::ZipArchive::with_config(config, &mut *r)
+        .map_err(|e| ZipError::CorruptDirectory(e.to_string()))?;
+    let mut entries = Vec::with_capacity(archive.len());
+    for i in 0..archive.len() {
+        let data = archive
+            .by_index_data(i)
+            .map_err(|e| ZipError::CorruptDirectory(e.to_string()))?;
+        let name_raw = data.name_raw().to_vec();
+        let method = if data.encrypted() {
+            Method::Other("the record is encrypted".into())
+        } else {
+            match data.compression() {
+                CompressionMethod::Stored => Method::Stored,
+                CompressionMethod::Deflated => Method::Deflated,
+                other => Method::Other(format!("unsupported compression method {other:?}")),
+            }
+        };
+        entries.push(Entry {
+            name: String::from_utf8_lossy(&name_raw).into_owned(),
+            name_raw,
+            size: data.size(),
+            compressed_size: data.compressed_size(),
+            method,
+            header_offset: data.header_start(),
+        });
+    }
+    Ok(entries)
+}
