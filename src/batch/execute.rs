@@ -6,6 +6,7 @@ use crate::onnx::arch::Choice;
 use crate::onnx::{self, ExportOptions};
 use crate::pipeline::{output_format, Rewrite};
 use crate::safetensors;
+use crate::security::{check_rewrite, Policy};
 use crate::torch::{self, Checkpoint, OutputFormat};
 
 use super::plan::{OnnxStep, OutputKind, Step};
@@ -43,12 +44,14 @@ pub fn file_name(base: &str, kind: OutputKind) -> String {
 }
 
 /// Runs `steps` (see [`effective_steps`]) on `input`, writing each output as
-/// `slot/<base>.<ext>`. `on_step` is told each step's name as it starts.
+/// `slot/<base>.<ext>`, after the input passed the rewrite check under `policy`. `on_step` is
+/// told each step's name as it starts.
 pub fn run(
     input: &Path,
     steps: &[Step],
     slot: &Path,
     base: &str,
+    policy: Policy,
     on_step: &dyn Fn(&'static str),
 ) -> Result<Vec<Staged>, StepFailed> {
     let failed = |step: &'static str| {
@@ -57,6 +60,8 @@ pub fn run(
             message: e.to_string(),
         }
     };
+    on_step("scan");
+    check_rewrite(input, policy).map_err(|e| failed("scan")(&e))?;
     on_step("open");
     let mut ckpt = torch::open(input).map_err(|e| failed("open")(&e))?;
     let mut rewrite = Rewrite::new(&ckpt);

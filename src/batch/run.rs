@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::execute::{self, effective_steps, file_name, Staged};
+use crate::security::Policy;
 use super::inputs::{self, key_of, Input};
 use super::manifest::{
     self, decide, hash_file, Decision, Entry, Identity, Manifest, Output, Status,
@@ -33,6 +34,8 @@ pub struct Options {
     pub dry_run: bool,
     /// Where the manifest goes; default [`default_manifest`].
     pub manifest: Option<PathBuf>,
+    /// Which inputs may be rewritten at all (dangerous globals never are).
+    pub policy: Policy,
 }
 
 /// What a run did.
@@ -67,6 +70,7 @@ struct Task<'a> {
     job: &'a Job,
     output_dir: PathBuf,
     slot: String,
+    policy: Policy,
 }
 
 /// Runs a plan. Dry runs write the expanded plan to `listing` and nothing anywhere else.
@@ -106,6 +110,7 @@ pub fn run(options: &Options, listing: &mut dyn Write) -> Result<Summary, BatchE
             job: &plan.jobs[input.job],
             output_dir: base.join(&plan.jobs[input.job].output_dir),
             slot: n.to_string(),
+            policy: options.policy,
         })
         .collect();
 
@@ -312,6 +317,7 @@ fn process(
                 &effective_steps(&job.steps),
                 &slot,
                 &stem,
+                task.policy,
                 on_step,
             )
             .map_err(|e| e.to_string())

@@ -6,6 +6,7 @@ use clap::Args as ClapArgs;
 
 use ckpt::batch::{self, Options, Shard};
 
+use super::safety::SafetyArgs;
 use super::Failure;
 
 #[derive(ClapArgs, Debug)]
@@ -26,6 +27,8 @@ pub struct Args {
     /// `<plan>.manifest.I-of-N.json` with --shard).
     #[arg(long, value_name = "FILE")]
     manifest: Option<PathBuf>,
+    #[command(flatten)]
+    safety: SafetyArgs,
 }
 
 fn default_jobs() -> usize {
@@ -42,6 +45,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         shard: args.shard,
         dry_run: args.dry_run,
         manifest: args.manifest.clone(),
+        policy: args.safety.policy(),
     };
     let summary = batch::run(&options, &mut std::io::stdout().lock())
         .map_err(|e| Failure::about(&args.plan, e))?;

@@ -19,15 +19,19 @@ pub struct SafetyArgs {
 }
 
 impl SafetyArgs {
-    /// Scans `input` and refuses it before anything is written (see
-    /// [`ckpt::security::check_rewrite`]).
-    pub fn check(&self, input: &Path) -> Result<(), Failure> {
-        let policy = if self.allow_unknown_globals {
+    /// The policy these flags select.
+    pub fn policy(&self) -> Policy {
+        if self.allow_unknown_globals {
             Policy::AllowUnknown
         } else {
             Policy::SafeOnly
-        };
-        check_rewrite(input, policy)
+        }
+    }
+
+    /// Scans `input` and refuses it before anything is written (see
+    /// [`ckpt::security::check_rewrite`]).
+    pub fn check(&self, input: &Path) -> Result<(), Failure> {
+        check_rewrite(input, self.policy())
             .map(|_| ())
             .map_err(|e| Failure::about(input, e))
     }

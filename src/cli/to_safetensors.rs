@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
+use super::safety::SafetyArgs;
 use super::Failure;
 
 #[derive(ClapArgs, Debug)]
@@ -17,11 +18,14 @@ pub struct Args {
     /// Keys are written as they are: strip wrapper prefixes with `ckpt strip-module` first.
     #[arg(long, value_name = "K")]
     key: Option<String>,
+    #[command(flatten)]
+    safety: SafetyArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = &args.input;
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
+    args.safety.check(input)?;
     let mut ckpt = ckpt::torch::open(input).map_err(|e| fail(&e))?;
     let sd = ckpt::safetensors::select(&ckpt.graph, ckpt.root, args.key.as_deref())
         .map_err(|e| fail(&e))?;

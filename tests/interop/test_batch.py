@@ -331,3 +331,33 @@ def test_bad_plans_fail_before_touching_anything(tmp_path, plan, message):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "plan.toml" in lines[0] and message in lines[0], proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.pth", "plan.toml"]
+
+
+def test_dangerous_inputs_are_refused_and_unknown_ones_need_the_flag(tmp_path):
+    """A pickle naming os.system is never rewritten; one with only unknown globals (a whole
+    pickled nn.Module) only with --allow-unknown-globals. Nothing is written for a refusal."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "evil.pth").write_bytes((FIXTURES / "hostile" / "reduce_os_system.pth").read_bytes())
+    (inputs / "module.pth").write_bytes((FIXTURES / "unsafe_module.pth").read_bytes())
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[[job]]\ninputs = ["in/*.pth"]\noutput_dir = "out"\nname = "{stem}"\n'
+                    'steps = ["strip-module", { remap = "cpu" }]\n')
+    proc = run_ckpt("batch", plan, "--jobs", "1")
+    assert proc.returncode != 0
+    manifest = json.loads((tmp_path / "plan.manifest.json").read_text())
+    by_input = {Path(e["input"]).name: e for e in manifest["entries"]}
+    assert by_input["evil.pth"]["status"] == "failed"
+    assert "dangerous" in by_input["evil.pth"]["error"]
+    assert by_input["module.pth"]["status"] == "failed"
+    assert not (tmp_path / "out" / "evil.pth").exists()
+
+    proc = run_ckpt("batch", plan, "--jobs", "1", "--allow-unknown-globals")
+    assert proc.returncode != 0, "evil.pth still fails"
+    assert (tmp_path / "out" / "module.pth").exists()
+    assert not (tmp_path / "out" / "evil.pth").exists()
+    torch.load(tmp_path / "out" / "module.pth", weights_only=False)
+
+    out = tmp_path / "evil.safetensors"
+    proc = run_ckpt("to-safetensors", inputs / "evil.pth", "-o", out)
+    assert proc.returncode == 1 and not out.exists()
