@@ -33,7 +33,11 @@ where
     temp.persist(path).map_err(|e| {
         io::Error::new(
             e.error.kind(),
-            format!("cannot move the output into place at {}: {}", path.display(), e.error),
+            format!(
+                "cannot move the output into place at {}: {}",
+                path.display(),
+                e.error
+            ),
         )
     })?;
     if let Ok(folder) = File::open(dir) {

@@ -356,3 +356,88 @@ fn vgg_rejects_inputs_adaptive_pooling_cannot_express() {
     };
     export_case(&case, &options, &dir.path().join("v448.onnx")).unwrap();
 }
+
+/// Every opset from 9 to 13, BatchNorm folded and not, on the families whose ops change
+/// form with the opset: ceil-mode MaxPool (extra end padding before 10), Clip (attributes
+/// before 11), Split (an attribute before 13), and DenseNet's unfolded BatchNormalization.
+#[test]
+fn opset_dependent_ops_match_at_every_opset() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in [
+        "squeezenet1_0_narrow",
+        "mobilenet_v2_narrow",
+        "shufflenet_v2_narrow",
+        "densenet_narrow",
+    ] {
+        let case = case(name);
+        for version in 9..=13 {
+            for fold_bn in [true, false] {
+                let out = dir.path().join(format!("{name}.o{version}.{fold_bn}.onnx"));
+                let options = ExportOptions {
+                    opset: Opset::new(version).unwrap(),
+                    fold_bn,
+                    ..defaults(&case)
+                };
+                export_case(&case, &options, &out).unwrap();
+                let label = format!("opset {version} fold {fold_bn}");
+                assert_parity(&out, &case, &label);
+            }
+        }
+    }
+}
+
+#[test]
+fn shufflenet_has_no_shape_arithmetic() {
+    let case = case("shufflenet_v2_narrow");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.onnx");
+    export_case(&case, &defaults(&case), &out).unwrap();
+    let graph = decode(&out).graph.unwrap();
+    let count = |op: &str| {
+        graph
+            .node
+            .iter()
+            .filter(|n| n.op_type.as_deref() == Some(op))
+            .count()
+    };
+    // 16 blocks: 13 split, 16 shuffles of Reshape → Transpose → Reshape.
+    assert_eq!(
+        [count("Split"), count("Transpose"), count("Reshape")],
+        [13, 16, 32]
+    );
+    for op in ["Shape", "Gather", "Unsqueeze", "Cast", "Slice", "Constant"] {
+        assert_eq!(count(op), 0, "{op}");
+    }
+    // Every Reshape target copies the batch with 0.
+    for node in graph
+        .node
+        .iter()
+        .filter(|n| n.op_type.as_deref() == Some("Reshape"))
+    {
+        let target = graph
+            .initializer
+            .iter()
+            .find(|i| i.name.as_deref() == node.input.get(1).map(String::as_str))
+            .unwrap();
+        let first = target.raw_data.as_ref().unwrap()[..8].to_vec();
+        assert_eq!(i64::from_le_bytes(first.try_into().unwrap()), 0);
+    }
+}
+
+#[test]
+fn alexnet_is_not_mistaken_for_vgg_and_vice_versa() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.onnx");
+    let alexnet = case("alexnet_narrow");
+    let options = ExportOptions {
+        arch: Choice::Named("vgg11".into()),
+        ..defaults(&alexnet)
+    };
+    let message = export_case(&alexnet, &options, &out)
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("does not match vgg11"), "{message}");
+    let vgg = case("vgg16_narrow");
+    let report = export_case(&vgg, &defaults(&vgg), &out).unwrap();
+    assert_eq!(report.arch, "vgg16");
+}

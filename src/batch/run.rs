@@ -11,7 +11,6 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::execute::{self, effective_steps, file_name, Staged};
-use crate::security::Policy;
 use super::inputs::{self, key_of, Input};
 use super::manifest::{
     self, decide, hash_file, Decision, Entry, Identity, Manifest, Output, Status,
@@ -22,6 +21,7 @@ use super::shard::Shard;
 use super::staging::{self, Staging};
 use super::template::Fields;
 use super::BatchError;
+use crate::security::Policy;
 
 /// How to run a plan.
 #[derive(Clone, Debug)]

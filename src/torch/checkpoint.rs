@@ -223,9 +223,14 @@ fn check_stream_records(
     records: &HashMap<StorageKey, LegacyRecord>,
 ) -> Result<(), TorchError> {
     for storage in scan.unique_storages() {
-        let record = records.get(&storage.key).ok_or_else(|| TorchError::Invalid {
-            what: format!("storage `{}` is not in the file's storage list", storage.key),
-        })?;
+        let record = records
+            .get(&storage.key)
+            .ok_or_else(|| TorchError::Invalid {
+                what: format!(
+                    "storage `{}` is not in the file's storage list",
+                    storage.key
+                ),
+            })?;
         check_storage_len(&storage.key, storage.nbytes(), record.nbytes)?;
     }
     Ok(())

@@ -2,7 +2,12 @@
 //! eval-mode graph. Each family module derives every width, class count and group count
 //! from the tensor shapes; a name fixes only the topology (block types and counts).
 
+pub mod alexnet;
+pub mod densenet;
+pub mod mobilenet;
 pub mod resnet;
+pub mod shufflenet;
+pub mod squeezenet;
 pub mod vgg;
 
 use std::fmt;
@@ -11,7 +16,7 @@ use crate::torch::Checkpoint;
 
 use super::fold::{fold, BatchNorm};
 use super::graph::{GraphBuilder, Value, Weight};
-use super::ops::Conv2d;
+use super::ops::{Conv2d, Pool2d};
 use super::weights::{Expected, StateDict};
 use super::OnnxError;
 
@@ -47,6 +52,11 @@ impl fmt::Display for Source {
 pub enum Arch {
     ResNet(resnet::ResNet),
     Vgg(vgg::Vgg),
+    AlexNet(alexnet::AlexNet),
+    SqueezeNet(squeezenet::SqueezeNet),
+    MobileNet(mobilenet::MobileNet),
+    ShuffleNet(shufflenet::ShuffleNet),
+    DenseNet(densenet::DenseNet),
 }
 
 impl Arch {
@@ -55,6 +65,11 @@ impl Arch {
         match self {
             Arch::ResNet(a) => a.name(),
             Arch::Vgg(a) => a.name(),
+            Arch::AlexNet(a) => a.name(),
+            Arch::SqueezeNet(a) => a.name(),
+            Arch::MobileNet(a) => a.name(),
+            Arch::ShuffleNet(a) => a.name(),
+            Arch::DenseNet(a) => a.name(),
         }
     }
 
@@ -63,6 +78,11 @@ impl Arch {
         match self {
             Arch::ResNet(a) => a.expected(),
             Arch::Vgg(a) => a.expected(),
+            Arch::AlexNet(a) => a.expected(),
+            Arch::SqueezeNet(a) => a.expected(),
+            Arch::MobileNet(a) => a.expected(),
+            Arch::ShuffleNet(a) => a.expected(),
+            Arch::DenseNet(a) => a.expected(),
         }
     }
 
@@ -71,6 +91,11 @@ impl Arch {
         match self {
             Arch::ResNet(a) => a.build(cx, input),
             Arch::Vgg(a) => a.build(cx, input),
+            Arch::AlexNet(a) => a.build(cx, input),
+            Arch::SqueezeNet(a) => a.build(cx, input),
+            Arch::MobileNet(a) => a.build(cx, input),
+            Arch::ShuffleNet(a) => a.build(cx, input),
+            Arch::DenseNet(a) => a.build(cx, input),
         }
     }
 }
@@ -80,6 +105,11 @@ pub fn names() -> Vec<&'static str> {
     resnet::NAMES
         .iter()
         .chain(vgg::NAMES.iter())
+        .chain(alexnet::NAMES.iter())
+        .chain(squeezenet::NAMES.iter())
+        .chain(mobilenet::NAMES.iter())
+        .chain(shufflenet::NAMES.iter())
+        .chain(densenet::NAMES.iter())
         .copied()
         .collect()
 }
@@ -105,8 +135,24 @@ pub fn resolve(choice: &Choice, sd: &StateDict) -> Result<(Arch, Source), OnnxEr
     if let Some(arch) = resnet::detect(sd)? {
         return Ok((Arch::ResNet(arch), Source::Keys));
     }
+    // Before VGG: AlexNet's `classifier.6` would otherwise pass VGG's first test.
+    if let Some(arch) = alexnet::detect(sd)? {
+        return Ok((Arch::AlexNet(arch), Source::Keys));
+    }
     if let Some(arch) = vgg::detect(sd)? {
         return Ok((Arch::Vgg(arch), Source::Keys));
+    }
+    if let Some(arch) = squeezenet::detect(sd)? {
+        return Ok((Arch::SqueezeNet(arch), Source::Keys));
+    }
+    if let Some(arch) = mobilenet::detect(sd)? {
+        return Ok((Arch::MobileNet(arch), Source::Keys));
+    }
+    if let Some(arch) = shufflenet::detect(sd)? {
+        return Ok((Arch::ShuffleNet(arch), Source::Keys));
+    }
+    if let Some(arch) = densenet::detect(sd)? {
+        return Ok((Arch::DenseNet(arch), Source::Keys));
     }
     let sample: Vec<&str> = sd.keys().take(6).collect();
     Err(OnnxError::Arch {
@@ -122,7 +168,22 @@ fn named(name: &str, sd: &StateDict) -> Result<Option<Arch>, OnnxError> {
     if let Some(a) = resnet::from_name(name, sd)? {
         return Ok(Some(Arch::ResNet(a)));
     }
-    Ok(vgg::from_name(name, sd)?.map(Arch::Vgg))
+    if let Some(a) = vgg::from_name(name, sd)? {
+        return Ok(Some(Arch::Vgg(a)));
+    }
+    if let Some(a) = alexnet::from_name(name, sd)? {
+        return Ok(Some(Arch::AlexNet(a)));
+    }
+    if let Some(a) = squeezenet::from_name(name, sd)? {
+        return Ok(Some(Arch::SqueezeNet(a)));
+    }
+    if let Some(a) = mobilenet::from_name(name, sd)? {
+        return Ok(Some(Arch::MobileNet(a)));
+    }
+    if let Some(a) = shufflenet::from_name(name, sd)? {
+        return Ok(Some(Arch::ShuffleNet(a)));
+    }
+    Ok(densenet::from_name(name, sd)?.map(Arch::DenseNet))
 }
 
 /// BatchNorm state-dict entries under `prefix` for `channels` channels.
@@ -158,6 +219,61 @@ pub fn dim_or(sd: &StateDict, key: &str, axis: usize, fallback: u64) -> u64 {
     sd.shape(key)
         .and_then(|s| s.get(axis).copied())
         .unwrap_or(fallback)
+}
+
+/// How many consecutive indices from `start` have a key: `key(start)`, `key(start + 1)`, …
+pub fn count_from(sd: &StateDict, start: usize, key: impl Fn(usize) -> String) -> usize {
+    (start..).take_while(|&i| sd.has(&key(i))).count()
+}
+
+/// `nn.AdaptiveAvgPool2d(out)` on a fixed-size feature map: nothing when the map already
+/// has that size, else one AveragePool when torch's windows (`⌊i·H/out⌋ .. ⌈(i+1)·H/out⌉`)
+/// all have one size and one stride, which covers multiples of `out` and, e.g., 13 → 6.
+/// Other sizes are an error naming the feature map, since no ATC-safe op computes them.
+pub fn adaptive_average_pool(
+    cx: &mut Context<'_>,
+    scope: &str,
+    x: &Value,
+    out: [u64; 2],
+) -> Result<Value, OnnxError> {
+    let &[_, h, w] = x.shape() else {
+        return Err(OnnxError::Shape {
+            what: format!("{scope}: expected a C×H×W feature map, got {:?}", x.shape()),
+        });
+    };
+    if [h, w] == out {
+        return Ok(x.clone());
+    }
+    let (Some((kh, sh)), Some((kw, sw))) = (uniform_windows(h, out[0]), uniform_windows(w, out[1]))
+    else {
+        return Err(OnnxError::Option {
+            what: format!(
+                "{scope}: AdaptiveAvgPool2d({}, {}) on a {h}×{w} feature map has uneven windows;                  choose an --input-shape that gives a multiple of {}×{}, such as 3,224,224",
+                out[0], out[1], out[0], out[1]
+            ),
+        });
+    };
+    let pool = Pool2d {
+        kernel: [kh, kw],
+        stride: [sh, sw],
+        pad: [0, 0],
+        ceil: false,
+    };
+    cx.graph.average_pool(scope, x, pool)
+}
+
+/// torch's adaptive windows of `size` into `out` as (kernel, stride) when every window
+/// has the same length and consecutive windows start the same distance apart.
+fn uniform_windows(size: u64, out: u64) -> Option<(u64, u64)> {
+    if out == 0 || size < out {
+        return None;
+    }
+    let window = |i: u64| (i * size / out, ((i + 1) * size).div_ceil(out));
+    let (start, end) = window(0);
+    let kernel = end - start;
+    let stride = if out > 1 { window(1).0 } else { 1 };
+    let uniform = (0..out).all(|i| window(i) == (i * stride, i * stride + kernel));
+    uniform.then_some((kernel, stride))
 }
 
 /// What building a graph needs: the builder, the checkpoint to read weights from, its
@@ -206,12 +322,7 @@ impl Context<'_> {
     ) -> Result<Value, OnnxError> {
         if !self.fold_bn {
             let y = self.conv(x, conv, p)?;
-            let params = ["weight", "bias", "running_mean", "running_var"]
-                .map(|name| self.weight(&format!("{bn}.{name}")));
-            let [w, b, m, v] = params;
-            return self
-                .graph
-                .batch_norm(bn, &y, [&w?, &b?, &m?, &v?], eps as f32);
+            return self.batch_norm(&y, bn, eps);
         }
         let weight_key = format!("{conv}.weight");
         let bias_key = format!("{conv}.bias");
@@ -246,10 +357,36 @@ impl Context<'_> {
         self.graph.conv(conv, x, &w, Some(&b), p)
     }
 
+    /// Eval-mode `nn.BatchNorm2d` at `bn` as a BatchNormalization on its state-dict names
+    /// (for a BatchNorm no Conv precedes, or when folding is off).
+    pub fn batch_norm(&mut self, x: &Value, bn: &str, eps: f64) -> Result<Value, OnnxError> {
+        let params = ["weight", "bias", "running_mean", "running_var"]
+            .map(|name| self.weight(&format!("{bn}.{name}")));
+        let [w, b, m, v] = params;
+        self.graph
+            .batch_norm(bn, x, [&w?, &b?, &m?, &v?], eps as f32)
+    }
+
     /// `nn.Linear` at `linear` as Gemm.
     pub fn linear(&mut self, x: &Value, linear: &str) -> Result<Value, OnnxError> {
         let w = self.weight(&format!("{linear}.weight"))?;
         let b = self.optional_weight(&format!("{linear}.bias"))?;
         self.graph.gemm(linear, x, &w, b.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uniform_windows;
+
+    #[test]
+    fn adaptive_windows_that_one_average_pool_expresses() {
+        // alexnet: AdaptiveAvgPool2d(6) on 13×13 (a 447-pixel input) is a 3/2 window.
+        assert_eq!(uniform_windows(13, 6), Some((3, 2)));
+        assert_eq!(uniform_windows(12, 6), Some((2, 2)));
+        assert_eq!(uniform_windows(6, 6), Some((1, 1)));
+        assert_eq!(uniform_windows(9, 1), Some((9, 1)));
+        assert_eq!(uniform_windows(14, 6), None);
+        assert_eq!(uniform_windows(5, 6), None);
     }
 }
