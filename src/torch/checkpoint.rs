@@ -301,9 +301,8 @@ impl Checkpoint {
                     let (mut reader, info) = zip.stored_reader(&record_name)?;
                     writer.add_stream(name, &mut reader, info.size, info.crc32)?;
                 } else {
-                    let mut buffer = Vec::new();
-                    zip.copy_record(&record_name, &mut buffer)?;
-                    writer.add_stream(name, &mut buffer.as_slice(), record.size, record.crc32)?;
+                    let mut spool = inflate_to_spool(zip, &record_name)?;
+                    writer.add_stream(name, &mut spool, record.size, record.crc32)?;
                 }
             }
             Source::Legacy { file, records } => {
@@ -332,9 +331,8 @@ impl Checkpoint {
                     let (mut reader, _) = zip.stored_reader(&record_name)?;
                     f(&mut reader)
                 } else {
-                    let mut buffer = Vec::new();
-                    zip.copy_record(&record_name, &mut buffer)?;
-                    f(&mut buffer.as_slice())
+                    let mut spool = inflate_to_spool(zip, &record_name)?;
+                    f(&mut spool)
                 }
             }
             Source::Legacy { file, records } => {
@@ -392,13 +390,12 @@ impl Checkpoint {
                         .get_ref()
                         .read_exact_at(&mut buffer, info.data_offset + offset)?;
                 } else {
-                    let mut whole = Vec::new();
-                    zip.copy_record(&record_name, &mut whole)?;
-                    let start = usize::try_from(offset).unwrap_or(usize::MAX);
-                    let range = whole.get(start..start.saturating_add(size));
-                    buffer.copy_from_slice(range.ok_or_else(|| TorchError::Invalid {
-                        what: format!("storage `{key}` is truncated"),
-                    })?);
+                    let spool = inflate_to_spool(zip, &record_name)?;
+                    spool
+                        .read_exact_at(&mut buffer, offset)
+                        .map_err(|_| TorchError::Invalid {
+                            what: format!("storage `{key}` is truncated"),
+                        })?;
                 }
             }
             Source::Legacy { file, records } => {
@@ -408,6 +405,15 @@ impl Checkpoint {
         }
         Ok(buffer)
     }
+}
+
+/// Inflates a deflated record (only third-party rewriters produce them) into an anonymous
+/// temporary file and returns it rewound, so memory does not grow with the record's size.
+fn inflate_to_spool(zip: &mut TorchZip, name: &str) -> Result<File, TorchError> {
+    let mut spool = tempfile::tempfile()?;
+    zip.copy_record(name, &mut spool)?;
+    spool.seek(SeekFrom::Start(0))?;
+    Ok(spool)
 }
 
 fn legacy_record(
