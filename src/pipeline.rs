@@ -61,7 +61,28 @@ impl Rewrite {
 
     /// Strips wrapper prefixes from every state dict.
     pub fn strip_module(&mut self, rule: &PrefixRule) -> Result<Stripped, TransformError> {
-        let state_dicts = find_state_dicts(&self.graph, self.root)?;
+        self.strip_module_under(self.root, rule)
+    }
+
+    /// Strips wrapper prefixes from every state dict under the top-level key `key` only.
+    pub fn strip_module_in(
+        &mut self,
+        key: &str,
+        rule: &PrefixRule,
+    ) -> Result<Stripped, TransformError> {
+        let start = self
+            .graph
+            .lookup(self.root, key)
+            .ok_or_else(|| TransformError::Request(format!("there is no top-level key `{key}`")))?;
+        self.strip_module_under(start, rule)
+    }
+
+    fn strip_module_under(
+        &mut self,
+        start: NodeId,
+        rule: &PrefixRule,
+    ) -> Result<Stripped, TransformError> {
+        let state_dicts = find_state_dicts(&self.graph, start)?;
         let mut removed = Vec::new();
         for sd in &state_dicts {
             let prefixes = strip_state_dict(&mut self.graph, *sd, rule)?;

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 use serde_json::{json, Value as Json};
 
+use ckpt::pipeline::Rewrite;
 use ckpt::torch::amp::{self, AmpState, FoundAmp};
-use ckpt::torch::{self, save::StoragePlan, OutputFormat};
-use ckpt::transform::{convert_amp, AmpConverted, AmpKind};
+use ckpt::torch::{self, OutputFormat};
+use ckpt::transform::{AmpConverted, AmpKind};
 
 use super::output::OutputArgs;
 use super::safety::SafetyArgs;
@@ -65,18 +66,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     args.safety.check(input)?;
     let mut ckpt = torch::open(input).map_err(|e| fail(&e))?;
     let format = OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?;
-    let mut graph = ckpt.graph.clone();
-    let done = convert_amp(&mut graph, ckpt.root, to, args.scaler).map_err(|e| fail(&e))?;
-    let root = ckpt.root;
-    torch::save(
-        &mut ckpt,
-        graph,
-        root,
-        format,
-        &out,
-        &StoragePlan::copy_all(),
-    )
-    .map_err(|e| fail(&e))?;
+    let mut rewrite = Rewrite::new(&ckpt);
+    let done = rewrite.amp(to, args.scaler).map_err(|e| fail(&e))?;
+    rewrite
+        .save(&mut ckpt, format, &out)
+        .map_err(|e| fail(&e))?;
     for warning in &done.warnings {
         eprintln!("ckpt: warning: {warning}");
     }
@@ -84,7 +78,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     Ok(())
 }
 
-/// One line saying what [`convert_amp`] did.
+/// One line saying what the AMP conversion did.
 pub fn summary(done: &AmpConverted) -> String {
     let at = done.path.join("/");
     match done.carried {

@@ -2,8 +2,8 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use ckpt::torch::{self, save::StoragePlan, Location, LocationMap, OutputFormat};
-use ckpt::transform::remap;
+use ckpt::pipeline::Rewrite;
+use ckpt::torch::{self, Location, LocationMap, OutputFormat};
 
 use super::output::OutputArgs;
 use super::safety::SafetyArgs;
@@ -37,18 +37,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     args.safety.check(input)?;
     let mut ckpt = torch::open(input).map_err(|e| fail(&e))?;
     let format = OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?;
-    let mut graph = ckpt.graph.clone();
-    let done = remap(&mut graph, ckpt.root, &map).map_err(|e| fail(&e))?;
-    let root = ckpt.root;
-    torch::save(
-        &mut ckpt,
-        graph,
-        root,
-        format,
-        &out,
-        &StoragePlan::copy_all(),
-    )
-    .map_err(|e| fail(&e))?;
+    let mut rewrite = Rewrite::new(&ckpt);
+    let done = rewrite.relocate(&map).map_err(|e| fail(&e))?;
+    rewrite
+        .save(&mut ckpt, format, &out)
+        .map_err(|e| fail(&e))?;
     eprintln!(
         "relocated {} storage references, converted {} torch_npu tensors -> {}",
         done.storages,

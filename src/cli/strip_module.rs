@@ -2,8 +2,9 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use ckpt::torch::{self, save::StoragePlan, state_dict::find_state_dicts, OutputFormat};
-use ckpt::transform::{strip_state_dict, PrefixRule};
+use ckpt::pipeline::Rewrite;
+use ckpt::torch::{self, OutputFormat};
+use ckpt::transform::PrefixRule;
 
 use super::output::OutputArgs;
 use super::safety::SafetyArgs;
@@ -38,32 +39,16 @@ pub fn run(args: Args) -> Result<(), Failure> {
     } else {
         PrefixRule::Explicit(args.prefixes.clone())
     };
-    let mut graph = ckpt.graph.clone();
-    let start = match &args.key {
-        Some(key) => graph
-            .lookup(ckpt.root, key)
-            .ok_or_else(|| fail(&format!("there is no top-level key `{key}`")))?,
-        None => ckpt.root,
-    };
-    let state_dicts = find_state_dicts(&graph, start).map_err(|e| fail(&e))?;
-    let mut stripped = Vec::new();
-    for sd in &state_dicts {
-        let removed = strip_state_dict(&mut graph, *sd, &rule).map_err(|e| fail(&e))?;
-        if !removed.is_empty() {
-            stripped.push(removed.concat());
-        }
+    let mut rewrite = Rewrite::new(&ckpt);
+    let stripped = match &args.key {
+        Some(key) => rewrite.strip_module_in(key, &rule),
+        None => rewrite.strip_module(&rule),
     }
-    let root = ckpt.root;
-    torch::save(
-        &mut ckpt,
-        graph,
-        root,
-        format,
-        &out,
-        &StoragePlan::copy_all(),
-    )
     .map_err(|e| fail(&e))?;
-    if stripped.is_empty() {
+    rewrite
+        .save(&mut ckpt, format, &out)
+        .map_err(|e| fail(&e))?;
+    if stripped.removed.is_empty() {
         eprintln!(
             "no wrapper prefixes found; wrote an unchanged copy to {}",
             out.display()
@@ -71,9 +56,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     } else {
         eprintln!(
             "stripped {} from {} of {} state dicts -> {}",
-            stripped.join(", "),
-            stripped.len(),
-            state_dicts.len(),
+            stripped.removed.join(", "),
+            stripped.removed.len(),
+            stripped.state_dicts,
             out.display()
         );
     }

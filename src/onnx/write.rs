@@ -16,6 +16,7 @@ use super::proto::{
     tensor_proto::DataLocation, ModelProto, OperatorSetIdProto, StringStringEntryProto, TensorProto,
 };
 use super::{OnnxError, Opset};
+use crate::atomic_file::write_atomically;
 
 /// Protobuf refuses messages of 2 GiB or more.
 pub const MAX_INLINE_BYTES: u64 = (1 << 31) - 1;
@@ -181,14 +182,14 @@ pub fn write(model: &Model, path: &Path, options: &WriteOptions) -> Result<Writt
     };
 
     if let Some(data_path) = &external {
-        atomically(data_path, |file| write_external(&planned, file))?;
+        write_atomically(data_path, |file| write_external(&planned, file))?;
     }
     let graph_len = graph_bytes.len()
         + planned
             .iter()
             .map(|p| length_delimited_len(GRAPH_INITIALIZER, p.tensor_len()))
             .sum::<usize>();
-    atomically(path, |file| {
+    write_atomically(path, |file| {
         let mut out = BufWriter::with_capacity(1 << 20, file);
         let mut prefix = head_bytes.clone();
         encode_key(MODEL_GRAPH, WireType::LengthDelimited, &mut prefix);
@@ -229,36 +230,4 @@ fn write_external(planned: &[Planned], file: &mut File) -> std::io::Result<()> {
         }
     }
     out.flush()
-}
-
-/// Runs `fill` on a temporary file next to `path`, then fsyncs it and renames it over `path`.
-fn atomically(
-    path: &Path,
-    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
-) -> Result<(), OnnxError> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut temp = tempfile::Builder::new()
-        .prefix(".ckpt-")
-        .suffix(".partial")
-        .tempfile_in(dir)
-        .map_err(|e| OnnxError::Output {
-            what: format!("cannot create a temporary file in {}: {e}", dir.display()),
-        })?;
-    fill(temp.as_file_mut())?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| OnnxError::Output {
-        what: format!(
-            "cannot move the output into place at {}: {}",
-            path.display(),
-            e.error
-        ),
-    })?;
-    if let Ok(d) = File::open(dir) {
-        // Make the rename durable; a failure here does not undo a complete output.
-        let _ = d.sync_all();
-    }
-    Ok(())
 }
