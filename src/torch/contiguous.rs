@@ -163,7 +163,7 @@ pub fn is_contiguous(shape: &[u64], strides: &[u64]) -> bool {
 }
 
 /// Advances a row-major multi-index by one.
-fn increment(index: &mut [u64], shape: &[u64]) {
+pub(crate) fn increment(index: &mut [u64], shape: &[u64]) {
     for (i, &size) in index.iter_mut().zip(shape).rev() {
         *i += 1;
         if *i < size {
@@ -201,5 +201,15 @@ mod tests {
         assert!(is_contiguous(&[2, 3], &[3, 1]));
         assert!(!is_contiguous(&[2, 3], &[1, 2]));
         assert!(is_contiguous(&[1, 3], &[7, 1]));
+    }
+
+    #[test]
+    fn contiguity_and_row_major_walk() {
+        assert!(is_contiguous(&[2, 3], &[3, 1]));
+        assert!(!is_contiguous(&[2, 3], &[1, 2]));
+        assert!(is_contiguous(&[1, 3], &[99, 1]));
+        let mut index = vec![0, 2];
+        increment(&mut index, &[2, 3]);
+        assert_eq!(index, vec![1, 0]);
     }
 }

@@ -1,6 +1,7 @@
 //! Reading a tensor's values as `f32`: the one place the ONNX exporter decodes weights.
 
 use super::checkpoint::Checkpoint;
+use super::contiguous::{increment, is_contiguous};
 use super::dtype::DType;
 use super::tensor::TensorRef;
 use super::TorchError;
@@ -80,29 +81,6 @@ pub fn read_f32(ckpt: &mut Checkpoint, tensor: &TensorRef) -> Result<Vec<f32>, T
     Ok(values)
 }
 
-/// Whether row-major strides describe `shape` densely (size-1 dimensions may have any stride).
-fn is_contiguous(shape: &[u64], strides: &[u64]) -> bool {
-    let mut expected = 1u64;
-    for (&size, &stride) in shape.iter().zip(strides).rev() {
-        if size != 1 && stride != expected {
-            return false;
-        }
-        expected = expected.saturating_mul(size);
-    }
-    true
-}
-
-/// Advances a row-major multi-index by one.
-fn increment(index: &mut [u64], shape: &[u64]) {
-    for (i, &size) in index.iter_mut().zip(shape).rev() {
-        *i += 1;
-        if *i < size {
-            return;
-        }
-        *i = 0;
-    }
-}
-
 fn decode(bytes: &[u8], dtype: DType, order: ByteOrder) -> f32 {
     let mut raw = [0u8; 8];
     raw[..bytes.len()].copy_from_slice(bytes);
@@ -159,15 +137,5 @@ mod tests {
             decode(&[0xc0, 0x3f], DType::BFloat16, ByteOrder::Little),
             1.5
         );
-    }
-
-    #[test]
-    fn strided_walk() {
-        assert!(is_contiguous(&[2, 3], &[3, 1]));
-        assert!(!is_contiguous(&[2, 3], &[1, 2]));
-        assert!(is_contiguous(&[1, 3], &[99, 1]));
-        let mut index = vec![0, 2];
-        increment(&mut index, &[2, 3]);
-        assert_eq!(index, vec![1, 0]);
     }
 }
