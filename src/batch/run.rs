@@ -223,7 +223,7 @@ pub fn run(options: &Options, listing: &mut dyn Write) -> Result<Summary, BatchE
 }
 
 fn in_shard(shard: Option<Shard>, key: &str) -> bool {
-    shard.map_or(true, |s| s.contains(key))
+    shard.is_none_or(|s| s.contains(key))
 }
 
 fn poisoned() -> BatchError {

@@ -49,7 +49,7 @@ impl Template {
         let mut rest = source;
         while !rest.is_empty() {
             match (rest.find('{'), rest.find('}')) {
-                (Some(open), close) if close.map_or(true, |c| c > open) => {
+                (Some(open), close) if close.is_none_or(|c| c > open) => {
                     if open > 0 {
                         parts.push(Part::Text(rest[..open].to_owned()));
                     }

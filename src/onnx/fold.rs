@@ -32,9 +32,9 @@ pub fn fold(
 ) -> Result<Folded, OnnxError> {
     let per_channel = [&bn.weight, &bn.bias, &bn.running_mean, &bn.running_var];
     let consistent = out_channels > 0
-        && weight.len() % out_channels == 0
+        && weight.len().is_multiple_of(out_channels)
         && per_channel.iter().all(|p| p.len() == out_channels)
-        && bias.map_or(true, |b| b.len() == out_channels);
+        && bias.is_none_or(|b| b.len() == out_channels);
     if !consistent {
         return Err(OnnxError::Shape {
             what: format!(

@@ -605,7 +605,7 @@ impl<'a> Machine<'a> {
     }
 
     fn pairs(&self, items: Vec<NodeId>) -> Result<Vec<(NodeId, NodeId)>, PickleError> {
-        if items.len() % 2 != 0 {
+        if !items.len().is_multiple_of(2) {
             return Err(self.malformed("odd number of items for a dict".into()));
         }
         Ok(items.chunks_exact(2).map(|kv| (kv[0], kv[1])).collect())

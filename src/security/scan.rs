@@ -319,9 +319,9 @@ impl Scanner {
             }
             return;
         }
-        if !data_offset
+        if data_offset
             .checked_add(entry.compressed_size)
-            .is_some_and(|end| end <= len)
+            .is_none_or(|end| end > len)
         {
             self.issue(unreadable(
                 location,

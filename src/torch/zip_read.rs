@@ -628,10 +628,7 @@ fn zip64_directory<R: Read + Seek + ?Sized>(
         u64::from_le_bytes(a)
     };
     let record_pos = u64_of(&locator[8..16]);
-    if !record_pos
-        .checked_add(56)
-        .is_some_and(|end| end <= file_len)
-    {
+    if record_pos.checked_add(56).is_none_or(|end| end > file_len) {
         return Err(ZipError::CorruptDirectory(format!(
             "the zip64 end record offset {record_pos} is outside the {file_len}-byte file"
         )));

@@ -167,7 +167,7 @@ fn plan(
                 Block::Basic => (dim_or(sd, &format!("{prefix}.conv2.weight"), 0, width), 1),
                 Block::Bottleneck => {
                     let per_group = dim_or(sd, &format!("{prefix}.conv2.weight"), 1, width);
-                    if per_group == 0 || width % per_group != 0 {
+                    if per_group == 0 || !width.is_multiple_of(per_group) {
                         return Err(OnnxError::Shape {
                             what: format!("`{prefix}.conv2.weight` does not divide {width} channels into groups"),
                         });
