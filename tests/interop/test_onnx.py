@@ -25,21 +25,29 @@ ARCHS = [
     "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large",
     "shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "shufflenet_v2_x1_5", "shufflenet_v2_x2_0",
     "densenet121", "densenet161", "densenet169", "densenet201",
+    "mnasnet0_5", "mnasnet0_75", "mnasnet1_0", "mnasnet1_3",
+    "efficientnet_b0", "efficientnet_b1", "efficientnet_b2", "efficientnet_b3",
+    "efficientnet_b4", "efficientnet_b5", "efficientnet_b6", "efficientnet_b7",
+    "googlenet",
 ]
 
 
-# Random-init MobileNets and ShuffleNets collapse to an input-independent output (samples differ by ~1e-8),
+# Random-init MobileNets, ShuffleNets, MNASNets, EfficientNets and GoogLeNet collapse to an input-independent output (samples differ by ~1e-8),
 # which would make parity vacuous: their BatchNorm statistics are calibrated on random
 # images instead (one train-mode pass, cumulative averages).
 CALIBRATE_BN = {"mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large",
                 "shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "shufflenet_v2_x1_5",
-                "shufflenet_v2_x2_0"}
+                "shufflenet_v2_x2_0", "mnasnet0_5", "mnasnet0_75", "mnasnet1_0", "mnasnet1_3"}
+CALIBRATE_BN |= {f"efficientnet_b{i}" for i in range(8)} | {"googlenet"}
 # Final layers whose random init (std 0.01) leaves logits of ~1e-2: rescaled to unit std so
 # that the tolerance's 1e-4 floor does not swallow real differences.
 UNIT_HEAD = {"alexnet": "classifier.6", "mobilenet_v2": "classifier.1",
              "mobilenet_v3_small": "classifier.3", "mobilenet_v3_large": "classifier.3",
              "shufflenet_v2_x0_5": "fc", "shufflenet_v2_x1_0": "fc", "shufflenet_v2_x1_5": "fc",
-             "shufflenet_v2_x2_0": "fc"}
+             "shufflenet_v2_x2_0": "fc", "mnasnet0_5": "classifier.1",
+             "mnasnet0_75": "classifier.1", "mnasnet1_0": "classifier.1",
+             "mnasnet1_3": "classifier.1"}
+UNIT_HEAD |= {f"efficientnet_b{i}": "classifier.1" for i in range(8)} | {"googlenet": "fc"}
 
 
 def calibrate_bn(model, gen):
@@ -137,7 +145,8 @@ def test_ddp_checkpoint_matches_torch(arch, tmp_path):
 @pytest.mark.parametrize("arch,classes", [
     ("resnet50", 17), ("vgg16_bn", 5), ("resnext50_32x4d", 3),
     ("alexnet", 9), ("squeezenet1_0", 7), ("mobilenet_v2", 17), ("mobilenet_v3_small", 4),
-    ("shufflenet_v2_x0_5", 10), ("densenet121", 4),
+    ("shufflenet_v2_x0_5", 10), ("densenet121", 4), ("mnasnet1_0", 6),
+    ("efficientnet_b0", 5), ("efficientnet_b5", 3), ("googlenet", 7),
 ])
 def test_detected_from_keys_with_a_fine_tuned_head(arch, classes, tmp_path):
     """No `arch` field, a bare state dict, a non-ImageNet head: detection from keys alone."""

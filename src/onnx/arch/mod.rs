@@ -4,6 +4,9 @@
 
 pub mod alexnet;
 pub mod densenet;
+pub mod efficientnet;
+pub mod googlenet;
+pub mod mnasnet;
 pub mod mobilenet;
 pub mod resnet;
 pub mod shufflenet;
@@ -57,6 +60,9 @@ pub enum Arch {
     MobileNet(mobilenet::MobileNet),
     ShuffleNet(shufflenet::ShuffleNet),
     DenseNet(densenet::DenseNet),
+    MnasNet(mnasnet::MnasNet),
+    EfficientNet(efficientnet::EfficientNet),
+    GoogLeNet(googlenet::GoogLeNet),
 }
 
 impl Arch {
@@ -70,6 +76,9 @@ impl Arch {
             Arch::MobileNet(a) => a.name(),
             Arch::ShuffleNet(a) => a.name(),
             Arch::DenseNet(a) => a.name(),
+            Arch::MnasNet(a) => a.name(),
+            Arch::EfficientNet(a) => a.name(),
+            Arch::GoogLeNet(a) => a.name(),
         }
     }
 
@@ -83,6 +92,9 @@ impl Arch {
             Arch::MobileNet(a) => a.expected(),
             Arch::ShuffleNet(a) => a.expected(),
             Arch::DenseNet(a) => a.expected(),
+            Arch::MnasNet(a) => a.expected(),
+            Arch::EfficientNet(a) => a.expected(),
+            Arch::GoogLeNet(a) => a.expected(),
         }
     }
 
@@ -96,6 +108,9 @@ impl Arch {
             Arch::MobileNet(a) => a.build(cx, input),
             Arch::ShuffleNet(a) => a.build(cx, input),
             Arch::DenseNet(a) => a.build(cx, input),
+            Arch::MnasNet(a) => a.build(cx, input),
+            Arch::EfficientNet(a) => a.build(cx, input),
+            Arch::GoogLeNet(a) => a.build(cx, input),
         }
     }
 }
@@ -110,6 +125,9 @@ pub fn names() -> Vec<&'static str> {
         .chain(mobilenet::NAMES.iter())
         .chain(shufflenet::NAMES.iter())
         .chain(densenet::NAMES.iter())
+        .chain(mnasnet::NAMES.iter())
+        .chain(efficientnet::NAMES.iter())
+        .chain(googlenet::NAMES.iter())
         .copied()
         .collect()
 }
@@ -154,6 +172,15 @@ pub fn resolve(choice: &Choice, sd: &StateDict) -> Result<(Arch, Source), OnnxEr
     if let Some(arch) = densenet::detect(sd)? {
         return Ok((Arch::DenseNet(arch), Source::Keys));
     }
+    if let Some(arch) = mnasnet::detect(sd)? {
+        return Ok((Arch::MnasNet(arch), Source::Keys));
+    }
+    if let Some(arch) = efficientnet::detect(sd)? {
+        return Ok((Arch::EfficientNet(arch), Source::Keys));
+    }
+    if let Some(arch) = googlenet::detect(sd)? {
+        return Ok((Arch::GoogLeNet(arch), Source::Keys));
+    }
     let sample: Vec<&str> = sd.keys().take(6).collect();
     Err(OnnxError::Arch {
         what: format!(
@@ -183,7 +210,16 @@ fn named(name: &str, sd: &StateDict) -> Result<Option<Arch>, OnnxError> {
     if let Some(a) = shufflenet::from_name(name, sd)? {
         return Ok(Some(Arch::ShuffleNet(a)));
     }
-    Ok(densenet::from_name(name, sd)?.map(Arch::DenseNet))
+    if let Some(a) = densenet::from_name(name, sd)? {
+        return Ok(Some(Arch::DenseNet(a)));
+    }
+    if let Some(a) = mnasnet::from_name(name, sd)? {
+        return Ok(Some(Arch::MnasNet(a)));
+    }
+    if let Some(a) = efficientnet::from_name(name, sd)? {
+        return Ok(Some(Arch::EfficientNet(a)));
+    }
+    Ok(googlenet::from_name(name, sd)?.map(Arch::GoogLeNet))
 }
 
 /// BatchNorm state-dict entries under `prefix` for `channels` channels.
