@@ -360,7 +360,8 @@ fn vgg_rejects_inputs_adaptive_pooling_cannot_express() {
 /// Every opset from 9 to 13, BatchNorm folded and not, on the families whose ops change
 /// form with the opset: ceil-mode MaxPool (extra end padding before 10), Clip (attributes
 /// before 11), Split (an attribute before 13), and DenseNet's unfolded BatchNormalization;
-/// GoogLeNet adds ceil-mode pools inside Inception branches and after Concats.
+/// GoogLeNet adds ceil-mode pools inside Inception branches and after Concats; the ViT's
+/// class-token Slices (attributes before 10) and ConvNeXt's ReduceMean/Erf chains complete it.
 #[test]
 fn opset_dependent_ops_match_at_every_opset() {
     let dir = tempfile::tempdir().unwrap();
@@ -370,6 +371,8 @@ fn opset_dependent_ops_match_at_every_opset() {
         "shufflenet_v2_narrow",
         "densenet_narrow",
         "googlenet_narrow",
+        "vit_narrow",
+        "convnext_narrow",
     ] {
         let case = case(name);
         for version in 9..=13 {
@@ -442,4 +445,122 @@ fn alexnet_is_not_mistaken_for_vgg_and_vice_versa() {
     let vgg = case("vgg16_narrow");
     let report = export_case(&vgg, &defaults(&vgg), &out).unwrap();
     assert_eq!(report.arch, "vgg16");
+}
+
+/// RegNet: the 3×3 convs' group counts come from the weights (3 groups from regnet_x's
+/// 0.5 bottleneck multiplier), SE (two biased 1×1 convs and a Sigmoid gate) only in
+/// RegNetY, a `proj` shortcut only in each stage's first block; unfolded parity at opsets
+/// 9 and 13; a name's block counts are enforced.
+#[test]
+fn regnet_groups_se_and_shortcuts() {
+    let dir = tempfile::tempdir().unwrap();
+    let families = [
+        (
+            "regnet_x_narrow",
+            "regnet_x (depths [1, 2, 2, 1], widths [8, 16, 24, 32])",
+            vec![2, 4, 4, 3, 3, 4],
+            0,
+        ),
+        (
+            "regnet_y_narrow",
+            "regnet_y (depths [1, 2, 3, 1], widths [8, 16, 16, 24])",
+            vec![2, 2, 2, 4, 4, 4, 3],
+            7,
+        ),
+    ];
+    for (name, arch, groups, se_blocks) in families {
+        let case = case(name);
+        let out = dir.path().join(format!("{name}.onnx"));
+        let report = export_case(&case, &defaults(&case), &out).unwrap();
+        assert_eq!(report.arch, arch);
+        let graph = decode(&out).graph.unwrap();
+        let count = |op: &str| {
+            graph
+                .node
+                .iter()
+                .filter(|n| n.op_type.as_deref() == Some(op))
+                .count()
+        };
+        let grouped: Vec<i64> = graph
+            .node
+            .iter()
+            .flat_map(|n| &n.attribute)
+            .filter(|a| a.name.as_deref() == Some("group") && a.i != Some(1))
+            .filter_map(|a| a.i)
+            .collect();
+        assert_eq!(grouped, groups, "{name}");
+        let blocks = groups.len();
+        // Stem, three convs per block, two per SE, one per stage's `proj`.
+        assert_eq!(count("Conv"), 1 + 3 * blocks + 2 * se_blocks + 4, "{name}");
+        assert_eq!([count("Sigmoid"), count("Mul")], [se_blocks; 2], "{name}");
+        assert_eq!(count("Add"), blocks, "{name}");
+        for version in [9, 13] {
+            let options = ExportOptions {
+                opset: Opset::new(version).unwrap(),
+                fold_bn: false,
+                ..defaults(&case)
+            };
+            export_case(&case, &options, &out).unwrap();
+            let graph = decode(&out).graph.unwrap();
+            let batch_norms = graph
+                .node
+                .iter()
+                .filter(|n| n.op_type.as_deref() == Some("BatchNormalization"))
+                .count();
+            assert_eq!(batch_norms, 1 + 3 * blocks + 4, "{name}");
+            assert_parity(&out, &case, &format!("opset {version} unfolded"));
+        }
+    }
+    let case = case("regnet_y_narrow");
+    let options = ExportOptions {
+        arch: Choice::Named("regnet_y_400mf".into()),
+        ..defaults(&case)
+    };
+    let out = dir.path().join("named.onnx");
+    let message = export_case(&case, &options, &out).unwrap_err().to_string();
+    assert!(
+        message.contains("does not match regnet_y_400mf")
+            && message.contains("trunk_output.block2.block2-2.f.a.0.weight"),
+        "{message}"
+    );
+}
+
+/// The ViT's class token and head use Slice, never Gather/Expand/Shape, so the batch stays
+/// a pure dim_param; ConvNeXt's channels-last Linears are 1×1 Convs with no Transpose.
+#[test]
+fn transformers_have_no_shape_arithmetic_and_no_layout_shuffles() {
+    let dir = tempfile::tempdir().unwrap();
+    // ViT: one for the patch tokens, then per layer q, k, v and the head merge (two
+    // layers). GELU: one per ViT layer, one per ConvNeXt block (1 + 1 + 2 + 1).
+    for (name, transposes, gelus) in [("vit_narrow", 1 + 2 * 4, 2), ("convnext_narrow", 0, 5)] {
+        let case = case(name);
+        let out = dir.path().join(format!("{name}.onnx"));
+        export_case(&case, &defaults(&case), &out).unwrap();
+        let graph = decode(&out).graph.unwrap();
+        let ops: Vec<&str> = graph
+            .node
+            .iter()
+            .filter_map(|n| n.op_type.as_deref())
+            .collect();
+        for banned in ["Shape", "Gather", "Expand", "Unsqueeze", "Identity", "Tile"] {
+            assert!(!ops.contains(&banned), "{name} has {banned}");
+        }
+        let count = |op: &str| ops.iter().filter(|o| **o == op).count();
+        assert_eq!(count("Transpose"), transposes, "{name}");
+        assert_eq!(count("Erf"), gelus, "{name}");
+    }
+}
+
+#[test]
+fn vit_refuses_an_input_its_position_embedding_does_not_fit() {
+    let case = case("vit_narrow");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("v.onnx");
+    let options = ExportOptions {
+        input: [3, 32, 40],
+        ..defaults(&case)
+    };
+    let err = export_case(&case, &options, &out).unwrap_err().to_string();
+    assert!(err.contains("17 tokens") && err.contains("32×40"), "{err}");
+    assert!(!out.exists());
 }

@@ -16,7 +16,7 @@ use super::{Batch, OnnxError};
 
 /// Operators ATC's ONNX parser registers for every default-domain opset from 9 to 13
 /// (CANN's ONNX plugin list), limited to those this exporter may emit.
-pub const ALLOWED_OPS: [&str; 27] = [
+pub const ALLOWED_OPS: [&str; 28] = [
     "Add",
     "AveragePool",
     "BatchNormalization",
@@ -38,6 +38,7 @@ pub const ALLOWED_OPS: [&str; 27] = [
     "Relu",
     "Reshape",
     "Sigmoid",
+    "Slice",
     "Softmax",
     "Split",
     "Sqrt",

@@ -345,28 +345,9 @@ impl GraphBuilder {
         self.same_shape_binary("Add", scope, a, b)
     }
 
-    /// Element-wise `Mul` of two activations; `b` may have size-1 spatial axes (SE gates).
+    /// Element-wise `Mul` of two activations; `b` may have size-1 axes (SE gates).
     pub fn mul(&mut self, scope: &str, a: &Value, b: &Value) -> Result<Value, OnnxError> {
-        let fits = a.shape().len() == b.shape().len()
-            && a.shape()
-                .iter()
-                .zip(b.shape())
-                .all(|(x, y)| x == y || *y == 1);
-        if !fits {
-            return Err(shape_error(format!(
-                "{scope}: Mul of {:?} by {:?}",
-                a.shape(),
-                b.shape()
-            )));
-        }
-        let shape = a.shape().to_vec();
-        Ok(single(self.node(
-            "Mul",
-            scope,
-            names(&[a.name(), b.name()]),
-            vec![],
-            vec![shape],
-        )))
+        self.broadcast_binary("Mul", scope, a, b)
     }
 
     fn same_shape_binary(
@@ -421,18 +402,217 @@ impl GraphBuilder {
         single(self.node("Clip", scope, inputs, vec![], vec![x.shape().to_vec()]))
     }
 
-    /// `Softmax` over the last axis. Before opset 13 Softmax flattens from `axis`, which is
-    /// the same thing only when the last axis is the only per-sample one.
-    pub fn softmax(&mut self, scope: &str, x: &Value) -> Result<Value, OnnxError> {
-        if self.opset().version() < 13 && x.shape().len() != 1 {
-            return Err(OnnxError::Option {
-                what: format!(
-                    "{scope}: Softmax over one axis of a rank-{} tensor needs opset 13",
-                    x.shape().len() + 1
-                ),
-            });
+    /// `Softmax(axis=-1)` over the last axis. Before opset 13 Softmax coerces its input to
+    /// 2-D at `axis`; with the last axis that is `[everything else, last]`, so the result is
+    /// the same at every opset.
+    pub fn softmax(&mut self, scope: &str, x: &Value) -> Value {
+        self.unary("Softmax", scope, x, vec![("axis", Attr::Int(-1))])
+    }
+
+    /// `Erf`.
+    pub fn erf(&mut self, scope: &str, x: &Value) -> Value {
+        self.unary("Erf", scope, x, vec![])
+    }
+
+    /// `Sqrt`.
+    pub fn sqrt(&mut self, scope: &str, x: &Value) -> Value {
+        self.unary("Sqrt", scope, x, vec![])
+    }
+
+    /// `ReduceMean` over per-sample `axis`, keeping it (size 1). The axes are an attribute
+    /// at every opset ATC takes (an input only from opset 18).
+    pub fn reduce_mean(&mut self, scope: &str, x: &Value, axis: usize) -> Result<Value, OnnxError> {
+        if axis >= x.shape().len() {
+            return Err(shape_error(format!(
+                "{scope}: ReduceMean axis {axis} of {:?}",
+                x.shape()
+            )));
         }
-        Ok(self.unary("Softmax", scope, x, vec![("axis", Attr::Int(-1))]))
+        let mut shape = x.shape().to_vec();
+        shape[axis] = 1;
+        let attrs = vec![
+            ("axes", Attr::Ints(vec![axis as i64 + 1])),
+            ("keepdims", Attr::Int(1)),
+        ];
+        Ok(single(self.node(
+            "ReduceMean",
+            scope,
+            names(&[x.name()]),
+            attrs,
+            vec![shape],
+        )))
+    }
+
+    /// Element-wise `Sub` of two activations; `b` may have size-1 axes (a kept mean).
+    pub fn sub(&mut self, scope: &str, a: &Value, b: &Value) -> Result<Value, OnnxError> {
+        self.broadcast_binary("Sub", scope, a, b)
+    }
+
+    /// Element-wise `Div` of two activations; `b` may have size-1 axes (a kept deviation).
+    pub fn div(&mut self, scope: &str, a: &Value, b: &Value) -> Result<Value, OnnxError> {
+        self.broadcast_binary("Div", scope, a, b)
+    }
+
+    /// `Add` of a constant that broadcasts over the activation (a bias, a position
+    /// embedding, an epsilon).
+    pub fn add_constant(&mut self, scope: &str, x: &Value, c: &Weight) -> Result<Value, OnnxError> {
+        self.constant_binary("Add", scope, x, c)
+    }
+
+    /// `Div` by a constant that broadcasts over the activation.
+    pub fn div_constant(&mut self, scope: &str, x: &Value, c: &Weight) -> Result<Value, OnnxError> {
+        self.constant_binary("Div", scope, x, c)
+    }
+
+    /// `Mul` by a constant that broadcasts over the activation (a scale, a layer scale).
+    pub fn mul_constant(&mut self, scope: &str, x: &Value, c: &Weight) -> Result<Value, OnnxError> {
+        self.constant_binary("Mul", scope, x, c)
+    }
+
+    /// `MatMul` of two activations, batched over their leading per-sample axes:
+    /// `[…, M, K] × […, K, N] → […, M, N]`.
+    pub fn matmul_activations(
+        &mut self,
+        scope: &str,
+        a: &Value,
+        b: &Value,
+    ) -> Result<Value, OnnxError> {
+        let (sa, sb) = (a.shape(), b.shape());
+        let rank = sa.len();
+        let fits = rank >= 2
+            && sb.len() == rank
+            && sa[..rank - 2] == sb[..rank - 2]
+            && sa[rank - 1] == sb[rank - 2];
+        if !fits {
+            return Err(shape_error(format!("{scope}: MatMul of {sa:?} by {sb:?}")));
+        }
+        let mut shape = sa.to_vec();
+        shape[rank - 1] = sb[rank - 1];
+        Ok(single(self.node(
+            "MatMul",
+            scope,
+            names(&[a.name(), b.name()]),
+            vec![],
+            vec![shape],
+        )))
+    }
+
+    /// `Slice` of `start..end` on per-sample `axis`: attributes before opset 10, constant
+    /// inputs from 10 on.
+    pub fn slice(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        axis: usize,
+        range: std::ops::Range<u64>,
+    ) -> Result<Value, OnnxError> {
+        let size = x.shape().get(axis).copied();
+        if size.is_none_or(|size| range.start >= range.end || range.end > size) {
+            return Err(shape_error(format!(
+                "{scope}: cannot slice {range:?} from axis {axis} of {:?}",
+                x.shape()
+            )));
+        }
+        let mut shape = x.shape().to_vec();
+        shape[axis] = range.end - range.start;
+        let (start, end, axes) = (range.start as i64, range.end as i64, axis as i64 + 1);
+        if self.opset().version() < 10 {
+            let attrs = vec![
+                ("axes", Attr::Ints(vec![axes])),
+                ("ends", Attr::Ints(vec![end])),
+                ("starts", Attr::Ints(vec![start])),
+            ];
+            return Ok(single(self.node(
+                "Slice",
+                scope,
+                names(&[x.name()]),
+                attrs,
+                vec![shape],
+            )));
+        }
+        let starts = self.constant_i64(&format!("{scope}.starts"), &[start]);
+        let ends = self.constant_i64(&format!("{scope}.ends"), &[end]);
+        let axes = self.constant_i64(&format!("{scope}.axes"), &[axes]);
+        let inputs = names(&[x.name(), starts.name(), ends.name(), axes.name()]);
+        Ok(single(self.node(
+            "Slice",
+            scope,
+            inputs,
+            vec![],
+            vec![shape],
+        )))
+    }
+
+    /// A binary op of two activations whose per-sample shapes agree except where `b` has 1.
+    fn broadcast_binary(
+        &mut self,
+        op: &'static str,
+        scope: &str,
+        a: &Value,
+        b: &Value,
+    ) -> Result<Value, OnnxError> {
+        let fits = a.shape().len() == b.shape().len()
+            && a.shape()
+                .iter()
+                .zip(b.shape())
+                .all(|(x, y)| x == y || *y == 1);
+        if !fits {
+            return Err(shape_error(format!(
+                "{scope}: {op} of {:?} and {:?}",
+                a.shape(),
+                b.shape()
+            )));
+        }
+        let shape = a.shape().to_vec();
+        Ok(single(self.node(
+            op,
+            scope,
+            names(&[a.name(), b.name()]),
+            vec![],
+            vec![shape],
+        )))
+    }
+
+    /// A binary op of an activation and a constant that broadcasts to it (numpy rules,
+    /// aligned on the last axis; a constant with one axis more than a sample has 1 there,
+    /// for the batch). The output has the activation's shape.
+    fn constant_binary(
+        &mut self,
+        op: &'static str,
+        scope: &str,
+        x: &Value,
+        c: &Weight,
+    ) -> Result<Value, OnnxError> {
+        let (sample, dims) = (x.shape(), c.dims());
+        let fits = match dims.len().checked_sub(sample.len()) {
+            None => sample[sample.len() - dims.len()..]
+                .iter()
+                .zip(dims)
+                .all(|(s, d)| s == d || *d == 1),
+            Some(0) => sample.iter().zip(dims).all(|(s, d)| s == d || *d == 1),
+            Some(1) => {
+                dims[0] == 1
+                    && sample
+                        .iter()
+                        .zip(&dims[1..])
+                        .all(|(s, d)| s == d || *d == 1)
+            }
+            Some(_) => false,
+        };
+        if !fits {
+            return Err(shape_error(format!(
+                "{scope}: {op} of {:?} and `{}` {dims:?}",
+                sample,
+                c.name()
+            )));
+        }
+        Ok(single(self.node(
+            op,
+            scope,
+            names(&[x.name(), c.name()]),
+            vec![],
+            vec![sample.to_vec()],
+        )))
     }
 
     fn unary(

@@ -3,15 +3,19 @@
 //! from the tensor shapes; a name fixes only the topology (block types and counts).
 
 pub mod alexnet;
+pub mod convnext;
 pub mod densenet;
 pub mod efficientnet;
 pub mod googlenet;
+mod layers;
 pub mod mnasnet;
 pub mod mobilenet;
+pub mod regnet;
 pub mod resnet;
 pub mod shufflenet;
 pub mod squeezenet;
 pub mod vgg;
+pub mod vit;
 
 use std::fmt;
 
@@ -62,7 +66,10 @@ pub enum Arch {
     DenseNet(densenet::DenseNet),
     MnasNet(mnasnet::MnasNet),
     EfficientNet(efficientnet::EfficientNet),
+    RegNet(regnet::RegNet),
     GoogLeNet(googlenet::GoogLeNet),
+    ConvNext(convnext::ConvNext),
+    VisionTransformer(vit::VisionTransformer),
 }
 
 impl Arch {
@@ -78,7 +85,10 @@ impl Arch {
             Arch::DenseNet(a) => a.name(),
             Arch::MnasNet(a) => a.name(),
             Arch::EfficientNet(a) => a.name(),
+            Arch::RegNet(a) => a.name(),
             Arch::GoogLeNet(a) => a.name(),
+            Arch::ConvNext(a) => a.name(),
+            Arch::VisionTransformer(a) => a.name(),
         }
     }
 
@@ -94,7 +104,10 @@ impl Arch {
             Arch::DenseNet(a) => a.expected(),
             Arch::MnasNet(a) => a.expected(),
             Arch::EfficientNet(a) => a.expected(),
+            Arch::RegNet(a) => a.expected(),
             Arch::GoogLeNet(a) => a.expected(),
+            Arch::ConvNext(a) => a.expected(),
+            Arch::VisionTransformer(a) => a.expected(),
         }
     }
 
@@ -110,7 +123,10 @@ impl Arch {
             Arch::DenseNet(a) => a.build(cx, input),
             Arch::MnasNet(a) => a.build(cx, input),
             Arch::EfficientNet(a) => a.build(cx, input),
+            Arch::RegNet(a) => a.build(cx, input),
             Arch::GoogLeNet(a) => a.build(cx, input),
+            Arch::ConvNext(a) => a.build(cx, input),
+            Arch::VisionTransformer(a) => a.build(cx, input),
         }
     }
 }
@@ -127,7 +143,10 @@ pub fn names() -> Vec<&'static str> {
         .chain(densenet::NAMES.iter())
         .chain(mnasnet::NAMES.iter())
         .chain(efficientnet::NAMES.iter())
+        .chain(regnet::NAMES.iter())
         .chain(googlenet::NAMES.iter())
+        .chain(convnext::NAMES.iter())
+        .chain(vit::NAMES.iter())
         .copied()
         .collect()
 }
@@ -178,8 +197,17 @@ pub fn resolve(choice: &Choice, sd: &StateDict) -> Result<(Arch, Source), OnnxEr
     if let Some(arch) = efficientnet::detect(sd)? {
         return Ok((Arch::EfficientNet(arch), Source::Keys));
     }
+    if let Some(arch) = regnet::detect(sd)? {
+        return Ok((Arch::RegNet(arch), Source::Keys));
+    }
     if let Some(arch) = googlenet::detect(sd)? {
         return Ok((Arch::GoogLeNet(arch), Source::Keys));
+    }
+    if let Some(arch) = convnext::detect(sd)? {
+        return Ok((Arch::ConvNext(arch), Source::Keys));
+    }
+    if let Some(arch) = vit::detect(sd)? {
+        return Ok((Arch::VisionTransformer(arch), Source::Keys));
     }
     let sample: Vec<&str> = sd.keys().take(6).collect();
     Err(OnnxError::Arch {
@@ -219,7 +247,16 @@ fn named(name: &str, sd: &StateDict) -> Result<Option<Arch>, OnnxError> {
     if let Some(a) = efficientnet::from_name(name, sd)? {
         return Ok(Some(Arch::EfficientNet(a)));
     }
-    Ok(googlenet::from_name(name, sd)?.map(Arch::GoogLeNet))
+    if let Some(a) = regnet::from_name(name, sd)? {
+        return Ok(Some(Arch::RegNet(a)));
+    }
+    if let Some(a) = googlenet::from_name(name, sd)? {
+        return Ok(Some(Arch::GoogLeNet(a)));
+    }
+    if let Some(a) = convnext::from_name(name, sd)? {
+        return Ok(Some(Arch::ConvNext(a)));
+    }
+    Ok(vit::from_name(name, sd)?.map(Arch::VisionTransformer))
 }
 
 /// BatchNorm state-dict entries under `prefix` for `channels` channels.

@@ -1,0 +1,146 @@
+//! Layers the transformer-era families share, spelled in operators ATC takes at opsets
+//! 9–13: LayerNorm (an opset-17 op) decomposed as torch's opset-11 exporter does, exact
+//! GELU through `Erf`, and `nn.Linear` over the last axis of a token sequence or over the
+//! channels of a feature map.
+
+use super::{key, Context};
+use crate::onnx::graph::{Value, Weight};
+use crate::onnx::ops::Conv2d;
+use crate::onnx::weights::Expected;
+use crate::onnx::OnnxError;
+
+/// Keys of an `nn.LayerNorm` (or torchvision's `LayerNorm2d`) over `width` features.
+pub fn layer_norm_keys(prefix: &str, width: u64) -> Vec<Expected> {
+    vec![
+        key(format!("{prefix}.weight"), vec![width]),
+        key(format!("{prefix}.bias"), vec![width]),
+    ]
+}
+
+/// Keys of an `nn.Linear` from `inputs` to `outputs` features, with bias.
+pub fn linear_keys(prefix: &str, outputs: u64, inputs: u64) -> Vec<Expected> {
+    vec![
+        key(format!("{prefix}.weight"), vec![outputs, inputs]),
+        key(format!("{prefix}.bias"), vec![outputs]),
+    ]
+}
+
+impl Context<'_> {
+    /// The state-dict tensor `key` declared with `dims` (same element count, e.g. a `[C]`
+    /// affine weight as `[C, 1, 1]` so that it broadcasts over a feature map). Keeps the
+    /// state-dict name.
+    pub fn weight_as(&mut self, key: &str, dims: Vec<u64>) -> Result<Weight, OnnxError> {
+        let values = self.sd.read(self.ckpt, key)?;
+        self.graph.weight(key, dims, &values)
+    }
+
+    /// `nn.LayerNorm` at `prefix` normalising per-sample `axis` of `x` (the last axis for
+    /// tokens, the channel axis 0 for torchvision's `LayerNorm2d`), as
+    /// ReduceMean → Sub → Mul → ReduceMean → Add ε → Sqrt → Div → Mul γ → Add β.
+    pub fn layer_norm(
+        &mut self,
+        x: &Value,
+        prefix: &str,
+        axis: usize,
+        eps: f32,
+    ) -> Result<Value, OnnxError> {
+        let width = x
+            .shape()
+            .get(axis)
+            .copied()
+            .ok_or_else(|| OnnxError::Shape {
+                what: format!("{prefix}: LayerNorm axis {axis} of {:?}", x.shape()),
+            })?;
+        let g = &mut self.graph;
+        let mean = g.reduce_mean(prefix, x, axis)?;
+        let centred = g.sub(prefix, x, &mean)?;
+        let squared = g.mul(prefix, &centred, &centred)?;
+        let variance = g.reduce_mean(prefix, &squared, axis)?;
+        let eps = g.constant_scalar(&format!("{prefix}.eps"), eps);
+        let variance = g.add_constant(prefix, &variance, &eps)?;
+        let deviation = g.sqrt(prefix, &variance);
+        let normed = g.div(prefix, &centred, &deviation)?;
+        // γ and β broadcast along `axis`: `[C]` followed by one 1 per later axis.
+        let mut dims = vec![width];
+        dims.resize(x.shape().len() - axis, 1);
+        let gamma = self.weight_as(&format!("{prefix}.weight"), dims.clone())?;
+        let beta = self.weight_as(&format!("{prefix}.bias"), dims)?;
+        let scaled = self.graph.mul_constant(prefix, &normed, &gamma)?;
+        self.graph.add_constant(prefix, &scaled, &beta)
+    }
+
+    /// Exact `nn.GELU()`: `x · ½ · (1 + erf(x / √2))`, as torch's exporter writes it.
+    pub fn gelu(&mut self, scope: &str, x: &Value) -> Result<Value, OnnxError> {
+        let g = &mut self.graph;
+        let root2 = g.constant_scalar(&format!("{scope}.sqrt2"), std::f32::consts::SQRT_2);
+        let one = g.constant_scalar(&format!("{scope}.one"), 1.0);
+        let half = g.constant_scalar(&format!("{scope}.half"), 0.5);
+        let y = g.div_constant(scope, x, &root2)?;
+        let y = g.erf(scope, &y);
+        let y = g.add_constant(scope, &y, &one)?;
+        let y = g.mul(scope, x, &y)?;
+        g.mul_constant(scope, &y, &half)
+    }
+
+    /// `nn.Linear` at `linear` over the last axis of `x` (`[…, K]` → `[…, N]`): MatMul by
+    /// the transposed weight (an initializer `<linear>.weight.transposed`), then Add bias.
+    pub fn token_linear(&mut self, x: &Value, linear: &str) -> Result<Value, OnnxError> {
+        let weight_key = format!("{linear}.weight");
+        let dims = self.sd.require(&weight_key)?.to_vec();
+        let &[n, k] = dims.as_slice() else {
+            return Err(OnnxError::Shape {
+                what: format!("`{weight_key}` {dims:?} is not a 2-D linear weight"),
+            });
+        };
+        let values = self.sd.read(self.ckpt, &weight_key)?;
+        if values.len() as u64 != n * k {
+            return Err(OnnxError::Shape {
+                what: format!("`{weight_key}` holds {} values, not {n}×{k}", values.len()),
+            });
+        }
+        let transposed = transpose(&values, n, k);
+        let w = self
+            .graph
+            .weight(&format!("{weight_key}.transposed"), vec![k, n], &transposed)?;
+        let y = self.graph.matmul(linear, x, &w)?;
+        let b = self.weight(&format!("{linear}.bias"))?;
+        self.graph.add_constant(linear, &y, &b)
+    }
+
+    /// `nn.Linear` at `linear` applied to the channels of a C×H×W map, as a 1×1 Conv whose
+    /// weight is the linear weight `[N, K]` declared `[N, K, 1, 1]` (same bytes, same name):
+    /// what a channels-last Linear between two permutes computes, with no Transpose.
+    pub fn pointwise_linear(&mut self, x: &Value, linear: &str) -> Result<Value, OnnxError> {
+        let weight_key = format!("{linear}.weight");
+        let dims = self.sd.require(&weight_key)?.to_vec();
+        let &[n, k] = dims.as_slice() else {
+            return Err(OnnxError::Shape {
+                what: format!("`{weight_key}` {dims:?} is not a 2-D linear weight"),
+            });
+        };
+        let w = self.weight_as(&weight_key, vec![n, k, 1, 1])?;
+        let b = self.weight(&format!("{linear}.bias"))?;
+        self.graph.conv(linear, x, &w, Some(&b), Conv2d::new(1, 0))
+    }
+}
+
+/// `values` as an `rows × cols` row-major matrix (exactly `rows · cols` values), transposed
+/// to `cols × rows`.
+fn transpose(values: &[f32], rows: u64, cols: u64) -> Vec<f32> {
+    let (rows, cols) = (rows as usize, cols as usize);
+    (0..cols)
+        .flat_map(|c| (0..rows).map(move |r| values[r * cols + c]))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::transpose;
+
+    #[test]
+    fn transpose_swaps_rows_and_columns() {
+        // [[1, 2, 3], [4, 5, 6]] → [[1, 4], [2, 5], [3, 6]]
+        let m = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        assert_eq!(transpose(&m, 2, 3), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+    }
+}
