@@ -88,7 +88,12 @@ fn plan(name: String, blocks: &[usize], sd: &StateDict) -> ConvNext {
     let mut stages = Vec::new();
     for (s, &count) in blocks.iter().enumerate() {
         if s > 0 {
-            width = dim_or(sd, &format!("features.{}.1.weight", 2 * s), 0, 2 * width);
+            width = dim_or(
+                sd,
+                &format!("features.{}.1.weight", 2 * s),
+                0,
+                width.saturating_mul(2),
+            );
         }
         stages.push((width, count));
     }
@@ -129,8 +134,9 @@ impl ConvNext {
                 keys.push(key(format!("{p}.block.0.weight"), vec![width, 1, 7, 7]));
                 keys.push(key(format!("{p}.block.0.bias"), vec![width]));
                 keys.extend(layer_norm_keys(&format!("{p}.block.2"), width));
-                keys.extend(linear_keys(&format!("{p}.block.3"), 4 * width, width));
-                keys.extend(linear_keys(&format!("{p}.block.5"), width, 4 * width));
+                let hidden = width.saturating_mul(4);
+                keys.extend(linear_keys(&format!("{p}.block.3"), hidden, width));
+                keys.extend(linear_keys(&format!("{p}.block.5"), width, hidden));
             }
             previous = width;
         }

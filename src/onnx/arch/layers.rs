@@ -93,7 +93,7 @@ impl Context<'_> {
             });
         };
         let values = self.sd.read(self.ckpt, &weight_key)?;
-        if values.len() as u64 != n * k {
+        if n.checked_mul(k) != Some(values.len() as u64) {
             return Err(OnnxError::Shape {
                 what: format!("`{weight_key}` holds {} values, not {n}×{k}", values.len()),
             });

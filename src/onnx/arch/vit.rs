@@ -122,7 +122,7 @@ fn plan(
             sd,
             "encoder.layers.encoder_layer_0.mlp.0.weight",
             0,
-            4 * hidden,
+            hidden.saturating_mul(4),
         ),
         heads,
         layers,
@@ -152,8 +152,11 @@ impl VisionTransformer {
             let l = layer_prefix(i);
             keys.extend(layer_norm_keys(&format!("{l}.ln_1"), d));
             let a = format!("{l}.self_attention");
-            keys.push(key(format!("{a}.in_proj_weight"), vec![3 * d, d]));
-            keys.push(key(format!("{a}.in_proj_bias"), vec![3 * d]));
+            keys.push(key(
+                format!("{a}.in_proj_weight"),
+                vec![d.saturating_mul(3), d],
+            ));
+            keys.push(key(format!("{a}.in_proj_bias"), vec![d.saturating_mul(3)]));
             keys.extend(linear_keys(&format!("{a}.out_proj"), d, d));
             keys.extend(layer_norm_keys(&format!("{l}.ln_2"), d));
             keys.extend(linear_keys(&format!("{l}.mlp.0"), self.mlp, d));
@@ -181,10 +184,13 @@ impl VisionTransformer {
     /// `_process_input`: the patch conv, flattened to `[patches, D]`. As in torchvision,
     /// the input must be the square image the position embedding was made for.
     fn tokens(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
-        let side = (1..=self.sequence)
-            .find(|n| n * n + 1 >= self.sequence)
-            .filter(|n| n * n + 1 == self.sequence)
-            .map(|n| n * self.patch);
+        // The patches form a square: n² = tokens − 1, and the image side is n · patch.
+        let per_side = self
+            .sequence
+            .checked_sub(1)
+            .map(u64::isqrt)
+            .filter(|n| n * n + 1 == self.sequence);
+        let side = per_side.and_then(|n| n.checked_mul(self.patch));
         let &[_, h, w] = input.shape() else {
             return Err(OnnxError::Shape {
                 what: format!(
@@ -194,7 +200,7 @@ impl VisionTransformer {
                 ),
             });
         };
-        let Some(side) = side.filter(|&side| [h, w] == [side, side]) else {
+        if side.is_none_or(|side| [h, w] != [side, side]) {
             return Err(OnnxError::Option {
                 what: format!(
                     "{}: its position embedding has {} tokens, made for a square image of {} \
@@ -207,8 +213,8 @@ impl VisionTransformer {
                     self.patch
                 ),
             });
-        };
-        let patches = (side / self.patch) * (side / self.patch);
+        }
+        let patches = self.sequence - 1;
         let x = cx.conv(input, "conv_proj", Conv2d::new(self.patch, 0))?;
         let x = cx.graph.reshape("", &x, &[self.hidden, patches])?;
         cx.graph.transpose("", &x, &[1, 0])
