@@ -243,6 +243,32 @@ fn every_opset_without_folding_matches() {
     }
 }
 
+/// With no memory budget every weight waits in the spill file; the written file is the
+/// same, byte for byte, as one built in memory.
+#[test]
+fn spilled_weights_write_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, name) in ["resnet18_narrow", "vit_narrow"].into_iter().enumerate() {
+        let case = case(name);
+        let in_memory = dir.path().join(format!("{name}.memory.onnx"));
+        let spilled = dir.path().join(format!("{name}.spilled.onnx"));
+        export_case(&case, &defaults(&case), &in_memory).unwrap();
+        let options = ExportOptions {
+            write: WriteOptions {
+                memory_budget: 0,
+                ..WriteOptions::default()
+            },
+            ..defaults(&case)
+        };
+        export_case(&case, &options, &spilled).unwrap();
+        let read = |p: &Path| std::fs::read(p).unwrap();
+        assert!(read(&in_memory) == read(&spilled), "{name}: files differ");
+        // The spill file is unnamed: nothing but the two outputs per model is left behind.
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 2 * (i + 1));
+    }
+}
+
 #[test]
 fn external_data_and_fixed_batch() {
     let case = case("resnet_bottleneck_narrow");
@@ -251,6 +277,7 @@ fn external_data_and_fixed_batch() {
     let options = ExportOptions {
         write: WriteOptions {
             max_inline_bytes: 0,
+            memory_budget: 0,
         },
         ..defaults(&case)
     };

@@ -68,7 +68,11 @@ pub fn export(
     let name = arch.name();
     sd.check(&name, &arch.expected())?;
     let mut cx = Context {
-        graph: GraphBuilder::new(options.opset, options.batch.clone()),
+        graph: GraphBuilder::with_store(
+            options.opset,
+            options.batch.clone(),
+            options.write.store_for(out),
+        ),
         ckpt,
         sd: &sd,
         fold_bn: options.fold_bn,

@@ -8,6 +8,7 @@ use super::proto::{
     attribute_proto::AttributeType, tensor_proto::DataType, tensor_shape_proto, type_proto,
     AttributeProto, GraphProto, NodeProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
+use super::store::{Bytes, WeightStore};
 use super::{Batch, OnnxError, Opset};
 
 /// An activation: a value computed per sample. `shape` leaves out the batch axis, which is
@@ -46,13 +47,14 @@ impl Weight {
     }
 }
 
-/// An initializer's bytes: raw, fixed width, little endian, C order.
-#[derive(Clone, Debug, PartialEq)]
+/// An initializer: its bytes are raw, fixed width, little endian, C order, in memory or in
+/// the model's [`WeightStore`].
+#[derive(Debug, PartialEq)]
 pub struct Initializer {
     pub name: String,
     pub dims: Vec<u64>,
     pub data_type: DataType,
-    pub raw: Vec<u8>,
+    pub bytes: Bytes,
 }
 
 /// A node attribute. Always written with its `type` set (the checker requires it).
@@ -88,12 +90,13 @@ impl Attr {
 }
 
 /// A finished model: the graph without its initializers (which can be large and are written
-/// separately, see [`super::write`]) and the initializers.
-#[derive(Clone, Debug)]
+/// separately, see [`super::write`]), the initializers, and the store holding their bytes.
+#[derive(Debug)]
 pub struct Model {
     pub opset: Opset,
     pub graph: GraphProto,
     pub initializers: Vec<Initializer>,
+    pub store: WeightStore,
 }
 
 /// Builds one graph. Invariants: every name (value or initializer) is unique; every node's
@@ -104,6 +107,7 @@ pub struct GraphBuilder {
     batch: Batch,
     nodes: Vec<NodeProto>,
     initializers: Vec<Initializer>,
+    store: WeightStore,
     inputs: Vec<ValueInfoProto>,
     names: HashSet<String>,
     node_names: HashSet<String>,
@@ -111,12 +115,20 @@ pub struct GraphBuilder {
 }
 
 impl GraphBuilder {
+    /// A builder whose weights stay in memory up to the default budget, then spill to the
+    /// system temp folder.
     pub fn new(opset: Opset, batch: Batch) -> Self {
+        GraphBuilder::with_store(opset, batch, WeightStore::default())
+    }
+
+    /// A builder keeping its initializers' bytes in `store`.
+    pub fn with_store(opset: Opset, batch: Batch, store: WeightStore) -> Self {
         GraphBuilder {
             opset,
             batch,
             nodes: Vec::new(),
             initializers: Vec::new(),
+            store,
             inputs: Vec::new(),
             names: HashSet::new(),
             node_names: HashSet::new(),
@@ -157,21 +169,25 @@ impl GraphBuilder {
         }
         self.claim(name)?;
         let raw = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        Ok(self.push_initializer(name, dims, DataType::Float, raw))
+        let bytes = self.store.put(raw).map_err(|e| OnnxError::Output {
+            what: format!("cannot set aside the weight `{name}`: {e}"),
+        })?;
+        Ok(self.push_initializer(name, dims, DataType::Float, bytes))
     }
 
     /// Adds a 1-D int64 constant (shapes, split sizes) under a fresh name based on `hint`.
     pub fn constant_i64(&mut self, hint: &str, values: &[i64]) -> Weight {
         let name = self.fresh(hint);
         let raw = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        self.push_initializer(&name, vec![values.len() as u64], DataType::Int64, raw)
+        let bytes = Bytes::Memory(raw);
+        self.push_initializer(&name, vec![values.len() as u64], DataType::Int64, bytes)
     }
 
     /// Adds a float32 scalar constant (Clip bounds from opset 11) under a fresh name.
     pub fn constant_scalar(&mut self, hint: &str, value: f32) -> Weight {
         let name = self.fresh(hint);
-        let raw = value.to_le_bytes().to_vec();
-        self.push_initializer(&name, Vec::new(), DataType::Float, raw)
+        let bytes = Bytes::Memory(value.to_le_bytes().to_vec());
+        self.push_initializer(&name, Vec::new(), DataType::Float, bytes)
     }
 
     /// Appends a node. `scope` is the module path it comes from (`layer1.0.conv1`); the node
@@ -244,6 +260,7 @@ impl GraphBuilder {
             opset: self.opset,
             graph,
             initializers: self.initializers,
+            store: self.store,
         })
     }
 
@@ -252,13 +269,13 @@ impl GraphBuilder {
         name: &str,
         dims: Vec<u64>,
         data_type: DataType,
-        raw: Vec<u8>,
+        bytes: Bytes,
     ) -> Weight {
         self.initializers.push(Initializer {
             name: name.to_owned(),
             dims: dims.clone(),
             data_type,
-            raw,
+            bytes,
         });
         Weight {
             name: name.to_owned(),

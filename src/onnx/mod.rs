@@ -13,6 +13,7 @@ pub mod fold;
 pub mod graph;
 pub mod ops;
 pub mod proto;
+pub mod store;
 pub mod weights;
 pub mod write;
 

@@ -1,5 +1,6 @@
 //! Serialising a [`Model`]: the header and graph through prost, each initializer's bytes
-//! streamed straight to the file (never a second in-memory copy of the weights), written
+//! streamed to the file from memory or the model's spill file (never a second in-memory
+//! copy of the weights, see [`super::store`]), written
 //! atomically (temp file in the target folder, fsync, rename). Models whose single file would
 //! pass protobuf's 2 GiB message limit keep their large initializers in `<out>.data`
 //! (ONNX external data, offsets aligned to 4096 for mmap).
@@ -15,6 +16,7 @@ use super::graph::{Initializer, Model};
 use super::proto::{
     tensor_proto::DataLocation, ModelProto, OperatorSetIdProto, StringStringEntryProto, TensorProto,
 };
+use super::store::{WeightStore, DEFAULT_MEMORY_BUDGET};
 use super::{OnnxError, Opset};
 use crate::atomic_file::write_atomically;
 
@@ -30,18 +32,30 @@ const MODEL_GRAPH: u32 = 7;
 const GRAPH_INITIALIZER: u32 = 5;
 const TENSOR_RAW_DATA: u32 = 9;
 
-/// How to lay the file out.
+/// How to lay the file out, and how many weight bytes to hold in memory until then.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WriteOptions {
     /// A model whose single-file encoding would exceed this many bytes uses external data.
     pub max_inline_bytes: u64,
+    /// Initializer bytes held in memory while the graph is built; the rest wait in an
+    /// unnamed spill file in the output's folder.
+    pub memory_budget: u64,
 }
 
 impl Default for WriteOptions {
     fn default() -> Self {
         WriteOptions {
             max_inline_bytes: MAX_INLINE_BYTES,
+            memory_budget: DEFAULT_MEMORY_BUDGET,
         }
+    }
+}
+
+impl WriteOptions {
+    /// The store a graph written to `out` keeps its weights in.
+    pub fn store_for(&self, out: &Path) -> WeightStore {
+        let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
+        WeightStore::new(self.memory_budget, Some(dir.unwrap_or(Path::new("."))))
     }
 }
 
@@ -86,7 +100,8 @@ impl Planned<'_> {
     fn tensor_len(&self) -> usize {
         match self.placement {
             Placement::Inline => {
-                self.meta.len() + length_delimited_len(TENSOR_RAW_DATA, self.init.raw.len())
+                self.meta.len()
+                    + length_delimited_len(TENSOR_RAW_DATA, self.init.bytes.len() as usize)
             }
             Placement::External { .. } => self.meta.len(),
         }
@@ -112,7 +127,7 @@ fn tensor_meta(init: &Initializer, external: Option<(&str, u64)>) -> Vec<u8> {
         tensor.external_data = vec![
             entry("location", location.to_owned()),
             entry("offset", offset.to_string()),
-            entry("length", init.raw.len().to_string()),
+            entry("length", init.bytes.len().to_string()),
         ];
         tensor.set_data_location(DataLocation::External);
     }
@@ -156,7 +171,7 @@ pub fn write(model: &Model, path: &Path, options: &WriteOptions) -> Result<Writt
             .initializers
             .iter()
             .map(|init| {
-                if init.raw.len() < EXTERNAL_MIN_BYTES {
+                if init.bytes.len() < EXTERNAL_MIN_BYTES as u64 {
                     return Planned {
                         init,
                         meta: tensor_meta(init, None),
@@ -165,7 +180,7 @@ pub fn write(model: &Model, path: &Path, options: &WriteOptions) -> Result<Writt
                 }
                 offset = offset.next_multiple_of(EXTERNAL_ALIGN);
                 let at = offset;
-                offset += init.raw.len() as u64;
+                offset += init.bytes.len();
                 Planned {
                     init,
                     meta: tensor_meta(init, Some((&location, at))),
@@ -182,7 +197,9 @@ pub fn write(model: &Model, path: &Path, options: &WriteOptions) -> Result<Writt
     };
 
     if let Some(data_path) = &external {
-        write_atomically(data_path, |file| write_external(&planned, file))?;
+        write_atomically(data_path, |file| {
+            write_external(&planned, &model.store, file)
+        })?;
     }
     let graph_len = graph_bytes.len()
         + planned
@@ -203,9 +220,9 @@ pub fn write(model: &Model, path: &Path, options: &WriteOptions) -> Result<Writt
             prefix.extend_from_slice(&p.meta);
             if let Placement::Inline = p.placement {
                 encode_key(TENSOR_RAW_DATA, WireType::LengthDelimited, &mut prefix);
-                encode_varint(p.init.raw.len() as u64, &mut prefix);
+                encode_varint(p.init.bytes.len(), &mut prefix);
                 out.write_all(&prefix)?;
-                out.write_all(&p.init.raw)?;
+                model.store.write_to(&p.init.bytes, &mut out)?;
             } else {
                 out.write_all(&prefix)?;
             }
@@ -218,15 +235,19 @@ pub fn write(model: &Model, path: &Path, options: &WriteOptions) -> Result<Writt
     })
 }
 
-fn write_external(planned: &[Planned], file: &mut File) -> std::io::Result<()> {
+fn write_external(
+    planned: &[Planned],
+    store: &WeightStore,
+    file: &mut File,
+) -> std::io::Result<()> {
     let mut out = BufWriter::with_capacity(1 << 20, file);
     let mut position = 0u64;
     for p in planned {
         if let Placement::External { offset } = p.placement {
             let padding = usize::try_from(offset - position).unwrap_or(0);
             out.write_all(&vec![0u8; padding])?;
-            out.write_all(&p.init.raw)?;
-            position = offset + p.init.raw.len() as u64;
+            store.write_to(&p.init.bytes, &mut out)?;
+            position = offset + p.init.bytes.len();
         }
     }
     out.flush()
