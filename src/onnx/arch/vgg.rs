@@ -1,6 +1,6 @@
 //! torchvision's VGG: vgg11/13/16/19 and their `_bn` forms.
 
-use super::{bn_keys, dim_or, key, Context};
+use super::{adaptive_average_pool, bn_keys, dim_or, key, Context};
 use crate::onnx::graph::Value;
 use crate::onnx::ops::{Conv2d, Pool2d};
 use crate::onnx::weights::{Expected, StateDict};
@@ -203,7 +203,7 @@ impl Vgg {
                 }
             }
         }
-        let x = adaptive_average_pool(cx, &x)?;
+        let x = adaptive_average_pool(cx, "avgpool", &x, [POOLED; 2])?;
         let x = cx.graph.flatten("", &x);
         let x = cx.linear(&x, "classifier.0")?;
         let x = cx.graph.relu("classifier.1", &x);
@@ -211,33 +211,4 @@ impl Vgg {
         let x = cx.graph.relu("classifier.4", &x);
         cx.linear(&x, "classifier.6")
     }
-}
-
-/// `AdaptiveAvgPool2d((7, 7))`: nothing at 7×7, an AveragePool when the feature map is a
-/// multiple of 7 (the windows are then uniform), an error otherwise.
-fn adaptive_average_pool(cx: &mut Context<'_>, x: &Value) -> Result<Value, OnnxError> {
-    let &[_, h, w] = x.shape() else {
-        return Err(OnnxError::Shape {
-            what: format!("avgpool: expected a C×H×W feature map, got {:?}", x.shape()),
-        });
-    };
-    if h == POOLED && w == POOLED {
-        return Ok(x.clone());
-    }
-    if h % POOLED != 0 || w % POOLED != 0 || h == 0 || w == 0 {
-        return Err(OnnxError::Option {
-            what: format!(
-                "the feature map before AdaptiveAvgPool2d(7) is {h}×{w}, not a multiple of 7×7; \
-                 choose an --input-shape that gives one, such as 3,224,224"
-            ),
-        });
-    }
-    let (kh, kw) = (h / POOLED, w / POOLED);
-    let pool = crate::onnx::ops::Pool2d {
-        kernel: [kh, kw],
-        stride: [kh, kw],
-        pad: [0, 0],
-        ceil: false,
-    };
-    cx.graph.average_pool("avgpool", x, pool)
 }
