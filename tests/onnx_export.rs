@@ -591,3 +591,37 @@ fn vit_refuses_an_input_its_position_embedding_does_not_fit() {
     assert!(err.contains("17 tokens") && err.contains("32×40"), "{err}");
     assert!(!out.exists());
 }
+
+/// googlenet's `transform_input` is not in the weights: the export says what it assumed,
+/// and `--transform-input` is refused for any other architecture.
+#[test]
+fn googlenet_transform_input_is_an_explicit_choice() {
+    let dir = tempfile::tempdir().unwrap();
+    let google = case("googlenet_narrow");
+    let report = export_case(&google, &defaults(&google), &dir.path().join("g.onnx")).unwrap();
+    assert!(
+        report.notes.iter().any(|n| n.contains("transform_input")),
+        "{:?}",
+        report.notes
+    );
+    let options = ExportOptions {
+        transform_input: true,
+        ..defaults(&google)
+    };
+    let report = export_case(&google, &options, &dir.path().join("t.onnx")).unwrap();
+    assert!(report.notes.is_empty());
+    let graph = decode(&dir.path().join("t.onnx")).graph.unwrap();
+    assert_eq!(graph.node[0].name.as_deref(), Some("/transform_input/Mul"));
+
+    let resnet = case("resnet18_narrow");
+    let options = ExportOptions {
+        transform_input: true,
+        ..defaults(&resnet)
+    };
+    let out = dir.path().join("r.onnx");
+    let err = export_case(&resnet, &options, &out)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("googlenet only"), "{err}");
+    assert!(!out.exists());
+}

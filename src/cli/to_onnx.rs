@@ -36,6 +36,10 @@ pub struct Args {
     /// Keep BatchNormalization nodes instead of folding them into the convolutions.
     #[arg(long)]
     no_fold_bn: bool,
+    /// googlenet: the model was built with `transform_input=True` (torchvision's default
+    /// with pretrained weights), so the graph re-normalises the input first.
+    #[arg(long)]
+    transform_input: bool,
     /// Ascend SoC for the printed ATC command.
     #[arg(long, default_value = "Ascend310P3")]
     soc: String,
@@ -87,6 +91,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         input_name: args.input_name.clone(),
         output_name: args.output_name.clone(),
         fold_bn: !args.no_fold_bn,
+        transform_input: args.transform_input,
         ..ExportOptions::default()
     };
     let mut ckpt = ckpt::torch::open(input).map_err(|e| fail(&e))?;
@@ -100,6 +105,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
         "architecture: {} (from {}){stripped}",
         report.arch, report.source
     );
+    for note in &report.notes {
+        eprintln!("note: {note}");
+    }
     let external = report
         .written
         .external

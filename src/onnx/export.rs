@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::torch::Checkpoint;
 
-use super::arch::{self, Choice, Context, Source};
+use super::arch::{self, googlenet, Choice, Context, Source};
 use super::atc;
 use super::graph::GraphBuilder;
 use super::weights::StateDict;
@@ -22,6 +22,9 @@ pub struct ExportOptions {
     pub input_name: String,
     pub output_name: String,
     pub fold_bn: bool,
+    /// googlenet only: the model was built with `transform_input=True` (torchvision's
+    /// default with pretrained weights), which re-normalises the input inside `forward`.
+    pub transform_input: bool,
     pub write: WriteOptions,
 }
 
@@ -35,6 +38,7 @@ impl Default for ExportOptions {
             input_name: "input".to_owned(),
             output_name: "output".to_owned(),
             fold_bn: true,
+            transform_input: false,
             write: WriteOptions::default(),
         }
     }
@@ -50,6 +54,8 @@ pub struct ExportReport {
     pub nodes: usize,
     pub initializers: usize,
     pub written: Written,
+    /// What the export assumed that the weights do not say, for the user to check.
+    pub notes: Vec<String>,
 }
 
 /// Exports the model in `ckpt` to `out`.
@@ -66,6 +72,12 @@ pub fn export(
     let sd = StateDict::locate(ckpt)?;
     let (arch, source) = arch::resolve(&options.arch, &sd)?;
     let name = arch.name();
+    let googlenet = matches!(arch, arch::Arch::GoogLeNet(_));
+    if options.transform_input && !googlenet {
+        return Err(OnnxError::Option {
+            what: format!("--transform-input applies to googlenet only, not {name}"),
+        });
+    }
     sd.check(&name, &arch.expected())?;
     let mut cx = Context {
         graph: GraphBuilder::with_store(
@@ -76,6 +88,7 @@ pub fn export(
         ckpt,
         sd: &sd,
         fold_bn: options.fold_bn,
+        transform_input: options.transform_input,
     };
     let input = cx
         .graph
@@ -91,5 +104,10 @@ pub fn export(
         nodes: model.graph.node.len(),
         initializers: model.initializers.len(),
         written,
+        notes: if googlenet && !options.transform_input {
+            vec![googlenet::TRANSFORM_INPUT_NOTE.to_owned()]
+        } else {
+            Vec::new()
+        },
     })
 }

@@ -203,6 +203,21 @@ def test_detected_from_keys_with_a_fine_tuned_head(arch, classes, tmp_path):
     check_parity(model, out)
 
 
+def test_googlenet_built_with_transform_input(tmp_path):
+    """torchvision builds googlenet with transform_input=True when given pretrained weights,
+    and a model fine-tuned from them keeps it; the weights do not say so. Without the flag
+    the export states its assumption; with --transform-input it matches torch."""
+    model = build("googlenet", seed=11, transform_input=True)
+    ckpt = tmp_path / "googlenet_ft.pth"
+    torch.save({"model": model.state_dict(), "arch": "googlenet"}, ckpt)
+    plain = ok(run_ckpt("to-onnx", ckpt, "-o", tmp_path / "plain.onnx"))
+    assert "note: googlenet: transform_input is not in the weights; assumed False" in plain.stderr
+    out = tmp_path / "transformed.onnx"
+    proc = ok(run_ckpt("to-onnx", ckpt, "-o", out, "--transform-input"))
+    assert "note:" not in proc.stderr
+    check_parity(model, out)
+
+
 def test_strict_keys_error_names_missing_and_unexpected(tmp_path):
     model = build("resnet18", seed=1)
     sd = model.state_dict()

@@ -7,7 +7,9 @@
 //! graph; a checkpoint may hold their weights (torchvision builds them unless
 //! `aux_logits=False`), and those keys are accepted and ignored. `transform_input` is not
 //! in the weights: the graph follows torchvision's default without pretrained weights
-//! (`False`), i.e. the input is used as is.
+//! (`False`, the input is used as is) unless told otherwise (`--transform-input`, the
+//! default when torchvision builds it with pretrained weights, which a fine-tuned model
+//! keeps): then each channel is re-normalised first, `x·(std/0.5) + (mean−0.5)/0.5`.
 
 use super::{bn_keys, dim_or, key, Context};
 use crate::onnx::graph::Value;
@@ -16,6 +18,15 @@ use crate::onnx::weights::{Expected, StateDict};
 use crate::onnx::OnnxError;
 
 const BN_EPS: f64 = 1e-3;
+
+/// What an export says when it assumed `transform_input=False`.
+pub const TRANSFORM_INPUT_NOTE: &str = "googlenet: transform_input is not in the weights; \
+     assumed False (torchvision's default without pretrained weights). If the model was built \
+     from pretrained weights (torchvision then sets it True), export with --transform-input";
+
+/// `_transform_input`'s ImageNet statistics, per RGB channel.
+const IMAGENET_MEAN: [f64; 3] = [0.485, 0.456, 0.406];
+const IMAGENET_STD: [f64; 3] = [0.229, 0.224, 0.225];
 
 /// The names this module builds.
 pub const NAMES: [&str; 1] = ["googlenet"];
@@ -166,6 +177,13 @@ impl GoogLeNet {
     }
 
     pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+        let transformed;
+        let input = if cx.transform_input {
+            transformed = transform_input(cx, input)?;
+            &transformed
+        } else {
+            input
+        };
         let x = basic(cx, input, "conv1", Conv2d::new(2, 3))?;
         let x = cx
             .graph
@@ -187,6 +205,26 @@ impl GoogLeNet {
         let x = cx.graph.flatten("", &x);
         cx.linear(&x, "fc")
     }
+}
+
+/// `_transform_input`: `x[:, c]·(std_c/0.5) + (mean_c−0.5)/0.5` per channel, as one Mul and
+/// one Add of `[3, 1, 1]` constants (torch computes each channel in float32 the same way).
+fn transform_input(cx: &mut Context<'_>, x: &Value) -> Result<Value, OnnxError> {
+    if x.shape().first() != Some(&3) {
+        return Err(OnnxError::Option {
+            what: format!(
+                "--transform-input re-normalises 3 RGB channels; the input has shape {:?}",
+                x.shape()
+            ),
+        });
+    }
+    let scale = IMAGENET_STD.map(|s| (s / 0.5) as f32);
+    let shift = IMAGENET_MEAN.map(|m| ((m - 0.5) / 0.5) as f32);
+    let g = &mut cx.graph;
+    let scale = g.weight("transform_input.scale", vec![3, 1, 1], &scale)?;
+    let shift = g.weight("transform_input.shift", vec![3, 1, 1], &shift)?;
+    let y = g.mul_constant("transform_input", x, &scale)?;
+    g.add_constant("transform_input", &y, &shift)
 }
 
 /// `Inception` at `name`: the four branches joined by a Concat on channels.

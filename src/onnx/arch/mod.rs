@@ -356,6 +356,8 @@ pub struct Context<'a> {
     pub ckpt: &'a mut Checkpoint,
     pub sd: &'a StateDict,
     pub fold_bn: bool,
+    /// googlenet's `transform_input` (see [`googlenet`]).
+    pub transform_input: bool,
 }
 
 impl Context<'_> {
