@@ -217,7 +217,8 @@ fn plan_block(
         previous.map_or(input, |b| b.bottleneck),
     );
     let per_group = dim_or(sd, &format!("{p}.f.b.0.weight"), 1, bottleneck);
-    if per_group == 0 || !bottleneck.is_multiple_of(per_group) {
+    // At least one group: a zero-width bottleneck would make every group count zero.
+    if per_group == 0 || bottleneck < per_group || !bottleneck.is_multiple_of(per_group) {
         return Err(OnnxError::Shape {
             what: format!(
                 "`{p}.f.b.0.weight` has {per_group} input channels per group, which does not \
