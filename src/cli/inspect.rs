@@ -2,6 +2,9 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
+use ckpt::torch::pt2::summary::{render_text, summary};
+use ckpt::torch::pt2::{is_pt2, Pt2Archive};
+
 use super::Failure;
 
 #[derive(ClapArgs, Debug)]
@@ -14,6 +17,17 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
+    // A file that cannot be opened as a zip is left to the checkpoint reader, which says why.
+    if is_pt2(&args.file).unwrap_or(false) {
+        let archive = Pt2Archive::open(&args.file).map_err(|e| Failure::about(&args.file, e))?;
+        let report = summary(&args.file.display().to_string(), &archive);
+        if args.json {
+            println!("{report}");
+        } else {
+            print!("{}", render_text(&report));
+        }
+        return Ok(());
+    }
     let ckpt = ckpt::torch::open(&args.file).map_err(|e| Failure::about(&args.file, e))?;
     let report = ckpt::report::inspect(&ckpt).map_err(|e| Failure::about(&args.file, e))?;
     if args.json {

@@ -4,7 +4,9 @@ use clap::Args as ClapArgs;
 
 use ckpt::onnx::arch::Choice;
 use ckpt::onnx::atc::AtcCommand;
+use ckpt::onnx::program::{export_program, BatchDim, ProgramOptions};
 use ckpt::onnx::{export, Batch, ExportOptions, Opset};
+use ckpt::torch::pt2::{is_pt2, Pt2Archive};
 
 use super::Failure;
 
@@ -15,15 +17,17 @@ pub struct Args {
     /// Output ONNX file (written to a temporary file beside it, then renamed into place).
     #[arg(short = 'o', long = "output", value_name = "OUT.onnx")]
     output: PathBuf,
-    /// torchvision architecture name, or `auto`: the checkpoint's `arch` field, else the keys.
-    #[arg(long, value_name = "NAME|auto", default_value = "auto")]
-    arch: String,
+    /// torchvision architecture name, or `auto` (the default): the checkpoint's `arch` field,
+    /// else the keys. Not for `.pt2` archives, which carry their own graph.
+    #[arg(long, value_name = "NAME|auto")]
+    arch: Option<String>,
     /// ONNX opset (ATC takes 9–13).
     #[arg(long, default_value_t = 11, value_parser = parse_opset)]
     opset: i64,
-    /// Per-sample input shape.
-    #[arg(long, value_name = "C,H,W", default_value = "3,224,224", value_parser = parse_shape)]
-    input_shape: [u64; 3],
+    /// Per-sample input shape [default: 3,224,224]. Not for `.pt2` archives, whose program
+    /// fixes it.
+    #[arg(long, value_name = "C,H,W", value_parser = parse_shape)]
+    input_shape: Option<[u64; 3]>,
     /// `dynamic` (a named batch dimension, compiled with ATC's dynamic batch) or a fixed size.
     #[arg(long, value_name = "dynamic|N", default_value = "dynamic", value_parser = parse_batch)]
     batch: Batch,
@@ -47,6 +51,9 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     atc_cmd: Option<PathBuf>,
 }
+
+/// `--input-shape` when not given (torchvision's ImageNet size).
+const DEFAULT_INPUT_SHAPE: [u64; 3] = [3, 224, 224];
 
 fn parse_opset(text: &str) -> Result<i64, String> {
     let version = text.parse::<i64>().map_err(|e| e.to_string())?;
@@ -80,13 +87,18 @@ fn parse_batch(text: &str) -> Result<Batch, String> {
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = &args.input;
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
+    // A file that cannot be opened as a zip is left to the checkpoint reader, which says why.
+    if is_pt2(input).unwrap_or(false) {
+        return run_pt2(&args);
+    }
+    let input_shape = args.input_shape.unwrap_or(DEFAULT_INPUT_SHAPE);
     let options = ExportOptions {
-        arch: match args.arch.as_str() {
+        arch: match args.arch.as_deref().unwrap_or("auto") {
             "auto" => Choice::Auto,
             name => Choice::Named(name.to_owned()),
         },
         opset: Opset::new(args.opset).map_err(|e| fail(&e))?,
-        input: args.input_shape,
+        input: input_shape,
         batch: args.batch.clone(),
         input_name: args.input_name.clone(),
         output_name: args.output_name.clone(),
@@ -125,13 +137,89 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let command = AtcCommand::new(
         &args.output,
         &args.input_name,
-        args.input_shape,
-        args.batch,
+        input_shape,
+        args.batch.clone(),
         &args.soc,
     );
+    print_atc(&args, &command)
+}
+
+/// Prints the ATC command, and writes it to `--atc-cmd` when given.
+fn print_atc(args: &Args, command: &AtcCommand) -> Result<(), Failure> {
     println!("{command}");
     if let Some(path) = &args.atc_cmd {
         std::fs::write(path, format!("{command}\n")).map_err(|e| Failure::about(path, e))?;
     }
     Ok(())
+}
+
+/// `to-onnx` on a `torch.export` archive: the graph comes from the program, so `--arch`
+/// and `--input-shape` are refused rather than silently ignored.
+fn run_pt2(args: &Args) -> Result<(), Failure> {
+    let input = &args.input;
+    let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
+    for (flag, given) in [
+        ("--arch", args.arch.is_some()),
+        ("--input-shape", args.input_shape.is_some()),
+    ] {
+        if given {
+            return Err(fail(&format!(
+                "{flag} does not apply to a torch.export (.pt2) archive: its program fixes the graph and the input shape"
+            )));
+        }
+    }
+    let options = ProgramOptions {
+        opset: Opset::new(args.opset).map_err(|e| fail(&e))?,
+        batch: args.batch.clone(),
+        input_name: args.input_name.clone(),
+        output_name: args.output_name.clone(),
+        fold_bn: !args.no_fold_bn,
+        ..ProgramOptions::default()
+    };
+    let mut archive = Pt2Archive::open(input).map_err(|e| fail(&e))?;
+    let report = export_program(&mut archive, &options, &args.output).map_err(|e| fail(&e))?;
+    let batch = match &report.batch {
+        BatchDim::Symbol(_) => format!("{} (declared dynamic)", report.batch),
+        BatchDim::Traced(_) => format!(
+            "{}, made dynamic: every node keeps it as its first dimension",
+            report.batch
+        ),
+    };
+    eprintln!(
+        "program: {} nodes, input [batch, {}]; batch: {batch}",
+        report.program_nodes,
+        report
+            .input_shape
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    eprintln!(
+        "wrote {}: opset {}, {} nodes, {} initializers, {:.1} MiB",
+        args.output.display(),
+        options.opset,
+        report.nodes,
+        report.initializers,
+        report.written.bytes as f64 / f64::from(1 << 20),
+    );
+    match <[u64; 3]>::try_from(report.input_shape.as_slice()) {
+        Ok(shape) => {
+            let command = AtcCommand::new(
+                &args.output,
+                &args.input_name,
+                shape,
+                args.batch.clone(),
+                &args.soc,
+            );
+            print_atc(args, &command)
+        }
+        Err(_) => {
+            eprintln!(
+                "no ATC command printed: the input is not N×C×H×W; pass --input_shape=\"{}:-1,…\" to atc yourself",
+                args.input_name
+            );
+            Ok(())
+        }
+    }
 }

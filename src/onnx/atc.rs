@@ -16,13 +16,14 @@ use super::{Batch, OnnxError};
 
 /// Operators ATC's ONNX parser registers for every default-domain opset from 9 to 13
 /// (CANN's ONNX plugin list), limited to those this exporter may emit.
-pub const ALLOWED_OPS: [&str; 28] = [
+pub const ALLOWED_OPS: [&str; 30] = [
     "Add",
     "AveragePool",
     "BatchNormalization",
     "Clip",
     "Concat",
     "Conv",
+    "ConvTranspose",
     "Div",
     "Erf",
     "Flatten",
@@ -37,6 +38,7 @@ pub const ALLOWED_OPS: [&str; 28] = [
     "ReduceMean",
     "Relu",
     "Reshape",
+    "Resize",
     "Sigmoid",
     "Slice",
     "Softmax",

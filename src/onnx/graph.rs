@@ -63,6 +63,7 @@ pub enum Attr {
     Int(i64),
     Ints(Vec<i64>),
     Float(f32),
+    Str(&'static str),
 }
 
 impl Attr {
@@ -83,6 +84,10 @@ impl Attr {
             Attr::Float(f) => {
                 proto.set_type(AttributeType::Float);
                 proto.f = Some(*f);
+            }
+            Attr::Str(s) => {
+                proto.set_type(AttributeType::String);
+                proto.s = Some(s.as_bytes().to_vec());
             }
         }
         proto

@@ -12,6 +12,7 @@ pub mod export;
 pub mod fold;
 pub mod graph;
 pub mod ops;
+pub mod program;
 pub mod proto;
 pub mod store;
 pub mod weights;
@@ -101,6 +102,10 @@ pub enum OnnxError {
     Atc { violations: Vec<String> },
     #[error("{what}")]
     Output { what: String },
+    #[error(transparent)]
+    Pt2(#[from] crate::torch::pt2::Pt2Error),
+    #[error("{what}")]
+    Program { what: String },
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
 }

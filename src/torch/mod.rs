@@ -11,6 +11,7 @@ pub mod contiguous;
 pub mod dtype;
 pub mod legacy;
 pub mod location;
+pub mod pt2;
 pub mod read_tensor;
 pub mod save;
 pub mod state_dict;

@@ -81,7 +81,8 @@ pub fn read_f32(ckpt: &mut Checkpoint, tensor: &TensorRef) -> Result<Vec<f32>, T
     Ok(values)
 }
 
-fn decode(bytes: &[u8], dtype: DType, order: ByteOrder) -> f32 {
+/// One element of `dtype` (a float type) from its `bytes` in `order`, as `f32`.
+pub(crate) fn decode(bytes: &[u8], dtype: DType, order: ByteOrder) -> f32 {
     let mut raw = [0u8; 8];
     raw[..bytes.len()].copy_from_slice(bytes);
     if order == ByteOrder::Big {

@@ -1,0 +1,144 @@
+//! The batch dimension of an exported program, and per-sample shapes.
+//!
+//! The program's user input fixes what "the batch" is: its first size, either a symbol
+//! (`Dim("batch")` was declared; torch writes `Symbol('s77', …)`) or a literal (no dynamic
+//! batch was declared: the example's batch size was traced in). Every activation must keep
+//! exactly that first size; the rest of its sizes must be literals. The exported graph then
+//! carries the batch implicitly ([`crate::onnx::graph::Value`] shapes leave it out), so it is
+//! dynamic in the ONNX file either way.
+
+use std::fmt;
+
+use crate::torch::pt2::schema::{symbol_name, SymInt};
+
+/// The most elements one sample of an activation may have (2^40): far beyond any real
+/// model, and small enough that shape arithmetic on per-sample sizes never overflows.
+pub const MAX_SAMPLE_ELEMENTS: u64 = 1 << 40;
+
+/// What the batch is in the program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BatchDim {
+    /// A declared dynamic dimension: the sympy expression torch wrote for it.
+    Symbol(String),
+    /// No dynamic batch declared: the example's batch size.
+    Traced(u64),
+}
+
+impl fmt::Display for BatchDim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BatchDim::Symbol(expr) => write!(f, "the dynamic dimension {}", symbol_name(expr)),
+            BatchDim::Traced(n) => write!(f, "the traced batch size {n}"),
+        }
+    }
+}
+
+impl BatchDim {
+    /// The batch of an input whose sizes are `sizes`.
+    pub fn of_input(sizes: &[SymInt]) -> Result<BatchDim, String> {
+        match sizes.first() {
+            Some(SymInt::Expr(expr)) => Ok(BatchDim::Symbol(expr.clone())),
+            Some(SymInt::Int(n)) if *n > 0 => Ok(BatchDim::Traced(*n as u64)),
+            Some(other) => Err(format!("its first size {other:?} is not a batch size")),
+            None => Err("it is a scalar, with no batch dimension".into()),
+        }
+    }
+
+    /// Whether a size is this batch.
+    pub fn is(&self, size: &SymInt) -> bool {
+        match (self, size) {
+            (BatchDim::Symbol(want), SymInt::Expr(got)) => want == got,
+            (BatchDim::Traced(want), SymInt::Int(got)) => *got >= 0 && *got as u64 == *want,
+            _ => false,
+        }
+    }
+
+    /// The per-sample shape of a tensor of `sizes`: its first size must be the batch and
+    /// every other size a literal. The error says which rule was broken.
+    pub fn per_sample(&self, sizes: &[SymInt]) -> Result<Vec<u64>, String> {
+        let Some((first, rest)) = sizes.split_first() else {
+            return Err(format!(
+                "it is a scalar, but {self} must stay its first dimension"
+            ));
+        };
+        if !self.is(first) {
+            return Err(format!(
+                "its sizes {} do not keep {self} as the first dimension, so the graph only works at one batch size",
+                show(sizes)
+            ));
+        }
+        let shape = rest
+            .iter()
+            .map(|s| match s {
+                SymInt::Int(n) if *n >= 0 => Ok(*n as u64),
+                _ => Err(format!(
+                    "its sizes {} have a dynamic dimension other than the batch; ATC needs every other dimension fixed",
+                    show(sizes)
+                )),
+            })
+            .collect::<Result<Vec<u64>, String>>()?;
+        let elements = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
+        match elements {
+            Some(n) if n <= MAX_SAMPLE_ELEMENTS => Ok(shape),
+            _ => Err(format!(
+                "its sizes {} exceed {MAX_SAMPLE_ELEMENTS} elements per sample",
+                show(sizes)
+            )),
+        }
+    }
+}
+
+/// Sizes as torch prints them: `[s77, 3, 224, 224]`.
+pub fn show(sizes: &[SymInt]) -> String {
+    let items: Vec<String> = sizes
+        .iter()
+        .map(|s| match s {
+            SymInt::Int(n) => n.to_string(),
+            SymInt::Expr(e) => symbol_name(e).to_owned(),
+            SymInt::Name(n) => n.clone(),
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: &str = "Symbol('s77', positive=True, integer=True)";
+
+    #[test]
+    fn symbolic_and_traced_batches() {
+        let dynamic = BatchDim::of_input(&[SymInt::Expr(S.into()), SymInt::Int(3)]).unwrap();
+        assert_eq!(dynamic, BatchDim::Symbol(S.into()));
+        assert_eq!(
+            dynamic.per_sample(&[SymInt::Expr(S.into()), SymInt::Int(8), SymInt::Int(4)]),
+            Ok(vec![8, 4])
+        );
+        let err = dynamic
+            .per_sample(&[SymInt::Int(2), SymInt::Int(8)])
+            .unwrap_err();
+        assert!(
+            err.contains("[2, 8] do not keep the dynamic dimension s77"),
+            "{err}"
+        );
+        let other = SymInt::Expr("2*s77".into());
+        assert!(dynamic
+            .per_sample(&[SymInt::Expr(S.into()), other])
+            .is_err());
+
+        let traced = BatchDim::of_input(&[SymInt::Int(2), SymInt::Int(3)]).unwrap();
+        assert_eq!(traced, BatchDim::Traced(2));
+        assert_eq!(
+            traced.per_sample(&[SymInt::Int(2), SymInt::Int(5)]),
+            Ok(vec![5])
+        );
+        assert!(traced
+            .per_sample(&[SymInt::Int(4), SymInt::Int(5)])
+            .is_err());
+        assert!(traced.per_sample(&[]).is_err());
+        assert!(BatchDim::of_input(&[]).is_err());
+        let huge = [SymInt::Int(2), SymInt::Int(1 << 30), SymInt::Int(1 << 30)];
+        assert!(traced.per_sample(&huge).unwrap_err().contains("exceed"));
+    }
+}

@@ -1,0 +1,350 @@
+//! ONNX operators the program importer needs beyond [`crate::onnx::ops`]: free functions
+//! over a [`GraphBuilder`], each checking its operands and computing the per-sample output
+//! shape. Axes are per-sample (0 = the first axis after the batch).
+
+use crate::onnx::graph::{Attr, GraphBuilder, Value, Weight};
+use crate::onnx::OnnxError;
+
+fn shape_error(what: String) -> OnnxError {
+    OnnxError::Shape { what }
+}
+
+fn i64s(values: &[u64]) -> Vec<i64> {
+    values.iter().map(|&v| v as i64).collect()
+}
+
+fn single(mut values: Vec<Value>) -> Value {
+    // `node` returns one value per output shape given, and every call here gives one.
+    values.swap_remove(0)
+}
+
+/// `Tanh`.
+pub fn tanh(g: &mut GraphBuilder, scope: &str, x: &Value) -> Value {
+    let shape = x.shape().to_vec();
+    single(g.node(
+        "Tanh",
+        scope,
+        vec![x.name().to_owned()],
+        vec![],
+        vec![shape],
+    ))
+}
+
+/// A 2-D transposed convolution's hyper-parameters (`nn.ConvTranspose2d`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConvTranspose2d {
+    pub stride: [u64; 2],
+    pub pad: [u64; 2],
+    pub output_padding: [u64; 2],
+    pub dilation: [u64; 2],
+    pub groups: u64,
+}
+
+/// `ConvTranspose`: weight `[C, O/groups, kh, kw]`, optional bias `[O]`; output size
+/// `(H − 1)·s − 2p + d·(k − 1) + output_padding + 1`, as torch computes it.
+pub fn conv_transpose(
+    g: &mut GraphBuilder,
+    scope: &str,
+    x: &Value,
+    w: &Weight,
+    b: Option<&Weight>,
+    p: ConvTranspose2d,
+) -> Result<Value, OnnxError> {
+    let (&[c, h, wd], &[ci, og, kh, kw]) = (x.shape(), w.dims()) else {
+        return Err(shape_error(format!(
+            "{scope}: ConvTranspose of {:?} by `{}` {:?}",
+            x.shape(),
+            w.name(),
+            w.dims()
+        )));
+    };
+    let o = og * p.groups;
+    if p.groups == 0 || ci != c || c % p.groups != 0 || b.is_some_and(|b| b.dims() != [o]) {
+        return Err(shape_error(format!(
+            "{scope}: `{}` {:?} does not fit {c} input channels in {} groups",
+            w.name(),
+            w.dims(),
+            p.groups
+        )));
+    }
+    let out = |size: u64, i: usize, k: u64| {
+        ((size.checked_sub(1)? * p.stride[i] + p.dilation[i] * (k.checked_sub(1)?))
+            + p.output_padding[i]
+            + 1)
+        .checked_sub(2 * p.pad[i])
+    };
+    let (Some(oh), Some(ow)) = (out(h, 0, kh), out(wd, 1, kw)) else {
+        return Err(shape_error(format!(
+            "{scope}: a {kh}×{kw} transposed kernel gives an empty output for {h}×{wd}"
+        )));
+    };
+    let mut inputs = vec![x.name().to_owned(), w.name().to_owned()];
+    inputs.extend(b.map(|b| b.name().to_owned()));
+    let attrs = vec![
+        ("dilations", Attr::Ints(i64s(&p.dilation))),
+        ("group", Attr::Int(p.groups as i64)),
+        ("kernel_shape", Attr::Ints(i64s(&[kh, kw]))),
+        ("output_padding", Attr::Ints(i64s(&p.output_padding))),
+        (
+            "pads",
+            Attr::Ints(i64s(&[p.pad[0], p.pad[1], p.pad[0], p.pad[1]])),
+        ),
+        ("strides", Attr::Ints(i64s(&p.stride))),
+    ];
+    Ok(single(g.node(
+        "ConvTranspose",
+        scope,
+        inputs,
+        attrs,
+        vec![vec![o, oh, ow]],
+    )))
+}
+
+/// How `Resize` interpolates, with torch's matching coordinate rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interpolation {
+    /// `upsample_nearest2d`: source index `⌊dst · in/out⌋` (asymmetric, floor).
+    Nearest,
+    /// `upsample_bilinear2d(align_corners=True)`.
+    BilinearAlignCorners,
+    /// `upsample_bilinear2d(align_corners=False)`: half-pixel centres.
+    BilinearHalfPixel,
+}
+
+/// `Resize` (opset 11+) of an `[C, H, W]` activation to `[C, out_h, out_w]`, with constant
+/// `scales` `[1, 1, out/in…]` (ATC needs constant scales; no `sizes`, which would carry the
+/// batch). `names` prefixes the roi and scales initializers and must be unique.
+pub fn resize(
+    g: &mut GraphBuilder,
+    scope: &str,
+    names: &str,
+    x: &Value,
+    out: [u64; 2],
+    mode: Interpolation,
+) -> Result<Value, OnnxError> {
+    if g.opset().version() < 11 {
+        return Err(OnnxError::Option {
+            what: format!(
+                "{scope}: upsampling needs Resize from opset 11; pass --opset 11 or later"
+            ),
+        });
+    }
+    let &[c, h, w] = x.shape() else {
+        return Err(shape_error(format!(
+            "{scope}: Resize needs an N×C×H×W input, got per-sample {:?}",
+            x.shape()
+        )));
+    };
+    if h == 0 || w == 0 || out.contains(&0) {
+        return Err(shape_error(format!(
+            "{scope}: Resize of {h}×{w} to {out:?}"
+        )));
+    }
+    let scales = [1.0, 1.0, out[0] as f32 / h as f32, out[1] as f32 / w as f32];
+    let roi = g.weight(&format!("{names}.roi"), vec![0], &[])?;
+    let scales = g.weight(&format!("{names}.scales"), vec![4], &scales)?;
+    // torch's `area_pixel_compute_source_index` is half_pixel; `pytorch_half_pixel` (what
+    // torch's own exporter writes, and what ATC documents) equals it unless an output
+    // axis has length 1.
+    let half_pixel = if out.contains(&1) {
+        "half_pixel"
+    } else {
+        "pytorch_half_pixel"
+    };
+    let mut attrs = match mode {
+        Interpolation::Nearest => vec![
+            ("coordinate_transformation_mode", Attr::Str("asymmetric")),
+            ("mode", Attr::Str("nearest")),
+            ("nearest_mode", Attr::Str("floor")),
+        ],
+        Interpolation::BilinearAlignCorners => vec![
+            ("coordinate_transformation_mode", Attr::Str("align_corners")),
+            ("mode", Attr::Str("linear")),
+        ],
+        Interpolation::BilinearHalfPixel => vec![
+            ("coordinate_transformation_mode", Attr::Str(half_pixel)),
+            ("mode", Attr::Str("linear")),
+        ],
+    };
+    attrs.sort_by_key(|(name, _)| *name);
+    let inputs = vec![
+        x.name().to_owned(),
+        roi.name().to_owned(),
+        scales.name().to_owned(),
+    ];
+    Ok(single(g.node(
+        "Resize",
+        scope,
+        inputs,
+        attrs,
+        vec![vec![c, out[0], out[1]]],
+    )))
+}
+
+/// An element-wise operand: an activation (with the batch) or a constant (without).
+#[derive(Clone, Copy, Debug)]
+pub enum Operand<'a> {
+    Activation(&'a Value),
+    Constant(&'a Weight),
+}
+
+impl Operand<'_> {
+    fn name(&self) -> &str {
+        match self {
+            Operand::Activation(v) => v.name(),
+            Operand::Constant(w) => w.name(),
+        }
+    }
+}
+
+/// `Add`/`Sub`/`Mul`/`Div` with numpy broadcasting that never touches the batch: two
+/// activations of the same per-sample rank, or an activation and a constant whose rank is
+/// at most the activation's per-sample rank. Operand order is kept (`Sub`, `Div`).
+pub fn binary(
+    g: &mut GraphBuilder,
+    op: &'static str,
+    scope: &str,
+    a: Operand<'_>,
+    b: Operand<'_>,
+) -> Result<Value, OnnxError> {
+    let shape = match (a, b) {
+        (Operand::Activation(x), Operand::Activation(y)) if x.shape().len() == y.shape().len() => {
+            broadcast(x.shape(), y.shape())
+        }
+        (Operand::Activation(x), Operand::Constant(c))
+        | (Operand::Constant(c), Operand::Activation(x))
+            if c.dims().len() <= x.shape().len() =>
+        {
+            broadcast(x.shape(), c.dims()).filter(|s| s == x.shape())
+        }
+        _ => None,
+    };
+    let Some(shape) = shape else {
+        let dims = |o: Operand<'_>| match o {
+            Operand::Activation(v) => format!("[batch] + {:?}", v.shape()),
+            Operand::Constant(w) => format!("{:?}", w.dims()),
+        };
+        return Err(shape_error(format!(
+            "{scope}: {op} of {} and {} would broadcast across the batch",
+            dims(a),
+            dims(b)
+        )));
+    };
+    let inputs = vec![a.name().to_owned(), b.name().to_owned()];
+    Ok(single(g.node(op, scope, inputs, vec![], vec![shape])))
+}
+
+/// numpy broadcasting of two shapes aligned on the right, or `None`.
+fn broadcast(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
+    let rank = a.len().max(b.len());
+    let at = |s: &[u64], i: usize| (i + s.len()).checked_sub(rank).map_or(1, |j| s[j]);
+    (0..rank)
+        .map(|i| match (at(a, i), at(b, i)) {
+            (x, y) if x == y || y == 1 => Some(x),
+            (1, y) => Some(y),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `ReduceMean` over per-sample `axes` (sorted, distinct, in range), axes as an attribute
+/// (opsets 9–17).
+pub fn reduce_mean(
+    g: &mut GraphBuilder,
+    scope: &str,
+    x: &Value,
+    axes: &[usize],
+    keep: bool,
+) -> Result<Value, OnnxError> {
+    if axes.is_empty() || axes.iter().any(|&a| a >= x.shape().len()) {
+        return Err(shape_error(format!(
+            "{scope}: ReduceMean over {axes:?} of {:?}",
+            x.shape()
+        )));
+    }
+    let shape: Vec<u64> = x
+        .shape()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &d)| match (axes.contains(&i), keep) {
+            (false, _) => Some(d),
+            (true, true) => Some(1),
+            (true, false) => None,
+        })
+        .collect();
+    let attrs = vec![
+        (
+            "axes",
+            Attr::Ints(axes.iter().map(|&a| a as i64 + 1).collect()),
+        ),
+        ("keepdims", Attr::Int(i64::from(keep))),
+    ];
+    Ok(single(g.node(
+        "ReduceMean",
+        scope,
+        vec![x.name().to_owned()],
+        attrs,
+        vec![shape],
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::onnx::{Batch, Opset};
+
+    #[test]
+    fn broadcasting_rules() {
+        assert_eq!(broadcast(&[4, 8, 8], &[4, 1, 1]), Some(vec![4, 8, 8]));
+        assert_eq!(broadcast(&[4, 8, 8], &[8]), Some(vec![4, 8, 8]));
+        assert_eq!(broadcast(&[1, 8, 8], &[4, 8, 8]), Some(vec![4, 8, 8]));
+        assert_eq!(broadcast(&[4, 8, 8], &[3, 1, 1]), None);
+    }
+
+    #[test]
+    fn constants_never_broadcast_over_the_batch() {
+        let mut g = GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()));
+        let x = g.input("x", vec![4]).unwrap();
+        let per_sample = g.weight("c", vec![4], &[1.0; 4]).unwrap();
+        let with_batch = g.weight("d", vec![2, 4], &[1.0; 8]).unwrap();
+        let y = binary(
+            &mut g,
+            "Add",
+            "s",
+            Operand::Activation(&x),
+            Operand::Constant(&per_sample),
+        )
+        .unwrap();
+        assert_eq!(y.shape(), [4]);
+        let err = binary(
+            &mut g,
+            "Mul",
+            "s",
+            Operand::Constant(&with_batch),
+            Operand::Activation(&x),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("across the batch"), "{err}");
+    }
+
+    #[test]
+    fn transposed_conv_and_resize_shapes() {
+        let mut g = GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()));
+        let x = g.input("x", vec![8, 4, 4]).unwrap();
+        let w = g.weight("w", vec![8, 4, 2, 2], &[0.0; 128]).unwrap();
+        let p = ConvTranspose2d {
+            stride: [2, 2],
+            pad: [0, 0],
+            output_padding: [0, 0],
+            dilation: [1, 1],
+            groups: 1,
+        };
+        let y = conv_transpose(&mut g, "up", &x, &w, None, p).unwrap();
+        assert_eq!(y.shape(), [4, 8, 8]);
+        let z = resize(&mut g, "r", "r", &y, [16, 16], Interpolation::Nearest).unwrap();
+        assert_eq!(z.shape(), [4, 16, 16]);
+        let mut old = GraphBuilder::new(Opset::new(10).unwrap(), Batch::Fixed(1));
+        let x = old.input("x", vec![1, 2, 2]).unwrap();
+        assert!(resize(&mut old, "r", "r", &x, [4, 4], Interpolation::Nearest).is_err());
+    }
+}

@@ -1,0 +1,443 @@
+//! Walking the program: binding graph inputs (stored tensors by FQN, the user input as the
+//! graph input), lowering each node in order ([`super::aten`]), checking each result's shape
+//! against the one torch recorded, and finishing with the single user output.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::onnx::graph::{GraphBuilder, Model, Value, Weight};
+use crate::onnx::{Batch, OnnxError, Opset};
+use crate::torch::pt2::schema::ExportedProgram;
+use crate::torch::pt2::schema::{Argument, Graph, InputSpec, Node, OutputSpec, Signature};
+
+use super::batch::{show, BatchDim};
+use super::located;
+use super::TensorSource;
+
+/// The export schema's dtype number for float32: the only activation dtype lowered.
+const FLOAT32: i64 = 7;
+
+/// What a program value name stands for during lowering.
+#[derive(Clone, Debug)]
+pub(super) enum Bound {
+    /// A per-sample activation in the ONNX graph.
+    Activation(Value),
+    /// A stored tensor (parameter, buffer, lifted constant) by FQN; an initializer is
+    /// written the first time an op uses it.
+    Stored(String),
+    /// A symbolic integer equal to the batch (`sym_size(x, 0)`).
+    Batch,
+    /// An output the lowering does not produce (max-pool indices, BN's saved statistics).
+    Unproduced { by: String },
+}
+
+/// The state of one lowering. Invariant: every name in `values` was bound by an input spec
+/// or by a node earlier in the program's order.
+pub(super) struct Lowering<'p, 'a> {
+    pub graph: &'p Graph,
+    pub tensors: &'a mut dyn TensorSource,
+    pub g: GraphBuilder,
+    pub batch: BatchDim,
+    pub fold_bn: bool,
+    values: HashMap<String, Bound>,
+    weights: HashMap<String, Weight>,
+    /// Value name → indices of the nodes that read it (graph outputs count as `usize::MAX`).
+    readers: HashMap<String, Vec<usize>>,
+    /// Nodes already lowered as part of an earlier one (a BatchNorm folded into its Conv).
+    pub absorbed: HashSet<usize>,
+}
+
+/// The result of lowering: the model and what the input looked like.
+pub struct Lowered {
+    pub model: Model,
+    /// The user input's per-sample shape.
+    pub input_shape: Vec<u64>,
+    /// The batch as the archive declared it.
+    pub batch: BatchDim,
+}
+
+/// What the lowering is asked to produce.
+pub struct Target<'o> {
+    pub opset: Opset,
+    pub batch: Batch,
+    pub input_name: &'o str,
+    pub output_name: &'o str,
+    pub fold_bn: bool,
+}
+
+/// Lowers `program`, whose stored tensors `tensors` provides, to an ONNX model.
+pub fn lower(
+    program: &ExportedProgram,
+    tensors: &mut dyn TensorSource,
+    target: &Target<'_>,
+) -> Result<Lowered, OnnxError> {
+    let module = &program.graph_module;
+    let graph = &module.graph;
+    check_outputs(&module.signature)?;
+    let (user_input, stored) = split_inputs(&module.signature)?;
+    let meta = graph.tensor_values.get(&user_input).ok_or_else(|| {
+        located::program(format!(
+            "the program has no metadata for its input `{user_input}`"
+        ))
+    })?;
+    if meta.dtype != FLOAT32 {
+        return Err(located::program(format!(
+            "the input `{user_input}` has export dtype {}; only float32 inputs are exported",
+            meta.dtype
+        )));
+    }
+    let batch = BatchDim::of_input(&meta.sizes)
+        .map_err(|e| located::program(format!("the input `{user_input}`: {e}")))?;
+    let input_shape = batch
+        .per_sample(&meta.sizes)
+        .map_err(|e| located::program(format!("the input `{user_input}`: {e}")))?;
+
+    let mut g = GraphBuilder::new(target.opset, target.batch.clone());
+    let input = g.input(target.input_name, input_shape.clone())?;
+    let mut values: HashMap<String, Bound> = stored
+        .into_iter()
+        .map(|(arg, fqn)| (arg, Bound::Stored(fqn)))
+        .collect();
+    values.insert(user_input, Bound::Activation(input));
+    let mut lowering = Lowering {
+        graph,
+        tensors,
+        g,
+        batch: batch.clone(),
+        fold_bn: target.fold_bn,
+        values,
+        weights: HashMap::new(),
+        readers: readers(graph),
+        absorbed: HashSet::new(),
+    };
+    for (index, node) in graph.nodes.iter().enumerate() {
+        if lowering.absorbed.contains(&index) {
+            continue;
+        }
+        lowering.node(index, node).map_err(|e| match e {
+            OnnxError::Program { .. } => e,
+            other => located::at(node, index, other),
+        })?;
+    }
+    let output = lowering.output()?;
+    let model = lowering.g.finish(&output, target.output_name)?;
+    Ok(Lowered {
+        model,
+        input_shape,
+        batch,
+    })
+}
+
+/// Every output must be a user output (no buffer mutations: the model was in eval mode).
+fn check_outputs(signature: &Signature) -> Result<(), OnnxError> {
+    match signature
+        .output_specs
+        .iter()
+        .find_map(|spec| match spec {
+            OutputSpec::Other(kind) => Some(kind),
+            OutputSpec::UserOutput(_) => None,
+        }) {
+        Some(kind) => Err(located::program(format!(
+            "the program has a `{kind}` output; export the model in eval mode (`model.eval()`) so that it changes no buffer"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The single tensor user input, and (graph input name, FQN) for every stored input.
+fn split_inputs(signature: &Signature) -> Result<(String, Vec<(String, String)>), OnnxError> {
+    let mut user = Vec::new();
+    let mut stored = Vec::new();
+    for spec in &signature.input_specs {
+        match spec {
+            InputSpec::Parameter { arg, fqn }
+            | InputSpec::Buffer { arg, fqn }
+            | InputSpec::TensorConstant { arg, fqn } => stored.push((arg.clone(), fqn.clone())),
+            InputSpec::UserInput(Argument::Tensor(name)) => user.push(name.clone()),
+            InputSpec::UserInput(other) => {
+                return Err(located::program(format!(
+                    "the program takes a non-tensor input ({}); only one tensor input is exported",
+                    other.kind()
+                )))
+            }
+            InputSpec::Other(kind) => {
+                return Err(located::program(format!(
+                    "the program has a `{kind}` input, which the ONNX export does not handle"
+                )))
+            }
+        }
+    }
+    match <[String; 1]>::try_from(user) {
+        Ok([only]) => Ok((only, stored)),
+        Err(user) => Err(located::program(format!(
+            "the program takes {} tensor inputs ({}); only single-input models are exported",
+            user.len(),
+            user.join(", ")
+        ))),
+    }
+}
+
+fn readers(graph: &Graph) -> HashMap<String, Vec<usize>> {
+    let mut readers: HashMap<String, Vec<usize>> = HashMap::new();
+    for (index, node) in graph.nodes.iter().enumerate() {
+        for input in &node.inputs {
+            let names: Vec<&String> = match &input.arg {
+                Argument::Tensor(name) => vec![name],
+                Argument::Tensors(names) => names.iter().collect(),
+                _ => vec![],
+            };
+            for name in names {
+                readers.entry(name.clone()).or_default().push(index);
+            }
+        }
+    }
+    for output in &graph.outputs {
+        if let Some(name) = output.tensor_name() {
+            readers.entry(name.to_owned()).or_default().push(usize::MAX);
+        }
+    }
+    readers
+}
+
+impl Lowering<'_, '_> {
+    fn bound(&self, name: &str) -> Result<&Bound, OnnxError> {
+        self.values.get(name).ok_or_else(|| OnnxError::Shape {
+            what: format!("value `{name}` is used before it is computed"),
+        })
+    }
+
+    /// Value `name` as an activation.
+    pub fn activation(&self, name: &str) -> Result<Value, OnnxError> {
+        match self.bound(name)? {
+            Bound::Activation(v) => Ok(v.clone()),
+            Bound::Stored(fqn) => Err(OnnxError::Shape {
+                what: format!("the stored tensor `{fqn}` is used where an activation (a value with the batch) is expected; ops on constants alone are not exported"),
+            }),
+            Bound::Batch => Err(OnnxError::Shape {
+                what: format!("the batch size `{name}` is used as a tensor"),
+            }),
+            Bound::Unproduced { by } => Err(OnnxError::Shape {
+                what: format!("`{name}` is an output of {by} that the ONNX export does not compute"),
+            }),
+        }
+    }
+
+    /// Value `name` as a stored tensor's FQN.
+    pub fn stored(&self, name: &str) -> Result<String, OnnxError> {
+        match self.bound(name)? {
+            Bound::Stored(fqn) => Ok(fqn.clone()),
+            _ => Err(OnnxError::Shape {
+                what: format!("`{name}` must be a parameter, buffer or constant, but it is computed by the graph"),
+            }),
+        }
+    }
+
+    /// Whether value `name` is a stored tensor.
+    pub fn is_stored(&self, name: &str) -> bool {
+        matches!(self.values.get(name), Some(Bound::Stored(_)))
+    }
+
+    /// Whether a symbolic-int value is the batch.
+    pub fn is_batch_symbol(&self, name: &str) -> bool {
+        matches!(self.values.get(name), Some(Bound::Batch))
+    }
+
+    /// Stored tensor `fqn`'s sizes.
+    pub fn stored_dims(&self, fqn: &str) -> Result<Vec<u64>, OnnxError> {
+        self.tensors.dims(fqn)
+    }
+
+    /// Stored tensor `fqn`'s values as `f32`.
+    pub fn read(&mut self, fqn: &str) -> Result<Vec<f32>, OnnxError> {
+        self.tensors.read_f32(fqn)
+    }
+
+    /// Stored tensor `fqn` as an initializer of the same name (written once).
+    pub fn weight(&mut self, fqn: &str) -> Result<Weight, OnnxError> {
+        if let Some(w) = self.weights.get(fqn) {
+            return Ok(w.clone());
+        }
+        let dims = self.stored_dims(fqn)?;
+        let values = self.read(fqn)?;
+        let w = self.g.weight(fqn, dims, &values)?;
+        self.weights.insert(fqn.to_owned(), w.clone());
+        Ok(w)
+    }
+
+    /// The nodes reading value `name` (`usize::MAX` for a graph output).
+    pub fn readers_of(&self, name: &str) -> &[usize] {
+        self.readers.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// Output `k` of `node` as a value name.
+    pub fn output_name<'n>(&self, node: &'n Node, k: usize) -> Result<&'n str, OnnxError> {
+        node.outputs
+            .get(k)
+            .and_then(Argument::tensor_name)
+            .ok_or_else(|| OnnxError::Shape {
+                what: format!("output {k} is not a tensor"),
+            })
+    }
+
+    /// The per-sample shape torch recorded for tensor value `name`; also checks that it
+    /// keeps the batch first and is float32.
+    pub fn recorded_shape(&self, name: &str) -> Result<Vec<u64>, OnnxError> {
+        let meta = self
+            .graph
+            .tensor_values
+            .get(name)
+            .ok_or_else(|| OnnxError::Shape {
+                what: format!("the program has no metadata for `{name}`"),
+            })?;
+        if meta.dtype != FLOAT32 {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "`{name}` has export dtype {}; only float32 activations are exported",
+                    meta.dtype
+                ),
+            });
+        }
+        self.batch
+            .per_sample(&meta.sizes)
+            .map_err(|e| OnnxError::Shape {
+                what: format!("its output `{name}`: {e}"),
+            })
+    }
+
+    /// Binds output `k` of `node` to `value`, after checking `value`'s shape against the
+    /// one torch recorded (so a lowering bug is an error, never a wrong graph).
+    pub fn bind(&mut self, node: &Node, k: usize, value: Value) -> Result<(), OnnxError> {
+        let name = self.output_name(node, k)?;
+        let recorded = self.recorded_shape(name)?;
+        if recorded != value.shape() {
+            let sizes = self
+                .graph
+                .tensor_values
+                .get(name)
+                .map_or_else(String::new, |m| show(&m.sizes));
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "the export computes per-sample shape {:?} for `{name}`, torch recorded {sizes}",
+                    value.shape()
+                ),
+            });
+        }
+        self.values
+            .insert(name.to_owned(), Bound::Activation(value));
+        Ok(())
+    }
+
+    /// Marks every output of `node` from `k` on as not computed.
+    pub fn unproduced_from(&mut self, node: &Node, k: usize) {
+        for output in node.outputs.iter().skip(k) {
+            if let Some(name) = output.tensor_name() {
+                self.values.insert(
+                    name.to_owned(),
+                    Bound::Unproduced {
+                        by: format!("`{}` ({})", node.label(), node.target),
+                    },
+                );
+            }
+        }
+    }
+
+    /// Binds a symbolic-int output (`sym_size`) to the batch.
+    pub fn bind_batch_symbol(&mut self, node: &Node) -> Result<(), OnnxError> {
+        match node.outputs.first() {
+            Some(Argument::SymInt(crate::torch::pt2::schema::SymInt::Name(name))) => {
+                self.values.insert(name.clone(), Bound::Batch);
+                Ok(())
+            }
+            _ => Err(OnnxError::Shape {
+                what: "its output is not a named symbolic integer".into(),
+            }),
+        }
+    }
+
+    /// The ONNX scope of `node`: its module path (`layer1.0.conv1`), else its name.
+    pub fn scope(node: &Node) -> String {
+        located::module_path(node)
+            .unwrap_or_else(|| node.label())
+            .to_owned()
+    }
+
+    /// The program's single output, as an activation.
+    fn output(&self) -> Result<Value, OnnxError> {
+        let names: Vec<&str> = self
+            .graph
+            .outputs
+            .iter()
+            .map(|o| o.tensor_name().unwrap_or("a non-tensor"))
+            .collect();
+        match names.as_slice() {
+            [only] => self.activation(only).map_err(|e| {
+                located::program(format!("the program's output `{only}`: {e}"))
+            }),
+            several => Err(located::program(format!(
+                "the program returns {} values ({}); only models with one tensor output are exported",
+                several.len(),
+                several.join(", ")
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signature(json: &str) -> Signature {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn inputs_split_into_stored_tensors_and_one_user_input() {
+        let sig = signature(
+            r#"{"input_specs": [
+                {"parameter": {"arg": {"name": "p_w"}, "parameter_name": "conv.weight"}},
+                {"buffer": {"arg": {"name": "b_m"}, "buffer_name": "bn.running_mean", "persistent": true}},
+                {"tensor_constant": {"arg": {"name": "c_k"}, "tensor_constant_name": "k"}},
+                {"user_input": {"arg": {"as_tensor": {"name": "x"}}}}],
+               "output_specs": [{"user_output": {"arg": {"as_tensor": {"name": "y"}}}}]}"#,
+        );
+        let (user, stored) = split_inputs(&sig).unwrap();
+        assert_eq!(user, "x");
+        assert_eq!(
+            stored,
+            vec![
+                ("p_w".to_owned(), "conv.weight".to_owned()),
+                ("b_m".to_owned(), "bn.running_mean".to_owned()),
+                ("c_k".to_owned(), "k".to_owned()),
+            ]
+        );
+        assert!(check_outputs(&sig).is_ok());
+    }
+
+    #[test]
+    fn other_signatures_are_refused_with_the_reason() {
+        let two = signature(
+            r#"{"input_specs": [{"user_input": {"arg": {"as_tensor": {"name": "a"}}}},
+                                {"user_input": {"arg": {"as_tensor": {"name": "b"}}}}]}"#,
+        );
+        let err = split_inputs(&two).unwrap_err().to_string();
+        assert!(err.contains("2 tensor inputs (a, b)"), "{err}");
+        let scalar = signature(r#"{"input_specs": [{"user_input": {"arg": {"as_int": 3}}}]}"#);
+        assert!(split_inputs(&scalar)
+            .unwrap_err()
+            .to_string()
+            .contains("as_int"));
+        let custom = signature(r#"{"input_specs": [{"custom_obj": {"arg": {"name": "o"}}}]}"#);
+        assert!(split_inputs(&custom)
+            .unwrap_err()
+            .to_string()
+            .contains("`custom_obj`"));
+        let training = signature(
+            r#"{"input_specs": [], "output_specs": [
+                {"buffer_mutation": {"arg": {"as_tensor": {"name": "m"}}, "buffer_name": "bn.running_mean"}}]}"#,
+        );
+        let err = check_outputs(&training).unwrap_err().to_string();
+        assert!(
+            err.contains("`buffer_mutation`") && err.contains("model.eval()"),
+            "{err}"
+        );
+    }
+}

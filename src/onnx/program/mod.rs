@@ -1,0 +1,132 @@
+//! Exporting a user's own model from a `torch.export` program (`.pt2`) to ATC-ready ONNX.
+//!
+//! The program's aten graph ([`crate::torch::pt2`]) is lowered node by node ([`lower`],
+//! [`aten`]) onto the same [`GraphBuilder`](super::graph::GraphBuilder) the torchvision
+//! export uses, so the same rules hold: one opset, the batch as a named `dim_param` and
+//! never an operand of shape arithmetic, BatchNorm folded into the Conv before it, and the
+//! ATC check ([`super::atc::validate`]) run on every export. Parameters, buffers and lifted
+//! constants become initializers under their FQNs (`layer1.0.conv1.weight`).
+//!
+//! The batch: a program exported with a dynamic first dimension keeps it; one traced at a
+//! fixed batch is exported with a dynamic batch anyway when every node keeps that size as
+//! the first dimension of its output and never computes across it (a `view` whose size list
+//! starts with the traced size is rewritten to follow the batch); otherwise the error names
+//! the node that froze it, with its module and stack trace.
+
+mod args;
+mod aten;
+mod batch;
+mod emit;
+mod located;
+mod lower;
+
+use std::path::Path;
+
+use crate::torch::pt2::schema::ExportedProgram;
+use crate::torch::pt2::Pt2Archive;
+
+use super::atc;
+use super::write::{self, WriteOptions, Written};
+use super::{Batch, OnnxError, Opset};
+
+pub use batch::BatchDim;
+
+/// What `to-onnx` on a `.pt2` archive can be asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgramOptions {
+    pub opset: Opset,
+    pub batch: Batch,
+    pub input_name: String,
+    pub output_name: String,
+    pub fold_bn: bool,
+    pub write: WriteOptions,
+}
+
+impl Default for ProgramOptions {
+    fn default() -> Self {
+        ProgramOptions {
+            opset: Opset::default(),
+            batch: Batch::Dynamic("batch".to_owned()),
+            input_name: "input".to_owned(),
+            output_name: "output".to_owned(),
+            fold_bn: true,
+            write: WriteOptions::default(),
+        }
+    }
+}
+
+/// What an export did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgramReport {
+    /// The input's per-sample shape (without the batch).
+    pub input_shape: Vec<u64>,
+    /// The batch as the archive had it.
+    pub batch: BatchDim,
+    /// Program nodes, and ONNX nodes and initializers written.
+    pub program_nodes: usize,
+    pub nodes: usize,
+    pub initializers: usize,
+    pub written: Written,
+}
+
+/// Where the lowering reads stored tensors (parameters, buffers, constants) by FQN: a
+/// `.pt2` archive, or any other holder of named tensors.
+pub trait TensorSource {
+    /// Tensor `fqn`'s sizes.
+    fn dims(&self, fqn: &str) -> Result<Vec<u64>, OnnxError>;
+    /// Tensor `fqn`'s values in row-major order as `f32`.
+    fn read_f32(&mut self, fqn: &str) -> Result<Vec<f32>, OnnxError>;
+}
+
+impl TensorSource for Pt2Archive {
+    fn dims(&self, fqn: &str) -> Result<Vec<u64>, OnnxError> {
+        Ok(self.tensor(fqn)?.layout.sizes.clone())
+    }
+
+    fn read_f32(&mut self, fqn: &str) -> Result<Vec<f32>, OnnxError> {
+        Ok(Pt2Archive::read_f32(self, fqn)?)
+    }
+}
+
+/// Exports the program in `archive` to `out`.
+pub fn export_program(
+    archive: &mut Pt2Archive,
+    options: &ProgramOptions,
+    out: &Path,
+) -> Result<ProgramReport, OnnxError> {
+    let program = archive.program.clone();
+    export_with(&program, archive, options, out)
+}
+
+/// Exports `program`, reading its stored tensors from `tensors`, to `out`.
+pub fn export_with(
+    program: &ExportedProgram,
+    tensors: &mut dyn TensorSource,
+    options: &ProgramOptions,
+    out: &Path,
+) -> Result<ProgramReport, OnnxError> {
+    if options.batch == Batch::Fixed(0) {
+        return Err(OnnxError::Option {
+            what: "the batch must be at least 1".into(),
+        });
+    }
+    let program_nodes = program.graph_module.graph.nodes.len();
+    let target = lower::Target {
+        opset: options.opset,
+        batch: options.batch.clone(),
+        input_name: &options.input_name,
+        output_name: &options.output_name,
+        fold_bn: options.fold_bn,
+    };
+    let lowered = lower::lower(program, tensors, &target)?;
+    atc::validate(&lowered.model, &options.batch)?;
+    let written = write::write(&lowered.model, out, &options.write)?;
+    Ok(ProgramReport {
+        input_shape: lowered.input_shape,
+        batch: lowered.batch,
+        program_nodes,
+        nodes: lowered.model.graph.node.len(),
+        initializers: lowered.model.initializers.len(),
+        written,
+    })
+}

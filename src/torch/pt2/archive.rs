@@ -1,0 +1,452 @@
+//! Opening a `.pt2` archive and reading its weights.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::schema::{ExportedProgram, SymInt, TensorMeta};
+use super::Pt2Error;
+use crate::torch::contiguous::{increment, is_contiguous};
+use crate::torch::dtype::DType;
+use crate::torch::read_tensor::{decode, ByteOrder};
+use crate::torch::zip_read::TorchZip;
+
+/// The largest JSON record we parse (the program, the weight configs). A resnet152
+/// program is about 2 MiB; this leaves room for very large graphs.
+pub const MAX_JSON_BYTES: u64 = 256 << 20;
+/// The largest deflated weight record we inflate into memory (torch writes them stored).
+const MAX_DEFLATED_WEIGHT: u64 = 1 << 30;
+
+const PROGRAM: &str = "models/model.json";
+const WEIGHTS_CONFIG: &str = "data/weights/model_weights_config.json";
+const CONSTANTS_CONFIG: &str = "data/constants/model_constants_config.json";
+
+/// A stored tensor's view of its record, checked against the record's size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorLayout {
+    pub dtype: DType,
+    pub sizes: Vec<u64>,
+    /// Element strides, one per size.
+    pub strides: Vec<u64>,
+    /// Offset in elements.
+    pub offset: u64,
+}
+
+impl TensorLayout {
+    /// Number of elements, `None` on overflow.
+    pub fn numel(&self) -> Option<u64> {
+        self.sizes.iter().try_fold(1u64, |n, &s| n.checked_mul(s))
+    }
+
+    /// One past the last element the view touches (0 when empty), `None` on overflow.
+    fn extent(&self) -> Option<u64> {
+        if self.numel()? == 0 {
+            return Some(0);
+        }
+        self.sizes
+            .iter()
+            .zip(&self.strides)
+            .try_fold(self.offset.checked_add(1)?, |end, (&size, &stride)| {
+                end.checked_add((size - 1).checked_mul(stride)?)
+            })
+    }
+}
+
+/// Where a tensor's bytes are: a record (relative name) and a layout that fits in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredTensor {
+    pub record: String,
+    pub layout: TensorLayout,
+}
+
+/// An opened `.pt2` archive.
+///
+/// Invariant: every entry of `tensors` names an existing record of at least
+/// `extent × element size` bytes, so reads never run past a record.
+pub struct Pt2Archive {
+    zip: TorchZip,
+    pub program: ExportedProgram,
+    /// FQN (`layer1.0.conv1.weight`, or a constant's name) → its bytes.
+    tensors: HashMap<String, Stored>,
+    order: ByteOrder,
+}
+
+/// A config entry: raw bytes we can read, or a pickled tensor subclass we refuse on use.
+#[derive(Clone, Debug)]
+enum Stored {
+    Raw(StoredTensor),
+    Pickled { record: String },
+}
+
+/// One `*_config.json` entry (`{"config": {fqn: entry}}`).
+#[derive(Deserialize)]
+struct ConfigEntry {
+    path_name: String,
+    #[serde(default)]
+    use_pickle: bool,
+    tensor_meta: TensorMeta,
+}
+
+#[derive(Deserialize)]
+struct Config {
+    config: HashMap<String, ConfigEntry>,
+}
+
+/// Whether `path` is a `.pt2` archive: a zip whose `archive_format` record says `pt2`.
+/// Files that are not zips, or zips without that record, are not.
+pub fn is_pt2(path: &Path) -> Result<bool, Pt2Error> {
+    let mut head = [0u8; 4];
+    let file = File::open(path)?;
+    if file.read_at(&mut head, 0)? < 4 || head != *b"PK\x03\x04" {
+        return Ok(false);
+    }
+    let mut zip = TorchZip::open(file)?;
+    archive_format_is_pt2(&mut zip)
+}
+
+fn archive_format_is_pt2(zip: &mut TorchZip) -> Result<bool, Pt2Error> {
+    if !zip.has("archive_format") {
+        return Ok(false);
+    }
+    let bytes = zip.read_small("archive_format", 64)?;
+    Ok(String::from_utf8_lossy(&bytes).trim() == "pt2")
+}
+
+impl Pt2Archive {
+    /// Opens `path`, parses the program and the weight/constant configs, and checks every
+    /// stored tensor against its record.
+    pub fn open(path: &Path) -> Result<Pt2Archive, Pt2Error> {
+        let mut zip = TorchZip::open(File::open(path)?)?;
+        if !archive_format_is_pt2(&mut zip)? {
+            return Err(Pt2Error::Record {
+                record: "archive_format".into(),
+                what: "missing or not `pt2`: this is not a torch.export archive".into(),
+            });
+        }
+        let program: ExportedProgram = read_json(&mut zip, PROGRAM)?;
+        let order = match zip.has("byteorder") {
+            true if zip.read_small("byteorder", 64)?.trim_ascii() == b"big" => ByteOrder::Big,
+            _ => ByteOrder::Little,
+        };
+        let mut tensors = HashMap::new();
+        for (config_name, folder) in [
+            (WEIGHTS_CONFIG, "data/weights"),
+            (CONSTANTS_CONFIG, "data/constants"),
+        ] {
+            if !zip.has(config_name) {
+                continue;
+            }
+            let config: Config = read_json(&mut zip, config_name)?;
+            for (fqn, entry) in config.config {
+                let record = format!("{folder}/{}", entry.path_name);
+                let stored = if entry.use_pickle {
+                    Stored::Pickled { record }
+                } else {
+                    let layout = layout(&fqn, &entry.tensor_meta)?;
+                    check_fits(&zip, &fqn, &record, &layout)?;
+                    Stored::Raw(StoredTensor { record, layout })
+                };
+                tensors.insert(fqn, stored);
+            }
+        }
+        Ok(Pt2Archive {
+            zip,
+            program,
+            tensors,
+            order,
+        })
+    }
+
+    /// The archive folder name (`model` for `model.pt2`).
+    pub fn archive_name(&self) -> &str {
+        self.zip.prefix()
+    }
+
+    /// Number of records in the zip.
+    pub fn records(&self) -> usize {
+        self.zip.len()
+    }
+
+    /// Every stored tensor by FQN: its layout, or `None` for a pickled tensor subclass.
+    pub fn stored_tensors(&self) -> impl Iterator<Item = (&str, Option<&StoredTensor>)> {
+        self.tensors.iter().map(|(fqn, stored)| {
+            let raw = match stored {
+                Stored::Raw(t) => Some(t),
+                Stored::Pickled { .. } => None,
+            };
+            (fqn.as_str(), raw)
+        })
+    }
+
+    /// The stored tensor named `fqn` (a parameter, buffer or constant name).
+    pub fn tensor(&self, fqn: &str) -> Result<&StoredTensor, Pt2Error> {
+        match self.tensors.get(fqn) {
+            Some(Stored::Raw(t)) => Ok(t),
+            Some(Stored::Pickled { record }) => Err(Pt2Error::Tensor {
+                name: fqn.to_owned(),
+                what: format!(
+                    "stored as a pickled tensor subclass in `{record}`, which is not read"
+                ),
+            }),
+            None => Err(Pt2Error::Tensor {
+                name: fqn.to_owned(),
+                what: format!("not in `{WEIGHTS_CONFIG}` or `{CONSTANTS_CONFIG}`"),
+            }),
+        }
+    }
+
+    /// Tensor `fqn`'s values in row-major order as `f32` (from float32, float16, bfloat16
+    /// or float64, rounded to nearest). Reads only the bytes the view spans; views with
+    /// more elements than they span (zero strides) are refused, so the result is never
+    /// larger than the record.
+    pub fn read_f32(&mut self, fqn: &str) -> Result<Vec<f32>, Pt2Error> {
+        let tensor = self.tensor(fqn)?.clone();
+        let layout = &tensor.layout;
+        let bad = |what: String| Pt2Error::Tensor {
+            name: fqn.to_owned(),
+            what,
+        };
+        if !matches!(
+            layout.dtype,
+            DType::Float32 | DType::Float16 | DType::BFloat16 | DType::Float64
+        ) {
+            return Err(bad(format!(
+                "{} cannot be read as float32",
+                layout.dtype.name()
+            )));
+        }
+        let size = layout.dtype.element_size() as u64;
+        // `check_fits` proved these products fit in the record, hence in u64 and memory bounds.
+        let (Some(numel), Some(extent)) = (layout.numel(), layout.extent()) else {
+            return Err(bad("its size overflows".into()));
+        };
+        if numel == 0 {
+            return Ok(Vec::new());
+        }
+        // An overlapping view (a zero stride) could claim far more elements than its record
+        // holds; refusing it keeps every allocation below the record's size.
+        if numel > extent - layout.offset {
+            return Err(bad(format!(
+                "an overlapping view of {numel} elements over {} stored ones is not read",
+                extent - layout.offset
+            )));
+        }
+        let first = layout.offset * size;
+        let bytes = self.read_range(&tensor.record, first, (extent - layout.offset) * size)?;
+        let element = |index: u64| {
+            let at = (index * size) as usize;
+            decode(&bytes[at..at + size as usize], layout.dtype, self.order)
+        };
+        let count = usize::try_from(numel).map_err(|_| bad("too large".into()))?;
+        let mut values = Vec::with_capacity(count);
+        if is_contiguous(&layout.sizes, &layout.strides) {
+            values.extend((0..numel).map(element));
+        } else {
+            let mut index = vec![0u64; layout.sizes.len()];
+            for _ in 0..numel {
+                let at: u64 = index.iter().zip(&layout.strides).map(|(i, s)| i * s).sum();
+                values.push(element(at));
+                increment(&mut index, &layout.sizes);
+            }
+        }
+        Ok(values)
+    }
+
+    /// `len` bytes of `record` from byte `from`; the range was checked by [`check_fits`].
+    fn read_range(&mut self, record: &str, from: u64, len: u64) -> Result<Vec<u8>, Pt2Error> {
+        let info = self.zip.record(record)?;
+        let size = usize::try_from(len).map_err(|_| Pt2Error::Record {
+            record: record.to_owned(),
+            what: "too large for this platform".into(),
+        })?;
+        if info.stored {
+            let (reader, _) = self.zip.stored_reader(record)?;
+            let mut buffer = vec![0u8; size];
+            reader
+                .get_ref()
+                .read_exact_at(&mut buffer, info.data_offset + from)?;
+            Ok(buffer)
+        } else {
+            let all = self.zip.read_small(record, MAX_DEFLATED_WEIGHT)?;
+            let start = usize::try_from(from).unwrap_or(usize::MAX);
+            all.get(start..start.saturating_add(size))
+                .map(<[u8]>::to_vec)
+                .ok_or_else(|| Pt2Error::Record {
+                    record: record.to_owned(),
+                    what: format!("holds {} bytes, fewer than its tensor needs", all.len()),
+                })
+        }
+    }
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(
+    zip: &mut TorchZip,
+    record: &str,
+) -> Result<T, Pt2Error> {
+    let bytes = zip.read_small(record, MAX_JSON_BYTES)?;
+    serde_json::from_slice(&bytes).map_err(|e| Pt2Error::Record {
+        record: record.to_owned(),
+        what: format!("not a program/config this reader understands: {e}"),
+    })
+}
+
+/// The export schema's `ScalarType` numbers (not c10's), `torch/_export/serde/schema.py`.
+pub fn schema_dtype(code: i64) -> Option<DType> {
+    Some(match code {
+        1 => DType::UInt8,
+        2 => DType::Int8,
+        3 => DType::Int16,
+        4 => DType::Int32,
+        5 => DType::Int64,
+        6 => DType::Float16,
+        7 => DType::Float32,
+        8 => DType::Float64,
+        9 => DType::Complex32,
+        10 => DType::Complex64,
+        11 => DType::Complex128,
+        12 => DType::Bool,
+        13 => DType::BFloat16,
+        28 => DType::UInt16,
+        29 => DType::Float8E4M3Fn,
+        30 => DType::Float8E5M2,
+        31 => DType::Float8E4M3Fnuz,
+        32 => DType::Float8E5M2Fnuz,
+        33 => DType::Float8E8M0Fnu,
+        34 => DType::UInt32,
+        35 => DType::UInt64,
+        _ => return None,
+    })
+}
+
+/// A stored tensor's layout: every size, stride and the offset must be literal and
+/// non-negative, and the dtype known.
+fn layout(fqn: &str, meta: &TensorMeta) -> Result<TensorLayout, Pt2Error> {
+    let bad = |what: String| Pt2Error::Tensor {
+        name: fqn.to_owned(),
+        what,
+    };
+    let dtype = schema_dtype(meta.dtype)
+        .ok_or_else(|| bad(format!("unknown export dtype number {}", meta.dtype)))?;
+    let literal = |what: &str, v: &SymInt| match v {
+        SymInt::Int(n) => u64::try_from(*n).map_err(|_| bad(format!("negative {what} {n}"))),
+        other => Err(bad(format!("symbolic {what} {other:?} in a stored tensor"))),
+    };
+    let sizes = meta
+        .sizes
+        .iter()
+        .map(|s| literal("size", s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let strides = meta
+        .strides
+        .iter()
+        .map(|s| literal("stride", s))
+        .collect::<Result<Vec<_>, _>>()?;
+    if strides.len() != sizes.len() {
+        return Err(bad(format!(
+            "{} strides for {} sizes",
+            strides.len(),
+            sizes.len()
+        )));
+    }
+    Ok(TensorLayout {
+        dtype,
+        sizes,
+        strides,
+        offset: literal("storage offset", &meta.storage_offset)?,
+    })
+}
+
+/// The record exists and holds every byte the layout spans.
+fn check_fits(
+    zip: &TorchZip,
+    fqn: &str,
+    record: &str,
+    layout: &TensorLayout,
+) -> Result<(), Pt2Error> {
+    let info = zip.record(record).map_err(|_| Pt2Error::Tensor {
+        name: fqn.to_owned(),
+        what: format!("its record `{record}` is missing"),
+    })?;
+    let needed = layout
+        .extent()
+        .and_then(|e| e.checked_mul(layout.dtype.element_size() as u64));
+    match needed {
+        Some(needed) if needed <= info.size => Ok(()),
+        _ => Err(Pt2Error::Tensor {
+            name: fqn.to_owned(),
+            what: format!(
+                "sizes {:?}, strides {:?}, offset {} need more than the {} bytes of `{record}`",
+                layout.sizes, layout.strides, layout.offset, info.size
+            ),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(json: &str) -> TensorMeta {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn layouts_are_literal_and_checked() {
+        let m = meta(
+            r#"{"dtype": 7, "sizes": [{"as_int": 2}, {"as_int": 3}], "strides": [{"as_int": 1}, {"as_int": 2}], "storage_offset": {"as_int": 1}}"#,
+        );
+        let l = layout("w", &m).unwrap();
+        assert_eq!(l.dtype, DType::Float32);
+        // Last element at 1 + 1·1 + 2·2 = 6, so 7 elements are spanned.
+        assert_eq!(l.extent(), Some(7));
+        let m = meta(r#"{"dtype": 99, "sizes": [], "strides": []}"#);
+        assert!(layout("w", &m)
+            .unwrap_err()
+            .to_string()
+            .contains("dtype number 99"));
+        let m = meta(
+            r#"{"dtype": 7, "sizes": [{"as_expr": {"expr_str": "s0"}}], "strides": [{"as_int": 1}]}"#,
+        );
+        assert!(layout("w", &m)
+            .unwrap_err()
+            .to_string()
+            .contains("symbolic size"));
+        let m = meta(r#"{"dtype": 7, "sizes": [{"as_int": 0}], "strides": [{"as_int": 1}]}"#);
+        assert_eq!(layout("w", &m).unwrap().extent(), Some(0));
+    }
+
+    #[test]
+    fn zero_strides_span_one_element() {
+        let l = TensorLayout {
+            dtype: DType::Float32,
+            sizes: vec![1 << 40],
+            strides: vec![0],
+            offset: 0,
+        };
+        assert_eq!(l.extent(), Some(1));
+        assert_eq!(l.numel(), Some(1 << 40));
+    }
+
+    #[test]
+    fn overflowing_layouts_have_no_extent() {
+        let l = TensorLayout {
+            dtype: DType::Float32,
+            sizes: vec![u64::MAX, 2],
+            strides: vec![u64::MAX, 1],
+            offset: 0,
+        };
+        assert_eq!(l.extent(), None);
+        assert_eq!(l.numel(), None);
+    }
+
+    #[test]
+    fn schema_dtypes_are_not_c10_numbers() {
+        assert_eq!(schema_dtype(7), Some(DType::Float32));
+        assert_eq!(schema_dtype(5), Some(DType::Int64));
+        assert_eq!(schema_dtype(13), Some(DType::BFloat16));
+        assert_eq!(schema_dtype(0), None);
+    }
+}

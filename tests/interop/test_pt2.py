@@ -1,0 +1,142 @@
+"""`ckpt to-onnx` on `torch.export` archives (`.pt2`) against torch eager.
+
+Each model is built by a script under `models/` and exported there with real torch
+(`torch.export.export`, then `torch.export.save`; no decompositions run), with a declared
+dynamic batch (`Dim("batch")`) and without one (the example's batch traced in). The ONNX file
+must pass `onnx.checker.check_model(full_check=True)`, carry one opset import and the named
+batch `dim_param`, have no Identity/Shape/Gather/Unsqueeze nodes, and match torch eager in
+onnxruntime at batch 1, 3 and 8 from one file within max |diff| <= 1e-4 * max(1, max |ref|).
+"""
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import torch
+
+from _util import ok, run_ckpt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "models"))
+import common  # noqa: E402
+import tokens  # noqa: E402
+import torchvision_classifiers  # noqa: E402
+import unet  # noqa: E402
+import view_head  # noqa: E402
+
+BATCHES = (1, 3, 8)
+CASES = [
+    # (id, build, per-sample input, dynamic batch declared)
+    ("resnet18", lambda: torchvision_classifiers.build("resnet18", seed=1),
+     torchvision_classifiers.CHW, True),
+    ("resnet18-static", lambda: torchvision_classifiers.build("resnet18", seed=2),
+     torchvision_classifiers.CHW, False),
+    ("resnet50", lambda: torchvision_classifiers.build("resnet50", seed=3),
+     torchvision_classifiers.CHW, True),
+    ("mobilenet_v2", lambda: torchvision_classifiers.build("mobilenet_v2", seed=4),
+     torchvision_classifiers.CHW, True),
+    ("mobilenet_v2-static", lambda: torchvision_classifiers.build("mobilenet_v2", seed=5),
+     torchvision_classifiers.CHW, False),
+    ("unet", lambda: unet.build(seed=6), unet.CHW, True),
+    ("unet-static", lambda: unet.build(seed=7), unet.CHW, False),
+    ("view_head-static", lambda: view_head.build(seed=8), view_head.CHW, False),
+    ("view_head", lambda: view_head.build(seed=9), view_head.CHW, True),
+    ("tokens", lambda: tokens.build(seed=10), tokens.CHW, True),
+    ("tokens-static", lambda: tokens.build(seed=11), tokens.CHW, False),
+]
+
+
+def parity(model, onnx_path, chw):
+    onnx.checker.check_model(str(onnx_path), full_check=True)
+    session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    gen = torch.Generator().manual_seed(11)
+    for b in BATCHES:
+        x = torch.randn(b, *chw, generator=gen)
+        with torch.no_grad():
+            ref = model(x).numpy()
+        (got,) = session.run(None, {"input": x.numpy()})
+        assert got.shape == ref.shape
+        diff = float(np.abs(got - ref).max())
+        tol = 1e-4 * max(1.0, float(np.abs(ref).max()))
+        print(f"{onnx_path.stem} batch {b}: max |diff| {diff:.3e} (tolerance {tol:.3e})")
+        assert diff <= tol, f"batch {b}: max |diff| {diff:.3e} > {tol:.3e}"
+
+
+def dims(value_info):
+    return [d.dim_param or d.dim_value for d in value_info.type.tensor_type.shape.dim]
+
+
+@pytest.mark.parametrize("name,build,chw,dynamic", CASES, ids=[c[0] for c in CASES])
+def test_exported_program_matches_torch(name, build, chw, dynamic, tmp_path):
+    model = build()
+    archive = tmp_path / f"{name}.pt2"
+    common.export_pt2(model, chw, dynamic, archive)
+    out = tmp_path / f"{name}.onnx"
+    proc = ok(run_ckpt("to-onnx", archive, "-o", out))
+    batch_note = "(declared dynamic)" if dynamic else "made dynamic"
+    assert batch_note in proc.stderr, proc.stderr
+    c, h, w = chw
+    assert proc.stdout.strip() == (
+        f"atc --model={out} --framework=5 --output={tmp_path / name} --input_format=NCHW "
+        f"--input_shape=\"input:-1,{c},{h},{w}\" --dynamic_batch_size=\"1,2,4,8\" "
+        f"--soc_version=Ascend310P3")
+    proto = onnx.load(str(out))
+    assert proto.ir_version == 6
+    assert [(o.domain, o.version) for o in proto.opset_import] == [("", 11)]
+    ops = [n.op_type for n in proto.graph.node]
+    assert not set(ops) & {"Identity", "Shape", "Gather", "Unsqueeze", "BatchNormalization"}, ops
+    assert dims(proto.graph.input[0]) == ["batch", *chw]
+    assert dims(proto.graph.output[0])[0] == "batch"
+    if name.startswith("unet"):
+        modes = sorted(
+            next(a.s.decode() for a in n.attribute if a.name == "coordinate_transformation_mode")
+            for n in proto.graph.node if n.op_type == "Resize")
+        assert modes == ["align_corners", "asymmetric", "pytorch_half_pixel"]
+    parity(model, out, chw)
+
+
+class Frozen(torch.nn.Module):
+    """Folds the batch into the channels: only valid at the traced batch size."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return y.reshape(1, -1, 8, 8)
+
+
+def test_a_program_that_freezes_the_batch_is_refused_naming_the_node(tmp_path):
+    archive = tmp_path / "frozen.pt2"
+    common.export_pt2(Frozen(), (3, 8, 8), False, archive)
+    out = tmp_path / "frozen.onnx"
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1
+    assert "node `reshape`" in proc.stderr and "torch.ops.aten.reshape.default" in proc.stderr
+    assert "y.reshape(1, -1, 8, 8)" in proc.stderr, proc.stderr
+    assert not out.exists()
+
+
+class Warp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 2, 1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        grid = torch.tanh(y.permute(0, 2, 3, 1))
+        return torch.nn.functional.grid_sample(x, grid, align_corners=False)
+
+
+def test_an_unsupported_op_is_named(tmp_path):
+    archive = tmp_path / "warp.pt2"
+    common.export_pt2(Warp(), (3, 8, 8), True, archive)
+    proc = run_ckpt("to-onnx", archive, "-o", tmp_path / "warp.onnx")
+    assert proc.returncode == 1
+    assert "this op is not supported by the ONNX export" in proc.stderr
+    assert "node `grid_sampler`" in proc.stderr, proc.stderr
+    assert "torch.ops.aten.grid_sampler.default" in proc.stderr
+    assert "call: aten.grid_sampler.default(input: as_tensor, grid: as_tensor" in proc.stderr
+    assert "grid_sample(x, grid, align_corners=False)" in proc.stderr

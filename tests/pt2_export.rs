@@ -1,0 +1,414 @@
+//! `to-onnx` on `torch.export` archives: exports the `.pt2` fixtures in `fixtures/pt2`
+//! (written by `fixtures/pt2/generate.py` with real torch 2.13) and runs them in tract-onnx
+//! at batch 1 and 3 from one file, against torch eager's outputs. Tolerance: max |diff| ≤
+//! 1e-4·max(1, max|ref|). Also checks the refusals (a node that freezes the batch, an
+//! unsupported op) name the node, and the CLI routing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ckpt::onnx::program::{export_program, BatchDim, ProgramOptions, ProgramReport};
+use ckpt::onnx::proto::{tensor_shape_proto::dimension::Value as Dim, type_proto, ModelProto};
+use ckpt::onnx::{Batch, OnnxError, Opset};
+use ckpt::torch::pt2::{is_pt2, Pt2Archive};
+use prost::Message;
+use tract_onnx::prelude::*;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pt2")
+}
+
+/// One manifest entry.
+struct Case {
+    name: String,
+    input: [u64; 3],
+    seed: u64,
+    dynamic: bool,
+    batches: Vec<u64>,
+}
+
+fn case(name: &str) -> Case {
+    let text = std::fs::read_to_string(fixtures().join("manifest.json")).unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let m = &manifest[name];
+    let ints = |v: &serde_json::Value| -> Vec<u64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect()
+    };
+    Case {
+        name: name.to_owned(),
+        input: ints(&m["input"]).try_into().unwrap(),
+        seed: m["seed"].as_u64().unwrap(),
+        dynamic: m["dynamic"].as_bool().unwrap(),
+        batches: ints(&m["batches"]),
+    }
+}
+
+/// `generate.py`'s `probe_input`: ((i·7919 + seed·31) mod 2001 − 1000) / 1000 in f32.
+fn probe_input(batch: u64, chw: [u64; 3], seed: u64) -> Vec<f32> {
+    let n = batch * chw.iter().product::<u64>();
+    (0..n)
+        .map(|i| ((i * 7919 + seed * 31) % 2001) as i64 - 1000)
+        .map(|v| v as f32 / 1000.0)
+        .collect()
+}
+
+fn reference(case: &Case, batch: u64) -> Vec<f32> {
+    let bytes = std::fs::read(fixtures().join(format!("{}.out.b{batch}.f32", case.name))).unwrap();
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+fn export_case(
+    case: &Case,
+    options: &ProgramOptions,
+    out: &Path,
+) -> Result<ProgramReport, OnnxError> {
+    let mut archive = Pt2Archive::open(&fixtures().join(format!("{}.pt2", case.name)))?;
+    export_program(&mut archive, options, out)
+}
+
+/// Runs `model` at each batch of `case` in tract (one load, symbolic batch) and checks it
+/// against torch's outputs.
+fn assert_parity(model: &Path, case: &Case, label: &str) {
+    let runnable = tract_onnx::onnx()
+        .model_for_path(model)
+        .unwrap()
+        .into_optimized()
+        .unwrap()
+        .into_runnable()
+        .unwrap();
+    let [c, h, w] = case.input.map(|d| d as usize);
+    for &b in &case.batches {
+        let x = Tensor::from_shape(
+            &[b as usize, c, h, w],
+            &probe_input(b, case.input, case.seed),
+        )
+        .unwrap();
+        let out = runnable.run(tvec!(x.into())).unwrap();
+        let got: Vec<f32> = out[0]
+            .to_plain_array_view::<f32>()
+            .unwrap()
+            .iter()
+            .copied()
+            .collect();
+        let want = reference(case, b);
+        assert_eq!(
+            got.len(),
+            want.len(),
+            "{} batch {b}: output size",
+            case.name
+        );
+        let diff = got
+            .iter()
+            .zip(&want)
+            .map(|(g, r)| (g - r).abs())
+            .fold(0.0f32, f32::max);
+        let tol = 1e-4 * want.iter().map(|r| r.abs()).fold(1.0f32, f32::max);
+        eprintln!(
+            "{label} {} batch {b}: max |diff| {diff:.3e} (tolerance {tol:.3e})",
+            case.name
+        );
+        assert!(
+            diff <= tol,
+            "{label} {} batch {b}: max |diff| {diff} > {tol}",
+            case.name
+        );
+    }
+}
+
+fn decode(path: &Path) -> ModelProto {
+    ModelProto::decode(std::fs::read(path).unwrap().as_slice()).unwrap()
+}
+
+fn ops(model: &ModelProto) -> Vec<String> {
+    model
+        .graph
+        .as_ref()
+        .unwrap()
+        .node
+        .iter()
+        .filter_map(|n| n.op_type.clone())
+        .collect()
+}
+
+#[test]
+fn programs_match_torch_in_tract_at_every_opset_that_has_resize() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["classifier", "unet", "tokens"] {
+        let case = case(name);
+        for (opset, fold_bn) in [(11, true), (13, true), (11, false)] {
+            let options = ProgramOptions {
+                opset: Opset::new(opset).unwrap(),
+                fold_bn,
+                ..ProgramOptions::default()
+            };
+            let out = dir.path().join(format!("{name}-{opset}-{fold_bn}.onnx"));
+            let report = export_case(&case, &options, &out).unwrap();
+            assert_eq!(report.input_shape, case.input.to_vec());
+            assert_eq!(matches!(report.batch, BatchDim::Symbol(_)), case.dynamic);
+            let ops = ops(&decode(&out));
+            let has_bn = name != "tokens";
+            assert_eq!(
+                ops.iter().any(|o| o == "BatchNormalization"),
+                has_bn && !fold_bn,
+                "{name}: {ops:?}"
+            );
+            assert_parity(&out, &case, &format!("opset {opset}, fold {fold_bn}"));
+        }
+    }
+}
+
+#[test]
+fn classifier_at_opset_9_has_no_resize_to_need() {
+    let case = case("classifier");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c9.onnx");
+    let options = ProgramOptions {
+        opset: Opset::new(9).unwrap(),
+        ..ProgramOptions::default()
+    };
+    export_case(&case, &options, &out).unwrap();
+    assert_eq!(decode(&out).opset_import[0].version, Some(9));
+    assert_parity(&out, &case, "opset 9");
+    // The UNet upsamples, which needs Resize (opset 11).
+    let err = export_case(&self::case("unet"), &options, &out).unwrap_err();
+    assert!(err.to_string().contains("opset 11"), "{err}");
+}
+
+#[test]
+fn file_is_atc_shaped_with_fqn_initializers() {
+    let case = case("unet");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("unet.onnx");
+    export_case(&case, &ProgramOptions::default(), &out).unwrap();
+    let model = decode(&out);
+    assert_eq!(model.ir_version, Some(6));
+    assert_eq!(model.opset_import.len(), 1);
+    assert_eq!(model.opset_import[0].version, Some(11));
+    let graph = model.graph.as_ref().unwrap();
+    for info in graph.input.iter().chain(&graph.output) {
+        let Some(type_proto::Value::TensorType(t)) =
+            info.r#type.as_ref().and_then(|t| t.value.as_ref())
+        else {
+            panic!("no tensor type")
+        };
+        let dims = &t.shape.as_ref().unwrap().dim;
+        assert_eq!(dims[0].value, Some(Dim::DimParam("batch".into())));
+        assert!(dims[1..]
+            .iter()
+            .all(|d| matches!(d.value, Some(Dim::DimValue(v)) if v > 0)));
+    }
+    let ops = ops(&model);
+    for banned in [
+        "Identity",
+        "Shape",
+        "Gather",
+        "Unsqueeze",
+        "BatchNormalization",
+    ] {
+        assert!(!ops.iter().any(|o| o == banned), "{banned} in {ops:?}");
+    }
+    assert_eq!(ops.iter().filter(|o| *o == "Resize").count(), 3);
+    assert!(ops.iter().any(|o| o == "ConvTranspose"));
+    let names: Vec<&str> = graph
+        .initializer
+        .iter()
+        .filter_map(|i| i.name.as_deref())
+        .collect();
+    assert!(
+        names.contains(&"up.weight") && names.contains(&"out.bias"),
+        "{names:?}"
+    );
+    assert!(names.contains(&"enc1.0.weight.fused_bn"), "{names:?}");
+}
+
+#[test]
+fn fixed_batch_export_keeps_the_graph_and_fixes_the_io() {
+    let case = case("classifier");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c.onnx");
+    let options = ProgramOptions {
+        batch: Batch::Fixed(3),
+        ..ProgramOptions::default()
+    };
+    export_case(&case, &options, &out).unwrap();
+    let model = decode(&out);
+    let input = &model.graph.as_ref().unwrap().input[0];
+    let Some(type_proto::Value::TensorType(t)) =
+        input.r#type.as_ref().and_then(|t| t.value.as_ref())
+    else {
+        panic!("no tensor type")
+    };
+    assert_eq!(
+        t.shape.as_ref().unwrap().dim[0].value,
+        Some(Dim::DimValue(3))
+    );
+}
+
+#[test]
+fn a_node_that_freezes_the_batch_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("f.onnx");
+    let err = export_case(&case("frozen"), &ProgramOptions::default(), &out)
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("node `flatten`"), "{err}");
+    assert!(err.contains("torch.ops.aten.flatten.using_ints"), "{err}");
+    assert!(err.contains("the batch"), "{err}");
+    assert!(err.contains("self.conv(x).flatten()"), "stack trace: {err}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn an_unsupported_op_is_named_with_its_call_and_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("u.onnx");
+    let err = export_case(&case("unsupported"), &ProgramOptions::default(), &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(
+            "node `cumsum` (#1, torch.ops.aten.cumsum.default): this op is not supported"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("call: aten.cumsum.default(self: as_tensor, dim: as_int)"),
+        "{err}"
+    );
+    assert!(err.contains("torch.cumsum(self.conv(x), 1)"), "{err}");
+    assert!(err.contains("supported aten ops: conv2d.default"), "{err}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn archives_are_told_apart_by_content() {
+    assert!(is_pt2(&fixtures().join("unet.pt2")).unwrap());
+    let pth = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/onnx/resnet18_narrow.pth");
+    assert!(!is_pt2(&pth).unwrap());
+    assert!(!is_pt2(&fixtures().join("manifest.json")).unwrap());
+}
+
+#[test]
+fn archive_weights_read_by_fqn() {
+    let mut archive = Pt2Archive::open(&fixtures().join("classifier.pt2")).unwrap();
+    let fc = archive.tensor("fc.weight").unwrap().layout.sizes.clone();
+    assert_eq!(fc, vec![5, 8]);
+    assert_eq!(archive.read_f32("fc.weight").unwrap().len(), 40);
+    let err = archive.read_f32("nope.weight").unwrap_err().to_string();
+    assert!(err.starts_with("tensor `nope.weight`"), "{err}");
+    // Integer buffers are not read as floats.
+    let err = archive
+        .read_f32("bn_a.num_batches_tracked")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("int64 cannot be read as float32"), "{err}");
+}
+
+#[test]
+fn corrupt_archives_are_refused_naming_the_record() {
+    let open = |name: &str| {
+        Pt2Archive::open(&fixtures().join(name))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    let err = open("bad_layout.pt2");
+    assert!(
+        err.starts_with("tensor `head.weight`: sizes [3, 8000]")
+            && err.contains("data/weights/weight_"),
+        "{err}"
+    );
+    let err = open("bad_program.pt2");
+    assert!(
+        err.starts_with("`models/model.json`: not a program"),
+        "{err}"
+    );
+    let err = open("manifest.json");
+    assert!(!err.is_empty());
+}
+
+fn ckpt() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ckpt"))
+}
+
+#[test]
+fn cli_routes_pt2_and_refuses_flags_that_do_not_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixtures().join("classifier.pt2");
+    let out = dir.path().join("c.onnx");
+    let run = ckpt()
+        .args([
+            "to-onnx",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.contains("--input_shape=\"input:-1,3,16,16\" --dynamic_batch_size=\"1,2,4,8\""),
+        "{stdout}"
+    );
+    for flags in [["--arch", "resnet18"], ["--input-shape", "3,16,16"]] {
+        let run = ckpt()
+            .args(["to-onnx", input.to_str().unwrap(), "-o"])
+            .arg(dir.path().join("x.onnx"))
+            .args(flags)
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            stderr.contains(&format!("{} does not apply", flags[0])),
+            "{stderr}"
+        );
+        assert!(!dir.path().join("x.onnx").exists());
+    }
+}
+
+#[test]
+fn inspect_reports_the_program() {
+    let input = fixtures().join("classifier.pt2");
+    let run = ckpt()
+        .args(["inspect", "--json", input.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(report["format"], "pt2");
+    assert_eq!(report["archive_name"], "classifier");
+    assert_eq!(report["nodes"], 16);
+    assert_eq!(report["ops"]["aten.conv2d.default"], 3);
+    assert_eq!(
+        report["inputs"][0]["sizes"],
+        serde_json::json!(["s77", 3, 16, 16])
+    );
+    assert_eq!(report["state"]["parameters"], 13);
+    assert_eq!(report["dtypes"]["int64"], 3);
+    let text = ckpt()
+        .args(["inspect", input.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("format          pt2 (archive `classifier`"),
+        "{text}"
+    );
+}
