@@ -5,8 +5,10 @@ use clap::Args as ClapArgs;
 use ckpt::onnx::arch::Choice;
 use ckpt::onnx::atc::AtcCommand;
 use ckpt::onnx::program::{export_program, BatchDim, ProgramOptions};
+use ckpt::onnx::script::export_script;
 use ckpt::onnx::{export, Batch, ExportOptions, Opset};
 use ckpt::torch::pt2::{is_pt2, Pt2Archive};
+use ckpt::torch::script::is_torchscript;
 
 use super::Failure;
 
@@ -90,6 +92,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     // A file that cannot be opened as a zip is left to the checkpoint reader, which says why.
     if is_pt2(input).unwrap_or(false) {
         return run_pt2(&args);
+    }
+    if is_torchscript(input).unwrap_or(false) {
+        return run_script(&args);
     }
     let input_shape = args.input_shape.unwrap_or(DEFAULT_INPUT_SHAPE);
     let options = ExportOptions {
@@ -204,6 +209,75 @@ fn run_pt2(args: &Args) -> Result<(), Failure> {
         report.written.bytes as f64 / f64::from(1 << 20),
     );
     match <[u64; 3]>::try_from(report.input_shape.as_slice()) {
+        Ok(shape) => {
+            let command = AtcCommand::new(
+                &args.output,
+                &args.input_name,
+                shape,
+                args.batch.clone(),
+                &args.soc,
+            );
+            print_atc(args, &command)
+        }
+        Err(_) => {
+            eprintln!(
+                "no ATC command printed: the input is not N×C×H×W; pass --input_shape=\"{}:-1,…\" to atc yourself",
+                args.input_name
+            );
+            Ok(())
+        }
+    }
+}
+
+/// `to-onnx` on a TorchScript archive from `torch.jit.trace`: the graph comes from its code,
+/// so `--arch` is refused; `--input-shape` is needed only when the archive does not record
+/// the example input (`traced_inputs.pkl`), and must agree with it when it does.
+fn run_script(args: &Args) -> Result<(), Failure> {
+    let input = &args.input;
+    let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
+    if args.arch.is_some() {
+        return Err(fail(
+            &"--arch does not apply to a TorchScript archive: its code fixes the graph",
+        ));
+    }
+    let options = ProgramOptions {
+        opset: Opset::new(args.opset).map_err(|e| fail(&e))?,
+        batch: args.batch.clone(),
+        input_name: args.input_name.clone(),
+        output_name: args.output_name.clone(),
+        fold_bn: !args.no_fold_bn,
+        ..ProgramOptions::default()
+    };
+    let given = args.input_shape.as_ref().map(|s| s.as_slice());
+    let report = export_script(input, given, &options, &args.output).map_err(|e| fail(&e))?;
+    let program = &report.program;
+    let exported = match &args.batch {
+        Batch::Dynamic(_) => "a dynamic batch".to_owned(),
+        Batch::Fixed(n) => format!("batch {n}"),
+    };
+    let traced = match report.traced_batch {
+        Some(b) => format!("; traced at batch {b}, exported with {exported}"),
+        None => format!("; exported with {exported}"),
+    };
+    eprintln!(
+        "TorchScript trace: {} aten calls, input [batch, {}]{traced}",
+        program.program_nodes,
+        program
+            .input_shape
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    eprintln!(
+        "wrote {}: opset {}, {} nodes, {} initializers, {:.1} MiB",
+        args.output.display(),
+        options.opset,
+        program.nodes,
+        program.initializers,
+        program.written.bytes as f64 / f64::from(1 << 20),
+    );
+    match <[u64; 3]>::try_from(program.input_shape.as_slice()) {
         Ok(shape) => {
             let command = AtcCommand::new(
                 &args.output,

@@ -14,6 +14,7 @@ pub mod graph;
 pub mod ops;
 pub mod program;
 pub mod proto;
+pub mod script;
 pub mod store;
 pub mod weights;
 pub mod write;
@@ -104,6 +105,8 @@ pub enum OnnxError {
     Output { what: String },
     #[error(transparent)]
     Pt2(#[from] crate::torch::pt2::Pt2Error),
+    #[error(transparent)]
+    Script(#[from] crate::torch::script::ScriptError),
     #[error("{what}")]
     Program { what: String },
     #[error("I/O error: {0}")]

@@ -14,6 +14,7 @@ pub mod location;
 pub mod pt2;
 pub mod read_tensor;
 pub mod save;
+pub mod script;
 pub mod state_dict;
 pub mod tar;
 pub mod tensor;

@@ -70,7 +70,7 @@ pub struct ProgramReport {
 }
 
 /// Where the lowering reads stored tensors (parameters, buffers, constants) by FQN: a
-/// `.pt2` archive, or any other holder of named tensors.
+/// `.pt2` archive, or a TorchScript archive's `data.pkl` ([`crate::onnx::script`]).
 pub trait TensorSource {
     /// Tensor `fqn`'s sizes.
     fn dims(&self, fqn: &str) -> Result<Vec<u64>, OnnxError>;

@@ -1,0 +1,71 @@
+//! `to-onnx` on a TorchScript archive made by `torch.jit.trace`: the archive's code is read
+//! as an aten program ([`crate::torch::script`]) and lowered by the same code as a `.pt2`
+//! program ([`super::program`]), under the same ATC rules.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::torch::checkpoint::Checkpoint;
+use crate::torch::read_tensor;
+use crate::torch::script::{convert, ScriptArchive};
+use crate::torch::tensor::TensorRef;
+
+use super::program::{export_with, ProgramOptions, ProgramReport, TensorSource};
+use super::OnnxError;
+
+/// What a TorchScript export did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptReport {
+    pub program: ProgramReport,
+    /// The example's batch size, when the archive records it (`traced_inputs.pkl`).
+    pub traced_batch: Option<u64>,
+}
+
+/// The parameters and buffers the program reads, from `data.pkl`.
+struct ScriptTensors<'a> {
+    ckpt: &'a mut Checkpoint,
+    tensors: &'a HashMap<String, TensorRef>,
+}
+
+impl ScriptTensors<'_> {
+    fn get(&self, fqn: &str) -> Result<&TensorRef, OnnxError> {
+        self.tensors.get(fqn).ok_or_else(|| OnnxError::Program {
+            what: format!("the program reads `{fqn}`, which the module objects do not hold"),
+        })
+    }
+}
+
+impl TensorSource for ScriptTensors<'_> {
+    fn dims(&self, fqn: &str) -> Result<Vec<u64>, OnnxError> {
+        Ok(self.get(fqn)?.shape.clone())
+    }
+
+    fn read_f32(&mut self, fqn: &str) -> Result<Vec<f32>, OnnxError> {
+        let tensor = self.get(fqn)?.clone();
+        read_tensor::read_f32(self.ckpt, &tensor).map_err(|e| OnnxError::Program {
+            what: format!("tensor `{fqn}`: {e}"),
+        })
+    }
+}
+
+/// Exports the traced model in the TorchScript archive `path` to `out`. `input_shape` is
+/// the per-sample input shape: required when the archive has no `traced_inputs.pkl`, and
+/// checked against it otherwise.
+pub fn export_script(
+    path: &Path,
+    input_shape: Option<&[u64]>,
+    options: &ProgramOptions,
+    out: &Path,
+) -> Result<ScriptReport, OnnxError> {
+    let mut archive = ScriptArchive::open(path)?;
+    let converted = convert(&mut archive, input_shape)?;
+    let mut tensors = ScriptTensors {
+        ckpt: &mut archive.ckpt,
+        tensors: &converted.tensors,
+    };
+    let program = export_with(&converted.program, &mut tensors, options, out)?;
+    Ok(ScriptReport {
+        program,
+        traced_batch: converted.traced_batch,
+    })
+}

@@ -1,0 +1,236 @@
+//! Opening a TorchScript archive: its module objects and tensors (`data.pkl`, through
+//! [`crate::torch::open`]), the example input's shape (`traced_inputs.pkl`), its scalar
+//! constants (`constants.pkl`) and, on demand, the code records that define its classes.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::rc::Rc;
+
+use crate::pickle::{self, Value};
+use crate::torch::checkpoint::{self, Checkpoint, Format};
+use crate::torch::dtype::DType;
+use crate::torch::tensor::{scan, TensorRef};
+use crate::torch::zip_read::TorchZip;
+
+use super::parse::{parse, ClassDef, Source};
+use super::ScriptError;
+
+/// The largest code record parsed (resnet152's largest is a few KiB).
+const MAX_RECORD_BYTES: u64 = 16 << 20;
+/// The most code bytes parsed from one archive.
+const MAX_CODE_BYTES: u64 = 256 << 20;
+/// The longest class name accepted (mangled torchvision names are under 100 bytes).
+const MAX_QUALNAME: usize = 1024;
+/// The largest `traced_inputs.pkl` / `constants.pkl` decoded.
+const MAX_SIDE_PICKLE: u64 = 64 << 20;
+
+/// A traced tensor constant (`CONSTANTS.c<i>`): scalars are read, anything else is kept
+/// only as a description for the error that refuses it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Constant {
+    Int(i64),
+    Float(f64),
+    Other(String),
+}
+
+/// An opened TorchScript archive.
+///
+/// Invariant: `ckpt` is the archive's `data.pkl` with every storage checked against its
+/// record ([`crate::torch::open`]); code records are parsed at most once each.
+pub struct ScriptArchive {
+    pub ckpt: Checkpoint,
+    zip: TorchZip,
+    /// Parsed code records by record name.
+    sources: HashMap<String, Rc<Source>>,
+    code_bytes: u64,
+    /// The example inputs (dtype and full shape, batch first), from `traced_inputs.pkl`.
+    pub traced_inputs: Option<Vec<(DType, Vec<u64>)>>,
+    /// `constants.pkl`, in order.
+    pub constants: Vec<Constant>,
+}
+
+/// Whether `path` is a TorchScript archive: a zip with `constants.pkl` or `code/` records
+/// (and not a `.pt2` archive).
+pub fn is_torchscript(path: &Path) -> Result<bool, ScriptError> {
+    let file = File::open(path)?;
+    let mut head = [0u8; 4];
+    if file.read_at(&mut head, 0)? < 4 || head != *b"PK\x03\x04" {
+        return Ok(false);
+    }
+    let zip = TorchZip::open(file)?;
+    Ok(!zip.has("archive_format")
+        && (zip.has("constants.pkl") || zip.names().any(|n| n.starts_with("code/"))))
+}
+
+/// A class found in the code: its record name and definition.
+pub struct Class {
+    pub file: String,
+    source: Rc<Source>,
+    index: usize,
+}
+
+impl Class {
+    pub fn def(&self) -> &ClassDef {
+        // `index` was found in `source.classes` by `ScriptArchive::class`.
+        &self.source.classes[self.index]
+    }
+}
+
+impl ScriptArchive {
+    pub fn open(path: &Path) -> Result<ScriptArchive, ScriptError> {
+        let ckpt = checkpoint::open(path)?;
+        if ckpt.format != Format::TorchScript {
+            return Err(ScriptError::archive(
+                "not a TorchScript archive (no `constants.pkl` record)",
+            ));
+        }
+        let mut zip = TorchZip::open(File::open(path)?)?;
+        let traced_inputs = if zip.has("traced_inputs.pkl") {
+            let bytes = zip.read_small("traced_inputs.pkl", MAX_SIDE_PICKLE)?;
+            let p = pickle::read(&bytes)?;
+            Some(
+                scan(&p.graph, p.root)?
+                    .tensors
+                    .into_iter()
+                    .map(|t| (t.dtype, t.shape))
+                    .collect(),
+            )
+        } else {
+            None
+        };
+        let constants = if zip.has("constants.pkl") {
+            read_constants(&mut zip, big_endian(&ckpt))?
+        } else {
+            Vec::new()
+        };
+        Ok(ScriptArchive {
+            ckpt,
+            zip,
+            sources: HashMap::new(),
+            code_bytes: 0,
+            traced_inputs,
+            constants,
+        })
+    }
+
+    /// The class with qualified name `qualname` (`__torch__.torch.nn.modules.conv.Conv2d`),
+    /// from the record `code/__torch__/torch/nn/modules/conv.py`.
+    pub fn class(&mut self, qualname: &str) -> Result<Class, ScriptError> {
+        let (module, name) = qualname.rsplit_once('.').unwrap_or(("", qualname));
+        let parts_ok = qualname.len() <= MAX_QUALNAME
+            && !module.is_empty()
+            && module
+                .split('.')
+                .all(|p| !p.is_empty() && p.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()));
+        if !parts_ok {
+            return Err(ScriptError::archive(format!(
+                "module class `{qualname}` is not a TorchScript class name"
+            )));
+        }
+        let file = format!("code/{}.py", module.replace('.', "/"));
+        let source = match self.sources.get(&file) {
+            Some(s) => s.clone(),
+            None => {
+                let source = Rc::new(self.parse_record(&file)?);
+                self.sources.insert(file.clone(), source.clone());
+                source
+            }
+        };
+        let index = source
+            .classes
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| {
+                ScriptError::archive(format!("`{file}` does not define class `{name}`"))
+            })?;
+        Ok(Class {
+            file,
+            source,
+            index,
+        })
+    }
+
+    fn parse_record(&mut self, file: &str) -> Result<Source, ScriptError> {
+        if !self.zip.has(file) {
+            return Err(ScriptError::archive(format!(
+                "the archive has no code record `{file}`"
+            )));
+        }
+        let bytes = self.zip.read_small(file, MAX_RECORD_BYTES)?;
+        self.code_bytes += bytes.len() as u64;
+        if self.code_bytes > MAX_CODE_BYTES {
+            return Err(ScriptError::archive(format!(
+                "the code records add up to more than {} MiB",
+                MAX_CODE_BYTES >> 20
+            )));
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|_| ScriptError::archive(format!("`{file}` is not UTF-8 text")))?;
+        parse(file, &text)
+    }
+
+    /// The tensor built by pickle node `node` of `data.pkl`, if it is one.
+    pub fn tensor_at(&self, node: pickle::NodeId) -> Option<&TensorRef> {
+        self.ckpt.scan.tensor_at(node)
+    }
+}
+
+fn big_endian(ckpt: &Checkpoint) -> bool {
+    ckpt.zip.as_ref().and_then(|m| m.byteorder.as_deref()) == Some("big")
+}
+
+/// `constants.pkl`: a tuple of tensors. Zero-dimensional float64/float32/int64 tensors
+/// (what the tracer makes of Python scalars in arithmetic) are read from `constants/<key>`.
+fn read_constants(zip: &mut TorchZip, big: bool) -> Result<Vec<Constant>, ScriptError> {
+    let bytes = zip.read_small("constants.pkl", MAX_SIDE_PICKLE)?;
+    let p = pickle::read(&bytes)?;
+    let found = scan(&p.graph, p.root)?;
+    let items = match p.graph.get(p.root) {
+        Value::Tuple(items) => items.clone(),
+        other => {
+            return Err(ScriptError::archive(format!(
+                "`constants.pkl` holds a {}, not a tuple",
+                other.kind()
+            )))
+        }
+    };
+    items
+        .iter()
+        .map(|&item| match found.tensor_at(item) {
+            Some(t) if t.shape.is_empty() => scalar(zip, t, big),
+            Some(t) => Ok(Constant::Other(format!(
+                "a {} tensor of shape {:?}",
+                t.dtype.name(),
+                t.shape
+            ))),
+            None => Ok(Constant::Other(format!("a {}", p.graph.get(item).kind()))),
+        })
+        .collect()
+}
+
+fn scalar(zip: &mut TorchZip, t: &TensorRef, big: bool) -> Result<Constant, ScriptError> {
+    let size = t.dtype.element_size();
+    let record = format!("constants/{}", t.storage.key);
+    let bytes = zip.read_small(&record, 1 << 20)?;
+    let start = usize::try_from(t.offset)
+        .ok()
+        .and_then(|o| o.checked_mul(size));
+    let Some(raw) = start.and_then(|s| bytes.get(s..s + size)) else {
+        return Err(ScriptError::archive(format!(
+            "`{record}` is too short for its scalar constant"
+        )));
+    };
+    let mut b = [0u8; 8];
+    b[..size.min(8)].copy_from_slice(&raw[..size.min(8)]);
+    if big {
+        b[..size.min(8)].reverse();
+    }
+    Ok(match t.dtype {
+        DType::Float64 => Constant::Float(f64::from_le_bytes(b)),
+        DType::Float32 => Constant::Float(f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
+        DType::Int64 => Constant::Int(i64::from_le_bytes(b)),
+        other => Constant::Other(format!("a {} scalar", other.name())),
+    })
+}

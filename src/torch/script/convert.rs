@@ -1,0 +1,861 @@
+//! The inlined calls as an aten program in torch.export's form
+//! ([`crate::torch::pt2::schema::ExportedProgram`]), for the shared ONNX lowering.
+//!
+//! Each `torch.<op>(…)` becomes a node `torch.ops.aten.<overload>` with its arguments
+//! named by the aten schema ([`super::ops`]); `torch._convolution` becomes `conv2d` or
+//! `conv_transpose2d` once the arguments those do not carry are checked. Scalar calls
+//! (`torch.size`, `ops.prim.NumToTensor`, `int`) are evaluated here: a size of a per-sample
+//! dimension is a constant, the size of dimension 0 is the batch. Every tensor value gets
+//! its shape ([`super::shape`]) with the batch as the symbol [`BATCH`], so the program has a
+//! dynamic batch; a `view`/`reshape` size list that leads with the traced batch size is
+//! rewritten to follow it when the rest of the list is the per-sample size, and refused,
+//! naming the op and its line, otherwise.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value as Json;
+
+use crate::torch::dtype::DType;
+use crate::torch::pt2::schema::{
+    Argument, ExportedProgram, Graph, GraphModule, InputSpec, NamedArgument, Node, OutputSpec,
+    Signature, SymInt, TensorMeta,
+};
+use crate::torch::tensor::TensorRef;
+
+use super::archive::{Constant, ScriptArchive};
+use super::inline::{inline, Call, Operand, Site, ValueId};
+use super::ops::{self, OpSchema};
+use super::shape::{self, Dims};
+use super::ScriptError;
+
+/// The symbol the converted program uses for the batch.
+pub const BATCH: &str = "Symbol('batch', positive=True, integer=True)";
+/// The export schema's dtype number for float32.
+const FLOAT32: i64 = 7;
+
+/// The program and where its stored tensors are.
+pub struct Converted {
+    pub program: ExportedProgram,
+    /// FQN → the tensor in `data.pkl`, for every parameter/buffer the program reads.
+    pub tensors: HashMap<String, TensorRef>,
+    /// The example's batch size, when `traced_inputs.pkl` records it.
+    pub traced_batch: Option<u64>,
+}
+
+/// What a value is during conversion.
+#[derive(Clone, Debug, PartialEq)]
+enum Val {
+    Activation {
+        name: String,
+        shape: Vec<u64>,
+    },
+    Stored {
+        name: String,
+        dims: Vec<u64>,
+    },
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(String),
+    None,
+    /// The batch size (`torch.size(x, 0)`).
+    Batch,
+    List(Vec<Val>),
+}
+
+/// A call's arguments by schema name, in schema order (keyword arguments last).
+type Named = Vec<(&'static str, Val)>;
+
+impl Val {
+    fn kind(&self) -> &'static str {
+        match self {
+            Val::Activation { .. } => "a tensor",
+            Val::Stored { .. } => "a parameter",
+            Val::Int(_) => "an int",
+            Val::Float(_) => "a float",
+            Val::Bool(_) => "a bool",
+            Val::Str(_) => "a string",
+            Val::None => "None",
+            Val::Batch => "the batch size",
+            Val::List(_) => "a list",
+        }
+    }
+}
+
+struct Converter<'a> {
+    archive: &'a ScriptArchive,
+    tensors: &'a HashMap<String, TensorRef>,
+    values: HashMap<ValueId, Val>,
+    nodes: Vec<Node>,
+    tensor_values: HashMap<String, TensorMeta>,
+    stored_specs: Vec<InputSpec>,
+    stored_seen: HashSet<String>,
+    traced_batch: Option<u64>,
+}
+
+/// Inlines `archive`'s `forward` and converts it. `input_shape` (per-sample) is required
+/// when the archive has no `traced_inputs.pkl`, and must match it otherwise.
+pub fn convert(
+    archive: &mut ScriptArchive,
+    input_shape: Option<&[u64]>,
+) -> Result<Converted, ScriptError> {
+    // The code first: a scripted model is refused for that, whatever its inputs.
+    let inlined = inline(archive)?;
+    let (shape, traced_batch) = input(archive, input_shape)?;
+    let [input] = inlined.inputs.as_slice() else {
+        return Err(ScriptError::archive(format!(
+            "`forward` takes {} inputs; only single-input models are exported",
+            inlined.inputs.len()
+        )));
+    };
+    let input_name = "arg0_input".to_owned();
+    let mut c = Converter {
+        archive,
+        tensors: &inlined.tensors,
+        values: HashMap::new(),
+        nodes: Vec::new(),
+        tensor_values: HashMap::new(),
+        stored_specs: Vec::new(),
+        stored_seen: HashSet::new(),
+        traced_batch,
+    };
+    c.tensor_values.insert(input_name.clone(), meta(&shape));
+    c.values.insert(
+        *input,
+        Val::Activation {
+            name: input_name.clone(),
+            shape: shape.clone(),
+        },
+    );
+    for call in &inlined.calls {
+        c.call(call)?;
+    }
+    let output = match &inlined.output {
+        Ok(op) => c.operand(op, None)?,
+        Err(what) => {
+            return Err(ScriptError::archive(format!(
+                "`forward` returns {what}; only models with one tensor output are exported"
+            )))
+        }
+    };
+    let Val::Activation { name: output, .. } = output else {
+        return Err(ScriptError::archive(format!(
+            "`forward` returns {}; only a computed tensor can be exported",
+            output.kind()
+        )));
+    };
+    let mut input_specs = c.stored_specs;
+    input_specs.push(InputSpec::UserInput(Argument::Tensor(input_name.clone())));
+    let program = ExportedProgram {
+        graph_module: GraphModule {
+            graph: Graph {
+                inputs: vec![Argument::Tensor(input_name)],
+                outputs: vec![Argument::Tensor(output.clone())],
+                nodes: c.nodes,
+                tensor_values: c.tensor_values,
+                sym_int_values: HashMap::new(),
+            },
+            signature: Signature {
+                input_specs,
+                output_specs: vec![OutputSpec::UserOutput(Argument::Tensor(output))],
+            },
+        },
+        range_constraints: HashMap::new(),
+        torch_version: None,
+    };
+    Ok(Converted {
+        program,
+        tensors: inlined.tensors,
+        traced_batch,
+    })
+}
+
+/// The input's per-sample shape and the traced batch size: from `traced_inputs.pkl`, which
+/// `given` may repeat but not change, else `given`.
+fn input(
+    archive: &ScriptArchive,
+    given: Option<&[u64]>,
+) -> Result<(Vec<u64>, Option<u64>), ScriptError> {
+    let (shape, batch) = match (archive.traced_inputs.as_deref(), given) {
+        (Some([(dtype, full)]), given) => {
+            if *dtype != DType::Float32 {
+                return Err(ScriptError::archive(format!(
+                    "the model was traced with a {} input; only float32 models are exported",
+                    dtype.name()
+                )));
+            }
+            let Some((&batch, per_sample)) = full.split_first().filter(|(&b, _)| b > 0) else {
+                return Err(ScriptError::archive(format!(
+                    "the traced input's shape {full:?} has no batch dimension"
+                )));
+            };
+            if let Some(given) = given.filter(|g| *g != per_sample) {
+                return Err(ScriptError::archive(format!(
+                    "--input-shape {given:?} differs from the traced input's per-sample shape {per_sample:?}; traced code has sizes of the example baked in, so trace the model again at the shape wanted"
+                )));
+            }
+            (per_sample.to_vec(), Some(batch))
+        }
+        (Some(several), _) => {
+            return Err(ScriptError::archive(format!(
+                "the model was traced with {} inputs; only single-input models are exported",
+                several.len()
+            )))
+        }
+        (None, Some(given)) => (given.to_vec(), None),
+        (None, None) => {
+            return Err(ScriptError::archive(
+                "the archive has no `traced_inputs.pkl` (traced with `_store_inputs=False`?), so the input shape is unknown: pass --input-shape C,H,W",
+            ))
+        }
+    };
+    shape::check(&shape).map_err(|e| ScriptError::archive(format!("the input: {e}")))?;
+    Ok((shape, batch))
+}
+
+/// A float32 tensor of per-sample `shape` with the batch first.
+fn meta(shape: &[u64]) -> TensorMeta {
+    TensorMeta {
+        dtype: FLOAT32,
+        sizes: std::iter::once(SymInt::Expr(BATCH.into()))
+            .chain(shape.iter().map(|&d| SymInt::Int(d as i64)))
+            .collect(),
+        strides: Vec::new(),
+        storage_offset: SymInt::Int(0),
+    }
+}
+
+/// An error at `site`: the innermost file and line, then the module calls leading there.
+fn at(site: &Site, call: &str, what: impl Into<String>) -> ScriptError {
+    let mut what = format!("{}\n  call: {call}", what.into());
+    let frames = site.frames();
+    for (i, frame) in frames.iter().rev().enumerate().skip(1) {
+        let module = if frame.path.is_empty() {
+            "the top module".to_owned()
+        } else {
+            format!("`{}`", frame.path)
+        };
+        what.push_str(&format!(
+            "\n  {} `{}` line {} ({module}, {}.{})",
+            if i == 1 { "called from" } else { "       from" },
+            frame.file,
+            frame.line,
+            frame.class,
+            frame.method
+        ));
+    }
+    match frames.last() {
+        Some(here) => {
+            if !here.path.is_empty() {
+                what = format!("in module `{}` ({}): {what}", here.path, here.class);
+            }
+            ScriptError::at(&here.file, here.line, what)
+        }
+        None => ScriptError::archive(what),
+    }
+}
+
+/// `torch.op(as_tensor, as_ints, …)`: the call as written, with argument kinds.
+fn written(call: &Call) -> String {
+    let kind = |o: &Operand| match o {
+        Operand::Value(_) => "value",
+        Operand::Stored(_) => "parameter",
+        Operand::Constant(_) => "constant",
+        Operand::Int(_) => "int",
+        Operand::Float(_) => "float",
+        Operand::Bool(_) => "bool",
+        Operand::Str(_) => "str",
+        Operand::None => "None",
+        Operand::List(_) => "list",
+    };
+    let mut parts: Vec<String> = call.args.iter().map(|a| kind(a).to_owned()).collect();
+    parts.extend(call.kwargs.iter().map(|(k, v)| format!("{k}={}", kind(v))));
+    format!("{}({})", call.op, parts.join(", "))
+}
+
+/// Node metadata in torch.export's form, so the lowering's errors say where a node is.
+fn metadata(site: &Site) -> HashMap<String, Json> {
+    let frames = site.frames();
+    let trace: Vec<String> = frames
+        .iter()
+        .rev()
+        .map(|f| {
+            let module = if f.path.is_empty() {
+                String::new()
+            } else {
+                format!(" (module {})", f.path)
+            };
+            format!(
+                "File \"{}\", line {}, in {}{module}",
+                f.file, f.line, f.method
+            )
+        })
+        .collect();
+    let stack: Vec<String> = frames
+        .iter()
+        .map(|f| {
+            format!(
+                "L__self__{},{},{}",
+                f.path.replace('.', "_"),
+                f.path,
+                f.class
+            )
+        })
+        .collect();
+    HashMap::from([
+        ("stack_trace".to_owned(), Json::String(trace.join("\n"))),
+        ("nn_module_stack".to_owned(), Json::String(stack.join(";"))),
+    ])
+}
+
+impl Converter<'_> {
+    fn operand(&mut self, op: &Operand, site: Option<(&Site, &str)>) -> Result<Val, ScriptError> {
+        let fail = |what: String| match site {
+            Some((site, call)) => at(site, call, what),
+            None => ScriptError::archive(what),
+        };
+        Ok(match op {
+            Operand::Value(id) => self
+                .values
+                .get(id)
+                .cloned()
+                .ok_or_else(|| fail("a value is used before it is computed".into()))?,
+            Operand::Stored(fqn) => {
+                let tensor = self
+                    .tensors
+                    .get(fqn)
+                    .ok_or_else(|| fail(format!("parameter `{fqn}` is not in `data.pkl`")))?;
+                let name = format!("p_{fqn}");
+                if self.stored_seen.insert(fqn.clone()) {
+                    self.stored_specs.push(InputSpec::Parameter {
+                        arg: name.clone(),
+                        fqn: fqn.clone(),
+                    });
+                }
+                Val::Stored {
+                    name,
+                    dims: tensor.shape.clone(),
+                }
+            }
+            Operand::Constant(i) => match self.archive.constants.get(*i) {
+                Some(Constant::Int(v)) => Val::Int(*v),
+                Some(Constant::Float(v)) => Val::Float(*v),
+                Some(Constant::Other(what)) => {
+                    return Err(fail(format!(
+                        "`CONSTANTS.c{i}` is {what}; only scalar constants are exported"
+                    )))
+                }
+                None => return Err(fail(format!("`CONSTANTS.c{i}` is not in `constants.pkl`"))),
+            },
+            Operand::Int(i) => Val::Int(*i),
+            Operand::Float(f) => Val::Float(*f),
+            Operand::Bool(b) => Val::Bool(*b),
+            Operand::Str(s) => Val::Str(s.clone()),
+            Operand::None => Val::None,
+            Operand::List(items) => Val::List(
+                items
+                    .iter()
+                    .map(|i| self.operand(i, site))
+                    .collect::<Result<_, _>>()?,
+            ),
+        })
+    }
+
+    fn call(&mut self, call: &Call) -> Result<(), ScriptError> {
+        let shown = written(call);
+        let fail = |what: String| at(&call.site, &shown, what);
+        let args = call
+            .args
+            .iter()
+            .map(|a| self.operand(a, Some((&call.site, &shown))))
+            .collect::<Result<Vec<_>, _>>()?;
+        let kwargs = call
+            .kwargs
+            .iter()
+            .map(|(k, a)| Ok((k.clone(), self.operand(a, Some((&call.site, &shown)))?)))
+            .collect::<Result<Vec<_>, ScriptError>>()?;
+        if let Some(value) = self.scalar(&call.op, &args, &kwargs).map_err(&fail)? {
+            self.values.insert(call.output, value);
+            return Ok(());
+        }
+        let schema = call
+            .op
+            .strip_prefix("torch.")
+            .and_then(ops::lookup)
+            .ok_or_else(|| {
+                fail(format!(
+                    "`{}` is not supported by the TorchScript import; supported ops: torch.{}",
+                    call.op,
+                    ops::names().join(", torch.")
+                ))
+            })?;
+        let named = name_args(schema, args, kwargs).map_err(&fail)?;
+        let output = format!(
+            "{}_{}",
+            schema.name.trim_start_matches('_').trim_end_matches('_'),
+            call.output.0
+        );
+        let (overload, named, shape) = match schema.name {
+            "_convolution" => {
+                let (overload, named) = convolution(named).map_err(&fail)?;
+                (overload, named, None)
+            }
+            "view" | "reshape" => {
+                let (named, shape) = self.reshape(named).map_err(&fail)?;
+                (schema.overload, named, Some(shape))
+            }
+            _ => (schema.overload, named, None),
+        };
+        let mut node = Node {
+            target: format!("torch.ops.aten.{overload}"),
+            inputs: Vec::new(),
+            outputs: vec![Argument::Tensor(output.clone())],
+            metadata: metadata(&call.site),
+            name: Some(output.clone()),
+        };
+        for (name, val) in &named {
+            let arg = argument(val)
+                .map_err(|e| fail(format!("argument `{name}` of {}: {e}", schema.signature())))?;
+            node.inputs.push(NamedArgument {
+                name: (*name).to_owned(),
+                arg,
+            });
+        }
+        let shape = match shape {
+            Some(s) => s,
+            None => {
+                let dims = |n: &str| self.dims(n, &named);
+                shape::infer(&node, overload, &dims)
+                    .map_err(|e| fail(format!("{e} ({})", schema.signature())))?
+            }
+        };
+        shape::check(&shape).map_err(&fail)?;
+        self.tensor_values.insert(output.clone(), meta(&shape));
+        let value = Val::Activation {
+            name: output,
+            shape,
+        };
+        // An in-place op changes its first argument: later reads of it see the result.
+        if let (true, Some(Operand::Value(changed))) =
+            (schema.name.ends_with('_'), call.args.first())
+        {
+            self.values.insert(*changed, value.clone());
+        }
+        self.values.insert(call.output, value);
+        self.nodes.push(node);
+        Ok(())
+    }
+
+    /// The shape of tensor value `name` among `named`'s arguments.
+    fn dims(&self, name: &str, named: &[(&str, Val)]) -> Option<Dims> {
+        fn find(name: &str, v: &Val) -> Option<Dims> {
+            match v {
+                Val::Activation { name: n, shape } if n == name => {
+                    Some(Dims::PerSample(shape.clone()))
+                }
+                Val::Stored { name: n, dims } if n == name => Some(Dims::Stored(dims.clone())),
+                Val::List(items) => items.iter().find_map(|i| find(name, i)),
+                _ => None,
+            }
+        }
+        named.iter().find_map(|(_, v)| find(name, v))
+    }
+
+    /// `torch.size`, `ops.prim.NumToTensor`, `int`/`float`: evaluated, no node. `None` for
+    /// any other op.
+    fn scalar(
+        &self,
+        op: &str,
+        args: &[Val],
+        kwargs: &[(String, Val)],
+    ) -> Result<Option<Val>, String> {
+        if !matches!(op, "torch.size" | "ops.prim.NumToTensor" | "int" | "float") {
+            return Ok(None);
+        }
+        if !kwargs.is_empty() {
+            return Err(format!("`{op}` with keyword arguments"));
+        }
+        Ok(Some(match (op, args) {
+            ("torch.size", [Val::Activation { shape, .. }, Val::Int(dim)]) => {
+                let rank = shape.len() as i64 + 1;
+                match if *dim < 0 { dim + rank } else { *dim } {
+                    0 => Val::Batch,
+                    d if (1..rank).contains(&d) => Val::Int(shape[d as usize - 1] as i64),
+                    _ => return Err(format!("dimension {dim} is out of range for rank {rank}")),
+                }
+            }
+            ("torch.size", [Val::Activation { shape, .. }]) => Val::List(
+                std::iter::once(Val::Batch)
+                    .chain(shape.iter().map(|&d| Val::Int(d as i64)))
+                    .collect(),
+            ),
+            ("ops.prim.NumToTensor" | "int", [v @ (Val::Int(_) | Val::Batch)]) => v.clone(),
+            ("ops.prim.NumToTensor" | "float", [v @ Val::Float(_)]) => v.clone(),
+            ("float", [Val::Int(i)]) => Val::Float(*i as f64),
+            ("int", [Val::Float(f)]) if f.fract() == 0.0 && f.abs() < 9.0e15 => Val::Int(*f as i64),
+            _ => {
+                let kinds: Vec<&str> = args.iter().map(Val::kind).collect();
+                return Err(format!("`{op}` of ({}) is not supported", kinds.join(", ")));
+            }
+        }))
+    }
+
+    /// `view`/`reshape`: the size list with its first entry following the batch, and the
+    /// per-sample output shape.
+    fn reshape(&self, mut named: Named) -> Result<(Named, Vec<u64>), String> {
+        let (Some((_, Val::Activation { shape: input, .. })), Some((key, Val::List(sizes)))) =
+            (named.first(), named.get(1))
+        else {
+            return Err(
+                "view/reshape of something other than a computed tensor by a size list".into(),
+            );
+        };
+        let key = *key;
+        let per_sample = batch_following(input, sizes, self.traced_batch)?;
+        let list = std::iter::once(Val::Batch)
+            .chain(per_sample.iter().map(|&d| Val::Int(d as i64)))
+            .collect();
+        named[1] = (key, Val::List(list));
+        Ok((named, per_sample))
+    }
+}
+
+/// The per-sample shape a view/reshape of per-sample `input` to `sizes` gives, when its
+/// first size follows the batch: the batch itself, `-1` with the rest covering one sample,
+/// or the traced batch size with the rest (possibly with one `-1`) covering one sample.
+fn batch_following(
+    input: &[u64],
+    sizes: &[Val],
+    traced_batch: Option<u64>,
+) -> Result<Vec<u64>, String> {
+    let sample: u64 = input.iter().product();
+    let show = |sizes: &[Val]| {
+        let items: Vec<String> = sizes
+            .iter()
+            .map(|s| match s {
+                Val::Int(i) => i.to_string(),
+                Val::Batch => "batch".into(),
+                other => other.kind().into(),
+            })
+            .collect();
+        format!("[{}]", items.join(", "))
+    };
+    let Some((first, rest)) = sizes.split_first() else {
+        return Err("reshape to a scalar drops the batch".into());
+    };
+    let mut rest_ints = Vec::with_capacity(rest.len());
+    for s in rest {
+        match s {
+            Val::Int(i) if *i >= -1 => rest_ints.push(*i),
+            other => {
+                return Err(format!(
+                    "size list {} has {} after its first entry",
+                    show(sizes),
+                    other.kind()
+                ))
+            }
+        }
+    }
+    let holes = rest_ints.iter().filter(|&&d| d == -1).count();
+    let known = rest_ints
+        .iter()
+        .filter(|&&d| d != -1)
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+        .ok_or_else(|| format!("size list {} overflows", show(sizes)))?;
+    let resolved = |hole: u64| -> Vec<u64> {
+        rest_ints
+            .iter()
+            .map(|&d| if d == -1 { hole } else { d as u64 })
+            .collect()
+    };
+    let per_sample = match holes {
+        0 if known == sample => Some(resolved(0)),
+        1 if known > 0 && sample.is_multiple_of(known) => Some(resolved(sample / known)),
+        _ => None,
+    };
+    let leads = match first {
+        Val::Batch => true,
+        Val::Int(-1) => holes == 0,
+        Val::Int(n) => match traced_batch {
+            Some(b) => *n >= 0 && *n as u64 == b,
+            None => holes == 0,
+        },
+        _ => false,
+    };
+    match (leads, per_sample) {
+        (true, Some(shape)) => Ok(shape),
+        _ => Err(format!(
+            "size list {} does not keep the batch{} as its first dimension with one sample's {sample} elements after it, so the graph would only work at one batch size; write x.view(x.size(0), …) or x.flatten(1) in the model",
+            show(sizes),
+            traced_batch.map_or(String::new(), |b| format!(" (traced at {b})"))
+        )),
+    }
+}
+
+/// Positional and keyword arguments matched to `schema`'s names.
+fn name_args(
+    schema: &OpSchema,
+    args: Vec<Val>,
+    kwargs: Vec<(String, Val)>,
+) -> Result<Named, String> {
+    if args.len() > schema.args.len() {
+        return Err(format!(
+            "{} positional arguments given to {}",
+            args.len(),
+            schema.signature()
+        ));
+    }
+    let mut named: Named = schema.args.iter().copied().zip(args).collect();
+    for (key, val) in kwargs {
+        let name = schema
+            .args
+            .iter()
+            .chain(schema.kwargs)
+            .find(|n| **n == key)
+            .ok_or_else(|| {
+                format!(
+                    "unknown keyword argument `{key}` for {}",
+                    schema.signature()
+                )
+            })?;
+        if named.iter().any(|(n, _)| n == name) {
+            return Err(format!("argument `{key}` given twice"));
+        }
+        named.push((name, val));
+    }
+    Ok(named)
+}
+
+/// `_convolution` as `conv2d` / `conv_transpose2d`: the performance flags (`benchmark`,
+/// `deterministic`, `cudnn_enabled`, `allow_tf32`) do not change the result; a
+/// non-transposed convolution must have no output padding.
+fn convolution(named: Named) -> Result<(&'static str, Named), String> {
+    let get = |name: &str| {
+        named
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+    };
+    let transposed = match get("transposed") {
+        Some(Val::Bool(b)) => b,
+        _ => return Err("`transposed` is not a bool".into()),
+    };
+    if let Some(Val::Activation { shape, .. }) = get("input") {
+        if shape.len() != 3 {
+            return Err(format!(
+                "a {}-D convolution (per-sample input {shape:?}); only 2-D convolutions are exported",
+                shape.len().saturating_sub(1)
+            ));
+        }
+    }
+    let keep: &[&str] = if transposed {
+        &[
+            "input",
+            "weight",
+            "bias",
+            "stride",
+            "padding",
+            "output_padding",
+            "groups",
+            "dilation",
+        ]
+    } else {
+        match get("output_padding") {
+            Some(Val::List(p)) if p.iter().all(|v| *v == Val::Int(0)) => {}
+            None => {}
+            _ => return Err("a non-transposed convolution with output padding".into()),
+        }
+        &[
+            "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+        ]
+    };
+    let overload = if transposed {
+        "conv_transpose2d.input"
+    } else {
+        "conv2d.default"
+    };
+    let kept = keep
+        .iter()
+        .filter_map(|k| get(k).map(|v| (*k, v)))
+        .collect();
+    Ok((overload, kept))
+}
+
+/// A value as a program argument.
+fn argument(val: &Val) -> Result<Argument, String> {
+    Ok(match val {
+        Val::Activation { name, .. } | Val::Stored { name, .. } => Argument::Tensor(name.clone()),
+        Val::Int(i) => Argument::Int(*i),
+        Val::Float(f) => Argument::Float(*f),
+        Val::Bool(b) => Argument::Bool(*b),
+        Val::Str(s) => Argument::String(s.clone()),
+        Val::None => Argument::None,
+        Val::Batch => {
+            return Err(
+                "the batch size is used as a value; only view/reshape may lead with it".into(),
+            )
+        }
+        Val::List(items) => list(items)?,
+    })
+}
+
+fn list(items: &[Val]) -> Result<Argument, String> {
+    if items.iter().any(|v| matches!(v, Val::Batch)) {
+        return items
+            .iter()
+            .map(|v| match v {
+                Val::Batch => Ok(SymInt::Expr(BATCH.into())),
+                Val::Int(i) => Ok(SymInt::Int(*i)),
+                other => Err(format!("a size list holds {}", other.kind())),
+            })
+            .collect::<Result<_, _>>()
+            .map(Argument::SymInts);
+    }
+    let all = |f: fn(&Val) -> bool| items.iter().all(f);
+    Ok(if items.is_empty() || all(|v| matches!(v, Val::Int(_))) {
+        Argument::Ints(
+            items
+                .iter()
+                .filter_map(|v| if let Val::Int(i) = v { Some(*i) } else { None })
+                .collect(),
+        )
+    } else if all(|v| matches!(v, Val::Int(_) | Val::Float(_))) {
+        Argument::Floats(
+            items
+                .iter()
+                .filter_map(|v| match v {
+                    Val::Int(i) => Some(*i as f64),
+                    Val::Float(f) => Some(*f),
+                    _ => None,
+                })
+                .collect(),
+        )
+    } else if all(|v| matches!(v, Val::Bool(_))) {
+        Argument::Bools(
+            items
+                .iter()
+                .filter_map(|v| if let Val::Bool(b) = v { Some(*b) } else { None })
+                .collect(),
+        )
+    } else if all(|v| matches!(v, Val::Activation { .. } | Val::Stored { .. })) {
+        Argument::Tensors(
+            items
+                .iter()
+                .filter_map(|v| match v {
+                    Val::Activation { name, .. } | Val::Stored { name, .. } => Some(name.clone()),
+                    _ => None,
+                })
+                .collect(),
+        )
+    } else {
+        let kinds: Vec<&str> = items.iter().map(Val::kind).collect();
+        return Err(format!("a list of mixed kinds ({})", kinds.join(", ")));
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ints(v: &[i64]) -> Vec<Val> {
+        v.iter().map(|&i| Val::Int(i)).collect()
+    }
+
+    #[test]
+    fn traced_batch_sizes_follow_the_batch() {
+        // x.view(2, 512) traced at batch 2 on a [512, 1, 1] input.
+        assert_eq!(
+            batch_following(&[512, 1, 1], &ints(&[2, 512]), Some(2)),
+            Ok(vec![512])
+        );
+        assert_eq!(
+            batch_following(&[512, 1, 1], &ints(&[2, -1]), Some(2)),
+            Ok(vec![512])
+        );
+        assert_eq!(
+            batch_following(&[4, 6, 6], &ints(&[-1, 144]), Some(2)),
+            Ok(vec![144])
+        );
+        assert_eq!(
+            batch_following(&[4, 6, 6], &ints(&[2, 4, 36]), None),
+            Ok(vec![4, 36])
+        );
+        let mut with_batch = vec![Val::Batch];
+        with_batch.extend(ints(&[-1]));
+        assert_eq!(
+            batch_following(&[4, 6, 6], &with_batch, Some(2)),
+            Ok(vec![144])
+        );
+        // Folding the batch into the features, or a batch size not the traced one.
+        let err = batch_following(&[4, 6, 6], &ints(&[1, -1]), Some(2)).unwrap_err();
+        assert!(
+            err.contains("size list [1, -1]") && err.contains("traced at 2"),
+            "{err}"
+        );
+        assert!(batch_following(&[4, 6, 6], &ints(&[-1, 72]), Some(2)).is_err());
+        assert!(batch_following(&[4, 6, 6], &ints(&[2, -1]), None).is_err());
+        assert!(batch_following(&[4, 6, 6], &ints(&[4, 72]), Some(2)).is_err());
+    }
+
+    #[test]
+    fn convolution_becomes_conv2d_or_transposed() {
+        let act = Val::Activation {
+            name: "x".into(),
+            shape: vec![3, 8, 8],
+        };
+        let base = |transposed: bool, out_pad: i64| {
+            vec![
+                ("input", act.clone()),
+                (
+                    "weight",
+                    Val::Stored {
+                        name: "w".into(),
+                        dims: vec![4, 3, 3, 3],
+                    },
+                ),
+                ("bias", Val::None),
+                ("stride", Val::List(ints(&[1, 1]))),
+                ("padding", Val::List(ints(&[1, 1]))),
+                ("dilation", Val::List(ints(&[1, 1]))),
+                ("transposed", Val::Bool(transposed)),
+                ("output_padding", Val::List(ints(&[out_pad, out_pad]))),
+                ("groups", Val::Int(1)),
+                ("benchmark", Val::Bool(false)),
+            ]
+        };
+        let (overload, kept) = convolution(base(false, 0)).unwrap();
+        assert_eq!(overload, "conv2d.default");
+        let names: Vec<&str> = kept.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            ["input", "weight", "bias", "stride", "padding", "dilation", "groups"]
+        );
+        assert!(convolution(base(false, 1))
+            .unwrap_err()
+            .contains("output padding"));
+        assert_eq!(
+            convolution(base(true, 1)).unwrap().0,
+            "conv_transpose2d.input"
+        );
+    }
+
+    #[test]
+    fn lists_become_typed_arguments() {
+        assert_eq!(list(&[]), Ok(Argument::Ints(vec![])));
+        assert_eq!(
+            list(&[Val::Float(2.0), Val::Int(2)]),
+            Ok(Argument::Floats(vec![2.0, 2.0]))
+        );
+        assert_eq!(
+            list(&[Val::Batch, Val::Int(4)]),
+            Ok(Argument::SymInts(vec![
+                SymInt::Expr(BATCH.into()),
+                SymInt::Int(4)
+            ]))
+        );
+        assert!(list(&[Val::Int(1), Val::Str("a".into())])
+            .unwrap_err()
+            .contains("mixed"));
+        assert!(argument(&Val::Batch).is_err());
+    }
+}

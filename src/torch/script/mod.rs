@@ -1,0 +1,61 @@
+//! TorchScript archives made by `torch.jit.trace` + `torch.jit.save`, read as programs.
+//!
+//! Data flows one way: [`archive`] opens the zip (the module objects in `data.pkl`, the
+//! example input's shape in `traced_inputs.pkl`, scalar constants in `constants.pkl`) and
+//! parses code records on demand ([`token`] → [`parse`]); [`inline`] runs the top module's
+//! `forward` through every submodule call into one flat list of `torch.*` calls, each with
+//! its source location; [`convert`] turns that list into the aten program form of
+//! [`crate::torch::pt2::schema`] (argument names from the aten schemas in [`ops`], shapes
+//! propagated, traced batch sizes rewritten to follow the batch), so that one lowering
+//! (`crate::onnx::program`) serves `.pt2` and TorchScript alike.
+//!
+//! Nothing is executed: code is parsed as data, and only straight-line traced code is
+//! accepted (scripted control flow is an error naming the file and line).
+
+pub mod archive;
+pub mod convert;
+pub mod inline;
+mod ops;
+pub mod parse;
+mod shape;
+pub mod token;
+
+pub use archive::{is_torchscript, ScriptArchive};
+pub use convert::{convert, Converted};
+
+/// Why a TorchScript archive could not be read as a program. Each message says where.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    /// A problem at a line of a code record (`code/__torch__/…py`).
+    #[error("`{file}` line {line}: {what}")]
+    At {
+        file: String,
+        line: usize,
+        what: String,
+    },
+    /// A problem with the archive as a whole (its records or module objects).
+    #[error("{what}")]
+    Archive { what: String },
+    #[error(transparent)]
+    Torch(#[from] super::TorchError),
+    #[error(transparent)]
+    Zip(#[from] super::zip_read::ZipError),
+    #[error(transparent)]
+    Pickle(#[from] crate::pickle::PickleError),
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl ScriptError {
+    pub fn at(file: &str, line: usize, what: impl Into<String>) -> ScriptError {
+        ScriptError::At {
+            file: file.to_owned(),
+            line,
+            what: what.into(),
+        }
+    }
+
+    pub fn archive(what: impl Into<String>) -> ScriptError {
+        ScriptError::Archive { what: what.into() }
+    }
+}

@@ -1,0 +1,262 @@
+//! The `torch.*` ops that traced code calls and the import understands: each with the aten
+//! overload it is and that overload's argument names (from `native_functions.yaml`), so a
+//! positional TorchScript call becomes a call by schema name, as torch.export writes it.
+
+/// One op: `torch.<name>(positional…, *, keyword…)` is aten `<overload>`.
+pub struct OpSchema {
+    /// The name after `torch.`.
+    pub name: &'static str,
+    /// The aten overload (`relu.default`), as in `torch.ops.aten.<overload>`.
+    pub overload: &'static str,
+    /// Positional argument names in schema order.
+    pub args: &'static [&'static str],
+    /// Keyword-only argument names.
+    pub kwargs: &'static [&'static str],
+}
+
+impl OpSchema {
+    /// The schema as a user reads it: `max_pool2d(self, kernel_size, stride, …)`.
+    pub fn signature(&self) -> String {
+        let mut names: Vec<String> = self.args.iter().map(|a| (*a).to_owned()).collect();
+        if !self.kwargs.is_empty() {
+            names.push("*".into());
+            names.extend(self.kwargs.iter().map(|a| (*a).to_owned()));
+        }
+        format!("torch.{}({})", self.name, names.join(", "))
+    }
+}
+
+const fn op(
+    name: &'static str,
+    overload: &'static str,
+    args: &'static [&'static str],
+    kwargs: &'static [&'static str],
+) -> OpSchema {
+    OpSchema {
+        name,
+        overload,
+        args,
+        kwargs,
+    }
+}
+
+const SELF: &[&str] = &["self"];
+const BINARY: &[&str] = &["self", "other"];
+const ALPHA: &[&str] = &["alpha"];
+const MEMORY_FORMAT: &[&str] = &["memory_format"];
+const NONE: &[&str] = &[];
+
+/// `torch._convolution`'s schema. [`super::convert`] turns it into `conv2d` or
+/// `conv_transpose2d` after checking the arguments those do not have.
+pub const CONVOLUTION: OpSchema = op(
+    "_convolution",
+    "_convolution.default",
+    &[
+        "input",
+        "weight",
+        "bias",
+        "stride",
+        "padding",
+        "dilation",
+        "transposed",
+        "output_padding",
+        "groups",
+        "benchmark",
+        "deterministic",
+        "cudnn_enabled",
+        "allow_tf32",
+    ],
+    NONE,
+);
+
+/// Every op read, besides [`CONVOLUTION`].
+pub const OPS: &[OpSchema] = &[
+    op(
+        "conv2d",
+        "conv2d.default",
+        &[
+            "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+        ],
+        NONE,
+    ),
+    op(
+        "conv_transpose2d",
+        "conv_transpose2d.input",
+        &[
+            "input",
+            "weight",
+            "bias",
+            "stride",
+            "padding",
+            "output_padding",
+            "groups",
+            "dilation",
+        ],
+        NONE,
+    ),
+    op(
+        "batch_norm",
+        "batch_norm.default",
+        &[
+            "input",
+            "weight",
+            "bias",
+            "running_mean",
+            "running_var",
+            "training",
+            "momentum",
+            "eps",
+            "cudnn_enabled",
+        ],
+        NONE,
+    ),
+    op(
+        "linear",
+        "linear.default",
+        &["input", "weight", "bias"],
+        NONE,
+    ),
+    op(
+        "max_pool2d",
+        "max_pool2d.default",
+        &[
+            "self",
+            "kernel_size",
+            "stride",
+            "padding",
+            "dilation",
+            "ceil_mode",
+        ],
+        NONE,
+    ),
+    op(
+        "avg_pool2d",
+        "avg_pool2d.default",
+        &[
+            "self",
+            "kernel_size",
+            "stride",
+            "padding",
+            "ceil_mode",
+            "count_include_pad",
+            "divisor_override",
+        ],
+        NONE,
+    ),
+    op(
+        "adaptive_avg_pool2d",
+        "adaptive_avg_pool2d.default",
+        &["self", "output_size"],
+        NONE,
+    ),
+    op("mean", "mean.dim", &["self", "dim", "keepdim"], &["dtype"]),
+    op("relu", "relu.default", SELF, NONE),
+    op("relu_", "relu_.default", SELF, NONE),
+    op("sigmoid", "sigmoid.default", SELF, NONE),
+    op("sigmoid_", "sigmoid_.default", SELF, NONE),
+    op("tanh", "tanh.default", SELF, NONE),
+    op("tanh_", "tanh_.default", SELF, NONE),
+    op("silu", "silu.default", SELF, NONE),
+    op("silu_", "silu_.default", SELF, NONE),
+    op("hardswish", "hardswish.default", SELF, NONE),
+    op("hardswish_", "hardswish_.default", SELF, NONE),
+    op("hardsigmoid", "hardsigmoid.default", SELF, NONE),
+    op("hardsigmoid_", "hardsigmoid_.default", SELF, NONE),
+    op(
+        "hardtanh",
+        "hardtanh.default",
+        &["self", "min_val", "max_val"],
+        NONE,
+    ),
+    op(
+        "hardtanh_",
+        "hardtanh_.default",
+        &["self", "min_val", "max_val"],
+        NONE,
+    ),
+    op("add", "add.Tensor", BINARY, ALPHA),
+    op("add_", "add_.Tensor", BINARY, ALPHA),
+    op("sub", "sub.Tensor", BINARY, ALPHA),
+    op("mul", "mul.Tensor", BINARY, NONE),
+    op("mul_", "mul_.Tensor", BINARY, NONE),
+    op("div", "div.Tensor", BINARY, NONE),
+    op("cat", "cat.default", &["tensors", "dim"], NONE),
+    op(
+        "flatten",
+        "flatten.using_ints",
+        &["self", "start_dim", "end_dim"],
+        NONE,
+    ),
+    op("view", "view.default", &["self", "size"], NONE),
+    op("reshape", "reshape.default", &["self", "shape"], NONE),
+    op("dropout", "dropout.default", &["input", "p", "train"], NONE),
+    op(
+        "dropout_",
+        "dropout_.default",
+        &["input", "p", "train"],
+        NONE,
+    ),
+    op("contiguous", "contiguous.default", SELF, MEMORY_FORMAT),
+    op("clone", "clone.default", SELF, MEMORY_FORMAT),
+    op("detach", "detach.default", SELF, NONE),
+    op(
+        "slice",
+        "slice.Tensor",
+        &["self", "dim", "start", "end", "step"],
+        NONE,
+    ),
+    op("permute", "permute.default", &["self", "dims"], NONE),
+    op(
+        "transpose",
+        "transpose.int",
+        &["self", "dim0", "dim1"],
+        NONE,
+    ),
+    op(
+        "upsample_nearest2d",
+        "upsample_nearest2d.vec",
+        &["input", "output_size", "scale_factors"],
+        NONE,
+    ),
+    op(
+        "upsample_bilinear2d",
+        "upsample_bilinear2d.vec",
+        &["input", "output_size", "align_corners", "scale_factors"],
+        NONE,
+    ),
+];
+
+/// The schema of `torch.<name>`.
+pub fn lookup(name: &str) -> Option<&'static OpSchema> {
+    if name == CONVOLUTION.name {
+        return Some(&CONVOLUTION);
+    }
+    OPS.iter().find(|op| op.name == name)
+}
+
+/// Every op name read, for the unsupported-op error.
+pub fn names() -> Vec<&'static str> {
+    std::iter::once(CONVOLUTION.name)
+        .chain(OPS.iter().map(|op| op.name))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemas_read_as_torch_writes_them() {
+        assert_eq!(
+            lookup("mean").map(OpSchema::signature).as_deref(),
+            Some("torch.mean(self, dim, keepdim, *, dtype)")
+        );
+        assert_eq!(lookup("_convolution").map(|o| o.args.len()), Some(13));
+        assert!(lookup("grid_sampler").is_none());
+        let mut names = names();
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), count, "an op is listed twice");
+    }
+}

@@ -1,0 +1,522 @@
+//! Shape propagation for the ops in [`super::ops`]: the per-sample shape (without the batch)
+//! of each op's output, computed as torch does from its inputs' shapes and its arguments.
+//! The lowering checks every shape it builds against these, so a disagreement between the
+//! two is an error, never a wrong graph.
+
+use crate::torch::pt2::schema::{Argument, Node};
+
+/// The largest size of one dimension, and of an argument such as a stride or padding: with
+/// every operand below it, the arithmetic here cannot overflow.
+pub const MAX_DIM: u64 = 1 << 31;
+/// The most elements one sample of an activation may have.
+pub const MAX_SAMPLE: u64 = 1 << 40;
+
+/// Checks a per-sample shape against [`MAX_DIM`] and [`MAX_SAMPLE`].
+pub fn check(shape: &[u64]) -> Result<(), String> {
+    let numel = shape.iter().try_fold(1u64, |n, &d| {
+        (d <= MAX_DIM).then(|| n.checked_mul(d)).flatten()
+    });
+    match numel {
+        Some(n) if n <= MAX_SAMPLE => Ok(()),
+        _ => Err(format!(
+            "per-sample shape {shape:?} is larger than this exporter handles (2^31 per dimension, 2^40 elements)"
+        )),
+    }
+}
+
+/// What a tensor argument is, shape-wise.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dims {
+    /// An activation: the batch, then these sizes.
+    PerSample(Vec<u64>),
+    /// A stored tensor (no batch): these sizes.
+    Stored(Vec<u64>),
+}
+
+/// A node's arguments by schema name; absent ones take the schema's default.
+struct Args<'a> {
+    node: &'a Node,
+}
+
+impl<'a> Args<'a> {
+    fn get(&self, name: &str) -> Option<&'a Argument> {
+        self.node
+            .inputs
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| &a.arg)
+    }
+
+    fn int(&self, name: &str, default: i64) -> Result<i64, String> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(Argument::Int(i)) => Ok(*i),
+            Some(other) => Err(format!(
+                "argument `{name}` is {}, expected an int",
+                other.kind()
+            )),
+        }
+    }
+
+    fn optional_int(&self, name: &str) -> Result<Option<i64>, String> {
+        match self.get(name) {
+            None | Some(Argument::None) => Ok(None),
+            Some(Argument::Int(i)) => Ok(Some(*i)),
+            Some(other) => Err(format!(
+                "argument `{name}` is {}, expected an int or None",
+                other.kind()
+            )),
+        }
+    }
+
+    fn bool(&self, name: &str, default: bool) -> Result<bool, String> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(Argument::Bool(b)) => Ok(*b),
+            Some(other) => Err(format!(
+                "argument `{name}` is {}, expected a bool",
+                other.kind()
+            )),
+        }
+    }
+
+    /// A 2-entry size list; one entry is repeated; absent or empty gives `default`.
+    fn pair(&self, name: &str, default: [i64; 2]) -> Result<[u64; 2], String> {
+        let values = match self.get(name) {
+            None | Some(Argument::None) => default.to_vec(),
+            Some(Argument::Ints(v)) if v.is_empty() => default.to_vec(),
+            Some(Argument::Ints(v)) => v.clone(),
+            Some(Argument::Int(i)) => vec![*i],
+            Some(other) => {
+                return Err(format!(
+                    "argument `{name}` is {}, expected ints",
+                    other.kind()
+                ))
+            }
+        };
+        let both = match values.as_slice() {
+            [one] => [*one, *one],
+            [a, b] => [*a, *b],
+            _ => {
+                return Err(format!(
+                    "argument `{name}` has {} entries, expected 2",
+                    values.len()
+                ))
+            }
+        };
+        let check = |v: i64| {
+            u64::try_from(v)
+                .ok()
+                .filter(|&v| v <= MAX_DIM)
+                .ok_or_else(|| format!("argument `{name}` has an entry {v} out of range"))
+        };
+        Ok([check(both[0])?, check(both[1])?])
+    }
+
+    fn ints(&self, name: &str) -> Result<Option<&'a [i64]>, String> {
+        match self.get(name) {
+            None | Some(Argument::None) => Ok(None),
+            Some(Argument::Ints(v)) => Ok(Some(v)),
+            Some(other) => Err(format!(
+                "argument `{name}` is {}, expected ints",
+                other.kind()
+            )),
+        }
+    }
+}
+
+/// A per-sample axis of full-rank axis `dim` (negative counts from the end); the batch,
+/// axis 0, is refused.
+fn axis(dim: i64, per_sample_rank: usize) -> Result<usize, String> {
+    let rank = per_sample_rank as i64 + 1;
+    let a = if dim < 0 { dim + rank } else { dim };
+    match a {
+        0 => Err(format!("it works along dimension {dim}, the batch")),
+        a if (1..rank).contains(&a) => Ok(a as usize - 1),
+        _ => Err(format!("dimension {dim} is out of range for rank {rank}")),
+    }
+}
+
+/// `(size + 2·pad − dilation·(kernel − 1) − 1) / stride + 1`, rounded as torch rounds.
+/// Every operand is at most [`MAX_DIM`], so nothing here overflows.
+fn window(
+    size: u64,
+    kernel: u64,
+    stride: u64,
+    pad: u64,
+    dilation: u64,
+    ceil: bool,
+) -> Result<u64, String> {
+    let span = dilation * kernel.saturating_sub(1) + 1;
+    let padded = size + 2 * pad;
+    if stride == 0 || kernel == 0 || padded < span {
+        return Err(format!(
+            "a window of {kernel} (stride {stride}, padding {pad}) does not fit size {size}"
+        ));
+    }
+    let steps = padded - span;
+    let mut out = if ceil {
+        steps.div_ceil(stride)
+    } else {
+        steps / stride
+    } + 1;
+    if ceil && (out - 1) * stride >= size + pad {
+        out -= 1;
+    }
+    Ok(out)
+}
+
+/// numpy broadcasting, right-aligned; `b` may not have more dimensions than `a`.
+fn broadcast(a: &[u64], b: &[u64]) -> Result<Vec<u64>, String> {
+    if b.len() > a.len() {
+        return Err(format!(
+            "broadcasting {a:?} with {b:?} would reach across the batch"
+        ));
+    }
+    let offset = a.len() - b.len();
+    a.iter()
+        .enumerate()
+        .map(|(i, &x)| match i.checked_sub(offset).map(|j| b[j]) {
+            None => Ok(x),
+            Some(y) if y == x || y == 1 => Ok(x),
+            Some(y) if x == 1 => Ok(y),
+            Some(y) => Err(format!(
+                "sizes {a:?} and {b:?} do not broadcast ({x} vs {y})"
+            )),
+        })
+        .collect()
+}
+
+/// The per-sample shape of `node`'s output (`node.target` without `torch.ops.aten.`).
+/// `dims` gives each tensor value's shape; view/reshape shapes are computed by the caller.
+pub fn infer(
+    node: &Node,
+    op: &str,
+    dims: &dyn Fn(&str) -> Option<Dims>,
+) -> Result<Vec<u64>, String> {
+    let args = Args { node };
+    let tensor = |name: &str| -> Result<Dims, String> {
+        match args.get(name) {
+            Some(Argument::Tensor(t)) => dims(t).ok_or_else(|| format!("`{t}` has no known shape")),
+            Some(other) => Err(format!(
+                "argument `{name}` is {}, expected a tensor",
+                other.kind()
+            )),
+            None => Err(format!("argument `{name}` is missing")),
+        }
+    };
+    let activation = |name: &str| -> Result<Vec<u64>, String> {
+        match tensor(name)? {
+            Dims::PerSample(s) => Ok(s),
+            Dims::Stored(_) => Err(format!("argument `{name}` is a stored tensor, where an activation (with the batch) is expected")),
+        }
+    };
+    let stored = |name: &str| -> Result<Vec<u64>, String> {
+        match tensor(name)? {
+            Dims::Stored(s) => Ok(s),
+            Dims::PerSample(_) => Err(format!(
+                "argument `{name}` is computed, where a parameter is expected"
+            )),
+        }
+    };
+    match op {
+        "conv2d.default" | "conv_transpose2d.input" => {
+            let x = activation("input")?;
+            let w = stored("weight")?;
+            let (&[_, h, wd], &[w0, w1, kh, kw]) = (x.as_slice(), w.as_slice()) else {
+                return Err(format!("convolution of per-sample {x:?} by {w:?}"));
+            };
+            if [w0, w1, kh, kw].iter().any(|&d| d > MAX_DIM) {
+                return Err(format!("convolution weight {w:?} is out of range"));
+            }
+            let stride = args.pair("stride", [1, 1])?;
+            let pad = args.pair("padding", [0, 0])?;
+            let dil = args.pair("dilation", [1, 1])?;
+            let groups = u64::try_from(args.int("groups", 1)?)
+                .ok()
+                .filter(|&g| (1..=MAX_DIM).contains(&g))
+                .ok_or("groups out of range")?;
+            if op == "conv2d.default" {
+                Ok(vec![
+                    w0,
+                    window(h, kh, stride[0], pad[0], dil[0], false)?,
+                    window(wd, kw, stride[1], pad[1], dil[1], false)?,
+                ])
+            } else {
+                let out_pad = args.pair("output_padding", [0, 0])?;
+                let size = |n: u64, k: u64, i: usize| {
+                    ((n.saturating_sub(1)) * stride[i]
+                        + dil[i] * k.saturating_sub(1)
+                        + out_pad[i]
+                        + 1)
+                    .checked_sub(2 * pad[i])
+                    .ok_or_else(|| {
+                        format!("transposed convolution of size {n} gives an empty output")
+                    })
+                };
+                let channels = w1.checked_mul(groups).ok_or("output channels overflow")?;
+                Ok(vec![channels, size(h, kh, 0)?, size(wd, kw, 1)?])
+            }
+        }
+        "batch_norm.default" | "dropout.default" | "dropout_.default" => activation("input"),
+        "linear.default" => {
+            let x = activation("input")?;
+            let w = stored("weight")?;
+            match (x.split_last(), w.first()) {
+                (Some((_, rest)), Some(&out)) => Ok(rest.iter().copied().chain([out]).collect()),
+                _ => Err(format!("linear of per-sample {x:?} by {w:?}")),
+            }
+        }
+        "max_pool2d.default" | "avg_pool2d.default" => {
+            let x = activation("self")?;
+            let &[c, h, w] = x.as_slice() else {
+                return Err(format!("2-D pooling of per-sample {x:?}"));
+            };
+            let kernel = args.pair("kernel_size", [0, 0])?;
+            let stride = args.pair("stride", [kernel[0] as i64, kernel[1] as i64])?;
+            let pad = args.pair("padding", [0, 0])?;
+            let dil = if op == "max_pool2d.default" {
+                args.pair("dilation", [1, 1])?
+            } else {
+                [1, 1]
+            };
+            let ceil = args.bool("ceil_mode", false)?;
+            Ok(vec![
+                c,
+                window(h, kernel[0], stride[0], pad[0], dil[0], ceil)?,
+                window(w, kernel[1], stride[1], pad[1], dil[1], ceil)?,
+            ])
+        }
+        "adaptive_avg_pool2d.default" => {
+            let x = activation("self")?;
+            let out = args.pair("output_size", [0, 0])?;
+            match x.as_slice() {
+                [c, _, _] => Ok(vec![*c, out[0], out[1]]),
+                _ => Err(format!("adaptive pooling of per-sample {x:?}")),
+            }
+        }
+        "mean.dim" => {
+            let x = activation("self")?;
+            let keep = args.bool("keepdim", false)?;
+            let axes: Vec<usize> = match args.ints("dim")? {
+                None | Some([]) => {
+                    return Err("a mean over every dimension reduces the batch".into())
+                }
+                Some(d) => d
+                    .iter()
+                    .map(|&d| axis(d, x.len()))
+                    .collect::<Result<_, _>>()?,
+            };
+            Ok(x.iter()
+                .enumerate()
+                .filter_map(|(i, &d)| match (axes.contains(&i), keep) {
+                    (false, _) => Some(d),
+                    (true, true) => Some(1),
+                    (true, false) => None,
+                })
+                .collect())
+        }
+        "add.Tensor" | "add_.Tensor" | "sub.Tensor" | "mul.Tensor" | "mul_.Tensor"
+        | "div.Tensor" => {
+            let operand = |name: &str| -> Result<Option<Dims>, String> {
+                match args.get(name) {
+                    Some(Argument::Int(_) | Argument::Float(_)) => Ok(None),
+                    _ => tensor(name).map(Some),
+                }
+            };
+            match (operand("self")?, operand("other")?) {
+                (Some(Dims::PerSample(a)), Some(Dims::PerSample(b))) if a.len() == b.len() => {
+                    broadcast(&a, &b)
+                }
+                (Some(Dims::PerSample(a)), Some(Dims::PerSample(b))) => Err(format!(
+                    "element-wise op of per-sample ranks {} and {}",
+                    a.len(),
+                    b.len()
+                )),
+                (Some(Dims::PerSample(a)), Some(Dims::Stored(c)))
+                | (Some(Dims::Stored(c)), Some(Dims::PerSample(a))) => broadcast(&a, &c),
+                (Some(Dims::PerSample(a)), None) | (None, Some(Dims::PerSample(a))) => Ok(a),
+                _ => Err("an element-wise op on constants alone is not exported".into()),
+            }
+        }
+        "cat.default" => {
+            let Some(Argument::Tensors(names)) = args.get("tensors") else {
+                return Err("argument `tensors` is not a list of tensors".into());
+            };
+            let shapes = names
+                .iter()
+                .map(|n| match dims(n) {
+                    Some(Dims::PerSample(s)) => Ok(s),
+                    _ => Err(format!("`{n}` is not an activation")),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let first = shapes.first().ok_or("cat of no tensors")?.clone();
+            let a = axis(args.int("dim", 0)?, first.len())?;
+            let mut out = first.clone();
+            out[a] = 0;
+            for s in &shapes {
+                let same_elsewhere = s.len() == first.len()
+                    && s.iter()
+                        .zip(&first)
+                        .enumerate()
+                        .all(|(i, (x, y))| i == a || x == y);
+                if !same_elsewhere {
+                    return Err(format!(
+                        "cat of per-sample shapes {shapes:?} along axis {}",
+                        a + 1
+                    ));
+                }
+                out[a] += s[a];
+            }
+            Ok(out)
+        }
+        "flatten.using_ints" => {
+            let x = activation("self")?;
+            let start = axis(args.int("start_dim", 0)?, x.len()).map_err(|e| {
+                format!("flattening from {e}, which folds the batch into the features")
+            })?;
+            let end = axis(args.int("end_dim", -1)?, x.len())?;
+            if end < start {
+                return Err(format!("flatten from axis {} to {}", start + 1, end + 1));
+            }
+            let merged: u64 = x[start..=end].iter().product();
+            Ok(x[..start]
+                .iter()
+                .copied()
+                .chain([merged])
+                .chain(x[end + 1..].iter().copied())
+                .collect())
+        }
+        "slice.Tensor" => {
+            let x = activation("self")?;
+            let dim = args.int("dim", 0)?;
+            let start = args.optional_int("start")?.unwrap_or(0);
+            let end = args.optional_int("end")?.unwrap_or(i64::MAX);
+            let step = args.int("step", 1)?;
+            if step < 1 {
+                return Err(format!("slice step {step}"));
+            }
+            match axis(dim, x.len()) {
+                Ok(a) => {
+                    let len = x[a] as i64;
+                    let clamp = |v: i64| if v < 0 { (v + len).max(0) } else { v.min(len) };
+                    let (s, e) = (clamp(start), clamp(end));
+                    let mut out = x.clone();
+                    out[a] = if e > s {
+                        ((e - s - 1) / step + 1) as u64
+                    } else {
+                        0
+                    };
+                    Ok(out)
+                }
+                Err(_) if start == 0 && end == i64::MAX && step == 1 => Ok(x),
+                Err(e) => Err(format!("slicing [{start}:{end}:{step}]: {e}")),
+            }
+        }
+        "permute.default" => {
+            let x = activation("self")?;
+            let order = args.ints("dims")?.ok_or("argument `dims` is missing")?;
+            let axes = order
+                .iter()
+                .skip(1)
+                .map(|&d| axis(d, x.len()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut sorted = axes.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            if order.len() != x.len() + 1 || sorted.len() != x.len() {
+                return Err(format!(
+                    "permutation {order:?} does not keep the batch first or is not one of rank {}",
+                    x.len() + 1
+                ));
+            }
+            Ok(axes.iter().map(|&a| x[a]).collect())
+        }
+        "transpose.int" => {
+            let mut x = activation("self")?;
+            let a = axis(args.int("dim0", 0)?, x.len())?;
+            let b = axis(args.int("dim1", 0)?, x.len())?;
+            x.swap(a, b);
+            Ok(x)
+        }
+        "upsample_nearest2d.vec" | "upsample_bilinear2d.vec" => {
+            let x = activation("input")?;
+            let &[c, h, w] = x.as_slice() else {
+                return Err(format!("2-D upsampling of per-sample {x:?}"));
+            };
+            match (args.get("output_size"), args.get("scale_factors")) {
+                (Some(Argument::Ints(size)), _)
+                    if size.len() == 2 && size.iter().all(|&s| s > 0) =>
+                {
+                    Ok(vec![c, size[0] as u64, size[1] as u64])
+                }
+                (None | Some(Argument::None), Some(Argument::Floats(f)))
+                    if f.len() == 2 && f.iter().all(|&s| s > 0.0) =>
+                {
+                    Ok(vec![c, (h as f64 * f[0]) as u64, (w as f64 * f[1]) as u64])
+                }
+                _ => Err("upsampling needs two output sizes or two positive scale factors".into()),
+            }
+        }
+        _ => {
+            // Element-wise unary ops, hardtanh, contiguous/clone/detach: the input's shape.
+            activation("self")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_round_as_torch() {
+        // resnet stem: 224 → 112 (conv 7/2/3) → 56 (pool 3/2/1).
+        assert_eq!(window(224, 7, 2, 3, 1, false), Ok(112));
+        assert_eq!(window(112, 3, 2, 1, 1, false), Ok(56));
+        // ceil_mode: 5 with kernel 2 stride 2 → 3; the last window must start inside.
+        assert_eq!(window(5, 2, 2, 0, 1, true), Ok(3));
+        assert_eq!(window(4, 2, 2, 0, 1, true), Ok(2));
+        assert!(window(2, 5, 1, 0, 1, false).is_err());
+    }
+
+    fn node(inputs: &str) -> Node {
+        serde_json::from_str(&format!(
+            r#"{{"target": "t", "outputs": [], "inputs": [{inputs}]}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn slices_and_permutations() {
+        let dims = |n: &str| (n == "x").then(|| Dims::PerSample(vec![5, 4, 6]));
+        let x = r#"{"name": "self", "arg": {"as_tensor": {"name": "x"}}}"#;
+        let slice = |rest: &str| infer(&node(&format!("{x}, {rest}")), "slice.Tensor", &dims);
+        let every_other = r#"{"name": "dim", "arg": {"as_int": 1}}, {"name": "start", "arg": {"as_int": 1}}, {"name": "step", "arg": {"as_int": 2}}"#;
+        // x[:, 1::2] of 5 → indices 1 and 3.
+        assert_eq!(slice(every_other), Ok(vec![2, 4, 6]));
+        let huge_step = r#"{"name": "dim", "arg": {"as_int": -1}}, {"name": "step", "arg": {"as_int": 9223372036854775807}}"#;
+        assert_eq!(slice(huge_step), Ok(vec![5, 4, 1]));
+        let batch_part =
+            r#"{"name": "dim", "arg": {"as_int": 0}}, {"name": "end", "arg": {"as_int": 1}}"#;
+        assert!(slice(batch_part).unwrap_err().contains("the batch"));
+        let permute = |order: &str| {
+            let dims_arg = format!(r#"{{"name": "dims", "arg": {{"as_ints": {order}}}}}"#);
+            infer(&node(&format!("{x}, {dims_arg}")), "permute.default", &dims)
+        };
+        assert_eq!(permute("[0, 2, 3, 1]"), Ok(vec![4, 6, 5]));
+        assert!(permute("[1, 0, 2, 3]").unwrap_err().contains("the batch"));
+        assert!(permute("[0, 1, 1, 2]").is_err());
+    }
+
+    #[test]
+    fn broadcasting_stays_per_sample() {
+        assert_eq!(broadcast(&[4, 8, 8], &[4, 1, 1]), Ok(vec![4, 8, 8]));
+        assert_eq!(broadcast(&[1, 8, 8], &[4, 8, 8]), Ok(vec![4, 8, 8]));
+        assert!(broadcast(&[8], &[2, 8])
+            .unwrap_err()
+            .contains("across the batch"));
+        assert!(axis(0, 3).unwrap_err().contains("the batch"));
+        assert_eq!(axis(-1, 3), Ok(2));
+    }
+}

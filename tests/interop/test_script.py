@@ -1,0 +1,126 @@
+"""`ckpt to-onnx` on TorchScript archives (`torch.jit.trace` + `torch.jit.save`) against
+torch eager: torchvision resnet18 and mobilenet_v2 (random init, BatchNorm statistics
+randomised or calibrated so folding is exercised) and a small UNet (transposed conv,
+nearest and bilinear upsampling, skip concatenation, sigmoid). Each is traced at batch 2;
+the export must pass `onnx.checker.check_model(full_check=True)` and match torch eager in
+onnxruntime at batch 1, 3 and 8 from one file, within max |diff| <= 1e-4 * max(1, max |ref|).
+"""
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import torch
+import torchvision
+
+from _util import FIXTURES, ok, run_ckpt
+
+sys.path.insert(0, str(FIXTURES / "script"))
+from models import NarrowCnn, TinyUNet, randomise_bn  # noqa: E402  (fixtures/script/models.py)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "models"))
+import tokens  # noqa: E402  (the `.pt2` test's models, traced here instead of exported)
+import unet  # noqa: E402
+import view_head  # noqa: E402
+
+BATCHES = (1, 3, 8)
+TRACE_BATCH = 2
+
+
+def calibrate_bn(model, chw, gen):
+    """One train-mode pass on random images: random-init MobileNets otherwise give an
+    input-independent output, which would make parity vacuous."""
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.reset_running_stats()
+            m.momentum = None
+    model.train()
+    model(torch.randn(8, *chw, generator=gen))
+    model.eval()
+
+
+def build(name, gen):
+    if name == "resnet18":
+        model = torchvision.models.resnet18(weights=None)
+        randomise_bn(model, gen)
+        with torch.no_grad():
+            for n, m in model.named_modules():
+                if n.startswith("layer") and n.endswith(".bn2"):
+                    m.weight.mul_(0.2)
+        return model.eval(), (3, 224, 224)
+    if name == "mobilenet_v2":
+        model = torchvision.models.mobilenet_v2(weights=None)
+        with torch.no_grad():
+            calibrate_bn(model, (3, 224, 224), gen)
+            head = model.classifier[1]
+            std = model(torch.randn(4, 3, 224, 224, generator=gen)).std()
+            head.weight.div_(std)
+            head.bias.div_(std)
+        return model.eval(), (3, 224, 224)
+    if name in SHARED:
+        module = SHARED[name]
+        return module.build(seed=3), module.CHW
+    model = {"unet": TinyUNet, "narrow_cnn": NarrowCnn}[name]()
+    randomise_bn(model, gen)
+    return model.eval(), (3, 32, 32)
+
+
+# The models of `test_pt2.py`, so that both fronts are checked on the same graphs.
+SHARED = {"pt2_unet": unet, "view_head": view_head, "tokens": tokens}
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "unet", "narrow_cnn", *SHARED])
+def test_traced_model_matches_torch(name, tmp_path):
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(1)
+    model, chw = build(name, gen)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        traced = torch.jit.trace(model, torch.randn(TRACE_BATCH, *chw, generator=gen))
+    archive = tmp_path / f"{name}.pt"
+    torch.jit.save(traced, str(archive))
+    out = tmp_path / f"{name}.onnx"
+    proc = ok(run_ckpt("to-onnx", archive, "-o", out))
+    assert f"traced at batch {TRACE_BATCH}, exported with a dynamic batch" in proc.stderr
+    shape = ",".join(map(str, chw))
+    assert proc.stdout.strip() == (
+        f"atc --model={out} --framework=5 --output={tmp_path / name} --input_format=NCHW "
+        f"--input_shape=\"input:-1,{shape}\" --dynamic_batch_size=\"1,2,4,8\" "
+        f"--soc_version=Ascend310P3")
+
+    proto = onnx.load(str(out))
+    onnx.checker.check_model(proto, full_check=True)
+    assert [(o.domain, o.version) for o in proto.opset_import] == [("", 11)]
+    ops = [n.op_type for n in proto.graph.node]
+    assert not set(ops) & {"Identity", "Shape", "Gather", "Unsqueeze", "BatchNormalization"}
+    assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    for b in BATCHES:
+        x = torch.randn(b, *chw, generator=gen)
+        with torch.no_grad():
+            ref = model(x).numpy()
+        (got,) = session.run(None, {"input": x.numpy()})
+        assert got.shape == ref.shape
+        diff = float(np.abs(got - ref).max())
+        tol = 1e-4 * max(1.0, float(np.abs(ref).max()))
+        print(f"{name} batch {b}: max |diff| {diff:.3e} (tolerance {tol:.3e}, max |ref| {np.abs(ref).max():.3e})")
+        assert diff <= tol, f"batch {b}: max |diff| {diff:.3e} > {tol:.3e}"
+
+
+def test_scripted_model_is_refused_with_its_line(tmp_path):
+    class Gate(torch.nn.Module):
+        def forward(self, x):
+            if bool(x.sum() > 0):
+                return x * 2
+            return x
+
+    archive = tmp_path / "scripted.pt"
+    torch.jit.save(torch.jit.script(Gate()), str(archive))
+    proc = run_ckpt("to-onnx", archive, "-o", tmp_path / "x.onnx", "--input-shape", "3,4,4")
+    assert proc.returncode == 1
+    assert "`code/__torch__" in proc.stderr and "scripted control flow is not supported" in proc.stderr
+    assert not (tmp_path / "x.onnx").exists()

@@ -1,0 +1,313 @@
+//! `to-onnx` on TorchScript archives: the traced fixtures in `fixtures/script` (written by
+//! `fixtures/script/generate.py` with torch 2.13, traced at batch 2) are exported and run in
+//! tract at batch 1 and 3 from one file, against torch eager's outputs. Tolerance: max
+//! |diff| ≤ 1e-4·max(1, max|ref|). The refused fixtures must fail saying where.
+
+use std::path::{Path, PathBuf};
+
+use ckpt::onnx::program::ProgramOptions;
+use ckpt::onnx::proto::{tensor_shape_proto::dimension::Value as Dim, type_proto, ModelProto};
+use ckpt::onnx::script::{export_script, ScriptReport};
+use ckpt::onnx::OnnxError;
+use prost::Message;
+use tract_onnx::prelude::*;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/script")
+}
+
+struct Case {
+    name: String,
+    input: [u64; 3],
+    seed: u64,
+    batches: Vec<u64>,
+}
+
+fn cases() -> Vec<Case> {
+    let text = std::fs::read_to_string(fixtures().join("manifest.json")).unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let ints = |v: &serde_json::Value| -> Vec<u64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect()
+    };
+    manifest
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, m)| Case {
+            name: name.clone(),
+            input: ints(&m["input"]).try_into().unwrap(),
+            seed: m["seed"].as_u64().unwrap(),
+            batches: ints(&m["batches"]),
+        })
+        .collect()
+}
+
+/// `models.probe_input`: ((i·7919 + seed·31) mod 2001 − 1000) / 1000 in f32.
+fn probe_input(batch: u64, chw: [u64; 3], seed: u64) -> Vec<f32> {
+    let n = batch * chw.iter().product::<u64>();
+    (0..n)
+        .map(|i| ((i * 7919 + seed * 31) % 2001) as i64 - 1000)
+        .map(|v| v as f32 / 1000.0)
+        .collect()
+}
+
+fn reference(case: &Case, batch: u64) -> Vec<f32> {
+    let bytes = std::fs::read(fixtures().join(format!("{}.out.b{batch}.f32", case.name))).unwrap();
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+fn export(
+    name: &str,
+    input: Option<&[u64]>,
+    options: &ProgramOptions,
+    out: &Path,
+) -> Result<ScriptReport, OnnxError> {
+    export_script(&fixtures().join(format!("{name}.pt")), input, options, out)
+}
+
+fn assert_parity(model: &Path, case: &Case, label: &str) {
+    let runnable = tract_onnx::onnx()
+        .model_for_path(model)
+        .unwrap()
+        .into_optimized()
+        .unwrap()
+        .into_runnable()
+        .unwrap();
+    let [c, h, w] = case.input.map(|d| d as usize);
+    for &b in &case.batches {
+        let x = Tensor::from_shape(
+            &[b as usize, c, h, w],
+            &probe_input(b, case.input, case.seed),
+        )
+        .unwrap();
+        let out = runnable.run(tvec!(x.into())).unwrap();
+        let got: Vec<f32> = out[0]
+            .to_plain_array_view::<f32>()
+            .unwrap()
+            .iter()
+            .copied()
+            .collect();
+        let want = reference(case, b);
+        assert_eq!(
+            got.len(),
+            want.len(),
+            "{} batch {b}: output size",
+            case.name
+        );
+        let diff = got
+            .iter()
+            .zip(&want)
+            .map(|(g, r)| (g - r).abs())
+            .fold(0.0f32, f32::max);
+        let tol = 1e-4 * want.iter().map(|r| r.abs()).fold(1.0f32, f32::max);
+        eprintln!(
+            "{label} {} batch {b}: max |diff| {diff:.3e} (tolerance {tol:.3e})",
+            case.name
+        );
+        assert!(
+            diff <= tol,
+            "{label} {} batch {b}: max |diff| {diff} > {tol}",
+            case.name
+        );
+    }
+}
+
+fn ops(path: &Path) -> Vec<String> {
+    let model = ModelProto::decode(std::fs::read(path).unwrap().as_slice()).unwrap();
+    model
+        .graph
+        .unwrap()
+        .node
+        .iter()
+        .filter_map(|n| n.op_type.clone())
+        .collect()
+}
+
+#[test]
+fn traced_fixtures_match_torch_in_tract() {
+    let dir = tempfile::tempdir().unwrap();
+    for case in cases() {
+        for fold_bn in [true, false] {
+            let out = dir.path().join(format!("{}.{fold_bn}.onnx", case.name));
+            let options = ProgramOptions {
+                fold_bn,
+                ..ProgramOptions::default()
+            };
+            let report = export(&case.name, None, &options, &out).unwrap();
+            assert_eq!(report.traced_batch, Some(2), "{}", case.name);
+            assert_eq!(report.program.input_shape, case.input);
+            assert_eq!(
+                ops(&out).contains(&"BatchNormalization".to_string()),
+                !fold_bn
+            );
+            assert_parity(&out, &case, if fold_bn { "folded" } else { "unfolded" });
+        }
+    }
+}
+
+#[test]
+fn the_unet_is_atc_shaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("unet.onnx");
+    // The traced shape, given explicitly, is accepted.
+    export(
+        "tiny_unet",
+        Some(&[3, 16, 16]),
+        &ProgramOptions::default(),
+        &out,
+    )
+    .unwrap();
+    let model = ModelProto::decode(std::fs::read(&out).unwrap().as_slice()).unwrap();
+    assert_eq!(model.ir_version, Some(6));
+    assert_eq!(model.opset_import.len(), 1);
+    assert_eq!(model.opset_import[0].version, Some(11));
+    let graph = model.graph.unwrap();
+    for info in graph.input.iter().chain(&graph.output) {
+        let Some(type_proto::Value::TensorType(t)) =
+            info.r#type.as_ref().and_then(|t| t.value.as_ref())
+        else {
+            panic!("no tensor type")
+        };
+        let dims = &t.shape.as_ref().unwrap().dim;
+        assert_eq!(dims[0].value, Some(Dim::DimParam("batch".into())));
+        assert!(dims[1..]
+            .iter()
+            .all(|d| matches!(d.value, Some(Dim::DimValue(v)) if v > 0)));
+    }
+    let ops: Vec<&str> = graph
+        .node
+        .iter()
+        .filter_map(|n| n.op_type.as_deref())
+        .collect();
+    assert_eq!(ops.iter().filter(|o| **o == "Resize").count(), 3);
+    assert!(ops.contains(&"ConvTranspose") && ops.contains(&"Sigmoid"));
+    for banned in [
+        "Shape",
+        "Gather",
+        "Unsqueeze",
+        "Identity",
+        "BatchNormalization",
+    ] {
+        assert!(!ops.contains(&banned), "{banned} in {ops:?}");
+    }
+    let names: Vec<&str> = graph
+        .initializer
+        .iter()
+        .filter_map(|t| t.name.as_deref())
+        .collect();
+    assert!(
+        names.contains(&"head.weight") && names.contains(&"up.weight"),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn refusals_say_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.onnx");
+    let options = ProgramOptions::default();
+    let err = export("narrow_cnn", Some(&[3, 32, 32]), &options, &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("differs from the traced input's per-sample shape [3, 16, 16]"),
+        "{err}"
+    );
+
+    let err = export("unsupported_gelu", None, &options, &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("`code/__torch__/torch/nn/modules/activation.py` line 8: in module `act` (torch.nn.modules.activation.GELU): `torch.gelu` is not supported"),
+        "{err}"
+    );
+    assert!(
+        err.contains("called from `code/__torch__/models.py` line 12"),
+        "{err}"
+    );
+
+    let err = export("folds_batch", None, &options, &out)
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("`code/__torch__/models.py` line 10: size list [-1] does not keep the batch (traced at 2)"), "{err}");
+    assert!(err.contains("call: torch.reshape(value, list)"), "{err}");
+
+    let scripted = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/ts_scripted.pt");
+    let err = export_script(&scripted, None, &options, &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(
+            "`code/__torch__.py` line 15: `if`: scripted control flow is not supported"
+        ),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn hostile_code_fails_fast() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.onnx");
+    // `forward` calls itself: refused at the nesting bound, not by a stack overflow.
+    let start = std::time::Instant::now();
+    let err = export("hostile_recursion", None, &ProgramOptions::default(), &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("`code/__torch__/models.py` line 10: ") && err.contains("nest deeper than"),
+        "{err}"
+    );
+    assert!(start.elapsed().as_secs() < 5, "took {:?}", start.elapsed());
+}
+
+#[test]
+fn without_traced_inputs_the_shape_must_be_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bare.onnx");
+    let options = ProgramOptions::default();
+    let err = export("tiny_unet_no_inputs", None, &options, &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("no `traced_inputs.pkl`") && err.contains("pass --input-shape C,H,W"),
+        "{err}"
+    );
+    let report = export("tiny_unet_no_inputs", Some(&[3, 16, 16]), &options, &out).unwrap();
+    assert_eq!(report.traced_batch, None);
+    let case = cases().into_iter().find(|c| c.name == "tiny_unet").unwrap();
+    assert_parity(&out, &case, "no traced inputs");
+}
+
+#[test]
+fn other_opsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = cases()
+        .into_iter()
+        .find(|c| c.name == "narrow_cnn")
+        .unwrap();
+    for version in [9, 13] {
+        let out = dir.path().join(format!("cnn{version}.onnx"));
+        let options = ProgramOptions {
+            opset: ckpt::onnx::Opset::new(version).unwrap(),
+            ..ProgramOptions::default()
+        };
+        export("narrow_cnn", None, &options, &out).unwrap();
+        assert_parity(&out, &case, &format!("opset {version}"));
+    }
+    let options = ProgramOptions {
+        opset: ckpt::onnx::Opset::new(9).unwrap(),
+        ..ProgramOptions::default()
+    };
+    let err = export("tiny_unet", None, &options, &dir.path().join("u.onnx"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("needs Resize from opset 11"), "{err}");
+}
