@@ -221,11 +221,11 @@ fn refusals_say_where() {
         "{err}"
     );
 
-    let err = export("unsupported_gelu", None, &options, &out)
+    let err = export("unsupported_elu", None, &options, &out)
         .unwrap_err()
         .to_string();
     assert!(
-        err.starts_with("`code/__torch__/torch/nn/modules/activation.py` line 8: in module `act` (torch.nn.modules.activation.GELU): `torch.gelu` is not supported"),
+        err.starts_with("`code/__torch__/torch/nn/modules/activation.py` line 8: in module `act` (torch.nn.modules.activation.ELU): `torch.elu` is not supported"),
         "{err}"
     );
     assert!(

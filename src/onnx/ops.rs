@@ -409,6 +409,48 @@ impl GraphBuilder {
         self.unary("Softmax", scope, x, vec![("axis", Attr::Int(-1))])
     }
 
+    /// Exact GELU, `x · ½ · (1 + erf(x / √2))`, as torch's exporter writes it (ATC has no
+    /// Gelu op at opsets 9–13).
+    pub fn gelu(&mut self, scope: &str, x: &Value) -> Result<Value, OnnxError> {
+        let root2 = self.constant_scalar(&format!("{scope}.sqrt2"), std::f32::consts::SQRT_2);
+        let one = self.constant_scalar(&format!("{scope}.one"), 1.0);
+        let half = self.constant_scalar(&format!("{scope}.half"), 0.5);
+        let y = self.div_constant(scope, x, &root2)?;
+        let y = self.erf(scope, &y);
+        let y = self.add_constant(scope, &y, &one)?;
+        let y = self.mul(scope, x, &y)?;
+        self.mul_constant(scope, &y, &half)
+    }
+
+    /// LayerNorm over per-sample `axis` (an opset-17 op), decomposed as torch's opset-11
+    /// exporter does: ReduceMean → Sub → Mul → ReduceMean → Add ε → Sqrt → Div, then
+    /// Mul γ and Add β when given (shaped to broadcast along `axis`).
+    pub fn layer_norm(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        axis: usize,
+        affine: [Option<&Weight>; 2],
+        eps: f32,
+    ) -> Result<Value, OnnxError> {
+        let mean = self.reduce_mean(scope, x, axis)?;
+        let centred = self.sub(scope, x, &mean)?;
+        let squared = self.mul(scope, &centred, &centred)?;
+        let variance = self.reduce_mean(scope, &squared, axis)?;
+        let eps = self.constant_scalar(&format!("{scope}.eps"), eps);
+        let variance = self.add_constant(scope, &variance, &eps)?;
+        let deviation = self.sqrt(scope, &variance);
+        let mut y = self.div(scope, &centred, &deviation)?;
+        let [gamma, beta] = affine;
+        if let Some(gamma) = gamma {
+            y = self.mul_constant(scope, &y, gamma)?;
+        }
+        if let Some(beta) = beta {
+            y = self.add_constant(scope, &y, beta)?;
+        }
+        Ok(y)
+    }
+
     /// `Erf`.
     pub fn erf(&mut self, scope: &str, x: &Value) -> Value {
         self.unary("Erf", scope, x, vec![])

@@ -20,6 +20,7 @@ from _util import ok, run_ckpt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "models"))
 import common  # noqa: E402
+import mixer  # noqa: E402
 import tokens  # noqa: E402
 import torchvision_classifiers  # noqa: E402
 import unet  # noqa: E402
@@ -44,6 +45,9 @@ CASES = [
     ("view_head", lambda: view_head.build(seed=9), view_head.CHW, True),
     ("tokens", lambda: tokens.build(seed=10), tokens.CHW, True),
     ("tokens-static", lambda: tokens.build(seed=11), tokens.CHW, False),
+    # LayerNorm, exact GELU, softmax over the tokens (not the last axis) and over the classes.
+    ("mixer", lambda: mixer.build(seed=12), mixer.CHW, True),
+    ("mixer-static", lambda: mixer.build(seed=13), mixer.CHW, False),
 ]
 
 

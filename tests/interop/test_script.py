@@ -22,7 +22,8 @@ sys.path.insert(0, str(FIXTURES / "script"))
 from models import NarrowCnn, TinyUNet, randomise_bn  # noqa: E402  (fixtures/script/models.py)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "models"))
-import tokens  # noqa: E402  (the `.pt2` test's models, traced here instead of exported)
+import mixer  # noqa: E402  (the `.pt2` test's models, traced here instead of exported)
+import tokens  # noqa: E402
 import unet  # noqa: E402
 import view_head  # noqa: E402
 
@@ -69,7 +70,7 @@ def build(name, gen):
 
 
 # The models of `test_pt2.py`, so that both fronts are checked on the same graphs.
-SHARED = {"pt2_unet": unet, "view_head": view_head, "tokens": tokens}
+SHARED = {"pt2_unet": unet, "view_head": view_head, "tokens": tokens, "mixer": mixer}
 
 
 @pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "unet", "narrow_cnn", *SHARED])

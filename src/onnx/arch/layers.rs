@@ -51,35 +51,18 @@ impl Context<'_> {
             .ok_or_else(|| OnnxError::Shape {
                 what: format!("{prefix}: LayerNorm axis {axis} of {:?}", x.shape()),
             })?;
-        let g = &mut self.graph;
-        let mean = g.reduce_mean(prefix, x, axis)?;
-        let centred = g.sub(prefix, x, &mean)?;
-        let squared = g.mul(prefix, &centred, &centred)?;
-        let variance = g.reduce_mean(prefix, &squared, axis)?;
-        let eps = g.constant_scalar(&format!("{prefix}.eps"), eps);
-        let variance = g.add_constant(prefix, &variance, &eps)?;
-        let deviation = g.sqrt(prefix, &variance);
-        let normed = g.div(prefix, &centred, &deviation)?;
         // γ and β broadcast along `axis`: `[C]` followed by one 1 per later axis.
         let mut dims = vec![width];
         dims.resize(x.shape().len() - axis, 1);
         let gamma = self.weight_as(&format!("{prefix}.weight"), dims.clone())?;
         let beta = self.weight_as(&format!("{prefix}.bias"), dims)?;
-        let scaled = self.graph.mul_constant(prefix, &normed, &gamma)?;
-        self.graph.add_constant(prefix, &scaled, &beta)
+        self.graph
+            .layer_norm(prefix, x, axis, [Some(&gamma), Some(&beta)], eps)
     }
 
     /// Exact `nn.GELU()`: `x · ½ · (1 + erf(x / √2))`, as torch's exporter writes it.
     pub fn gelu(&mut self, scope: &str, x: &Value) -> Result<Value, OnnxError> {
-        let g = &mut self.graph;
-        let root2 = g.constant_scalar(&format!("{scope}.sqrt2"), std::f32::consts::SQRT_2);
-        let one = g.constant_scalar(&format!("{scope}.one"), 1.0);
-        let half = g.constant_scalar(&format!("{scope}.half"), 0.5);
-        let y = g.div_constant(scope, x, &root2)?;
-        let y = g.erf(scope, &y);
-        let y = g.add_constant(scope, &y, &one)?;
-        let y = g.mul(scope, x, &y)?;
-        g.mul_constant(scope, &y, &half)
+        self.graph.gelu(scope, x)
     }
 
     /// `nn.Linear` at `linear` over the last axis of `x` (`[…, K]` → `[…, N]`): MatMul by

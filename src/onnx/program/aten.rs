@@ -142,6 +142,9 @@ impl<'p> Lowering<'p, '_> {
             "avg_pool2d.default" => self.avg_pool(node, &args, &scope),
             "adaptive_avg_pool2d.default" => self.adaptive_avg_pool(node, &args, &scope),
             "mean.dim" => self.mean(node, &args, &scope),
+            "softmax.int" | "_softmax.default" => self.softmax(node, &args, &scope),
+            "gelu.default" => self.gelu(node, &args, &scope),
+            "layer_norm.default" => self.layer_norm(node, &args, &scope),
             "relu.default" | "relu_.default" => self.unary(node, &args, |g, x| g.relu(&scope, x)),
             "sigmoid.default" | "sigmoid_.default" => {
                 self.unary(node, &args, |g, x| g.sigmoid(&scope, x))
@@ -638,6 +641,90 @@ impl<'p> Lowering<'p, '_> {
         } else {
             emit::reduce_mean(&mut self.g, scope, &x, &axes, keep)?
         };
+        self.bind(node, 0, y)
+    }
+
+    /// `softmax` over `dim`: ONNX Softmax over the last axis (exact at every opset), with
+    /// `dim` swapped to the last axis and back when it is another one.
+    fn softmax(&mut self, node: &Node, args: &Args<'_>, scope: &str) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "dim", "dtype", "half_to_float"])?;
+        let converts = !matches!(args.get("dtype"), None | Some(Argument::None))
+            || args.bool_or("half_to_float", false).or_shape()?;
+        if converts {
+            return Err(arg_error(
+                "softmax with a dtype change is not exported".into(),
+            ));
+        }
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let axis = per_sample_axis(args.int_or("dim", -1).or_shape()?, x.shape().len() + 1)?;
+        let last = x.shape().len() - 1;
+        let y = if axis == last {
+            self.g.softmax(scope, &x)
+        } else {
+            let mut perm: Vec<usize> = (0..=last).collect();
+            perm.swap(axis, last);
+            let moved = self.g.transpose(scope, &x, &perm)?;
+            let y = self.g.softmax(scope, &moved);
+            self.g.transpose(scope, &y, &perm)?
+        };
+        self.bind(node, 0, y)
+    }
+
+    /// Exact `gelu` (`approximate='none'`); the tanh approximation is refused.
+    fn gelu(&mut self, node: &Node, args: &Args<'_>, scope: &str) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "approximate"])?;
+        match args.get("approximate") {
+            None => {}
+            Some(Argument::String(mode)) if mode == "none" => {}
+            Some(other) => {
+                return Err(arg_error(format!(
+                    "gelu with approximate={other:?} is not exported (only the exact form)"
+                )))
+            }
+        }
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let y = self.g.gelu(scope, &x)?;
+        self.bind(node, 0, y)
+    }
+
+    /// `layer_norm` over the last axis (a one-element `normalized_shape`), decomposed.
+    fn layer_norm(&mut self, node: &Node, args: &Args<'_>, scope: &str) -> Result<(), OnnxError> {
+        reject_extra(
+            args,
+            &[
+                "input",
+                "normalized_shape",
+                "weight",
+                "bias",
+                "eps",
+                "cudnn_enable",
+            ],
+        )?;
+        let x = self.activation(args.tensor("input").or_shape()?)?;
+        let Some(&width) = x.shape().last() else {
+            return Err(arg_error(
+                "layer_norm of a tensor with only a batch axis".into(),
+            ));
+        };
+        let normalized = args.ints_or("normalized_shape", 1, &[]).or_shape()?;
+        if normalized != [width as i64] {
+            return Err(arg_error(format!(
+                "layer_norm over {normalized:?} of per-sample {:?}: only the last axis is exported",
+                x.shape()
+            )));
+        }
+        let mut affine = [None, None];
+        for (slot, name) in affine.iter_mut().zip(["weight", "bias"]) {
+            if let Some(t) = args.optional_tensor(name).or_shape()? {
+                *slot = Some(self.weight(&self.stored(t)?)?);
+            }
+        }
+        let eps = args.float_or("eps", 1e-5).or_shape()? as f32;
+        let axis = x.shape().len() - 1;
+        let [gamma, beta] = &affine;
+        let y = self
+            .g
+            .layer_norm(scope, &x, axis, [gamma.as_ref(), beta.as_ref()], eps)?;
         self.bind(node, 0, y)
     }
 

@@ -258,7 +258,9 @@ pub fn infer(
                 Ok(vec![channels, size(h, kh, 0)?, size(wd, kw, 1)?])
             }
         }
-        "batch_norm.default" | "dropout.default" | "dropout_.default" => activation("input"),
+        "batch_norm.default" | "layer_norm.default" | "dropout.default" | "dropout_.default" => {
+            activation("input")
+        }
         "linear.default" => {
             let x = activation("input")?;
             let w = stored("weight")?;
