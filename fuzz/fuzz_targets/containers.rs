@@ -1,23 +1,16 @@
 //! `torch::open` (zip, legacy stream, tar) and the inspect report on arbitrary file bytes.
 #![no_main]
 
-use std::io::Write;
+#[path = "scratch.rs"]
+mod scratch;
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let dir = if std::path::Path::new("/dev/shm").is_dir() {
-        "/dev/shm"
-    } else {
-        "/tmp"
-    };
-    let Ok(mut file) = tempfile::NamedTempFile::new_in(dir) else {
+    let Some((_dir, input)) = scratch::input_file(data, "in") else {
         return;
     };
-    if file.write_all(data).is_err() {
-        return;
-    }
-    if let Ok(ckpt) = ckpt::torch::open(file.path()) {
+    if let Ok(ckpt) = ckpt::torch::open(&input) {
         let _ = ckpt::report::inspect(&ckpt);
     }
 });

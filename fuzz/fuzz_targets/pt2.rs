@@ -4,7 +4,8 @@
 //! mutations land in the JSON program and the configs).
 #![no_main]
 
-use std::io::Write;
+#[path = "scratch.rs"]
+mod scratch;
 
 use libfuzzer_sys::fuzz_target;
 
@@ -12,25 +13,12 @@ use ckpt::onnx::program::{export_program, ProgramOptions};
 use ckpt::torch::pt2::Pt2Archive;
 
 fuzz_target!(|data: &[u8]| {
-    // tmpfs: the export's fsync costs nothing there.
-    let dir = if std::path::Path::new("/dev/shm").is_dir() {
-        "/dev/shm"
-    } else {
-        "/tmp"
-    };
-    let Ok(scratch) = tempfile::tempdir_in(dir) else {
+    let Some((dir, input)) = scratch::input_file(data, "in.pt2") else {
         return;
     };
-    let input = scratch.path().join("in.pt2");
-    let Ok(mut file) = std::fs::File::create(&input) else {
-        return;
-    };
-    if file.write_all(data).is_err() {
-        return;
-    }
     let Ok(mut archive) = Pt2Archive::open(&input) else {
         return;
     };
-    let out = scratch.path().join("out.onnx");
+    let out = dir.path().join("out.onnx");
     let _ = export_program(&mut archive, &ProgramOptions::default(), &out);
 });

@@ -1,23 +1,16 @@
 //! `security::scan_file` and the rewrite decision on arbitrary file bytes.
 #![no_main]
 
-use std::io::Write;
+#[path = "scratch.rs"]
+mod scratch;
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let dir = if std::path::Path::new("/dev/shm").is_dir() {
-        "/dev/shm"
-    } else {
-        "/tmp"
-    };
-    let Ok(mut file) = tempfile::NamedTempFile::new_in(dir) else {
+    let Some((_dir, input)) = scratch::input_file(data, "in") else {
         return;
     };
-    if file.write_all(data).is_err() {
-        return;
-    }
-    let scan = ckpt::security::scan_file(file.path());
+    let scan = ckpt::security::scan_file(&input);
     let _ = ckpt::security::render::to_json(&scan);
     let _ = ckpt::security::policy::decide(&scan, ckpt::security::Policy::SafeOnly);
 });

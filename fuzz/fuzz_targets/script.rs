@@ -3,7 +3,8 @@
 //! archives of fixtures/script/.
 #![no_main]
 
-use std::io::Write;
+#[path = "scratch.rs"]
+mod scratch;
 
 use libfuzzer_sys::fuzz_target;
 
@@ -11,22 +12,9 @@ use ckpt::onnx::program::ProgramOptions;
 use ckpt::onnx::script::export_script;
 
 fuzz_target!(|data: &[u8]| {
-    // tmpfs: the export's fsync costs nothing there.
-    let dir = if std::path::Path::new("/dev/shm").is_dir() {
-        "/dev/shm"
-    } else {
-        "/tmp"
-    };
-    let Ok(scratch) = tempfile::tempdir_in(dir) else {
+    let Some((dir, input)) = scratch::input_file(data, "in.pt") else {
         return;
     };
-    let input = scratch.path().join("in.pt");
-    let Ok(mut file) = std::fs::File::create(&input) else {
-        return;
-    };
-    if file.write_all(data).is_err() {
-        return;
-    }
-    let out = scratch.path().join("out.onnx");
+    let out = dir.path().join("out.onnx");
     let _ = export_script(&input, None, &ProgramOptions::default(), &out);
 });

@@ -4,7 +4,7 @@ use clap::Args as ClapArgs;
 
 use ckpt::onnx::arch::Choice;
 use ckpt::onnx::atc::AtcCommand;
-use ckpt::onnx::program::{export_program, BatchDim, ProgramOptions};
+use ckpt::onnx::program::{export_program, BatchDim, ProgramOptions, ProgramReport};
 use ckpt::onnx::script::export_script;
 use ckpt::onnx::{export, Batch, ExportOptions, Opset};
 use ckpt::torch::pt2::{is_pt2, Pt2Archive};
@@ -158,48 +158,33 @@ fn print_atc(args: &Args, command: &AtcCommand) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `to-onnx` on a `torch.export` archive: the graph comes from the program, so `--arch`
-/// and `--input-shape` are refused rather than silently ignored.
-fn run_pt2(args: &Args) -> Result<(), Failure> {
-    let input = &args.input;
-    let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
-    for (flag, given) in [
-        ("--arch", args.arch.is_some()),
-        ("--input-shape", args.input_shape.is_some()),
-    ] {
-        if given {
-            return Err(fail(&format!(
-                "{flag} does not apply to a torch.export (.pt2) archive: its program fixes the graph and the input shape"
-            )));
-        }
-    }
-    let options = ProgramOptions {
-        opset: Opset::new(args.opset).map_err(|e| fail(&e))?,
+/// The options a `.pt2` or TorchScript export takes from the command line.
+fn program_options(args: &Args) -> Result<ProgramOptions, Failure> {
+    Ok(ProgramOptions {
+        opset: Opset::new(args.opset).map_err(|e| Failure::about(&args.input, e))?,
         batch: args.batch.clone(),
         input_name: args.input_name.clone(),
         output_name: args.output_name.clone(),
         fold_bn: !args.no_fold_bn,
         ..ProgramOptions::default()
-    };
-    let mut archive = Pt2Archive::open(input).map_err(|e| fail(&e))?;
-    let report = export_program(&mut archive, &options, &args.output).map_err(|e| fail(&e))?;
-    let batch = match &report.batch {
-        BatchDim::Symbol(_) => format!("{} (declared dynamic)", report.batch),
-        BatchDim::Traced(_) => format!(
-            "{}, made dynamic: every node keeps it as its first dimension",
-            report.batch
-        ),
-    };
-    eprintln!(
-        "program: {} nodes, input [batch, {}]; batch: {batch}",
-        report.program_nodes,
-        report
-            .input_shape
-            .iter()
-            .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    })
+}
+
+/// `3, 224, 224`: a per-sample shape as the reports print it.
+fn dims_text(shape: &[u64]) -> String {
+    shape
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What a program export wrote, then its ATC command (for an N×C×H×W input).
+fn finish_program(
+    args: &Args,
+    options: &ProgramOptions,
+    report: &ProgramReport,
+) -> Result<(), Failure> {
     eprintln!(
         "wrote {}: opset {}, {} nodes, {} initializers, {:.1} MiB",
         args.output.display(),
@@ -229,6 +214,39 @@ fn run_pt2(args: &Args) -> Result<(), Failure> {
     }
 }
 
+/// `to-onnx` on a `torch.export` archive: the graph comes from the program, so `--arch`
+/// and `--input-shape` are refused rather than silently ignored.
+fn run_pt2(args: &Args) -> Result<(), Failure> {
+    let input = &args.input;
+    let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
+    for (flag, given) in [
+        ("--arch", args.arch.is_some()),
+        ("--input-shape", args.input_shape.is_some()),
+    ] {
+        if given {
+            return Err(fail(&format!(
+                "{flag} does not apply to a torch.export (.pt2) archive: its program fixes the graph and the input shape"
+            )));
+        }
+    }
+    let options = program_options(args)?;
+    let mut archive = Pt2Archive::open(input).map_err(|e| fail(&e))?;
+    let report = export_program(&mut archive, &options, &args.output).map_err(|e| fail(&e))?;
+    let batch = match &report.batch {
+        BatchDim::Symbol(_) => format!("{} (declared dynamic)", report.batch),
+        BatchDim::Traced(_) => format!(
+            "{}, made dynamic: every node keeps it as its first dimension",
+            report.batch
+        ),
+    };
+    eprintln!(
+        "program: {} nodes, input [batch, {}]; batch: {batch}",
+        report.program_nodes,
+        dims_text(&report.input_shape)
+    );
+    finish_program(args, &options, &report)
+}
+
 /// `to-onnx` on a TorchScript archive from `torch.jit.trace`: the graph comes from its code,
 /// so `--arch` is refused; `--input-shape` is needed only when the archive does not record
 /// the example input (`traced_inputs.pkl`), and must agree with it when it does.
@@ -240,17 +258,9 @@ fn run_script(args: &Args) -> Result<(), Failure> {
             &"--arch does not apply to a TorchScript archive: its code fixes the graph",
         ));
     }
-    let options = ProgramOptions {
-        opset: Opset::new(args.opset).map_err(|e| fail(&e))?,
-        batch: args.batch.clone(),
-        input_name: args.input_name.clone(),
-        output_name: args.output_name.clone(),
-        fold_bn: !args.no_fold_bn,
-        ..ProgramOptions::default()
-    };
+    let options = program_options(args)?;
     let given = args.input_shape.as_ref().map(|s| s.as_slice());
     let report = export_script(input, given, &options, &args.output).map_err(|e| fail(&e))?;
-    let program = &report.program;
     let exported = match &args.batch {
         Batch::Dynamic(_) => "a dynamic batch".to_owned(),
         Batch::Fixed(n) => format!("batch {n}"),
@@ -261,39 +271,8 @@ fn run_script(args: &Args) -> Result<(), Failure> {
     };
     eprintln!(
         "TorchScript trace: {} aten calls, input [batch, {}]{traced}",
-        program.program_nodes,
-        program
-            .input_shape
-            .iter()
-            .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
+        report.program.program_nodes,
+        dims_text(&report.program.input_shape)
     );
-    eprintln!(
-        "wrote {}: opset {}, {} nodes, {} initializers, {:.1} MiB",
-        args.output.display(),
-        options.opset,
-        program.nodes,
-        program.initializers,
-        program.written.bytes as f64 / f64::from(1 << 20),
-    );
-    match <[u64; 3]>::try_from(program.input_shape.as_slice()) {
-        Ok(shape) => {
-            let command = AtcCommand::new(
-                &args.output,
-                &args.input_name,
-                shape,
-                args.batch.clone(),
-                &args.soc,
-            );
-            print_atc(args, &command)
-        }
-        Err(_) => {
-            eprintln!(
-                "no ATC command printed: the input is not N×C×H×W; pass --input_shape=\"{}:-1,…\" to atc yourself",
-                args.input_name
-            );
-            Ok(())
-        }
-    }
+    finish_program(args, &options, &report.program)
 }
