@@ -433,10 +433,10 @@ impl GraphBuilder {
         affine: [Option<&Weight>; 2],
         eps: f32,
     ) -> Result<Value, OnnxError> {
-        let mean = self.reduce_mean(scope, x, axis)?;
+        let mean = self.reduce_mean(scope, x, &[axis], true)?;
         let centred = self.sub(scope, x, &mean)?;
         let squared = self.mul(scope, &centred, &centred)?;
-        let variance = self.reduce_mean(scope, &squared, axis)?;
+        let variance = self.reduce_mean(scope, &squared, &[axis], true)?;
         let eps = self.constant_scalar(&format!("{scope}.eps"), eps);
         let variance = self.add_constant(scope, &variance, &eps)?;
         let deviation = self.sqrt(scope, &variance);
@@ -461,20 +461,38 @@ impl GraphBuilder {
         self.unary("Sqrt", scope, x, vec![])
     }
 
-    /// `ReduceMean` over per-sample `axis`, keeping it (size 1). The axes are an attribute
-    /// at every opset ATC takes (an input only from opset 18).
-    pub fn reduce_mean(&mut self, scope: &str, x: &Value, axis: usize) -> Result<Value, OnnxError> {
-        if axis >= x.shape().len() {
+    /// `ReduceMean` over per-sample `axes` (sorted, distinct, in range), kept as size 1 or
+    /// dropped. The axes are an attribute at every opset ATC takes (an input only from 18).
+    pub fn reduce_mean(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        axes: &[usize],
+        keep: bool,
+    ) -> Result<Value, OnnxError> {
+        let sorted = axes.windows(2).all(|w| w[0] < w[1]);
+        if axes.is_empty() || !sorted || axes.iter().any(|&a| a >= x.shape().len()) {
             return Err(shape_error(format!(
-                "{scope}: ReduceMean axis {axis} of {:?}",
+                "{scope}: ReduceMean over {axes:?} of {:?}",
                 x.shape()
             )));
         }
-        let mut shape = x.shape().to_vec();
-        shape[axis] = 1;
+        let shape: Vec<u64> = x
+            .shape()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &d)| match (axes.contains(&i), keep) {
+                (false, _) => Some(d),
+                (true, true) => Some(1),
+                (true, false) => None,
+            })
+            .collect();
         let attrs = vec![
-            ("axes", Attr::Ints(vec![axis as i64 + 1])),
-            ("keepdims", Attr::Int(1)),
+            (
+                "axes",
+                Attr::Ints(axes.iter().map(|&a| a as i64 + 1).collect()),
+            ),
+            ("keepdims", Attr::Int(i64::from(keep))),
         ];
         Ok(single(self.node(
             "ReduceMean",

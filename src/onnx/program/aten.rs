@@ -639,7 +639,7 @@ impl<'p> Lowering<'p, '_> {
                 self.g.reshape(scope, &pooled, &x.shape()[..1])?
             }
         } else {
-            emit::reduce_mean(&mut self.g, scope, &x, &axes, keep)?
+            self.g.reduce_mean(scope, &x, &axes, keep)?
         };
         self.bind(node, 0, y)
     }

@@ -247,47 +247,6 @@ fn broadcast(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
         .collect()
 }
 
-/// `ReduceMean` over per-sample `axes` (sorted, distinct, in range), axes as an attribute
-/// (opsets 9–17).
-pub fn reduce_mean(
-    g: &mut GraphBuilder,
-    scope: &str,
-    x: &Value,
-    axes: &[usize],
-    keep: bool,
-) -> Result<Value, OnnxError> {
-    if axes.is_empty() || axes.iter().any(|&a| a >= x.shape().len()) {
-        return Err(shape_error(format!(
-            "{scope}: ReduceMean over {axes:?} of {:?}",
-            x.shape()
-        )));
-    }
-    let shape: Vec<u64> = x
-        .shape()
-        .iter()
-        .enumerate()
-        .filter_map(|(i, &d)| match (axes.contains(&i), keep) {
-            (false, _) => Some(d),
-            (true, true) => Some(1),
-            (true, false) => None,
-        })
-        .collect();
-    let attrs = vec![
-        (
-            "axes",
-            Attr::Ints(axes.iter().map(|&a| a as i64 + 1).collect()),
-        ),
-        ("keepdims", Attr::Int(i64::from(keep))),
-    ];
-    Ok(single(g.node(
-        "ReduceMean",
-        scope,
-        vec![x.name().to_owned()],
-        attrs,
-        vec![shape],
-    )))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
