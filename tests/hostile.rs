@@ -226,11 +226,12 @@ fn rewrites_refuse_dangerous_and_unknown_inputs_and_write_nothing() {
         evil.to_str().expect("path"),
         unknown.to_str().expect("path"),
     );
-    let commands: [&[&str]; 4] = [
+    let commands: [&[&str]; 5] = [
         &["strip-module"],
         &["remap", "--to", "cpu"],
         &["amp", "--to", "native"],
         &["convert", "--dtype", "float16"],
+        &["to-onnx"],
     ];
     for command in commands {
         for (input, allow, want) in [

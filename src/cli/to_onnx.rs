@@ -10,6 +10,7 @@ use ckpt::onnx::{export, Batch, ExportOptions, Opset};
 use ckpt::torch::pt2::{is_pt2, Pt2Archive};
 use ckpt::torch::script::is_torchscript;
 
+use super::safety::SafetyArgs;
 use super::Failure;
 
 #[derive(ClapArgs, Debug)]
@@ -19,6 +20,8 @@ pub struct Args {
     /// Output ONNX file (written to a temporary file beside it, then renamed into place).
     #[arg(short = 'o', long = "output", value_name = "OUT.onnx")]
     output: PathBuf,
+    #[command(flatten)]
+    safety: SafetyArgs,
     /// torchvision architecture name, or `auto` (the default): the checkpoint's `arch` field,
     /// else the keys. Not for `.pt2` archives, which carry their own graph.
     #[arg(long, value_name = "NAME|auto")]
@@ -89,6 +92,8 @@ fn parse_batch(text: &str) -> Result<Batch, String> {
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = &args.input;
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
+    // Like every conversion: dangerous globals refused, unknown ones only when allowed.
+    args.safety.check(input)?;
     // A file that cannot be opened as a zip is left to the checkpoint reader, which says why.
     if is_pt2(input).unwrap_or(false) {
         return run_pt2(&args);
