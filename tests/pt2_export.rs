@@ -11,8 +11,9 @@ use ckpt::onnx::program::{export_program, BatchDim, ProgramOptions, ProgramRepor
 use ckpt::onnx::proto::{tensor_shape_proto::dimension::Value as Dim, type_proto, ModelProto};
 use ckpt::onnx::{Batch, OnnxError, Opset};
 use ckpt::torch::pt2::{is_pt2, Pt2Archive};
-use prost::Message;
-use tract_onnx::prelude::*;
+
+mod common;
+use common::{decode, Reference};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pt2")
@@ -47,21 +48,18 @@ fn case(name: &str) -> Case {
     }
 }
 
-/// `generate.py`'s `probe_input`: ((i·7919 + seed·31) mod 2001 − 1000) / 1000 in f32.
-fn probe_input(batch: u64, chw: [u64; 3], seed: u64) -> Vec<f32> {
-    let n = batch * chw.iter().product::<u64>();
-    (0..n)
-        .map(|i| ((i * 7919 + seed * 31) % 2001) as i64 - 1000)
-        .map(|v| v as f32 / 1000.0)
-        .collect()
+fn reference(case: &Case) -> Reference<'_> {
+    Reference {
+        dir: fixtures(),
+        name: &case.name,
+        input: case.input,
+        seed: case.seed,
+        batches: &case.batches,
+    }
 }
 
-fn reference(case: &Case, batch: u64) -> Vec<f32> {
-    let bytes = std::fs::read(fixtures().join(format!("{}.out.b{batch}.f32", case.name))).unwrap();
-    bytes
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
+fn assert_parity(model: &Path, case: &Case, label: &str) {
+    reference(case).assert_parity(model, label);
 }
 
 fn export_case(
@@ -71,59 +69,6 @@ fn export_case(
 ) -> Result<ProgramReport, OnnxError> {
     let mut archive = Pt2Archive::open(&fixtures().join(format!("{}.pt2", case.name)))?;
     export_program(&mut archive, options, out)
-}
-
-/// Runs `model` at each batch of `case` in tract (one load, symbolic batch) and checks it
-/// against torch's outputs.
-fn assert_parity(model: &Path, case: &Case, label: &str) {
-    let runnable = tract_onnx::onnx()
-        .model_for_path(model)
-        .unwrap()
-        .into_optimized()
-        .unwrap()
-        .into_runnable()
-        .unwrap();
-    let [c, h, w] = case.input.map(|d| d as usize);
-    for &b in &case.batches {
-        let x = Tensor::from_shape(
-            &[b as usize, c, h, w],
-            &probe_input(b, case.input, case.seed),
-        )
-        .unwrap();
-        let out = runnable.run(tvec!(x.into())).unwrap();
-        let got: Vec<f32> = out[0]
-            .to_plain_array_view::<f32>()
-            .unwrap()
-            .iter()
-            .copied()
-            .collect();
-        let want = reference(case, b);
-        assert_eq!(
-            got.len(),
-            want.len(),
-            "{} batch {b}: output size",
-            case.name
-        );
-        let diff = got
-            .iter()
-            .zip(&want)
-            .map(|(g, r)| (g - r).abs())
-            .fold(0.0f32, f32::max);
-        let tol = 1e-4 * want.iter().map(|r| r.abs()).fold(1.0f32, f32::max);
-        eprintln!(
-            "{label} {} batch {b}: max |diff| {diff:.3e} (tolerance {tol:.3e})",
-            case.name
-        );
-        assert!(
-            diff <= tol,
-            "{label} {} batch {b}: max |diff| {diff} > {tol}",
-            case.name
-        );
-    }
-}
-
-fn decode(path: &Path) -> ModelProto {
-    ModelProto::decode(std::fs::read(path).unwrap().as_slice()).unwrap()
 }
 
 fn ops(model: &ModelProto) -> Vec<String> {

@@ -1,0 +1,103 @@
+//! What the tract parity tests share: the probe input every fixture generator defines, the
+//! committed torch outputs, and one tract run compared against them.
+
+use std::path::{Path, PathBuf};
+
+use ckpt::onnx::proto::ModelProto;
+use prost::Message;
+use tract_onnx::prelude::*;
+
+/// One fixture's committed torch outputs: `<dir>/<name>.out.b<batch>.f32` for each batch,
+/// computed on [`probe_input`] with `seed`.
+pub struct Reference<'a> {
+    pub dir: PathBuf,
+    pub name: &'a str,
+    pub input: [u64; 3],
+    pub seed: u64,
+    pub batches: &'a [u64],
+}
+
+/// The generators' `probe_input`: ((i·7919 + seed·31) mod 2001 − 1000) / 1000 in f32.
+pub fn probe_input(batch: u64, chw: [u64; 3], seed: u64) -> Vec<f32> {
+    let n = batch * chw.iter().product::<u64>();
+    (0..n)
+        .map(|i| ((i * 7919 + seed * 31) % 2001) as i64 - 1000)
+        .map(|v| v as f32 / 1000.0)
+        .collect()
+}
+
+impl Reference<'_> {
+    /// torch's output at `batch` (raw little-endian float32).
+    fn output(&self, batch: u64) -> Vec<f32> {
+        let path = self.dir.join(format!("{}.out.b{batch}.f32", self.name));
+        std::fs::read(path)
+            .unwrap()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect()
+    }
+
+    /// Runs `model` in tract (one load, symbolic batch) at every batch; for each, the max
+    /// |diff| against torch and the tolerance 1e-4 · max(1, max |ref|).
+    pub fn diffs(&self, model: &Path) -> Vec<(u64, f32, f32)> {
+        let runnable = tract_onnx::onnx()
+            .model_for_path(model)
+            .unwrap()
+            .into_optimized()
+            .unwrap()
+            .into_runnable()
+            .unwrap();
+        let [c, h, w] = self.input.map(|d| d as usize);
+        self.batches
+            .iter()
+            .map(|&b| {
+                let x = Tensor::from_shape(
+                    &[b as usize, c, h, w],
+                    &probe_input(b, self.input, self.seed),
+                )
+                .unwrap();
+                let out = runnable.run(tvec!(x.into())).unwrap();
+                let got: Vec<f32> = out[0]
+                    .to_plain_array_view::<f32>()
+                    .unwrap()
+                    .iter()
+                    .copied()
+                    .collect();
+                let want = self.output(b);
+                assert_eq!(
+                    got.len(),
+                    want.len(),
+                    "{} batch {b}: output size",
+                    self.name
+                );
+                let diff = got
+                    .iter()
+                    .zip(&want)
+                    .map(|(g, r)| (g - r).abs())
+                    .fold(0.0f32, f32::max);
+                let scale = want.iter().map(|r| r.abs()).fold(1.0f32, f32::max);
+                (b, diff, 1e-4 * scale)
+            })
+            .collect()
+    }
+
+    /// [`Reference::diffs`], each within its tolerance.
+    pub fn assert_parity(&self, model: &Path, label: &str) {
+        for (b, diff, tol) in self.diffs(model) {
+            eprintln!(
+                "{label} {} batch {b}: max |diff| {diff:.3e} (tolerance {tol:.3e})",
+                self.name
+            );
+            assert!(
+                diff <= tol,
+                "{label} {} batch {b}: max |diff| {diff} > {tol}",
+                self.name
+            );
+        }
+    }
+}
+
+/// The ONNX file at `path`, decoded.
+pub fn decode(path: &Path) -> ModelProto {
+    ModelProto::decode(std::fs::read(path).unwrap().as_slice()).unwrap()
+}
