@@ -1,0 +1,312 @@
+//! Convolutions (BatchNorm folded into the conv that feeds it), transposed convolutions,
+//! BatchNorm on its own and `linear`.
+
+use crate::onnx::fold::{fold, BatchNorm};
+use crate::onnx::ops::Conv2d;
+use crate::onnx::OnnxError;
+use crate::torch::pt2::schema::Node;
+
+use super::super::args::Args;
+use super::super::emit::{self, ConvTranspose2d, Operand};
+use super::super::lower::Lowering;
+use super::{arg_error, pair, reject_extra, OrShape};
+
+/// The BatchNorm read from a `batch_norm`-like node: parameter FQNs and epsilon.
+struct NormParams {
+    weight: Option<String>,
+    bias: Option<String>,
+    mean: String,
+    var: String,
+    eps: f64,
+}
+
+const BATCH_NORM: &str = "torch.ops.aten.batch_norm.default";
+const NATIVE_BATCH_NORM: &str = "torch.ops.aten._native_batch_norm_legit_no_training.default";
+
+impl<'p> Lowering<'p, '_> {
+    fn conv_params(args: &Args<'_>) -> Result<Conv2d, OnnxError> {
+        let groups = args.int_or("groups", 1).or_shape()?;
+        Ok(Conv2d {
+            stride: pair(args.sizes_or("stride", 2, &[1]).or_shape()?)?,
+            pad: pair(args.sizes_or("padding", 2, &[0]).or_shape()?)?,
+            dilation: pair(args.sizes_or("dilation", 2, &[1]).or_shape()?)?,
+            groups: u64::try_from(groups)
+                .ok()
+                .filter(|&g| g > 0)
+                .ok_or_else(|| arg_error(format!("groups {groups} is not positive")))?,
+        })
+    }
+
+    pub(super) fn conv2d(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(
+            args,
+            &[
+                "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+            ],
+        )?;
+        let x = self.activation(args.tensor("input").or_shape()?)?;
+        let weight = self.stored(args.tensor("weight").or_shape()?)?;
+        let bias = match args.optional_tensor("bias").or_shape()? {
+            Some(b) => Some(self.stored(b)?),
+            None => None,
+        };
+        let p = Self::conv_params(args)?;
+        let out = self.output_name(node, 0)?;
+        if let Some((bn_index, bn_node)) = self.foldable_norm(out) {
+            let norm = self.norm_params(&Args(bn_node))?;
+            let dims = self.stored_dims(&weight)?;
+            let channels = dims.first().copied().unwrap_or(0);
+            let w_values = self.read(&weight)?;
+            let b_values = bias.as_deref().map(|b| self.read(b)).transpose()?;
+            let bn = self.read_norm(&norm)?;
+            let folded = fold(&w_values, b_values.as_deref(), channels as usize, &bn)?;
+            let w = self
+                .g
+                .weight(&format!("{weight}.fused_bn"), dims, &folded.weight)?;
+            let bias_name =
+                bias.unwrap_or_else(|| format!("{}.bias", weight.trim_end_matches(".weight")));
+            let b = self.g.weight(
+                &format!("{bias_name}.fused_bn"),
+                vec![channels],
+                &folded.bias,
+            )?;
+            let y = self.g.conv(scope, &x, &w, Some(&b), p)?;
+            self.absorbed.insert(bn_index);
+            self.bind(bn_node, 0, y)?;
+            self.unproduced_from(bn_node, 1);
+            return Ok(());
+        }
+        let w = self.weight(&weight)?;
+        let b = bias.as_deref().map(|b| self.weight(b)).transpose()?;
+        let y = self.g.conv(scope, &x, &w, b.as_ref(), p)?;
+        self.bind(node, 0, y)
+    }
+
+    /// The eval-mode BatchNorm that is the only reader of conv output `out`, when folding.
+    fn foldable_norm(&self, out: &str) -> Option<(usize, &'p Node)> {
+        if !self.fold_bn {
+            return None;
+        }
+        let &[reader] = self.readers_of(out) else {
+            return None;
+        };
+        let node = self.graph.nodes.get(reader)?;
+        let args = Args(node);
+        let is_norm = node.target == BATCH_NORM || node.target == NATIVE_BATCH_NORM;
+        let params_stored = ["weight", "bias", "running_mean", "running_var"]
+            .iter()
+            .all(|p| match args.optional_tensor(p) {
+                Ok(Some(name)) => self.is_stored(name),
+                Ok(None) => true,
+                Err(_) => false,
+            });
+        let ok = is_norm
+            && args.tensor("input") == Ok(out)
+            && params_stored
+            && self.norm_params(&args).is_ok();
+        ok.then_some((reader, node))
+    }
+
+    /// The parameters of an eval-mode `batch_norm` / `_native_batch_norm_legit_no_training`.
+    fn norm_params(&self, args: &Args<'_>) -> Result<NormParams, OnnxError> {
+        reject_extra(
+            args,
+            &[
+                "input",
+                "weight",
+                "bias",
+                "running_mean",
+                "running_var",
+                "training",
+                "momentum",
+                "eps",
+                "cudnn_enabled",
+            ],
+        )?;
+        if args.bool_or("training", false).or_shape()? {
+            return Err(arg_error("BatchNorm is in training mode (batch statistics); export the model after `model.eval()`".into()));
+        }
+        let stored = |name: &str| -> Result<Option<String>, OnnxError> {
+            args.optional_tensor(name)
+                .or_shape()?
+                .map(|t| self.stored(t))
+                .transpose()
+        };
+        let required = |name: &str| -> Result<String, OnnxError> {
+            stored(name)?.ok_or_else(|| arg_error(format!("BatchNorm without `{name}` (track_running_stats=False) normalises with batch statistics")))
+        };
+        Ok(NormParams {
+            weight: stored("weight")?,
+            bias: stored("bias")?,
+            mean: required("running_mean")?,
+            var: required("running_var")?,
+            eps: args.float_or("eps", 1e-5).or_shape()?,
+        })
+    }
+
+    /// The BatchNorm's values; an absent weight or bias is ones or zeros, one per entry of
+    /// the running mean (read first, so the fill is bounded by a stored record).
+    fn read_norm(&mut self, p: &NormParams) -> Result<BatchNorm, OnnxError> {
+        let running_mean = self.read(&p.mean)?;
+        let running_var = self.read(&p.var)?;
+        let n = running_mean.len();
+        let mut optional = |fqn: &Option<String>, fill: f32| match fqn {
+            Some(f) => self.read(f),
+            None => Ok(vec![fill; n]),
+        };
+        Ok(BatchNorm {
+            weight: optional(&p.weight, 1.0)?,
+            bias: optional(&p.bias, 0.0)?,
+            running_mean,
+            running_var,
+            eps: p.eps,
+        })
+    }
+
+    /// A BatchNorm that was not folded: BatchNormalization on the stored names.
+    pub(super) fn batch_norm(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let p = self.norm_params(args)?;
+        let x = self.activation(args.tensor("input").or_shape()?)?;
+        let m = self.weight(&p.mean)?;
+        let v = self.weight(&p.var)?;
+        // From the running mean (read, so bounded by its record), not the activation shape.
+        let channels = m.dims().iter().product::<u64>();
+        let label = node.label();
+        let mut param = |fqn: &Option<String>, name: &str, fill: f32| match fqn {
+            Some(f) => self.weight(f),
+            None => self.g.weight(
+                &format!("{label}.{name}"),
+                vec![channels],
+                &vec![fill; channels as usize],
+            ),
+        };
+        let w = param(&p.weight, "weight", 1.0)?;
+        let b = param(&p.bias, "bias", 0.0)?;
+        let y = self
+            .g
+            .batch_norm(scope, &x, [&w, &b, &m, &v], p.eps as f32)?;
+        self.bind(node, 0, y)?;
+        self.unproduced_from(node, 1);
+        Ok(())
+    }
+
+    pub(super) fn conv_transpose2d(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(
+            args,
+            &[
+                "input",
+                "weight",
+                "bias",
+                "stride",
+                "padding",
+                "output_padding",
+                "groups",
+                "dilation",
+            ],
+        )?;
+        let x = self.activation(args.tensor("input").or_shape()?)?;
+        let w = self.stored(args.tensor("weight").or_shape()?)?;
+        let w = self.weight(&w)?;
+        let b = match args.optional_tensor("bias").or_shape()? {
+            Some(b) => Some(self.weight(&self.stored(b)?)?),
+            None => None,
+        };
+        let groups = args.int_or("groups", 1).or_shape()?;
+        let p = ConvTranspose2d {
+            stride: pair(args.sizes_or("stride", 2, &[1]).or_shape()?)?,
+            pad: pair(args.sizes_or("padding", 2, &[0]).or_shape()?)?,
+            output_padding: pair(args.sizes_or("output_padding", 2, &[0]).or_shape()?)?,
+            dilation: pair(args.sizes_or("dilation", 2, &[1]).or_shape()?)?,
+            groups: u64::try_from(groups)
+                .ok()
+                .filter(|&g| g > 0)
+                .ok_or_else(|| arg_error(format!("groups {groups} is not positive")))?,
+        };
+        let y = emit::conv_transpose(&mut self.g, scope, &x, &w, b.as_ref(), p)?;
+        self.bind(node, 0, y)
+    }
+
+    /// `nn.Linear`: Gemm on `[N, K]`; on `[N, …, K]` a MatMul by the weight transposed once
+    /// at export (`<weight>.transposed`), then the bias added.
+    pub(super) fn linear(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["input", "weight", "bias"])?;
+        let x = self.activation(args.tensor("input").or_shape()?)?;
+        let weight = self.stored(args.tensor("weight").or_shape()?)?;
+        let b = match args.optional_tensor("bias").or_shape()? {
+            Some(b) => Some(self.weight(&self.stored(b)?)?),
+            None => None,
+        };
+        if x.shape().len() == 1 {
+            let w = self.weight(&weight)?;
+            let y = self.g.gemm(scope, &x, &w, b.as_ref())?;
+            return self.bind(node, 0, y);
+        }
+        let &[n, k] = self.stored_dims(&weight)?.as_slice() else {
+            return Err(arg_error(format!("`{weight}` is not a 2-D linear weight")));
+        };
+        let values = self.read(&weight)?;
+        let transposed = transpose_2d(&values, n, k)
+            .ok_or_else(|| arg_error(format!("`{weight}` does not hold {n}×{k} values")))?;
+        let w = self
+            .g
+            .weight(&format!("{weight}.transposed"), vec![k, n], &transposed)?;
+        let mut y = self.g.matmul(scope, &x, &w)?;
+        if let Some(b) = &b {
+            y = emit::binary(
+                &mut self.g,
+                "Add",
+                scope,
+                Operand::Activation(&y),
+                Operand::Constant(b),
+            )?;
+        }
+        self.bind(node, 0, y)
+    }
+}
+
+/// A row-major `rows × cols` matrix transposed, or `None` if `values` is not that size.
+fn transpose_2d(values: &[f32], rows: u64, cols: u64) -> Option<Vec<f32>> {
+    let (r, c) = (usize::try_from(rows).ok()?, usize::try_from(cols).ok()?);
+    if r.checked_mul(c)? != values.len() {
+        return None;
+    }
+    Some(
+        (0..c)
+            .flat_map(|j| (0..r).map(move |i| values[i * c + j]))
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transposes_row_major_matrices() {
+        assert_eq!(
+            transpose_2d(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2, 3),
+            Some(vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0])
+        );
+        assert_eq!(transpose_2d(&[1.0], 2, 3), None);
+    }
+}

@@ -1,0 +1,225 @@
+//! One lowering per aten op that `torch.export.export` (torch 2.13, no decompositions run)
+//! writes for torchvision classifiers and UNet-style models. Every op checks the arguments
+//! it does not translate (`Args::unexpected`), so a call it cannot express exactly is an
+//! error naming the node, never a silently different graph.
+
+use crate::onnx::OnnxError;
+use crate::torch::pt2::schema::Node;
+
+use super::args::Args;
+use super::emit;
+use super::located;
+use super::lower::Lowering;
+
+mod conv;
+mod layout;
+mod pointwise;
+mod pool;
+mod resize;
+
+/// The aten targets lowered, without `torch.ops.aten.` (listed in the unsupported-op error).
+pub const SUPPORTED: &[&str] = &[
+    "conv2d.default",
+    "conv_transpose2d.input",
+    "batch_norm.default",
+    "_native_batch_norm_legit_no_training.default",
+    "linear.default",
+    "max_pool2d.default",
+    "max_pool2d_with_indices.default",
+    "avg_pool2d.default",
+    "adaptive_avg_pool2d.default",
+    "mean.dim",
+    "relu.default",
+    "relu_.default",
+    "sigmoid.default",
+    "sigmoid_.default",
+    "tanh.default",
+    "tanh_.default",
+    "hardtanh.default",
+    "hardtanh_.default",
+    "silu.default",
+    "silu_.default",
+    "hardswish.default",
+    "hardswish_.default",
+    "hardsigmoid.default",
+    "hardsigmoid_.default",
+    "add.Tensor",
+    "add_.Tensor",
+    "sub.Tensor",
+    "mul.Tensor",
+    "mul_.Tensor",
+    "div.Tensor",
+    "cat.default",
+    "flatten.using_ints",
+    "view.default",
+    "reshape.default",
+    "_unsafe_view.default",
+    "dropout.default",
+    "dropout_.default",
+    "clone.default",
+    "contiguous.default",
+    "alias.default",
+    "detach.default",
+    "slice.Tensor",
+    "permute.default",
+    "transpose.int",
+    "sym_size.int",
+    "upsample_nearest2d.vec",
+    "upsample_nearest2d.default",
+    "upsample_bilinear2d.vec",
+    "upsample_bilinear2d.default",
+];
+
+fn arg_error(what: String) -> OnnxError {
+    OnnxError::Shape { what }
+}
+
+/// `Result<T, String>` from [`Args`] into an (unlocated) export error.
+trait OrShape<T> {
+    fn or_shape(self) -> Result<T, OnnxError>;
+}
+
+impl<T> OrShape<T> for Result<T, String> {
+    fn or_shape(self) -> Result<T, OnnxError> {
+        self.map_err(arg_error)
+    }
+}
+
+fn reject_extra(args: &Args<'_>, known: &[&str]) -> Result<(), OnnxError> {
+    args.unexpected(known).map_or(Ok(()), |e| Err(arg_error(e)))
+}
+
+/// Two sizes (height, width) from a list `sizes_or(_, 2, _)` returned.
+fn pair(values: Vec<u64>) -> Result<[u64; 2], OnnxError> {
+    <[u64; 2]>::try_from(values)
+        .map_err(|v| arg_error(format!("expected two sizes (height, width), got {v:?}")))
+}
+
+/// A per-sample axis for full-tensor axis `dim` of a rank-`rank` tensor (batch included);
+/// axis 0, the batch, is refused.
+fn per_sample_axis(dim: i64, rank: usize) -> Result<usize, OnnxError> {
+    let rank = rank as i64;
+    let axis = if dim < 0 { dim + rank } else { dim };
+    match axis {
+        0 => Err(arg_error(format!(
+            "it works along dimension {dim}, the batch; only ops that treat each sample alike are exported"
+        ))),
+        a if (1..rank).contains(&a) => Ok(a as usize - 1),
+        _ => Err(arg_error(format!(
+            "dimension {dim} is out of range for a rank-{rank} tensor"
+        ))),
+    }
+}
+
+impl<'p> Lowering<'p, '_> {
+    /// Lowers node `index`.
+    pub fn node(&mut self, index: usize, node: &Node) -> Result<(), OnnxError> {
+        let op = node
+            .target
+            .strip_prefix("torch.ops.aten.")
+            .unwrap_or(&node.target);
+        let scope = Self::scope(node);
+        let args = Args(node);
+        match op {
+            "conv2d.default" => self.conv2d(node, &args, &scope),
+            "conv_transpose2d.input" => self.conv_transpose2d(node, &args, &scope),
+            "batch_norm.default" | "_native_batch_norm_legit_no_training.default" => {
+                self.batch_norm(node, &args, &scope)
+            }
+            "linear.default" => self.linear(node, &args, &scope),
+            "max_pool2d.default" | "max_pool2d_with_indices.default" => {
+                self.max_pool(node, &args, &scope)
+            }
+            "avg_pool2d.default" => self.avg_pool(node, &args, &scope),
+            "adaptive_avg_pool2d.default" => self.adaptive_avg_pool(node, &args, &scope),
+            "mean.dim" => self.mean(node, &args, &scope),
+            "softmax.int" | "_softmax.default" => self.softmax(node, &args, &scope),
+            "gelu.default" => self.gelu(node, &args, &scope),
+            "layer_norm.default" => self.layer_norm(node, &args, &scope),
+            "relu.default" | "relu_.default" => self.unary(node, &args, |g, x| g.relu(&scope, x)),
+            "sigmoid.default" | "sigmoid_.default" => {
+                self.unary(node, &args, |g, x| g.sigmoid(&scope, x))
+            }
+            "tanh.default" | "tanh_.default" => {
+                self.unary(node, &args, |g, x| emit::tanh(g, &scope, x))
+            }
+            "hardsigmoid.default" | "hardsigmoid_.default" => self.unary(node, &args, |g, x| {
+                g.hard_sigmoid(&scope, x, 1.0 / 6.0, 0.5)
+            }),
+            "hardtanh.default" | "hardtanh_.default" => self.hardtanh(node, &args, &scope),
+            "silu.default" | "silu_.default" => {
+                self.gated(node, &args, &scope, |g, x| g.sigmoid(&scope, x))
+            }
+            "hardswish.default" | "hardswish_.default" => {
+                self.gated(node, &args, &scope, |g, x| {
+                    g.hard_sigmoid(&scope, x, 1.0 / 6.0, 0.5)
+                })
+            }
+            "add.Tensor" | "add_.Tensor" => self.binary(node, &args, &scope, "Add"),
+            "sub.Tensor" => self.binary(node, &args, &scope, "Sub"),
+            "mul.Tensor" | "mul_.Tensor" => self.binary(node, &args, &scope, "Mul"),
+            "div.Tensor" => self.binary(node, &args, &scope, "Div"),
+            "cat.default" => self.cat(node, &args, &scope),
+            "flatten.using_ints" => self.flatten(node, &args, &scope),
+            "view.default" | "reshape.default" | "_unsafe_view.default" => {
+                self.reshape(node, &args, &scope)
+            }
+            "dropout.default" | "dropout_.default" => {
+                reject_extra(&args, &["input", "p", "train"])?;
+                if args.bool_or("train", false).or_shape()? {
+                    return Err(arg_error(
+                        "dropout is in training mode; export the model after `model.eval()`".into(),
+                    ));
+                }
+                let x = self.activation(args.tensor("input").or_shape()?)?;
+                self.bind(node, 0, x)
+            }
+            "clone.default" | "contiguous.default" | "alias.default" | "detach.default" => {
+                reject_extra(&args, &["self", "memory_format"])?;
+                let x = self.activation(args.tensor("self").or_shape()?)?;
+                self.bind(node, 0, x)
+            }
+            "slice.Tensor" => self.slice(node, &args, &scope),
+            "permute.default" | "transpose.int" => self.permute(node, &args, &scope),
+            "sym_size.int" => {
+                let x = args.tensor("self").or_shape()?;
+                let rank = self.recorded_shape(x)?.len() + 1;
+                if per_sample_axis(args.int_or("dim", 0).or_shape()?, rank).is_ok() {
+                    return Err(arg_error("it reads a fixed dimension as a symbol".into()));
+                }
+                self.bind_batch_symbol(node)
+            }
+            "upsample_nearest2d.vec" | "upsample_nearest2d.default" => {
+                self.upsample(node, &args, &scope, None)
+            }
+            "upsample_bilinear2d.vec" | "upsample_bilinear2d.default" => {
+                let align = args.bool_or("align_corners", false).or_shape()?;
+                self.upsample(node, &args, &scope, Some(align))
+            }
+            _ if op.starts_with("_assert") || op.starts_with("sym_constrain_range") => Ok(()),
+            _ => Err(located::at_with_hint(
+                node,
+                index,
+                "this op is not supported by the ONNX export",
+                Some(&format!("supported aten ops: {}", SUPPORTED.join(", "))),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_axis_is_refused_and_negative_axes_map() {
+        assert!(per_sample_axis(0, 4)
+            .unwrap_err()
+            .to_string()
+            .contains("the batch"));
+        assert!(per_sample_axis(-4, 4).is_err());
+        assert_eq!(per_sample_axis(1, 4).unwrap(), 0);
+        assert_eq!(per_sample_axis(-1, 4).unwrap(), 2);
+        assert!(per_sample_axis(4, 4).is_err());
+    }
+}
