@@ -85,7 +85,7 @@ fn ops(model: &ModelProto) -> Vec<String> {
 #[test]
 fn programs_match_torch_in_tract_at_every_opset_that_has_resize() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["classifier", "unet", "tokens", "mixer"] {
+    for name in ["classifier", "unet", "tokens", "mixer", "attention"] {
         let case = case(name);
         for (opset, fold_bn) in [(11, true), (13, true), (11, false)] {
             let options = ProgramOptions {
@@ -98,7 +98,7 @@ fn programs_match_torch_in_tract_at_every_opset_that_has_resize() {
             assert_eq!(report.input_shape, case.input.to_vec());
             assert_eq!(matches!(report.batch, BatchDim::Symbol(_)), case.dynamic);
             let ops = ops(&decode(&out));
-            let has_bn = !matches!(name, "tokens" | "mixer");
+            let has_bn = !matches!(name, "tokens" | "mixer" | "attention");
             assert_eq!(
                 ops.iter().any(|o| o == "BatchNormalization"),
                 has_bn && !fold_bn,

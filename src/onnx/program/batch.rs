@@ -11,6 +11,8 @@ use std::fmt;
 
 use crate::torch::pt2::schema::{symbol_name, SymInt};
 
+use super::laid::Size;
+
 /// The most elements one sample of an activation may have (2^40): far beyond any real
 /// model, and small enough that shape arithmetic on per-sample sizes never overflows.
 pub const MAX_SAMPLE_ELEMENTS: u64 = 1 << 40;
@@ -88,6 +90,44 @@ impl BatchDim {
     }
 }
 
+impl BatchDim {
+    /// Sizes in terms of the batch, for tensors whose batch may be anywhere or folded into
+    /// another dimension (`Mul(Integer(4), Symbol('s77', …))` is 4·N). Only a declared
+    /// dynamic batch can be followed there: at a traced batch, `8` could be 4·N or 8.
+    pub fn sizes(&self, sizes: &[SymInt]) -> Result<Vec<Size>, String> {
+        let BatchDim::Symbol(batch) = self else {
+            return Err(format!(
+                "its sizes {} move or fold {self}, which only a dynamic batch can follow; export with `dynamic_shapes` declaring the batch (`Dim(\"batch\")`)",
+                show(sizes)
+            ));
+        };
+        sizes
+            .iter()
+            .map(|s| match s {
+                SymInt::Int(n) if *n >= 0 => Some(Size::fixed(*n as u64)),
+                SymInt::Expr(e) if e == batch => Some(Size {
+                    count: 1,
+                    batch: true,
+                }),
+                SymInt::Expr(e) => e
+                    .strip_prefix("Mul(Integer(")
+                    .and_then(|rest| rest.strip_suffix(')'))
+                    .and_then(|rest| rest.split_once("), "))
+                    .filter(|(_, sym)| sym == batch)
+                    .and_then(|(count, _)| count.parse().ok())
+                    .map(|count| Size { count, batch: true }),
+                _ => None,
+            })
+            .collect::<Option<Vec<Size>>>()
+            .ok_or_else(|| {
+                format!(
+                    "its sizes {} are not the batch times constants",
+                    show(sizes)
+                )
+            })
+    }
+}
+
 /// Sizes as torch prints them: `[s77, 3, 224, 224]`.
 pub fn show(sizes: &[SymInt]) -> String {
     let items: Vec<String> = sizes
@@ -138,6 +178,26 @@ mod tests {
             .is_err());
         assert!(traced.per_sample(&[]).is_err());
         assert!(BatchDim::of_input(&[]).is_err());
+        let folded = SymInt::Expr(format!("Mul(Integer(4), {S})"));
+        assert_eq!(
+            dynamic.sizes(&[SymInt::Int(10), folded, SymInt::Expr(S.into())]),
+            Ok(vec![
+                Size::fixed(10),
+                Size {
+                    count: 4,
+                    batch: true
+                },
+                Size {
+                    count: 1,
+                    batch: true
+                }
+            ])
+        );
+        assert!(dynamic.sizes(&[SymInt::Expr("Mul(2, s)".into())]).is_err());
+        assert!(traced
+            .sizes(&[SymInt::Int(2)])
+            .unwrap_err()
+            .contains("dynamic_shapes"));
         let huge = [SymInt::Int(2), SymInt::Int(1 << 30), SymInt::Int(1 << 30)];
         assert!(traced.per_sample(&huge).unwrap_err().contains("exceed"));
     }

@@ -199,7 +199,7 @@ impl Operand<'_> {
 
 /// `Add`/`Sub`/`Mul`/`Div` with numpy broadcasting that never touches the batch: two
 /// activations of the same per-sample rank, or an activation and a constant whose rank is
-/// at most the activation's per-sample rank. Operand order is kept (`Sub`, `Div`).
+/// at most the activation's per-sample rank, or one more with size 1 there (the batch). Operand order is kept (`Sub`, `Div`).
 pub fn binary(
     g: &mut GraphBuilder,
     op: &'static str,
@@ -216,6 +216,13 @@ pub fn binary(
             if c.dims().len() <= x.shape().len() =>
         {
             broadcast(x.shape(), c.dims()).filter(|s| s == x.shape())
+        }
+        // A leading 1 where the activation has the batch (`pos_embedding` `[1, S, D]`).
+        (Operand::Activation(x), Operand::Constant(c))
+        | (Operand::Constant(c), Operand::Activation(x))
+            if c.dims().len() == x.shape().len() + 1 && c.dims().first() == Some(&1) =>
+        {
+            broadcast(x.shape(), &c.dims()[1..]).filter(|s| s == x.shape())
         }
         _ => None,
     };
@@ -266,6 +273,16 @@ mod tests {
         let x = g.input("x", vec![4]).unwrap();
         let per_sample = g.weight("c", vec![4], &[1.0; 4]).unwrap();
         let with_batch = g.weight("d", vec![2, 4], &[1.0; 8]).unwrap();
+        let leading_one = g.weight("e", vec![1, 4], &[1.0; 4]).unwrap();
+        let z = binary(
+            &mut g,
+            "Add",
+            "s",
+            Operand::Constant(&leading_one),
+            Operand::Activation(&x),
+        )
+        .unwrap();
+        assert_eq!(z.shape(), [4]);
         let y = binary(
             &mut g,
             "Add",

@@ -10,6 +10,7 @@ use crate::torch::pt2::schema::ExportedProgram;
 use crate::torch::pt2::schema::{Argument, Graph, InputSpec, Node, OutputSpec, Signature};
 
 use super::batch::{show, BatchDim};
+use super::laid::{self, Laid};
 use super::located;
 use super::TensorSource;
 
@@ -26,6 +27,15 @@ pub(super) enum Bound {
     Stored(String),
     /// A symbolic integer equal to the batch (`sym_size(x, 0)`).
     Batch,
+    /// A symbolic integer equal to the batch times a constant other than 1
+    /// (`sym_size(x, 0) * heads`), which only size lists of views read (the views follow
+    /// torch's recorded output sizes instead).
+    BatchMultiple,
+    /// A tensor whose batch is not its first dimension (decomposed attention).
+    Laid(Laid),
+    /// A stored tensor `fqn` expanded over the batch (`class_token.expand(n, -1, -1)`), of
+    /// per-sample `shape`; it is made from a sibling activation where it is used.
+    Expanded { fqn: String, shape: Vec<u64> },
     /// An output the lowering does not produce (max-pool indices, BN's saved statistics).
     Unproduced { by: String },
 }
@@ -212,8 +222,14 @@ impl Lowering<'_, '_> {
             Bound::Stored(fqn) => Err(OnnxError::Shape {
                 what: format!("the stored tensor `{fqn}` is used where an activation (a value with the batch) is expected; ops on constants alone are not exported"),
             }),
-            Bound::Batch => Err(OnnxError::Shape {
+            Bound::Batch | Bound::BatchMultiple => Err(OnnxError::Shape {
                 what: format!("the batch size `{name}` is used as a tensor"),
+            }),
+            Bound::Laid(l) => Err(OnnxError::Shape {
+                what: format!("`{name}` has sizes {} with the batch not first; only layout ops (transpose, view, select, linear) are exported on it", laid::show(&l.sizes())),
+            }),
+            Bound::Expanded { fqn, .. } => Err(OnnxError::Shape {
+                what: format!("`{name}` is `{fqn}` expanded over the batch; only cat is exported on it"),
             }),
             Bound::Unproduced { by } => Err(OnnxError::Shape {
                 what: format!("`{name}` is an output of {by} that the ONNX export does not compute"),
@@ -228,6 +244,28 @@ impl Lowering<'_, '_> {
             _ => Err(OnnxError::Shape {
                 what: format!("`{name}` must be a parameter, buffer or constant, but it is computed by the graph"),
             }),
+        }
+    }
+
+    /// Value `name` as a laid-out tensor: a batch-first activation axis for axis, or one
+    /// whose batch has moved.
+    pub fn laid(&self, name: &str) -> Result<Laid, OnnxError> {
+        match self.bound(name)? {
+            Bound::Laid(l) => Ok(l.clone()),
+            _ => self.activation(name).map(Laid::of),
+        }
+    }
+
+    /// Whether value `name` is a tensor whose batch has moved.
+    pub fn is_laid(&self, name: &str) -> bool {
+        matches!(self.values.get(name), Some(Bound::Laid(_)))
+    }
+
+    /// Value `name` as an expanded stored tensor (FQN, per-sample shape), if it is one.
+    pub fn expanded(&self, name: &str) -> Option<(String, Vec<u64>)> {
+        match self.values.get(name) {
+            Some(Bound::Expanded { fqn, shape }) => Some((fqn.clone(), shape.clone())),
+            _ => None,
         }
     }
 
@@ -324,6 +362,85 @@ impl Lowering<'_, '_> {
         self.values
             .insert(name.to_owned(), Bound::Activation(value));
         Ok(())
+    }
+
+    /// torch's recorded sizes of output `k` of `node`, in terms of the batch.
+    pub fn recorded_sizes(&self, node: &Node, k: usize) -> Result<Vec<laid::Size>, OnnxError> {
+        let name = self.output_name(node, k)?;
+        let meta = self
+            .graph
+            .tensor_values
+            .get(name)
+            .ok_or_else(|| OnnxError::Shape {
+                what: format!("the program has no metadata for `{name}`"),
+            })?;
+        if meta.dtype != FLOAT32 {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "`{name}` has export dtype {}; only float32 activations are exported",
+                    meta.dtype
+                ),
+            });
+        }
+        self.batch.sizes(&meta.sizes).map_err(|e| OnnxError::Shape {
+            what: format!("its output `{name}`: {e}"),
+        })
+    }
+
+    /// Binds output `k` of `node` to `laid` after checking its sizes against the recorded
+    /// ones: as an activation when the batch is first again, else as a laid tensor.
+    pub fn bind_laid(
+        &mut self,
+        node: &Node,
+        k: usize,
+        laid: Laid,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let recorded = self.recorded_sizes(node, k)?;
+        if recorded != laid.sizes() {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "the export computes sizes {} for output {k}, torch recorded {}",
+                    laid::show(&laid.sizes()),
+                    laid::show(&recorded)
+                ),
+            });
+        }
+        match laid.canonical(&mut self.g, scope)? {
+            Some(value) => self.bind(node, k, value),
+            None => {
+                let name = self.output_name(node, k)?;
+                self.values.insert(name.to_owned(), Bound::Laid(laid));
+                Ok(())
+            }
+        }
+    }
+
+    /// Binds output 0 of `node` to stored tensor `fqn` expanded over the batch.
+    pub fn bind_expanded(&mut self, node: &Node, fqn: String) -> Result<(), OnnxError> {
+        let name = self.output_name(node, 0)?;
+        let shape = self.recorded_shape(name)?;
+        self.values
+            .insert(name.to_owned(), Bound::Expanded { fqn, shape });
+        Ok(())
+    }
+
+    /// Binds a symbolic-int output to the batch times `count`.
+    pub fn bind_batch_times(&mut self, node: &Node, count: u64) -> Result<(), OnnxError> {
+        match node.outputs.first() {
+            Some(Argument::SymInt(crate::torch::pt2::schema::SymInt::Name(name))) => {
+                let bound = if count == 1 {
+                    Bound::Batch
+                } else {
+                    Bound::BatchMultiple
+                };
+                self.values.insert(name.clone(), bound);
+                Ok(())
+            }
+            _ => Err(OnnxError::Shape {
+                what: "its output is not a named symbolic integer".into(),
+            }),
+        }
     }
 
     /// Marks every output of `node` from `k` on as not computed.

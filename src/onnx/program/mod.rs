@@ -17,6 +17,7 @@ mod args;
 mod aten;
 mod batch;
 mod emit;
+mod laid;
 mod located;
 mod lower;
 

@@ -7,7 +7,7 @@ use crate::onnx::OnnxError;
 use crate::torch::pt2::schema::Node;
 
 use super::super::args::Args;
-use super::super::emit::{self, ConvTranspose2d, Operand};
+use super::super::emit::{self, ConvTranspose2d};
 use super::super::lower::Lowering;
 use super::{arg_error, pair, reject_extra, OrShape};
 
@@ -250,42 +250,32 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["input", "weight", "bias"])?;
-        let x = self.activation(args.tensor("input").or_shape()?)?;
+        let input = args.tensor("input").or_shape()?;
         let weight = self.stored(args.tensor("weight").or_shape()?)?;
-        let b = match args.optional_tensor("bias").or_shape()? {
-            Some(b) => Some(self.weight(&self.stored(b)?)?),
+        let bias = match args.optional_tensor("bias").or_shape()? {
+            Some(b) => Some(self.stored(b)?),
             None => None,
         };
-        if x.shape().len() == 1 {
+        if self.is_laid(input) {
+            return self.laid_linear(node, input, &weight, bias.as_deref(), scope);
+        }
+        let x = self.activation(input)?;
+        let y = if x.shape().len() == 1 {
             let w = self.weight(&weight)?;
-            let y = self.g.gemm(scope, &x, &w, b.as_ref())?;
-            return self.bind(node, 0, y);
-        }
-        let &[n, k] = self.stored_dims(&weight)?.as_slice() else {
-            return Err(arg_error(format!("`{weight}` is not a 2-D linear weight")));
+            let b = match &bias {
+                Some(b) => Some(self.weight(b)?),
+                None => None,
+            };
+            self.g.gemm(scope, &x, &w, b.as_ref())?
+        } else {
+            self.linear_value(&x, &weight, bias.as_deref(), scope)?
         };
-        let values = self.read(&weight)?;
-        let transposed = transpose_2d(&values, n, k)
-            .ok_or_else(|| arg_error(format!("`{weight}` does not hold {n}×{k} values")))?;
-        let w = self
-            .g
-            .weight(&format!("{weight}.transposed"), vec![k, n], &transposed)?;
-        let mut y = self.g.matmul(scope, &x, &w)?;
-        if let Some(b) = &b {
-            y = emit::binary(
-                &mut self.g,
-                "Add",
-                scope,
-                Operand::Activation(&y),
-                Operand::Constant(b),
-            )?;
-        }
         self.bind(node, 0, y)
     }
 }
 
 /// A row-major `rows × cols` matrix transposed, or `None` if `values` is not that size.
-fn transpose_2d(values: &[f32], rows: u64, cols: u64) -> Option<Vec<f32>> {
+pub(super) fn transpose_2d(values: &[f32], rows: u64, cols: u64) -> Option<Vec<f32>> {
     let (r, c) = (usize::try_from(rows).ok()?, usize::try_from(cols).ok()?);
     if r.checked_mul(c)? != values.len() {
         return None;

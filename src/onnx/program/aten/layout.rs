@@ -1,10 +1,12 @@
-//! Ops that only move data: cat, flatten, view/reshape, slice and permute.
+//! Ops that only move data: cat, flatten, view/reshape, slice and permute. A view or
+//! permute that moves the batch from the first dimension goes to [`super::shape_ops`].
 
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
 use crate::torch::pt2::schema::{Argument, Node, SymInt};
 
 use super::super::args::Args;
+use super::super::batch::BatchDim;
 use super::super::lower::Lowering;
 use super::{arg_error, per_sample_axis, reject_extra, OrShape};
 
@@ -16,12 +18,21 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["tensors", "dim"])?;
-        let xs = args
-            .tensors("tensors")
-            .or_shape()?
+        let names = args.tensors("tensors").or_shape()?;
+        let like = names
             .iter()
+            .find(|t| self.expanded(t).is_none())
             .map(|t| self.activation(t))
-            .collect::<Result<Vec<_>, _>>()?;
+            .transpose()?;
+        let mut xs = Vec::with_capacity(names.len());
+        for t in names {
+            xs.push(match (self.expanded(t), &like) {
+                (Some((fqn, shape)), Some(like)) => {
+                    self.expanded_like(&fqn, &shape, like, scope)?
+                }
+                _ => self.activation(t)?,
+            });
+        }
         let rank = xs.first().map_or(1, |x| x.shape().len() + 1);
         let axis = per_sample_axis(args.int_or("dim", 0).or_shape()?, rank)?;
         let refs: Vec<&Value> = xs.iter().collect();
@@ -59,7 +70,11 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "size", "shape"])?;
-        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let input = args.tensor("self").or_shape()?;
+        if self.is_laid(input) {
+            return self.laid_view(node, input, scope);
+        }
+        let x = self.activation(input)?;
         let sizes = args.get("size").or(args.get("shape"));
         let leads_with_batch = match sizes {
             Some(Argument::Ints(v)) => v
@@ -73,6 +88,9 @@ impl<'p> Lowering<'p, '_> {
             },
             _ => false,
         };
+        if !leads_with_batch && matches!(self.batch, BatchDim::Symbol(_)) {
+            return self.laid_view(node, input, scope);
+        }
         if !leads_with_batch {
             return Err(arg_error(format!(
                 "its size list does not start with the batch ({}), so it folds the batch into other dimensions; reshape as x.view(x.size(0), …) or x.flatten(1)",
@@ -152,8 +170,8 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "dims", "dim0", "dim1"])?;
-        let x = self.activation(args.tensor("self").or_shape()?)?;
-        let rank = x.shape().len() + 1;
+        let input = args.tensor("self").or_shape()?;
+        let rank = self.laid(input)?.rank();
         let full: Vec<i64> = match args.get("dims") {
             Some(Argument::Ints(dims)) => dims.clone(),
             Some(other) => return Err(arg_error(format!("argument `dims` is {}", other.kind()))),
@@ -177,11 +195,10 @@ impl<'p> Lowering<'p, '_> {
         let Some((&first, rest)) = full.split_first() else {
             return Err(arg_error("permute of no dimensions".into()));
         };
-        if first != 0 && first != -(rank as i64) {
-            return Err(arg_error(format!(
-                "permutation {full:?} moves the batch away from the first dimension"
-            )));
+        if self.is_laid(input) || (first != 0 && first != -(rank as i64)) {
+            return self.laid_permute(node, input, &full, scope);
         }
+        let x = self.activation(input)?;
         let perm = rest
             .iter()
             .map(|&d| per_sample_axis(d, rank))

@@ -11,11 +11,13 @@ use super::emit;
 use super::located;
 use super::lower::Lowering;
 
+mod attention;
 mod conv;
 mod layout;
 mod pointwise;
 mod pool;
 mod resize;
+mod shape_ops;
 
 /// The aten targets lowered, without `torch.ops.aten.` (listed in the unsupported-op error).
 pub const SUPPORTED: &[&str] = &[
@@ -64,6 +66,14 @@ pub const SUPPORTED: &[&str] = &[
     "permute.default",
     "transpose.int",
     "sym_size.int",
+    "unsqueeze.default",
+    "squeeze.dim",
+    "squeeze.dims",
+    "select.int",
+    "unflatten.int",
+    "expand.default",
+    "scaled_dot_product_attention.default",
+    "_operator.mul (the batch times a constant)",
     "upsample_nearest2d.vec",
     "upsample_nearest2d.default",
     "upsample_bilinear2d.vec",
@@ -171,14 +181,23 @@ impl<'p> Lowering<'p, '_> {
                         "dropout is in training mode; export the model after `model.eval()`".into(),
                     ));
                 }
-                let x = self.activation(args.tensor("input").or_shape()?)?;
-                self.bind(node, 0, x)
+                let x = self.laid(args.tensor("input").or_shape()?)?;
+                self.bind_laid(node, 0, x, &scope)
             }
             "clone.default" | "contiguous.default" | "alias.default" | "detach.default" => {
                 reject_extra(&args, &["self", "memory_format"])?;
-                let x = self.activation(args.tensor("self").or_shape()?)?;
-                self.bind(node, 0, x)
+                let x = self.laid(args.tensor("self").or_shape()?)?;
+                self.bind_laid(node, 0, x, &scope)
             }
+            "unsqueeze.default" => self.unsqueeze(node, &args, &scope),
+            "squeeze.dim" | "squeeze.dims" => self.squeeze(node, &args, &scope),
+            "select.int" => self.select(node, &args, &scope),
+            "unflatten.int" => self.unflatten(node, &args, &scope),
+            "expand.default" => self.expand(node, &args, &scope),
+            "scaled_dot_product_attention.default" => {
+                self.scaled_dot_product_attention(node, &args, &scope)
+            }
+            "_operator.mul" => self.symbolic_mul(node, &args),
             "slice.Tensor" => self.slice(node, &args, &scope),
             "permute.default" | "transpose.int" => self.permute(node, &args, &scope),
             "sym_size.int" => {

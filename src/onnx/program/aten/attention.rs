@@ -1,0 +1,134 @@
+//! `scaled_dot_product_attention`, decomposed as the checkpoint ViT's attention is
+//! (`crate::onnx::arch::vit`): the scale folded into a Mul on Q, `MatMul(Q, Kᵀ)`, an
+//! additive mask, Softmax over the last axis, `MatMul(·, V)`. No op reads a shape.
+
+use crate::onnx::graph::Value;
+use crate::onnx::OnnxError;
+use crate::torch::pt2::schema::{Argument, Node};
+
+use super::super::args::Args;
+use super::super::emit::{self, Operand};
+use super::super::lower::Lowering;
+use super::{arg_error, reject_extra, OrShape};
+
+/// The additive causal mask `[rows, cols]`: 0 where column ≤ row, −∞ above (torch's
+/// `is_causal`, a lower-triangular `ones(L, S)`).
+fn causal_mask(rows: u64, cols: u64) -> Vec<f32> {
+    (0..rows)
+        .flat_map(|i| (0..cols).map(move |j| if j <= i { 0.0 } else { f32::NEG_INFINITY }))
+        .collect()
+}
+
+impl<'p> Lowering<'p, '_> {
+    pub(super) fn scaled_dot_product_attention(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(
+            args,
+            &[
+                "query",
+                "key",
+                "value",
+                "attn_mask",
+                "dropout_p",
+                "is_causal",
+                "scale",
+                "enable_gqa",
+            ],
+        )?;
+        if args.float_or("dropout_p", 0.0).or_shape()? != 0.0 {
+            return Err(arg_error(
+                "attention dropout is on; export the model after `model.eval()`".into(),
+            ));
+        }
+        if args.bool_or("enable_gqa", false).or_shape()? {
+            return Err(arg_error(
+                "grouped-query attention (enable_gqa=True) is not exported".into(),
+            ));
+        }
+        let q = self.activation(args.tensor("query").or_shape()?)?;
+        let k = self.activation(args.tensor("key").or_shape()?)?;
+        let v = self.activation(args.tensor("value").or_shape()?)?;
+        let (Some((&width, _)), rank) = (q.shape().split_last(), q.shape().len()) else {
+            return Err(arg_error(
+                "attention on tensors without a feature axis".into(),
+            ));
+        };
+        if rank < 2 || k.shape().len() != rank || v.shape().len() != rank {
+            return Err(arg_error(format!(
+                "attention of query {:?}, key {:?}, value {:?}: equal ranks of at least 3 (with the batch) are exported",
+                q.shape(),
+                k.shape(),
+                v.shape()
+            )));
+        }
+        let scale = match args.get("scale") {
+            None | Some(Argument::None) => 1.0 / (width as f64).sqrt(),
+            Some(Argument::Float(s)) => *s,
+            Some(other) => return Err(arg_error(format!("argument `scale` is {}", other.kind()))),
+        };
+        let factor = self
+            .g
+            .constant_scalar(&format!("{scope}.scale"), scale as f32);
+        let q = self.g.mul_constant(scope, &q, &factor)?;
+        let mut perm: Vec<usize> = (0..rank).collect();
+        perm.swap(rank - 2, rank - 1);
+        let kt = self.g.transpose(scope, &k, &perm)?;
+        let mut scores = self.g.matmul_activations(scope, &q, &kt)?;
+        let (rows, cols) = (scores.shape()[rank - 2], scores.shape()[rank - 1]);
+        let causal = args.bool_or("is_causal", false).or_shape()?;
+        let mask = args.optional_tensor("attn_mask").or_shape()?;
+        if causal && mask.is_some() {
+            return Err(arg_error(
+                "attention with both a mask and is_causal (torch refuses it too)".into(),
+            ));
+        }
+        if causal {
+            let m = self.g.weight(
+                &format!("{scope}.causal_mask"),
+                vec![rows, cols],
+                &causal_mask(rows, cols),
+            )?;
+            scores = self.g.add_constant(scope, &scores, &m)?;
+        }
+        if let Some(mask) = mask {
+            scores = self.masked(scores, mask, scope)?;
+        }
+        let weights = self.g.softmax(scope, &scores);
+        let y = self.g.matmul_activations(scope, &weights, &v)?;
+        self.bind(node, 0, y)
+    }
+
+    /// `scores + mask` for a stored float mask (a buffer or constant; a boolean mask must
+    /// be turned into an additive one before export).
+    fn masked(&mut self, scores: Value, mask: &str, scope: &str) -> Result<Value, OnnxError> {
+        if !self.is_stored(mask) {
+            return Err(arg_error(
+                "an attention mask computed by the graph is not exported; register it as a float buffer (0 to keep, -inf to mask)".into(),
+            ));
+        }
+        let m = self.weight(&self.stored(mask)?)?;
+        emit::binary(
+            &mut self.g,
+            "Add",
+            scope,
+            Operand::Activation(&scores),
+            Operand::Constant(&m),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn causal_mask_hides_later_columns() {
+        let m = causal_mask(2, 3);
+        assert_eq!(m[..3], [0.0, f32::NEG_INFINITY, f32::NEG_INFINITY]);
+        assert_eq!(m[3..], [0.0, 0.0, f32::NEG_INFINITY]);
+    }
+}

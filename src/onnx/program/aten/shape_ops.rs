@@ -1,0 +1,268 @@
+//! Ops that add, drop or pick dimensions (unsqueeze, squeeze, select, unflatten, expand),
+//! and the layout ops on tensors whose batch has moved ([`crate::onnx::program::laid`]):
+//! permute, view and linear there, as torch's decomposed multi-head attention uses them.
+
+use crate::onnx::graph::Value;
+use crate::onnx::OnnxError;
+use crate::torch::pt2::schema::{Argument, Node, SymInt};
+
+use super::super::args::Args;
+use super::super::emit::{self, Operand};
+use super::super::laid::Laid;
+use super::super::lower::Lowering;
+use super::{arg_error, reject_extra, OrShape};
+
+impl<'p> Lowering<'p, '_> {
+    /// `unsqueeze(self, dim)`: a new size-1 dimension (anywhere but before the batch).
+    pub(super) fn unsqueeze(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "dim"])?;
+        let x = self.laid(args.tensor("self").or_shape()?)?;
+        let at = Laid::axis(args.int_or("dim", 0).or_shape()?, x.rank() + 1)?;
+        self.bind_laid(node, 0, x.unsqueezed(at)?, scope)
+    }
+
+    /// `squeeze(self, dim)` / `squeeze(self, dims)`: size-1 dimensions dropped (others
+    /// kept, as torch does).
+    pub(super) fn squeeze(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "dim", "dims"])?;
+        let mut x = self.laid(args.tensor("self").or_shape()?)?;
+        let dims = match (args.get("dim"), args.get("dims")) {
+            (Some(Argument::Int(d)), None) => vec![*d],
+            (None, Some(Argument::Ints(ds))) => ds.clone(),
+            _ => {
+                return Err(arg_error(
+                    "squeeze without dimensions is not exported (it could drop the batch at batch 1); name the dimension".into(),
+                ))
+            }
+        };
+        let rank = x.rank();
+        let mut axes = dims
+            .iter()
+            .map(|&d| Laid::axis(d, rank))
+            .collect::<Result<Vec<_>, _>>()?;
+        axes.sort_unstable();
+        for &at in axes.iter().rev() {
+            if at == 0 && x.sizes()[0].batch {
+                return Err(arg_error(
+                    "squeeze of the batch dimension would freeze the batch at 1".into(),
+                ));
+            }
+            x = x.squeezed(at);
+        }
+        self.bind_laid(node, 0, x, scope)
+    }
+
+    /// `select(self, dim, index)`: `x[:, i]` on a dimension other than the batch.
+    pub(super) fn select(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "dim", "index"])?;
+        let x = self.laid(args.tensor("self").or_shape()?)?;
+        let at = Laid::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
+        let Some(Argument::Int(index)) = args.get("index") else {
+            return Err(arg_error("select needs a constant index".into()));
+        };
+        let y = x.selected(&mut self.g, scope, at, *index)?;
+        self.bind_laid(node, 0, y, scope)
+    }
+
+    /// `view`/`reshape`/`unflatten` to torch's recorded output sizes, on a tensor whose
+    /// batch has moved or whose size list does not lead with the batch: the batch must stay
+    /// whole (it may be folded with other dimensions while it is not first).
+    pub(super) fn laid_view(
+        &mut self,
+        node: &Node,
+        input: &str,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.laid(input)?;
+        let target = self.recorded_sizes(node, 0)?;
+        let y = x.viewed(&mut self.g, scope, &target)?;
+        self.bind_laid(node, 0, y, scope)
+    }
+
+    /// `unflatten(self, dim, sizes)`: one dimension split into several, as torch recorded
+    /// the result.
+    pub(super) fn unflatten(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "dim", "sizes"])?;
+        self.laid_view(node, args.tensor("self").or_shape()?, scope)
+    }
+
+    /// `permute`/`transpose` that moves the batch, or of a tensor whose batch has moved.
+    pub(super) fn laid_permute(
+        &mut self,
+        node: &Node,
+        input: &str,
+        order: &[i64],
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.laid(input)?;
+        let order = order
+            .iter()
+            .map(|&d| Laid::axis(d, x.rank()))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.bind_laid(node, 0, x.permuted(&order)?, scope)
+    }
+
+    /// `linear` on a tensor whose batch has moved: a MatMul over its last dimension.
+    pub(super) fn laid_linear(
+        &mut self,
+        node: &Node,
+        input: &str,
+        weight: &str,
+        bias: Option<&str>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.laid(input)?.last_axis_last(&mut self.g, scope)?;
+        let y = self.linear_value(x.value(), weight, bias, scope)?;
+        self.bind_laid(node, 0, x.with_last(y)?, scope)
+    }
+
+    /// `x` (`[…, K]`) times the transpose of stored `weight` (`[N, K]`), plus `bias`.
+    pub(super) fn linear_value(
+        &mut self,
+        x: &Value,
+        weight: &str,
+        bias: Option<&str>,
+        scope: &str,
+    ) -> Result<Value, OnnxError> {
+        let &[n, k] = self.stored_dims(weight)?.as_slice() else {
+            return Err(arg_error(format!("`{weight}` is not a 2-D linear weight")));
+        };
+        let values = self.read(weight)?;
+        let transposed = super::conv::transpose_2d(&values, n, k)
+            .ok_or_else(|| arg_error(format!("`{weight}` does not hold {n}×{k} values")))?;
+        let w = self
+            .g
+            .weight(&format!("{weight}.transposed"), vec![k, n], &transposed)?;
+        let y = self.g.matmul(scope, x, &w)?;
+        match bias {
+            Some(b) => {
+                let b = self.weight(b)?;
+                emit::binary(
+                    &mut self.g,
+                    "Add",
+                    scope,
+                    Operand::Activation(&y),
+                    Operand::Constant(&b),
+                )
+            }
+            None => Ok(y),
+        }
+    }
+
+    /// `expand(self, size)` of a stored tensor over the batch (`class_token.expand(n, -1,
+    /// -1)`): the size list leads with the batch and keeps every other size.
+    pub(super) fn expand(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        _scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "size", "implicit"])?;
+        if args.bool_or("implicit", false).or_shape()? {
+            return Err(arg_error("implicit expand is not exported".into()));
+        }
+        let x = args.tensor("self").or_shape()?;
+        let fqn = self.stored(x).map_err(|_| {
+            arg_error(
+                "expand of a computed tensor is not exported, only of a parameter or buffer over the batch (like a class token)".into(),
+            )
+        })?;
+        let dims = self.stored_dims(&fqn)?;
+        let sizes: Vec<SymInt> = match args.get("size") {
+            Some(Argument::Ints(v)) => v.iter().map(|&i| SymInt::Int(i)).collect(),
+            Some(Argument::SymInts(v)) => v.clone(),
+            _ => return Err(arg_error("argument `size` is not a size list".into())),
+        };
+        let leads = match sizes.first() {
+            Some(SymInt::Name(name)) => self.is_batch_symbol(name),
+            Some(other) => self.batch.is(other),
+            None => false,
+        };
+        let keeps_rest = sizes.len() == dims.len()
+            && dims.first() == Some(&1)
+            && sizes[1..]
+                .iter()
+                .zip(&dims[1..])
+                .all(|(s, &d)| matches!(s, SymInt::Int(i) if *i == -1 || *i == d as i64));
+        if !leads || !keeps_rest {
+            return Err(arg_error(format!(
+                "expand of `{fqn}` {dims:?} is exported only over the batch (a leading 1 expanded to the batch, other sizes kept)"
+            )));
+        }
+        self.bind_expanded(node, fqn)
+    }
+
+    /// Expanded stored tensor `fqn` of per-sample `shape`, built from activation `like` as
+    /// `0 · like[…:1…] + fqn` so that it follows the batch with no op computing it (the
+    /// checkpoint ViT's class token does the same). Every axis where `like` differs from
+    /// `shape` must be of size 1 in `shape`.
+    pub(super) fn expanded_like(
+        &mut self,
+        fqn: &str,
+        shape: &[u64],
+        like: &Value,
+        scope: &str,
+    ) -> Result<Value, OnnxError> {
+        if like.shape().len() != shape.len() {
+            return Err(arg_error(format!(
+                "`{fqn}` expanded to {shape:?} beside a {:?} tensor",
+                like.shape()
+            )));
+        }
+        let mut x = like.clone();
+        for (axis, (&want, &have)) in shape.iter().zip(like.shape()).enumerate() {
+            match (want, have) {
+                (w, h) if w == h => {}
+                (1, _) => x = self.g.slice(scope, &x, axis, 0..1)?,
+                _ => {
+                    return Err(arg_error(format!(
+                        "`{fqn}` expanded to {shape:?} cannot be made from a {:?} tensor",
+                        like.shape()
+                    )))
+                }
+            }
+        }
+        let zero = self.g.constant_scalar(&format!("{scope}.zero"), 0.0);
+        let zeros = self.g.mul_constant(scope, &x, &zero)?;
+        let constant = self.weight(fqn)?;
+        self.g.add_constant(scope, &zeros, &constant)
+    }
+
+    /// `_operator.mul` of the batch symbol and a constant (torch's `bsz * num_heads`).
+    pub(super) fn symbolic_mul(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
+        reject_extra(args, &["a", "b"])?;
+        let operand = |name: &str| match args.get(name) {
+            Some(Argument::SymInt(SymInt::Name(n))) if self.is_batch_symbol(n) => Some(None),
+            Some(Argument::Int(i)) if *i > 0 => Some(Some(*i as u64)),
+            _ => None,
+        };
+        match (operand("a"), operand("b")) {
+            (Some(None), Some(Some(c))) | (Some(Some(c)), Some(None)) => {
+                self.bind_batch_times(node, c)
+            }
+            _ => Err(arg_error(
+                "only the batch times a positive constant is exported as a symbolic product".into(),
+            )),
+        }
+    }
+}
