@@ -387,8 +387,9 @@ impl Lowering<'_, '_> {
         })
     }
 
-    /// Binds output `k` of `node` to `laid` after checking its sizes against the recorded
-    /// ones: as an activation when the batch is first again, else as a laid tensor.
+    /// Binds output `k` of `node` to `laid`: as an activation when the batch is first again
+    /// ([`Lowering::bind`] checks its shape), else as a laid tensor after checking its sizes
+    /// against the recorded ones.
     pub fn bind_laid(
         &mut self,
         node: &Node,
@@ -396,6 +397,9 @@ impl Lowering<'_, '_> {
         laid: Laid,
         scope: &str,
     ) -> Result<(), OnnxError> {
+        if let Some(value) = laid.canonical(&mut self.g, scope)? {
+            return self.bind(node, k, value);
+        }
         let recorded = self.recorded_sizes(node, k)?;
         if recorded != laid.sizes() {
             return Err(OnnxError::Shape {
@@ -406,14 +410,9 @@ impl Lowering<'_, '_> {
                 ),
             });
         }
-        match laid.canonical(&mut self.g, scope)? {
-            Some(value) => self.bind(node, k, value),
-            None => {
-                let name = self.output_name(node, k)?;
-                self.values.insert(name.to_owned(), Bound::Laid(laid));
-                Ok(())
-            }
-        }
+        let name = self.output_name(node, k)?;
+        self.values.insert(name.to_owned(), Bound::Laid(laid));
+        Ok(())
     }
 
     /// Binds output 0 of `node` to stored tensor `fqn` expanded over the batch.
