@@ -383,11 +383,18 @@ impl Converter<'_> {
             .strip_prefix("torch.")
             .and_then(ops::lookup)
             .ok_or_else(|| {
-                fail(format!(
-                    "`{}` is not supported by the TorchScript import; supported ops: torch.{}",
-                    call.op,
-                    ops::names().join(", torch.")
-                ))
+                let fused = ops::FUSED_ATTENTION
+                    .iter()
+                    .any(|f| call.op.strip_prefix("torch.") == Some(f));
+                fail(if fused {
+                    format!("`{}`: {}", call.op, ops::FUSED_ATTENTION_HINT)
+                } else {
+                    format!(
+                        "`{}` is not supported by the TorchScript import; supported ops: torch.{}",
+                        call.op,
+                        ops::names().join(", torch.")
+                    )
+                })
             })?;
         let named = name_args(schema, args, kwargs).map_err(&fail)?;
         let output = format!(

@@ -249,6 +249,16 @@ pub fn lookup(name: &str) -> Option<&'static OpSchema> {
     OPS.iter().find(|op| op.name == name)
 }
 
+/// The fused attention kernels a trace records when `nn.TransformerEncoderLayer` or
+/// `nn.MultiheadAttention` takes torch's fast path (eval mode under `torch.no_grad()`).
+pub const FUSED_ATTENTION: &[&str] = &[
+    "_transformer_encoder_layer_fwd",
+    "_native_multi_head_attention",
+];
+
+/// What to do instead of exporting a fused attention kernel from a trace.
+pub const FUSED_ATTENTION_HINT: &str = "torch's fused attention fast path (taken in eval mode under torch.no_grad()) is not exported from a TorchScript trace; export the model with `torch.export.export(model.eval(), (x,), dynamic_shapes=({0: torch.export.Dim(\"batch\")},))` and `torch.export.save`, and pass the .pt2 archive, whose decomposed attention is exported";
+
 /// Every op name read, for the unsupported-op error.
 pub fn names() -> Vec<&'static str> {
     std::iter::once(CONVOLUTION.name)
