@@ -1,0 +1,88 @@
+"""`ckpt to-onnx` on attention models exported with `torch.export` (`.pt2`), against torch
+eager: a small `nn.TransformerEncoder` (post-norm ReLU and pre-norm GELU variants) and
+torchvision's vit_b_32, built by `models/transformer.py`.
+
+torch.export decomposes `nn.MultiheadAttention`: the batch moves to the second dimension and
+is folded into the heads (`(L, N·H, d)`) and the tokens (`(L·N, E)`). The ONNX file must
+still keep the batch first with no shape arithmetic (no Shape/Gather/Unsqueeze/Expand/
+ConstantOfShape nodes), pass `onnx.checker.check_model(full_check=True)` and match torch
+eager in onnxruntime at batch 1, 3 and 8 from one file (max |diff| <= 1e-4 * max(1, max
+|ref|)). A program exported at a fixed batch cannot say which size is the batch once it is
+folded: the export refuses it naming the node and how to export instead. A TorchScript
+trace of torch's fused fast path (`_transformer_encoder_layer_fwd`) is refused pointing to
+`torch.export`.
+"""
+import sys
+from pathlib import Path
+
+import onnx
+import torch
+
+from _util import ok, run_ckpt
+from test_pt2 import dims, parity
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "models"))
+import common  # noqa: E402
+import transformer  # noqa: E402
+
+SHAPE_OPS = {"Identity", "Shape", "Gather", "Unsqueeze", "Expand", "ConstantOfShape"}
+
+
+def export(kind, seed, chw, tmp_path):
+    model = transformer.build(kind, seed=seed)
+    archive = tmp_path / f"{kind}.pt2"
+    common.export_pt2(model, chw, True, archive)
+    out = tmp_path / f"{kind}.onnx"
+    proc = ok(run_ckpt("to-onnx", archive, "-o", out))
+    assert "(declared dynamic)" in proc.stderr, proc.stderr
+    proto = onnx.load(str(out), load_external_data=False)
+    assert [(o.domain, o.version) for o in proto.opset_import] == [("", 11)]
+    ops = [n.op_type for n in proto.graph.node]
+    assert not set(ops) & SHAPE_OPS, sorted(set(ops))
+    assert dims(proto.graph.input[0]) == ["batch", *chw]
+    assert dims(proto.graph.output[0])[0] == "batch"
+    return model, out, ops
+
+
+def test_transformer_encoder_post_norm_relu(tmp_path):
+    model, out, ops = export("encoder", 21, transformer.SEQUENCE, tmp_path)
+    assert ops.count("Softmax") == 2 and "Relu" in ops
+    parity(model, out, transformer.SEQUENCE)
+
+
+def test_transformer_encoder_pre_norm_gelu(tmp_path):
+    model, out, ops = export("encoder-prenorm", 22, transformer.SEQUENCE, tmp_path)
+    assert ops.count("Softmax") == 2 and "Erf" in ops
+    parity(model, out, transformer.SEQUENCE)
+
+
+def test_vit_b_32(tmp_path):
+    model, out, ops = export("vit_b_32", 23, transformer.IMAGE, tmp_path)
+    assert ops.count("Softmax") == 12
+    parity(model, out, transformer.IMAGE)
+
+
+def test_a_folded_batch_at_a_traced_size_is_refused_naming_the_node(tmp_path):
+    archive = tmp_path / "static.pt2"
+    common.export_pt2(transformer.build("encoder", seed=24), transformer.SEQUENCE, False,
+                      archive)
+    out = tmp_path / "static.onnx"
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1
+    assert "node `transpose`" in proc.stderr and "torch.ops.aten.transpose.int" in proc.stderr
+    assert "dynamic_shapes" in proc.stderr, proc.stderr
+    assert not out.exists()
+
+
+def test_a_trace_of_the_fused_fast_path_is_refused_pointing_to_torch_export(tmp_path):
+    model = transformer.build("encoder", seed=25)
+    traced = tmp_path / "fused.pt"
+    with torch.no_grad():  # eval mode without gradients: torch's fused kernels are traced
+        torch.jit.save(torch.jit.trace(model, torch.randn(2, *transformer.SEQUENCE)),
+                       str(traced))
+    out = tmp_path / "fused.onnx"
+    proc = run_ckpt("to-onnx", traced, "-o", out)
+    assert proc.returncode == 1
+    assert "torch._transformer_encoder_layer_fwd" in proc.stderr, proc.stderr
+    assert "torch.export.export(model.eval()" in proc.stderr and "encoder.layers.0" in proc.stderr
+    assert not out.exists()
