@@ -14,6 +14,7 @@ use super::lower::Lowering;
 mod attention;
 mod conv;
 mod layout;
+mod matmul;
 mod pointwise;
 mod pool;
 mod resize;
@@ -73,6 +74,9 @@ pub const SUPPORTED: &[&str] = &[
     "unflatten.int",
     "expand.default",
     "scaled_dot_product_attention.default",
+    "matmul.default",
+    "bmm.default",
+    "baddbmm.default",
     "_operator.mul (the batch times a constant)",
     "upsample_nearest2d.vec",
     "upsample_nearest2d.default",
@@ -198,6 +202,9 @@ impl<'p> Lowering<'p, '_> {
                 self.scaled_dot_product_attention(node, &args, &scope)
             }
             "_operator.mul" => self.symbolic_mul(node, &args),
+            "matmul.default" => self.matmul(node, &args, &scope),
+            "bmm.default" => self.bmm(node, &args, &scope),
+            "baddbmm.default" => self.baddbmm(node, &args, &scope),
             "slice.Tensor" => self.slice(node, &args, &scope),
             "permute.default" | "transpose.int" => self.permute(node, &args, &scope),
             "sym_size.int" => {
