@@ -184,6 +184,15 @@ fn refusals_say_where() {
         "{err}"
     );
 
+    let err = export("fused_attention", None, &options, &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("`code/__torch__/torch/nn/modules/transformer.py` line 42: in module `layer` (torch.nn.modules.transformer.TransformerEncoderLayer): `torch._transformer_encoder_layer_fwd`: torch's fused attention fast path"),
+        "{err}"
+    );
+    assert!(err.contains("torch.export.export(model.eval()"), "{err}");
+
     let err = export("folds_batch", None, &options, &out)
         .unwrap_err()
         .to_string();
