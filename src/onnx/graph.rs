@@ -239,18 +239,43 @@ impl GraphBuilder {
     }
 
     /// Finishes the graph with `output` as its only output, renamed to `output_name`.
-    pub fn finish(mut self, output: &Value, output_name: &str) -> Result<Model, OnnxError> {
-        if output.name != output_name {
-            if self.names.contains(output_name) {
-                return Err(OnnxError::Option {
-                    what: format!("output name `{output_name}` is already used in the graph"),
+    pub fn finish(self, output: &Value, output_name: &str) -> Result<Model, OnnxError> {
+        self.finish_outputs(&[(output.clone(), output_name.to_owned())])
+    }
+
+    /// Finishes the graph with `outputs` as its outputs, in order, each renamed to the name
+    /// beside it. Each must be a different value computed by a node (ONNX has no way to
+    /// return the input or one value twice without an `Identity`, which ATC refuses), and
+    /// each name must be new to the graph.
+    pub fn finish_outputs(mut self, outputs: &[(Value, String)]) -> Result<Model, OnnxError> {
+        let mut renames: HashMap<&str, &str> = HashMap::new();
+        let mut chosen: HashSet<&str> = HashSet::new();
+        for (value, name) in outputs {
+            let produced = self.nodes.iter().any(|n| n.output.contains(&value.name));
+            if !produced {
+                return Err(OnnxError::Shape {
+                    what: format!(
+                        "the output `{name}` is the graph input itself; only computed values can be outputs"
+                    ),
                 });
             }
-            for node in &mut self.nodes {
-                for name in node.output.iter_mut().chain(node.input.iter_mut()) {
-                    if *name == output.name {
-                        output_name.clone_into(name);
-                    }
+            if !chosen.insert(name) || (value.name != *name && self.names.contains(name)) {
+                return Err(OnnxError::Option {
+                    what: format!("output name `{name}` is already used in the graph"),
+                });
+            }
+            if let Some(first) = renames.insert(&value.name, name) {
+                return Err(OnnxError::Shape {
+                    what: format!(
+                        "the outputs `{first}` and `{name}` are the same tensor; ONNX cannot return one value under two names without an Identity node, which ATC refuses"
+                    ),
+                });
+            }
+        }
+        for node in &mut self.nodes {
+            for name in node.output.iter_mut().chain(node.input.iter_mut()) {
+                if let Some(new) = renames.get(name.as_str()) {
+                    (*new).clone_into(name);
                 }
             }
         }
@@ -258,7 +283,10 @@ impl GraphBuilder {
             node: self.nodes,
             name: Some("main_graph".to_owned()),
             input: self.inputs,
-            output: vec![value_info(output_name, &self.batch, &output.shape)],
+            output: outputs
+                .iter()
+                .map(|(value, name)| value_info(name, &self.batch, &value.shape))
+                .collect(),
             ..Default::default()
         };
         Ok(Model {
