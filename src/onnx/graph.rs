@@ -368,3 +368,64 @@ fn value_info(name: &str, batch: &Batch, shape: &[u64]) -> ValueInfoProto {
         doc_string: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn relu(g: &mut GraphBuilder, x: &Value) -> Value {
+        let mut out = g.node(
+            "Relu",
+            "",
+            vec![x.name().to_owned()],
+            vec![],
+            vec![x.shape().to_vec()],
+        );
+        out.remove(0)
+    }
+
+    #[test]
+    fn several_outputs_are_renamed_in_order() {
+        let mut g = GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()));
+        let x = g.input("input", vec![2, 3]).unwrap();
+        let a = relu(&mut g, &x);
+        let b = relu(&mut g, &a);
+        let model = g
+            .finish_outputs(&[(a, "out".into()), (b, "aux".into())])
+            .unwrap();
+        let names: Vec<_> = model
+            .graph
+            .output
+            .iter()
+            .filter_map(|o| o.name.clone())
+            .collect();
+        assert_eq!(names, ["out", "aux"]);
+        // The second node reads the first output under its new name.
+        assert_eq!(model.graph.node[1].input, ["out"]);
+    }
+
+    #[test]
+    fn outputs_that_onnx_cannot_express_are_refused() {
+        let start = || {
+            let mut g = GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()));
+            let x = g.input("input", vec![2]).unwrap();
+            let y = relu(&mut g, &x);
+            (g, x, y)
+        };
+        let (g, _, y) = start();
+        let err = g
+            .finish_outputs(&[(y.clone(), "a".into()), (y, "b".into())])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`a` and `b` are the same tensor"), "{err}");
+        let (g, x, _) = start();
+        let err = g.finish(&x, "output").unwrap_err().to_string();
+        assert!(err.contains("the graph input itself"), "{err}");
+        let (g, _, y) = start();
+        assert!(g
+            .finish(&y, "input")
+            .unwrap_err()
+            .to_string()
+            .contains("already used"));
+    }
+}

@@ -924,6 +924,24 @@ mod tests {
     }
 
     #[test]
+    fn lists_an_op_returned_unpack_by_count() {
+        let list = Val::List(vec![Val::Int(4), Val::Int(5)]);
+        assert_eq!(
+            unpack(&[list.clone(), Val::Int(1), Val::Int(2)]),
+            Ok(Val::Int(5))
+        );
+        assert!(unpack(&[list, Val::Int(0), Val::Int(3)])
+            .unwrap_err()
+            .contains("a list of 2 values is unpacked into 3 names"));
+        assert!(unpack(&[Val::Int(1), Val::Int(0), Val::Int(2)]).is_err());
+        let spec = dict_spec(&["out".to_owned(), "aux".to_owned()]);
+        let parsed: Json = serde_json::from_str(&spec).unwrap();
+        assert_eq!(parsed[1]["type"], "builtins.dict");
+        assert_eq!(parsed[1]["context"], r#"["out","aux"]"#);
+        assert_eq!(parsed[1]["children_spec"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
     fn lists_become_typed_arguments() {
         assert_eq!(list(&[]), Ok(Argument::Ints(vec![])));
         assert_eq!(

@@ -626,6 +626,22 @@ mod tests {
     }
 
     #[test]
+    fn dict_returns_parse_in_order() {
+        let src = "class A(Module):\n  def forward(self: A,\n    x: Tensor) -> Dict[str, Tensor]:\n    return {\"out\": x, \"aux\": torch.relu(x)}\n";
+        let source = parse("a.py", src).unwrap();
+        let Stmt::Return {
+            value: Expr::Dict(entries),
+            ..
+        } = &source.classes[0].methods[0].body[0]
+        else {
+            panic!()
+        };
+        let keys: Vec<&Expr> = entries.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, [&Expr::Str("out".into()), &Expr::Str("aux".into())]);
+        assert!(parse("a.py", &src.replace(": x,", " x,")).is_err());
+    }
+
+    #[test]
     fn scripted_code_is_refused_with_its_line() {
         let src = "class A(Module):\n  def forward(self: A,\n    x: Tensor) -> Tensor:\n    if bool(x):\n      y = x\n    return x\n";
         let err = parse("code/__torch__/a.py", src).unwrap_err().to_string();
