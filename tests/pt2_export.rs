@@ -85,7 +85,15 @@ fn ops(model: &ModelProto) -> Vec<String> {
 #[test]
 fn programs_match_torch_in_tract_at_every_opset_that_has_resize() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["classifier", "unet", "tokens", "mixer", "attention"] {
+    for name in [
+        "classifier",
+        "unet",
+        "tokens",
+        "mixer",
+        "shuffle",
+        "segmenter",
+        "attention",
+    ] {
         let case = case(name);
         for (opset, fold_bn) in [(11, true), (13, true), (11, false)] {
             let options = ProgramOptions {
@@ -100,6 +108,14 @@ fn programs_match_torch_in_tract_at_every_opset_that_has_resize() {
             let ops = ops(&decode(&out));
             let has_bn = !matches!(name, "tokens" | "mixer" | "attention");
             assert_eq!(
+                report
+                    .outputs
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>(),
+                expected_outputs(name),
+            );
+            assert_eq!(
                 ops.iter().any(|o| o == "BatchNormalization"),
                 has_bn && !fold_bn,
                 "{name}: {ops:?}"
@@ -107,6 +123,75 @@ fn programs_match_torch_in_tract_at_every_opset_that_has_resize() {
             assert_parity(&out, &case, &format!("opset {opset}, fold {fold_bn}"));
         }
     }
+}
+
+/// The ONNX output names: a dict's keys, a tuple's `output_<k>`, else `output`.
+fn expected_outputs(name: &str) -> Vec<&'static str> {
+    match name {
+        "segmenter" => vec!["out", "aux"],
+        "shuffle" => vec!["output_0", "output_1"],
+        _ => vec!["output"],
+    }
+}
+
+#[test]
+fn splits_are_split_nodes_and_dilations_reach_the_convs() {
+    let dir = tempfile::tempdir().unwrap();
+    for opset in [11, 13] {
+        let out = dir.path().join(format!("shuffle-{opset}.onnx"));
+        let options = ProgramOptions {
+            opset: Opset::new(opset).unwrap(),
+            output_name: "y".into(),
+            ..ProgramOptions::default()
+        };
+        let report = export_case(&case("shuffle"), &options, &out).unwrap();
+        assert_eq!(
+            report.outputs,
+            [
+                ("y_0".to_owned(), vec![3, 8, 8]),
+                ("y_1".to_owned(), vec![3, 8])
+            ]
+        );
+        let model = decode(&out);
+        let splits: Vec<_> = model
+            .graph
+            .as_ref()
+            .unwrap()
+            .node
+            .iter()
+            .filter(|n| n.op_type.as_deref() == Some("Split"))
+            .collect();
+        // chunk, split_with_sizes and unbind.
+        assert_eq!(splits.len(), 3);
+        for split in splits {
+            let attribute = split
+                .attribute
+                .iter()
+                .any(|a| a.name.as_deref() == Some("split"));
+            // Sizes are an attribute before opset 13, the second input from 13 on.
+            assert_eq!(attribute, opset < 13, "opset {opset}");
+            assert_eq!(split.input.len(), if opset < 13 { 1 } else { 2 });
+        }
+    }
+    let out = dir.path().join("segmenter.onnx");
+    export_case(&case("segmenter"), &ProgramOptions::default(), &out).unwrap();
+    let model = decode(&out);
+    let dilations: Vec<Vec<i64>> = model
+        .graph
+        .as_ref()
+        .unwrap()
+        .node
+        .iter()
+        .filter(|n| n.op_type.as_deref() == Some("Conv"))
+        .filter_map(|n| {
+            n.attribute
+                .iter()
+                .find(|a| a.name.as_deref() == Some("dilations"))
+        })
+        .map(|a| a.ints.clone())
+        .filter(|d| d != &[1, 1])
+        .collect();
+    assert_eq!(dilations, [vec![2, 2], vec![2, 3]]);
 }
 
 #[test]

@@ -94,6 +94,19 @@ fn traced_fixtures_match_torch_in_tract() {
             let report = export(&case.name, None, &options, &out).unwrap();
             assert_eq!(report.traced_batch, Some(2), "{}", case.name);
             assert_eq!(report.program.input_shape, case.input);
+            // A dict's outputs are named after its keys, a tuple's numbered.
+            let names: Vec<&str> = report
+                .program
+                .outputs
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect();
+            let expected: &[&str] = match case.name.as_str() {
+                "segmenter" => &["out", "aux"],
+                "shuffle" => &["output_0", "output_1"],
+                _ => &["output"],
+            };
+            assert_eq!(names, expected);
             assert_eq!(
                 ops(&out).contains(&"BatchNormalization".to_string()),
                 !fold_bn

@@ -198,6 +198,12 @@ fn finish_program(
         report.initializers,
         report.written.bytes as f64 / f64::from(1 << 20),
     );
+    let outputs: Vec<String> = report
+        .outputs
+        .iter()
+        .map(|(name, shape)| format!("`{name}` [batch, {}]", dims_text(shape)))
+        .collect();
+    eprintln!("outputs: {}", outputs.join(", "));
     match <[u64; 3]>::try_from(report.input_shape.as_slice()) {
         Ok(shape) => {
             let command = AtcCommand::new(

@@ -239,18 +239,43 @@ impl GraphBuilder {
     }
 
     /// Finishes the graph with `output` as its only output, renamed to `output_name`.
-    pub fn finish(mut self, output: &Value, output_name: &str) -> Result<Model, OnnxError> {
-        if output.name != output_name {
-            if self.names.contains(output_name) {
-                return Err(OnnxError::Option {
-                    what: format!("output name `{output_name}` is already used in the graph"),
+    pub fn finish(self, output: &Value, output_name: &str) -> Result<Model, OnnxError> {
+        self.finish_outputs(&[(output.clone(), output_name.to_owned())])
+    }
+
+    /// Finishes the graph with `outputs` as its outputs, in order, each renamed to the name
+    /// beside it. Each must be a different value computed by a node (ONNX has no way to
+    /// return the input or one value twice without an `Identity`, which ATC refuses), and
+    /// each name must be new to the graph.
+    pub fn finish_outputs(mut self, outputs: &[(Value, String)]) -> Result<Model, OnnxError> {
+        let mut renames: HashMap<&str, &str> = HashMap::new();
+        let mut chosen: HashSet<&str> = HashSet::new();
+        for (value, name) in outputs {
+            let produced = self.nodes.iter().any(|n| n.output.contains(&value.name));
+            if !produced {
+                return Err(OnnxError::Shape {
+                    what: format!(
+                        "the output `{name}` is the graph input itself; only computed values can be outputs"
+                    ),
                 });
             }
-            for node in &mut self.nodes {
-                for name in node.output.iter_mut().chain(node.input.iter_mut()) {
-                    if *name == output.name {
-                        output_name.clone_into(name);
-                    }
+            if !chosen.insert(name) || (value.name != *name && self.names.contains(name)) {
+                return Err(OnnxError::Option {
+                    what: format!("output name `{name}` is already used in the graph"),
+                });
+            }
+            if let Some(first) = renames.insert(&value.name, name) {
+                return Err(OnnxError::Shape {
+                    what: format!(
+                        "the outputs `{first}` and `{name}` are the same tensor; ONNX cannot return one value under two names without an Identity node, which ATC refuses"
+                    ),
+                });
+            }
+        }
+        for node in &mut self.nodes {
+            for name in node.output.iter_mut().chain(node.input.iter_mut()) {
+                if let Some(new) = renames.get(name.as_str()) {
+                    (*new).clone_into(name);
                 }
             }
         }
@@ -258,7 +283,10 @@ impl GraphBuilder {
             node: self.nodes,
             name: Some("main_graph".to_owned()),
             input: self.inputs,
-            output: vec![value_info(output_name, &self.batch, &output.shape)],
+            output: outputs
+                .iter()
+                .map(|(value, name)| value_info(name, &self.batch, &value.shape))
+                .collect(),
             ..Default::default()
         };
         Ok(Model {
@@ -338,5 +366,66 @@ fn value_info(name: &str, batch: &Batch, shape: &[u64]) -> ValueInfoProto {
             denotation: None,
         }),
         doc_string: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn relu(g: &mut GraphBuilder, x: &Value) -> Value {
+        let mut out = g.node(
+            "Relu",
+            "",
+            vec![x.name().to_owned()],
+            vec![],
+            vec![x.shape().to_vec()],
+        );
+        out.remove(0)
+    }
+
+    #[test]
+    fn several_outputs_are_renamed_in_order() {
+        let mut g = GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()));
+        let x = g.input("input", vec![2, 3]).unwrap();
+        let a = relu(&mut g, &x);
+        let b = relu(&mut g, &a);
+        let model = g
+            .finish_outputs(&[(a, "out".into()), (b, "aux".into())])
+            .unwrap();
+        let names: Vec<_> = model
+            .graph
+            .output
+            .iter()
+            .filter_map(|o| o.name.clone())
+            .collect();
+        assert_eq!(names, ["out", "aux"]);
+        // The second node reads the first output under its new name.
+        assert_eq!(model.graph.node[1].input, ["out"]);
+    }
+
+    #[test]
+    fn outputs_that_onnx_cannot_express_are_refused() {
+        let start = || {
+            let mut g = GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()));
+            let x = g.input("input", vec![2]).unwrap();
+            let y = relu(&mut g, &x);
+            (g, x, y)
+        };
+        let (g, _, y) = start();
+        let err = g
+            .finish_outputs(&[(y.clone(), "a".into()), (y, "b".into())])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`a` and `b` are the same tensor"), "{err}");
+        let (g, x, _) = start();
+        let err = g.finish(&x, "output").unwrap_err().to_string();
+        assert!(err.contains("the graph input itself"), "{err}");
+        let (g, _, y) = start();
+        assert!(g
+            .finish(&y, "input")
+            .unwrap_err()
+            .to_string()
+            .contains("already used"));
     }
 }

@@ -8,7 +8,8 @@ use prost::Message;
 use tract_onnx::prelude::*;
 
 /// One fixture's committed torch outputs: `<dir>/<name>.out.b<batch>.f32` for each batch,
-/// computed on [`probe_input`] with `seed`.
+/// computed on [`probe_input`] with `seed` (a model with several outputs: each flattened,
+/// one after the other, in the ONNX outputs' order).
 pub struct Reference<'a> {
     pub dir: PathBuf,
     pub name: &'a str,
@@ -57,11 +58,16 @@ impl Reference<'_> {
                 )
                 .unwrap();
                 let out = runnable.run(tvec!(x.into())).unwrap();
-                let got: Vec<f32> = out[0]
-                    .to_plain_array_view::<f32>()
-                    .unwrap()
+                // Every output flattened, one after the other (as the generators write them).
+                let got: Vec<f32> = out
                     .iter()
-                    .copied()
+                    .flat_map(|o| {
+                        o.to_plain_array_view::<f32>()
+                            .unwrap()
+                            .iter()
+                            .copied()
+                            .collect::<Vec<_>>()
+                    })
                     .collect();
                 let want = self.output(b);
                 assert_eq!(

@@ -1,6 +1,7 @@
 //! Walking the program: binding graph inputs (stored tensors by FQN, the user input as the
 //! graph input), lowering each node in order ([`super::aten`]), checking each result's shape
-//! against the one torch recorded, and finishing with the single user output.
+//! against the one torch recorded, and finishing with the user outputs, named as
+//! [`super::outputs`] decides.
 
 use std::collections::{HashMap, HashSet};
 
@@ -12,6 +13,7 @@ use crate::torch::pt2::schema::{Argument, Graph, InputSpec, Node, OutputSpec, Si
 use super::batch::{show, BatchDim};
 use super::laid::{self, Laid};
 use super::located;
+use super::outputs;
 use super::TensorSource;
 
 /// The export schema's dtype number for float32: the only activation dtype lowered.
@@ -56,11 +58,13 @@ pub(super) struct Lowering<'p, 'a> {
     pub absorbed: HashSet<usize>,
 }
 
-/// The result of lowering: the model and what the input looked like.
+/// The result of lowering: the model and what its input and outputs look like.
 pub struct Lowered {
     pub model: Model,
     /// The user input's per-sample shape.
     pub input_shape: Vec<u64>,
+    /// Each output's ONNX name and per-sample shape, in the program's order.
+    pub outputs: Vec<(String, Vec<u64>)>,
     /// The batch as the archive declared it.
     pub batch: BatchDim,
 }
@@ -128,11 +132,21 @@ pub fn lower(
             other => located::at(node, index, other),
         })?;
     }
-    let output = lowering.output()?;
-    let model = lowering.g.finish(&output, target.output_name)?;
+    let values = lowering.outputs()?;
+    let names = outputs::names(module.out_spec(), values.len(), target.output_name);
+    let named: Vec<(Value, String)> = values.into_iter().zip(names).collect();
+    let outputs = named
+        .iter()
+        .map(|(value, name)| (name.clone(), value.shape().to_vec()))
+        .collect();
+    let model = lowering
+        .g
+        .finish_outputs(&named)
+        .map_err(|e| located::program(format!("the program's outputs: {e}")))?;
     Ok(Lowered {
         model,
         input_shape,
+        outputs,
         batch,
     })
 }
@@ -345,6 +359,33 @@ impl Lowering<'_, '_> {
     /// one torch recorded (so a lowering bug is an error, never a wrong graph).
     pub fn bind(&mut self, node: &Node, k: usize, value: Value) -> Result<(), OnnxError> {
         let name = self.output_name(node, k)?;
+        self.bind_name(name, value)
+    }
+
+    /// Binds the pieces of a node returning a list of tensors (`split`, `chunk`) to
+    /// `values`, after checking their count and shapes against torch's record.
+    pub fn bind_list(&mut self, node: &Node, values: Vec<Value>) -> Result<(), OnnxError> {
+        let [Argument::Tensors(names)] = node.outputs.as_slice() else {
+            return Err(OnnxError::Shape {
+                what: "its output is not a list of tensors".into(),
+            });
+        };
+        if names.len() != values.len() {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "the export computes {} pieces, torch recorded {}",
+                    values.len(),
+                    names.len()
+                ),
+            });
+        }
+        for (name, value) in names.iter().zip(values) {
+            self.bind_name(name, value)?;
+        }
+        Ok(())
+    }
+
+    fn bind_name(&mut self, name: &str, value: Value) -> Result<(), OnnxError> {
         let recorded = self.recorded_shape(name)?;
         if recorded != value.shape() {
             let sizes = self
@@ -476,24 +517,26 @@ impl Lowering<'_, '_> {
             .to_owned()
     }
 
-    /// The program's single output, as an activation.
-    fn output(&self) -> Result<Value, OnnxError> {
-        let names: Vec<&str> = self
-            .graph
+    /// The program's outputs, as activations (at least one).
+    fn outputs(&self) -> Result<Vec<Value>, OnnxError> {
+        if self.graph.outputs.is_empty() {
+            return Err(located::program("the program returns nothing"));
+        }
+        self.graph
             .outputs
             .iter()
-            .map(|o| o.tensor_name().unwrap_or("a non-tensor"))
-            .collect();
-        match names.as_slice() {
-            [only] => self.activation(only).map_err(|e| {
-                located::program(format!("the program's output `{only}`: {e}"))
-            }),
-            several => Err(located::program(format!(
-                "the program returns {} values ({}); only models with one tensor output are exported",
-                several.len(),
-                several.join(", ")
-            ))),
-        }
+            .enumerate()
+            .map(|(k, output)| {
+                let name = output.tensor_name().ok_or_else(|| {
+                    located::program(format!(
+                        "the program's output {k} is {}; only tensor outputs are exported",
+                        output.kind()
+                    ))
+                })?;
+                self.activation(name)
+                    .map_err(|e| located::program(format!("the program's output `{name}`: {e}")))
+            })
+            .collect()
     }
 }
 

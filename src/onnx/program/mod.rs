@@ -20,6 +20,7 @@ mod emit;
 mod laid;
 mod located;
 mod lower;
+mod outputs;
 
 use std::path::Path;
 
@@ -61,6 +62,9 @@ impl Default for ProgramOptions {
 pub struct ProgramReport {
     /// The input's per-sample shape (without the batch).
     pub input_shape: Vec<u64>,
+    /// Each output's ONNX name and per-sample shape: one output is named `--output-name`,
+    /// a dict's outputs after its keys, any other several `<output-name>_<k>`.
+    pub outputs: Vec<(String, Vec<u64>)>,
     /// The batch as the archive had it.
     pub batch: BatchDim,
     /// Program nodes, and ONNX nodes and initializers written.
@@ -124,6 +128,7 @@ pub fn export_with(
     let written = write::write(&lowered.model, out, &options.write)?;
     Ok(ProgramReport {
         input_shape: lowered.input_shape,
+        outputs: lowered.outputs,
         batch: lowered.batch,
         program_nodes,
         nodes: lowered.model.graph.node.len(),

@@ -32,6 +32,38 @@ pub struct RangeConstraint {
 pub struct GraphModule {
     pub graph: Graph,
     pub signature: Signature,
+    /// The calling convention of the top module (fqn `""`) and of preserved submodules.
+    #[serde(default)]
+    pub module_call_graph: Vec<ModuleCallEntry>,
+}
+
+impl GraphModule {
+    /// The top module's output pytree spec (`[1, {"type": "builtins.dict", …}]`), when
+    /// the archive records one: how the flat graph outputs were returned (a tensor, a
+    /// tuple, a dict and its keys).
+    pub fn out_spec(&self) -> Option<&str> {
+        self.module_call_graph
+            .iter()
+            .find(|entry| entry.fqn.is_empty())
+            .and_then(|entry| entry.signature.as_ref())
+            .map(|signature| signature.out_spec.as_str())
+    }
+}
+
+/// One entry of the module call graph.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ModuleCallEntry {
+    pub fqn: String,
+    #[serde(default)]
+    pub signature: Option<ModuleCallSignature>,
+}
+
+/// The part of a module's calling convention the export reads.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ModuleCallSignature {
+    /// The output pytree spec, serialized by `torch.utils._pytree.treespec_dumps`.
+    #[serde(default)]
+    pub out_spec: String,
 }
 
 /// The aten graph. `nodes` are in topological order (torch.export writes them so).

@@ -17,13 +17,13 @@ use serde_json::Value as Json;
 
 use crate::torch::dtype::DType;
 use crate::torch::pt2::schema::{
-    Argument, ExportedProgram, Graph, GraphModule, InputSpec, NamedArgument, Node, OutputSpec,
-    Signature, SymInt, TensorMeta,
+    Argument, ExportedProgram, Graph, GraphModule, InputSpec, ModuleCallEntry, ModuleCallSignature,
+    NamedArgument, Node, OutputSpec, Signature, SymInt, TensorMeta,
 };
 use crate::torch::tensor::TensorRef;
 
 use super::archive::{Constant, ScriptArchive};
-use super::inline::{inline, Call, Operand, Site, ValueId};
+use super::inline::{inline, Call, Operand, Returned, Site, ValueId, LIST_UNPACK};
 use super::ops::{self, OpSchema};
 use super::shape::{self, Dims};
 use super::ScriptError;
@@ -130,35 +130,56 @@ pub fn convert(
     for call in &inlined.calls {
         c.call(call)?;
     }
-    let output = match &inlined.output {
-        Ok(op) => c.operand(op, None)?,
-        Err(what) => {
-            return Err(ScriptError::archive(format!(
-                "`forward` returns {what}; only models with one tensor output are exported"
-            )))
+    let returned = inlined.output.as_ref().map_err(|what| {
+        ScriptError::archive(format!(
+            "`forward` returns {what}; only a tensor, or a tuple or dict of tensors, is exported"
+        ))
+    })?;
+    let (operands, out_spec): (Vec<&Operand>, Option<String>) = match returned {
+        Returned::One(op) => (vec![op], None),
+        Returned::Tuple(ops) => (ops.iter().collect(), None),
+        Returned::Dict(entries) => {
+            let keys: Vec<String> = entries.iter().map(|(k, _)| k.clone()).collect();
+            (
+                entries.iter().map(|(_, op)| op).collect(),
+                Some(dict_spec(&keys)),
+            )
         }
     };
-    let Val::Activation { name: output, .. } = output else {
-        return Err(ScriptError::archive(format!(
-            "`forward` returns {}; only a computed tensor can be exported",
-            output.kind()
-        )));
-    };
+    let mut outputs = Vec::with_capacity(operands.len());
+    for op in operands {
+        match c.operand(op, None)? {
+            Val::Activation { name, .. } => outputs.push(Argument::Tensor(name)),
+            other => {
+                return Err(ScriptError::archive(format!(
+                    "`forward` returns {}; only computed tensors can be exported",
+                    other.kind()
+                )))
+            }
+        }
+    }
     let mut input_specs = c.stored_specs;
     input_specs.push(InputSpec::UserInput(Argument::Tensor(input_name.clone())));
     let program = ExportedProgram {
         graph_module: GraphModule {
             graph: Graph {
                 inputs: vec![Argument::Tensor(input_name)],
-                outputs: vec![Argument::Tensor(output.clone())],
+                outputs: outputs.clone(),
                 nodes: c.nodes,
                 tensor_values: c.tensor_values,
                 sym_int_values: HashMap::new(),
             },
             signature: Signature {
                 input_specs,
-                output_specs: vec![OutputSpec::UserOutput(Argument::Tensor(output))],
+                output_specs: outputs.into_iter().map(OutputSpec::UserOutput).collect(),
             },
+            module_call_graph: out_spec
+                .map(|out_spec| ModuleCallEntry {
+                    fqn: String::new(),
+                    signature: Some(ModuleCallSignature { out_spec }),
+                })
+                .into_iter()
+                .collect(),
         },
         range_constraints: HashMap::new(),
         torch_version: None,
@@ -374,6 +395,11 @@ impl Converter<'_> {
             .iter()
             .map(|(k, a)| Ok((k.clone(), self.operand(a, Some((&call.site, &shown)))?)))
             .collect::<Result<Vec<_>, ScriptError>>()?;
+        if call.op == LIST_UNPACK {
+            let item = unpack(&args).map_err(&fail)?;
+            self.values.insert(call.output, item);
+            return Ok(());
+        }
         if let Some(value) = self.scalar(&call.op, &args, &kwargs).map_err(&fail)? {
             self.values.insert(call.output, value);
             return Ok(());
@@ -428,6 +454,24 @@ impl Converter<'_> {
                 arg,
             });
         }
+        if shape::pieces_of(&node, overload).is_some() {
+            let dims = |n: &str| self.dims(n, &named);
+            let shapes = shape::infer_pieces(&node, overload, &dims)
+                .map_err(|e| fail(format!("{e} ({})", schema.signature())))?;
+            let mut names = Vec::with_capacity(shapes.len());
+            let mut items = Vec::with_capacity(shapes.len());
+            for (k, shape) in shapes.into_iter().enumerate() {
+                shape::check(&shape).map_err(&fail)?;
+                let name = format!("{output}_{k}");
+                self.tensor_values.insert(name.clone(), meta(&shape));
+                names.push(name.clone());
+                items.push(Val::Activation { name, shape });
+            }
+            node.outputs = vec![Argument::Tensors(names)];
+            self.values.insert(call.output, Val::List(items));
+            self.nodes.push(node);
+            return Ok(());
+        }
         let shape = match shape {
             Some(s) => s,
             None => {
@@ -476,7 +520,10 @@ impl Converter<'_> {
         args: &[Val],
         kwargs: &[(String, Val)],
     ) -> Result<Option<Val>, String> {
-        if !matches!(op, "torch.size" | "ops.prim.NumToTensor" | "int" | "float") {
+        let sizes_divided = op == "torch.floor_divide"
+            && matches!(args, [Val::Int(_), Val::Int(_)] | [Val::Batch, Val::Int(_)]);
+        if !sizes_divided && !matches!(op, "torch.size" | "ops.prim.NumToTensor" | "int" | "float")
+        {
             return Ok(None);
         }
         if !kwargs.is_empty() {
@@ -499,6 +546,10 @@ impl Converter<'_> {
             ("ops.prim.NumToTensor" | "int", [v @ (Val::Int(_) | Val::Batch)]) => v.clone(),
             ("ops.prim.NumToTensor" | "float", [v @ Val::Float(_)]) => v.clone(),
             ("float", [Val::Int(i)]) => Val::Float(*i as f64),
+            // A channel count divided into groups (ShuffleNet's channel shuffle).
+            ("torch.floor_divide", [Val::Int(a), Val::Int(b)]) if *b > 0 => {
+                Val::Int(a.div_euclid(*b))
+            }
             ("int", [Val::Float(f)]) if f.fract() == 0.0 && f.abs() < 9.0e15 => Val::Int(*f as i64),
             _ => {
                 let kinds: Vec<&str> = args.iter().map(Val::kind).collect();
@@ -597,6 +648,39 @@ fn batch_following(
             traced_batch.map_or(String::new(), |b| format!(" (traced at {b})"))
         )),
     }
+}
+
+/// Item `i` of an `n`-item list an op returned: `args` is `[list, i, n]` (see
+/// [`LIST_UNPACK`]); the list must have exactly `n` items.
+fn unpack(args: &[Val]) -> Result<Val, String> {
+    match args {
+        [Val::List(items), Val::Int(i), Val::Int(n)] if items.len() as i64 == *n => {
+            usize::try_from(*i)
+                .ok()
+                .and_then(|i| items.get(i))
+                .cloned()
+                .ok_or_else(|| format!("item {i} of a list of {n}"))
+        }
+        [Val::List(items), _, Val::Int(n)] => Err(format!(
+            "a list of {} values is unpacked into {n} names",
+            items.len()
+        )),
+        [other, ..] => Err(format!("{} is unpacked into several names", other.kind())),
+        [] => Err("nothing is unpacked".into()),
+    }
+}
+
+/// The output spec of a flat dict of tensors with `keys`, as `treespec_dumps` writes it
+/// (so the ONNX outputs are named after the keys, as for a `.pt2` program).
+fn dict_spec(keys: &[String]) -> String {
+    let leaf = serde_json::json!({"type": null, "context": null, "children_spec": []});
+    let context = Json::from(keys.to_vec()).to_string();
+    let tree = serde_json::json!({
+        "type": "builtins.dict",
+        "context": context,
+        "children_spec": vec![leaf; keys.len()],
+    });
+    serde_json::json!([1, tree]).to_string()
 }
 
 /// Positional and keyword arguments matched to `schema`'s names.
@@ -844,6 +928,24 @@ mod tests {
             convolution(base(true, 1)).unwrap().0,
             "conv_transpose2d.input"
         );
+    }
+
+    #[test]
+    fn lists_an_op_returned_unpack_by_count() {
+        let list = Val::List(vec![Val::Int(4), Val::Int(5)]);
+        assert_eq!(
+            unpack(&[list.clone(), Val::Int(1), Val::Int(2)]),
+            Ok(Val::Int(5))
+        );
+        assert!(unpack(&[list, Val::Int(0), Val::Int(3)])
+            .unwrap_err()
+            .contains("a list of 2 values is unpacked into 3 names"));
+        assert!(unpack(&[Val::Int(1), Val::Int(0), Val::Int(2)]).is_err());
+        let spec = dict_spec(&["out".to_owned(), "aux".to_owned()]);
+        let parsed: Json = serde_json::from_str(&spec).unwrap();
+        assert_eq!(parsed[1]["type"], "builtins.dict");
+        assert_eq!(parsed[1]["context"], r#"["out","aux"]"#);
+        assert_eq!(parsed[1]["children_spec"].as_array().unwrap().len(), 2);
     }
 
     #[test]

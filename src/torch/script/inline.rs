@@ -107,13 +107,27 @@ pub struct Call {
     pub site: Site,
 }
 
+/// The op name of the calls that take item `i` of `n` out of a list an op returned
+/// (`x1, x2, = torch.chunk(x, 2, 1)`): arguments `[list, Int(i), Int(n)]`.
+pub const LIST_UNPACK: &str = "ops.prim.ListUnpack";
+
+/// What the top `forward` returns.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Returned {
+    One(Operand),
+    /// A tuple of values (`return (x, y)`), in order.
+    Tuple(Vec<Operand>),
+    /// A dict with string keys (`return {"out": x, "aux": y}`), in order.
+    Dict(Vec<(String, Operand)>),
+}
+
 /// The flat program. Invariant: every [`ValueId`] an operand uses is an input or the
 /// output of an earlier call, and every [`Operand::Stored`] name is a key of `tensors`.
 #[derive(Debug)]
 pub struct Inlined {
     pub inputs: Vec<ValueId>,
     pub calls: Vec<Call>,
-    pub output: Result<Operand, String>,
+    pub output: Result<Returned, String>,
     pub tensors: HashMap<String, TensorRef>,
 }
 
@@ -131,6 +145,8 @@ enum Local {
     Module(ModuleRef),
     Operand(Operand),
     Tuple(Vec<Local>),
+    /// A dict literal with string keys, in order.
+    Dict(Vec<(String, Local)>),
 }
 
 struct Inliner<'a> {
@@ -175,17 +191,35 @@ pub fn inline(archive: &mut ScriptArchive) -> Result<Inlined, ScriptError> {
         .map(|&v| Local::Operand(Operand::Value(v)))
         .collect();
     let result = inliner.run(&top, &class.file, &method, args)?;
-    let output = match result {
-        Local::Operand(op) => Ok(op),
-        Local::Tuple(items) => Err(format!("a tuple of {} values", items.len())),
-        Local::Module(m) => Err(format!("the module `{}`", m.path)),
-    };
+    let output = returned(result);
     Ok(Inlined {
         inputs,
         calls: inliner.calls,
         output,
         tensors: inliner.tensors,
     })
+}
+
+/// What `forward`'s result is, when it is a value, or a flat tuple or dict of values.
+fn returned(result: Local) -> Result<Returned, String> {
+    let operand = |local: Local| match local {
+        Local::Operand(op) => Ok(op),
+        Local::Tuple(items) => Err(format!("a nested tuple of {} values", items.len())),
+        Local::Dict(items) => Err(format!("a nested dict of {} values", items.len())),
+        Local::Module(m) => Err(format!("the module `{}`", m.path)),
+    };
+    match result {
+        Local::Tuple(items) => Ok(Returned::Tuple(
+            items.into_iter().map(operand).collect::<Result<_, _>>()?,
+        )),
+        Local::Dict(items) => Ok(Returned::Dict(
+            items
+                .into_iter()
+                .map(|(k, v)| Ok((k, operand(v)?)))
+                .collect::<Result<_, String>>()?,
+        )),
+        other => operand(other).map(Returned::One),
+    }
 }
 
 /// The class of a `__torch__.*` module object, as `module.Name`.
@@ -300,7 +334,7 @@ impl Inliner<'_> {
     }
 
     fn assign(
-        &self,
+        &mut self,
         env: &mut HashMap<String, Local>,
         targets: &[String],
         value: Local,
@@ -320,6 +354,22 @@ impl Inliner<'_> {
                     many.len()
                 )))
             }
+            (many, Local::Operand(list @ Operand::Value(_))) => {
+                // A list an op returned (`chunk`, `split`, `unbind`): one call per item,
+                // which the conversion checks against the list's length.
+                for (i, name) in many.iter().enumerate() {
+                    let item = self.record(
+                        LIST_UNPACK.to_owned(),
+                        vec![
+                            list.clone(),
+                            Operand::Int(i as i64),
+                            Operand::Int(many.len() as i64),
+                        ],
+                        Vec::new(),
+                    )?;
+                    env.insert(name.clone(), item);
+                }
+            }
             (many, _) => {
                 let source = match expr {
                     Expr::Call { func, .. } => func.dotted().map(|f| format!("`{f}`")),
@@ -336,7 +386,7 @@ impl Inliner<'_> {
                     )));
                 }
                 return Err(self.error(format!(
-                    "{} is unpacked into {} names: ops returning several tensors (`chunk`, `split`, …) are not supported",
+                    "{} is unpacked into {} names, but it is not a tuple or a list an op returned",
                     source.unwrap_or_else(|| "a single value".into()),
                     many.len()
                 )));
@@ -385,6 +435,15 @@ impl Inliner<'_> {
                     .map(|e| self.eval(env, e))
                     .collect::<Result<_, _>>()?,
             ),
+            Expr::Dict(entries) => Local::Dict(
+                entries
+                    .iter()
+                    .map(|(k, v)| match k {
+                        Expr::Str(key) => Ok((key.clone(), self.eval(env, v)?)),
+                        _ => Err(self.error("a dict literal with a key that is not a string")),
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
             Expr::Attr(base, name) => {
                 if matches!(&**base, Expr::Name(b) if b == "CONSTANTS" && !env.contains_key(b)) {
                     let index = name
@@ -418,6 +477,7 @@ impl Inliner<'_> {
             Local::Operand(op) => Ok(op),
             Local::Module(m) => Err(self.error(format!("module `{}` is used as a value", m.path))),
             Local::Tuple(_) => Err(self.error("a tuple is used as an argument")),
+            Local::Dict(_) => Err(self.error("a dict is used as an argument")),
         }
     }
 
@@ -462,9 +522,6 @@ impl Inliner<'_> {
                 || name.starts_with("ops.")
                 || matches!(name.as_str(), "int" | "float" | "bool") =>
             {
-                if self.calls.len() >= MAX_CALLS {
-                    return Err(self.error(format!("the program has more than {MAX_CALLS} calls")));
-                }
                 let args = args
                     .iter()
                     .map(|a| self.eval_operand(env, a))
@@ -473,27 +530,40 @@ impl Inliner<'_> {
                     .iter()
                     .map(|(k, e)| Ok((k.clone(), self.eval_operand(env, e)?)))
                     .collect::<Result<_, ScriptError>>()?;
-                let Some((scope, line)) = self.stack.last() else {
-                    return Err(self.error("a call outside any method"));
-                };
-                let site = Site {
-                    scope: scope.clone(),
-                    line: *line,
-                };
-                let output = self.fresh();
-                self.calls.push(Call {
-                    op: name,
-                    args,
-                    kwargs,
-                    output,
-                    site,
-                });
-                Ok(Local::Operand(Operand::Value(output)))
+                self.record(name, args, kwargs)
             }
             _ => Err(self.error(format!(
                 "call of `{name}` is not supported (not a torch op or module method)"
             ))),
         }
+    }
+
+    /// Records a call of `op` at the current line; its output as a local.
+    fn record(
+        &mut self,
+        op: String,
+        args: Vec<Operand>,
+        kwargs: Vec<(String, Operand)>,
+    ) -> Result<Local, ScriptError> {
+        if self.calls.len() >= MAX_CALLS {
+            return Err(self.error(format!("the program has more than {MAX_CALLS} calls")));
+        }
+        let Some((scope, line)) = self.stack.last() else {
+            return Err(self.error("a call outside any method"));
+        };
+        let site = Site {
+            scope: scope.clone(),
+            line: *line,
+        };
+        let output = self.fresh();
+        self.calls.push(Call {
+            op,
+            args,
+            kwargs,
+            output,
+            site,
+        });
+        Ok(Local::Operand(Operand::Value(output)))
     }
 
     /// The receiver of `x.method(…)`: a module, or anything else (then not a method call).
@@ -632,7 +702,10 @@ mod tests {
             Operand::List(vec![Operand::Int(2), Operand::Int(-1)])
         );
         assert_eq!(inlined.calls[9].args[1], Operand::Constant(0));
-        assert_eq!(inlined.output, Ok(Operand::Value(inlined.calls[11].output)));
+        assert_eq!(
+            inlined.output,
+            Ok(Returned::One(Operand::Value(inlined.calls[11].output)))
+        );
         assert!(inlined.tensors.contains_key("features.3.running_var"));
         assert_eq!(inlined.tensors["head.1.weight"].shape, [10, 16]);
     }

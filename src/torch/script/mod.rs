@@ -17,7 +17,7 @@ pub mod convert;
 pub mod inline;
 mod ops;
 pub mod parse;
-mod shape;
+pub(crate) mod shape;
 pub mod token;
 
 pub use archive::{is_torchscript, ScriptArchive};

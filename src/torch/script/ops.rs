@@ -221,6 +221,20 @@ pub const OPS: &[OpSchema] = &[
         NONE,
     ),
     op("permute", "permute.default", &["self", "dims"], NONE),
+    op("chunk", "chunk.default", &["self", "chunks", "dim"], NONE),
+    op(
+        "split",
+        "split.Tensor",
+        &["self", "split_size", "dim"],
+        NONE,
+    ),
+    op(
+        "split_with_sizes",
+        "split_with_sizes.default",
+        &["self", "split_sizes", "dim"],
+        NONE,
+    ),
+    op("unbind", "unbind.int", &["self", "dim"], NONE),
     op(
         "transpose",
         "transpose.int",

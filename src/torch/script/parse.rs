@@ -57,6 +57,8 @@ pub enum Expr {
     None,
     List(Vec<Expr>),
     Tuple(Vec<Expr>),
+    /// `{key: value, …}` (a traced model returning a dict).
+    Dict(Vec<(Expr, Expr)>),
     /// `e.name`
     Attr(Box<Expr>, String),
     /// `e[i]` (types such as `Optional[bool]`, `List[int]`).
@@ -483,6 +485,21 @@ impl Parser<'_> {
         Ok((items, trailing_comma))
     }
 
+    /// The `key: value` entries of a dict literal, after its `{`, through its `}`.
+    fn entries(&mut self) -> Result<Vec<(Expr, Expr)>, ScriptError> {
+        let mut entries = Vec::new();
+        while !self.at_op("}") {
+            let key = self.expr()?;
+            self.expect_op(":")?;
+            entries.push((key, self.expr()?));
+            if !self.eat_op(",") {
+                break;
+            }
+        }
+        self.expect_op("}")?;
+        Ok(entries)
+    }
+
     fn atom(&mut self) -> Result<Expr, ScriptError> {
         let line = self.line();
         Ok(match self.bump() {
@@ -511,13 +528,7 @@ impl Parser<'_> {
                     Expr::Tuple(items)
                 }
             }
-            Tok::Op("{") => {
-                return Err(ScriptError::at(
-                    self.file,
-                    line,
-                    "dict and set literals are not part of traced code",
-                ))
-            }
+            Tok::Op("{") => Expr::Dict(self.entries()?),
             other => {
                 return Err(ScriptError::at(
                     self.file,
@@ -612,6 +623,22 @@ mod tests {
         assert!(
             matches!(&method.body[5], Stmt::Return { value: Expr::Tuple(t), line: 16 } if t.len() == 2)
         );
+    }
+
+    #[test]
+    fn dict_returns_parse_in_order() {
+        let src = "class A(Module):\n  def forward(self: A,\n    x: Tensor) -> Dict[str, Tensor]:\n    return {\"out\": x, \"aux\": torch.relu(x)}\n";
+        let source = parse("a.py", src).unwrap();
+        let Stmt::Return {
+            value: Expr::Dict(entries),
+            ..
+        } = &source.classes[0].methods[0].body[0]
+        else {
+            panic!()
+        };
+        let keys: Vec<&Expr> = entries.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, [&Expr::Str("out".into()), &Expr::Str("aux".into())]);
+        assert!(parse("a.py", &src.replace(": x,", " x,")).is_err());
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod pointwise;
 mod pool;
 mod resize;
 mod shape_ops;
+mod split;
 
 /// The aten targets lowered, without `torch.ops.aten.` (listed in the unsupported-op error).
 pub const SUPPORTED: &[&str] = &[
@@ -65,6 +66,10 @@ pub const SUPPORTED: &[&str] = &[
     "detach.default",
     "slice.Tensor",
     "permute.default",
+    "split.Tensor",
+    "split_with_sizes.default",
+    "chunk.default",
+    "unbind.int",
     "transpose.int",
     "sym_size.int",
     "unsqueeze.default",
@@ -207,6 +212,9 @@ impl<'p> Lowering<'p, '_> {
             "baddbmm.default" => self.baddbmm(node, &args, &scope),
             "slice.Tensor" => self.slice(node, &args, &scope),
             "permute.default" | "transpose.int" => self.permute(node, &args, &scope),
+            "split.Tensor" | "split_with_sizes.default" | "chunk.default" | "unbind.int" => {
+                self.split(node, &args, &scope, op)
+            }
             "sym_size.int" => {
                 let x = args.tensor("self").or_shape()?;
                 let rank = self.recorded_shape(x)?.len() + 1;

@@ -1,0 +1,56 @@
+//! Ops returning a list of tensors: `split`, `split_with_sizes`, `chunk` (an ONNX `Split`,
+//! its sizes an attribute before opset 13 and an input from 13 on) and `unbind` (a
+//! `Split` into pieces of 1, each reshaped without the split dimension). The pieces are
+//! sized as torch sizes them ([`piece_sizes`]), and checked against the recorded ones.
+
+use crate::onnx::OnnxError;
+use crate::torch::pt2::schema::Node;
+use crate::torch::script::shape::{piece_sizes, pieces_of, Pieces};
+
+use super::super::args::Args;
+use super::super::lower::Lowering;
+use super::{arg_error, per_sample_axis, reject_extra, OrShape};
+
+impl<'p> Lowering<'p, '_> {
+    /// `split.Tensor`, `split_with_sizes.default`, `chunk.default` or `unbind.int` (`op`).
+    pub(super) fn split(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        op: &str,
+    ) -> Result<(), OnnxError> {
+        let how_named = match op {
+            "split.Tensor" => "split_size",
+            "split_with_sizes.default" => "split_sizes",
+            "chunk.default" => "chunks",
+            _ => "dim",
+        };
+        reject_extra(args, &["self", how_named, "dim"])?;
+        let how = pieces_of(node, op)
+            .ok_or_else(|| arg_error(format!("`{op}` is not a splitting op")))?
+            .or_shape()?;
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let rank = x.shape().len() + 1;
+        let axis = per_sample_axis(args.int_or("dim", 0).or_shape()?, rank)?;
+        let sizes = piece_sizes(x.shape()[axis], how).or_shape()?;
+        let pieces = if sizes.len() == 1 {
+            vec![x]
+        } else {
+            self.g.split(scope, &x, axis, &sizes)?
+        };
+        let pieces = if how == Pieces::Each {
+            pieces
+                .iter()
+                .map(|piece| {
+                    let mut shape = piece.shape().to_vec();
+                    shape.remove(axis);
+                    self.g.reshape(scope, piece, &shape)
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        } else {
+            pieces
+        };
+        self.bind_list(node, pieces)
+    }
+}
