@@ -112,6 +112,8 @@ pub struct Call {
 #[derive(Debug)]
 pub struct Inlined {
     pub inputs: Vec<ValueId>,
+    /// The top `forward`'s parameter names (without `self`), one per input.
+    pub params: Vec<String>,
     pub calls: Vec<Call>,
     pub output: Result<Operand, String>,
     pub tensors: HashMap<String, TensorRef>,
@@ -182,6 +184,7 @@ pub fn inline(archive: &mut ScriptArchive) -> Result<Inlined, ScriptError> {
     };
     Ok(Inlined {
         inputs,
+        params: method.params.clone(),
         calls: inliner.calls,
         output,
         tensors: inliner.tensors,

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Op zoo models for the `.pt2` and TorchScript interop tests: small CNNs that each run
+many of the element-wise, activation, reduction, padding, normalisation and constant ops
+the exporter lowers, so that every one is checked against torch eager.
+
+`Elementwise`: exp, log, sqrt, rsqrt, pow by a scalar, neg, abs, reciprocal, clamp
+(both bounds, min only, max only), maximum/minimum, rsub, scalar add/sub/mul/div, elu,
+leaky_relu, tanh-approximated gelu, softplus, relu6, prelu, mish, log_softmax, and
+constants built by `torch.arange` / `torch.full` folded into initializers.
+
+`Reductions`: constant, reflection and replication padding, group_norm, instance_norm,
+sum, amax, amin, var and std, mean.
+"""
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from common import randomise_bn
+
+CHW = (3, 16, 16)
+
+
+class Elementwise(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.prelu = nn.PReLU(8)
+        self.conv2 = nn.Conv2d(8, 8, 1)
+
+    def forward(self, x):
+        y = self.bn(self.conv(x))
+        a = torch.exp(torch.clamp(y, -4.0, 4.0)) * 0.1
+        b = torch.log(y.abs() + 1.0) + torch.sqrt(y * y + 1.0) - torch.rsqrt(y.pow(2) + 2.0)
+        c = torch.reciprocal(torch.clamp_min(y, 0.5)) - (-y)
+        d = torch.maximum(F.elu(y), F.leaky_relu(y, 0.1)) + torch.minimum(y, torch.clamp_max(y, 0.3))
+        e = F.gelu(y, approximate="tanh") + F.softplus(y) + F.relu6(y * 3.0) + F.mish(y)
+        f = self.prelu(y) / 2.0 + (1.0 - y)
+        z = self.conv2(a + b + c + d + e + f)
+        # Constants folded: a per-column ramp and a filled tensor.
+        ramp = torch.arange(16, dtype=torch.float32) / 16.0
+        z = z * ramp + torch.full((1, 16), 0.25)
+        return F.log_softmax(z.flatten(2), dim=2).view(-1, 8, 16, 16)
+
+
+class Reductions(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.gn = nn.GroupNorm(4, 8)
+        self.inorm = nn.InstanceNorm2d(8, affine=True)
+        self.conv2 = nn.Conv2d(8, 8, 3)
+
+    def forward(self, x):
+        y = self.gn(self.conv(F.pad(x, (1, 1, 1, 1), value=0.5)))
+        y = self.inorm(self.conv2(F.pad(y, (2, 0, 1, 1), mode="reflect")))
+        y = F.pad(y, (1, 1, 1, 1), mode="replicate")
+        s = y.sum(dim=(2, 3))
+        hi = y.amax(dim=(2, 3))
+        lo = y.amin(dim=3).mean(dim=2)
+        top = y.amax(dim=1).mean(dim=(1, 2)).view(-1, 1)
+        v = y.var(dim=(2, 3))
+        sd = y.std(dim=1).mean(dim=(1, 2), keepdim=True).view(-1, 1)
+        return torch.cat((s * 0.01, hi, lo, top, v, sd), dim=1)
+
+
+def build(name, seed=0):
+    torch.manual_seed(seed)
+    model = {"elementwise": Elementwise, "reductions": Reductions}[name]()
+    randomise_bn(model, seed)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, (nn.GroupNorm, nn.InstanceNorm2d)):
+                m.weight.copy_(torch.rand(m.weight.shape) + 0.5)
+                m.bias.copy_(torch.randn(m.bias.shape) * 0.1)
+            if isinstance(m, nn.PReLU):
+                m.weight.copy_(torch.rand(m.weight.shape) * 0.5)
+    return model.eval()
