@@ -119,11 +119,16 @@ fn programs_match_torch_in_tract_at_every_opset_that_has_resize() {
 }
 
 /// The op zoo (element-wise math, activations, folded constants; padding, group and
-/// instance norm, reductions) and the two-input RootNet head, in tract at opsets 11 and 13.
+/// instance norm, reductions; strided slices, narrow, index_select) and the two-input RootNet head, in tract at opsets 11 and 13.
 #[test]
 fn op_zoo_and_multi_input_programs_match_torch_in_tract() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["zoo_elementwise", "zoo_reductions", "rootnet"] {
+    for name in [
+        "zoo_elementwise",
+        "zoo_reductions",
+        "zoo_indexing",
+        "rootnet",
+    ] {
         let case = case(name);
         for opset in [11, 13] {
             let options = ProgramOptions {

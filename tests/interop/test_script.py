@@ -78,7 +78,7 @@ SHARED = {"pt2_unet": unet, "view_head": view_head, "tokens": tokens, "mixer": m
 
 
 @pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "unet", "narrow_cnn", *SHARED,
-                                  "zoo_elementwise", "zoo_reductions"])
+                                  "zoo_elementwise", "zoo_reductions", "zoo_indexing"])
 def test_traced_model_matches_torch(name, tmp_path):
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(1)

@@ -484,6 +484,10 @@ impl Converter<'_> {
                 let (overload, named) = convolution(named).map_err(&fail)?;
                 (overload, named, None)
             }
+            "arange" => {
+                let (overload, named) = arange(named);
+                (overload, named, None)
+            }
             "view" | "reshape" => {
                 let (named, shape) = self.reshape(named).map_err(&fail)?;
                 (schema.overload, named, Some(shape))
@@ -748,6 +752,26 @@ fn name_args(
     Ok(named)
 }
 
+/// `torch.arange(end)`, `(start, end)` or `(start, end, step)`: the overload for the
+/// number of positional numbers given (named `start`, `end`, `step` in order), with a lone
+/// number renamed `end`.
+fn arange(mut named: Named) -> (&'static str, Named) {
+    let numbers = named
+        .iter()
+        .filter(|(n, _)| matches!(*n, "start" | "end" | "step"))
+        .count();
+    match numbers {
+        1 => {
+            for (name, _) in named.iter_mut().filter(|(n, _)| *n == "start") {
+                *name = "end";
+            }
+            ("arange.default", named)
+        }
+        2 => ("arange.start", named),
+        _ => ("arange.start_step", named),
+    }
+}
+
 /// `_convolution` as `conv2d` / `conv_transpose2d`: the performance flags (`benchmark`,
 /// `deterministic`, `cudnn_enabled`, `allow_tf32`) do not change the result; a
 /// non-transposed convolution must have no output padding.
@@ -959,6 +983,28 @@ mod tests {
             convolution(base(true, 1)).unwrap().0,
             "conv_transpose2d.input"
         );
+    }
+
+    #[test]
+    fn arange_overload_follows_the_positional_count() {
+        let named = |n: usize| -> Named {
+            ["start", "end", "step"]
+                .into_iter()
+                .take(n)
+                .map(|k| (k, Val::Int(4)))
+                .chain([("dtype", Val::None)])
+                .collect()
+        };
+        let (overload, args) = arange(named(1));
+        assert_eq!(overload, "arange.default");
+        assert_eq!(args[0].0, "end");
+        assert_eq!(arange(named(2)).0, "arange.start");
+        assert_eq!(arange(named(3)).0, "arange.start_step");
+        assert_eq!(dtype(&Val::Int(6)), Ok(Argument::ScalarType(7)));
+        assert_eq!(dtype(&Val::Int(4)), Ok(Argument::ScalarType(5)));
+        assert!(dtype(&Val::Int(99)).is_err());
+        assert_eq!(integer_arithmetic("torch.mul", 32, 8), Ok(Val::Int(256)));
+        assert!(integer_arithmetic("torch.mul", i64::MAX, 2).is_err());
     }
 
     #[test]

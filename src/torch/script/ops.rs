@@ -173,7 +173,13 @@ pub const OPS: &[OpSchema] = &[
     ),
     op("amax", "amax.default", &["self", "dim", "keepdim"], NONE),
     op("amin", "amin.default", &["self", "dim", "keepdim"], NONE),
-    op("arange", "arange.default", &["end"], FACTORY),
+    // One to three positional numbers; [`super::convert`] picks the overload by count.
+    op(
+        "arange",
+        "arange.start_step",
+        &["start", "end", "step"],
+        FACTORY,
+    ),
     op("zeros", "zeros.default", &["size"], FACTORY),
     op("ones", "ones.default", &["size"], FACTORY),
     op("full", "full.default", &["size", "fill_value"], FACTORY),

@@ -215,12 +215,23 @@ pub fn factory(node: &Node, op: &str) -> Result<Vec<u64>, String> {
         )),
     };
     let dims = match op {
-        "arange.default" => {
+        "arange.default" | "arange.start" | "arange.start_step" => {
+            let start = if op == "arange.default" {
+                0.0
+            } else {
+                number("start")?
+            };
             let end = number("end")?;
-            if !(0.0..=MAX_SAMPLE as f64).contains(&end) {
-                return Err(format!("arange({end}) is out of range"));
+            let step = if op == "arange.start_step" {
+                number("step")?
+            } else {
+                1.0
+            };
+            let count = ((end - start) / step).ceil().max(0.0);
+            if step == 0.0 || !(0.0..=MAX_SAMPLE as f64).contains(&count) {
+                return Err(format!("arange({start}, {end}, {step}) is out of range"));
             }
-            vec![end.ceil() as u64]
+            vec![count as u64]
         }
         "scalar_tensor.default" => vec![],
         _ => args

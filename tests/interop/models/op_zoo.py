@@ -10,6 +10,9 @@ constants built by `torch.arange` / `torch.full` folded into initializers.
 
 `Reductions`: constant, reflection and replication padding, group_norm, instance_norm,
 sum, amax, amin, var and std, mean.
+
+`Indexing`: strided slices, narrow, index_select by a folded `arange` index, and
+`zeros`/`ones` constants.
 """
 import torch
 import torch.nn.functional as F
@@ -64,9 +67,24 @@ class Reductions(nn.Module):
         return torch.cat((s * 0.01, hi, lo, top, v, sd), dim=1)
 
 
+class Indexing(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        a = y[:, :, ::2, 1::3]
+        b = y.narrow(2, 4, 8)[:, 1:, :, ::2]
+        c = torch.index_select(y, 1, torch.arange(7, -1, -2))
+        c = torch.index_select(c, 3, torch.arange(2, 14, 3))
+        bias = torch.zeros(4, 1) + torch.ones(4) * 0.5
+        return torch.cat((a.flatten(1), b.flatten(1), (c[:, :, 3:7] + bias).flatten(1)), 1)
+
+
 def build(name, seed=0):
     torch.manual_seed(seed)
-    model = {"elementwise": Elementwise, "reductions": Reductions}[name]()
+    model = {"elementwise": Elementwise, "reductions": Reductions, "indexing": Indexing}[name]()
     randomise_bn(model, seed)
     with torch.no_grad():
         for m in model.modules():
