@@ -127,6 +127,7 @@ fn op_zoo_and_multi_input_programs_match_torch_in_tract() {
         "zoo_elementwise",
         "zoo_reductions",
         "zoo_indexing",
+        "zoo_overloads",
         "rootnet",
     ] {
         let case = case(name);

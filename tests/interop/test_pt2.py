@@ -54,6 +54,7 @@ CASES = [
     ("zoo_elementwise", lambda: op_zoo.build("elementwise", seed=14), op_zoo.CHW, True),
     ("zoo_reductions-static", lambda: op_zoo.build("reductions", seed=15), op_zoo.CHW, False),
     ("zoo_indexing", lambda: op_zoo.build("indexing", seed=20), op_zoo.CHW, True),
+    ("zoo_overloads", lambda: op_zoo.build("overloads", seed=21), op_zoo.CHW, True),
 ]
 
 

@@ -13,6 +13,12 @@ sum, amax, amin, var and std, mean.
 
 `Indexing`: strided slices, narrow, index_select by a folded `arange` index, and
 `zeros`/`ones` constants.
+
+`Overloads` (`.pt2` only: the tracer cannot store its tensor literal): the aten overloads
+torch.export writes only for explicit calls (`add.Scalar`, `rsub.Tensor`,
+`scalar_tensor`, `var.correction`, `_softmax`, in-place `elu_`…), and a `torch.tensor`
+literal (`lift_fresh_copy`, `detach_`, then a `view` of the constant), all folded or
+lowered.
 """
 import torch
 import torch.nn.functional as F
@@ -82,9 +88,30 @@ class Indexing(nn.Module):
         return torch.cat((a.flatten(1), b.flatten(1), (c[:, :, 3:7] + bias).flatten(1)), 1)
 
 
+class Overloads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        aten = torch.ops.aten
+        y = self.conv(x)
+        a = aten.add.Scalar(y, 1.5) + aten.mul.Scalar(y, 0.5) - aten.sub.Scalar(y, 2)
+        a = a + aten.div.Scalar(y, 4.0)
+        b = aten.rsub.Tensor(y, aten.scalar_tensor(3.0))
+        b = b + torch.tensor([1.0, 2.0, 3.0, 4.0]).view(4, 1, 1)
+        v = aten.var.correction(y, [2, 3], correction=0, keepdim=True)
+        v = v + aten.std.correction(y, [1], keepdim=True)
+        c = aten._softmax(y, 1, False) + aten._log_softmax(y, 3, False)
+        d = F.softplus(y, beta=2.0) + aten.elu_(y.clone()) + aten.leaky_relu_(y.clone(), 0.2)
+        return a + b + v + c + d
+
+
 def build(name, seed=0):
     torch.manual_seed(seed)
-    model = {"elementwise": Elementwise, "reductions": Reductions, "indexing": Indexing}[name]()
+    models = {"elementwise": Elementwise, "reductions": Reductions, "indexing": Indexing,
+              "overloads": Overloads}
+    model = models[name]()
     randomise_bn(model, seed)
     with torch.no_grad():
         for m in model.modules():

@@ -205,6 +205,29 @@ impl<'p> Lowering<'p, '_> {
         self.bind_folded(node, 0, vec![], vec![value])
     }
 
+    /// An op that keeps a constant's values in order (`clone`, `detach`, `view`/`reshape`):
+    /// the values under the sizes torch recorded for the output.
+    pub(super) fn fold_relabel(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "memory_format", "size", "shape"])?;
+        let (_, values) = self.constant_values(args.tensor("self").or_shape()?)?;
+        let name = self.output_name(node, 0)?;
+        let dims = self
+            .graph
+            .tensor_values
+            .get(name)
+            .and_then(|meta| {
+                meta.sizes
+                    .iter()
+                    .map(|s| match s {
+                        crate::torch::pt2::schema::SymInt::Int(d) => u64::try_from(*d).ok(),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<u64>>>()
+            })
+            .ok_or_else(|| arg_error(format!("`{name}` has no fixed recorded sizes")))?;
+        self.bind_folded(node, 0, dims, values)
+    }
+
     /// `lift_fresh_copy` of a lifted constant (a tensor literal in `forward`): its values.
     pub(super) fn lift_fresh_copy(
         &mut self,

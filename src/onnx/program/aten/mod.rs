@@ -123,6 +123,7 @@ pub const SUPPORTED: &[&str] = &[
     "contiguous.default",
     "alias.default",
     "detach.default",
+    "detach_.default",
     "slice.Tensor",
     "permute.default",
     "transpose.int",
@@ -272,6 +273,18 @@ impl<'p> Lowering<'p, '_> {
             "div.Tensor" => self.binary(node, &args, &scope, "Div"),
             "cat.default" => self.cat(node, &args, &scope),
             "flatten.using_ints" => self.flatten(node, &args, &scope),
+            "view.default"
+            | "reshape.default"
+            | "_unsafe_view.default"
+            | "clone.default"
+            | "contiguous.default"
+            | "alias.default"
+            | "detach.default"
+            | "detach_.default"
+                if args.tensor("self").is_ok_and(|t| self.is_constant(t)) =>
+            {
+                self.fold_relabel(node, &args)
+            }
             "view.default" | "reshape.default" | "_unsafe_view.default" => {
                 self.reshape(node, &args, &scope)
             }
@@ -285,7 +298,8 @@ impl<'p> Lowering<'p, '_> {
                 let x = self.activation(args.tensor("input").or_shape()?)?;
                 self.bind(node, 0, x)
             }
-            "clone.default" | "contiguous.default" | "alias.default" | "detach.default" => {
+            "clone.default" | "contiguous.default" | "alias.default" | "detach.default"
+            | "detach_.default" => {
                 reject_extra(&args, &["self", "memory_format"])?;
                 let x = self.activation(args.tensor("self").or_shape()?)?;
                 self.bind(node, 0, x)
