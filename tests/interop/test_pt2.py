@@ -129,6 +129,30 @@ def test_rootnet_with_two_inputs_matches_torch(dynamic, tmp_path):
     assert refused.returncode == 1 and "the model takes 2 (x, k_value)" in refused.stderr
 
 
+class BatchSizedZeros(torch.nn.Module):
+    def forward(self, x):
+        return x + torch.zeros(x.shape[0], 3, 4, 4)
+
+
+class BatchSum(torch.nn.Module):
+    def forward(self, x):
+        return x.sum(dim=0, keepdim=True) + x
+
+
+@pytest.mark.parametrize("model,node,reason", [
+    (BatchSizedZeros(), "node `zeros`", "its size list `size` involves the batch"),
+    (BatchSum(), "node `sum_1`", "it works along dimension 0, the batch"),
+], ids=["batch-sized-factory", "batch-reduction"])
+def test_constants_and_reductions_across_the_batch_are_refused(model, node, reason, tmp_path):
+    archive = tmp_path / "m.pt2"
+    common.export_pt2(model, (3, 4, 4), True, archive)
+    out = tmp_path / "m.onnx"
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1
+    assert node in proc.stderr and reason in proc.stderr, proc.stderr
+    assert not out.exists()
+
+
 class Frozen(torch.nn.Module):
     """Folds the batch into the channels: only valid at the traced batch size."""
 

@@ -63,7 +63,7 @@ fn sizes(args: &Args<'_>, name: &str) -> Result<Vec<u64>, OnnxError> {
         Some(Argument::Ints(v)) => v.clone(),
         Some(Argument::SymInts(_)) => {
             return Err(arg_error(format!(
-                "its size list `{name}` involves the batch; a constant cannot follow the batch, so build the tensor from the input (e.g. `x.new_zeros`, a multiplication by 0) or give it fixed sizes"
+                "its size list `{name}` involves the batch; a constant cannot follow the batch, so give it the per-sample sizes only (`torch.zeros(3, 4, 4)` broadcasts over the batch)"
             )))
         }
         Some(other) => {
@@ -253,6 +253,25 @@ mod tests {
         assert_eq!(arange(2.0, 1.0, 1.0), Ok(vec![]));
         assert!(arange(0.0, 1.0, 0.0).is_err());
         assert!(arange(0.0, 1e12, 1.0).unwrap_err().contains("more than"));
+    }
+
+    #[test]
+    fn factory_sizes_are_fixed() {
+        let node = |size: &str| -> Node {
+            serde_json::from_str(&format!(
+                r#"{{"target": "t", "outputs": [], "inputs": [{{"name": "size", "arg": {size}}}]}}"#
+            ))
+            .unwrap()
+        };
+        let fixed = node(r#"{"as_ints": [2, 3]}"#);
+        assert_eq!(sizes(&Args(&fixed), "size").unwrap(), [2, 3]);
+        let batch = node(r#"{"as_sym_ints": [{"as_name": "s"}, {"as_int": 3}]}"#);
+        let err = sizes(&Args(&batch), "size").unwrap_err().to_string();
+        assert!(err.contains("involves the batch"), "{err}");
+        let huge = node(r#"{"as_ints": [65536, 65536]}"#);
+        assert!(sizes(&Args(&huge), "size").is_err());
+        let negative = node(r#"{"as_ints": [-1]}"#);
+        assert!(sizes(&Args(&negative), "size").is_err());
     }
 
     #[test]

@@ -108,3 +108,31 @@ impl<'p> Lowering<'p, '_> {
         self.bind(node, 0, y)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::onnx::graph::GraphBuilder;
+    use crate::onnx::{Batch, Opset};
+
+    fn node(dim: &str) -> Node {
+        serde_json::from_str(&format!(
+            r#"{{"target": "t", "outputs": [], "inputs": [{{"name": "dim", "arg": {dim}}}]}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn reductions_stay_within_a_sample() {
+        let mut g = GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()));
+        let x = g.input("x", vec![4, 5, 6]).unwrap();
+        let axes = |dim: &str| reduction_axes(&Args(&node(dim)), &x);
+        assert_eq!(axes(r#"{"as_ints": [3, -1, 2]}"#).unwrap(), [1, 2]);
+        assert_eq!(axes(r#"{"as_int": 1}"#).unwrap(), [0]);
+        let batch = axes(r#"{"as_ints": [0, 1]}"#).unwrap_err().to_string();
+        assert!(batch.contains("the batch"), "{batch}");
+        let every = axes(r#"{"as_ints": []}"#).unwrap_err().to_string();
+        assert!(every.contains("every dimension"), "{every}");
+        assert!(axes(r#"{"as_ints": [4]}"#).is_err());
+    }
+}
