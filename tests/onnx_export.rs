@@ -60,6 +60,7 @@ fn reference(case: &Case) -> Reference<'_> {
         input: case.input,
         seed: case.seed,
         batches: &case.batches,
+        extra: &[],
     }
 }
 

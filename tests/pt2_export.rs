@@ -26,6 +26,8 @@ struct Case {
     seed: u64,
     dynamic: bool,
     batches: Vec<u64>,
+    /// Per-sample shapes of the inputs after the first (probed with seed + 1, …).
+    extra: Vec<Vec<u64>>,
 }
 
 fn case(name: &str) -> Case {
@@ -45,6 +47,12 @@ fn case(name: &str) -> Case {
         seed: m["seed"].as_u64().unwrap(),
         dynamic: m["dynamic"].as_bool().unwrap(),
         batches: ints(&m["batches"]),
+        extra: m["extra_inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(ints)
+            .collect(),
     }
 }
 
@@ -55,6 +63,7 @@ fn reference(case: &Case) -> Reference<'_> {
         input: case.input,
         seed: case.seed,
         batches: &case.batches,
+        extra: &case.extra,
     }
 }
 
@@ -103,7 +112,7 @@ fn programs_match_torch_in_tract_at_every_opset_that_has_resize() {
             };
             let out = dir.path().join(format!("{name}-{opset}-{fold_bn}.onnx"));
             let report = export_case(&case, &options, &out).unwrap();
-            assert_eq!(report.input_shape, case.input.to_vec());
+            assert_eq!(report.inputs, [("input".to_owned(), case.input.to_vec())]);
             assert_eq!(matches!(report.batch, BatchDim::Symbol(_)), case.dynamic);
             let ops = ops(&decode(&out));
             let has_bn = !matches!(name, "tokens" | "mixer" | "attention");
@@ -192,6 +201,65 @@ fn splits_are_split_nodes_and_dilations_reach_the_convs() {
         .filter(|d| d != &[1, 1])
         .collect();
     assert_eq!(dilations, [vec![2, 2], vec![2, 3]]);
+}
+
+/// The op zoo (element-wise math, activations, folded constants; padding, group and
+/// instance norm, reductions; strided slices, narrow, index_select) and the two-input RootNet head, in tract at opsets 11 and 13.
+#[test]
+fn op_zoo_and_multi_input_programs_match_torch_in_tract() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in [
+        "zoo_elementwise",
+        "zoo_reductions",
+        "zoo_indexing",
+        "zoo_overloads",
+        "rootnet",
+    ] {
+        let case = case(name);
+        for opset in [11, 13] {
+            let options = ProgramOptions {
+                opset: Opset::new(opset).unwrap(),
+                ..ProgramOptions::default()
+            };
+            let out = dir.path().join(format!("{name}-{opset}.onnx"));
+            let report = export_case(&case, &options, &out).unwrap();
+            let model = decode(&out);
+            let ops = ops(&model);
+            for shape_op in [
+                "Shape",
+                "Gather",
+                "Range",
+                "ConstantOfShape",
+                "BatchNormalization",
+            ] {
+                assert!(!ops.iter().any(|o| o == shape_op), "{name}: {ops:?}");
+            }
+            assert_parity(&out, &case, &format!("opset {opset}"));
+            if name == "rootnet" {
+                // ONNX inputs named after forward's parameters, both with the batch.
+                let names: Vec<&str> = report.inputs.iter().map(|(n, _)| n.as_str()).collect();
+                assert_eq!(names, ["x", "k_value"]);
+                assert_eq!(report.inputs[1].1, [1]);
+                for input in &model.graph.as_ref().unwrap().input {
+                    assert_eq!(first_dim(input), Some(Dim::DimParam("batch".into())));
+                }
+            }
+        }
+    }
+    // One name cannot name two inputs.
+    let options = ProgramOptions {
+        input_name: Some("image".into()),
+        ..ProgramOptions::default()
+    };
+    let err = export_case(&case("rootnet"), &options, &dir.path().join("n.onnx"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("the model takes 2 (x, k_value)"), "{err}");
+}
+
+fn first_dim(input: &ckpt::onnx::proto::ValueInfoProto) -> Option<Dim> {
+    let type_proto::Value::TensorType(t) = input.r#type.as_ref()?.value.as_ref()?;
+    t.shape.as_ref()?.dim.first()?.value.clone()
 }
 
 #[test]

@@ -22,6 +22,8 @@ struct Case {
     input: [u64; 3],
     seed: u64,
     batches: Vec<u64>,
+    /// Per-sample shapes of the inputs after the first (probed with seed + 1, …).
+    extra: Vec<Vec<u64>>,
 }
 
 fn cases() -> Vec<Case> {
@@ -43,6 +45,10 @@ fn cases() -> Vec<Case> {
             input: ints(&m["input"]).try_into().unwrap(),
             seed: m["seed"].as_u64().unwrap(),
             batches: ints(&m["batches"]),
+            extra: m["extra_inputs"]
+                .as_array()
+                .map(|e| e.iter().map(ints).collect())
+                .unwrap_or_default(),
         })
         .collect()
 }
@@ -54,6 +60,7 @@ fn reference(case: &Case) -> Reference<'_> {
         input: case.input,
         seed: case.seed,
         batches: &case.batches,
+        extra: &case.extra,
     }
 }
 
@@ -93,7 +100,21 @@ fn traced_fixtures_match_torch_in_tract() {
             };
             let report = export(&case.name, None, &options, &out).unwrap();
             assert_eq!(report.traced_batch, Some(2), "{}", case.name);
-            assert_eq!(report.program.input_shape, case.input);
+            if case.extra.is_empty() {
+                assert_eq!(
+                    report.program.inputs,
+                    [("input".to_owned(), case.input.to_vec())]
+                );
+            } else {
+                // Several inputs: named after the forward's parameters.
+                let names: Vec<&str> = report
+                    .program
+                    .inputs
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect();
+                assert_eq!(names, ["x", "k_value"], "{}", case.name);
+            }
             // A dict's outputs are named after its keys, a tuple's numbered.
             let names: Vec<&str> = report
                 .program
@@ -107,9 +128,13 @@ fn traced_fixtures_match_torch_in_tract() {
                 _ => &["output"],
             };
             assert_eq!(names, expected);
+            // The reductions and indexing zoos have no BatchNorm; every other fixture has.
+            let has_bn = !matches!(case.name.as_str(), "zoo_reductions" | "zoo_indexing");
             assert_eq!(
                 ops(&out).contains(&"BatchNormalization".to_string()),
-                !fold_bn
+                has_bn && !fold_bn,
+                "{}",
+                case.name
             );
             assert_parity(&out, &case, if fold_bn { "folded" } else { "unfolded" });
         }
@@ -185,11 +210,11 @@ fn refusals_say_where() {
         "{err}"
     );
 
-    let err = export("unsupported_elu", None, &options, &out)
+    let err = export("unsupported_hardshrink", None, &options, &out)
         .unwrap_err()
         .to_string();
     assert!(
-        err.starts_with("`code/__torch__/torch/nn/modules/activation.py` line 8: in module `act` (torch.nn.modules.activation.ELU): `torch.elu` is not supported"),
+        err.starts_with("`code/__torch__/torch/nn/modules/activation.py` line 8: in module `act` (torch.nn.modules.activation.Hardshrink): `torch.hardshrink` is not supported"),
         "{err}"
     );
     assert!(

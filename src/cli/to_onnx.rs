@@ -36,9 +36,10 @@ pub struct Args {
     /// `dynamic` (a named batch dimension, compiled with ATC's dynamic batch) or a fixed size.
     #[arg(long, value_name = "dynamic|N", default_value = "dynamic", value_parser = parse_batch)]
     batch: Batch,
-    /// Name of the graph input.
-    #[arg(long, default_value = "input")]
-    input_name: String,
+    /// Name of the graph input [default: input]. A `.pt2` or TorchScript model with
+    /// several inputs names them after its forward's parameters and refuses this flag.
+    #[arg(long)]
+    input_name: Option<String>,
     /// Name of the graph output.
     #[arg(long, default_value = "output")]
     output_name: String,
@@ -56,6 +57,9 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     atc_cmd: Option<PathBuf>,
 }
+
+/// `--input-name` when not given.
+const DEFAULT_INPUT_NAME: &str = "input";
 
 /// `--input-shape` when not given (torchvision's ImageNet size).
 const DEFAULT_INPUT_SHAPE: [u64; 3] = [3, 224, 224];
@@ -110,7 +114,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         opset: Opset::new(args.opset).map_err(|e| fail(&e))?,
         input: input_shape,
         batch: args.batch.clone(),
-        input_name: args.input_name.clone(),
+        input_name: input_name(&args).to_owned(),
         output_name: args.output_name.clone(),
         fold_bn: !args.no_fold_bn,
         transform_input: args.transform_input,
@@ -146,12 +150,16 @@ pub fn run(args: Args) -> Result<(), Failure> {
     );
     let command = AtcCommand::new(
         &args.output,
-        &args.input_name,
+        input_name(&args),
         input_shape,
         args.batch.clone(),
         &args.soc,
     );
     print_atc(&args, &command)
+}
+
+fn input_name(args: &Args) -> &str {
+    args.input_name.as_deref().unwrap_or(DEFAULT_INPUT_NAME)
 }
 
 /// Prints the ATC command, and writes it to `--atc-cmd` when given.
@@ -184,6 +192,20 @@ fn dims_text(shape: &[u64]) -> String {
         .join(", ")
 }
 
+/// `input [batch, 3, 224, 224]`, or `inputs x [batch, …], k [batch, 1]` for several.
+fn inputs_text(inputs: &[(String, Vec<u64>)]) -> String {
+    match inputs {
+        [(_, shape)] => format!("input [batch, {}]", dims_text(shape)),
+        several => {
+            let each: Vec<String> = several
+                .iter()
+                .map(|(name, shape)| format!("{name} [batch, {}]", dims_text(shape)))
+                .collect();
+            format!("inputs {}", each.join(", "))
+        }
+    }
+}
+
 /// What a program export wrote, then its ATC command (for an N×C×H×W input).
 fn finish_program(
     args: &Args,
@@ -204,21 +226,30 @@ fn finish_program(
         .map(|(name, shape)| format!("`{name}` [batch, {}]", dims_text(shape)))
         .collect();
     eprintln!("outputs: {}", outputs.join(", "));
-    match <[u64; 3]>::try_from(report.input_shape.as_slice()) {
-        Ok(shape) => {
-            let command = AtcCommand::new(
-                &args.output,
-                &args.input_name,
-                shape,
-                args.batch.clone(),
-                &args.soc,
-            );
+    let single = match report.inputs.as_slice() {
+        [(name, shape)] => <[u64; 3]>::try_from(shape.as_slice())
+            .ok()
+            .map(|shape| (name, shape)),
+        _ => None,
+    };
+    match single {
+        Some((name, shape)) => {
+            let command = AtcCommand::new(&args.output, name, shape, args.batch.clone(), &args.soc);
             print_atc(args, &command)
         }
-        Err(_) => {
+        None => {
+            let n = match &args.batch {
+                Batch::Dynamic(_) => "-1".to_owned(),
+                Batch::Fixed(n) => n.to_string(),
+            };
+            let shapes: Vec<String> = report
+                .inputs
+                .iter()
+                .map(|(name, shape)| format!("{name}:{n},{}", dims_text(shape).replace(' ', "")))
+                .collect();
             eprintln!(
-                "no ATC command printed: the input is not N×C×H×W; pass --input_shape=\"{}:-1,…\" to atc yourself",
-                args.input_name
+                "no ATC command printed: the inputs are not one N×C×H×W tensor; pass --input_shape=\"{}\" to atc yourself",
+                shapes.join(";")
             );
             Ok(())
         }
@@ -251,9 +282,9 @@ fn run_pt2(args: &Args) -> Result<(), Failure> {
         ),
     };
     eprintln!(
-        "program: {} nodes, input [batch, {}]; batch: {batch}",
+        "program: {} nodes, {}; batch: {batch}",
         report.program_nodes,
-        dims_text(&report.input_shape)
+        inputs_text(&report.inputs)
     );
     finish_program(args, &options, &report)
 }
@@ -281,9 +312,9 @@ fn run_script(args: &Args) -> Result<(), Failure> {
         None => format!("; exported with {exported}"),
     };
     eprintln!(
-        "TorchScript trace: {} aten calls, input [batch, {}]{traced}",
+        "TorchScript trace: {} aten calls, {}{traced}",
         report.program.program_nodes,
-        dims_text(&report.program.input_shape)
+        inputs_text(&report.program.inputs)
     );
     finish_program(args, &options, &report.program)
 }

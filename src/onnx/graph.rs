@@ -180,6 +180,19 @@ impl GraphBuilder {
         Ok(self.push_initializer(name, dims, DataType::Float, bytes))
     }
 
+    /// Adds a float32 constant computed by the export (a folded `arange`) under a fresh name
+    /// based on `hint`. `values` must hold exactly the product of `dims`.
+    pub fn folded(
+        &mut self,
+        hint: &str,
+        dims: Vec<u64>,
+        values: &[f32],
+    ) -> Result<Weight, OnnxError> {
+        let name = self.fresh(hint);
+        self.names.remove(&name);
+        self.weight(&name, dims, values)
+    }
+
     /// Adds a 1-D int64 constant (shapes, split sizes) under a fresh name based on `hint`.
     pub fn constant_i64(&mut self, hint: &str, values: &[i64]) -> Weight {
         let name = self.fresh(hint);

@@ -470,10 +470,24 @@ impl GraphBuilder {
         axes: &[usize],
         keep: bool,
     ) -> Result<Value, OnnxError> {
+        self.reduce("ReduceMean", scope, x, axes, keep)
+    }
+
+    /// `op` (`ReduceMean`, `ReduceSum`, `ReduceMax`, `ReduceMin`) over per-sample `axes`
+    /// (sorted, distinct, in range), kept as size 1 or dropped. The axes are an attribute,
+    /// except for `ReduceSum` from opset 13, which takes them as an int64 input.
+    pub fn reduce(
+        &mut self,
+        op: &'static str,
+        scope: &str,
+        x: &Value,
+        axes: &[usize],
+        keep: bool,
+    ) -> Result<Value, OnnxError> {
         let sorted = axes.windows(2).all(|w| w[0] < w[1]);
         if axes.is_empty() || !sorted || axes.iter().any(|&a| a >= x.shape().len()) {
             return Err(shape_error(format!(
-                "{scope}: ReduceMean over {axes:?} of {:?}",
+                "{scope}: {op} over {axes:?} of {:?}",
                 x.shape()
             )));
         }
@@ -487,20 +501,16 @@ impl GraphBuilder {
                 (true, false) => None,
             })
             .collect();
-        let attrs = vec![
-            (
-                "axes",
-                Attr::Ints(axes.iter().map(|&a| a as i64 + 1).collect()),
-            ),
-            ("keepdims", Attr::Int(i64::from(keep))),
-        ];
-        Ok(single(self.node(
-            "ReduceMean",
-            scope,
-            names(&[x.name()]),
-            attrs,
-            vec![shape],
-        )))
+        let full: Vec<i64> = axes.iter().map(|&a| a as i64 + 1).collect();
+        let mut inputs = names(&[x.name()]);
+        let mut attrs = vec![("keepdims", Attr::Int(i64::from(keep)))];
+        if op == "ReduceSum" && self.opset().version() >= 13 {
+            let axes = self.constant_i64(&format!("{scope}.axes"), &full);
+            inputs.push(axes.name().to_owned());
+        } else {
+            attrs.insert(0, ("axes", Attr::Ints(full)));
+        }
+        Ok(single(self.node(op, scope, inputs, attrs, vec![shape])))
     }
 
     /// Element-wise `Sub` of two activations; `b` may have size-1 axes (a kept mean).
@@ -675,7 +685,8 @@ impl GraphBuilder {
         )))
     }
 
-    fn unary(
+    /// A one-input element-wise op (`Exp`, `Elu` with its `alpha`, …): same shape out.
+    pub fn unary(
         &mut self,
         op: &'static str,
         scope: &str,

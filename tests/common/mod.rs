@@ -8,19 +8,21 @@ use prost::Message;
 use tract_onnx::prelude::*;
 
 /// One fixture's committed torch outputs: `<dir>/<name>.out.b<batch>.f32` for each batch,
-/// computed on [`probe_input`] with `seed` (a model with several outputs: each flattened,
-/// one after the other, in the ONNX outputs' order).
+/// computed on [`probe_input`] with `seed` (and, for each further input `k` of per-sample
+/// shape `extra[k]`, with `seed + k + 1`); a model with several outputs: each flattened,
+/// one after the other, in the ONNX outputs' order.
 pub struct Reference<'a> {
     pub dir: PathBuf,
     pub name: &'a str,
     pub input: [u64; 3],
     pub seed: u64,
     pub batches: &'a [u64],
+    pub extra: &'a [Vec<u64>],
 }
 
 /// The generators' `probe_input`: ((i·7919 + seed·31) mod 2001 − 1000) / 1000 in f32.
-pub fn probe_input(batch: u64, chw: [u64; 3], seed: u64) -> Vec<f32> {
-    let n = batch * chw.iter().product::<u64>();
+pub fn probe_input(batch: u64, shape: &[u64], seed: u64) -> Vec<f32> {
+    let n = batch * shape.iter().product::<u64>();
     (0..n)
         .map(|i| ((i * 7919 + seed * 31) % 2001) as i64 - 1000)
         .map(|v| v as f32 / 1000.0)
@@ -48,16 +50,26 @@ impl Reference<'_> {
             .unwrap()
             .into_runnable()
             .unwrap();
-        let [c, h, w] = self.input.map(|d| d as usize);
+        let shapes: Vec<&[u64]> = std::iter::once(self.input.as_slice())
+            .chain(self.extra.iter().map(Vec::as_slice))
+            .collect();
         self.batches
             .iter()
             .map(|&b| {
-                let x = Tensor::from_shape(
-                    &[b as usize, c, h, w],
-                    &probe_input(b, self.input, self.seed),
-                )
-                .unwrap();
-                let out = runnable.run(tvec!(x.into())).unwrap();
+                let inputs: TVec<TValue> = shapes
+                    .iter()
+                    .zip(self.seed..)
+                    .map(|(shape, seed)| {
+                        let dims: Vec<usize> = std::iter::once(b)
+                            .chain(shape.iter().copied())
+                            .map(|d| d as usize)
+                            .collect();
+                        Tensor::from_shape(&dims, &probe_input(b, shape, seed))
+                            .unwrap()
+                            .into()
+                    })
+                    .collect();
+                let out = runnable.run(inputs).unwrap();
                 // Every output flattened, one after the other (as the generators write them).
                 let got: Vec<f32> = out
                     .iter()

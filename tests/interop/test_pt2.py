@@ -21,6 +21,8 @@ from _util import ok, run_ckpt
 sys.path.insert(0, str(Path(__file__).resolve().parent / "models"))
 import common  # noqa: E402
 import mixer  # noqa: E402
+import op_zoo  # noqa: E402
+import rootnet  # noqa: E402
 import tokens  # noqa: E402
 import torchvision_classifiers  # noqa: E402
 import unet  # noqa: E402
@@ -48,6 +50,11 @@ CASES = [
     # LayerNorm, exact GELU, softmax over the tokens (not the last axis) and over the classes.
     ("mixer", lambda: mixer.build(seed=12), mixer.CHW, True),
     ("mixer-static", lambda: mixer.build(seed=13), mixer.CHW, False),
+    # Element-wise math, activations and folded constants; padding, norms and reductions.
+    ("zoo_elementwise", lambda: op_zoo.build("elementwise", seed=14), op_zoo.CHW, True),
+    ("zoo_reductions-static", lambda: op_zoo.build("reductions", seed=15), op_zoo.CHW, False),
+    ("zoo_indexing", lambda: op_zoo.build("indexing", seed=20), op_zoo.CHW, True),
+    ("zoo_overloads", lambda: op_zoo.build("overloads", seed=21), op_zoo.CHW, True),
 ]
 
 
@@ -98,6 +105,52 @@ def test_exported_program_matches_torch(name, build, chw, dynamic, tmp_path):
             for n in proto.graph.node if n.op_type == "Resize")
         assert modes == ["align_corners", "asymmetric", "pytorch_half_pixel"]
     parity(model, out, chw)
+
+
+@pytest.mark.parametrize("dynamic", [True, False], ids=["dynamic", "static"])
+def test_rootnet_with_two_inputs_matches_torch(dynamic, tmp_path):
+    """ResNet-50, three deconvs, soft-argmax with `arange`, and a second input `k_value`:
+    both ONNX inputs named after `forward`'s parameters, with the batch."""
+    model = rootnet.build(seed=16)
+    gen = torch.Generator().manual_seed(17)
+    batch = torch.export.Dim("batch")
+    shapes = {"x": {0: batch}, "k_value": {0: batch}} if dynamic else None
+    program = torch.export.export(model, rootnet.example(2, gen), dynamic_shapes=shapes)
+    archive = tmp_path / "rootnet.pt2"
+    torch.export.save(program, str(archive))
+    out = tmp_path / "rootnet.onnx"
+    proc = ok(run_ckpt("to-onnx", archive, "-o", out))
+    c, h, w = rootnet.CHW
+    assert f"inputs x [batch, {c}, {h}, {w}], k_value [batch, 1]" in proc.stderr, proc.stderr
+    assert f'--input_shape="x:-1,{c},{h},{w};k_value:-1,1"' in proc.stderr, proc.stderr
+    assert proc.stdout == ""
+    rootnet.check_export(model, out, BATCHES, gen)
+    refused = run_ckpt("to-onnx", archive, "-o", tmp_path / "n.onnx", "--input-name", "image")
+    assert refused.returncode == 1 and "the model takes 2 (x, k_value)" in refused.stderr
+
+
+class BatchSizedZeros(torch.nn.Module):
+    def forward(self, x):
+        return x + torch.zeros(x.shape[0], 3, 4, 4)
+
+
+class BatchSum(torch.nn.Module):
+    def forward(self, x):
+        return x.sum(dim=0, keepdim=True) + x
+
+
+@pytest.mark.parametrize("model,node,reason", [
+    (BatchSizedZeros(), "node `zeros`", "its size list `size` involves the batch"),
+    (BatchSum(), "node `sum_1`", "it works along dimension 0, the batch"),
+], ids=["batch-sized-factory", "batch-reduction"])
+def test_constants_and_reductions_across_the_batch_are_refused(model, node, reason, tmp_path):
+    archive = tmp_path / "m.pt2"
+    common.export_pt2(model, (3, 4, 4), True, archive)
+    out = tmp_path / "m.onnx"
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1
+    assert node in proc.stderr and reason in proc.stderr, proc.stderr
+    assert not out.exists()
 
 
 class Frozen(torch.nn.Module):

@@ -23,6 +23,8 @@ from models import NarrowCnn, TinyUNet, randomise_bn  # noqa: E402  (fixtures/sc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "models"))
 import mixer  # noqa: E402  (the `.pt2` test's models, traced here instead of exported)
+import op_zoo  # noqa: E402
+import rootnet  # noqa: E402
 import tokens  # noqa: E402
 import unet  # noqa: E402
 import view_head  # noqa: E402
@@ -64,6 +66,8 @@ def build(name, gen):
     if name in SHARED:
         module = SHARED[name]
         return module.build(seed=3), module.CHW
+    if name.startswith("zoo_"):
+        return op_zoo.build(name.removeprefix("zoo_"), seed=4), op_zoo.CHW
     model = {"unet": TinyUNet, "narrow_cnn": NarrowCnn}[name]()
     randomise_bn(model, gen)
     return model.eval(), (3, 32, 32)
@@ -73,7 +77,8 @@ def build(name, gen):
 SHARED = {"pt2_unet": unet, "view_head": view_head, "tokens": tokens, "mixer": mixer}
 
 
-@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "unet", "narrow_cnn", *SHARED])
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "unet", "narrow_cnn", *SHARED,
+                                  "zoo_elementwise", "zoo_reductions", "zoo_indexing"])
 def test_traced_model_matches_torch(name, tmp_path):
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(1)
@@ -110,6 +115,25 @@ def test_traced_model_matches_torch(name, tmp_path):
         tol = 1e-4 * max(1.0, float(np.abs(ref).max()))
         print(f"{name} batch {b}: max |diff| {diff:.3e} (tolerance {tol:.3e}, max |ref| {np.abs(ref).max():.3e})")
         assert diff <= tol, f"batch {b}: max |diff| {diff:.3e} > {tol:.3e}"
+
+
+def test_traced_rootnet_with_two_inputs_matches_torch(tmp_path):
+    """ResNet-50, three deconvs, soft-argmax with `arange` (its traced size arithmetic
+    evaluated), and a second input `k_value`: ONNX inputs named after `forward`'s
+    parameters, with the batch."""
+    model = rootnet.build(seed=18)
+    gen = torch.Generator().manual_seed(19)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        traced = torch.jit.trace(model, rootnet.example(TRACE_BATCH, gen))
+    archive = tmp_path / "rootnet.pt"
+    torch.jit.save(traced, str(archive))
+    out = tmp_path / "rootnet.onnx"
+    proc = ok(run_ckpt("to-onnx", archive, "-o", out))
+    c, h, w = rootnet.CHW
+    assert f"inputs x [batch, {c}, {h}, {w}], k_value [batch, 1]; traced at batch {TRACE_BATCH}" in proc.stderr, proc.stderr
+    assert f'--input_shape="x:-1,{c},{h},{w};k_value:-1,1"' in proc.stderr, proc.stderr
+    rootnet.check_export(model, out, BATCHES, gen)
 
 
 def test_scripted_model_is_refused_with_its_line(tmp_path):

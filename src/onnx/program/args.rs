@@ -112,6 +112,26 @@ impl<'a> Args<'a> {
             .collect()
     }
 
+    /// An optional dtype (`as_scalar_type`; absent or `None` → `None`), as the export
+    /// schema numbers it (7 is float32).
+    pub fn optional_dtype(&self, name: &str) -> Result<Option<i64>, String> {
+        match self.get(name) {
+            None | Some(Argument::None) => Ok(None),
+            Some(Argument::ScalarType(t)) => Ok(Some(*t)),
+            Some(other) => Err(Self::wrong(name, "a dtype or None", other)),
+        }
+    }
+
+    /// A required number (an int or a float) as `f64`.
+    pub fn number(&self, name: &str) -> Result<f64, String> {
+        match self.get(name) {
+            Some(Argument::Int(i)) => Ok(*i as f64),
+            Some(Argument::Float(f)) => Ok(*f),
+            Some(other) => Err(Self::wrong(name, "a number", other)),
+            None => Err(format!("argument `{name}` is missing")),
+        }
+    }
+
     /// An optional float list (`scale_factors`).
     pub fn optional_floats(&self, name: &str) -> Result<Option<&'a [f64]>, String> {
         match self.get(name) {

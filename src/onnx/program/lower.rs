@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use crate::onnx::graph::{GraphBuilder, Model, Value, Weight};
 use crate::onnx::{Batch, OnnxError, Opset};
 use crate::torch::pt2::schema::ExportedProgram;
-use crate::torch::pt2::schema::{Argument, Graph, InputSpec, Node, OutputSpec, Signature};
+use crate::torch::pt2::schema::{Argument, Graph, InputSpec, Node, OutputSpec, Signature, SymInt};
 
 use super::batch::{show, BatchDim};
 use super::laid::{self, Laid};
@@ -27,6 +27,9 @@ pub(super) enum Bound {
     /// A stored tensor (parameter, buffer, lifted constant) by FQN; an initializer is
     /// written the first time an op uses it.
     Stored(String),
+    /// A tensor the export computed from constants alone (`arange`, `full`, `x * 2` of
+    /// those): its sizes and row-major values, written as an initializer where an op uses it.
+    Folded { dims: Vec<u64>, values: Vec<f32> },
     /// A symbolic integer equal to the batch (`sym_size(x, 0)`).
     Batch,
     /// A symbolic integer equal to the batch times a constant other than 1
@@ -61,8 +64,8 @@ pub(super) struct Lowering<'p, 'a> {
 /// The result of lowering: the model and what its input and outputs look like.
 pub struct Lowered {
     pub model: Model,
-    /// The user input's per-sample shape.
-    pub input_shape: Vec<u64>,
+    /// The graph inputs in the program's order: ONNX name and per-sample shape.
+    pub inputs: Vec<(String, Vec<u64>)>,
     /// Each output's ONNX name and per-sample shape, in the program's order.
     pub outputs: Vec<(String, Vec<u64>)>,
     /// The batch as the archive declared it.
@@ -73,7 +76,9 @@ pub struct Lowered {
 pub struct Target<'o> {
     pub opset: Opset,
     pub batch: Batch,
-    pub input_name: &'o str,
+    /// The ONNX name of a single-input model's input (`None`: `input`); a model with
+    /// several inputs names them after the program's inputs (the forward's parameters).
+    pub input_name: Option<&'o str>,
     pub output_name: &'o str,
     pub fold_bn: bool,
 }
@@ -87,31 +92,30 @@ pub fn lower(
     let module = &program.graph_module;
     let graph = &module.graph;
     check_outputs(&module.signature)?;
-    let (user_input, stored) = split_inputs(&module.signature)?;
-    let meta = graph.tensor_values.get(&user_input).ok_or_else(|| {
-        located::program(format!(
-            "the program has no metadata for its input `{user_input}`"
-        ))
-    })?;
-    if meta.dtype != FLOAT32 {
-        return Err(located::program(format!(
-            "the input `{user_input}` has export dtype {}; only float32 inputs are exported",
-            meta.dtype
-        )));
-    }
-    let batch = BatchDim::of_input(&meta.sizes)
-        .map_err(|e| located::program(format!("the input `{user_input}`: {e}")))?;
-    let input_shape = batch
-        .per_sample(&meta.sizes)
-        .map_err(|e| located::program(format!("the input `{user_input}`: {e}")))?;
-
+    let (user_inputs, stored) = split_inputs(&module.signature)?;
+    let names = input_names(&user_inputs, target.input_name)?;
     let mut g = GraphBuilder::new(target.opset, target.batch.clone());
-    let input = g.input(target.input_name, input_shape.clone())?;
     let mut values: HashMap<String, Bound> = stored
         .into_iter()
         .map(|(arg, fqn)| (arg, Bound::Stored(fqn)))
         .collect();
-    values.insert(user_input, Bound::Activation(input));
+    // The first input fixes the batch; every other one must carry the same.
+    let first = user_inputs.first().ok_or_else(|| {
+        located::program(
+            "the program takes no tensor input; only models with tensor inputs are exported",
+        )
+    })?;
+    let batch = BatchDim::of_input(input_sizes(graph, first)?)
+        .map_err(|e| located::program(format!("the input `{first}`: {e}")))?;
+    let mut inputs = Vec::with_capacity(user_inputs.len());
+    for (arg, name) in user_inputs.iter().zip(names) {
+        let shape = batch
+            .per_sample(input_sizes(graph, arg)?)
+            .map_err(|e| located::program(format!("the input `{arg}`: {e}")))?;
+        let value = g.input(&name, shape.clone())?;
+        values.insert(arg.clone(), Bound::Activation(value));
+        inputs.push((name, shape));
+    }
     let mut lowering = Lowering {
         graph,
         tensors,
@@ -145,7 +149,7 @@ pub fn lower(
         .map_err(|e| located::program(format!("the program's outputs: {e}")))?;
     Ok(Lowered {
         model,
-        input_shape,
+        inputs,
         outputs,
         batch,
     })
@@ -167,8 +171,10 @@ fn check_outputs(signature: &Signature) -> Result<(), OnnxError> {
     }
 }
 
-/// The single tensor user input, and (graph input name, FQN) for every stored input.
-fn split_inputs(signature: &Signature) -> Result<(String, Vec<(String, String)>), OnnxError> {
+/// The tensor user inputs in order, and (graph input name, FQN) for every stored input.
+type Inputs = (Vec<String>, Vec<(String, String)>);
+
+fn split_inputs(signature: &Signature) -> Result<Inputs, OnnxError> {
     let mut user = Vec::new();
     let mut stored = Vec::new();
     for spec in &signature.input_specs {
@@ -179,7 +185,7 @@ fn split_inputs(signature: &Signature) -> Result<(String, Vec<(String, String)>)
             InputSpec::UserInput(Argument::Tensor(name)) => user.push(name.clone()),
             InputSpec::UserInput(other) => {
                 return Err(located::program(format!(
-                    "the program takes a non-tensor input ({}); only one tensor input is exported",
+                    "the program takes a non-tensor input ({}); only tensor inputs are exported",
                     other.kind()
                 )))
             }
@@ -190,14 +196,38 @@ fn split_inputs(signature: &Signature) -> Result<(String, Vec<(String, String)>)
             }
         }
     }
-    match <[String; 1]>::try_from(user) {
-        Ok([only]) => Ok((only, stored)),
-        Err(user) => Err(located::program(format!(
-            "the program takes {} tensor inputs ({}); only single-input models are exported",
-            user.len(),
-            user.join(", ")
-        ))),
+    Ok((user, stored))
+}
+
+/// The ONNX input names: `given` (default `input`) for a single input; the program's own
+/// input names (the forward's parameter names) for several, where `given` is refused
+/// because it could name only one of them.
+fn input_names(user: &[String], given: Option<&str>) -> Result<Vec<String>, OnnxError> {
+    match (user, given) {
+        ([_], given) => Ok(vec![given.unwrap_or("input").to_owned()]),
+        (several, Some(given)) if several.len() > 1 => Err(OnnxError::Option {
+            what: format!(
+                "--input-name {given} names a single input, but the model takes {} ({}); its ONNX inputs are named after the forward's parameters",
+                several.len(),
+                several.join(", ")
+            ),
+        }),
+        (several, _) => Ok(several.to_vec()),
     }
+}
+
+/// The recorded float32 sizes of user input `arg`.
+fn input_sizes<'g>(graph: &'g Graph, arg: &str) -> Result<&'g [SymInt], OnnxError> {
+    let meta = graph.tensor_values.get(arg).ok_or_else(|| {
+        located::program(format!("the program has no metadata for its input `{arg}`"))
+    })?;
+    if meta.dtype != FLOAT32 {
+        return Err(located::program(format!(
+            "the input `{arg}` has export dtype {}; only float32 inputs are exported",
+            meta.dtype
+        )));
+    }
+    Ok(&meta.sizes)
 }
 
 fn readers(graph: &Graph) -> HashMap<String, Vec<usize>> {
@@ -235,6 +265,9 @@ impl Lowering<'_, '_> {
             Bound::Activation(v) => Ok(v.clone()),
             Bound::Stored(fqn) => Err(OnnxError::Shape {
                 what: format!("the stored tensor `{fqn}` is used where an activation (a value with the batch) is expected; ops on constants alone are not exported"),
+            }),
+            Bound::Folded { dims, .. } => Err(OnnxError::Shape {
+                what: format!("`{name}` is a constant {dims:?} computed from constants alone, used where an activation (a value with the batch) is expected"),
             }),
             Bound::Batch | Bound::BatchMultiple => Err(OnnxError::Shape {
                 what: format!("the batch size `{name}` is used as a tensor"),
@@ -286,6 +319,79 @@ impl Lowering<'_, '_> {
     /// Whether value `name` is a stored tensor.
     pub fn is_stored(&self, name: &str) -> bool {
         matches!(self.values.get(name), Some(Bound::Stored(_)))
+    }
+
+    /// Whether value `name` is a constant: stored, or folded by the export.
+    pub fn is_constant(&self, name: &str) -> bool {
+        matches!(
+            self.values.get(name),
+            Some(Bound::Stored(_) | Bound::Folded { .. })
+        )
+    }
+
+    /// Constant `name`'s sizes and values (a stored tensor is read).
+    pub fn constant_values(&mut self, name: &str) -> Result<(Vec<u64>, Vec<f32>), OnnxError> {
+        match self.bound(name)? {
+            Bound::Folded { dims, values } => Ok((dims.clone(), values.clone())),
+            Bound::Stored(fqn) => {
+                let fqn = fqn.clone();
+                Ok((self.stored_dims(&fqn)?, self.read(&fqn)?))
+            }
+            _ => Err(OnnxError::Shape {
+                what: format!("`{name}` must be a constant, but it is computed from the input"),
+            }),
+        }
+    }
+
+    /// Constant `name` as an initializer: a stored tensor under its FQN (written once), a
+    /// folded one under a fresh name based on `name`.
+    pub fn constant_weight(&mut self, name: &str) -> Result<Weight, OnnxError> {
+        match self.bound(name)? {
+            Bound::Folded { dims, values } => {
+                let (dims, values) = (dims.clone(), values.clone());
+                self.g.folded(name, dims, &values)
+            }
+            _ => {
+                let fqn = self.stored(name)?;
+                self.weight(&fqn)
+            }
+        }
+    }
+
+    /// Binds output `k` of `node` to a constant the export computed, after checking its
+    /// sizes against the ones torch recorded (a constant has no batch).
+    pub fn bind_folded(
+        &mut self,
+        node: &Node,
+        k: usize,
+        dims: Vec<u64>,
+        values: Vec<f32>,
+    ) -> Result<(), OnnxError> {
+        let name = self.output_name(node, k)?;
+        let recorded = self
+            .graph
+            .tensor_values
+            .get(name)
+            .ok_or_else(|| OnnxError::Shape {
+                what: format!("the program has no metadata for `{name}`"),
+            })?;
+        let same = recorded.sizes.len() == dims.len()
+            && recorded
+                .sizes
+                .iter()
+                .zip(&dims)
+                .all(|(r, &d)| *r == SymInt::Int(d as i64));
+        if !same || values.len() as u64 != dims.iter().product::<u64>() {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "the export folds `{name}` to a constant of shape {dims:?}, torch recorded {}",
+                    show(&recorded.sizes)
+                ),
+            });
+        }
+        self.values
+            .insert(name.to_owned(), Bound::Folded { dims, values });
+        Ok(())
     }
 
     /// Whether a symbolic-int value is the batch.
@@ -549,7 +655,7 @@ mod tests {
     }
 
     #[test]
-    fn inputs_split_into_stored_tensors_and_one_user_input() {
+    fn inputs_split_into_stored_tensors_and_user_inputs() {
         let sig = signature(
             r#"{"input_specs": [
                 {"parameter": {"arg": {"name": "p_w"}, "parameter_name": "conv.weight"}},
@@ -559,7 +665,7 @@ mod tests {
                "output_specs": [{"user_output": {"arg": {"as_tensor": {"name": "y"}}}}]}"#,
         );
         let (user, stored) = split_inputs(&sig).unwrap();
-        assert_eq!(user, "x");
+        assert_eq!(user, ["x"]);
         assert_eq!(
             stored,
             vec![
@@ -577,8 +683,12 @@ mod tests {
             r#"{"input_specs": [{"user_input": {"arg": {"as_tensor": {"name": "a"}}}},
                                 {"user_input": {"arg": {"as_tensor": {"name": "b"}}}}]}"#,
         );
-        let err = split_inputs(&two).unwrap_err().to_string();
-        assert!(err.contains("2 tensor inputs (a, b)"), "{err}");
+        let (user, _) = split_inputs(&two).unwrap();
+        assert_eq!(input_names(&user, None).unwrap(), ["a", "b"]);
+        assert_eq!(input_names(&user[..1], Some("img")).unwrap(), ["img"]);
+        assert_eq!(input_names(&user[..1], None).unwrap(), ["input"]);
+        let err = input_names(&user, Some("img")).unwrap_err().to_string();
+        assert!(err.contains("takes 2 (a, b)"), "{err}");
         let scalar = signature(r#"{"input_specs": [{"user_input": {"arg": {"as_int": 3}}}]}"#);
         assert!(split_inputs(&scalar)
             .unwrap_err()

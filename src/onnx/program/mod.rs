@@ -38,7 +38,9 @@ pub use batch::BatchDim;
 pub struct ProgramOptions {
     pub opset: Opset,
     pub batch: Batch,
-    pub input_name: String,
+    /// The ONNX name of a single-input model's input (`None`: `input`). A model with
+    /// several inputs names them after its forward's parameters, and refuses a name here.
+    pub input_name: Option<String>,
     pub output_name: String,
     pub fold_bn: bool,
     pub write: WriteOptions,
@@ -49,7 +51,7 @@ impl Default for ProgramOptions {
         ProgramOptions {
             opset: Opset::default(),
             batch: Batch::Dynamic("batch".to_owned()),
-            input_name: "input".to_owned(),
+            input_name: None,
             output_name: "output".to_owned(),
             fold_bn: true,
             write: WriteOptions::default(),
@@ -60,8 +62,8 @@ impl Default for ProgramOptions {
 /// What an export did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProgramReport {
-    /// The input's per-sample shape (without the batch).
-    pub input_shape: Vec<u64>,
+    /// The graph inputs in order: ONNX name and per-sample shape (without the batch).
+    pub inputs: Vec<(String, Vec<u64>)>,
     /// Each output's ONNX name and per-sample shape: one output is named `--output-name`,
     /// a dict's outputs after its keys, any other several `<output-name>_<k>`.
     pub outputs: Vec<(String, Vec<u64>)>,
@@ -119,7 +121,7 @@ pub fn export_with(
     let target = lower::Target {
         opset: options.opset,
         batch: options.batch.clone(),
-        input_name: &options.input_name,
+        input_name: options.input_name.as_deref(),
         output_name: &options.output_name,
         fold_bn: options.fold_bn,
     };
@@ -127,7 +129,7 @@ pub fn export_with(
     atc::validate(&lowered.model, &options.batch)?;
     let written = write::write(&lowered.model, out, &options.write)?;
     Ok(ProgramReport {
-        input_shape: lowered.input_shape,
+        inputs: lowered.inputs,
         outputs: lowered.outputs,
         batch: lowered.batch,
         program_nodes,

@@ -132,6 +132,8 @@ pub enum Argument {
     String(String),
     SymInt(SymInt),
     SymInts(Vec<SymInt>),
+    /// A dtype (`as_scalar_type`): the export schema's number (7 is float32, 5 int64).
+    ScalarType(i64),
     /// A kind this reader does not interpret (`as_scalar_type`, `as_device`, …).
     Other(String),
 }
@@ -159,6 +161,7 @@ impl Argument {
             Argument::String(_) => "as_string",
             Argument::SymInt(_) => "as_sym_int",
             Argument::SymInts(_) => "as_sym_ints",
+            Argument::ScalarType(_) => "as_scalar_type",
             Argument::Other(kind) => kind,
         }
     }
@@ -329,6 +332,7 @@ fn parse_argument(value: &Value) -> Result<Argument, String> {
         "as_string" => Argument::String(string(inner)?),
         "as_sym_int" => Argument::SymInt(parse_sym_int(inner)?),
         "as_sym_ints" => Argument::SymInts(list(inner, parse_sym_int)?),
+        "as_scalar_type" => Argument::ScalarType(int(inner)?),
         other => Argument::Other(other.to_owned()),
     })
 }
@@ -408,6 +412,7 @@ mod tests {
             arg(r#"{"as_device": {"type": "cpu"}}"#),
             Argument::Other("as_device".into())
         );
+        assert_eq!(arg(r#"{"as_scalar_type": 7}"#), Argument::ScalarType(7));
         assert!(serde_json::from_str::<Argument>(r#"{"as_int": "x"}"#).is_err());
         assert!(serde_json::from_str::<Argument>(r#"{"as_int": 1, "as_none": 1}"#).is_err());
     }

@@ -101,14 +101,7 @@ pub fn convert(
 ) -> Result<Converted, ScriptError> {
     // The code first: a scripted model is refused for that, whatever its inputs.
     let inlined = inline(archive)?;
-    let (shape, traced_batch) = input(archive, input_shape)?;
-    let [input] = inlined.inputs.as_slice() else {
-        return Err(ScriptError::archive(format!(
-            "`forward` takes {} inputs; only single-input models are exported",
-            inlined.inputs.len()
-        )));
-    };
-    let input_name = "arg0_input".to_owned();
+    let (shapes, traced_batch) = inputs(archive, input_shape, inlined.inputs.len())?;
     let mut c = Converter {
         archive,
         tensors: &inlined.tensors,
@@ -119,14 +112,20 @@ pub fn convert(
         stored_seen: HashSet::new(),
         traced_batch,
     };
-    c.tensor_values.insert(input_name.clone(), meta(&shape));
-    c.values.insert(
-        *input,
-        Val::Activation {
-            name: input_name.clone(),
-            shape: shape.clone(),
-        },
-    );
+    // Graph inputs are named after the forward's parameters (the ONNX names of a
+    // multi-input model); stored tensors are `p_<fqn>` and node outputs `<op>_<n>`.
+    let mut input_names = Vec::with_capacity(shapes.len());
+    for ((id, param), shape) in inlined.inputs.iter().zip(&inlined.params).zip(shapes) {
+        c.tensor_values.insert(param.clone(), meta(&shape));
+        c.values.insert(
+            *id,
+            Val::Activation {
+                name: param.clone(),
+                shape,
+            },
+        );
+        input_names.push(param.clone());
+    }
     for call in &inlined.calls {
         c.call(call)?;
     }
@@ -159,11 +158,15 @@ pub fn convert(
         }
     }
     let mut input_specs = c.stored_specs;
-    input_specs.push(InputSpec::UserInput(Argument::Tensor(input_name.clone())));
+    input_specs.extend(
+        input_names
+            .iter()
+            .map(|n| InputSpec::UserInput(Argument::Tensor(n.clone()))),
+    );
     let program = ExportedProgram {
         graph_module: GraphModule {
             graph: Graph {
-                inputs: vec![Argument::Tensor(input_name)],
+                inputs: input_names.into_iter().map(Argument::Tensor).collect(),
                 outputs: outputs.clone(),
                 nodes: c.nodes,
                 tensor_values: c.tensor_values,
@@ -191,47 +194,128 @@ pub fn convert(
     })
 }
 
-/// The input's per-sample shape and the traced batch size: from `traced_inputs.pkl`, which
-/// `given` may repeat but not change, else `given`.
-fn input(
+/// Each of the `count` inputs' per-sample shape, and the traced batch size: from
+/// `traced_inputs.pkl` (every input float32 with the same batch first), which `given` (the
+/// single input's shape) may repeat but not change; else `given`, for a single input.
+fn inputs(
     archive: &ScriptArchive,
     given: Option<&[u64]>,
-) -> Result<(Vec<u64>, Option<u64>), ScriptError> {
-    let (shape, batch) = match (archive.traced_inputs.as_deref(), given) {
-        (Some([(dtype, full)]), given) => {
-            if *dtype != DType::Float32 {
-                return Err(ScriptError::archive(format!(
-                    "the model was traced with a {} input; only float32 models are exported",
-                    dtype.name()
-                )));
+    count: usize,
+) -> Result<(Vec<Vec<u64>>, Option<u64>), ScriptError> {
+    let (shapes, batch) = match (archive.traced_inputs.as_deref(), given) {
+        (Some(traced), given) if traced.len() == count => {
+            let mut shapes = Vec::with_capacity(count);
+            let mut batch = None;
+            for (dtype, full) in traced {
+                if *dtype != DType::Float32 {
+                    return Err(ScriptError::archive(format!(
+                        "the model was traced with a {} input; only float32 inputs are exported",
+                        dtype.name()
+                    )));
+                }
+                let Some((&b, per_sample)) = full.split_first().filter(|(&b, _)| b > 0) else {
+                    return Err(ScriptError::archive(format!(
+                        "the traced input's shape {full:?} has no batch dimension"
+                    )));
+                };
+                if batch.is_some_and(|first| first != b) {
+                    return Err(ScriptError::archive(format!(
+                        "the traced inputs have different first dimensions ({:?}); every input must carry the batch first",
+                        traced.iter().map(|(_, s)| s.first()).collect::<Vec<_>>()
+                    )));
+                }
+                batch = Some(b);
+                shapes.push(per_sample.to_vec());
             }
-            let Some((&batch, per_sample)) = full.split_first().filter(|(&b, _)| b > 0) else {
-                return Err(ScriptError::archive(format!(
-                    "the traced input's shape {full:?} has no batch dimension"
-                )));
-            };
-            if let Some(given) = given.filter(|g| *g != per_sample) {
-                return Err(ScriptError::archive(format!(
-                    "--input-shape {given:?} differs from the traced input's per-sample shape {per_sample:?}; traced code has sizes of the example baked in, so trace the model again at the shape wanted"
-                )));
+            match (given, shapes.as_slice()) {
+                (Some(given), [only]) if given != only.as_slice() => {
+                    return Err(ScriptError::archive(format!(
+                        "--input-shape {given:?} differs from the traced input's per-sample shape {only:?}; traced code has sizes of the example baked in, so trace the model again at the shape wanted"
+                    )))
+                }
+                (Some(_), [_, _, ..]) => {
+                    return Err(ScriptError::archive(
+                        "--input-shape gives one input's shape, but the model takes several (recorded in `traced_inputs.pkl`)",
+                    ))
+                }
+                _ => {}
             }
-            (per_sample.to_vec(), Some(batch))
+            (shapes, batch)
         }
-        (Some(several), _) => {
+        (Some(traced), _) => {
             return Err(ScriptError::archive(format!(
-                "the model was traced with {} inputs; only single-input models are exported",
-                several.len()
+                "`traced_inputs.pkl` records {} inputs, but `forward` takes {count}",
+                traced.len()
             )))
         }
-        (None, Some(given)) => (given.to_vec(), None),
-        (None, None) => {
+        (None, Some(given)) if count == 1 => (vec![given.to_vec()], None),
+        (None, _) if count != 1 => {
+            return Err(ScriptError::archive(format!(
+                "the archive has no `traced_inputs.pkl` and `forward` takes {count} inputs, so their shapes are unknown; trace the model with the default `_store_inputs=True`"
+            )))
+        }
+        (None, _) => {
             return Err(ScriptError::archive(
                 "the archive has no `traced_inputs.pkl` (traced with `_store_inputs=False`?), so the input shape is unknown: pass --input-shape C,H,W",
             ))
         }
     };
-    shape::check(&shape).map_err(|e| ScriptError::archive(format!("the input: {e}")))?;
-    Ok((shape, batch))
+    for shape in &shapes {
+        shape::check(shape).map_err(|e| ScriptError::archive(format!("the input: {e}")))?;
+    }
+    Ok((shapes, batch))
+}
+
+/// The ops whose result is a constant computed from their arguments (no batch), which the
+/// lowering folds.
+const FACTORIES: [&str; 5] = ["arange", "zeros", "ones", "full", "scalar_tensor"];
+
+/// A float32 constant of sizes `dims` (no batch).
+fn constant_meta(dims: &[u64]) -> TensorMeta {
+    TensorMeta {
+        dtype: FLOAT32,
+        sizes: dims.iter().map(|&d| SymInt::Int(d as i64)).collect(),
+        strides: Vec::new(),
+        storage_offset: SymInt::Int(0),
+    }
+}
+
+/// The ops the lowering folds when no operand is computed from the input.
+const FOLDABLE: [&str; 7] = ["add", "sub", "mul", "div", "rsub", "maximum", "minimum"];
+
+/// For a foldable op whose tensor operands are all constants (parameters or folded
+/// factories), their sizes (a number is a 0-d constant); `None` otherwise.
+fn constant_operands(op: &str, named: &[(&str, Val)]) -> Option<Vec<Vec<u64>>> {
+    if !FOLDABLE.contains(&op) {
+        return None;
+    }
+    let mut dims = Vec::new();
+    let mut any_tensor = false;
+    for (name, val) in named {
+        match val {
+            Val::Activation { .. } => return None,
+            Val::Stored { dims: d, .. } => {
+                any_tensor = true;
+                dims.push(d.clone());
+            }
+            Val::Int(_) | Val::Float(_) if *name != "alpha" => dims.push(Vec::new()),
+            _ => {}
+        }
+    }
+    any_tensor.then_some(dims)
+}
+
+/// A TorchScript dtype (c10's `ScalarType` number) as the export schema numbers it.
+fn dtype(val: &Val) -> Result<Argument, String> {
+    // c10: uint8 0, int8 1, int16 2, int32 3, int64 4, float16 5, float32 6, float64 7,
+    // bool 11, bfloat16 15; the export schema: uint8 1 … float64 8, bool 12, bfloat16 13.
+    match val {
+        Val::None => Ok(Argument::None),
+        Val::Int(t @ 0..=7) => Ok(Argument::ScalarType(t + 1)),
+        Val::Int(11) => Ok(Argument::ScalarType(12)),
+        Val::Int(15) => Ok(Argument::ScalarType(13)),
+        other => Err(format!("dtype {other:?} is not one this import knows")),
+    }
 }
 
 /// A float32 tensor of per-sample `shape` with the batch first.
@@ -433,6 +517,10 @@ impl Converter<'_> {
                 let (overload, named) = convolution(named).map_err(&fail)?;
                 (overload, named, None)
             }
+            "arange" => {
+                let (overload, named) = arange(named);
+                (overload, named, None)
+            }
             "view" | "reshape" => {
                 let (named, shape) = self.reshape(named).map_err(&fail)?;
                 (schema.overload, named, Some(shape))
@@ -447,8 +535,12 @@ impl Converter<'_> {
             name: Some(output.clone()),
         };
         for (name, val) in &named {
-            let arg = argument(val)
-                .map_err(|e| fail(format!("argument `{name}` of {}: {e}", schema.signature())))?;
+            let arg = if *name == "dtype" {
+                dtype(val)
+            } else {
+                argument(val)
+            }
+            .map_err(|e| fail(format!("argument `{name}` of {}: {e}", schema.signature())))?;
             node.inputs.push(NamedArgument {
                 name: (*name).to_owned(),
                 arg,
@@ -469,6 +561,22 @@ impl Converter<'_> {
             }
             node.outputs = vec![Argument::Tensors(names)];
             self.values.insert(call.output, Val::List(items));
+            self.nodes.push(node);
+            return Ok(());
+        }
+        let constant = if FACTORIES.contains(&schema.name) {
+            Some(shape::factory(&node, overload).map_err(&fail)?)
+        } else {
+            constant_operands(schema.name, &named)
+                .map(|dims| shape::constant_broadcast(&dims))
+                .transpose()
+                .map_err(&fail)?
+        };
+        if let Some(dims) = constant {
+            self.tensor_values
+                .insert(output.clone(), constant_meta(&dims));
+            self.values
+                .insert(call.output, Val::Stored { name: output, dims });
             self.nodes.push(node);
             return Ok(());
         }
@@ -520,6 +628,12 @@ impl Converter<'_> {
         args: &[Val],
         kwargs: &[(String, Val)],
     ) -> Result<Option<Val>, String> {
+        if let ("torch.mul" | "torch.add" | "torch.sub", [Val::Int(a), Val::Int(b)]) = (op, args) {
+            return integer_arithmetic(op, *a, *b).map(Some);
+        }
+        if let ("torch.device", [Val::Str(device)]) = (op, args) {
+            return Ok(Some(Val::Str(device.clone())));
+        }
         let sizes_divided = op == "torch.floor_divide"
             && matches!(args, [Val::Int(_), Val::Int(_)] | [Val::Batch, Val::Int(_)]);
         if !sizes_divided && !matches!(op, "torch.size" | "ops.prim.NumToTensor" | "int" | "float")
@@ -576,6 +690,18 @@ impl Converter<'_> {
         named[1] = (key, Val::List(list));
         Ok((named, per_sample))
     }
+}
+
+/// Arithmetic on traced sizes (`h * 8 * w` for a view's size list), evaluated.
+fn integer_arithmetic(op: &str, a: i64, b: i64) -> Result<Val, String> {
+    let result = match op {
+        "torch.mul" => a.checked_mul(b),
+        "torch.add" => a.checked_add(b),
+        _ => a.checked_sub(b),
+    };
+    result
+        .map(Val::Int)
+        .ok_or_else(|| format!("`{op}({a}, {b})` overflows"))
 }
 
 /// The per-sample shape a view/reshape of per-sample `input` to `sizes` gives, when its
@@ -715,6 +841,26 @@ fn name_args(
         named.push((name, val));
     }
     Ok(named)
+}
+
+/// `torch.arange(end)`, `(start, end)` or `(start, end, step)`: the overload for the
+/// number of positional numbers given (named `start`, `end`, `step` in order), with a lone
+/// number renamed `end`.
+fn arange(mut named: Named) -> (&'static str, Named) {
+    let numbers = named
+        .iter()
+        .filter(|(n, _)| matches!(*n, "start" | "end" | "step"))
+        .count();
+    match numbers {
+        1 => {
+            for (name, _) in named.iter_mut().filter(|(n, _)| *n == "start") {
+                *name = "end";
+            }
+            ("arange.default", named)
+        }
+        2 => ("arange.start", named),
+        _ => ("arange.start_step", named),
+    }
 }
 
 /// `_convolution` as `conv2d` / `conv_transpose2d`: the performance flags (`benchmark`,
@@ -946,6 +1092,28 @@ mod tests {
         assert_eq!(parsed[1]["type"], "builtins.dict");
         assert_eq!(parsed[1]["context"], r#"["out","aux"]"#);
         assert_eq!(parsed[1]["children_spec"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn arange_overload_follows_the_positional_count() {
+        let named = |n: usize| -> Named {
+            ["start", "end", "step"]
+                .into_iter()
+                .take(n)
+                .map(|k| (k, Val::Int(4)))
+                .chain([("dtype", Val::None)])
+                .collect()
+        };
+        let (overload, args) = arange(named(1));
+        assert_eq!(overload, "arange.default");
+        assert_eq!(args[0].0, "end");
+        assert_eq!(arange(named(2)).0, "arange.start");
+        assert_eq!(arange(named(3)).0, "arange.start_step");
+        assert_eq!(dtype(&Val::Int(6)), Ok(Argument::ScalarType(7)));
+        assert_eq!(dtype(&Val::Int(4)), Ok(Argument::ScalarType(5)));
+        assert!(dtype(&Val::Int(99)).is_err());
+        assert_eq!(integer_arithmetic("torch.mul", 32, 8), Ok(Val::Int(256)));
+        assert!(integer_arithmetic("torch.mul", i64::MAX, 2).is_err());
     }
 
     #[test]

@@ -126,6 +126,8 @@ pub enum Returned {
 #[derive(Debug)]
 pub struct Inlined {
     pub inputs: Vec<ValueId>,
+    /// The top `forward`'s parameter names (without `self`), one per input.
+    pub params: Vec<String>,
     pub calls: Vec<Call>,
     pub output: Result<Returned, String>,
     pub tensors: HashMap<String, TensorRef>,
@@ -194,6 +196,7 @@ pub fn inline(archive: &mut ScriptArchive) -> Result<Inlined, ScriptError> {
     let output = returned(result);
     Ok(Inlined {
         inputs,
+        params: method.params.clone(),
         calls: inliner.calls,
         output,
         tensors: inliner.tensors,

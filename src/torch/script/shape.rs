@@ -187,6 +187,64 @@ fn broadcast(a: &[u64], b: &[u64]) -> Result<Vec<u64>, String> {
         .collect()
 }
 
+/// The sizes of an element-wise op on constants alone (numpy broadcasting of `dims`).
+pub fn constant_broadcast(dims: &[Vec<u64>]) -> Result<Vec<u64>, String> {
+    let rank = dims.iter().map(Vec::len).max().unwrap_or(0);
+    let padded = |d: &Vec<u64>| -> Vec<u64> {
+        std::iter::repeat_n(1, rank - d.len())
+            .chain(d.iter().copied())
+            .collect()
+    };
+    dims.iter().try_fold(vec![1; rank], |acc, d| {
+        broadcast(&acc, &padded(d))
+            .map_err(|_| format!("constants of sizes {dims:?} do not broadcast"))
+    })
+}
+
+/// The sizes of a factory's output (a constant: no batch), from its arguments; `op` is the
+/// overload (`arange.default`). Sizes that are the batch never reach here (the batch is
+/// not an int argument), so every size is fixed.
+pub fn factory(node: &Node, op: &str) -> Result<Vec<u64>, String> {
+    let args = Args { node };
+    let number = |name: &str| match args.get(name) {
+        Some(Argument::Int(i)) => Ok(*i as f64),
+        Some(Argument::Float(f)) => Ok(*f),
+        other => Err(format!(
+            "argument `{name}` is {}, expected a number",
+            other.map_or("missing", Argument::kind)
+        )),
+    };
+    let dims = match op {
+        "arange.default" | "arange.start" | "arange.start_step" => {
+            let start = if op == "arange.default" {
+                0.0
+            } else {
+                number("start")?
+            };
+            let end = number("end")?;
+            let step = if op == "arange.start_step" {
+                number("step")?
+            } else {
+                1.0
+            };
+            let count = ((end - start) / step).ceil().max(0.0);
+            if step == 0.0 || !(0.0..=MAX_SAMPLE as f64).contains(&count) {
+                return Err(format!("arange({start}, {end}, {step}) is out of range"));
+            }
+            vec![count as u64]
+        }
+        "scalar_tensor.default" => vec![],
+        _ => args
+            .ints("size")?
+            .ok_or("argument `size` is missing")?
+            .iter()
+            .map(|&d| u64::try_from(d).map_err(|_| format!("size {d}")))
+            .collect::<Result<_, _>>()?,
+    };
+    check(&dims)?;
+    Ok(dims)
+}
+
 /// The per-sample shape of `node`'s output (`node.target` without `torch.ops.aten.`).
 /// `dims` gives each tensor value's shape; view/reshape shapes are computed by the caller.
 pub fn infer(
@@ -258,9 +316,37 @@ pub fn infer(
                 Ok(vec![channels, size(h, kh, 0)?, size(wd, kw, 1)?])
             }
         }
-        "batch_norm.default" | "layer_norm.default" | "dropout.default" | "dropout_.default" => {
-            activation("input")
+        "constant_pad_nd.default"
+        | "pad.default"
+        | "reflection_pad2d.default"
+        | "replication_pad2d.default" => {
+            let x = activation("self")?;
+            let list = args
+                .ints(if op.ends_with("pad2d.default") {
+                    "padding"
+                } else {
+                    "pad"
+                })?
+                .ok_or("the pad list is missing")?;
+            if !list.len().is_multiple_of(2)
+                || list.len() / 2 > x.len()
+                || list.iter().any(|&p| !(0..=MAX_DIM as i64).contains(&p))
+            {
+                return Err(format!("pad list {list:?} for per-sample {x:?} (pairs of non-negative sizes, the batch not padded)"));
+            }
+            let mut out = x.clone();
+            for (k, pair) in list.chunks(2).enumerate() {
+                let axis = x.len() - 1 - k;
+                out[axis] += (pair[0] + pair[1]) as u64;
+            }
+            Ok(out)
         }
+        "batch_norm.default"
+        | "layer_norm.default"
+        | "dropout.default"
+        | "dropout_.default"
+        | "instance_norm.default"
+        | "group_norm.default" => activation("input"),
         "linear.default" => {
             let x = activation("input")?;
             let w = stored("weight")?;
@@ -297,12 +383,13 @@ pub fn infer(
                 _ => Err(format!("adaptive pooling of per-sample {x:?}")),
             }
         }
-        "mean.dim" => {
+        "mean.dim" | "sum.dim_IntList" | "amax.default" | "amin.default" | "var.dim"
+        | "std.dim" => {
             let x = activation("self")?;
             let keep = args.bool("keepdim", false)?;
             let axes: Vec<usize> = match args.ints("dim")? {
                 None | Some([]) => {
-                    return Err("a mean over every dimension reduces the batch".into())
+                    return Err("a reduction over every dimension reduces the batch".into())
                 }
                 Some(d) => d
                     .iter()
@@ -319,7 +406,7 @@ pub fn infer(
                 .collect())
         }
         "add.Tensor" | "add_.Tensor" | "sub.Tensor" | "mul.Tensor" | "mul_.Tensor"
-        | "div.Tensor" => {
+        | "div.Tensor" | "maximum.default" | "minimum.default" | "rsub.Scalar" => {
             let operand = |name: &str| -> Result<Option<Dims>, String> {
                 match args.get(name) {
                     Some(Argument::Int(_) | Argument::Float(_)) => Ok(None),
@@ -413,6 +500,29 @@ pub fn infer(
                 }
                 Err(_) if start == 0 && end == i64::MAX && step == 1 => Ok(x),
                 Err(e) => Err(format!("slicing [{start}:{end}:{step}]: {e}")),
+            }
+        }
+        "narrow.default" => {
+            let mut x = activation("self")?;
+            let a = axis(args.int("dim", 0)?, x.len())?;
+            let length = args.int("length", 0)?;
+            x[a] = u64::try_from(length)
+                .ok()
+                .filter(|&l| l <= x[a])
+                .ok_or_else(|| format!("narrow to {length} of an axis of {}", x[a]))?;
+            Ok(x)
+        }
+        "index_select.default" => {
+            let mut x = activation("self")?;
+            let a = axis(args.int("dim", 0)?, x.len())?;
+            match tensor("index")? {
+                Dims::Stored(d) if d.len() <= 1 => {
+                    x[a] = d.first().copied().unwrap_or(1);
+                    Ok(x)
+                }
+                other => Err(format!(
+                    "index_select by {other:?}; only a constant 1-D index is exported"
+                )),
             }
         }
         "permute.default" => {

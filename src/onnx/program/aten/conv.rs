@@ -220,10 +220,9 @@ impl<'p> Lowering<'p, '_> {
             ],
         )?;
         let x = self.activation(args.tensor("input").or_shape()?)?;
-        let w = self.stored(args.tensor("weight").or_shape()?)?;
-        let w = self.weight(&w)?;
-        let b = match args.optional_tensor("bias").or_shape()? {
-            Some(b) => Some(self.weight(&self.stored(b)?)?),
+        let weight = self.stored(args.tensor("weight").or_shape()?)?;
+        let bias = match args.optional_tensor("bias").or_shape()? {
+            Some(b) => Some(self.stored(b)?),
             None => None,
         };
         let groups = args.int_or("groups", 1).or_shape()?;
@@ -237,8 +236,55 @@ impl<'p> Lowering<'p, '_> {
                 .filter(|&g| g > 0)
                 .ok_or_else(|| arg_error(format!("groups {groups} is not positive")))?,
         };
+        let out = self.output_name(node, 0)?;
+        if let (1, Some((bn_index, bn_node))) = (p.groups, self.foldable_norm(out)) {
+            let (w, b) = self.fold_into_transposed(&weight, bias.as_deref(), bn_node)?;
+            let y = emit::conv_transpose(&mut self.g, scope, &x, &w, Some(&b), p)?;
+            self.absorbed.insert(bn_index);
+            self.bind(bn_node, 0, y)?;
+            self.unproduced_from(bn_node, 1);
+            return Ok(());
+        }
+        let w = self.weight(&weight)?;
+        let b = bias.as_deref().map(|b| self.weight(b)).transpose()?;
         let y = emit::conv_transpose(&mut self.g, scope, &x, &w, b.as_ref(), p)?;
         self.bind(node, 0, y)
+    }
+
+    /// The BatchNorm `bn_node` folded into an ungrouped transposed convolution's weight
+    /// `[C, O, kh, kw]` (output channels on axis 1, swapped first for [`fold`] and back) and
+    /// bias, as `<weight>.fused_bn` / `<bias>.fused_bn` initializers.
+    fn fold_into_transposed(
+        &mut self,
+        weight: &str,
+        bias: Option<&str>,
+        bn_node: &Node,
+    ) -> Result<(crate::onnx::graph::Weight, crate::onnx::graph::Weight), OnnxError> {
+        let norm = self.norm_params(&Args(bn_node))?;
+        let dims = self.stored_dims(weight)?;
+        let &[c, o, kh, kw] = dims.as_slice() else {
+            return Err(arg_error(format!(
+                "`{weight}` is not a 2-D transposed conv weight"
+            )));
+        };
+        let values = self.read(weight)?;
+        let kernel = kh.checked_mul(kw).unwrap_or(0);
+        let outputs_first = swap_leading(&values, c, o, kernel)
+            .ok_or_else(|| arg_error(format!("`{weight}` does not hold {dims:?} values")))?;
+        let b_values = bias.map(|b| self.read(b)).transpose()?;
+        let bn = self.read_norm(&norm)?;
+        let folded = fold(&outputs_first, b_values.as_deref(), o as usize, &bn)?;
+        let back = swap_leading(&folded.weight, o, c, kernel)
+            .ok_or_else(|| arg_error(format!("`{weight}` does not hold {dims:?} values")))?;
+        let w = self.g.weight(&format!("{weight}.fused_bn"), dims, &back)?;
+        let bias_name = bias.map_or_else(
+            || format!("{}.bias", weight.trim_end_matches(".weight")),
+            str::to_owned,
+        );
+        let b = self
+            .g
+            .weight(&format!("{bias_name}.fused_bn"), vec![o], &folded.bias)?;
+        Ok((w, b))
     }
 
     /// `nn.Linear`: Gemm on `[N, K]`; on `[N, …, K]` a MatMul by the weight transposed once
@@ -274,6 +320,25 @@ impl<'p> Lowering<'p, '_> {
     }
 }
 
+/// A row-major `[a, b, inner]` tensor as `[b, a, inner]`, or `None` if `values` is not
+/// that size.
+fn swap_leading(values: &[f32], a: u64, b: u64, inner: u64) -> Option<Vec<f32>> {
+    let (a, b, inner) = (
+        usize::try_from(a).ok()?,
+        usize::try_from(b).ok()?,
+        usize::try_from(inner).ok()?,
+    );
+    if a.checked_mul(b)?.checked_mul(inner)? != values.len() {
+        return None;
+    }
+    Some(
+        (0..b)
+            .flat_map(|j| (0..a).map(move |i| (i * b + j) * inner))
+            .flat_map(|start| values[start..start + inner].iter().copied())
+            .collect(),
+    )
+}
+
 /// A row-major `rows × cols` matrix transposed, or `None` if `values` is not that size.
 pub(super) fn transpose_2d(values: &[f32], rows: u64, cols: u64) -> Option<Vec<f32>> {
     let (r, c) = (usize::try_from(rows).ok()?, usize::try_from(cols).ok()?);
@@ -298,5 +363,19 @@ mod tests {
             Some(vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0])
         );
         assert_eq!(transpose_2d(&[1.0], 2, 3), None);
+        // [2, 3, 1] → [3, 2, 1] is the same transpose; with inner 2 the pairs move whole.
+        assert_eq!(
+            swap_leading(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2, 3, 1),
+            transpose_2d(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2, 3)
+        );
+        assert_eq!(
+            swap_leading(&[1.0, 2.0, 3.0, 4.0], 2, 1, 2),
+            Some(vec![1.0, 2.0, 3.0, 4.0])
+        );
+        assert_eq!(
+            swap_leading(&[1.0, 2.0, 3.0, 4.0], 1, 2, 2),
+            Some(vec![1.0, 2.0, 3.0, 4.0])
+        );
+        assert_eq!(swap_leading(&[1.0], 2, 2, 1), None);
     }
 }

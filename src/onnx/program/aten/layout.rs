@@ -139,11 +139,10 @@ impl<'p> Lowering<'p, '_> {
             }
             Err(e) => return Err(e),
         };
-        if step != 1 {
-            return Err(arg_error(format!(
-                "slicing with step {step} is not exported"
-            )));
-        }
+        let step = u64::try_from(step)
+            .ok()
+            .filter(|&s| s > 0)
+            .ok_or_else(|| arg_error(format!("slicing with step {step}")))?;
         let size = x.shape()[axis];
         let clamp = |i: i64| -> u64 {
             let i = if i < 0 {
@@ -154,8 +153,10 @@ impl<'p> Lowering<'p, '_> {
             i.clamp(0, size as i64) as u64
         };
         let (from, to) = (clamp(start), clamp(end));
-        let y = if (from, to) == (0, size) {
+        let y = if (from, to, step) == (0, size, 1) {
             x
+        } else if step > 1 && to > from {
+            self.strided_slice(scope, &x, axis, from..to, step)?
         } else {
             self.g.slice(scope, &x, axis, from..to)?
         };

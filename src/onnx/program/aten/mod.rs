@@ -12,11 +12,17 @@ use super::located;
 use super::lower::Lowering;
 
 mod attention;
+mod constant;
 mod conv;
+mod index;
 mod layout;
+mod math;
 mod matmul;
+mod norm;
+mod pad;
 mod pointwise;
 mod pool;
+mod reduce;
 mod resize;
 mod shape_ops;
 mod split;
@@ -33,6 +39,62 @@ pub const SUPPORTED: &[&str] = &[
     "avg_pool2d.default",
     "adaptive_avg_pool2d.default",
     "mean.dim",
+    "sum.dim_IntList",
+    "amax.default",
+    "amin.default",
+    "var.correction",
+    "var.dim",
+    "std.correction",
+    "std.dim",
+    "arange.default",
+    "arange.start",
+    "arange.start_step",
+    "zeros.default",
+    "ones.default",
+    "full.default",
+    "scalar_tensor.default",
+    "lift_fresh_copy.default",
+    "softmax.int",
+    "_softmax.default",
+    "log_softmax.int",
+    "_log_softmax.default",
+    "gelu.default",
+    "layer_norm.default",
+    "exp.default",
+    "log.default",
+    "sqrt.default",
+    "rsqrt.default",
+    "neg.default",
+    "abs.default",
+    "reciprocal.default",
+    "pow.Tensor_Scalar",
+    "clamp.default",
+    "clamp_min.default",
+    "clamp_max.default",
+    "maximum.default",
+    "minimum.default",
+    "add.Scalar",
+    "sub.Scalar",
+    "mul.Scalar",
+    "div.Scalar",
+    "rsub.Scalar",
+    "rsub.Tensor",
+    "elu.default",
+    "elu_.default",
+    "leaky_relu.default",
+    "leaky_relu_.default",
+    "softplus.default",
+    "mish.default",
+    "mish_.default",
+    "prelu.default",
+    "constant_pad_nd.default",
+    "pad.default",
+    "reflection_pad2d.default",
+    "replication_pad2d.default",
+    "instance_norm.default",
+    "narrow.default",
+    "index_select.default",
+    "group_norm.default",
     "relu.default",
     "relu_.default",
     "sigmoid.default",
@@ -40,6 +102,7 @@ pub const SUPPORTED: &[&str] = &[
     "tanh.default",
     "tanh_.default",
     "hardtanh.default",
+    "relu6.default",
     "hardtanh_.default",
     "silu.default",
     "silu_.default",
@@ -64,6 +127,7 @@ pub const SUPPORTED: &[&str] = &[
     "contiguous.default",
     "alias.default",
     "detach.default",
+    "detach_.default",
     "slice.Tensor",
     "permute.default",
     "split.Tensor",
@@ -152,7 +216,54 @@ impl<'p> Lowering<'p, '_> {
             "avg_pool2d.default" => self.avg_pool(node, &args, &scope),
             "adaptive_avg_pool2d.default" => self.adaptive_avg_pool(node, &args, &scope),
             "mean.dim" => self.mean(node, &args, &scope),
-            "softmax.int" | "_softmax.default" => self.softmax(node, &args, &scope),
+            "sum.dim_IntList" => self.reduce(node, &args, &scope, "ReduceSum"),
+            "amax.default" => self.reduce(node, &args, &scope, "ReduceMax"),
+            "amin.default" => self.reduce(node, &args, &scope, "ReduceMin"),
+            "var.correction" | "var.dim" => self.variance(node, &args, &scope, false),
+            "std.correction" | "std.dim" => self.variance(node, &args, &scope, true),
+            "arange.default" | "arange.start" | "arange.start_step" => self.arange(node, &args),
+            "zeros.default" => self.fill(node, &args, Some(0.0)),
+            "ones.default" => self.fill(node, &args, Some(1.0)),
+            "full.default" => self.fill(node, &args, None),
+            "scalar_tensor.default" => self.scalar_tensor(node, &args),
+            "lift_fresh_copy.default" => self.lift_fresh_copy(node, &args),
+            "softmax.int" | "_softmax.default" => self.softmax(node, &args, &scope, "Softmax"),
+            "log_softmax.int" | "_log_softmax.default" => {
+                self.softmax(node, &args, &scope, "LogSoftmax")
+            }
+            "exp.default" => self.elementwise_unary(node, &args, &scope, "Exp"),
+            "log.default" => self.elementwise_unary(node, &args, &scope, "Log"),
+            "sqrt.default" => self.elementwise_unary(node, &args, &scope, "Sqrt"),
+            "neg.default" => self.elementwise_unary(node, &args, &scope, "Neg"),
+            "abs.default" => self.elementwise_unary(node, &args, &scope, "Abs"),
+            "reciprocal.default" => self.elementwise_unary(node, &args, &scope, "Reciprocal"),
+            "rsqrt.default" => self.rsqrt(node, &args, &scope),
+            "pow.Tensor_Scalar" => self.pow(node, &args, &scope),
+            "clamp.default" | "clamp_min.default" | "clamp_max.default" => {
+                self.clamp(node, &args, &scope)
+            }
+            "maximum.default" => self.scalar_arithmetic(node, &args, &scope, "Max", false),
+            "minimum.default" => self.scalar_arithmetic(node, &args, &scope, "Min", false),
+            "add.Scalar" => self.scalar_arithmetic(node, &args, &scope, "Add", false),
+            "sub.Scalar" => self.scalar_arithmetic(node, &args, &scope, "Sub", false),
+            "mul.Scalar" => self.scalar_arithmetic(node, &args, &scope, "Mul", false),
+            "div.Scalar" => self.scalar_arithmetic(node, &args, &scope, "Div", false),
+            "rsub.Scalar" | "rsub.Tensor" => {
+                self.scalar_arithmetic(node, &args, &scope, "Sub", true)
+            }
+            "elu.default" | "elu_.default" => self.elu(node, &args, &scope),
+            "leaky_relu.default" | "leaky_relu_.default" => self.leaky_relu(node, &args, &scope),
+            "softplus.default" => self.softplus(node, &args, &scope),
+            "mish.default" | "mish_.default" => self.mish(node, &args, &scope),
+            "prelu.default" => self.prelu(node, &args, &scope),
+            "constant_pad_nd.default" => self.pad(node, &args, &scope, "constant"),
+            "pad.default" => self.pad_by_mode(node, &args, &scope),
+            "reflection_pad2d.default" => self.pad(node, &args, &scope, "reflect"),
+            "replication_pad2d.default" => self.pad(node, &args, &scope, "edge"),
+            "instance_norm.default" => self.instance_norm(node, &args, &scope),
+            "narrow.default" => self.narrow(node, &args, &scope),
+            "index_select.default" => self.index_select(node, &args, &scope),
+            "group_norm.default" => self.group_norm(node, &args, &scope),
             "gelu.default" => self.gelu(node, &args, &scope),
             "layer_norm.default" => self.layer_norm(node, &args, &scope),
             "relu.default" | "relu_.default" => self.unary(node, &args, |g, x| g.relu(&scope, x)),
@@ -166,6 +277,7 @@ impl<'p> Lowering<'p, '_> {
                 g.hard_sigmoid(&scope, x, 1.0 / 6.0, 0.5)
             }),
             "hardtanh.default" | "hardtanh_.default" => self.hardtanh(node, &args, &scope),
+            "relu6.default" => self.unary(node, &args, |g, x| g.clip(&scope, x, 0.0, 6.0)),
             "silu.default" | "silu_.default" => {
                 self.gated(node, &args, &scope, |g, x| g.sigmoid(&scope, x))
             }
@@ -180,6 +292,18 @@ impl<'p> Lowering<'p, '_> {
             "div.Tensor" => self.binary(node, &args, &scope, "Div"),
             "cat.default" => self.cat(node, &args, &scope),
             "flatten.using_ints" => self.flatten(node, &args, &scope),
+            "view.default"
+            | "reshape.default"
+            | "_unsafe_view.default"
+            | "clone.default"
+            | "contiguous.default"
+            | "alias.default"
+            | "detach.default"
+            | "detach_.default"
+                if args.tensor("self").is_ok_and(|t| self.is_constant(t)) =>
+            {
+                self.fold_relabel(node, &args)
+            }
             "view.default" | "reshape.default" | "_unsafe_view.default" => {
                 self.reshape(node, &args, &scope)
             }
@@ -193,7 +317,8 @@ impl<'p> Lowering<'p, '_> {
                 let x = self.laid(args.tensor("input").or_shape()?)?;
                 self.bind_laid(node, 0, x, &scope)
             }
-            "clone.default" | "contiguous.default" | "alias.default" | "detach.default" => {
+            "clone.default" | "contiguous.default" | "alias.default" | "detach.default"
+            | "detach_.default" => {
                 reject_extra(&args, &["self", "memory_format"])?;
                 let x = self.laid(args.tensor("self").or_shape()?)?;
                 self.bind_laid(node, 0, x, &scope)

@@ -7,6 +7,7 @@ use crate::torch::pt2::schema::{Argument, Node};
 use super::super::args::Args;
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
+use super::constant::{fold_binary, Folded};
 use super::{arg_error, per_sample_axis, reject_extra, OrShape};
 
 impl<'p> Lowering<'p, '_> {
@@ -57,13 +58,15 @@ impl<'p> Lowering<'p, '_> {
         self.bind(node, 0, y)
     }
 
-    /// `softmax` over `dim`: ONNX Softmax over the last axis (exact at every opset), with
-    /// `dim` swapped to the last axis and back when it is another one.
+    /// `softmax` (`op` Softmax) or `log_softmax` (LogSoftmax) over `dim`: the ONNX op over
+    /// the last axis (exact at every opset), with `dim` swapped to the last axis and back
+    /// when it is another one.
     pub(super) fn softmax(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
+        op: &'static str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "dim", "dtype", "half_to_float"])?;
         let converts = !matches!(args.get("dtype"), None | Some(Argument::None))
@@ -76,19 +79,27 @@ impl<'p> Lowering<'p, '_> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let axis = per_sample_axis(args.int_or("dim", -1).or_shape()?, x.shape().len() + 1)?;
         let last = x.shape().len() - 1;
+        let along_last = |g: &mut crate::onnx::graph::GraphBuilder, x: &Value| {
+            g.unary(
+                op,
+                scope,
+                x,
+                vec![("axis", crate::onnx::graph::Attr::Int(-1))],
+            )
+        };
         let y = if axis == last {
-            self.g.softmax(scope, &x)
+            along_last(&mut self.g, &x)
         } else {
             let mut perm: Vec<usize> = (0..=last).collect();
             perm.swap(axis, last);
             let moved = self.g.transpose(scope, &x, &perm)?;
-            let y = self.g.softmax(scope, &moved);
+            let y = along_last(&mut self.g, &moved);
             self.g.transpose(scope, &y, &perm)?
         };
         self.bind(node, 0, y)
     }
 
-    /// Exact `gelu` (`approximate='none'`); the tanh approximation is refused.
+    /// `gelu`, exact (`approximate='none'`) or tanh-approximated.
     pub(super) fn gelu(
         &mut self,
         node: &Node,
@@ -96,16 +107,19 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "approximate"])?;
+        let x = self.activation(args.tensor("self").or_shape()?)?;
         match args.get("approximate") {
             None => {}
             Some(Argument::String(mode)) if mode == "none" => {}
+            Some(Argument::String(mode)) if mode == "tanh" => {
+                return self.gelu_tanh(node, &x, scope)
+            }
             Some(other) => {
                 return Err(arg_error(format!(
-                    "gelu with approximate={other:?} is not exported (only the exact form)"
+                    "gelu with approximate={other:?} is not exported (only 'none' and 'tanh')"
                 )))
             }
         }
-        let x = self.activation(args.tensor("self").or_shape()?)?;
         let y = self.g.gelu(scope, &x)?;
         self.bind(node, 0, y)
     }
@@ -167,57 +181,86 @@ impl<'p> Lowering<'p, '_> {
         if args.float_or("alpha", 1.0).or_shape()? != 1.0 {
             return Err(arg_error("add/sub with alpha ≠ 1 is not exported".into()));
         }
-        let a = self.elementwise(args, "self", scope)?;
-        let b = self.elementwise(args, "other", scope)?;
-        if matches!(
-            (&a, &b),
-            (Elementwise::Constant(_), Elementwise::Constant(_))
-        ) {
-            return Err(arg_error(
-                "both operands are constants; ops on constants alone are not exported".into(),
-            ));
+        let a = operand(args, "self")?;
+        let b = operand(args, "other")?;
+        self.arithmetic(node, scope, op, a, b)
+    }
+
+    /// `a op b` for `op` an ONNX broadcasting binary op: emitted when an operand is an
+    /// activation, folded into a constant when both are constants.
+    pub(super) fn arithmetic(
+        &mut self,
+        node: &Node,
+        scope: &str,
+        op: &'static str,
+        a: Elementwise<'_>,
+        b: Elementwise<'_>,
+    ) -> Result<(), OnnxError> {
+        let activation = |e: &Elementwise<'_>| match e {
+            Elementwise::Tensor(t) => !self.is_constant(t),
+            Elementwise::Scalar(_) => false,
+        };
+        if !activation(&a) && !activation(&b) {
+            let a = self.folded_operand(&a)?;
+            let b = self.folded_operand(&b)?;
+            let (dims, values) = fold_binary(op, &a, &b).map_err(arg_error)?;
+            return self.bind_folded(node, 0, dims, values);
         }
+        let a = self.emitted_operand(&a, scope)?;
+        let b = self.emitted_operand(&b, scope)?;
         let y = emit::binary(&mut self.g, op, scope, a.operand(), b.operand())?;
         self.bind(node, 0, y)
     }
 
-    /// An element-wise operand: an activation, a stored tensor or a scalar.
-    fn elementwise(
-        &mut self,
-        args: &Args<'_>,
-        name: &str,
-        scope: &str,
-    ) -> Result<Elementwise, OnnxError> {
-        match args.get(name) {
-            Some(Argument::Tensor(t)) if self.is_stored(t) => {
-                Ok(Elementwise::Constant(self.weight(&self.stored(t)?)?))
-            }
-            Some(Argument::Tensor(t)) => Ok(Elementwise::Activation(self.activation(t)?)),
-            Some(Argument::Int(i)) => Ok(Elementwise::Constant(
-                self.g
-                    .constant_scalar(&format!("{scope}.scalar"), *i as f32),
-            )),
-            Some(Argument::Float(f)) => Ok(Elementwise::Constant(
-                self.g
-                    .constant_scalar(&format!("{scope}.scalar"), *f as f32),
-            )),
-            Some(other) => Err(arg_error(format!("argument `{name}` is {}", other.kind()))),
-            None => Err(arg_error(format!("argument `{name}` is missing"))),
+    fn folded_operand(&mut self, e: &Elementwise<'_>) -> Result<Folded, OnnxError> {
+        match e {
+            Elementwise::Tensor(t) => self.constant_values(t),
+            Elementwise::Scalar(v) => Ok((vec![], vec![*v])),
         }
+    }
+
+    fn emitted_operand(&mut self, e: &Elementwise<'_>, scope: &str) -> Result<Emitted, OnnxError> {
+        Ok(match e {
+            Elementwise::Tensor(t) if self.is_constant(t) => {
+                Emitted::Constant(self.constant_weight(t)?)
+            }
+            Elementwise::Tensor(t) => Emitted::Activation(self.activation(t)?),
+            Elementwise::Scalar(v) => {
+                Emitted::Constant(self.g.constant_scalar(&format!("{scope}.scalar"), *v))
+            }
+        })
     }
 }
 
-/// An operand of an element-wise op, owned.
-enum Elementwise {
+/// An element-wise operand as the program gives it: a tensor value or a number.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Elementwise<'a> {
+    Tensor(&'a str),
+    Scalar(f32),
+}
+
+/// Argument `name` as an element-wise operand.
+pub(super) fn operand<'a>(args: &Args<'a>, name: &str) -> Result<Elementwise<'a>, OnnxError> {
+    match args.get(name) {
+        Some(Argument::Tensor(t)) => Ok(Elementwise::Tensor(t)),
+        Some(Argument::Int(i)) => Ok(Elementwise::Scalar(*i as f32)),
+        Some(Argument::Float(f)) => Ok(Elementwise::Scalar(*f as f32)),
+        Some(other) => Err(arg_error(format!("argument `{name}` is {}", other.kind()))),
+        None => Err(arg_error(format!("argument `{name}` is missing"))),
+    }
+}
+
+/// An element-wise operand in the graph, owned.
+enum Emitted {
     Activation(Value),
     Constant(crate::onnx::graph::Weight),
 }
 
-impl Elementwise {
+impl Emitted {
     fn operand(&self) -> Operand<'_> {
         match self {
-            Elementwise::Activation(v) => Operand::Activation(v),
-            Elementwise::Constant(w) => Operand::Constant(w),
+            Emitted::Activation(v) => Operand::Activation(v),
+            Emitted::Constant(w) => Operand::Constant(w),
         }
     }
 }

@@ -6,7 +6,8 @@ use crate::torch::pt2::schema::{Argument, Node};
 
 use super::super::args::Args;
 use super::super::lower::Lowering;
-use super::{arg_error, pair, per_sample_axis, reject_extra, OrShape};
+use super::reduce::reduction_axes;
+use super::{arg_error, pair, reject_extra, OrShape};
 
 impl<'p> Lowering<'p, '_> {
     pub(super) fn max_pool(
@@ -140,19 +141,7 @@ impl<'p> Lowering<'p, '_> {
             return Err(arg_error("mean with a dtype is not exported".into()));
         }
         let x = self.activation(args.tensor("self").or_shape()?)?;
-        let rank = x.shape().len() + 1;
-        let dims = match args.get("dim") {
-            None | Some(Argument::None) => (0..rank as i64).collect(),
-            Some(Argument::Ints(d)) if d.is_empty() => (0..rank as i64).collect(),
-            Some(Argument::Ints(d)) => d.clone(),
-            Some(other) => return Err(arg_error(format!("argument `dim` is {}", other.kind()))),
-        };
-        let mut axes = dims
-            .iter()
-            .map(|&d| per_sample_axis(d, rank))
-            .collect::<Result<Vec<_>, _>>()?;
-        axes.sort_unstable();
-        axes.dedup();
+        let axes = reduction_axes(args, &x)?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         let y = if x.shape().len() == 3 && axes == [1, 2] {
             let pooled = self.g.global_average_pool(scope, &x)?;

@@ -1,0 +1,162 @@
+//! Slicing and constant indexing along per-sample axes: `slice` with a step (ONNX Slice's
+//! `steps`, opset 10+), `narrow`, and `index_select` by a constant index, written as Slices
+//! of its runs of consecutive indices joined by Concat (no Gather, which ATC graphs with a
+//! dynamic batch are better without).
+
+use std::ops::Range;
+
+use crate::onnx::graph::Value;
+use crate::onnx::OnnxError;
+use crate::torch::pt2::schema::Node;
+
+use super::super::args::Args;
+use super::super::lower::Lowering;
+use super::{arg_error, per_sample_axis, reject_extra, OrShape};
+
+/// Constant `indices` into an axis of `size` as runs of consecutive indices.
+pub(super) fn runs(indices: &[f32], size: u64) -> Result<Vec<Range<u64>>, String> {
+    let mut runs: Vec<Range<u64>> = Vec::new();
+    for &v in indices {
+        if v.fract() != 0.0 || v < 0.0 || v as u64 >= size {
+            return Err(format!(
+                "index {v} is not one of the axis's {size} positions"
+            ));
+        }
+        let i = v as u64;
+        match runs.last_mut() {
+            Some(run) if run.end == i => run.end += 1,
+            _ => runs.push(i..i + 1),
+        }
+    }
+    if runs.is_empty() {
+        return Err("an empty index selects nothing".into());
+    }
+    Ok(runs)
+}
+
+impl<'p> Lowering<'p, '_> {
+    /// Elements `from, from + step, …` below `to` of per-sample `axis` (`step` > 1).
+    pub(super) fn strided_slice(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        axis: usize,
+        range: Range<u64>,
+        step: u64,
+    ) -> Result<Value, OnnxError> {
+        if self.g.opset().version() < 10 {
+            return Err(arg_error(format!(
+                "slicing with step {step} needs Slice's steps from opset 10; pass --opset 11"
+            )));
+        }
+        let mut shape = x.shape().to_vec();
+        shape[axis] = (range.end - range.start).div_ceil(step);
+        let full_axis = axis as i64 + 1;
+        let starts = self
+            .g
+            .constant_i64(&format!("{scope}.starts"), &[range.start as i64]);
+        let ends = self
+            .g
+            .constant_i64(&format!("{scope}.ends"), &[range.end as i64]);
+        let axes = self.g.constant_i64(&format!("{scope}.axes"), &[full_axis]);
+        let steps = self
+            .g
+            .constant_i64(&format!("{scope}.steps"), &[step as i64]);
+        let inputs = [
+            x.name(),
+            starts.name(),
+            ends.name(),
+            axes.name(),
+            steps.name(),
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let mut out = self.g.node("Slice", scope, inputs, vec![], vec![shape]);
+        Ok(out.swap_remove(0))
+    }
+
+    /// `narrow(dim, start, length)`: one Slice.
+    pub(super) fn narrow(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "dim", "start", "length"])?;
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let axis = per_sample_axis(args.int_or("dim", 0).or_shape()?, x.shape().len() + 1)?;
+        let size = x.shape()[axis] as i64;
+        let start = args.int_or("start", 0).or_shape()?;
+        let start = if start < 0 { start + size } else { start };
+        let length = args.int_or("length", 0).or_shape()?;
+        let fits = (0..=size).contains(&start) && length >= 0 && start + length <= size;
+        if !fits || length == 0 {
+            return Err(arg_error(format!(
+                "narrow({start}, {length}) of an axis of {size}"
+            )));
+        }
+        let y = self
+            .g
+            .slice(scope, &x, axis, start as u64..(start + length) as u64)?;
+        self.bind(node, 0, y)
+    }
+
+    /// `index_select(dim, index)` with a constant index: a Slice per run of consecutive
+    /// indices, concatenated.
+    pub(super) fn index_select(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "dim", "index"])?;
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let axis = per_sample_axis(args.int_or("dim", 0).or_shape()?, x.shape().len() + 1)?;
+        let index = args.tensor("index").or_shape()?;
+        if !self.is_constant(index) {
+            return Err(arg_error(
+                "index_select by a computed index is not exported; only constant indices are"
+                    .into(),
+            ));
+        }
+        let (dims, values) = self.constant_values(index)?;
+        if dims.len() > 1 {
+            return Err(arg_error(format!(
+                "index_select by an index of sizes {dims:?}"
+            )));
+        }
+        let runs = runs(&values, x.shape()[axis]).map_err(arg_error)?;
+        let parts = runs
+            .into_iter()
+            .map(|run| match run {
+                r if r.start == 0 && r.end == x.shape()[axis] => Ok(x.clone()),
+                r => self.g.slice(scope, &x, axis, r),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let y = match parts.as_slice() {
+            [only] => only.clone(),
+            several => {
+                let refs: Vec<&Value> = several.iter().collect();
+                self.g.concat(scope, &refs, axis)?
+            }
+        };
+        self.bind(node, 0, y)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indices_group_into_runs() {
+        assert_eq!(
+            runs(&[0.0, 1.0, 2.0, 5.0, 4.0], 6),
+            Ok(vec![0..3, 5..6, 4..5])
+        );
+        assert_eq!(runs(&[3.0, 3.0], 4), Ok(vec![3..4, 3..4]));
+        assert!(runs(&[4.0], 4).is_err());
+        assert!(runs(&[-1.0], 4).is_err());
+        assert!(runs(&[], 4).is_err());
+    }
+}

@@ -1,0 +1,264 @@
+//! Element-wise math and the activations beyond the basic ones: one-input ONNX ops (`Exp`,
+//! `Log`, `Sqrt`, `Neg`, `Abs`, `Reciprocal`; `rsqrt` as Sqrt → Reciprocal), `pow` by a
+//! scalar, `clamp`, `maximum`/`minimum`, `rsub` and the `.Scalar` arithmetic overloads,
+//! `elu`, `leaky_relu`, `softplus`, `prelu`, `mish` and tanh-approximated `gelu`.
+
+use crate::onnx::graph::{Attr, GraphBuilder, Value};
+use crate::onnx::OnnxError;
+use crate::torch::pt2::schema::{Argument, Node};
+
+use super::super::args::Args;
+use super::super::emit::{self, Operand};
+use super::super::lower::Lowering;
+use super::pointwise::{operand, Elementwise};
+use super::{arg_error, reject_extra, OrShape};
+
+/// `x · c` for a scalar `c`.
+fn scaled(g: &mut GraphBuilder, scope: &str, x: &Value, c: f32) -> Result<Value, OnnxError> {
+    let c = g.constant_scalar(&format!("{scope}.scale"), c);
+    g.mul_constant(scope, x, &c)
+}
+
+/// `a · b` of two activations of the same shape.
+fn product(g: &mut GraphBuilder, scope: &str, a: &Value, b: &Value) -> Result<Value, OnnxError> {
+    emit::binary(
+        g,
+        "Mul",
+        scope,
+        Operand::Activation(a),
+        Operand::Activation(b),
+    )
+}
+
+impl<'p> Lowering<'p, '_> {
+    /// A one-input op with fixed attributes, on argument `self`.
+    pub(super) fn elementwise_unary(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        op: &'static str,
+    ) -> Result<(), OnnxError> {
+        self.unary(node, args, |g, x| g.unary(op, scope, x, vec![]))
+    }
+
+    /// `rsqrt`: `1 / √x`.
+    pub(super) fn rsqrt(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        self.unary(node, args, |g, x| {
+            let root = g.sqrt(scope, x);
+            g.unary("Reciprocal", scope, &root, vec![])
+        })
+    }
+
+    /// `a op b` for the `.Tensor`/`.Scalar` overloads of add/sub/mul/div and for
+    /// `maximum`/`minimum` (`Max`/`Min`); `reversed` computes `b op a` (`rsub`).
+    pub(super) fn scalar_arithmetic(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        op: &'static str,
+        reversed: bool,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "other", "alpha"])?;
+        if args.float_or("alpha", 1.0).or_shape()? != 1.0 {
+            return Err(arg_error(format!("{op} with alpha ≠ 1 is not exported")));
+        }
+        let a = operand(args, "self")?;
+        let b = operand(args, "other")?;
+        let (a, b) = if reversed { (b, a) } else { (a, b) };
+        self.arithmetic(node, scope, op, a, b)
+    }
+
+    /// `pow.Tensor_Scalar`: `Pow` by a constant exponent.
+    pub(super) fn pow(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "exponent"])?;
+        let exponent = args.number("exponent").or_shape()? as f32;
+        self.arithmetic(
+            node,
+            scope,
+            "Pow",
+            operand(args, "self")?,
+            Elementwise::Scalar(exponent),
+        )
+    }
+
+    /// `clamp`, `clamp_min`, `clamp_max`: `Clip` with constant bounds (an absent one is the
+    /// float range's end).
+    pub(super) fn clamp(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "min", "max"])?;
+        let bound = |name: &str, default: f32| match args.get(name) {
+            None | Some(Argument::None) => Ok(default),
+            Some(Argument::Int(_) | Argument::Float(_)) => {
+                args.number(name).map(|v| v as f32).or_shape()
+            }
+            Some(other) => Err(arg_error(format!(
+                "clamp's `{name}` is {}; only constant bounds are exported",
+                other.kind()
+            ))),
+        };
+        let lo = bound("min", f32::MIN)?;
+        let hi = bound("max", f32::MAX)?;
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let y = self.g.clip(scope, &x, lo, hi);
+        self.bind(node, 0, y)
+    }
+
+    /// `elu` (`scale` and `input_scale` must be 1: that is `F.elu`, not selu/celu).
+    pub(super) fn elu(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "alpha", "scale", "input_scale"])?;
+        let alpha = args.float_or("alpha", 1.0).or_shape()? as f32;
+        for name in ["scale", "input_scale"] {
+            if args.float_or(name, 1.0).or_shape()? != 1.0 {
+                return Err(arg_error(format!("elu with {name} ≠ 1 is not exported")));
+            }
+        }
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let y = self
+            .g
+            .unary("Elu", scope, &x, vec![("alpha", Attr::Float(alpha))]);
+        self.bind(node, 0, y)
+    }
+
+    /// `leaky_relu`: `LeakyRelu(alpha = negative_slope)`.
+    pub(super) fn leaky_relu(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "negative_slope"])?;
+        let slope = args.float_or("negative_slope", 0.01).or_shape()? as f32;
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let y = self
+            .g
+            .unary("LeakyRelu", scope, &x, vec![("alpha", Attr::Float(slope))]);
+        self.bind(node, 0, y)
+    }
+
+    /// `softplus`: `Softplus(β·x) / β`. torch returns `x` where `β·x > threshold`; there
+    /// Softplus differs from `x` by `log(1 + e^−threshold)/β` (2e-9 at the default 20), so
+    /// thresholds below 15 are refused.
+    pub(super) fn softplus(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "beta", "threshold"])?;
+        let beta = args.float_or("beta", 1.0).or_shape()?;
+        let threshold = args.float_or("threshold", 20.0).or_shape()?;
+        if threshold < 15.0 || beta <= 0.0 {
+            return Err(arg_error(format!(
+                "softplus with beta {beta}, threshold {threshold} is not exported (beta > 0 and threshold ≥ 15 are)"
+            )));
+        }
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let y = if beta == 1.0 {
+            self.g.unary("Softplus", scope, &x, vec![])
+        } else {
+            let bx = scaled(&mut self.g, scope, &x, beta as f32)?;
+            let s = self.g.unary("Softplus", scope, &bx, vec![]);
+            scaled(&mut self.g, scope, &s, (1.0 / beta) as f32)?
+        };
+        self.bind(node, 0, y)
+    }
+
+    /// `mish`: `x · tanh(softplus(x))`.
+    pub(super) fn mish(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self"])?;
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let s = self.g.unary("Softplus", scope, &x, vec![]);
+        let t = emit::tanh(&mut self.g, scope, &s);
+        let y = product(&mut self.g, scope, &x, &t)?;
+        self.bind(node, 0, y)
+    }
+
+    /// tanh-approximated gelu: `½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`.
+    pub(super) fn gelu_tanh(
+        &mut self,
+        node: &Node,
+        x: &Value,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let g = &mut self.g;
+        let square = product(g, scope, x, x)?;
+        let cube = product(g, scope, &square, x)?;
+        let cube = scaled(g, scope, &cube, 0.044715)?;
+        let inner = emit::binary(
+            g,
+            "Add",
+            scope,
+            Operand::Activation(x),
+            Operand::Activation(&cube),
+        )?;
+        let inner = scaled(g, scope, &inner, (2.0 / std::f64::consts::PI).sqrt() as f32)?;
+        let t = emit::tanh(g, scope, &inner);
+        let one = g.constant_scalar(&format!("{scope}.one"), 1.0);
+        let t = g.add_constant(scope, &t, &one)?;
+        let y = product(g, scope, x, &t)?;
+        let y = scaled(g, scope, &y, 0.5)?;
+        self.bind(node, 0, y)
+    }
+
+    /// `prelu`: `PRelu` with the slope (one per channel, or one for all) shaped to
+    /// broadcast along the channel axis, written once as `<weight>.prelu`.
+    pub(super) fn prelu(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "weight"])?;
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let weight = self.stored(args.tensor("weight").or_shape()?)?;
+        let values = self.read(&weight)?;
+        let channels = x.shape().first().copied().unwrap_or(1);
+        let dims: Vec<u64> = match values.len() as u64 {
+            1 => vec![1],
+            n if n == channels && !x.shape().is_empty() => std::iter::once(n)
+                .chain(x.shape()[1..].iter().map(|_| 1))
+                .collect(),
+            n => {
+                return Err(arg_error(format!(
+                "prelu with {n} slopes for per-sample {:?} (one, or one per channel, is exported)",
+                x.shape()
+            )))
+            }
+        };
+        let slope = self.g.weight(&format!("{weight}.prelu"), dims, &values)?;
+        let y = emit::binary(
+            &mut self.g,
+            "PRelu",
+            scope,
+            Operand::Activation(&x),
+            Operand::Constant(&slope),
+        )?;
+        self.bind(node, 0, y)
+    }
+}

@@ -1,0 +1,138 @@
+//! Reductions along per-sample axes: `sum`, `amax`/`amin`, `var`/`std`. Reducing the batch is refused, as for `mean`: each sample must stay
+//! independent.
+
+use crate::onnx::graph::Value;
+use crate::onnx::OnnxError;
+use crate::torch::pt2::schema::{Argument, Node};
+
+use super::super::args::Args;
+use super::super::emit::{self, Operand};
+use super::super::lower::Lowering;
+use super::{arg_error, per_sample_axis, reject_extra, OrShape};
+
+/// The per-sample axes of a reduction's `dim` argument (`None` or empty: every axis, which
+/// includes the batch and is refused), sorted and distinct.
+pub(super) fn reduction_axes(args: &Args<'_>, x: &Value) -> Result<Vec<usize>, OnnxError> {
+    let rank = x.shape().len() + 1;
+    let dims = match args.get("dim") {
+        None | Some(Argument::None) => vec![],
+        Some(Argument::Ints(d)) => d.clone(),
+        Some(Argument::Int(d)) => vec![*d],
+        Some(other) => return Err(arg_error(format!("argument `dim` is {}", other.kind()))),
+    };
+    if dims.is_empty() {
+        return Err(arg_error(
+            "it reduces every dimension, the batch included; only reductions within each sample are exported (give `dim`)".into(),
+        ));
+    }
+    let mut axes = dims
+        .iter()
+        .map(|&d| per_sample_axis(d, rank))
+        .collect::<Result<Vec<_>, _>>()?;
+    axes.sort_unstable();
+    axes.dedup();
+    Ok(axes)
+}
+
+fn no_dtype(args: &Args<'_>) -> Result<(), OnnxError> {
+    match args.get("dtype") {
+        None | Some(Argument::None) => Ok(()),
+        Some(_) => Err(arg_error(
+            "a reduction with a dtype change is not exported".into(),
+        )),
+    }
+}
+
+impl<'p> Lowering<'p, '_> {
+    /// `sum.dim_IntList`, `amax`, `amin` (`op`: `ReduceSum`, `ReduceMax`, `ReduceMin`).
+    pub(super) fn reduce(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        op: &'static str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "dim", "keepdim", "dtype"])?;
+        no_dtype(args)?;
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let axes = reduction_axes(args, &x)?;
+        let keep = args.bool_or("keepdim", false).or_shape()?;
+        let y = self.g.reduce(op, scope, &x, &axes, keep)?;
+        self.bind(node, 0, y)
+    }
+
+    /// `var`/`std` (`root`) `.correction` or `.dim` (`unbiased`: correction 1 or 0): the
+    /// mean squared deviation over the axes, times `n / (n − correction)`, and its square
+    /// root for `std`.
+    pub(super) fn variance(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        root: bool,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "dim", "correction", "unbiased", "keepdim"])?;
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let axes = reduction_axes(args, &x)?;
+        let keep = args.bool_or("keepdim", false).or_shape()?;
+        let correction = match args.get("correction") {
+            None | Some(Argument::None) => {
+                f64::from(u8::from(args.bool_or("unbiased", true).or_shape()?))
+            }
+            Some(_) => args.number("correction").or_shape()?,
+        };
+        let n: u64 = axes.iter().map(|&a| x.shape()[a]).product();
+        if n as f64 <= correction {
+            return Err(arg_error(format!(
+                "a variance of {n} values with correction {correction} divides by zero or less"
+            )));
+        }
+        let mean = self.g.reduce_mean(scope, &x, &axes, true)?;
+        let centred = self.g.sub(scope, &x, &mean)?;
+        let squared = emit::binary(
+            &mut self.g,
+            "Mul",
+            scope,
+            Operand::Activation(&centred),
+            Operand::Activation(&centred),
+        )?;
+        let biased = self.g.reduce_mean(scope, &squared, &axes, keep)?;
+        let scale = self.g.constant_scalar(
+            &format!("{scope}.correction"),
+            (n as f64 / (n as f64 - correction)) as f32,
+        );
+        let mut y = self.g.mul_constant(scope, &biased, &scale)?;
+        if root {
+            y = self.g.sqrt(scope, &y);
+        }
+        self.bind(node, 0, y)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::onnx::graph::GraphBuilder;
+    use crate::onnx::{Batch, Opset};
+
+    fn node(dim: &str) -> Node {
+        serde_json::from_str(&format!(
+            r#"{{"target": "t", "outputs": [], "inputs": [{{"name": "dim", "arg": {dim}}}]}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn reductions_stay_within_a_sample() {
+        let mut g = GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()));
+        let x = g.input("x", vec![4, 5, 6]).unwrap();
+        let axes = |dim: &str| reduction_axes(&Args(&node(dim)), &x);
+        assert_eq!(axes(r#"{"as_ints": [3, -1, 2]}"#).unwrap(), [1, 2]);
+        assert_eq!(axes(r#"{"as_int": 1}"#).unwrap(), [0]);
+        let batch = axes(r#"{"as_ints": [0, 1]}"#).unwrap_err().to_string();
+        assert!(batch.contains("the batch"), "{batch}");
+        let every = axes(r#"{"as_ints": []}"#).unwrap_err().to_string();
+        assert!(every.contains("every dimension"), "{every}");
+        assert!(axes(r#"{"as_ints": [4]}"#).is_err());
+    }
+}
