@@ -308,3 +308,47 @@ def assert_clean_error(proc, in_name, out_path=None):
     assert Path(in_name).name in lines[0], f"stderr does not name {Path(in_name).name}: {lines[0]!r}"
     if out_path is not None:
         assert not Path(out_path).exists(), f"{out_path} exists after a failed run"
+
+
+# ------------------------------------------------------------------ to-onnx parity
+def onnx_outputs(result):
+    """A model's torch result as {ONNX output name: array}, named as `to-onnx` names them:
+    one tensor `output`, a dict's tensors after their keys, a tuple's `output_<k>`."""
+    if isinstance(result, dict):
+        items = [(k, v) for k, v in result.items()]
+    elif isinstance(result, (tuple, list)):
+        items = [(f"output_{k}", v) for k, v in enumerate(result)]
+    else:
+        items = [("output", result)]
+    if len(items) == 1:
+        items = [("output", items[0][1])]
+    return {name: value.numpy() for name, value in items}
+
+
+def check_parity(model, onnx_path, chw, gen, batches=(1, 3, 8)):
+    """onnxruntime on `onnx_path` against torch eager at each batch size, from one file:
+    every output (by name) within max |diff| <= 1e-4 * max(1, max |ref|). Parity must not be
+    vacuous: at the largest batch each output varies across samples by at least 10 times
+    the tolerance."""
+    import numpy as np
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    for b in batches:
+        x = torch.randn(b, *chw, generator=gen)
+        with torch.no_grad():
+            ref = onnx_outputs(model(x))
+        assert names == list(ref), f"ONNX outputs {names}, torch returns {list(ref)}"
+        got = dict(zip(names, session.run(None, {"input": x.numpy()})))
+        for name, r in ref.items():
+            assert got[name].shape == r.shape, (name, got[name].shape, r.shape)
+            diff = float(np.abs(got[name] - r).max())
+            tol = 1e-4 * max(1.0, float(np.abs(r).max()))
+            print(f"{onnx_path.stem} `{name}` batch {b}: max |diff| {diff:.3e} "
+                  f"(tolerance {tol:.3e}, max |ref| {np.abs(r).max():.3e})")
+            assert diff <= tol, f"`{name}` batch {b}: max |diff| {diff:.3e} > {tol:.3e}"
+            if b == max(batches):
+                spread = float(np.abs(r - r.mean(axis=0)).max())
+                assert spread >= 10 * tol, (
+                    f"`{name}` hardly depends on the input (spread {spread:.3e}): vacuous")

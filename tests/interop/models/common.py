@@ -17,11 +17,53 @@ def randomise_bn(model, seed):
                 m.bias.copy_(torch.randn(n, generator=gen) * 0.05)
 
 
+def calibrate(model, chw, seed, images=8, scale_head=True):
+    """BatchNorm statistics measured on random images (one train-mode pass), then (with
+    `scale_head`) the last Linear/Conv2d scaled so the outputs have unit spread. Random-init
+    torchvision models otherwise drift to outputs that barely depend on the input, which
+    would make parity vacuous. The layer scaled is the last one applied in every torchvision
+    classifier (only ReLU, pooling or flattening follow it, which commute with a positive
+    scale); models with several heads keep theirs. Returns the model in eval mode."""
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                m.reset_running_stats()
+                m.momentum = None
+        model.train()(torch.randn(images, *chw, generator=gen))
+        for m in model.modules():
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                # A channel that barely varies (a dead ReLU upstream) would be scaled by
+                # ~1/sqrt(eps): floor the variances so rounding is not amplified 300 times.
+                m.running_var.clamp_(min=0.05 * float(m.running_var.mean()))
+        model.eval()
+        if not scale_head:
+            return model
+        out = model(torch.randn(4, *chw, generator=gen))
+        spread = torch.stack([o.std() for o in flat(out)]).mean()
+        last = [m for m in model.modules() if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d))]
+        last[-1].weight.div_(spread)
+        if last[-1].bias is not None:
+            last[-1].bias.div_(spread)
+    return model.eval()
+
+
+def flat(out):
+    """A model's result as a list of tensors (a dict's values in order, a tuple's items)."""
+    if isinstance(out, dict):
+        return list(out.values())
+    if isinstance(out, (tuple, list)):
+        return list(out)
+    return [out]
+
+
 def export_pt2(model, chw, dynamic, path, example_batch=2):
     """`torch.export.export` of `model` (eval mode) on a batch of `example_batch`, with the
     batch declared dynamic (`Dim("batch")`) or traced in, saved to `path`."""
     example = (torch.randn(example_batch, *chw, generator=torch.Generator().manual_seed(0)),)
-    shapes = {"x": {0: torch.export.Dim("batch")}} if dynamic else None
+    # By position: torchvision names the input `x`, LR-ASPP `input`.
+    shapes = ({0: torch.export.Dim("batch")},) if dynamic else None
     program = torch.export.export(model.eval(), example, dynamic_shapes=shapes)
     torch.export.save(program, str(path))
     return program

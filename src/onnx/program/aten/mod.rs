@@ -308,13 +308,19 @@ impl<'p> Lowering<'p, '_> {
                 self.reshape(node, &args, &scope)
             }
             "dropout.default" | "dropout_.default" => {
-                reject_extra(&args, &["input", "p", "train"])?;
+                // aten names the in-place form's tensor `self`, the other's `input`.
+                let tensor = if op == "dropout_.default" && args.get("self").is_some() {
+                    "self"
+                } else {
+                    "input"
+                };
+                reject_extra(&args, &[tensor, "p", "train"])?;
                 if args.bool_or("train", false).or_shape()? {
                     return Err(arg_error(
                         "dropout is in training mode; export the model after `model.eval()`".into(),
                     ));
                 }
-                let x = self.laid(args.tensor("input").or_shape()?)?;
+                let x = self.laid(args.tensor(tensor).or_shape()?)?;
                 self.bind_laid(node, 0, x, &scope)
             }
             "clone.default" | "contiguous.default" | "alias.default" | "detach.default"
