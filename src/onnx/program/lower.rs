@@ -8,7 +8,9 @@ use std::collections::{HashMap, HashSet};
 use crate::onnx::graph::{GraphBuilder, Model, Value, Weight};
 use crate::onnx::{Batch, OnnxError, Opset};
 use crate::torch::pt2::schema::ExportedProgram;
-use crate::torch::pt2::schema::{Argument, Graph, InputSpec, Node, OutputSpec, Signature, SymInt};
+use crate::torch::pt2::schema::{
+    Argument, Graph, InputSpec, Node, OutputSpec, Signature, SymInt, TensorMeta,
+};
 
 use super::batch::{show, BatchDim};
 use super::laid::{self, Laid};
@@ -368,13 +370,7 @@ impl Lowering<'_, '_> {
         values: Vec<f32>,
     ) -> Result<(), OnnxError> {
         let name = self.output_name(node, k)?;
-        let recorded = self
-            .graph
-            .tensor_values
-            .get(name)
-            .ok_or_else(|| OnnxError::Shape {
-                what: format!("the program has no metadata for `{name}`"),
-            })?;
+        let recorded = self.meta(name)?;
         let same = recorded.sizes.len() == dims.len()
             && recorded
                 .sizes
@@ -436,16 +432,19 @@ impl Lowering<'_, '_> {
             })
     }
 
-    /// The per-sample shape torch recorded for tensor value `name`; also checks that it
-    /// keeps the batch first and is float32.
-    pub fn recorded_shape(&self, name: &str) -> Result<Vec<u64>, OnnxError> {
-        let meta = self
-            .graph
+    /// torch's record of tensor value `name`.
+    fn meta(&self, name: &str) -> Result<&TensorMeta, OnnxError> {
+        self.graph
             .tensor_values
             .get(name)
             .ok_or_else(|| OnnxError::Shape {
                 what: format!("the program has no metadata for `{name}`"),
-            })?;
+            })
+    }
+
+    /// torch's record of tensor value `name`, which must be float32 (an activation).
+    fn float_meta(&self, name: &str) -> Result<&TensorMeta, OnnxError> {
+        let meta = self.meta(name)?;
         if meta.dtype != FLOAT32 {
             return Err(OnnxError::Shape {
                 what: format!(
@@ -454,6 +453,13 @@ impl Lowering<'_, '_> {
                 ),
             });
         }
+        Ok(meta)
+    }
+
+    /// The per-sample shape torch recorded for tensor value `name`; also checks that it
+    /// keeps the batch first and is float32.
+    pub fn recorded_shape(&self, name: &str) -> Result<Vec<u64>, OnnxError> {
+        let meta = self.float_meta(name)?;
         self.batch
             .per_sample(&meta.sizes)
             .map_err(|e| OnnxError::Shape {
@@ -514,21 +520,7 @@ impl Lowering<'_, '_> {
     /// torch's recorded sizes of output `k` of `node`, in terms of the batch.
     pub fn recorded_sizes(&self, node: &Node, k: usize) -> Result<Vec<laid::Size>, OnnxError> {
         let name = self.output_name(node, k)?;
-        let meta = self
-            .graph
-            .tensor_values
-            .get(name)
-            .ok_or_else(|| OnnxError::Shape {
-                what: format!("the program has no metadata for `{name}`"),
-            })?;
-        if meta.dtype != FLOAT32 {
-            return Err(OnnxError::Shape {
-                what: format!(
-                    "`{name}` has export dtype {}; only float32 activations are exported",
-                    meta.dtype
-                ),
-            });
-        }
+        let meta = self.float_meta(name)?;
         self.batch.sizes(&meta.sizes).map_err(|e| OnnxError::Shape {
             what: format!("its output `{name}`: {e}"),
         })
