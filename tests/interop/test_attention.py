@@ -18,8 +18,8 @@ from pathlib import Path
 import onnx
 import torch
 
-from _util import ok, run_ckpt
-from test_pt2 import dims, parity
+from _util import check_parity, ok, run_ckpt
+from test_pt2 import dims
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "models"))
 import common  # noqa: E402
@@ -47,19 +47,19 @@ def export(kind, seed, chw, tmp_path):
 def test_transformer_encoder_post_norm_relu(tmp_path):
     model, out, ops = export("encoder", 21, transformer.SEQUENCE, tmp_path)
     assert ops.count("Softmax") == 2 and "Relu" in ops
-    parity(model, out, transformer.SEQUENCE)
+    check_parity(model, out, transformer.SEQUENCE, torch.Generator().manual_seed(11))
 
 
 def test_transformer_encoder_pre_norm_gelu(tmp_path):
     model, out, ops = export("encoder-prenorm", 22, transformer.SEQUENCE, tmp_path)
     assert ops.count("Softmax") == 2 and "Erf" in ops
-    parity(model, out, transformer.SEQUENCE)
+    check_parity(model, out, transformer.SEQUENCE, torch.Generator().manual_seed(11))
 
 
 def test_vit_b_32(tmp_path):
     model, out, ops = export("vit_b_32", 23, transformer.IMAGE, tmp_path)
     assert ops.count("Softmax") == 12
-    parity(model, out, transformer.IMAGE)
+    check_parity(model, out, transformer.IMAGE, torch.Generator().manual_seed(11))
 
 
 def test_a_folded_batch_at_a_traced_size_is_refused_naming_the_node(tmp_path):
