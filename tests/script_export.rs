@@ -107,9 +107,10 @@ fn traced_fixtures_match_torch_in_tract() {
                 _ => &["output"],
             };
             assert_eq!(names, expected);
+            // Every case but the transformer encoder has a BatchNorm.
             assert_eq!(
                 ops(&out).contains(&"BatchNormalization".to_string()),
-                !fold_bn
+                !fold_bn && case.name != "encoder"
             );
             assert_parity(&out, &case, if fold_bn { "folded" } else { "unfolded" });
         }
@@ -197,14 +198,15 @@ fn refusals_say_where() {
         "{err}"
     );
 
-    let err = export("fused_attention", None, &options, &out)
+    // The fused encoder layer is exported (the `encoder` case); a mask the graph builds
+    // from a buffer (view + expand to the heads) is not.
+    let err = export("masked_attention", None, &options, &out)
         .unwrap_err()
         .to_string();
     assert!(
-        err.starts_with("`code/__torch__/torch/nn/modules/transformer.py` line 42: in module `layer` (torch.nn.modules.transformer.TransformerEncoderLayer): `torch._transformer_encoder_layer_fwd`: torch's fused attention fast path"),
+        err.starts_with("`code/__torch__/torch/nn/modules/transformer/___torch_mangle_180.py` line 47: in module `layer` (torch.nn.modules.transformer.TransformerEncoderLayer): view/reshape of something other than a computed tensor"),
         "{err}"
     );
-    assert!(err.contains("torch.export.export(model.eval()"), "{err}");
 
     let err = export("folds_batch", None, &options, &out)
         .unwrap_err()

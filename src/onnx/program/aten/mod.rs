@@ -13,6 +13,7 @@ use super::lower::Lowering;
 
 mod attention;
 mod conv;
+mod fused_attention;
 mod layout;
 mod matmul;
 mod pointwise;
@@ -79,6 +80,7 @@ pub const SUPPORTED: &[&str] = &[
     "unflatten.int",
     "expand.default",
     "scaled_dot_product_attention.default",
+    "_transformer_encoder_layer_fwd.default",
     "matmul.default",
     "bmm.default",
     "baddbmm.default",
@@ -205,6 +207,9 @@ impl<'p> Lowering<'p, '_> {
             "expand.default" => self.expand(node, &args, &scope),
             "scaled_dot_product_attention.default" => {
                 self.scaled_dot_product_attention(node, &args, &scope)
+            }
+            "_transformer_encoder_layer_fwd.default" => {
+                self.transformer_encoder_layer(node, &args, &scope)
             }
             "_operator.mul" => self.symbolic_mul(node, &args),
             "matmul.default" => self.matmul(node, &args, &scope),
