@@ -275,17 +275,15 @@ impl VisionTransformer {
             .ok_or_else(|| OnnxError::Shape {
                 what: format!("`{weight_key}` or `{bias_key}` is not sized for width {d}"),
             })?;
-        let mut out = Vec::with_capacity(3);
-        for (p, name) in parts.iter().zip(["q", "k", "v"]) {
-            out.push([
+        let [q, k, v] = parts;
+        let mut part = |p: attention::Projection, name: &str| -> Result<[Weight; 2], OnnxError> {
+            Ok([
                 cx.graph
                     .weight(&format!("{weight_key}.{name}"), vec![d, d], &p.weight)?,
                 cx.graph
                     .weight(&format!("{bias_key}.{name}"), vec![d], &p.bias)?,
-            ]);
-        }
-        <[[Weight; 2]; 3]>::try_from(out).map_err(|_| OnnxError::Shape {
-            what: format!("`{weight_key}`: expected three projections"),
-        })
+            ])
+        };
+        Ok([part(q, "q")?, part(k, "k")?, part(v, "v")?])
     }
 }
