@@ -8,6 +8,7 @@
 
 pub mod arch;
 pub mod atc;
+pub mod attention;
 pub mod export;
 pub mod fold;
 pub mod graph;

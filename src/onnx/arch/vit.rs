@@ -22,6 +22,7 @@
 
 use super::layers::{layer_norm_keys, linear_keys};
 use super::{count_from, dim_or, key, Context};
+use crate::onnx::attention;
 use crate::onnx::graph::{Value, Weight};
 use crate::onnx::ops::Conv2d;
 use crate::onnx::weights::{Expected, StateDict};
@@ -247,29 +248,13 @@ impl VisionTransformer {
         cx.graph.add(prefix, &x, &y)
     }
 
-    /// `nn.MultiheadAttention(x, x, x)` at `prefix` in eval mode, decomposed.
+    /// `nn.MultiheadAttention(x, x, x)` at `prefix` in eval mode, decomposed
+    /// ([`attention::self_attention`]).
     fn attention(&self, cx: &mut Context<'_>, x: &Value, prefix: &str) -> Result<Value, OnnxError> {
-        let (s, h) = (self.sequence, self.heads);
-        let head = self.hidden / h;
+        let head = self.hidden / self.heads;
         let scale = 1.0 / (head as f32).sqrt();
         let [q, k, v] = self.in_projections(cx, prefix, scale)?;
-        let project = |cx: &mut Context<'_>, part: &str, w: &[Weight; 2]| {
-            let scope = format!("{prefix}.{part}");
-            let y = cx.graph.matmul(&scope, x, &w[0])?;
-            let y = cx.graph.add_constant(&scope, &y, &w[1])?;
-            cx.graph.reshape(&scope, &y, &[s, h, head])
-        };
-        let q = project(cx, "q", &q)?;
-        let k = project(cx, "k", &k)?;
-        let v = project(cx, "v", &v)?;
-        let q = cx.graph.transpose(prefix, &q, &[1, 0, 2])?;
-        let k = cx.graph.transpose(prefix, &k, &[1, 2, 0])?;
-        let v = cx.graph.transpose(prefix, &v, &[1, 0, 2])?;
-        let scores = cx.graph.matmul_activations(prefix, &q, &k)?;
-        let weights = cx.graph.softmax(prefix, &scores);
-        let y = cx.graph.matmul_activations(prefix, &weights, &v)?;
-        let y = cx.graph.transpose(prefix, &y, &[1, 0, 2])?;
-        let y = cx.graph.reshape(prefix, &y, &[s, self.hidden])?;
+        let y = attention::self_attention(&mut cx.graph, prefix, x, [&q, &k, &v], self.heads)?;
         cx.token_linear(&y, &format!("{prefix}.out_proj"))
     }
 
@@ -281,37 +266,24 @@ impl VisionTransformer {
         prefix: &str,
         q_scale: f32,
     ) -> Result<[[Weight; 2]; 3], OnnxError> {
-        let d = self.hidden as usize;
+        let d = self.hidden;
         let weight_key = format!("{prefix}.in_proj_weight");
         let bias_key = format!("{prefix}.in_proj_bias");
         let weight = cx.sd.read(cx.ckpt, &weight_key)?;
         let bias = cx.sd.read(cx.ckpt, &bias_key)?;
-        if weight.len() != 3 * d * d || bias.len() != 3 * d {
-            return Err(OnnxError::Shape {
+        let parts = attention::split_in_projection(&weight, &bias, d as usize, q_scale)
+            .ok_or_else(|| OnnxError::Shape {
                 what: format!("`{weight_key}` or `{bias_key}` is not sized for width {d}"),
-            });
-        }
-        let mut part = |i: usize, name: &str, scale: f32| -> Result<[Weight; 2], OnnxError> {
-            let rows = &weight[i * d * d..(i + 1) * d * d];
-            let transposed: Vec<f32> = (0..d)
-                .flat_map(|c| (0..d).map(move |r| rows[r * d + c] * scale))
-                .collect();
-            let b: Vec<f32> = bias[i * d..(i + 1) * d].iter().map(|v| v * scale).collect();
-            let dims = self.hidden;
+            })?;
+        let [q, k, v] = parts;
+        let mut part = |p: attention::Projection, name: &str| -> Result<[Weight; 2], OnnxError> {
             Ok([
-                cx.graph.weight(
-                    &format!("{weight_key}.{name}"),
-                    vec![dims, dims],
-                    &transposed,
-                )?,
                 cx.graph
-                    .weight(&format!("{bias_key}.{name}"), vec![dims], &b)?,
+                    .weight(&format!("{weight_key}.{name}"), vec![d, d], &p.weight)?,
+                cx.graph
+                    .weight(&format!("{bias_key}.{name}"), vec![d], &p.bias)?,
             ])
         };
-        Ok([
-            part(0, "q", q_scale)?,
-            part(1, "k", 1.0)?,
-            part(2, "v", 1.0)?,
-        ])
+        Ok([part(q, "q")?, part(k, "k")?, part(v, "v")?])
     }
 }

@@ -387,6 +387,33 @@ pub const OPS: &[OpSchema] = &[
         NONE,
     ),
     op(
+        "_transformer_encoder_layer_fwd",
+        "_transformer_encoder_layer_fwd.default",
+        &[
+            "src",
+            "embed_dim",
+            "num_heads",
+            "qkv_weight",
+            "qkv_bias",
+            "proj_weight",
+            "proj_bias",
+            "use_gelu",
+            "norm_first",
+            "eps",
+            "norm_weight_1",
+            "norm_bias_1",
+            "norm_weight_2",
+            "norm_bias_2",
+            "ffn_weight_1",
+            "ffn_bias_1",
+            "ffn_weight_2",
+            "ffn_bias_2",
+            "mask",
+            "mask_type",
+        ],
+        NONE,
+    ),
+    op(
         "upsample_nearest2d",
         "upsample_nearest2d.vec",
         &["input", "output_size", "scale_factors"],
@@ -408,15 +435,13 @@ pub fn lookup(name: &str) -> Option<&'static OpSchema> {
     OPS.iter().find(|op| op.name == name)
 }
 
-/// The fused attention kernels a trace records when `nn.TransformerEncoderLayer` or
-/// `nn.MultiheadAttention` takes torch's fast path (eval mode under `torch.no_grad()`).
-pub const FUSED_ATTENTION: &[&str] = &[
-    "_transformer_encoder_layer_fwd",
-    "_native_multi_head_attention",
-];
+/// The fused attention kernels a trace records when `nn.MultiheadAttention` takes torch's
+/// fast path (eval mode under `torch.no_grad()`) and that are not read (the fused
+/// `nn.TransformerEncoderLayer`, `_transformer_encoder_layer_fwd`, is).
+pub const FUSED_ATTENTION: &[&str] = &["_native_multi_head_attention"];
 
 /// What to do instead of exporting a fused attention kernel from a trace.
-pub const FUSED_ATTENTION_HINT: &str = "torch's fused attention fast path (taken in eval mode under torch.no_grad()) is not exported from a TorchScript trace; export the model with `torch.export.export(model.eval(), (x,), dynamic_shapes=({0: torch.export.Dim(\"batch\")},))` and `torch.export.save`, and pass the .pt2 archive, whose decomposed attention is exported";
+pub const FUSED_ATTENTION_HINT: &str = "the fused `nn.MultiheadAttention` fast path (taken in eval mode under torch.no_grad()) is not exported from a TorchScript trace; export the model with `torch.export.export(model.eval(), (x,), dynamic_shapes=({0: torch.export.Dim(\"batch\")},))` and `torch.export.save`, and pass the .pt2 archive, whose decomposed attention is exported";
 
 /// Every op name read, for the unsupported-op error.
 pub fn names() -> Vec<&'static str> {

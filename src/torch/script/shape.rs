@@ -125,6 +125,10 @@ impl<'a> Args<'a> {
     }
 }
 
+/// What to do when a transpose moves the batch: what an attention layer traced with
+/// gradients on does (`nn.MultiheadAttention` moves the batch behind the tokens).
+const MOVED_BATCH_HINT: &str = "if this is attention (nn.MultiheadAttention, nn.TransformerEncoderLayer), trace the model in eval mode under `torch.no_grad()` (torch then records its fused kernels, whose encoder layer is exported) or export it with torch.export";
+
 /// A per-sample axis of full-rank axis `dim` (negative counts from the end); the batch,
 /// axis 0, is refused.
 fn axis(dim: i64, per_sample_rank: usize) -> Result<usize, String> {
@@ -347,6 +351,7 @@ pub fn infer(
         | "dropout_.default"
         | "instance_norm.default"
         | "group_norm.default" => activation("input"),
+        "_transformer_encoder_layer_fwd.default" => activation("src"),
         "linear.default" => {
             let x = activation("input")?;
             let w = stored("weight")?;
@@ -546,8 +551,10 @@ pub fn infer(
         }
         "transpose.int" => {
             let mut x = activation("self")?;
-            let a = axis(args.int("dim0", 0)?, x.len())?;
-            let b = axis(args.int("dim1", 0)?, x.len())?;
+            // Attention traced with gradients on swaps the batch and the tokens.
+            let hint = |e: String| format!("{e}; {MOVED_BATCH_HINT}");
+            let a = axis(args.int("dim0", 0)?, x.len()).map_err(hint)?;
+            let b = axis(args.int("dim1", 0)?, x.len()).map_err(hint)?;
             x.swap(a, b);
             Ok(x)
         }

@@ -14,6 +14,7 @@ use super::lower::Lowering;
 mod attention;
 mod constant;
 mod conv;
+mod fused_attention;
 mod index;
 mod layout;
 mod math;
@@ -143,6 +144,7 @@ pub const SUPPORTED: &[&str] = &[
     "unflatten.int",
     "expand.default",
     "scaled_dot_product_attention.default",
+    "_transformer_encoder_layer_fwd.default",
     "matmul.default",
     "bmm.default",
     "baddbmm.default",
@@ -336,6 +338,9 @@ impl<'p> Lowering<'p, '_> {
             "expand.default" => self.expand(node, &args, &scope),
             "scaled_dot_product_attention.default" => {
                 self.scaled_dot_product_attention(node, &args, &scope)
+            }
+            "_transformer_encoder_layer_fwd.default" => {
+                self.transformer_encoder_layer(node, &args, &scope)
             }
             "_operator.mul" => self.symbolic_mul(node, &args),
             "matmul.default" => self.matmul(node, &args, &scope),
