@@ -52,18 +52,20 @@ pub struct Comparison {
     pub outcome: Outcome,
 }
 
-/// Every comparison made, batch-major, outputs in ONNX order.
+/// Every comparison made, batch-major, outputs in ONNX order, and the tolerance they are
+/// judged by.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
+    pub tolerance: f64,
     pub comparisons: Vec<Comparison>,
 }
 
 impl Report {
-    /// The comparisons that do not pass at `tolerance`.
-    pub fn failures(&self, tolerance: f64) -> Vec<&Comparison> {
+    /// The comparisons that do not pass (see [`Outcome::passes`]).
+    pub fn failures(&self) -> Vec<&Comparison> {
         self.comparisons
             .iter()
-            .filter(|c| !c.outcome.passes(tolerance))
+            .filter(|c| !c.outcome.passes(self.tolerance))
             .collect()
     }
 }
@@ -130,7 +132,10 @@ pub fn check(onnx: &Path, model: &Path, options: &CheckOptions) -> Result<Report
             });
         }
     }
-    Ok(Report { comparisons })
+    Ok(Report {
+        tolerance: options.tolerance,
+        comparisons,
+    })
 }
 
 /// libtorch's C++ API runs TorchScript only: a `.pt2` archive (and anything else) is refused
@@ -199,7 +204,7 @@ mod tests {
             };
             assert!(d.max_ref > 0.0 && d.rel <= DEFAULT_TOLERANCE, "{c:?}");
         }
-        assert!(report.failures(DEFAULT_TOLERANCE).is_empty());
+        assert!(report.failures().is_empty());
         // The same seed draws the same inputs.
         assert_eq!(check(&onnx, &model, &options(&[1, 3])).unwrap(), report);
     }
@@ -209,7 +214,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let onnx = export("tiny_unet", dir.path());
         let report = check(&onnx, &fixture("script/narrow_cnn.pt"), &options(&[2])).unwrap();
-        assert_eq!(report.failures(f64::INFINITY).len(), 1, "{report:?}");
+        assert_eq!(report.failures().len(), 1, "{report:?}");
+        assert!(
+            matches!(report.comparisons[0].outcome, Outcome::ShapeDiffers { .. }),
+            "{report:?}"
+        );
     }
 
     #[test]

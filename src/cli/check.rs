@@ -80,10 +80,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     let report = check(&args.onnx, &args.against, &options)
         .map_err(|e| Failure::about(&e.file, e.message))?;
-    print_table(&report, options.tolerance);
-    let failures = report.failures(options.tolerance);
+    print_table(&report);
+    let failures = report.failures();
     let total = report.comparisons.len();
-    if let Some(worst) = failures.first() {
+    if let Some(first) = failures.first() {
         return Err(Failure::about(
             &args.onnx,
             format!(
@@ -92,9 +92,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 failures.len(),
                 options.tolerance,
                 args.against.display(),
-                worst.batch,
-                worst.output,
-                worst.outcome,
+                first.batch,
+                first.output,
+                first.outcome,
             ),
         ));
     }
@@ -107,13 +107,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
 
 /// One line per comparison on stdout: batch, output, shape, the figures and the verdict.
 #[cfg(feature = "libtorch")]
-fn print_table(report: &ckpt::check::Report, tolerance: f64) {
+fn print_table(report: &ckpt::check::Report) {
     println!(
         "{:>5}  {:<16} {:<20} {:>10} {:>10} {:>10}  result",
         "batch", "output", "shape", "max|diff|", "max|ref|", "rel"
     );
     for c in &report.comparisons {
-        let verdict = if c.outcome.passes(tolerance) {
+        let verdict = if c.outcome.passes(report.tolerance) {
             "ok"
         } else {
             "FAIL"
