@@ -7,6 +7,8 @@
 
 pub mod atomic_file;
 pub mod batch;
+#[cfg(feature = "libtorch")]
+pub mod check;
 pub mod onnx;
 pub mod pickle;
 pub mod pipeline;

@@ -2,6 +2,7 @@
 
 mod amp;
 mod batch;
+mod check;
 mod convert;
 mod inspect;
 mod manifest;
@@ -78,6 +79,10 @@ enum Command {
     Batch(batch::Args),
     /// Work with batch manifests (`merge` shard manifests).
     Manifest(manifest::Args),
+    /// Run an ONNX export (tract) and its TorchScript model (libtorch) on the same random
+    /// inputs at several batch sizes; print the differences, exit 1 past the tolerance.
+    /// Needs a binary built with the `libtorch` cargo feature.
+    Check(check::Args),
 }
 
 /// Runs the parsed command line.
@@ -99,5 +104,6 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Command::ToSafetensors(args) => to_safetensors::run(args),
         Command::Batch(args) => batch::run(args),
         Command::Manifest(args) => manifest::run(args),
+        Command::Check(args) => check::run(args),
     }
 }
