@@ -6,7 +6,8 @@
 - the ONNX of one traced model against a differently seeded trace, and an ONNX whose
   classifier bias was nudged by 0.01, fail (exit 1, one stderr line);
 - several inputs and outputs: tuple outputs by position, dict outputs by key (with the ONNX
-  output order deliberately different from the dict's);
+  output order deliberately different from the dict's); and `ckpt to-onnx`'s own exports of
+  the committed dict-output, tuple-output and two-input traces;
 - a `.pt2` archive is refused with one line; the default build (`$CKPT_BIN`) says it lacks the
   feature.
 
@@ -217,3 +218,21 @@ def test_default_build_says_it_lacks_the_feature(tmp_path):
     proc = run_ckpt("check", tmp_path / "m.onnx", "--against", tmp_path / "m.pt")
     line = one_error_line(proc, "m.onnx")
     assert "built without the `libtorch` feature" in line, line
+
+
+@pytest.mark.parametrize("name,outputs", [
+    ("segmenter", ["out", "aux"]),       # a dict: ONNX outputs named after its keys
+    ("shuffle", ["output_0", "output_1"]),  # a tuple: numbered
+    ("rootnet", ["output"]),             # two inputs (`x`, `k_value`)
+])
+def test_ckpt_exports_with_several_inputs_or_outputs_pass(name, outputs, tmp_path):
+    """`ckpt to-onnx`'s own multi-output and multi-input exports of the committed traced
+    fixtures (fixtures/script/) match the traces in libtorch, output by output."""
+    archive = FIXTURES / "script" / f"{name}.pt"
+    onnx_path = tmp_path / f"{name}.onnx"
+    ok(run_ckpt("to-onnx", archive, "-o", onnx_path))
+    proc = run_check(onnx_path, "--against", archive)
+    assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
+    table = rows(proc.stdout)
+    assert sorted(table) == sorted((b, o) for b in BATCHES for o in outputs), proc.stdout
+    assert all(v[-1] == "ok" and v[2] <= 1e-4 for v in table.values()), proc.stdout
