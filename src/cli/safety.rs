@@ -1,4 +1,5 @@
-//! `--allow-unknown-globals`, shared by every rewriting command, and the check it feeds.
+//! `--allow-unknown-globals`, shared by every command that reads pickles to rewrite,
+//! export or check them, and the safety check it feeds.
 
 use std::path::Path;
 
@@ -8,11 +9,11 @@ use ckpt::security::{check_rewrite, Policy};
 
 use super::Failure;
 
-/// What a rewriting command accepts from its input's pickles.
+/// What a command accepts from its input's pickles.
 #[derive(ClapArgs, Debug, Clone, Copy, Default)]
 pub struct SafetyArgs {
-    /// Rewrite even if the input names globals that are not on torch's weights_only
-    /// allow-list (e.g. `argparse.Namespace`, pickled `torch.nn` modules). They are copied as
+    /// Proceed even if the input names globals that are not on torch's weights_only
+    /// allow-list (e.g. `argparse.Namespace`, pickled `torch.nn` modules). They are kept as
     /// names, never imported. Dangerous globals (os.system, eval, …) are always refused.
     #[arg(long)]
     pub allow_unknown_globals: bool,
