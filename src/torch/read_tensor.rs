@@ -81,7 +81,8 @@ pub fn read_f32(ckpt: &mut Checkpoint, tensor: &TensorRef) -> Result<Vec<f32>, T
     Ok(values)
 }
 
-/// One element of `dtype` (a float type) from its `bytes` in `order`, as `f32`.
+/// One element of `dtype` (a float type, or an integer type whose values are then rounded
+/// to the nearest `f32`, exact below 2^24) from its `bytes` in `order`, as `f32`.
 pub(crate) fn decode(bytes: &[u8], dtype: DType, order: ByteOrder) -> f32 {
     let mut raw = [0u8; 8];
     raw[..bytes.len()].copy_from_slice(bytes);
@@ -92,6 +93,8 @@ pub(crate) fn decode(bytes: &[u8], dtype: DType, order: ByteOrder) -> f32 {
         DType::Float32 => f32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]),
         DType::Float64 => f64::from_le_bytes(raw) as f32,
         DType::BFloat16 => f32::from_bits(u32::from(u16::from_le_bytes([raw[0], raw[1]])) << 16),
+        DType::Int64 => i64::from_le_bytes(raw) as f32,
+        DType::Int32 => i32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]) as f32,
         _ => f16_to_f32(u16::from_le_bytes([raw[0], raw[1]])),
     }
 }

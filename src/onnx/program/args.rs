@@ -46,6 +46,15 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// A list of tensors and `None`s (`index.Tensor`'s `indices`).
+    pub fn optional_tensors(&self, name: &str) -> Result<&'a [Option<String>], String> {
+        match self.get(name) {
+            Some(Argument::OptionalTensors(t)) => Ok(t),
+            Some(other) => Err(Self::wrong(name, "a list of tensors and Nones", other)),
+            None => Err(format!("argument `{name}` is missing")),
+        }
+    }
+
     pub fn int_or(&self, name: &str, default: i64) -> Result<i64, String> {
         match self.get(name) {
             None => Ok(default),

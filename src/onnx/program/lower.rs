@@ -239,6 +239,7 @@ fn readers(graph: &Graph) -> HashMap<String, Vec<usize>> {
             let names: Vec<&String> = match &input.arg {
                 Argument::Tensor(name) => vec![name],
                 Argument::Tensors(names) => names.iter().collect(),
+                Argument::OptionalTensors(names) => names.iter().flatten().collect(),
                 _ => vec![],
             };
             for name in names {

@@ -199,7 +199,8 @@ impl Pt2Archive {
     }
 
     /// Tensor `fqn`'s values in row-major order as `f32` (from float32, float16, bfloat16
-    /// or float64, rounded to nearest). Reads only the bytes the view spans; views with
+    /// or float64, rounded to nearest; from int64 or int32, such as an index constant,
+    /// exact below 2^24). Reads only the bytes the view spans; views with
     /// more elements than they span (zero strides) are refused, so the result is never
     /// larger than the record.
     pub fn read_f32(&mut self, fqn: &str) -> Result<Vec<f32>, Pt2Error> {
@@ -211,7 +212,12 @@ impl Pt2Archive {
         };
         if !matches!(
             layout.dtype,
-            DType::Float32 | DType::Float16 | DType::BFloat16 | DType::Float64
+            DType::Float32
+                | DType::Float16
+                | DType::BFloat16
+                | DType::Float64
+                | DType::Int64
+                | DType::Int32
         ) {
             return Err(bad(format!(
                 "{} cannot be read as float32",

@@ -123,6 +123,8 @@ pub enum Argument {
     None,
     Tensor(String),
     Tensors(Vec<String>),
+    /// A list of tensors or `None`s (`index.Tensor`'s `indices`).
+    OptionalTensors(Vec<Option<String>>),
     Int(i64),
     Ints(Vec<i64>),
     Float(f64),
@@ -152,6 +154,7 @@ impl Argument {
             Argument::None => "as_none",
             Argument::Tensor(_) => "as_tensor",
             Argument::Tensors(_) => "as_tensors",
+            Argument::OptionalTensors(_) => "as_optional_tensors",
             Argument::Int(_) => "as_int",
             Argument::Ints(_) => "as_ints",
             Argument::Float(_) => "as_float",
@@ -310,12 +313,22 @@ fn parse_sym_int(value: &Value) -> Result<SymInt, String> {
     }
 }
 
+/// One entry of `as_optional_tensors`: `{"as_none": …}` or `{"as_tensor": {"name": …}}`.
+fn optional_tensor(value: &Value) -> Result<Option<String>, String> {
+    match union(value)? {
+        ("as_none", _) => Ok(None),
+        ("as_tensor", inner) => named(inner).map(Some),
+        (other, _) => Err(format!("unknown optional tensor kind `{other}`")),
+    }
+}
+
 fn parse_argument(value: &Value) -> Result<Argument, String> {
     let (kind, inner) = union(value)?;
     Ok(match kind {
         "as_none" => Argument::None,
         "as_tensor" => Argument::Tensor(named(inner)?),
         "as_tensors" => Argument::Tensors(list(inner, named)?),
+        "as_optional_tensors" => Argument::OptionalTensors(list(inner, optional_tensor)?),
         "as_int" => Argument::Int(int(inner)?),
         "as_ints" => Argument::Ints(list(inner, int)?),
         "as_float" => Argument::Float(float(inner)?),
@@ -404,6 +417,10 @@ mod tests {
             Argument::Float(f64::NEG_INFINITY)
         );
         assert_eq!(arg(r#"{"as_none": true}"#), Argument::None);
+        assert_eq!(
+            arg(r#"{"as_optional_tensors": [{"as_none": true}, {"as_tensor": {"name": "i"}}]}"#),
+            Argument::OptionalTensors(vec![None, Some("i".into())])
+        );
         assert_eq!(
             arg(r#"{"as_sym_ints": [{"as_name": "s"}, {"as_int": -1}]}"#),
             Argument::SymInts(vec![SymInt::Name("s".into()), SymInt::Int(-1)])

@@ -17,7 +17,8 @@ sum, amax, amin, var and std, mean.
 `Overloads` (`.pt2` only: the tracer cannot store its tensor literal): the aten overloads
 torch.export writes only for explicit calls (`add.Scalar`, `rsub.Tensor`,
 `scalar_tensor`, `var.correction`, `_softmax`, in-place `elu_`…), and a `torch.tensor`
-literal (`lift_fresh_copy`, `detach_`, then a `view` of the constant), all folded or
+literal (`lift_fresh_copy`, `detach_`, then a `view` of the constant), and indexing by
+list literals (`x[:, [3, 0, 1, 1]]`: `index.Tensor` with a constant index), all folded or
 lowered.
 """
 import torch
@@ -104,7 +105,9 @@ class Overloads(nn.Module):
         v = v + aten.std.correction(y, [1], keepdim=True)
         c = aten._softmax(y, 1, False) + aten._log_softmax(y, 3, False)
         d = F.softplus(y, beta=2.0) + aten.elu_(y.clone()) + aten.leaky_relu_(y.clone(), 0.2)
-        return a + b + v + c + d
+        # Indexing by list literals (`index.Tensor` with one constant index, on C and on H).
+        e = y[:, [3, 0, 1, 1]] + y[:, :, [15, 14, *range(14)]]
+        return a + b + v + c + d + e
 
 
 def build(name, seed=0):

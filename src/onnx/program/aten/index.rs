@@ -113,34 +113,70 @@ impl<'p> Lowering<'p, '_> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let axis = per_sample_axis(args.int_or("dim", 0).or_shape()?, x.shape().len() + 1)?;
         let index = args.tensor("index").or_shape()?;
+        let y = self.take_constant(scope, &x, axis, index)?;
+        self.bind(node, 0, y)
+    }
+
+    /// `index.Tensor` (`x[:, [0, 2]]`) with one constant 1-D index on a per-sample
+    /// dimension and `None` for every other: the same as `index_select` on that dimension.
+    pub(super) fn index_tensor(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "indices"])?;
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let indices = args.optional_tensors("indices").or_shape()?;
+        let given: Vec<(usize, &String)> = indices
+            .iter()
+            .enumerate()
+            .filter_map(|(dim, index)| index.as_ref().map(|i| (dim, i)))
+            .collect();
+        let &[(dim, index)] = given.as_slice() else {
+            return Err(arg_error(format!(
+                "indexing by {} index tensors is not exported; only one, on one dimension, is",
+                given.len()
+            )));
+        };
+        let axis = per_sample_axis(dim as i64, x.shape().len() + 1)?;
+        let y = self.take_constant(scope, &x, axis, index)?;
+        self.bind(node, 0, y)
+    }
+
+    /// The entries of per-sample `axis` of `x` that constant 1-D `index` names, in its
+    /// order: a Slice per run of consecutive indices, concatenated (no Gather).
+    fn take_constant(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        axis: usize,
+        index: &str,
+    ) -> Result<Value, OnnxError> {
         if !self.is_constant(index) {
             return Err(arg_error(
-                "index_select by a computed index is not exported; only constant indices are"
-                    .into(),
+                "indexing by a computed index is not exported; only constant indices are".into(),
             ));
         }
         let (dims, values) = self.constant_values(index)?;
         if dims.len() > 1 {
-            return Err(arg_error(format!(
-                "index_select by an index of sizes {dims:?}"
-            )));
+            return Err(arg_error(format!("indexing by an index of sizes {dims:?}")));
         }
         let runs = runs(&values, x.shape()[axis]).map_err(arg_error)?;
         let parts = runs
             .into_iter()
             .map(|run| match run {
                 r if r.start == 0 && r.end == x.shape()[axis] => Ok(x.clone()),
-                r => self.g.slice(scope, &x, axis, r),
+                r => self.g.slice(scope, x, axis, r),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let y = match parts.as_slice() {
-            [only] => only.clone(),
+        match parts.as_slice() {
+            [only] => Ok(only.clone()),
             several => {
                 let refs: Vec<&Value> = several.iter().collect();
-                self.g.concat(scope, &refs, axis)?
+                self.g.concat(scope, &refs, axis)
             }
-        };
-        self.bind(node, 0, y)
+        }
     }
 }
 
