@@ -366,6 +366,17 @@ pub const OPS: &[OpSchema] = &[
         NONE,
     ),
     op("permute", "permute.default", &["self", "dims"], NONE),
+    op("select", "select.int", &["self", "dim", "index"], NONE),
+    op("unsqueeze", "unsqueeze.default", &["self", "dim"], NONE),
+    // `torch.squeeze(x, d)`; a call without a dimension is refused by its shape rule.
+    op("squeeze", "squeeze.dim", &["self", "dim"], NONE),
+    op("expand", "expand.default", &["self", "size"], &["implicit"]),
+    op(
+        "unflatten",
+        "unflatten.int",
+        &["self", "dim", "sizes"],
+        NONE,
+    ),
     op("chunk", "chunk.default", &["self", "chunks", "dim"], NONE),
     op(
         "split",

@@ -3,7 +3,7 @@
 //! The lowering checks every shape it builds against these, so a disagreement between the
 //! two is an error, never a wrong graph.
 
-use crate::torch::pt2::schema::{Argument, Node};
+use crate::torch::pt2::schema::{Argument, Node, SymInt};
 
 /// The largest size of one dimension, and of an argument such as a stride or padding: with
 /// every operand below it, the arithmetic here cannot overflow.
@@ -549,6 +549,49 @@ pub fn infer(
             }
             Ok(axes.iter().map(|&a| x[a]).collect())
         }
+        "select.int" => {
+            let mut x = activation("self")?;
+            let a = axis(args.int("dim", 0)?, x.len())?;
+            let index = args.int("index", 0)?;
+            let size = x[a] as i64;
+            if !(-size..size).contains(&index) {
+                return Err(format!(
+                    "index {index} is out of range for a dimension of {size}"
+                ));
+            }
+            x.remove(a);
+            Ok(x)
+        }
+        "unsqueeze.default" => {
+            let mut x = activation("self")?;
+            // The new dimension may go after every existing one.
+            let a = axis(args.int("dim", 0)?, x.len() + 1)
+                .map_err(|e| format!("unsqueeze where {e}"))?;
+            x.insert(a, 1);
+            Ok(x)
+        }
+        "squeeze.dim" => {
+            let mut x = activation("self")?;
+            let dim = match args.get("dim") {
+                Some(Argument::Int(d)) => *d,
+                _ => return Err("squeeze of other than one named dimension is not exported (it could drop the batch at batch 1); name the dimension".into()),
+            };
+            let a = axis(dim, x.len())?;
+            // As torch: a dimension not of size 1 is kept.
+            if x[a] == 1 {
+                x.remove(a);
+            }
+            Ok(x)
+        }
+        "expand.default" => expanded(&stored("self")?, args.get("size")),
+        "unflatten.int" => {
+            let mut x = activation("self")?;
+            let a = axis(args.int("dim", 0)?, x.len())?;
+            let sizes = args.ints("sizes")?.ok_or("argument `sizes` is missing")?;
+            let parts = unflattened(x[a], sizes)?;
+            x.splice(a..=a, parts);
+            Ok(x)
+        }
         "transpose.int" => {
             let mut x = activation("self")?;
             // Attention traced with gradients on swaps the batch and the tokens.
@@ -582,6 +625,58 @@ pub fn infer(
             activation("self")
         }
     }
+}
+
+/// The per-sample shape of stored tensor `dims` expanded to `size` over the batch
+/// (`class_token.expand(n, -1, -1)`): `size` leads with the batch and has one entry per
+/// dimension of `dims`, each `-1` or the size it keeps.
+fn expanded(dims: &[u64], size: Option<&Argument>) -> Result<Vec<u64>, String> {
+    let Some(Argument::SymInts(size)) = size else {
+        return Err(
+            "expand is exported only over the batch: its size list must lead with `x.size(0)`"
+                .into(),
+        );
+    };
+    let Some((SymInt::Expr(_), rest)) = size.split_first() else {
+        return Err(
+            "expand is exported only over the batch: its size list must lead with `x.size(0)`"
+                .into(),
+        );
+    };
+    if size.len() != dims.len() || dims.first() != Some(&1) {
+        return Err(format!(
+            "expand of a {dims:?} tensor to {} sizes; only a leading 1 expanded to the batch is exported",
+            size.len()
+        ));
+    }
+    rest.iter()
+        .zip(&dims[1..])
+        .map(|(s, &d)| match s {
+            SymInt::Int(i) if *i == -1 || *i == d as i64 => Ok(d),
+            other => Err(format!(
+                "expand of a {dims:?} tensor to size {other:?} beyond the batch"
+            )),
+        })
+        .collect()
+}
+
+/// The sizes `unflatten` splits a dimension of `size` into (one may be `-1`).
+fn unflattened(size: u64, sizes: &[i64]) -> Result<Vec<u64>, String> {
+    let holes = sizes.iter().filter(|&&s| s == -1).count();
+    let known = sizes
+        .iter()
+        .filter(|&&s| s != -1)
+        .map(|&s| u64::try_from(s).ok().filter(|&s| s > 0 && s <= MAX_DIM))
+        .try_fold(1u64, |n, s| s.and_then(|s| n.checked_mul(s)));
+    let fill = match (holes, known) {
+        (0, Some(k)) if k == size => 1,
+        (1, Some(k)) if size.is_multiple_of(k) => size / k,
+        _ => return Err(format!("unflatten of a dimension of {size} into {sizes:?}")),
+    };
+    Ok(sizes
+        .iter()
+        .map(|&s| if s == -1 { fill } else { s as u64 })
+        .collect())
 }
 
 /// The most pieces one split may make (each becomes an ONNX output).
