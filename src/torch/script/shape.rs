@@ -127,7 +127,7 @@ impl<'a> Args<'a> {
 
 /// What to do when a transpose moves the batch: what an attention layer traced with
 /// gradients on does (`nn.MultiheadAttention` moves the batch behind the tokens).
-const MOVED_BATCH_HINT: &str = "if this is attention (nn.MultiheadAttention, nn.TransformerEncoderLayer), trace the model in eval mode under `torch.no_grad()` (torch then records its fused kernels, whose encoder layer is exported) or export it with torch.export";
+const MOVED_BATCH_HINT: &str = "if this is attention (nn.MultiheadAttention, nn.TransformerEncoderLayer), trace the model in eval mode under `torch.no_grad()` (torch then records its fused kernels, which are exported) or export it with torch.export";
 
 /// A per-sample axis of full-rank axis `dim` (negative counts from the end); the batch,
 /// axis 0, is refused.
@@ -352,6 +352,8 @@ pub fn infer(
         | "instance_norm.default"
         | "group_norm.default" => activation("input"),
         "_transformer_encoder_layer_fwd.default" => activation("src"),
+        // The attention output (the weights, its second output, are never exported).
+        "_native_multi_head_attention.default" => activation("query"),
         "linear.default" => {
             let x = activation("input")?;
             let w = stored("weight")?;
@@ -428,7 +430,15 @@ pub fn infer(
                     b.len()
                 )),
                 (Some(Dims::PerSample(a)), Some(Dims::Stored(c)))
-                | (Some(Dims::Stored(c)), Some(Dims::PerSample(a))) => broadcast(&a, &c),
+                | (Some(Dims::Stored(c)), Some(Dims::PerSample(a))) => {
+                    // A leading 1 of a full-rank parameter (a position embedding) is
+                    // broadcast along the batch.
+                    let c = match c.split_first() {
+                        Some((1, rest)) if c.len() == a.len() + 1 => rest,
+                        _ => &c,
+                    };
+                    broadcast(&a, c)
+                }
                 (Some(Dims::PerSample(a)), None) | (None, Some(Dims::PerSample(a))) => Ok(a),
                 _ => Err("an element-wise op on constants alone is not exported".into()),
             }
