@@ -808,6 +808,53 @@ mod tests {
         assert!(window(2, 5, 1, 0, 1, false).is_err());
     }
 
+    #[test]
+    fn dimensions_picked_added_dropped_split_and_expanded() {
+        let dims = |n: &str| match n {
+            "x" => Some(Dims::PerSample(vec![3, 1, 6])),
+            "token" => Some(Dims::Stored(vec![1, 1, 6])),
+            _ => None,
+        };
+        let on = |input: &str, op: &str, rest: &str| {
+            let x = format!(r#"{{"name": "self", "arg": {{"as_tensor": {{"name": "{input}"}}}}}}"#);
+            infer(&node(&format!("{x}, {rest}")), op, &dims)
+        };
+        let dim = |d: i64| format!(r#"{{"name": "dim", "arg": {{"as_int": {d}}}}}"#);
+        let index = |i: i64| format!(r#", {{"name": "index", "arg": {{"as_int": {i}}}}}"#);
+        // googlenet's x[:, 0], and x[:, -1].
+        assert_eq!(on("x", "select.int", &(dim(1) + &index(0))), Ok(vec![1, 6]));
+        assert_eq!(
+            on("x", "select.int", &(dim(1) + &index(-1))),
+            Ok(vec![1, 6])
+        );
+        assert!(on("x", "select.int", &(dim(1) + &index(3))).is_err());
+        assert!(on("x", "select.int", &(dim(0) + &index(0)))
+            .unwrap_err()
+            .contains("the batch"));
+        assert_eq!(on("x", "unsqueeze.default", &dim(1)), Ok(vec![1, 3, 1, 6]));
+        assert_eq!(on("x", "unsqueeze.default", &dim(-1)), Ok(vec![3, 1, 6, 1]));
+        assert!(on("x", "unsqueeze.default", &dim(0)).is_err());
+        // A dimension not of size 1 is kept, as torch keeps it.
+        assert_eq!(on("x", "squeeze.dim", &dim(2)), Ok(vec![3, 6]));
+        assert_eq!(on("x", "squeeze.dim", &dim(1)), Ok(vec![3, 1, 6]));
+        let sizes = r#"{"name": "sizes", "arg": {"as_ints": [2, -1]}}"#;
+        assert_eq!(
+            on("x", "unflatten.int", &format!("{}, {sizes}", dim(3))),
+            Ok(vec![3, 1, 2, 3])
+        );
+        assert!(on("x", "unflatten.int", &format!("{}, {sizes}", dim(1))).is_err());
+        // The class token over the batch: `token.expand(n, -1, -1)`.
+        let size = |first: &str| {
+            format!(
+                r#"{{"name": "size", "arg": {{"as_sym_ints": [{first}, {{"as_int": -1}}, {{"as_int": 6}}]}}}}"#
+            )
+        };
+        let batch = r#"{"as_expr": {"expr_str": "batch"}}"#;
+        assert_eq!(on("token", "expand.default", &size(batch)), Ok(vec![1, 6]));
+        assert!(on("token", "expand.default", &size(r#"{"as_int": 2}"#)).is_err());
+        assert!(on("x", "expand.default", &size(batch)).is_err());
+    }
+
     fn node(inputs: &str) -> Node {
         serde_json::from_str(&format!(
             r#"{{"target": "t", "outputs": [], "inputs": [{inputs}]}}"#
