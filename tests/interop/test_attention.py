@@ -10,11 +10,11 @@ eager in onnxruntime at batch 1, 3 and 8 from one file (max |diff| <= 1e-4 * max
 |ref|)). A program exported at a fixed batch cannot say which size is the batch once it is
 folded: the export refuses it naming the node and how to export instead.
 
-The same encoders traced with `torch.jit.trace` under `torch.no_grad()` (as users trace for
-inference; torch then records its fused `_transformer_encoder_layer_fwd` per layer) export
-under the same checks. A trace of torch's fused `nn.MultiheadAttention`
-(`_native_multi_head_attention`, as in vit_b_32's blocks) is refused pointing to
-`torch.export`.
+The same encoders and vit_b_32 traced with `torch.jit.trace` under `torch.no_grad()` (as
+users trace for inference; torch then records its fused `_transformer_encoder_layer_fwd` per
+encoder layer and `_native_multi_head_attention` per vit_b_32 block) export under the same
+checks. A trace that reads the fused kernel's attention weights (`need_weights=True`) is
+refused naming the argument.
 """
 import sys
 import zipfile
@@ -107,27 +107,47 @@ def test_a_no_grad_trace_of_the_fused_encoder_layer(kind, seed, act, tmp_path):
     check_parity(model, out, transformer.SEQUENCE, torch.Generator().manual_seed(11))
 
 
+def test_a_no_grad_trace_of_vit_b_32(tmp_path):
+    model, traced = trace("vit_b_32", 27, transformer.IMAGE, tmp_path)
+    code = "\n".join(zipfile.ZipFile(traced).read(n).decode()
+                     for n in zipfile.ZipFile(traced).namelist() if n.endswith(".py"))
+    assert "torch._native_multi_head_attention" in code  # the fused kernel was traced
+    out = tmp_path / "vit_b_32.onnx"
+    ok(run_ckpt("to-onnx", traced, "-o", out))
+    onnx.checker.check_model(str(out), full_check=True)
+    proto = onnx.load(str(out), load_external_data=False)
+    assert [(o.domain, o.version) for o in proto.opset_import] == [("", 11)]
+    ops = [n.op_type for n in proto.graph.node]
+    assert not set(ops) & SHAPE_OPS, sorted(set(ops))
+    assert ops.count("Softmax") == 12
+    assert dims(proto.graph.input[0]) == ["batch", *transformer.IMAGE]
+    check_parity(model, out, transformer.IMAGE, torch.Generator().manual_seed(11))
+
+
 class SelfAttention(torch.nn.Module):
-    """`nn.MultiheadAttention(x, x, x)` as vit_b_32's encoder blocks call it."""
+    """`nn.MultiheadAttention(x, x, x)` returning its attention weights too."""
 
     def __init__(self):
         super().__init__()
         self.attention = torch.nn.MultiheadAttention(16, 2, batch_first=True)
 
     def forward(self, x):
-        return self.attention(x, x, x, need_weights=False)[0]
+        y, weights = self.attention(x, x, x, need_weights=True)
+        return y + weights.sum()
 
 
-def test_a_trace_of_fused_multi_head_attention_is_refused_pointing_to_torch_export(tmp_path):
+def test_a_trace_reading_the_fused_attention_weights_is_refused(tmp_path):
     traced = tmp_path / "mha.pt"
     with torch.no_grad():
         torch.jit.save(torch.jit.trace(SelfAttention().eval(), torch.randn(2, 5, 16)),
                        str(traced))
+    code = "\n".join(zipfile.ZipFile(traced).read(n).decode()
+                     for n in zipfile.ZipFile(traced).namelist() if n.endswith(".py"))
+    assert "torch._native_multi_head_attention" in code  # the fused kernel was traced
     out = tmp_path / "mha.onnx"
     proc = run_ckpt("to-onnx", traced, "-o", out)
     assert proc.returncode == 1
-    assert "torch._native_multi_head_attention" in proc.stderr, proc.stderr
-    assert "torch.export.export(model.eval()" in proc.stderr, proc.stderr
+    assert "need_weights=False" in proc.stderr, proc.stderr
     assert not out.exists()
 
 

@@ -94,8 +94,7 @@ TORCHVISION = [
 @pytest.mark.parametrize("name", [
     "resnet18", "mobilenet_v2", "unet", "narrow_cnn", *SHARED,
     "zoo_elementwise", "zoo_reductions", "zoo_indexing",
-    *(pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="needs select/unsqueeze"))
-      if n in torchvision_classifiers.NEEDS_SELECT else n for n in TORCHVISION)])
+    *TORCHVISION])
 def test_traced_model_matches_torch(name, tmp_path):
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(1)

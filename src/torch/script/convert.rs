@@ -493,18 +493,11 @@ impl Converter<'_> {
             .strip_prefix("torch.")
             .and_then(ops::lookup)
             .ok_or_else(|| {
-                let fused = ops::FUSED_ATTENTION
-                    .iter()
-                    .any(|f| call.op.strip_prefix("torch.") == Some(f));
-                fail(if fused {
-                    format!("`{}`: {}", call.op, ops::FUSED_ATTENTION_HINT)
-                } else {
-                    format!(
-                        "`{}` is not supported by the TorchScript import; supported ops: torch.{}",
-                        call.op,
-                        ops::names().join(", torch.")
-                    )
-                })
+                fail(format!(
+                    "`{}` is not supported by the TorchScript import; supported ops: torch.{}",
+                    call.op,
+                    ops::names().join(", torch.")
+                ))
             })?;
         let named = name_args(schema, args, kwargs).map_err(&fail)?;
         let output = format!(
@@ -594,6 +587,23 @@ impl Converter<'_> {
             name: output,
             shape,
         };
+        if schema.name == ops::MULTI_HEAD_ATTENTION.name {
+            // Its second output, the attention weights, is None with `need_weights=False`.
+            let weights = named
+                .iter()
+                .find(|(name, _)| *name == "need_weights")
+                .map(|(_, v)| v);
+            if !matches!(weights, Some(Val::Bool(false))) {
+                return Err(fail(
+                    "the attention weights (need_weights=True) are not exported; call nn.MultiheadAttention with need_weights=False".into(),
+                ));
+            }
+            node.outputs.push(Argument::None);
+            self.values
+                .insert(call.output, Val::List(vec![value, Val::None]));
+            self.nodes.push(node);
+            return Ok(());
+        }
         // An in-place op changes its first argument: later reads of it see the result.
         if let (true, Some(Operand::Value(changed))) =
             (schema.name.ends_with('_'), call.args.first())

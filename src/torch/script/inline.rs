@@ -378,16 +378,6 @@ impl Inliner<'_> {
                     Expr::Call { func, .. } => func.dotted().map(|f| format!("`{f}`")),
                     _ => None,
                 };
-                let fused = super::ops::FUSED_ATTENTION
-                    .iter()
-                    .any(|f| source.as_deref() == Some(&format!("`torch.{f}`")));
-                if fused {
-                    return Err(self.error(format!(
-                        "{}: {}",
-                        source.unwrap_or_default(),
-                        super::ops::FUSED_ATTENTION_HINT
-                    )));
-                }
                 return Err(self.error(format!(
                     "{} is unpacked into {} names, but it is not a tuple or a list an op returned",
                     source.unwrap_or_else(|| "a single value".into()),

@@ -71,7 +71,31 @@ pub const CONVOLUTION: OpSchema = op(
     NONE,
 );
 
-/// Every op read, besides [`CONVOLUTION`].
+/// `nn.MultiheadAttention`'s fused kernel, which a trace records on torch's fast path (eval
+/// mode under `torch.no_grad()`). It returns (output, attention weights); the conversion
+/// gives it both outputs.
+pub const MULTI_HEAD_ATTENTION: OpSchema = op(
+    "_native_multi_head_attention",
+    "_native_multi_head_attention.default",
+    &[
+        "query",
+        "key",
+        "value",
+        "embed_dim",
+        "num_head",
+        "qkv_weight",
+        "qkv_bias",
+        "proj_weight",
+        "proj_bias",
+        "mask",
+        "need_weights",
+        "average_attn_weights",
+        "mask_type",
+    ],
+    NONE,
+);
+
+/// Every op read, besides [`CONVOLUTION`] and [`MULTI_HEAD_ATTENTION`].
 pub const OPS: &[OpSchema] = &[
     op(
         "conv2d",
@@ -366,6 +390,17 @@ pub const OPS: &[OpSchema] = &[
         NONE,
     ),
     op("permute", "permute.default", &["self", "dims"], NONE),
+    op("select", "select.int", &["self", "dim", "index"], NONE),
+    op("unsqueeze", "unsqueeze.default", &["self", "dim"], NONE),
+    // `torch.squeeze(x, d)`; a call without a dimension is refused by its shape rule.
+    op("squeeze", "squeeze.dim", &["self", "dim"], NONE),
+    op("expand", "expand.default", &["self", "size"], &["implicit"]),
+    op(
+        "unflatten",
+        "unflatten.int",
+        &["self", "dim", "sizes"],
+        NONE,
+    ),
     op("chunk", "chunk.default", &["self", "chunks", "dim"], NONE),
     op(
         "split",
@@ -432,20 +467,16 @@ pub fn lookup(name: &str) -> Option<&'static OpSchema> {
     if name == CONVOLUTION.name {
         return Some(&CONVOLUTION);
     }
+    if name == MULTI_HEAD_ATTENTION.name {
+        return Some(&MULTI_HEAD_ATTENTION);
+    }
     OPS.iter().find(|op| op.name == name)
 }
 
-/// The fused attention kernels a trace records when `nn.MultiheadAttention` takes torch's
-/// fast path (eval mode under `torch.no_grad()`) and that are not read (the fused
-/// `nn.TransformerEncoderLayer`, `_transformer_encoder_layer_fwd`, is).
-pub const FUSED_ATTENTION: &[&str] = &["_native_multi_head_attention"];
-
-/// What to do instead of exporting a fused attention kernel from a trace.
-pub const FUSED_ATTENTION_HINT: &str = "the fused `nn.MultiheadAttention` fast path (taken in eval mode under torch.no_grad()) is not exported from a TorchScript trace; export the model with `torch.export.export(model.eval(), (x,), dynamic_shapes=({0: torch.export.Dim(\"batch\")},))` and `torch.export.save`, and pass the .pt2 archive, whose decomposed attention is exported";
-
 /// Every op name read, for the unsupported-op error.
 pub fn names() -> Vec<&'static str> {
-    std::iter::once(CONVOLUTION.name)
+    [CONVOLUTION.name, MULTI_HEAD_ATTENTION.name]
+        .into_iter()
         .chain(OPS.iter().map(|op| op.name))
         .collect()
 }

@@ -3,7 +3,7 @@
 //! The lowering checks every shape it builds against these, so a disagreement between the
 //! two is an error, never a wrong graph.
 
-use crate::torch::pt2::schema::{Argument, Node};
+use crate::torch::pt2::schema::{Argument, Node, SymInt};
 
 /// The largest size of one dimension, and of an argument such as a stride or padding: with
 /// every operand below it, the arithmetic here cannot overflow.
@@ -127,7 +127,7 @@ impl<'a> Args<'a> {
 
 /// What to do when a transpose moves the batch: what an attention layer traced with
 /// gradients on does (`nn.MultiheadAttention` moves the batch behind the tokens).
-const MOVED_BATCH_HINT: &str = "if this is attention (nn.MultiheadAttention, nn.TransformerEncoderLayer), trace the model in eval mode under `torch.no_grad()` (torch then records its fused kernels, whose encoder layer is exported) or export it with torch.export";
+const MOVED_BATCH_HINT: &str = "if this is attention (nn.MultiheadAttention, nn.TransformerEncoderLayer), trace the model in eval mode under `torch.no_grad()` (torch then records its fused kernels, which are exported) or export it with torch.export";
 
 /// A per-sample axis of full-rank axis `dim` (negative counts from the end); the batch,
 /// axis 0, is refused.
@@ -352,6 +352,8 @@ pub fn infer(
         | "instance_norm.default"
         | "group_norm.default" => activation("input"),
         "_transformer_encoder_layer_fwd.default" => activation("src"),
+        // The attention output (the weights, its second output, are never exported).
+        "_native_multi_head_attention.default" => activation("query"),
         "linear.default" => {
             let x = activation("input")?;
             let w = stored("weight")?;
@@ -428,7 +430,15 @@ pub fn infer(
                     b.len()
                 )),
                 (Some(Dims::PerSample(a)), Some(Dims::Stored(c)))
-                | (Some(Dims::Stored(c)), Some(Dims::PerSample(a))) => broadcast(&a, &c),
+                | (Some(Dims::Stored(c)), Some(Dims::PerSample(a))) => {
+                    // A leading 1 of a full-rank parameter (a position embedding) is
+                    // broadcast along the batch.
+                    let c = match c.split_first() {
+                        Some((1, rest)) if c.len() == a.len() + 1 => rest,
+                        _ => &c,
+                    };
+                    broadcast(&a, c)
+                }
                 (Some(Dims::PerSample(a)), None) | (None, Some(Dims::PerSample(a))) => Ok(a),
                 _ => Err("an element-wise op on constants alone is not exported".into()),
             }
@@ -549,6 +559,49 @@ pub fn infer(
             }
             Ok(axes.iter().map(|&a| x[a]).collect())
         }
+        "select.int" => {
+            let mut x = activation("self")?;
+            let a = axis(args.int("dim", 0)?, x.len())?;
+            let index = args.int("index", 0)?;
+            let size = x[a] as i64;
+            if !(-size..size).contains(&index) {
+                return Err(format!(
+                    "index {index} is out of range for a dimension of {size}"
+                ));
+            }
+            x.remove(a);
+            Ok(x)
+        }
+        "unsqueeze.default" => {
+            let mut x = activation("self")?;
+            // The new dimension may go after every existing one.
+            let a = axis(args.int("dim", 0)?, x.len() + 1)
+                .map_err(|e| format!("unsqueeze where {e}"))?;
+            x.insert(a, 1);
+            Ok(x)
+        }
+        "squeeze.dim" => {
+            let mut x = activation("self")?;
+            let dim = match args.get("dim") {
+                Some(Argument::Int(d)) => *d,
+                _ => return Err("squeeze of other than one named dimension is not exported (it could drop the batch at batch 1); name the dimension".into()),
+            };
+            let a = axis(dim, x.len())?;
+            // As torch: a dimension not of size 1 is kept.
+            if x[a] == 1 {
+                x.remove(a);
+            }
+            Ok(x)
+        }
+        "expand.default" => expanded(&stored("self")?, args.get("size")),
+        "unflatten.int" => {
+            let mut x = activation("self")?;
+            let a = axis(args.int("dim", 0)?, x.len())?;
+            let sizes = args.ints("sizes")?.ok_or("argument `sizes` is missing")?;
+            let parts = unflattened(x[a], sizes)?;
+            x.splice(a..=a, parts);
+            Ok(x)
+        }
         "transpose.int" => {
             let mut x = activation("self")?;
             // Attention traced with gradients on swaps the batch and the tokens.
@@ -582,6 +635,58 @@ pub fn infer(
             activation("self")
         }
     }
+}
+
+/// The per-sample shape of stored tensor `dims` expanded to `size` over the batch
+/// (`class_token.expand(n, -1, -1)`): `size` leads with the batch and has one entry per
+/// dimension of `dims`, each `-1` or the size it keeps.
+fn expanded(dims: &[u64], size: Option<&Argument>) -> Result<Vec<u64>, String> {
+    let Some(Argument::SymInts(size)) = size else {
+        return Err(
+            "expand is exported only over the batch: its size list must lead with `x.size(0)`"
+                .into(),
+        );
+    };
+    let Some((SymInt::Expr(_), rest)) = size.split_first() else {
+        return Err(
+            "expand is exported only over the batch: its size list must lead with `x.size(0)`"
+                .into(),
+        );
+    };
+    if size.len() != dims.len() || dims.first() != Some(&1) {
+        return Err(format!(
+            "expand of a {dims:?} tensor to {} sizes; only a leading 1 expanded to the batch is exported",
+            size.len()
+        ));
+    }
+    rest.iter()
+        .zip(&dims[1..])
+        .map(|(s, &d)| match s {
+            SymInt::Int(i) if *i == -1 || *i == d as i64 => Ok(d),
+            other => Err(format!(
+                "expand of a {dims:?} tensor to size {other:?} beyond the batch"
+            )),
+        })
+        .collect()
+}
+
+/// The sizes `unflatten` splits a dimension of `size` into (one may be `-1`).
+fn unflattened(size: u64, sizes: &[i64]) -> Result<Vec<u64>, String> {
+    let holes = sizes.iter().filter(|&&s| s == -1).count();
+    let known = sizes
+        .iter()
+        .filter(|&&s| s != -1)
+        .map(|&s| u64::try_from(s).ok().filter(|&s| s > 0 && s <= MAX_DIM))
+        .try_fold(1u64, |n, s| s.and_then(|s| n.checked_mul(s)));
+    let fill = match (holes, known) {
+        (0, Some(k)) if k == size => 1,
+        (1, Some(k)) if size.is_multiple_of(k) => size / k,
+        _ => return Err(format!("unflatten of a dimension of {size} into {sizes:?}")),
+    };
+    Ok(sizes
+        .iter()
+        .map(|&s| if s == -1 { fill } else { s as u64 })
+        .collect())
 }
 
 /// The most pieces one split may make (each becomes an ONNX output).
@@ -701,6 +806,53 @@ mod tests {
         assert_eq!(window(5, 2, 2, 0, 1, true), Ok(3));
         assert_eq!(window(4, 2, 2, 0, 1, true), Ok(2));
         assert!(window(2, 5, 1, 0, 1, false).is_err());
+    }
+
+    #[test]
+    fn dimensions_picked_added_dropped_split_and_expanded() {
+        let dims = |n: &str| match n {
+            "x" => Some(Dims::PerSample(vec![3, 1, 6])),
+            "token" => Some(Dims::Stored(vec![1, 1, 6])),
+            _ => None,
+        };
+        let on = |input: &str, op: &str, rest: &str| {
+            let x = format!(r#"{{"name": "self", "arg": {{"as_tensor": {{"name": "{input}"}}}}}}"#);
+            infer(&node(&format!("{x}, {rest}")), op, &dims)
+        };
+        let dim = |d: i64| format!(r#"{{"name": "dim", "arg": {{"as_int": {d}}}}}"#);
+        let index = |i: i64| format!(r#", {{"name": "index", "arg": {{"as_int": {i}}}}}"#);
+        // googlenet's x[:, 0], and x[:, -1].
+        assert_eq!(on("x", "select.int", &(dim(1) + &index(0))), Ok(vec![1, 6]));
+        assert_eq!(
+            on("x", "select.int", &(dim(1) + &index(-1))),
+            Ok(vec![1, 6])
+        );
+        assert!(on("x", "select.int", &(dim(1) + &index(3))).is_err());
+        assert!(on("x", "select.int", &(dim(0) + &index(0)))
+            .unwrap_err()
+            .contains("the batch"));
+        assert_eq!(on("x", "unsqueeze.default", &dim(1)), Ok(vec![1, 3, 1, 6]));
+        assert_eq!(on("x", "unsqueeze.default", &dim(-1)), Ok(vec![3, 1, 6, 1]));
+        assert!(on("x", "unsqueeze.default", &dim(0)).is_err());
+        // A dimension not of size 1 is kept, as torch keeps it.
+        assert_eq!(on("x", "squeeze.dim", &dim(2)), Ok(vec![3, 6]));
+        assert_eq!(on("x", "squeeze.dim", &dim(1)), Ok(vec![3, 1, 6]));
+        let sizes = r#"{"name": "sizes", "arg": {"as_ints": [2, -1]}}"#;
+        assert_eq!(
+            on("x", "unflatten.int", &format!("{}, {sizes}", dim(3))),
+            Ok(vec![3, 1, 2, 3])
+        );
+        assert!(on("x", "unflatten.int", &format!("{}, {sizes}", dim(1))).is_err());
+        // The class token over the batch: `token.expand(n, -1, -1)`.
+        let size = |first: &str| {
+            format!(
+                r#"{{"name": "size", "arg": {{"as_sym_ints": [{first}, {{"as_int": -1}}, {{"as_int": 6}}]}}}}"#
+            )
+        };
+        let batch = r#"{"as_expr": {"expr_str": "batch"}}"#;
+        assert_eq!(on("token", "expand.default", &size(batch)), Ok(vec![1, 6]));
+        assert!(on("token", "expand.default", &size(r#"{"as_int": 2}"#)).is_err());
+        assert!(on("x", "expand.default", &size(batch)).is_err());
     }
 
     fn node(inputs: &str) -> Node {

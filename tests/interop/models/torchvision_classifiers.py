@@ -19,9 +19,6 @@ ARCHS = (
     "densenet121", "mnasnet0_5", "efficientnet_b0", "regnet_x_400mf", "regnet_y_400mf",
     "googlenet", "googlenet_transform_input", "convnext_tiny",
 )
-# Needs `select` and `unsqueeze` (`x[:, 0]` re-normalising each channel), which another
-# branch adds: the tests expect it to fail until then (strict xfail).
-NEEDS_SELECT = ("googlenet_transform_input",)
 # DenseNet's pre-activation BatchNorms follow a Concat, not a Conv: they stay
 # BatchNormalization (ATC takes it), as in the state-dict export.
 KEEPS_BN = ("densenet121",)

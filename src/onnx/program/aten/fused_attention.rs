@@ -119,7 +119,7 @@ impl<'p> Lowering<'p, '_> {
 
     /// Q, K and V (transposed weight, bias) from the stored `qkv_weight`/`qkv_bias`, the
     /// 1/√(head width) scale folded into Q; named `<fqn>.q|k|v`.
-    fn in_projections(
+    pub(super) fn in_projections(
         &mut self,
         args: &Args<'_>,
         width: u64,

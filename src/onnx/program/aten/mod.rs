@@ -19,6 +19,7 @@ mod index;
 mod layout;
 mod math;
 mod matmul;
+mod multi_head_attention;
 mod norm;
 mod pad;
 mod pointwise;
@@ -146,6 +147,7 @@ pub const SUPPORTED: &[&str] = &[
     "expand.default",
     "scaled_dot_product_attention.default",
     "_transformer_encoder_layer_fwd.default",
+    "_native_multi_head_attention.default",
     "matmul.default",
     "bmm.default",
     "baddbmm.default",
@@ -340,6 +342,9 @@ impl<'p> Lowering<'p, '_> {
             "expand.default" => self.expand(node, &args, &scope),
             "scaled_dot_product_attention.default" => {
                 self.scaled_dot_product_attention(node, &args, &scope)
+            }
+            "_native_multi_head_attention.default" => {
+                self.multi_head_attention(node, &args, &scope)
             }
             "_transformer_encoder_layer_fwd.default" => {
                 self.transformer_encoder_layer(node, &args, &scope)
