@@ -51,23 +51,7 @@ impl<'p> Lowering<'p, '_> {
                 "a fused encoder layer with an attention mask is not exported; trace the model without a src_mask/src_key_padding_mask".into(),
             ));
         }
-        let x = self.activation(args.tensor("src").or_shape()?)?;
-        let &[_, width] = x.shape() else {
-            return Err(arg_error(format!(
-                "encoder layer input of per-sample {:?}: [tokens, width] (batch_first=True) is exported",
-                x.shape()
-            )));
-        };
-        let embed = args.int_or("embed_dim", 0).or_shape()?;
-        let heads = args.int_or("num_heads", 0).or_shape()?;
-        let heads = u64::try_from(heads)
-            .ok()
-            .filter(|&h| embed == width as i64 && h > 0 && width % h == 0)
-            .ok_or_else(|| {
-                arg_error(format!(
-                    "embed_dim {embed} with {heads} heads does not fit tokens of width {width}"
-                ))
-            })?;
+        let (x, width, heads) = self.attention_input(args, "src", "num_heads")?;
         let qkv = self.in_projections(args, width, heads)?;
         let stored = |name: &str| -> Result<String, OnnxError> {
             self.stored(args.tensor(name).or_shape()?)
@@ -115,6 +99,35 @@ impl<'p> Lowering<'p, '_> {
             self.norm(&x, &norms[1], eps, &format!("{scope}.norm2"))?
         };
         self.bind(node, 0, y)
+    }
+
+    /// The tokens a fused attention op reads (argument `input`: per-sample [tokens, width],
+    /// batch first), their width, and the head count (argument `heads`), which with
+    /// `embed_dim` must fit that width.
+    pub(super) fn attention_input(
+        &mut self,
+        args: &Args<'_>,
+        input: &str,
+        heads: &str,
+    ) -> Result<(Value, u64, u64), OnnxError> {
+        let x = self.activation(args.tensor(input).or_shape()?)?;
+        let &[_, width] = x.shape() else {
+            return Err(arg_error(format!(
+                "attention input of per-sample {:?}: [tokens, width] (batch_first=True) is exported",
+                x.shape()
+            )));
+        };
+        let embed = args.int_or("embed_dim", 0).or_shape()?;
+        let count = args.int_or(heads, 0).or_shape()?;
+        let count = u64::try_from(count)
+            .ok()
+            .filter(|&h| embed == width as i64 && h > 0 && width % h == 0)
+            .ok_or_else(|| {
+                arg_error(format!(
+                    "embed_dim {embed} with {count} heads does not fit tokens of width {width}"
+                ))
+            })?;
+        Ok((x, width, count))
     }
 
     /// Q, K and V (transposed weight, bias) from the stored `qkv_weight`/`qkv_bias`, the

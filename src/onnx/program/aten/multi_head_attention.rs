@@ -59,23 +59,7 @@ impl<'p> Lowering<'p, '_> {
         }
         // `average_attn_weights` only shapes the weights, which are not computed.
         args.bool_or("average_attn_weights", true).or_shape()?;
-        let x = self.activation(query)?;
-        let &[_, width] = x.shape() else {
-            return Err(arg_error(format!(
-                "attention input of per-sample {:?}: [tokens, width] (batch_first=True) is exported",
-                x.shape()
-            )));
-        };
-        let embed = args.int_or("embed_dim", 0).or_shape()?;
-        let heads = args.int_or("num_head", 0).or_shape()?;
-        let heads = u64::try_from(heads)
-            .ok()
-            .filter(|&h| embed == width as i64 && h > 0 && width % h == 0)
-            .ok_or_else(|| {
-                arg_error(format!(
-                    "embed_dim {embed} with {heads} heads does not fit tokens of width {width}"
-                ))
-            })?;
+        let (x, width, heads) = self.attention_input(args, "query", "num_head")?;
         let [q, k, v] = self.in_projections(args, width, heads)?;
         let proj = self.stored(args.tensor("proj_weight").or_shape()?)?;
         let proj_bias = self.stored(args.tensor("proj_bias").or_shape()?)?;
