@@ -1,12 +1,19 @@
-//! Writing an output file so that it is either complete or absent.
+//! Writing an output file so that it is either complete or absent, with the permissions a
+//! plain `open(2)` would have given it.
 
-use std::fs::File;
+use std::fs::{File, Permissions};
 use std::io;
-use std::path::Path;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 
-/// Runs `fill` on a new temporary file in `path`'s folder, fsyncs it, renames it over `path`
-/// and fsyncs the folder. If `fill` fails, or the process dies, `path` is untouched: the
-/// temporary file (`.ckpt-*.partial`) is removed on error and never has `path`'s name.
+/// Runs `fill` on a new temporary file in the folder of `path`'s destination, fsyncs it,
+/// renames it over the destination and fsyncs the folder. If `fill` fails, or the process
+/// dies, the destination is untouched: the temporary file (`.ckpt-*.partial`) is removed on
+/// error and never has the destination's name.
+///
+/// The destination is `path`, or the file a symlink at `path` points to (the link is kept).
+/// A new file gets mode `0666 & !umask`, as `open(2)` would; a file that is replaced keeps its
+/// mode and, where the process may `chown`, its owner and group.
 pub fn write_atomically<T, E>(
     path: &Path,
     fill: impl FnOnce(&mut File) -> Result<T, E>,
@@ -14,37 +21,148 @@ pub fn write_atomically<T, E>(
 where
     E: From<io::Error>,
 {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut temp = tempfile::Builder::new()
-        .prefix(".ckpt-")
-        .suffix(".partial")
-        .tempfile_in(dir)
-        .map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("cannot create a temporary file in {}: {e}", dir.display()),
-            )
-        })?;
-    let value = fill(temp.as_file_mut())?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| {
+    write_atomically_as(path, ".ckpt-", fill)
+}
+
+/// [`write_atomically`] with temporary files named `<temp_prefix>*.partial`.
+pub fn write_atomically_as<T, E>(
+    path: &Path,
+    temp_prefix: &str,
+    fill: impl FnOnce(&mut File) -> Result<T, E>,
+) -> Result<T, E>
+where
+    E: From<io::Error>,
+{
+    let path = destination(path);
+    let dir = folder_of(&path);
+    let replaced = std::fs::metadata(&path).ok().filter(|m| m.is_file());
+    let mut temp = temp_file(dir, temp_prefix).map_err(|e| {
         io::Error::new(
-            e.error.kind(),
-            format!(
-                "cannot move the output into place at {}: {}",
-                path.display(),
-                e.error
-            ),
+            e.kind(),
+            format!("cannot create a file in {}: {e}", dir.display()),
         )
     })?;
+    if let Some(old) = &replaced {
+        keep_owner_and_mode(temp.as_file(), old)?;
+    }
+    let watch = crate::progress::watch_output(temp.path(), &path);
+    let value = fill(temp.as_file_mut())?;
+    temp.as_file().sync_all()?;
+    drop(watch);
+    temp.persist(&path).map_err(|e| {
+        io::Error::new(
+            e.error.kind(),
+            format!("cannot write {}: {}", path.display(), e.error),
+        )
+    })?;
+    sync_folder(dir);
+    Ok(value)
+}
+
+/// A new temporary file `<prefix>*.partial` in `dir`, created with mode `0666 & !umask`
+/// (tempfile's default, `0600`, would make every output private whatever the umask).
+fn temp_file(dir: &Path, prefix: &str) -> io::Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(".partial")
+        .permissions(Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+}
+
+/// Makes a completed rename durable; failing here does not undo a complete output.
+fn sync_folder(dir: &Path) {
     if let Ok(folder) = File::open(dir) {
-        // Makes the rename durable; failing here does not undo a complete output.
         let _ = folder.sync_all();
     }
-    Ok(value)
+}
+
+/// The folder a file at `path` lives in (`.` for a bare file name).
+pub fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Why a file cannot be written at a path, found before any work is done.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum OutputPathError {
+    #[error("{path}: is a folder; give a file name for the output")]
+    IsFolder { path: String },
+    #[error("{path}: the folder {folder} does not exist")]
+    NoFolder { path: String, folder: String },
+    #[error("{path}: {folder} is not a folder")]
+    ParentNotFolder { path: String, folder: String },
+    #[error("{path}: cannot write into the folder {folder} (permission denied)")]
+    FolderNotWritable { path: String, folder: String },
+    #[error("{path}: the existing file is not writable")]
+    FileNotWritable { path: String },
+}
+
+/// Checks that [`write_atomically`] can create its temporary file beside `path`'s destination
+/// and rename it into place: the destination is not a folder, its folder exists and is
+/// writable, and an existing file there is writable.
+pub fn check_writable(path: &Path) -> Result<(), OutputPathError> {
+    let shown = path.display().to_string();
+    let target = destination(path);
+    if target.is_dir() {
+        return Err(OutputPathError::IsFolder { path: shown });
+    }
+    let dir = folder_of(&target);
+    let folder = dir.display().to_string();
+    match std::fs::metadata(dir) {
+        Err(_) => {
+            return Err(OutputPathError::NoFolder {
+                path: shown,
+                folder,
+            })
+        }
+        Ok(m) if !m.is_dir() => {
+            return Err(OutputPathError::ParentNotFolder {
+                path: shown,
+                folder,
+            })
+        }
+        Ok(_) => {}
+    }
+    if !may_write(dir) {
+        return Err(OutputPathError::FolderNotWritable {
+            path: shown,
+            folder,
+        });
+    }
+    if target.exists() && !may_write(&target) {
+        return Err(OutputPathError::FileNotWritable { path: shown });
+    }
+    Ok(())
+}
+
+/// `path`, or what a symlink at `path` finally points to, so that writing replaces the
+/// link's target and keeps the link. A dangling link resolves to itself.
+fn destination(path: &Path) -> PathBuf {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if is_link {
+        if let Ok(target) = std::fs::canonicalize(path) {
+            return target;
+        }
+    }
+    path.to_owned()
+}
+
+fn may_write(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c_path` is a valid NUL-terminated string that outlives the call.
+    unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// Gives `file` the mode of `old` and, where permitted, its owner and group (an
+/// unprivileged user replacing someone else's file in a shared folder keeps ownership).
+fn keep_owner_and_mode(file: &File, old: &std::fs::Metadata) -> io::Result<()> {
+    let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()));
+    file.set_permissions(Permissions::from_mode(old.mode() & 0o7777))
 }
 
 #[cfg(test)]
@@ -52,12 +170,56 @@ mod tests {
     use super::*;
     use std::io::Write;
 
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).expect("metadata").mode() & 0o777
+    }
+
+    fn current_umask() -> u32 {
+        // SAFETY: umask only swaps the process mask; it is put back at once.
+        let mask = unsafe { libc::umask(0o022) };
+        unsafe { libc::umask(mask) };
+        u32::from(mask)
+    }
+
     #[test]
     fn complete_output_appears_under_its_name() {
         let dir = tempfile::tempdir().expect("dir");
         let path = dir.path().join("out.bin");
         write_atomically(&path, |f| f.write_all(b"done")).expect("write");
         assert_eq!(std::fs::read(&path).expect("read"), b"done");
+    }
+
+    #[test]
+    fn new_output_gets_the_mode_open_would_give() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("out.bin");
+        write_atomically(&path, |f| f.write_all(b"done")).expect("write");
+        assert_eq!(mode(&path), 0o666 & !current_umask());
+    }
+
+    #[test]
+    fn replaced_file_keeps_its_mode() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("out.bin");
+        std::fs::write(&path, b"old").expect("old");
+        std::fs::set_permissions(&path, Permissions::from_mode(0o640)).expect("chmod");
+        write_atomically(&path, |f| f.write_all(b"new")).expect("write");
+        assert_eq!(mode(&path), 0o640);
+    }
+
+    #[test]
+    fn writing_through_a_symlink_replaces_its_target_and_keeps_the_link() {
+        let dir = tempfile::tempdir().expect("dir");
+        let target = dir.path().join("real.bin");
+        let link = dir.path().join("link.bin");
+        std::fs::write(&target, b"old").expect("old");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        write_atomically(&link, |f| f.write_all(b"new")).expect("write");
+        assert!(std::fs::symlink_metadata(&link)
+            .expect("link")
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&target).expect("read"), b"new");
     }
 
     #[test]
@@ -70,5 +232,19 @@ mod tests {
         });
         assert!(result.is_err());
         assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 0);
+    }
+
+    #[test]
+    fn output_path_problems_are_named_before_writing() {
+        let dir = tempfile::tempdir().expect("dir");
+        assert!(matches!(
+            check_writable(dir.path()),
+            Err(OutputPathError::IsFolder { .. })
+        ));
+        let missing = dir.path().join("no/such/out.pt");
+        let err = check_writable(&missing).expect_err("missing folder");
+        assert!(err.to_string().contains("does not exist"), "{err}");
+        assert!(err.to_string().starts_with(&missing.display().to_string()));
+        assert_eq!(check_writable(&dir.path().join("fine.pt")), Ok(()));
     }
 }

@@ -12,6 +12,7 @@ pub mod check;
 pub mod onnx;
 pub mod pickle;
 pub mod pipeline;
+pub mod progress;
 pub mod report;
 pub mod safetensors;
 pub mod security;

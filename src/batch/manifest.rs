@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::BatchError;
+use crate::atomic_file::{folder_of, write_atomically_as};
 
 /// This build's version, recorded in every manifest and entry.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -132,6 +133,11 @@ pub fn decide(
 
 /// SHA-256 (hex) and size of a file, streamed.
 pub fn hash_file(path: &Path) -> io::Result<(String, u64)> {
+    hash_file_reporting(path, &|_| {})
+}
+
+/// [`hash_file`], calling `on_read` with the size of each chunk as it is hashed.
+pub fn hash_file_reporting(path: &Path, on_read: &dyn Fn(u64)) -> io::Result<(String, u64)> {
     let mut file = File::open(path)?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 20];
@@ -143,6 +149,7 @@ pub fn hash_file(path: &Path) -> io::Result<(String, u64)> {
         }
         hasher.update(&buffer[..n]);
         size += n as u64;
+        on_read(n as u64);
     }
     Ok((hex(&hasher.finalize()), size))
 }
@@ -201,22 +208,8 @@ impl Manifest {
         let mut text =
             serde_json::to_vec_pretty(self).map_err(|e| manifest_error(path, &e.to_string()))?;
         text.push(b'\n');
-        let dir = folder_of(path);
-        let write = || -> io::Result<()> {
-            let mut temp = tempfile::Builder::new()
-                .prefix(&temp_prefix(path))
-                .suffix(".partial")
-                .tempfile_in(dir)?;
-            temp.write_all(&text)?;
-            temp.as_file().sync_all()?;
-            temp.persist(path).map_err(|e| e.error)?;
-            if let Ok(d) = File::open(dir) {
-                // Makes the rename durable; failing here does not undo a complete file.
-                let _ = d.sync_all();
-            }
-            Ok(())
-        };
-        write().map_err(|e| manifest_error(path, &e.to_string()))
+        write_atomically_as(path, &temp_prefix(path), |file| file.write_all(&text))
+            .map_err(|e: io::Error| manifest_error(path, &e.to_string()))
     }
 
     /// Temporary files a killed writer of the manifest at `path` left behind.
@@ -243,13 +236,6 @@ fn temp_prefix(path: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     format!(".{name}.")
-}
-
-fn folder_of(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
 }
 
 fn manifest_error(path: &Path, what: &str) -> BatchError {

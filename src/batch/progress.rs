@@ -1,7 +1,10 @@
 //! Progress on stderr: on a terminal, an overall bar (files, bytes/s, ETA) and a line per
 //! active input; otherwise one plain line per finished input.
+//!
+//! The overall bar counts input bytes: each input's bytes as it is hashed (the first full
+//! read of every input), the rest when it finishes, so speed and ETA move from the start.
 
-use std::io::IsTerminal;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -24,13 +27,16 @@ pub struct Progress {
 /// The line of one active input; removed when dropped.
 pub struct Active {
     line: Option<ProgressBar>,
+    overall: Option<ProgressBar>,
     key: String,
+    /// Input bytes already counted on the overall bar.
+    counted: Cell<u64>,
 }
 
 impl Progress {
     /// Bars when stderr is a terminal, plain lines otherwise.
     pub fn new(total_files: usize, total_bytes: u64) -> Progress {
-        let bars = std::io::stderr().is_terminal().then(|| {
+        let bars = crate::progress::shown().then(|| {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
             let overall = multi.add(ProgressBar::new(total_bytes));
             overall.set_style(
@@ -63,7 +69,9 @@ impl Progress {
         });
         Active {
             line,
+            overall: self.bars.as_ref().map(|(_, overall)| overall.clone()),
             key: key.to_owned(),
+            counted: Cell::new(0),
         }
     }
 
@@ -81,7 +89,7 @@ impl Progress {
         };
         match &self.bars {
             Some((multi, overall)) => {
-                overall.inc(bytes);
+                overall.inc(bytes.saturating_sub(active.counted.get()));
                 overall.set_message(format!("{n}/{} files", self.total));
                 let _ = multi.println(format!("[{n}/{}] {line}", self.total));
             }
@@ -103,6 +111,14 @@ impl Active {
     pub fn step(&self, name: &str) {
         if let Some(line) = &self.line {
             line.set_message(name.to_owned());
+        }
+    }
+
+    /// Counts `bytes` more of this input as read.
+    pub fn read(&self, bytes: u64) {
+        if let Some(overall) = &self.overall {
+            overall.inc(bytes);
+            self.counted.set(self.counted.get() + bytes);
         }
     }
 }

@@ -13,10 +13,11 @@ use sha2::{Digest, Sha256};
 use super::execute::{self, effective_steps, file_name, Staged};
 use super::inputs::{self, key_of, Input};
 use super::manifest::{
-    self, decide, hash_file, Decision, Entry, Identity, Manifest, Output, Status,
+    self, decide, hash_file, hash_file_reporting, Decision, Entry, Identity, Manifest, Output,
+    Status,
 };
 use super::plan::{Job, Plan};
-use super::progress::{Outcome, Progress};
+use super::progress::{Active, Outcome, Progress};
 use super::shard::Shard;
 use super::staging::{self, Staging};
 use super::template::Fields;
@@ -174,7 +175,7 @@ pub fn run(options: &Options, listing: &mut dyn Write) -> Result<Summary, BatchE
                 .as_ref()
                 .and_then(|m| m.entry(task.input.job, &task.input.key));
             let staging = &stagings[&task.output_dir];
-            let (entry, skipped) = process(task, &base, previous, staging, &|s| active.step(s));
+            let (entry, skipped) = process(task, &base, previous, staging, &active);
             let outcome = match (&entry.status, skipped) {
                 (Status::Ok, true) => Outcome::Skipped,
                 (Status::Ok, false) => Outcome::Done {
@@ -270,8 +271,9 @@ fn process(
     base: &Path,
     previous: Option<&Entry>,
     staging: &Staging,
-    on_step: &dyn Fn(&'static str),
+    active: &Active,
 ) -> (Entry, bool) {
+    let on_step = |step: &'static str| active.step(step);
     let started = Instant::now();
     let job = task.job;
     let mut entry = Entry {
@@ -287,7 +289,7 @@ fn process(
         tool_version: manifest::TOOL_VERSION.into(),
     };
     on_step("hash");
-    let (sha256, size) = match hash_file(&task.input.path) {
+    let (sha256, size) = match hash_file_reporting(&task.input.path, &|n| active.read(n)) {
         Ok(h) => h,
         Err(e) => {
             entry.error = Some(format!("read: {e}"));
@@ -318,7 +320,7 @@ fn process(
                 &slot,
                 &stem,
                 task.policy,
-                on_step,
+                &on_step,
             )
             .map_err(|e| e.to_string())
             .and_then(|staged| {

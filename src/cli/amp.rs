@@ -64,6 +64,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     let out = destination.resolve(input)?;
     args.safety.check(input)?;
+    let _progress = ckpt::progress::Task::start(input);
     let mut ckpt = torch::open(input).map_err(|e| fail(&e))?;
     let format = OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?;
     let mut rewrite = Rewrite::new(&ckpt);

@@ -11,7 +11,7 @@ use super::Failure;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    /// The plan (TOML; see the README's `ckpt batch` section).
+    /// The plan (TOML; see docs/guide.md, section "batch").
     plan: PathBuf,
     /// Inputs processed at once.
     #[arg(long, value_name = "N", default_value_t = default_jobs())]

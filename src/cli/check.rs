@@ -63,7 +63,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         &args.onnx,
         "this ckpt was built without the `libtorch` feature, which `check` needs: rebuild with \
          `LIBTORCH_USE_PYTORCH=1 cargo build --release --features libtorch` (a Python with \
-         torch 2.13 first on PATH; see the README, `ckpt check`)",
+         torch 2.13 first on PATH; see docs/onnx.md, \"Building `ckpt check`\")",
     ))
 }
 

@@ -43,6 +43,9 @@ pub struct Args {
     /// Put every storage on this device (as `ckpt remap --to`).
     #[arg(long, value_name = "DEVICE", conflicts_with = "map")]
     to: Option<Location>,
+    /// With --map/--to: go on when no storage location matches (as `ckpt remap`).
+    #[arg(long)]
+    allow_noop: bool,
     /// Convert the AMP loss-scaler state to this shape (as `ckpt amp --to`).
     #[arg(long, value_name = "KIND", value_parser = ["native", "apex", "npu"], conflicts_with = "drop_optimizer")]
     amp: Option<String>,
@@ -75,6 +78,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         )));
     }
     args.safety.check(input)?;
+    let _progress = ckpt::progress::Task::start(input);
     let mut ckpt = torch::open(input).map_err(|e| fail(&e))?;
     let format = output_format(args.format.as_deref(), ckpt.format).map_err(|e| fail(&e))?;
     let mut rewrite = Rewrite::new(&ckpt);
@@ -121,6 +125,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             None => LocationMap::Rules(args.map.clone()),
         };
         let moved = rewrite.relocate(&map).map_err(|e| fail(&e))?;
+        super::remap::refuse_noop(&moved, args.allow_noop).map_err(|e| fail(&e))?;
         done.push(format!(
             "relocated {} storage references, converted {} torch_npu tensors",
             moved.storages, moved.npu_tensors

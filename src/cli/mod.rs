@@ -52,6 +52,9 @@ impl std::fmt::Display for Failure {
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Draw no progress bars (they are drawn only when stderr is a terminal anyway).
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -70,7 +73,8 @@ enum Command {
     /// Apply several rewrites in one pass: extract/keep/drop-optimizer, strip-module, remap,
     /// amp, dtype, then write in the chosen format.
     Convert(convert::Args),
-    /// Export a torchvision-family checkpoint to ATC-ready ONNX (dynamic batch, opset 9–13).
+    /// Export to ATC-ready ONNX (dynamic batch, opset 9–13): a torchvision-family checkpoint,
+    /// a torch.export `.pt2` archive or a traced TorchScript model.
     ToOnnx(to_onnx::Args),
     /// Write a checkpoint's state dict as safetensors (shared tensors stored once).
     ToSafetensors(to_safetensors::Args),
@@ -87,6 +91,7 @@ enum Command {
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<(), Failure> {
+    ckpt::progress::set_quiet(cli.quiet);
     match cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Scan(args) => {

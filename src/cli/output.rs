@@ -23,9 +23,11 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    /// The path to write. Refuses an output that is the input unless `--in-place` was given.
+    /// The path to write, checked writable before any work. Refuses an output that is the
+    /// input unless `--in-place` was given.
     pub fn resolve(&self, input: &Path) -> Result<PathBuf, Failure> {
         let Some(output) = &self.output else {
+            writable(input)?;
             return Ok(input.to_owned());
         };
         if same_file(input, output) {
@@ -34,8 +36,18 @@ impl OutputArgs {
                 "the output is the input file; choose another -o, or pass --in-place to replace it",
             ));
         }
+        writable(output)?;
         Ok(output.clone())
     }
+}
+
+/// Refuses an output path that cannot be written (a folder, a missing or read-only folder),
+/// naming the path as the user gave it, before any work is done.
+pub fn writable(output: &Path) -> Result<(), Failure> {
+    ckpt::atomic_file::check_writable(output).map_err(|e| Failure {
+        file: None,
+        message: e.to_string(),
+    })
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

@@ -4,6 +4,7 @@ use clap::Args as ClapArgs;
 
 use ckpt::pipeline::Rewrite;
 use ckpt::torch::{self, Location, LocationMap, OutputFormat};
+use ckpt::transform::Remapped;
 
 use super::output::OutputArgs;
 use super::safety::SafetyArgs;
@@ -24,6 +25,26 @@ pub struct Args {
     /// Put every storage on this device: `cpu`, `cuda:0`, `npu:0`.
     #[arg(long, value_name = "DEVICE", conflicts_with = "map")]
     to: Option<Location>,
+    /// Write the output even when no storage location matches `--map` (or there are none).
+    #[arg(long)]
+    allow_noop: bool,
+}
+
+/// Refuses a relocation that matched no storage (`--map cuda:9=cpu` on a file whose storages
+/// are all on `cuda:0`), naming the locations the file has, unless `allow_noop`.
+pub fn refuse_noop(done: &Remapped, allow_noop: bool) -> Result<(), String> {
+    if done.matched > 0 || allow_noop {
+        return Ok(());
+    }
+    let found = if done.locations.is_empty() {
+        "the checkpoint has no storages".to_owned()
+    } else {
+        let list: Vec<&str> = done.locations.iter().map(String::as_str).collect();
+        format!("its storages are on {}", list.join(", "))
+    };
+    Err(format!(
+        "the location map matches no storage ({found}); nothing would change. Pass --allow-noop to write the file anyway"
+    ))
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -35,10 +56,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
         None => LocationMap::Rules(args.map),
     };
     args.safety.check(input)?;
+    let _progress = ckpt::progress::Task::start(input);
     let mut ckpt = torch::open(input).map_err(|e| fail(&e))?;
     let format = OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?;
     let mut rewrite = Rewrite::new(&ckpt);
     let done = rewrite.relocate(&map).map_err(|e| fail(&e))?;
+    refuse_noop(&done, args.allow_noop).map_err(|e| fail(&e))?;
     rewrite
         .save(&mut ckpt, format, &out)
         .map_err(|e| fail(&e))?;

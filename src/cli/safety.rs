@@ -29,9 +29,11 @@ impl SafetyArgs {
         }
     }
 
-    /// Scans `input` and refuses it before anything is written (see
+    /// Refuses `input` before anything is written: first a file that is not a PyTorch
+    /// checkpoint at all, then what the safety scan finds (see
     /// [`ckpt::security::check_rewrite`]).
     pub fn check(&self, input: &Path) -> Result<(), Failure> {
+        ckpt::torch::recognise(input).map_err(|e| Failure::about(input, e))?;
         check_rewrite(input, self.policy())
             .map(|_| ())
             .map_err(|e| Failure::about(input, e))

@@ -32,6 +32,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
     let out = args.output.resolve(input)?;
     args.safety.check(input)?;
+    let _progress = ckpt::progress::Task::start(input);
     let mut ckpt = torch::open(input).map_err(|e| fail(&e))?;
     let format = OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?;
     let rule = if args.prefixes.is_empty() {

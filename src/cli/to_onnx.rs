@@ -96,8 +96,10 @@ fn parse_batch(text: &str) -> Result<Batch, String> {
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = &args.input;
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
+    super::output::writable(&args.output)?;
     // Like every conversion: dangerous globals refused, unknown ones only when allowed.
     args.safety.check(input)?;
+    let _progress = ckpt::progress::Task::start(input);
     // A file that cannot be opened as a zip is left to the checkpoint reader, which says why.
     if is_pt2(input).unwrap_or(false) {
         return run_pt2(&args);

@@ -84,25 +84,50 @@ pub struct Checkpoint {
     source: Source,
 }
 
-/// Opens and validates a checkpoint.
-pub fn open(path: &Path) -> Result<Checkpoint, TorchError> {
-    let mut file = File::open(path)?;
-    let file_len = file.metadata()?.len();
+/// The container a file's first bytes announce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Container {
+    Zip,
+    Tar,
+    Legacy,
+}
+
+/// Classifies `file` by its first bytes and rewinds it. The one place that decides whether
+/// a file is a PyTorch checkpoint at all: [`open`] and [`recognise`] both ask it.
+fn sniff(file: &mut File) -> Result<Container, TorchError> {
     let mut head = Vec::new();
-    (&mut file).take(512).read_to_end(&mut head)?;
+    (&mut *file).take(512).read_to_end(&mut head)?;
     file.seek(SeekFrom::Start(0))?;
     if head.starts_with(b"PK\x03\x04") {
-        open_zip(path, file)
+        Ok(Container::Zip)
     } else if tar::is_tar(&head) {
-        open_tar(path, file, file_len)
+        Ok(Container::Tar)
     } else if legacy::is_legacy(&head) {
-        open_legacy(path, file, file_len)
+        Ok(Container::Legacy)
     } else if head.is_empty() {
         Err(TorchError::Invalid {
             what: "the file is empty".into(),
         })
     } else {
         Err(TorchError::NotACheckpoint)
+    }
+}
+
+/// Refuses a file that is not a PyTorch checkpoint container (zip, legacy stream or tar)
+/// from its first bytes alone, so a text file gets "not a PyTorch checkpoint" before any
+/// deeper check runs.
+pub fn recognise(path: &Path) -> Result<(), TorchError> {
+    sniff(&mut File::open(path)?).map(|_| ())
+}
+
+/// Opens and validates a checkpoint.
+pub fn open(path: &Path) -> Result<Checkpoint, TorchError> {
+    let mut file = File::open(path)?;
+    let file_len = file.metadata()?.len();
+    match sniff(&mut file)? {
+        Container::Zip => open_zip(path, file),
+        Container::Tar => open_tar(path, file, file_len),
+        Container::Legacy => open_legacy(path, file, file_len),
     }
 }
 

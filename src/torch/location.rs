@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 /// A device tag as torch writes it into a storage's persistent id.
 ///
-/// Invariant: `device` is non-empty, lowercase ASCII letters, digits or `_`.
+/// Invariant: `device` is one of [`DEVICE_TYPES`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Location {
     device: String,
@@ -38,15 +38,42 @@ impl fmt::Display for Location {
     }
 }
 
+/// The device types torch's `torch.device` parses (c10's `parse_type`), plus `npu`, the name
+/// torch_npu gives the `privateuseone` backend. A location tag names one of these, optionally
+/// with `:INDEX`.
+pub const DEVICE_TYPES: &[&str] = &[
+    "cpu",
+    "cuda",
+    "npu",
+    "xpu",
+    "mps",
+    "meta",
+    "hpu",
+    "xla",
+    "mtia",
+    "maia",
+    "ipu",
+    "hip",
+    "ve",
+    "fpga",
+    "lazy",
+    "vulkan",
+    "mkldnn",
+    "opengl",
+    "opencl",
+    "ideep",
+    "privateuseone",
+];
+
 #[derive(Debug, thiserror::Error, PartialEq)]
-#[error("`{0}` is not a device (expected e.g. `cpu`, `cuda:0`, `npu:1`)")]
+#[error(
+    "`{0}` is not a torch device: expected TYPE or TYPE:INDEX, e.g. `cpu`, `cuda:0`, `npu:1`; TYPE is one of {types}",
+    types = DEVICE_TYPES.join(", ")
+)]
 pub struct BadLocation(pub String);
 
 fn valid_device(device: &str) -> bool {
-    !device.is_empty()
-        && device
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    DEVICE_TYPES.contains(&device)
 }
 
 impl FromStr for Location {
@@ -111,6 +138,15 @@ impl LocationMap {
         Ok((from.parse()?, to.parse()?))
     }
 
+    /// Whether `location` is one this map rewrites (or would, were it not already the
+    /// target): every location for [`LocationMap::All`], those a rule's left side matches.
+    pub fn matches(&self, location: &Location) -> bool {
+        match self {
+            LocationMap::All(_) => true,
+            LocationMap::Rules(rules) => rules.iter().any(|(from, _)| from.matches(location)),
+        }
+    }
+
     /// The new tag for `location`, or `None` when it stays.
     pub fn apply(&self, location: &Location) -> Option<Location> {
         let target = match self {
@@ -140,6 +176,26 @@ mod tests {
         assert!("cuda:x".parse::<Location>().is_err());
         assert!("".parse::<Location>().is_err());
         assert!("CUDA:0".parse::<Location>().is_err());
+        assert_eq!(loc("privateuseone:2").device(), "privateuseone");
+        assert_eq!(loc("mps").to_string(), "mps");
+    }
+
+    #[test]
+    fn device_types_torch_does_not_know_are_refused() {
+        for typo in ["gpu", "foo", "cuda?", "cuda0", "cuda:", "cpu:-1"] {
+            let err = typo.parse::<Location>().expect_err(typo);
+            assert!(err.to_string().contains("not a torch device"), "{err}");
+        }
+        assert!(LocationMap::parse_rule("gpu:*=cpu").is_err());
+        assert!(LocationMap::parse_rule("cuda:*=gpu").is_err());
+    }
+
+    #[test]
+    fn a_map_matches_only_locations_its_rules_name() {
+        let map = LocationMap::Rules(vec![LocationMap::parse_rule("cuda:1=cpu").expect("rule")]);
+        assert!(map.matches(&loc("cuda:1")));
+        assert!(!map.matches(&loc("cuda:0")));
+        assert!(LocationMap::All(Location::cpu()).matches(&Location::cpu()));
     }
 
     #[test]

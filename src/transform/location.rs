@@ -12,6 +12,11 @@ pub struct Remapped {
     pub storages: usize,
     /// torch_npu `_rebuild_npu_tensor` calls turned into `_rebuild_tensor_v2`.
     pub npu_tensors: usize,
+    /// Storage references whose tag the map matches (see [`LocationMap::matches`]), changed
+    /// or already at their target.
+    pub matched: usize,
+    /// Every distinct location tag found, as written in the file.
+    pub locations: std::collections::BTreeSet<String>,
 }
 
 /// Applies `map` to every storage's location tag, and turns torch_npu's
@@ -43,7 +48,14 @@ pub fn remap(
         }
     }
     for storage in &found.storages {
+        done.locations.insert(storage.location.clone());
         let current = storage.location.parse::<Location>();
+        if current
+            .as_ref()
+            .map_or(matches!(map, LocationMap::All(_)), |l| map.matches(l))
+        {
+            done.matched += 1;
+        }
         let target = match (&current, map) {
             (Ok(location), _) => map.apply(location),
             (Err(_), LocationMap::All(to)) => Some(to.clone()),

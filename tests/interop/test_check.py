@@ -41,7 +41,7 @@ def check_bin():
     path = os.environ.get("CKPT_CHECK_BIN")
     if not path:
         pytest.fail("CKPT_CHECK_BIN is not set: build the `libtorch` feature binary "
-                    "(see README, `ckpt check`) and point CKPT_CHECK_BIN at it", pytrace=False)
+                    "(see docs/onnx.md, `Building ckpt check`) and point CKPT_CHECK_BIN at it", pytrace=False)
     if not Path(path).is_file():
         pytest.fail(f"CKPT_CHECK_BIN={path} does not exist", pytrace=False)
     return path
