@@ -1,7 +1,10 @@
 //! What `ckpt inspect` reports about a checkpoint, as one JSON value.
 //!
-//! The JSON fields are documented in the README; the text view is rendered from the same
-//! value, so the two never disagree.
+//! The JSON fields are documented in docs/guide.md; the text view is rendered from the same
+//! value, so the two never disagree. JSON has no spelling for some Python values, so they
+//! are given as strings: NaN and infinities as `"nan"`, `"inf"`, `"-inf"`; integers beyond
+//! 64 bits as their decimal digits; bytes as a `b'…'` preview (with the length alongside in
+//! `keys`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -202,16 +205,16 @@ fn amp_report(graph: &Graph, root: NodeId) -> Json {
     let mut out = json!({ "kind": found.state.kind(), "path": found.path.join("/") });
     let fields = match &found.state {
         amp::AmpState::Native(s) | amp::AmpState::Npu { scaler: s, .. } => json!({
-            "scale": s.scale,
-            "growth_factor": s.growth_factor,
-            "backoff_factor": s.backoff_factor,
+            "scale": float_json(s.scale),
+            "growth_factor": float_json(s.growth_factor),
+            "backoff_factor": float_json(s.backoff_factor),
             "growth_interval": s.growth_interval,
             "growth_tracker": s.growth_tracker,
         }),
         amp::AmpState::Apex(scalers) => json!({
             "scalers": scalers.iter().map(|s| json!({
                 "name": format!("loss_scaler{}", s.index),
-                "loss_scale": s.loss_scale,
+                "loss_scale": float_json(s.loss_scale),
                 "unskipped": s.unskipped,
             })).collect::<Vec<_>>(),
         }),
@@ -240,12 +243,127 @@ fn scalars(graph: &Graph, root: NodeId) -> Json {
 fn scalar(graph: &Graph, node: NodeId) -> Option<Json> {
     match graph.get(node) {
         Value::Int(i) => Some(json!(i)),
-        Value::Float(f) => Some(json!(f)),
+        Value::BigInt(b) => Some(json!(big_int_text(b))),
+        Value::Float(f) => Some(float_json(*f)),
         Value::Str(s) => Some(json!(s)),
         Value::Bool(b) => Some(json!(b)),
         Value::None => Some(Json::Null),
+        _ => bytes_of(graph, node).map(|b| json!(bytes_preview(&b))),
+    }
+}
+
+/// The type name [`structure`] gives a scalar (`bytes` for the `_codecs.encode` form too).
+fn scalar_kind(graph: &Graph, node: NodeId) -> &'static str {
+    match bytes_of(graph, node) {
+        Some(_) => "bytes",
+        None => graph.get(node).kind(),
+    }
+}
+
+/// A float as JSON: a number when finite, else `"nan"`, `"inf"` or `"-inf"` (serde_json
+/// would write `null`, losing the value).
+fn float_json(f: f64) -> Json {
+    if f.is_finite() {
+        json!(f)
+    } else {
+        json!(float_text(f))
+    }
+}
+
+/// Python's spelling of a float's value (`nan`, `inf`, `-inf`, `0.5`).
+fn float_text(f: f64) -> String {
+    if f.is_nan() {
+        "nan".into()
+    } else if f.is_infinite() {
+        if f > 0.0 { "inf" } else { "-inf" }.into()
+    } else {
+        f.to_string()
+    }
+}
+
+/// The decimal digits of a `LONG1` integer (little-endian two's complement), exactly.
+fn big_int_text(le: &[u8]) -> String {
+    let negative = le.last().is_some_and(|&b| b & 0x80 != 0);
+    // Magnitude, big-endian: negate a negative number (invert, add one).
+    let mut magnitude: Vec<u8> = le
+        .iter()
+        .rev()
+        .map(|&b| if negative { !b } else { b })
+        .collect();
+    if negative {
+        for byte in magnitude.iter_mut().rev() {
+            let (sum, carry) = byte.overflowing_add(1);
+            *byte = sum;
+            if !carry {
+                break;
+            }
+        }
+    }
+    let mut digits = Vec::new();
+    while magnitude.iter().any(|&b| b != 0) {
+        let mut remainder = 0u32;
+        for byte in magnitude.iter_mut() {
+            let value = (remainder << 8) | u32::from(*byte);
+            *byte = (value / 10) as u8;
+            remainder = value % 10;
+        }
+        digits.push(b'0' + remainder as u8);
+    }
+    if digits.is_empty() {
+        digits.push(b'0');
+    }
+    if negative {
+        digits.push(b'-');
+    }
+    digits.reverse();
+    String::from_utf8_lossy(&digits).into_owned()
+}
+
+/// The bytes a node holds: `bytes`, `bytearray`, or Python 3's protocol-2 spelling
+/// `_codecs.encode(text, 'latin1')`.
+fn bytes_of(graph: &Graph, node: NodeId) -> Option<Vec<u8>> {
+    match graph.get(node) {
+        Value::Bytes(b) | Value::ByteArray(b) => Some(b.clone()),
+        Value::Object(object) => {
+            let Constructor::Reduce { callable, args } = object.constructor else {
+                return None;
+            };
+            let global = graph.global(callable)?;
+            if global.module != "_codecs" || global.name != "encode" {
+                return None;
+            }
+            let args = graph.tuple(args)?;
+            let text = graph.str(*args.first()?)?;
+            text.chars()
+                .map(|c| u8::try_from(u32::from(c)).ok())
+                .collect()
+        }
         _ => None,
     }
+}
+
+/// How many bytes a preview shows.
+const BYTES_PREVIEW: usize = 32;
+
+/// Python's `repr` of the first [`BYTES_PREVIEW`] bytes, `…` after when there are more.
+fn bytes_preview(bytes: &[u8]) -> String {
+    let mut out = String::from("b'");
+    for &b in bytes.iter().take(BYTES_PREVIEW) {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'\'' => out.push_str("\\'"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x20..=0x7e => out.push(char::from(b)),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('\'');
+    if bytes.len() > BYTES_PREVIEW {
+        out.push('…');
+    }
+    out
 }
 
 /// A nested summary of the object: mappings show their keys, tensors their dtype and shape.
@@ -266,8 +384,11 @@ fn structure(graph: &Graph, scan: &Scan, node: NodeId, depth: usize) -> Json {
         }
         return json!({ "type": "state_dict", "len": pairs.len(), "keys": keys });
     }
+    if let Some(bytes) = bytes_of(graph, node) {
+        return json!({ "type": "bytes", "len": bytes.len(), "value": bytes_preview(&bytes) });
+    }
     if let Some(value) = scalar(graph, node) {
-        return json!({ "type": graph.get(node).kind(), "value": value });
+        return json!({ "type": scalar_kind(graph, node), "value": value });
     }
     let type_name = type_name(graph, node);
     match graph.mapping(node) {
@@ -324,9 +445,9 @@ pub fn render_text(report: &Json) -> String {
         &mut out,
         "tensors",
         format!(
-            "{} in {} storages, {}",
+            "{} in {}, {}",
             get("tensors"),
-            get("storages"),
+            plural(get("storages").as_u64().unwrap_or(0), "storage"),
             human_bytes(get("bytes").as_u64().unwrap_or(0))
         ),
     );
@@ -350,11 +471,17 @@ pub fn render_text(report: &Json) -> String {
     };
     line(&mut out, "amp", amp_text);
     let scalars = get("scalars");
+    let top_keys = report["keys"].get("keys");
     let scalar_text = scalars
         .as_object()
         .map(|m| {
             m.iter()
-                .map(|(k, v)| format!("{k} = {v}"))
+                .map(|(k, v)| {
+                    let kind = top_keys
+                        .and_then(|keys| keys[k]["type"].as_str())
+                        .unwrap_or("str");
+                    format!("{k} = {}", value_text(kind, v))
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         })
@@ -362,23 +489,66 @@ pub fn render_text(report: &Json) -> String {
         .unwrap_or_else(|| "none".into());
     line(&mut out, "scalars", scalar_text);
     line(&mut out, "unsafe globals", list(&get("unsafe_globals")));
-    out.push_str("state dicts:\n");
-    for sd in get("state_dicts").as_array().into_iter().flatten() {
-        let path = sd["path"]
-            .as_str()
-            .filter(|p| !p.is_empty())
-            .unwrap_or("(top level)");
+    let state_dicts = get("state_dicts");
+    let state_dicts = state_dicts.as_array().map_or(&[][..], Vec::as_slice);
+    if !state_dicts.is_empty() {
+        out.push_str("state dicts:\n");
+    }
+    for sd in state_dicts {
+        let path = match sd["path"].as_str() {
+            Some("") => "(the whole file)",
+            Some(path) => path,
+            None => "(inside a list or object)",
+        };
         out.push_str(&format!(
-            "  {path}: {} tensors, {} parameters, {} ({})\n",
-            sd["tensors"],
-            sd["parameters"],
+            "  {path}: {}, {} parameters, {} ({})\n",
+            plural(sd["tensors"].as_u64().unwrap_or(0), "tensor"),
+            human_count(sd["parameters"].as_u64().unwrap_or(0)),
             human_bytes(sd["bytes"].as_u64().unwrap_or(0)),
             counts(&sd["dtypes"])
         ));
     }
-    out.push_str("structure:\n");
-    render_structure(&mut out, &get("keys"), 1);
+    let keys = get("keys");
+    if keys
+        .get("keys")
+        .and_then(Json::as_object)
+        .is_some_and(|k| !k.is_empty())
+    {
+        out.push_str("structure:\n");
+        render_structure(&mut out, &keys, 1);
+    }
     out
+}
+
+/// A scalar's value for reading: text quoted, numbers (also `nan`, `inf` and integers beyond
+/// 64 bits, which the JSON gives as strings) and bytes previews bare, `None` as Python
+/// writes it.
+fn value_text(kind: &str, value: &Json) -> String {
+    match (kind, value) {
+        ("str", _) => value.to_string(),
+        (_, Json::String(s)) => s.clone(),
+        (_, Json::Null) => "None".into(),
+        (_, other) => other.to_string(),
+    }
+}
+
+/// `1 entry`, `3 entries`, `2 tensors`.
+fn plural(n: u64, noun: &str) -> String {
+    match (n, noun.strip_suffix('y')) {
+        (1, _) => format!("1 {noun}"),
+        (_, Some(stem)) => format!("{n} {stem}ies"),
+        (_, None) => format!("{n} {noun}s"),
+    }
+}
+
+/// A count for reading: `512`, `11.7 M`, `1.3 B` (thousands, millions, billions).
+fn human_count(n: u64) -> String {
+    match n {
+        0..=9_999 => n.to_string(),
+        10_000..=999_999 => format!("{:.1} K", n as f64 / 1e3),
+        1_000_000..=999_999_999 => format!("{:.1} M", n as f64 / 1e6),
+        _ => format!("{:.1} B", n as f64 / 1e9),
+    }
 }
 
 fn render_structure(out: &mut String, node: &Json, indent: usize) {
@@ -388,14 +558,19 @@ fn render_structure(out: &mut String, node: &Json, indent: usize) {
     for (key, child) in keys {
         let pad = "  ".repeat(indent);
         let kind = text(&child["type"]);
+        let len = child["len"].as_u64();
         let detail = match kind.as_str() {
             "tensor" => format!("{} {}", text(&child["dtype"]), child["shape"]),
-            "state_dict" => format!("{} entries", child["len"]),
-            _ if child.get("value").is_some() => child["value"].to_string(),
-            _ if child.get("len").is_some() => format!("{} entries", child["len"]),
-            _ => String::new(),
+            "bytes" => format!(
+                "{} ({})",
+                text(&child["value"]),
+                plural(len.unwrap_or(0), "byte")
+            ),
+            _ if child.get("value").is_some() => value_text(&kind, &child["value"]),
+            _ => len.map_or_else(String::new, |n| plural(n, "entry")),
         };
-        out.push_str(&format!("{pad}{key}: {kind} {detail}\n"));
+        out.push_str(format!("{pad}{key}: {kind} {detail}").trim_end());
+        out.push('\n');
         render_structure(out, child, indent + 1);
     }
 }
@@ -441,5 +616,66 @@ fn human_bytes(bytes: u64) -> String {
         format!("{bytes} B")
     } else {
         format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn big_ints_keep_every_digit() {
+        // 2**70, little-endian two's complement as LONG1 writes it.
+        let mut le = vec![0u8; 9];
+        le[8] = 0x40;
+        assert_eq!(big_int_text(&le), "1180591620717411303424");
+        // -(2**70)
+        let mut neg = vec![0u8; 9];
+        neg[8] = 0xc0;
+        assert_eq!(big_int_text(&neg), "-1180591620717411303424");
+        assert_eq!(big_int_text(&[0xff]), "-1");
+        assert_eq!(big_int_text(&[]), "0");
+    }
+
+    #[test]
+    fn nan_and_infinities_are_spelled_not_nulled() {
+        assert_eq!(float_json(f64::NAN), json!("nan"));
+        assert_eq!(float_json(f64::INFINITY), json!("inf"));
+        assert_eq!(float_json(f64::NEG_INFINITY), json!("-inf"));
+        assert_eq!(float_json(0.5), json!(0.5));
+        assert_eq!(value_text("float", &json!("inf")), "inf");
+        assert_eq!(value_text("str", &json!("inf")), "\"inf\"");
+    }
+
+    #[test]
+    fn bytes_show_as_a_python_preview() {
+        assert_eq!(bytes_preview(b"ab\x00'"), "b'ab\\x00\\''");
+        let long = vec![b'x'; 40];
+        assert!(bytes_preview(&long).ends_with("'…"));
+    }
+
+    #[test]
+    fn codecs_encode_is_read_as_bytes() {
+        let mut g = Graph::new();
+        let callable = g.add(Value::Global(crate::pickle::Global::new(
+            "_codecs", "encode",
+        )));
+        let text = g.add(Value::Str("\u{0}\u{ff}".into()));
+        let encoding = g.add(Value::Str("latin1".into()));
+        let args = g.add(Value::Tuple(vec![text, encoding]));
+        let node = g.add(Value::Object(crate::pickle::Object::new(
+            Constructor::Reduce { callable, args },
+        )));
+        assert_eq!(bytes_of(&g, node), Some(vec![0, 0xff]));
+        assert_eq!(scalar_kind(&g, node), "bytes");
+    }
+
+    #[test]
+    fn counts_read_naturally() {
+        assert_eq!(plural(1, "entry"), "1 entry");
+        assert_eq!(plural(2, "entry"), "2 entries");
+        assert_eq!(plural(0, "tensor"), "0 tensors");
+        assert_eq!(human_count(11_689_512), "11.7 M");
+        assert_eq!(human_count(512), "512");
     }
 }
