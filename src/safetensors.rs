@@ -46,7 +46,7 @@ pub enum SafetensorsError {
     Io(#[from] std::io::Error),
 }
 
-/// What [`write`] produced.
+/// What [`write()`] produced.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Written {
     /// Tensors stored.

@@ -5,7 +5,7 @@
 //! [`plan`] parses the TOML plan; [`inputs`] expands input patterns; [`shard`] partitions
 //! inputs; [`template`] names outputs; [`execute`] runs one input's steps; [`staging`] keeps
 //! unfinished outputs out of sight; [`manifest`] records, resumes and merges; [`progress`]
-//! reports; [`run`] ties them together.
+//! reports; [`run()`] ties them together.
 
 pub mod execute;
 pub mod inputs;

@@ -3,8 +3,8 @@
 //! Data flows one way: [`weights`] (the checkpoint's state dict, strictly checked) →
 //! [`arch`] (one module per torchvision family: detection, expected keys, graph) built on
 //! [`graph`] and [`ops`] (a typed graph builder) with [`fold`] (BatchNorm folding) →
-//! [`atc`] (the rules Ascend's ATC needs, checked on every export) → [`write`] (protobuf,
-//! atomically, with external data past 2 GiB). [`export`] runs the whole pipeline.
+//! [`atc`] (the rules Ascend's ATC needs, checked on every export) → [`mod@write`] (protobuf,
+//! atomically, with external data past 2 GiB). [`export()`] runs the whole pipeline.
 
 pub mod arch;
 pub mod atc;

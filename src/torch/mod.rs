@@ -2,7 +2,7 @@
 //!
 //! [`open`] detects the container (zip, legacy stream, TorchScript), decodes the object pickle
 //! into a [`Graph`](crate::pickle::Graph) and locates every storage's bytes; [`scan`] finds the
-//! tensors in a graph; [`save`] writes a graph back with the storages copied byte for byte.
+//! tensors in a graph; [`save()`] writes a graph back with the storages copied byte for byte.
 
 pub mod allowlist;
 pub mod amp;

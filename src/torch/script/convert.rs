@@ -2,11 +2,11 @@
 //! ([`crate::torch::pt2::schema::ExportedProgram`]), for the shared ONNX lowering.
 //!
 //! Each `torch.<op>(…)` becomes a node `torch.ops.aten.<overload>` with its arguments
-//! named by the aten schema ([`super::ops`]); `torch._convolution` becomes `conv2d` or
+//! named by the aten schema (`super::ops`); `torch._convolution` becomes `conv2d` or
 //! `conv_transpose2d` once the arguments those do not carry are checked. Scalar calls
 //! (`torch.size`, `ops.prim.NumToTensor`, `int`) are evaluated here: a size of a per-sample
 //! dimension is a constant, the size of dimension 0 is the batch. Every tensor value gets
-//! its shape ([`super::shape`]) with the batch as the symbol [`BATCH`], so the program has a
+//! its shape (`super::shape`) with the batch as the symbol [`BATCH`], so the program has a
 //! dynamic batch; a `view`/`reshape` size list that leads with the traced batch size is
 //! rewritten to follow it when the rest of the list is the per-sample size, and refused,
 //! naming the op and its line, otherwise.

@@ -4,8 +4,8 @@
 //! example input's shape in `traced_inputs.pkl`, scalar constants in `constants.pkl`) and
 //! parses code records on demand ([`token`] → [`parse`]); [`inline`] runs the top module's
 //! `forward` through every submodule call into one flat list of `torch.*` calls, each with
-//! its source location; [`convert`] turns that list into the aten program form of
-//! [`crate::torch::pt2::schema`] (argument names from the aten schemas in [`ops`], shapes
+//! its source location; [`convert()`] turns that list into the aten program form of
+//! [`crate::torch::pt2::schema`] (argument names from the aten schemas in `ops`, shapes
 //! propagated, traced batch sizes rewritten to follow the batch), so that one lowering
 //! (`crate::onnx::program`) serves `.pt2` and TorchScript alike.
 //!
