@@ -74,8 +74,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "--keep `{key}` and --drop-optimizer contradict each other: --drop-optimizer removes `{key}`"
         )));
     }
-    args.safety.check(input)?;
-    let mut ckpt = torch::open(input).map_err(|e| fail(&e))?;
+    let file = args.safety.check(input)?;
+    let mut ckpt = torch::open_file(input, file).map_err(|e| fail(&e))?;
     let format = output_format(args.format.as_deref(), ckpt.format).map_err(|e| fail(&e))?;
     let mut rewrite = Rewrite::new(&ckpt);
     let mut done: Vec<String> = Vec::new();

@@ -31,8 +31,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let input = &args.input;
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
     let out = args.output.resolve(input)?;
-    args.safety.check(input)?;
-    let mut ckpt = torch::open(input).map_err(|e| fail(&e))?;
+    let file = args.safety.check(input)?;
+    let mut ckpt = torch::open_file(input, file).map_err(|e| fail(&e))?;
     let format = OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?;
     let rule = if args.prefixes.is_empty() {
         PrefixRule::Auto

@@ -25,8 +25,8 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = &args.input;
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
-    args.safety.check(input)?;
-    let mut ckpt = ckpt::torch::open(input).map_err(|e| fail(&e))?;
+    let file = args.safety.check(input)?;
+    let mut ckpt = ckpt::torch::open_file(input, file).map_err(|e| fail(&e))?;
     let sd = ckpt::safetensors::select(&ckpt.graph, ckpt.root, args.key.as_deref())
         .map_err(|e| fail(&e))?;
     let written = ckpt::safetensors::write(&mut ckpt, sd, &args.output).map_err(|e| fail(&e))?;

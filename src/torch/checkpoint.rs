@@ -86,9 +86,15 @@ pub struct Checkpoint {
 
 /// Opens and validates a checkpoint.
 pub fn open(path: &Path) -> Result<Checkpoint, TorchError> {
-    let mut file = File::open(path)?;
+    open_file(path, File::open(path)?)
+}
+
+/// Validates the checkpoint in the already open `file` (named `path` in messages), reading it
+/// from its start: a command that scanned `file` reads the same bytes here.
+pub fn open_file(path: &Path, mut file: File) -> Result<Checkpoint, TorchError> {
     let file_len = file.metadata()?.len();
     let mut head = Vec::new();
+    file.seek(SeekFrom::Start(0))?;
     (&mut file).take(512).read_to_end(&mut head)?;
     file.seek(SeekFrom::Start(0))?;
     if head.starts_with(b"PK\x03\x04") {
