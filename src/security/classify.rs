@@ -120,26 +120,22 @@ impl AllowList {
                 .is_some_and(|f| f == '_' || f.is_alphabetic())
                 && c.chars().all(|ch| ch == '_' || ch.is_alphanumeric())
         };
-        if !body.split('.').all(valid) || (!wildcard && !body.contains('.')) {
+        if !body.split('.').all(valid) {
             return Err(bad());
         }
-        let (module, name) = body.rsplit_once('.').unwrap_or((body, ""));
-        let canonical = if wildcard {
-            Global::new(body, "").canonical().module
-        } else {
-            Global::new(module, name).canonical().to_string()
-        };
-        if !wildcard {
-            let global = Global::new(module, name).canonical();
-            if resolve(&global).is_some() {
-                return Err(AllowError::Dangerous {
-                    name: entry.to_owned(),
-                });
-            }
-            self.exact.insert(canonical);
-        } else {
-            self.under.insert(format!("{canonical}."));
+        if wildcard {
+            let module = Global::new(body, "").canonical().module;
+            self.under.insert(format!("{module}."));
+            return Ok(());
         }
+        let (module, name) = body.rsplit_once('.').ok_or_else(bad)?;
+        let global = Global::new(module, name).canonical();
+        if resolve(&global).is_some() {
+            return Err(AllowError::Dangerous {
+                name: entry.to_owned(),
+            });
+        }
+        self.exact.insert(global.to_string());
         Ok(())
     }
 
