@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde_json::{json, Map, Value as Json};
 
 use crate::pickle::{Constructor, Graph, NodeId, Value};
+use crate::security::{Class, FileScan};
 use crate::torch::state_dict::{find_state_dicts, is_state_dict};
 use crate::torch::tensor::composite;
 use crate::torch::{allowlist, amp, Checkpoint, Format, Scan, TensorRef, TorchError};
@@ -20,8 +21,9 @@ use crate::transform::prefix;
 const STRUCTURE_DEPTH: usize = 4;
 const STRUCTURE_ENTRIES: usize = 64;
 
-/// Builds the report for an opened checkpoint.
-pub fn inspect(ckpt: &Checkpoint) -> Result<Json, TorchError> {
+/// Builds the report for an opened checkpoint; `security` is the scan of the same open file,
+/// whose globals (from every pickle in it) the report lists.
+pub fn inspect(ckpt: &Checkpoint, security: &FileScan) -> Result<Json, TorchError> {
     let graph = &ckpt.graph;
     let scan = &ckpt.scan;
     let mut out = Map::new();
@@ -83,12 +85,21 @@ pub fn inspect(ckpt: &Checkpoint) -> Result<Json, TorchError> {
         ckpt.format == Format::TorchScript
             && (g.module.starts_with("__torch__") || g.module == "torch.jit._pickle")
     };
-    let unsafe_globals: BTreeSet<String> = scan
-        .globals
-        .iter()
-        .filter(|g| !allowlist::is_allowed(g) && !archive_internal(g))
-        .map(|g| g.canonical().to_string())
+    // From every pickle the scan read (sys_info, constants.pkl, extra records…), not only
+    // the object pickle: the same globals `ckpt scan` reports.
+    let unsafe_globals: BTreeSet<String> = security
+        .uses()
+        .filter(|u| !allowlist::is_allowed(&u.global) && !archive_internal(&u.global))
+        .map(|u| u.path.clone())
         .collect();
+    out.insert(
+        "scan".into(),
+        json!({
+            "status": security.status().name(),
+            "dangerous": security.paths_of(Class::Dangerous),
+            "unknown": security.paths_of(Class::Unknown),
+        }),
+    );
     out.insert("unsafe_globals".into(), json!(unsafe_globals));
     Ok(Json::Object(out))
 }
@@ -489,6 +500,17 @@ pub fn render_text(report: &Json) -> String {
         .unwrap_or_else(|| "none".into());
     line(&mut out, "scalars", scalar_text);
     line(&mut out, "unsafe globals", list(&get("unsafe_globals")));
+    let verdict = &get("scan");
+    line(
+        &mut out,
+        "scan",
+        format!(
+            "{} (dangerous: {}; unknown: {})",
+            text(&verdict["status"]),
+            list(&verdict["dangerous"]),
+            list(&verdict["unknown"])
+        ),
+    );
     let state_dicts = get("state_dicts");
     let state_dicts = state_dicts.as_array().map_or(&[][..], Vec::as_slice);
     if !state_dicts.is_empty() {

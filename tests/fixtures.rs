@@ -23,7 +23,8 @@ fn expected() -> BTreeMap<String, Json> {
 
 fn report(path: &Path) -> Json {
     let ckpt = torch::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    ckpt::report::inspect(&ckpt).expect("report")
+    let security = ckpt::security::scan_file(path, &Default::default());
+    ckpt::report::inspect(&ckpt, &security).expect("report")
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value as Json;
 
 use ckpt::pickle::{self, Limits, PickleError};
-use ckpt::security::{check_rewrite, scan_file, Class, Policy, RefuseError, Status};
+use ckpt::security::{check_rewrite, scan_file, AllowList, Class, Policy, RefuseError, Status};
 
 const TIME_LIMIT: Duration = Duration::from_secs(5);
 const ADDRESS_SPACE: u64 = 1 << 30;
@@ -177,6 +177,16 @@ fn every_case_has_its_expected_outcome_within_bounds() {
             None if open.code != 0 => {
                 failures.push(format!("{name}: inspect failed: {}", open.stderr.trim()))
             }
+            None => {
+                // inspect reports the globals scan reports, from every pickle.
+                let report: Json = serde_json::from_str(&open.stdout).unwrap_or(Json::Null);
+                for class in ["dangerous", "unknown"] {
+                    let got = strings(&report["scan"][class]);
+                    if got != class_paths(file, class) {
+                        failures.push(format!("{name}: inspect {class} {got:?} ≠ scan's"));
+                    }
+                }
+            }
             Some(substring) if open.code != 1 || !open.stderr.contains(substring) => {
                 failures.push(format!(
                     "{name}: inspect exit {}, stderr {:?}; want exit 1 with {substring:?}",
@@ -191,15 +201,17 @@ fn every_case_has_its_expected_outcome_within_bounds() {
 }
 
 #[test]
-fn several_files_exit_with_the_highest_code() {
+fn several_files_exit_with_the_most_severe_status() {
     let h = hostile();
     let file = |n: &str| h.join(n).to_string_lossy().into_owned();
-    let clean = file("unknown_namespace.pth");
+    let clean = file("benign_namespace.pth");
+    let unknown = file("unknown_class.pth");
     let dangerous = file("reduce_os_system.pth");
     let unreadable = file("huge_long.pkl");
     for (files, want) in [
         (vec![clean.clone()], 0),
-        (vec![clean.clone(), dangerous.clone()], 1),
+        (vec![clean.clone(), unknown.clone()], 3),
+        (vec![unknown.clone(), dangerous.clone()], 1),
         (vec![dangerous.clone(), unreadable.clone(), clean], 2),
     ] {
         let mut args = vec!["scan"];
@@ -221,7 +233,7 @@ fn rewrites_refuse_dangerous_and_unknown_inputs_and_write_nothing() {
     let out_s = out.to_str().expect("utf-8");
     let h = hostile();
     let evil = h.join("nested_zip.pth");
-    let unknown = h.join("unknown_namespace.pth");
+    let unknown = h.join("unknown_class.pth");
     let (evil, unknown) = (
         evil.to_str().expect("path"),
         unknown.to_str().expect("path"),
@@ -249,15 +261,34 @@ fn rewrites_refuse_dangerous_and_unknown_inputs_and_write_nothing() {
             assert!(!out.exists(), "{args:?} wrote {out_s}");
         }
     }
-    let run = run_bounded(&[
-        "strip-module",
-        unknown,
-        "-o",
-        out_s,
-        "--allow-unknown-globals",
-    ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(out.exists());
+}
+
+#[test]
+fn rewrites_allowed_to_pass_unknown_globals_keep_them_and_never_scan_clean() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let unknown = hostile().join("unknown_class.pth");
+    let unknown = unknown.to_str().expect("path");
+    let commands: [&[&str]; 3] = [
+        &["strip-module"],
+        &["remap", "--to", "cpu"],
+        &["convert", "--dtype", "float16"],
+    ];
+    for (i, command) in commands.into_iter().enumerate() {
+        let out = dir.path().join(format!("out{i}.pth"));
+        let out_s = out.to_str().expect("utf-8");
+        let mut args = command.to_vec();
+        args.extend([unknown, "-o", out_s, "--allow-unknown-globals"]);
+        let run = run_bounded(&args);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        let scan = run_bounded(&["scan", "--json", out_s]);
+        let json: Json = serde_json::from_str(&scan.stdout).expect("scan JSON");
+        assert_eq!(scan.code, 3, "{args:?}: {}", scan.stdout);
+        assert_eq!(
+            class_paths(&json["files"][0], "unknown"),
+            ["__main__.TrainConfig"],
+            "{args:?}"
+        );
+    }
 }
 
 #[test]
@@ -272,11 +303,12 @@ fn library_check_matches_the_scan() {
         Err(RefuseError::Evasion { .. })
     ));
     assert!(matches!(
-        check_rewrite(&h.join("unknown_namespace.pth"), Policy::SafeOnly),
+        check_rewrite(&h.join("unknown_class.pth"), Policy::SafeOnly),
         Err(RefuseError::Unknown { .. })
     ));
-    assert!(check_rewrite(&h.join("unknown_namespace.pth"), Policy::AllowUnknown).is_ok());
-    let scan = scan_file(&h.join("proto0_inst.pkl"));
+    assert!(check_rewrite(&h.join("unknown_class.pth"), Policy::AllowUnknown).is_ok());
+    assert!(check_rewrite(&h.join("benign_namespace.pth"), Policy::SafeOnly).is_ok());
+    let scan = scan_file(&h.join("proto0_inst.pkl"), &AllowList::default());
     assert_eq!(scan.status(), Status::Dangerous);
     assert_eq!(scan.paths_of(Class::Dangerous), ["os.system"]);
 }

@@ -61,9 +61,9 @@ pub fn run(
         }
     };
     on_step("scan");
-    check_rewrite(input, policy).map_err(|e| failed("scan")(&e))?;
+    let checked = check_rewrite(input, policy).map_err(|e| failed("scan")(&e))?;
     on_step("open");
-    let mut ckpt = torch::open(input).map_err(|e| failed("open")(&e))?;
+    let mut ckpt = torch::open_file(input, checked.file).map_err(|e| failed("open")(&e))?;
     let mut rewrite = Rewrite::new(&ckpt);
     let mut staged = Vec::new();
     for step in steps {

@@ -18,6 +18,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use ckpt::security::Status;
+
 /// A failure to report: one line, naming the file it concerns.
 #[derive(Debug)]
 pub struct Failure {
@@ -95,7 +97,11 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Scan(args) => {
-            let code = scan::run(args);
+            // A bad `--allow` is a usage error: status 2 (nothing was checked), never 1.
+            let code = scan::run(args).unwrap_or_else(|failure| {
+                eprintln!("ckpt: error: {failure}");
+                Status::Unreadable.exit_code()
+            });
             // Flush what was printed, then leave with the scan's own status.
             use std::io::Write;
             let _ = std::io::stdout().flush();

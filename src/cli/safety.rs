@@ -1,6 +1,7 @@
 //! `--allow-unknown-globals`, shared by every command that reads pickles to rewrite,
 //! export or check them, and the safety check it feeds.
 
+use std::fs::File;
 use std::path::Path;
 
 use clap::Args as ClapArgs;
@@ -12,9 +13,10 @@ use super::Failure;
 /// What a command accepts from its input's pickles.
 #[derive(ClapArgs, Debug, Clone, Copy, Default)]
 pub struct SafetyArgs {
-    /// Proceed even if the input names globals that are not on torch's weights_only
-    /// allow-list (e.g. `argparse.Namespace`, pickled `torch.nn` modules). They are kept as
-    /// names, never imported. Dangerous globals (os.system, eval, …) are always refused.
+    /// Proceed even if the input names globals that are on no allow-list (e.g. pickled
+    /// `torch.nn` modules). They are kept as names, never imported, and stay in the output,
+    /// which `ckpt scan` therefore reports as unknown (exit 3). Dangerous globals (os.system,
+    /// eval, …) are always refused.
     #[arg(long)]
     pub allow_unknown_globals: bool,
 }
@@ -29,13 +31,12 @@ impl SafetyArgs {
         }
     }
 
-    /// Refuses `input` before anything is written: first a file that is not a PyTorch
-    /// checkpoint at all, then what the safety scan finds (see
-    /// [`ckpt::security::check_rewrite`]).
-    pub fn check(&self, input: &Path) -> Result<(), Failure> {
-        ckpt::torch::recognise(input).map_err(|e| Failure::about(input, e))?;
+    /// Opens `input` once, scans it and refuses it before anything is written (see
+    /// [`ckpt::security::check_rewrite`]). The command reads its input from the returned file
+    /// (`ckpt::torch::open_file`), never by name again.
+    pub fn check(&self, input: &Path) -> Result<File, Failure> {
         check_rewrite(input, self.policy())
-            .map(|_| ())
+            .map(|checked| checked.file)
             .map_err(|e| Failure::about(input, e))
     }
 }

@@ -1,17 +1,20 @@
-//! `ckpt scan FILE...`: every global of every pickle in each file, classified.
+//! `ckpt scan FILE...`: every global of every pickle in each file, classified by allow-list.
 
 use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 use serde_json::json;
 
-use ckpt::security::{render, scan_file};
+use ckpt::security::{render, scan_file, AllowError, AllowList, Status};
 
-/// Exit status: 0 clean (unknown globals may be listed), 1 a dangerous global or an evasion
-/// in some file, 2 some file (or part of one) could not be read. Each file's status is the
-/// first that applies of dangerous, unreadable, clean; over several files the highest code
-/// wins, so 2 outranks 1: a file that could not be checked must not be mistaken for one that
-/// was.
+use super::Failure;
+
+/// Exit status: 0 every global in every pickle torch would read is safe; 1 a dangerous global
+/// or an evasion in some file; 2 some file (or part of one) could not be read; 3 nothing
+/// dangerous or unreadable, but some global is on no allow-list (unknown). Each file's status
+/// is the first that applies of dangerous, unreadable, unknown, clean; over several files
+/// unreadable outranks dangerous, which outranks unknown: a file that could not be checked
+/// must not be mistaken for one that was.
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     /// Files to scan (any checkpoint, TorchScript or `.pt2` archive, or pickle).
@@ -20,16 +23,35 @@ pub struct Args {
     /// Print one JSON object (`files`, `exit_code`) instead of text.
     #[arg(long)]
     json: bool,
+    /// Treat this global as safe for this run: a dotted path (`mypkg.config.TrainConfig`) or
+    /// `module.*` for every name under a module. Repeatable. Never passes a dangerous global.
+    #[arg(long, value_name = "NAME")]
+    allow: Vec<String>,
+    /// Read `--allow` names from FILE, one per line (`#` starts a comment).
+    #[arg(long, value_name = "FILE")]
+    allow_file: Vec<PathBuf>,
 }
 
 /// Scans every file, prints, and returns the exit code.
-pub fn run(args: Args) -> u8 {
-    let scans: Vec<_> = args.files.iter().map(|f| scan_file(f)).collect();
-    let code = scans
+pub fn run(args: Args) -> Result<u8, Failure> {
+    let mut allowed = AllowList::default();
+    let usage = |e: AllowError| Failure {
+        file: None,
+        message: e.to_string(),
+    };
+    for name in &args.allow {
+        allowed.add(name).map_err(usage)?;
+    }
+    for file in &args.allow_file {
+        allowed.add_file(file).map_err(usage)?;
+    }
+    let scans: Vec<_> = args.files.iter().map(|f| scan_file(f, &allowed)).collect();
+    let worst = scans
         .iter()
-        .map(|s| s.status().exit_code())
+        .map(|s| s.status())
         .max()
-        .unwrap_or(0);
+        .unwrap_or(Status::Clean);
+    let code = worst.exit_code();
     if args.json {
         let files: Vec<_> = scans.iter().map(render::to_json).collect();
         println!("{}", json!({ "files": files, "exit_code": code }));
@@ -38,5 +60,5 @@ pub fn run(args: Args) -> u8 {
             print!("{}", render::to_text(scan));
         }
     }
-    code
+    Ok(code)
 }

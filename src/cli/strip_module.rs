@@ -31,9 +31,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let input = &args.input;
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
     let out = args.output.resolve(input)?;
-    args.safety.check(input)?;
+    let file = args.safety.check(input)?;
     let _progress = ckpt::progress::Task::start(input);
-    let mut ckpt = torch::open(input).map_err(|e| fail(&e))?;
+    let mut ckpt = torch::open_file(input, file).map_err(|e| fail(&e))?;
     let format = OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?;
     let rule = if args.prefixes.is_empty() {
         PrefixRule::Auto

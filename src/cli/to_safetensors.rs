@@ -26,9 +26,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let input = &args.input;
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
     super::output::writable(&args.output)?;
-    args.safety.check(input)?;
+    let file = args.safety.check(input)?;
     let _progress = ckpt::progress::Task::start(input);
-    let mut ckpt = ckpt::torch::open(input).map_err(|e| fail(&e))?;
+    let mut ckpt = ckpt::torch::open_file(input, file).map_err(|e| fail(&e))?;
     let sd = ckpt::safetensors::select(&ckpt.graph, ckpt.root, args.key.as_deref())
         .map_err(|e| fail(&e))?;
     let written = ckpt::safetensors::write(&mut ckpt, sd, &args.output).map_err(|e| fail(&e))?;

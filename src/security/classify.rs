@@ -1,24 +1,35 @@
-//! Classifying one pickle global as safe, unknown or dangerous.
+//! Classifying one pickle global as safe, unknown or dangerous, by allow-list.
 //!
 //! A global is compared by its full dotted path, `module.name` after Python 2 spellings are
 //! mapped ([`Global::canonical`]: `__builtin__` → `builtins`, `copy_reg` → `copyreg`). A
 //! dotted `name` (protocol 4 resolves `STACK_GLOBAL('torch', 'hub.load')` attribute by
 //! attribute) therefore lands on the same path as the plain spelling.
+//!
+//! The order is fixed: a global that resolves to something dangerous ([`resolve`]) is
+//! dangerous whatever list it is on; otherwise it is safe only when a safe list names it
+//! exactly (torch's weights_only allow-list, the torch_npu names, TorchScript's own
+//! `__torch__.*` inside a TorchScript archive, [`BENIGN`], the user's [`AllowList`]); every
+//! other global is unknown.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use crate::pickle::Global;
 use crate::torch::allowlist;
 
+use super::resolve::{resolve, Resolved, ESCAPE_WHY};
+use super::rules::{BENIGN, NUMPY_DTYPE_CLASSES, TORCH_NPU};
+
 /// How a global is judged. Ordered: `Safe < Unknown < Dangerous`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Class {
-    /// On torch's weights_only allow-list, a known torch_npu name, or a TorchScript
-    /// archive-internal name inside a TorchScript archive.
+    /// On a safe list (see the module docs).
     Safe,
-    /// Neither safe nor known to be dangerous: loading it needs `weights_only=False`, which
-    /// imports it and may call it.
+    /// On no list: loading it needs `weights_only=False`, which imports it and may call it.
     Unknown,
-    /// In [`DANGEROUS`]: importing or calling it can run commands, code, or touch files,
-    /// processes or the network.
+    /// Resolves to a [`DANGEROUS`](super::rules::DANGEROUS) path or walks through a dunder
+    /// attribute: importing or calling it can run commands or code, or touch files, processes
+    /// or the network.
     Dangerous,
 }
 
@@ -43,190 +54,114 @@ pub enum Context {
     TorchScript,
 }
 
-/// One row of [`DANGEROUS`]: a dotted path that matches itself and everything below it.
-#[derive(Clone, Copy, Debug)]
-pub struct Rule {
-    pub path: &'static str,
-    pub why: &'static str,
-}
-
-const fn rule(path: &'static str, why: &'static str) -> Rule {
-    Rule { path, why }
-}
-
-const SHELL: &str = "runs commands or spawns processes";
-const CODE: &str = "executes or compiles Python code";
-const IMPORT: &str = "imports or resolves arbitrary names (reaches any other global)";
-const FILES: &str = "opens, writes or deletes files";
-const NET: &str = "opens network connections";
-const UNPICKLE: &str = "loads another pickle or serialized code (a nested payload)";
-const LOADER: &str = "loads a model file, which unpickles or runs code";
-const INTERP: &str = "changes or exposes the interpreter (modules, debugger, native calls)";
-
-/// Globals whose import or call is dangerous, as dotted paths. A path covers itself and every
-/// name under it (`os` covers `os.system` and `os.path.join`; `sys` does not cover `sysconfig`).
-/// Python 2 module names are listed too, since Python 3's unpickler maps them (`commands` →
-/// `subprocess`, `cPickle` → `pickle`, `urllib2` → `urllib.request`).
-pub const DANGEROUS: &[Rule] = &[
-    // Processes and the shell.
-    rule("os", SHELL),
-    rule("posix", SHELL),
-    rule("nt", SHELL),
-    rule("subprocess", SHELL),
-    rule("commands", SHELL),
-    rule("popen2", SHELL),
-    rule("pty", SHELL),
-    rule("multiprocessing", SHELL),
-    rule("_posixsubprocess", SHELL),
-    rule("asyncio", SHELL),
-    rule("signal", SHELL),
-    rule("platform.popen", SHELL),
-    rule("uuid._get_command_stdout", SHELL),
-    rule("torch.utils.collect_env.run", SHELL),
-    rule("numpy.distutils", SHELL),
-    rule("numpy.f2py", SHELL),
-    // Code execution.
-    rule("builtins.eval", CODE),
-    rule("builtins.exec", CODE),
-    rule("builtins.execfile", CODE),
-    rule("builtins.compile", CODE),
-    rule("builtins.breakpoint", CODE),
-    rule("builtins.input", CODE),
-    rule("builtins.__build_class__", CODE),
-    rule("runpy", CODE),
-    rule("code", CODE),
-    rule("codeop", CODE),
-    rule("timeit", CODE),
-    rule("cProfile", CODE),
-    rule("profile", CODE),
-    rule("trace", CODE),
-    rule("pdb", CODE),
-    rule("bdb", CODE),
-    rule("types.CodeType", CODE),
-    rule("types.FunctionType", CODE),
-    rule("types.LambdaType", CODE),
-    rule("logging.config", CODE),
-    rule("numpy.testing._private.utils.runstring", CODE),
-    rule("torch.fx.graph_module._exec_with_source", CODE),
-    rule("torch.fx.graph_module._forward_from_src", CODE),
-    rule("torch.fx.graph_module.reduce_graph_module", CODE),
-    rule("torch.fx.graph_module.reduce_package_graph_module", CODE),
-    rule("torch.fx.graph_module.reduce_deploy_graph_module", CODE),
-    rule("torch.jit.unsupported_tensor_ops.execWrapper", CODE),
-    rule("torch._inductor.codecache", CODE),
-    rule("torch.utils.cpp_extension", CODE),
-    // Name resolution: a route to every other global.
-    rule("builtins.getattr", IMPORT),
-    rule("builtins.setattr", IMPORT),
-    rule("builtins.delattr", IMPORT),
-    rule("builtins.__import__", IMPORT),
-    rule("builtins.globals", IMPORT),
-    rule("builtins.locals", IMPORT),
-    rule("builtins.vars", IMPORT),
-    rule("builtins.reload", IMPORT),
-    rule("builtins.apply", IMPORT),
-    rule("importlib", IMPORT),
-    rule("imp", IMPORT),
-    rule("zipimport", IMPORT),
-    rule("pkgutil", IMPORT),
-    rule("pydoc", IMPORT),
-    rule("site", IMPORT),
-    rule("operator.attrgetter", IMPORT),
-    rule("operator.methodcaller", IMPORT),
-    rule("operator.itemgetter", IMPORT),
-    rule("functools.partial", IMPORT),
-    rule("sys", INTERP),
-    rule("ctypes", INTERP),
-    rule("_ctypes", INTERP),
-    rule("gc", INTERP),
-    // Files.
-    rule("builtins.open", FILES),
-    rule("builtins.file", FILES),
-    rule("io.open", FILES),
-    rule("io.open_code", FILES),
-    rule("io.FileIO", FILES),
-    rule("_io.open", FILES),
-    rule("_io.open_code", FILES),
-    rule("_io.FileIO", FILES),
-    rule("codecs.open", FILES),
-    rule("shutil", FILES),
-    rule("tempfile", FILES),
-    rule("fileinput", FILES),
-    rule("logging.FileHandler", FILES),
-    rule("logging.handlers", FILES),
-    rule("zipfile", FILES),
-    rule("tarfile", FILES),
-    // Network.
-    rule("socket", NET),
-    rule("_socket", NET),
-    rule("ssl", NET),
-    rule("webbrowser", NET),
-    rule("urllib", NET),
-    rule("urllib2", NET),
-    rule("http", NET),
-    rule("httplib", NET),
-    rule("ftplib", NET),
-    rule("smtplib", NET),
-    rule("telnetlib", NET),
-    rule("xmlrpc", NET),
-    rule("requests", NET),
-    rule("aiohttp", NET),
-    rule("pip", NET),
-    rule("venv", NET),
-    rule("ensurepip", NET),
-    // Nested payloads.
-    rule("pickle", UNPICKLE),
-    rule("_pickle", UNPICKLE),
-    rule("cPickle", UNPICKLE),
-    rule("pickletools", UNPICKLE),
-    rule("marshal", UNPICKLE),
-    rule("shelve", UNPICKLE),
-    rule("dill", UNPICKLE),
-    rule("cloudpickle", UNPICKLE),
-    rule("joblib", UNPICKLE),
-    rule("numpy.load", UNPICKLE),
-    rule("numpy.lib.npyio", UNPICKLE),
-    rule("yaml.load", UNPICKLE),
-    rule("yaml.unsafe_load", UNPICKLE),
-    // torch loaders.
-    rule("torch.load", LOADER),
-    rule("torch.serialization.load", LOADER),
-    rule("torch.serialization._load", LOADER),
-    rule("torch.serialization._legacy_load", LOADER),
-    rule("torch.hub", LOADER),
-    rule("torch.jit.load", LOADER),
-    rule("torch.jit._serialization", LOADER),
-    rule("torch.jit.mobile", LOADER),
-    rule("torch.package", LOADER),
-    rule("torch._C.import_ir_module", LOADER),
-    rule("torch._C.import_ir_module_from_buffer", LOADER),
-    rule("torch._C._import_ir_module_from_package", LOADER),
-    rule("torch._C._load_for_lite_interpreter", LOADER),
-    rule("torch._C._load_for_lite_interpreter_from_buffer", LOADER),
-    rule("torch._C._load_jit_module_from_bytes", LOADER),
-    rule("torch._C._load_jit_module_from_file", LOADER),
-    rule("torch._C._load_mobile_module_from_bytes", LOADER),
-    rule("torch._C._load_mobile_module_from_file", LOADER),
-    rule(
-        "torch.utils._config_module.ConfigModule.load_config",
-        LOADER,
-    ),
-    rule("torch.export.load", LOADER),
-    rule("torch.export.pt2_archive", LOADER),
-    rule("torch._export.serde", LOADER),
-];
-
-/// torch_npu names that checkpoints saved on Ascend carry (`remap` replaces them).
-const TORCH_NPU_SAFE: [&str; 2] = [
-    "torch_npu.utils.storage._rebuild_npu_tensor",
-    "torch_npu.npu._format.Format",
-];
-
 /// The verdict on one global, with the reason.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
     pub class: Class,
     pub why: &'static str,
+    /// For a dangerous global reached through a re-export or an attribute walk: what it
+    /// resolves to (`os.system` for `pathlib.os.system`, `__self__` for a walk).
+    pub resolves_to: Option<String>,
+}
+
+impl Verdict {
+    fn new(class: Class, why: &'static str) -> Verdict {
+        Verdict {
+            class,
+            why,
+            resolves_to: None,
+        }
+    }
+}
+
+/// Names a user declares safe for one run (`--allow NAME`, `--allow-file FILE`): exact dotted
+/// paths, or `module.*` for every name under `module`. They can make an unknown global safe,
+/// never a dangerous one.
+#[derive(Clone, Debug, Default)]
+pub struct AllowList {
+    exact: BTreeSet<String>,
+    /// `module.` prefixes, from `module.*` entries.
+    under: BTreeSet<String>,
+}
+
+/// Why an allow-list entry was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum AllowError {
+    #[error("--allow `{name}`: not a dotted Python name (`module.name`, or `module.*`)")]
+    BadName { name: String },
+    #[error("--allow `{name}`: it resolves to a dangerous global, which no allow-list can pass")]
+    Dangerous { name: String },
+    #[error("--allow-file {}: {source}", path.display())]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("--allow-file {}, line {line}: {source}", path.display())]
+    Line {
+        path: PathBuf,
+        line: usize,
+        source: Box<AllowError>,
+    },
+}
+
+impl AllowList {
+    /// Adds one entry (Python 2 module names mapped, like globals).
+    pub fn add(&mut self, entry: &str) -> Result<(), AllowError> {
+        let bad = || AllowError::BadName {
+            name: entry.to_owned(),
+        };
+        let (body, wildcard) = match entry.strip_suffix(".*") {
+            Some(module) => (module, true),
+            None => (entry, false),
+        };
+        let valid = |c: &str| {
+            c.chars()
+                .next()
+                .is_some_and(|f| f == '_' || f.is_alphabetic())
+                && c.chars().all(|ch| ch == '_' || ch.is_alphanumeric())
+        };
+        if !body.split('.').all(valid) {
+            return Err(bad());
+        }
+        if wildcard {
+            let module = Global::new(body, "").canonical().module;
+            self.under.insert(format!("{module}."));
+            return Ok(());
+        }
+        let (module, name) = body.rsplit_once('.').ok_or_else(bad)?;
+        let global = Global::new(module, name).canonical();
+        if resolve(&global).is_some() {
+            return Err(AllowError::Dangerous {
+                name: entry.to_owned(),
+            });
+        }
+        self.exact.insert(global.to_string());
+        Ok(())
+    }
+
+    /// Adds every entry of `path`: one per line; blank lines and `#` comments are skipped.
+    pub fn add_file(&mut self, path: &Path) -> Result<(), AllowError> {
+        let text = std::fs::read_to_string(path).map_err(|source| AllowError::File {
+            path: path.to_owned(),
+            source,
+        })?;
+        for (i, line) in text.lines().enumerate() {
+            let entry = line.split('#').next().unwrap_or("").trim();
+            if entry.is_empty() {
+                continue;
+            }
+            self.add(entry).map_err(|e| AllowError::Line {
+                path: path.to_owned(),
+                line: i + 1,
+                source: Box::new(e),
+            })?;
+        }
+        Ok(())
+    }
+
+    fn contains(&self, path: &str) -> bool {
+        self.exact.contains(path) || self.under.iter().any(|p| path.starts_with(p.as_str()))
+    }
 }
 
 /// The full dotted path of a global, Python 2 module names mapped.
@@ -234,43 +169,64 @@ pub fn dotted(global: &Global) -> String {
     global.canonical().to_string()
 }
 
-/// The [`DANGEROUS`] rule that covers `path`, if any.
-pub fn dangerous_rule(path: &str) -> Option<&'static Rule> {
-    DANGEROUS.iter().find(|r| {
-        path.strip_prefix(r.path)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
-    })
+/// Classifies `global` found in a pickle in `context`, with `allowed` extending the safe
+/// lists. Dangerous wins over every safe list.
+pub fn classify(global: &Global, context: Context, allowed: &AllowList) -> Verdict {
+    let canonical = global.canonical();
+    match resolve(&canonical) {
+        Some(Resolved::Escape(attr)) => {
+            return Verdict {
+                class: Class::Dangerous,
+                why: ESCAPE_WHY,
+                resolves_to: Some(attr),
+            }
+        }
+        Some(Resolved::Rule { rule, path }) => {
+            let whole = path == canonical.to_string();
+            return Verdict {
+                class: Class::Dangerous,
+                why: rule.why,
+                resolves_to: (!whole).then_some(path),
+            };
+        }
+        None => {}
+    }
+    match safe_reason(&canonical, context, allowed) {
+        Some(why) => Verdict::new(Class::Safe, why),
+        None => Verdict::new(
+            Class::Unknown,
+            "on no allow-list: loading it needs weights_only=False, which imports it",
+        ),
+    }
 }
 
-/// Classifies `global` found in a pickle in `context`. Dangerous wins over every safe rule.
-pub fn classify(global: &Global, context: Context) -> Verdict {
-    let path = dotted(global);
-    if let Some(rule) = dangerous_rule(&path) {
-        return Verdict {
-            class: Class::Dangerous,
-            why: rule.why,
-        };
-    }
-    let safe = |why| Verdict {
-        class: Class::Safe,
-        why,
-    };
+/// Why `global` (canonical) is safe, or `None` when no safe list names it.
+fn safe_reason(global: &Global, context: Context, allowed: &AllowList) -> Option<&'static str> {
+    let path = global.to_string();
     if allowlist::is_allowed(global) {
-        return safe("on torch's weights_only allow-list");
+        return Some("on torch's weights_only allow-list");
     }
-    if TORCH_NPU_SAFE.contains(&path.as_str()) {
-        return safe("torch_npu tensor rebuild (a known Ascend name)");
+    if TORCH_NPU.contains(&path.as_str()) {
+        return Some("torch_npu tensor rebuild (a known Ascend name)");
     }
-    let module = global.canonical().module;
+    let module = global.module.as_str();
     let archive_internal =
         module == "__torch__" || module.starts_with("__torch__.") || module == "torch.jit._pickle";
     if context == Context::TorchScript && archive_internal {
-        return safe("TorchScript archive-internal name");
+        return Some("TorchScript archive-internal name");
     }
-    Verdict {
-        class: Class::Unknown,
-        why: "not on torch's weights_only allow-list",
+    if let Some(rule) = BENIGN.iter().find(|r| r.path == path) {
+        return Some(rule.why);
     }
+    let dtype_class = path
+        .strip_prefix(NUMPY_DTYPE_CLASSES)
+        .is_some_and(|n| n.ends_with("DType") && !n.contains('.'));
+    if dtype_class {
+        return Some("a numpy dtype class (takes no arguments)");
+    }
+    allowed
+        .contains(&path)
+        .then_some("allowed for this run (--allow / --allow-file)")
 }
 
 #[cfg(test)]
@@ -278,7 +234,12 @@ mod tests {
     use super::*;
 
     fn class(module: &str, name: &str) -> Class {
-        classify(&Global::new(module, name), Context::Checkpoint).class
+        classify(
+            &Global::new(module, name),
+            Context::Checkpoint,
+            &AllowList::default(),
+        )
+        .class
     }
 
     #[test]
@@ -308,6 +269,47 @@ mod tests {
     }
 
     #[test]
+    fn gadgets_from_the_scanner_advisories_are_dangerous() {
+        for (m, n) in [
+            ("idlelib.pyshell", "ModifiedInterpreter.runcode"),
+            ("idlelib.calltip", "Calltip.fetch_tip"),
+            ("idlelib.autocomplete", "AutoComplete.get_entity"),
+            ("lib2to3.pgen2.pgen", "ParserGenerator.make_label"),
+            ("doctest", "debug_script"),
+            ("torch.utils.bottleneck.__main__", "run_cprofile"),
+            ("torch._dynamo.guards", "GuardBuilder.get"),
+            (
+                "torch.fx.experimental.symbolic_shapes",
+                "ShapeEnv.evaluate_guards_expression",
+            ),
+            ("torch.utils.data.datapipes.utils.decoder", "basichandlers"),
+            ("_osx_support", "_read_output"),
+            ("_aix_support", "_aix_bos_rte"),
+            ("imaplib", "IMAP4_stream"),
+            ("distutils.file_util", "write_file"),
+            ("_xxsubinterpreters", "run_string"),
+            ("mailcap", "findmatch"),
+            ("numpy.lib._npyio_impl", "load"),
+            ("_operator", "methodcaller"),
+            ("pathlib", "os.system"),
+            ("torch", "os.system"),
+            ("builtins", "print.__self__.exec"),
+        ] {
+            assert_eq!(class(m, n), Class::Dangerous, "{m}.{n}");
+        }
+    }
+
+    #[test]
+    fn a_re_export_names_what_it_resolves_to() {
+        let v = classify(
+            &Global::new("pathlib", "os.system"),
+            Context::Checkpoint,
+            &AllowList::default(),
+        );
+        assert_eq!(v.resolves_to.as_deref(), Some("os.system"));
+    }
+
+    #[test]
     fn prefixes_match_whole_components_only() {
         assert_eq!(class("sysconfig", "get_paths"), Class::Unknown);
         assert_eq!(class("osx", "thing"), Class::Unknown);
@@ -315,31 +317,69 @@ mod tests {
     }
 
     #[test]
-    fn allow_list_and_npu_are_safe_and_modules_unknown() {
+    fn allow_lists_are_safe_and_everything_else_unknown() {
         assert_eq!(class("torch._utils", "_rebuild_tensor_v2"), Class::Safe);
         assert_eq!(class("__builtin__", "set"), Class::Safe);
         assert_eq!(
             class("torch_npu.utils.storage", "_rebuild_npu_tensor"),
             Class::Safe
         );
-        assert_eq!(class("argparse", "Namespace"), Class::Unknown);
+        assert_eq!(class("argparse", "Namespace"), Class::Safe);
+        assert_eq!(class("numpy.core.multiarray", "_reconstruct"), Class::Safe);
+        assert_eq!(class("numpy.dtypes", "Float32DType"), Class::Safe);
         assert_eq!(class("torch.nn.modules.conv", "Conv2d"), Class::Unknown);
         assert_eq!(class("collections", "OrderedDict.fromkeys"), Class::Unknown);
         assert_eq!(class("copy_reg", "_reconstructor"), Class::Unknown);
         assert_eq!(class("pathlib", "PosixPath"), Class::Unknown);
+        assert_eq!(class("builtins", "int"), Class::Unknown);
     }
 
     #[test]
     fn torchscript_names_are_safe_only_in_torchscript() {
+        let none = AllowList::default();
         let g = Global::new("__torch__.torch.nn.modules.conv", "Conv2d");
-        assert_eq!(classify(&g, Context::Checkpoint).class, Class::Unknown);
-        assert_eq!(classify(&g, Context::TorchScript).class, Class::Safe);
+        assert_eq!(
+            classify(&g, Context::Checkpoint, &none).class,
+            Class::Unknown
+        );
+        assert_eq!(classify(&g, Context::TorchScript, &none).class, Class::Safe);
         let tag = Global::new("torch.jit._pickle", "restore_type_tag");
-        assert_eq!(classify(&tag, Context::TorchScript).class, Class::Safe);
+        assert_eq!(
+            classify(&tag, Context::TorchScript, &none).class,
+            Class::Safe
+        );
         let evil = Global::new("os", "system");
         assert_eq!(
-            classify(&evil, Context::TorchScript).class,
+            classify(&evil, Context::TorchScript, &none).class,
             Class::Dangerous
         );
+    }
+
+    #[test]
+    fn user_allow_entries_pass_unknown_globals_but_never_dangerous_ones() {
+        let mut allowed = AllowList::default();
+        allowed.add("torch.nn.modules.conv.Conv2d").expect("valid");
+        allowed.add("__main__.*").expect("valid");
+        let verdict =
+            |m: &str, n: &str| classify(&Global::new(m, n), Context::Checkpoint, &allowed).class;
+        assert_eq!(verdict("torch.nn.modules.conv", "Conv2d"), Class::Safe);
+        assert_eq!(verdict("__main__", "Net"), Class::Safe);
+        assert_eq!(verdict("torch.nn.modules.conv", "Conv1d"), Class::Unknown);
+        assert!(matches!(
+            allowed.add("os.system"),
+            Err(AllowError::Dangerous { .. })
+        ));
+        assert!(matches!(
+            allowed.add("pathlib.os.system"),
+            Err(AllowError::Dangerous { .. })
+        ));
+        assert!(matches!(
+            allowed.add("Conv2d"),
+            Err(AllowError::BadName { .. })
+        ));
+        assert!(matches!(
+            allowed.add("a b.c"),
+            Err(AllowError::BadName { .. })
+        ));
     }
 }

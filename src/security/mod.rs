@@ -2,15 +2,21 @@
 //! the check every rewriting command runs before it writes.
 //!
 //! Nothing here executes or imports anything: globals are names read by the non-executing
-//! pickle reader. Data flows [`scan::scan_file`] → [`scan::FileScan`] → [`check_rewrite`] (for
-//! rewriting commands) or a report (`ckpt scan`).
+//! pickle reader. Data flows [`scan::scan_open`] → [`scan::FileScan`] → [`check_rewrite`] (for
+//! rewriting commands, which then read the same open file) or a report (`ckpt scan`,
+//! `ckpt inspect`). Verdicts are by allow-list ([`classify`]) over names resolved the way
+//! Python resolves them ([`resolve`]).
 
+pub mod agreement;
 pub mod classify;
 pub mod policy;
 pub mod render;
+pub mod resolve;
+pub mod rules;
 pub mod scan;
 mod source;
 
-pub use classify::{classify, Class, Context, Verdict, DANGEROUS};
-pub use policy::{check_rewrite, Policy, RefuseError};
-pub use scan::{scan_file, FileScan, GlobalUse, Issue, PickleScan, Severity, Status};
+pub use classify::{classify, AllowError, AllowList, Class, Context, Verdict};
+pub use policy::{check_rewrite, Checked, Policy, RefuseError};
+pub use rules::DANGEROUS;
+pub use scan::{scan_file, scan_open, FileScan, GlobalUse, Issue, PickleScan, Severity, Status};

@@ -1,14 +1,16 @@
 //! The one check every command that writes a checkpoint runs first.
 
+use std::fs::File;
 use std::path::Path;
 
-use super::classify::Class;
-use super::scan::{scan_file, FileScan, Severity, Status};
+use super::classify::{AllowList, Class};
+use super::scan::{scan_open, FileScan, Severity, Status};
 
 /// What a rewrite accepts besides safe globals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
-    /// Only globals on torch's weights_only allow-list (and known torch_npu names).
+    /// Only safe globals (torch's weights_only allow-list, torch_npu names, the documented
+    /// benign classes).
     SafeOnly,
     /// Unknown globals too (`--allow-unknown-globals`). Dangerous ones never pass.
     AllowUnknown,
@@ -27,15 +29,31 @@ pub enum RefuseError {
         "refusing to rewrite: part of the file could not be checked ({what}); nothing was written"
     )]
     Unreadable { what: String },
+    /// The file is not a PyTorch checkpoint at all (said before any scan runs).
+    #[error(transparent)]
+    NotACheckpoint(#[from] crate::torch::TorchError),
 }
 
-/// Scans `path` and decides whether a rewriting command may go on. Every rewriting command
-/// (strip-module, remap, amp --to, convert, and batch/to-safetensors) calls this before it
-/// opens its output; on `Err` it must write nothing.
-pub fn check_rewrite(path: &Path, policy: Policy) -> Result<FileScan, RefuseError> {
-    let scan = scan_file(path);
+/// A file that passed [`check_rewrite`], still open: the command reads its input from
+/// `file`, so it converts exactly the bytes that were scanned (no second open by name).
+#[derive(Debug)]
+pub struct Checked {
+    pub file: File,
+    pub scan: FileScan,
+}
+
+/// Opens `path` once, scans it and decides whether a rewriting command may go on. Every
+/// rewriting command (strip-module, remap, amp --to, convert, and batch/to-safetensors) calls
+/// this before it opens its output and reads its input from the returned file; on `Err` it
+/// must write nothing.
+pub fn check_rewrite(path: &Path, policy: Policy) -> Result<Checked, RefuseError> {
+    let mut file = File::open(path).map_err(|e| RefuseError::Unreadable {
+        what: format!("cannot read the file: {e}"),
+    })?;
+    crate::torch::recognise(&mut file)?;
+    let scan = scan_open(path, &file, &AllowList::default());
     decide(&scan, policy)?;
-    Ok(scan)
+    Ok(Checked { file, scan })
 }
 
 /// The decision for an existing scan (see [`check_rewrite`]).

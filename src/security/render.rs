@@ -7,7 +7,7 @@ use super::scan::{FileScan, Found, Severity};
 
 /// One JSON object for a file: `path`, `format`, `status`, `exit_code`, `pickles` (each with
 /// `location`, `found`, `error` and `globals`: `module`, `name`, `path`, `class`, `reason`,
-/// `count`), `issues` (`location`, `severity`, `message`).
+/// `resolves_to`, `count`), `issues` (`location`, `severity`, `message`).
 pub fn to_json(scan: &FileScan) -> Json {
     let pickles: Vec<Json> = scan
         .pickles
@@ -23,6 +23,7 @@ pub fn to_json(scan: &FileScan) -> Json {
                     "path": u.path,
                     "class": u.verdict.class.name(),
                     "reason": u.verdict.why,
+                    "resolves_to": u.verdict.resolves_to,
                     "count": u.count,
                 })).collect::<Vec<_>>(),
             })
@@ -82,8 +83,12 @@ pub fn to_text(scan: &FileScan) -> String {
             } else {
                 String::new()
             };
+            let via = match &u.verdict.resolves_to {
+                Some(to) => format!(" → {to}"),
+                None => String::new(),
+            };
             out.push_str(&format!(
-                "    {:<9}  {}{times}  ({})\n",
+                "    {:<9}  {}{via}{times}  ({})\n",
                 u.verdict.class.name(),
                 u.path,
                 u.verdict.why

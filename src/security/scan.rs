@@ -8,10 +8,13 @@
 //!   `.pt2` pickled constants) or a nested archive (a zip, or a legacy stream, recursed into up
 //!   to [`MAX_NESTING`] levels). Each record's local header is compared with the central
 //!   directory;
-//! * tar (`ustar`): the first pickle of every member, whatever its name; the side tables
-//!   are validated by torch's own tar reader;
+//! * tar (a first block `tarfile` accepts): the members as torch's own tar reader lists them
+//!   ([`tar::walk`]: PAX and GNU long headers applied), the first pickle of every regular
+//!   member whatever its name, then the side tables validated by that reader. torch falls back
+//!   to reading a legacy stream from byte 0 when `tarfile` fails, so that stream is read too;
 //! * anything else is read as torch's legacy loader reads it: one pickle, and when it is the
-//!   legacy magic number, the four that follow.
+//!   legacy magic number, or any value computed by a global (which could equal it), the four
+//!   that follow.
 //!
 //! Pickles are read by the non-executing reader in its lenient mode: the globals named
 //! before a pickle breaks are still reported (Python would already have imported them), and
@@ -28,9 +31,10 @@ use zip::CompressionMethod;
 use crate::pickle::{self, Global, Limits, PickleError};
 use crate::torch::checkpoint::MAX_PICKLE_BYTES;
 use crate::torch::legacy::MAGIC_PICKLE;
+use crate::torch::tar;
 use crate::torch::zip_read::{self, ZipError, MAX_INFLATE_RATIO, RATIO_FLOOR};
 
-use super::classify::{classify, dotted, Class, Context, Verdict};
+use super::classify::{classify, dotted, AllowList, Class, Context, Verdict};
 use super::source::{read_at, read_up_to, ReadSeek, Window};
 
 /// How deep archives inside archives are followed. torch's own nesting (`.pt2` sample
@@ -42,10 +46,8 @@ pub const MAX_INFLATED_TOTAL: u64 = 4 << 30;
 pub const MAX_PICKLES: usize = 100_000;
 /// A record that is not named `.pkl` is first decoded from this many bytes.
 const SNIFF_WINDOW: u64 = 64 << 10;
-/// tar block size.
-const BLOCK: u64 = 512;
-/// The most tar members walked.
-const MAX_TAR_MEMBERS: usize = 100_000;
+/// How many bytes decide the container (a tar header block).
+const HEAD: u64 = 512;
 
 /// One distinct global named by a pickle.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,11 +101,17 @@ pub struct Issue {
     pub message: String,
 }
 
-/// The outcome for one file. Exit codes: `Clean` 0, `Dangerous` 1, `Unreadable` 2.
+/// The outcome for one file. Exit codes: `Clean` 0, `Dangerous` 1, `Unreadable` 2,
+/// `Unknown` 3.
+///
+/// Ordered for summing up several files: `Clean < Unknown < Dangerous < Unreadable`, so a
+/// file that could not be checked is never hidden behind one that was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Status {
-    /// Every pickle was read and no global is dangerous (unknown globals may be present).
+    /// Every pickle was read and every global in it is safe.
     Clean,
+    /// Every pickle was read, none is dangerous, and some global is on no allow-list.
+    Unknown,
     /// A dangerous global or an evasion was found; this is certain even if other parts of the
     /// file could not be read.
     Dangerous,
@@ -117,12 +125,14 @@ impl Status {
             Status::Clean => 0,
             Status::Dangerous => 1,
             Status::Unreadable => 2,
+            Status::Unknown => 3,
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
             Status::Clean => "clean",
+            Status::Unknown => "unknown",
             Status::Dangerous => "dangerous",
             Status::Unreadable => "unreadable",
         }
@@ -140,7 +150,7 @@ pub struct FileScan {
 }
 
 impl FileScan {
-    /// Dangerous beats unreadable beats clean (see [`Status`]).
+    /// Dangerous beats unreadable beats unknown beats clean.
     pub fn status(&self) -> Status {
         let dangerous = self.worst_class() == Some(Class::Dangerous)
             || self.issues.iter().any(|i| i.severity == Severity::Evasion);
@@ -148,6 +158,8 @@ impl FileScan {
             Status::Dangerous
         } else if !self.issues.is_empty() {
             Status::Unreadable
+        } else if self.worst_class() == Some(Class::Unknown) {
+            Status::Unknown
         } else {
             Status::Clean
         }
@@ -176,32 +188,47 @@ impl FileScan {
     }
 }
 
-/// Scans `path`. Never fails: an unopenable file is a scan with an [`Issue`].
-pub fn scan_file(path: &Path) -> FileScan {
-    let mut scan = FileScan {
+/// Opens and scans `path`. Never fails: an unopenable file is a scan with an [`Issue`].
+/// A command that goes on to read the file uses [`scan_open`] on the file it keeps instead.
+pub fn scan_file(path: &Path, allowed: &AllowList) -> FileScan {
+    match File::open(path) {
+        Ok(file) => scan_open(path, &file, allowed),
+        Err(e) => FileScan {
+            path: path.to_owned(),
+            format: "unknown",
+            pickles: Vec::new(),
+            issues: vec![unreadable("", format!("cannot read the file: {e}"))],
+        },
+    }
+}
+
+/// Scans the already open `file` (named `path` in the report), reading it by offset and
+/// never by name, so a caller that goes on to read `file` reads the bytes judged here.
+pub fn scan_open(path: &Path, file: &File, allowed: &AllowList) -> FileScan {
+    let scan = FileScan {
         path: path.to_owned(),
         format: "unknown",
         pickles: Vec::new(),
         issues: Vec::new(),
     };
-    let opened = File::open(path).and_then(|f| Ok((f.metadata()?.len(), f)));
-    let (len, mut file) = match opened {
-        Ok(x) => x,
-        Err(e) => {
-            scan.issues
-                .push(unreadable("", format!("cannot read the file: {e}")));
-            return scan;
-        }
+    let mut scanner = Scanner {
+        scan,
+        inflated: 0,
+        allowed,
     };
-    let mut scanner = Scanner { scan, inflated: 0 };
-    scanner.top_level(&mut file, len);
+    match file.metadata() {
+        Ok(meta) => scanner.top_level(file, meta.len()),
+        Err(e) => scanner.issue(unreadable("", format!("cannot read the file: {e}"))),
+    }
     scanner.scan
 }
 
-struct Scanner {
+struct Scanner<'a> {
     scan: FileScan,
     /// Bytes inflated so far, against [`MAX_INFLATED_TOTAL`].
     inflated: u64,
+    /// Names the user declared safe for this run.
+    allowed: &'a AllowList,
 }
 
 fn unreadable(location: &str, message: String) -> Issue {
@@ -212,9 +239,10 @@ fn unreadable(location: &str, message: String) -> Issue {
     }
 }
 
-impl Scanner {
-    fn top_level(&mut self, file: &mut File, len: u64) {
-        let head = match read_at(file, 0, len.min(BLOCK)) {
+impl Scanner<'_> {
+    fn top_level(&mut self, file: &File, len: u64) {
+        let mut reader = file;
+        let head = match read_at(&mut reader, 0, len.min(HEAD)) {
             Ok(h) => h,
             Err(e) => {
                 self.issue(unreadable("", format!("cannot read the file: {e}")));
@@ -225,13 +253,13 @@ impl Scanner {
             self.issue(unreadable("", "the file is empty".into()));
         } else if head.starts_with(b"PK\x03\x04") {
             self.scan.format = "zip";
-            self.zip(file, len, "", 0);
-        } else if head.get(257..262) == Some(b"ustar".as_slice()) {
+            self.zip(&mut reader, len, "", 0);
+        } else if tar::is_tar(&head) {
             self.scan.format = "tar";
             self.tar(file, len);
         } else {
             self.scan.format = "pickle";
-            let found = self.stream(file, len, "", Context::Checkpoint, Found::Expected);
+            let found = self.stream(&mut reader, len, "", Context::Checkpoint, Found::Expected);
             if found == StreamKind::Legacy {
                 self.scan.format = "legacy";
             }
@@ -520,7 +548,7 @@ impl Scanner {
             match globals.iter_mut().find(|u| u.path == path) {
                 Some(seen) => seen.count += 1,
                 None => globals.push(GlobalUse {
-                    verdict: classify(global, context),
+                    verdict: classify(global, context, self.allowed),
                     global: global.clone(),
                     path,
                     count: 1,
@@ -543,7 +571,9 @@ impl Scanner {
     }
 
     /// What torch's legacy loader unpickles from the start of `r`: one pickle, and the four
-    /// after it when the first is the legacy magic number. Returns which it was.
+    /// after it when the first is the legacy magic number or a value a global computes (torch
+    /// compares that value with the magic number, and it may compare equal). Returns which it
+    /// was.
     fn stream(
         &mut self,
         r: &mut dyn ReadSeek,
@@ -556,6 +586,11 @@ impl Scanner {
         let mut kind = StreamKind::Single;
         for index in 1..=5 {
             let location = format!("{outer}stream#{index}");
+            if kind == StreamKind::Computed && pos >= len {
+                // A computed first value then the end of the file: torch stops at its
+                // magic-number check (or on the end of the file), having read nothing more.
+                return kind;
+            }
             let Some(partial) = self.next_pickle(r, len, pos, &location) else {
                 return kind;
             };
@@ -565,6 +600,10 @@ impl Scanner {
                     end.is_some_and(|n| read_at(r, 0, n as u64).is_ok_and(|b| is_legacy_magic(&b)));
                 if magic {
                     kind = StreamKind::Legacy;
+                } else if end.is_some() && !partial.globals.is_empty() {
+                    kind = StreamKind::Computed;
+                } else if found == Found::Sniffed && end.is_none() && partial.globals.is_empty() {
+                    return kind;
                 } else if end.is_none() && partial.globals.is_empty() && pos == 0 {
                     // Not a pickle at all (or broken before naming anything).
                     let why = partial.end.err().map(|e| e.to_string()).unwrap_or_default();
@@ -579,7 +618,7 @@ impl Scanner {
             }
             self.push_pickle(&location, found, context, partial);
             match end {
-                Some(n) if kind == StreamKind::Legacy => pos += n as u64,
+                Some(n) if kind != StreamKind::Single => pos += n as u64,
                 _ => return kind,
             }
         }
@@ -616,72 +655,60 @@ impl Scanner {
 
     // ----------------------------------------------------------------------------- tar
 
-    /// Every tar member's first pickle, whatever its name; then torch's reader validates the
-    /// side tables (their per-storage pickles may only name torch storage classes).
-    fn tar(&mut self, file: &mut File, len: u64) {
-        let mut pos = 0u64;
-        for _ in 0..MAX_TAR_MEMBERS {
-            let Some(end) = pos.checked_add(BLOCK).filter(|&e| e <= len) else {
-                break;
-            };
-            let block = match read_at(file, pos, BLOCK) {
-                Ok(b) => b,
-                Err(e) => {
-                    self.issue(unreadable("tar", format!("cannot read a header: {e}")));
-                    return;
+    /// Every regular member's first pickle, whatever its name, as torch's tar reader lists
+    /// the members; then that reader validates the side tables (their per-storage pickles may
+    /// only name torch storage classes). When the members cannot be listed `tarfile` fails
+    /// too, and torch reads a legacy stream from byte 0 instead: whatever pickle starts there
+    /// is reported as well.
+    fn tar(&mut self, file: &File, len: u64) {
+        let mut reader = file;
+        match tar::walk(file, len) {
+            Ok(members) => {
+                for (name, member) in members {
+                    if !member.is_regular() || member.size == 0 {
+                        continue;
+                    }
+                    let mut data = Window::new(&mut reader, member.offset, member.size);
+                    let outer = format!("tar:{name}#");
+                    self.stream(
+                        &mut data,
+                        member.size,
+                        &outer,
+                        Context::Checkpoint,
+                        Found::Expected,
+                    );
                 }
-            };
-            if block.iter().all(|&b| b == 0) {
-                break;
+                if let Err(e) = tar::parse(file, len) {
+                    self.issue(unreadable(
+                        "tar",
+                        format!(
+                            "the side tables (per-storage pickles) could not be validated: {e}"
+                        ),
+                    ));
+                }
             }
-            let name =
-                String::from_utf8_lossy(block[..100].split(|&b| b == 0).next().unwrap_or(&[]))
-                    .into_owned();
-            let Some(size) = tar_number(&block[124..136]) else {
-                self.issue(unreadable(
-                    "tar",
-                    format!("bad size field in the header at byte {pos}"),
-                ));
-                return;
-            };
-            let typeflag = block[156];
-            let padded = size.checked_add(BLOCK - 1).map(|s| s / BLOCK * BLOCK);
-            let Some(next) = padded
-                .and_then(|p| end.checked_add(p))
-                .filter(|&n| n <= len)
-            else {
-                self.issue(unreadable(
-                    &format!("tar:{name}"),
-                    format!("the member declares {size} bytes but the file ends first"),
-                ));
-                return;
-            };
-            let regular = !matches!(typeflag, b'1'..=b'6' | b'x' | b'g' | b'X' | b'L' | b'K');
-            if regular && size > 0 {
-                let mut member = Window::new(file, end, size);
+            Err(e) => {
+                self.issue(unreadable("tar", format!("cannot list the members: {e}")));
                 self.stream(
-                    &mut member,
-                    size,
-                    &format!("tar:{name}#"),
+                    &mut reader,
+                    len,
+                    "fallback:",
                     Context::Checkpoint,
-                    Found::Expected,
+                    Found::Sniffed,
                 );
             }
-            pos = next;
-        }
-        if let Err(e) = crate::torch::tar::parse(file, len) {
-            self.issue(unreadable(
-                "tar",
-                format!("the side tables (per-storage pickles) could not be validated: {e}"),
-            ));
         }
     }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum StreamKind {
+    /// One pickle (a plain pickle file, or one whose first value is not the magic number).
     Single,
+    /// The legacy magic number, literally: torch reads four more pickles.
     Legacy,
+    /// A first value computed by a global: torch reads on if it equals the magic number.
+    Computed,
 }
 
 /// `\x80` then a protocol number 2–5: how every pickle torch or Python 3 writes begins.
@@ -691,23 +718,6 @@ fn is_pickle_start(head: &[u8]) -> bool {
 
 fn is_legacy_magic(bytes: &[u8]) -> bool {
     crate::torch::legacy::is_legacy(bytes)
-}
-
-/// A tar numeric field: octal text, or base-256 when the top bit is set.
-fn tar_number(field: &[u8]) -> Option<u64> {
-    if field.first().is_some_and(|&b| b & 0x80 != 0) {
-        let mut n: u64 = u64::from(field[0] & 0x7f);
-        for &b in &field[1..] {
-            n = n.checked_mul(256)?.checked_add(u64::from(b))?;
-        }
-        return Some(n);
-    }
-    let text = std::str::from_utf8(field).ok()?;
-    let text = text.trim_matches(|c: char| c == '\0' || c == ' ');
-    if text.is_empty() {
-        return Some(0);
-    }
-    u64::from_str_radix(text, 8).ok()
 }
 
 /// How a record is compressed.

@@ -92,10 +92,12 @@ enum Container {
     Legacy,
 }
 
-/// Classifies `file` by its first bytes and rewinds it. The one place that decides whether
-/// a file is a PyTorch checkpoint at all: [`open`] and [`recognise`] both ask it.
+/// Classifies `file` by its first bytes, reading from its start, and rewinds it. The one
+/// place that decides whether a file is a PyTorch checkpoint at all: [`open_file`] and
+/// [`recognise`] both ask it.
 fn sniff(file: &mut File) -> Result<Container, TorchError> {
     let mut head = Vec::new();
+    file.seek(SeekFrom::Start(0))?;
     (&mut *file).take(512).read_to_end(&mut head)?;
     file.seek(SeekFrom::Start(0))?;
     if head.starts_with(b"PK\x03\x04") {
@@ -113,16 +115,21 @@ fn sniff(file: &mut File) -> Result<Container, TorchError> {
     }
 }
 
-/// Refuses a file that is not a PyTorch checkpoint container (zip, legacy stream or tar)
-/// from its first bytes alone, so a text file gets "not a PyTorch checkpoint" before any
-/// deeper check runs.
-pub fn recognise(path: &Path) -> Result<(), TorchError> {
-    sniff(&mut File::open(path)?).map(|_| ())
+/// Refuses an open file that is not a PyTorch checkpoint container (zip, legacy stream or
+/// tar) from its first bytes alone, so a text file gets "not a PyTorch checkpoint" before
+/// any deeper check runs. The file is left rewound.
+pub fn recognise(file: &mut File) -> Result<(), TorchError> {
+    sniff(file).map(|_| ())
 }
 
 /// Opens and validates a checkpoint.
 pub fn open(path: &Path) -> Result<Checkpoint, TorchError> {
-    let mut file = File::open(path)?;
+    open_file(path, File::open(path)?)
+}
+
+/// Validates the checkpoint in the already open `file` (named `path` in messages), reading it
+/// from its start: a command that scanned `file` reads the same bytes here.
+pub fn open_file(path: &Path, mut file: File) -> Result<Checkpoint, TorchError> {
     let file_len = file.metadata()?.len();
     match sniff(&mut file)? {
         Container::Zip => open_zip(path, file),

@@ -21,7 +21,7 @@ pub mod tensor;
 pub mod zip_read;
 pub mod zip_write;
 
-pub use checkpoint::{open, recognise, Checkpoint, Format, ZipMeta};
+pub use checkpoint::{open, open_file, recognise, Checkpoint, Format, ZipMeta};
 pub use dtype::DType;
 pub use location::{Location, LocationMap, LocationPattern};
 pub use save::{save, OutputFormat};

@@ -52,9 +52,18 @@ pub struct TarCheckpoint {
     pub records: HashMap<StorageKey, LegacyRecord>,
 }
 
-/// Whether the first bytes are a ustar (or GNU/PAX) tar header: `ustar` at byte 257.
+/// Whether the first bytes are a tar header as `tarfile.open` (which torch tries first on
+/// every non-zip file) accepts one: a non-zero block whose checksum holds. Neither `ustar` at
+/// byte 257 nor its absence decides it: a v7 header has no magic, and torch reads a block
+/// with the magic but a bad checksum as a legacy stream.
 pub fn is_tar(head: &[u8]) -> bool {
-    head.get(257..262) == Some(b"ustar".as_slice())
+    match head
+        .get(..BLOCK as usize)
+        .map(<&[u8; BLOCK as usize]>::try_from)
+    {
+        Some(Ok(block)) => block.iter().any(|&b| b != 0) && checksum_ok(block),
+        _ => false,
+    }
 }
 
 /// Reads a tar checkpoint. `file_len` is the file's length; nothing past it is read, and no
@@ -97,10 +106,17 @@ fn to_usize(n: u64) -> Result<usize, TorchError> {
 
 /// One member's data: `size` bytes from `offset`. Invariant: `offset + size <= file_len`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Member {
+pub struct Member {
     typeflag: u8,
-    offset: u64,
-    size: u64,
+    pub offset: u64,
+    pub size: u64,
+}
+
+impl Member {
+    /// Whether `tarfile` extracts it as a regular file (the only kind torch reads).
+    pub fn is_regular(&self) -> bool {
+        matches!(self.typeflag, b'0' | 0 | b'7')
+    }
 }
 
 /// The members torch reads. Of several with one name the last wins, as in
@@ -140,10 +156,26 @@ enum HeaderRead {
     },
 }
 
-/// Walks every header from the start, like `TarFile.getmember` (which loads them all), and
-/// keeps the members torch reads.
+/// Keeps the members torch reads from [`walk`]'s list; of several with one name the last.
 fn members(file: &File, file_len: u64) -> Result<Members, TorchError> {
     let mut found = Members::default();
+    for (name, member) in walk(file, file_len)? {
+        match name.as_str() {
+            "pickle" => found.pickle = Some(member),
+            "tensors" => found.tensors = Some(member),
+            "storages" => found.storages = Some(member),
+            _ => {}
+        }
+    }
+    Ok(found)
+}
+
+/// Every member in file order with its name, as `TarFile.getmembers` lists them: PAX
+/// extended headers (`x`, `g`) and GNU long names (`L`) applied, so a `size` or `path` given
+/// only in a PAX record is the one used. The scanner and [`parse`] both read members through
+/// this walk, so they judge the same bytes.
+pub fn walk(file: &File, file_len: u64) -> Result<Vec<(String, Member)>, TorchError> {
+    let mut found = Vec::new();
     let mut global = Overrides::default();
     let mut pos = 0u64;
     loop {
@@ -204,12 +236,7 @@ fn members(file: &File, file_len: u64) -> Result<Members, TorchError> {
             offset: data_offset,
             size,
         };
-        match name.as_str() {
-            "pickle" => found.pickle = Some(member),
-            "tensors" => found.tensors = Some(member),
-            "storages" => found.storages = Some(member),
-            _ => {}
-        }
+        found.push((name, member));
     }
 }
 
@@ -385,7 +412,7 @@ fn pax_records(data: &[u8]) -> Result<Vec<(String, String)>, TorchError> {
 /// The member torch extracts under `name`: it must exist and be a regular file.
 fn regular(member: Option<Member>, name: &str) -> Result<Member, TorchError> {
     let member = member.ok_or_else(|| bad(format_args!("the archive has no `{name}` member")))?;
-    if !matches!(member.typeflag, b'0' | 0 | b'7') {
+    if !member.is_regular() {
         return Err(bad(format_args!(
             "member `{name}` is not a regular file (type `{}`)",
             member.typeflag.escape_ascii()
