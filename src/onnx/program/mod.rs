@@ -17,10 +17,10 @@ mod args;
 mod aten;
 mod batch;
 mod emit;
-mod laid;
 mod located;
 mod lower;
 mod outputs;
+mod tensor;
 
 use std::path::Path;
 
