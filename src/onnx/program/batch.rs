@@ -1,11 +1,12 @@
-//! The batch dimension of an exported program, and per-sample shapes.
+//! The batch dimension of an exported program, and sizes in terms of it.
 //!
 //! The program's user input fixes what "the batch" is: its first size, either a symbol
 //! (`Dim("batch")` was declared; torch writes `Symbol('s77', …)`) or a literal (no dynamic
-//! batch was declared: the example's batch size was traced in). Every activation must keep
-//! exactly that first size; the rest of its sizes must be literals. The exported graph then
-//! carries the batch implicitly ([`crate::onnx::graph::Value`] shapes leave it out), so it is
-//! dynamic in the ONNX file either way.
+//! batch was declared: the example's batch size was traced in). With a symbol, an
+//! activation's sizes may carry the batch on any one dimension, times a constant
+//! (`Mul(Integer(4), Symbol('s77', …))`); with a literal it must stay the first size. Every
+//! other size must be a literal. The exported graph's batch is a named `dim_param` either
+//! way.
 
 use std::fmt;
 
