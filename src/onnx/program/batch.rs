@@ -101,7 +101,7 @@ impl BatchDim {
             BatchDim::Symbol(batch) => batch,
             BatchDim::Traced(_) => {
                 let rest = self.per_sample(sizes).map_err(|e| {
-                    format!("{e}; a program whose batch moves or folds needs a dynamic batch: export with `dynamic_shapes` declaring it (`Dim(\"batch\")`)")
+                    format!("{e}; to move or fold the batch, declare the batch dynamic when exporting (`dynamic_shapes` with `Dim(\"batch\")`)")
                 })?;
                 return Ok(std::iter::once(Size::batch(1))
                     .chain(rest.into_iter().map(Size::fixed))
