@@ -257,6 +257,54 @@ fn op_zoo_and_multi_input_programs_match_torch_in_tract() {
     assert!(err.contains("the model takes 2 (x, k_value)"), "{err}");
 }
 
+/// Swin windows (the batch folded into the windows, moved by the qkv permute) and
+/// MobileViT patches (B·32 rows, then B·4 patches): static Transposes and Reshapes whose
+/// one batch entry is `-1` or `0`, nothing that computes a shape, parity in tract.
+#[test]
+fn folded_and_moved_batches_export_with_static_shapes() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["windows", "patches"] {
+        let case = case(name);
+        for opset in [11, 13] {
+            let options = ProgramOptions {
+                opset: Opset::new(opset).unwrap(),
+                ..ProgramOptions::default()
+            };
+            let out = dir.path().join(format!("{name}-{opset}.onnx"));
+            let report = export_case(&case, &options, &out).unwrap();
+            assert_eq!(report.outputs, [("output".to_owned(), case.input.to_vec())]);
+            let model = decode(&out);
+            let ops = ops(&model);
+            for banned in ["Shape", "Gather", "ConstantOfShape", "Expand", "Identity"] {
+                assert!(!ops.iter().any(|o| o == banned), "{name}: {ops:?}");
+            }
+            assert!(ops.iter().any(|o| o == "Transpose"), "{name}: {ops:?}");
+            let graph = model.graph.as_ref().unwrap();
+            for reshape in graph
+                .node
+                .iter()
+                .filter(|n| n.op_type.as_deref() == Some("Reshape"))
+            {
+                let target = graph
+                    .initializer
+                    .iter()
+                    .find(|i| i.name.as_deref() == reshape.input.get(1).map(String::as_str))
+                    .expect("a Reshape's target is a constant");
+                let batch_entries = target.int64_data.iter().filter(|&&d| d <= 0).count()
+                    + target
+                        .raw_data
+                        .as_deref()
+                        .unwrap_or_default()
+                        .chunks(8)
+                        .filter(|c| i64::from_le_bytes(c.try_into().unwrap()) <= 0)
+                        .count();
+                assert_eq!(batch_entries, 1, "{name}: {reshape:?}");
+            }
+            assert_parity(&out, &case, &format!("opset {opset}"));
+        }
+    }
+}
+
 fn first_dim(input: &ckpt::onnx::proto::ValueInfoProto) -> Option<Dim> {
     let type_proto::Value::TensorType(t) = input.r#type.as_ref()?.value.as_ref()?;
     t.shape.as_ref()?.dim.first()?.value.clone()

@@ -585,32 +585,34 @@ impl GraphBuilder {
         }
         let mut shape = x.shape().to_vec();
         shape[axis] = range.end - range.start;
-        let (start, end, axes) = (range.start as i64, range.end as i64, axis as i64 + 1);
+        Ok(self.slice_onnx(scope, x.name(), axis + 1, range, shape))
+    }
+
+    /// `Slice` of `range` on ONNX axis `axis` of value `x`, whose result's value shape is
+    /// `shape` (the caller checked both): attributes before opset 10, constant inputs from
+    /// 10 on.
+    pub fn slice_onnx(
+        &mut self,
+        scope: &str,
+        x: &str,
+        axis: usize,
+        range: std::ops::Range<u64>,
+        shape: Vec<u64>,
+    ) -> Value {
+        let (start, end, axes) = (range.start as i64, range.end as i64, axis as i64);
         if self.opset().version() < 10 {
             let attrs = vec![
                 ("axes", Attr::Ints(vec![axes])),
                 ("ends", Attr::Ints(vec![end])),
                 ("starts", Attr::Ints(vec![start])),
             ];
-            return Ok(single(self.node(
-                "Slice",
-                scope,
-                names(&[x.name()]),
-                attrs,
-                vec![shape],
-            )));
+            return single(self.node("Slice", scope, names(&[x]), attrs, vec![shape]));
         }
         let starts = self.constant_i64(&format!("{scope}.starts"), &[start]);
         let ends = self.constant_i64(&format!("{scope}.ends"), &[end]);
         let axes = self.constant_i64(&format!("{scope}.axes"), &[axes]);
-        let inputs = names(&[x.name(), starts.name(), ends.name(), axes.name()]);
-        Ok(single(self.node(
-            "Slice",
-            scope,
-            inputs,
-            vec![],
-            vec![shape],
-        )))
+        let inputs = names(&[x, starts.name(), ends.name(), axes.name()]);
+        single(self.node("Slice", scope, inputs, vec![], vec![shape]))
     }
 
     /// A binary op of two activations whose per-sample shapes agree except where `b` has 1.
@@ -816,15 +818,29 @@ impl GraphBuilder {
                 shape
             })
             .collect();
-        let mut attrs = vec![("axis", Attr::Int(axis as i64 + 1))];
-        let mut inputs = names(&[x.name()]);
+        Ok(self.split_onnx(scope, x.name(), axis + 1, sizes, shapes))
+    }
+
+    /// `Split` of ONNX axis `axis` of value `x` into parts of `sizes`, whose value shapes
+    /// are `shapes` (the caller checked both): an attribute before opset 13, a constant
+    /// input from 13 on.
+    pub fn split_onnx(
+        &mut self,
+        scope: &str,
+        x: &str,
+        axis: usize,
+        sizes: &[u64],
+        shapes: Vec<Vec<u64>>,
+    ) -> Vec<Value> {
+        let mut attrs = vec![("axis", Attr::Int(axis as i64))];
+        let mut inputs = names(&[x]);
         if self.opset().version() < 13 {
             attrs.push(("split", Attr::Ints(to_i64(sizes))));
         } else {
             let split = self.constant_i64(&format!("{scope}.split"), &to_i64(sizes));
             inputs.push(split.name().to_owned());
         }
-        Ok(self.node("Split", scope, inputs, attrs, shapes))
+        self.node("Split", scope, inputs, attrs, shapes)
     }
 }
 

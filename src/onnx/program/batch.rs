@@ -1,17 +1,18 @@
-//! The batch dimension of an exported program, and per-sample shapes.
+//! The batch dimension of an exported program, and sizes in terms of it.
 //!
 //! The program's user input fixes what "the batch" is: its first size, either a symbol
 //! (`Dim("batch")` was declared; torch writes `Symbol('s77', …)`) or a literal (no dynamic
-//! batch was declared: the example's batch size was traced in). Every activation must keep
-//! exactly that first size; the rest of its sizes must be literals. The exported graph then
-//! carries the batch implicitly ([`crate::onnx::graph::Value`] shapes leave it out), so it is
-//! dynamic in the ONNX file either way.
+//! batch was declared: the example's batch size was traced in). With a symbol, an
+//! activation's sizes may carry the batch on any one dimension, times a constant
+//! (`Mul(Integer(4), Symbol('s77', …))`); with a literal it must stay the first size. Every
+//! other size must be a literal. The exported graph's batch is a named `dim_param` either
+//! way.
 
 use std::fmt;
 
 use crate::torch::pt2::schema::{symbol_name, SymInt};
 
-use super::laid::Size;
+use super::tensor::Size;
 
 /// The most elements one sample of an activation may have (2^40): far beyond any real
 /// model, and small enough that shape arithmetic on per-sample sizes never overflows.
@@ -91,31 +92,35 @@ impl BatchDim {
 }
 
 impl BatchDim {
-    /// Sizes in terms of the batch, for tensors whose batch may be anywhere or folded into
-    /// another dimension (`Mul(Integer(4), Symbol('s77', …))` is 4·N). Only a declared
-    /// dynamic batch can be followed there: at a traced batch, `8` could be 4·N or 8.
+    /// Sizes in terms of the batch, for tensors whose batch may be on any dimension or
+    /// folded into one (`Mul(Integer(4), Symbol('s77', …))` is 4·N). Only a declared
+    /// dynamic batch can be followed there: at a traced batch, `8` could be 4·N or 8, so
+    /// there the batch must stay alone on the first dimension.
     pub fn sizes(&self, sizes: &[SymInt]) -> Result<Vec<Size>, String> {
-        let BatchDim::Symbol(batch) = self else {
-            return Err(format!(
-                "its sizes {} move or fold {self}, which only a dynamic batch can follow; export with `dynamic_shapes` declaring the batch (`Dim(\"batch\")`)",
-                show(sizes)
-            ));
+        let batch = match self {
+            BatchDim::Symbol(batch) => batch,
+            BatchDim::Traced(_) => {
+                let rest = self.per_sample(sizes).map_err(|e| {
+                    format!("{e}; to move or fold the batch, declare the batch dynamic when exporting (`dynamic_shapes` with `Dim(\"batch\")`)")
+                })?;
+                return Ok(std::iter::once(Size::batch(1))
+                    .chain(rest.into_iter().map(Size::fixed))
+                    .collect());
+            }
         };
-        sizes
+        let parsed = sizes
             .iter()
             .map(|s| match s {
                 SymInt::Int(n) if *n >= 0 => Some(Size::fixed(*n as u64)),
-                SymInt::Expr(e) if e == batch => Some(Size {
-                    count: 1,
-                    batch: true,
-                }),
+                SymInt::Expr(e) if e == batch => Some(Size::batch(1)),
                 SymInt::Expr(e) => e
                     .strip_prefix("Mul(Integer(")
                     .and_then(|rest| rest.strip_suffix(')'))
                     .and_then(|rest| rest.split_once("), "))
                     .filter(|(_, sym)| sym == batch)
                     .and_then(|(count, _)| count.parse().ok())
-                    .map(|count| Size { count, batch: true }),
+                    .filter(|&count| count > 0)
+                    .map(Size::batch),
                 _ => None,
             })
             .collect::<Option<Vec<Size>>>()
@@ -124,7 +129,15 @@ impl BatchDim {
                     "its sizes {} are not the batch times constants",
                     show(sizes)
                 )
-            })
+            })?;
+        let elements = parsed.iter().try_fold(1u64, |n, s| n.checked_mul(s.count));
+        match elements {
+            Some(n) if n <= MAX_SAMPLE_ELEMENTS => Ok(parsed),
+            _ => Err(format!(
+                "its sizes {} exceed {MAX_SAMPLE_ELEMENTS} elements per sample",
+                show(sizes)
+            )),
+        }
     }
 }
 
@@ -181,23 +194,17 @@ mod tests {
         let folded = SymInt::Expr(format!("Mul(Integer(4), {S})"));
         assert_eq!(
             dynamic.sizes(&[SymInt::Int(10), folded, SymInt::Expr(S.into())]),
-            Ok(vec![
-                Size::fixed(10),
-                Size {
-                    count: 4,
-                    batch: true
-                },
-                Size {
-                    count: 1,
-                    batch: true
-                }
-            ])
+            Ok(vec![Size::fixed(10), Size::batch(4), Size::batch(1)])
         );
         assert!(dynamic.sizes(&[SymInt::Expr("Mul(2, s)".into())]).is_err());
         assert!(traced
-            .sizes(&[SymInt::Int(2)])
+            .sizes(&[SymInt::Int(3), SymInt::Int(2)])
             .unwrap_err()
             .contains("dynamic_shapes"));
+        assert_eq!(
+            traced.sizes(&[SymInt::Int(2), SymInt::Int(5)]),
+            Ok(vec![Size::batch(1), Size::fixed(5)])
+        );
         let huge = [SymInt::Int(2), SymInt::Int(1 << 30), SymInt::Int(1 << 30)];
         assert!(traced.per_sample(&huge).unwrap_err().contains("exceed"));
     }

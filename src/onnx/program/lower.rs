@@ -3,6 +3,7 @@
 //! against the one torch recorded, and finishing with the user outputs, named as
 //! [`super::outputs`] decides.
 
+use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 
 use crate::onnx::graph::{GraphBuilder, Model, Value, Weight};
@@ -13,9 +14,9 @@ use crate::torch::pt2::schema::{
 };
 
 use super::batch::{show, BatchDim};
-use super::laid::{self, Laid};
 use super::located;
 use super::outputs;
+use super::tensor::{self, Size, Tensor};
 use super::TensorSource;
 
 /// The export schema's dtype number for float32: the only activation dtype lowered.
@@ -24,22 +25,18 @@ const FLOAT32: i64 = 7;
 /// What a program value name stands for during lowering.
 #[derive(Clone, Debug)]
 pub(super) enum Bound {
-    /// A per-sample activation in the ONNX graph.
-    Activation(Value),
+    /// An activation: an ONNX value with the batch on one of its axes.
+    Activation(Tensor),
     /// A stored tensor (parameter, buffer, lifted constant) by FQN; an initializer is
     /// written the first time an op uses it.
     Stored(String),
     /// A tensor the export computed from constants alone (`arange`, `full`, `x * 2` of
     /// those): its sizes and row-major values, written as an initializer where an op uses it.
     Folded { dims: Vec<u64>, values: Vec<f32> },
-    /// A symbolic integer equal to the batch (`sym_size(x, 0)`).
-    Batch,
-    /// A symbolic integer equal to the batch times a constant other than 1
-    /// (`sym_size(x, 0) * heads`), which only size lists of views read (the views follow
-    /// torch's recorded output sizes instead).
-    BatchMultiple,
-    /// A tensor whose batch is not its first dimension (decomposed attention).
-    Laid(Laid),
+    /// A symbolic integer equal to the batch times a constant (`sym_size(x, 0)` is 1·N;
+    /// `sym_size(x, 0) * heads`, or the size of a dimension the batch is folded into, is
+    /// k·N). Only size lists read it: a view follows torch's recorded output sizes.
+    BatchTimes(u64),
     /// A stored tensor `fqn` expanded over the batch (`class_token.expand(n, -1, -1)`), of
     /// per-sample `shape`; it is made from a sibling activation where it is used.
     Expanded { fqn: String, shape: Vec<u64> },
@@ -61,6 +58,9 @@ pub(super) struct Lowering<'p, 'a> {
     readers: HashMap<String, Vec<usize>>,
     /// Nodes already lowered as part of an earlier one (a BatchNorm folded into its Conv).
     pub absorbed: HashSet<usize>,
+    /// The factor of the batch on the rows of the activations the current node read through
+    /// [`Lowering::activation`], which its [`Lowering::bind`] results keep.
+    rows: Cell<Option<u64>>,
 }
 
 /// The result of lowering: the model and what its input and outputs look like.
@@ -115,7 +115,7 @@ pub fn lower(
             .per_sample(input_sizes(graph, arg)?)
             .map_err(|e| located::program(format!("the input `{arg}`: {e}")))?;
         let value = g.input(&name, shape.clone())?;
-        values.insert(arg.clone(), Bound::Activation(value));
+        values.insert(arg.clone(), Bound::Activation(Tensor::rows(value, 1)));
         inputs.push((name, shape));
     }
     let mut lowering = Lowering {
@@ -128,17 +128,19 @@ pub fn lower(
         weights: HashMap::new(),
         readers: readers(graph),
         absorbed: HashSet::new(),
+        rows: Cell::new(None),
     };
     for (index, node) in graph.nodes.iter().enumerate() {
         if lowering.absorbed.contains(&index) {
             continue;
         }
+        lowering.rows.set(None);
         lowering.node(index, node).map_err(|e| match e {
             OnnxError::Program { .. } => e,
             other => located::at(node, index, other),
         })?;
     }
-    let values = lowering.outputs()?;
+    let values = lowering.outputs(target.output_name)?;
     let names = outputs::names(module.out_spec(), values.len(), target.output_name);
     let named: Vec<(Value, String)> = values.into_iter().zip(names).collect();
     let outputs = named
@@ -262,21 +264,18 @@ impl Lowering<'_, '_> {
         })
     }
 
-    /// Value `name` as an activation.
-    pub fn activation(&self, name: &str) -> Result<Value, OnnxError> {
+    /// Value `name` as an activation, whatever its layout.
+    pub fn tensor(&self, name: &str) -> Result<Tensor, OnnxError> {
         match self.bound(name)? {
-            Bound::Activation(v) => Ok(v.clone()),
+            Bound::Activation(t) => Ok(t.clone()),
             Bound::Stored(fqn) => Err(OnnxError::Shape {
                 what: format!("the stored tensor `{fqn}` is used where an activation (a value with the batch) is expected; ops on constants alone are not exported"),
             }),
             Bound::Folded { dims, .. } => Err(OnnxError::Shape {
                 what: format!("`{name}` is a constant {dims:?} computed from constants alone, used where an activation (a value with the batch) is expected"),
             }),
-            Bound::Batch | Bound::BatchMultiple => Err(OnnxError::Shape {
+            Bound::BatchTimes(_) => Err(OnnxError::Shape {
                 what: format!("the batch size `{name}` is used as a tensor"),
-            }),
-            Bound::Laid(l) => Err(OnnxError::Shape {
-                what: format!("`{name}` has sizes {} with the batch not first; only layout ops (transpose, view, select, linear) are exported on it", laid::show(&l.sizes())),
             }),
             Bound::Expanded { fqn, .. } => Err(OnnxError::Shape {
                 what: format!("`{name}` is `{fqn}` expanded over the batch; only cat is exported on it"),
@@ -284,6 +283,37 @@ impl Lowering<'_, '_> {
             Bound::Unproduced { by } => Err(OnnxError::Shape {
                 what: format!("`{name}` is an output of {by} that the ONNX export does not compute"),
             }),
+        }
+    }
+
+    /// Value `name` as an activation whose batch is on its first dimension, possibly
+    /// folded (`k·N` rows: Swin's windows, LeViT's tokens): for ops that work on each row
+    /// alike (convolutions, pooling, normalisations, per-sample axes). The values an op
+    /// binds with [`Lowering::bind`] get the same rows, so every activation a node reads
+    /// this way must have the same factor.
+    pub fn activation(&self, name: &str) -> Result<Value, OnnxError> {
+        let t = self.tensor(name)?;
+        if t.batch_axis() != 0 {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "`{name}` has sizes {} with the batch on dimension {}; this op is exported only with the batch on the first dimension (permute it back first)",
+                    tensor::show(&t.sizes()),
+                    t.batch_axis()
+                ),
+            });
+        }
+        match self.rows.get() {
+            Some(k) if k != t.factor() => Err(OnnxError::Shape {
+                what: format!(
+                    "it combines activations with {} and {} rows; that mixes samples",
+                    tensor::show(&[Size::batch(k)]),
+                    tensor::show(&[Size::batch(t.factor())])
+                ),
+            }),
+            _ => {
+                self.rows.set(Some(t.factor()));
+                Ok(t.value().clone())
+            }
         }
     }
 
@@ -295,20 +325,6 @@ impl Lowering<'_, '_> {
                 what: format!("`{name}` must be a parameter, buffer or constant, but it is computed by the graph"),
             }),
         }
-    }
-
-    /// Value `name` as a laid-out tensor: a batch-first activation axis for axis, or one
-    /// whose batch has moved.
-    pub fn laid(&self, name: &str) -> Result<Laid, OnnxError> {
-        match self.bound(name)? {
-            Bound::Laid(l) => Ok(l.clone()),
-            _ => self.activation(name).map(Laid::of),
-        }
-    }
-
-    /// Whether value `name` is a tensor whose batch has moved.
-    pub fn is_laid(&self, name: &str) -> bool {
-        matches!(self.values.get(name), Some(Bound::Laid(_)))
     }
 
     /// Value `name` as an expanded stored tensor (FQN, per-sample shape), if it is one.
@@ -393,7 +409,15 @@ impl Lowering<'_, '_> {
 
     /// Whether a symbolic-int value is the batch.
     pub fn is_batch_symbol(&self, name: &str) -> bool {
-        matches!(self.values.get(name), Some(Bound::Batch))
+        self.batch_times(name) == Some(1)
+    }
+
+    /// The constant a symbolic-int value multiplies the batch by, if it is one.
+    pub fn batch_times(&self, name: &str) -> Option<u64> {
+        match self.values.get(name) {
+            Some(Bound::BatchTimes(k)) => Some(*k),
+            _ => None,
+        }
     }
 
     /// Stored tensor `fqn`'s sizes.
@@ -457,27 +481,49 @@ impl Lowering<'_, '_> {
         Ok(meta)
     }
 
-    /// The per-sample shape torch recorded for tensor value `name`; also checks that it
-    /// keeps the batch first and is float32.
+    /// The shape of a row torch recorded for tensor value `name`, whose batch (possibly
+    /// folded) must be its first dimension; also checks that it is float32.
     pub fn recorded_shape(&self, name: &str) -> Result<Vec<u64>, OnnxError> {
+        let sizes = self.recorded_name_sizes(name)?;
+        match sizes.split_first() {
+            Some((first, rest)) if first.batch => Ok(rest.iter().map(|s| s.count).collect()),
+            _ => Err(OnnxError::Shape {
+                what: format!(
+                    "its output `{name}` has sizes {}, without the batch first",
+                    tensor::show(&sizes)
+                ),
+            }),
+        }
+    }
+
+    /// torch's recorded sizes of float32 tensor value `name`, in terms of the batch.
+    fn recorded_name_sizes(&self, name: &str) -> Result<Vec<Size>, OnnxError> {
         let meta = self.float_meta(name)?;
-        self.batch
-            .per_sample(&meta.sizes)
-            .map_err(|e| OnnxError::Shape {
-                what: format!("its output `{name}`: {e}"),
-            })
+        self.batch.sizes(&meta.sizes).map_err(|e| OnnxError::Shape {
+            what: format!("its output `{name}`: {e}"),
+        })
     }
 
     /// Binds output `k` of `node` to `value`, after checking `value`'s shape against the
     /// one torch recorded (so a lowering bug is an error, never a wrong graph).
+    /// `value`'s rows are those of the activations the node read ([`Lowering::activation`]).
     pub fn bind(&mut self, node: &Node, k: usize, value: Value) -> Result<(), OnnxError> {
+        let factor = self.rows.get().ok_or_else(|| OnnxError::Shape {
+            what: "it computes an activation without reading one".into(),
+        })?;
+        self.bind_tensor(node, k, Tensor::rows(value, factor))
+    }
+
+    /// Binds output `k` of `node` to `t`, after checking its sizes, batch axis and factor
+    /// included, against the ones torch recorded.
+    pub fn bind_tensor(&mut self, node: &Node, k: usize, t: Tensor) -> Result<(), OnnxError> {
         let name = self.output_name(node, k)?;
-        self.bind_name(name, value)
+        self.bind_name(name, t)
     }
 
     /// Binds the pieces of a node returning a list of tensors (`split`, `chunk`) to
     /// `values`, after checking their count and shapes against torch's record.
-    pub fn bind_list(&mut self, node: &Node, values: Vec<Value>) -> Result<(), OnnxError> {
+    pub fn bind_list(&mut self, node: &Node, values: Vec<Tensor>) -> Result<(), OnnxError> {
         let [Argument::Tensors(names)] = node.outputs.as_slice() else {
             return Err(OnnxError::Shape {
                 what: "its output is not a list of tensors".into(),
@@ -498,61 +544,24 @@ impl Lowering<'_, '_> {
         Ok(())
     }
 
-    fn bind_name(&mut self, name: &str, value: Value) -> Result<(), OnnxError> {
-        let recorded = self.recorded_shape(name)?;
-        if recorded != value.shape() {
-            let sizes = self
-                .graph
-                .tensor_values
-                .get(name)
-                .map_or_else(String::new, |m| show(&m.sizes));
+    fn bind_name(&mut self, name: &str, t: Tensor) -> Result<(), OnnxError> {
+        let recorded = self.recorded_name_sizes(name)?;
+        if recorded != t.sizes() {
             return Err(OnnxError::Shape {
                 what: format!(
-                    "the export computes per-sample shape {:?} for `{name}`, torch recorded {sizes}",
-                    value.shape()
+                    "the export computes sizes {} for `{name}`, torch recorded {}",
+                    tensor::show(&t.sizes()),
+                    tensor::show(&recorded)
                 ),
             });
         }
-        self.values
-            .insert(name.to_owned(), Bound::Activation(value));
+        self.values.insert(name.to_owned(), Bound::Activation(t));
         Ok(())
     }
 
     /// torch's recorded sizes of output `k` of `node`, in terms of the batch.
-    pub fn recorded_sizes(&self, node: &Node, k: usize) -> Result<Vec<laid::Size>, OnnxError> {
-        let name = self.output_name(node, k)?;
-        let meta = self.float_meta(name)?;
-        self.batch.sizes(&meta.sizes).map_err(|e| OnnxError::Shape {
-            what: format!("its output `{name}`: {e}"),
-        })
-    }
-
-    /// Binds output `k` of `node` to `laid`: as an activation when the batch is first again
-    /// ([`Lowering::bind`] checks its shape), else as a laid tensor after checking its sizes
-    /// against the recorded ones.
-    pub fn bind_laid(
-        &mut self,
-        node: &Node,
-        k: usize,
-        laid: Laid,
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        if let Some(value) = laid.canonical(&mut self.g, scope)? {
-            return self.bind(node, k, value);
-        }
-        let recorded = self.recorded_sizes(node, k)?;
-        if recorded != laid.sizes() {
-            return Err(OnnxError::Shape {
-                what: format!(
-                    "the export computes sizes {} for output {k}, torch recorded {}",
-                    laid::show(&laid.sizes()),
-                    laid::show(&recorded)
-                ),
-            });
-        }
-        let name = self.output_name(node, k)?;
-        self.values.insert(name.to_owned(), Bound::Laid(laid));
-        Ok(())
+    pub fn recorded_sizes(&self, node: &Node, k: usize) -> Result<Vec<Size>, OnnxError> {
+        self.recorded_name_sizes(self.output_name(node, k)?)
     }
 
     /// Binds output 0 of `node` to stored tensor `fqn` expanded over the batch.
@@ -568,12 +577,7 @@ impl Lowering<'_, '_> {
     pub fn bind_batch_times(&mut self, node: &Node, count: u64) -> Result<(), OnnxError> {
         match node.outputs.first() {
             Some(Argument::SymInt(crate::torch::pt2::schema::SymInt::Name(name))) => {
-                let bound = if count == 1 {
-                    Bound::Batch
-                } else {
-                    Bound::BatchMultiple
-                };
-                self.values.insert(name.clone(), bound);
+                self.values.insert(name.clone(), Bound::BatchTimes(count));
                 Ok(())
             }
             _ => Err(OnnxError::Shape {
@@ -596,19 +600,6 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// Binds a symbolic-int output (`sym_size`) to the batch.
-    pub fn bind_batch_symbol(&mut self, node: &Node) -> Result<(), OnnxError> {
-        match node.outputs.first() {
-            Some(Argument::SymInt(crate::torch::pt2::schema::SymInt::Name(name))) => {
-                self.values.insert(name.clone(), Bound::Batch);
-                Ok(())
-            }
-            _ => Err(OnnxError::Shape {
-                what: "its output is not a named symbolic integer".into(),
-            }),
-        }
-    }
-
     /// The ONNX scope of `node`: its module path (`layer1.0.conv1`), else its name.
     pub fn scope(node: &Node) -> String {
         located::module_path(node)
@@ -616,26 +607,43 @@ impl Lowering<'_, '_> {
             .to_owned()
     }
 
-    /// The program's outputs, as activations (at least one).
-    fn outputs(&self) -> Result<Vec<Value>, OnnxError> {
+    /// The program's outputs (at least one), each with the batch alone on its first
+    /// dimension: one whose batch sits elsewhere is transposed there (its ONNX output is
+    /// batch-first), one whose batch is folded is refused.
+    fn outputs(&mut self, scope: &str) -> Result<Vec<Value>, OnnxError> {
         if self.graph.outputs.is_empty() {
             return Err(located::program("the program returns nothing"));
         }
-        self.graph
-            .outputs
-            .iter()
-            .enumerate()
-            .map(|(k, output)| {
-                let name = output.tensor_name().ok_or_else(|| {
-                    located::program(format!(
-                        "the program's output {k} is {}; only tensor outputs are exported",
-                        output.kind()
-                    ))
-                })?;
-                self.activation(name)
-                    .map_err(|e| located::program(format!("the program's output `{name}`: {e}")))
-            })
-            .collect()
+        let graph = self.graph;
+        let mut values = Vec::with_capacity(graph.outputs.len());
+        for (k, output) in graph.outputs.iter().enumerate() {
+            let name = output.tensor_name().ok_or_else(|| {
+                located::program(format!(
+                    "the program's output {k} is {}; only tensor outputs are exported",
+                    output.kind()
+                ))
+            })?;
+            let at = |e: OnnxError| located::program(format!("the program's output `{name}`: {e}"));
+            let t = self.tensor(name).map_err(at)?;
+            if t.factor() != 1 {
+                return Err(at(OnnxError::Shape {
+                    what: format!(
+                        "its sizes {} fold the batch into a dimension; return it with the batch alone on one dimension",
+                        tensor::show(&t.sizes())
+                    ),
+                }));
+            }
+            let axis = t.batch_axis();
+            let mut perm: Vec<usize> = (0..t.rank()).filter(|&a| a != axis).collect();
+            perm.insert(0, axis);
+            values.push(
+                t.transposed(&mut self.g, scope, &perm)
+                    .map_err(at)?
+                    .value()
+                    .clone(),
+            );
+        }
+        Ok(values)
     }
 }
 

@@ -9,18 +9,22 @@
 //!
 //! The batch: a program exported with a dynamic first dimension keeps it; one traced at a
 //! fixed batch is exported with a dynamic batch anyway when every node keeps that size as
-//! the first dimension of its output and never computes across it (a `view` whose size list
-//! starts with the traced size is rewritten to follow the batch); otherwise the error names
-//! the node that froze it, with its module and stack trace.
+//! the first dimension of its output and never computes across it; otherwise the error
+//! names the node that froze it, with its module and stack trace. With a dynamic batch,
+//! the batch may move to any dimension or fold into one (`k·N`: attention heads, Swin
+//! windows, patches, time-major sequences): each activation is an ONNX value with torch's
+//! own axes, the batch on one of them ([`tensor`]), so layouts lower to Transposes and
+//! Reshapes with constant shapes and no node computes a shape. Ops across the batch are
+//! refused as mixing samples; graph outputs are returned with the batch first.
 
 mod args;
 mod aten;
 mod batch;
 mod emit;
-mod laid;
 mod located;
 mod lower;
 mod outputs;
+mod tensor;
 
 use std::path::Path;
 

@@ -287,8 +287,9 @@ impl<'p> Lowering<'p, '_> {
         Ok((w, b))
     }
 
-    /// `nn.Linear`: Gemm on `[N, K]`; on `[N, …, K]` a MatMul by the weight transposed once
-    /// at export (`<weight>.transposed`), then the bias added.
+    /// `nn.Linear`: Gemm on `[N, K]`; on `[…, K]` (the batch on any dimension but the last)
+    /// a MatMul by the weight transposed once at export (`<weight>.transposed`), then the
+    /// bias added.
     pub(super) fn linear(
         &mut self,
         node: &Node,
@@ -302,21 +303,20 @@ impl<'p> Lowering<'p, '_> {
             Some(b) => Some(self.stored(b)?),
             None => None,
         };
-        if self.is_laid(input) {
-            return self.laid_linear(node, input, &weight, bias.as_deref(), scope);
-        }
-        let x = self.activation(input)?;
-        let y = if x.shape().len() == 1 {
+        let x = self.tensor(input)?;
+        x.sample_axis(x.rank() - 1, "linear")?;
+        let y = if x.rank() == 2 {
             let w = self.weight(&weight)?;
             let b = match &bias {
                 Some(b) => Some(self.weight(b)?),
                 None => None,
             };
-            self.g.gemm(scope, &x, &w, b.as_ref())?
+            let rows = self.batch_first(&x)?;
+            self.g.gemm(scope, &rows, &w, b.as_ref())?
         } else {
-            self.linear_value(&x, &weight, bias.as_deref(), scope)?
+            self.linear_value(x.value(), &weight, bias.as_deref(), scope)?
         };
-        self.bind(node, 0, y)
+        self.bind_tensor(node, 0, x.with_value(y)?)
     }
 }
 

@@ -1,16 +1,18 @@
-//! Ops that only move data: cat, flatten, view/reshape, slice and permute. A view or
-//! permute that moves the batch from the first dimension goes to [`super::shape_ops`].
+//! Ops that only move data: cat, flatten, view/reshape, slice and permute, wherever the
+//! batch is ([`super::super::tensor`]): a view or permute may move the batch to any
+//! dimension or fold it into one, and the result is checked against torch's record.
 
-use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::{Argument, Node, SymInt};
+use crate::torch::pt2::schema::{Argument, Node};
 
 use super::super::args::Args;
-use super::super::batch::BatchDim;
 use super::super::lower::Lowering;
-use super::{arg_error, per_sample_axis, reject_extra, OrShape};
+use super::super::tensor::{self, Tensor};
+use super::{arg_error, reject_extra, OrShape};
 
 impl<'p> Lowering<'p, '_> {
+    /// `cat(tensors, dim)`: of activations with the batch on one dimension (not `dim`);
+    /// a stored tensor expanded over the batch is built beside a batch-first activation.
     pub(super) fn cat(
         &mut self,
         node: &Node,
@@ -22,22 +24,38 @@ impl<'p> Lowering<'p, '_> {
         let like = names
             .iter()
             .find(|t| self.expanded(t).is_none())
-            .map(|t| self.activation(t))
+            .map(|t| self.tensor(t))
             .transpose()?;
         let mut xs = Vec::with_capacity(names.len());
         for t in names {
             xs.push(match (self.expanded(t), &like) {
                 (Some((fqn, shape)), Some(like)) => {
-                    self.expanded_like(&fqn, &shape, like, scope)?
+                    let rows = self.batch_first(like)?;
+                    let x = self.expanded_like(&fqn, &shape, &rows, scope)?;
+                    Tensor::rows(x, like.factor())
                 }
-                _ => self.activation(t)?,
+                _ => self.tensor(t)?,
             });
         }
-        let rank = xs.first().map_or(1, |x| x.shape().len() + 1);
-        let axis = per_sample_axis(args.int_or("dim", 0).or_shape()?, rank)?;
-        let refs: Vec<&Value> = xs.iter().collect();
-        let y = self.g.concat(scope, &refs, axis)?;
-        self.bind(node, 0, y)
+        let rank = xs.first().map_or(1, Tensor::rank);
+        let axis = tensor::axis(args.int_or("dim", 0).or_shape()?, rank)?;
+        let y = Tensor::concat(&mut self.g, scope, &xs, axis)?;
+        self.bind_tensor(node, 0, y)
+    }
+
+    /// `flatten(start_dim, end_dim)`, `view`/`reshape`/`_unsafe_view`, `unflatten`,
+    /// `unsqueeze` and `squeeze` (their arguments checked by the caller): one Reshape to
+    /// torch's recorded sizes, wherever the batch goes (see [`Tensor::reshaped`]).
+    pub(super) fn view_as_recorded(
+        &mut self,
+        node: &Node,
+        input: &str,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(input)?;
+        let target = self.recorded_sizes(node, 0)?;
+        let y = x.reshaped(&mut self.g, scope, &target)?;
+        self.bind_tensor(node, 0, y)
     }
 
     pub(super) fn flatten(
@@ -47,22 +65,11 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "start_dim", "end_dim"])?;
-        let x = self.activation(args.tensor("self").or_shape()?)?;
-        let rank = x.shape().len() + 1;
-        let start = per_sample_axis(args.int_or("start_dim", 0).or_shape()?, rank)?;
-        let end = per_sample_axis(args.int_or("end_dim", -1).or_shape()?, rank)?;
-        let y = if start == 0 && end + 1 == x.shape().len() {
-            self.g.flatten(scope, &x)
-        } else {
-            let shape = self.recorded_shape(self.output_name(node, 0)?)?;
-            self.reshaped(scope, &x, &shape)?
-        };
-        self.bind(node, 0, y)
+        self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
     }
 
-    /// `view`/`reshape`: the size list must lead with the batch (a symbol equal to it, `-1`,
-    /// or, in a program traced at a fixed batch, that literal size, which is rewritten to
-    /// follow the batch); it becomes a Reshape to `[0, per-sample sizes…]`.
+    /// `view`/`reshape`: the size list itself is not read (it may hold symbols for the
+    /// batch times constants); the Reshape follows torch's recorded result.
     pub(super) fn reshape(
         &mut self,
         node: &Node,
@@ -70,50 +77,12 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "size", "shape"])?;
-        let input = args.tensor("self").or_shape()?;
-        if self.is_laid(input) {
-            return self.laid_view(node, input, scope);
-        }
-        let x = self.activation(input)?;
-        let sizes = args.get("size").or(args.get("shape"));
-        let leads_with_batch = match sizes {
-            Some(Argument::Ints(v)) => v
-                .first()
-                .is_some_and(|&n| n == -1 || self.batch.is(&SymInt::Int(n))),
-            Some(Argument::SymInts(v)) => match v.first() {
-                Some(SymInt::Name(name)) => self.is_batch_symbol(name),
-                Some(SymInt::Int(n)) => *n == -1 || self.batch.is(&SymInt::Int(*n)),
-                Some(expr) => self.batch.is(expr),
-                None => false,
-            },
-            _ => false,
-        };
-        if !leads_with_batch && matches!(self.batch, BatchDim::Symbol(_)) {
-            return self.laid_view(node, input, scope);
-        }
-        if !leads_with_batch {
-            return Err(arg_error(format!(
-                "its size list does not start with the batch ({}), so it folds the batch into other dimensions; reshape as x.view(x.size(0), …) or x.flatten(1)",
-                self.batch
-            )));
-        }
-        let shape = self.recorded_shape(self.output_name(node, 0)?)?;
-        let y = self.reshaped(scope, &x, &shape)?;
-        self.bind(node, 0, y)
+        self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
     }
 
-    /// `x` reshaped to per-sample `shape`, or `x` itself when it already has it.
-    fn reshaped(&mut self, scope: &str, x: &Value, shape: &[u64]) -> Result<Value, OnnxError> {
-        if x.shape() == shape {
-            Ok(x.clone())
-        } else {
-            self.g.reshape(scope, x, shape)
-        }
-    }
-
-    /// `x[:, a:b]`: a step-1 slice of a per-sample dimension (Python's clamping of
+    /// `x[:, a:b]`: a slice of a dimension other than the batch (Python's clamping of
     /// negative and out-of-range bounds), or nothing when it keeps the whole dimension. The
-    /// batch dimension can only be kept whole.
+    /// batch dimension can only be kept whole; a step above 1 needs the batch first.
     pub(super) fn slice(
         &mut self,
         node: &Node,
@@ -121,29 +90,20 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "dim", "start", "end", "step"])?;
-        let x = self.activation(args.tensor("self").or_shape()?)?;
-        let rank = x.shape().len() + 1;
-        let dim = args.int_or("dim", 0).or_shape()?;
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let dim = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
         let start = args.optional_int("start").or_shape()?.unwrap_or(0);
         let end = args.optional_int("end").or_shape()?.unwrap_or(i64::MAX);
         let step = args.int_or("step", 1).or_shape()?;
-        let axis = match per_sample_axis(dim, rank) {
-            Ok(axis) => axis,
-            Err(_)
-                if (dim == 0 || dim == -(rank as i64))
-                    && start == 0
-                    && end == i64::MAX
-                    && step == 1 =>
-            {
-                return self.bind(node, 0, x);
-            }
-            Err(e) => return Err(e),
-        };
+        if dim == x.batch_axis() && start == 0 && end == i64::MAX && step == 1 {
+            return self.bind_tensor(node, 0, x);
+        }
+        let axis = x.sample_axis(dim, "slice")?;
         let step = u64::try_from(step)
             .ok()
             .filter(|&s| s > 0)
             .ok_or_else(|| arg_error(format!("slicing with step {step}")))?;
-        let size = x.shape()[axis];
+        let size = x.value().shape()[axis];
         let clamp = |i: i64| -> u64 {
             let i = if i < 0 {
                 i.saturating_add(size as i64)
@@ -153,17 +113,32 @@ impl<'p> Lowering<'p, '_> {
             i.clamp(0, size as i64) as u64
         };
         let (from, to) = (clamp(start), clamp(end));
-        let y = if (from, to, step) == (0, size, 1) {
-            x
-        } else if step > 1 && to > from {
-            self.strided_slice(scope, &x, axis, from..to, step)?
-        } else {
-            self.g.slice(scope, &x, axis, from..to)?
-        };
-        self.bind(node, 0, y)
+        if (from, to, step) == (0, size, 1) {
+            return self.bind_tensor(node, 0, x);
+        }
+        if step == 1 || to <= from {
+            let y = x.sliced(&mut self.g, scope, "slice", dim, from..to)?;
+            return self.bind_tensor(node, 0, y);
+        }
+        let rows = self.batch_first(&x)?;
+        let y = self.strided_slice(scope, &rows, axis, from..to, step)?;
+        self.bind_tensor(node, 0, Tensor::rows(y, x.factor()))
     }
 
-    /// `permute` / `transpose` of per-sample axes; the batch must stay first.
+    /// `t`'s value when its batch is on the first dimension (any factor); else an error.
+    pub(super) fn batch_first(&self, t: &Tensor) -> Result<crate::onnx::graph::Value, OnnxError> {
+        if t.batch_axis() == 0 {
+            Ok(t.value().clone())
+        } else {
+            Err(arg_error(format!(
+                "its input has sizes {} with the batch on dimension {}; this op is exported only with the batch first",
+                tensor::show(&t.sizes()),
+                t.batch_axis()
+            )))
+        }
+    }
+
+    /// `permute` / `transpose`: one Transpose, which may move the batch.
     pub(super) fn permute(
         &mut self,
         node: &Node,
@@ -171,44 +146,23 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "dims", "dim0", "dim1"])?;
-        let input = args.tensor("self").or_shape()?;
-        let rank = self.laid(input)?.rank();
-        let full: Vec<i64> = match args.get("dims") {
-            Some(Argument::Ints(dims)) => dims.clone(),
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let rank = x.rank();
+        let order: Vec<usize> = match args.get("dims") {
+            Some(Argument::Ints(dims)) => dims
+                .iter()
+                .map(|&d| tensor::axis(d, rank))
+                .collect::<Result<_, _>>()?,
             Some(other) => return Err(arg_error(format!("argument `dims` is {}", other.kind()))),
             None => {
-                let mut order: Vec<i64> = (0..rank as i64).collect();
-                let norm = |d: i64| if d < 0 { d + rank as i64 } else { d };
-                let (a, b) = (
-                    norm(args.int_or("dim0", 0).or_shape()?),
-                    norm(args.int_or("dim1", 0).or_shape()?),
-                );
-                let in_range = |d: i64| (0..rank as i64).contains(&d);
-                if !in_range(a) || !in_range(b) {
-                    return Err(arg_error(format!(
-                        "transpose of dimensions {a}, {b} of a rank-{rank} tensor"
-                    )));
-                }
-                order.swap(a as usize, b as usize);
+                let a = tensor::axis(args.int_or("dim0", 0).or_shape()?, rank)?;
+                let b = tensor::axis(args.int_or("dim1", 0).or_shape()?, rank)?;
+                let mut order: Vec<usize> = (0..rank).collect();
+                order.swap(a, b);
                 order
             }
         };
-        let Some((&first, rest)) = full.split_first() else {
-            return Err(arg_error("permute of no dimensions".into()));
-        };
-        if self.is_laid(input) || (first != 0 && first != -(rank as i64)) {
-            return self.laid_permute(node, input, &full, scope);
-        }
-        let x = self.activation(input)?;
-        let perm = rest
-            .iter()
-            .map(|&d| per_sample_axis(d, rank))
-            .collect::<Result<Vec<_>, _>>()?;
-        let y = if perm.iter().enumerate().all(|(i, &p)| i == p) {
-            x
-        } else {
-            self.g.transpose(scope, &x, &perm)?
-        };
-        self.bind(node, 0, y)
+        let y = x.transposed(&mut self.g, scope, &order)?;
+        self.bind_tensor(node, 0, y)
     }
 }

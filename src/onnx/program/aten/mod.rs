@@ -10,6 +10,7 @@ use super::args::Args;
 use super::emit;
 use super::located;
 use super::lower::Lowering;
+use super::tensor;
 
 mod attention;
 mod constant;
@@ -124,6 +125,7 @@ pub const SUPPORTED: &[&str] = &[
     "view.default",
     "reshape.default",
     "_unsafe_view.default",
+    "reshape_as.default",
     "dropout.default",
     "dropout_.default",
     "clone.default",
@@ -190,7 +192,7 @@ fn per_sample_axis(dim: i64, rank: usize) -> Result<usize, OnnxError> {
     let axis = if dim < 0 { dim + rank } else { dim };
     match axis {
         0 => Err(arg_error(format!(
-            "it works along dimension {dim}, the batch; only ops that treat each sample alike are exported"
+            "it works along dimension {dim}, the batch, which mixes samples; only ops that treat each sample alike are exported"
         ))),
         a if (1..rank).contains(&a) => Ok(a as usize - 1),
         _ => Err(arg_error(format!(
@@ -313,6 +315,10 @@ impl<'p> Lowering<'p, '_> {
             "view.default" | "reshape.default" | "_unsafe_view.default" => {
                 self.reshape(node, &args, &scope)
             }
+            "reshape_as.default" => {
+                reject_extra(&args, &["self", "other"])?;
+                self.view_as_recorded(node, args.tensor("self").or_shape()?, &scope)
+            }
             "dropout.default" | "dropout_.default" => {
                 // aten names the in-place form's tensor `self`, the other's `input`.
                 let tensor = if op == "dropout_.default" && args.get("self").is_some() {
@@ -326,14 +332,14 @@ impl<'p> Lowering<'p, '_> {
                         "dropout is in training mode; export the model after `model.eval()`".into(),
                     ));
                 }
-                let x = self.laid(args.tensor(tensor).or_shape()?)?;
-                self.bind_laid(node, 0, x, &scope)
+                let x = self.tensor(args.tensor(tensor).or_shape()?)?;
+                self.bind_tensor(node, 0, x)
             }
             "clone.default" | "contiguous.default" | "alias.default" | "detach.default"
             | "detach_.default" => {
                 reject_extra(&args, &["self", "memory_format"])?;
-                let x = self.laid(args.tensor("self").or_shape()?)?;
-                self.bind_laid(node, 0, x, &scope)
+                let x = self.tensor(args.tensor("self").or_shape()?)?;
+                self.bind_tensor(node, 0, x)
             }
             "unsqueeze.default" => self.unsqueeze(node, &args, &scope),
             "squeeze.dim" | "squeeze.dims" => self.squeeze(node, &args, &scope),
@@ -359,12 +365,12 @@ impl<'p> Lowering<'p, '_> {
                 self.split(node, &args, &scope, op)
             }
             "sym_size.int" => {
-                let x = args.tensor("self").or_shape()?;
-                let rank = self.recorded_shape(x)?.len() + 1;
-                if per_sample_axis(args.int_or("dim", 0).or_shape()?, rank).is_ok() {
+                let x = self.tensor(args.tensor("self").or_shape()?)?;
+                let dim = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
+                if dim != x.batch_axis() {
                     return Err(arg_error("it reads a fixed dimension as a symbol".into()));
                 }
-                self.bind_batch_symbol(node)
+                self.bind_batch_times(node, x.factor())
             }
             "upsample_nearest2d.vec" | "upsample_nearest2d.default" => {
                 self.upsample(node, &args, &scope, None)

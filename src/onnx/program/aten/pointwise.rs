@@ -1,4 +1,5 @@
-//! Element-wise ops: activations, broadcasting arithmetic, softmax, gelu and layer_norm.
+//! Element-wise ops: activations, broadcasting arithmetic, softmax, gelu and layer_norm,
+//! wherever the batch is (softmax and layer_norm not along it).
 
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
@@ -7,8 +8,9 @@ use crate::torch::pt2::schema::{Argument, Node};
 use super::super::args::Args;
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
+use super::super::tensor::{self, Tensor};
 use super::constant::{fold_binary, Folded};
-use super::{arg_error, per_sample_axis, reject_extra, OrShape};
+use super::{arg_error, reject_extra, OrShape};
 
 impl<'p> Lowering<'p, '_> {
     pub(super) fn unary(
@@ -18,9 +20,9 @@ impl<'p> Lowering<'p, '_> {
         emit: impl FnOnce(&mut crate::onnx::graph::GraphBuilder, &Value) -> Value,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self"])?;
-        let x = self.activation(args.tensor("self").or_shape()?)?;
-        let y = emit(&mut self.g, &x);
-        self.bind(node, 0, y)
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let y = emit(&mut self.g, x.value());
+        self.bind_tensor(node, 0, x.with_value(y)?)
     }
 
     /// `x · gate(x)`: silu (Sigmoid) and hardswish (HardSigmoid).
@@ -32,16 +34,16 @@ impl<'p> Lowering<'p, '_> {
         gate: impl FnOnce(&mut crate::onnx::graph::GraphBuilder, &Value) -> Value,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self"])?;
-        let x = self.activation(args.tensor("self").or_shape()?)?;
-        let s = gate(&mut self.g, &x);
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let s = gate(&mut self.g, x.value());
         let y = emit::binary(
             &mut self.g,
             "Mul",
             scope,
-            Operand::Activation(&x),
+            Operand::Activation(x.value()),
             Operand::Activation(&s),
         )?;
-        self.bind(node, 0, y)
+        self.bind_tensor(node, 0, x.with_value(y)?)
     }
 
     pub(super) fn hardtanh(
@@ -51,11 +53,11 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "min_val", "max_val"])?;
-        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
         let lo = args.float_or("min_val", -1.0).or_shape()? as f32;
         let hi = args.float_or("max_val", 1.0).or_shape()? as f32;
-        let y = self.g.clip(scope, &x, lo, hi);
-        self.bind(node, 0, y)
+        let y = self.g.clip(scope, x.value(), lo, hi);
+        self.bind_tensor(node, 0, x.with_value(y)?)
     }
 
     /// `softmax` (`op` Softmax) or `log_softmax` (LogSoftmax) over `dim`: the ONNX op over
@@ -76,27 +78,10 @@ impl<'p> Lowering<'p, '_> {
                 "softmax with a dtype change is not exported".into(),
             ));
         }
-        let x = self.activation(args.tensor("self").or_shape()?)?;
-        let axis = per_sample_axis(args.int_or("dim", -1).or_shape()?, x.shape().len() + 1)?;
-        let last = x.shape().len() - 1;
-        let along_last = |g: &mut crate::onnx::graph::GraphBuilder, x: &Value| {
-            g.unary(
-                op,
-                scope,
-                x,
-                vec![("axis", crate::onnx::graph::Attr::Int(-1))],
-            )
-        };
-        let y = if axis == last {
-            along_last(&mut self.g, &x)
-        } else {
-            let mut perm: Vec<usize> = (0..=last).collect();
-            perm.swap(axis, last);
-            let moved = self.g.transpose(scope, &x, &perm)?;
-            let y = along_last(&mut self.g, &moved);
-            self.g.transpose(scope, &y, &perm)?
-        };
-        self.bind(node, 0, y)
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let axis = tensor::axis(args.int_or("dim", -1).or_shape()?, x.rank())?;
+        let y = x.softmax(&mut self.g, scope, op, axis)?;
+        self.bind_tensor(node, 0, y)
     }
 
     /// `gelu`, exact (`approximate='none'`) or tanh-approximated.
@@ -107,12 +92,13 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "approximate"])?;
-        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let input = args.tensor("self").or_shape()?;
         match args.get("approximate") {
             None => {}
             Some(Argument::String(mode)) if mode == "none" => {}
             Some(Argument::String(mode)) if mode == "tanh" => {
-                return self.gelu_tanh(node, &x, scope)
+                let x = self.activation(input)?;
+                return self.gelu_tanh(node, &x, scope);
             }
             Some(other) => {
                 return Err(arg_error(format!(
@@ -120,8 +106,9 @@ impl<'p> Lowering<'p, '_> {
                 )))
             }
         }
-        let y = self.g.gelu(scope, &x)?;
-        self.bind(node, 0, y)
+        let x = self.tensor(input)?;
+        let y = self.g.gelu(scope, x.value())?;
+        self.bind_tensor(node, 0, x.with_value(y)?)
     }
 
     /// `layer_norm` over the last axis (a one-element `normalized_shape`), decomposed.
@@ -142,7 +129,9 @@ impl<'p> Lowering<'p, '_> {
                 "cudnn_enable",
             ],
         )?;
-        let x = self.activation(args.tensor("input").or_shape()?)?;
+        let t = self.tensor(args.tensor("input").or_shape()?)?;
+        t.sample_axis(t.rank() - 1, "layer_norm")?;
+        let x = t.value().clone();
         let Some(&width) = x.shape().last() else {
             return Err(arg_error(
                 "layer_norm of a tensor with only a batch axis".into(),
@@ -167,7 +156,7 @@ impl<'p> Lowering<'p, '_> {
         let y = self
             .g
             .layer_norm(scope, &x, axis, [gamma.as_ref(), beta.as_ref()], eps)?;
-        self.bind(node, 0, y)
+        self.bind_tensor(node, 0, t.with_value(y)?)
     }
 
     pub(super) fn binary(
@@ -208,8 +197,37 @@ impl<'p> Lowering<'p, '_> {
         }
         let a = self.emitted_operand(&a, scope)?;
         let b = self.emitted_operand(&b, scope)?;
-        let y = emit::binary(&mut self.g, op, scope, a.operand(), b.operand())?;
-        self.bind(node, 0, y)
+        let y = match (&a, &b) {
+            (Emitted::Activation(x), Emitted::Activation(y)) => {
+                if !x.same_batch(y) {
+                    return Err(arg_error(format!(
+                        "{op} of {} and {}: the batch must be on the same dimension of both, the same number of times",
+                        tensor::show(&x.sizes()),
+                        tensor::show(&y.sizes())
+                    )));
+                }
+                let v = emit::binary(
+                    &mut self.g,
+                    op,
+                    scope,
+                    Operand::Activation(x.value()),
+                    Operand::Activation(y.value()),
+                )?;
+                x.with_value(v)?
+            }
+            (Emitted::Activation(x), Emitted::Constant(c)) => {
+                x.with_constant(&mut self.g, scope, op, c, false)?
+            }
+            (Emitted::Constant(c), Emitted::Activation(x)) => {
+                x.with_constant(&mut self.g, scope, op, c, true)?
+            }
+            (Emitted::Constant(_), Emitted::Constant(_)) => {
+                return Err(arg_error(format!(
+                    "{op} of two constants is folded, not emitted"
+                )))
+            }
+        };
+        self.bind_tensor(node, 0, y)
     }
 
     fn folded_operand(&mut self, e: &Elementwise<'_>) -> Result<Folded, OnnxError> {
@@ -224,7 +242,7 @@ impl<'p> Lowering<'p, '_> {
             Elementwise::Tensor(t) if self.is_constant(t) => {
                 Emitted::Constant(self.constant_weight(t)?)
             }
-            Elementwise::Tensor(t) => Emitted::Activation(self.activation(t)?),
+            Elementwise::Tensor(t) => Emitted::Activation(self.tensor(t)?),
             Elementwise::Scalar(v) => {
                 Emitted::Constant(self.g.constant_scalar(&format!("{scope}.scalar"), *v))
             }
@@ -252,15 +270,6 @@ pub(super) fn operand<'a>(args: &Args<'a>, name: &str) -> Result<Elementwise<'a>
 
 /// An element-wise operand in the graph, owned.
 enum Emitted {
-    Activation(Value),
+    Activation(Tensor),
     Constant(crate::onnx::graph::Weight),
-}
-
-impl Emitted {
-    fn operand(&self) -> Operand<'_> {
-        match self {
-            Emitted::Activation(v) => Operand::Activation(v),
-            Emitted::Constant(w) => Operand::Constant(w),
-        }
-    }
 }

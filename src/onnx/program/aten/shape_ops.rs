@@ -1,6 +1,5 @@
 //! Ops that add, drop or pick dimensions (unsqueeze, squeeze, select, unflatten, expand),
-//! and the layout ops on tensors whose batch has moved ([`crate::onnx::program::laid`]):
-//! permute, view and linear there, as torch's decomposed multi-head attention uses them.
+//! wherever the batch is, and `linear`'s product by a stored weight.
 
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
@@ -8,12 +7,12 @@ use crate::torch::pt2::schema::{Argument, Node, SymInt};
 
 use super::super::args::Args;
 use super::super::emit::{self, Operand};
-use super::super::laid::Laid;
 use super::super::lower::Lowering;
+use super::super::tensor;
 use super::{arg_error, reject_extra, OrShape};
 
 impl<'p> Lowering<'p, '_> {
-    /// `unsqueeze(self, dim)`: a new size-1 dimension (anywhere but before the batch).
+    /// `unsqueeze(self, dim)`: a new size-1 dimension, a Reshape.
     pub(super) fn unsqueeze(
         &mut self,
         node: &Node,
@@ -21,13 +20,14 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "dim"])?;
-        let x = self.laid(args.tensor("self").or_shape()?)?;
-        let at = Laid::axis(args.int_or("dim", 0).or_shape()?, x.rank() + 1)?;
-        self.bind_laid(node, 0, x.unsqueezed(at)?, scope)
+        let input = args.tensor("self").or_shape()?;
+        let x = self.tensor(input)?;
+        tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank() + 1)?;
+        self.view_as_recorded(node, input, scope)
     }
 
     /// `squeeze(self, dim)` / `squeeze(self, dims)`: size-1 dimensions dropped (others
-    /// kept, as torch does).
+    /// kept, as torch does), a Reshape; the batch is never dropped.
     pub(super) fn squeeze(
         &mut self,
         node: &Node,
@@ -35,7 +35,8 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "dim", "dims"])?;
-        let mut x = self.laid(args.tensor("self").or_shape()?)?;
+        let input = args.tensor("self").or_shape()?;
+        let x = self.tensor(input)?;
         let dims = match (args.get("dim"), args.get("dims")) {
             (Some(Argument::Int(d)), None) => vec![*d],
             (None, Some(Argument::Ints(ds))) => ds.clone(),
@@ -45,24 +46,18 @@ impl<'p> Lowering<'p, '_> {
                 ))
             }
         };
-        let rank = x.rank();
-        let mut axes = dims
-            .iter()
-            .map(|&d| Laid::axis(d, rank))
-            .collect::<Result<Vec<_>, _>>()?;
-        axes.sort_unstable();
-        for &at in axes.iter().rev() {
-            if at == 0 && x.sizes()[0].batch {
+        for &d in &dims {
+            if tensor::axis(d, x.rank())? == x.batch_axis() {
                 return Err(arg_error(
                     "squeeze of the batch dimension would freeze the batch at 1".into(),
                 ));
             }
-            x = x.squeezed(at);
         }
-        self.bind_laid(node, 0, x, scope)
+        self.view_as_recorded(node, input, scope)
     }
 
-    /// `select(self, dim, index)`: `x[:, i]` on a dimension other than the batch.
+    /// `select(self, dim, index)`: `x[:, i]` on a dimension other than the batch, a Slice
+    /// and a Reshape dropping the dimension.
     pub(super) fn select(
         &mut self,
         node: &Node,
@@ -70,28 +65,22 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "dim", "index"])?;
-        let x = self.laid(args.tensor("self").or_shape()?)?;
-        let at = Laid::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let dim = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
         let Some(Argument::Int(index)) = args.get("index") else {
             return Err(arg_error("select needs a constant index".into()));
         };
-        let y = x.selected(&mut self.g, scope, at, *index)?;
-        self.bind_laid(node, 0, y, scope)
-    }
-
-    /// `view`/`reshape`/`unflatten` to torch's recorded output sizes, on a tensor whose
-    /// batch has moved or whose size list does not lead with the batch: the batch must stay
-    /// whole (it may be folded with other dimensions while it is not first).
-    pub(super) fn laid_view(
-        &mut self,
-        node: &Node,
-        input: &str,
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        let x = self.laid(input)?;
+        let size = x.value().shape()[x.sample_axis(dim, "select")?] as i64;
+        let i = if *index < 0 { index + size } else { *index };
+        if !(0..size).contains(&i) {
+            return Err(arg_error(format!(
+                "index {index} is out of range for size {size}"
+            )));
+        }
+        let row = x.sliced(&mut self.g, scope, "select", dim, i as u64..i as u64 + 1)?;
         let target = self.recorded_sizes(node, 0)?;
-        let y = x.viewed(&mut self.g, scope, &target)?;
-        self.bind_laid(node, 0, y, scope)
+        let y = row.reshaped(&mut self.g, scope, &target)?;
+        self.bind_tensor(node, 0, y)
     }
 
     /// `unflatten(self, dim, sizes)`: one dimension split into several, as torch recorded
@@ -103,37 +92,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "dim", "sizes"])?;
-        self.laid_view(node, args.tensor("self").or_shape()?, scope)
-    }
-
-    /// `permute`/`transpose` that moves the batch, or of a tensor whose batch has moved.
-    pub(super) fn laid_permute(
-        &mut self,
-        node: &Node,
-        input: &str,
-        order: &[i64],
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        let x = self.laid(input)?;
-        let order = order
-            .iter()
-            .map(|&d| Laid::axis(d, x.rank()))
-            .collect::<Result<Vec<_>, _>>()?;
-        self.bind_laid(node, 0, x.permuted(&order)?, scope)
-    }
-
-    /// `linear` on a tensor whose batch has moved: a MatMul over its last dimension.
-    pub(super) fn laid_linear(
-        &mut self,
-        node: &Node,
-        input: &str,
-        weight: &str,
-        bias: Option<&str>,
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        let x = self.laid(input)?.last_axis_last(&mut self.g, scope)?;
-        let y = self.linear_value(x.value(), weight, bias, scope)?;
-        self.bind_laid(node, 0, x.with_last(y)?, scope)
+        self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
     }
 
     /// `x` (`[…, K]`) times the transpose of stored `weight` (`[N, K]`), plus `bias`.
@@ -248,21 +207,27 @@ impl<'p> Lowering<'p, '_> {
         self.g.add_constant(scope, &zeros, &constant)
     }
 
-    /// `_operator.mul` of the batch symbol and a constant (torch's `bsz * num_heads`).
+    /// `_operator.mul` of the batch times a constant and a positive constant (torch's
+    /// `bsz * num_heads`, `B * C * nh`).
     pub(super) fn symbolic_mul(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
         reject_extra(args, &["a", "b"])?;
-        let operand = |name: &str| match args.get(name) {
-            Some(Argument::SymInt(SymInt::Name(n))) if self.is_batch_symbol(n) => Some(None),
-            Some(Argument::Int(i)) if *i > 0 => Some(Some(*i as u64)),
+        let batch = |name: &str| match args.get(name) {
+            Some(Argument::SymInt(SymInt::Name(n))) => self.batch_times(n),
             _ => None,
         };
-        match (operand("a"), operand("b")) {
-            (Some(None), Some(Some(c))) | (Some(Some(c)), Some(None)) => {
-                self.bind_batch_times(node, c)
-            }
-            _ => Err(arg_error(
+        let constant = |name: &str| match args.get(name) {
+            Some(Argument::Int(i)) if *i > 0 => Some(*i as u64),
+            _ => None,
+        };
+        let product = match (batch("a"), constant("b"), constant("a"), batch("b")) {
+            (Some(k), Some(c), _, _) | (_, _, Some(c), Some(k)) => k.checked_mul(c),
+            _ => None,
+        };
+        let count = product.ok_or_else(|| {
+            arg_error(
                 "only the batch times a positive constant is exported as a symbolic product".into(),
-            )),
-        }
+            )
+        })?;
+        self.bind_batch_times(node, count)
     }
 }

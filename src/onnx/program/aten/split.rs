@@ -9,7 +9,8 @@ use crate::torch::script::shape::{piece_sizes, pieces_of, Pieces};
 
 use super::super::args::Args;
 use super::super::lower::Lowering;
-use super::{arg_error, per_sample_axis, reject_extra, OrShape};
+use super::super::tensor;
+use super::{arg_error, reject_extra, OrShape};
 
 impl<'p> Lowering<'p, '_> {
     /// `split.Tensor`, `split_with_sizes.default`, `chunk.default` or `unbind.int` (`op`).
@@ -30,22 +31,22 @@ impl<'p> Lowering<'p, '_> {
         let how = pieces_of(node, op)
             .ok_or_else(|| arg_error(format!("`{op}` is not a splitting op")))?
             .or_shape()?;
-        let x = self.activation(args.tensor("self").or_shape()?)?;
-        let rank = x.shape().len() + 1;
-        let axis = per_sample_axis(args.int_or("dim", 0).or_shape()?, rank)?;
-        let sizes = piece_sizes(x.shape()[axis], how).or_shape()?;
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let dim = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
+        let axis = x.sample_axis(dim, op)?;
+        let sizes = piece_sizes(x.value().shape()[axis], how).or_shape()?;
         let pieces = if sizes.len() == 1 {
             vec![x]
         } else {
-            self.g.split(scope, &x, axis, &sizes)?
+            x.split(&mut self.g, scope, op, dim, &sizes)?
         };
         let pieces = if how == Pieces::Each {
             pieces
-                .iter()
+                .into_iter()
                 .map(|piece| {
-                    let mut shape = piece.shape().to_vec();
-                    shape.remove(axis);
-                    self.g.reshape(scope, piece, &shape)
+                    let mut target = piece.sizes();
+                    target.remove(dim);
+                    piece.reshaped(&mut self.g, scope, &target)
                 })
                 .collect::<Result<Vec<_>, _>>()?
         } else {

@@ -1,0 +1,509 @@
+//! Activations of a program and where their batch is.
+//!
+//! Every activation is an ONNX value with torch's own axes, in torch's order: no lazy
+//! layouts. Exactly one axis carries the batch, `k·N` of it (`k` is the axis' *factor*: 1
+//! for the batch alone, the window count after a Swin window partition, the token count
+//! after LeViT's `flatten(0, 1)`); every other axis has a fixed size. So layout ops lower
+//! to static-shape ONNX only: a Transpose with a constant `perm`, a Reshape to a constant
+//! shape whose batch axis is written `-1` (or `0` where it stays in place with its
+//! factor), a Slice or Split of a fixed axis. No Shape, Gather, ConstantOfShape or Expand
+//! is needed, whatever the batch.
+//!
+//! Each of these is exact for every batch because it is the ONNX twin of the torch op it
+//! lowers (a Reshape is torch's row-major `view`); what must never happen is an op that
+//! works *across* the batch axis (a reduction or softmax along it, a select of one of its
+//! rows, a cat along it): that mixes samples, and [`mixes_samples`] says so.
+
+use std::ops::Range;
+
+use crate::onnx::graph::{Attr, GraphBuilder, Value, Weight};
+use crate::onnx::OnnxError;
+
+/// One torch size in terms of the batch: `count`, times the batch when `batch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size {
+    pub count: u64,
+    pub batch: bool,
+}
+
+impl Size {
+    pub fn fixed(count: u64) -> Size {
+        Size {
+            count,
+            batch: false,
+        }
+    }
+
+    /// `factor` times the batch.
+    pub fn batch(factor: u64) -> Size {
+        Size {
+            count: factor,
+            batch: true,
+        }
+    }
+}
+
+/// Sizes with the batch as `N`: `[10, 4·N, 16]`.
+pub fn show(sizes: &[Size]) -> String {
+    let items: Vec<String> = sizes
+        .iter()
+        .map(|s| match (s.count, s.batch) {
+            (1, true) => "N".to_owned(),
+            (c, true) => format!("{c}·N"),
+            (c, false) => c.to_string(),
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+fn error(what: String) -> OnnxError {
+    OnnxError::Shape { what }
+}
+
+/// The error for `op` working along `axis`, the batch axis of a tensor of `sizes`.
+pub fn mixes_samples(op: &str, axis: usize, sizes: &[Size]) -> OnnxError {
+    error(format!(
+        "{op} along dimension {axis}, which carries the batch ({}), mixes samples; only ops that treat each sample alike are exported",
+        show(sizes)
+    ))
+}
+
+/// Torch dimension `dim` (negative counts from the end) of a rank-`rank` tensor.
+pub fn axis(dim: i64, rank: usize) -> Result<usize, OnnxError> {
+    let r = rank as i64;
+    let a = if dim < 0 { dim + r } else { dim };
+    if (0..r).contains(&a) {
+        Ok(a as usize)
+    } else {
+        Err(error(format!(
+            "dimension {dim} is out of range for a rank-{rank} tensor"
+        )))
+    }
+}
+
+/// An activation: ONNX value `value` whose full shape is `value.shape()` with `factor`·N
+/// inserted at axis `axis` (see the module docs). Invariant: `factor ≥ 1` and
+/// `axis ≤ value.shape().len()`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tensor {
+    value: Value,
+    axis: usize,
+    factor: u64,
+}
+
+impl Tensor {
+    /// `value` (a [`GraphBuilder`] value: its axis 0 is the rows) whose rows are `factor`
+    /// times the batch.
+    pub fn rows(value: Value, factor: u64) -> Tensor {
+        Tensor {
+            value,
+            axis: 0,
+            factor: factor.max(1),
+        }
+    }
+
+    /// The ONNX value; its `shape()` leaves out the batch axis.
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// The torch dimension that carries the batch.
+    pub fn batch_axis(&self) -> usize {
+        self.axis
+    }
+
+    /// How many times the batch that dimension is.
+    pub fn factor(&self) -> u64 {
+        self.factor
+    }
+
+    pub fn rank(&self) -> usize {
+        self.value.shape().len() + 1
+    }
+
+    /// Torch's sizes of this tensor.
+    pub fn sizes(&self) -> Vec<Size> {
+        let mut sizes: Vec<Size> = self.value.shape().iter().map(|&d| Size::fixed(d)).collect();
+        sizes.insert(self.axis, Size::batch(self.factor));
+        sizes
+    }
+
+    /// Whether `other` has its batch on the same axis with the same factor.
+    pub fn same_batch(&self, other: &Tensor) -> bool {
+        (self.axis, self.factor, self.rank()) == (other.axis, other.factor, other.rank())
+    }
+
+    /// The index in `value().shape()` of torch dimension `axis` (in range), which `op`
+    /// works along: refused when it is the batch.
+    pub fn sample_axis(&self, axis: usize, op: &str) -> Result<usize, OnnxError> {
+        match axis.cmp(&self.axis) {
+            std::cmp::Ordering::Less => Ok(axis),
+            std::cmp::Ordering::Equal => Err(mixes_samples(op, axis, &self.sizes())),
+            std::cmp::Ordering::Greater => Ok(axis - 1),
+        }
+    }
+
+    /// This layout over `value`, the result of an op that keeps every axis where it is
+    /// (element-wise ops, an op along a fixed axis): `value` must have the same rank.
+    pub fn with_value(&self, value: Value) -> Result<Tensor, OnnxError> {
+        if value.shape().len() != self.value.shape().len() {
+            return Err(error(format!(
+                "{:?} does not keep the axes of {:?}",
+                value.shape(),
+                self.value.shape()
+            )));
+        }
+        Ok(Tensor {
+            value,
+            axis: self.axis,
+            factor: self.factor,
+        })
+    }
+
+    /// Emits a one-output node reading this tensor (and `extra` inputs) that keeps its
+    /// layout and the shape of its value.
+    fn same_shape_node(
+        &self,
+        g: &mut GraphBuilder,
+        op: &'static str,
+        scope: &str,
+        inputs: Vec<String>,
+        attrs: Vec<(&'static str, Attr)>,
+    ) -> Tensor {
+        let shape = self.value.shape().to_vec();
+        let value = g.node(op, scope, inputs, attrs, vec![shape]).swap_remove(0);
+        Tensor { value, ..*self }
+    }
+
+    /// torch's `permute(perm)`: a Transpose (none for the identity).
+    pub fn transposed(
+        self,
+        g: &mut GraphBuilder,
+        scope: &str,
+        perm: &[usize],
+    ) -> Result<Tensor, OnnxError> {
+        let mut sorted = perm.to_vec();
+        sorted.sort_unstable();
+        if sorted != (0..self.rank()).collect::<Vec<_>>() {
+            return Err(error(format!(
+                "{perm:?} is not a permutation of {} dimensions",
+                self.rank()
+            )));
+        }
+        if perm.iter().enumerate().all(|(i, &p)| i == p) {
+            return Ok(self);
+        }
+        let sizes = self.sizes();
+        let axis = perm.iter().position(|&p| p == self.axis).unwrap_or(0);
+        let shape = perm
+            .iter()
+            .filter(|&&p| p != self.axis)
+            .map(|&p| sizes[p].count)
+            .collect();
+        let perm = perm.iter().map(|&p| p as i64).collect();
+        let value = g
+            .node(
+                "Transpose",
+                scope,
+                vec![self.value.name().to_owned()],
+                vec![("perm", Attr::Ints(perm))],
+                vec![shape],
+            )
+            .swap_remove(0);
+        Ok(Tensor {
+            value,
+            axis,
+            factor: self.factor,
+        })
+    }
+
+    /// torch's `view`/`reshape` (and `flatten`, `unflatten`, `unsqueeze`, `squeeze`) to
+    /// `target`: a Reshape to a constant shape with the batch axis as `-1` (`0` where it
+    /// stays in place with its factor); none when the sizes do not change. `target` must
+    /// carry the batch on one axis and hold the same number of elements.
+    pub fn reshaped(
+        self,
+        g: &mut GraphBuilder,
+        scope: &str,
+        target: &[Size],
+    ) -> Result<Tensor, OnnxError> {
+        let sizes = self.sizes();
+        if sizes == target {
+            return Ok(self);
+        }
+        let fail = |why: &str| {
+            error(format!(
+                "a view of {} to {}: {why}",
+                show(&sizes),
+                show(target)
+            ))
+        };
+        let batch_axes: Vec<usize> = (0..target.len()).filter(|&i| target[i].batch).collect();
+        let &[axis] = batch_axes.as_slice() else {
+            return Err(fail(
+                "the result must carry the batch on exactly one dimension",
+            ));
+        };
+        let elements = |s: &[Size]| s.iter().try_fold(1u64, |n, d| n.checked_mul(d.count));
+        if elements(&sizes) != elements(target) || target.iter().any(|s| s.count == 0) {
+            return Err(fail("the element counts differ"));
+        }
+        let factor = target[axis].count;
+        let onnx: Vec<i64> = target
+            .iter()
+            .enumerate()
+            .map(
+                |(i, s)| match (s.batch, i == self.axis && factor == self.factor) {
+                    (true, true) => 0,
+                    (true, false) => -1,
+                    (false, _) => s.count as i64,
+                },
+            )
+            .collect();
+        let shape = target
+            .iter()
+            .filter(|s| !s.batch)
+            .map(|s| s.count)
+            .collect();
+        let onnx = g.constant_i64(&format!("{scope}.shape"), &onnx);
+        let inputs = vec![self.value.name().to_owned(), onnx.name().to_owned()];
+        let value = g
+            .node("Reshape", scope, inputs, vec![], vec![shape])
+            .swap_remove(0);
+        Ok(Tensor {
+            value,
+            axis,
+            factor,
+        })
+    }
+
+    /// `range` of torch dimension `axis`, which `op` works along (not the batch): a Slice.
+    pub fn sliced(
+        &self,
+        g: &mut GraphBuilder,
+        scope: &str,
+        op: &str,
+        axis: usize,
+        range: Range<u64>,
+    ) -> Result<Tensor, OnnxError> {
+        let at = self.sample_axis(axis, op)?;
+        let mut shape = self.value.shape().to_vec();
+        if range.start >= range.end || range.end > shape[at] {
+            return Err(error(format!(
+                "cannot slice {range:?} from dimension {axis} of {}",
+                show(&self.sizes())
+            )));
+        }
+        shape[at] = range.end - range.start;
+        let value = g.slice_onnx(scope, self.value.name(), axis, range, shape);
+        Ok(Tensor { value, ..*self })
+    }
+
+    /// Torch dimension `axis` (not the batch) cut into pieces of `sizes`: a Split.
+    pub fn split(
+        &self,
+        g: &mut GraphBuilder,
+        scope: &str,
+        op: &str,
+        axis: usize,
+        sizes: &[u64],
+    ) -> Result<Vec<Tensor>, OnnxError> {
+        let at = self.sample_axis(axis, op)?;
+        if self.value.shape()[at] != sizes.iter().sum::<u64>() {
+            return Err(error(format!(
+                "cannot split dimension {axis} of {} into {sizes:?}",
+                show(&self.sizes())
+            )));
+        }
+        let shapes = sizes
+            .iter()
+            .map(|&s| {
+                let mut shape = self.value.shape().to_vec();
+                shape[at] = s;
+                shape
+            })
+            .collect();
+        let values = g.split_onnx(scope, self.value.name(), axis, sizes, shapes);
+        Ok(values
+            .into_iter()
+            .map(|value| Tensor { value, ..*self })
+            .collect())
+    }
+
+    /// torch's `cat(tensors, axis)`: every tensor has its batch where the first has it, and
+    /// `axis` is not the batch.
+    pub fn concat(
+        g: &mut GraphBuilder,
+        scope: &str,
+        tensors: &[Tensor],
+        axis: usize,
+    ) -> Result<Tensor, OnnxError> {
+        let Some(first) = tensors.first() else {
+            return Err(error("cat of no tensors".into()));
+        };
+        let at = first.sample_axis(axis, "cat")?;
+        let mut shape = first.value.shape().to_vec();
+        shape[at] = 0;
+        for t in tensors {
+            let agree = first.same_batch(t)
+                && t.value
+                    .shape()
+                    .iter()
+                    .zip(&shape)
+                    .enumerate()
+                    .all(|(i, (a, b))| i == at || a == b);
+            if !agree {
+                return Err(error(format!(
+                    "cat of {} and {} along dimension {axis}",
+                    show(&first.sizes()),
+                    show(&t.sizes())
+                )));
+            }
+            shape[at] += t.value.shape()[at];
+        }
+        let inputs = tensors.iter().map(|t| t.value.name().to_owned()).collect();
+        let value = g
+            .node(
+                "Concat",
+                scope,
+                inputs,
+                vec![("axis", Attr::Int(axis as i64))],
+                vec![shape],
+            )
+            .swap_remove(0);
+        Ok(Tensor { value, ..*first })
+    }
+
+    /// `op` (`Softmax`, `LogSoftmax`) along torch dimension `axis` (not the batch): the
+    /// ONNX op over the last axis (exact at every opset), with `axis` swapped there and
+    /// back when it is another one.
+    pub fn softmax(
+        self,
+        g: &mut GraphBuilder,
+        scope: &str,
+        op: &'static str,
+        axis: usize,
+    ) -> Result<Tensor, OnnxError> {
+        self.sample_axis(axis, op)?;
+        let last = self.rank() - 1;
+        let mut perm: Vec<usize> = (0..=last).collect();
+        perm.swap(axis, last);
+        let moved = self.transposed(g, scope, &perm)?;
+        let inputs = vec![moved.value.name().to_owned()];
+        let y = moved.same_shape_node(g, op, scope, inputs, vec![("axis", Attr::Int(-1))]);
+        y.transposed(g, scope, &perm)
+    }
+
+    /// `op` (`Add`, `Sub`, `Mul`, `Div`, …) of this tensor and constant `c`, in that order
+    /// or (`constant_first`) the other: `c` broadcasts to this tensor's sizes (numpy rules,
+    /// aligned on the last axis) with size 1 on the batch axis.
+    pub fn with_constant(
+        &self,
+        g: &mut GraphBuilder,
+        scope: &str,
+        op: &'static str,
+        c: &Weight,
+        constant_first: bool,
+    ) -> Result<Tensor, OnnxError> {
+        let sizes = self.sizes();
+        let dims = c.dims();
+        let offset = sizes.len().checked_sub(dims.len());
+        let fits = offset.is_some_and(|offset| {
+            dims.iter().enumerate().all(|(i, &d)| {
+                let s = sizes[offset + i];
+                d == 1 || (!s.batch && d == s.count)
+            })
+        });
+        if !fits {
+            return Err(error(format!(
+                "{op} of {} and `{}` {dims:?}: the constant must broadcast to the tensor, with size 1 on the batch dimension",
+                show(&sizes),
+                c.name()
+            )));
+        }
+        let (x, c) = (self.value.name().to_owned(), c.name().to_owned());
+        let inputs = if constant_first {
+            vec![c, x]
+        } else {
+            vec![x, c]
+        };
+        Ok(self.same_shape_node(g, op, scope, inputs, vec![]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::onnx::{Batch, Opset};
+
+    fn builder() -> GraphBuilder {
+        GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()))
+    }
+
+    fn n(count: u64) -> Size {
+        Size::batch(count)
+    }
+
+    fn f(count: u64) -> Size {
+        Size::fixed(count)
+    }
+
+    /// timm attention: `qkv.reshape(B, L, 3, H, D).permute(2, 0, 3, 1, 4)`, then `[0]`.
+    #[test]
+    fn the_batch_follows_a_permute_and_a_select() {
+        let mut g = builder();
+        let x = Tensor::rows(g.input("x", vec![10, 3, 2, 8]).unwrap(), 1);
+        let p = x.transposed(&mut g, "s", &[2, 0, 3, 1, 4]).unwrap();
+        assert_eq!(p.sizes(), [f(3), n(1), f(2), f(10), f(8)]);
+        assert_eq!(p.batch_axis(), 1);
+        let q = p.sliced(&mut g, "s", "select", 0, 0..1).unwrap();
+        let q = q.reshaped(&mut g, "s", &[n(1), f(2), f(10), f(8)]).unwrap();
+        assert_eq!((q.batch_axis(), q.value().shape()), (0, &[2, 10, 8][..]));
+        let err = p.sliced(&mut g, "s", "select", 1, 0..1).unwrap_err();
+        assert!(err.to_string().contains("mixes samples"), "{err}");
+    }
+
+    /// Swin: `(N, 4, 4, C)` windows of 2×2 become `(4·N, 4, C)` and come back.
+    #[test]
+    fn windows_fold_the_batch_and_unfold_it() {
+        let mut g = builder();
+        let x = Tensor::rows(g.input("x", vec![4, 4, 6]).unwrap(), 1);
+        let w = x
+            .reshaped(&mut g, "s", &[n(1), f(2), f(2), f(2), f(2), f(6)])
+            .unwrap()
+            .transposed(&mut g, "s", &[0, 1, 3, 2, 4, 5])
+            .unwrap()
+            .reshaped(&mut g, "s", &[n(4), f(4), f(6)])
+            .unwrap();
+        assert_eq!((w.batch_axis(), w.factor()), (0, 4));
+        let back = w
+            .reshaped(&mut g, "s", &[n(1), f(2), f(2), f(2), f(2), f(6)])
+            .unwrap();
+        assert_eq!(back.factor(), 1);
+        let err = back
+            .reshaped(&mut g, "s", &[n(1), n(1), f(96)])
+            .unwrap_err();
+        assert!(err.to_string().contains("exactly one"), "{err}");
+    }
+
+    #[test]
+    fn constants_line_up_with_the_batch_anywhere() {
+        let mut g = builder();
+        // Time-major (T=5, N, C=4).
+        let x = Tensor::rows(g.input("x", vec![5, 4]).unwrap(), 1)
+            .transposed(&mut g, "s", &[1, 0, 2])
+            .unwrap();
+        let per_step = g.weight("c", vec![5, 1, 4], &[0.0; 20]).unwrap();
+        let y = x
+            .with_constant(&mut g, "s", "Add", &per_step, false)
+            .unwrap();
+        assert_eq!(y.sizes(), [f(5), n(1), f(4)]);
+        let across = g.weight("d", vec![5, 2, 4], &[0.0; 40]).unwrap();
+        assert!(x.with_constant(&mut g, "s", "Add", &across, true).is_err());
+        let err = x.softmax(&mut g, "s", "Softmax", 1).unwrap_err();
+        assert!(
+            err.to_string().contains("Softmax along dimension 1"),
+            "{err}"
+        );
+    }
+}
