@@ -45,7 +45,7 @@ ROUTE_TITLES = {"pt2": "ckpt .pt2", "trace": "ckpt trace", "torch": "torch.onnx 
 CATEGORIES = ("ok", "not-atc-clean", "wrong", "failed")
 CATEGORY_TITLES = {"ok": "ok", "not-atc-clean": "valid, not ATC-clean",
                    "wrong": "wrong values", "failed": "failed"}
-DETAIL_CHARS = 160
+DETAIL_CHARS = 300
 
 
 def atc_ops():
