@@ -26,6 +26,8 @@ CASES = [
     "pattern/convnext_block",        # timm convnext: depthwise 7x7, channels-last LN, GELU
     "pattern/squeeze_excite_block",  # timm efficientnet/mobilenetv3: SE gate, hard-swish
     "pattern/vit_block",             # timm/HF ViT: class token, position embedding, attention
+    "pattern/star_block",            # timm starnet: ReLU6 branch times linear branch
+    "pattern/dla_tree",              # timm dla: tree aggregation by concat, max-pool residual
     # dict output, hard-swish/hard-sigmoid gates, bilinear upsampling to the input size
     "torchvision/lraspp_mobilenet_v3_large",
 ]

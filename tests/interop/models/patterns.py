@@ -182,6 +182,48 @@ class VitBlock(nn.Module):
         return self.head(self.norm(self.layer(t))[:, 0])
 
 
+class StarBlock(nn.Module):
+    """timm StarNet: depthwise 7x7 + BN, two 1x1 branches multiplied ("star", ReLU6 on one),
+    1x1 back, depthwise 7x7, residual; global pool and head."""
+
+    def __init__(self, dim=16):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, dim, 3, 2, 1), nn.BatchNorm2d(dim), nn.ReLU6())
+        self.dw1 = nn.Sequential(nn.Conv2d(dim, dim, 7, 1, 3, groups=dim), nn.BatchNorm2d(dim))
+        self.f1, self.f2 = nn.Conv2d(dim, 3 * dim, 1), nn.Conv2d(dim, 3 * dim, 1)
+        self.g = nn.Sequential(nn.Conv2d(3 * dim, dim, 1), nn.BatchNorm2d(dim))
+        self.dw2 = nn.Conv2d(dim, dim, 7, 1, 3, groups=dim)
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        y = self.dw1(x)
+        y = self.dw2(self.g(nn.functional.relu6(self.f1(y)) * self.f2(y)))
+        return self.head(nn.functional.adaptive_avg_pool2d(x + y, 1).flatten(1))
+
+
+class DlaTree(nn.Module):
+    """timm DLA: two residual blocks aggregated by a root (concat, 1x1 conv, BN, ReLU, with
+    the downsampled input as a residual), max-pool downsampling, global pool and head."""
+
+    def __init__(self, dim=16):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, dim, 3, 1, 1), nn.BatchNorm2d(dim), nn.ReLU())
+        self.pool = nn.MaxPool2d(2, 2)
+        self.tree1 = nn.Sequential(nn.Conv2d(dim, dim, 3, 2, 1), nn.BatchNorm2d(dim))
+        self.tree2 = nn.Sequential(nn.Conv2d(dim, dim, 3, 1, 1), nn.BatchNorm2d(dim))
+        self.root = nn.Sequential(nn.Conv2d(3 * dim, dim, 1), nn.BatchNorm2d(dim))
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        bottom = self.pool(x)
+        x1 = nn.functional.relu(self.tree1(x) + bottom)
+        x2 = nn.functional.relu(self.tree2(x1) + x1)
+        y = nn.functional.relu(self.root(torch.cat((x2, x1, bottom), 1)) + bottom)
+        return self.head(y.mean((2, 3)))
+
+
 def randomise_bn(model, seed):
     """Non-trivial BatchNorm statistics, so folding BN into the conv before it is tested."""
     gen = torch.Generator().manual_seed(seed)
@@ -211,4 +253,6 @@ PATTERNS = {
     "convnext_block": (_builder(ConvNextBlock), IMAGE),
     "squeeze_excite_block": (_builder(SqueezeExcite), IMAGE),
     "vit_block": (_builder(VitBlock), IMAGE),
+    "star_block": (_builder(StarBlock), IMAGE),
+    "dla_tree": (_builder(DlaTree), IMAGE),
 }
