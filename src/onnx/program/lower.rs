@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::onnx::elem::{self, ElemType};
 use crate::onnx::graph::{GraphBuilder, Model, Value, Weight};
 use crate::onnx::{Batch, OnnxError, Opset};
 use crate::torch::pt2::schema::ExportedProgram;
@@ -17,9 +18,6 @@ use super::laid::{self, Laid};
 use super::located;
 use super::outputs;
 use super::TensorSource;
-
-/// The export schema's dtype number for float32: the only activation dtype lowered.
-const FLOAT32: i64 = 7;
 
 /// What a program value name stands for during lowering.
 #[derive(Clone, Debug)]
@@ -107,14 +105,15 @@ pub fn lower(
             "the program takes no tensor input; only models with tensor inputs are exported",
         )
     })?;
-    let batch = BatchDim::of_input(input_sizes(graph, first)?)
+    let batch = BatchDim::of_input(input_sizes(graph, first)?.0)
         .map_err(|e| located::program(format!("the input `{first}`: {e}")))?;
     let mut inputs = Vec::with_capacity(user_inputs.len());
     for (arg, name) in user_inputs.iter().zip(names) {
+        let (sizes, elem) = input_sizes(graph, arg)?;
         let shape = batch
-            .per_sample(input_sizes(graph, arg)?)
+            .per_sample(sizes)
             .map_err(|e| located::program(format!("the input `{arg}`: {e}")))?;
-        let value = g.input(&name, shape.clone())?;
+        let value = g.typed_input(&name, shape.clone(), elem)?;
         values.insert(arg.clone(), Bound::Activation(value));
         inputs.push((name, shape));
     }
@@ -218,18 +217,18 @@ fn input_names(user: &[String], given: Option<&str>) -> Result<Vec<String>, Onnx
     }
 }
 
-/// The recorded float32 sizes of user input `arg`.
-fn input_sizes<'g>(graph: &'g Graph, arg: &str) -> Result<&'g [SymInt], OnnxError> {
+/// The recorded sizes and element type of user input `arg`.
+fn input_sizes<'g>(graph: &'g Graph, arg: &str) -> Result<(&'g [SymInt], ElemType), OnnxError> {
     let meta = graph.tensor_values.get(arg).ok_or_else(|| {
         located::program(format!("the program has no metadata for its input `{arg}`"))
     })?;
-    if meta.dtype != FLOAT32 {
-        return Err(located::program(format!(
-            "the input `{arg}` has export dtype {}; only float32 inputs are exported",
-            meta.dtype
-        )));
-    }
-    Ok(&meta.sizes)
+    let elem = ElemType::from_export(meta.dtype).ok_or_else(|| {
+        located::program(format!(
+            "the input `{arg}` is {}; only float32, int64, int32 and bool inputs are exported",
+            elem::export_name(meta.dtype)
+        ))
+    })?;
+    Ok((&meta.sizes, elem))
 }
 
 fn readers(graph: &Graph) -> HashMap<String, Vec<usize>> {
@@ -262,8 +261,24 @@ impl Lowering<'_, '_> {
         })
     }
 
-    /// Value `name` as an activation.
+    /// Value `name` as a float32 activation: the operand of every op written for float
+    /// tensors only, so that an integer or bool tensor reaching one is an error naming it
+    /// rather than an ONNX file whose types do not check.
     pub fn activation(&self, name: &str) -> Result<Value, OnnxError> {
+        let value = self.any_activation(name)?;
+        match value.elem() {
+            ElemType::Float32 => Ok(value),
+            other => Err(OnnxError::Shape {
+                what: format!(
+                    "`{name}` is a {other} tensor; this op is exported on float32 tensors only (convert it with `.float()` in the model)"
+                ),
+            }),
+        }
+    }
+
+    /// Value `name` as an activation of any element type (layout ops, comparisons,
+    /// indices).
+    pub fn any_activation(&self, name: &str) -> Result<Value, OnnxError> {
         match self.bound(name)? {
             Bound::Activation(v) => Ok(v.clone()),
             Bound::Stored(fqn) => Err(OnnxError::Shape {
@@ -302,7 +317,7 @@ impl Lowering<'_, '_> {
     pub fn laid(&self, name: &str) -> Result<Laid, OnnxError> {
         match self.bound(name)? {
             Bound::Laid(l) => Ok(l.clone()),
-            _ => self.activation(name).map(Laid::of),
+            _ => self.any_activation(name).map(Laid::of),
         }
     }
 
@@ -443,24 +458,28 @@ impl Lowering<'_, '_> {
             })
     }
 
-    /// torch's record of tensor value `name`, which must be float32 (an activation).
-    fn float_meta(&self, name: &str) -> Result<&TensorMeta, OnnxError> {
+    /// torch's record of tensor value `name`, whose element type must be one the export
+    /// handles.
+    fn typed_meta(&self, name: &str) -> Result<(&TensorMeta, ElemType), OnnxError> {
         let meta = self.meta(name)?;
-        if meta.dtype != FLOAT32 {
-            return Err(OnnxError::Shape {
-                what: format!(
-                    "`{name}` has export dtype {}; only float32 activations are exported",
-                    meta.dtype
-                ),
-            });
-        }
-        Ok(meta)
+        let elem = ElemType::from_export(meta.dtype).ok_or_else(|| OnnxError::Shape {
+            what: format!(
+                "`{name}` is {}; only float32, int64, int32 and bool tensors are exported",
+                elem::export_name(meta.dtype)
+            ),
+        })?;
+        Ok((meta, elem))
+    }
+
+    /// The element type torch recorded for tensor value `name`.
+    pub fn recorded_elem(&self, name: &str) -> Result<ElemType, OnnxError> {
+        Ok(self.typed_meta(name)?.1)
     }
 
     /// The per-sample shape torch recorded for tensor value `name`; also checks that it
-    /// keeps the batch first and is float32.
+    /// keeps the batch first and has an element type the export handles.
     pub fn recorded_shape(&self, name: &str) -> Result<Vec<u64>, OnnxError> {
-        let meta = self.float_meta(name)?;
+        let (meta, _) = self.typed_meta(name)?;
         self.batch
             .per_sample(&meta.sizes)
             .map_err(|e| OnnxError::Shape {
@@ -499,6 +518,15 @@ impl Lowering<'_, '_> {
     }
 
     fn bind_name(&mut self, name: &str, value: Value) -> Result<(), OnnxError> {
+        let elem = self.recorded_elem(name)?;
+        if value.elem() != elem {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "the export computes a {} tensor for `{name}`, torch recorded {elem}",
+                    value.elem()
+                ),
+            });
+        }
         let recorded = self.recorded_shape(name)?;
         if recorded != value.shape() {
             let sizes = self
@@ -521,7 +549,7 @@ impl Lowering<'_, '_> {
     /// torch's recorded sizes of output `k` of `node`, in terms of the batch.
     pub fn recorded_sizes(&self, node: &Node, k: usize) -> Result<Vec<laid::Size>, OnnxError> {
         let name = self.output_name(node, k)?;
-        let meta = self.float_meta(name)?;
+        let (meta, _) = self.typed_meta(name)?;
         self.batch.sizes(&meta.sizes).map_err(|e| OnnxError::Shape {
             what: format!("its output `{name}`: {e}"),
         })
@@ -632,7 +660,7 @@ impl Lowering<'_, '_> {
                         output.kind()
                     ))
                 })?;
-                self.activation(name)
+                self.any_activation(name)
                     .map_err(|e| located::program(format!("the program's output `{name}`: {e}")))
             })
             .collect()
