@@ -532,7 +532,8 @@ fn token_ids_and_masks_are_typed_inputs_and_match_torch_in_tract() {
         Some(type_proto::Value::TensorType(t)) => t.elem_type,
         _ => None,
     };
-    let types = |values: &[ValueInfoProto]| -> Vec<Option<i32>> { values.iter().map(elem).collect() };
+    let types =
+        |values: &[ValueInfoProto]| -> Vec<Option<i32>> { values.iter().map(elem).collect() };
     let (int64, boolean, float) = (
         Some(DataType::Int64 as i32),
         Some(DataType::Bool as i32),
@@ -581,7 +582,9 @@ fn token_ids_and_masks_are_typed_inputs_and_match_torch_in_tract() {
                     .map(|(g, w)| (g - w).abs())
                     .fold(0.0f32, f32::max);
                 let tol = 1e-4 * want.iter().map(|w| w.abs()).fold(1.0f32, f32::max);
-                eprintln!("tokens_int output {k} batch {b}: max |diff| {diff:.3e} (tolerance {tol:.3e})");
+                eprintln!(
+                    "tokens_int output {k} batch {b}: max |diff| {diff:.3e} (tolerance {tol:.3e})"
+                );
                 assert!(diff <= tol, "output {k} batch {b}: {diff} > {tol}");
             } else {
                 let want: Vec<i64> = std::fs::read(fixtures().join(format!("{stem}.i64")))

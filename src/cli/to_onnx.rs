@@ -83,14 +83,17 @@ fn parse_shape(text: &str) -> Result<GivenInput, String> {
             .collect()
     };
     let dtype = |part: &str| {
-        DType::from_name(part.trim())
-            .ok_or_else(|| format!("`{part}` in `{text}` is not a torch dtype (float32, int64, int32, bool)"))
+        DType::from_name(part.trim()).ok_or_else(|| {
+            format!("`{part}` in `{text}` is not a torch dtype (float32, int64, int32, bool)")
+        })
     };
     let wrong = || format!("`{text}` is not C,H,W or NAME:DIMS[:DTYPE] with positive sizes");
     let parts: Vec<&str> = text.split(':').collect();
     let (name, shape, dtype) = match parts.as_slice() {
         [shape] => (None, dims(shape).ok_or_else(wrong)?, None),
-        [shape, ty] if dims(shape).is_some() => (None, dims(shape).ok_or_else(wrong)?, Some(dtype(ty)?)),
+        [shape, ty] if dims(shape).is_some() => {
+            (None, dims(shape).ok_or_else(wrong)?, Some(dtype(ty)?))
+        }
         [name, shape] => (Some(name), dims(shape).ok_or_else(wrong)?, None),
         [name, shape, ty] => (Some(name), dims(shape).ok_or_else(wrong)?, Some(dtype(ty)?)),
         _ => return Err(wrong()),
@@ -348,7 +351,10 @@ mod tests {
             shape: shape.to_vec(),
             dtype,
         };
-        assert_eq!(parse_shape("3,224,224"), Ok(given(None, &[3, 224, 224], None)));
+        assert_eq!(
+            parse_shape("3,224,224"),
+            Ok(given(None, &[3, 224, 224], None))
+        );
         assert_eq!(
             parse_shape("ids:128:int64"),
             Ok(given(Some("ids"), &[128], Some(DType::Int64)))
@@ -363,7 +369,9 @@ mod tests {
             Ok(given(None, &[16], Some(DType::Int32)))
         );
         assert!(parse_shape("ids:0:int64").is_err());
-        assert!(parse_shape("ids:8:words").unwrap_err().contains("not a torch dtype"));
+        assert!(parse_shape("ids:8:words")
+            .unwrap_err()
+            .contains("not a torch dtype"));
         assert!(parse_shape(":8").is_err());
         assert_eq!(image_shape(&[]), Ok(DEFAULT_INPUT_SHAPE));
         assert!(image_shape(&[given(Some("ids"), &[128], None)]).is_err());

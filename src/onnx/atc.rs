@@ -70,28 +70,12 @@ pub const ALLOWED_OPS: [&str; 47] = [
 /// registered by ATC's ONNX parser for opsets 9–13. `Gather` only as a table lookup: its
 /// data must be an initializer (an embedding), never a computed shape.
 pub const TYPED_OPS: [&str; 12] = [
-    "And",
-    "ArgMax",
-    "ArgMin",
-    "Cast",
-    "Equal",
-    "Gather",
-    "Greater",
-    "Less",
-    "Not",
-    "Or",
-    "TopK",
+    "And", "ArgMax", "ArgMin", "Cast", "Equal", "Gather", "Greater", "Less", "Not", "Or", "TopK",
     "Where",
 ];
 
 /// Ops that compute shapes at run time; with a dynamic batch ATC cannot fold them.
-const SHAPE_OPS: [&str; 5] = [
-    "Shape",
-    "Unsqueeze",
-    "Squeeze",
-    "ConstantOfShape",
-    "Expand",
-];
+const SHAPE_OPS: [&str; 5] = ["Shape", "Unsqueeze", "Squeeze", "ConstantOfShape", "Expand"];
 
 /// The IR version each opset needs (`onnx.helper.find_min_ir_version_for`; what torch writes).
 const IR_FOR_OPSET: [(i64, i64); 5] = [(9, 4), (10, 5), (11, 6), (12, 7), (13, 7)];
@@ -227,7 +211,12 @@ pub struct AtcCommand {
 impl AtcCommand {
     /// For one image input of per-sample shape (C, H, W); the default profiles 1, 2, 4, 8.
     pub fn new(model: &Path, input_name: &str, input: [u64; 3], batch: Batch, soc: &str) -> Self {
-        AtcCommand::for_inputs(model, vec![(input_name.to_owned(), input.to_vec())], batch, soc)
+        AtcCommand::for_inputs(
+            model,
+            vec![(input_name.to_owned(), input.to_vec())],
+            batch,
+            soc,
+        )
     }
 
     /// For any inputs (token ids, masks, several tensors); the default profiles 1, 2, 4, 8.
@@ -373,7 +362,10 @@ mod tests {
                 Ok(()) => assert!(allowed),
                 Err(e) => {
                     assert!(!allowed);
-                    assert!(e.to_string().contains("Gather reads a computed tensor"), "{e}");
+                    assert!(
+                        e.to_string().contains("Gather reads a computed tensor"),
+                        "{e}"
+                    );
                 }
             }
         }

@@ -101,10 +101,16 @@ mod tests {
 
     #[test]
     fn scalars_encode_only_when_exact() {
-        assert_eq!(ElemType::Int64.encode(-3.0), Some((-3i64).to_le_bytes().to_vec()));
+        assert_eq!(
+            ElemType::Int64.encode(-3.0),
+            Some((-3i64).to_le_bytes().to_vec())
+        );
         assert_eq!(ElemType::Int64.encode(0.5), None);
         assert_eq!(ElemType::Bool.encode(1.0), Some(vec![1]));
         assert_eq!(ElemType::Bool.encode(2.0), None);
-        assert_eq!(ElemType::Float32.encode(f64::NEG_INFINITY).map(|b| b.len()), Some(4));
+        assert_eq!(
+            ElemType::Float32.encode(f64::NEG_INFINITY).map(|b| b.len()),
+            Some(4)
+        );
     }
 }

@@ -4,11 +4,11 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::elem::ElemType;
 use super::proto::{
     attribute_proto::AttributeType, tensor_proto::DataType, tensor_shape_proto, type_proto,
     AttributeProto, GraphProto, NodeProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
-use super::elem::ElemType;
 use super::store::{Bytes, WeightStore};
 use super::{Batch, OnnxError, Opset};
 
@@ -171,7 +171,8 @@ impl GraphBuilder {
         elem: ElemType,
     ) -> Result<Value, OnnxError> {
         self.claim(name)?;
-        self.inputs.push(value_info(name, &self.batch, &shape, elem));
+        self.inputs
+            .push(value_info(name, &self.batch, &shape, elem));
         self.elems.insert(name.to_owned(), elem);
         Ok(Value {
             name: name.to_owned(),
@@ -554,7 +555,11 @@ mod tests {
             outputs,
             [Some(DataType::Float as i32), Some(DataType::Bool as i32)]
         );
-        let zero = model.initializers.iter().find(|i| i.name == "zero").unwrap();
+        let zero = model
+            .initializers
+            .iter()
+            .find(|i| i.name == "zero")
+            .unwrap();
         assert_eq!(zero.data_type, DataType::Int64);
     }
 

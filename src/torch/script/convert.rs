@@ -23,8 +23,8 @@ use crate::torch::pt2::schema::{
 use crate::torch::tensor::TensorRef;
 
 use super::archive::{Constant, ScriptArchive};
-use super::inline::{inline, Call, Operand, Returned, Site, ValueId, LIST_UNPACK};
 use super::dtypes;
+use super::inline::{inline, Call, Operand, Returned, Site, ValueId, LIST_UNPACK};
 use super::ops::{self, OpSchema};
 use super::shape::{self, Dims};
 use super::ScriptError;
@@ -648,7 +648,8 @@ impl Converter<'_> {
         let dtype = dtypes::infer(&node, overload, &|n| {
             self.tensor_values.get(n).map(|m| m.dtype)
         });
-        self.tensor_values.insert(output.clone(), meta(&shape, dtype));
+        self.tensor_values
+            .insert(output.clone(), meta(&shape, dtype));
         let value = Val::Activation {
             name: output,
             shape,

@@ -34,22 +34,15 @@ fn promotion(dtype: i64) -> u8 {
 /// The result type of `node` (overload `op`, without `torch.ops.aten.`); `dtype_of` gives
 /// each tensor value's type.
 pub fn infer(node: &Node, op: &str, dtype_of: &dyn Fn(&str) -> Option<i64>) -> i64 {
-    let arg = |name: &str| {
-        node.inputs
-            .iter()
-            .find(|a| a.name == name)
-            .map(|a| &a.arg)
-    };
+    let arg = |name: &str| node.inputs.iter().find(|a| a.name == name).map(|a| &a.arg);
     let tensor = |name: &str| match arg(name) {
         Some(Argument::Tensor(t)) => dtype_of(t),
         _ => None,
     };
     let name = op.split('.').next().unwrap_or(op);
     match name {
-        "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "logical_not" | "logical_and"
-        | "logical_or" | "bitwise_not" | "bitwise_and" | "bitwise_or" | "__and__" | "__or__" => {
-            BOOL
-        }
+        "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "logical_not" | "logical_and" | "logical_or"
+        | "bitwise_not" | "bitwise_and" | "bitwise_or" | "__and__" | "__or__" => BOOL,
         "argmax" | "argmin" => INT64,
         // Tables are read as float32.
         "embedding" => FLOAT32,

@@ -503,8 +503,18 @@ pub const TYPED_OPS: &[OpSchema] = &[
         &["self", "dtype", "non_blocking", "copy", "memory_format"],
         NONE,
     ),
-    op("argmax", "argmax.default", &["self", "dim", "keepdim"], NONE),
-    op("argmin", "argmin.default", &["self", "dim", "keepdim"], NONE),
+    op(
+        "argmax",
+        "argmax.default",
+        &["self", "dim", "keepdim"],
+        NONE,
+    ),
+    op(
+        "argmin",
+        "argmin.default",
+        &["self", "dim", "keepdim"],
+        NONE,
+    ),
 ];
 
 /// The schema of `torch.<name>`.

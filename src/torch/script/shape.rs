@@ -297,7 +297,9 @@ pub fn infer(
                 },
             }
         }
-        let first = shapes.first().ok_or("an op on constants alone is not exported")?;
+        let first = shapes
+            .first()
+            .ok_or("an op on constants alone is not exported")?;
         return shapes.iter().try_fold(first.clone(), |acc, s| {
             if s.len() == acc.len() {
                 broadcast(&acc, s)

@@ -157,13 +157,9 @@ impl<'p> Lowering<'p, '_> {
         ];
         let shape = emit::broadcast_shape(onnx, scope, a.operand(), b.operand())?;
         let inputs = vec![a.operand().name().to_owned(), b.operand().name().to_owned()];
-        let mut out = self.g.typed_node(
-            onnx,
-            scope,
-            inputs,
-            vec![],
-            vec![(shape, ElemType::Bool)],
-        );
+        let mut out = self
+            .g
+            .typed_node(onnx, scope, inputs, vec![], vec![(shape, ElemType::Bool)]);
         let mut y = out.swap_remove(0);
         if negated {
             y = self.g.unary("Not", scope, &y, vec![]);
@@ -252,11 +248,9 @@ impl<'p> Lowering<'p, '_> {
                 (dims, values) if values.len() == 1 && dims.iter().all(|&d| d == 1) => {
                     Elementwise::Scalar(values[0])
                 }
-                (dims, _) => {
-                    return Err(arg_error(format!(
-                        "masked_fill with a value of sizes {dims:?}; only a single value is exported"
-                    )))
-                }
+                (dims, _) => return Err(arg_error(format!(
+                    "masked_fill with a value of sizes {dims:?}; only a single value is exported"
+                ))),
             },
             Elementwise::Tensor(t) => {
                 return Err(arg_error(format!(
@@ -377,17 +371,11 @@ mod tests {
 
     #[test]
     fn promotion_follows_torch() {
-        assert_eq!(
-            promoted(ElemType::Bool, ElemType::Int64),
-            ElemType::Int64
-        );
+        assert_eq!(promoted(ElemType::Bool, ElemType::Int64), ElemType::Int64);
         assert_eq!(
             promoted(ElemType::Float32, ElemType::Int32),
             ElemType::Float32
         );
-        assert_eq!(
-            promoted(ElemType::Int32, ElemType::Int64),
-            ElemType::Int64
-        );
+        assert_eq!(promoted(ElemType::Int32, ElemType::Int64), ElemType::Int64);
     }
 }
