@@ -337,6 +337,9 @@ fn run_script(args: &Args) -> Result<(), Failure> {
         report.program.program_nodes,
         inputs_text(&report.program.inputs)
     );
+    eprintln!(
+        "note: a trace records one example: every input dimension but the batch is fixed at the size shown (trace again, or use torch.export with a dynamic dimension, for other sizes)"
+    );
     finish_program(args, &options, &report.program)
 }
 

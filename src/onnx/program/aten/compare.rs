@@ -151,16 +151,7 @@ impl<'p> Lowering<'p, '_> {
             // ONNX orders numbers only; false < true as 0 < 1.
             elem = ElemType::Int32;
         }
-        let [a, b] = [
-            self.typed(&sides[0], elem, scope)?,
-            self.typed(&sides[1], elem, scope)?,
-        ];
-        let shape = emit::broadcast_shape(onnx, scope, a.operand(), b.operand())?;
-        let inputs = vec![a.operand().name().to_owned(), b.operand().name().to_owned()];
-        let mut out = self
-            .g
-            .typed_node(onnx, scope, inputs, vec![], vec![(shape, ElemType::Bool)]);
-        let mut y = out.swap_remove(0);
+        let mut y = self.bool_binary(onnx, scope, sides, elem)?;
         if negated {
             y = self.g.unary("Not", scope, &y, vec![]);
         }
@@ -206,14 +197,29 @@ impl<'p> Lowering<'p, '_> {
                 "bitwise and/or of integer tensors is not exported; only of bool masks".into(),
             ));
         }
+        let y = self.bool_binary(onnx, scope, sides, ElemType::Bool)?;
+        self.bind(node, 0, y)
+    }
+
+    /// `onnx` (a comparison, `And`, `Or`) of two operands written at type `elem`: a bool
+    /// tensor of their broadcast shape.
+    fn bool_binary(
+        &mut self,
+        onnx: &'static str,
+        scope: &str,
+        sides: [Elementwise<'_>; 2],
+        elem: ElemType,
+    ) -> Result<Value, OnnxError> {
         let [a, b] = [
-            self.typed(&sides[0], ElemType::Bool, scope)?,
-            self.typed(&sides[1], ElemType::Bool, scope)?,
+            self.typed(&sides[0], elem, scope)?,
+            self.typed(&sides[1], elem, scope)?,
         ];
         let shape = emit::broadcast_shape(onnx, scope, a.operand(), b.operand())?;
         let inputs = vec![a.operand().name().to_owned(), b.operand().name().to_owned()];
-        let mut out = self.g.node(onnx, scope, inputs, vec![], vec![shape]);
-        self.bind(node, 0, out.swap_remove(0))
+        let mut out = self
+            .g
+            .typed_node(onnx, scope, inputs, vec![], vec![(shape, ElemType::Bool)]);
+        Ok(out.swap_remove(0))
     }
 
     /// `x != 0` as a bool tensor (`x` itself when it is one).
@@ -248,9 +254,11 @@ impl<'p> Lowering<'p, '_> {
                 (dims, values) if values.len() == 1 && dims.iter().all(|&d| d == 1) => {
                     Elementwise::Scalar(values[0])
                 }
-                (dims, _) => return Err(arg_error(format!(
+                (dims, _) => {
+                    return Err(arg_error(format!(
                     "masked_fill with a value of sizes {dims:?}; only a single value is exported"
-                ))),
+                )))
+                }
             },
             Elementwise::Tensor(t) => {
                 return Err(arg_error(format!(
