@@ -556,3 +556,98 @@ fn inspect_reports_the_program() {
         "{text}"
     );
 }
+
+/// A token model with int64 ids and a bool padding mask (`fixtures/pt2/generate_tokens.py`):
+/// typed graph inputs and outputs, the embedding a Gather on its table, and tract's
+/// outputs against torch's at batch 1 and 3 (float32 within tolerance, int64 exactly).
+#[test]
+fn token_ids_and_masks_are_typed_inputs_and_match_torch_in_tract() {
+    use ckpt::onnx::proto::{tensor_proto::DataType, ValueInfoProto};
+    use tract_onnx::prelude::*;
+
+    const VOCAB: i64 = 50;
+    const SEQ: usize = 8;
+    const SEED: i64 = 41;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tokens_int.onnx");
+    let mut archive = Pt2Archive::open(&fixtures().join("tokens_int.pt2")).unwrap();
+    let report = export_program(&mut archive, &ProgramOptions::default(), &out).unwrap();
+    let names: Vec<&str> = report.inputs.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["ids", "mask"]);
+    let model = decode(&out);
+    let graph = model.graph.as_ref().unwrap();
+    let elem = |v: &ValueInfoProto| match v.r#type.as_ref().and_then(|t| t.value.as_ref()) {
+        Some(type_proto::Value::TensorType(t)) => t.elem_type,
+        _ => None,
+    };
+    let types =
+        |values: &[ValueInfoProto]| -> Vec<Option<i32>> { values.iter().map(elem).collect() };
+    let (int64, boolean, float) = (
+        Some(DataType::Int64 as i32),
+        Some(DataType::Bool as i32),
+        Some(DataType::Float as i32),
+    );
+    assert_eq!(types(&graph.input), [int64, boolean]);
+    assert_eq!(types(&graph.output), [float, int64, int64]);
+    assert_eq!(ops(&model).iter().filter(|o| *o == "Gather").count(), 1);
+
+    let runnable = tract_onnx::onnx()
+        .model_for_path(&out)
+        .unwrap()
+        .into_optimized()
+        .unwrap()
+        .into_runnable()
+        .unwrap();
+    for b in [1usize, 3] {
+        let ids: Vec<i64> = (0..b * SEQ)
+            .map(|i| (i as i64 * 7919 + SEED * 31) % VOCAB)
+            .collect();
+        let mask: Vec<bool> = (0..b)
+            .flat_map(|n| {
+                let len = 1 + (n as i64 * 5 + SEED) % SEQ as i64;
+                (0..SEQ as i64).map(move |j| j < len)
+            })
+            .collect();
+        let inputs: TVec<TValue> = tvec![
+            Tensor::from_shape(&[b, SEQ], &ids).unwrap().into(),
+            Tensor::from_shape(&[b, SEQ], &mask).unwrap().into(),
+        ];
+        let outputs = runnable.run(inputs).unwrap();
+        assert_eq!(outputs.len(), 3);
+        for (k, got) in outputs.iter().enumerate() {
+            let stem = format!("tokens_int.out.b{b}.{k}");
+            if got.datum_type() == f32::datum_type() {
+                let want: Vec<f32> = std::fs::read(fixtures().join(format!("{stem}.f32")))
+                    .unwrap()
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect();
+                let got = got.to_plain_array_view::<f32>().unwrap();
+                assert_eq!(got.len(), want.len());
+                let diff = got
+                    .iter()
+                    .zip(&want)
+                    .map(|(g, w)| (g - w).abs())
+                    .fold(0.0f32, f32::max);
+                let tol = 1e-4 * want.iter().map(|w| w.abs()).fold(1.0f32, f32::max);
+                eprintln!(
+                    "tokens_int output {k} batch {b}: max |diff| {diff:.3e} (tolerance {tol:.3e})"
+                );
+                assert!(diff <= tol, "output {k} batch {b}: {diff} > {tol}");
+            } else {
+                let want: Vec<i64> = std::fs::read(fixtures().join(format!("{stem}.i64")))
+                    .unwrap()
+                    .chunks_exact(8)
+                    .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+                    .collect();
+                let got: Vec<i64> = got
+                    .to_plain_array_view::<i64>()
+                    .unwrap()
+                    .iter()
+                    .copied()
+                    .collect();
+                assert_eq!(got, want, "output {k} batch {b}");
+            }
+        }
+    }
+}

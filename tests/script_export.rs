@@ -9,6 +9,7 @@ use ckpt::onnx::program::ProgramOptions;
 use ckpt::onnx::proto::{tensor_shape_proto::dimension::Value as Dim, type_proto};
 use ckpt::onnx::script::{export_script, ScriptReport};
 use ckpt::onnx::OnnxError;
+use ckpt::torch::script::convert::GivenInput;
 
 mod common;
 use common::{decode, Reference};
@@ -74,7 +75,15 @@ fn export(
     options: &ProgramOptions,
     out: &Path,
 ) -> Result<ScriptReport, OnnxError> {
-    export_script(&fixtures().join(format!("{name}.pt")), input, options, out)
+    let given: Vec<GivenInput> = input
+        .map(|shape| GivenInput {
+            name: None,
+            shape: shape.to_vec(),
+            dtype: None,
+        })
+        .into_iter()
+        .collect();
+    export_script(&fixtures().join(format!("{name}.pt")), &given, options, out)
 }
 
 fn ops(path: &Path) -> Vec<String> {
@@ -243,7 +252,7 @@ fn refusals_say_where() {
     assert!(err.contains("call: torch.reshape(value, list)"), "{err}");
 
     let scripted = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/ts_scripted.pt");
-    let err = export_script(&scripted, None, &options, &out)
+    let err = export_script(&scripted, &[], &options, &out)
         .unwrap_err()
         .to_string();
     assert!(

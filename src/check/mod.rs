@@ -182,7 +182,7 @@ mod tests {
         let out = dir.join(format!("{name}.onnx"));
         export_script(
             &fixture(&format!("script/{name}.pt")),
-            None,
+            &[],
             &ProgramOptions::default(),
             &out,
         )

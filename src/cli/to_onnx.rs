@@ -7,7 +7,9 @@ use ckpt::onnx::atc::AtcCommand;
 use ckpt::onnx::program::{export_program, BatchDim, ProgramOptions, ProgramReport};
 use ckpt::onnx::script::export_script;
 use ckpt::onnx::{export, Batch, ExportOptions, Opset};
+use ckpt::torch::dtype::DType;
 use ckpt::torch::pt2::{is_pt2, Pt2Archive};
+use ckpt::torch::script::convert::GivenInput;
 use ckpt::torch::script::is_torchscript;
 
 use super::safety::SafetyArgs;
@@ -29,10 +31,11 @@ pub struct Args {
     /// ONNX opset (ATC takes 9–13).
     #[arg(long, default_value_t = 11, value_parser = parse_opset)]
     opset: i64,
-    /// Per-sample input shape [default: 3,224,224]. Not for `.pt2` archives, whose program
-    /// fixes it.
-    #[arg(long, value_name = "C,H,W", value_parser = parse_shape)]
-    input_shape: Option<[u64; 3]>,
+    /// Per-sample input shape [default: 3,224,224]. For a TorchScript trace, repeat it as
+    /// NAME:DIMS[:DTYPE] per input (`ids:128:int64`, `mask:128:bool`). Not for `.pt2`
+    /// archives, whose program fixes it.
+    #[arg(long, value_name = "C,H,W|NAME:DIMS[:DTYPE]", value_parser = parse_shape)]
+    input_shape: Vec<GivenInput>,
     /// `dynamic` (a named batch dimension, compiled with ATC's dynamic batch) or a fixed size.
     #[arg(long, value_name = "dynamic|N", default_value = "dynamic", value_parser = parse_batch)]
     batch: Batch,
@@ -71,14 +74,52 @@ fn parse_opset(text: &str) -> Result<i64, String> {
         .map_err(|e| e.to_string())
 }
 
-fn parse_shape(text: &str) -> Result<[u64; 3], String> {
-    let dims: Vec<u64> = text
-        .split(',')
-        .map(|d| d.trim().parse::<u64>().ok().filter(|&d| d > 0))
-        .collect::<Option<_>>()
-        .ok_or_else(|| format!("`{text}` is not C,H,W with positive integers"))?;
-    dims.try_into()
-        .map_err(|_| format!("`{text}` is not three dimensions C,H,W"))
+/// `C,H,W`, or `NAME:DIMS[:DTYPE]` (`ids:128:int64`), or `DIMS:DTYPE`: a per-sample shape
+/// of positive sizes, the input it is for, its torch dtype.
+fn parse_shape(text: &str) -> Result<GivenInput, String> {
+    let dims = |part: &str| -> Option<Vec<u64>> {
+        part.split(',')
+            .map(|d| d.trim().parse::<u64>().ok().filter(|&d| d > 0))
+            .collect()
+    };
+    let dtype = |part: &str| {
+        DType::from_name(part.trim()).ok_or_else(|| {
+            format!("`{part}` in `{text}` is not a torch dtype (float32, int64, int32, bool)")
+        })
+    };
+    let wrong = || format!("`{text}` is not C,H,W or NAME:DIMS[:DTYPE] with positive sizes");
+    let parts: Vec<&str> = text.split(':').collect();
+    let (name, shape, dtype) = match parts.as_slice() {
+        [shape] => (None, dims(shape).ok_or_else(wrong)?, None),
+        [shape, ty] if dims(shape).is_some() => {
+            (None, dims(shape).ok_or_else(wrong)?, Some(dtype(ty)?))
+        }
+        [name, shape] => (Some(name), dims(shape).ok_or_else(wrong)?, None),
+        [name, shape, ty] => (Some(name), dims(shape).ok_or_else(wrong)?, Some(dtype(ty)?)),
+        _ => return Err(wrong()),
+    };
+    if name.is_some_and(|n| n.trim().is_empty()) {
+        return Err(wrong());
+    }
+    Ok(GivenInput {
+        name: name.map(|n| n.trim().to_owned()),
+        shape,
+        dtype,
+    })
+}
+
+/// The torchvision export's `C,H,W` from `--input-shape` (one, unnamed, float32, rank 3).
+fn image_shape(given: &[GivenInput]) -> Result<[u64; 3], String> {
+    match given {
+        [] => Ok(DEFAULT_INPUT_SHAPE),
+        [GivenInput {
+            name: None,
+            shape,
+            dtype: None | Some(DType::Float32),
+        }] => <[u64; 3]>::try_from(shape.as_slice())
+            .map_err(|_| format!("--input-shape {shape:?} is not three dimensions C,H,W")),
+        _ => Err("a torchvision checkpoint takes one --input-shape C,H,W".into()),
+    }
 }
 
 fn parse_batch(text: &str) -> Result<Batch, String> {
@@ -107,7 +148,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if is_torchscript(input).unwrap_or(false) {
         return run_script(&args);
     }
-    let input_shape = args.input_shape.unwrap_or(DEFAULT_INPUT_SHAPE);
+    let input_shape = image_shape(&args.input_shape).map_err(|e| fail(&e))?;
     let options = ExportOptions {
         arch: match args.arch.as_deref().unwrap_or("auto") {
             "auto" => Choice::Auto,
@@ -208,7 +249,8 @@ fn inputs_text(inputs: &[(String, Vec<u64>)]) -> String {
     }
 }
 
-/// What a program export wrote, then its ATC command (for an N×C×H×W input).
+/// What a program export wrote, then its ATC command (NCHW for images, ND for token ids,
+/// masks and other inputs).
 fn finish_program(
     args: &Args,
     options: &ProgramOptions,
@@ -228,34 +270,13 @@ fn finish_program(
         .map(|(name, shape)| format!("`{name}` [batch, {}]", dims_text(shape)))
         .collect();
     eprintln!("outputs: {}", outputs.join(", "));
-    let single = match report.inputs.as_slice() {
-        [(name, shape)] => <[u64; 3]>::try_from(shape.as_slice())
-            .ok()
-            .map(|shape| (name, shape)),
-        _ => None,
-    };
-    match single {
-        Some((name, shape)) => {
-            let command = AtcCommand::new(&args.output, name, shape, args.batch.clone(), &args.soc);
-            print_atc(args, &command)
-        }
-        None => {
-            let n = match &args.batch {
-                Batch::Dynamic(_) => "-1".to_owned(),
-                Batch::Fixed(n) => n.to_string(),
-            };
-            let shapes: Vec<String> = report
-                .inputs
-                .iter()
-                .map(|(name, shape)| format!("{name}:{n},{}", dims_text(shape).replace(' ', "")))
-                .collect();
-            eprintln!(
-                "no ATC command printed: the inputs are not one N×C×H×W tensor; pass --input_shape=\"{}\" to atc yourself",
-                shapes.join(";")
-            );
-            Ok(())
-        }
-    }
+    let command = AtcCommand::for_inputs(
+        &args.output,
+        report.inputs.clone(),
+        args.batch.clone(),
+        &args.soc,
+    );
+    print_atc(args, &command)
 }
 
 /// `to-onnx` on a `torch.export` archive: the graph comes from the program, so `--arch`
@@ -265,7 +286,7 @@ fn run_pt2(args: &Args) -> Result<(), Failure> {
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
     for (flag, given) in [
         ("--arch", args.arch.is_some()),
-        ("--input-shape", args.input_shape.is_some()),
+        ("--input-shape", !args.input_shape.is_empty()),
     ] {
         if given {
             return Err(fail(&format!(
@@ -303,8 +324,8 @@ fn run_script(args: &Args) -> Result<(), Failure> {
         ));
     }
     let options = program_options(args)?;
-    let given = args.input_shape.as_ref().map(|s| s.as_slice());
-    let report = export_script(input, given, &options, &args.output).map_err(|e| fail(&e))?;
+    let report =
+        export_script(input, &args.input_shape, &options, &args.output).map_err(|e| fail(&e))?;
     let exported = match &args.batch {
         Batch::Dynamic(_) => "a dynamic batch".to_owned(),
         Batch::Fixed(n) => format!("batch {n}"),
@@ -318,5 +339,47 @@ fn run_script(args: &Args) -> Result<(), Failure> {
         report.program.program_nodes,
         inputs_text(&report.program.inputs)
     );
+    eprintln!(
+        "note: a trace records one example: every input dimension but the batch is fixed at the size shown (trace again, or use torch.export with a dynamic dimension, for other sizes)"
+    );
     finish_program(args, &options, &report.program)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_shapes_name_the_input_and_its_dtype() {
+        let given = |name: Option<&str>, shape: &[u64], dtype: Option<DType>| GivenInput {
+            name: name.map(str::to_owned),
+            shape: shape.to_vec(),
+            dtype,
+        };
+        assert_eq!(
+            parse_shape("3,224,224"),
+            Ok(given(None, &[3, 224, 224], None))
+        );
+        assert_eq!(
+            parse_shape("ids:128:int64"),
+            Ok(given(Some("ids"), &[128], Some(DType::Int64)))
+        );
+        assert_eq!(
+            parse_shape("mask:128:bool"),
+            Ok(given(Some("mask"), &[128], Some(DType::Bool)))
+        );
+        assert_eq!(parse_shape("x:3,8"), Ok(given(Some("x"), &[3, 8], None)));
+        assert_eq!(
+            parse_shape("16:int32"),
+            Ok(given(None, &[16], Some(DType::Int32)))
+        );
+        assert!(parse_shape("ids:0:int64").is_err());
+        assert!(parse_shape("ids:8:words")
+            .unwrap_err()
+            .contains("not a torch dtype"));
+        assert!(parse_shape(":8").is_err());
+        assert_eq!(image_shape(&[]), Ok(DEFAULT_INPUT_SHAPE));
+        assert!(image_shape(&[given(Some("ids"), &[128], None)]).is_err());
+        assert!(image_shape(&[given(None, &[3, 8], None)]).is_err());
+    }
 }

@@ -66,15 +66,16 @@ pub const ALLOWED_OPS: [&str; 47] = [
     "Transpose",
 ];
 
-/// Ops that compute shapes at run time; with a dynamic batch ATC cannot fold them.
-const SHAPE_OPS: [&str; 6] = [
-    "Shape",
-    "Gather",
-    "Unsqueeze",
-    "Squeeze",
-    "ConstantOfShape",
-    "Expand",
+/// Operators on integer and bool tensors (token ids, masks, comparisons, indices), also
+/// registered by ATC's ONNX parser for opsets 9–13. `Gather` only as a table lookup: its
+/// data must be an initializer (an embedding), never a computed shape.
+pub const TYPED_OPS: [&str; 12] = [
+    "And", "ArgMax", "ArgMin", "Cast", "Equal", "Gather", "Greater", "Less", "Not", "Or", "TopK",
+    "Where",
 ];
+
+/// Ops that compute shapes at run time; with a dynamic batch ATC cannot fold them.
+const SHAPE_OPS: [&str; 5] = ["Shape", "Unsqueeze", "Squeeze", "ConstantOfShape", "Expand"];
 
 /// The IR version each opset needs (`onnx.helper.find_min_ir_version_for`; what torch writes).
 const IR_FOR_OPSET: [(i64, i64); 5] = [(9, 4), (10, 5), (11, 6), (12, 7), (13, 7)];
@@ -113,6 +114,7 @@ pub fn validate(model: &Model, batch: &Batch) -> Result<(), OnnxError> {
         .filter_map(|i| i.name.as_deref())
         .collect();
     defined.extend(model.initializers.iter().map(|i| i.name.as_str()));
+    let initializers: HashSet<&str> = model.initializers.iter().map(|i| i.name.as_str()).collect();
     for node in &graph.node {
         let op = node.op_type.as_deref().unwrap_or("");
         let name = node.name.as_deref().unwrap_or("");
@@ -126,7 +128,16 @@ pub fn validate(model: &Model, batch: &Batch) -> Result<(), OnnxError> {
             bad.push(format!("{name}: Identity nodes are not allowed"));
         } else if SHAPE_OPS.contains(&op) {
             bad.push(format!("{name}: {op} computes shapes at run time, which ATC cannot do with a dynamic batch"));
-        } else if !ALLOWED_OPS.contains(&op) {
+        } else if op == "Gather"
+            && !node
+                .input
+                .first()
+                .is_some_and(|data| initializers.contains(data.as_str()))
+        {
+            bad.push(format!(
+                "{name}: Gather reads a computed tensor; only a lookup in a constant table (an embedding) is allowed"
+            ));
+        } else if !ALLOWED_OPS.contains(&op) && !TYPED_OPS.contains(&op) {
             bad.push(format!(
                 "{name}: {op} is not on ATC's operator list for opsets 9–13"
             ));
@@ -156,7 +167,7 @@ pub fn validate(model: &Model, batch: &Batch) -> Result<(), OnnxError> {
     }
 }
 
-/// An input or output must be a float tensor `[batch, fixed…]`.
+/// An input or output must be a tensor `[batch, fixed…]`.
 fn check_io(info: &ValueInfoProto, batch: &Batch, bad: &mut Vec<String>) {
     let name = info.name.as_deref().unwrap_or("");
     let Some(type_proto::Value::TensorType(tensor)) =
@@ -189,9 +200,8 @@ fn check_io(info: &ValueInfoProto, batch: &Batch, bad: &mut Vec<String>) {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AtcCommand {
     pub model: PathBuf,
-    pub input_name: String,
-    /// Per-sample input shape (C, H, W).
-    pub input: [u64; 3],
+    /// Each graph input's name and per-sample shape (without the batch), in order.
+    pub inputs: Vec<(String, Vec<u64>)>,
     pub batch: Batch,
     /// Batch sizes for `--dynamic_batch_size` (dynamic batch only).
     pub profiles: Vec<u64>,
@@ -199,15 +209,39 @@ pub struct AtcCommand {
 }
 
 impl AtcCommand {
-    /// The default profiles, 1, 2, 4 and 8.
+    /// For one image input of per-sample shape (C, H, W); the default profiles 1, 2, 4, 8.
     pub fn new(model: &Path, input_name: &str, input: [u64; 3], batch: Batch, soc: &str) -> Self {
+        AtcCommand::for_inputs(
+            model,
+            vec![(input_name.to_owned(), input.to_vec())],
+            batch,
+            soc,
+        )
+    }
+
+    /// For any inputs (token ids, masks, several tensors); the default profiles 1, 2, 4, 8.
+    pub fn for_inputs(
+        model: &Path,
+        inputs: Vec<(String, Vec<u64>)>,
+        batch: Batch,
+        soc: &str,
+    ) -> Self {
         AtcCommand {
             model: model.to_owned(),
-            input_name: input_name.to_owned(),
-            input,
+            inputs,
             batch,
             profiles: vec![1, 2, 4, 8],
             soc: soc.to_owned(),
+        }
+    }
+
+    /// `NCHW` when every input is an image (C, H, W per sample), else `ND` (ATC wants one
+    /// format for all inputs).
+    fn format(&self) -> &'static str {
+        if self.inputs.iter().all(|(_, shape)| shape.len() == 3) {
+            "NCHW"
+        } else {
+            "ND"
         }
     }
 }
@@ -216,18 +250,27 @@ impl fmt::Display for AtcCommand {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let model = self.model.to_string_lossy();
         let output = model.strip_suffix(".onnx").unwrap_or(&model);
-        let [c, h, w] = self.input;
         let n = match &self.batch {
             Batch::Dynamic(_) => "-1".to_owned(),
             Batch::Fixed(n) => n.to_string(),
         };
-        let shape = format!("{}:{n},{c},{h},{w}", self.input_name);
+        let shapes: Vec<String> = self
+            .inputs
+            .iter()
+            .map(|(name, shape)| {
+                let dims: Vec<String> = std::iter::once(n.clone())
+                    .chain(shape.iter().map(u64::to_string))
+                    .collect();
+                format!("{name}:{}", dims.join(","))
+            })
+            .collect();
         write!(
             f,
-            "atc {} --framework=5 {} --input_format=NCHW {}",
+            "atc {} --framework=5 {} --input_format={} {}",
             shell_word(&format!("--model={model}")),
             shell_word(&format!("--output={output}")),
-            quoted("--input_shape", &shape),
+            self.format(),
+            quoted("--input_shape", &shapes.join(";")),
         )?;
         if matches!(self.batch, Batch::Dynamic(_)) {
             let sizes: Vec<String> = self.profiles.iter().map(u64::to_string).collect();
@@ -251,9 +294,10 @@ fn shell_word(text: &str) -> String {
     }
 }
 
-/// `--flag="value"` as ATC's documentation writes it, or single-quoted if `value` needs it.
+/// `--flag="value"` as ATC's documentation writes it (`;` separates inputs and is safe
+/// inside double quotes), or single-quoted if `value` needs it.
 fn quoted(flag: &str, value: &str) -> String {
-    if is_plain(value) {
+    if value.split(';').all(is_plain) {
         format!("{flag}=\"{value}\"")
     } else {
         shell_word(&format!("{flag}={value}"))
@@ -289,6 +333,56 @@ mod tests {
             cmd.to_string(),
             "atc '--model=my model.onnx' --framework=5 '--output=my model' --input_format=NCHW \
              --input_shape=\"in:4,1,28,28\" --soc_version=Ascend910B3"
+        );
+    }
+
+    #[test]
+    fn gather_is_allowed_only_as_a_table_lookup() {
+        use crate::onnx::elem::ElemType;
+        use crate::onnx::graph::{Attr, GraphBuilder};
+        use crate::onnx::Opset;
+        let batch = Batch::Dynamic("batch".into());
+        // Gather from `table` (an initializer) or from the input `x`.
+        for (data, allowed) in [("table", true), ("x", false)] {
+            let mut g = GraphBuilder::new(Opset::default(), batch.clone());
+            g.input("x", vec![10, 3]).unwrap();
+            let ids = g.typed_input("ids", vec![4], ElemType::Int64).unwrap();
+            g.weight("table", vec![10, 3], &[0.0; 30]).unwrap();
+            let rows = g
+                .node(
+                    "Gather",
+                    "",
+                    vec![data.to_owned(), ids.name().to_owned()],
+                    vec![("axis", Attr::Int(0))],
+                    vec![vec![4, 3]],
+                )
+                .remove(0);
+            let model = g.finish(&rows, "rows").unwrap();
+            match validate(&model, &batch) {
+                Ok(()) => assert!(allowed),
+                Err(e) => {
+                    assert!(!allowed);
+                    assert!(
+                        e.to_string().contains("Gather reads a computed tensor"),
+                        "{e}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn token_inputs_compile_in_nd_format_with_every_input_listed() {
+        let cmd = AtcCommand::for_inputs(
+            Path::new("bert.onnx"),
+            vec![("ids".into(), vec![128]), ("mask".into(), vec![128])],
+            Batch::Dynamic("batch".into()),
+            "Ascend310P3",
+        );
+        assert_eq!(
+            cmd.to_string(),
+            "atc --model=bert.onnx --framework=5 --output=bert --input_format=ND \
+             --input_shape=\"ids:-1,128;mask:-1,128\" --dynamic_batch_size=\"1,2,4,8\" --soc_version=Ascend310P3"
         );
     }
 }

@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::elem::ElemType;
 use super::proto::{
     attribute_proto::AttributeType, tensor_proto::DataType, tensor_shape_proto, type_proto,
     AttributeProto, GraphProto, NodeProto, TensorShapeProto, TypeProto, ValueInfoProto,
@@ -12,11 +13,14 @@ use super::store::{Bytes, WeightStore};
 use super::{Batch, OnnxError, Opset};
 
 /// An activation: a value computed per sample. `shape` leaves out the batch axis, which is
-/// always axis 0 of the real tensor and is never reshaped, transposed or split.
+/// always axis 0 of the real tensor and is never reshaped, transposed or split. `elem` is
+/// the element type ONNX's type inference gives it (the builder derives it, see
+/// [`GraphBuilder::node`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Value {
     name: String,
     shape: Vec<u64>,
+    elem: ElemType,
 }
 
 impl Value {
@@ -27,6 +31,11 @@ impl Value {
     /// The per-sample shape (without the batch axis).
     pub fn shape(&self) -> &[u64] {
         &self.shape
+    }
+
+    /// The element type.
+    pub fn elem(&self) -> ElemType {
+        self.elem
     }
 }
 
@@ -105,7 +114,8 @@ pub struct Model {
 }
 
 /// Builds one graph. Invariants: every name (value or initializer) is unique; every node's
-/// inputs are produced earlier or are initializers/the graph input (SSA, sorted).
+/// inputs are produced earlier or are initializers/the graph input (SSA, sorted); `elems`
+/// holds the element type of every value and initializer made so far.
 #[derive(Debug)]
 pub struct GraphBuilder {
     opset: Opset,
@@ -117,6 +127,7 @@ pub struct GraphBuilder {
     names: HashSet<String>,
     node_names: HashSet<String>,
     counters: HashMap<String, usize>,
+    elems: HashMap<String, ElemType>,
 }
 
 impl GraphBuilder {
@@ -138,6 +149,7 @@ impl GraphBuilder {
             names: HashSet::new(),
             node_names: HashSet::new(),
             counters: HashMap::new(),
+            elems: HashMap::new(),
         }
     }
 
@@ -145,13 +157,27 @@ impl GraphBuilder {
         self.opset
     }
 
-    /// Declares a float graph input of per-sample shape `shape`.
+    /// Declares a float32 graph input of per-sample shape `shape`.
     pub fn input(&mut self, name: &str, shape: Vec<u64>) -> Result<Value, OnnxError> {
+        self.typed_input(name, shape, ElemType::Float32)
+    }
+
+    /// Declares a graph input of per-sample shape `shape` and element type `elem` (token
+    /// ids, attention masks).
+    pub fn typed_input(
+        &mut self,
+        name: &str,
+        shape: Vec<u64>,
+        elem: ElemType,
+    ) -> Result<Value, OnnxError> {
         self.claim(name)?;
-        self.inputs.push(value_info(name, &self.batch, &shape));
+        self.inputs
+            .push(value_info(name, &self.batch, &shape, elem));
+        self.elems.insert(name.to_owned(), elem);
         Ok(Value {
             name: name.to_owned(),
             shape,
+            elem,
         })
     }
 
@@ -177,7 +203,7 @@ impl GraphBuilder {
         let bytes = self.store.put(raw).map_err(|e| OnnxError::Output {
             what: format!("cannot set aside the weight `{name}`: {e}"),
         })?;
-        Ok(self.push_initializer(name, dims, DataType::Float, bytes))
+        Ok(self.push_initializer(name, dims, ElemType::Float32, bytes))
     }
 
     /// Adds a float32 constant computed by the export (a folded `arange`) under a fresh name
@@ -198,20 +224,68 @@ impl GraphBuilder {
         let name = self.fresh(hint);
         let raw = values.iter().flat_map(|v| v.to_le_bytes()).collect();
         let bytes = Bytes::Memory(raw);
-        self.push_initializer(&name, vec![values.len() as u64], DataType::Int64, bytes)
+        self.push_initializer(&name, vec![values.len() as u64], ElemType::Int64, bytes)
     }
 
     /// Adds a float32 scalar constant (Clip bounds from opset 11) under a fresh name.
     pub fn constant_scalar(&mut self, hint: &str, value: f32) -> Weight {
         let name = self.fresh(hint);
         let bytes = Bytes::Memory(value.to_le_bytes().to_vec());
-        self.push_initializer(&name, Vec::new(), DataType::Float, bytes)
+        self.push_initializer(&name, Vec::new(), ElemType::Float32, bytes)
     }
 
-    /// Appends a node. `scope` is the module path it comes from (`layer1.0.conv1`); the node
-    /// is named `/<scope>/<op>` and its outputs `/<scope>/<op>_output_<k>`, made unique.
-    /// `outputs` gives each output's per-sample shape. Empty input names mark absent
-    /// optional inputs.
+    /// Adds a 0-d constant of element type `elem` (a comparison's scalar, a fill value)
+    /// under a fresh name; refused when `value` is not exact in `elem` (`0.5` as int64).
+    pub fn typed_scalar(
+        &mut self,
+        hint: &str,
+        value: f64,
+        elem: ElemType,
+    ) -> Result<Weight, OnnxError> {
+        let raw = elem.encode(value).ok_or_else(|| OnnxError::Shape {
+            what: format!("the scalar {value} is not a {elem} value"),
+        })?;
+        let name = self.fresh(hint);
+        Ok(self.push_initializer(&name, Vec::new(), elem, Bytes::Memory(raw)))
+    }
+
+    /// Adds a constant of element type `elem` computed by the export (a folded mask, a
+    /// comparison's constant operand) under a fresh name based on `hint`. `values` must
+    /// hold exactly the product of `dims`, each exact in `elem`.
+    pub fn typed_constant(
+        &mut self,
+        hint: &str,
+        dims: Vec<u64>,
+        values: &[f32],
+        elem: ElemType,
+    ) -> Result<Weight, OnnxError> {
+        if dims.iter().product::<u64>() != values.len() as u64 {
+            return Err(OnnxError::Shape {
+                what: format!("`{hint}`: {} values for shape {dims:?}", values.len()),
+            });
+        }
+        let mut raw = Vec::with_capacity(values.len() * 8);
+        for &v in values {
+            raw.extend(elem.encode(f64::from(v)).ok_or_else(|| OnnxError::Shape {
+                what: format!("`{hint}`: the value {v} is not a {elem} value"),
+            })?);
+        }
+        let name = self.fresh(hint);
+        Ok(self.push_initializer(&name, dims, elem, Bytes::Memory(raw)))
+    }
+
+    /// The element type of a value or initializer made by this builder.
+    pub fn elem_of(&self, name: &str) -> Option<ElemType> {
+        self.elems.get(name).copied()
+    }
+
+    /// Appends a node whose outputs have the element type of its first input, as ONNX
+    /// types every op this exporter emits through [`GraphBuilder::node`] (element-wise
+    /// ops, layout ops, Gather on its data, Conv, pooling). Ops whose outputs differ (Cast,
+    /// comparisons, Where, ArgMax, TopK's indices) use [`GraphBuilder::typed_node`].
+    /// `scope` is the module path it comes from (`layer1.0.conv1`); the node is named
+    /// `/<scope>/<op>` and its outputs `/<scope>/<op>_output_<k>`, made unique. `outputs`
+    /// gives each output's per-sample shape. Empty input names mark absent optional inputs.
     pub fn node(
         &mut self,
         op: &'static str,
@@ -219,6 +293,24 @@ impl GraphBuilder {
         inputs: Vec<String>,
         attrs: Vec<(&'static str, Attr)>,
         outputs: Vec<Vec<u64>>,
+    ) -> Vec<Value> {
+        // A name the builder did not make is caught by the ATC check (an undefined input).
+        let elem = inputs
+            .first()
+            .and_then(|name| self.elem_of(name))
+            .unwrap_or(ElemType::Float32);
+        let outputs = outputs.into_iter().map(|shape| (shape, elem)).collect();
+        self.typed_node(op, scope, inputs, attrs, outputs)
+    }
+
+    /// Like [`GraphBuilder::node`], with each output's per-sample shape and element type.
+    pub fn typed_node(
+        &mut self,
+        op: &'static str,
+        scope: &str,
+        inputs: Vec<String>,
+        attrs: Vec<(&'static str, Attr)>,
+        outputs: Vec<(Vec<u64>, ElemType)>,
     ) -> Vec<Value> {
         let base = if scope.is_empty() {
             format!("/{op}")
@@ -234,11 +326,15 @@ impl GraphBuilder {
         let values: Vec<Value> = outputs
             .into_iter()
             .enumerate()
-            .map(|(i, shape)| Value {
+            .map(|(i, (shape, elem))| Value {
                 name: self.fresh(&format!("{name}_output_{i}")),
                 shape,
+                elem,
             })
             .collect();
+        for value in &values {
+            self.elems.insert(value.name.clone(), value.elem);
+        }
         self.nodes.push(NodeProto {
             input: inputs,
             output: values.iter().map(|v| v.name.clone()).collect(),
@@ -298,7 +394,7 @@ impl GraphBuilder {
             input: self.inputs,
             output: outputs
                 .iter()
-                .map(|(value, name)| value_info(name, &self.batch, &value.shape))
+                .map(|(value, name)| value_info(name, &self.batch, &value.shape, value.elem))
                 .collect(),
             ..Default::default()
         };
@@ -314,13 +410,14 @@ impl GraphBuilder {
         &mut self,
         name: &str,
         dims: Vec<u64>,
-        data_type: DataType,
+        elem: ElemType,
         bytes: Bytes,
     ) -> Weight {
+        self.elems.insert(name.to_owned(), elem);
         self.initializers.push(Initializer {
             name: name.to_owned(),
             dims: dims.clone(),
-            data_type,
+            data_type: elem.data_type(),
             bytes,
         });
         Weight {
@@ -355,8 +452,8 @@ impl GraphBuilder {
     }
 }
 
-/// A FLOAT tensor value info of shape `[batch, shape…]`.
-fn value_info(name: &str, batch: &Batch, shape: &[u64]) -> ValueInfoProto {
+/// A tensor value info of element type `elem` and shape `[batch, shape…]`.
+fn value_info(name: &str, batch: &Batch, shape: &[u64], elem: ElemType) -> ValueInfoProto {
     use tensor_shape_proto::{dimension::Value as Dim, Dimension};
     let batch_dim = match batch {
         Batch::Dynamic(param) => Dim::DimParam(param.clone()),
@@ -373,7 +470,7 @@ fn value_info(name: &str, batch: &Batch, shape: &[u64]) -> ValueInfoProto {
         name: Some(name.to_owned()),
         r#type: Some(TypeProto {
             value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-                elem_type: Some(DataType::Float as i32),
+                elem_type: Some(elem.data_type() as i32),
                 shape: Some(TensorShapeProto { dim }),
             })),
             denotation: None,
@@ -415,6 +512,55 @@ mod tests {
         assert_eq!(names, ["out", "aux"]);
         // The second node reads the first output under its new name.
         assert_eq!(model.graph.node[1].input, ["out"]);
+    }
+
+    #[test]
+    fn element_types_flow_from_inputs_to_outputs() {
+        let mut g = GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()));
+        let ids = g.typed_input("ids", vec![4], ElemType::Int64).unwrap();
+        let table = g.weight("table", vec![10, 3], &[0.0; 30]).unwrap();
+        // Gather takes its data's type; a comparison is bool; Where takes its branches'.
+        let mut rows = g.node(
+            "Gather",
+            "",
+            vec![table.name().into(), ids.name().into()],
+            vec![("axis", Attr::Int(0))],
+            vec![vec![4, 3]],
+        );
+        let rows = rows.remove(0);
+        assert_eq!(rows.elem(), ElemType::Float32);
+        let zero = g.typed_scalar("zero", 0.0, ElemType::Int64).unwrap();
+        assert_eq!(g.elem_of(zero.name()), Some(ElemType::Int64));
+        let mut is_pad = g.typed_node(
+            "Equal",
+            "",
+            vec![ids.name().into(), zero.name().into()],
+            vec![],
+            vec![(vec![4], ElemType::Bool)],
+        );
+        let is_pad = is_pad.remove(0);
+        let kept = relu(&mut g, &ids);
+        assert_eq!(kept.elem(), ElemType::Int64);
+        assert!(g.typed_scalar("half", 0.5, ElemType::Int64).is_err());
+        let model = g
+            .finish_outputs(&[(rows, "rows".into()), (is_pad, "pad".into())])
+            .unwrap();
+        let elem = |v: &ValueInfoProto| match v.r#type.as_ref().and_then(|t| t.value.as_ref()) {
+            Some(type_proto::Value::TensorType(t)) => t.elem_type,
+            _ => None,
+        };
+        assert_eq!(elem(&model.graph.input[0]), Some(DataType::Int64 as i32));
+        let outputs: Vec<_> = model.graph.output.iter().map(elem).collect();
+        assert_eq!(
+            outputs,
+            [Some(DataType::Float as i32), Some(DataType::Bool as i32)]
+        );
+        let zero = model
+            .initializers
+            .iter()
+            .find(|i| i.name == "zero")
+            .unwrap();
+        assert_eq!(zero.data_type, DataType::Int64);
     }
 
     #[test]

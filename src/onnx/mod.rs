@@ -9,6 +9,7 @@
 pub mod arch;
 pub mod atc;
 pub mod attention;
+pub mod elem;
 pub mod export;
 pub mod fold;
 pub mod graph;

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::torch::checkpoint::Checkpoint;
 use crate::torch::read_tensor;
+use crate::torch::script::convert::GivenInput;
 use crate::torch::script::{convert, ScriptArchive};
 use crate::torch::tensor::TensorRef;
 
@@ -48,17 +49,17 @@ impl TensorSource for ScriptTensors<'_> {
     }
 }
 
-/// Exports the traced model in the TorchScript archive `path` to `out`. `input_shape` is
-/// the per-sample input shape: required when the archive has no `traced_inputs.pkl`, and
-/// checked against it otherwise.
+/// Exports the traced model in the TorchScript archive `path` to `out`. `given` are the
+/// inputs' per-sample shapes (and dtypes): required when the archive has no
+/// `traced_inputs.pkl`, and checked against it otherwise.
 pub fn export_script(
     path: &Path,
-    input_shape: Option<&[u64]>,
+    given: &[GivenInput],
     options: &ProgramOptions,
     out: &Path,
 ) -> Result<ScriptReport, OnnxError> {
     let mut archive = ScriptArchive::open(path)?;
-    let converted = convert(&mut archive, input_shape)?;
+    let converted = convert(&mut archive, given)?;
     let mut tensors = ScriptTensors {
         ckpt: &mut archive.ckpt,
         tensors: &converted.tensors,

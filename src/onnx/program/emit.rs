@@ -2,6 +2,7 @@
 //! over a [`GraphBuilder`], each checking its operands and computing the per-sample output
 //! shape. Axes are per-sample (0 = the first axis after the batch).
 
+use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, GraphBuilder, Value, Weight};
 use crate::onnx::OnnxError;
 
@@ -189,7 +190,7 @@ pub enum Operand<'a> {
 }
 
 impl Operand<'_> {
-    fn name(&self) -> &str {
+    pub fn name(&self) -> &str {
         match self {
             Operand::Activation(v) => v.name(),
             Operand::Constant(w) => w.name(),
@@ -207,6 +208,19 @@ pub fn binary(
     a: Operand<'_>,
     b: Operand<'_>,
 ) -> Result<Value, OnnxError> {
+    let shape = broadcast_shape(op, scope, a, b)?;
+    let inputs = vec![a.name().to_owned(), b.name().to_owned()];
+    Ok(single(g.node(op, scope, inputs, vec![], vec![shape])))
+}
+
+/// The per-sample shape `a op b` broadcasts to under [`binary`]'s rules; the error names
+/// `op` and both shapes when it would broadcast across the batch.
+pub fn broadcast_shape(
+    op: &str,
+    scope: &str,
+    a: Operand<'_>,
+    b: Operand<'_>,
+) -> Result<Vec<u64>, OnnxError> {
     let shape = match (a, b) {
         (Operand::Activation(x), Operand::Activation(y)) if x.shape().len() == y.shape().len() => {
             broadcast(x.shape(), y.shape())
@@ -237,8 +251,22 @@ pub fn binary(
             dims(b)
         )));
     };
-    let inputs = vec![a.name().to_owned(), b.name().to_owned()];
-    Ok(single(g.node(op, scope, inputs, vec![], vec![shape])))
+    Ok(shape)
+}
+
+/// `Cast` of `x` to `to` (`x` itself when it already has that type).
+pub fn cast(g: &mut GraphBuilder, scope: &str, x: &Value, to: ElemType) -> Value {
+    if x.elem() == to {
+        return x.clone();
+    }
+    let attrs = vec![("to", Attr::Int(to.data_type() as i64))];
+    single(g.typed_node(
+        "Cast",
+        scope,
+        vec![x.name().to_owned()],
+        attrs,
+        vec![(x.shape().to_vec(), to)],
+    ))
 }
 
 /// numpy broadcasting of two shapes aligned on the right, or `None`.

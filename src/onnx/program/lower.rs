@@ -6,6 +6,7 @@
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 
+use crate::onnx::elem::{self, ElemType};
 use crate::onnx::graph::{GraphBuilder, Model, Value, Weight};
 use crate::onnx::{Batch, OnnxError, Opset};
 use crate::torch::pt2::schema::ExportedProgram;
@@ -18,9 +19,6 @@ use super::located;
 use super::outputs;
 use super::tensor::{self, Size, Tensor};
 use super::TensorSource;
-
-/// The export schema's dtype number for float32: the only activation dtype lowered.
-const FLOAT32: i64 = 7;
 
 /// What a program value name stands for during lowering.
 #[derive(Clone, Debug)]
@@ -107,14 +105,15 @@ pub fn lower(
             "the program takes no tensor input; only models with tensor inputs are exported",
         )
     })?;
-    let batch = BatchDim::of_input(input_sizes(graph, first)?)
+    let batch = BatchDim::of_input(input_sizes(graph, first)?.0)
         .map_err(|e| located::program(format!("the input `{first}`: {e}")))?;
     let mut inputs = Vec::with_capacity(user_inputs.len());
     for (arg, name) in user_inputs.iter().zip(names) {
+        let (sizes, elem) = input_sizes(graph, arg)?;
         let shape = batch
-            .per_sample(input_sizes(graph, arg)?)
+            .per_sample(sizes)
             .map_err(|e| located::program(format!("the input `{arg}`: {e}")))?;
-        let value = g.input(&name, shape.clone())?;
+        let value = g.typed_input(&name, shape.clone(), elem)?;
         values.insert(arg.clone(), Bound::Activation(Tensor::rows(value, 1)));
         inputs.push((name, shape));
     }
@@ -220,18 +219,18 @@ fn input_names(user: &[String], given: Option<&str>) -> Result<Vec<String>, Onnx
     }
 }
 
-/// The recorded float32 sizes of user input `arg`.
-fn input_sizes<'g>(graph: &'g Graph, arg: &str) -> Result<&'g [SymInt], OnnxError> {
+/// The recorded sizes and element type of user input `arg`.
+fn input_sizes<'g>(graph: &'g Graph, arg: &str) -> Result<(&'g [SymInt], ElemType), OnnxError> {
     let meta = graph.tensor_values.get(arg).ok_or_else(|| {
         located::program(format!("the program has no metadata for its input `{arg}`"))
     })?;
-    if meta.dtype != FLOAT32 {
-        return Err(located::program(format!(
-            "the input `{arg}` has export dtype {}; only float32 inputs are exported",
-            meta.dtype
-        )));
-    }
-    Ok(&meta.sizes)
+    let elem = ElemType::from_export(meta.dtype).ok_or_else(|| {
+        located::program(format!(
+            "the input `{arg}` is {}; only float32, int64, int32 and bool inputs are exported",
+            elem::export_name(meta.dtype)
+        ))
+    })?;
+    Ok((&meta.sizes, elem))
 }
 
 fn readers(graph: &Graph) -> HashMap<String, Vec<usize>> {
@@ -264,7 +263,7 @@ impl Lowering<'_, '_> {
         })
     }
 
-    /// Value `name` as an activation, whatever its layout.
+    /// Value `name` as an activation of any element type, whatever its layout.
     pub fn tensor(&self, name: &str) -> Result<Tensor, OnnxError> {
         match self.bound(name)? {
             Bound::Activation(t) => Ok(t.clone()),
@@ -286,12 +285,28 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// Value `name` as an activation whose batch is on its first dimension, possibly
-    /// folded (`k·N` rows: Swin's windows, LeViT's tokens): for ops that work on each row
-    /// alike (convolutions, pooling, normalisations, per-sample axes). The values an op
-    /// binds with [`Lowering::bind`] get the same rows, so every activation a node reads
-    /// this way must have the same factor.
+    /// Value `name` as a float32 activation whose batch is on its first dimension (see
+    /// [`Lowering::any_activation`]): the operand of every op written for float tensors
+    /// only, so that an integer or bool tensor reaching one is an error naming it rather
+    /// than an ONNX file whose types do not check.
     pub fn activation(&self, name: &str) -> Result<Value, OnnxError> {
+        let value = self.any_activation(name)?;
+        match value.elem() {
+            ElemType::Float32 => Ok(value),
+            other => Err(OnnxError::Shape {
+                what: format!(
+                    "`{name}` is a {other} tensor; this op is exported on float32 tensors only (convert it with `.float()` in the model)"
+                ),
+            }),
+        }
+    }
+
+    /// Value `name`, of any element type, as an activation whose batch is on its first
+    /// dimension, possibly folded (`k·N` rows: Swin's windows, LeViT's tokens): for ops
+    /// that work on each row alike (convolutions, pooling, normalisations, per-sample
+    /// axes, comparisons, indices). The values an op binds with [`Lowering::bind`] get the
+    /// same rows, so every activation a node reads this way must have the same factor.
+    pub fn any_activation(&self, name: &str) -> Result<Value, OnnxError> {
         let t = self.tensor(name)?;
         if t.batch_axis() != 0 {
             return Err(OnnxError::Shape {
@@ -467,22 +482,27 @@ impl Lowering<'_, '_> {
             })
     }
 
-    /// torch's record of tensor value `name`, which must be float32 (an activation).
-    fn float_meta(&self, name: &str) -> Result<&TensorMeta, OnnxError> {
+    /// torch's record of tensor value `name`, whose element type must be one the export
+    /// handles.
+    fn typed_meta(&self, name: &str) -> Result<(&TensorMeta, ElemType), OnnxError> {
         let meta = self.meta(name)?;
-        if meta.dtype != FLOAT32 {
-            return Err(OnnxError::Shape {
-                what: format!(
-                    "`{name}` has export dtype {}; only float32 activations are exported",
-                    meta.dtype
-                ),
-            });
-        }
-        Ok(meta)
+        let elem = ElemType::from_export(meta.dtype).ok_or_else(|| OnnxError::Shape {
+            what: format!(
+                "`{name}` is {}; only float32, int64, int32 and bool tensors are exported",
+                elem::export_name(meta.dtype)
+            ),
+        })?;
+        Ok((meta, elem))
+    }
+
+    /// The element type torch recorded for tensor value `name`.
+    pub fn recorded_elem(&self, name: &str) -> Result<ElemType, OnnxError> {
+        Ok(self.typed_meta(name)?.1)
     }
 
     /// The shape of a row torch recorded for tensor value `name`, whose batch (possibly
-    /// folded) must be its first dimension; also checks that it is float32.
+    /// folded) must be its first dimension; also checks that its element type is one the
+    /// export handles.
     pub fn recorded_shape(&self, name: &str) -> Result<Vec<u64>, OnnxError> {
         let sizes = self.recorded_name_sizes(name)?;
         match sizes.split_first() {
@@ -496,9 +516,9 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// torch's recorded sizes of float32 tensor value `name`, in terms of the batch.
+    /// torch's recorded sizes of tensor value `name`, in terms of the batch.
     fn recorded_name_sizes(&self, name: &str) -> Result<Vec<Size>, OnnxError> {
-        let meta = self.float_meta(name)?;
+        let (meta, _) = self.typed_meta(name)?;
         self.batch.sizes(&meta.sizes).map_err(|e| OnnxError::Shape {
             what: format!("its output `{name}`: {e}"),
         })
@@ -545,6 +565,15 @@ impl Lowering<'_, '_> {
     }
 
     fn bind_name(&mut self, name: &str, t: Tensor) -> Result<(), OnnxError> {
+        let elem = self.recorded_elem(name)?;
+        if t.value().elem() != elem {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "the export computes a {} tensor for `{name}`, torch recorded {elem}",
+                    t.value().elem()
+                ),
+            });
+        }
         let recorded = self.recorded_name_sizes(name)?;
         if recorded != t.sizes() {
             return Err(OnnxError::Shape {

@@ -23,6 +23,7 @@ use crate::torch::pt2::schema::{
 use crate::torch::tensor::TensorRef;
 
 use super::archive::{Constant, ScriptArchive};
+use super::dtypes;
 use super::inline::{inline, Call, Operand, Returned, Site, ValueId, LIST_UNPACK};
 use super::ops::{self, OpSchema};
 use super::shape::{self, Dims};
@@ -30,8 +31,6 @@ use super::ScriptError;
 
 /// The symbol the converted program uses for the batch.
 pub const BATCH: &str = "Symbol('batch', positive=True, integer=True)";
-/// The export schema's dtype number for float32.
-const FLOAT32: i64 = 7;
 
 /// The program and where its stored tensors are.
 pub struct Converted {
@@ -93,15 +92,15 @@ struct Converter<'a> {
     traced_batch: Option<u64>,
 }
 
-/// Inlines `archive`'s `forward` and converts it. `input_shape` (per-sample) is required
-/// when the archive has no `traced_inputs.pkl`, and must match it otherwise.
+/// Inlines `archive`'s `forward` and converts it. `given` input shapes are required when
+/// the archive has no `traced_inputs.pkl`, and must match it otherwise.
 pub fn convert(
     archive: &mut ScriptArchive,
-    input_shape: Option<&[u64]>,
+    given: &[GivenInput],
 ) -> Result<Converted, ScriptError> {
     // The code first: a scripted model is refused for that, whatever its inputs.
     let inlined = inline(archive)?;
-    let (shapes, traced_batch) = inputs(archive, input_shape, inlined.inputs.len())?;
+    let (shapes, traced_batch) = inputs(archive, given, &inlined.params)?;
     let mut c = Converter {
         archive,
         tensors: &inlined.tensors,
@@ -115,8 +114,8 @@ pub fn convert(
     // Graph inputs are named after the forward's parameters (the ONNX names of a
     // multi-input model); stored tensors are `p_<fqn>` and node outputs `<op>_<n>`.
     let mut input_names = Vec::with_capacity(shapes.len());
-    for ((id, param), shape) in inlined.inputs.iter().zip(&inlined.params).zip(shapes) {
-        c.tensor_values.insert(param.clone(), meta(&shape));
+    for ((id, param), (shape, dtype)) in inlined.inputs.iter().zip(&inlined.params).zip(shapes) {
+        c.tensor_values.insert(param.clone(), meta(&shape, dtype));
         c.values.insert(
             *id,
             Val::Activation {
@@ -194,76 +193,137 @@ pub fn convert(
     })
 }
 
-/// Each of the `count` inputs' per-sample shape, and the traced batch size: from
-/// `traced_inputs.pkl` (every input float32 with the same batch first), which `given` (the
-/// single input's shape) may repeat but not change; else `given`, for a single input.
+/// An input's per-sample shape and dtype as the user gives it (`--input-shape
+/// ids:128:int64`). `name` is the forward's parameter it is for; a model with one input
+/// may leave it out. `dtype` defaults to the traced one, else float32.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GivenInput {
+    pub name: Option<String>,
+    pub shape: Vec<u64>,
+    pub dtype: Option<DType>,
+}
+
+/// Each input's per-sample shape and export dtype number, and the traced batch size.
+type Inputs = (Vec<(Vec<u64>, i64)>, Option<u64>);
+
+/// The `given` shapes by parameter of `forward` (`params`), each at most once.
+fn given_by_param<'g>(
+    given: &'g [GivenInput],
+    params: &[String],
+) -> Result<Vec<Option<&'g GivenInput>>, ScriptError> {
+    let mut by_param = vec![None; params.len()];
+    for g in given {
+        let index = match (&g.name, params) {
+            (Some(name), _) => params.iter().position(|p| p == name).ok_or_else(|| {
+                ScriptError::archive(format!(
+                    "--input-shape names `{name}`, but `forward` takes {}",
+                    params.join(", ")
+                ))
+            })?,
+            (None, [_]) => 0,
+            (None, _) => {
+                return Err(ScriptError::archive(format!(
+                    "--input-shape gives one input's shape, but the model takes several ({}); write NAME:DIMS[:DTYPE] for each",
+                    params.join(", ")
+                )))
+            }
+        };
+        if by_param[index].replace(g).is_some() {
+            return Err(ScriptError::archive(format!(
+                "--input-shape gives `{}` twice",
+                params[index]
+            )));
+        }
+    }
+    Ok(by_param)
+}
+
+/// The traced inputs' dtypes and per-sample shapes, and their common batch size.
+fn traced(traced: &[(DType, Vec<u64>)]) -> Result<(Vec<(DType, Vec<u64>)>, u64), ScriptError> {
+    let mut inputs = Vec::with_capacity(traced.len());
+    let mut batch = None;
+    for (dtype, full) in traced {
+        let Some((&b, per_sample)) = full.split_first().filter(|(&b, _)| b > 0) else {
+            return Err(ScriptError::archive(format!(
+                "the traced input's shape {full:?} has no batch dimension"
+            )));
+        };
+        if batch.is_some_and(|first| first != b) {
+            return Err(ScriptError::archive(format!(
+                "the traced inputs have different first dimensions ({:?}); every input must carry the batch first",
+                traced.iter().map(|(_, s)| s.first()).collect::<Vec<_>>()
+            )));
+        }
+        batch = Some(b);
+        inputs.push((*dtype, per_sample.to_vec()));
+    }
+    let batch = batch.ok_or_else(|| ScriptError::archive("`traced_inputs.pkl` is empty"))?;
+    Ok((inputs, batch))
+}
+
+/// Each input's per-sample shape and dtype, and the traced batch size: from
+/// `traced_inputs.pkl` (every input with the same batch first), which `given` may repeat
+/// but not change (traced code has the example's sizes baked in); else from `given`, which
+/// must then name every input.
 fn inputs(
     archive: &ScriptArchive,
-    given: Option<&[u64]>,
-    count: usize,
-) -> Result<(Vec<Vec<u64>>, Option<u64>), ScriptError> {
-    let (shapes, batch) = match (archive.traced_inputs.as_deref(), given) {
-        (Some(traced), given) if traced.len() == count => {
-            let mut shapes = Vec::with_capacity(count);
-            let mut batch = None;
-            for (dtype, full) in traced {
-                if *dtype != DType::Float32 {
+    given: &[GivenInput],
+    params: &[String],
+) -> Result<Inputs, ScriptError> {
+    let by_param = given_by_param(given, params)?;
+    let (recorded, batch) = match archive.traced_inputs.as_deref() {
+        Some(t) if t.len() == params.len() => {
+            let (inputs, batch) = traced(t)?;
+            (inputs.into_iter().map(Some).collect(), Some(batch))
+        }
+        Some(t) => {
+            return Err(ScriptError::archive(format!(
+                "`traced_inputs.pkl` records {} inputs, but `forward` takes {}",
+                t.len(),
+                params.len()
+            )))
+        }
+        None => (vec![None; params.len()], None),
+    };
+    let mut inputs = Vec::with_capacity(params.len());
+    for ((param, recorded), given) in params.iter().zip(recorded).zip(by_param) {
+        let (dtype, shape) = match (recorded, given) {
+            (Some((dtype, shape)), Some(g)) => {
+                if g.shape != shape || g.dtype.is_some_and(|d| d != dtype) {
                     return Err(ScriptError::archive(format!(
-                        "the model was traced with a {} input; only float32 inputs are exported",
+                        "--input-shape {:?}{} for `{param}` differs from the traced input's per-sample shape {shape:?} ({}); traced code has sizes of the example baked in, so trace the model again at the shape wanted",
+                        g.shape,
+                        g.dtype.map_or(String::new(), |d| format!(" {}", d.name())),
                         dtype.name()
                     )));
                 }
-                let Some((&b, per_sample)) = full.split_first().filter(|(&b, _)| b > 0) else {
-                    return Err(ScriptError::archive(format!(
-                        "the traced input's shape {full:?} has no batch dimension"
-                    )));
-                };
-                if batch.is_some_and(|first| first != b) {
-                    return Err(ScriptError::archive(format!(
-                        "the traced inputs have different first dimensions ({:?}); every input must carry the batch first",
-                        traced.iter().map(|(_, s)| s.first()).collect::<Vec<_>>()
-                    )));
-                }
-                batch = Some(b);
-                shapes.push(per_sample.to_vec());
+                (dtype, shape)
             }
-            match (given, shapes.as_slice()) {
-                (Some(given), [only]) if given != only.as_slice() => {
-                    return Err(ScriptError::archive(format!(
-                        "--input-shape {given:?} differs from the traced input's per-sample shape {only:?}; traced code has sizes of the example baked in, so trace the model again at the shape wanted"
-                    )))
-                }
-                (Some(_), [_, _, ..]) => {
-                    return Err(ScriptError::archive(
-                        "--input-shape gives one input's shape, but the model takes several (recorded in `traced_inputs.pkl`)",
-                    ))
-                }
-                _ => {}
+            (Some(recorded), None) => recorded,
+            (None, Some(g)) => (g.dtype.unwrap_or(DType::Float32), g.shape.clone()),
+            (None, None) if params.len() == 1 => {
+                return Err(ScriptError::archive(
+                    "the archive has no `traced_inputs.pkl` (traced with `_store_inputs=False`?), so the input shape is unknown: pass --input-shape C,H,W (or NAME:DIMS:DTYPE, e.g. ids:128:int64)",
+                ))
             }
-            (shapes, batch)
-        }
-        (Some(traced), _) => {
-            return Err(ScriptError::archive(format!(
-                "`traced_inputs.pkl` records {} inputs, but `forward` takes {count}",
-                traced.len()
-            )))
-        }
-        (None, Some(given)) if count == 1 => (vec![given.to_vec()], None),
-        (None, _) if count != 1 => {
-            return Err(ScriptError::archive(format!(
-                "the archive has no `traced_inputs.pkl` and `forward` takes {count} inputs, so their shapes are unknown; trace the model with the default `_store_inputs=True`"
-            )))
-        }
-        (None, _) => {
-            return Err(ScriptError::archive(
-                "the archive has no `traced_inputs.pkl` (traced with `_store_inputs=False`?), so the input shape is unknown: pass --input-shape C,H,W",
+            (None, None) => {
+                return Err(ScriptError::archive(format!(
+                    "the archive has no `traced_inputs.pkl`, so the shape of `{param}` is unknown; pass --input-shape {param}:DIMS[:DTYPE] for each of {}",
+                    params.join(", ")
+                )))
+            }
+        };
+        let number = dtypes::of_input(dtype).ok_or_else(|| {
+            ScriptError::archive(format!(
+                "the input `{param}` is {}; only float32, int64, int32 and bool inputs are exported",
+                dtype.name()
             ))
-        }
-    };
-    for shape in &shapes {
-        shape::check(shape).map_err(|e| ScriptError::archive(format!("the input: {e}")))?;
+        })?;
+        shape::check(&shape)
+            .map_err(|e| ScriptError::archive(format!("the input `{param}`: {e}")))?;
+        inputs.push((shape, number));
     }
-    Ok((shapes, batch))
+    Ok((inputs, batch))
 }
 
 /// The ops whose result is a constant computed from their arguments (no batch), which the
@@ -273,7 +333,7 @@ const FACTORIES: [&str; 5] = ["arange", "zeros", "ones", "full", "scalar_tensor"
 /// A float32 constant of sizes `dims` (no batch).
 fn constant_meta(dims: &[u64]) -> TensorMeta {
     TensorMeta {
-        dtype: FLOAT32,
+        dtype: dtypes::FLOAT32,
         sizes: dims.iter().map(|&d| SymInt::Int(d as i64)).collect(),
         strides: Vec::new(),
         storage_offset: SymInt::Int(0),
@@ -318,10 +378,10 @@ fn dtype(val: &Val) -> Result<Argument, String> {
     }
 }
 
-/// A float32 tensor of per-sample `shape` with the batch first.
-fn meta(shape: &[u64]) -> TensorMeta {
+/// A tensor of export dtype `dtype` and per-sample `shape` with the batch first.
+fn meta(shape: &[u64], dtype: i64) -> TensorMeta {
     TensorMeta {
-        dtype: FLOAT32,
+        dtype,
         sizes: std::iter::once(SymInt::Expr(BATCH.into()))
             .chain(shape.iter().map(|&d| SymInt::Int(d as i64)))
             .collect(),
@@ -518,7 +578,7 @@ impl Converter<'_> {
                 let (named, shape) = self.reshape(named).map_err(&fail)?;
                 (schema.overload, named, Some(shape))
             }
-            _ => (schema.overload, named, None),
+            _ => (scalar_overload(schema, &named), named, None),
         };
         let mut node = Node {
             target: format!("torch.ops.aten.{overload}"),
@@ -548,7 +608,8 @@ impl Converter<'_> {
             for (k, shape) in shapes.into_iter().enumerate() {
                 shape::check(&shape).map_err(&fail)?;
                 let name = format!("{output}_{k}");
-                self.tensor_values.insert(name.clone(), meta(&shape));
+                let dtype = self.dtype_of_arg(&named, "self");
+                self.tensor_values.insert(name.clone(), meta(&shape, dtype));
                 names.push(name.clone());
                 items.push(Val::Activation { name, shape });
             }
@@ -559,6 +620,8 @@ impl Converter<'_> {
         }
         let constant = if FACTORIES.contains(&schema.name) {
             Some(shape::factory(&node, overload).map_err(&fail)?)
+        } else if schema.name == "embedding" {
+            constant_lookup(&named)
         } else {
             constant_operands(schema.name, &named)
                 .map(|dims| shape::constant_broadcast(&dims))
@@ -582,7 +645,11 @@ impl Converter<'_> {
             }
         };
         shape::check(&shape).map_err(&fail)?;
-        self.tensor_values.insert(output.clone(), meta(&shape));
+        let dtype = dtypes::infer(&node, overload, &|n| {
+            self.tensor_values.get(n).map(|m| m.dtype)
+        });
+        self.tensor_values
+            .insert(output.clone(), meta(&shape, dtype));
         let value = Val::Activation {
             name: output,
             shape,
@@ -613,6 +680,20 @@ impl Converter<'_> {
         self.values.insert(call.output, value);
         self.nodes.push(node);
         Ok(())
+    }
+
+    /// The export dtype of argument `arg` among `named` (float32 unless it is a computed
+    /// tensor of another type).
+    fn dtype_of_arg(&self, named: &[(&str, Val)], arg: &str) -> i64 {
+        named
+            .iter()
+            .find_map(|(n, v)| match v {
+                Val::Activation { name, .. } if *n == arg => {
+                    self.tensor_values.get(name).map(|m| m.dtype)
+                }
+                _ => None,
+            })
+            .unwrap_or(dtypes::FLOAT32)
     }
 
     /// The shape of tensor value `name` among `named`'s arguments.
@@ -851,6 +932,39 @@ fn name_args(
         named.push((name, val));
     }
     Ok(named)
+}
+
+/// The overload of a comparison or `masked_fill` whose operand is a number (`ids != 0`,
+/// `masked_fill(m, -1e9)`): `.Scalar` instead of the schema's `.Tensor`.
+fn scalar_overload(schema: &OpSchema, named: &[(&str, Val)]) -> &'static str {
+    let number = |arg: &str| {
+        named
+            .iter()
+            .any(|(n, v)| *n == arg && matches!(v, Val::Int(_) | Val::Float(_) | Val::Bool(_)))
+    };
+    match schema.name {
+        "eq" if number("other") => "eq.Scalar",
+        "ne" if number("other") => "ne.Scalar",
+        "lt" if number("other") => "lt.Scalar",
+        "le" if number("other") => "le.Scalar",
+        "gt" if number("other") => "gt.Scalar",
+        "ge" if number("other") => "ge.Scalar",
+        "masked_fill" if number("value") => "masked_fill.Scalar",
+        _ => schema.overload,
+    }
+}
+
+/// The sizes of an embedding of constant ids (`positions(torch.arange(L))`), which the
+/// lowering looks up at export; `None` when the ids are computed.
+fn constant_lookup(named: &[(&str, Val)]) -> Option<Vec<u64>> {
+    let get = |arg: &str| named.iter().find(|(n, _)| *n == arg).map(|(_, v)| v);
+    match (get("weight"), get("indices")) {
+        (Some(Val::Stored { dims: table, .. }), Some(Val::Stored { dims: ids, .. })) => {
+            let width = *table.get(1)?;
+            Some(ids.iter().copied().chain([width]).collect())
+        }
+        _ => None,
+    }
 }
 
 /// `torch.arange(end)`, `(start, end)` or `(start, end, step)`: the overload for the

@@ -14,6 +14,7 @@
 
 pub mod archive;
 pub mod convert;
+mod dtypes;
 pub mod inline;
 mod ops;
 pub mod parse;

@@ -462,6 +462,61 @@ pub const OPS: &[OpSchema] = &[
     ),
 ];
 
+/// The ops on integer and bool tensors (token ids, masks). A comparison's or
+/// `masked_fill`'s overload is for a tensor operand; [`super::convert`] takes the
+/// `.Scalar` one when the operand is a number.
+pub const TYPED_OPS: &[OpSchema] = &[
+    op(
+        "embedding",
+        "embedding.default",
+        &[
+            "weight",
+            "indices",
+            "padding_idx",
+            "scale_grad_by_freq",
+            "sparse",
+        ],
+        NONE,
+    ),
+    op("eq", "eq.Tensor", BINARY, NONE),
+    op("ne", "ne.Tensor", BINARY, NONE),
+    op("lt", "lt.Tensor", BINARY, NONE),
+    op("le", "le.Tensor", BINARY, NONE),
+    op("gt", "gt.Tensor", BINARY, NONE),
+    op("ge", "ge.Tensor", BINARY, NONE),
+    op("logical_not", "logical_not.default", SELF, NONE),
+    op("logical_and", "logical_and.default", BINARY, NONE),
+    op("logical_or", "logical_or.default", BINARY, NONE),
+    op("bitwise_not", "bitwise_not.default", SELF, NONE),
+    op("__and__", "__and__.Tensor", BINARY, NONE),
+    op("__or__", "__or__.Tensor", BINARY, NONE),
+    op("where", "where.self", &["condition", "self", "other"], NONE),
+    op(
+        "masked_fill",
+        "masked_fill.Tensor",
+        &["self", "mask", "value"],
+        NONE,
+    ),
+    op(
+        "to",
+        "to.dtype",
+        &["self", "dtype", "non_blocking", "copy", "memory_format"],
+        NONE,
+    ),
+    op(
+        "argmax",
+        "argmax.default",
+        &["self", "dim", "keepdim"],
+        NONE,
+    ),
+    op(
+        "argmin",
+        "argmin.default",
+        &["self", "dim", "keepdim"],
+        NONE,
+    ),
+];
+
 /// The schema of `torch.<name>`.
 pub fn lookup(name: &str) -> Option<&'static OpSchema> {
     if name == CONVOLUTION.name {
@@ -470,14 +525,14 @@ pub fn lookup(name: &str) -> Option<&'static OpSchema> {
     if name == MULTI_HEAD_ATTENTION.name {
         return Some(&MULTI_HEAD_ATTENTION);
     }
-    OPS.iter().find(|op| op.name == name)
+    OPS.iter().chain(TYPED_OPS).find(|op| op.name == name)
 }
 
 /// Every op name read, for the unsupported-op error.
 pub fn names() -> Vec<&'static str> {
     [CONVOLUTION.name, MULTI_HEAD_ATTENTION.name]
         .into_iter()
-        .chain(OPS.iter().map(|op| op.name))
+        .chain(OPS.iter().chain(TYPED_OPS).map(|op| op.name))
         .collect()
 }
 

@@ -281,6 +281,33 @@ pub fn infer(
             )),
         }
     };
+    if let Some(operands) = masked(op) {
+        let mut shapes = Vec::with_capacity(operands.len());
+        for name in operands {
+            match args.get(name) {
+                Some(Argument::Int(_) | Argument::Float(_) | Argument::Bool(_)) => {}
+                _ => match tensor(name)? {
+                    Dims::PerSample(s) => shapes.push(s),
+                    Dims::Stored(s) if s.iter().all(|&d| d == 1) => {}
+                    Dims::Stored(s) => {
+                        return Err(format!(
+                            "argument `{name}` is a stored tensor of sizes {s:?}; only computed tensors and numbers are exported here"
+                        ))
+                    }
+                },
+            }
+        }
+        let first = shapes
+            .first()
+            .ok_or("an op on constants alone is not exported")?;
+        return shapes.iter().try_fold(first.clone(), |acc, s| {
+            if s.len() == acc.len() {
+                broadcast(&acc, s)
+            } else {
+                Err(format!("operands of per-sample shapes {shapes:?}"))
+            }
+        });
+    }
     match op {
         "conv2d.default" | "conv_transpose2d.input" => {
             let x = activation("input")?;
@@ -630,10 +657,43 @@ pub fn infer(
                 _ => Err("upsampling needs two output sizes or two positive scale factors".into()),
             }
         }
+        "embedding.default" => {
+            let ids = activation("indices")?;
+            match stored("weight")?.as_slice() {
+                [_, width] => Ok(ids.into_iter().chain([*width]).collect()),
+                w => Err(format!("an embedding table of sizes {w:?}; it must be 2-D")),
+            }
+        }
+        "argmax.default" | "argmin.default" => {
+            let mut x = activation("self")?;
+            let dim = args
+                .optional_int("dim")?
+                .ok_or("argmax/argmin over the whole tensor mixes the batch; give `dim`")?;
+            let a = axis(dim, x.len())?;
+            if args.bool("keepdim", false)? {
+                x[a] = 1;
+            } else {
+                x.remove(a);
+            }
+            Ok(x)
+        }
         _ => {
-            // Element-wise unary ops, hardtanh, contiguous/clone/detach: the input's shape.
+            // Element-wise unary ops, hardtanh, contiguous/clone/detach, dtype
+            // conversions: the input's shape.
             activation("self")
         }
+    }
+}
+
+/// The operands of the broadcasting ops on masks and integer tensors (comparisons,
+/// logical ops, `where`, `masked_fill`), by schema name.
+fn masked(op: &str) -> Option<&'static [&'static str]> {
+    match op.split('.').next()? {
+        "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "logical_and" | "logical_or" | "__and__"
+        | "__or__" => Some(&["self", "other"]),
+        "where" => Some(&["condition", "self", "other"]),
+        "masked_fill" => Some(&["self", "mask", "value"]),
+        _ => None,
     }
 }
 

@@ -13,8 +13,10 @@ use super::lower::Lowering;
 use super::tensor;
 
 mod attention;
+mod compare;
 mod constant;
 mod conv;
+mod embedding;
 mod fused_attention;
 mod index;
 mod layout;
@@ -27,6 +29,7 @@ mod pointwise;
 mod pool;
 mod reduce;
 mod resize;
+mod select_top;
 mod shape_ops;
 mod split;
 
@@ -158,6 +161,43 @@ pub const SUPPORTED: &[&str] = &[
     "upsample_nearest2d.default",
     "upsample_bilinear2d.vec",
     "upsample_bilinear2d.default",
+    // Integer and bool tensors (token models).
+    "embedding.default",
+    "eq.Tensor",
+    "eq.Scalar",
+    "ne.Tensor",
+    "ne.Scalar",
+    "lt.Tensor",
+    "lt.Scalar",
+    "le.Tensor",
+    "le.Scalar",
+    "gt.Tensor",
+    "gt.Scalar",
+    "ge.Tensor",
+    "ge.Scalar",
+    "logical_not.default",
+    "logical_and.default",
+    "logical_or.default",
+    "bitwise_not.default",
+    "bitwise_and.Tensor",
+    "bitwise_or.Tensor",
+    "__and__.Tensor",
+    "__or__.Tensor",
+    "where.self",
+    "where.ScalarSelf",
+    "where.ScalarOther",
+    "where.Scalar",
+    "masked_fill.Scalar",
+    "masked_fill.Tensor",
+    "to.dtype",
+    "to.dtype_layout",
+    "to.device",
+    "_to_copy.default",
+    "argmax.default",
+    "argmin.default",
+    "max.dim",
+    "min.dim",
+    "topk.default",
 ];
 
 fn arg_error(what: String) -> OnnxError {
@@ -379,6 +419,32 @@ impl<'p> Lowering<'p, '_> {
                 let align = args.bool_or("align_corners", false).or_shape()?;
                 self.upsample(node, &args, &scope, Some(align))
             }
+            "embedding.default" => self.embedding(node, &args, &scope),
+            _ if compare::comparison(op).is_some()
+                && (op.ends_with(".Tensor") || op.ends_with(".Scalar")) =>
+            {
+                self.compare(node, &args, &scope, op)
+            }
+            "logical_not.default" => self.logical_not(node, &args, &scope, false),
+            "bitwise_not.default" => self.logical_not(node, &args, &scope, true),
+            "logical_and.default" => self.logical(node, &args, &scope, "And", false),
+            "logical_or.default" => self.logical(node, &args, &scope, "Or", false),
+            "bitwise_and.Tensor" | "__and__.Tensor" => {
+                self.logical(node, &args, &scope, "And", true)
+            }
+            "bitwise_or.Tensor" | "__or__.Tensor" => self.logical(node, &args, &scope, "Or", true),
+            "where.self" | "where.ScalarSelf" | "where.ScalarOther" | "where.Scalar" => {
+                self.where_(node, &args, &scope)
+            }
+            "masked_fill.Scalar" | "masked_fill.Tensor" => self.masked_fill(node, &args, &scope),
+            "to.dtype" | "to.dtype_layout" | "to.device" | "_to_copy.default" => {
+                self.convert(node, &args, &scope)
+            }
+            "argmax.default" => self.argmax(node, &args, &scope, "ArgMax"),
+            "argmin.default" => self.argmax(node, &args, &scope, "ArgMin"),
+            "max.dim" => self.extreme_along(node, &args, &scope, ["ReduceMax", "ArgMax"]),
+            "min.dim" => self.extreme_along(node, &args, &scope, ["ReduceMin", "ArgMin"]),
+            "topk.default" => self.topk(node, &args, &scope),
             _ if op.starts_with("_assert") || op.starts_with("sym_constrain_range") => Ok(()),
             _ => Err(located::at_with_hint(
                 node,

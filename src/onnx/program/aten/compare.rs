@@ -1,0 +1,389 @@
+//! The ops that make and consume bool masks and integer tensors: comparisons
+//! (`eq`/`ne`/`lt`/`le`/`gt`/`ge`, `.Tensor` and `.Scalar`), logical and bitwise ops on
+//! bools, `where` and `masked_fill` (ONNX `Where`), and dtype conversions (`to`,
+//! `_to_copy`: `Cast`).
+//!
+//! Operands follow torch's type promotion (bool < int32 < int64 < float32): the lower is
+//! cast up, and a constant or number is written at the promoted type. Opset 11 has `Equal`,
+//! `Less` and `Greater` only (`LessOrEqual`/`GreaterOrEqual` come at 12), so `ne`, `ge`
+//! and `le` are the `Not` of `eq`, `lt` and `gt`: the same for every value but NaN.
+
+use crate::onnx::elem::ElemType;
+use crate::onnx::graph::{Value, Weight};
+use crate::onnx::OnnxError;
+use crate::torch::pt2::schema::Node;
+
+use super::super::args::Args;
+use super::super::emit::{self, Operand};
+use super::super::lower::Lowering;
+use super::pointwise::{operand, Elementwise};
+use super::{arg_error, reject_extra, OrShape};
+
+/// The ONNX comparison for aten op `op` (`lt.Scalar`), and whether its result is negated.
+pub(super) fn comparison(op: &str) -> Option<(&'static str, bool)> {
+    Some(match op.split('.').next()? {
+        "eq" => ("Equal", false),
+        "ne" => ("Equal", true),
+        "lt" => ("Less", false),
+        "ge" => ("Less", true),
+        "gt" => ("Greater", false),
+        "le" => ("Greater", true),
+        _ => return None,
+    })
+}
+
+/// torch's promotion order of the element types the export handles.
+fn promotion(elem: ElemType) -> u8 {
+    match elem {
+        ElemType::Bool => 0,
+        ElemType::Int32 => 1,
+        ElemType::Int64 => 2,
+        ElemType::Float32 => 3,
+    }
+}
+
+/// The type two operands of types `a` and `b` are computed at.
+fn promoted(a: ElemType, b: ElemType) -> ElemType {
+    if promotion(a) >= promotion(b) {
+        a
+    } else {
+        b
+    }
+}
+
+/// An operand written into the graph at one element type.
+enum Typed {
+    Activation(Value),
+    Constant(Weight),
+}
+
+impl Typed {
+    fn operand(&self) -> Operand<'_> {
+        match self {
+            Typed::Activation(v) => Operand::Activation(v),
+            Typed::Constant(w) => Operand::Constant(w),
+        }
+    }
+}
+
+impl<'p> Lowering<'p, '_> {
+    /// The element type of an operand when it is computed from the input (`None` for
+    /// constants and numbers, which take their partner's type).
+    fn computed_elem(&self, e: &Elementwise<'_>) -> Result<Option<ElemType>, OnnxError> {
+        match e {
+            Elementwise::Tensor(t) if !self.is_constant(t) => {
+                Ok(Some(self.any_activation(t)?.elem()))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The type a set of operands is computed at: the promoted type of the computed ones,
+    /// float32 when a number has a fraction (`ids < 0.5`). At least one must be computed.
+    fn common_elem(&self, operands: &[Elementwise<'_>]) -> Result<ElemType, OnnxError> {
+        let mut common = None;
+        for e in operands {
+            if let Some(elem) = self.computed_elem(e)? {
+                common = Some(common.map_or(elem, |c| promoted(c, elem)));
+            }
+        }
+        let Some(mut common) = common else {
+            return Err(arg_error(
+                "every operand is a constant; comparisons and selections of constants alone are not folded".into(),
+            ));
+        };
+        let fractional = operands
+            .iter()
+            .any(|e| matches!(e, Elementwise::Scalar(v) if v.fract() != 0.0 || !v.is_finite()));
+        if fractional && common != ElemType::Float32 {
+            common = ElemType::Float32;
+        }
+        Ok(common)
+    }
+
+    /// Operand `e` in the graph at type `elem`: an activation cast if needed, a constant
+    /// or number written at `elem`.
+    fn typed(
+        &mut self,
+        e: &Elementwise<'_>,
+        elem: ElemType,
+        scope: &str,
+    ) -> Result<Typed, OnnxError> {
+        Ok(match e {
+            Elementwise::Tensor(t) if self.is_constant(t) => {
+                let (dims, values) = self.constant_values(t)?;
+                let values: Vec<f32> = match elem {
+                    ElemType::Bool => values
+                        .iter()
+                        .map(|&v| f32::from(u8::from(v != 0.0)))
+                        .collect(),
+                    _ => values,
+                };
+                Typed::Constant(self.g.typed_constant(t, dims, &values, elem)?)
+            }
+            Elementwise::Tensor(t) => {
+                let x = self.any_activation(t)?;
+                Typed::Activation(emit::cast(&mut self.g, scope, &x, elem))
+            }
+            Elementwise::Scalar(v) => Typed::Constant(self.g.typed_scalar(
+                &format!("{scope}.scalar"),
+                f64::from(*v),
+                elem,
+            )?),
+        })
+    }
+
+    /// `eq`/`ne`/`lt`/`le`/`gt`/`ge` (`.Tensor` and `.Scalar`): a bool tensor.
+    pub(super) fn compare(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        op: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "other"])?;
+        let Some((onnx, negated)) = comparison(op) else {
+            return Err(arg_error(format!("`{op}` is not a comparison")));
+        };
+        let sides = [operand(args, "self")?, operand(args, "other")?];
+        let mut elem = self.common_elem(&sides)?;
+        if elem == ElemType::Bool && onnx != "Equal" {
+            // ONNX orders numbers only; false < true as 0 < 1.
+            elem = ElemType::Int32;
+        }
+        let mut y = self.bool_binary(onnx, scope, sides, elem)?;
+        if negated {
+            y = self.g.unary("Not", scope, &y, vec![]);
+        }
+        self.bind(node, 0, y)
+    }
+
+    /// `logical_not`, and `bitwise_not` of a bool tensor (`~mask`): `Not`.
+    pub(super) fn logical_not(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        bitwise: bool,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self"])?;
+        let name = args.tensor("self").or_shape()?;
+        let x = self.any_activation(name)?;
+        if bitwise && x.elem() != ElemType::Bool {
+            return Err(arg_error(format!(
+                "bitwise_not of a {} tensor is not exported; only of bool masks",
+                x.elem()
+            )));
+        }
+        let x = self.as_bool(&x, scope);
+        let y = self.g.unary("Not", scope, &x, vec![]);
+        self.bind(node, 0, y)
+    }
+
+    /// `logical_and`/`logical_or`, and `bitwise_and`/`bitwise_or` of bool tensors
+    /// (`a & b`): `And`/`Or` (`onnx`).
+    pub(super) fn logical(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        onnx: &'static str,
+        bitwise: bool,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "other"])?;
+        let sides = [operand(args, "self")?, operand(args, "other")?];
+        if bitwise && self.common_elem(&sides)? != ElemType::Bool {
+            return Err(arg_error(
+                "bitwise and/or of integer tensors is not exported; only of bool masks".into(),
+            ));
+        }
+        let y = self.bool_binary(onnx, scope, sides, ElemType::Bool)?;
+        self.bind(node, 0, y)
+    }
+
+    /// `onnx` (a comparison, `And`, `Or`) of two operands written at type `elem`: a bool
+    /// tensor of their broadcast shape.
+    fn bool_binary(
+        &mut self,
+        onnx: &'static str,
+        scope: &str,
+        sides: [Elementwise<'_>; 2],
+        elem: ElemType,
+    ) -> Result<Value, OnnxError> {
+        let [a, b] = [
+            self.typed(&sides[0], elem, scope)?,
+            self.typed(&sides[1], elem, scope)?,
+        ];
+        let shape = emit::broadcast_shape(onnx, scope, a.operand(), b.operand())?;
+        let inputs = vec![a.operand().name().to_owned(), b.operand().name().to_owned()];
+        let mut out = self
+            .g
+            .typed_node(onnx, scope, inputs, vec![], vec![(shape, ElemType::Bool)]);
+        Ok(out.swap_remove(0))
+    }
+
+    /// `x != 0` as a bool tensor (`x` itself when it is one).
+    fn as_bool(&mut self, x: &Value, scope: &str) -> Value {
+        emit::cast(&mut self.g, scope, x, ElemType::Bool)
+    }
+
+    /// `where.self(condition, self, other)` and its `.Scalar*` overloads.
+    pub(super) fn where_(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["condition", "self", "other"])?;
+        let condition = operand(args, "condition")?;
+        let (x, y) = (operand(args, "self")?, operand(args, "other")?);
+        self.where_typed(node, scope, condition, x, y)
+    }
+
+    /// `masked_fill.Scalar(self, mask, value)` / `.Tensor` with a constant 0-d value:
+    /// `where(mask, value, self)`.
+    pub(super) fn masked_fill(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "mask", "value"])?;
+        let value = match operand(args, "value")? {
+            Elementwise::Tensor(t) if self.is_constant(t) => match self.constant_values(t)? {
+                (dims, values) if values.len() == 1 && dims.iter().all(|&d| d == 1) => {
+                    Elementwise::Scalar(values[0])
+                }
+                (dims, _) => {
+                    return Err(arg_error(format!(
+                    "masked_fill with a value of sizes {dims:?}; only a single value is exported"
+                )))
+                }
+            },
+            Elementwise::Tensor(t) => {
+                return Err(arg_error(format!(
+                    "masked_fill with the computed value `{t}`; only a constant value is exported"
+                )))
+            }
+            scalar => scalar,
+        };
+        let (mask, x) = (operand(args, "mask")?, operand(args, "self")?);
+        self.where_typed(node, scope, mask, value, x)
+    }
+
+    /// `Where(condition, x, y)` at the element type torch recorded for the result. The
+    /// widest computed operand sets the shape; every other operand must broadcast to it.
+    fn where_typed(
+        &mut self,
+        node: &Node,
+        scope: &str,
+        condition: Elementwise<'_>,
+        x: Elementwise<'_>,
+        y: Elementwise<'_>,
+    ) -> Result<(), OnnxError> {
+        // Some operand must be computed from the input (a constant result is not folded).
+        self.common_elem(&[condition, x, y])?;
+        let elem = self.recorded_elem(self.output_name(node, 0)?)?;
+        let typed = [
+            self.typed(&condition, ElemType::Bool, scope)?,
+            self.typed(&x, elem, scope)?,
+            self.typed(&y, elem, scope)?,
+        ];
+        let widest = typed
+            .iter()
+            .filter_map(|t| match t {
+                Typed::Activation(v) => Some(v),
+                Typed::Constant(_) => None,
+            })
+            .max_by_key(|v| v.shape().iter().product::<u64>())
+            .cloned()
+            .ok_or_else(|| arg_error("where of constants alone is not folded".into()))?;
+        for t in &typed {
+            let shape =
+                emit::broadcast_shape("Where", scope, Operand::Activation(&widest), t.operand())?;
+            if shape != widest.shape() {
+                return Err(arg_error(format!(
+                    "where of operands that broadcast to {shape:?}, wider than each of them; only operands that broadcast to the widest one are exported"
+                )));
+            }
+        }
+        let inputs = typed
+            .iter()
+            .map(|t| t.operand().name().to_owned())
+            .collect();
+        let mut out = self.g.typed_node(
+            "Where",
+            scope,
+            inputs,
+            vec![],
+            vec![(widest.shape().to_vec(), elem)],
+        );
+        self.bind(node, 0, out.swap_remove(0))
+    }
+
+    /// `to.dtype`, `to.dtype_layout`, `to.device`, `_to_copy`: a `Cast` to the type torch
+    /// recorded for the result (nothing when it is the same; the device does not change
+    /// the values); a constant is converted at export (toward zero for integers, `!= 0`
+    /// for bool).
+    pub(super) fn convert(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(
+            args,
+            &[
+                "self",
+                "dtype",
+                "layout",
+                "device",
+                "pin_memory",
+                "non_blocking",
+                "copy",
+                "memory_format",
+            ],
+        )?;
+        let name = args.tensor("self").or_shape()?;
+        let to = self.recorded_elem(self.output_name(node, 0)?)?;
+        if self.is_constant(name) {
+            let (dims, values) = self.constant_values(name)?;
+            let values = values
+                .into_iter()
+                .map(|v| match to {
+                    ElemType::Float32 => v,
+                    ElemType::Bool => f32::from(u8::from(v != 0.0)),
+                    ElemType::Int64 | ElemType::Int32 => v.trunc(),
+                })
+                .collect();
+            return self.bind_folded(node, 0, dims, values);
+        }
+        let x = self.any_activation(name)?;
+        let y = emit::cast(&mut self.g, scope, &x, to);
+        self.bind(node, 0, y)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparisons_map_to_opset_11_ops() {
+        assert_eq!(comparison("eq.Scalar"), Some(("Equal", false)));
+        assert_eq!(comparison("ne.Tensor"), Some(("Equal", true)));
+        assert_eq!(comparison("le.Scalar"), Some(("Greater", true)));
+        assert_eq!(comparison("ge.Tensor"), Some(("Less", true)));
+        assert_eq!(comparison("add.Tensor"), None);
+    }
+
+    #[test]
+    fn promotion_follows_torch() {
+        assert_eq!(promoted(ElemType::Bool, ElemType::Int64), ElemType::Int64);
+        assert_eq!(
+            promoted(ElemType::Float32, ElemType::Int32),
+            ElemType::Float32
+        );
+        assert_eq!(promoted(ElemType::Int32, ElemType::Int64), ElemType::Int64);
+    }
+}
