@@ -178,7 +178,7 @@ mod tests {
         // SAFETY: umask only swaps the process mask; it is put back at once.
         let mask = unsafe { libc::umask(0o022) };
         unsafe { libc::umask(mask) };
-        u32::from(mask)
+        mask
     }
 
     #[test]

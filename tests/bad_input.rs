@@ -295,7 +295,8 @@ mod cli {
                 input.as_os_str(),
             ]));
             assert!(line.contains(expected), "{line}");
-            assert!(line.starts_with(&out.display().to_string()), "{line}");
+            let named = format!("ckpt: error: {}:", out.display());
+            assert!(line.starts_with(&named), "names the output first: {line}");
             assert!(!line.contains(".partial"), "no temporary name: {line}");
             assert!(
                 !line.contains("cuda3_zip"),
