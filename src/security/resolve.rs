@@ -101,7 +101,7 @@ mod tests {
         );
         assert_eq!(resolved("torch", "os.system").as_deref(), Some("os.system"));
         assert_eq!(resolved("torch.os", "system").as_deref(), Some("os.system"));
-        assert_eq!(resolved("os", "system").as_deref(), Some("os"));
+        assert_eq!(resolved("os", "system").as_deref(), Some("os.system"));
     }
 
     #[test]
