@@ -26,6 +26,7 @@ mod pointwise;
 mod pool;
 mod reduce;
 mod resize;
+mod rnn;
 mod shape_ops;
 mod split;
 
@@ -156,6 +157,8 @@ pub const SUPPORTED: &[&str] = &[
     "upsample_nearest2d.default",
     "upsample_bilinear2d.vec",
     "upsample_bilinear2d.default",
+    "lstm.input",
+    "gru.input",
 ];
 
 fn arg_error(what: String) -> OnnxError {
@@ -350,6 +353,8 @@ impl<'p> Lowering<'p, '_> {
                 self.transformer_encoder_layer(node, &args, &scope)
             }
             "_operator.mul" => self.symbolic_mul(node, &args),
+            "lstm.input" => self.lstm(node, &args, &scope),
+            "gru.input" => self.gru(node, &args, &scope),
             "matmul.default" => self.matmul(node, &args, &scope),
             "bmm.default" => self.bmm(node, &args, &scope),
             "baddbmm.default" => self.baddbmm(node, &args, &scope),
