@@ -279,12 +279,7 @@ const FACTORIES: [&str; 5] = ["arange", "zeros", "ones", "full", "scalar_tensor"
 
 /// A float32 constant of sizes `dims` (no batch).
 fn constant_meta(dims: &[u64]) -> TensorMeta {
-    TensorMeta {
-        dtype: FLOAT32,
-        sizes: dims.iter().map(|&d| SymInt::Int(d as i64)).collect(),
-        strides: Vec::new(),
-        storage_offset: SymInt::Int(0),
-    }
+    float_meta(dims.iter().map(|&d| SymInt::Int(d as i64)).collect())
 }
 
 /// The ops the lowering folds when no operand is computed from the input.
@@ -344,8 +339,8 @@ fn batch_sized(named: &[(&str, Val)]) -> Option<Vec<SymInt>> {
         .collect()
 }
 
-/// A float32 tensor of `sizes` whose batch is not first.
-fn moved_meta(sizes: Vec<SymInt>) -> TensorMeta {
+/// A float32 tensor of `sizes` (with the batch where it is, if anywhere).
+fn float_meta(sizes: Vec<SymInt>) -> TensorMeta {
     TensorMeta {
         dtype: FLOAT32,
         sizes,
@@ -356,14 +351,11 @@ fn moved_meta(sizes: Vec<SymInt>) -> TensorMeta {
 
 /// A float32 tensor of per-sample `shape` with the batch first.
 fn meta(shape: &[u64]) -> TensorMeta {
-    TensorMeta {
-        dtype: FLOAT32,
-        sizes: std::iter::once(SymInt::Expr(BATCH.into()))
+    float_meta(
+        std::iter::once(SymInt::Expr(BATCH.into()))
             .chain(shape.iter().map(|&d| SymInt::Int(d as i64)))
             .collect(),
-        strides: Vec::new(),
-        storage_offset: SymInt::Int(0),
-    }
+    )
 }
 
 /// An error at `site`: the innermost file and line, then the module calls leading there.
@@ -598,7 +590,7 @@ impl Converter<'_> {
             .then(|| batch_sized(&named))
             .flatten()
         {
-            self.tensor_values.insert(output.clone(), moved_meta(sizes));
+            self.tensor_values.insert(output.clone(), float_meta(sizes));
             self.values.insert(call.output, Val::Moved { name: output });
             self.nodes.push(node);
             return Ok(());
@@ -663,7 +655,7 @@ impl Converter<'_> {
                     SymInt::Expr(BATCH.into()),
                     SymInt::Int(hidden as i64),
                 ];
-                self.tensor_values.insert(name.clone(), moved_meta(sizes));
+                self.tensor_values.insert(name.clone(), float_meta(sizes));
                 node.outputs.push(Argument::Tensor(name.clone()));
                 items.push(Val::Moved { name });
             }
