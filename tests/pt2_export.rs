@@ -651,3 +651,51 @@ fn token_ids_and_masks_are_typed_inputs_and_match_torch_in_tract() {
         }
     }
 }
+
+/// The recurrent fixture: a bidirectional 2-layer LSTM (batch first), a time-major GRU fed
+/// `permute(1, 0, 2)` and the LSTM's final hidden state `h_n[-1]`.
+#[test]
+fn recurrent_layers_are_one_node_per_layer_and_match_torch_in_tract() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = case("recurrent");
+    for opset in [11, 13] {
+        let options = ProgramOptions {
+            opset: Opset::new(opset).unwrap(),
+            ..ProgramOptions::default()
+        };
+        let out = dir.path().join(format!("recurrent-{opset}.onnx"));
+        export_case(&case, &options, &out).unwrap();
+        let model = decode(&out);
+        let nodes = &model.graph.as_ref().unwrap().node;
+        let attribute = |node: &ckpt::onnx::proto::NodeProto, name: &str| {
+            node.attribute
+                .iter()
+                .find(|a| a.name.as_deref() == Some(name))
+                .cloned()
+        };
+        let lstms: Vec<_> = nodes
+            .iter()
+            .filter(|n| n.op_type.as_deref() == Some("LSTM"))
+            .collect();
+        assert_eq!(lstms.len(), 2, "one LSTM node per layer");
+        for lstm in &lstms {
+            let direction = attribute(lstm, "direction").and_then(|a| a.s);
+            assert_eq!(direction.as_deref(), Some(&b"bidirectional"[..]));
+            assert_eq!(attribute(lstm, "hidden_size").and_then(|a| a.i), Some(6));
+            // X, W, R, B: the zero initial state is left out.
+            assert_eq!(lstm.input.len(), 4);
+        }
+        let grus: Vec<_> = nodes
+            .iter()
+            .filter(|n| n.op_type.as_deref() == Some("GRU"))
+            .collect();
+        assert_eq!(grus.len(), 1);
+        let reset = attribute(grus[0], "linear_before_reset").and_then(|a| a.i);
+        assert_eq!(reset, Some(1));
+        let ops = ops(&model);
+        for shape_op in ["Shape", "Gather", "ConstantOfShape", "Expand", "Identity"] {
+            assert!(!ops.iter().any(|o| o == shape_op), "{ops:?}");
+        }
+        assert_parity(&out, &case, &format!("opset {opset}"));
+    }
+}

@@ -15,8 +15,9 @@ use super::write::header;
 use super::{Batch, OnnxError};
 
 /// Operators ATC's ONNX parser registers for every default-domain opset from 9 to 13
-/// (CANN's ONNX plugin list), limited to those this exporter may emit.
-pub const ALLOWED_OPS: [&str; 47] = [
+/// (CANN's ONNX plugin list), limited to those this exporter may emit. LSTM and GRU are
+/// registered for opsets 8–15.
+pub const ALLOWED_OPS: [&str; 49] = [
     "Abs",
     "Add",
     "AveragePool",
@@ -32,9 +33,11 @@ pub const ALLOWED_OPS: [&str; 47] = [
     "Flatten",
     "Gemm",
     "GlobalAveragePool",
+    "GRU",
     "HardSigmoid",
     "InstanceNormalization",
     "LRN",
+    "LSTM",
     "LeakyRelu",
     "Log",
     "LogSoftmax",

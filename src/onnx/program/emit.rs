@@ -14,7 +14,7 @@ fn i64s(values: &[u64]) -> Vec<i64> {
     values.iter().map(|&v| v as i64).collect()
 }
 
-fn single(mut values: Vec<Value>) -> Value {
+pub(super) fn single(mut values: Vec<Value>) -> Value {
     // `node` returns one value per output shape given, and every call here gives one.
     values.swap_remove(0)
 }

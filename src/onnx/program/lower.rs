@@ -40,6 +40,10 @@ pub(super) enum Bound {
     Expanded { fqn: String, shape: Vec<u64> },
     /// An output the lowering does not produce (max-pool indices, BN's saved statistics).
     Unproduced { by: String },
+    /// A zero tensor whose sizes involve the batch (`zeros(layers, N, hidden)`, the
+    /// initial state torch makes for an RNN called without one): only ops for which a
+    /// zero operand is the default read it, by leaving it out.
+    BatchZeros,
 }
 
 /// The state of one lowering. Invariant: every name in `values` was bound by an input spec
@@ -282,6 +286,9 @@ impl Lowering<'_, '_> {
             Bound::Unproduced { by } => Err(OnnxError::Shape {
                 what: format!("`{name}` is an output of {by} that the ONNX export does not compute"),
             }),
+            Bound::BatchZeros => Err(OnnxError::Shape {
+                what: format!("`{name}` is a zero tensor sized by the batch; it is exported only as an RNN's initial state"),
+            }),
         }
     }
 
@@ -330,6 +337,18 @@ impl Lowering<'_, '_> {
                 Ok(t.value().clone())
             }
         }
+    }
+
+    /// Whether value `name` is a zero tensor sized by the batch.
+    pub fn is_batch_zeros(&self, name: &str) -> bool {
+        matches!(self.values.get(name), Some(Bound::BatchZeros))
+    }
+
+    /// Binds output 0 of `node` to a zero tensor sized by the batch.
+    pub fn bind_batch_zeros(&mut self, node: &Node) -> Result<(), OnnxError> {
+        let name = self.output_name(node, 0)?;
+        self.values.insert(name.to_owned(), Bound::BatchZeros);
+        Ok(())
     }
 
     /// Value `name` as a stored tensor's FQN.
@@ -617,15 +636,20 @@ impl Lowering<'_, '_> {
 
     /// Marks every output of `node` from `k` on as not computed.
     pub fn unproduced_from(&mut self, node: &Node, k: usize) {
-        for output in node.outputs.iter().skip(k) {
-            if let Some(name) = output.tensor_name() {
-                self.values.insert(
-                    name.to_owned(),
-                    Bound::Unproduced {
-                        by: format!("`{}` ({})", node.label(), node.target),
-                    },
-                );
-            }
+        for k in k..node.outputs.len() {
+            self.unproduced_output(node, k);
+        }
+    }
+
+    /// Marks output `k` of `node` as not computed.
+    pub fn unproduced_output(&mut self, node: &Node, k: usize) {
+        if let Some(name) = node.outputs.get(k).and_then(Argument::tensor_name) {
+            self.values.insert(
+                name.to_owned(),
+                Bound::Unproduced {
+                    by: format!("`{}` ({})", node.label(), node.target),
+                },
+            );
         }
     }
 

@@ -60,6 +60,12 @@ enum Val {
     /// The batch size (`torch.size(x, 0)`).
     Batch,
     List(Vec<Val>),
+    /// A tensor whose batch is not its first dimension: an RNN's initial state made by
+    /// `torch.zeros([layers, batch, hidden])`, or its final states. It has no per-sample
+    /// shape, so only the RNN that takes it whole reads it.
+    Moved {
+        name: String,
+    },
 }
 
 /// A call's arguments by schema name, in schema order (keyword arguments last).
@@ -77,6 +83,7 @@ impl Val {
             Val::None => "None",
             Val::Batch => "the batch size",
             Val::List(_) => "a list",
+            Val::Moved { .. } => "a tensor whose batch is not its first dimension",
         }
     }
 }
@@ -332,12 +339,7 @@ const FACTORIES: [&str; 5] = ["arange", "zeros", "ones", "full", "scalar_tensor"
 
 /// A float32 constant of sizes `dims` (no batch).
 fn constant_meta(dims: &[u64]) -> TensorMeta {
-    TensorMeta {
-        dtype: dtypes::FLOAT32,
-        sizes: dims.iter().map(|&d| SymInt::Int(d as i64)).collect(),
-        strides: Vec::new(),
-        storage_offset: SymInt::Int(0),
-    }
+    float_meta(dims.iter().map(|&d| SymInt::Int(d as i64)).collect())
 }
 
 /// The ops the lowering folds when no operand is computed from the input.
@@ -378,16 +380,48 @@ fn dtype(val: &Val) -> Result<Argument, String> {
     }
 }
 
-/// A tensor of export dtype `dtype` and per-sample `shape` with the batch first.
-fn meta(shape: &[u64], dtype: i64) -> TensorMeta {
+/// A factory's size list when it holds the batch (`torch.zeros([layers, batch, hidden])`),
+/// as sizes in the export schema's form; `None` for fixed sizes.
+fn batch_sized(named: &[(&str, Val)]) -> Option<Vec<SymInt>> {
+    let (_, Val::List(items)) = named.iter().find(|(name, _)| *name == "size")? else {
+        return None;
+    };
+    if !items.contains(&Val::Batch) {
+        return None;
+    }
+    items
+        .iter()
+        .map(|v| match v {
+            Val::Batch => Some(SymInt::Expr(BATCH.into())),
+            Val::Int(i) => Some(SymInt::Int(*i)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A tensor of export dtype `dtype` and `sizes` (with the batch where it is, if anywhere).
+fn typed_meta(sizes: Vec<SymInt>, dtype: i64) -> TensorMeta {
     TensorMeta {
         dtype,
-        sizes: std::iter::once(SymInt::Expr(BATCH.into()))
-            .chain(shape.iter().map(|&d| SymInt::Int(d as i64)))
-            .collect(),
+        sizes,
         strides: Vec::new(),
         storage_offset: SymInt::Int(0),
     }
+}
+
+/// A float32 tensor of `sizes` (with the batch where it is, if anywhere).
+fn float_meta(sizes: Vec<SymInt>) -> TensorMeta {
+    typed_meta(sizes, dtypes::FLOAT32)
+}
+
+/// A tensor of export dtype `dtype` and per-sample `shape` with the batch first.
+fn meta(shape: &[u64], dtype: i64) -> TensorMeta {
+    typed_meta(
+        std::iter::once(SymInt::Expr(BATCH.into()))
+            .chain(shape.iter().map(|&d| SymInt::Int(d as i64)))
+            .collect(),
+        dtype,
+    )
 }
 
 /// An error at `site`: the innermost file and line, then the module calls leading there.
@@ -618,6 +652,16 @@ impl Converter<'_> {
             self.nodes.push(node);
             return Ok(());
         }
+        if let Some(sizes) = FACTORIES
+            .contains(&schema.name)
+            .then(|| batch_sized(&named))
+            .flatten()
+        {
+            self.tensor_values.insert(output.clone(), float_meta(sizes));
+            self.values.insert(call.output, Val::Moved { name: output });
+            self.nodes.push(node);
+            return Ok(());
+        }
         let constant = if FACTORIES.contains(&schema.name) {
             Some(shape::factory(&node, overload).map_err(&fail)?)
         } else if schema.name == "embedding" {
@@ -651,7 +695,7 @@ impl Converter<'_> {
         self.tensor_values
             .insert(output.clone(), meta(&shape, dtype));
         let value = Val::Activation {
-            name: output,
+            name: output.clone(),
             shape,
         };
         if schema.name == ops::MULTI_HEAD_ATTENTION.name {
@@ -668,6 +712,27 @@ impl Converter<'_> {
             node.outputs.push(Argument::None);
             self.values
                 .insert(call.output, Val::List(vec![value, Val::None]));
+            self.nodes.push(node);
+            return Ok(());
+        }
+        if [ops::LSTM.name, ops::GRU.name].contains(&schema.name) {
+            // The final states follow the output: (layers · directions, batch, hidden).
+            let dims = |n: &str| self.dims(n, &named);
+            let [stacked, hidden] = shape::recurrent_states(&node, &dims)
+                .map_err(|e| fail(format!("{e} ({})", schema.signature())))?;
+            let mut items = vec![value];
+            for k in 1..=if schema.name == ops::LSTM.name { 2 } else { 1 } {
+                let name = format!("{output}_state_{k}");
+                let sizes = vec![
+                    SymInt::Int(stacked as i64),
+                    SymInt::Expr(BATCH.into()),
+                    SymInt::Int(hidden as i64),
+                ];
+                self.tensor_values.insert(name.clone(), float_meta(sizes));
+                node.outputs.push(Argument::Tensor(name.clone()));
+                items.push(Val::Moved { name });
+            }
+            self.values.insert(call.output, Val::List(items));
             self.nodes.push(node);
             return Ok(());
         }
@@ -1045,7 +1110,9 @@ fn convolution(named: Named) -> Result<(&'static str, Named), String> {
 /// A value as a program argument.
 fn argument(val: &Val) -> Result<Argument, String> {
     Ok(match val {
-        Val::Activation { name, .. } | Val::Stored { name, .. } => Argument::Tensor(name.clone()),
+        Val::Activation { name, .. } | Val::Stored { name, .. } | Val::Moved { name } => {
+            Argument::Tensor(name.clone())
+        }
         Val::Int(i) => Argument::Int(*i),
         Val::Float(f) => Argument::Float(*f),
         Val::Bool(b) => Argument::Bool(*b),
@@ -1098,12 +1165,19 @@ fn list(items: &[Val]) -> Result<Argument, String> {
                 .filter_map(|v| if let Val::Bool(b) = v { Some(*b) } else { None })
                 .collect(),
         )
-    } else if all(|v| matches!(v, Val::Activation { .. } | Val::Stored { .. })) {
+    } else if all(|v| {
+        matches!(
+            v,
+            Val::Activation { .. } | Val::Stored { .. } | Val::Moved { .. }
+        )
+    }) {
         Argument::Tensors(
             items
                 .iter()
                 .filter_map(|v| match v {
-                    Val::Activation { name, .. } | Val::Stored { name, .. } => Some(name.clone()),
+                    Val::Activation { name, .. }
+                    | Val::Stored { name, .. }
+                    | Val::Moved { name } => Some(name.clone()),
                     _ => None,
                 })
                 .collect(),

@@ -95,7 +95,27 @@ pub const MULTI_HEAD_ATTENTION: OpSchema = op(
     NONE,
 );
 
-/// Every op read, besides [`CONVOLUTION`] and [`MULTI_HEAD_ATTENTION`].
+/// The arguments of `torch.lstm`/`torch.gru` as a layer with a batched input calls them.
+const RECURRENT: &[&str] = &[
+    "input",
+    "hx",
+    "params",
+    "has_biases",
+    "num_layers",
+    "dropout",
+    "train",
+    "bidirectional",
+    "batch_first",
+];
+
+/// `nn.LSTM`'s kernel. It returns (output, h_n, c_n); the conversion gives it the three
+/// outputs, the final states with the batch second.
+pub const LSTM: OpSchema = op("lstm", "lstm.input", RECURRENT, NONE);
+
+/// `nn.GRU`'s kernel. It returns (output, h_n), like [`LSTM`].
+pub const GRU: OpSchema = op("gru", "gru.input", RECURRENT, NONE);
+
+/// Every op read, besides [`CONVOLUTION`], [`MULTI_HEAD_ATTENTION`], [`LSTM`] and [`GRU`].
 pub const OPS: &[OpSchema] = &[
     op(
         "conv2d",
@@ -522,18 +542,23 @@ pub fn lookup(name: &str) -> Option<&'static OpSchema> {
     if name == CONVOLUTION.name {
         return Some(&CONVOLUTION);
     }
-    if name == MULTI_HEAD_ATTENTION.name {
-        return Some(&MULTI_HEAD_ATTENTION);
-    }
-    OPS.iter().chain(TYPED_OPS).find(|op| op.name == name)
+    [&MULTI_HEAD_ATTENTION, &LSTM, &GRU]
+        .into_iter()
+        .find(|op| op.name == name)
+        .or_else(|| OPS.iter().chain(TYPED_OPS).find(|op| op.name == name))
 }
 
 /// Every op name read, for the unsupported-op error.
 pub fn names() -> Vec<&'static str> {
-    [CONVOLUTION.name, MULTI_HEAD_ATTENTION.name]
-        .into_iter()
-        .chain(OPS.iter().chain(TYPED_OPS).map(|op| op.name))
-        .collect()
+    [
+        CONVOLUTION.name,
+        MULTI_HEAD_ATTENTION.name,
+        LSTM.name,
+        GRU.name,
+    ]
+    .into_iter()
+    .chain(OPS.iter().chain(TYPED_OPS).map(|op| op.name))
+    .collect()
 }
 
 #[cfg(test)]

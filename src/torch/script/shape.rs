@@ -381,6 +381,26 @@ pub fn infer(
         "_transformer_encoder_layer_fwd.default" => activation("src"),
         // The attention output (the weights, its second output, are never exported).
         "_native_multi_head_attention.default" => activation("query"),
+        "lstm.input" | "gru.input" => {
+            let x = activation("input")?;
+            if !args.bool("batch_first", false)? {
+                return Err(
+                    "batch_first=False reads the sequence time-major, its batch second, which a trace cannot follow; use batch_first=True, or export the model with torch.export and a dynamic batch".into(),
+                );
+            }
+            let [_, hidden] = recurrent_states(node, dims)?;
+            let directions = if args.bool("bidirectional", false)? {
+                2
+            } else {
+                1
+            };
+            match x.as_slice() {
+                &[seq, _] => Ok(vec![seq, directions * hidden]),
+                _ => Err(format!(
+                    "a recurrent layer reads per-sample (sequence, features), got {x:?}"
+                )),
+            }
+        }
         "linear.default" => {
             let x = activation("input")?;
             let w = stored("weight")?;
@@ -697,6 +717,37 @@ fn masked(op: &str) -> Option<&'static [&'static str]> {
     }
 }
 
+/// The sizes of an `lstm`/`gru` node's final states other than the batch (which sits
+/// between them): `[num_layers · directions, hidden]`, the hidden size read from the
+/// first `weight_hh` (`[gates · hidden, hidden]`, the second of `params`).
+pub fn recurrent_states(
+    node: &Node,
+    dims: &dyn Fn(&str) -> Option<Dims>,
+) -> Result<[u64; 2], String> {
+    let args = Args { node };
+    let layers = u64::try_from(args.int("num_layers", 1)?)
+        .ok()
+        .filter(|l| (1..=MAX_DIM).contains(l))
+        .ok_or("num_layers out of range")?;
+    let directions = if args.bool("bidirectional", false)? {
+        2
+    } else {
+        1
+    };
+    let Some(Argument::Tensors(params)) = args.get("params") else {
+        return Err("argument `params` is not a list of weights".into());
+    };
+    match params.get(1).and_then(|w| dims(w)) {
+        Some(Dims::Stored(w)) => match w.as_slice() {
+            &[_, hidden] if hidden <= MAX_DIM => Ok([layers * directions, hidden]),
+            _ => Err(format!(
+                "the recurrent weight {w:?} is not [gates · hidden, hidden]"
+            )),
+        },
+        _ => Err("the second of `params` is not a stored recurrent weight".into()),
+    }
+}
+
 /// The per-sample shape of stored tensor `dims` expanded to `size` over the batch
 /// (`class_token.expand(n, -1, -1)`): `size` leads with the batch and has one entry per
 /// dimension of `dims`, each `-1` or the size it keeps.
@@ -942,6 +993,31 @@ mod tests {
         assert_eq!(permute("[0, 2, 3, 1]"), Ok(vec![4, 6, 5]));
         assert!(permute("[1, 0, 2, 3]").unwrap_err().contains("the batch"));
         assert!(permute("[0, 1, 1, 2]").is_err());
+    }
+
+    #[test]
+    fn recurrent_outputs_follow_the_layers_directions_and_hidden_size() {
+        let dims = |n: &str| match n {
+            "x" => Some(Dims::PerSample(vec![7, 4])),
+            "w_ih" => Some(Dims::Stored(vec![20, 4])),
+            "w_hh" => Some(Dims::Stored(vec![20, 5])),
+            _ => None,
+        };
+        let lstm = |flags: &str| {
+            node(&format!(
+                r#"{{"name": "input", "arg": {{"as_tensor": {{"name": "x"}}}}}},
+                   {{"name": "params", "arg": {{"as_tensors": [{{"name": "w_ih"}}, {{"name": "w_hh"}}]}}}},
+                   {{"name": "num_layers", "arg": {{"as_int": 3}}}}, {flags}"#
+            ))
+        };
+        let both = lstm(
+            r#"{"name": "bidirectional", "arg": {"as_bool": true}}, {"name": "batch_first", "arg": {"as_bool": true}}"#,
+        );
+        assert_eq!(infer(&both, "lstm.input", &dims), Ok(vec![7, 10]));
+        assert_eq!(recurrent_states(&both, &dims), Ok([6, 5]));
+        let time_major = lstm(r#"{"name": "batch_first", "arg": {"as_bool": false}}"#);
+        let err = infer(&time_major, "lstm.input", &dims).unwrap_err();
+        assert!(err.contains("batch_first=True"), "{err}");
     }
 
     #[test]

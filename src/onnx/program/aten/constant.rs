@@ -5,7 +5,7 @@
 //! A factory whose size involves the batch is refused: its values would have to follow it.
 
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::{Argument, Node};
+use crate::torch::pt2::schema::{Argument, Node, SymInt};
 
 use super::super::args::Args;
 use super::super::lower::Lowering;
@@ -190,9 +190,30 @@ impl<'p> Lowering<'p, '_> {
             }
             None => args.number("fill_value").or_shape()? as f32,
         };
+        if value == 0.0 && self.sized_by_the_batch(args) {
+            return self.bind_batch_zeros(node);
+        }
         let dims = sizes(args, "size")?;
         let count = dims.iter().product::<u64>() as usize;
         self.bind_folded(node, 0, dims, vec![value; count])
+    }
+
+    /// Whether a factory's size list is fixed sizes and the batch once (the batch's symbol,
+    /// or its expression); any other symbolic size is left for [`sizes`] to refuse.
+    fn sized_by_the_batch(&self, args: &Args<'_>) -> bool {
+        let Some(Argument::SymInts(sizes)) = args.get("size") else {
+            return false;
+        };
+        let mut batches = 0;
+        for size in sizes {
+            match size {
+                SymInt::Int(n) if *n >= 0 => {}
+                SymInt::Name(name) if self.is_batch_symbol(name) => batches += 1,
+                expr @ SymInt::Expr(_) if self.batch.is(expr) => batches += 1,
+                _ => return false,
+            }
+        }
+        batches == 1
     }
 
     /// `scalar_tensor`: a 0-d constant.

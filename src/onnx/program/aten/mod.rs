@@ -30,6 +30,7 @@ mod pool;
 mod reduce;
 mod resize;
 mod select_top;
+mod rnn;
 mod shape_ops;
 mod split;
 
@@ -198,6 +199,8 @@ pub const SUPPORTED: &[&str] = &[
     "max.dim",
     "min.dim",
     "topk.default",
+    "lstm.input",
+    "gru.input",
 ];
 
 fn arg_error(what: String) -> OnnxError {
@@ -396,6 +399,8 @@ impl<'p> Lowering<'p, '_> {
                 self.transformer_encoder_layer(node, &args, &scope)
             }
             "_operator.mul" => self.symbolic_mul(node, &args),
+            "lstm.input" => self.lstm(node, &args, &scope),
+            "gru.input" => self.gru(node, &args, &scope),
             "matmul.default" => self.matmul(node, &args, &scope),
             "bmm.default" => self.bmm(node, &args, &scope),
             "baddbmm.default" => self.baddbmm(node, &args, &scope),
