@@ -4,9 +4,11 @@
 //! [`super::outputs`] decides.
 
 use std::collections::{HashMap, HashSet};
+use std::fmt;
 
 use crate::onnx::graph::{GraphBuilder, Model, Value, Weight};
 use crate::onnx::{Batch, OnnxError, Opset};
+use crate::torch::eval::{self, Tensor};
 use crate::torch::pt2::schema::ExportedProgram;
 use crate::torch::pt2::schema::{
     Argument, Graph, InputSpec, Node, OutputSpec, Signature, SymInt, TensorMeta,
@@ -29,9 +31,10 @@ pub(super) enum Bound {
     /// A stored tensor (parameter, buffer, lifted constant) by FQN; an initializer is
     /// written the first time an op uses it.
     Stored(String),
-    /// A tensor the export computed from constants alone (`arange`, `full`, `x * 2` of
-    /// those): its sizes and row-major values, written as an initializer where an op uses it.
-    Folded { dims: Vec<u64>, values: Vec<f32> },
+    /// A tensor the export computed from constants alone (`arange`, a reshaped or
+    /// standardised parameter, [`super::fold`]), of the dtype torch recorded for it: written
+    /// as an initializer where an op uses it.
+    Folded(Tensor),
     /// A symbolic integer equal to the batch (`sym_size(x, 0)`).
     Batch,
     /// A symbolic integer equal to the batch times a constant other than 1
@@ -40,11 +43,28 @@ pub(super) enum Bound {
     BatchMultiple,
     /// A tensor whose batch is not its first dimension (decomposed attention).
     Laid(Laid),
-    /// A stored tensor `fqn` expanded over the batch (`class_token.expand(n, -1, -1)`), of
-    /// per-sample `shape`; it is made from a sibling activation where it is used.
-    Expanded { fqn: String, shape: Vec<u64> },
+    /// A constant expanded over the batch (`class_token.expand(n, -1, -1)`), of per-sample
+    /// `shape`; it is made from a sibling activation where it is used.
+    Expanded { constant: Constant, shape: Vec<u64> },
     /// An output the lowering does not produce (max-pool indices, BN's saved statistics).
     Unproduced { by: String },
+}
+
+/// A constant an op reads: a stored tensor by FQN, or a tensor the export folded, by the
+/// program value it is bound to. Both are written as an initializer once, where first used.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Constant {
+    Stored(String),
+    Folded(String),
+}
+
+/// The FQN, or the folded value's name: initializers derived from it are named after it.
+impl fmt::Display for Constant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Constant::Stored(name) | Constant::Folded(name) => f.write_str(name),
+        }
+    }
 }
 
 /// The state of one lowering. Invariant: every name in `values` was bound by an input spec
@@ -56,7 +76,7 @@ pub(super) struct Lowering<'p, 'a> {
     pub batch: BatchDim,
     pub fold_bn: bool,
     values: HashMap<String, Bound>,
-    weights: HashMap<String, Weight>,
+    weights: HashMap<Constant, Weight>,
     /// Value name → indices of the nodes that read it (graph outputs count as `usize::MAX`).
     readers: HashMap<String, Vec<usize>>,
     /// Nodes already lowered as part of an earlier one (a BatchNorm folded into its Conv).
@@ -236,14 +256,8 @@ fn readers(graph: &Graph) -> HashMap<String, Vec<usize>> {
     let mut readers: HashMap<String, Vec<usize>> = HashMap::new();
     for (index, node) in graph.nodes.iter().enumerate() {
         for input in &node.inputs {
-            let names: Vec<&String> = match &input.arg {
-                Argument::Tensor(name) => vec![name],
-                Argument::Tensors(names) => names.iter().collect(),
-                Argument::OptionalTensors(names) => names.iter().flatten().collect(),
-                _ => vec![],
-            };
-            for name in names {
-                readers.entry(name.clone()).or_default().push(index);
+            for name in input.arg.tensor_names() {
+                readers.entry(name.to_owned()).or_default().push(index);
             }
         }
     }
@@ -267,10 +281,10 @@ impl Lowering<'_, '_> {
         match self.bound(name)? {
             Bound::Activation(v) => Ok(v.clone()),
             Bound::Stored(fqn) => Err(OnnxError::Shape {
-                what: format!("the stored tensor `{fqn}` is used where an activation (a value with the batch) is expected; ops on constants alone are not exported"),
+                what: format!("the stored tensor `{fqn}` is used where an activation (a value with the batch) is expected, by an op the export does not evaluate on constants"),
             }),
-            Bound::Folded { dims, .. } => Err(OnnxError::Shape {
-                what: format!("`{name}` is a constant {dims:?} computed from constants alone, used where an activation (a value with the batch) is expected"),
+            Bound::Folded(t) => Err(OnnxError::Shape {
+                what: format!("`{name}` is a constant {:?} computed from constants alone, used where an activation (a value with the batch) is expected, by an op the export does not evaluate on constants", t.dims()),
             }),
             Bound::Batch | Bound::BatchMultiple => Err(OnnxError::Shape {
                 what: format!("the batch size `{name}` is used as a tensor"),
@@ -278,8 +292,8 @@ impl Lowering<'_, '_> {
             Bound::Laid(l) => Err(OnnxError::Shape {
                 what: format!("`{name}` has sizes {} with the batch not first; only layout ops (transpose, view, select, linear) are exported on it", laid::show(&l.sizes())),
             }),
-            Bound::Expanded { fqn, .. } => Err(OnnxError::Shape {
-                what: format!("`{name}` is `{fqn}` expanded over the batch; only cat is exported on it"),
+            Bound::Expanded { constant, .. } => Err(OnnxError::Shape {
+                what: format!("`{name}` is `{constant}` expanded over the batch; only cat is exported on it"),
             }),
             Bound::Unproduced { by } => Err(OnnxError::Shape {
                 what: format!("`{name}` is an output of {by} that the ONNX export does not compute"),
@@ -287,10 +301,11 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// Value `name` as a stored tensor's FQN.
-    pub fn stored(&self, name: &str) -> Result<String, OnnxError> {
+    /// Value `name` as a constant: stored, or folded by the export.
+    pub fn constant(&self, name: &str) -> Result<Constant, OnnxError> {
         match self.bound(name)? {
-            Bound::Stored(fqn) => Ok(fqn.clone()),
+            Bound::Stored(fqn) => Ok(Constant::Stored(fqn.clone())),
+            Bound::Folded(_) => Ok(Constant::Folded(name.to_owned())),
             _ => Err(OnnxError::Shape {
                 what: format!("`{name}` must be a parameter, buffer or constant, but it is computed by the graph"),
             }),
@@ -311,83 +326,63 @@ impl Lowering<'_, '_> {
         matches!(self.values.get(name), Some(Bound::Laid(_)))
     }
 
-    /// Value `name` as an expanded stored tensor (FQN, per-sample shape), if it is one.
-    pub fn expanded(&self, name: &str) -> Option<(String, Vec<u64>)> {
+    /// Value `name` as an expanded constant (and its per-sample shape), if it is one.
+    pub fn expanded(&self, name: &str) -> Option<(Constant, Vec<u64>)> {
         match self.values.get(name) {
-            Some(Bound::Expanded { fqn, shape }) => Some((fqn.clone(), shape.clone())),
+            Some(Bound::Expanded { constant, shape }) => Some((constant.clone(), shape.clone())),
             _ => None,
         }
-    }
-
-    /// Whether value `name` is a stored tensor.
-    pub fn is_stored(&self, name: &str) -> bool {
-        matches!(self.values.get(name), Some(Bound::Stored(_)))
     }
 
     /// Whether value `name` is a constant: stored, or folded by the export.
     pub fn is_constant(&self, name: &str) -> bool {
         matches!(
             self.values.get(name),
-            Some(Bound::Stored(_) | Bound::Folded { .. })
+            Some(Bound::Stored(_) | Bound::Folded(_))
         )
     }
 
-    /// Constant `name`'s sizes and values (a stored tensor is read).
-    pub fn constant_values(&mut self, name: &str) -> Result<(Vec<u64>, Vec<f32>), OnnxError> {
-        match self.bound(name)? {
-            Bound::Folded { dims, values } => Ok((dims.clone(), values.clone())),
-            Bound::Stored(fqn) => {
-                let fqn = fqn.clone();
-                Ok((self.stored_dims(&fqn)?, self.read(&fqn)?))
-            }
-            _ => Err(OnnxError::Shape {
-                what: format!("`{name}` must be a constant, but it is computed from the input"),
-            }),
+    /// Constant `name`'s values in their own dtype (a stored tensor is read).
+    pub fn constant_tensor(&mut self, name: &str) -> Result<Tensor, OnnxError> {
+        match self.constant(name)? {
+            Constant::Stored(fqn) => self.tensors.read_tensor(&fqn),
+            Constant::Folded(name) => self.folded(&name).cloned(),
         }
     }
 
-    /// Constant `name` as an initializer: a stored tensor under its FQN (written once), a
-    /// folded one under a fresh name based on `name`.
+    /// Constant `name` as an initializer (written once).
     pub fn constant_weight(&mut self, name: &str) -> Result<Weight, OnnxError> {
-        match self.bound(name)? {
-            Bound::Folded { dims, values } => {
-                let (dims, values) = (dims.clone(), values.clone());
-                self.g.folded(name, dims, &values)
-            }
-            _ => {
-                let fqn = self.stored(name)?;
-                self.weight(&fqn)
-            }
-        }
+        let c = self.constant(name)?;
+        self.weight(&c)
     }
 
     /// Binds output `k` of `node` to a constant the export computed, after checking its
-    /// sizes against the ones torch recorded (a constant has no batch).
-    pub fn bind_folded(
-        &mut self,
-        node: &Node,
-        k: usize,
-        dims: Vec<u64>,
-        values: Vec<f32>,
-    ) -> Result<(), OnnxError> {
+    /// sizes against the ones torch recorded (a constant has no batch) and giving it the
+    /// recorded dtype (int64 for an index, float32 for a float type).
+    pub fn bind_folded(&mut self, node: &Node, k: usize, tensor: Tensor) -> Result<(), OnnxError> {
         let name = self.output_name(node, k)?;
         let recorded = self.meta(name)?;
-        let same = recorded.sizes.len() == dims.len()
+        let same = recorded.sizes.len() == tensor.rank()
             && recorded
                 .sizes
                 .iter()
-                .zip(&dims)
+                .zip(tensor.dims())
                 .all(|(r, &d)| *r == SymInt::Int(d as i64));
-        if !same || values.len() as u64 != dims.iter().product::<u64>() {
+        if !same {
             return Err(OnnxError::Shape {
                 what: format!(
-                    "the export folds `{name}` to a constant of shape {dims:?}, torch recorded {}",
+                    "the export folds `{name}` to a constant of shape {:?}, torch recorded {}",
+                    tensor.dims(),
                     show(&recorded.sizes)
                 ),
             });
         }
-        self.values
-            .insert(name.to_owned(), Bound::Folded { dims, values });
+        let typed = eval::is_integer(recorded.dtype)
+            .and_then(|integer| tensor.cast(integer))
+            .map_err(|e| OnnxError::Shape {
+                what: format!("the export folds `{name}`: {e}"),
+            })?;
+        self.values.insert(name.to_owned(), Bound::Folded(typed));
         Ok(())
     }
 
@@ -396,25 +391,45 @@ impl Lowering<'_, '_> {
         matches!(self.values.get(name), Some(Bound::Batch))
     }
 
-    /// Stored tensor `fqn`'s sizes.
-    pub fn stored_dims(&self, fqn: &str) -> Result<Vec<u64>, OnnxError> {
-        self.tensors.dims(fqn)
+    /// The folded tensor `name` is bound to.
+    fn folded(&self, name: &str) -> Result<&Tensor, OnnxError> {
+        match self.bound(name)? {
+            Bound::Folded(t) => Ok(t),
+            _ => Err(OnnxError::Shape {
+                what: format!("`{name}` is not a folded constant"),
+            }),
+        }
     }
 
-    /// Stored tensor `fqn`'s values as `f32`.
-    pub fn read(&mut self, fqn: &str) -> Result<Vec<f32>, OnnxError> {
-        self.tensors.read_f32(fqn)
+    /// Constant `c`'s sizes.
+    pub fn constant_dims(&self, c: &Constant) -> Result<Vec<u64>, OnnxError> {
+        match c {
+            Constant::Stored(fqn) => self.tensors.dims(fqn),
+            Constant::Folded(name) => Ok(self.folded(name)?.dims().to_vec()),
+        }
     }
 
-    /// Stored tensor `fqn` as an initializer of the same name (written once).
-    pub fn weight(&mut self, fqn: &str) -> Result<Weight, OnnxError> {
-        if let Some(w) = self.weights.get(fqn) {
+    /// Constant `c`'s values as `f32`.
+    pub fn read(&mut self, c: &Constant) -> Result<Vec<f32>, OnnxError> {
+        match c {
+            Constant::Stored(fqn) => self.tensors.read_f32(fqn),
+            Constant::Folded(name) => Ok(self.folded(name)?.to_f32()),
+        }
+    }
+
+    /// Constant `c` as a float32 initializer, written once: a stored tensor under its FQN,
+    /// a folded one under a fresh name based on its value's.
+    pub fn weight(&mut self, c: &Constant) -> Result<Weight, OnnxError> {
+        if let Some(w) = self.weights.get(c) {
             return Ok(w.clone());
         }
-        let dims = self.stored_dims(fqn)?;
-        let values = self.read(fqn)?;
-        let w = self.g.weight(fqn, dims, &values)?;
-        self.weights.insert(fqn.to_owned(), w.clone());
+        let dims = self.constant_dims(c)?;
+        let values = self.read(c)?;
+        let w = match c {
+            Constant::Stored(fqn) => self.g.weight(fqn, dims, &values)?,
+            Constant::Folded(name) => self.g.folded(name, dims, &values)?,
+        };
+        self.weights.insert(c.clone(), w.clone());
         Ok(w)
     }
 
@@ -555,12 +570,12 @@ impl Lowering<'_, '_> {
         Ok(())
     }
 
-    /// Binds output 0 of `node` to stored tensor `fqn` expanded over the batch.
-    pub fn bind_expanded(&mut self, node: &Node, fqn: String) -> Result<(), OnnxError> {
+    /// Binds output 0 of `node` to `constant` expanded over the batch.
+    pub fn bind_expanded(&mut self, node: &Node, constant: Constant) -> Result<(), OnnxError> {
         let name = self.output_name(node, 0)?;
         let shape = self.recorded_shape(name)?;
         self.values
-            .insert(name.to_owned(), Bound::Expanded { fqn, shape });
+            .insert(name.to_owned(), Bound::Expanded { constant, shape });
         Ok(())
     }
 
