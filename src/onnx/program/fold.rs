@@ -1,6 +1,6 @@
 //! Folding: a node that computes from parameters, buffers and constants alone (a layer
 //! scale reshaped, a conv weight standardised, a bias table indexed) is evaluated once at
-//! export ([`crate::torch::eval`]) and its outputs bound as [`Bound::Folded`] constants,
+//! export ([`crate::torch::eval`]) and its outputs bound as `Bound::Folded` constants,
 //! which the ops reading them write as initializers. The graph never computes them.
 
 use std::collections::HashMap;
@@ -10,9 +10,6 @@ use crate::torch::eval::{self, Tensor};
 use crate::torch::pt2::schema::{Argument, Node, SymInt};
 
 use super::lower::Lowering;
-
-#[cfg(doc)]
-use super::lower::Bound;
 
 impl Lowering<'_, '_> {
     /// Evaluates `node` (aten op `op`) and binds its outputs when it is foldable: an op the

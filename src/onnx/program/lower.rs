@@ -33,8 +33,8 @@ pub(super) enum Bound {
     Stored(String),
     /// A tensor the export computed from constants alone (`arange`, a reshaped or
     /// standardised parameter, [`super::fold`]), of the dtype torch recorded for it: written
-    /// as an initializer where an op uses it.
-    Folded(Tensor),
+    /// as an initializer where an op uses it, named after `label`.
+    Folded { tensor: Tensor, label: String },
     /// A symbolic integer equal to the batch (`sym_size(x, 0)`).
     Batch,
     /// A symbolic integer equal to the batch times a constant other than 1
@@ -51,18 +51,19 @@ pub(super) enum Bound {
 }
 
 /// A constant an op reads: a stored tensor by FQN, or a tensor the export folded, by the
-/// program value it is bound to. Both are written as an initializer once, where first used.
+/// program value it is bound to and its label (the module that computed it, then the
+/// value: `stem.reshape_as`). Both are written as an initializer once, where first used.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Constant {
     Stored(String),
-    Folded(String),
+    Folded { value: String, label: String },
 }
 
-/// The FQN, or the folded value's name: initializers derived from it are named after it.
+/// The FQN, or the folded value's label: initializers derived from it are named after it.
 impl fmt::Display for Constant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Constant::Stored(name) | Constant::Folded(name) => f.write_str(name),
+            Constant::Stored(name) | Constant::Folded { label: name, .. } => f.write_str(name),
         }
     }
 }
@@ -283,7 +284,7 @@ impl Lowering<'_, '_> {
             Bound::Stored(fqn) => Err(OnnxError::Shape {
                 what: format!("the stored tensor `{fqn}` is used where an activation (a value with the batch) is expected, by an op the export does not evaluate on constants"),
             }),
-            Bound::Folded(t) => Err(OnnxError::Shape {
+            Bound::Folded { tensor: t, .. } => Err(OnnxError::Shape {
                 what: format!("`{name}` is a constant {:?} computed from constants alone, used where an activation (a value with the batch) is expected, by an op the export does not evaluate on constants", t.dims()),
             }),
             Bound::Batch | Bound::BatchMultiple => Err(OnnxError::Shape {
@@ -305,7 +306,10 @@ impl Lowering<'_, '_> {
     pub fn constant(&self, name: &str) -> Result<Constant, OnnxError> {
         match self.bound(name)? {
             Bound::Stored(fqn) => Ok(Constant::Stored(fqn.clone())),
-            Bound::Folded(_) => Ok(Constant::Folded(name.to_owned())),
+            Bound::Folded { label, .. } => Ok(Constant::Folded {
+                value: name.to_owned(),
+                label: label.clone(),
+            }),
             _ => Err(OnnxError::Shape {
                 what: format!("`{name}` must be a parameter, buffer or constant, but it is computed by the graph"),
             }),
@@ -338,7 +342,7 @@ impl Lowering<'_, '_> {
     pub fn is_constant(&self, name: &str) -> bool {
         matches!(
             self.values.get(name),
-            Some(Bound::Stored(_) | Bound::Folded(_))
+            Some(Bound::Stored(_) | Bound::Folded { .. })
         )
     }
 
@@ -346,7 +350,7 @@ impl Lowering<'_, '_> {
     pub fn constant_tensor(&mut self, name: &str) -> Result<Tensor, OnnxError> {
         match self.constant(name)? {
             Constant::Stored(fqn) => self.tensors.read_tensor(&fqn),
-            Constant::Folded(name) => self.folded(&name).cloned(),
+            Constant::Folded { value, .. } => self.folded(&value).cloned(),
         }
     }
 
@@ -382,7 +386,15 @@ impl Lowering<'_, '_> {
             .map_err(|e| OnnxError::Shape {
                 what: format!("the export folds `{name}`: {e}"),
             })?;
-        self.values.insert(name.to_owned(), Bound::Folded(typed));
+        let label =
+            located::module_path(node).map_or_else(|| name.to_owned(), |m| format!("{m}.{name}"));
+        self.values.insert(
+            name.to_owned(),
+            Bound::Folded {
+                tensor: typed,
+                label,
+            },
+        );
         Ok(())
     }
 
@@ -394,7 +406,7 @@ impl Lowering<'_, '_> {
     /// The folded tensor `name` is bound to.
     fn folded(&self, name: &str) -> Result<&Tensor, OnnxError> {
         match self.bound(name)? {
-            Bound::Folded(t) => Ok(t),
+            Bound::Folded { tensor, .. } => Ok(tensor),
             _ => Err(OnnxError::Shape {
                 what: format!("`{name}` is not a folded constant"),
             }),
@@ -405,7 +417,7 @@ impl Lowering<'_, '_> {
     pub fn constant_dims(&self, c: &Constant) -> Result<Vec<u64>, OnnxError> {
         match c {
             Constant::Stored(fqn) => self.tensors.dims(fqn),
-            Constant::Folded(name) => Ok(self.folded(name)?.dims().to_vec()),
+            Constant::Folded { value, .. } => Ok(self.folded(value)?.dims().to_vec()),
         }
     }
 
@@ -413,12 +425,12 @@ impl Lowering<'_, '_> {
     pub fn read(&mut self, c: &Constant) -> Result<Vec<f32>, OnnxError> {
         match c {
             Constant::Stored(fqn) => self.tensors.read_f32(fqn),
-            Constant::Folded(name) => Ok(self.folded(name)?.to_f32()),
+            Constant::Folded { value, .. } => Ok(self.folded(value)?.to_f32()),
         }
     }
 
     /// Constant `c` as a float32 initializer, written once: a stored tensor under its FQN,
-    /// a folded one under a fresh name based on its value's.
+    /// a folded one under a fresh name based on its label.
     pub fn weight(&mut self, c: &Constant) -> Result<Weight, OnnxError> {
         if let Some(w) = self.weights.get(c) {
             return Ok(w.clone());
@@ -427,7 +439,7 @@ impl Lowering<'_, '_> {
         let values = self.read(c)?;
         let w = match c {
             Constant::Stored(fqn) => self.g.weight(fqn, dims, &values)?,
-            Constant::Folded(name) => self.g.folded(name, dims, &values)?,
+            Constant::Folded { label, .. } => self.g.folded(label, dims, &values)?,
         };
         self.weights.insert(c.clone(), w.clone());
         Ok(w)
