@@ -43,6 +43,7 @@ pub const EVALUATED: &[&str] = &[
     "clone.default",
     "alias.default",
     "detach.default",
+    "detach_.default",
     "lift_fresh_copy.default",
     "to.dtype",
     "_to_copy.default",
@@ -281,6 +282,7 @@ pub fn evaluate(
         | "clone.default"
         | "alias.default"
         | "detach.default"
+        | "detach_.default"
         | "lift_fresh_copy.default" => {
             a.only(&["self", "memory_format"])?;
             one(Ok(a.tensor("self")?))
