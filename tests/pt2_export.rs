@@ -4,6 +4,7 @@
 //! 1e-4·max(1, max|ref|). Also checks the refusals (a node that freezes the batch, an
 //! unsupported op) name the node, and the CLI routing.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -372,6 +373,58 @@ fn file_is_atc_shaped_with_fqn_initializers() {
         "{names:?}"
     );
     assert!(names.contains(&"enc1.0.weight.fused_bn"), "{names:?}");
+}
+
+/// What the model computes from parameters and buffers alone (StdConv's weight
+/// standardisation, `gamma * scale` reshaped, a relative position bias looked up through an
+/// int64 index buffer, softplus of a parameter) is evaluated at export: every node reads a
+/// value computed from the input, the raw parameters are not written, and the outputs match
+/// torch in tract.
+#[test]
+fn parameter_only_subgraphs_become_initializers() {
+    let case = case("param_ops");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("param_ops.onnx");
+    export_case(&case, &ProgramOptions::default(), &out).unwrap();
+    let model = decode(&out);
+    let graph = model.graph.as_ref().unwrap();
+    let mut live: HashSet<&str> = graph
+        .input
+        .iter()
+        .filter_map(|i| i.name.as_deref())
+        .collect();
+    for node in &graph.node {
+        assert!(
+            node.input.iter().any(|i| live.contains(i.as_str())),
+            "{:?} of {:?} computes from initializers alone",
+            node.op_type,
+            node.input
+        );
+        live.extend(node.output.iter().map(String::as_str));
+    }
+    let ops = ops(&model);
+    for folded in ["Softplus", "BatchNormalization", "ReduceMean", "Gather"] {
+        assert_eq!(
+            ops.iter().filter(|o| *o == folded).count(),
+            usize::from(folded == "ReduceMean"),
+            "{folded} in {ops:?}"
+        );
+    }
+    let names: Vec<&str> = graph
+        .initializer
+        .iter()
+        .filter_map(|i| i.name.as_deref())
+        .collect();
+    for raw in [
+        "stem.weight",
+        "conv.weight",
+        "gamma",
+        "attention.table",
+        "attention.index",
+    ] {
+        assert!(!names.contains(&raw), "{raw} in {names:?}");
+    }
+    assert_parity(&out, &case, "folded");
 }
 
 #[test]

@@ -10,6 +10,7 @@ use crate::torch::read_tensor;
 use crate::torch::script::convert::GivenInput;
 use crate::torch::script::{convert, ScriptArchive};
 use crate::torch::tensor::TensorRef;
+use crate::torch::{DType, TorchError};
 
 use super::program::{export_with, ProgramOptions, ProgramReport, TensorSource};
 use super::OnnxError;
@@ -41,11 +42,24 @@ impl TensorSource for ScriptTensors<'_> {
         Ok(self.get(fqn)?.shape.clone())
     }
 
+    fn dtype(&self, fqn: &str) -> Result<DType, OnnxError> {
+        Ok(self.get(fqn)?.dtype)
+    }
+
     fn read_f32(&mut self, fqn: &str) -> Result<Vec<f32>, OnnxError> {
         let tensor = self.get(fqn)?.clone();
-        read_tensor::read_f32(self.ckpt, &tensor).map_err(|e| OnnxError::Program {
-            what: format!("tensor `{fqn}`: {e}"),
-        })
+        read_tensor::read_f32(self.ckpt, &tensor).map_err(|e| read_error(fqn, e))
+    }
+
+    fn read_i64(&mut self, fqn: &str) -> Result<Vec<i64>, OnnxError> {
+        let tensor = self.get(fqn)?.clone();
+        read_tensor::read_i64(self.ckpt, &tensor).map_err(|e| read_error(fqn, e))
+    }
+}
+
+fn read_error(fqn: &str, e: TorchError) -> OnnxError {
+    OnnxError::Program {
+        what: format!("tensor `{fqn}`: {e}"),
     }
 }
 

@@ -192,6 +192,11 @@ impl DType {
         self.storage_class().is_some()
     }
 
+    /// The plain integer types (and bool), whose values are exact as `i64`.
+    pub fn is_integer(self) -> bool {
+        matches!(self, Int64 | Int32 | Int16 | Int8 | UInt8 | Bool)
+    }
+
     pub fn is_floating_point(self) -> bool {
         matches!(
             self,

@@ -9,6 +9,7 @@ pub mod amp;
 pub mod checkpoint;
 pub mod contiguous;
 pub mod dtype;
+pub mod eval;
 pub mod legacy;
 pub mod location;
 pub mod pt2;

@@ -29,17 +29,35 @@ impl ByteOrder {
 /// Honours the view's storage offset and strides; reads only the storage bytes the view
 /// spans. Supports float32, float16, bfloat16 and float64 (rounded to nearest).
 pub fn read_f32(ckpt: &mut Checkpoint, tensor: &TensorRef) -> Result<Vec<f32>, TorchError> {
-    let order = ByteOrder::of(ckpt);
-    let size = match tensor.dtype {
+    match tensor.dtype {
         DType::Float32 | DType::Float16 | DType::BFloat16 | DType::Float64 => {
-            tensor.dtype.element_size() as u64
+            read_values(ckpt, tensor, decode)
         }
-        other => {
-            return Err(TorchError::Unsupported {
-                what: format!("reading {} tensors as float32", other.name()),
-            })
-        }
-    };
+        other => Err(TorchError::Unsupported {
+            what: format!("reading {} tensors as float32", other.name()),
+        }),
+    }
+}
+
+/// Integer `tensor`'s values ([`DType::is_integer`]: an index buffer) in row-major order,
+/// exact.
+pub fn read_i64(ckpt: &mut Checkpoint, tensor: &TensorRef) -> Result<Vec<i64>, TorchError> {
+    if !tensor.dtype.is_integer() {
+        return Err(TorchError::Unsupported {
+            what: format!("reading {} tensors as integers", tensor.dtype.name()),
+        });
+    }
+    read_values(ckpt, tensor, decode_integer)
+}
+
+/// `tensor`'s elements in row-major order, each decoded by `decode` from its bytes.
+fn read_values<T>(
+    ckpt: &mut Checkpoint,
+    tensor: &TensorRef,
+    decode: fn(&[u8], DType, ByteOrder) -> T,
+) -> Result<Vec<T>, TorchError> {
+    let order = ByteOrder::of(ckpt);
+    let size = tensor.dtype.element_size() as u64;
     let numel = tensor.numel();
     if numel == 0 {
         return Ok(Vec::new());
@@ -63,7 +81,7 @@ pub fn read_f32(ckpt: &mut Checkpoint, tensor: &TensorRef) -> Result<Vec<f32>, T
         .map(|&s| u64::try_from(s).map_err(|_| invalid()))
         .collect::<Result<_, _>>()?;
     let mut values = Vec::with_capacity(usize::try_from(numel).map_err(|_| invalid())?);
-    let element = |index: u64| -> f32 {
+    let element = |index: u64| -> T {
         // `index < extent - first` by construction, so the slice is in bounds.
         let at = (index * size) as usize;
         decode(&bytes[at..at + size as usize], tensor.dtype, order)
@@ -79,6 +97,22 @@ pub fn read_f32(ckpt: &mut Checkpoint, tensor: &TensorRef) -> Result<Vec<f32>, T
         }
     }
     Ok(values)
+}
+
+/// One element of integer `dtype` ([`DType::is_integer`]) from its `bytes` in `order`.
+pub(crate) fn decode_integer(bytes: &[u8], dtype: DType, order: ByteOrder) -> i64 {
+    let mut raw = [0u8; 8];
+    raw[..bytes.len()].copy_from_slice(bytes);
+    if order == ByteOrder::Big {
+        raw[..bytes.len()].reverse();
+    }
+    match dtype {
+        DType::Int32 => i64::from(i32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]])),
+        DType::Int16 => i64::from(i16::from_le_bytes([raw[0], raw[1]])),
+        DType::Int8 => i64::from(raw[0] as i8),
+        DType::UInt8 | DType::Bool => i64::from(raw[0]),
+        _ => i64::from_le_bytes(raw),
+    }
 }
 
 /// One element of `dtype` (a float type, or an integer type whose values are then rounded
@@ -140,6 +174,28 @@ mod tests {
         assert_eq!(
             decode(&[0xc0, 0x3f], DType::BFloat16, ByteOrder::Little),
             1.5
+        );
+    }
+
+    #[test]
+    fn integers_decode_exactly_with_their_sign() {
+        let big = (1i64 << 53) + 1;
+        assert_eq!(
+            decode_integer(&big.to_le_bytes(), DType::Int64, ByteOrder::Little),
+            big
+        );
+        assert_eq!(
+            decode_integer(&big.to_be_bytes(), DType::Int64, ByteOrder::Big),
+            big
+        );
+        assert_eq!(
+            decode_integer(&(-3i32).to_le_bytes(), DType::Int32, ByteOrder::Little),
+            -3
+        );
+        assert_eq!(decode_integer(&[0xff], DType::Int8, ByteOrder::Little), -1);
+        assert_eq!(
+            decode_integer(&[0xff], DType::UInt8, ByteOrder::Little),
+            255
         );
     }
 }

@@ -5,10 +5,12 @@
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
+use std::fmt;
 
 use crate::onnx::elem::{self, ElemType};
 use crate::onnx::graph::{GraphBuilder, Model, Value, Weight};
 use crate::onnx::{Batch, OnnxError, Opset};
+use crate::torch::eval;
 use crate::torch::pt2::schema::ExportedProgram;
 use crate::torch::pt2::schema::{
     Argument, Graph, InputSpec, Node, OutputSpec, Signature, SymInt, TensorMeta,
@@ -28,22 +30,41 @@ pub(super) enum Bound {
     /// A stored tensor (parameter, buffer, lifted constant) by FQN; an initializer is
     /// written the first time an op uses it.
     Stored(String),
-    /// A tensor the export computed from constants alone (`arange`, `full`, `x * 2` of
-    /// those): its sizes and row-major values, written as an initializer where an op uses it.
-    Folded { dims: Vec<u64>, values: Vec<f32> },
+    /// A tensor the export computed from constants alone (`arange`, a reshaped or
+    /// standardised parameter, [`super::fold`]), of the dtype torch recorded for it: written
+    /// as an initializer where an op uses it, named after `label`.
+    Folded { tensor: eval::Tensor, label: String },
     /// A symbolic integer equal to the batch times a constant (`sym_size(x, 0)` is 1·N;
     /// `sym_size(x, 0) * heads`, or the size of a dimension the batch is folded into, is
     /// k·N). Only size lists read it: a view follows torch's recorded output sizes.
     BatchTimes(u64),
-    /// A stored tensor `fqn` expanded over the batch (`class_token.expand(n, -1, -1)`), of
-    /// per-sample `shape`; it is made from a sibling activation where it is used.
-    Expanded { fqn: String, shape: Vec<u64> },
+    /// A constant expanded over the batch (`class_token.expand(n, -1, -1)`), of per-sample
+    /// `shape`; it is made from a sibling activation where it is used.
+    Expanded { constant: Constant, shape: Vec<u64> },
     /// An output the lowering does not produce (max-pool indices, BN's saved statistics).
     Unproduced { by: String },
     /// A zero tensor whose sizes involve the batch (`zeros(layers, N, hidden)`, the
     /// initial state torch makes for an RNN called without one): only ops for which a
     /// zero operand is the default read it, by leaving it out.
     BatchZeros,
+}
+
+/// A constant an op reads: a stored tensor by FQN, or a tensor the export folded, by the
+/// program value it is bound to and its label (the module that computed it, then the
+/// value: `stem.reshape_as`). Both are written as an initializer once, where first used.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Constant {
+    Stored(String),
+    Folded { value: String, label: String },
+}
+
+/// The FQN, or the folded value's label: initializers derived from it are named after it.
+impl fmt::Display for Constant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Constant::Stored(name) | Constant::Folded { label: name, .. } => f.write_str(name),
+        }
+    }
 }
 
 /// The state of one lowering. Invariant: every name in `values` was bound by an input spec
@@ -55,7 +76,7 @@ pub(super) struct Lowering<'p, 'a> {
     pub batch: BatchDim,
     pub fold_bn: bool,
     values: HashMap<String, Bound>,
-    weights: HashMap<String, Weight>,
+    weights: HashMap<Constant, Weight>,
     /// Value name → indices of the nodes that read it (graph outputs count as `usize::MAX`).
     readers: HashMap<String, Vec<usize>>,
     /// Nodes already lowered as part of an earlier one (a BatchNorm folded into its Conv).
@@ -241,14 +262,8 @@ fn readers(graph: &Graph) -> HashMap<String, Vec<usize>> {
     let mut readers: HashMap<String, Vec<usize>> = HashMap::new();
     for (index, node) in graph.nodes.iter().enumerate() {
         for input in &node.inputs {
-            let names: Vec<&String> = match &input.arg {
-                Argument::Tensor(name) => vec![name],
-                Argument::Tensors(names) => names.iter().collect(),
-                Argument::OptionalTensors(names) => names.iter().flatten().collect(),
-                _ => vec![],
-            };
-            for name in names {
-                readers.entry(name.clone()).or_default().push(index);
+            for name in input.arg.tensor_names() {
+                readers.entry(name.to_owned()).or_default().push(index);
             }
         }
     }
@@ -272,16 +287,16 @@ impl Lowering<'_, '_> {
         match self.bound(name)? {
             Bound::Activation(t) => Ok(t.clone()),
             Bound::Stored(fqn) => Err(OnnxError::Shape {
-                what: format!("the stored tensor `{fqn}` is used where an activation (a value with the batch) is expected; ops on constants alone are not exported"),
+                what: format!("the stored tensor `{fqn}` is used where an activation (a value with the batch) is expected, by an op the export does not evaluate on constants"),
             }),
-            Bound::Folded { dims, .. } => Err(OnnxError::Shape {
-                what: format!("`{name}` is a constant {dims:?} computed from constants alone, used where an activation (a value with the batch) is expected"),
+            Bound::Folded { tensor: t, .. } => Err(OnnxError::Shape {
+                what: format!("`{name}` is a constant {:?} computed from constants alone, used where an activation (a value with the batch) is expected, by an op the export does not evaluate on constants", t.dims()),
             }),
             Bound::BatchTimes(_) => Err(OnnxError::Shape {
                 what: format!("the batch size `{name}` is used as a tensor"),
             }),
-            Bound::Expanded { fqn, .. } => Err(OnnxError::Shape {
-                what: format!("`{name}` is `{fqn}` expanded over the batch; only cat is exported on it"),
+            Bound::Expanded { constant, .. } => Err(OnnxError::Shape {
+                what: format!("`{name}` is `{constant}` expanded over the batch; only cat is exported on it"),
             }),
             Bound::Unproduced { by } => Err(OnnxError::Shape {
                 what: format!("`{name}` is an output of {by} that the ONNX export does not compute"),
@@ -351,27 +366,26 @@ impl Lowering<'_, '_> {
         Ok(())
     }
 
-    /// Value `name` as a stored tensor's FQN.
-    pub fn stored(&self, name: &str) -> Result<String, OnnxError> {
+    /// Value `name` as a constant: stored, or folded by the export.
+    pub fn constant(&self, name: &str) -> Result<Constant, OnnxError> {
         match self.bound(name)? {
-            Bound::Stored(fqn) => Ok(fqn.clone()),
+            Bound::Stored(fqn) => Ok(Constant::Stored(fqn.clone())),
+            Bound::Folded { label, .. } => Ok(Constant::Folded {
+                value: name.to_owned(),
+                label: label.clone(),
+            }),
             _ => Err(OnnxError::Shape {
                 what: format!("`{name}` must be a parameter, buffer or constant, but it is computed by the graph"),
             }),
         }
     }
 
-    /// Value `name` as an expanded stored tensor (FQN, per-sample shape), if it is one.
-    pub fn expanded(&self, name: &str) -> Option<(String, Vec<u64>)> {
+    /// Value `name` as an expanded constant (and its per-sample shape), if it is one.
+    pub fn expanded(&self, name: &str) -> Option<(Constant, Vec<u64>)> {
         match self.values.get(name) {
-            Some(Bound::Expanded { fqn, shape }) => Some((fqn.clone(), shape.clone())),
+            Some(Bound::Expanded { constant, shape }) => Some((constant.clone(), shape.clone())),
             _ => None,
         }
-    }
-
-    /// Whether value `name` is a stored tensor.
-    pub fn is_stored(&self, name: &str) -> bool {
-        matches!(self.values.get(name), Some(Bound::Stored(_)))
     }
 
     /// Whether value `name` is a constant: stored, or folded by the export.
@@ -382,62 +396,79 @@ impl Lowering<'_, '_> {
         )
     }
 
-    /// Constant `name`'s sizes and values (a stored tensor is read).
+    /// Constant `name`'s values in their own dtype (a stored tensor is read).
+    pub fn constant_tensor(&mut self, name: &str) -> Result<eval::Tensor, OnnxError> {
+        match self.constant(name)? {
+            Constant::Stored(fqn) => self.tensors.read_tensor(&fqn),
+            Constant::Folded { value, .. } => self.folded(&value).cloned(),
+        }
+    }
+
+    /// Constant `name`'s sizes and values as float32 (an int64 constant converted).
     pub fn constant_values(&mut self, name: &str) -> Result<(Vec<u64>, Vec<f32>), OnnxError> {
-        match self.bound(name)? {
-            Bound::Folded { dims, values } => Ok((dims.clone(), values.clone())),
-            Bound::Stored(fqn) => {
-                let fqn = fqn.clone();
-                Ok((self.stored_dims(&fqn)?, self.read(&fqn)?))
-            }
-            _ => Err(OnnxError::Shape {
-                what: format!("`{name}` must be a constant, but it is computed from the input"),
-            }),
-        }
+        let t = self.constant_tensor(name)?;
+        Ok((t.dims().to_vec(), t.to_f32()))
     }
 
-    /// Constant `name` as an initializer: a stored tensor under its FQN (written once), a
-    /// folded one under a fresh name based on `name`.
-    pub fn constant_weight(&mut self, name: &str) -> Result<Weight, OnnxError> {
-        match self.bound(name)? {
-            Bound::Folded { dims, values } => {
-                let (dims, values) = (dims.clone(), values.clone());
-                self.g.folded(name, dims, &values)
-            }
-            _ => {
-                let fqn = self.stored(name)?;
-                self.weight(&fqn)
-            }
-        }
-    }
-
-    /// Binds output `k` of `node` to a constant the export computed, after checking its
-    /// sizes against the ones torch recorded (a constant has no batch).
-    pub fn bind_folded(
+    /// Binds output `k` of `node` to float32 values of sizes `dims` the export computed
+    /// (see [`Lowering::bind_folded`]).
+    pub fn bind_folded_f32(
         &mut self,
         node: &Node,
         k: usize,
         dims: Vec<u64>,
         values: Vec<f32>,
     ) -> Result<(), OnnxError> {
+        let tensor = eval::Tensor::f32(dims, values).map_err(|what| OnnxError::Shape { what })?;
+        self.bind_folded(node, k, tensor)
+    }
+
+    /// Constant `name` as an initializer (written once).
+    pub fn constant_weight(&mut self, name: &str) -> Result<Weight, OnnxError> {
+        let c = self.constant(name)?;
+        self.weight(&c)
+    }
+
+    /// Binds output `k` of `node` to a constant the export computed, after checking its
+    /// sizes against the ones torch recorded (a constant has no batch) and giving it the
+    /// recorded dtype (int64 for an index, float32 for a float type).
+    pub fn bind_folded(
+        &mut self,
+        node: &Node,
+        k: usize,
+        tensor: eval::Tensor,
+    ) -> Result<(), OnnxError> {
         let name = self.output_name(node, k)?;
         let recorded = self.meta(name)?;
-        let same = recorded.sizes.len() == dims.len()
+        let same = recorded.sizes.len() == tensor.rank()
             && recorded
                 .sizes
                 .iter()
-                .zip(&dims)
+                .zip(tensor.dims())
                 .all(|(r, &d)| *r == SymInt::Int(d as i64));
-        if !same || values.len() as u64 != dims.iter().product::<u64>() {
+        if !same {
             return Err(OnnxError::Shape {
                 what: format!(
-                    "the export folds `{name}` to a constant of shape {dims:?}, torch recorded {}",
+                    "the export folds `{name}` to a constant of shape {:?}, torch recorded {}",
+                    tensor.dims(),
                     show(&recorded.sizes)
                 ),
             });
         }
-        self.values
-            .insert(name.to_owned(), Bound::Folded { dims, values });
+        let typed = eval::is_integer(recorded.dtype)
+            .and_then(|integer| tensor.cast(integer))
+            .map_err(|e| OnnxError::Shape {
+                what: format!("the export folds `{name}`: {e}"),
+            })?;
+        let label =
+            located::module_path(node).map_or_else(|| name.to_owned(), |m| format!("{m}.{name}"));
+        self.values.insert(
+            name.to_owned(),
+            Bound::Folded {
+                tensor: typed,
+                label,
+            },
+        );
         Ok(())
     }
 
@@ -454,25 +485,45 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// Stored tensor `fqn`'s sizes.
-    pub fn stored_dims(&self, fqn: &str) -> Result<Vec<u64>, OnnxError> {
-        self.tensors.dims(fqn)
+    /// The folded tensor `name` is bound to.
+    fn folded(&self, name: &str) -> Result<&eval::Tensor, OnnxError> {
+        match self.bound(name)? {
+            Bound::Folded { tensor, .. } => Ok(tensor),
+            _ => Err(OnnxError::Shape {
+                what: format!("`{name}` is not a folded constant"),
+            }),
+        }
     }
 
-    /// Stored tensor `fqn`'s values as `f32`.
-    pub fn read(&mut self, fqn: &str) -> Result<Vec<f32>, OnnxError> {
-        self.tensors.read_f32(fqn)
+    /// Constant `c`'s sizes.
+    pub fn constant_dims(&self, c: &Constant) -> Result<Vec<u64>, OnnxError> {
+        match c {
+            Constant::Stored(fqn) => self.tensors.dims(fqn),
+            Constant::Folded { value, .. } => Ok(self.folded(value)?.dims().to_vec()),
+        }
     }
 
-    /// Stored tensor `fqn` as an initializer of the same name (written once).
-    pub fn weight(&mut self, fqn: &str) -> Result<Weight, OnnxError> {
-        if let Some(w) = self.weights.get(fqn) {
+    /// Constant `c`'s values as `f32`.
+    pub fn read(&mut self, c: &Constant) -> Result<Vec<f32>, OnnxError> {
+        match c {
+            Constant::Stored(fqn) => self.tensors.read_f32(fqn),
+            Constant::Folded { value, .. } => Ok(self.folded(value)?.to_f32()),
+        }
+    }
+
+    /// Constant `c` as a float32 initializer, written once: a stored tensor under its FQN,
+    /// a folded one under a fresh name based on its label.
+    pub fn weight(&mut self, c: &Constant) -> Result<Weight, OnnxError> {
+        if let Some(w) = self.weights.get(c) {
             return Ok(w.clone());
         }
-        let dims = self.stored_dims(fqn)?;
-        let values = self.read(fqn)?;
-        let w = self.g.weight(fqn, dims, &values)?;
-        self.weights.insert(fqn.to_owned(), w.clone());
+        let dims = self.constant_dims(c)?;
+        let values = self.read(c)?;
+        let w = match c {
+            Constant::Stored(fqn) => self.g.weight(fqn, dims, &values)?,
+            Constant::Folded { label, .. } => self.g.folded(label, dims, &values)?,
+        };
+        self.weights.insert(c.clone(), w.clone());
         Ok(w)
     }
 
@@ -612,12 +663,12 @@ impl Lowering<'_, '_> {
         self.recorded_name_sizes(self.output_name(node, k)?)
     }
 
-    /// Binds output 0 of `node` to stored tensor `fqn` expanded over the batch.
-    pub fn bind_expanded(&mut self, node: &Node, fqn: String) -> Result<(), OnnxError> {
+    /// Binds output 0 of `node` to `constant` expanded over the batch.
+    pub fn bind_expanded(&mut self, node: &Node, constant: Constant) -> Result<(), OnnxError> {
         let name = self.output_name(node, 0)?;
         let shape = self.recorded_shape(name)?;
         self.values
-            .insert(name.to_owned(), Bound::Expanded { fqn, shape });
+            .insert(name.to_owned(), Bound::Expanded { constant, shape });
         Ok(())
     }
 

@@ -21,6 +21,7 @@ mod args;
 mod aten;
 mod batch;
 mod emit;
+mod fold;
 mod located;
 mod lower;
 mod outputs;
@@ -28,8 +29,10 @@ mod tensor;
 
 use std::path::Path;
 
+use crate::torch::eval::Tensor;
 use crate::torch::pt2::schema::ExportedProgram;
 use crate::torch::pt2::Pt2Archive;
+use crate::torch::DType;
 
 use super::atc;
 use super::write::{self, WriteOptions, Written};
@@ -85,8 +88,26 @@ pub struct ProgramReport {
 pub trait TensorSource {
     /// Tensor `fqn`'s sizes.
     fn dims(&self, fqn: &str) -> Result<Vec<u64>, OnnxError>;
+    /// Tensor `fqn`'s element type.
+    fn dtype(&self, fqn: &str) -> Result<DType, OnnxError>;
     /// Tensor `fqn`'s values in row-major order as `f32`.
     fn read_f32(&mut self, fqn: &str) -> Result<Vec<f32>, OnnxError>;
+    /// Integer tensor `fqn`'s values in row-major order, exact.
+    fn read_i64(&mut self, fqn: &str) -> Result<Vec<i64>, OnnxError>;
+
+    /// Tensor `fqn` for constant evaluation: an integer tensor exact as int64, any other
+    /// as float32.
+    fn read_tensor(&mut self, fqn: &str) -> Result<Tensor, OnnxError> {
+        let dims = self.dims(fqn)?;
+        let tensor = if self.dtype(fqn)?.is_integer() {
+            Tensor::i64(dims, self.read_i64(fqn)?)
+        } else {
+            Tensor::f32(dims, self.read_f32(fqn)?)
+        };
+        tensor.map_err(|e| OnnxError::Program {
+            what: format!("tensor `{fqn}`: {e}"),
+        })
+    }
 }
 
 impl TensorSource for Pt2Archive {
@@ -94,8 +115,16 @@ impl TensorSource for Pt2Archive {
         Ok(self.tensor(fqn)?.layout.sizes.clone())
     }
 
+    fn dtype(&self, fqn: &str) -> Result<DType, OnnxError> {
+        Ok(self.tensor(fqn)?.layout.dtype)
+    }
+
     fn read_f32(&mut self, fqn: &str) -> Result<Vec<f32>, OnnxError> {
         Ok(Pt2Archive::read_f32(self, fqn)?)
+    }
+
+    fn read_i64(&mut self, fqn: &str) -> Result<Vec<i64>, OnnxError> {
+        Ok(Pt2Archive::read_i64(self, fqn)?)
     }
 }
 

@@ -11,7 +11,7 @@ use super::schema::{ExportedProgram, SymInt, TensorMeta};
 use super::Pt2Error;
 use crate::torch::contiguous::{increment, is_contiguous};
 use crate::torch::dtype::DType;
-use crate::torch::read_tensor::{decode, ByteOrder};
+use crate::torch::read_tensor::{decode, decode_integer, ByteOrder};
 use crate::torch::zip_read::TorchZip;
 
 /// The largest JSON record we parse (the program, the weight configs). A resnet152
@@ -204,25 +204,41 @@ impl Pt2Archive {
     /// more elements than they span (zero strides) are refused, so the result is never
     /// larger than the record.
     pub fn read_f32(&mut self, fqn: &str) -> Result<Vec<f32>, Pt2Error> {
+        self.read_values(fqn, decode, |dtype| {
+            matches!(
+                dtype,
+                DType::Float32
+                    | DType::Float16
+                    | DType::BFloat16
+                    | DType::Float64
+                    | DType::Int64
+                    | DType::Int32
+            )
+        })
+    }
+
+    /// Integer tensor `fqn`'s values ([`DType::is_integer`]: an index buffer) in row-major
+    /// order, exact; read as [`Pt2Archive::read_f32`] reads.
+    pub fn read_i64(&mut self, fqn: &str) -> Result<Vec<i64>, Pt2Error> {
+        self.read_values(fqn, decode_integer, DType::is_integer)
+    }
+
+    /// Tensor `fqn`'s elements in row-major order, each decoded by `decode`; its dtype must
+    /// be one `readable` accepts.
+    fn read_values<T>(
+        &mut self,
+        fqn: &str,
+        decode: fn(&[u8], DType, ByteOrder) -> T,
+        readable: fn(DType) -> bool,
+    ) -> Result<Vec<T>, Pt2Error> {
         let tensor = self.tensor(fqn)?.clone();
         let layout = &tensor.layout;
         let bad = |what: String| Pt2Error::Tensor {
             name: fqn.to_owned(),
             what,
         };
-        if !matches!(
-            layout.dtype,
-            DType::Float32
-                | DType::Float16
-                | DType::BFloat16
-                | DType::Float64
-                | DType::Int64
-                | DType::Int32
-        ) {
-            return Err(bad(format!(
-                "{} cannot be read as float32",
-                layout.dtype.name()
-            )));
+        if !readable(layout.dtype) {
+            return Err(bad(format!("{} cannot be read here", layout.dtype.name())));
         }
         let size = layout.dtype.element_size() as u64;
         // `check_fits` proved these products fit in the record, hence in u64 and memory bounds.

@@ -148,6 +148,18 @@ impl Argument {
         }
     }
 
+    /// The tensor values this argument names (a list's in order, `None`s left out).
+    pub fn tensor_names(&self) -> Vec<&str> {
+        match self {
+            Argument::Tensor(name) => vec![name],
+            Argument::Tensors(names) => names.iter().map(String::as_str).collect(),
+            Argument::OptionalTensors(names) => {
+                names.iter().flatten().map(String::as_str).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
     /// The JSON kind, for messages (`as_ints`).
     pub fn kind(&self) -> &str {
         match self {

@@ -16,6 +16,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value as Json;
 
 use crate::torch::dtype::DType;
+use crate::torch::eval::{self, Tensor, Values};
 use crate::torch::pt2::schema::{
     Argument, ExportedProgram, Graph, GraphModule, InputSpec, ModuleCallEntry, ModuleCallSignature,
     NamedArgument, Node, OutputSpec, Signature, SymInt, TensorMeta,
@@ -96,6 +97,8 @@ struct Converter<'a> {
     tensor_values: HashMap<String, TensorMeta>,
     stored_specs: Vec<InputSpec>,
     stored_seen: HashSet<String>,
+    /// The names of the int64 constants: index buffers and what is computed from them.
+    integers: HashSet<String>,
     traced_batch: Option<u64>,
 }
 
@@ -116,6 +119,7 @@ pub fn convert(
         tensor_values: HashMap::new(),
         stored_specs: Vec::new(),
         stored_seen: HashSet::new(),
+        integers: HashSet::new(),
         traced_batch,
     };
     // Graph inputs are named after the forward's parameters (the ONNX names of a
@@ -337,34 +341,32 @@ fn inputs(
 /// lowering folds.
 const FACTORIES: [&str; 5] = ["arange", "zeros", "ones", "full", "scalar_tensor"];
 
-/// A float32 constant of sizes `dims` (no batch).
-fn constant_meta(dims: &[u64]) -> TensorMeta {
-    float_meta(dims.iter().map(|&d| SymInt::Int(d as i64)).collect())
+/// A constant of sizes `dims` (no batch): int64 when `integer`, else float32.
+fn constant_meta(dims: &[u64], integer: bool) -> TensorMeta {
+    let dtype = if integer {
+        dtypes::INT64
+    } else {
+        dtypes::FLOAT32
+    };
+    typed_meta(dims.iter().map(|&d| SymInt::Int(d as i64)).collect(), dtype)
 }
 
-/// The ops the lowering folds when no operand is computed from the input.
-const FOLDABLE: [&str; 7] = ["add", "sub", "mul", "div", "rsub", "maximum", "minimum"];
-
-/// For a foldable op whose tensor operands are all constants (parameters or folded
-/// factories), their sizes (a number is a 0-d constant); `None` otherwise.
-fn constant_operands(op: &str, named: &[(&str, Val)]) -> Option<Vec<Vec<u64>>> {
-    if !FOLDABLE.contains(&op) {
-        return None;
-    }
-    let mut dims = Vec::new();
-    let mut any_tensor = false;
-    for (name, val) in named {
-        match val {
-            Val::Activation { .. } => return None,
-            Val::Stored { dims: d, .. } => {
-                any_tensor = true;
-                dims.push(d.clone());
+/// Whether `named` computes from constants alone: some tensor operand, every one a
+/// parameter or a constant computed from them, and no size that is the batch.
+fn constants_only(named: &[(&str, Val)]) -> bool {
+    fn kinds(v: &Val, stored: &mut bool) -> bool {
+        match v {
+            Val::Stored { .. } => {
+                *stored = true;
+                true
             }
-            Val::Int(_) | Val::Float(_) if *name != "alpha" => dims.push(Vec::new()),
-            _ => {}
+            Val::Activation { .. } | Val::Batch => false,
+            Val::List(items) => items.iter().all(|i| kinds(i, stored)),
+            _ => true,
         }
     }
-    any_tensor.then_some(dims)
+    let mut stored = false;
+    named.iter().all(|(_, v)| kinds(v, &mut stored)) && stored
 }
 
 /// A TorchScript dtype (c10's `ScalarType` number) as the export schema numbers it.
@@ -525,6 +527,9 @@ impl Converter<'_> {
                     .get(fqn)
                     .ok_or_else(|| fail(format!("parameter `{fqn}` is not in `data.pkl`")))?;
                 let name = format!("p_{fqn}");
+                if tensor.dtype.is_integer() {
+                    self.integers.insert(name.clone());
+                }
                 if self.stored_seen.insert(fqn.clone()) {
                     self.stored_specs.push(InputSpec::Parameter {
                         arg: name.clone(),
@@ -599,6 +604,7 @@ impl Converter<'_> {
             schema.name.trim_start_matches('_').trim_end_matches('_'),
             call.output.0
         );
+        let constant_op = constants_only(&named) && eval::EVALUATED.contains(&schema.overload);
         let (overload, named, shape) = match schema.name {
             "_convolution" => {
                 let (overload, named) = convolution(named).map_err(&fail)?;
@@ -608,7 +614,7 @@ impl Converter<'_> {
                 let (overload, named) = arange(named);
                 (overload, named, None)
             }
-            "view" | "reshape" => {
+            "view" | "reshape" if !constant_op => {
                 let (named, shape) = self.reshape(named).map_err(&fail)?;
                 (schema.overload, named, Some(shape))
             }
@@ -663,18 +669,20 @@ impl Converter<'_> {
             return Ok(());
         }
         let constant = if FACTORIES.contains(&schema.name) {
-            Some(shape::factory(&node, overload).map_err(&fail)?)
+            Some((shape::factory(&node, overload).map_err(&fail)?, false))
+        } else if constant_op {
+            Some(self.constant_sizes(&node, &named).map_err(&fail)?)
         } else if schema.name == "embedding" {
-            constant_lookup(&named)
+            constant_lookup(&named).map(|dims| (dims, false))
         } else {
-            constant_operands(schema.name, &named)
-                .map(|dims| shape::constant_broadcast(&dims))
-                .transpose()
-                .map_err(&fail)?
+            None
         };
-        if let Some(dims) = constant {
+        if let Some((dims, integer)) = constant {
+            if integer {
+                self.integers.insert(output.clone());
+            }
             self.tensor_values
-                .insert(output.clone(), constant_meta(&dims));
+                .insert(output.clone(), constant_meta(&dims, integer));
             self.values
                 .insert(call.output, Val::Stored { name: output, dims });
             self.nodes.push(node);
@@ -759,6 +767,39 @@ impl Converter<'_> {
                 _ => None,
             })
             .unwrap_or(dtypes::FLOAT32)
+    }
+
+    /// The sizes of `node`'s output, computed from constants alone, and whether it is int64:
+    /// the op evaluated ([`eval::evaluate`]) on zeros of its operands' sizes (no op on
+    /// constants has sizes that depend on values). The lowering evaluates it on the values.
+    fn constant_sizes(
+        &self,
+        node: &Node,
+        named: &[(&str, Val)],
+    ) -> Result<(Vec<u64>, bool), String> {
+        let mut zeros = HashMap::new();
+        for input in &node.inputs {
+            for name in input.arg.tensor_names() {
+                let Some(Dims::Stored(dims)) = self.dims(name, named) else {
+                    return Err(format!("`{name}` is not a constant"));
+                };
+                let count = eval::element_count(&dims)? as usize;
+                let zero = if self.integers.contains(name) {
+                    Tensor::i64(dims, vec![0; count])
+                } else {
+                    Tensor::f32(dims, vec![0.0; count])
+                }?;
+                zeros.insert(name, zero);
+            }
+        }
+        let outputs = eval::evaluate(node, &|name| zeros.get(name).cloned())?;
+        match outputs.as_slice() {
+            [one] => Ok((one.dims().to_vec(), matches!(one.values(), Values::I64(_)))),
+            _ => Err(format!(
+                "{} outputs from constants, expected one",
+                outputs.len()
+            )),
+        }
     }
 
     /// The shape of tensor value `name` among `named`'s arguments.

@@ -410,6 +410,9 @@ pub const OPS: &[OpSchema] = &[
         NONE,
     ),
     op("permute", "permute.default", &["self", "dims"], NONE),
+    op("reshape_as", "reshape_as.default", &["self", "other"], NONE),
+    op("index", "index.Tensor", &["self", "indices"], NONE),
+    op("matmul", "matmul.default", BINARY, NONE),
     op("select", "select.int", &["self", "dim", "index"], NONE),
     op("unsqueeze", "unsqueeze.default", &["self", "dim"], NONE),
     // `torch.squeeze(x, d)`; a call without a dimension is refused by its shape rule.

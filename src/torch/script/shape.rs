@@ -191,20 +191,6 @@ fn broadcast(a: &[u64], b: &[u64]) -> Result<Vec<u64>, String> {
         .collect()
 }
 
-/// The sizes of an element-wise op on constants alone (numpy broadcasting of `dims`).
-pub fn constant_broadcast(dims: &[Vec<u64>]) -> Result<Vec<u64>, String> {
-    let rank = dims.iter().map(Vec::len).max().unwrap_or(0);
-    let padded = |d: &Vec<u64>| -> Vec<u64> {
-        std::iter::repeat_n(1, rank - d.len())
-            .chain(d.iter().copied())
-            .collect()
-    };
-    dims.iter().try_fold(vec![1; rank], |acc, d| {
-        broadcast(&acc, &padded(d))
-            .map_err(|_| format!("constants of sizes {dims:?} do not broadcast"))
-    })
-}
-
 /// The sizes of a factory's output (a constant: no batch), from its arguments; `op` is the
 /// overload (`arange.default`). Sizes that are the batch never reach here (the batch is
 /// not an int argument), so every size is fixed.
@@ -407,6 +393,32 @@ pub fn infer(
             match (x.split_last(), w.first()) {
                 (Some((_, rest)), Some(&out)) => Ok(rest.iter().copied().chain([out]).collect()),
                 _ => Err(format!("linear of per-sample {x:?} by {w:?}")),
+            }
+        }
+        "matmul.default" => {
+            // Two activations of one rank with the same leading sizes, or an activation
+            // times a stored `[K, N]` matrix.
+            let a = activation("self")?;
+            let (b, broadcast) = match tensor("other")? {
+                Dims::PerSample(b) => (b, false),
+                Dims::Stored(b) => (b, true),
+            };
+            let fits = |rows: &[u64], lead: &[u64], k: u64| {
+                let (rows_lead, b_lead) = (&rows[..rows.len() - 1], &lead[..lead.len() - 1]);
+                lead.last() == Some(&k)
+                    && if broadcast {
+                        b_lead.is_empty()
+                    } else {
+                        rows_lead == b_lead
+                    }
+            };
+            match (a.split_last(), b.split_last()) {
+                (Some((&k, rows)), Some((&n, lead)))
+                    if !rows.is_empty() && !lead.is_empty() && fits(rows, lead, k) =>
+                {
+                    Ok(rows.iter().copied().chain([n]).collect())
+                }
+                _ => Err(format!("matmul of per-sample {a:?} by {b:?}")),
             }
         }
         "max_pool2d.default" | "avg_pool2d.default" => {

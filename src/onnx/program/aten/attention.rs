@@ -102,15 +102,16 @@ impl<'p> Lowering<'p, '_> {
         self.bind(node, 0, y)
     }
 
-    /// `scores + mask` for a stored float mask (a buffer or constant; a boolean mask must
-    /// be turned into an additive one before export).
+    /// `scores + mask` for a constant float mask (a buffer, or computed from constants alone
+    /// like a relative position bias; a boolean mask must be turned into an additive one
+    /// before export).
     fn masked(&mut self, scores: Value, mask: &str, scope: &str) -> Result<Value, OnnxError> {
-        if !self.is_stored(mask) {
+        if !self.is_constant(mask) {
             return Err(arg_error(
                 "an attention mask computed by the graph is not exported; register it as a float buffer (0 to keep, -inf to mask)".into(),
             ));
         }
-        let m = self.weight(&self.stored(mask)?)?;
+        let m = self.weight(&self.constant(mask)?)?;
         emit::binary(
             &mut self.g,
             "Add",

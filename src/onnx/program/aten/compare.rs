@@ -356,7 +356,7 @@ impl<'p> Lowering<'p, '_> {
                     ElemType::Int64 | ElemType::Int32 => v.trunc(),
                 })
                 .collect();
-            return self.bind_folded(node, 0, dims, values);
+            return self.bind_folded_f32(node, 0, dims, values);
         }
         let x = self.any_activation(name)?;
         let y = emit::cast(&mut self.g, scope, &x, to);

@@ -1,29 +1,22 @@
-//! Tensors computed from constants alone, folded at export time: the factories
-//! (`arange`, `zeros`, `ones`, `full`, `scalar_tensor`), `lift_fresh_copy` of a lifted
-//! constant, and element-wise arithmetic whose operands are all constants. A folded tensor
-//! is written as an initializer where an op uses it (ATC gets no `Range`/`ConstantOfShape`).
-//! A factory whose size involves the batch is refused: its values would have to follow it.
+//! The factories (`arange`, `zeros`, `ones`, `full`, `scalar_tensor`), folded at export
+//! time like every op on constants alone ([`super::super::fold`]): written as an
+//! initializer where an op uses them (ATC gets no `Range`/`ConstantOfShape`). A factory
+//! whose size involves the batch is refused: its values would have to follow it.
 
 use crate::onnx::OnnxError;
+use crate::torch::eval::{element_count, Tensor, MAX_ELEMENTS};
 use crate::torch::pt2::schema::{Argument, Node, SymInt};
 
 use super::super::args::Args;
 use super::super::lower::Lowering;
 use super::{arg_error, reject_extra, OrShape};
 
-/// The most elements a folded constant may have (2^24: every integer below it is exact in
-/// float32, and a hostile program cannot make the export allocate without bound).
-pub const MAX_FOLDED: u64 = 1 << 24;
-
-/// The export schema's dtype numbers the folded values represent exactly enough: int32,
-/// int64 and float32 (values are held as float32; integers up to [`MAX_FOLDED`] are exact).
+/// The export schema's dtype numbers a factory may make: int32, int64 and float32 (its
+/// values are exact integers below [`MAX_ELEMENTS`]).
 const FOLDABLE_DTYPES: [(i64, &str); 3] = [(4, "int32"), (5, "int64"), (7, "float32")];
 
 /// The arguments a factory takes besides its values, none of which changes them.
 const PLACEMENT: [&str; 4] = ["dtype", "layout", "device", "pin_memory"];
-
-/// A folded tensor: sizes and row-major values.
-pub(super) type Folded = (Vec<u64>, Vec<f32>);
 
 fn check_dtype(args: &Args<'_>) -> Result<(), OnnxError> {
     match args.optional_dtype("dtype").or_shape()? {
@@ -47,9 +40,9 @@ pub(super) fn arange(start: f64, end: f64, step: f64) -> Result<Vec<f32>, String
         return Err(format!("arange({start}, {end}, {step})"));
     }
     let count = ((end - start) / step).ceil().max(0.0);
-    if count > MAX_FOLDED as f64 {
+    if count > MAX_ELEMENTS as f64 {
         return Err(format!(
-            "arange({start}, {end}, {step}) has more than {MAX_FOLDED} values"
+            "arange({start}, {end}, {step}) has more than {MAX_ELEMENTS} values"
         ));
     }
     Ok((0..count as u64)
@@ -78,73 +71,13 @@ fn sizes(args: &Args<'_>, name: &str) -> Result<Vec<u64>, OnnxError> {
         .iter()
         .map(|&d| u64::try_from(d).map_err(|_| arg_error(format!("size list {sizes:?}"))))
         .collect::<Result<Vec<u64>, _>>()?;
-    match dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d)) {
-        Some(n) if n <= MAX_FOLDED => Ok(dims),
-        _ => Err(arg_error(format!(
-            "a constant of sizes {dims:?} has more than {MAX_FOLDED} elements"
-        ))),
-    }
+    element_count(&dims).map_err(arg_error)?;
+    Ok(dims)
 }
 
-/// numpy broadcasting of two constants' sizes, right-aligned.
-fn broadcast(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
-    let rank = a.len().max(b.len());
-    let at = |s: &[u64], i: usize| (i + s.len()).checked_sub(rank).map_or(1, |j| s[j]);
-    (0..rank)
-        .map(|i| match (at(a, i), at(b, i)) {
-            (x, y) if x == y || y == 1 => Some(x),
-            (1, y) => Some(y),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The row-major index into a tensor of `dims` (right-aligned into `out`) of output
-/// element `flat`, with size-1 axes broadcast.
-fn source_index(flat: u64, out: &[u64], dims: &[u64]) -> usize {
-    let offset = out.len() - dims.len();
-    let (mut rest, mut index, mut stride) = (flat, 0u64, 1u64);
-    for (axis, &size) in out.iter().enumerate().rev() {
-        let coordinate = rest % size;
-        rest /= size;
-        if let Some(&d) = axis.checked_sub(offset).map(|a| &dims[a]) {
-            if d != 1 {
-                index += coordinate * stride;
-            }
-            stride *= d;
-        }
-    }
-    index as usize
-}
-
-/// `a op b` element-wise with numpy broadcasting, for `op` one of `Add`, `Sub`, `Mul`,
-/// `Div`, `Pow`, `Max`, `Min`.
-pub(super) fn fold_binary(op: &str, a: &Folded, b: &Folded) -> Result<Folded, String> {
-    let dims = broadcast(&a.0, &b.0).ok_or_else(|| {
-        format!(
-            "constants of sizes {:?} and {:?} do not broadcast",
-            a.0, b.0
-        )
-    })?;
-    let count: u64 = dims.iter().product();
-    let f: fn(f32, f32) -> f32 = match op {
-        "Add" => |x, y| x + y,
-        "Sub" => |x, y| x - y,
-        "Mul" => |x, y| x * y,
-        "Div" => |x, y| x / y,
-        "Pow" => f32::powf,
-        "Max" => f32::max,
-        "Min" => f32::min,
-        other => return Err(format!("{other} of constants is not folded")),
-    };
-    let values = (0..count)
-        .map(|i| {
-            let x = a.1[source_index(i, &dims, &a.0)];
-            let y = b.1[source_index(i, &dims, &b.0)];
-            f(x, y)
-        })
-        .collect();
-    Ok((dims, values))
+/// A float32 constant of sizes `dims`.
+fn folded(dims: Vec<u64>, values: Vec<f32>) -> Result<Tensor, OnnxError> {
+    Tensor::f32(dims, values).map_err(arg_error)
 }
 
 impl<'p> Lowering<'p, '_> {
@@ -167,7 +100,7 @@ impl<'p> Lowering<'p, '_> {
             number("step", 1.0)?,
         )
         .map_err(|e| arg_error(format!("{e} is not folded")))?;
-        self.bind_folded(node, 0, vec![values.len() as u64], values)
+        self.bind_folded(node, 0, folded(vec![values.len() as u64], values)?)
     }
 
     /// `zeros`, `ones`, `full` (`fill`: `None` reads `fill_value`).
@@ -195,7 +128,7 @@ impl<'p> Lowering<'p, '_> {
         }
         let dims = sizes(args, "size")?;
         let count = dims.iter().product::<u64>() as usize;
-        self.bind_folded(node, 0, dims, vec![value; count])
+        self.bind_folded(node, 0, folded(dims, vec![value; count])?)
     }
 
     /// Whether a factory's size list is fixed sizes and the batch once (the batch's symbol,
@@ -223,42 +156,7 @@ impl<'p> Lowering<'p, '_> {
         reject_extra(args, &known)?;
         check_dtype(args)?;
         let value = args.number("s").or_shape()? as f32;
-        self.bind_folded(node, 0, vec![], vec![value])
-    }
-
-    /// An op that keeps a constant's values in order (`clone`, `detach`, `view`/`reshape`):
-    /// the values under the sizes torch recorded for the output.
-    pub(super) fn fold_relabel(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "memory_format", "size", "shape"])?;
-        let (_, values) = self.constant_values(args.tensor("self").or_shape()?)?;
-        let name = self.output_name(node, 0)?;
-        let dims = self
-            .graph
-            .tensor_values
-            .get(name)
-            .and_then(|meta| {
-                meta.sizes
-                    .iter()
-                    .map(|s| match s {
-                        crate::torch::pt2::schema::SymInt::Int(d) => u64::try_from(*d).ok(),
-                        _ => None,
-                    })
-                    .collect::<Option<Vec<u64>>>()
-            })
-            .ok_or_else(|| arg_error(format!("`{name}` has no fixed recorded sizes")))?;
-        self.bind_folded(node, 0, dims, values)
-    }
-
-    /// `lift_fresh_copy` of a lifted constant (a tensor literal in `forward`): its values.
-    pub(super) fn lift_fresh_copy(
-        &mut self,
-        node: &Node,
-        args: &Args<'_>,
-    ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self"])?;
-        let name = args.tensor("self").or_shape()?;
-        let (dims, values) = self.constant_values(name)?;
-        self.bind_folded(node, 0, dims, values)
+        self.bind_folded(node, 0, folded(vec![], vec![value])?)
     }
 }
 
@@ -293,22 +191,5 @@ mod tests {
         assert!(sizes(&Args(&huge), "size").is_err());
         let negative = node(r#"{"as_ints": [-1]}"#);
         assert!(sizes(&Args(&negative), "size").is_err());
-    }
-
-    #[test]
-    fn constants_fold_with_broadcasting() {
-        let column = (vec![2, 1], vec![1.0, 2.0]);
-        let row = (vec![3], vec![10.0, 20.0, 30.0]);
-        assert_eq!(
-            fold_binary("Mul", &column, &row),
-            Ok((vec![2, 3], vec![10.0, 20.0, 30.0, 20.0, 40.0, 60.0]))
-        );
-        let scalar = (vec![], vec![2.0]);
-        assert_eq!(
-            fold_binary("Sub", &row, &scalar),
-            Ok((vec![3], vec![8.0, 18.0, 28.0]))
-        );
-        assert!(fold_binary("Add", &row, &(vec![2], vec![0.0, 0.0])).is_err());
-        assert!(fold_binary("Erf", &row, &scalar).is_err());
     }
 }

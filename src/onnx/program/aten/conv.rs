@@ -8,15 +8,15 @@ use crate::torch::pt2::schema::Node;
 
 use super::super::args::Args;
 use super::super::emit::{self, ConvTranspose2d};
-use super::super::lower::Lowering;
+use super::super::lower::{Constant, Lowering};
 use super::{arg_error, pair, reject_extra, OrShape};
 
-/// The BatchNorm read from a `batch_norm`-like node: parameter FQNs and epsilon.
+/// The BatchNorm read from a `batch_norm`-like node: its constants and epsilon.
 struct NormParams {
-    weight: Option<String>,
-    bias: Option<String>,
-    mean: String,
-    var: String,
+    weight: Option<Constant>,
+    bias: Option<Constant>,
+    mean: Constant,
+    var: Constant,
     eps: f64,
 }
 
@@ -50,28 +50,26 @@ impl<'p> Lowering<'p, '_> {
             ],
         )?;
         let x = self.activation(args.tensor("input").or_shape()?)?;
-        let weight = self.stored(args.tensor("weight").or_shape()?)?;
+        let weight = self.constant(args.tensor("weight").or_shape()?)?;
         let bias = match args.optional_tensor("bias").or_shape()? {
-            Some(b) => Some(self.stored(b)?),
+            Some(b) => Some(self.constant(b)?),
             None => None,
         };
         let p = Self::conv_params(args)?;
         let out = self.output_name(node, 0)?;
         if let Some((bn_index, bn_node)) = self.foldable_norm(out) {
             let norm = self.norm_params(&Args(bn_node))?;
-            let dims = self.stored_dims(&weight)?;
+            let dims = self.constant_dims(&weight)?;
             let channels = dims.first().copied().unwrap_or(0);
             let w_values = self.read(&weight)?;
-            let b_values = bias.as_deref().map(|b| self.read(b)).transpose()?;
+            let b_values = bias.as_ref().map(|b| self.read(b)).transpose()?;
             let bn = self.read_norm(&norm)?;
             let folded = fold(&w_values, b_values.as_deref(), channels as usize, &bn)?;
             let w = self
                 .g
                 .weight(&format!("{weight}.fused_bn"), dims, &folded.weight)?;
-            let bias_name =
-                bias.unwrap_or_else(|| format!("{}.bias", weight.trim_end_matches(".weight")));
             let b = self.g.weight(
-                &format!("{bias_name}.fused_bn"),
+                &fused_bias_name(&weight, bias.as_ref()),
                 vec![channels],
                 &folded.bias,
             )?;
@@ -82,7 +80,7 @@ impl<'p> Lowering<'p, '_> {
             return Ok(());
         }
         let w = self.weight(&weight)?;
-        let b = bias.as_deref().map(|b| self.weight(b)).transpose()?;
+        let b = bias.as_ref().map(|b| self.weight(b)).transpose()?;
         let y = self.g.conv(scope, &x, &w, b.as_ref(), p)?;
         self.bind(node, 0, y)
     }
@@ -98,16 +96,16 @@ impl<'p> Lowering<'p, '_> {
         let node = self.graph.nodes.get(reader)?;
         let args = Args(node);
         let is_norm = node.target == BATCH_NORM || node.target == NATIVE_BATCH_NORM;
-        let params_stored = ["weight", "bias", "running_mean", "running_var"]
+        let params_constant = ["weight", "bias", "running_mean", "running_var"]
             .iter()
             .all(|p| match args.optional_tensor(p) {
-                Ok(Some(name)) => self.is_stored(name),
+                Ok(Some(name)) => self.is_constant(name),
                 Ok(None) => true,
                 Err(_) => false,
             });
         let ok = is_norm
             && args.tensor("input") == Ok(out)
-            && params_stored
+            && params_constant
             && self.norm_params(&args).is_ok();
         ok.then_some((reader, node))
     }
@@ -131,18 +129,18 @@ impl<'p> Lowering<'p, '_> {
         if args.bool_or("training", false).or_shape()? {
             return Err(arg_error("BatchNorm is in training mode (batch statistics); export the model after `model.eval()`".into()));
         }
-        let stored = |name: &str| -> Result<Option<String>, OnnxError> {
+        let constant = |name: &str| -> Result<Option<Constant>, OnnxError> {
             args.optional_tensor(name)
                 .or_shape()?
-                .map(|t| self.stored(t))
+                .map(|t| self.constant(t))
                 .transpose()
         };
-        let required = |name: &str| -> Result<String, OnnxError> {
-            stored(name)?.ok_or_else(|| arg_error(format!("BatchNorm without `{name}` (track_running_stats=False) normalises with batch statistics")))
+        let required = |name: &str| -> Result<Constant, OnnxError> {
+            constant(name)?.ok_or_else(|| arg_error(format!("BatchNorm without `{name}` (track_running_stats=False) normalises with batch statistics")))
         };
         Ok(NormParams {
-            weight: stored("weight")?,
-            bias: stored("bias")?,
+            weight: constant("weight")?,
+            bias: constant("bias")?,
             mean: required("running_mean")?,
             var: required("running_var")?,
             eps: args.float_or("eps", 1e-5).or_shape()?,
@@ -155,7 +153,7 @@ impl<'p> Lowering<'p, '_> {
         let running_mean = self.read(&p.mean)?;
         let running_var = self.read(&p.var)?;
         let n = running_mean.len();
-        let mut optional = |fqn: &Option<String>, fill: f32| match fqn {
+        let mut optional = |fqn: &Option<Constant>, fill: f32| match fqn {
             Some(f) => self.read(f),
             None => Ok(vec![fill; n]),
         };
@@ -168,7 +166,7 @@ impl<'p> Lowering<'p, '_> {
         })
     }
 
-    /// A BatchNorm that was not folded: BatchNormalization on the stored names.
+    /// A BatchNorm that was not folded: BatchNormalization on its constants.
     pub(super) fn batch_norm(
         &mut self,
         node: &Node,
@@ -182,7 +180,7 @@ impl<'p> Lowering<'p, '_> {
         // From the running mean (read, so bounded by its record), not the activation shape.
         let channels = m.dims().iter().product::<u64>();
         let label = node.label();
-        let mut param = |fqn: &Option<String>, name: &str, fill: f32| match fqn {
+        let mut param = |fqn: &Option<Constant>, name: &str, fill: f32| match fqn {
             Some(f) => self.weight(f),
             None => self.g.weight(
                 &format!("{label}.{name}"),
@@ -220,9 +218,9 @@ impl<'p> Lowering<'p, '_> {
             ],
         )?;
         let x = self.activation(args.tensor("input").or_shape()?)?;
-        let weight = self.stored(args.tensor("weight").or_shape()?)?;
+        let weight = self.constant(args.tensor("weight").or_shape()?)?;
         let bias = match args.optional_tensor("bias").or_shape()? {
-            Some(b) => Some(self.stored(b)?),
+            Some(b) => Some(self.constant(b)?),
             None => None,
         };
         let groups = args.int_or("groups", 1).or_shape()?;
@@ -238,7 +236,7 @@ impl<'p> Lowering<'p, '_> {
         };
         let out = self.output_name(node, 0)?;
         if let (1, Some((bn_index, bn_node))) = (p.groups, self.foldable_norm(out)) {
-            let (w, b) = self.fold_into_transposed(&weight, bias.as_deref(), bn_node)?;
+            let (w, b) = self.fold_into_transposed(&weight, bias.as_ref(), bn_node)?;
             let y = emit::conv_transpose(&mut self.g, scope, &x, &w, Some(&b), p)?;
             self.absorbed.insert(bn_index);
             self.bind(bn_node, 0, y)?;
@@ -246,7 +244,7 @@ impl<'p> Lowering<'p, '_> {
             return Ok(());
         }
         let w = self.weight(&weight)?;
-        let b = bias.as_deref().map(|b| self.weight(b)).transpose()?;
+        let b = bias.as_ref().map(|b| self.weight(b)).transpose()?;
         let y = emit::conv_transpose(&mut self.g, scope, &x, &w, b.as_ref(), p)?;
         self.bind(node, 0, y)
     }
@@ -256,12 +254,12 @@ impl<'p> Lowering<'p, '_> {
     /// bias, as `<weight>.fused_bn` / `<bias>.fused_bn` initializers.
     fn fold_into_transposed(
         &mut self,
-        weight: &str,
-        bias: Option<&str>,
+        weight: &Constant,
+        bias: Option<&Constant>,
         bn_node: &Node,
     ) -> Result<(crate::onnx::graph::Weight, crate::onnx::graph::Weight), OnnxError> {
         let norm = self.norm_params(&Args(bn_node))?;
-        let dims = self.stored_dims(weight)?;
+        let dims = self.constant_dims(weight)?;
         let &[c, o, kh, kw] = dims.as_slice() else {
             return Err(arg_error(format!(
                 "`{weight}` is not a 2-D transposed conv weight"
@@ -277,13 +275,9 @@ impl<'p> Lowering<'p, '_> {
         let back = swap_leading(&folded.weight, o, c, kernel)
             .ok_or_else(|| arg_error(format!("`{weight}` does not hold {dims:?} values")))?;
         let w = self.g.weight(&format!("{weight}.fused_bn"), dims, &back)?;
-        let bias_name = bias.map_or_else(
-            || format!("{}.bias", weight.trim_end_matches(".weight")),
-            str::to_owned,
-        );
         let b = self
             .g
-            .weight(&format!("{bias_name}.fused_bn"), vec![o], &folded.bias)?;
+            .weight(&fused_bias_name(weight, bias), vec![o], &folded.bias)?;
         Ok((w, b))
     }
 
@@ -298,9 +292,9 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["input", "weight", "bias"])?;
         let input = args.tensor("input").or_shape()?;
-        let weight = self.stored(args.tensor("weight").or_shape()?)?;
+        let weight = self.constant(args.tensor("weight").or_shape()?)?;
         let bias = match args.optional_tensor("bias").or_shape()? {
-            Some(b) => Some(self.stored(b)?),
+            Some(b) => Some(self.constant(b)?),
             None => None,
         };
         let x = self.tensor(input)?;
@@ -314,10 +308,20 @@ impl<'p> Lowering<'p, '_> {
             let rows = self.batch_first(&x)?;
             self.g.gemm(scope, &rows, &w, b.as_ref())?
         } else {
-            self.linear_value(x.value(), &weight, bias.as_deref(), scope)?
+            self.linear_value(x.value(), &weight, bias.as_ref(), scope)?
         };
         self.bind_tensor(node, 0, x.with_value(y)?)
     }
+}
+
+/// The initializer name of a BatchNorm folded into a conv's bias: `<bias>.fused_bn`, or
+/// `<module>.bias.fused_bn` after the weight's module when the conv has no bias.
+fn fused_bias_name(weight: &Constant, bias: Option<&Constant>) -> String {
+    let bias = bias.map_or_else(
+        || format!("{}.bias", weight.to_string().trim_end_matches(".weight")),
+        Constant::to_string,
+    );
+    format!("{bias}.fused_bn")
 }
 
 /// A row-major `[a, b, inner]` tensor as `[b, a, inner]`, or `None` if `values` is not

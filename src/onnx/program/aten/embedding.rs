@@ -10,7 +10,7 @@ use crate::torch::pt2::schema::Node;
 
 use super::super::args::Args;
 use super::super::lower::Lowering;
-use super::constant::MAX_FOLDED;
+use crate::torch::eval::MAX_ELEMENTS as MAX_FOLDED;
 use super::{arg_error, reject_extra, OrShape};
 
 /// Rows `indices` of a row-major `rows × width` table, concatenated. Each index must be a
@@ -56,8 +56,8 @@ impl<'p> Lowering<'p, '_> {
                 "sparse",
             ],
         )?;
-        let fqn = self.stored(args.tensor("weight").or_shape()?)?;
-        let dims = self.stored_dims(&fqn)?;
+        let fqn = self.constant(args.tensor("weight").or_shape()?)?;
+        let dims = self.constant_dims(&fqn)?;
         let &[rows, width] = dims.as_slice() else {
             return Err(arg_error(format!(
                 "the table `{fqn}` has sizes {dims:?}; an embedding table is 2-D"
@@ -69,7 +69,7 @@ impl<'p> Lowering<'p, '_> {
             let table = self.read(&fqn)?;
             let values = lookup(&table, rows, width, &ids).map_err(arg_error)?;
             out_dims.push(width);
-            return self.bind_folded(node, 0, out_dims, values);
+            return self.bind_folded_f32(node, 0, out_dims, values);
         }
         let ids = self.any_activation(indices)?;
         if !ids.elem().is_integer() {

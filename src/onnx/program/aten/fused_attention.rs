@@ -9,7 +9,7 @@ use crate::onnx::OnnxError;
 use crate::torch::pt2::schema::{Argument, Node};
 
 use super::super::args::Args;
-use super::super::lower::Lowering;
+use super::super::lower::{Constant, Lowering};
 use super::{arg_error, reject_extra, OrShape};
 
 /// The schema's argument names, in order.
@@ -53,17 +53,17 @@ impl<'p> Lowering<'p, '_> {
         }
         let (x, width, heads) = self.attention_input(args, "src", "num_heads")?;
         let qkv = self.in_projections(args, width, heads)?;
-        let stored = |name: &str| -> Result<String, OnnxError> {
-            self.stored(args.tensor(name).or_shape()?)
+        let constant = |name: &str| -> Result<Constant, OnnxError> {
+            self.constant(args.tensor(name).or_shape()?)
         };
-        let (proj, proj_bias) = (stored("proj_weight")?, stored("proj_bias")?);
+        let (proj, proj_bias) = (constant("proj_weight")?, constant("proj_bias")?);
         let norms = [
-            [stored("norm_weight_1")?, stored("norm_bias_1")?],
-            [stored("norm_weight_2")?, stored("norm_bias_2")?],
+            [constant("norm_weight_1")?, constant("norm_bias_1")?],
+            [constant("norm_weight_2")?, constant("norm_bias_2")?],
         ];
         let ffn = [
-            [stored("ffn_weight_1")?, stored("ffn_bias_1")?],
-            [stored("ffn_weight_2")?, stored("ffn_bias_2")?],
+            [constant("ffn_weight_1")?, constant("ffn_bias_1")?],
+            [constant("ffn_weight_2")?, constant("ffn_bias_2")?],
         ];
         let gelu = args.bool_or("use_gelu", false).or_shape()?;
         let eps = args.float_or("eps", 1e-5).or_shape()? as f32;
@@ -130,7 +130,7 @@ impl<'p> Lowering<'p, '_> {
         Ok((x, width, count))
     }
 
-    /// Q, K and V (transposed weight, bias) from the stored `qkv_weight`/`qkv_bias`, the
+    /// Q, K and V (transposed weight, bias) from the constants `qkv_weight`/`qkv_bias`, the
     /// 1/√(head width) scale folded into Q; named `<fqn>.q|k|v`.
     pub(super) fn in_projections(
         &mut self,
@@ -138,8 +138,8 @@ impl<'p> Lowering<'p, '_> {
         width: u64,
         heads: u64,
     ) -> Result<[[Weight; 2]; 3], OnnxError> {
-        let weight = self.stored(args.tensor("qkv_weight").or_shape()?)?;
-        let bias = self.stored(args.tensor("qkv_bias").or_shape()?)?;
+        let weight = self.constant(args.tensor("qkv_weight").or_shape()?)?;
+        let bias = self.constant(args.tensor("qkv_bias").or_shape()?)?;
         let scale = 1.0 / ((width / heads) as f32).sqrt();
         let (w, b) = (self.read(&weight)?, self.read(&bias)?);
         let [q, k, v] =
@@ -159,11 +159,11 @@ impl<'p> Lowering<'p, '_> {
         Ok([part(q, "q")?, part(k, "k")?, part(v, "v")?])
     }
 
-    /// LayerNorm over the last axis with stored `[weight, bias]`.
+    /// LayerNorm over the last axis with constant `[weight, bias]`.
     fn norm(
         &mut self,
         x: &Value,
-        [weight, bias]: &[String; 2],
+        [weight, bias]: &[Constant; 2],
         eps: f32,
         scope: &str,
     ) -> Result<Value, OnnxError> {

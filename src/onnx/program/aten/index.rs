@@ -14,15 +14,13 @@ use super::super::lower::Lowering;
 use super::{arg_error, per_sample_axis, reject_extra, OrShape};
 
 /// Constant `indices` into an axis of `size` as runs of consecutive indices.
-pub(super) fn runs(indices: &[f32], size: u64) -> Result<Vec<Range<u64>>, String> {
+pub(super) fn runs(indices: &[i64], size: u64) -> Result<Vec<Range<u64>>, String> {
     let mut runs: Vec<Range<u64>> = Vec::new();
     for &v in indices {
-        if v.fract() != 0.0 || v < 0.0 || v as u64 >= size {
-            return Err(format!(
-                "index {v} is not one of the axis's {size} positions"
-            ));
-        }
-        let i = v as u64;
+        let i = u64::try_from(v)
+            .ok()
+            .filter(|&i| i < size)
+            .ok_or_else(|| format!("index {v} is not one of the axis's {size} positions"))?;
         match runs.last_mut() {
             Some(run) if run.end == i => run.end += 1,
             _ => runs.push(i..i + 1),
@@ -158,10 +156,14 @@ impl<'p> Lowering<'p, '_> {
                 "indexing by a computed index is not exported; only constant indices are".into(),
             ));
         }
-        let (dims, values) = self.constant_values(index)?;
-        if dims.len() > 1 {
-            return Err(arg_error(format!("indexing by an index of sizes {dims:?}")));
+        let index = self.constant_tensor(index)?;
+        if index.rank() > 1 {
+            return Err(arg_error(format!(
+                "indexing by an index of sizes {:?}",
+                index.dims()
+            )));
         }
+        let values = index.to_i64().map_err(arg_error)?;
         let runs = runs(&values, x.shape()[axis]).map_err(arg_error)?;
         let parts = runs
             .into_iter()
@@ -186,13 +188,10 @@ mod tests {
 
     #[test]
     fn indices_group_into_runs() {
-        assert_eq!(
-            runs(&[0.0, 1.0, 2.0, 5.0, 4.0], 6),
-            Ok(vec![0..3, 5..6, 4..5])
-        );
-        assert_eq!(runs(&[3.0, 3.0], 4), Ok(vec![3..4, 3..4]));
-        assert!(runs(&[4.0], 4).is_err());
-        assert!(runs(&[-1.0], 4).is_err());
+        assert_eq!(runs(&[0, 1, 2, 5, 4], 6), Ok(vec![0..3, 5..6, 4..5]));
+        assert_eq!(runs(&[3, 3], 4), Ok(vec![3..4, 3..4]));
+        assert!(runs(&[4], 4).is_err());
+        assert!(runs(&[-1], 4).is_err());
         assert!(runs(&[], 4).is_err());
     }
 }

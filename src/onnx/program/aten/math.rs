@@ -236,7 +236,7 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "weight"])?;
         let x = self.activation(args.tensor("self").or_shape()?)?;
-        let weight = self.stored(args.tensor("weight").or_shape()?)?;
+        let weight = self.constant(args.tensor("weight").or_shape()?)?;
         let values = self.read(&weight)?;
         let channels = x.shape().first().copied().unwrap_or(1);
         let dims: Vec<u64> = match values.len() as u64 {

@@ -14,7 +14,7 @@ use super::{arg_error, reject_extra, OrShape};
 
 impl<'p> Lowering<'p, '_> {
     /// `matmul(self, other)`: two activations of one rank (at least 3), or an activation
-    /// (at least 2-D, the batch not last) times a stored `[K, N]` matrix.
+    /// (at least 2-D, the batch not last) times a constant `[K, N]` matrix.
     pub(super) fn matmul(
         &mut self,
         node: &Node,
@@ -24,8 +24,8 @@ impl<'p> Lowering<'p, '_> {
         reject_extra(args, &["self", "other"])?;
         let a = self.tensor(args.tensor("self").or_shape()?)?;
         let other = args.tensor("other").or_shape()?;
-        let y = if self.is_stored(other) {
-            let w = self.weight(&self.stored(other)?)?;
+        let y = if self.is_constant(other) {
+            let w = self.weight(&self.constant(other)?)?;
             if a.rank() < 2 {
                 return Err(arg_error(format!(
                     "matmul of {} by `{}`: a vector is not exported",
@@ -58,7 +58,7 @@ impl<'p> Lowering<'p, '_> {
     }
 
     /// `baddbmm(self, batch1, batch2, beta, alpha)`: `beta · self + alpha · (batch1 ×
-    /// batch2)`; `self` is an activation or a stored tensor that broadcasts to the product
+    /// batch2)`; `self` is an activation or a constant that broadcasts to the product
     /// without the batch; with `beta = 0` it is not read (as in torch).
     pub(super) fn baddbmm(
         &mut self,
@@ -80,10 +80,10 @@ impl<'p> Lowering<'p, '_> {
             return self.bind_tensor(node, 0, y);
         }
         let input = args.tensor("self").or_shape()?;
-        let y = if self.is_stored(input) {
-            let mut c = self.weight(&self.stored(input)?)?;
+        let y = if self.is_constant(input) {
+            let mut c = self.weight(&self.constant(input)?)?;
             if beta != 1.0 {
-                let values: Vec<f32> = self.read(&self.stored(input)?)?;
+                let values: Vec<f32> = self.read(&self.constant(input)?)?;
                 let scaled: Vec<f32> = values.iter().map(|v| v * beta).collect();
                 c = self
                     .g

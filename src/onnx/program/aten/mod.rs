@@ -251,6 +251,9 @@ impl<'p> Lowering<'p, '_> {
             .target
             .strip_prefix("torch.ops.aten.")
             .unwrap_or(&node.target);
+        if self.fold_constant(node, op)? {
+            return Ok(());
+        }
         let scope = Self::scope(node);
         let args = Args(node);
         match op {
@@ -276,7 +279,6 @@ impl<'p> Lowering<'p, '_> {
             "ones.default" => self.fill(node, &args, Some(1.0)),
             "full.default" => self.fill(node, &args, None),
             "scalar_tensor.default" => self.scalar_tensor(node, &args),
-            "lift_fresh_copy.default" => self.lift_fresh_copy(node, &args),
             "softmax.int" | "_softmax.default" => self.softmax(node, &args, &scope, "Softmax"),
             "log_softmax.int" | "_log_softmax.default" => {
                 self.softmax(node, &args, &scope, "LogSoftmax")
@@ -343,18 +345,6 @@ impl<'p> Lowering<'p, '_> {
             "div.Tensor" => self.binary(node, &args, &scope, "Div"),
             "cat.default" => self.cat(node, &args, &scope),
             "flatten.using_ints" => self.flatten(node, &args, &scope),
-            "view.default"
-            | "reshape.default"
-            | "_unsafe_view.default"
-            | "clone.default"
-            | "contiguous.default"
-            | "alias.default"
-            | "detach.default"
-            | "detach_.default"
-                if args.tensor("self").is_ok_and(|t| self.is_constant(t)) =>
-            {
-                self.fold_relabel(node, &args)
-            }
             "view.default" | "reshape.default" | "_unsafe_view.default" => {
                 self.reshape(node, &args, &scope)
             }

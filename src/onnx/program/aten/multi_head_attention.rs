@@ -61,8 +61,8 @@ impl<'p> Lowering<'p, '_> {
         args.bool_or("average_attn_weights", true).or_shape()?;
         let (x, width, heads) = self.attention_input(args, "query", "num_head")?;
         let [q, k, v] = self.in_projections(args, width, heads)?;
-        let proj = self.stored(args.tensor("proj_weight").or_shape()?)?;
-        let proj_bias = self.stored(args.tensor("proj_bias").or_shape()?)?;
+        let proj = self.constant(args.tensor("proj_weight").or_shape()?)?;
+        let proj_bias = self.constant(args.tensor("proj_bias").or_shape()?)?;
         let a = attention::self_attention(&mut self.g, scope, &x, [&q, &k, &v], heads)?;
         let y = self.linear_value(&a, &proj, Some(&proj_bias), &format!("{scope}.out_proj"))?;
         self.unproduced_from(node, 1);

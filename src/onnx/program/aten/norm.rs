@@ -24,7 +24,7 @@ impl<'p> Lowering<'p, '_> {
         let count = dims.iter().product::<u64>() as usize;
         let (hint, values) = match args.optional_tensor(name).or_shape()? {
             Some(t) => {
-                let fqn = self.stored(t)?;
+                let fqn = self.constant(t)?;
                 let values = self.read(&fqn)?;
                 if values.len() != count {
                     return Err(arg_error(format!(

@@ -9,7 +9,6 @@ use super::super::args::Args;
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Tensor};
-use super::constant::{fold_binary, Folded};
 use super::{arg_error, reject_extra, OrShape};
 
 impl<'p> Lowering<'p, '_> {
@@ -147,7 +146,7 @@ impl<'p> Lowering<'p, '_> {
         let mut affine = [None, None];
         for (slot, name) in affine.iter_mut().zip(["weight", "bias"]) {
             if let Some(t) = args.optional_tensor(name).or_shape()? {
-                *slot = Some(self.weight(&self.stored(t)?)?);
+                *slot = Some(self.weight(&self.constant(t)?)?);
             }
         }
         let eps = args.float_or("eps", 1e-5).or_shape()? as f32;
@@ -175,8 +174,8 @@ impl<'p> Lowering<'p, '_> {
         self.arithmetic(node, scope, op, a, b)
     }
 
-    /// `a op b` for `op` an ONNX broadcasting binary op: emitted when an operand is an
-    /// activation, folded into a constant when both are constants.
+    /// `a op b` for `op` an ONNX broadcasting binary op, an operand an activation (an op
+    /// on constants alone was folded before it reached the lowering).
     pub(super) fn arithmetic(
         &mut self,
         node: &Node,
@@ -185,16 +184,6 @@ impl<'p> Lowering<'p, '_> {
         a: Elementwise<'_>,
         b: Elementwise<'_>,
     ) -> Result<(), OnnxError> {
-        let activation = |e: &Elementwise<'_>| match e {
-            Elementwise::Tensor(t) => !self.is_constant(t),
-            Elementwise::Scalar(_) => false,
-        };
-        if !activation(&a) && !activation(&b) {
-            let a = self.folded_operand(&a)?;
-            let b = self.folded_operand(&b)?;
-            let (dims, values) = fold_binary(op, &a, &b).map_err(arg_error)?;
-            return self.bind_folded(node, 0, dims, values);
-        }
         let a = self.emitted_operand(&a, scope)?;
         let b = self.emitted_operand(&b, scope)?;
         let y = match (&a, &b) {
@@ -228,13 +217,6 @@ impl<'p> Lowering<'p, '_> {
             }
         };
         self.bind_tensor(node, 0, y)
-    }
-
-    fn folded_operand(&mut self, e: &Elementwise<'_>) -> Result<Folded, OnnxError> {
-        match e {
-            Elementwise::Tensor(t) => self.constant_values(t),
-            Elementwise::Scalar(v) => Ok((vec![], vec![*v])),
-        }
     }
 
     fn emitted_operand(&mut self, e: &Elementwise<'_>, scope: &str) -> Result<Emitted, OnnxError> {

@@ -340,8 +340,8 @@ impl<'p> Lowering<'p, '_> {
                 )
             }));
         }
-        let weight_hh = self.stored(&params[1])?;
-        let &[rows, hidden] = self.stored_dims(&weight_hh)?.as_slice() else {
+        let weight_hh = self.constant(&params[1])?;
+        let &[rows, hidden] = self.constant_dims(&weight_hh)?.as_slice() else {
             return Err(arg_error(format!("`{weight_hh}` is not a 2-D weight")));
         };
         if hidden == 0 || rows != cell.gates() * hidden {
@@ -471,8 +471,8 @@ impl<'p> Lowering<'p, '_> {
     /// Stored tensor `name`, which must have sizes `dims`, with its gate blocks in ONNX's
     /// order.
     fn gates_of(&mut self, name: &str, dims: &[u64], cell: Cell) -> Result<Vec<f32>, OnnxError> {
-        let fqn = self.stored(name)?;
-        let got = self.stored_dims(&fqn)?;
+        let fqn = self.constant(name)?;
+        let got = self.constant_dims(&fqn)?;
         if got != dims {
             return Err(arg_error(format!(
                 "`{fqn}` has sizes {got:?}, expected {dims:?}"

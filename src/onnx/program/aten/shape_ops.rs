@@ -7,7 +7,7 @@ use crate::torch::pt2::schema::{Argument, Node, SymInt};
 
 use super::super::args::Args;
 use super::super::emit::{self, Operand};
-use super::super::lower::Lowering;
+use super::super::lower::{Constant, Lowering};
 use super::super::tensor;
 use super::{arg_error, reject_extra, OrShape};
 
@@ -95,15 +95,15 @@ impl<'p> Lowering<'p, '_> {
         self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
     }
 
-    /// `x` (`[…, K]`) times the transpose of stored `weight` (`[N, K]`), plus `bias`.
+    /// `x` (`[…, K]`) times the transpose of constant `weight` (`[N, K]`), plus `bias`.
     pub(super) fn linear_value(
         &mut self,
         x: &Value,
-        weight: &str,
-        bias: Option<&str>,
+        weight: &Constant,
+        bias: Option<&Constant>,
         scope: &str,
     ) -> Result<Value, OnnxError> {
-        let &[n, k] = self.stored_dims(weight)?.as_slice() else {
+        let &[n, k] = self.constant_dims(weight)?.as_slice() else {
             return Err(arg_error(format!("`{weight}` is not a 2-D linear weight")));
         };
         let values = self.read(weight)?;
@@ -128,7 +128,7 @@ impl<'p> Lowering<'p, '_> {
         }
     }
 
-    /// `expand(self, size)` of a stored tensor over the batch (`class_token.expand(n, -1,
+    /// `expand(self, size)` of a constant over the batch (`class_token.expand(n, -1,
     /// -1)`): the size list leads with the batch and keeps every other size.
     pub(super) fn expand(
         &mut self,
@@ -141,12 +141,12 @@ impl<'p> Lowering<'p, '_> {
             return Err(arg_error("implicit expand is not exported".into()));
         }
         let x = args.tensor("self").or_shape()?;
-        let fqn = self.stored(x).map_err(|_| {
+        let constant = self.constant(x).map_err(|_| {
             arg_error(
                 "expand of a computed tensor is not exported, only of a parameter or buffer over the batch (like a class token)".into(),
             )
         })?;
-        let dims = self.stored_dims(&fqn)?;
+        let dims = self.constant_dims(&constant)?;
         let sizes: Vec<SymInt> = match args.get("size") {
             Some(Argument::Ints(v)) => v.iter().map(|&i| SymInt::Int(i)).collect(),
             Some(Argument::SymInts(v)) => v.clone(),
@@ -165,26 +165,26 @@ impl<'p> Lowering<'p, '_> {
                 .all(|(s, &d)| matches!(s, SymInt::Int(i) if *i == -1 || *i == d as i64));
         if !leads || !keeps_rest {
             return Err(arg_error(format!(
-                "expand of `{fqn}` {dims:?} is exported only over the batch (a leading 1 expanded to the batch, other sizes kept)"
+                "expand of `{constant}` {dims:?} is exported only over the batch (a leading 1 expanded to the batch, other sizes kept)"
             )));
         }
-        self.bind_expanded(node, fqn)
+        self.bind_expanded(node, constant)
     }
 
-    /// Expanded stored tensor `fqn` of per-sample `shape`, built from activation `like` as
-    /// `0 · like[…:1…] + fqn` so that it follows the batch with no op computing it (the
+    /// Expanded constant `c` of per-sample `shape`, built from activation `like` as
+    /// `0 · like[…:1…] + c` so that it follows the batch with no op computing it (the
     /// checkpoint ViT's class token does the same). Every axis where `like` differs from
     /// `shape` must be of size 1 in `shape`.
     pub(super) fn expanded_like(
         &mut self,
-        fqn: &str,
+        c: &Constant,
         shape: &[u64],
         like: &Value,
         scope: &str,
     ) -> Result<Value, OnnxError> {
         if like.shape().len() != shape.len() {
             return Err(arg_error(format!(
-                "`{fqn}` expanded to {shape:?} beside a {:?} tensor",
+                "`{c}` expanded to {shape:?} beside a {:?} tensor",
                 like.shape()
             )));
         }
@@ -195,7 +195,7 @@ impl<'p> Lowering<'p, '_> {
                 (1, _) => x = self.g.slice(scope, &x, axis, 0..1)?,
                 _ => {
                     return Err(arg_error(format!(
-                        "`{fqn}` expanded to {shape:?} cannot be made from a {:?} tensor",
+                        "`{c}` expanded to {shape:?} cannot be made from a {:?} tensor",
                         like.shape()
                     )))
                 }
@@ -203,7 +203,7 @@ impl<'p> Lowering<'p, '_> {
         }
         let zero = self.g.constant_scalar(&format!("{scope}.zero"), 0.0);
         let zeros = self.g.mul_constant(scope, &x, &zero)?;
-        let constant = self.weight(fqn)?;
+        let constant = self.weight(c)?;
         self.g.add_constant(scope, &zeros, &constant)
     }
 

@@ -1,0 +1,879 @@
+//! Evaluating aten ops on constants: what a program computes from its parameters, buffers
+//! and constants alone (a reshaped layer scale, a standardised conv weight, a relative
+//! position bias looked up through an index buffer) is computed once, at export, by
+//! [`evaluate`], so the exported graph holds the result as an initializer.
+//!
+//! Only ops whose every tensor input is a constant are evaluated; [`EVALUATED`] lists them.
+//! Every argument an op does not read is refused, as the ONNX lowering does, so an
+//! evaluation is exact or an error, never a silently different constant.
+
+mod tensor;
+
+pub use tensor::{element_count, Tensor, Values, MAX_ELEMENTS};
+
+use crate::torch::pt2::schema::{Argument, Node};
+
+use tensor::{axis, Reduction};
+
+/// The aten targets (without `torch.ops.aten.`) [`evaluate`] computes.
+pub const EVALUATED: &[&str] = &[
+    "view.default",
+    "reshape.default",
+    "_unsafe_view.default",
+    "reshape_as.default",
+    "view_as.default",
+    "flatten.using_ints",
+    "unflatten.int",
+    "permute.default",
+    "transpose.int",
+    "t.default",
+    "unsqueeze.default",
+    "squeeze.dim",
+    "squeeze.dims",
+    "select.int",
+    "slice.Tensor",
+    "narrow.default",
+    "index.Tensor",
+    "index_select.default",
+    "expand.default",
+    "repeat.default",
+    "cat.default",
+    "stack.default",
+    "contiguous.default",
+    "clone.default",
+    "alias.default",
+    "detach.default",
+    "detach_.default",
+    "lift_fresh_copy.default",
+    "to.dtype",
+    "_to_copy.default",
+    "add.Tensor",
+    "sub.Tensor",
+    "mul.Tensor",
+    "div.Tensor",
+    "rsub.Tensor",
+    "add.Scalar",
+    "sub.Scalar",
+    "mul.Scalar",
+    "div.Scalar",
+    "rsub.Scalar",
+    "maximum.default",
+    "minimum.default",
+    "pow.Tensor_Scalar",
+    "neg.default",
+    "sqrt.default",
+    "rsqrt.default",
+    "exp.default",
+    "log.default",
+    "sigmoid.default",
+    "tanh.default",
+    "softplus.default",
+    "abs.default",
+    "reciprocal.default",
+    "clamp.default",
+    "clamp_min.default",
+    "clamp_max.default",
+    "mean.dim",
+    "sum.dim_IntList",
+    "amax.default",
+    "amin.default",
+    "var.correction",
+    "var.dim",
+    "std.correction",
+    "std.dim",
+    "linalg_vector_norm.default",
+    "batch_norm.default",
+    "_native_batch_norm_legit.no_stats",
+    "_native_batch_norm_legit_functional.default",
+];
+
+/// Node `node`'s outputs, computed from its tensor inputs, which `input` gives by value
+/// name (every one must be a constant). Errors are plain text; the caller adds the node.
+pub fn evaluate(
+    node: &Node,
+    input: &dyn Fn(&str) -> Option<Tensor>,
+) -> Result<Vec<Tensor>, String> {
+    let op = node
+        .target
+        .strip_prefix("torch.ops.aten.")
+        .unwrap_or(&node.target);
+    let a = Args { node, input };
+    let one = |t: Result<Tensor, String>| t.map(|t| vec![t]);
+    match op {
+        "view.default" | "reshape.default" | "_unsafe_view.default" => {
+            a.only(&["self", "size", "shape"])?;
+            let size = a.ints(if a.has("size") { "size" } else { "shape" })?;
+            one(a.tensor("self")?.reshape(&size))
+        }
+        "reshape_as.default" | "view_as.default" => {
+            a.only(&["self", "other"])?;
+            let like: Vec<i64> = a
+                .tensor("other")?
+                .dims()
+                .iter()
+                .map(|&d| d as i64)
+                .collect();
+            one(a.tensor("self")?.reshape(&like))
+        }
+        "flatten.using_ints" => {
+            a.only(&["self", "start_dim", "end_dim"])?;
+            let x = a.tensor("self")?;
+            if x.rank() == 0 {
+                return one(x.reshape(&[1]));
+            }
+            let start = axis(a.int_or("start_dim", 0)?, x.rank())?;
+            let end = axis(a.int_or("end_dim", -1)?, x.rank())?;
+            if start > end {
+                return Err(format!("flatten from dimension {start} to {end}"));
+            }
+            let d: Vec<i64> = x.dims().iter().map(|&s| s as i64).collect();
+            let mut size = d[..start].to_vec();
+            size.push(d[start..=end].iter().product());
+            size.extend(&d[end + 1..]);
+            one(x.reshape(&size))
+        }
+        "unflatten.int" => {
+            a.only(&["self", "dim", "sizes"])?;
+            let x = a.tensor("self")?;
+            let at = axis(a.int("dim")?, x.rank())?;
+            let mut size: Vec<i64> = x.dims()[..at].iter().map(|&s| s as i64).collect();
+            size.extend(a.ints("sizes")?);
+            size.extend(x.dims()[at + 1..].iter().map(|&s| s as i64));
+            one(x.reshape(&size))
+        }
+        "permute.default" => {
+            a.only(&["self", "dims"])?;
+            let x = a.tensor("self")?;
+            let order = a
+                .ints("dims")?
+                .into_iter()
+                .map(|d| axis(d, x.rank()))
+                .collect::<Result<Vec<_>, _>>()?;
+            one(x.permute(&order))
+        }
+        "transpose.int" | "t.default" => {
+            a.only(&["self", "dim0", "dim1"])?;
+            let x = a.tensor("self")?;
+            let mut order: Vec<usize> = (0..x.rank()).collect();
+            if x.rank() >= 2 || op == "transpose.int" {
+                let (p, q) = (
+                    axis(a.int_or("dim0", 0)?, x.rank())?,
+                    axis(a.int_or("dim1", 1)?, x.rank())?,
+                );
+                order.swap(p, q);
+            }
+            one(x.permute(&order))
+        }
+        "unsqueeze.default" => {
+            a.only(&["self", "dim"])?;
+            let x = a.tensor("self")?;
+            let at = axis(a.int("dim")?, x.rank() + 1)?;
+            let mut size: Vec<i64> = x.dims().iter().map(|&s| s as i64).collect();
+            size.insert(at, 1);
+            one(x.reshape(&size))
+        }
+        "squeeze.dim" | "squeeze.dims" => {
+            a.only(&["self", "dim"])?;
+            let x = a.tensor("self")?;
+            let axes = a
+                .ints("dim")?
+                .into_iter()
+                .map(|d| axis(d, x.rank().max(1)))
+                .collect::<Result<Vec<_>, _>>()?;
+            let size: Vec<i64> = (0..x.rank())
+                .filter(|i| !(axes.contains(i) && x.dims()[*i] == 1))
+                .map(|i| x.dims()[i] as i64)
+                .collect();
+            one(x.reshape(&size))
+        }
+        "select.int" => {
+            a.only(&["self", "dim", "index"])?;
+            let x = a.tensor("self")?;
+            one(x.select(axis(a.int("dim")?, x.rank())?, a.int("index")?))
+        }
+        "slice.Tensor" => {
+            a.only(&["self", "dim", "start", "end", "step"])?;
+            let x = a.tensor("self")?;
+            let at = axis(a.int_or("dim", 0)?, x.rank())?;
+            let step = u64::try_from(a.int_or("step", 1)?).map_err(|_| "a negative slice step")?;
+            one(x.slice(
+                at,
+                a.optional_int("start")?.unwrap_or(0),
+                a.optional_int("end")?.unwrap_or(i64::MAX),
+                step,
+            ))
+        }
+        "narrow.default" => {
+            a.only(&["self", "dim", "start", "length"])?;
+            let x = a.tensor("self")?;
+            let start = a.int("start")?;
+            let end = start
+                .checked_add(a.int("length")?)
+                .ok_or("narrow's end overflows")?;
+            one(x.slice(axis(a.int("dim")?, x.rank())?, start, end, 1))
+        }
+        "index_select.default" => {
+            a.only(&["self", "dim", "index"])?;
+            let x = a.tensor("self")?;
+            one(x.index_axis(axis(a.int("dim")?, x.rank())?, &a.tensor("index")?))
+        }
+        "index.Tensor" => {
+            a.only(&["self", "indices"])?;
+            one(index(&a.tensor("self")?, &a.optional_tensors("indices")?))
+        }
+        "expand.default" => {
+            a.only(&["self", "size", "implicit"])?;
+            let x = a.tensor("self")?;
+            let size = a.ints("size")?;
+            let offset = size
+                .len()
+                .checked_sub(x.rank())
+                .ok_or("expand to fewer axes")?;
+            let dims = size
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| match (s, i.checked_sub(offset)) {
+                    (-1, Some(j)) => Ok(x.dims()[j]),
+                    (s, _) => u64::try_from(s).map_err(|_| format!("expand size {s}")),
+                })
+                .collect::<Result<Vec<u64>, String>>()?;
+            one(x.expand(&dims))
+        }
+        "repeat.default" => {
+            a.only(&["self", "repeats"])?;
+            let x = a.tensor("self")?;
+            let repeats = a.ints("repeats")?;
+            let offset = repeats
+                .len()
+                .checked_sub(x.rank())
+                .ok_or("repeat with fewer repeats than axes")?;
+            // Expand over a new axis before each one, then merge the pairs.
+            let mut interleaved = Vec::new();
+            let mut expanded = Vec::new();
+            let mut merged = Vec::new();
+            for (i, &r) in repeats.iter().enumerate() {
+                let r = u64::try_from(r).map_err(|_| format!("repeat count {r}"))?;
+                let size = i.checked_sub(offset).map_or(1, |j| x.dims()[j]);
+                interleaved.extend([1, size as i64]);
+                expanded.extend([r, size]);
+                merged.push((r * size) as i64);
+            }
+            one(x.reshape(&interleaved)?.expand(&expanded)?.reshape(&merged))
+        }
+        "cat.default" | "stack.default" => {
+            a.only(&["tensors", "dim"])?;
+            let parts = a.tensors("tensors")?;
+            let rank = parts.first().map_or(0, Tensor::rank);
+            if op == "cat.default" {
+                return one(Tensor::cat(&parts, axis(a.int_or("dim", 0)?, rank)?));
+            }
+            let at = axis(a.int_or("dim", 0)?, rank + 1)?;
+            let lifted = parts
+                .iter()
+                .map(|t| {
+                    let mut size: Vec<i64> = t.dims().iter().map(|&s| s as i64).collect();
+                    size.insert(at, 1);
+                    t.reshape(&size)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            one(Tensor::cat(&lifted, at))
+        }
+        "contiguous.default"
+        | "clone.default"
+        | "alias.default"
+        | "detach.default"
+        | "detach_.default"
+        | "lift_fresh_copy.default" => {
+            a.only(&["self", "memory_format"])?;
+            one(Ok(a.tensor("self")?))
+        }
+        "to.dtype" | "_to_copy.default" => {
+            a.only(&[
+                "self",
+                "dtype",
+                "layout",
+                "device",
+                "pin_memory",
+                "non_blocking",
+                "copy",
+                "memory_format",
+            ])?;
+            let x = a.tensor("self")?;
+            match a.dtype()? {
+                None => one(Ok(x)),
+                Some(dtype) => one(x.cast(is_integer(dtype)?)),
+            }
+        }
+        "add.Tensor" | "sub.Tensor" | "add.Scalar" | "sub.Scalar" => {
+            a.only(&["self", "other", "alpha"])?;
+            let alpha = a.number_or("alpha", 1.0)?;
+            let other = a.operand("other")?;
+            let other = if alpha == 1.0 {
+                other
+            } else {
+                Tensor::zip(
+                    &other,
+                    &Tensor::f32(vec![], vec![alpha as f32])?,
+                    |x, y| x * y,
+                    None,
+                )?
+            };
+            let x = a.tensor("self")?;
+            one(if op.starts_with("add") {
+                Tensor::zip(&x, &other, |p, q| p + q, Some(i64::checked_add))
+            } else {
+                Tensor::zip(&x, &other, |p, q| p - q, Some(i64::checked_sub))
+            })
+        }
+        "rsub.Tensor" | "rsub.Scalar" => {
+            a.only(&["self", "other", "alpha"])?;
+            if a.number_or("alpha", 1.0)? != 1.0 {
+                return Err("rsub with alpha other than 1".into());
+            }
+            one(Tensor::zip(
+                &a.operand("other")?,
+                &a.tensor("self")?,
+                |p, q| p - q,
+                Some(i64::checked_sub),
+            ))
+        }
+        "mul.Tensor" | "mul.Scalar" => {
+            a.only(&["self", "other"])?;
+            one(Tensor::zip(
+                &a.tensor("self")?,
+                &a.operand("other")?,
+                |p, q| p * q,
+                Some(i64::checked_mul),
+            ))
+        }
+        "div.Tensor" | "div.Scalar" => {
+            a.only(&["self", "other"])?;
+            one(Tensor::zip(
+                &a.tensor("self")?,
+                &a.operand("other")?,
+                |p, q| p / q,
+                None,
+            ))
+        }
+        "maximum.default" | "minimum.default" => {
+            a.only(&["self", "other"])?;
+            let (x, y) = (a.tensor("self")?, a.tensor("other")?);
+            one(if op == "maximum.default" {
+                Tensor::zip(&x, &y, f32::max, Some(|p, q| Some(p.max(q))))
+            } else {
+                Tensor::zip(&x, &y, f32::min, Some(|p, q| Some(p.min(q))))
+            })
+        }
+        "pow.Tensor_Scalar" => {
+            a.only(&["self", "exponent"])?;
+            let e = a.number("exponent")? as f32;
+            one(Ok(a.tensor("self")?.map(|x| x.powf(e))))
+        }
+        "clamp.default" | "clamp_min.default" | "clamp_max.default" => {
+            a.only(&["self", "min", "max"])?;
+            let low = a
+                .optional_number("min")?
+                .map_or(f32::NEG_INFINITY, |v| v as f32);
+            let high = a
+                .optional_number("max")?
+                .map_or(f32::INFINITY, |v| v as f32);
+            one(Ok(a.tensor("self")?.map(|x| x.max(low).min(high))))
+        }
+        "softplus.default" => {
+            a.only(&["self", "beta", "threshold"])?;
+            let beta = a.number_or("beta", 1.0)? as f32;
+            let threshold = a.number_or("threshold", 20.0)? as f32;
+            one(Ok(a.tensor("self")?.map(|x| {
+                if x * beta > threshold {
+                    x
+                } else {
+                    (x * beta).exp().ln_1p() / beta
+                }
+            })))
+        }
+        "neg.default" | "sqrt.default" | "rsqrt.default" | "exp.default" | "log.default"
+        | "sigmoid.default" | "tanh.default" | "abs.default" | "reciprocal.default" => {
+            a.only(&["self"])?;
+            let f: fn(f32) -> f32 = match op {
+                "neg.default" => |x| -x,
+                "sqrt.default" => f32::sqrt,
+                "rsqrt.default" => |x| 1.0 / x.sqrt(),
+                "exp.default" => f32::exp,
+                "log.default" => f32::ln,
+                "sigmoid.default" => |x| 1.0 / (1.0 + (-x).exp()),
+                "tanh.default" => f32::tanh,
+                "abs.default" => f32::abs,
+                _ => f32::recip,
+            };
+            one(Ok(a.tensor("self")?.map(f)))
+        }
+        "mean.dim" | "sum.dim_IntList" | "amax.default" | "amin.default" => {
+            a.only(&["self", "dim", "keepdim", "dtype"])?;
+            if a.dtype()?.is_some_and(|d| d != FLOAT32) {
+                return Err("a reduction to a dtype other than float32".into());
+            }
+            let how = match op {
+                "mean.dim" => Reduction::Mean,
+                "sum.dim_IntList" => Reduction::Sum,
+                "amax.default" => Reduction::Max,
+                _ => Reduction::Min,
+            };
+            reduction(&a, "dim", how)
+        }
+        "var.correction" | "var.dim" | "std.correction" | "std.dim" => {
+            a.only(&["self", "dim", "correction", "unbiased", "keepdim"])?;
+            let correction = match a.optional_number("correction")? {
+                Some(c) => c,
+                None => f64::from(u8::from(a.bool_or("unbiased", true)?)),
+            };
+            let variance = reduction(&a, "dim", Reduction::Variance(correction))?;
+            Ok(if op.starts_with("std") {
+                variance.iter().map(|v| v.map(f32::sqrt)).collect()
+            } else {
+                variance
+            })
+        }
+        "linalg_vector_norm.default" => {
+            a.only(&["self", "ord", "dim", "keepdim", "dtype"])?;
+            if a.number_or("ord", 2.0)? != 2.0 || a.dtype()?.is_some() {
+                return Err("a vector norm other than the float32 L2 norm".into());
+            }
+            reduction(&a, "dim", Reduction::Norm)
+        }
+        "batch_norm.default"
+        | "_native_batch_norm_legit.no_stats"
+        | "_native_batch_norm_legit_functional.default" => standardise(&a, op),
+        _ => Err(format!("`{op}` is not evaluated on constants")),
+    }
+}
+
+/// The export schema's dtype number for float32.
+const FLOAT32: i64 = 7;
+
+/// Whether export dtype `dtype` is an integer type (int8 … int64, uint8, bool); float32
+/// and the other float types are not. Others are refused.
+pub fn is_integer(dtype: i64) -> Result<bool, String> {
+    match dtype {
+        1..=5 | 12 => Ok(true),
+        6..=8 | 13 => Ok(false),
+        other => Err(format!(
+            "a constant of export dtype {other} is not evaluated"
+        )),
+    }
+}
+
+/// `how` over argument `dims` (none or empty: every axis).
+fn reduction(a: &Args<'_>, dims: &str, how: Reduction) -> Result<Vec<Tensor>, String> {
+    let x = a.tensor("self")?;
+    let listed = match a.node_arg(dims) {
+        None | Some(Argument::None) => Vec::new(),
+        Some(_) => a.ints(dims)?,
+    };
+    let mut axes = listed
+        .iter()
+        .map(|&d| axis(d, x.rank()))
+        .collect::<Result<Vec<_>, _>>()?;
+    if axes.is_empty() {
+        axes = (0..x.rank()).collect();
+    }
+    axes.sort_unstable();
+    axes.dedup();
+    if !listed.is_empty() && axes.len() != listed.len() {
+        return Err(format!("dimensions {listed:?} repeat"));
+    }
+    Ok(vec![x.reduce(&axes, a.bool_or("keepdim", false)?, how)?])
+}
+
+/// `batch_norm(w, None, None, None, None, training=True, …)` of a constant: each channel
+/// (axis 1) standardised with its own biased statistics, the weight standardisation of
+/// timm's StdConv. The native forms also return the mean and the reciprocal std.
+fn standardise(a: &Args<'_>, op: &str) -> Result<Vec<Tensor>, String> {
+    a.only(&[
+        "input",
+        "weight",
+        "bias",
+        "running_mean",
+        "running_var",
+        "training",
+        "momentum",
+        "eps",
+        "cudnn_enabled",
+    ])?;
+    for unused in ["weight", "bias", "running_mean", "running_var"] {
+        if !matches!(a.node_arg(unused), None | Some(Argument::None)) {
+            return Err(format!(
+                "BatchNorm of a constant with `{unused}`; only the weight standardisation (no affine, no running statistics) is evaluated"
+            ));
+        }
+    }
+    if op == "batch_norm.default" && !a.bool_or("training", false)? {
+        return Err("BatchNorm of a constant in eval mode without running statistics".into());
+    }
+    let x = a.tensor("input")?;
+    if x.rank() < 2 {
+        return Err("BatchNorm of a constant with fewer than two axes".into());
+    }
+    let eps = a.number_or("eps", 1e-5)? as f32;
+    let axes: Vec<usize> = (0..x.rank()).filter(|&d| d != 1).collect();
+    let mean = x.reduce(&axes, true, Reduction::Mean)?;
+    let variance = x.reduce(&axes, true, Reduction::Variance(0.0))?;
+    let inverse = variance.map(|v| 1.0 / (v + eps).sqrt());
+    let centred = Tensor::zip(&x, &mean, |p, q| p - q, None)?;
+    let y = Tensor::zip(&centred, &inverse, |p, q| p * q, None)?;
+    if op == "batch_norm.default" {
+        return Ok(vec![y]);
+    }
+    let channels = vec![x.dims()[1]];
+    Ok(vec![
+        y,
+        Tensor::f32(channels.clone(), mean.to_f32())?,
+        Tensor::f32(channels, inverse.to_f32())?,
+    ])
+}
+
+/// `x[indices]` (advanced indexing): the indexed axes must be leading and adjacent
+/// (`table[index]`, `t[:, index]` after `None`s), their index tensors broadcast together.
+fn index(x: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor, String> {
+    let leading = indices.iter().take_while(|i| i.is_none()).count();
+    let picked: Vec<&Tensor> = indices[leading..]
+        .iter()
+        .map_while(Option::as_ref)
+        .collect();
+    let trailing = &indices[leading + picked.len()..];
+    if picked.is_empty() || !trailing.iter().all(Option::is_none) || indices.len() > x.rank() {
+        return Err("indexing other than by adjacent index tensors".into());
+    }
+    let dims: Vec<&[u64]> = picked.iter().map(|t| t.dims()).collect();
+    let shape = tensor::broadcast(&dims)?;
+    // Flatten the indexed axes into one, with a combined row-major index.
+    let indexed = &x.dims()[leading..leading + picked.len()];
+    let mut combined = Tensor::i64(shape.clone(), vec![0; element_count(&shape)? as usize])?;
+    for (t, &size) in picked.iter().zip(indexed) {
+        let size_t = Tensor::i64(vec![], vec![size as i64])?;
+        let wrapped = t.to_i64()?;
+        let bad = wrapped
+            .iter()
+            .find(|&&i| i < -(size as i64) || i >= size as i64);
+        if let Some(i) = bad {
+            return Err(format!("index {i} is out of range for size {size}"));
+        }
+        let positive = Tensor::i64(
+            t.dims().to_vec(),
+            wrapped
+                .iter()
+                .map(|&i| if i < 0 { i + size as i64 } else { i })
+                .collect(),
+        )?;
+        combined = Tensor::zip(&combined, &size_t, |p, q| p * q, Some(i64::checked_mul))?;
+        combined = Tensor::zip(&combined, &positive, |p, q| p + q, Some(i64::checked_add))?;
+    }
+    let mut flat: Vec<i64> = x.dims()[..leading].iter().map(|&s| s as i64).collect();
+    flat.push(indexed.iter().product::<u64>() as i64);
+    flat.extend(x.dims()[leading + picked.len()..].iter().map(|&s| s as i64));
+    x.reshape(&flat)?.index_axis(leading, &combined)
+}
+
+/// A node's arguments by schema name, tensors resolved to their constant values.
+struct Args<'a> {
+    node: &'a Node,
+    input: &'a dyn Fn(&str) -> Option<Tensor>,
+}
+
+impl Args<'_> {
+    fn node_arg(&self, name: &str) -> Option<&Argument> {
+        self.node
+            .inputs
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| &a.arg)
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.node_arg(name).is_some()
+    }
+
+    fn wrong(name: &str, want: &str, got: Option<&Argument>) -> String {
+        match got {
+            Some(got) => format!("argument `{name}` is {}, expected {want}", got.kind()),
+            None => format!("argument `{name}` is missing"),
+        }
+    }
+
+    /// Refuses arguments other than `known`.
+    fn only(&self, known: &[&str]) -> Result<(), String> {
+        match self
+            .node
+            .inputs
+            .iter()
+            .find(|a| !known.contains(&a.name.as_str()))
+        {
+            Some(extra) => Err(format!("unexpected argument `{}`", extra.name)),
+            None => Ok(()),
+        }
+    }
+
+    fn constant(&self, name: &str) -> Result<Tensor, String> {
+        (self.input)(name).ok_or_else(|| format!("`{name}` is not a constant"))
+    }
+
+    fn tensor(&self, name: &str) -> Result<Tensor, String> {
+        match self.node_arg(name) {
+            Some(Argument::Tensor(t)) => self.constant(t),
+            other => Err(Self::wrong(name, "a tensor", other)),
+        }
+    }
+
+    /// A tensor or a number (a 0-d float32 or int64 constant).
+    fn operand(&self, name: &str) -> Result<Tensor, String> {
+        match self.node_arg(name) {
+            Some(Argument::Int(i)) => Tensor::i64(vec![], vec![*i]),
+            Some(Argument::Float(f)) => Tensor::f32(vec![], vec![*f as f32]),
+            _ => self.tensor(name),
+        }
+    }
+
+    fn tensors(&self, name: &str) -> Result<Vec<Tensor>, String> {
+        match self.node_arg(name) {
+            Some(Argument::Tensors(ts)) => ts.iter().map(|t| self.constant(t)).collect(),
+            other => Err(Self::wrong(name, "a list of tensors", other)),
+        }
+    }
+
+    fn optional_tensors(&self, name: &str) -> Result<Vec<Option<Tensor>>, String> {
+        match self.node_arg(name) {
+            Some(Argument::OptionalTensors(ts)) => ts
+                .iter()
+                .map(|t| t.as_deref().map(|t| self.constant(t)).transpose())
+                .collect(),
+            Some(Argument::Tensors(ts)) => ts.iter().map(|t| self.constant(t).map(Some)).collect(),
+            other => Err(Self::wrong(name, "a list of tensors and Nones", other)),
+        }
+    }
+
+    fn int(&self, name: &str) -> Result<i64, String> {
+        match self.node_arg(name) {
+            Some(Argument::Int(i)) => Ok(*i),
+            other => Err(Self::wrong(name, "an int", other)),
+        }
+    }
+
+    fn int_or(&self, name: &str, default: i64) -> Result<i64, String> {
+        Ok(self.optional_int(name)?.unwrap_or(default))
+    }
+
+    fn optional_int(&self, name: &str) -> Result<Option<i64>, String> {
+        match self.node_arg(name) {
+            None | Some(Argument::None) => Ok(None),
+            Some(Argument::Int(i)) => Ok(Some(*i)),
+            other => Err(Self::wrong(name, "an int", other)),
+        }
+    }
+
+    /// A list of ints (a single int is a list of one).
+    fn ints(&self, name: &str) -> Result<Vec<i64>, String> {
+        match self.node_arg(name) {
+            Some(Argument::Ints(v)) => Ok(v.clone()),
+            Some(Argument::Int(i)) => Ok(vec![*i]),
+            Some(Argument::SymInts(_)) => Err(format!(
+                "argument `{name}` involves the batch; a constant cannot follow the batch"
+            )),
+            other => Err(Self::wrong(name, "a list of ints", other)),
+        }
+    }
+
+    fn optional_number(&self, name: &str) -> Result<Option<f64>, String> {
+        match self.node_arg(name) {
+            None | Some(Argument::None) => Ok(None),
+            Some(Argument::Int(i)) => Ok(Some(*i as f64)),
+            Some(Argument::Float(f)) => Ok(Some(*f)),
+            other => Err(Self::wrong(name, "a number", other)),
+        }
+    }
+
+    fn number(&self, name: &str) -> Result<f64, String> {
+        self.optional_number(name)?
+            .ok_or_else(|| format!("argument `{name}` is missing"))
+    }
+
+    fn number_or(&self, name: &str, default: f64) -> Result<f64, String> {
+        Ok(self.optional_number(name)?.unwrap_or(default))
+    }
+
+    fn bool_or(&self, name: &str, default: bool) -> Result<bool, String> {
+        match self.node_arg(name) {
+            None => Ok(default),
+            Some(Argument::Bool(b)) => Ok(*b),
+            other => Err(Self::wrong(name, "a bool", other)),
+        }
+    }
+
+    fn dtype(&self) -> Result<Option<i64>, String> {
+        match self.node_arg("dtype") {
+            None | Some(Argument::None) => Ok(None),
+            Some(Argument::ScalarType(t)) => Ok(Some(*t)),
+            other => Err(Self::wrong("dtype", "a dtype", other)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// A node `op` with JSON `inputs` (the export schema's form), output `y`.
+    fn node(op: &str, inputs: &str) -> Node {
+        serde_json::from_str(&format!(
+            r#"{{"target": "torch.ops.aten.{op}", "inputs": {inputs}, "outputs": [{{"as_tensor": {{"name": "y"}}}}]}}"#
+        ))
+        .unwrap()
+    }
+
+    fn run(op: &str, inputs: &str, constants: &[(&str, Tensor)]) -> Result<Vec<Tensor>, String> {
+        let map: HashMap<&str, Tensor> = constants.iter().cloned().collect();
+        evaluate(&node(op, inputs), &|name| map.get(name).cloned())
+    }
+
+    fn w() -> Tensor {
+        Tensor::f32(vec![2, 3], vec![1., 2., 3., 4., 6., 8.]).unwrap()
+    }
+
+    #[test]
+    fn layer_scale_reshape_and_parameter_arithmetic() {
+        let gamma = Tensor::f32(vec![3], vec![1., 2., 3.]).unwrap();
+        let y = run(
+            "reshape.default",
+            r#"[{"name": "self", "arg": {"as_tensor": {"name": "g"}}}, {"name": "shape", "arg": {"as_ints": [1, -1, 1, 1]}}]"#,
+            &[("g", gamma.clone())],
+        )
+        .unwrap();
+        assert_eq!(y[0].dims(), [1, 3, 1, 1]);
+        let product = run(
+            "mul.Tensor",
+            r#"[{"name": "self", "arg": {"as_tensor": {"name": "g"}}}, {"name": "other", "arg": {"as_float": 0.5}}]"#,
+            &[("g", gamma)],
+        )
+        .unwrap();
+        assert_eq!(product[0].to_f32(), [0.5, 1., 1.5]);
+    }
+
+    #[test]
+    fn weight_standardisation_by_batch_norm_matches_mean_and_std() {
+        let y = run(
+            "batch_norm.default",
+            r#"[{"name": "input", "arg": {"as_tensor": {"name": "w"}}},
+                {"name": "weight", "arg": {"as_none": true}}, {"name": "bias", "arg": {"as_none": true}},
+                {"name": "running_mean", "arg": {"as_none": true}}, {"name": "running_var", "arg": {"as_none": true}},
+                {"name": "training", "arg": {"as_bool": true}}, {"name": "momentum", "arg": {"as_float": 0.0}},
+                {"name": "eps", "arg": {"as_float": 0.0}}, {"name": "cudnn_enabled", "arg": {"as_bool": false}}]"#,
+            &[("w", w().reshape(&[1, 2, 3]).unwrap())],
+        )
+        .unwrap();
+        // Channel 0 is 1, 2, 3: mean 2, biased variance 2/3.
+        let s = (2.0f32 / 3.0).sqrt();
+        let expect = [
+            -1. / s,
+            0.,
+            1. / s,
+            -2. / (8f32 / 3.).sqrt(),
+            0.,
+            2. / (8f32 / 3.).sqrt(),
+        ];
+        for (got, want) in y[0].to_f32().iter().zip(expect) {
+            assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+        }
+        let eval_mode = run(
+            "batch_norm.default",
+            r#"[{"name": "input", "arg": {"as_tensor": {"name": "w"}}}, {"name": "training", "arg": {"as_bool": false}}]"#,
+            &[("w", w())],
+        );
+        assert!(eval_mode.unwrap_err().contains("eval mode"));
+    }
+
+    #[test]
+    fn std_over_dims_keeps_them() {
+        let y = run(
+            "std.dim",
+            r#"[{"name": "self", "arg": {"as_tensor": {"name": "w"}}}, {"name": "dim", "arg": {"as_ints": [1]}},
+                {"name": "unbiased", "arg": {"as_bool": true}}, {"name": "keepdim", "arg": {"as_bool": true}}]"#,
+            &[("w", w())],
+        )
+        .unwrap();
+        assert_eq!((y[0].dims(), y[0].to_f32()), (&[2, 1][..], vec![1., 2.]));
+    }
+
+    #[test]
+    fn relative_position_bias_lookup() {
+        let table = Tensor::f32(vec![3, 2], vec![0., 10., 1., 11., 2., 12.]).unwrap();
+        let index = Tensor::i64(vec![2, 2], vec![1, 0, 2, 1]).unwrap();
+        let flat = index.reshape(&[-1]).unwrap();
+        let y = run(
+            "index.Tensor",
+            r#"[{"name": "self", "arg": {"as_tensor": {"name": "t"}}}, {"name": "indices", "arg": {"as_optional_tensors": [{"as_tensor": {"name": "i"}}]}}]"#,
+            &[("t", table), ("i", flat)],
+        )
+        .unwrap();
+        assert_eq!(y[0].dims(), [4, 2]);
+        assert_eq!(y[0].to_f32(), [1., 11., 0., 10., 2., 12., 1., 11.]);
+    }
+
+    #[test]
+    fn two_index_tensors_pick_pairs() {
+        let x = Tensor::f32(vec![2, 3], vec![0., 1., 2., 3., 4., 5.]).unwrap();
+        let rows = Tensor::i64(vec![2], vec![1, 0]).unwrap();
+        let columns = Tensor::i64(vec![2], vec![-1, 1]).unwrap();
+        let y = index(&x, &[Some(rows), Some(columns)]).unwrap();
+        assert_eq!(y.to_f32(), [5., 1.]);
+        let gap = index(&x, &[Some(Tensor::i64(vec![1], vec![0]).unwrap()), None]);
+        assert!(gap.is_ok());
+        assert!(index(&x, &[None, None]).is_err());
+    }
+
+    #[test]
+    fn integer_arithmetic_stays_int64_and_softplus_matches_torch() {
+        let i = Tensor::i64(vec![2], vec![3, 4]).unwrap();
+        let y = run(
+            "add.Tensor",
+            r#"[{"name": "self", "arg": {"as_tensor": {"name": "i"}}}, {"name": "other", "arg": {"as_int": 7}}]"#,
+            &[("i", i)],
+        )
+        .unwrap();
+        assert_eq!(y[0].values(), &Values::I64(vec![10, 11]));
+        let p = Tensor::f32(vec![2], vec![0., 30.]).unwrap();
+        let y = run(
+            "softplus.default",
+            r#"[{"name": "self", "arg": {"as_tensor": {"name": "p"}}}]"#,
+            &[("p", p)],
+        )
+        .unwrap();
+        assert!((y[0].to_f32()[0] - 2f32.ln()).abs() < 1e-7);
+        assert_eq!(y[0].to_f32()[1], 30.);
+    }
+
+    #[test]
+    fn unknown_arguments_and_batch_sizes_are_refused() {
+        let extra = run(
+            "permute.default",
+            r#"[{"name": "self", "arg": {"as_tensor": {"name": "w"}}}, {"name": "dims", "arg": {"as_ints": [1, 0]}}, {"name": "fast", "arg": {"as_bool": true}}]"#,
+            &[("w", w())],
+        );
+        assert!(extra.unwrap_err().contains("`fast`"));
+        let batch = run(
+            "view.default",
+            r#"[{"name": "self", "arg": {"as_tensor": {"name": "w"}}}, {"name": "size", "arg": {"as_sym_ints": [{"as_name": "s0"}]}}]"#,
+            &[("w", w())],
+        );
+        assert!(batch.unwrap_err().contains("batch"));
+    }
+
+    #[test]
+    fn every_listed_op_is_dispatched() {
+        for op in EVALUATED {
+            let err = run(op, "[]", &[]).err().unwrap_or_default();
+            assert!(
+                !err.contains("is not evaluated on constants"),
+                "{op}: {err}"
+            );
+        }
+    }
+}

@@ -1,0 +1,546 @@
+//! A dense row-major tensor of float32 or int64 values and the primitives the aten ops are
+//! written in: strided views (every layout op), gathers (indexing), broadcast element-wise
+//! maps and reductions over axes.
+
+/// The most elements an evaluated tensor may have (2^24: a hostile program cannot make the
+/// export allocate without bound, and every integer below it is exact in float32).
+pub const MAX_ELEMENTS: u64 = 1 << 24;
+
+/// A tensor's values in row-major order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Values {
+    F32(Vec<f32>),
+    /// Integer tensors (index buffers), kept exact.
+    I64(Vec<i64>),
+}
+
+impl Values {
+    fn len(&self) -> usize {
+        match self {
+            Values::F32(v) => v.len(),
+            Values::I64(v) => v.len(),
+        }
+    }
+
+    /// The values at flat positions `at`, in that order.
+    fn take(&self, at: &[usize]) -> Values {
+        match self {
+            Values::F32(v) => Values::F32(at.iter().map(|&i| v[i]).collect()),
+            Values::I64(v) => Values::I64(at.iter().map(|&i| v[i]).collect()),
+        }
+    }
+}
+
+/// A dense tensor. Invariant: the values number the product of the sizes, at most
+/// [`MAX_ELEMENTS`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    dims: Vec<u64>,
+    values: Values,
+}
+
+/// The elements of a tensor of sizes `dims`, if within [`MAX_ELEMENTS`].
+pub fn element_count(dims: &[u64]) -> Result<u64, String> {
+    match dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d)) {
+        Some(n) if n <= MAX_ELEMENTS => Ok(n),
+        _ => Err(format!(
+            "a constant of sizes {dims:?} has more than {MAX_ELEMENTS} elements; the export folds smaller ones only"
+        )),
+    }
+}
+
+/// Row-major strides of `dims`.
+pub fn strides(dims: &[u64]) -> Vec<u64> {
+    let mut strides = vec![1u64; dims.len()];
+    for axis in (0..dims.len().saturating_sub(1)).rev() {
+        strides[axis] = strides[axis + 1] * dims[axis + 1];
+    }
+    strides
+}
+
+/// `axis` (negative counts from the end) as an index below `rank`.
+pub fn axis(axis: i64, rank: usize) -> Result<usize, String> {
+    let r = rank as i64;
+    let a = if axis < 0 { axis + r } else { axis };
+    usize::try_from(a)
+        .ok()
+        .filter(|&a| a < rank)
+        .ok_or_else(|| format!("dimension {axis} is out of range for a rank-{rank} tensor"))
+}
+
+/// numpy broadcasting of several sizes, right-aligned.
+pub fn broadcast(all: &[&[u64]]) -> Result<Vec<u64>, String> {
+    let rank = all.iter().map(|d| d.len()).max().unwrap_or(0);
+    (0..rank)
+        .map(|i| {
+            all.iter().try_fold(1u64, |out, d| {
+                let size = (i + d.len()).checked_sub(rank).map_or(1, |j| d[j]);
+                match (out, size) {
+                    (o, s) if o == s || s == 1 => Ok(o),
+                    (1, s) => Ok(s),
+                    _ => Err(format!("sizes {all:?} do not broadcast")),
+                }
+            })
+        })
+        .collect()
+}
+
+/// The flat positions of a strided view: output element `c` (row-major over `dims`) reads
+/// position `offset + Σ c_i · strides_i`.
+fn view_positions(dims: &[u64], strides: &[u64], offset: u64) -> Vec<usize> {
+    let count: u64 = dims.iter().product();
+    let mut coordinate = vec![0u64; dims.len()];
+    let mut positions = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let at: u64 = offset
+            + coordinate
+                .iter()
+                .zip(strides)
+                .map(|(c, s)| c * s)
+                .sum::<u64>();
+        positions.push(at as usize);
+        for axis in (0..dims.len()).rev() {
+            coordinate[axis] += 1;
+            if coordinate[axis] < dims[axis] {
+                break;
+            }
+            coordinate[axis] = 0;
+        }
+    }
+    positions
+}
+
+/// How a reduction combines the values along its axes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Reduction {
+    Sum,
+    Mean,
+    Max,
+    Min,
+    /// The variance with this correction (1: unbiased).
+    Variance(f64),
+    /// The L2 norm.
+    Norm,
+}
+
+impl Tensor {
+    /// A tensor of sizes `dims` holding `values`, which must number their product.
+    pub fn new(dims: Vec<u64>, values: Values) -> Result<Tensor, String> {
+        let count = element_count(&dims)?;
+        if values.len() as u64 != count {
+            return Err(format!(
+                "{} values for sizes {dims:?} ({count} expected)",
+                values.len()
+            ));
+        }
+        Ok(Tensor { dims, values })
+    }
+
+    pub fn f32(dims: Vec<u64>, values: Vec<f32>) -> Result<Tensor, String> {
+        Tensor::new(dims, Values::F32(values))
+    }
+
+    pub fn i64(dims: Vec<u64>, values: Vec<i64>) -> Result<Tensor, String> {
+        Tensor::new(dims, Values::I64(values))
+    }
+
+    pub fn dims(&self) -> &[u64] {
+        &self.dims
+    }
+
+    pub fn values(&self) -> &Values {
+        &self.values
+    }
+
+    pub fn rank(&self) -> usize {
+        self.dims.len()
+    }
+
+    /// The values as float32 (integers rounded to the nearest, exact below 2^24).
+    pub fn to_f32(&self) -> Vec<f32> {
+        match &self.values {
+            Values::F32(v) => v.clone(),
+            Values::I64(v) => v.iter().map(|&x| x as f32).collect(),
+        }
+    }
+
+    /// The values as int64; a float tensor must hold integers only.
+    pub fn to_i64(&self) -> Result<Vec<i64>, String> {
+        match &self.values {
+            Values::I64(v) => Ok(v.clone()),
+            Values::F32(v) => v
+                .iter()
+                .map(|&x| {
+                    (x.fract() == 0.0 && x.abs() < 9.0e18)
+                        .then_some(x as i64)
+                        .ok_or_else(|| format!("{x} is not an integer"))
+                })
+                .collect(),
+        }
+    }
+
+    /// This tensor with float32 values (`as_integer`: int64 values).
+    pub fn cast(&self, as_integer: bool) -> Result<Tensor, String> {
+        let values = if as_integer {
+            Values::I64(self.to_i64()?)
+        } else {
+            Values::F32(self.to_f32())
+        };
+        Tensor::new(self.dims.clone(), values)
+    }
+
+    /// The same values under sizes `dims` (one may be `-1`, inferred).
+    pub fn reshape(&self, dims: &[i64]) -> Result<Tensor, String> {
+        let count = self.values.len() as u64;
+        let known: u64 = dims
+            .iter()
+            .filter(|&&d| d >= 0)
+            .map(|&d| d as u64)
+            .product();
+        let inferred = dims.iter().filter(|&&d| d == -1).count();
+        let bad = || format!("sizes {:?} cannot be viewed as {dims:?}", self.dims);
+        let out = dims
+            .iter()
+            .map(|&d| match d {
+                -1 if inferred == 1 && known > 0 && count % known == 0 => Ok(count / known),
+                d if d >= 0 => Ok(d as u64),
+                _ => Err(bad()),
+            })
+            .collect::<Result<Vec<u64>, String>>()?;
+        if out.iter().product::<u64>() != count {
+            return Err(bad());
+        }
+        Tensor::new(out, self.values.clone())
+    }
+
+    /// A strided view of this tensor, copied.
+    fn view(&self, dims: Vec<u64>, strides: &[u64], offset: u64) -> Result<Tensor, String> {
+        element_count(&dims)?;
+        let positions = view_positions(&dims, strides, offset);
+        Tensor::new(dims, self.values.take(&positions))
+    }
+
+    /// Axes reordered: output axis `i` is input axis `order[i]`.
+    pub fn permute(&self, order: &[usize]) -> Result<Tensor, String> {
+        let mut seen = vec![false; self.rank()];
+        for &a in order {
+            match seen.get_mut(a) {
+                Some(s) if !*s => *s = true,
+                _ => {
+                    return Err(format!(
+                        "{order:?} is not a permutation of {} axes",
+                        self.rank()
+                    ))
+                }
+            }
+        }
+        if order.len() != self.rank() {
+            return Err(format!(
+                "{order:?} is not a permutation of {} axes",
+                self.rank()
+            ));
+        }
+        let strides = strides(&self.dims);
+        let dims = order.iter().map(|&a| self.dims[a]).collect();
+        let permuted: Vec<u64> = order.iter().map(|&a| strides[a]).collect();
+        self.view(dims, &permuted, 0)
+    }
+
+    /// Entries `start, start + step, …` below `end` along `axis` (bounds clamped as torch).
+    pub fn slice(&self, axis: usize, start: i64, end: i64, step: u64) -> Result<Tensor, String> {
+        if step == 0 {
+            return Err("a slice step of 0".into());
+        }
+        let size = self.dims[axis] as i64;
+        let clamp = |i: i64| (if i < 0 { i + size } else { i }).clamp(0, size) as u64;
+        let (start, end) = (clamp(start), clamp(end).max(clamp(start)));
+        let mut dims = self.dims.clone();
+        dims[axis] = (end - start).div_ceil(step);
+        let mut strides = strides(&self.dims);
+        let offset = start * strides[axis];
+        strides[axis] *= step;
+        self.view(dims, &strides, offset)
+    }
+
+    /// Entry `index` (negative counts from the end) of `axis`, which is removed.
+    pub fn select(&self, axis: usize, index: i64) -> Result<Tensor, String> {
+        let size = self.dims[axis] as i64;
+        let i = if index < 0 { index + size } else { index };
+        if !(0..size).contains(&i) {
+            return Err(format!("index {index} is out of range for size {size}"));
+        }
+        let mut dims = self.dims.clone();
+        let mut strides = strides(&self.dims);
+        let offset = i as u64 * strides[axis];
+        dims.remove(axis);
+        strides.remove(axis);
+        self.view(dims, &strides, offset)
+    }
+
+    /// Broadcast to sizes `dims` (a size-1 axis repeated, leading axes added).
+    pub fn expand(&self, dims: &[u64]) -> Result<Tensor, String> {
+        if broadcast(&[&self.dims, dims])? != dims {
+            return Err(format!("sizes {:?} do not expand to {dims:?}", self.dims));
+        }
+        let own = strides(&self.dims);
+        let offset = dims.len() - self.rank();
+        let strides: Vec<u64> = (0..dims.len())
+            .map(|i| match i.checked_sub(offset) {
+                Some(j) if self.dims[j] != 1 => own[j],
+                _ => 0,
+            })
+            .collect();
+        self.view(dims.to_vec(), &strides, 0)
+    }
+
+    /// Entries of `axis` picked by `indices` (negative counts from the end), in order: the
+    /// axis is replaced by the indices' sizes.
+    pub fn index_axis(&self, axis: usize, indices: &Tensor) -> Result<Tensor, String> {
+        let size = self.dims[axis] as i64;
+        let picks = indices
+            .to_i64()?
+            .into_iter()
+            .map(|i| {
+                let j = if i < 0 { i + size } else { i };
+                (0..size)
+                    .contains(&j)
+                    .then_some(j as u64)
+                    .ok_or_else(|| format!("index {i} is out of range for size {size}"))
+            })
+            .collect::<Result<Vec<u64>, String>>()?;
+        let outer: u64 = self.dims[..axis].iter().product();
+        let inner: u64 = self.dims[axis + 1..].iter().product();
+        let dims: Vec<u64> = self.dims[..axis]
+            .iter()
+            .chain(indices.dims())
+            .chain(&self.dims[axis + 1..])
+            .copied()
+            .collect();
+        element_count(&dims)?;
+        let mut positions = Vec::with_capacity(dims.iter().product::<u64>() as usize);
+        for o in 0..outer {
+            for &p in &picks {
+                let base = (o * self.dims[axis] + p) * inner;
+                positions.extend((base..base + inner).map(|q| q as usize));
+            }
+        }
+        Tensor::new(dims, self.values.take(&positions))
+    }
+
+    /// Tensors joined along `axis`; all sizes but that axis must agree.
+    pub fn cat(parts: &[Tensor], axis: usize) -> Result<Tensor, String> {
+        let first = parts.first().ok_or("cat of no tensors")?;
+        let same = |t: &Tensor| {
+            t.rank() == first.rank()
+                && (0..first.rank()).all(|a| a == axis || t.dims[a] == first.dims[a])
+        };
+        if !parts.iter().all(same) {
+            return Err("cat of tensors whose other sizes differ".into());
+        }
+        let integer = parts.iter().all(|t| matches!(t.values, Values::I64(_)));
+        let parts = parts
+            .iter()
+            .map(|t| t.cast(integer))
+            .collect::<Result<Vec<_>, _>>()?;
+        let outer: u64 = first.dims[..axis].iter().product();
+        let mut dims = first.dims.clone();
+        dims[axis] = parts.iter().map(|t| t.dims[axis]).sum();
+        element_count(&dims)?;
+        let chunk = |t: &Tensor| (t.values.len() as u64 / outer.max(1)) as usize;
+        let mut f = Vec::new();
+        let mut i = Vec::new();
+        for o in 0..outer as usize {
+            for t in &parts {
+                let n = chunk(t);
+                match &t.values {
+                    Values::F32(v) => f.extend_from_slice(&v[o * n..(o + 1) * n]),
+                    Values::I64(v) => i.extend_from_slice(&v[o * n..(o + 1) * n]),
+                }
+            }
+        }
+        let values = if integer {
+            Values::I64(i)
+        } else {
+            Values::F32(f)
+        };
+        Tensor::new(dims, values)
+    }
+
+    /// `f` of each value, as float32.
+    pub fn map(&self, f: impl Fn(f32) -> f32) -> Tensor {
+        let values = self.to_f32().into_iter().map(f).collect();
+        Tensor {
+            dims: self.dims.clone(),
+            values: Values::F32(values),
+        }
+    }
+
+    /// `f(a, b)` element-wise with numpy broadcasting; int64 when both are and `integer`
+    /// gives the integer form, else float32.
+    pub fn zip(
+        a: &Tensor,
+        b: &Tensor,
+        float: impl Fn(f32, f32) -> f32,
+        integer: Option<fn(i64, i64) -> Option<i64>>,
+    ) -> Result<Tensor, String> {
+        let dims = broadcast(&[&a.dims, &b.dims])?;
+        let (a, b) = (a.expand(&dims)?, b.expand(&dims)?);
+        if let (Values::I64(x), Values::I64(y), Some(f)) = (&a.values, &b.values, integer) {
+            let values = x
+                .iter()
+                .zip(y)
+                .map(|(&p, &q)| f(p, q).ok_or_else(|| format!("{p} and {q} overflow int64")))
+                .collect::<Result<_, _>>()?;
+            return Tensor::new(dims, Values::I64(values));
+        }
+        let values = a
+            .to_f32()
+            .into_iter()
+            .zip(b.to_f32())
+            .map(|(p, q)| float(p, q))
+            .collect();
+        Tensor::new(dims, Values::F32(values))
+    }
+
+    /// `how` over `axes` (distinct, in range), kept as size-1 axes when `keep`.
+    pub fn reduce(&self, axes: &[usize], keep: bool, how: Reduction) -> Result<Tensor, String> {
+        let reduced: u64 = axes.iter().map(|&a| self.dims[a]).product();
+        if let Reduction::Variance(c) = how {
+            if reduced as f64 <= c {
+                return Err(format!(
+                    "a variance of {reduced} values with correction {c} divides by zero or less"
+                ));
+            }
+        }
+        // Move the reduced axes last, so each output entry reads one contiguous run.
+        let kept: Vec<usize> = (0..self.rank()).filter(|a| !axes.contains(a)).collect();
+        let order: Vec<usize> = kept.iter().chain(axes).copied().collect();
+        let values = self.permute(&order)?.to_f32();
+        let run = reduced.max(1) as usize;
+        let out: Vec<f32> = values
+            .chunks(run)
+            .map(|r| {
+                let n = r.len() as f64;
+                let sum = || r.iter().map(|&x| f64::from(x)).sum::<f64>();
+                let y = match how {
+                    Reduction::Sum => sum(),
+                    Reduction::Mean => sum() / n,
+                    Reduction::Max => r.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x)).into(),
+                    Reduction::Min => r.iter().fold(f32::INFINITY, |m, &x| m.min(x)).into(),
+                    Reduction::Variance(c) => {
+                        let mean = sum() / n;
+                        let ss: f64 = r.iter().map(|&x| (f64::from(x) - mean).powi(2)).sum();
+                        ss / (n - c)
+                    }
+                    Reduction::Norm => r.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt(),
+                };
+                y as f32
+            })
+            .collect();
+        let dims = (0..self.rank())
+            .filter_map(|a| match (axes.contains(&a), keep) {
+                (false, _) => Some(self.dims[a]),
+                (true, true) => Some(1),
+                (true, false) => None,
+            })
+            .collect();
+        Tensor::f32(dims, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(dims: &[u64]) -> Tensor {
+        let n: u64 = dims.iter().product();
+        Tensor::f32(dims.to_vec(), (0..n).map(|i| i as f32).collect()).unwrap()
+    }
+
+    fn values(t: &Tensor) -> Vec<f32> {
+        t.to_f32()
+    }
+
+    #[test]
+    fn permute_and_reshape_follow_torch() {
+        let t = range(&[2, 3]);
+        let p = t.permute(&[1, 0]).unwrap();
+        assert_eq!(p.dims(), [3, 2]);
+        assert_eq!(values(&p), [0., 3., 1., 4., 2., 5.]);
+        assert_eq!(t.reshape(&[3, -1]).unwrap().dims(), [3, 2]);
+        assert!(t.reshape(&[4, -1]).is_err());
+        assert!(t.permute(&[0, 0]).is_err());
+    }
+
+    #[test]
+    fn slice_select_and_expand_are_views() {
+        let t = range(&[3, 4]);
+        assert_eq!(
+            values(&t.slice(1, 1, 100, 2).unwrap()),
+            [1., 3., 5., 7., 9., 11.]
+        );
+        assert_eq!(
+            values(&t.slice(0, -1, i64::MAX, 1).unwrap()),
+            [8., 9., 10., 11.]
+        );
+        assert_eq!(values(&t.select(0, -1).unwrap()), [8., 9., 10., 11.]);
+        assert!(t.select(0, 3).is_err());
+        let column = range(&[2, 1]);
+        let e = column.expand(&[2, 2, 3]).unwrap();
+        assert_eq!(values(&e), [0., 0., 0., 1., 1., 1., 0., 0., 0., 1., 1., 1.]);
+        assert!(range(&[2]).expand(&[3]).is_err());
+    }
+
+    #[test]
+    fn indexing_keeps_integers_exact_and_checks_bounds() {
+        let table = range(&[3, 2]);
+        let index = Tensor::i64(vec![2, 2], vec![2, 0, -1, 1]).unwrap();
+        let picked = table.index_axis(0, &index).unwrap();
+        assert_eq!(picked.dims(), [2, 2, 2]);
+        assert_eq!(values(&picked), [4., 5., 0., 1., 4., 5., 2., 3.]);
+        let out_of_range = Tensor::i64(vec![1], vec![3]).unwrap();
+        assert!(table.index_axis(0, &out_of_range).is_err());
+        let big = Tensor::i64(vec![1], vec![(1 << 40) + 1]).unwrap();
+        let sum = Tensor::zip(&big, &big, |a, b| a + b, Some(i64::checked_add)).unwrap();
+        assert_eq!(sum.values(), &Values::I64(vec![(1 << 41) + 2]));
+    }
+
+    #[test]
+    fn cat_and_broadcast_arithmetic() {
+        let a = range(&[2, 1]);
+        let b = range(&[2, 2]);
+        let c = Tensor::cat(&[a.clone(), b], 1).unwrap();
+        assert_eq!(values(&c), [0., 0., 1., 1., 2., 3.]);
+        let row = range(&[3]);
+        let product = Tensor::zip(&a, &row, |x, y| x * y, None).unwrap();
+        assert_eq!(product.dims(), [2, 3]);
+        assert_eq!(values(&product), [0., 0., 0., 0., 1., 2.]);
+        assert!(Tensor::zip(&range(&[2]), &row, |x, _| x, None).is_err());
+    }
+
+    #[test]
+    fn reductions_match_torch() {
+        let t = Tensor::f32(vec![2, 3], vec![1., 2., 3., 4., 6., 8.]).unwrap();
+        let mean = t.reduce(&[1], true, Reduction::Mean).unwrap();
+        assert_eq!((mean.dims(), values(&mean)), (&[2, 1][..], vec![2., 6.]));
+        let var = t.reduce(&[1], false, Reduction::Variance(1.0)).unwrap();
+        assert_eq!(values(&var), [1., 4.]);
+        let max = t.reduce(&[0, 1], false, Reduction::Max).unwrap();
+        assert_eq!((max.dims(), values(&max)), (&[][..], vec![8.]));
+        let norm = Tensor::f32(vec![2], vec![3., 4.]).unwrap();
+        assert_eq!(
+            values(&norm.reduce(&[0], false, Reduction::Norm).unwrap()),
+            [5.]
+        );
+        assert!(t.reduce(&[0], false, Reduction::Variance(2.0)).is_err());
+    }
+
+    #[test]
+    fn sizes_beyond_the_cap_are_refused() {
+        assert!(element_count(&[1 << 12, 1 << 12]).is_ok());
+        let err = element_count(&[1 << 13, 1 << 12]).unwrap_err();
+        assert!(err.contains("more than"), "{err}");
+        assert!(element_count(&[u64::MAX, 2]).is_err());
+        assert!(range(&[1]).expand(&[1 << 13, 1 << 12]).is_err());
+    }
+}
