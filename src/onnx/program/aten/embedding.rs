@@ -6,19 +6,19 @@
 
 use crate::onnx::graph::Attr;
 use crate::onnx::OnnxError;
+use crate::torch::eval::MAX_ELEMENTS;
 use crate::torch::pt2::schema::Node;
 
 use super::super::args::Args;
 use super::super::lower::Lowering;
-use crate::torch::eval::MAX_ELEMENTS as MAX_FOLDED;
 use super::{arg_error, reject_extra, OrShape};
 
 /// Rows `indices` of a row-major `rows × width` table, concatenated. Each index must be a
 /// whole number below `rows` (torch refuses negative ids too).
 fn lookup(table: &[f32], rows: u64, width: u64, indices: &[f32]) -> Result<Vec<f32>, String> {
-    if (indices.len() as u64).saturating_mul(width) > MAX_FOLDED {
+    if (indices.len() as u64).saturating_mul(width) > MAX_ELEMENTS {
         return Err(format!(
-            "looking up {} constant ids gives more than {MAX_FOLDED} values",
+            "looking up {} constant ids gives more than {MAX_ELEMENTS} values",
             indices.len()
         ));
     }

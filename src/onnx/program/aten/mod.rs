@@ -29,8 +29,8 @@ mod pointwise;
 mod pool;
 mod reduce;
 mod resize;
-mod select_top;
 mod rnn;
+mod select_top;
 mod shape_ops;
 mod split;
 
