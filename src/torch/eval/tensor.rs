@@ -202,7 +202,9 @@ impl Tensor {
         let out = dims
             .iter()
             .map(|&d| match d {
-                -1 if inferred == 1 && known > 0 && count % known == 0 => Ok(count / known),
+                -1 if inferred == 1 && known > 0 && count.is_multiple_of(known) => {
+                    Ok(count / known)
+                }
                 d if d >= 0 => Ok(d as u64),
                 _ => Err(bad()),
             })

@@ -249,8 +249,11 @@ fn given_by_param<'g>(
     Ok(by_param)
 }
 
+/// A traced input's dtype and shape (whole, or per sample).
+type TracedInput = (DType, Vec<u64>);
+
 /// The traced inputs' dtypes and per-sample shapes, and their common batch size.
-fn traced(traced: &[(DType, Vec<u64>)]) -> Result<(Vec<(DType, Vec<u64>)>, u64), ScriptError> {
+fn traced(traced: &[TracedInput]) -> Result<(Vec<TracedInput>, u64), ScriptError> {
     let mut inputs = Vec::with_capacity(traced.len());
     let mut batch = None;
     for (dtype, full) in traced {
