@@ -13,7 +13,7 @@
 //! names the node that froze it, with its module and stack trace. With a dynamic batch,
 //! the batch may move to any dimension or fold into one (`k·N`: attention heads, Swin
 //! windows, patches, time-major sequences): each activation is an ONNX value with torch's
-//! own axes, the batch on one of them ([`tensor`]), so layouts lower to Transposes and
+//! own axes, the batch on one of them (`tensor`), so layouts lower to Transposes and
 //! Reshapes with constant shapes and no node computes a shape. Ops across the batch are
 //! refused as mixing samples; graph outputs are returned with the batch first.
 
