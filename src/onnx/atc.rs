@@ -15,12 +15,15 @@ use super::write::header;
 use super::{Batch, OnnxError};
 
 /// Operators ATC's ONNX parser registers for every default-domain opset from 9 to 13
-/// (CANN's ONNX plugin list), limited to those this exporter may emit.
-pub const ALLOWED_OPS: [&str; 47] = [
+/// (CANN's ONNX plugin list; `Floor`, `Ceil` and `Round` from its
+/// `onnx_plugin/similar_opp_plugins.cc`, registered for opsets 8–13), limited to those this
+/// exporter may emit.
+pub const ALLOWED_OPS: [&str; 50] = [
     "Abs",
     "Add",
     "AveragePool",
     "BatchNormalization",
+    "Ceil",
     "Clip",
     "Concat",
     "Conv",
@@ -30,6 +33,7 @@ pub const ALLOWED_OPS: [&str; 47] = [
     "Erf",
     "Exp",
     "Flatten",
+    "Floor",
     "Gemm",
     "GlobalAveragePool",
     "HardSigmoid",
@@ -55,6 +59,7 @@ pub const ALLOWED_OPS: [&str; 47] = [
     "Relu",
     "Reshape",
     "Resize",
+    "Round",
     "Sigmoid",
     "Slice",
     "Softmax",

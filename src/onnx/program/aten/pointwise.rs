@@ -219,7 +219,12 @@ impl<'p> Lowering<'p, '_> {
         }
     }
 
-    fn emitted_operand(&mut self, e: &Elementwise<'_>, scope: &str) -> Result<Emitted, OnnxError> {
+    /// `e` in the graph: an activation, or a constant written as an initializer.
+    pub(super) fn emitted_operand(
+        &mut self,
+        e: &Elementwise<'_>,
+        scope: &str,
+    ) -> Result<Emitted, OnnxError> {
         Ok(match e {
             Elementwise::Tensor(t) if self.is_constant(t) => {
                 Emitted::Constant(self.constant_weight(t)?)
@@ -251,13 +256,13 @@ pub(super) fn operand<'a>(args: &Args<'a>, name: &str) -> Result<Elementwise<'a>
 }
 
 /// An element-wise operand in the graph, owned.
-enum Emitted {
+pub(super) enum Emitted {
     Activation(Value),
     Constant(crate::onnx::graph::Weight),
 }
 
 impl Emitted {
-    fn operand(&self) -> Operand<'_> {
+    pub(super) fn operand(&self) -> Operand<'_> {
         match self {
             Emitted::Activation(v) => Operand::Activation(v),
             Emitted::Constant(w) => Operand::Constant(w),

@@ -10,7 +10,7 @@ use super::super::args::Args;
 use super::super::emit::{self, Operand};
 use super::super::laid::Laid;
 use super::super::lower::Lowering;
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, per_sample_axis, reject_extra, OrShape};
 
 impl<'p> Lowering<'p, '_> {
     /// `unsqueeze(self, dim)`: a new size-1 dimension (anywhere but before the batch).
@@ -246,6 +246,16 @@ impl<'p> Lowering<'p, '_> {
         let zeros = self.g.mul_constant(scope, &x, &zero)?;
         let constant = self.weight(fqn)?;
         self.g.add_constant(scope, &zeros, &constant)
+    }
+
+    /// `sym_size.int`: only the batch dimension's size is a symbol.
+    pub(super) fn sym_size(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
+        let x = args.tensor("self").or_shape()?;
+        let rank = self.recorded_shape(x)?.len() + 1;
+        if per_sample_axis(args.int_or("dim", 0).or_shape()?, rank).is_ok() {
+            return Err(arg_error("it reads a fixed dimension as a symbol".into()));
+        }
+        self.bind_batch_symbol(node)
     }
 
     /// `_operator.mul` of the batch symbol and a constant (torch's `bsz * num_heads`).
