@@ -68,6 +68,63 @@ impl<'p> Lowering<'p, '_> {
         self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
     }
 
+    /// `view`/`reshape` of a constant folds; of an activation, see [`Self::reshape`].
+    pub(super) fn view(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        if self.reads_constant(args) {
+            self.fold_relabel(node, args)
+        } else {
+            self.reshape(node, args, scope)
+        }
+    }
+
+    /// `clone`, `contiguous`, `alias`, `detach`: the input itself.
+    pub(super) fn pass_through(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
+        if self.reads_constant(args) {
+            return self.fold_relabel(node, args);
+        }
+        reject_extra(args, &["self", "memory_format"])?;
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        self.bind_tensor(node, 0, x)
+    }
+
+    /// `dropout` in eval mode: the input itself.
+    pub(super) fn dropout(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
+        // aten names the in-place form's tensor `self`, the other's `input`.
+        let tensor = if args.get("input").is_some() {
+            "input"
+        } else {
+            "self"
+        };
+        reject_extra(args, &[tensor, "p", "train"])?;
+        if args.bool_or("train", false).or_shape()? {
+            return Err(arg_error(
+                "dropout is in training mode; export the model after `model.eval()`".into(),
+            ));
+        }
+        let x = self.tensor(args.tensor(tensor).or_shape()?)?;
+        self.bind_tensor(node, 0, x)
+    }
+
+    /// `reshape_as`: the Reshape follows torch's recorded result.
+    pub(super) fn reshape_as(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "other"])?;
+        self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
+    }
+
+    fn reads_constant(&self, args: &Args<'_>) -> bool {
+        args.tensor("self").is_ok_and(|t| self.is_constant(t))
+    }
+
     /// `view`/`reshape`: the size list itself is not read (it may hold symbols for the
     /// batch times constants); the Reshape follows torch's recorded result.
     pub(super) fn reshape(
