@@ -29,7 +29,7 @@ fn documents() -> Vec<PathBuf> {
 /// break) and lines of fenced blocks, a fenced line that starts with whitespace continuing
 /// the one before it.
 fn code_snippets(text: &str) -> Vec<String> {
-    let mut snippets = Vec::new();
+    let mut snippets: Vec<String> = Vec::new();
     let mut prose = String::new();
     let mut in_fence = false;
     for line in text.lines() {

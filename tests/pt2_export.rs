@@ -296,7 +296,7 @@ fn folded_and_moved_batches_export_with_static_shapes() {
                         .as_deref()
                         .unwrap_or_default()
                         .chunks(8)
-                        .filter(|c| i64::from_le_bytes(c.try_into().unwrap()) <= 0)
+                        .filter(|c| i64::from_le_bytes((*c).try_into().unwrap()) <= 0)
                         .count();
                 assert_eq!(batch_entries, 1, "{name}: {reshape:?}");
             }

@@ -245,8 +245,11 @@ fn given_by_param<'g>(
     Ok(by_param)
 }
 
+/// An input's dtype and sizes.
+type TypedShape = (DType, Vec<u64>);
+
 /// The traced inputs' dtypes and per-sample shapes, and their common batch size.
-fn traced(traced: &[(DType, Vec<u64>)]) -> Result<(Vec<(DType, Vec<u64>)>, u64), ScriptError> {
+fn traced(traced: &[TypedShape]) -> Result<(Vec<TypedShape>, u64), ScriptError> {
     let mut inputs = Vec::with_capacity(traced.len());
     let mut batch = None;
     for (dtype, full) in traced {
