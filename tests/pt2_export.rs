@@ -482,7 +482,7 @@ fn an_unsupported_op_is_named_with_its_call_and_place() {
         "{err}"
     );
     assert!(err.contains("torch.cumsum(self.conv(x), 1)"), "{err}");
-    assert!(err.contains("supported aten ops: conv2d.default"), "{err}");
+    assert!(err.contains("supported aten ops: conv1d.default"), "{err}");
     assert!(!out.exists());
 }
 

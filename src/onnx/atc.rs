@@ -15,13 +15,15 @@ use super::write::header;
 use super::{Batch, OnnxError};
 
 /// Operators ATC's ONNX parser registers for every default-domain opset from 9 to 13
-/// (CANN's ONNX plugin list), limited to those this exporter may emit. LSTM and GRU are
-/// registered for opsets 8–15.
-pub const ALLOWED_OPS: [&str; 49] = [
+/// (CANN's ONNX plugin list; `Floor`, `Ceil` and `Round` from its
+/// `onnx_plugin/similar_opp_plugins.cc`, registered for opsets 8–13), limited to those this
+/// exporter may emit. LSTM and GRU are registered for opsets 8–15.
+pub const ALLOWED_OPS: [&str; 52] = [
     "Abs",
     "Add",
     "AveragePool",
     "BatchNormalization",
+    "Ceil",
     "Clip",
     "Concat",
     "Conv",
@@ -31,6 +33,7 @@ pub const ALLOWED_OPS: [&str; 49] = [
     "Erf",
     "Exp",
     "Flatten",
+    "Floor",
     "Gemm",
     "GlobalAveragePool",
     "GRU",
@@ -58,6 +61,7 @@ pub const ALLOWED_OPS: [&str; 49] = [
     "Relu",
     "Reshape",
     "Resize",
+    "Round",
     "Sigmoid",
     "Slice",
     "Softmax",

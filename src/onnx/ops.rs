@@ -54,6 +54,48 @@ impl Pool2d {
     }
 }
 
+/// An N-D convolution's hyper-parameters, one entry per spatial axis (symmetric padding);
+/// [`Conv2d`] is the 2-D case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConvNd {
+    pub stride: Vec<u64>,
+    pub pad: Vec<u64>,
+    pub dilation: Vec<u64>,
+    pub groups: u64,
+}
+
+impl From<Conv2d> for ConvNd {
+    fn from(p: Conv2d) -> Self {
+        ConvNd {
+            stride: p.stride.to_vec(),
+            pad: p.pad.to_vec(),
+            dilation: p.dilation.to_vec(),
+            groups: p.groups,
+        }
+    }
+}
+
+/// An N-D pooling window, one entry per spatial axis (symmetric padding; `ceil` is torch's
+/// `ceil_mode`); [`Pool2d`] is the 2-D case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolNd {
+    pub kernel: Vec<u64>,
+    pub stride: Vec<u64>,
+    pub pad: Vec<u64>,
+    pub ceil: bool,
+}
+
+impl From<Pool2d> for PoolNd {
+    fn from(p: Pool2d) -> Self {
+        PoolNd {
+            kernel: p.kernel.to_vec(),
+            stride: p.stride.to_vec(),
+            pad: p.pad.to_vec(),
+            ceil: p.ceil,
+        }
+    }
+}
+
 fn shape_error(what: String) -> OnnxError {
     OnnxError::Shape { what }
 }
@@ -77,14 +119,20 @@ fn window_out(size: u64, pad: u64, extent: u64, stride: u64, ceil: bool) -> Opti
     Some(out)
 }
 
-fn image(x: &Value, op: &str) -> Result<[u64; 3], OnnxError> {
-    match *x.shape() {
-        [c, h, w] => Ok([c, h, w]),
+/// The channels and spatial sizes of a `[C, spatial…]` activation with `rank` spatial axes.
+fn spatial(x: &Value, op: &str, rank: usize) -> Result<(u64, Vec<u64>), OnnxError> {
+    match x.shape().split_first() {
+        Some((&c, sizes)) if sizes.len() == rank && rank > 0 => Ok((c, sizes.to_vec())),
         _ => Err(shape_error(format!(
-            "{op} needs an N×C×H×W input, got per-sample shape {:?}",
+            "{op} needs an N×C input with {rank} spatial axes, got per-sample shape {:?}",
             x.shape()
         ))),
     }
+}
+
+/// Symmetric ONNX `pads`: every axis's start, then every axis's end.
+fn symmetric_pads(pad: &[u64]) -> Vec<i64> {
+    to_i64(&[pad, pad].concat())
 }
 
 fn names(items: &[&str]) -> Vec<String> {
@@ -110,13 +158,32 @@ impl GraphBuilder {
         b: Option<&Weight>,
         p: Conv2d,
     ) -> Result<Value, OnnxError> {
-        let [c, h, wd] = image(x, "Conv")?;
-        let [o, ci, kh, kw] = *w.dims() else {
-            return Err(shape_error(format!(
-                "`{}` is not a 4-D conv weight",
-                w.name()
-            )));
+        self.conv_nd(scope, x, w, b, &p.into())
+    }
+
+    /// `Conv` over any number of spatial axes: weight `[O, C/groups, k…]`, optional bias
+    /// `[O]`, one entry of `p` per spatial axis.
+    pub fn conv_nd(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        w: &Weight,
+        b: Option<&Weight>,
+        p: &ConvNd,
+    ) -> Result<Value, OnnxError> {
+        let rank = w.dims().len().saturating_sub(2);
+        let (c, sizes) = spatial(x, "Conv", rank)?;
+        let (&[o, ci], kernel) = w.dims().split_at(2) else {
+            return Err(shape_error(format!("`{}` is not a conv weight", w.name())));
         };
+        if [&p.stride, &p.pad, &p.dilation]
+            .iter()
+            .any(|v| v.len() != rank)
+        {
+            return Err(shape_error(format!(
+                "{scope}: a {rank}-D convolution given {p:?}"
+            )));
+        }
         if p.groups == 0 || ci * p.groups != c || o % p.groups != 0 {
             return Err(shape_error(format!(
                 "`{}` {:?} does not fit {c} input channels in {} groups",
@@ -130,39 +197,33 @@ impl GraphBuilder {
                 return Err(shape_error(format!("`{}` is not a [{o}] bias", b.name())));
             }
         }
-        let out = |size, i: usize, k: u64| {
-            window_out(
-                size,
-                p.pad[i],
-                p.dilation[i] * (k - 1) + 1,
-                p.stride[i],
-                false,
-            )
-        };
-        let (Some(oh), Some(ow)) = (out(h, 0, kh), out(wd, 1, kw)) else {
-            return Err(shape_error(format!(
-                "{scope}: a {kh}×{kw} kernel does not fit a {h}×{wd} feature map"
-            )));
-        };
+        let out = (0..rank)
+            .map(|i| {
+                window_out(
+                    sizes[i],
+                    p.pad[i],
+                    p.dilation[i] * (kernel[i].max(1) - 1) + 1,
+                    p.stride[i],
+                    false,
+                )
+            })
+            .collect::<Option<Vec<u64>>>()
+            .ok_or_else(|| {
+                shape_error(format!(
+                    "{scope}: a {kernel:?} kernel does not fit a {sizes:?} feature map"
+                ))
+            })?;
         let mut inputs = names(&[x.name(), w.name()]);
         inputs.extend(b.map(|b| b.name().to_owned()));
         let attrs = vec![
             ("dilations", Attr::Ints(to_i64(&p.dilation))),
             ("group", Attr::Int(p.groups as i64)),
-            ("kernel_shape", Attr::Ints(to_i64(&[kh, kw]))),
-            (
-                "pads",
-                Attr::Ints(to_i64(&[p.pad[0], p.pad[1], p.pad[0], p.pad[1]])),
-            ),
+            ("kernel_shape", Attr::Ints(to_i64(kernel))),
+            ("pads", Attr::Ints(symmetric_pads(&p.pad))),
             ("strides", Attr::Ints(to_i64(&p.stride))),
         ];
-        Ok(single(self.node(
-            "Conv",
-            scope,
-            inputs,
-            attrs,
-            vec![vec![o, oh, ow]],
-        )))
+        let shape = [o].into_iter().chain(out).collect();
+        Ok(single(self.node("Conv", scope, inputs, attrs, vec![shape])))
     }
 
     /// `BatchNormalization` in inference mode (scale, bias, running mean and variance `[C]`).
@@ -198,18 +259,30 @@ impl GraphBuilder {
     /// `MaxPool`. Before opset 10 `ceil_mode` does not exist; ceil rounding is then written
     /// as extra end padding, which MaxPool treats as −∞ and so computes the same result.
     pub fn max_pool(&mut self, scope: &str, x: &Value, p: Pool2d) -> Result<Value, OnnxError> {
+        self.max_pool_nd(scope, x, &p.into())
+    }
+
+    /// [`GraphBuilder::max_pool`] over any number of spatial axes.
+    pub fn max_pool_nd(&mut self, scope: &str, x: &Value, p: &PoolNd) -> Result<Value, OnnxError> {
         self.pool("MaxPool", scope, x, p, &[])
     }
 
     /// `AveragePool` with `count_include_pad = 1`, as `nn.AvgPool2d` counts by default.
     pub fn average_pool(&mut self, scope: &str, x: &Value, p: Pool2d) -> Result<Value, OnnxError> {
-        self.pool(
-            "AveragePool",
-            scope,
-            x,
-            p,
-            &[("count_include_pad", Attr::Int(1))],
-        )
+        self.average_pool_nd(scope, x, &p.into(), true)
+    }
+
+    /// `AveragePool` over any number of spatial axes; `include_pad` is torch's
+    /// `count_include_pad` (whether padding counts in each window's divisor).
+    pub fn average_pool_nd(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        p: &PoolNd,
+        include_pad: bool,
+    ) -> Result<Value, OnnxError> {
+        let count = Attr::Int(i64::from(include_pad));
+        self.pool("AveragePool", scope, x, p, &[("count_include_pad", count)])
     }
 
     fn pool(
@@ -217,20 +290,24 @@ impl GraphBuilder {
         op: &'static str,
         scope: &str,
         x: &Value,
-        p: Pool2d,
+        p: &PoolNd,
         extra: &[(&'static str, Attr)],
     ) -> Result<Value, OnnxError> {
-        let [c, h, w] = image(x, op)?;
-        let (Some(oh), Some(ow)) = (
-            window_out(h, p.pad[0], p.kernel[0], p.stride[0], p.ceil),
-            window_out(w, p.pad[1], p.kernel[1], p.stride[1], p.ceil),
-        ) else {
-            return Err(shape_error(format!(
-                "{scope}: a {:?} window does not fit a {h}×{w} feature map",
-                p.kernel
-            )));
-        };
-        let mut pads = [p.pad[0], p.pad[1], p.pad[0], p.pad[1]];
+        let rank = p.kernel.len();
+        let (c, sizes) = spatial(x, op, rank)?;
+        if p.stride.len() != rank || p.pad.len() != rank {
+            return Err(shape_error(format!("{scope}: a {rank}-D {op} given {p:?}")));
+        }
+        let out = (0..rank)
+            .map(|i| window_out(sizes[i], p.pad[i], p.kernel[i], p.stride[i], p.ceil))
+            .collect::<Option<Vec<u64>>>()
+            .ok_or_else(|| {
+                shape_error(format!(
+                    "{scope}: a {:?} window does not fit a {sizes:?} feature map",
+                    p.kernel
+                ))
+            })?;
+        let mut pads = symmetric_pads(&p.pad);
         let mut attrs: Vec<(&'static str, Attr)> = extra.to_vec();
         if p.ceil && self.opset().version() < 10 {
             if op != "MaxPool" {
@@ -239,34 +316,37 @@ impl GraphBuilder {
                 });
             }
             // Floor mode over input + 2·pad + extra gives the ceil-mode count.
-            for (i, (size, o)) in [(h, oh), (w, ow)].into_iter().enumerate() {
-                let needed = (o - 1) * p.stride[i] + p.kernel[i];
-                pads[i + 2] += needed.saturating_sub(size + 2 * p.pad[i]);
+            for i in 0..rank {
+                let needed = (out[i] - 1) * p.stride[i] + p.kernel[i];
+                pads[rank + i] += needed.saturating_sub(sizes[i] + 2 * p.pad[i]) as i64;
             }
         } else if p.ceil {
             attrs.push(("ceil_mode", Attr::Int(1)));
         }
         attrs.push(("kernel_shape", Attr::Ints(to_i64(&p.kernel))));
-        attrs.push(("pads", Attr::Ints(to_i64(&pads))));
+        attrs.push(("pads", Attr::Ints(pads)));
         attrs.push(("strides", Attr::Ints(to_i64(&p.stride))));
+        let shape = [c].into_iter().chain(out).collect();
         Ok(single(self.node(
             op,
             scope,
             names(&[x.name()]),
             attrs,
-            vec![vec![c, oh, ow]],
+            vec![shape],
         )))
     }
 
-    /// `GlobalAveragePool`: `[C, H, W]` → `[C, 1, 1]`.
+    /// `GlobalAveragePool`: `[C, spatial…]` → `[C, 1…]`.
     pub fn global_average_pool(&mut self, scope: &str, x: &Value) -> Result<Value, OnnxError> {
-        let [c, _, _] = image(x, "GlobalAveragePool")?;
+        let rank = x.shape().len().saturating_sub(1);
+        let (c, _) = spatial(x, "GlobalAveragePool", rank)?;
+        let shape = [c].into_iter().chain(vec![1; rank]).collect();
         Ok(single(self.node(
             "GlobalAveragePool",
             scope,
             names(&[x.name()]),
             vec![],
-            vec![vec![c, 1, 1]],
+            vec![shape],
         )))
     }
 

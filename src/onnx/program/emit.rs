@@ -31,29 +31,40 @@ pub fn tanh(g: &mut GraphBuilder, scope: &str, x: &Value) -> Value {
     ))
 }
 
-/// A 2-D transposed convolution's hyper-parameters (`nn.ConvTranspose2d`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConvTranspose2d {
-    pub stride: [u64; 2],
-    pub pad: [u64; 2],
-    pub output_padding: [u64; 2],
-    pub dilation: [u64; 2],
+/// A transposed convolution's hyper-parameters (`nn.ConvTranspose1d/2d/3d`), one entry per
+/// spatial axis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConvTranspose {
+    pub stride: Vec<u64>,
+    pub pad: Vec<u64>,
+    pub output_padding: Vec<u64>,
+    pub dilation: Vec<u64>,
     pub groups: u64,
 }
 
-/// `ConvTranspose`: weight `[C, O/groups, kh, kw]`, optional bias `[O]`; output size
-/// `(H − 1)·s − 2p + d·(k − 1) + output_padding + 1`, as torch computes it.
+/// `ConvTranspose`: weight `[C, O/groups, k…]`, optional bias `[O]`; each output size is
+/// `(in − 1)·s − 2p + d·(k − 1) + output_padding + 1`, as torch computes it.
 pub fn conv_transpose(
     g: &mut GraphBuilder,
     scope: &str,
     x: &Value,
     w: &Weight,
     b: Option<&Weight>,
-    p: ConvTranspose2d,
+    p: &ConvTranspose,
 ) -> Result<Value, OnnxError> {
-    let (&[c, h, wd], &[ci, og, kh, kw]) = (x.shape(), w.dims()) else {
+    let rank = x.shape().len().saturating_sub(1);
+    let fits = w.dims().len() == rank + 2
+        && rank > 0
+        && [&p.stride, &p.pad, &p.output_padding, &p.dilation]
+            .iter()
+            .all(|v| v.len() == rank);
+    let (Some((&c, sizes)), Some((&[ci, og], kernel)), true) = (
+        x.shape().split_first(),
+        w.dims().split_first_chunk::<2>(),
+        fits,
+    ) else {
         return Err(shape_error(format!(
-            "{scope}: ConvTranspose of {:?} by `{}` {:?}",
+            "{scope}: ConvTranspose of {:?} by `{}` {:?} with {p:?}",
             x.shape(),
             w.name(),
             w.dims()
@@ -68,36 +79,40 @@ pub fn conv_transpose(
             p.groups
         )));
     }
-    let out = |size: u64, i: usize, k: u64| {
-        ((size.checked_sub(1)? * p.stride[i] + p.dilation[i] * (k.checked_sub(1)?))
-            + p.output_padding[i]
-            + 1)
-        .checked_sub(2 * p.pad[i])
-    };
-    let (Some(oh), Some(ow)) = (out(h, 0, kh), out(wd, 1, kw)) else {
-        return Err(shape_error(format!(
-            "{scope}: a {kh}×{kw} transposed kernel gives an empty output for {h}×{wd}"
-        )));
-    };
+    let out = (0..rank)
+        .map(|i| {
+            ((sizes[i].checked_sub(1)? * p.stride[i] + p.dilation[i] * kernel[i].checked_sub(1)?)
+                + p.output_padding[i]
+                + 1)
+            .checked_sub(2 * p.pad[i])
+            .filter(|&n| n > 0)
+        })
+        .collect::<Option<Vec<u64>>>()
+        .ok_or_else(|| {
+            shape_error(format!(
+                "{scope}: a {kernel:?} transposed kernel gives an empty output for {sizes:?}"
+            ))
+        })?;
     let mut inputs = vec![x.name().to_owned(), w.name().to_owned()];
     inputs.extend(b.map(|b| b.name().to_owned()));
     let attrs = vec![
         ("dilations", Attr::Ints(i64s(&p.dilation))),
         ("group", Attr::Int(p.groups as i64)),
-        ("kernel_shape", Attr::Ints(i64s(&[kh, kw]))),
+        ("kernel_shape", Attr::Ints(i64s(kernel))),
         ("output_padding", Attr::Ints(i64s(&p.output_padding))),
         (
             "pads",
-            Attr::Ints(i64s(&[p.pad[0], p.pad[1], p.pad[0], p.pad[1]])),
+            Attr::Ints(i64s(&[p.pad.as_slice(), &p.pad].concat())),
         ),
         ("strides", Attr::Ints(i64s(&p.stride))),
     ];
+    let shape = [o].into_iter().chain(out).collect();
     Ok(single(g.node(
         "ConvTranspose",
         scope,
         inputs,
         attrs,
-        vec![vec![o, oh, ow]],
+        vec![shape],
     )))
 }
 
@@ -106,13 +121,11 @@ pub fn conv_transpose(
 pub enum Interpolation {
     /// `upsample_nearest2d`: source index `⌊dst · in/out⌋` (asymmetric, floor).
     Nearest,
-    /// `upsample_bilinear2d(align_corners=True)`.
-    BilinearAlignCorners,
-    /// `upsample_bilinear2d(align_corners=False)`: half-pixel centres.
-    BilinearHalfPixel,
+    /// `upsample_bilinear2d`; corners aligned or half-pixel centres.
+    Linear { align_corners: bool },
 }
 
-/// `Resize` (opset 11+) of an `[C, H, W]` activation to `[C, out_h, out_w]`, with constant
+/// `Resize` (opset 11+) of a `[C, spatial…]` activation to `[C, out…]`, with constant
 /// `scales` `[1, 1, out/in…]` (ATC needs constant scales; no `sizes`, which would carry the
 /// batch). `names` prefixes the roi and scales initializers and must be unique.
 pub fn resize(
@@ -120,7 +133,7 @@ pub fn resize(
     scope: &str,
     names: &str,
     x: &Value,
-    out: [u64; 2],
+    out: &[u64],
     mode: Interpolation,
 ) -> Result<Value, OnnxError> {
     if g.opset().version() < 11 {
@@ -130,20 +143,31 @@ pub fn resize(
             ),
         });
     }
-    let &[c, h, w] = x.shape() else {
+    let Some((&c, sizes)) = x
+        .shape()
+        .split_first()
+        .filter(|(_, s)| s.len() == out.len())
+    else {
         return Err(shape_error(format!(
-            "{scope}: Resize needs an N×C×H×W input, got per-sample {:?}",
+            "{scope}: Resize of per-sample {:?} to {out:?}",
             x.shape()
         )));
     };
-    if h == 0 || w == 0 || out.contains(&0) {
+    if sizes.contains(&0) || out.contains(&0) || out.is_empty() {
         return Err(shape_error(format!(
-            "{scope}: Resize of {h}×{w} to {out:?}"
+            "{scope}: Resize of {sizes:?} to {out:?}"
         )));
     }
-    let scales = [1.0, 1.0, out[0] as f32 / h as f32, out[1] as f32 / w as f32];
+    let scales: Vec<f32> = [1.0, 1.0]
+        .into_iter()
+        .chain(sizes.iter().zip(out).map(|(&i, &o)| o as f32 / i as f32))
+        .collect();
     let roi = g.weight(&format!("{names}.roi"), vec![0], &[])?;
-    let scales = g.weight(&format!("{names}.scales"), vec![4], &scales)?;
+    let scales = g.weight(
+        &format!("{names}.scales"),
+        vec![scales.len() as u64],
+        &scales,
+    )?;
     // torch's `area_pixel_compute_source_index` is half_pixel; `pytorch_half_pixel` (what
     // torch's own exporter writes, and what ATC documents) equals it unless an output
     // axis has length 1.
@@ -152,20 +176,23 @@ pub fn resize(
     } else {
         "pytorch_half_pixel"
     };
+    let coordinates = |align_corners| {
+        let mode = if align_corners {
+            "align_corners"
+        } else {
+            half_pixel
+        };
+        ("coordinate_transformation_mode", Attr::Str(mode))
+    };
     let mut attrs = match mode {
         Interpolation::Nearest => vec![
             ("coordinate_transformation_mode", Attr::Str("asymmetric")),
             ("mode", Attr::Str("nearest")),
             ("nearest_mode", Attr::Str("floor")),
         ],
-        Interpolation::BilinearAlignCorners => vec![
-            ("coordinate_transformation_mode", Attr::Str("align_corners")),
-            ("mode", Attr::Str("linear")),
-        ],
-        Interpolation::BilinearHalfPixel => vec![
-            ("coordinate_transformation_mode", Attr::Str(half_pixel)),
-            ("mode", Attr::Str("linear")),
-        ],
+        Interpolation::Linear { align_corners } => {
+            vec![coordinates(align_corners), ("mode", Attr::Str("linear"))]
+        }
     };
     attrs.sort_by_key(|(name, _)| *name);
     let inputs = vec![
@@ -173,13 +200,8 @@ pub fn resize(
         roi.name().to_owned(),
         scales.name().to_owned(),
     ];
-    Ok(single(g.node(
-        "Resize",
-        scope,
-        inputs,
-        attrs,
-        vec![vec![c, out[0], out[1]]],
-    )))
+    let shape = [c].into_iter().chain(out.iter().copied()).collect();
+    Ok(single(g.node("Resize", scope, inputs, attrs, vec![shape])))
 }
 
 /// An element-wise operand: an activation (with the batch) or a constant (without).
@@ -336,19 +358,19 @@ mod tests {
         let mut g = GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()));
         let x = g.input("x", vec![8, 4, 4]).unwrap();
         let w = g.weight("w", vec![8, 4, 2, 2], &[0.0; 128]).unwrap();
-        let p = ConvTranspose2d {
-            stride: [2, 2],
-            pad: [0, 0],
-            output_padding: [0, 0],
-            dilation: [1, 1],
+        let p = ConvTranspose {
+            stride: vec![2, 2],
+            pad: vec![0, 0],
+            output_padding: vec![0, 0],
+            dilation: vec![1, 1],
             groups: 1,
         };
-        let y = conv_transpose(&mut g, "up", &x, &w, None, p).unwrap();
+        let y = conv_transpose(&mut g, "up", &x, &w, None, &p).unwrap();
         assert_eq!(y.shape(), [4, 8, 8]);
-        let z = resize(&mut g, "r", "r", &y, [16, 16], Interpolation::Nearest).unwrap();
+        let z = resize(&mut g, "r", "r", &y, &[16, 16], Interpolation::Nearest).unwrap();
         assert_eq!(z.shape(), [4, 16, 16]);
         let mut old = GraphBuilder::new(Opset::new(10).unwrap(), Batch::Fixed(1));
         let x = old.input("x", vec![1, 2, 2]).unwrap();
-        assert!(resize(&mut old, "r", "r", &x, [4, 4], Interpolation::Nearest).is_err());
+        assert!(resize(&mut old, "r", "r", &x, &[4, 4], Interpolation::Nearest).is_err());
     }
 }

@@ -2,8 +2,8 @@
 //! ([`crate::torch::pt2::schema::ExportedProgram`]), for the shared ONNX lowering.
 //!
 //! Each `torch.<op>(…)` becomes a node `torch.ops.aten.<overload>` with its arguments
-//! named by the aten schema (`super::ops`); `torch._convolution` becomes `conv2d` or
-//! `conv_transpose2d` once the arguments those do not carry are checked. Scalar calls
+//! named by the aten schema (`super::ops`); `torch._convolution` becomes `conv{1,2,3}d` or
+//! `conv_transpose{1,2,3}d` once the arguments those do not carry are checked. Scalar calls
 //! (`torch.size`, `ops.prim.NumToTensor`, `int`) are evaluated here: a size of a per-sample
 //! dimension is a constant, the size of dimension 0 is the batch. Every tensor value gets
 //! its shape (`super::shape`) with the batch as the symbol [`BATCH`], so the program has a
@@ -1096,7 +1096,7 @@ fn arange(mut named: Named) -> (&'static str, Named) {
     }
 }
 
-/// `_convolution` as `conv2d` / `conv_transpose2d`: the performance flags (`benchmark`,
+/// `_convolution` as `conv{1,2,3}d` / `conv_transpose{1,2,3}d` by the input's rank: the performance flags (`benchmark`,
 /// `deterministic`, `cudnn_enabled`, `allow_tf32`) do not change the result; a
 /// non-transposed convolution must have no output padding.
 fn convolution(named: Named) -> Result<(&'static str, Named), String> {
@@ -1110,14 +1110,11 @@ fn convolution(named: Named) -> Result<(&'static str, Named), String> {
         Some(Val::Bool(b)) => b,
         _ => return Err("`transposed` is not a bool".into()),
     };
-    if let Some(Val::Activation { shape, .. }) = get("input") {
-        if shape.len() != 3 {
-            return Err(format!(
-                "a {}-D convolution (per-sample input {shape:?}); only 2-D convolutions are exported",
-                shape.len().saturating_sub(1)
-            ));
-        }
-    }
+    // The spatial rank: the per-sample input's, less the channels.
+    let rank = match get("input") {
+        Some(Val::Activation { shape, .. }) => shape.len().saturating_sub(1),
+        _ => return Err("the convolution's input is not an activation".into()),
+    };
     let keep: &[&str] = if transposed {
         &[
             "input",
@@ -1139,10 +1136,18 @@ fn convolution(named: Named) -> Result<(&'static str, Named), String> {
             "input", "weight", "bias", "stride", "padding", "dilation", "groups",
         ]
     };
-    let overload = if transposed {
-        "conv_transpose2d.input"
-    } else {
-        "conv2d.default"
+    let overload = match (transposed, rank) {
+        (false, 1) => "conv1d.default",
+        (false, 2) => "conv2d.default",
+        (false, 3) => "conv3d.default",
+        (true, 1) => "conv_transpose1d.default",
+        (true, 2) => "conv_transpose2d.input",
+        (true, 3) => "conv_transpose3d.input",
+        _ => {
+            return Err(format!(
+                "a {rank}-D convolution; only 1-D, 2-D and 3-D convolutions are exported"
+            ))
+        }
     };
     let kept = keep
         .iter()
@@ -1277,7 +1282,7 @@ mod tests {
     }
 
     #[test]
-    fn convolution_becomes_conv2d_or_transposed() {
+    fn convolution_becomes_conv_or_transposed_by_rank() {
         let act = Val::Activation {
             name: "x".into(),
             shape: vec![3, 8, 8],
@@ -1316,6 +1321,22 @@ mod tests {
             convolution(base(true, 1)).unwrap().0,
             "conv_transpose2d.input"
         );
+        // The input's rank picks the 1-D and 3-D overloads.
+        for (shape, plain, transposed) in [
+            (vec![3, 8], "conv1d.default", "conv_transpose1d.default"),
+            (vec![3, 8, 8, 8], "conv3d.default", "conv_transpose3d.input"),
+        ] {
+            let with_input = |t: bool| {
+                let mut named = base(t, 0);
+                named[0].1 = Val::Activation {
+                    name: "x".into(),
+                    shape: shape.clone(),
+                };
+                named
+            };
+            assert_eq!(convolution(with_input(false)).unwrap().0, plain);
+            assert_eq!(convolution(with_input(true)).unwrap().0, transposed);
+        }
     }
 
     #[test]

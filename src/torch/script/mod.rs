@@ -23,6 +23,7 @@ pub mod token;
 
 pub use archive::{is_torchscript, ScriptArchive};
 pub use convert::{convert, Converted};
+pub use ops::schemas;
 
 /// Why a TorchScript archive could not be read as a program. Each message says where.
 #[derive(Debug, thiserror::Error)]

@@ -45,11 +45,60 @@ const BINARY: &[&str] = &["self", "other"];
 const ALPHA: &[&str] = &["alpha"];
 const MEMORY_FORMAT: &[&str] = &["memory_format"];
 const NONE: &[&str] = &[];
+/// `conv1d/2d/3d`'s arguments.
+const CONV: &[&str] = &[
+    "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+];
+/// `conv_transpose1d/2d/3d`'s arguments.
+const CONV_TRANSPOSE: &[&str] = &[
+    "input",
+    "weight",
+    "bias",
+    "stride",
+    "padding",
+    "output_padding",
+    "groups",
+    "dilation",
+];
+/// `max_pool1d/2d/3d`'s arguments.
+const MAX_POOL: &[&str] = &[
+    "self",
+    "kernel_size",
+    "stride",
+    "padding",
+    "dilation",
+    "ceil_mode",
+];
+/// `avg_pool1d`'s arguments.
+const AVG_POOL_1D: &[&str] = &[
+    "self",
+    "kernel_size",
+    "stride",
+    "padding",
+    "ceil_mode",
+    "count_include_pad",
+];
+/// `avg_pool2d/3d`'s arguments.
+const AVG_POOL: &[&str] = &[
+    "self",
+    "kernel_size",
+    "stride",
+    "padding",
+    "ceil_mode",
+    "count_include_pad",
+    "divisor_override",
+];
+const ADAPTIVE: &[&str] = &["self", "output_size"];
+const ADD_SCALED: &[&str] = &["self", "tensor1", "tensor2"];
+/// `upsample_nearest*d.vec`'s arguments.
+const NEAREST: &[&str] = &["input", "output_size", "scale_factors"];
+/// `upsample_linear1d`/`bilinear2d`/`trilinear3d`/`bicubic2d.vec`'s arguments.
+const INTERPOLATED: &[&str] = &["input", "output_size", "align_corners", "scale_factors"];
 /// A factory's keyword arguments (placement; `dtype` is read, the rest do not change values).
 const FACTORY: &[&str] = &["dtype", "layout", "device", "pin_memory"];
 
-/// `torch._convolution`'s schema. [`super::convert`] turns it into `conv2d` or
-/// `conv_transpose2d` after checking the arguments those do not have.
+/// `torch._convolution`'s schema. [`super::convert`] turns it into `conv{1,2,3}d` or
+/// `conv_transpose{1,2,3}d` after checking the arguments those do not have.
 pub const CONVOLUTION: OpSchema = op(
     "_convolution",
     "_convolution.default",
@@ -117,27 +166,25 @@ pub const GRU: OpSchema = op("gru", "gru.input", RECURRENT, NONE);
 
 /// Every op read, besides [`CONVOLUTION`], [`MULTI_HEAD_ATTENTION`], [`LSTM`] and [`GRU`].
 pub const OPS: &[OpSchema] = &[
+    op("conv1d", "conv1d.default", CONV, NONE),
+    op("conv2d", "conv2d.default", CONV, NONE),
+    op("conv3d", "conv3d.default", CONV, NONE),
     op(
-        "conv2d",
-        "conv2d.default",
-        &[
-            "input", "weight", "bias", "stride", "padding", "dilation", "groups",
-        ],
+        "conv_transpose1d",
+        "conv_transpose1d.default",
+        CONV_TRANSPOSE,
         NONE,
     ),
     op(
         "conv_transpose2d",
         "conv_transpose2d.input",
-        &[
-            "input",
-            "weight",
-            "bias",
-            "stride",
-            "padding",
-            "output_padding",
-            "groups",
-            "dilation",
-        ],
+        CONV_TRANSPOSE,
+        NONE,
+    ),
+    op(
+        "conv_transpose3d",
+        "conv_transpose3d.input",
+        CONV_TRANSPOSE,
         NONE,
     ),
     op(
@@ -162,37 +209,28 @@ pub const OPS: &[OpSchema] = &[
         &["input", "weight", "bias"],
         NONE,
     ),
+    op("max_pool1d", "max_pool1d.default", MAX_POOL, NONE),
+    op("max_pool2d", "max_pool2d.default", MAX_POOL, NONE),
+    op("max_pool3d", "max_pool3d.default", MAX_POOL, NONE),
+    op("avg_pool1d", "avg_pool1d.default", AVG_POOL_1D, NONE),
+    op("avg_pool2d", "avg_pool2d.default", AVG_POOL, NONE),
+    op("avg_pool3d", "avg_pool3d.default", AVG_POOL, NONE),
     op(
-        "max_pool2d",
-        "max_pool2d.default",
-        &[
-            "self",
-            "kernel_size",
-            "stride",
-            "padding",
-            "dilation",
-            "ceil_mode",
-        ],
-        NONE,
-    ),
-    op(
-        "avg_pool2d",
-        "avg_pool2d.default",
-        &[
-            "self",
-            "kernel_size",
-            "stride",
-            "padding",
-            "ceil_mode",
-            "count_include_pad",
-            "divisor_override",
-        ],
+        "adaptive_avg_pool1d",
+        "adaptive_avg_pool1d.default",
+        ADAPTIVE,
         NONE,
     ),
     op(
         "adaptive_avg_pool2d",
         "adaptive_avg_pool2d.default",
-        &["self", "output_size"],
+        ADAPTIVE,
+        NONE,
+    ),
+    op(
+        "adaptive_avg_pool3d",
+        "adaptive_avg_pool3d.default",
+        ADAPTIVE,
         NONE,
     ),
     op("mean", "mean.dim", &["self", "dim", "keepdim"], &["dtype"]),
@@ -252,6 +290,13 @@ pub const OPS: &[OpSchema] = &[
     op("log", "log.default", SELF, NONE),
     op("sqrt", "sqrt.default", SELF, NONE),
     op("rsqrt", "rsqrt.default", SELF, NONE),
+    op("floor", "floor.default", SELF, NONE),
+    op("ceil", "ceil.default", SELF, NONE),
+    op("round", "round.default", SELF, NONE),
+    // A number as `other` is read the same way (the `.Scalar` overload).
+    op("remainder", "remainder.Tensor", BINARY, NONE),
+    op("addcmul", "addcmul.default", ADD_SCALED, &["value"]),
+    op("addcdiv", "addcdiv.default", ADD_SCALED, &["value"]),
     op("neg", "neg.default", SELF, NONE),
     op("abs", "abs.default", SELF, NONE),
     op("reciprocal", "reciprocal.default", SELF, NONE),
@@ -385,6 +430,7 @@ pub const OPS: &[OpSchema] = &[
     op("mul_", "mul_.Tensor", BINARY, NONE),
     op("div", "div.Tensor", BINARY, NONE),
     op("cat", "cat.default", &["tensors", "dim"], NONE),
+    op("stack", "stack.default", &["tensors", "dim"], NONE),
     op(
         "flatten",
         "flatten.using_ints",
@@ -472,16 +518,59 @@ pub const OPS: &[OpSchema] = &[
         NONE,
     ),
     op(
+        "upsample_nearest1d",
+        "upsample_nearest1d.vec",
+        NEAREST,
+        NONE,
+    ),
+    op(
         "upsample_nearest2d",
         "upsample_nearest2d.vec",
-        &["input", "output_size", "scale_factors"],
+        NEAREST,
+        NONE,
+    ),
+    op(
+        "upsample_nearest3d",
+        "upsample_nearest3d.vec",
+        NEAREST,
+        NONE,
+    ),
+    op(
+        "upsample_linear1d",
+        "upsample_linear1d.vec",
+        INTERPOLATED,
         NONE,
     ),
     op(
         "upsample_bilinear2d",
         "upsample_bilinear2d.vec",
-        &["input", "output_size", "align_corners", "scale_factors"],
+        INTERPOLATED,
         NONE,
+    ),
+    op(
+        "upsample_trilinear3d",
+        "upsample_trilinear3d.vec",
+        INTERPOLATED,
+        NONE,
+    ),
+    op(
+        "upsample_bicubic2d",
+        "upsample_bicubic2d.vec",
+        INTERPOLATED,
+        NONE,
+    ),
+    op(
+        "scaled_dot_product_attention",
+        "scaled_dot_product_attention.default",
+        &[
+            "query",
+            "key",
+            "value",
+            "attn_mask",
+            "dropout_p",
+            "is_causal",
+        ],
+        &["scale", "enable_gqa"],
     ),
 ];
 
@@ -540,28 +629,28 @@ pub const TYPED_OPS: &[OpSchema] = &[
     ),
 ];
 
-/// The schema of `torch.<name>`.
-pub fn lookup(name: &str) -> Option<&'static OpSchema> {
-    if name == CONVOLUTION.name {
-        return Some(&CONVOLUTION);
-    }
+/// Every schema whose calls become program nodes of its own overload (all but
+/// [`CONVOLUTION`], which becomes a `conv*` node).
+pub fn schemas() -> impl Iterator<Item = &'static OpSchema> {
     [&MULTI_HEAD_ATTENTION, &LSTM, &GRU]
         .into_iter()
+        .chain(OPS)
+        .chain(TYPED_OPS)
+}
+
+/// The schema of `torch.<name>`.
+pub fn lookup(name: &str) -> Option<&'static OpSchema> {
+    std::iter::once(&CONVOLUTION)
+        .chain(schemas())
         .find(|op| op.name == name)
-        .or_else(|| OPS.iter().chain(TYPED_OPS).find(|op| op.name == name))
 }
 
 /// Every op name read, for the unsupported-op error.
 pub fn names() -> Vec<&'static str> {
-    [
-        CONVOLUTION.name,
-        MULTI_HEAD_ATTENTION.name,
-        LSTM.name,
-        GRU.name,
-    ]
-    .into_iter()
-    .chain(OPS.iter().chain(TYPED_OPS).map(|op| op.name))
-    .collect()
+    std::iter::once(&CONVOLUTION)
+        .chain(schemas())
+        .map(|op| op.name)
+        .collect()
 }
 
 #[cfg(test)]

@@ -80,8 +80,9 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// A 2-entry size list; one entry is repeated; absent or empty gives `default`.
-    fn pair(&self, name: &str, default: [i64; 2]) -> Result<[u64; 2], String> {
+    /// A size list of `n` entries; one entry is repeated; absent or empty gives `default`
+    /// (repeated the same way).
+    fn sizes(&self, name: &str, n: usize, default: &[i64]) -> Result<Vec<u64>, String> {
         let values = match self.get(name) {
             None | Some(Argument::None) => default.to_vec(),
             Some(Argument::Ints(v)) if v.is_empty() => default.to_vec(),
@@ -94,23 +95,25 @@ impl<'a> Args<'a> {
                 ))
             }
         };
-        let both = match values.as_slice() {
-            [one] => [*one, *one],
-            [a, b] => [*a, *b],
+        let values = match values.as_slice() {
+            [one] => vec![*one; n],
+            v if v.len() == n => values,
             _ => {
                 return Err(format!(
-                    "argument `{name}` has {} entries, expected 2",
+                    "argument `{name}` has {} entries, expected {n}",
                     values.len()
                 ))
             }
         };
-        let check = |v: i64| {
-            u64::try_from(v)
-                .ok()
-                .filter(|&v| v <= MAX_DIM)
-                .ok_or_else(|| format!("argument `{name}` has an entry {v} out of range"))
-        };
-        Ok([check(both[0])?, check(both[1])?])
+        values
+            .into_iter()
+            .map(|v| {
+                u64::try_from(v)
+                    .ok()
+                    .filter(|&v| v <= MAX_DIM)
+                    .ok_or_else(|| format!("argument `{name}` has an entry {v} out of range"))
+            })
+            .collect()
     }
 
     fn ints(&self, name: &str) -> Result<Option<&'a [i64]>, String> {
@@ -235,6 +238,41 @@ pub fn factory(node: &Node, op: &str) -> Result<Vec<u64>, String> {
     Ok(dims)
 }
 
+/// The per-sample shape of an element-wise op on two operands (`None`: a number).
+fn elementwise(a: Option<Dims>, b: Option<Dims>) -> Result<Vec<u64>, String> {
+    match (a, b) {
+        (Some(Dims::PerSample(a)), Some(Dims::PerSample(b))) if a.len() == b.len() => {
+            broadcast(&a, &b)
+        }
+        (Some(Dims::PerSample(a)), Some(Dims::PerSample(b))) => Err(format!(
+            "element-wise op of per-sample ranks {} and {}",
+            a.len(),
+            b.len()
+        )),
+        (Some(Dims::PerSample(a)), Some(Dims::Stored(c)))
+        | (Some(Dims::Stored(c)), Some(Dims::PerSample(a))) => {
+            // A leading 1 of a full-rank parameter (a position embedding) is
+            // broadcast along the batch.
+            let c = match c.split_first() {
+                Some((1, rest)) if c.len() == a.len() + 1 => rest,
+                _ => &c,
+            };
+            broadcast(&a, c)
+        }
+        (Some(Dims::PerSample(a)), None) | (None, Some(Dims::PerSample(a))) => Ok(a),
+        _ => Err("an element-wise op on constants alone is not exported".into()),
+    }
+}
+
+/// The spatial rank an op's name ends with (`max_pool3d.default` → 3).
+fn spatial_rank(op: &str) -> usize {
+    match op.split('.').next().and_then(|name| name.strip_suffix('d')) {
+        Some(name) if name.ends_with('1') => 1,
+        Some(name) if name.ends_with('3') => 3,
+        _ => 2,
+    }
+}
+
 /// The per-sample shape of `node`'s output (`node.target` without `torch.ops.aten.`).
 /// `dims` gives each tensor value's shape; view/reshape shapes are computed by the caller.
 pub fn infer(
@@ -294,44 +332,67 @@ pub fn infer(
             }
         });
     }
+    let operand = |name: &str| -> Result<Option<Dims>, String> {
+        match args.get(name) {
+            Some(Argument::Int(_) | Argument::Float(_)) => Ok(None),
+            _ => tensor(name).map(Some),
+        }
+    };
     match op {
-        "conv2d.default" | "conv_transpose2d.input" => {
+        "conv1d.default"
+        | "conv2d.default"
+        | "conv3d.default"
+        | "conv_transpose1d.default"
+        | "conv_transpose2d.input"
+        | "conv_transpose3d.input" => {
             let x = activation("input")?;
             let w = stored("weight")?;
-            let (&[_, h, wd], &[w0, w1, kh, kw]) = (x.as_slice(), w.as_slice()) else {
+            let rank = x.len().saturating_sub(1);
+            let (Some((_, sizes)), Some((&[w0, w1], kernel))) =
+                (x.split_first(), w.split_first_chunk::<2>())
+            else {
                 return Err(format!("convolution of per-sample {x:?} by {w:?}"));
             };
-            if [w0, w1, kh, kw].iter().any(|&d| d > MAX_DIM) {
-                return Err(format!("convolution weight {w:?} is out of range"));
+            if kernel.len() != rank || !(1..=3).contains(&rank) || w.iter().any(|&d| d > MAX_DIM) {
+                return Err(format!("convolution of per-sample {x:?} by {w:?}"));
             }
-            let stride = args.pair("stride", [1, 1])?;
-            let pad = args.pair("padding", [0, 0])?;
-            let dil = args.pair("dilation", [1, 1])?;
+            let stride = args.sizes("stride", rank, &[1])?;
+            let pad = args.sizes("padding", rank, &[0])?;
+            let dil = args.sizes("dilation", rank, &[1])?;
             let groups = u64::try_from(args.int("groups", 1)?)
                 .ok()
                 .filter(|&g| (1..=MAX_DIM).contains(&g))
                 .ok_or("groups out of range")?;
-            if op == "conv2d.default" {
-                Ok(vec![
-                    w0,
-                    window(h, kh, stride[0], pad[0], dil[0], false)?,
-                    window(wd, kw, stride[1], pad[1], dil[1], false)?,
-                ])
-            } else {
-                let out_pad = args.pair("output_padding", [0, 0])?;
-                let size = |n: u64, k: u64, i: usize| {
-                    ((n.saturating_sub(1)) * stride[i]
-                        + dil[i] * k.saturating_sub(1)
+            let out = if op.starts_with("conv_transpose") {
+                let out_pad = args.sizes("output_padding", rank, &[0])?;
+                let size = |i: usize| {
+                    ((sizes[i].saturating_sub(1)) * stride[i]
+                        + dil[i] * kernel[i].saturating_sub(1)
                         + out_pad[i]
                         + 1)
                     .checked_sub(2 * pad[i])
                     .ok_or_else(|| {
-                        format!("transposed convolution of size {n} gives an empty output")
+                        format!(
+                            "transposed convolution of size {} gives an empty output",
+                            sizes[i]
+                        )
                     })
                 };
                 let channels = w1.checked_mul(groups).ok_or("output channels overflow")?;
-                Ok(vec![channels, size(h, kh, 0)?, size(wd, kw, 1)?])
-            }
+                [Ok(channels)]
+                    .into_iter()
+                    .chain((0..rank).map(size))
+                    .collect::<Result<Vec<u64>, String>>()?
+            } else {
+                [Ok(w0)]
+                    .into_iter()
+                    .chain(
+                        (0..rank)
+                            .map(|i| window(sizes[i], kernel[i], stride[i], pad[i], dil[i], false)),
+                    )
+                    .collect::<Result<Vec<u64>, String>>()?
+            };
+            Ok(out)
         }
         "constant_pad_nd.default"
         | "pad.default"
@@ -421,31 +482,40 @@ pub fn infer(
                 _ => Err(format!("matmul of per-sample {a:?} by {b:?}")),
             }
         }
-        "max_pool2d.default" | "avg_pool2d.default" => {
+        "max_pool1d.default" | "max_pool2d.default" | "max_pool3d.default"
+        | "avg_pool1d.default" | "avg_pool2d.default" | "avg_pool3d.default" => {
             let x = activation("self")?;
-            let &[c, h, w] = x.as_slice() else {
-                return Err(format!("2-D pooling of per-sample {x:?}"));
+            let rank = spatial_rank(op);
+            let Some((&c, sizes)) = x.split_first().filter(|(_, s)| s.len() == rank) else {
+                return Err(format!("{rank}-D pooling of per-sample {x:?}"));
             };
-            let kernel = args.pair("kernel_size", [0, 0])?;
-            let stride = args.pair("stride", [kernel[0] as i64, kernel[1] as i64])?;
-            let pad = args.pair("padding", [0, 0])?;
-            let dil = if op == "max_pool2d.default" {
-                args.pair("dilation", [1, 1])?
+            let kernel = args.sizes("kernel_size", rank, &[0])?;
+            let kernel_i64: Vec<i64> = kernel.iter().map(|&k| k as i64).collect();
+            let stride = args.sizes("stride", rank, &kernel_i64)?;
+            let pad = args.sizes("padding", rank, &[0])?;
+            let dil = if op.starts_with("max_pool") {
+                args.sizes("dilation", rank, &[1])?
             } else {
-                [1, 1]
+                vec![1; rank]
             };
             let ceil = args.bool("ceil_mode", false)?;
-            Ok(vec![
-                c,
-                window(h, kernel[0], stride[0], pad[0], dil[0], ceil)?,
-                window(w, kernel[1], stride[1], pad[1], dil[1], ceil)?,
-            ])
+            [Ok(c)]
+                .into_iter()
+                .chain(
+                    (0..rank).map(|i| window(sizes[i], kernel[i], stride[i], pad[i], dil[i], ceil)),
+                )
+                .collect()
         }
-        "adaptive_avg_pool2d.default" => {
+        "adaptive_avg_pool1d.default"
+        | "adaptive_avg_pool2d.default"
+        | "adaptive_avg_pool3d.default" => {
             let x = activation("self")?;
-            let out = args.pair("output_size", [0, 0])?;
-            match x.as_slice() {
-                [c, _, _] => Ok(vec![*c, out[0], out[1]]),
+            let rank = spatial_rank(op);
+            let out = args.sizes("output_size", rank, &[0])?;
+            match x.split_first() {
+                Some((&c, sizes)) if sizes.len() == rank => {
+                    Ok([c].into_iter().chain(out).collect())
+                }
                 _ => Err(format!("adaptive pooling of per-sample {x:?}")),
             }
         }
@@ -472,34 +542,47 @@ pub fn infer(
                 .collect())
         }
         "add.Tensor" | "add_.Tensor" | "sub.Tensor" | "mul.Tensor" | "mul_.Tensor"
-        | "div.Tensor" | "maximum.default" | "minimum.default" | "rsub.Scalar" => {
-            let operand = |name: &str| -> Result<Option<Dims>, String> {
-                match args.get(name) {
-                    Some(Argument::Int(_) | Argument::Float(_)) => Ok(None),
-                    _ => tensor(name).map(Some),
-                }
+        | "div.Tensor" | "maximum.default" | "minimum.default" | "rsub.Scalar"
+        | "remainder.Tensor" => elementwise(operand("self")?, operand("other")?),
+        "addcmul.default" | "addcdiv.default" => {
+            let term = elementwise(operand("tensor1")?, operand("tensor2")?)?;
+            elementwise(operand("self")?, Some(Dims::PerSample(term)))
+        }
+        "stack.default" => {
+            let Some(Argument::Tensors(names)) = args.get("tensors") else {
+                return Err("argument `tensors` is not a list of tensors".into());
             };
-            match (operand("self")?, operand("other")?) {
-                (Some(Dims::PerSample(a)), Some(Dims::PerSample(b))) if a.len() == b.len() => {
-                    broadcast(&a, &b)
+            let shapes = names
+                .iter()
+                .map(|n| match dims(n) {
+                    Some(Dims::PerSample(s)) => Ok(s),
+                    _ => Err(format!("`{n}` is not an activation")),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let first = shapes.first().ok_or("stack of no tensors")?;
+            if shapes.iter().any(|s| s != first) {
+                return Err(format!(
+                    "stack of per-sample shapes {shapes:?}, which differ"
+                ));
+            }
+            // The new dimension may go after every existing one.
+            let a = axis(args.int("dim", 0)?, first.len() + 1)
+                .map_err(|e| format!("stacking where {e}"))?;
+            let mut out = first.clone();
+            out.insert(a, shapes.len() as u64);
+            Ok(out)
+        }
+        // Attention over the last two axes: the query's tokens, the value's features.
+        "scaled_dot_product_attention.default" => {
+            let q = activation("query")?;
+            let v = activation("value")?;
+            match (q.split_last(), v.last()) {
+                (Some((_, rest)), Some(&features)) if q.len() == v.len() => {
+                    Ok(rest.iter().copied().chain([features]).collect())
                 }
-                (Some(Dims::PerSample(a)), Some(Dims::PerSample(b))) => Err(format!(
-                    "element-wise op of per-sample ranks {} and {}",
-                    a.len(),
-                    b.len()
+                _ => Err(format!(
+                    "attention of per-sample query {q:?} and value {v:?}"
                 )),
-                (Some(Dims::PerSample(a)), Some(Dims::Stored(c)))
-                | (Some(Dims::Stored(c)), Some(Dims::PerSample(a))) => {
-                    // A leading 1 of a full-rank parameter (a position embedding) is
-                    // broadcast along the batch.
-                    let c = match c.split_first() {
-                        Some((1, rest)) if c.len() == a.len() + 1 => rest,
-                        _ => &c,
-                    };
-                    broadcast(&a, c)
-                }
-                (Some(Dims::PerSample(a)), None) | (None, Some(Dims::PerSample(a))) => Ok(a),
-                _ => Err("an element-wise op on constants alone is not exported".into()),
             }
         }
         "cat.default" => {
@@ -670,24 +753,37 @@ pub fn infer(
             x.swap(a, b);
             Ok(x)
         }
-        "upsample_nearest2d.vec" | "upsample_bilinear2d.vec" => {
+        _ if op.starts_with("upsample_") => {
             let x = activation("input")?;
-            let &[c, h, w] = x.as_slice() else {
-                return Err(format!("2-D upsampling of per-sample {x:?}"));
+            let rank = spatial_rank(op);
+            let Some((&c, sizes)) = x.split_first().filter(|(_, s)| s.len() == rank) else {
+                return Err(format!("{rank}-D upsampling of per-sample {x:?}"));
             };
-            match (args.get("output_size"), args.get("scale_factors")) {
-                (Some(Argument::Ints(size)), _)
-                    if size.len() == 2 && size.iter().all(|&s| s > 0) =>
-                {
-                    Ok(vec![c, size[0] as u64, size[1] as u64])
+            let out: Option<Vec<u64>> = match (args.get("output_size"), args.get("scale_factors")) {
+                (Some(Argument::Ints(size)), _) if size.len() == rank => size
+                    .iter()
+                    .map(|&s| {
+                        u64::try_from(s)
+                            .ok()
+                            .filter(|&s| (1..=MAX_DIM).contains(&s))
+                    })
+                    .collect(),
+                (None | Some(Argument::None), Some(Argument::Floats(f))) if f.len() == rank => {
+                    sizes
+                        .iter()
+                        .zip(f)
+                        .map(|(&n, &f)| {
+                            let o = (n as f64 * f).floor();
+                            (f > 0.0 && o >= 1.0 && o <= MAX_DIM as f64).then_some(o as u64)
+                        })
+                        .collect()
                 }
-                (None | Some(Argument::None), Some(Argument::Floats(f)))
-                    if f.len() == 2 && f.iter().all(|&s| s > 0.0) =>
-                {
-                    Ok(vec![c, (h as f64 * f[0]) as u64, (w as f64 * f[1]) as u64])
-                }
-                _ => Err("upsampling needs two output sizes or two positive scale factors".into()),
-            }
+                _ => None,
+            };
+            let out = out.ok_or_else(|| {
+                format!("upsampling needs {rank} positive output sizes or scale factors")
+            })?;
+            Ok([c].into_iter().chain(out).collect())
         }
         "embedding.default" => {
             let ids = activation("indices")?;

@@ -2,14 +2,14 @@
 //! BatchNorm on its own and `linear`.
 
 use crate::onnx::fold::{fold, BatchNorm};
-use crate::onnx::ops::Conv2d;
+use crate::onnx::ops::ConvNd;
 use crate::onnx::OnnxError;
 use crate::torch::pt2::schema::Node;
 
 use super::super::args::Args;
-use super::super::emit::{self, ConvTranspose2d};
+use super::super::emit::{self, ConvTranspose};
 use super::super::lower::{Constant, Lowering};
-use super::{arg_error, pair, reject_extra, OrShape};
+use super::{arg_error, reject_extra, OrShape};
 
 /// The BatchNorm read from a `batch_norm`-like node: its constants and epsilon.
 struct NormParams {
@@ -24,20 +24,27 @@ const BATCH_NORM: &str = "torch.ops.aten.batch_norm.default";
 const NATIVE_BATCH_NORM: &str = "torch.ops.aten._native_batch_norm_legit_no_training.default";
 
 impl<'p> Lowering<'p, '_> {
-    fn conv_params(args: &Args<'_>) -> Result<Conv2d, OnnxError> {
-        let groups = args.int_or("groups", 1).or_shape()?;
-        Ok(Conv2d {
-            stride: pair(args.sizes_or("stride", 2, &[1]).or_shape()?)?,
-            pad: pair(args.sizes_or("padding", 2, &[0]).or_shape()?)?,
-            dilation: pair(args.sizes_or("dilation", 2, &[1]).or_shape()?)?,
-            groups: u64::try_from(groups)
-                .ok()
-                .filter(|&g| g > 0)
-                .ok_or_else(|| arg_error(format!("groups {groups} is not positive")))?,
-        })
+    /// The spatial axes of a convolution by stored weight `weight` (`[O, C, k…]`).
+    fn conv_rank(&self, weight: &Constant) -> Result<usize, OnnxError> {
+        let dims = self.constant_dims(weight)?;
+        match dims.len() {
+            3..=5 => Ok(dims.len() - 2),
+            _ => Err(arg_error(format!(
+                "`{weight}` {dims:?} is not a 1-D, 2-D or 3-D convolution weight"
+            ))),
+        }
     }
 
-    pub(super) fn conv2d(
+    fn groups(args: &Args<'_>) -> Result<u64, OnnxError> {
+        let groups = args.int_or("groups", 1).or_shape()?;
+        u64::try_from(groups)
+            .ok()
+            .filter(|&g| g > 0)
+            .ok_or_else(|| arg_error(format!("groups {groups} is not positive")))
+    }
+
+    /// `conv1d`, `conv2d`, `conv3d`, a BatchNorm reading only its output folded in.
+    pub(super) fn conv(
         &mut self,
         node: &Node,
         args: &Args<'_>,
@@ -55,7 +62,13 @@ impl<'p> Lowering<'p, '_> {
             Some(b) => Some(self.constant(b)?),
             None => None,
         };
-        let p = Self::conv_params(args)?;
+        let rank = self.conv_rank(&weight)?;
+        let p = ConvNd {
+            stride: args.sizes_or("stride", rank, &[1]).or_shape()?,
+            pad: args.sizes_or("padding", rank, &[0]).or_shape()?,
+            dilation: args.sizes_or("dilation", rank, &[1]).or_shape()?,
+            groups: Self::groups(args)?,
+        };
         let out = self.output_name(node, 0)?;
         if let Some((bn_index, bn_node)) = self.foldable_norm(out) {
             let norm = self.norm_params(&Args(bn_node))?;
@@ -73,7 +86,7 @@ impl<'p> Lowering<'p, '_> {
                 vec![channels],
                 &folded.bias,
             )?;
-            let y = self.g.conv(scope, &x, &w, Some(&b), p)?;
+            let y = self.g.conv_nd(scope, &x, &w, Some(&b), &p)?;
             self.absorbed.insert(bn_index);
             self.bind(bn_node, 0, y)?;
             self.unproduced_from(bn_node, 1);
@@ -81,7 +94,7 @@ impl<'p> Lowering<'p, '_> {
         }
         let w = self.weight(&weight)?;
         let b = bias.as_ref().map(|b| self.weight(b)).transpose()?;
-        let y = self.g.conv(scope, &x, &w, b.as_ref(), p)?;
+        let y = self.g.conv_nd(scope, &x, &w, b.as_ref(), &p)?;
         self.bind(node, 0, y)
     }
 
@@ -198,7 +211,9 @@ impl<'p> Lowering<'p, '_> {
         Ok(())
     }
 
-    pub(super) fn conv_transpose2d(
+    /// `conv_transpose1d`, `conv_transpose2d`, `conv_transpose3d`, an ungrouped one with a
+    /// BatchNorm reading only its output folded in.
+    pub(super) fn conv_transpose(
         &mut self,
         node: &Node,
         args: &Args<'_>,
@@ -223,21 +238,18 @@ impl<'p> Lowering<'p, '_> {
             Some(b) => Some(self.constant(b)?),
             None => None,
         };
-        let groups = args.int_or("groups", 1).or_shape()?;
-        let p = ConvTranspose2d {
-            stride: pair(args.sizes_or("stride", 2, &[1]).or_shape()?)?,
-            pad: pair(args.sizes_or("padding", 2, &[0]).or_shape()?)?,
-            output_padding: pair(args.sizes_or("output_padding", 2, &[0]).or_shape()?)?,
-            dilation: pair(args.sizes_or("dilation", 2, &[1]).or_shape()?)?,
-            groups: u64::try_from(groups)
-                .ok()
-                .filter(|&g| g > 0)
-                .ok_or_else(|| arg_error(format!("groups {groups} is not positive")))?,
+        let rank = self.conv_rank(&weight)?;
+        let p = ConvTranspose {
+            stride: args.sizes_or("stride", rank, &[1]).or_shape()?,
+            pad: args.sizes_or("padding", rank, &[0]).or_shape()?,
+            output_padding: args.sizes_or("output_padding", rank, &[0]).or_shape()?,
+            dilation: args.sizes_or("dilation", rank, &[1]).or_shape()?,
+            groups: Self::groups(args)?,
         };
         let out = self.output_name(node, 0)?;
         if let (1, Some((bn_index, bn_node))) = (p.groups, self.foldable_norm(out)) {
             let (w, b) = self.fold_into_transposed(&weight, bias.as_ref(), bn_node)?;
-            let y = emit::conv_transpose(&mut self.g, scope, &x, &w, Some(&b), p)?;
+            let y = emit::conv_transpose(&mut self.g, scope, &x, &w, Some(&b), &p)?;
             self.absorbed.insert(bn_index);
             self.bind(bn_node, 0, y)?;
             self.unproduced_from(bn_node, 1);
@@ -245,12 +257,12 @@ impl<'p> Lowering<'p, '_> {
         }
         let w = self.weight(&weight)?;
         let b = bias.as_ref().map(|b| self.weight(b)).transpose()?;
-        let y = emit::conv_transpose(&mut self.g, scope, &x, &w, b.as_ref(), p)?;
+        let y = emit::conv_transpose(&mut self.g, scope, &x, &w, b.as_ref(), &p)?;
         self.bind(node, 0, y)
     }
 
     /// The BatchNorm `bn_node` folded into an ungrouped transposed convolution's weight
-    /// `[C, O, kh, kw]` (output channels on axis 1, swapped first for [`fold`] and back) and
+    /// `[C, O, k…]` (output channels on axis 1, swapped first for [`fold`] and back) and
     /// bias, as `<weight>.fused_bn` / `<bias>.fused_bn` initializers.
     fn fold_into_transposed(
         &mut self,
@@ -260,13 +272,16 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(crate::onnx::graph::Weight, crate::onnx::graph::Weight), OnnxError> {
         let norm = self.norm_params(&Args(bn_node))?;
         let dims = self.constant_dims(weight)?;
-        let &[c, o, kh, kw] = dims.as_slice() else {
+        let &[c, o, ref kernel @ ..] = dims.as_slice() else {
             return Err(arg_error(format!(
-                "`{weight}` is not a 2-D transposed conv weight"
+                "`{weight}` is not a transposed conv weight"
             )));
         };
         let values = self.read(weight)?;
-        let kernel = kh.checked_mul(kw).unwrap_or(0);
+        let kernel = kernel
+            .iter()
+            .try_fold(1u64, |n, &k| n.checked_mul(k))
+            .unwrap_or(0);
         let outputs_first = swap_leading(&values, c, o, kernel)
             .ok_or_else(|| arg_error(format!("`{weight}` does not hold {dims:?} values")))?;
         let b_values = bias.map(|b| self.read(b)).transpose()?;
@@ -314,16 +329,6 @@ impl<'p> Lowering<'p, '_> {
     }
 }
 
-/// The initializer name of a BatchNorm folded into a conv's bias: `<bias>.fused_bn`, or
-/// `<module>.bias.fused_bn` after the weight's module when the conv has no bias.
-fn fused_bias_name(weight: &Constant, bias: Option<&Constant>) -> String {
-    let bias = bias.map_or_else(
-        || format!("{}.bias", weight.to_string().trim_end_matches(".weight")),
-        Constant::to_string,
-    );
-    format!("{bias}.fused_bn")
-}
-
 /// A row-major `[a, b, inner]` tensor as `[b, a, inner]`, or `None` if `values` is not
 /// that size.
 fn swap_leading(values: &[f32], a: u64, b: u64, inner: u64) -> Option<Vec<f32>> {
@@ -354,6 +359,16 @@ pub(super) fn transpose_2d(values: &[f32], rows: u64, cols: u64) -> Option<Vec<f
             .flat_map(|j| (0..r).map(move |i| values[i * c + j]))
             .collect(),
     )
+}
+
+/// The initializer name of a BatchNorm folded into a conv's bias: `<bias>.fused_bn`, or
+/// `<module>.bias.fused_bn` after the weight's module when the conv has no bias.
+fn fused_bias_name(weight: &Constant, bias: Option<&Constant>) -> String {
+    let bias = bias.map_or_else(
+        || format!("{}.bias", weight.to_string().trim_end_matches(".weight")),
+        Constant::to_string,
+    );
+    format!("{bias}.fused_bn")
 }
 
 #[cfg(test)]

@@ -68,6 +68,42 @@ impl<'p> Lowering<'p, '_> {
         self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
     }
 
+    /// `clone`, `contiguous`, `alias`, `detach`: the input itself.
+    pub(super) fn pass_through(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "memory_format"])?;
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        self.bind_tensor(node, 0, x)
+    }
+
+    /// `dropout` in eval mode: the input itself.
+    pub(super) fn dropout(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
+        // aten names the in-place form's tensor `self`, the other's `input`.
+        let tensor = if args.get("input").is_some() {
+            "input"
+        } else {
+            "self"
+        };
+        reject_extra(args, &[tensor, "p", "train"])?;
+        if args.bool_or("train", false).or_shape()? {
+            return Err(arg_error(
+                "dropout is in training mode; export the model after `model.eval()`".into(),
+            ));
+        }
+        let x = self.tensor(args.tensor(tensor).or_shape()?)?;
+        self.bind_tensor(node, 0, x)
+    }
+
+    /// `reshape_as`: the Reshape follows torch's recorded result.
+    pub(super) fn reshape_as(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "other"])?;
+        self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
+    }
+
     /// `view`/`reshape`: the size list itself is not read (it may hold symbols for the
     /// batch times constants); the Reshape follows torch's recorded result.
     pub(super) fn reshape(

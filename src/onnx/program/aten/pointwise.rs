@@ -219,7 +219,12 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, y)
     }
 
-    fn emitted_operand(&mut self, e: &Elementwise<'_>, scope: &str) -> Result<Emitted, OnnxError> {
+    /// `e` in the graph: an activation, or a constant written as an initializer.
+    pub(super) fn emitted_operand(
+        &mut self,
+        e: &Elementwise<'_>,
+        scope: &str,
+    ) -> Result<Emitted, OnnxError> {
         Ok(match e {
             Elementwise::Tensor(t) if self.is_constant(t) => {
                 Emitted::Constant(self.constant_weight(t)?)
@@ -251,7 +256,16 @@ pub(super) fn operand<'a>(args: &Args<'a>, name: &str) -> Result<Elementwise<'a>
 }
 
 /// An element-wise operand in the graph, owned.
-enum Emitted {
+pub(super) enum Emitted {
     Activation(Tensor),
     Constant(crate::onnx::graph::Weight),
+}
+
+impl Emitted {
+    pub(super) fn operand(&self) -> Operand<'_> {
+        match self {
+            Emitted::Activation(t) => Operand::Activation(t.value()),
+            Emitted::Constant(w) => Operand::Constant(w),
+        }
+    }
 }

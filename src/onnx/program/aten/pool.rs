@@ -1,20 +1,39 @@
-//! Max, average and adaptive average pooling, and `mean` over dimensions.
+//! Max, average and adaptive average pooling over one to three spatial axes, and `mean`
+//! over dimensions.
 
-use crate::onnx::ops::Pool2d;
+use crate::onnx::ops::PoolNd;
 use crate::onnx::OnnxError;
 use crate::torch::pt2::schema::{Argument, Node};
 
 use super::super::args::Args;
 use super::super::lower::Lowering;
 use super::reduce::reduction_axes;
-use super::{arg_error, pair, reject_extra, OrShape};
+use super::{arg_error, reject_extra, OrShape};
+
+/// The pooling window of a `max_pool*d`/`avg_pool*d` node with `rank` spatial axes.
+fn window(args: &Args<'_>, rank: usize, op: &str) -> Result<PoolNd, OnnxError> {
+    let kernel = args.sizes_or("kernel_size", rank, &[]).or_shape()?;
+    if kernel.len() != rank || kernel.contains(&0) {
+        return Err(arg_error(format!("{op} without a kernel size")));
+    }
+    let kernel_i64: Vec<i64> = kernel.iter().map(|&k| k as i64).collect();
+    Ok(PoolNd {
+        stride: args.sizes_or("stride", rank, &kernel_i64).or_shape()?,
+        pad: args.sizes_or("padding", rank, &[0]).or_shape()?,
+        ceil: args.bool_or("ceil_mode", false).or_shape()?,
+        kernel,
+    })
+}
 
 impl<'p> Lowering<'p, '_> {
+    /// `max_pool1d/2d/3d` (and `_with_indices`, whose indices are never produced) over
+    /// `rank` spatial axes.
     pub(super) fn max_pool(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
+        rank: usize,
     ) -> Result<(), OnnxError> {
         reject_extra(
             args,
@@ -28,31 +47,25 @@ impl<'p> Lowering<'p, '_> {
             ],
         )?;
         let x = self.activation(args.tensor("self").or_shape()?)?;
-        let kernel = args.sizes_or("kernel_size", 2, &[]).or_shape()?;
-        if kernel.len() != 2 {
-            return Err(arg_error("max_pool2d without a kernel size".into()));
-        }
-        let kernel_i64: Vec<i64> = kernel.iter().map(|&k| k as i64).collect();
-        if args.sizes_or("dilation", 2, &[1]).or_shape()? != [1, 1] {
+        let p = window(args, rank, "max pooling")?;
+        if args.sizes_or("dilation", rank, &[1]).or_shape()? != vec![1; rank] {
             return Err(arg_error("dilated max pooling is not exported".into()));
         }
-        let p = Pool2d {
-            kernel: pair(kernel)?,
-            stride: pair(args.sizes_or("stride", 2, &kernel_i64).or_shape()?)?,
-            pad: pair(args.sizes_or("padding", 2, &[0]).or_shape()?)?,
-            ceil: args.bool_or("ceil_mode", false).or_shape()?,
-        };
-        let y = self.g.max_pool(scope, &x, p)?;
+        let y = self.g.max_pool_nd(scope, &x, &p)?;
         self.bind(node, 0, y)?;
         self.unproduced_from(node, 1);
         Ok(())
     }
 
+    /// `avg_pool1d/2d/3d` over `rank` spatial axes; `ceil_mode` and `count_include_pad` are
+    /// AveragePool's own attributes, and both count a window as torch does (padding
+    /// counted or not, a ceil-mode window's part beyond the padding never).
     pub(super) fn avg_pool(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
+        rank: usize,
     ) -> Result<(), OnnxError> {
         reject_extra(
             args,
@@ -67,64 +80,55 @@ impl<'p> Lowering<'p, '_> {
             ],
         )?;
         let x = self.activation(args.tensor("self").or_shape()?)?;
-        let kernel = args.sizes_or("kernel_size", 2, &[]).or_shape()?;
-        if kernel.len() != 2 {
-            return Err(arg_error("avg_pool2d without a kernel size".into()));
-        }
-        let kernel_i64: Vec<i64> = kernel.iter().map(|&k| k as i64).collect();
-        let pad = pair(args.sizes_or("padding", 2, &[0]).or_shape()?)?;
-        let include_pad = args.bool_or("count_include_pad", true).or_shape()?;
-        if args.optional_int("divisor_override").or_shape()?.is_some()
-            || args.bool_or("ceil_mode", false).or_shape()?
-            || (!include_pad && pad != [0, 0])
-        {
+        let p = window(args, rank, "average pooling")?;
+        if args.optional_int("divisor_override").or_shape()?.is_some() {
             return Err(arg_error(
-                "avg_pool2d with ceil_mode, divisor_override or count_include_pad=False over padding is not exported".into(),
+                "average pooling with divisor_override is not exported".into(),
             ));
         }
-        let p = Pool2d {
-            kernel: pair(kernel)?,
-            stride: pair(args.sizes_or("stride", 2, &kernel_i64).or_shape()?)?,
-            pad,
-            ceil: false,
-        };
-        let y = self.g.average_pool(scope, &x, p)?;
+        let include_pad = args.bool_or("count_include_pad", true).or_shape()?;
+        let y = self.g.average_pool_nd(scope, &x, &p, include_pad)?;
         self.bind(node, 0, y)
     }
 
-    /// `AdaptiveAvgPool2d`: nothing when the size already matches, GlobalAveragePool to
-    /// 1×1, one AveragePool when each output size divides the input's.
+    /// `adaptive_avg_pool1d/2d/3d`: nothing when the size already matches,
+    /// GlobalAveragePool to all 1s, one AveragePool when each output size divides the
+    /// input's.
     pub(super) fn adaptive_avg_pool(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
+        rank: usize,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "output_size"])?;
         let x = self.activation(args.tensor("self").or_shape()?)?;
-        let out = pair(args.sizes_or("output_size", 2, &[]).or_shape()?)?;
-        let &[_, h, w] = x.shape() else {
-            return Err(arg_error(format!(
-                "adaptive_avg_pool2d of per-sample {:?}",
-                x.shape()
-            )));
+        let out = args.sizes_or("output_size", rank, &[]).or_shape()?;
+        let sizes = match x.shape().split_first() {
+            Some((_, sizes)) if sizes.len() == rank && out.len() == rank => sizes.to_vec(),
+            _ => {
+                return Err(arg_error(format!(
+                    "adaptive pooling to {out:?} of per-sample {:?}",
+                    x.shape()
+                )))
+            }
         };
-        let y = if [h, w] == out {
+        let y = if sizes == out {
             x
-        } else if out == [1, 1] {
+        } else if out.iter().all(|&o| o == 1) {
             self.g.global_average_pool(scope, &x)?
-        } else if out[0] > 0 && out[1] > 0 && h % out[0] == 0 && w % out[1] == 0 {
-            let k = [h / out[0], w / out[1]];
-            let p = Pool2d {
-                kernel: k,
-                stride: k,
-                pad: [0, 0],
+        } else if sizes.iter().zip(&out).all(|(&i, &o)| o > 0 && i % o == 0) {
+            let kernel: Vec<u64> = sizes.iter().zip(&out).map(|(&i, &o)| i / o).collect();
+            let p = PoolNd {
+                stride: kernel.clone(),
+                kernel,
+                pad: vec![0; rank],
                 ceil: false,
             };
-            self.g.average_pool(scope, &x, p)?
+            self.g.average_pool_nd(scope, &x, &p, true)?
         } else {
             return Err(arg_error(format!(
-                "AdaptiveAvgPool2d({out:?}) on a {h}×{w} map has uneven windows, which no ATC-safe op computes; export at an input size whose feature map is a multiple of {out:?}"
+                "adaptive average pooling to {out:?} of a {sizes:?} map has uneven windows, which no ATC-safe op computes; export at an input size whose feature map is a multiple of {out:?}"
             )));
         };
         self.bind(node, 0, y)

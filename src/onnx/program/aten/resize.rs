@@ -1,50 +1,75 @@
-//! Nearest and bilinear upsampling as ONNX `Resize`.
+//! Nearest, (bi/tri)linear and bicubic upsampling over one to three spatial axes: 2-D
+//! nearest and bilinear as ONNX `Resize` with constant scales, the others as one MatMul by
+//! a constant interpolation matrix per axis ([`super::interpolate`]).
 
+use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
 use crate::torch::pt2::schema::{Argument, Node};
 
 use super::super::args::Args;
 use super::super::emit::{self, Interpolation};
 use super::super::lower::Lowering;
+use super::interpolate::{matrix, Kernel};
 use super::{arg_error, reject_extra, OrShape};
 
+/// Which `upsample_*` family a node is; `align_corners` is read for all but nearest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Upsample {
+    Nearest,
+    Linear,
+    Cubic,
+}
+
+/// The per-axis scale arguments of the `.default` overloads, by spatial rank.
+fn scale_names(rank: usize) -> &'static [&'static str] {
+    match rank {
+        1 => &["scales"],
+        2 => &["scales_h", "scales_w"],
+        _ => &["scales_d", "scales_h", "scales_w"],
+    }
+}
+
 impl<'p> Lowering<'p, '_> {
-    /// `upsample_nearest2d` (`align_corners` = `None`) and `upsample_bilinear2d`.
+    /// `upsample_<how>{rank}d` (`.vec` or `.default`): the output sizes are the recorded
+    /// ones, and scale factors, when given, must give exactly those sizes.
     pub(super) fn upsample(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
-        align_corners: Option<bool>,
+        rank: usize,
+        how: Upsample,
     ) -> Result<(), OnnxError> {
-        reject_extra(
-            args,
-            &[
-                "input",
-                "output_size",
-                "align_corners",
-                "scale_factors",
-                "scales_h",
-                "scales_w",
-            ],
-        )?;
-        let x = self.activation(args.tensor("input").or_shape()?)?;
+        // The `.vec` overloads name the tensor `input`, the others `self`.
+        let tensor = if args.get("input").is_some() {
+            "input"
+        } else {
+            "self"
+        };
+        let mut known = vec![tensor, "output_size", "scale_factors"];
+        known.extend(scale_names(rank));
+        if how != Upsample::Nearest {
+            known.push("align_corners");
+        }
+        reject_extra(args, &known)?;
+        let x = self.activation(args.tensor(tensor).or_shape()?)?;
         let out_name = self.output_name(node, 0)?;
         let recorded = self.recorded_shape(out_name)?;
-        let &[_, out_h, out_w] = recorded.as_slice() else {
+        let (Some((_, sizes)), Some((_, out))) = (x.shape().split_first(), recorded.split_first())
+        else {
             return Err(arg_error(format!("upsampling to per-sample {recorded:?}")));
         };
-        // Scale factors that do not give whole output sizes would make torch's source
-        // index use the factor, not out/in; only exact factors are exported.
-        let &[_, h, w] = x.shape() else {
+        if sizes.len() != rank || out.len() != rank {
             return Err(arg_error(format!(
-                "upsampling a per-sample {:?} input",
+                "{rank}-D upsampling of per-sample {:?} to {recorded:?}",
                 x.shape()
             )));
-        };
+        }
+        // Scale factors that do not give whole output sizes would make torch's source
+        // index use the factor, not out/in; only exact factors are exported.
         let factors: Vec<f64> = match args.optional_floats("scale_factors").or_shape()? {
             Some(f) => f.to_vec(),
-            None => ["scales_h", "scales_w"]
+            None => scale_names(rank)
                 .iter()
                 .filter_map(|k| match args.get(k) {
                     Some(Argument::Float(f)) => Some(*f),
@@ -53,20 +78,77 @@ impl<'p> Lowering<'p, '_> {
                 .collect(),
         };
         let exact = factors.is_empty()
-            || (factors.len() == 2
-                && factors[0] * h as f64 == out_h as f64
-                && factors[1] * w as f64 == out_w as f64);
+            || (factors.len() == rank
+                && factors
+                    .iter()
+                    .zip(sizes.iter().zip(out))
+                    .all(|(f, (&i, &o))| f * i as f64 == o as f64));
         if !exact {
             return Err(arg_error(format!(
-                "scale factors {factors:?} on {h}×{w} do not give whole sizes ({out_h}×{out_w}); pass size= instead"
+                "scale factors {factors:?} on {sizes:?} do not give whole sizes ({out:?}); pass size= instead"
             )));
         }
-        let mode = match align_corners {
-            None => Interpolation::Nearest,
-            Some(true) => Interpolation::BilinearAlignCorners,
-            Some(false) => Interpolation::BilinearHalfPixel,
+        let align_corners = args.bool_or("align_corners", false).or_shape()?;
+        let y = match (how, rank) {
+            (Upsample::Nearest, 2) => emit::resize(
+                &mut self.g,
+                scope,
+                node.label(),
+                &x,
+                out,
+                Interpolation::Nearest,
+            )?,
+            (Upsample::Linear, 2) => {
+                let mode = Interpolation::Linear { align_corners };
+                emit::resize(&mut self.g, scope, node.label(), &x, out, mode)?
+            }
+            _ => {
+                let kernel = match how {
+                    Upsample::Nearest => Kernel::Nearest,
+                    Upsample::Linear => Kernel::Linear { align_corners },
+                    Upsample::Cubic => Kernel::Cubic { align_corners },
+                };
+                self.separable_resize(scope, node.label(), x, out, kernel)?
+            }
         };
-        let y = emit::resize(&mut self.g, scope, node.label(), &x, [out_h, out_w], mode)?;
         self.bind(node, 0, y)
+    }
+
+    /// `x` `[C, spatial…]` resized to `[C, out…]` one spatial axis at a time, each a MatMul
+    /// by its constant interpolation matrix (`<names>.axis<k>`), the axis moved last and
+    /// back by Transposes. ATC's `Resize` has no cubic mode and takes only 4-D inputs for
+    /// nearest, so these resizes are written this way.
+    fn separable_resize(
+        &mut self,
+        scope: &str,
+        names: &str,
+        x: Value,
+        out: &[u64],
+        kernel: Kernel,
+    ) -> Result<Value, OnnxError> {
+        let last = x.shape().len() - 1;
+        let mut y = x;
+        for (k, &size) in out.iter().enumerate() {
+            let axis = k + 1;
+            let input = y.shape()[axis];
+            if input == size {
+                continue;
+            }
+            let m = self.g.weight(
+                &format!("{names}.axis{k}"),
+                vec![input, size],
+                &matrix(input, size, kernel),
+            )?;
+            let mut swap: Vec<usize> = (0..=last).collect();
+            swap.swap(axis, last);
+            y = if axis == last {
+                self.g.matmul(scope, &y, &m)?
+            } else {
+                let moved = self.g.transpose(scope, &y, &swap)?;
+                let resized = self.g.matmul(scope, &moved, &m)?;
+                self.g.transpose(scope, &resized, &swap)?
+            };
+        }
+        Ok(y)
     }
 }

@@ -207,6 +207,17 @@ impl<'p> Lowering<'p, '_> {
         self.g.add_constant(scope, &zeros, &constant)
     }
 
+    /// `sym_size.int`: only the batch dimension's size is a symbol (the batch times its
+    /// factor).
+    pub(super) fn sym_size(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let dim = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
+        if dim != x.batch_axis() {
+            return Err(arg_error("it reads a fixed dimension as a symbol".into()));
+        }
+        self.bind_batch_times(node, x.factor())
+    }
+
     /// `_operator.mul` of the batch times a constant and a positive constant (torch's
     /// `bsz * num_heads`, `B * C * nh`).
     pub(super) fn symbolic_mul(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
