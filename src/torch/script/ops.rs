@@ -630,7 +630,7 @@ pub const TYPED_OPS: &[OpSchema] = &[
 ];
 
 /// Every schema whose calls become program nodes of its own overload (all but
-/// [`CONVOLUTION`], which becomes a `conv*` node).
+/// `CONVOLUTION`, which becomes a `conv*` node).
 pub fn schemas() -> impl Iterator<Item = &'static OpSchema> {
     [&MULTI_HEAD_ATTENTION, &LSTM, &GRU]
         .into_iter()
