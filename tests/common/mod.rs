@@ -40,19 +40,56 @@ impl Reference<'_> {
             .collect()
     }
 
-    /// Runs `model` in tract (one load, symbolic batch) at every batch; for each, the max
-    /// |diff| against torch and the tolerance 1e-4 · max(1, max |ref|).
-    pub fn diffs(&self, model: &Path) -> Vec<(u64, f32, f32)> {
-        let runnable = tract_onnx::onnx()
-            .model_for_path(model)
-            .unwrap()
-            .into_optimized()
+    /// The per-sample shapes of the model's inputs, in order.
+    fn shapes(&self) -> Vec<&[u64]> {
+        std::iter::once(self.input.as_slice())
+            .chain(self.extra.iter().map(Vec::as_slice))
+            .collect()
+    }
+
+    /// `model` run by tract on `inputs` with every input's batch fixed at `batch`.
+    fn run_at(&self, model: &Path, batch: u64, inputs: TVec<TValue>) -> TVec<TValue> {
+        let mut m = tract_onnx::onnx().model_for_path(model).unwrap();
+        for (k, shape) in self.shapes().into_iter().enumerate() {
+            let dims: Vec<usize> = std::iter::once(batch)
+                .chain(shape.iter().copied())
+                .map(|d| d as usize)
+                .collect();
+            m.set_input_fact(k, f32::fact(&dims).into()).unwrap();
+        }
+        m.into_optimized()
             .unwrap()
             .into_runnable()
-            .unwrap();
-        let shapes: Vec<&[u64]> = std::iter::once(self.input.as_slice())
-            .chain(self.extra.iter().map(Vec::as_slice))
-            .collect();
+            .unwrap()
+            .run(inputs)
+            .unwrap()
+    }
+
+    /// Runs `model` in tract at every batch (one load with a symbolic batch; a model with
+    /// recurrent nodes, which tract 0.23 cannot plan over a symbolic batch, once per batch
+    /// with its size fixed, as said on stderr); for each, the max |diff| against torch and
+    /// the tolerance 1e-4 · max(1, max |ref|).
+    pub fn diffs(&self, model: &Path) -> Vec<(u64, f32, f32)> {
+        let recurrent = decode(model)
+            .graph
+            .iter()
+            .flat_map(|g| &g.node)
+            .any(|n| matches!(n.op_type.as_deref(), Some("LSTM" | "GRU")));
+        let symbolic = if recurrent {
+            eprintln!(
+                "{}: recurrent nodes; tract plans them per batch (its symbolic batch cannot size their state)",
+                self.name
+            );
+            None
+        } else {
+            let planned = tract_onnx::onnx()
+                .model_for_path(model)
+                .unwrap()
+                .into_optimized()
+                .unwrap();
+            Some(planned.into_runnable().unwrap())
+        };
+        let shapes = self.shapes();
         self.batches
             .iter()
             .map(|&b| {
@@ -69,7 +106,10 @@ impl Reference<'_> {
                             .into()
                     })
                     .collect();
-                let out = runnable.run(inputs).unwrap();
+                let out = match &symbolic {
+                    Some(runnable) => runnable.run(inputs).unwrap(),
+                    None => self.run_at(model, b, inputs),
+                };
                 // Every output flattened, one after the other (as the generators write them).
                 let got: Vec<f32> = out
                     .iter()
