@@ -11,6 +11,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if let Ok(ckpt) = ckpt::torch::open(&input) {
-        let _ = ckpt::report::inspect(&ckpt);
+        let scan = ckpt::security::scan_file(&input, &ckpt::security::AllowList::default());
+        let _ = ckpt::report::inspect(&ckpt, &scan);
     }
 });

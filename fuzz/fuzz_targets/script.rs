@@ -16,5 +16,5 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let out = dir.path().join("out.onnx");
-    let _ = export_script(&input, None, &ProgramOptions::default(), &out);
+    let _ = export_script(&input, &[], &ProgramOptions::default(), &out);
 });
