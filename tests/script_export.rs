@@ -236,12 +236,12 @@ fn refusals_say_where() {
     );
 
     // The fused encoder layer is exported (the `encoder` case); a mask the graph builds
-    // from a buffer (view + expand to the heads) is not.
+    // from a buffer (its view is folded; the expand to the traced batch and heads) is not.
     let err = export("masked_attention", None, &options, &out)
         .unwrap_err()
         .to_string();
     assert!(
-        err.starts_with("`code/__torch__/torch/nn/modules/transformer/___torch_mangle_180.py` line 47: in module `layer` (torch.nn.modules.transformer.TransformerEncoderLayer): view/reshape of something other than a computed tensor"),
+        err.starts_with("`code/__torch__/torch/nn/modules/transformer/___torch_mangle_180.py` line 48: in module `layer` (torch.nn.modules.transformer.TransformerEncoderLayer): expand of a [1, 1, 16, 16] tensor to size"),
         "{err}"
     );
 
