@@ -127,8 +127,8 @@ def test_rootnet_with_two_inputs_matches_torch(dynamic, tmp_path):
     proc = ok(run_ckpt("to-onnx", archive, "-o", out))
     c, h, w = rootnet.CHW
     assert f"inputs x [batch, {c}, {h}, {w}], k_value [batch, 1]" in proc.stderr, proc.stderr
-    assert f'--input_shape="x:-1,{c},{h},{w};k_value:-1,1"' in proc.stderr, proc.stderr
-    assert proc.stdout == ""
+    assert f'--input_shape="x:-1,{c},{h},{w};k_value:-1,1"' in proc.stdout, proc.stdout
+    assert "--input_shape" not in proc.stderr, proc.stderr
     rootnet.check_export(model, out, BATCHES, gen)
     refused = run_ckpt("to-onnx", archive, "-o", tmp_path / "n.onnx", "--input-name", "image")
     assert refused.returncode == 1 and "the model takes 2 (x, k_value)" in refused.stderr
@@ -145,7 +145,7 @@ class BatchSum(torch.nn.Module):
 
 
 @pytest.mark.parametrize("model,node,reason", [
-    (BatchSizedZeros(), "node `zeros`", "its size list `size` involves the batch"),
+    (BatchSizedZeros(), "node `add`", "`zeros` is a zero tensor sized by the batch"),
     (BatchSum(), "node `sum_1`", "it works along dimension 0, the batch"),
 ], ids=["batch-sized-factory", "batch-reduction"])
 def test_constants_and_reductions_across_the_batch_are_refused(model, node, reason, tmp_path):
