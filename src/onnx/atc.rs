@@ -18,7 +18,7 @@ use super::{Batch, OnnxError};
 /// (CANN's ONNX plugin list; `Floor`, `Ceil` and `Round` from its
 /// `onnx_plugin/similar_opp_plugins.cc`, registered for opsets 8–13), limited to those this
 /// exporter may emit. LSTM and GRU are registered for opsets 8–15.
-pub const ALLOWED_OPS: [&str; 52] = [
+pub const ALLOWED_OPS: [&str; 54] = [
     "Abs",
     "Add",
     "AveragePool",
@@ -54,6 +54,8 @@ pub const ALLOWED_OPS: [&str; 52] = [
     "Pad",
     "Pow",
     "Reciprocal",
+    "ReduceL1",
+    "ReduceL2",
     "ReduceMax",
     "ReduceMean",
     "ReduceMin",

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
 use crate::torch::eval::{self, Tensor};
 use crate::torch::pt2::schema::{Argument, Node, SymInt};
@@ -13,27 +14,35 @@ use super::lower::Lowering;
 
 impl Lowering<'_, '_> {
     /// Evaluates `node` (aten op `op`) and binds its outputs when it is foldable: an op the
-    /// evaluator knows, reading at least one tensor, every tensor a constant, no argument
-    /// involving the batch (`class_token.expand(n, -1, -1)` is lowered instead, also when
-    /// the batch was traced in as a number). Returns whether it folded; an evaluation error
-    /// is an error, never a fallback.
+    /// evaluator knows, reading at least one tensor, every tensor a constant or the same
+    /// for every sample ([`Bound::Uniform`](super::lower)). A size argument may be the
+    /// batch (`class_token.expand(n, -1, -1)`, `zeros(n, h, w)`; also the number a
+    /// program traced at a fixed batch holds): the op is then evaluated for one sample and
+    /// its outputs bound as the same for every sample, as they are whenever a uniform
+    /// tensor is read. Returns whether it folded; an evaluation error is an error, never a
+    /// fallback.
     pub fn fold_constant(&mut self, node: &Node, op: &str) -> Result<bool, OnnxError> {
         if !eval::EVALUATED.contains(&op) {
             return Ok(false);
         }
         let mut names = Vec::new();
         for input in &node.inputs {
-            if matches!(input.arg, Argument::SymInt(_) | Argument::SymInts(_)) {
-                return Ok(false);
-            }
             names.extend(input.arg.tensor_names());
         }
-        if names.is_empty()
-            || !names.iter().all(|name| self.is_constant(name))
-            || self.expands_over_traced_batch(node, op)
-        {
+        if names.is_empty() || !names.iter().all(|name| self.is_constant(name)) {
             return Ok(false);
         }
+        let Some(one_sample) = self.for_one_sample(node) else {
+            return Ok(false);
+        };
+        let uniform =
+            one_sample.is_some() || names.iter().any(|name| self.uniform_axis(name).is_some());
+        if uniform {
+            self.check_per_sample(node, op, &names)?;
+        }
+        let node = one_sample.as_ref().unwrap_or(node);
+        let typed = self.as_logical_not(node, &names);
+        let node = typed.as_ref().unwrap_or(node);
         let mut inputs: HashMap<&str, Tensor> = HashMap::with_capacity(names.len());
         for name in names {
             if !inputs.contains_key(name) {
@@ -45,28 +54,123 @@ impl Lowering<'_, '_> {
                 what: format!("evaluating it on constants: {what}"),
             }
         })?;
-        if outputs.len() != node.outputs.len() {
+        // Outputs are tensors, or one list of tensors (`meshgrid`, `unbind`).
+        let names: Vec<&str> = match node.outputs.as_slice() {
+            [Argument::Tensors(list)] => list.iter().map(String::as_str).collect(),
+            outputs => outputs
+                .iter()
+                .map(|o| {
+                    o.tensor_name().ok_or_else(|| OnnxError::Shape {
+                        what: "an output is not a tensor".into(),
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        if outputs.len() != names.len() {
             return Err(OnnxError::Shape {
                 what: format!(
                     "the export evaluates {} outputs, torch recorded {}",
                     outputs.len(),
-                    node.outputs.len()
+                    names.len()
                 ),
             });
         }
-        for (k, tensor) in outputs.into_iter().enumerate() {
-            self.bind_folded(node, k, tensor)?;
+        for (name, tensor) in names.into_iter().zip(outputs) {
+            if uniform {
+                self.bind_uniform_as(node, name, tensor)?;
+            } else {
+                self.bind_folded_as(node, name, tensor)?;
+            }
         }
         Ok(true)
     }
 
-    /// Whether `node` is an `expand` whose leading size is the batch of a program traced at
-    /// a fixed batch (its sizes are numbers then, the traced batch size first).
-    fn expands_over_traced_batch(&self, node: &Node, op: &str) -> bool {
-        let leading = node.inputs.iter().find_map(|input| match &input.arg {
-            Argument::Ints(sizes) if input.name == "size" => sizes.first().copied(),
-            _ => None,
-        });
-        op == "expand.default" && leading.is_some_and(|n| self.batch.is(&SymInt::Int(n)))
+    /// `node` with every size argument that is the batch replaced by 1, when one is
+    /// (`Some(Some(node))`); `Some(None)` when no argument involves the batch; `None` when
+    /// one involves it otherwise (a multiple of it, another symbol), which is not folded.
+    fn for_one_sample(&self, node: &Node) -> Option<Option<Node>> {
+        let replaced = std::cell::Cell::new(false);
+        // A symbolic size as a number for one sample: the batch is 1.
+        let one = |size: &SymInt| -> Option<i64> {
+            match size {
+                SymInt::Name(name) if self.is_batch_symbol(name) => {
+                    replaced.set(true);
+                    Some(1)
+                }
+                SymInt::Expr(_) if self.batch.is(size) => {
+                    replaced.set(true);
+                    Some(1)
+                }
+                SymInt::Int(n) => Some(*n),
+                _ => None,
+            }
+        };
+        let mut copy = node.clone();
+        for input in &mut copy.inputs {
+            input.arg = match &input.arg {
+                Argument::SymInt(size) => Argument::Int(one(size)?),
+                Argument::SymInts(sizes) => {
+                    Argument::Ints(sizes.iter().map(one).collect::<Option<Vec<i64>>>()?)
+                }
+                // A size list of numbers whose leading one is the batch a program was
+                // traced at (`expand(3, -1, -1)` traced at batch 3).
+                Argument::Ints(sizes)
+                    if input.name == "size"
+                        && node.target.ends_with("expand.default")
+                        && sizes
+                            .first()
+                            .is_some_and(|&n| self.batch.is(&SymInt::Int(n))) =>
+                {
+                    let mut sizes = sizes.clone();
+                    sizes[0] = 1;
+                    replaced.set(true);
+                    Argument::Ints(sizes)
+                }
+                other => other.clone(),
+            };
+        }
+        Some(replaced.get().then_some(copy))
+    }
+
+    /// Refuses an op that would work along the batch dimension of a uniform input (a
+    /// running sum over the samples): evaluated for one sample it would differ from torch.
+    fn check_per_sample(&mut self, node: &Node, op: &str, names: &[&str]) -> Result<(), OnnxError> {
+        const ALONG_DIM: &[&str] = &["cumsum.default", "softmax.int", "_softmax.default"];
+        if !ALONG_DIM.contains(&op) {
+            return Ok(());
+        }
+        let dim = node
+            .inputs
+            .iter()
+            .find_map(|input| match (&input.name[..], &input.arg) {
+                ("dim", Argument::Int(d)) => Some(*d),
+                _ => None,
+            });
+        for name in names {
+            if let (Some(axis), Some(dim)) = (self.uniform_axis(name), dim) {
+                let rank = self.constant_tensor(name)?.rank();
+                if super::tensor::axis(dim, rank)? == axis {
+                    return Err(OnnxError::Shape {
+                        what: format!(
+                            "it works along dimension {axis} of `{name}`, which carries the batch; that mixes samples"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `node` as `logical_not` when it is a `bitwise_not` of a bool tensor, which it is
+    /// (the evaluator holds bools as 0/1 integers).
+    fn as_logical_not(&self, node: &Node, names: &[&str]) -> Option<Node> {
+        let of_bool = node.target.ends_with("bitwise_not.default")
+            && names
+                .first()
+                .is_some_and(|name| self.recorded_elem(name).ok() == Some(ElemType::Bool));
+        of_bool.then(|| Node {
+            target: "torch.ops.aten.logical_not.default".into(),
+            ..node.clone()
+        })
     }
 }

@@ -38,15 +38,20 @@ pub(super) enum Bound {
     /// `sym_size(x, 0) * heads`, or the size of a dimension the batch is folded into, is
     /// k·N). Only size lists read it: a view follows torch's recorded output sizes.
     BatchTimes(u64),
-    /// A constant expanded over the batch (`class_token.expand(n, -1, -1)`), of per-sample
-    /// `shape`; it is made from a sibling activation where it is used.
-    Expanded { constant: Constant, shape: Vec<u64> },
+    /// A tensor with the same values for every sample: a constant expanded over the batch
+    /// (`class_token.expand(n, -1, -1)`), a factory sized by it (`zeros(n, h, w)`), or
+    /// anything computed from those and constants alone. torch's value is `tensor`
+    /// repeated along `axis`, where `tensor` has size 1 (so it broadcasts against an
+    /// activation exactly as torch's value does). It is folded like a constant; where an
+    /// op needs it as an activation it is made from a sibling activation (see
+    /// `expanded_like`). Invariant: `tensor.dims()[axis] == 1`.
+    Uniform {
+        tensor: eval::Tensor,
+        axis: usize,
+        label: String,
+    },
     /// An output the lowering does not produce (max-pool indices, BN's saved statistics).
     Unproduced { by: String },
-    /// A zero tensor whose sizes involve the batch (`zeros(layers, N, hidden)`, the
-    /// initial state torch makes for an RNN called without one): only ops for which a
-    /// zero operand is the default read it, by leaving it out.
-    BatchZeros,
 }
 
 /// A constant an op reads: a stored tensor by FQN, or a tensor the export folded, by the
@@ -77,6 +82,8 @@ pub(super) struct Lowering<'p, 'a> {
     pub fold_bn: bool,
     values: HashMap<String, Bound>,
     weights: HashMap<Constant, Weight>,
+    /// 2-D constants written transposed (`<weight>.transposed`, a linear's MatMul weight).
+    transposed: HashMap<Constant, Weight>,
     /// Value name → indices of the nodes that read it (graph outputs count as `usize::MAX`).
     readers: HashMap<String, Vec<usize>>,
     /// Nodes already lowered as part of an earlier one (a BatchNorm folded into its Conv).
@@ -150,6 +157,7 @@ pub fn lower(
         fold_bn: target.fold_bn,
         values,
         weights: HashMap::new(),
+        transposed: HashMap::new(),
         readers: readers(graph),
         absorbed: HashSet::new(),
         rows: Cell::new(None),
@@ -295,14 +303,11 @@ impl Lowering<'_, '_> {
             Bound::BatchTimes(_) => Err(OnnxError::Shape {
                 what: format!("the batch size `{name}` is used as a tensor"),
             }),
-            Bound::Expanded { constant, .. } => Err(OnnxError::Shape {
-                what: format!("`{name}` is `{constant}` expanded over the batch; only cat is exported on it"),
+            Bound::Uniform { label, .. } => Err(OnnxError::Shape {
+                what: format!("`{name}` ({label}) has the same values for every sample (a constant expanded over the batch, or a factory sized by it); it is exported where it meets an activation (arithmetic, where, cat), not as this op's input"),
             }),
             Bound::Unproduced { by } => Err(OnnxError::Shape {
                 what: format!("`{name}` is an output of {by} that the ONNX export does not compute"),
-            }),
-            Bound::BatchZeros => Err(OnnxError::Shape {
-                what: format!("`{name}` is a zero tensor sized by the batch; it is exported only as an RNN's initial state"),
             }),
         }
     }
@@ -354,23 +359,11 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// Whether value `name` is a zero tensor sized by the batch.
-    pub fn is_batch_zeros(&self, name: &str) -> bool {
-        matches!(self.values.get(name), Some(Bound::BatchZeros))
-    }
-
-    /// Binds output 0 of `node` to a zero tensor sized by the batch.
-    pub fn bind_batch_zeros(&mut self, node: &Node) -> Result<(), OnnxError> {
-        let name = self.output_name(node, 0)?;
-        self.values.insert(name.to_owned(), Bound::BatchZeros);
-        Ok(())
-    }
-
     /// Value `name` as a constant: stored, or folded by the export.
     pub fn constant(&self, name: &str) -> Result<Constant, OnnxError> {
         match self.bound(name)? {
             Bound::Stored(fqn) => Ok(Constant::Stored(fqn.clone())),
-            Bound::Folded { label, .. } => Ok(Constant::Folded {
+            Bound::Folded { label, .. } | Bound::Uniform { label, .. } => Ok(Constant::Folded {
                 value: name.to_owned(),
                 label: label.clone(),
             }),
@@ -380,19 +373,21 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// Value `name` as an expanded constant (and its per-sample shape), if it is one.
-    pub fn expanded(&self, name: &str) -> Option<(Constant, Vec<u64>)> {
+    /// The dimension that carries the batch of value `name`, if it has the same values
+    /// for every sample ([`Bound::Uniform`]).
+    pub fn uniform_axis(&self, name: &str) -> Option<usize> {
         match self.values.get(name) {
-            Some(Bound::Expanded { constant, shape }) => Some((constant.clone(), shape.clone())),
+            Some(Bound::Uniform { axis, .. }) => Some(*axis),
             _ => None,
         }
     }
 
-    /// Whether value `name` is a constant: stored, or folded by the export.
+    /// Whether value `name` is a constant: stored, folded by the export, or the same for
+    /// every sample (a constant with size 1 on its batch dimension).
     pub fn is_constant(&self, name: &str) -> bool {
         matches!(
             self.values.get(name),
-            Some(Bound::Stored(_) | Bound::Folded { .. })
+            Some(Bound::Stored(_) | Bound::Folded { .. } | Bound::Uniform { .. })
         )
     }
 
@@ -439,6 +434,16 @@ impl Lowering<'_, '_> {
         tensor: eval::Tensor,
     ) -> Result<(), OnnxError> {
         let name = self.output_name(node, k)?;
+        self.bind_folded_as(node, name, tensor)
+    }
+
+    /// Binds value `name`, an output of `node`, to `tensor` (see [`Lowering::bind_folded`]).
+    pub fn bind_folded_as(
+        &mut self,
+        node: &Node,
+        name: &str,
+        tensor: eval::Tensor,
+    ) -> Result<(), OnnxError> {
         let recorded = self.meta(name)?;
         let same = recorded.sizes.len() == tensor.rank()
             && recorded
@@ -488,7 +493,7 @@ impl Lowering<'_, '_> {
     /// The folded tensor `name` is bound to.
     fn folded(&self, name: &str) -> Result<&eval::Tensor, OnnxError> {
         match self.bound(name)? {
-            Bound::Folded { tensor, .. } => Ok(tensor),
+            Bound::Folded { tensor, .. } | Bound::Uniform { tensor, .. } => Ok(tensor),
             _ => Err(OnnxError::Shape {
                 what: format!("`{name}` is not a folded constant"),
             }),
@@ -524,6 +529,29 @@ impl Lowering<'_, '_> {
             Constant::Folded { label, .. } => self.g.folded(label, dims, &values)?,
         };
         self.weights.insert(c.clone(), w.clone());
+        Ok(w)
+    }
+
+    /// 2-D constant `c` (`[n, k]`) as a `[k, n]` float32 initializer
+    /// (`<weight>.transposed`), written once however many ops read it.
+    pub fn transposed_weight(&mut self, c: &Constant) -> Result<Weight, OnnxError> {
+        if let Some(w) = self.transposed.get(c) {
+            return Ok(w.clone());
+        }
+        let &[n, k] = self.constant_dims(c)?.as_slice() else {
+            return Err(OnnxError::Shape {
+                what: format!("`{c}` is not a 2-D linear weight"),
+            });
+        };
+        let values = self.read(c)?;
+        let transposed =
+            super::aten::transpose_2d(&values, n, k).ok_or_else(|| OnnxError::Shape {
+                what: format!("`{c}` does not hold {n}×{k} values"),
+            })?;
+        let w = self
+            .g
+            .weight(&format!("{c}.transposed"), vec![k, n], &transposed)?;
+        self.transposed.insert(c.clone(), w.clone());
         Ok(w)
     }
 
@@ -663,12 +691,69 @@ impl Lowering<'_, '_> {
         self.recorded_name_sizes(self.output_name(node, k)?)
     }
 
-    /// Binds output 0 of `node` to `constant` expanded over the batch.
-    pub fn bind_expanded(&mut self, node: &Node, constant: Constant) -> Result<(), OnnxError> {
-        let name = self.output_name(node, 0)?;
-        let shape = self.recorded_shape(name)?;
-        self.values
-            .insert(name.to_owned(), Bound::Expanded { constant, shape });
+    /// Binds output `k` of `node` to `tensor` repeated over the batch ([`Bound::Uniform`]):
+    /// torch's record must have the batch (once, not folded) where `tensor` has size 1, and
+    /// `tensor`'s sizes elsewhere.
+    pub fn bind_uniform(
+        &mut self,
+        node: &Node,
+        k: usize,
+        tensor: eval::Tensor,
+    ) -> Result<(), OnnxError> {
+        let name = self.output_name(node, k)?;
+        self.bind_uniform_as(node, name, tensor)
+    }
+
+    /// Binds value `name`, an output of `node`, to `tensor` repeated over the batch (see
+    /// [`Lowering::bind_uniform`]).
+    pub fn bind_uniform_as(
+        &mut self,
+        node: &Node,
+        name: &str,
+        tensor: eval::Tensor,
+    ) -> Result<(), OnnxError> {
+        let recorded = self.recorded_name_sizes(name)?;
+        let batch_axes: Vec<usize> = (0..recorded.len()).filter(|&a| recorded[a].batch).collect();
+        let fits = recorded.len() == tensor.rank()
+            && recorded.iter().zip(tensor.dims()).all(|(r, &d)| {
+                if r.batch {
+                    r.count == 1 && d == 1
+                } else {
+                    r.count == d
+                }
+            });
+        let [axis] = batch_axes[..] else {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "`{name}`, computed from a tensor with the same values for every sample, has sizes {}; only results that keep the batch once, unfolded, are exported",
+                    tensor::show(&recorded)
+                ),
+            });
+        };
+        if !fits {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "the export computes `{name}` per sample as {:?}, torch recorded {}",
+                    tensor.dims(),
+                    tensor::show(&recorded)
+                ),
+            });
+        }
+        let typed = eval::is_integer(self.meta(name)?.dtype)
+            .and_then(|integer| tensor.cast(integer))
+            .map_err(|e| OnnxError::Shape {
+                what: format!("the export folds `{name}`: {e}"),
+            })?;
+        let label =
+            located::module_path(node).map_or_else(|| name.to_owned(), |m| format!("{m}.{name}"));
+        self.values.insert(
+            name.to_owned(),
+            Bound::Uniform {
+                tensor: typed,
+                axis,
+                label,
+            },
+        );
         Ok(())
     }
 

@@ -36,6 +36,7 @@ pub const EVALUATED: &[&str] = &[
     "index.Tensor",
     "index_select.default",
     "expand.default",
+    "expand_as.default",
     "repeat.default",
     "cat.default",
     "stack.default",
@@ -46,11 +47,18 @@ pub const EVALUATED: &[&str] = &[
     "detach_.default",
     "lift_fresh_copy.default",
     "to.dtype",
+    "to.device",
     "_to_copy.default",
     "add.Tensor",
+    "add_.Tensor",
     "sub.Tensor",
+    "sub_.Tensor",
     "mul.Tensor",
+    "mul_.Tensor",
     "div.Tensor",
+    "div_.Tensor",
+    "softmax.int",
+    "_softmax.default",
     "rsub.Tensor",
     "add.Scalar",
     "sub.Scalar",
@@ -82,6 +90,36 @@ pub const EVALUATED: &[&str] = &[
     "std.correction",
     "std.dim",
     "linalg_vector_norm.default",
+    "cumsum.default",
+    "div.Tensor_mode",
+    "pow.Scalar",
+    "pow.Tensor_Tensor",
+    "sin.default",
+    "cos.default",
+    "floor.default",
+    "ceil.default",
+    "round.default",
+    "sign.default",
+    "relu.default",
+    "linear.default",
+    "conv2d.default",
+    "logical_not.default",
+    "bitwise_not.default",
+    "eq.Tensor",
+    "eq.Scalar",
+    "ne.Tensor",
+    "ne.Scalar",
+    "lt.Tensor",
+    "lt.Scalar",
+    "le.Tensor",
+    "le.Scalar",
+    "gt.Tensor",
+    "gt.Scalar",
+    "ge.Tensor",
+    "ge.Scalar",
+    "where.self",
+    "meshgrid.indexing",
+    "meshgrid.default",
     "batch_norm.default",
     "_native_batch_norm_legit.no_stats",
     "_native_batch_norm_legit_functional.default",
@@ -221,6 +259,11 @@ pub fn evaluate(
             a.only(&["self", "indices"])?;
             one(index(&a.tensor("self")?, &a.optional_tensors("indices")?))
         }
+        "expand_as.default" => {
+            a.only(&["self", "other"])?;
+            let like = a.tensor("other")?;
+            one(a.tensor("self")?.expand(like.dims()))
+        }
         "expand.default" => {
             a.only(&["self", "size", "implicit"])?;
             let x = a.tensor("self")?;
@@ -287,7 +330,7 @@ pub fn evaluate(
             a.only(&["self", "memory_format"])?;
             one(Ok(a.tensor("self")?))
         }
-        "to.dtype" | "_to_copy.default" => {
+        "to.dtype" | "to.device" | "_to_copy.default" => {
             a.only(&[
                 "self",
                 "dtype",
@@ -301,10 +344,188 @@ pub fn evaluate(
             let x = a.tensor("self")?;
             match a.dtype()? {
                 None => one(Ok(x)),
+                Some(BOOL) => one(Tensor::i64(
+                    x.dims().to_vec(),
+                    x.to_f32().iter().map(|&v| i64::from(v != 0.0)).collect(),
+                )),
                 Some(dtype) => one(x.cast(is_integer(dtype)?)),
             }
         }
-        "add.Tensor" | "sub.Tensor" | "add.Scalar" | "sub.Scalar" => {
+        "softmax.int" | "_softmax.default" => {
+            a.only(&["self", "dim", "dtype", "half_to_float"])?;
+            if a.dtype()?.is_some_and(|d| d != FLOAT32) || a.bool_or("half_to_float", false)? {
+                return Err("a softmax to a dtype other than float32".into());
+            }
+            let x = a.tensor("self")?;
+            let at = axis(a.int("dim")?, x.rank().max(1))?;
+            let high = x.reduce(&[at], true, Reduction::Max)?;
+            let e = Tensor::zip(&x, &high, |p, q| (p - q).exp(), None)?;
+            let total = e.reduce(&[at], true, Reduction::Sum)?;
+            one(Tensor::zip(&e, &total, |p, q| p / q, None))
+        }
+        "cumsum.default" => {
+            a.only(&["self", "dim", "dtype"])?;
+            let x = a.tensor("self")?;
+            let x = match a.dtype()? {
+                None => x,
+                Some(dtype) => x.cast(is_integer(dtype)?)?,
+            };
+            one(x.cumsum(axis(a.int("dim")?, x.rank().max(1))?))
+        }
+        "div.Tensor_mode" => {
+            a.only(&["self", "other", "rounding_mode"])?;
+            let (x, y) = (a.tensor("self")?, a.operand("other")?);
+            one(match a.node_arg("rounding_mode") {
+                None | Some(Argument::None) => Tensor::zip(&x, &y, |p, q| p / q, None),
+                Some(Argument::String(mode)) if mode == "floor" => {
+                    Tensor::zip(&x, &y, |p, q| (p / q).floor(), Some(floor_div))
+                }
+                Some(Argument::String(mode)) if mode == "trunc" => {
+                    Tensor::zip(&x, &y, |p, q| (p / q).trunc(), Some(i64::checked_div))
+                }
+                other => Err(Args::wrong_mode(other)),
+            })
+        }
+        "pow.Scalar" => {
+            a.only(&["self", "exponent"])?;
+            let base = a.number("self")? as f32;
+            one(Ok(a.tensor("exponent")?.map(|e| base.powf(e))))
+        }
+        "pow.Tensor_Tensor" => {
+            a.only(&["self", "exponent"])?;
+            one(Tensor::zip(
+                &a.tensor("self")?,
+                &a.tensor("exponent")?,
+                f32::powf,
+                None,
+            ))
+        }
+        "linear.default" => {
+            a.only(&["input", "weight", "bias"])?;
+            let y = a.tensor("input")?.linear(&a.tensor("weight")?)?;
+            one(match a.node_arg("bias") {
+                None | Some(Argument::None) => Ok(y),
+                Some(_) => Tensor::zip(&y, &a.tensor("bias")?, |p, q| p + q, None),
+            })
+        }
+        "conv2d.default" => {
+            a.only(&[
+                "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+            ])?;
+            let pair = |name: &str, default: u64| -> Result<[u64; 2], String> {
+                let v = match a.node_arg(name) {
+                    None => vec![default as i64],
+                    Some(_) => a.ints(name)?,
+                };
+                let v: Vec<u64> = v
+                    .iter()
+                    .map(|&i| u64::try_from(i).map_err(|_| format!("{name} {i}")))
+                    .collect::<Result<_, _>>()?;
+                match v[..] {
+                    [s] => Ok([s, s]),
+                    [p, q] => Ok([p, q]),
+                    _ => Err(format!("conv2d {name} {v:?}")),
+                }
+            };
+            let groups = u64::try_from(a.int_or("groups", 1)?).map_err(|_| "conv2d groups")?;
+            let y = a.tensor("input")?.conv2d(
+                &a.tensor("weight")?,
+                pair("stride", 1)?,
+                pair("padding", 0)?,
+                pair("dilation", 1)?,
+                groups,
+            )?;
+            one(match a.node_arg("bias") {
+                None | Some(Argument::None) => Ok(y),
+                Some(_) => {
+                    let bias = a.tensor("bias")?;
+                    let channels = bias.dims().iter().product::<u64>() as i64;
+                    Tensor::zip(&y, &bias.reshape(&[channels, 1, 1])?, |p, q| p + q, None)
+                }
+            })
+        }
+        "logical_not.default" => {
+            a.only(&["self"])?;
+            let x = a.tensor("self")?;
+            one(Tensor::i64(
+                x.dims().to_vec(),
+                x.to_f32().iter().map(|&v| i64::from(v == 0.0)).collect(),
+            ))
+        }
+        "bitwise_not.default" => {
+            a.only(&["self"])?;
+            let x = a.tensor("self")?;
+            let Values::I64(v) = x.values() else {
+                return Err("bitwise not of a float tensor".into());
+            };
+            one(Tensor::i64(
+                x.dims().to_vec(),
+                v.iter().map(|&i| !i).collect(),
+            ))
+        }
+        "eq.Tensor" | "eq.Scalar" | "ne.Tensor" | "ne.Scalar" | "lt.Tensor" | "lt.Scalar"
+        | "le.Tensor" | "le.Scalar" | "gt.Tensor" | "gt.Scalar" | "ge.Tensor" | "ge.Scalar" => {
+            a.only(&["self", "other"])?;
+            let holds: fn(f32, f32) -> bool = match &op[..2] {
+                "eq" => |p, q| p == q,
+                "ne" => |p, q| p != q,
+                "lt" => |p, q| p < q,
+                "le" => |p, q| p <= q,
+                "gt" => |p, q| p > q,
+                _ => |p, q| p >= q,
+            };
+            // Exact for int64 below 2^24 and for every float32: comparisons of larger
+            // integers are refused by `exact_comparison`.
+            let (x, y) = (a.tensor("self")?, a.operand("other")?);
+            exact_comparison(&x)?;
+            exact_comparison(&y)?;
+            let truth = Tensor::zip(&x, &y, |p, q| f32::from(u8::from(holds(p, q))), None)?;
+            one(truth.cast(true))
+        }
+        "where.self" => {
+            a.only(&["condition", "self", "other"])?;
+            let condition = a.tensor("condition")?;
+            let (x, y) = (a.operand("self")?, a.operand("other")?);
+            let dims = tensor::broadcast(&[condition.dims(), x.dims(), y.dims()])?;
+            let picked: Vec<bool> = condition
+                .expand(&dims)?
+                .to_f32()
+                .iter()
+                .map(|&c| c != 0.0)
+                .collect();
+            let (x, y) = (x.expand(&dims)?, y.expand(&dims)?);
+            one(match (x.values(), y.values()) {
+                (Values::I64(p), Values::I64(q)) => Tensor::i64(
+                    dims,
+                    picked
+                        .iter()
+                        .zip(p.iter().zip(q))
+                        .map(|(&c, (&p, &q))| if c { p } else { q })
+                        .collect(),
+                ),
+                _ => Tensor::f32(
+                    dims,
+                    picked
+                        .iter()
+                        .zip(x.to_f32().into_iter().zip(y.to_f32()))
+                        .map(|(&c, (p, q))| if c { p } else { q })
+                        .collect(),
+                ),
+            })
+        }
+        "meshgrid.indexing" | "meshgrid.default" => {
+            a.only(&["tensors", "indexing"])?;
+            let parts = a.tensors("tensors")?;
+            let xy = match a.node_arg("indexing") {
+                None | Some(Argument::None) => false,
+                Some(Argument::String(mode)) if mode == "ij" => false,
+                Some(Argument::String(mode)) if mode == "xy" => true,
+                other => return Err(Args::wrong_mode(other)),
+            };
+            meshgrid(&parts, xy)
+        }
+        "add.Tensor" | "add_.Tensor" | "sub.Tensor" | "sub_.Tensor" | "add.Scalar"
+        | "sub.Scalar" => {
             a.only(&["self", "other", "alpha"])?;
             let alpha = a.number_or("alpha", 1.0)?;
             let other = a.operand("other")?;
@@ -337,7 +558,7 @@ pub fn evaluate(
                 Some(i64::checked_sub),
             ))
         }
-        "mul.Tensor" | "mul.Scalar" => {
+        "mul.Tensor" | "mul_.Tensor" | "mul.Scalar" => {
             a.only(&["self", "other"])?;
             one(Tensor::zip(
                 &a.tensor("self")?,
@@ -346,7 +567,7 @@ pub fn evaluate(
                 Some(i64::checked_mul),
             ))
         }
-        "div.Tensor" | "div.Scalar" => {
+        "div.Tensor" | "div_.Tensor" | "div.Scalar" => {
             a.only(&["self", "other"])?;
             one(Tensor::zip(
                 &a.tensor("self")?,
@@ -392,9 +613,19 @@ pub fn evaluate(
             })))
         }
         "neg.default" | "sqrt.default" | "rsqrt.default" | "exp.default" | "log.default"
-        | "sigmoid.default" | "tanh.default" | "abs.default" | "reciprocal.default" => {
+        | "sigmoid.default" | "tanh.default" | "abs.default" | "reciprocal.default"
+        | "sin.default" | "cos.default" | "floor.default" | "ceil.default" | "round.default"
+        | "sign.default" | "relu.default" => {
             a.only(&["self"])?;
             let f: fn(f32) -> f32 = match op {
+                "sin.default" => f32::sin,
+                "cos.default" => f32::cos,
+                "floor.default" => f32::floor,
+                "ceil.default" => f32::ceil,
+                // torch rounds half to even.
+                "round.default" => f32::round_ties_even,
+                "sign.default" => |x| if x == 0.0 { 0.0 } else { x.signum() },
+                "relu.default" => |x| x.max(0.0),
                 "neg.default" => |x| -x,
                 "sqrt.default" => f32::sqrt,
                 "rsqrt.default" => |x| 1.0 / x.sqrt(),
@@ -460,6 +691,52 @@ pub fn is_integer(dtype: i64) -> Result<bool, String> {
             "a constant of export dtype {other} is not evaluated"
         )),
     }
+}
+
+/// The export schema's dtype number for bool.
+const BOOL: i64 = 12;
+
+/// Python's `//` on int64: the quotient rounded toward negative infinity.
+fn floor_div(p: i64, q: i64) -> Option<i64> {
+    let d = p.checked_div(q)?;
+    Some(if p % q != 0 && ((p < 0) != (q < 0)) {
+        d - 1
+    } else {
+        d
+    })
+}
+
+/// Comparisons are computed in float32: an int64 operand must be exact there.
+fn exact_comparison(t: &Tensor) -> Result<(), String> {
+    match t.values() {
+        Values::I64(v) if v.iter().any(|i| i.unsigned_abs() > 1 << 24) => {
+            Err("a comparison of integers beyond 2^24".into())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `torch.meshgrid` of 1-D tensors: one tensor per input, each of the sizes of all inputs
+/// in order (`xy`: the first two swapped), varying along its own axis.
+fn meshgrid(parts: &[Tensor], xy: bool) -> Result<Vec<Tensor>, String> {
+    if parts.iter().any(|t| t.rank() > 1) {
+        return Err("meshgrid of tensors that are not 1-D".into());
+    }
+    let mut dims: Vec<u64> = parts.iter().map(|t| t.dims().iter().product()).collect();
+    let mut axes: Vec<usize> = (0..parts.len()).collect();
+    if xy && parts.len() >= 2 {
+        dims.swap(0, 1);
+        axes.swap(0, 1);
+    }
+    parts
+        .iter()
+        .zip(axes)
+        .map(|(t, at)| {
+            let mut shape = vec![1i64; dims.len()];
+            shape[at] = dims[at] as i64;
+            t.reshape(&shape)?.expand(&dims)
+        })
+        .collect()
 }
 
 /// `how` over argument `dims` (none or empty: every axis).
@@ -597,6 +874,10 @@ impl Args<'_> {
             Some(got) => format!("argument `{name}` is {}, expected {want}", got.kind()),
             None => format!("argument `{name}` is missing"),
         }
+    }
+
+    fn wrong_mode(got: Option<&Argument>) -> String {
+        Self::wrong("rounding_mode/indexing", "a mode torch documents", got)
     }
 
     /// Refuses arguments other than `known`.
@@ -864,6 +1145,113 @@ mod tests {
             &[("w", w())],
         );
         assert!(batch.unwrap_err().contains("batch"));
+    }
+
+    fn t(name: &str) -> String {
+        format!(r#"{{"name": "self", "arg": {{"as_tensor": {{"name": "{name}"}}}}}}"#)
+    }
+
+    /// The positional encoding timm's EdgeNeXt and XCiT compute from `zeros(B, H, W)`:
+    /// `~mask`, running sums, a floor division and sines of the result.
+    #[test]
+    fn position_encoding_ops_on_a_mask() {
+        let mask = Tensor::i64(vec![1, 2, 3], vec![0; 6]).unwrap();
+        let not = run(
+            "logical_not.default",
+            &format!("[{}]", t("m")),
+            &[("m", mask)],
+        )
+        .unwrap();
+        assert_eq!(not[0].to_i64().unwrap(), [1; 6]);
+        let sums = run(
+            "cumsum.default",
+            &format!(r#"[{}, {{"name": "dim", "arg": {{"as_int": 2}}}}, {{"name": "dtype", "arg": {{"as_scalar_type": 7}}}}]"#, t("n")),
+            &[("n", not[0].clone())],
+        )
+        .unwrap();
+        assert_eq!(sums[0].to_f32(), [1., 2., 3., 1., 2., 3.]);
+        let halves = run(
+            "div.Tensor_mode",
+            &format!(r#"[{}, {{"name": "other", "arg": {{"as_int": 2}}}}, {{"name": "rounding_mode", "arg": {{"as_string": "floor"}}}}]"#, t("a")),
+            &[("a", Tensor::i64(vec![4], vec![-3, -1, 1, 3]).unwrap())],
+        )
+        .unwrap();
+        assert_eq!(halves[0].to_i64().unwrap(), [-2, -1, 0, 1]);
+        let sines = run(
+            "sin.default",
+            &format!("[{}]", t("s")),
+            &[("s", sums[0].clone())],
+        )
+        .unwrap();
+        assert!((sines[0].to_f32()[0] - 1f32.sin()).abs() < 1e-7);
+        let grid = run(
+            "meshgrid.indexing",
+            r#"[{"name": "tensors", "arg": {"as_tensors": [{"name": "a"}, {"name": "b"}]}}, {"name": "indexing", "arg": {"as_string": "ij"}}]"#,
+            &[
+                ("a", Tensor::i64(vec![2], vec![0, 1]).unwrap()),
+                ("b", Tensor::i64(vec![3], vec![5, 6, 7]).unwrap()),
+            ],
+        )
+        .unwrap();
+        assert_eq!(grid[0].to_i64().unwrap(), [0, 0, 0, 1, 1, 1]);
+        assert_eq!(grid[1].to_i64().unwrap(), [5, 6, 7, 5, 6, 7]);
+    }
+
+    /// A 1×1 token projection and a 3×3 padded convolution of a constant, as torch computes
+    /// them (values from `F.conv2d` by hand).
+    #[test]
+    fn convolution_of_a_constant() {
+        let x = Tensor::f32(vec![1, 1, 2, 2], vec![1., 2., 3., 4.]).unwrap();
+        let ones = Tensor::f32(vec![1, 1, 3, 3], vec![1.; 9]).unwrap();
+        let y = run(
+            "conv2d.default",
+            r#"[{"name": "input", "arg": {"as_tensor": {"name": "x"}}}, {"name": "weight", "arg": {"as_tensor": {"name": "w"}}}, {"name": "padding", "arg": {"as_ints": [1, 1]}}]"#,
+            &[("x", x.clone()), ("w", ones)],
+        )
+        .unwrap();
+        assert_eq!(y[0].dims(), [1, 1, 2, 2]);
+        assert_eq!(y[0].to_f32(), [10.; 4]);
+        let two = Tensor::f32(vec![2, 1, 1, 1], vec![2., -1.]).unwrap();
+        let bias = Tensor::f32(vec![2], vec![0.5, 0.]).unwrap();
+        let y = run(
+            "conv2d.default",
+            r#"[{"name": "input", "arg": {"as_tensor": {"name": "x"}}}, {"name": "weight", "arg": {"as_tensor": {"name": "w"}}}, {"name": "bias", "arg": {"as_tensor": {"name": "b"}}}]"#,
+            &[("x", x), ("w", two), ("b", bias)],
+        )
+        .unwrap();
+        assert_eq!(y[0].to_f32(), [2.5, 4.5, 6.5, 8.5, -1., -2., -3., -4.]);
+    }
+
+    #[test]
+    fn softmax_linear_and_comparisons_of_constants() {
+        let x = Tensor::f32(vec![1, 2], vec![0., 0.]).unwrap();
+        let p = run(
+            "softmax.int",
+            &format!(
+                r#"[{}, {{"name": "dim", "arg": {{"as_int": -1}}}}]"#,
+                t("x")
+            ),
+            &[("x", x.clone())],
+        )
+        .unwrap();
+        assert_eq!(p[0].to_f32(), [0.5, 0.5]);
+        let y = run(
+            "linear.default",
+            r#"[{"name": "input", "arg": {"as_tensor": {"name": "x"}}}, {"name": "weight", "arg": {"as_tensor": {"name": "w"}}}]"#,
+            &[("x", Tensor::f32(vec![1, 3], vec![1., 1., 1.]).unwrap()), ("w", w())],
+        )
+        .unwrap();
+        assert_eq!(y[0].to_f32(), [6., 18.]);
+        let gt = run(
+            "gt.Scalar",
+            &format!(
+                r#"[{}, {{"name": "other", "arg": {{"as_float": 2.5}}}}]"#,
+                t("w")
+            ),
+            &[("w", w())],
+        )
+        .unwrap();
+        assert_eq!(gt[0].to_i64().unwrap(), [0, 0, 1, 1, 1, 1]);
     }
 
     #[test]

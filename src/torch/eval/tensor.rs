@@ -39,6 +39,9 @@ pub struct Tensor {
     values: Values,
 }
 
+/// The most multiply-adds a convolution evaluated at export may take.
+pub const MAX_CONV_STEPS: u64 = 1 << 30;
+
 /// The elements of a tensor of sizes `dims`, if within [`MAX_ELEMENTS`].
 pub fn element_count(dims: &[u64]) -> Result<u64, String> {
     match dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d)) {
@@ -404,6 +407,148 @@ impl Tensor {
         Tensor::new(dims, Values::F32(values))
     }
 
+    /// The running sum along `axis` (in range), int64 for an int64 tensor.
+    pub fn cumsum(&self, axis: usize) -> Result<Tensor, String> {
+        let outer: u64 = self.dims[..axis].iter().product();
+        let (n, inner) = (
+            self.dims[axis] as usize,
+            self.dims[axis + 1..].iter().product::<u64>() as usize,
+        );
+        let values = match &self.values {
+            Values::F32(v) => {
+                let mut v = v.clone();
+                running(&mut v, outer as usize, n, inner, |p, q| Some(p + q))?;
+                Values::F32(v)
+            }
+            Values::I64(v) => {
+                let mut v = v.clone();
+                running(&mut v, outer as usize, n, inner, i64::checked_add)?;
+                Values::I64(v)
+            }
+        };
+        Tensor::new(self.dims.clone(), values)
+    }
+
+    /// `self · weightᵀ` over the last axis (`linear` without its bias): `self` is
+    /// `[…, k]`, `weight` is `[m, k]`; the result is `[…, m]`, float32.
+    pub fn linear(&self, weight: &Tensor) -> Result<Tensor, String> {
+        let (Some(&k), [m, wk]) = (self.dims.last(), weight.dims()) else {
+            return Err(format!(
+                "linear of {:?} by a weight of {:?}",
+                self.dims,
+                weight.dims()
+            ));
+        };
+        if k != *wk {
+            return Err(format!(
+                "linear of {:?} by a weight of {:?}",
+                self.dims,
+                weight.dims()
+            ));
+        }
+        let (x, w) = (self.to_f32(), weight.to_f32());
+        let (k, m) = (k as usize, *m as usize);
+        let rows = x.len().checked_div(k).unwrap_or(0);
+        let mut y = Vec::with_capacity(rows * m);
+        for row in 0..rows {
+            let xr = &x[row * k..(row + 1) * k];
+            for j in 0..m {
+                y.push(
+                    xr.iter()
+                        .zip(&w[j * k..(j + 1) * k])
+                        .map(|(p, q)| p * q)
+                        .sum(),
+                );
+            }
+        }
+        let mut dims = self.dims.clone();
+        if let Some(last) = dims.last_mut() {
+            *last = m as u64;
+        }
+        Tensor::f32(dims, y)
+    }
+
+    /// A 2-D convolution of this `[N, C, H, W]` tensor by `weight` `[O, C/groups, kH,
+    /// kW]`, float32, without bias; `stride`, `padding` and `dilation` are `[h, w]`.
+    /// Refused past [`MAX_CONV_STEPS`] multiply-adds.
+    pub fn conv2d(
+        &self,
+        weight: &Tensor,
+        stride: [u64; 2],
+        padding: [u64; 2],
+        dilation: [u64; 2],
+        groups: u64,
+    ) -> Result<Tensor, String> {
+        let (&[n, c, h, w], &[o, cg, kh, kw]) = (&self.dims[..], &weight.dims[..]) else {
+            return Err(format!(
+                "conv2d of {:?} by a weight of {:?}",
+                self.dims, weight.dims
+            ));
+        };
+        if groups == 0 || c != cg * groups || o % groups != 0 || stride.contains(&0) {
+            return Err(format!(
+                "conv2d of {:?} by {:?} in {groups} groups",
+                self.dims, weight.dims
+            ));
+        }
+        let out = |size: u64, k: u64, s: u64, p: u64, d: u64| -> Result<u64, String> {
+            let span = d * (k - 1) + 1;
+            (size + 2 * p)
+                .checked_sub(span)
+                .map(|v| v / s + 1)
+                .ok_or_else(|| "a conv2d kernel larger than its padded input".to_owned())
+        };
+        if kh == 0 || kw == 0 {
+            return Err("a conv2d kernel of size 0".into());
+        }
+        let oh = out(h, kh, stride[0], padding[0], dilation[0])?;
+        let ow = out(w, kw, stride[1], padding[1], dilation[1])?;
+        let steps = [n, o, oh, ow, cg, kh, kw]
+            .iter()
+            .try_fold(1u64, |acc, &v| acc.checked_mul(v));
+        if steps.is_none_or(|s| s > MAX_CONV_STEPS) {
+            return Err("a conv2d too large to evaluate at export".into());
+        }
+        element_count(&[n, o, oh, ow])?;
+        let (x, k) = (self.to_f32(), weight.to_f32());
+        let idx = |a: u64, b: u64, c: u64, d: u64, dims: [u64; 4]| {
+            (((a * dims[1] + b) * dims[2] + c) * dims[3] + d) as usize
+        };
+        let per_group = o / groups;
+        let mut y = Vec::with_capacity((n * o * oh * ow) as usize);
+        for b in 0..n {
+            for oc in 0..o {
+                let g = oc / per_group;
+                for i in 0..oh {
+                    for j in 0..ow {
+                        let mut acc = 0.0f32;
+                        for ic in 0..cg {
+                            for p in 0..kh {
+                                let yy =
+                                    (i * stride[0] + p * dilation[0]) as i64 - padding[0] as i64;
+                                if yy < 0 || yy >= h as i64 {
+                                    continue;
+                                }
+                                for q in 0..kw {
+                                    let xx = (j * stride[1] + q * dilation[1]) as i64
+                                        - padding[1] as i64;
+                                    if xx < 0 || xx >= w as i64 {
+                                        continue;
+                                    }
+                                    acc += x
+                                        [idx(b, g * cg + ic, yy as u64, xx as u64, [n, c, h, w])]
+                                        * k[idx(oc, ic, p, q, [o, cg, kh, kw])];
+                                }
+                            }
+                        }
+                        y.push(acc);
+                    }
+                }
+            }
+        }
+        Tensor::f32(vec![n, o, oh, ow], y)
+    }
+
     /// `how` over `axes` (distinct, in range), kept as size-1 axes when `keep`.
     pub fn reduce(&self, axes: &[usize], keep: bool, how: Reduction) -> Result<Tensor, String> {
         let reduced: u64 = axes.iter().map(|&a| self.dims[a]).product();
@@ -448,6 +593,25 @@ impl Tensor {
             .collect();
         Tensor::f32(dims, out)
     }
+}
+
+/// Running `add` along the middle axis of `v` laid out as `[outer, n, inner]`.
+fn running<T: Copy>(
+    v: &mut [T],
+    outer: usize,
+    n: usize,
+    inner: usize,
+    add: impl Fn(T, T) -> Option<T>,
+) -> Result<(), String> {
+    for o in 0..outer {
+        for i in 1..n {
+            for j in 0..inner {
+                let (prev, at) = ((o * n + i - 1) * inner + j, (o * n + i) * inner + j);
+                v[at] = add(v[prev], v[at]).ok_or("a running sum overflows int64")?;
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

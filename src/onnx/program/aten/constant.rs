@@ -123,30 +123,40 @@ impl<'p> Lowering<'p, '_> {
             }
             None => args.number("fill_value").or_shape()? as f32,
         };
-        if value == 0.0 && self.sized_by_the_batch(args) {
-            return self.bind_batch_zeros(node);
+        if let Some(dims) = self.one_sample_sizes(args) {
+            // The same values for every sample (`zeros(n, h, w)`, an RNN's initial state).
+            let count = dims.iter().product::<u64>() as usize;
+            return self.bind_uniform(node, 0, folded(dims, vec![value; count])?);
         }
         let dims = sizes(args, "size")?;
         let count = dims.iter().product::<u64>() as usize;
         self.bind_folded(node, 0, folded(dims, vec![value; count])?)
     }
 
-    /// Whether a factory's size list is fixed sizes and the batch once (the batch's symbol,
-    /// or its expression); any other symbolic size is left for [`sizes`] to refuse.
-    fn sized_by_the_batch(&self, args: &Args<'_>) -> bool {
+    /// A factory's sizes for one sample when its size list is fixed sizes and the batch
+    /// once (the batch's symbol, or its expression), the batch counted as 1; any other
+    /// symbolic size is left for [`sizes`] to refuse.
+    fn one_sample_sizes(&self, args: &Args<'_>) -> Option<Vec<u64>> {
         let Some(Argument::SymInts(sizes)) = args.get("size") else {
-            return false;
+            return None;
         };
         let mut batches = 0;
+        let mut dims = Vec::with_capacity(sizes.len());
         for size in sizes {
             match size {
-                SymInt::Int(n) if *n >= 0 => {}
-                SymInt::Name(name) if self.is_batch_symbol(name) => batches += 1,
-                expr @ SymInt::Expr(_) if self.batch.is(expr) => batches += 1,
-                _ => return false,
+                SymInt::Int(n) if *n >= 0 => dims.push(*n as u64),
+                SymInt::Name(name) if self.is_batch_symbol(name) => {
+                    batches += 1;
+                    dims.push(1);
+                }
+                expr @ SymInt::Expr(_) if self.batch.is(expr) => {
+                    batches += 1;
+                    dims.push(1);
+                }
+                _ => return None,
             }
         }
-        batches == 1
+        (batches == 1 && element_count(&dims).is_ok()).then_some(dims)
     }
 
     /// `scalar_tensor`: a 0-d constant.

@@ -4,7 +4,7 @@
 use crate::onnx::fold::{fold, BatchNorm};
 use crate::onnx::ops::ConvNd;
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::Node;
+use crate::torch::pt2::schema::{Argument, Node};
 
 use super::super::args::Args;
 use super::super::emit::{self, ConvTranspose};
@@ -63,10 +63,19 @@ impl<'p> Lowering<'p, '_> {
             None => None,
         };
         let rank = self.conv_rank(&weight)?;
+        let stride = args.sizes_or("stride", rank, &[1]).or_shape()?;
+        let dilation = args.sizes_or("dilation", rank, &[1]).or_shape()?;
+        let pad = match args.get("padding") {
+            Some(Argument::String(mode)) => {
+                let kernel = &self.constant_dims(&weight)?[2..];
+                padding_for(mode, kernel, &stride, &dilation)?
+            }
+            _ => args.sizes_or("padding", rank, &[0]).or_shape()?,
+        };
         let p = ConvNd {
-            stride: args.sizes_or("stride", rank, &[1]).or_shape()?,
-            pad: args.sizes_or("padding", rank, &[0]).or_shape()?,
-            dilation: args.sizes_or("dilation", rank, &[1]).or_shape()?,
+            stride,
+            pad,
+            dilation,
             groups: Self::groups(args)?,
         };
         let out = self.output_name(node, 0)?;
@@ -348,8 +357,44 @@ fn swap_leading(values: &[f32], a: u64, b: u64, inner: u64) -> Option<Vec<f32>> 
     )
 }
 
+/// The symmetric padding of `conv2d(..., padding="same" | "valid")` (`conv2d.padding`):
+/// `valid` none; `same` half of `dilation·(kernel − 1)` on each side, which must be even
+/// (torch pads the odd extra on one side only, which ONNX's symmetric pads cannot say) and
+/// needs stride 1, as torch requires.
+fn padding_for(
+    mode: &str,
+    kernel: &[u64],
+    stride: &[u64],
+    dilation: &[u64],
+) -> Result<Vec<u64>, OnnxError> {
+    match mode {
+        "valid" => Ok(vec![0; kernel.len()]),
+        "same" if stride.iter().all(|&s| s == 1) => kernel
+            .iter()
+            .zip(dilation)
+            .map(|(&k, &d)| {
+                let total = d * k.saturating_sub(1);
+                if total % 2 == 0 {
+                    Ok(total / 2)
+                } else {
+                    Err(arg_error(format!(
+                        "padding='same' with kernel {k} and dilation {d} pads one side more than the other, which is not exported"
+                    )))
+                }
+            })
+            .collect(),
+        other => Err(arg_error(format!(
+            "padding={other:?} with stride {stride:?} is not exported"
+        ))),
+    }
+}
+
 /// A row-major `rows × cols` matrix transposed, or `None` if `values` is not that size.
-pub(super) fn transpose_2d(values: &[f32], rows: u64, cols: u64) -> Option<Vec<f32>> {
+pub(in crate::onnx::program) fn transpose_2d(
+    values: &[f32],
+    rows: u64,
+    cols: u64,
+) -> Option<Vec<f32>> {
     let (r, c) = (usize::try_from(rows).ok()?, usize::try_from(cols).ok()?);
     if r.checked_mul(c)? != values.len() {
         return None;
@@ -374,6 +419,21 @@ fn fused_bias_name(weight: &Constant, bias: Option<&Constant>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_padding_is_half_the_dilated_kernel_on_each_side() {
+        assert_eq!(
+            padding_for("same", &[3, 5], &[1, 1], &[1, 2]).unwrap(),
+            [1, 4]
+        );
+        assert_eq!(
+            padding_for("valid", &[3, 3], &[2, 2], &[1, 1]).unwrap(),
+            [0, 0]
+        );
+        // An even kernel pads one side more: refused, as is `same` with a stride.
+        assert!(padding_for("same", &[2], &[1], &[1]).is_err());
+        assert!(padding_for("same", &[3], &[2], &[1]).is_err());
+    }
 
     #[test]
     fn transposes_row_major_matrices() {

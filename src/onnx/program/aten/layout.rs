@@ -23,15 +23,18 @@ impl<'p> Lowering<'p, '_> {
         let names = args.tensors("tensors").or_shape()?;
         let like = names
             .iter()
-            .find(|t| self.expanded(t).is_none())
+            .find(|t| self.uniform_axis(t).is_none())
             .map(|t| self.tensor(t))
             .transpose()?;
         let mut xs = Vec::with_capacity(names.len());
         for t in names {
-            xs.push(match (self.expanded(t), &like) {
-                (Some((fqn, shape)), Some(like)) => {
+            xs.push(match (self.uniform_axis(t), &like) {
+                // A class token expanded over the batch, beside the patch tokens.
+                (Some(0), Some(like)) => {
                     let rows = self.batch_first(like)?;
-                    let x = self.expanded_like(&fqn, &shape, &rows, scope)?;
+                    let c = self.constant(t)?;
+                    let shape = self.constant_dims(&c)?[1..].to_vec();
+                    let x = self.expanded_like(&c, &shape, &rows, scope)?;
                     Tensor::rows(x, like.factor())
                 }
                 _ => self.tensor(t)?,
@@ -41,6 +44,40 @@ impl<'p> Lowering<'p, '_> {
         let axis = tensor::axis(args.int_or("dim", 0).or_shape()?, rank)?;
         let y = Tensor::concat(&mut self.g, scope, &xs, axis)?;
         self.bind_tensor(node, 0, y)
+    }
+
+    /// `roll(self, shifts, dims)` (Swin's shifted windows): along each dimension, which must
+    /// not be the batch, the last `shift` entries moved to the front, as a Concat of two
+    /// Slices. `dims` empty (a roll of the flattened tensor) is refused.
+    pub(super) fn roll(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "shifts", "dims"])?;
+        let mut x = self.tensor(args.tensor("self").or_shape()?)?;
+        let shifts = args.ints_or("shifts", 0, &[]).or_shape()?;
+        let dims = args.ints_or("dims", shifts.len(), &[]).or_shape()?;
+        if dims.is_empty() || dims.len() != shifts.len() {
+            return Err(arg_error(format!(
+                "roll by {shifts:?} along {dims:?}: only a shift per named dimension is exported"
+            )));
+        }
+        for (&shift, &dim) in shifts.iter().zip(&dims) {
+            let axis = tensor::axis(dim, x.rank())?;
+            let at = x.sample_axis(axis, "roll")?;
+            let n = x.value().shape()[at] as i64;
+            let k = shift.rem_euclid(n.max(1)) as u64;
+            if k == 0 {
+                continue;
+            }
+            let n = n as u64;
+            let tail = x.sliced(&mut self.g, scope, "roll", axis, n - k..n)?;
+            let head = x.sliced(&mut self.g, scope, "roll", axis, 0..n - k)?;
+            x = Tensor::concat(&mut self.g, scope, &[tail, head], axis)?;
+        }
+        self.bind_tensor(node, 0, x)
     }
 
     /// `flatten(start_dim, end_dim)`, `view`/`reshape`/`_unsafe_view`, `unflatten`,

@@ -33,6 +33,8 @@ mod select_top;
 mod shape_ops;
 mod split;
 
+pub(super) use conv::transpose_2d;
+
 fn arg_error(what: String) -> OnnxError {
     OnnxError::Shape { what }
 }

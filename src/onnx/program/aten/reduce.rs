@@ -54,11 +54,44 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "dim", "keepdim", "dtype"])?;
         no_dtype(args)?;
+        self.reduce_as(node, args, scope, op)
+    }
+
+    /// ONNX reduction `op` of argument `self` over `dim` (`keepdim`).
+    fn reduce_as(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        op: &'static str,
+    ) -> Result<(), OnnxError> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let axes = reduction_axes(args, &x)?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         let y = self.g.reduce(op, scope, &x, &axes, keep)?;
         self.bind(node, 0, y)
+    }
+
+    /// `linalg_vector_norm` with `ord` 2 (ReduceL2) or 1 (ReduceL1) over `dim`, as
+    /// `F.normalize` computes it.
+    pub(super) fn vector_norm(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "ord", "dim", "keepdim", "dtype"])?;
+        no_dtype(args)?;
+        let op = match args.float_or("ord", 2.0).or_shape()? {
+            2.0 => "ReduceL2",
+            1.0 => "ReduceL1",
+            o => {
+                return Err(arg_error(format!(
+                    "a vector norm of order {o} is not exported (only 1 and 2)"
+                )))
+            }
+        };
+        self.reduce_as(node, args, scope, op)
     }
 
     /// `var`/`std` (`root`) `.correction` or `.dim` (`unbiased`: correction 1 or 0): the

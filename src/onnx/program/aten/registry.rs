@@ -32,7 +32,14 @@ const ASSERTION_PREFIXES: &[&str] = &["_assert", "sym_constrain_range"];
 /// Every op lowered, one row each.
 pub(super) const OPS: &[Op] = &[
     op(
-        &["conv1d.default", "conv2d.default", "conv3d.default"],
+        &[
+            "conv1d.default",
+            "conv2d.default",
+            "conv3d.default",
+            "conv1d.padding",
+            "conv2d.padding",
+            "conv3d.padding",
+        ],
         |l, n, a, s| l.conv(n, a, s),
     ),
     op(
@@ -84,6 +91,9 @@ pub(super) const OPS: &[Op] = &[
     }),
     op(&["amin.default"], |l, n, a, s| {
         l.reduce(n, a, s, "ReduceMin")
+    }),
+    op(&["linalg_vector_norm.default"], |l, n, a, s| {
+        l.vector_norm(n, a, s)
     }),
     op(&["var.correction", "var.dim"], |l, n, a, s| {
         l.variance(n, a, s, false)
@@ -240,6 +250,7 @@ pub(super) const OPS: &[Op] = &[
     op(&["div.Tensor"], |l, n, a, s| l.binary(n, a, s, "Div")),
     op(&["cat.default"], |l, n, a, s| l.cat(n, a, s)),
     op(&["stack.default"], |l, n, a, s| l.stack(n, a, s)),
+    op(&["roll.default"], |l, n, a, s| l.roll(n, a, s)),
     op(&["flatten.using_ints"], |l, n, a, s| l.flatten(n, a, s)),
     op(
         &["view.default", "reshape.default", "_unsafe_view.default"],
@@ -265,7 +276,9 @@ pub(super) const OPS: &[Op] = &[
     }),
     op(&["select.int"], |l, n, a, s| l.select(n, a, s)),
     op(&["unflatten.int"], |l, n, a, s| l.unflatten(n, a, s)),
-    op(&["expand.default"], |l, n, a, s| l.expand(n, a, s)),
+    op(&["expand.default", "expand_as.default"], |l, n, a, s| {
+        l.expand(n, a, s)
+    }),
     op(&["scaled_dot_product_attention.default"], |l, n, a, s| {
         l.scaled_dot_product_attention(n, a, s)
     }),

@@ -381,9 +381,8 @@ impl<'p> Lowering<'p, '_> {
             )));
         }
         for state in states {
-            let zero = self.is_batch_zeros(state)
-                || (self.is_constant(state)
-                    && self.constant_values(state)?.1.iter().all(|&v| v == 0.0));
+            let zero =
+                self.is_constant(state) && self.constant_values(state)?.1.iter().all(|&v| v == 0.0);
             if !zero {
                 return Err(arg_error(format!(
                     "its initial state `{state}` is not zero; only the zero initial state (the layer called without one, or zeros) is exported"

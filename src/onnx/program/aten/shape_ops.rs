@@ -103,15 +103,7 @@ impl<'p> Lowering<'p, '_> {
         bias: Option<&Constant>,
         scope: &str,
     ) -> Result<Value, OnnxError> {
-        let &[n, k] = self.constant_dims(weight)?.as_slice() else {
-            return Err(arg_error(format!("`{weight}` is not a 2-D linear weight")));
-        };
-        let values = self.read(weight)?;
-        let transposed = super::conv::transpose_2d(&values, n, k)
-            .ok_or_else(|| arg_error(format!("`{weight}` does not hold {n}×{k} values")))?;
-        let w = self
-            .g
-            .weight(&format!("{weight}.transposed"), vec![k, n], &transposed)?;
+        let w = self.transposed_weight(weight)?;
         let y = self.g.matmul(scope, x, &w)?;
         match bias {
             Some(b) => {
@@ -128,47 +120,52 @@ impl<'p> Lowering<'p, '_> {
         }
     }
 
-    /// `expand(self, size)` of a constant over the batch (`class_token.expand(n, -1,
-    /// -1)`): the size list leads with the batch and keeps every other size.
+    /// `expand(self, size)` / `expand_as(self, other)` that reach the lowering (a constant
+    /// expanded over the batch is folded as the same for every sample, see
+    /// [`Lowering::fold_constant`]): a float activation with its batch first grown along
+    /// size-1 dimensions to torch's recorded sizes, as a `Mul` by ones of those sizes
+    /// (ATC takes no `Expand` with a dynamic batch). Other sizes, ranks or a size list
+    /// holding a multiple of the batch are refused.
     pub(super) fn expand(
         &mut self,
         node: &Node,
         args: &Args<'_>,
-        _scope: &str,
+        scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "size", "implicit"])?;
-        if args.bool_or("implicit", false).or_shape()? {
-            return Err(arg_error("implicit expand is not exported".into()));
-        }
-        let x = args.tensor("self").or_shape()?;
-        let constant = self.constant(x).map_err(|_| {
-            arg_error(
-                "expand of a computed tensor is not exported, only of a parameter or buffer over the batch (like a class token)".into(),
-            )
-        })?;
-        let dims = self.constant_dims(&constant)?;
-        let sizes: Vec<SymInt> = match args.get("size") {
-            Some(Argument::Ints(v)) => v.iter().map(|&i| SymInt::Int(i)).collect(),
-            Some(Argument::SymInts(v)) => v.clone(),
-            _ => return Err(arg_error("argument `size` is not a size list".into())),
-        };
-        let leads = match sizes.first() {
-            Some(SymInt::Name(name)) => self.is_batch_symbol(name),
-            Some(other) => self.batch.is(other),
-            None => false,
-        };
-        let keeps_rest = sizes.len() == dims.len()
-            && dims.first() == Some(&1)
-            && sizes[1..]
-                .iter()
-                .zip(&dims[1..])
-                .all(|(s, &d)| matches!(s, SymInt::Int(i) if *i == -1 || *i == d as i64));
-        if !leads || !keeps_rest {
+        reject_extra(args, &["self", "size", "implicit", "other"])?;
+        let input = args.tensor("self").or_shape()?;
+        if self.is_constant(input) {
             return Err(arg_error(format!(
-                "expand of `{constant}` {dims:?} is exported only over the batch (a leading 1 expanded to the batch, other sizes kept)"
+                "expand of `{input}` to sizes that are not fixed sizes and the batch once is not exported"
             )));
         }
-        self.bind_expanded(node, constant)
+        let x = self.tensor(input)?;
+        let target = self.recorded_sizes(node, 0)?;
+        let value = self.activation(input)?;
+        let grows = target.len() == x.rank()
+            && target[0] == tensor::Size::batch(x.factor())
+            && target[1..]
+                .iter()
+                .zip(value.shape())
+                .all(|(t, &d)| !t.batch && (t.count == d || d == 1));
+        if !grows {
+            return Err(arg_error(format!(
+                "expand of {} to {} is exported only along size-1 dimensions of a tensor with the batch first",
+                tensor::show(&x.sizes()),
+                tensor::show(&target)
+            )));
+        }
+        let shape: Vec<u64> = target[1..].iter().map(|t| t.count).collect();
+        let count = shape.iter().product::<u64>() as usize;
+        let mut dims = vec![1];
+        dims.extend(&shape);
+        let ones = self
+            .g
+            .folded(&format!("{scope}.ones"), dims, &vec![1.0; count])?;
+        let inputs = vec![value.name().to_owned(), ones.name().to_owned()];
+        let mut outputs = self.g.node("Mul", scope, inputs, vec![], vec![shape]);
+        let y = outputs.swap_remove(0);
+        self.bind_tensor(node, 0, tensor::Tensor::rows(y, x.factor()))
     }
 
     /// Expanded constant `c` of per-sample `shape`, built from activation `like` as
