@@ -37,7 +37,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let ckpt = ckpt::torch::open_file(&args.file, file).map_err(|e| fail(&e))?;
     let report = ckpt::report::inspect(&ckpt, &security).map_err(|e| fail(&e))?;
     if args.json {
-        println!("{report}");
+        let json = serde_json::to_string(&report).map_err(|e| fail(&e))?;
+        println!("{json}");
     } else {
         print!("{}", ckpt::report::render_text(&report));
     }
