@@ -102,6 +102,28 @@ pub fn select(graph: &Graph, root: NodeId, key: Option<&str>) -> Result<NodeId, 
     }
 }
 
+/// Writes the state dict under top-level key `key` (or the only state dict, see [`select`])
+/// of `ckpt` to `out` as safetensors, atomically. Shared tensors are stored once; keys are
+/// written as they are.
+///
+/// ```
+/// let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+/// let mut opened = ckpt::open(&fixtures.join("zip_tinycnn_sd.pth"))?;
+/// let out = std::env::temp_dir().join("ckpt-doctest-tinycnn.safetensors");
+/// let written = ckpt::to_safetensors(&mut opened.checkpoint, None, &out)?;
+/// assert!(written.tensors > 0);
+/// # std::fs::remove_file(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn export(
+    ckpt: &mut Checkpoint,
+    key: Option<&str>,
+    out: &Path,
+) -> Result<Written, SafetensorsError> {
+    let state_dict = select(&ckpt.graph, ckpt.root, key)?;
+    write(ckpt, state_dict, out)
+}
+
 /// One tensor to store: its name and where its bytes are.
 struct Entry {
     name: String,
