@@ -22,29 +22,39 @@
 //! `torch` writers (graph + storage plan → file). [`security`] scans and classifies globals;
 //! [`report`] builds the inspect report; [`onnx`] exports.
 
-#![allow(missing_docs)]
+#![warn(missing_docs)]
 
 #[cfg(not(unix))]
 compile_error!(
     "ckpt builds on Unix (Linux, macOS): it reads checkpoints with positioned reads (std::os::unix::fs::FileExt)"
 );
 
+#[allow(missing_docs)] // not yet documented item by item
 pub mod atomic_file;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod batch;
 #[cfg(feature = "libtorch")]
+#[allow(missing_docs)] // not yet documented item by item
 pub mod check;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod onnx;
 mod open;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod pickle;
 pub mod pipeline;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod progress;
 pub mod report;
 pub mod safetensors;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod security;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod torch;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod transform;
 
-pub use onnx::{export as to_onnx, Batch, ExportOptions, ExportReport, OnnxError, Opset};
+pub use onnx::export::export as to_onnx;
+pub use onnx::{Batch, ExportOptions, ExportReport, OnnxError, Opset};
 pub use open::{inspect, open, OpenError, OpenOptions, Opened};
 pub use pipeline::{Rewrite, Stripped};
 pub use report::InspectReport;
