@@ -1,20 +1,64 @@
 //! `ckpt`: read, rewrite and export PyTorch checkpoints without Python, without executing
 //! pickle code, and without decoding tensor bytes that only need copying.
 //!
-//! Layers, data flowing one way: [`pickle`] (bytes ↔ value graph) → [`torch`] (containers and
-//! the meaning of the graph: tensors, storages, locations) → [`transform`] (graph → graph) →
-//! [`torch`] writers (graph + storage plan → file).
+//! # Entry points
+//!
+//! | task | call |
+//! |---|---|
+//! | open a checkpoint, refusing unsafe files | [`open`], [`OpenOptions`] |
+//! | inspect one (`ckpt inspect`) | [`inspect`] → [`InspectReport`] |
+//! | rewrite one (`strip-module`, `remap`, `amp --to`, `convert`) | [`Rewrite`] |
+//! | export to ONNX (`to-onnx`) | [`to_onnx`], [`ExportOptions`] |
+//! | export to safetensors (`to-safetensors`) | [`to_safetensors`] |
+//! | scan any file's pickles (`ckpt scan`) | [`scan_file`] → [`FileScan`] |
+//!
+//! [`open`] runs the check every rewriting command of the CLI runs: the file must be a
+//! PyTorch checkpoint, and a file naming dangerous globals, or globals on no allow-list
+//! (unless [`OpenOptions::allow_unknown_globals`]), is refused before anything is decoded.
+//! Nothing in a pickle is ever executed or imported: globals are names.
+//!
+//! Layers, data flowing one way: [`pickle`] (bytes ↔ value graph) → `torch` (containers and
+//! the meaning of the graph: tensors, storages, locations) → `transform` (graph → graph) →
+//! `torch` writers (graph + storage plan → file). [`security`] scans and classifies globals;
+//! [`report`] builds the inspect report; [`onnx`] exports.
 
+#![warn(missing_docs)]
+
+#[cfg(not(unix))]
+compile_error!(
+    "ckpt builds on Unix (Linux, macOS): it reads checkpoints with positioned reads (std::os::unix::fs::FileExt)"
+);
+
+#[allow(missing_docs)] // not yet documented item by item
 pub mod atomic_file;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod batch;
 #[cfg(feature = "libtorch")]
+#[allow(missing_docs)] // not yet documented item by item
 pub mod check;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod onnx;
+mod open;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod pickle;
 pub mod pipeline;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod progress;
 pub mod report;
 pub mod safetensors;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod security;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod torch;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod transform;
+
+pub use onnx::export::export as to_onnx;
+pub use onnx::{Batch, ExportOptions, ExportReport, OnnxError, Opset};
+pub use open::{inspect, open, OpenError, OpenOptions, Opened};
+pub use pipeline::{Rewrite, Stripped};
+pub use report::InspectReport;
+pub use safetensors::{export as to_safetensors, SafetensorsError, Written as SafetensorsWritten};
+pub use security::{scan_file, AllowList, FileScan, Status};
+pub use torch::{Checkpoint, DType, Format, Location, LocationMap, OutputFormat, TorchError};
+pub use transform::{AmpKind, CastScope, PrefixRule, TransformError};

@@ -16,11 +16,32 @@ use crate::transform::{
     PrefixRule, Remapped, TransformError,
 };
 
-/// The rewritten structure of one checkpoint and the byte-level plan for writing it.
+/// The rewritten structure of one checkpoint and the byte-level plan for writing it: the
+/// steps of `ckpt strip-module`, `remap`, `amp --to` and `convert`, in the order called, then
+/// one [`Rewrite::save`].
+///
+/// ```
+/// use ckpt::{Location, LocationMap, OutputFormat, PrefixRule, Rewrite};
+///
+/// let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+/// let mut opened = ckpt::open(&fixtures.join("zip_dataparallel_sd.pth"))?;
+/// let mut rewrite = Rewrite::new(&opened.checkpoint);
+/// let stripped = rewrite.strip_module(&PrefixRule::Auto)?;
+/// assert_eq!(stripped.removed, ["module."]);
+/// rewrite.relocate(&LocationMap::All("cpu".parse::<Location>()?))?;
+/// let out = std::env::temp_dir().join("ckpt-doctest-stripped.pth");
+/// rewrite.save(&mut opened.checkpoint, OutputFormat::Zip, &out)?;
+/// assert!(ckpt::inspect(&out)?.prefixes.is_empty());
+/// # std::fs::remove_file(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Rewrite {
+    /// The rewritten object graph.
     pub graph: Graph,
+    /// The object the checkpoint is (after [`Rewrite::extract`], the extracted mapping).
     pub root: NodeId,
+    /// How each storage's bytes are written: copied, or cast by [`Rewrite::cast`].
     pub plan: StoragePlan,
 }
 

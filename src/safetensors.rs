@@ -30,18 +30,35 @@ pub const MAX_HEADER_BYTES: usize = 100_000_000;
 /// Why a state dict could not be exported.
 #[derive(Debug, thiserror::Error)]
 pub enum SafetensorsError {
+    /// No state dict, or several, or the given key is not one.
     #[error("{0}")]
     Select(String),
+    /// A tensor's dtype has no safetensors spelling.
     #[error("tensor `{key}` is {dtype}, which safetensors cannot hold")]
-    Dtype { key: String, dtype: DType },
+    Dtype {
+        /// The state-dict key.
+        key: String,
+        /// Its dtype.
+        dtype: DType,
+    },
+    /// A sparse, quantized or nested tensor.
     #[error("`{key}` is a {kind} tensor; safetensors holds only dense tensors")]
-    NotDense { key: String, kind: &'static str },
+    NotDense {
+        /// The state-dict key.
+        key: String,
+        /// The tensor's layout.
+        kind: &'static str,
+    },
+    /// Too many keys for a header readers accept.
     #[error("the safetensors header would be {0} bytes, over the 100 MB readers accept")]
     HeaderTooLarge(usize),
+    /// The header could not be built.
     #[error("safetensors header: {0}")]
     Header(String),
+    /// Reading the checkpoint failed.
     #[error(transparent)]
     Torch(#[from] TorchError),
+    /// Writing the output failed.
     #[error("cannot write the output: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -100,6 +117,28 @@ pub fn select(graph: &Graph, root: NodeId, key: Option<&str>) -> Result<NodeId, 
             )))
         }
     }
+}
+
+/// Writes the state dict under top-level key `key` (or the only state dict, see [`select`])
+/// of `ckpt` to `out` as safetensors, atomically. Shared tensors are stored once; keys are
+/// written as they are.
+///
+/// ```
+/// let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+/// let mut opened = ckpt::open(&fixtures.join("zip_tinycnn_sd.pth"))?;
+/// let out = std::env::temp_dir().join("ckpt-doctest-tinycnn.safetensors");
+/// let written = ckpt::to_safetensors(&mut opened.checkpoint, None, &out)?;
+/// assert!(written.tensors > 0);
+/// # std::fs::remove_file(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn export(
+    ckpt: &mut Checkpoint,
+    key: Option<&str>,
+    out: &Path,
+) -> Result<Written, SafetensorsError> {
+    let state_dict = select(&ckpt.graph, ckpt.root, key)?;
+    write(ckpt, state_dict, out)
 }
 
 /// One tensor to store: its name and where its bytes are.

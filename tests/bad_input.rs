@@ -152,7 +152,7 @@ fn memo_bomb_is_bounded() {
     let ckpt = torch::open(&path).expect("a shared list is valid");
     let security = ckpt::security::scan_file(&path, &Default::default());
     let report = ckpt::report::inspect(&ckpt, &security).expect("report");
-    assert_eq!(report["tensors"], 0);
+    assert_eq!(report.tensors, 0);
 }
 
 #[test]

@@ -63,7 +63,7 @@ pub fn run(
     on_step("scan");
     let checked = check_rewrite(input, policy).map_err(|e| failed("scan")(&e))?;
     on_step("open");
-    let mut ckpt = torch::open_file(input, checked.file).map_err(|e| failed("open")(&e))?;
+    let mut ckpt = checked.open().map_err(|e| failed("open")(&e))?.checkpoint;
     let mut rewrite = Rewrite::new(&ckpt);
     let mut staged = Vec::new();
     for step in steps {
@@ -119,10 +119,7 @@ pub fn run(
                 materialize(&mut ckpt, &mut rewrite, slot).map_err(|e| fail(&e))?;
                 let path = slot.join(file_name(base, OutputKind::Safetensors));
                 rewrite
-                    .view(&mut ckpt, |c| {
-                        let sd = safetensors::select(&c.graph, c.root, key.as_deref())?;
-                        safetensors::write(c, sd, &path)
-                    })
+                    .view(&mut ckpt, |c| safetensors::export(c, key.as_deref(), &path))
                     .map_err(|e| fail(&e))?
                     .map_err(|e| fail(&e))?;
                 staged.push(Staged {

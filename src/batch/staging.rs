@@ -6,7 +6,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// Names of staging folders start with this.
@@ -90,11 +89,10 @@ pub fn sweep(output_dir: &Path) -> usize {
     removed
 }
 
-/// Takes an exclusive lock without waiting. Released when the file is closed or the process
-/// dies.
+/// Takes an exclusive lock without waiting (`flock` on Unix, through std). Released when the
+/// file is closed or the process dies.
 fn try_lock(file: &File) -> bool {
-    // SAFETY: flock takes a file descriptor `file` keeps open for the call, and integers.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+    file.try_lock().is_ok()
 }
 
 #[cfg(test)]

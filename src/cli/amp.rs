@@ -63,9 +63,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
         in_place: args.in_place,
     };
     let out = destination.resolve(input)?;
-    let file = args.safety.check(input)?;
+    let checked = args.safety.check(input)?;
     let _progress = ckpt::progress::Task::start(input);
-    let mut ckpt = torch::open_file(input, file).map_err(|e| fail(&e))?;
+    let mut ckpt = checked.open().map_err(|e| fail(&e))?.checkpoint;
     let format = OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?;
     let mut rewrite = Rewrite::new(&ckpt);
     let done = rewrite.amp(to, args.scaler).map_err(|e| fail(&e))?;

@@ -45,7 +45,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         shard: args.shard,
         dry_run: args.dry_run,
         manifest: args.manifest.clone(),
-        policy: args.safety.policy(),
+        policy: args.safety.options().policy(),
     };
     let summary = batch::run(&options, &mut std::io::stdout().lock())
         .map_err(|e| Failure::about(&args.plan, e))?;

@@ -77,9 +77,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "--keep `{key}` and --drop-optimizer contradict each other: --drop-optimizer removes `{key}`"
         )));
     }
-    let file = args.safety.check(input)?;
+    let checked = args.safety.check(input)?;
     let _progress = ckpt::progress::Task::start(input);
-    let mut ckpt = torch::open_file(input, file).map_err(|e| fail(&e))?;
+    let mut ckpt = checked.open().map_err(|e| fail(&e))?.checkpoint;
     let format = output_format(args.format.as_deref(), ckpt.format).map_err(|e| fail(&e))?;
     let mut rewrite = Rewrite::new(&ckpt);
     let mut done: Vec<String> = Vec::new();

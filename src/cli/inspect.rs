@@ -1,9 +1,7 @@
-use std::fs::File;
 use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use ckpt::security::{scan_open, AllowList};
 use ckpt::torch::pt2::summary::{render_text, summary};
 use ckpt::torch::pt2::{is_pt2, Pt2Archive};
 
@@ -31,13 +29,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         return Ok(());
     }
     // One open file: the globals reported are those of the bytes inspected.
-    let fail = |e: &dyn std::fmt::Display| Failure::about(&args.file, e);
-    let file = File::open(&args.file).map_err(|e| fail(&e))?;
-    let security = scan_open(&args.file, &file, &AllowList::default());
-    let ckpt = ckpt::torch::open_file(&args.file, file).map_err(|e| fail(&e))?;
-    let report = ckpt::report::inspect(&ckpt, &security).map_err(|e| fail(&e))?;
+    let report = ckpt::inspect(&args.file).map_err(|e| Failure::about(&args.file, e))?;
     if args.json {
-        println!("{report}");
+        let json = serde_json::to_string(&report).map_err(|e| Failure::about(&args.file, e))?;
+        println!("{json}");
     } else {
         print!("{}", ckpt::report::render_text(&report));
     }

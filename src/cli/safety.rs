@@ -1,12 +1,12 @@
 //! `--allow-unknown-globals`, shared by every command that reads pickles to rewrite,
 //! export or check them, and the safety check it feeds.
 
-use std::fs::File;
 use std::path::Path;
 
 use clap::Args as ClapArgs;
 
-use ckpt::security::{check_rewrite, Policy};
+use ckpt::security::Checked;
+use ckpt::OpenOptions;
 
 use super::Failure;
 
@@ -22,21 +22,19 @@ pub struct SafetyArgs {
 }
 
 impl SafetyArgs {
-    /// The policy these flags select.
-    pub fn policy(&self) -> Policy {
-        if self.allow_unknown_globals {
-            Policy::AllowUnknown
-        } else {
-            Policy::SafeOnly
+    /// The open options these flags select.
+    pub fn options(&self) -> OpenOptions {
+        OpenOptions {
+            allow_unknown_globals: self.allow_unknown_globals,
         }
     }
 
     /// Opens `input` once, scans it and refuses it before anything is written (see
-    /// [`ckpt::security::check_rewrite`]). The command reads its input from the returned file
-    /// (`ckpt::torch::open_file`), never by name again.
-    pub fn check(&self, input: &Path) -> Result<File, Failure> {
-        check_rewrite(input, self.policy())
-            .map(|checked| checked.file)
+    /// [`ckpt::open`]). The command reads its input from the returned check
+    /// ([`Checked::open`]), never by name again.
+    pub fn check(&self, input: &Path) -> Result<Checked, Failure> {
+        self.options()
+            .check(input)
             .map_err(|e| Failure::about(input, e))
     }
 }

@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 
 use ckpt::pipeline::Rewrite;
-use ckpt::torch::{self, OutputFormat};
+use ckpt::torch::OutputFormat;
 use ckpt::transform::PrefixRule;
 
 use super::output::OutputArgs;
@@ -31,9 +31,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let input = &args.input;
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
     let out = args.output.resolve(input)?;
-    let file = args.safety.check(input)?;
+    let checked = args.safety.check(input)?;
     let _progress = ckpt::progress::Task::start(input);
-    let mut ckpt = torch::open_file(input, file).map_err(|e| fail(&e))?;
+    let mut ckpt = checked.open().map_err(|e| fail(&e))?.checkpoint;
     let format = OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?;
     let rule = if args.prefixes.is_empty() {
         PrefixRule::Auto

@@ -26,12 +26,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let input = &args.input;
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
     super::output::writable(&args.output)?;
-    let file = args.safety.check(input)?;
+    let checked = args.safety.check(input)?;
     let _progress = ckpt::progress::Task::start(input);
-    let mut ckpt = ckpt::torch::open_file(input, file).map_err(|e| fail(&e))?;
-    let sd = ckpt::safetensors::select(&ckpt.graph, ckpt.root, args.key.as_deref())
-        .map_err(|e| fail(&e))?;
-    let written = ckpt::safetensors::write(&mut ckpt, sd, &args.output).map_err(|e| fail(&e))?;
+    let mut ckpt = checked.open().map_err(|e| fail(&e))?.checkpoint;
+    let written =
+        ckpt::to_safetensors(&mut ckpt, args.key.as_deref(), &args.output).map_err(|e| fail(&e))?;
     if !written.skipped.is_empty() {
         eprintln!(
             "left out {} entries that are not tensors: {}",

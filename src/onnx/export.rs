@@ -58,7 +58,26 @@ pub struct ExportReport {
     pub notes: Vec<String>,
 }
 
-/// Exports the model in `ckpt` to `out`.
+/// Exports the torchvision-family model in `ckpt` to `out` as ATC-ready ONNX (`ckpt
+/// to-onnx` on a checkpoint). `.pt2` archives and TorchScript traces go through
+/// [`export_program`](crate::onnx::program::export_program) and
+/// [`export_script`](crate::onnx::script::export_script) instead.
+///
+/// ```
+/// use ckpt::{ExportOptions, Opset};
+///
+/// let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+/// let mut opened = ckpt::open(&fixtures.join("onnx/resnet18_narrow.pth"))?;
+/// let options = ExportOptions {
+///     opset: Opset::new(11)?,
+///     ..ExportOptions::default()
+/// };
+/// let out = std::env::temp_dir().join("ckpt-doctest-resnet18.onnx");
+/// let report = ckpt::to_onnx(&mut opened.checkpoint, &options, &out)?;
+/// assert!(report.nodes > 0);
+/// # std::fs::remove_file(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn export(
     ckpt: &mut Checkpoint,
     options: &ExportOptions,

@@ -1,7 +1,7 @@
 //! The one check every command that writes a checkpoint runs first.
 
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::classify::{AllowList, Class};
 use super::scan::{scan_open, FileScan, Severity, Status};
@@ -38,7 +38,11 @@ pub enum RefuseError {
 /// `file`, so it converts exactly the bytes that were scanned (no second open by name).
 #[derive(Debug)]
 pub struct Checked {
+    /// The path the file was opened from.
+    pub path: PathBuf,
+    /// The open file, positioned at its start.
     pub file: File,
+    /// The scan of every pickle in the file.
     pub scan: FileScan,
 }
 
@@ -53,7 +57,11 @@ pub fn check_rewrite(path: &Path, policy: Policy) -> Result<Checked, RefuseError
     crate::torch::recognise(&mut file)?;
     let scan = scan_open(path, &file, &AllowList::default());
     decide(&scan, policy)?;
-    Ok(Checked { file, scan })
+    Ok(Checked {
+        path: path.to_owned(),
+        file,
+        scan,
+    })
 }
 
 /// The decision for an existing scan (see [`check_rewrite`]).

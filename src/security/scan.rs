@@ -188,8 +188,26 @@ impl FileScan {
     }
 }
 
-/// Opens and scans `path`. Never fails: an unopenable file is a scan with an [`Issue`].
-/// A command that goes on to read the file uses [`scan_open`] on the file it keeps instead.
+/// Opens and scans `path` (`ckpt scan`). Never fails: an unopenable file is a scan with an
+/// [`Issue`]. A command that goes on to read the file uses [`scan_open`] on the file it keeps
+/// instead.
+///
+/// ```
+/// use ckpt::security::{render, AllowList, Status};
+///
+/// let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+/// let scan = ckpt::scan_file(&fixtures.join("unsafe_module.pth"), &AllowList::default());
+/// assert_eq!(scan.status(), Status::Unknown);
+/// assert_eq!(scan.status().exit_code(), 3);
+/// print!("{}", render::to_text(&scan));
+///
+/// // Trusting a module for one run, as `ckpt scan --allow`:
+/// let mut allowed = AllowList::default();
+/// allowed.add("torch.nn.*")?;
+/// let scan = ckpt::scan_file(&fixtures.join("unsafe_module.pth"), &allowed);
+/// # let _ = scan;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn scan_file(path: &Path, allowed: &AllowList) -> FileScan {
     match File::open(path) {
         Ok(file) => scan_open(path, &file, allowed),
