@@ -38,6 +38,7 @@ pub const EVALUATED: &[&str] = &[
     "expand.default",
     "expand_as.default",
     "repeat.default",
+    "repeat_interleave.self_int",
     "cat.default",
     "stack.default",
     "contiguous.default",
@@ -302,6 +303,24 @@ pub fn evaluate(
                 merged.push((r * size) as i64);
             }
             one(x.reshape(&interleaved)?.expand(&expanded)?.reshape(&merged))
+        }
+        "repeat_interleave.self_int" => {
+            a.only(&["self", "repeats", "dim", "output_size"])?;
+            let x = a.tensor("self")?;
+            let repeats =
+                u64::try_from(a.int("repeats")?).map_err(|_| "a negative repeat count")?;
+            let (x, at) = match a.optional_int("dim")? {
+                Some(d) => (x.clone(), axis(d, x.rank())?),
+                None => (x.reshape(&[-1])?, 0),
+            };
+            // Each entry along `at` repeated in place: a new axis after it, expanded, merged.
+            let mut lifted: Vec<i64> = x.dims().iter().map(|&s| s as i64).collect();
+            lifted.insert(at + 1, 1);
+            let mut expanded: Vec<u64> = x.dims().to_vec();
+            expanded.insert(at + 1, repeats);
+            let mut merged: Vec<i64> = x.dims().iter().map(|&s| s as i64).collect();
+            merged[at] *= repeats as i64;
+            one(x.reshape(&lifted)?.expand(&expanded)?.reshape(&merged))
         }
         "cat.default" | "stack.default" => {
             a.only(&["tensors", "dim"])?;

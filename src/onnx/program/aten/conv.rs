@@ -9,6 +9,7 @@ use crate::torch::pt2::schema::{Argument, Node};
 use super::super::args::Args;
 use super::super::emit::{self, ConvTranspose};
 use super::super::lower::{Constant, Lowering};
+use super::super::tensor;
 use super::{arg_error, reject_extra, OrShape};
 
 /// The BatchNorm read from a `batch_norm`-like node: its constants and epsilon.
@@ -105,6 +106,57 @@ impl<'p> Lowering<'p, '_> {
         let b = bias.as_ref().map(|b| self.weight(b)).transpose()?;
         let y = self.g.conv_nd(scope, &x, &w, b.as_ref(), &p)?;
         self.bind(node, 0, y)
+    }
+
+    /// `im2col` (`F.unfold`): every `kH×kW` patch of each channel as a column, a depthwise
+    /// Conv by one-hot kernels (output channel `c·kH·kW + i·kW + j` picks offset `(i, j)`
+    /// of channel `c`, torch's order), then a Reshape to `[C·kH·kW, L]`.
+    pub(super) fn im2col(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(
+            args,
+            &["self", "kernel_size", "dilation", "padding", "stride"],
+        )?;
+        let input = args.tensor("self").or_shape()?;
+        let x = self.activation(input)?;
+        let &[c, _, _] = x.shape() else {
+            return Err(arg_error(format!(
+                "im2col of per-sample {:?}; only [C, H, W] inputs are exported",
+                x.shape()
+            )));
+        };
+        let kernel = args.sizes_or("kernel_size", 2, &[]).or_shape()?;
+        let &[kh, kw] = kernel.as_slice() else {
+            return Err(arg_error("im2col without a 2-D kernel_size".into()));
+        };
+        let p = ConvNd {
+            stride: args.sizes_or("stride", 2, &[1]).or_shape()?,
+            pad: args.sizes_or("padding", 2, &[0]).or_shape()?,
+            dilation: args.sizes_or("dilation", 2, &[1]).or_shape()?,
+            groups: c,
+        };
+        let taps = kh * kw;
+        let count = c
+            .checked_mul(taps)
+            .and_then(|n| n.checked_mul(taps))
+            .filter(|&n| n <= crate::torch::eval::MAX_ELEMENTS)
+            .ok_or_else(|| arg_error(format!("im2col of {c} channels by {kh}×{kw}")))?;
+        let mut one_hot = vec![0.0; count as usize];
+        for oc in 0..c * taps {
+            one_hot[(oc * taps + oc % taps) as usize] = 1.0;
+        }
+        let w = self
+            .g
+            .folded(&format!("{scope}.im2col"), vec![c * taps, 1, kh, kw], &one_hot)?;
+        let patches = self.g.conv_nd(scope, &x, &w, None, &p)?;
+        let factor = self.tensor(input)?.factor();
+        let target = self.recorded_sizes(node, 0)?;
+        let y = tensor::Tensor::rows(patches, factor).reshaped(&mut self.g, scope, &target)?;
+        self.bind_tensor(node, 0, y)
     }
 
     /// The eval-mode BatchNorm that is the only reader of conv output `out`, when folding.

@@ -20,7 +20,7 @@ pub(super) fn onnx_pads(shape: &[u64], pad: &[i64]) -> Result<(Vec<i64>, Vec<u64
     }
     if pad.iter().any(|&p| p < 0) {
         return Err(format!(
-            "pad list {pad:?} crops (negative entries are not exported)"
+            "pad list {pad:?} crops (negative entries are cropped before padding)"
         ));
     }
     let rank = shape.len();
@@ -106,7 +106,26 @@ impl<'p> Lowering<'p, '_> {
                 x.shape()
             )));
         }
-        let (pads, out) = onnx_pads(x.shape(), &pad).map_err(arg_error)?;
+        // Negative entries crop (`F.pad(x, (-1, 1, -1, 1))`): Slices first, then the Pad.
+        let mut x = x;
+        for (k, pair) in pad.chunks(2).enumerate() {
+            let Some(axis) = x.shape().len().checked_sub(k + 1) else {
+                break;
+            };
+            let size = x.shape()[axis];
+            let (cut_begin, cut_end) = (pair[0].min(0).unsigned_abs(), pair[1].min(0).unsigned_abs());
+            if cut_begin + cut_end > 0 {
+                let end = size.checked_sub(cut_end).filter(|&e| e > cut_begin).ok_or_else(|| {
+                    arg_error(format!("pad list {pad:?} crops all of an axis of {size}"))
+                })?;
+                x = self.g.slice(scope, &x, axis, cut_begin..end)?;
+            }
+        }
+        let grown: Vec<i64> = pad.iter().map(|&p| p.max(0)).collect();
+        if grown.iter().all(|&p| p == 0) {
+            return self.bind(node, 0, x);
+        }
+        let (pads, out) = onnx_pads(x.shape(), &grown).map_err(arg_error)?;
         let y = self.emit_pad(scope, &x, pads, out, mode, value);
         self.bind(node, 0, y)
     }

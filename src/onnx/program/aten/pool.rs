@@ -144,7 +144,11 @@ impl<'p> Lowering<'p, '_> {
         if !matches!(args.get("dtype"), None | Some(Argument::None)) {
             return Err(arg_error("mean with a dtype is not exported".into()));
         }
-        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let input = args.tensor("self").or_shape()?;
+        if self.tensor(input)?.batch_axis() != 0 {
+            return self.reduce_moved_batch(node, args, scope, "ReduceMean");
+        }
+        let x = self.activation(input)?;
         let axes = reduction_axes(args, &x)?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         let y = if x.shape().len() == 3 && axes == [1, 2] {

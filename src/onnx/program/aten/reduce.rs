@@ -8,6 +8,7 @@ use crate::torch::pt2::schema::{Argument, Node};
 use super::super::args::Args;
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
+use super::super::tensor::{self, Tensor};
 use super::{arg_error, per_sample_axis, reject_extra, OrShape};
 
 /// The per-sample axes of a reduction's `dim` argument (`None` or empty: every axis, which
@@ -65,11 +66,63 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         op: &'static str,
     ) -> Result<(), OnnxError> {
-        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let input = args.tensor("self").or_shape()?;
+        if self.tensor(input)?.batch_axis() != 0 {
+            return self.reduce_moved_batch(node, args, scope, op);
+        }
+        let x = self.activation(input)?;
         let axes = reduction_axes(args, &x)?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         let y = self.g.reduce(op, scope, &x, &axes, keep)?;
         self.bind(node, 0, y)
+    }
+
+    /// ONNX reduction `op` (`ReduceMean`, …) of argument `self`, whose batch is not on its
+    /// first dimension (`torch.stack(heads).mean(0)` in front of the batch), over `dim`:
+    /// the batch moved first, the reduction with kept axes, the axes moved back, then a
+    /// Reshape to torch's recorded sizes (dropping the reduced axes unless `keepdim`).
+    pub(super) fn reduce_moved_batch(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        op: &'static str,
+    ) -> Result<(), OnnxError> {
+        let t = self.tensor(args.tensor("self").or_shape()?)?;
+        let (rank, batch, factor) = (t.rank(), t.batch_axis(), t.factor());
+        let dims = match args.get("dim") {
+            Some(Argument::Ints(d)) if !d.is_empty() => d.clone(),
+            Some(Argument::Int(d)) => vec![*d],
+            _ => {
+                return Err(arg_error(
+                    "it reduces every dimension, the batch included; only reductions within each sample are exported (give `dim`)".into(),
+                ))
+            }
+        };
+        let mut order: Vec<usize> = (0..rank).filter(|&a| a != batch).collect();
+        order.insert(0, batch);
+        let mut axes = Vec::with_capacity(dims.len());
+        for d in dims {
+            let a = tensor::axis(d, rank)?;
+            if a == batch {
+                return Err(tensor::mixes_samples(op, a, &t.sizes()));
+            }
+            // Torch axis `a` sits at `order` position p after the move, per-sample p − 1.
+            let p = order.iter().position(|&o| o == a).unwrap_or(0);
+            axes.push(p - 1);
+        }
+        axes.sort_unstable();
+        axes.dedup();
+        let moved = t.transposed(&mut self.g, scope, &order)?;
+        let reduced = self.g.reduce(op, scope, moved.value(), &axes, true)?;
+        let mut back = vec![0; rank];
+        for (p, &a) in order.iter().enumerate() {
+            back[a] = p;
+        }
+        let y = Tensor::rows(reduced, factor).transposed(&mut self.g, scope, &back)?;
+        let target = self.recorded_sizes(node, 0)?;
+        let y = y.reshaped(&mut self.g, scope, &target)?;
+        self.bind_tensor(node, 0, y)
     }
 
     /// `linalg_vector_norm` with `ord` 2 (ReduceL2) or 1 (ReduceL1) over `dim`, as

@@ -58,6 +58,7 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.batch_norm(n, a, s),
     ),
     op(&["linear.default"], |l, n, a, s| l.linear(n, a, s)),
+    op(&["im2col.default"], |l, n, a, s| l.im2col(n, a, s)),
     op(
         &["max_pool1d.default", "max_pool1d_with_indices.default"],
         |l, n, a, s| l.max_pool(n, a, s, 1),
