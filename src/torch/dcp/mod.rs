@@ -4,7 +4,7 @@
 //! [`Folder::open`] reads the metadata through the non-executing pickle reader
 //! ([`metadata`]) and records every file's size; [`Folder::problems`] checks, before any
 //! stored item is read, that every tensor's chunks tile it exactly ([`tiling`]) and every
-//! storage range lies inside its file. [`consolidate`] then writes one state dict, streaming
+//! storage range lies inside its file. [`consolidate()`] then writes one state dict, streaming
 //! each tensor's chunks into place ([`gather`]) with memory for one buffer, never a tensor.
 
 pub mod consolidate;
