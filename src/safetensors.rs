@@ -365,6 +365,15 @@ fn layout(
     }
     let mut metadata: HashMap<String, String> = aliases.iter().cloned().collect();
     metadata.insert("format".into(), "pt".into());
+    Ok((header(infos, metadata)?, entries))
+}
+
+/// The padded header for tensors laid out as `infos` says (in file order, offsets from the
+/// end of the header) and the given string `metadata`.
+pub fn header(
+    infos: Vec<(String, TensorInfo)>,
+    metadata: HashMap<String, String>,
+) -> Result<Vec<u8>, SafetensorsError> {
     let metadata = Metadata::new(Some(metadata), infos)
         .map_err(|e| SafetensorsError::Header(e.to_string()))?;
     let mut bytes =
@@ -373,5 +382,5 @@ fn layout(
     if bytes.len() > MAX_HEADER_BYTES {
         return Err(SafetensorsError::HeaderTooLarge(bytes.len()));
     }
-    Ok((bytes, entries))
+    Ok(bytes)
 }

@@ -9,7 +9,7 @@ use super::Failure;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    /// Checkpoint to inspect.
+    /// Checkpoint to inspect (a file, or a DCP checkpoint folder).
     file: PathBuf,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -17,6 +17,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
+    if ckpt::torch::dcp::is_dcp(&args.file) {
+        return inspect_dcp(&args);
+    }
     // A file that cannot be opened as a zip is left to the checkpoint reader, which says why.
     if is_pt2(&args.file).unwrap_or(false) {
         let archive = Pt2Archive::open(&args.file).map_err(|e| Failure::about(&args.file, e))?;
@@ -35,6 +38,23 @@ pub fn run(args: Args) -> Result<(), Failure> {
         println!("{json}");
     } else {
         print!("{}", ckpt::report::render_text(&report));
+    }
+    Ok(())
+}
+
+/// A DCP folder: its `.metadata` scanned and read, its layout checked; no item is read.
+fn inspect_dcp(args: &Args) -> Result<(), Failure> {
+    use ckpt::torch::dcp::{summary, Folder, METADATA_FILE};
+    let path = args.file.join(METADATA_FILE);
+    let fail = |e: &dyn std::fmt::Display| Failure::about(&path, e);
+    let file = File::open(&path).map_err(|e| fail(&e))?;
+    let security = scan_open(&path, &file, &AllowList::default());
+    let folder = Folder::open(&args.file, file).map_err(|e| Failure::about(&args.file, e))?;
+    let report = summary::report(&folder, security.status().name());
+    if args.json {
+        println!("{report}");
+    } else {
+        print!("{}", summary::render_text(&report));
     }
     Ok(())
 }

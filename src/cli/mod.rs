@@ -3,6 +3,7 @@
 mod amp;
 mod batch;
 mod check;
+mod consolidate;
 mod convert;
 mod inspect;
 mod manifest;
@@ -78,6 +79,9 @@ enum Command {
     /// Export to ATC-ready ONNX (dynamic batch, opset 9–13): a torchvision-family checkpoint,
     /// a torch.export `.pt2` archive or a traced TorchScript model.
     ToOnnx(to_onnx::Args),
+    /// Consolidate a sharded torch.distributed.checkpoint (DCP) folder into one state dict
+    /// (.pth or safetensors), streaming each tensor's chunks into place.
+    Consolidate(consolidate::Args),
     /// Write a checkpoint's state dict as safetensors (shared tensors stored once).
     ToSafetensors(to_safetensors::Args),
     /// Run a plan (TOML) of steps over many checkpoints in parallel, with a manifest,
@@ -112,6 +116,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Command::ToOnnx(args) => to_onnx::run(args),
         Command::Amp(args) => amp::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::Consolidate(args) => consolidate::run(args),
         Command::ToSafetensors(args) => to_safetensors::run(args),
         Command::Batch(args) => batch::run(args),
         Command::Manifest(args) => manifest::run(args),

@@ -208,6 +208,60 @@ impl Graph {
         self.nodes.len()
     }
 
+    /// Every node's value, in arena order.
+    pub fn values(&self) -> impl Iterator<Item = &Value> {
+        self.nodes.iter()
+    }
+
+    /// Appends every node of `other` to this graph, its ids shifted past this graph's nodes,
+    /// and returns where `other_root` now is. Sharing and cycles inside `other` are kept.
+    pub fn graft(&mut self, other: &Graph, other_root: NodeId) -> NodeId {
+        let base = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+        let shift = |id: NodeId| NodeId(id.0.saturating_add(base));
+        let pairs = |items: &[(NodeId, NodeId)]| -> Vec<(NodeId, NodeId)> {
+            items.iter().map(|&(k, v)| (shift(k), shift(v))).collect()
+        };
+        for value in &other.nodes {
+            let moved = match value {
+                Value::Tuple(items) => Value::Tuple(items.iter().map(|&i| shift(i)).collect()),
+                Value::List(items) => Value::List(items.iter().map(|&i| shift(i)).collect()),
+                Value::Set(items) => Value::Set(items.iter().map(|&i| shift(i)).collect()),
+                Value::FrozenSet(items) => {
+                    Value::FrozenSet(items.iter().map(|&i| shift(i)).collect())
+                }
+                Value::Dict(items) => Value::Dict(pairs(items)),
+                Value::PersistentId(pid) => Value::PersistentId(shift(*pid)),
+                Value::Object(object) => Value::Object(Object {
+                    constructor: match object.constructor {
+                        Constructor::Reduce { callable, args } => Constructor::Reduce {
+                            callable: shift(callable),
+                            args: shift(args),
+                        },
+                        Constructor::NewObj { class, args } => Constructor::NewObj {
+                            class: shift(class),
+                            args: shift(args),
+                        },
+                        Constructor::NewObjEx {
+                            class,
+                            args,
+                            kwargs,
+                        } => Constructor::NewObjEx {
+                            class: shift(class),
+                            args: shift(args),
+                            kwargs: shift(kwargs),
+                        },
+                    },
+                    list_items: object.list_items.iter().map(|&i| shift(i)).collect(),
+                    dict_items: pairs(&object.dict_items),
+                    state: object.state.map(shift),
+                }),
+                other => other.clone(),
+            };
+            self.nodes.push(moved);
+        }
+        shift(other_root)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }

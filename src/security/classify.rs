@@ -330,7 +330,8 @@ mod tests {
         assert_eq!(class("torch.nn.modules.conv", "Conv2d"), Class::Unknown);
         assert_eq!(class("collections", "OrderedDict.fromkeys"), Class::Unknown);
         assert_eq!(class("copy_reg", "_reconstructor"), Class::Unknown);
-        assert_eq!(class("pathlib", "PosixPath"), Class::Unknown);
+        assert_eq!(class("pathlib", "PosixPath"), Class::Safe);
+        assert_eq!(class("pathlib", "Path"), Class::Unknown);
         assert_eq!(class("builtins", "int"), Class::Unknown);
     }
 

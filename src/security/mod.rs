@@ -17,6 +17,8 @@ pub mod scan;
 mod source;
 
 pub use classify::{classify, AllowError, AllowList, Class, Context, Verdict};
-pub use policy::{check_rewrite, Checked, Policy, RefuseError};
+pub use policy::{check_dcp, check_rewrite, Checked, Policy, RefuseError};
 pub use rules::DANGEROUS;
-pub use scan::{scan_file, scan_open, FileScan, GlobalUse, Issue, PickleScan, Severity, Status};
+pub use scan::{
+    scan_file, scan_open, scan_zip_at, FileScan, GlobalUse, Issue, PickleScan, Severity, Status,
+};

@@ -4,7 +4,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use super::classify::{AllowList, Class};
-use super::scan::{scan_open, FileScan, Severity, Status};
+use super::scan::{scan_open, scan_zip_at, FileScan, Severity, Status};
+use crate::torch::dcp::{DcpError, EntryKind, Folder, StorageInfo, METADATA_FILE};
 
 /// What a rewrite accepts besides safe globals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +33,9 @@ pub enum RefuseError {
     /// The file is not a PyTorch checkpoint at all (said before any scan runs).
     #[error(transparent)]
     NotACheckpoint(#[from] crate::torch::TorchError),
+    /// A DCP folder whose metadata or layout is broken.
+    #[error(transparent)]
+    Dcp(#[from] crate::torch::dcp::DcpError),
 }
 
 /// A file that passed [`check_rewrite`], still open: the command reads its input from
@@ -62,6 +66,57 @@ pub fn check_rewrite(path: &Path, policy: Policy) -> Result<Checked, RefuseError
         file,
         scan,
     })
+}
+
+/// [`check_rewrite`] for a DCP folder: scans `.metadata`, opens the folder from the scanned
+/// bytes, then scans the pickle of every stored item the metadata names (non-tensor values
+/// are arbitrary pickles), each range checked against its file first. Refuses on the first
+/// file that fails the policy.
+pub fn check_dcp(dir: &Path, policy: Policy) -> Result<Folder, RefuseError> {
+    let path = dir.join(METADATA_FILE);
+    let file = File::open(&path).map_err(|e| RefuseError::Unreadable {
+        what: format!("cannot read {METADATA_FILE}: {e}"),
+    })?;
+    let allowed = AllowList::default();
+    decide(&scan_open(&path, &file, &allowed), policy)?;
+    let folder = Folder::open(dir, file)?;
+    let mut open: std::collections::HashMap<&str, File> = std::collections::HashMap::new();
+    let mut items: Vec<(&str, &StorageInfo)> = Vec::new();
+    for entry in &folder.metadata.entries {
+        let offsets: Vec<Option<&[u64]>> = match &entry.kind {
+            EntryKind::Bytes => vec![None],
+            EntryKind::Tensor { chunks, .. } => {
+                chunks.iter().map(|c| Some(c.offsets.as_slice())).collect()
+            }
+        };
+        for offsets in offsets {
+            let info = folder
+                .stored(&entry.fqn, offsets)
+                .map_err(|what| DcpError::Layout {
+                    what: format!("`{}`: {what}", entry.fqn),
+                })?;
+            items.push((&entry.fqn, info));
+        }
+    }
+    for (fqn, info) in items {
+        let name = info.relative_path.as_str();
+        if !open.contains_key(name) {
+            let file = File::open(dir.join(name)).map_err(|e| RefuseError::Unreadable {
+                what: format!("cannot read `{name}`: {e}"),
+            })?;
+            open.insert(name, file);
+        }
+        let scan = scan_zip_at(
+            &dir.join(name),
+            &open[name],
+            info.offset,
+            info.length,
+            &format!("{fqn}@{}:", info.offset),
+            &allowed,
+        );
+        decide(&scan, policy)?;
+    }
+    Ok(folder)
 }
 
 /// The decision for an existing scan (see [`check_rewrite`]).

@@ -216,6 +216,9 @@ pub const TORCH_NPU: [&str; 2] = [
     "torch_npu.npu._format.Format",
 ];
 
+/// Why the `torch.distributed.checkpoint` metadata classes are benign.
+const DCP_DATACLASS: &str = "a torch.distributed.checkpoint dataclass (DCP `.metadata`): construction only stores its fields";
+
 /// Classes outside torch's allow-list that real checkpoints carry, matched exactly, each with
 /// the reason building it from a pickle cannot run code. Whatever they are built from (their
 /// arguments and state) is judged separately: it is part of the same pickle.
@@ -247,6 +250,50 @@ pub const BENIGN: &[Rule] = &[
     rule(
         "numpy._core.multiarray.scalar",
         "a numpy scalar, built from a dtype and its raw bytes",
+    ),
+    rule(
+        "torch.distributed.checkpoint.metadata.Metadata",
+        DCP_DATACLASS,
+    ),
+    rule(
+        "torch.distributed.checkpoint.metadata.TensorStorageMetadata",
+        DCP_DATACLASS,
+    ),
+    rule(
+        "torch.distributed.checkpoint.metadata.BytesStorageMetadata",
+        DCP_DATACLASS,
+    ),
+    rule(
+        "torch.distributed.checkpoint.metadata.ChunkStorageMetadata",
+        DCP_DATACLASS,
+    ),
+    rule(
+        "torch.distributed.checkpoint.metadata.TensorProperties",
+        DCP_DATACLASS,
+    ),
+    rule(
+        "torch.distributed.checkpoint.metadata.MetadataIndex",
+        DCP_DATACLASS,
+    ),
+    rule(
+        "torch.distributed.checkpoint.metadata.StorageMeta",
+        DCP_DATACLASS,
+    ),
+    rule(
+        "torch.distributed.checkpoint.filesystem._StorageInfo",
+        DCP_DATACLASS,
+    ),
+    rule(
+        "torch.distributed.checkpoint.metadata._MEM_FORMAT_ENCODING",
+        "an Enum of three integers (DCP `.metadata`): calling it looks a member up by value",
+    ),
+    rule(
+        "pathlib.PosixPath",
+        "a path value (DCP `.metadata` records the checkpoint folder as one): construction parses the string and touches no file",
+    ),
+    rule(
+        "pathlib.WindowsPath",
+        "a path value (DCP `.metadata` records the checkpoint folder as one): construction parses the string and touches no file",
     ),
     rule(
         "torch.torch_version.TorchVersion",

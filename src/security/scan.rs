@@ -241,6 +241,33 @@ pub fn scan_open(path: &Path, file: &File, allowed: &AllowList) -> FileScan {
     scanner.scan
 }
 
+/// Scans one stored item of a DCP folder: the `torch.save` zip at `[offset, offset + len)`
+/// of the open `file` (named `path` in the report, each location prefixed by `location`).
+/// The caller has checked the range lies inside the file.
+pub fn scan_zip_at(
+    path: &Path,
+    file: &File,
+    offset: u64,
+    len: u64,
+    location: &str,
+    allowed: &AllowList,
+) -> FileScan {
+    let mut scanner = Scanner {
+        scan: FileScan {
+            path: path.to_owned(),
+            format: "zip",
+            pickles: Vec::new(),
+            issues: Vec::new(),
+        },
+        inflated: 0,
+        allowed,
+    };
+    let mut reader = file;
+    let mut window = Window::new(&mut reader, offset, len);
+    scanner.zip(&mut window, len, location, 1);
+    scanner.scan
+}
+
 struct Scanner<'a> {
     scan: FileScan,
     /// Bytes inflated so far, against [`MAX_INFLATED_TOTAL`].

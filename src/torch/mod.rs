@@ -8,6 +8,7 @@ pub mod allowlist;
 pub mod amp;
 pub mod checkpoint;
 pub mod contiguous;
+pub mod dcp;
 pub mod dtype;
 pub mod eval;
 pub mod legacy;

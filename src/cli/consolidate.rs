@@ -1,0 +1,84 @@
+//! `ckpt consolidate DIR -o OUT`: one state dict from a sharded DCP checkpoint folder.
+
+use std::path::PathBuf;
+
+use clap::{Args as ClapArgs, ValueEnum};
+
+use ckpt::security::check_dcp;
+use ckpt::torch::dcp::consolidate::OutputKind;
+use ckpt::torch::dcp::{consolidate, Selection};
+
+use super::safety::SafetyArgs;
+use super::Failure;
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FormatArg {
+    Pth,
+    Safetensors,
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// The DCP checkpoint folder (holding `.metadata` and `__<rank>_<n>.distcp` files).
+    dir: PathBuf,
+    /// Output file.
+    #[arg(short = 'o', long = "output")]
+    output: PathBuf,
+    /// Output format; inferred from the extension (`.safetensors`, else pth).
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    /// Drop optimizer state (`state`/`param_groups` mappings) and training-state keys.
+    #[arg(long)]
+    model_only: bool,
+    /// Write only the entries under this dotted key (e.g. `model`), as the top level.
+    #[arg(long, value_name = "PREFIX")]
+    extract: Option<String>,
+    /// Print a JSON summary instead of text.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    safety: SafetyArgs,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let kind = match args.format {
+        Some(FormatArg::Pth) => OutputKind::Pth,
+        Some(FormatArg::Safetensors) => OutputKind::Safetensors,
+        None if args.output.extension().is_some_and(|e| e == "safetensors") => {
+            OutputKind::Safetensors
+        }
+        None => OutputKind::Pth,
+    };
+    let folder =
+        check_dcp(&args.dir, args.safety.policy()).map_err(|e| Failure::about(&args.dir, e))?;
+    let selection = Selection {
+        model_only: args.model_only,
+        extract: args.extract,
+    };
+    let summary = consolidate(&folder, &selection, kind, &args.output)
+        .map_err(|e| Failure::about(&args.dir, e))?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "output": args.output.display().to_string(),
+                "tensors": summary.tensors,
+                "values": summary.values,
+                "chunks": summary.chunks,
+                "tensor_bytes": summary.tensor_bytes,
+                "dropped": summary.dropped,
+            })
+        );
+    } else {
+        println!(
+            "{}: {} tensors from {} chunks ({} bytes), {} values; {} entries left out",
+            args.output.display(),
+            summary.tensors,
+            summary.chunks,
+            summary.tensor_bytes,
+            summary.values,
+            summary.dropped.len()
+        );
+    }
+    Ok(())
+}

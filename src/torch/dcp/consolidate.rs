@@ -1,0 +1,534 @@
+//! One state dict from a DCP folder, written as a torch zip (`.pth`) or safetensors.
+//!
+//! The nested structure is rebuilt as `dcp_to_torch_save` rebuilds it: each entry goes to the
+//! key path its planner data records (dicts for string keys, lists for indices). Tensors
+//! become fresh contiguous storages whose bytes are streamed from the chunks
+//! ([`GatherReader`]); non-tensor values are their own pickles, grafted in as data.
+//!
+//! Everything is checked before the output is created: the layout ([`Folder::problems`]),
+//! then every chunk's item (dtype, shape, contiguity, bytes inside its record) and every
+//! value's pickle. The output is written atomically.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::Path;
+
+use ::safetensors::tensor::TensorInfo;
+
+use crate::atomic_file::write_atomically;
+use crate::pickle::{self, Constructor, Global, Graph, NodeId, Object, Value};
+use crate::safetensors::safetensors_dtype;
+use crate::torch::zip_write::TorchZipWriter;
+use crate::torch::DType;
+use crate::transform::select::TRAINING_STATE_KEYS;
+
+use super::gather::{ChunkSource, GatherReader};
+use super::item::{self, ChunkBytes};
+use super::metadata::{ChunkBox, EntryKind, PathKey};
+use super::tiling::tile;
+use super::{DcpError, Folder};
+
+/// Which entries to write.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// Drop optimizer state (any `state`/`param_groups` mapping) and top-level training
+    /// state (optimizer, scheduler, scaler keys).
+    pub model_only: bool,
+    /// Write only the entries under this dotted key (e.g. `model`), as the root.
+    pub extract: Option<String>,
+}
+
+/// The output's format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputKind {
+    /// A `torch.save` zip.
+    Pth,
+    /// A flat safetensors file named by dotted key; non-tensor values are left out.
+    Safetensors,
+}
+
+/// What was written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub tensors: usize,
+    /// Non-tensor values written.
+    pub values: usize,
+    /// Entries left out: by the selection, or (safetensors) because they are not tensors.
+    pub dropped: Vec<String>,
+    /// Chunks read.
+    pub chunks: usize,
+    /// Tensor bytes written.
+    pub tensor_bytes: u64,
+}
+
+/// A tensor to write: where each of its kept chunks' bytes are.
+struct TensorPlan {
+    name: String,
+    path: Vec<PathKey>,
+    dtype: DType,
+    size: Vec<u64>,
+    chunks: Vec<(ChunkBox, String, ChunkBytes)>,
+}
+
+/// A value to write: its pickle.
+struct ValuePlan {
+    name: String,
+    path: Vec<PathKey>,
+    graph: Graph,
+    root: NodeId,
+}
+
+/// Writes the selected entries of `folder` to `out`.
+pub fn consolidate(
+    folder: &Folder,
+    selection: &Selection,
+    kind: OutputKind,
+    out: &Path,
+) -> Result<Summary, DcpError> {
+    if let Some(problem) = folder.problems().into_iter().next() {
+        return Err(DcpError::Layout {
+            what: problem.to_string(),
+        });
+    }
+    let mut summary = Summary::default();
+    let chosen = choose(folder, selection, &mut summary.dropped)?;
+    let files = open_files(folder)?;
+    let mut tensors = Vec::new();
+    let mut values = Vec::new();
+    for (index, path) in chosen {
+        let entry = &folder.metadata.entries[index];
+        let name = dotted(&path);
+        match &entry.kind {
+            EntryKind::Tensor {
+                dtype,
+                size,
+                chunks,
+            } => {
+                let tiling = tile(size, chunks).map_err(|e| DcpError::Layout {
+                    what: format!("`{}`: {e}", entry.fqn),
+                })?;
+                let mut located = Vec::with_capacity(tiling.kept.len());
+                for &i in &tiling.kept {
+                    let chunk = &chunks[i];
+                    let info = folder
+                        .stored(&entry.fqn, Some(&chunk.offsets))
+                        .map_err(|what| DcpError::Layout { what })?;
+                    let file = &files[&info.relative_path];
+                    let bytes =
+                        item::chunk_bytes(file, info.offset, info.length, *dtype, &chunk.sizes)
+                            .map_err(|e| e.about(&entry.fqn))?;
+                    located.push((chunk.clone(), info.relative_path.clone(), bytes));
+                }
+                summary.chunks += located.len();
+                tensors.push(TensorPlan {
+                    name,
+                    path,
+                    dtype: *dtype,
+                    size: size.clone(),
+                    chunks: located,
+                });
+            }
+            EntryKind::Bytes if kind == OutputKind::Safetensors => summary.dropped.push(name),
+            EntryKind::Bytes => {
+                let info = folder
+                    .stored(&entry.fqn, None)
+                    .map_err(|what| DcpError::Layout { what })?;
+                let file = &files[&info.relative_path];
+                let (graph, root) =
+                    item::value(file, info.offset, info.length).map_err(|e| e.about(&entry.fqn))?;
+                values.push(ValuePlan {
+                    name,
+                    path,
+                    graph,
+                    root,
+                });
+            }
+        }
+    }
+    if tensors.is_empty() && values.is_empty() {
+        return Err(DcpError::Request {
+            what: "the selection leaves nothing to write".into(),
+        });
+    }
+    summary.tensors = tensors.len();
+    summary.values = values.len();
+    summary.tensor_bytes = match kind {
+        OutputKind::Pth => write_pth(&tensors, &values, &files, out)?,
+        OutputKind::Safetensors => write_safetensors(&tensors, &files, out)?,
+    };
+    Ok(summary)
+}
+
+fn open_files(folder: &Folder) -> Result<HashMap<String, File>, DcpError> {
+    let mut files = HashMap::new();
+    for name in folder.files.keys() {
+        let file = File::open(folder.dir.join(name)).map_err(|e| DcpError::Layout {
+            what: format!("cannot open `{name}`: {e}"),
+        })?;
+        files.insert(name.clone(), file);
+    }
+    Ok(files)
+}
+
+fn dotted(path: &[PathKey]) -> String {
+    path.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// The entries to write, by index, with the key path each gets in the output.
+fn choose(
+    folder: &Folder,
+    selection: &Selection,
+    dropped: &mut Vec<String>,
+) -> Result<Vec<(usize, Vec<PathKey>)>, DcpError> {
+    let entries = &folder.metadata.entries;
+    let optimizer_roots = if selection.model_only {
+        optimizer_roots(entries.iter().map(|e| e.path.as_slice()))
+    } else {
+        HashSet::new()
+    };
+    let mut chosen = Vec::new();
+    let mut matched = false;
+    for (index, entry) in entries.iter().enumerate() {
+        let is_optimizer =
+            (0..=entry.path.len()).any(|k| optimizer_roots.contains(&entry.path[..k]));
+        let path = match &selection.extract {
+            None => Some(entry.path.clone()),
+            Some(prefix) => (1..entry.path.len())
+                .find(|&k| dotted(&entry.path[..k]) == *prefix)
+                .map(|k| entry.path[k..].to_vec()),
+        };
+        matched |= path.is_some();
+        match path {
+            Some(path) if !is_optimizer => chosen.push((index, path)),
+            _ => dropped.push(entry.fqn.clone()),
+        }
+    }
+    if let Some(prefix) = &selection.extract {
+        if !matched {
+            let mut tops: Vec<String> = entries
+                .iter()
+                .filter_map(|e| e.path.first().map(ToString::to_string))
+                .collect();
+            tops.dedup();
+            return Err(DcpError::Request {
+                what: format!(
+                    "--extract {prefix}: no entry lies under `{prefix}` (top-level keys: {})",
+                    tops.join(", ")
+                ),
+            });
+        }
+    }
+    Ok(chosen)
+}
+
+/// Key paths holding optimizer state: a mapping whose keys are `state` and `param_groups`
+/// only (what `Optimizer.state_dict()` returns), and top-level training-state keys.
+fn optimizer_roots<'a>(
+    paths: impl Iterator<Item = &'a [PathKey]> + Clone,
+) -> HashSet<Vec<PathKey>> {
+    let mut children: HashMap<&[PathKey], HashSet<&PathKey>> = HashMap::new();
+    for path in paths.clone() {
+        for k in 0..path.len().saturating_sub(1) {
+            children.entry(&path[..k]).or_default().insert(&path[k]);
+        }
+    }
+    let optimizer_keys = |keys: &HashSet<&PathKey>| {
+        keys.iter().any(|k| **k == PathKey::Key("state".into()))
+            && keys
+                .iter()
+                .all(|k| matches!(k, PathKey::Key(s) if s == "state" || s == "param_groups"))
+    };
+    let mut roots: HashSet<Vec<PathKey>> = children
+        .iter()
+        .filter(|(_, keys)| optimizer_keys(keys))
+        .map(|(parent, _)| parent.to_vec())
+        .collect();
+    for path in paths {
+        if let Some(PathKey::Key(top)) = path.first() {
+            if TRAINING_STATE_KEYS.contains(&top.as_str()) {
+                roots.insert(vec![path[0].clone()]);
+            }
+        }
+    }
+    roots
+}
+
+/// The nested output, built as `set_element` builds it.
+enum Tree {
+    Map(Vec<(String, Tree)>, HashMap<String, usize>),
+    List(Vec<Option<Tree>>),
+    Leaf(NodeId),
+}
+
+/// The largest list index a key path may use (lists are padded with `None` up to it).
+const MAX_LIST_INDEX: u64 = 1 << 20;
+
+impl Tree {
+    fn insert(&mut self, path: &[PathKey], leaf: NodeId, name: &str) -> Result<(), DcpError> {
+        let clash = || DcpError::Layout {
+            what: format!("`{name}`: its key path clashes with another entry's"),
+        };
+        let Some((first, rest)) = path.split_first() else {
+            return Err(clash());
+        };
+        let fresh = |rest: &[PathKey]| match rest.first() {
+            None => Tree::Leaf(leaf),
+            Some(PathKey::Key(_)) => Tree::Map(Vec::new(), HashMap::new()),
+            Some(PathKey::Index(_)) => Tree::List(Vec::new()),
+        };
+        let slot: &mut Tree = match (self, first) {
+            (Tree::Map(items, index), PathKey::Key(k)) => {
+                let at = match index.get(k) {
+                    Some(&at) => at,
+                    None => {
+                        items.push((k.clone(), fresh(rest)));
+                        index.insert(k.clone(), items.len() - 1);
+                        items.len() - 1
+                    }
+                };
+                &mut items[at].1
+            }
+            (Tree::List(items), PathKey::Index(i)) => {
+                if *i > MAX_LIST_INDEX {
+                    return Err(DcpError::Layout {
+                        what: format!("`{name}`: list index {i} is too large"),
+                    });
+                }
+                let i = *i as usize;
+                if items.len() <= i {
+                    items.resize_with(i + 1, || None);
+                }
+                items[i].get_or_insert_with(|| fresh(rest))
+            }
+            _ => return Err(clash()),
+        };
+        match (slot, rest.is_empty()) {
+            (Tree::Leaf(_), true) => Ok(()),
+            (Tree::Leaf(_), false) => Err(clash()),
+            (_, true) => Err(clash()),
+            (inner, false) => inner.insert(rest, leaf, name),
+        }
+    }
+
+    fn emit(self, graph: &mut Graph) -> NodeId {
+        match self {
+            Tree::Leaf(node) => node,
+            Tree::Map(items, _) => {
+                let pairs = items
+                    .into_iter()
+                    .map(|(k, v)| (graph.add(Value::Str(k)), v.emit(graph)))
+                    .collect();
+                graph.add(Value::Dict(pairs))
+            }
+            Tree::List(items) => {
+                let nodes = items
+                    .into_iter()
+                    .map(|v| match v {
+                        Some(v) => v.emit(graph),
+                        None => graph.add(Value::None),
+                    })
+                    .collect();
+                graph.add(Value::List(nodes))
+            }
+        }
+    }
+}
+
+/// `_rebuild_tensor_v2` of a fresh contiguous storage `key`, as `torch.save` writes it.
+fn tensor_node(graph: &mut Graph, t: &TensorPlan, key: &str) -> Result<NodeId, DcpError> {
+    let class = t
+        .dtype
+        .storage_class()
+        .ok_or_else(|| DcpError::Unsupported {
+            what: format!(
+                "`{}`: {} tensors in a .pth output (write safetensors)",
+                t.name, t.dtype
+            ),
+        })?;
+    let numel: u64 = t.size.iter().product();
+    let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+    let pid_items = vec![
+        graph.add(Value::Str("storage".into())),
+        graph.add(Value::Global(Global::new("torch", class))),
+        graph.add(Value::Str(key.to_owned())),
+        graph.add(Value::Str("cpu".into())),
+        graph.add(int(numel)),
+    ];
+    let pid_tuple = graph.add(Value::Tuple(pid_items));
+    let mut strides = vec![1u64; t.size.len()];
+    for d in (0..t.size.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * t.size[d + 1];
+    }
+    let size_items = t.size.iter().map(|&s| graph.add(int(s))).collect();
+    let stride_items = strides.iter().map(|&s| graph.add(int(s))).collect();
+    let hooks_class = graph.add(Value::Global(Global::new("collections", "OrderedDict")));
+    let hooks_args = graph.add(Value::Tuple(Vec::new()));
+    let args = vec![
+        graph.add(Value::PersistentId(pid_tuple)),
+        graph.add(Value::Int(0)),
+        graph.add(Value::Tuple(size_items)),
+        graph.add(Value::Tuple(stride_items)),
+        graph.add(Value::Bool(false)),
+        graph.add(Value::Object(Object::new(Constructor::Reduce {
+            callable: hooks_class,
+            args: hooks_args,
+        }))),
+    ];
+    let args = graph.add(Value::Tuple(args));
+    let callable = graph.add(Value::Global(Global::new(
+        "torch._utils",
+        "_rebuild_tensor_v2",
+    )));
+    Ok(graph.add(Value::Object(Object::new(Constructor::Reduce {
+        callable,
+        args,
+    }))))
+}
+
+fn reader<'a>(t: &TensorPlan, files: &'a HashMap<String, File>) -> GatherReader<'a> {
+    let chunks = t
+        .chunks
+        .iter()
+        .map(|(chunk, file, bytes)| {
+            (
+                chunk.clone(),
+                ChunkSource {
+                    file: &files[file],
+                    offset: bytes.offset,
+                },
+            )
+        })
+        .collect();
+    GatherReader::new(&t.size, t.dtype.element_size() as u64, chunks)
+}
+
+/// Bytes copied per step.
+const BUFFER: usize = 1 << 20;
+
+fn crc_of(mut reader: impl Read) -> io::Result<u32> {
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; BUFFER];
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            return Ok(hasher.finalize());
+        }
+        hasher.update(&buf[..n]);
+    }
+}
+
+fn write_pth(
+    tensors: &[TensorPlan],
+    values: &[ValuePlan],
+    files: &HashMap<String, File>,
+    out: &Path,
+) -> Result<u64, DcpError> {
+    let mut graph = Graph::new();
+    let mut tree = Tree::Map(Vec::new(), HashMap::new());
+    for (key, t) in tensors.iter().enumerate() {
+        let node = tensor_node(&mut graph, t, &key.to_string())?;
+        tree.insert(&t.path, node, &t.name)?;
+    }
+    for v in values {
+        let node = graph.graft(&v.graph, v.root);
+        tree.insert(&v.path, node, &v.name)?;
+    }
+    let root = tree.emit(&mut graph);
+    let pickle = pickle::write(&graph, root)?;
+    let prefix = archive_prefix(out);
+    write_atomically(out, |file| -> Result<u64, DcpError> {
+        let mut writer = TorchZipWriter::new(BufWriter::with_capacity(BUFFER, &*file), &prefix, 64);
+        writer.add_bytes("data.pkl", &pickle)?;
+        writer.add_bytes(".format_version", b"1")?;
+        writer.add_bytes(".storage_alignment", b"64")?;
+        writer.add_bytes("byteorder", b"little")?;
+        let mut bytes = 0;
+        for (key, t) in tensors.iter().enumerate() {
+            let crc = crc_of(reader(t, files))?;
+            let mut source = reader(t, files);
+            let len = source.len();
+            writer.add_stream(&format!("data/{key}"), &mut source, len, crc)?;
+            bytes += len;
+        }
+        writer.add_bytes("version", b"3\n")?;
+        writer.finish()?.flush()?;
+        Ok(bytes)
+    })
+}
+
+/// The archive folder torch derives from an output path (its file stem), or `archive`.
+fn archive_prefix(out: &Path) -> String {
+    match out.file_stem().and_then(|s| s.to_str()) {
+        Some(stem) if !stem.is_empty() && stem.is_ascii() => stem.to_owned(),
+        _ => "archive".to_owned(),
+    }
+}
+
+fn write_safetensors(
+    tensors: &[TensorPlan],
+    files: &HashMap<String, File>,
+    out: &Path,
+) -> Result<u64, DcpError> {
+    let mut order: Vec<(&TensorPlan, ::safetensors::Dtype)> = tensors
+        .iter()
+        .map(|t| {
+            safetensors_dtype(t.dtype)
+                .map(|d| (t, d))
+                .ok_or_else(|| DcpError::Unsupported {
+                    what: format!("`{}`: {} tensors in safetensors", t.name, t.dtype),
+                })
+        })
+        .collect::<Result<_, _>>()?;
+    order.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.name.cmp(&b.0.name)));
+    let mut infos = Vec::with_capacity(order.len());
+    let mut offset = 0usize;
+    let mut seen = HashSet::new();
+    for (t, dtype) in &order {
+        if !seen.insert(t.name.as_str()) {
+            return Err(DcpError::Layout {
+                what: format!("two tensors are named `{}`", t.name),
+            });
+        }
+        let too_big = || DcpError::Layout {
+            what: format!("`{}` is too large", t.name),
+        };
+        let len = t
+            .size
+            .iter()
+            .try_fold(t.dtype.element_size() as u64, |n, &s| n.checked_mul(s))
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(too_big)?;
+        let shape = t
+            .size
+            .iter()
+            .map(|&s| usize::try_from(s).map_err(|_| too_big()))
+            .collect::<Result<_, _>>()?;
+        let end = offset.checked_add(len).ok_or_else(too_big)?;
+        infos.push((
+            t.name.clone(),
+            TensorInfo {
+                dtype: *dtype,
+                shape,
+                data_offsets: (offset, end),
+            },
+        ));
+        offset = end;
+    }
+    let metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
+    let header = crate::safetensors::header(infos, metadata)?;
+    write_atomically(out, |file| -> Result<u64, DcpError> {
+        let mut writer = BufWriter::with_capacity(BUFFER, &*file);
+        writer.write_all(&(header.len() as u64).to_le_bytes())?;
+        writer.write_all(&header)?;
+        let mut bytes = 0;
+        for (t, _) in &order {
+            bytes += io::copy(&mut reader(t, files), &mut writer)?;
+        }
+        writer.flush()?;
+        Ok(bytes)
+    })
+}

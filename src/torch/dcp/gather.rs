@@ -1,0 +1,279 @@
+//! Streams a tensor's bytes in row-major order from its chunks, wherever they are.
+//!
+//! A chunk's bytes are C-contiguous for the chunk's own shape. Seen from the whole tensor,
+//! they fall into *runs*: the chunk's innermost axes that span the tensor fully, plus the
+//! first axis that does not, are contiguous in both; every outer index of the chunk starts
+//! one run (a row-sharded chunk is one run, a column-sharded one a run per row). Runs of one
+//! chunk come in the chunk's own byte order, so each chunk is read forwards; the reader
+//! merges the chunks' next runs by destination offset. Memory: one small state per chunk and
+//! the caller's buffer, whatever the tensor's size.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::fs::FileExt;
+
+use super::metadata::ChunkBox;
+
+/// Where one chunk's bytes are: a file and the offset of its first element.
+#[derive(Clone, Copy, Debug)]
+pub struct ChunkSource<'a> {
+    pub file: &'a File,
+    pub offset: u64,
+}
+
+/// One chunk's walk over its runs.
+struct Walk<'a> {
+    source: ChunkSource<'a>,
+    /// The chunk's size on the axes before the run axis (its outer index space).
+    outer: Vec<u64>,
+    /// The chunk's offset on those axes, and on the run axis.
+    origin: Vec<u64>,
+    /// The run's length in bytes.
+    run_bytes: u64,
+    /// Runs in the chunk.
+    runs: u64,
+    /// The next run.
+    next: u64,
+}
+
+/// Reads a tensor of `size` (row-major, `element` bytes per element) from chunks that tile it
+/// exactly (checked by [`super::tiling::tile`] beforehand; a gap or overlap found while
+/// reading is an `InvalidData` error, never wrong bytes).
+pub struct GatherReader<'a> {
+    walks: Vec<Walk<'a>>,
+    /// Byte strides of the tensor's axes.
+    strides: Vec<u64>,
+    /// `(destination offset of the chunk's next run, chunk)`.
+    heap: BinaryHeap<Reverse<(u64, usize)>>,
+    /// The run being copied: chunk, file offset, bytes left.
+    current: Option<(usize, u64, u64)>,
+    /// Destination bytes produced so far, and the tensor's total.
+    position: u64,
+    total: u64,
+}
+
+impl<'a> GatherReader<'a> {
+    /// `chunks` pairs each chunk's box with its bytes. Sizes must be checked (no overflow)
+    /// by the caller: every chunk inside `size`, `size`'s byte count fits `u64`.
+    pub fn new(size: &[u64], element: u64, chunks: Vec<(ChunkBox, ChunkSource<'a>)>) -> Self {
+        let mut strides = vec![element; size.len()];
+        for d in (0..size.len().saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * size[d + 1];
+        }
+        let total = size.iter().product::<u64>() * element;
+        let mut walks = Vec::with_capacity(chunks.len());
+        for (chunk, source) in chunks {
+            // The run axis: the first axis after which every axis spans the tensor.
+            let mut axis = size.len().saturating_sub(1);
+            while axis > 0 && chunk.sizes[axis] == size[axis] {
+                axis -= 1;
+            }
+            let inner: u64 = chunk.sizes[axis..].iter().product();
+            let outer = chunk.sizes[..axis].to_vec();
+            let runs = if inner == 0 {
+                0
+            } else {
+                outer.iter().product()
+            };
+            walks.push(Walk {
+                source,
+                outer,
+                origin: chunk.offsets.clone(),
+                run_bytes: inner * element,
+                runs,
+                next: 0,
+            });
+        }
+        let mut reader = GatherReader {
+            walks,
+            strides,
+            heap: BinaryHeap::new(),
+            current: None,
+            position: 0,
+            total,
+        };
+        for i in 0..reader.walks.len() {
+            reader.push_next(i);
+        }
+        reader
+    }
+
+    /// Total bytes the reader yields.
+    pub fn len(&self) -> u64 {
+        self.total
+    }
+
+    /// Whether the tensor has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// Queues chunk `i`'s next run by its destination offset.
+    fn push_next(&mut self, i: usize) {
+        let walk = &self.walks[i];
+        if walk.next >= walk.runs {
+            return;
+        }
+        // Unravel the run index over the outer axes, then add the chunk's origin.
+        let mut rest = walk.next;
+        let mut dest = 0u64;
+        for d in (0..walk.outer.len()).rev() {
+            let index = rest % walk.outer[d];
+            rest /= walk.outer[d];
+            dest += (walk.origin[d] + index) * self.strides[d];
+        }
+        if let Some(&o) = walk.origin.get(walk.outer.len()) {
+            dest += o * self.strides[walk.outer.len()];
+        }
+        self.heap.push(Reverse((dest, i)));
+    }
+}
+
+fn broken(what: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, what)
+}
+
+impl Read for GatherReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() || self.position >= self.total {
+            return Ok(0);
+        }
+        let (chunk, at, left) = match self.current {
+            Some(run) if run.2 > 0 => run,
+            _ => {
+                let Some(Reverse((dest, i))) = self.heap.pop() else {
+                    return Err(broken(format!(
+                        "the chunks end at byte {} of {}",
+                        self.position, self.total
+                    )));
+                };
+                if dest != self.position {
+                    return Err(broken(format!(
+                        "the chunks do not tile the tensor (byte {} expected, {dest} next)",
+                        self.position
+                    )));
+                }
+                let walk = &mut self.walks[i];
+                let at = walk.source.offset + walk.next * walk.run_bytes;
+                walk.next += 1;
+                let run = (i, at, walk.run_bytes);
+                self.push_next(i);
+                run
+            }
+        };
+        let want = (buf.len() as u64).min(left) as usize;
+        let n = self.walks[chunk]
+            .source
+            .file
+            .read_at(&mut buf[..want], at)?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "a chunk's file ended early (was it truncated while being read?)",
+            ));
+        }
+        self.current = Some((chunk, at + n as u64, left - n as u64));
+        self.position += n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    fn boxed(offsets: &[u64], sizes: &[u64]) -> ChunkBox {
+        ChunkBox {
+            offsets: offsets.to_vec(),
+            sizes: sizes.to_vec(),
+        }
+    }
+
+    /// A 3×4 u8 tensor 0..12 split into a left 3×1 column and a right 3×3 block, stored
+    /// back to back in one file, gathers back in order; so does a row split.
+    #[test]
+    fn columns_and_rows_gather_in_order() {
+        let mut file = tempfile::tempfile().unwrap();
+        // Left column: 0, 4, 8. Right block: 1 2 3 / 5 6 7 / 9 10 11.
+        file.write_all(&[0, 4, 8, 1, 2, 3, 5, 6, 7, 9, 10, 11])
+            .unwrap();
+        let chunks = vec![
+            (
+                boxed(&[0, 1], &[3, 3]),
+                ChunkSource {
+                    file: &file,
+                    offset: 3,
+                },
+            ),
+            (
+                boxed(&[0, 0], &[3, 1]),
+                ChunkSource {
+                    file: &file,
+                    offset: 0,
+                },
+            ),
+        ];
+        let mut out = Vec::new();
+        GatherReader::new(&[3, 4], 1, chunks)
+            .read_to_end(&mut out)
+            .unwrap();
+        assert_eq!(out, (0..12).collect::<Vec<u8>>());
+
+        let rows = vec![
+            (
+                boxed(&[1, 0], &[2, 4]),
+                ChunkSource {
+                    file: &file,
+                    offset: 4,
+                },
+            ),
+            (
+                boxed(&[0, 0], &[1, 4]),
+                ChunkSource {
+                    file: &file,
+                    offset: 0,
+                },
+            ),
+        ];
+        let mut out = Vec::new();
+        GatherReader::new(&[3, 4], 1, rows)
+            .read_to_end(&mut out)
+            .unwrap();
+        assert_eq!(out, vec![0, 4, 8, 1, 2, 3, 5, 6, 7, 9, 10, 11]);
+    }
+
+    #[test]
+    fn scalars_and_gaps() {
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&[7, 0, 0, 0]).unwrap();
+        let scalar = vec![(
+            boxed(&[], &[]),
+            ChunkSource {
+                file: &file,
+                offset: 0,
+            },
+        )];
+        let mut out = Vec::new();
+        GatherReader::new(&[], 4, scalar)
+            .read_to_end(&mut out)
+            .unwrap();
+        assert_eq!(out, vec![7, 0, 0, 0]);
+
+        let gap = vec![(
+            boxed(&[1], &[1]),
+            ChunkSource {
+                file: &file,
+                offset: 0,
+            },
+        )];
+        let mut out = Vec::new();
+        let err = GatherReader::new(&[2], 1, gap)
+            .read_to_end(&mut out)
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+    }
+}

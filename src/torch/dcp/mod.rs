@@ -1,0 +1,239 @@
+//! Sharded training checkpoints written by `torch.distributed.checkpoint` (DCP): a folder
+//! of `__<rank>_<n>.distcp` files and a pickled `.metadata`.
+//!
+//! [`Folder::open`] reads the metadata through the non-executing pickle reader
+//! ([`metadata`]) and records every file's size; [`Folder::problems`] checks, before any
+//! stored item is read, that every tensor's chunks tile it exactly ([`tiling`]) and every
+//! storage range lies inside its file. [`consolidate()`] then writes one state dict, streaming
+//! each tensor's chunks into place ([`gather`]) with memory for one buffer, never a tensor.
+
+pub mod consolidate;
+pub mod gather;
+pub mod item;
+pub mod metadata;
+pub mod summary;
+pub mod tiling;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+pub use consolidate::{consolidate, Selection, Summary};
+pub use metadata::{ChunkBox, Entry, EntryKind, Metadata, PathKey, StorageInfo};
+
+/// The metadata file's name inside the folder.
+pub const METADATA_FILE: &str = ".metadata";
+
+/// The largest `.metadata` read: it grows with the number of chunks (about 300 bytes each).
+pub const MAX_METADATA_BYTES: u64 = 1 << 30;
+
+/// Why a DCP folder could not be read or consolidated.
+#[derive(Debug, thiserror::Error)]
+pub enum DcpError {
+    #[error("{METADATA_FILE}: {what}")]
+    Metadata { what: String },
+    #[error("{what}")]
+    Layout { what: String },
+    #[error("{what}")]
+    Item { what: String },
+    #[error("{what} is not supported")]
+    Unsupported { what: String },
+    #[error("{what}")]
+    Request { what: String },
+    #[error(transparent)]
+    Pickle(#[from] crate::pickle::PickleError),
+    #[error(transparent)]
+    Safetensors(#[from] crate::safetensors::SafetensorsError),
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl DcpError {
+    /// The same error, said about entry `fqn`.
+    pub fn about(self, fqn: &str) -> DcpError {
+        match self {
+            DcpError::Metadata { what } => DcpError::Metadata {
+                what: format!("`{fqn}`: {what}"),
+            },
+            DcpError::Item { what } => DcpError::Item {
+                what: format!("`{fqn}`: {what}"),
+            },
+            DcpError::Unsupported { what } => DcpError::Unsupported {
+                what: format!("`{fqn}`: {what}"),
+            },
+            other => other,
+        }
+    }
+}
+
+/// Whether `path` is a folder holding a DCP `.metadata` file.
+pub fn is_dcp(path: &Path) -> bool {
+    path.is_dir() && path.join(METADATA_FILE).is_file()
+}
+
+/// An opened DCP folder: its metadata and the size of every file it names.
+#[derive(Debug)]
+pub struct Folder {
+    pub dir: PathBuf,
+    pub metadata: Metadata,
+    /// Bytes of `.metadata`.
+    pub metadata_bytes: u64,
+    /// Every `relative_path` the storage data names, with its size (`None`: missing).
+    pub files: BTreeMap<String, Option<u64>>,
+}
+
+/// One thing wrong with a folder, about one entry (or the folder when `fqn` is empty).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub fqn: String,
+    pub what: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.fqn.is_empty() {
+            f.write_str(&self.what)
+        } else {
+            write!(f, "`{}`: {}", self.fqn, self.what)
+        }
+    }
+}
+
+impl Folder {
+    /// Reads `.metadata` from an open file (already scanned by the caller) and sizes the
+    /// files it names. Nothing else is read.
+    pub fn open(dir: &Path, mut metadata_file: File) -> Result<Folder, DcpError> {
+        let metadata_bytes = metadata_file.metadata()?.len();
+        if metadata_bytes > MAX_METADATA_BYTES {
+            return Err(DcpError::Metadata {
+                what: format!(
+                    "{metadata_bytes} bytes, more than the {MAX_METADATA_BYTES}-byte limit"
+                ),
+            });
+        }
+        let mut bytes = Vec::with_capacity(metadata_bytes as usize);
+        metadata_file.seek(SeekFrom::Start(0))?;
+        (&mut metadata_file)
+            .take(MAX_METADATA_BYTES)
+            .read_to_end(&mut bytes)?;
+        let decoded = crate::pickle::read(&bytes).map_err(|e| DcpError::Metadata {
+            what: e.to_string(),
+        })?;
+        let metadata = metadata::parse(&decoded.graph, decoded.root)?;
+        let mut files = BTreeMap::new();
+        for info in metadata.storage.values() {
+            if files.contains_key(&info.relative_path) {
+                continue;
+            }
+            let size = if is_plain_name(&info.relative_path) {
+                std::fs::metadata(dir.join(&info.relative_path))
+                    .ok()
+                    .filter(|m| m.is_file())
+                    .map(|m| m.len())
+            } else {
+                None
+            };
+            files.insert(info.relative_path.clone(), size);
+        }
+        Ok(Folder {
+            dir: dir.to_owned(),
+            metadata,
+            metadata_bytes,
+            files,
+        })
+    }
+
+    /// The ranks that wrote files, from the `__<rank>_<n>.distcp` names.
+    pub fn ranks(&self) -> Vec<u64> {
+        let mut ranks: Vec<u64> = self
+            .files
+            .keys()
+            .filter_map(|name| name.strip_prefix("__")?.split('_').next()?.parse().ok())
+            .collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        ranks
+    }
+
+    /// Where an entry's item (a chunk at `offsets`, or a value) is stored, checked: the
+    /// metadata lists it, its file is a plain name in the folder that exists, its range lies
+    /// inside the file, and no storage extension transformed it.
+    pub fn stored(&self, fqn: &str, offsets: Option<&[u64]>) -> Result<&StorageInfo, String> {
+        let key = (fqn.to_owned(), offsets.map(<[u64]>::to_vec));
+        let info = self
+            .metadata
+            .storage
+            .get(&key)
+            .ok_or_else(|| match offsets {
+                Some(o) => format!("the chunk at {o:?} has no storage_data entry"),
+                None => "it has no storage_data entry".to_owned(),
+            })?;
+        if !is_plain_name(&info.relative_path) {
+            return Err(format!(
+                "its storage file `{}` is not a plain file name in the folder",
+                info.relative_path
+            ));
+        }
+        let size = self
+            .files
+            .get(&info.relative_path)
+            .copied()
+            .flatten()
+            .ok_or_else(|| format!("its storage file `{}` is missing", info.relative_path))?;
+        if info
+            .offset
+            .checked_add(info.length)
+            .is_none_or(|end| end > size)
+        {
+            return Err(format!(
+                "its {} bytes at offset {} run past the end of `{}` ({size} bytes; truncated?)",
+                info.length, info.offset, info.relative_path
+            ));
+        }
+        if !info.transforms.is_empty() {
+            return Err(format!(
+                "its bytes went through storage extensions ({}), which ckpt does not undo",
+                info.transforms.join(", ")
+            ));
+        }
+        Ok(info)
+    }
+
+    /// Everything wrong with the folder's layout, found from the metadata and file sizes
+    /// alone: chunks that do not tile their tensor, items missing or outside their files.
+    pub fn problems(&self) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        for entry in &self.metadata.entries {
+            let mut say = |what: String| {
+                problems.push(Problem {
+                    fqn: entry.fqn.clone(),
+                    what,
+                })
+            };
+            match &entry.kind {
+                EntryKind::Bytes => {
+                    if let Err(what) = self.stored(&entry.fqn, None) {
+                        say(what);
+                    }
+                }
+                EntryKind::Tensor { size, chunks, .. } => match tiling::tile(size, chunks) {
+                    Err(problem) => say(problem.to_string()),
+                    Ok(tiling) => {
+                        for &i in &tiling.kept {
+                            if let Err(what) = self.stored(&entry.fqn, Some(&chunks[i].offsets)) {
+                                say(what);
+                            }
+                        }
+                    }
+                },
+            }
+        }
+        problems
+    }
+}
+
+/// A file name with no folder part, not `.` or `..`.
+fn is_plain_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
+}
