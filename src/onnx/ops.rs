@@ -531,6 +531,28 @@ impl GraphBuilder {
         Ok(y)
     }
 
+    /// RMSNorm over per-sample `axis` (an opset-23 op), decomposed: Mul → ReduceMean →
+    /// Add ε → Sqrt → Div, then Mul γ when given.
+    pub fn rms_norm(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        axis: usize,
+        gamma: Option<&Weight>,
+        eps: f32,
+    ) -> Result<Value, OnnxError> {
+        let squared = self.mul(scope, x, x)?;
+        let mean = self.reduce_mean(scope, &squared, &[axis], true)?;
+        let eps = self.constant_scalar(&format!("{scope}.eps"), eps);
+        let mean = self.add_constant(scope, &mean, &eps)?;
+        let root = self.sqrt(scope, &mean);
+        let y = self.div(scope, x, &root)?;
+        match gamma {
+            Some(gamma) => self.mul_constant(scope, &y, gamma),
+            None => Ok(y),
+        }
+    }
+
     /// `Erf`.
     pub fn erf(&mut self, scope: &str, x: &Value) -> Value {
         self.unary("Erf", scope, x, vec![])

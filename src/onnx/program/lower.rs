@@ -692,8 +692,8 @@ impl Lowering<'_, '_> {
     }
 
     /// Binds output `k` of `node` to `tensor` repeated over the batch ([`Bound::Uniform`]):
-    /// torch's record must have the batch (once, not folded) where `tensor` has size 1, and
-    /// `tensor`'s sizes elsewhere.
+    /// torch's record must have the batch (once, possibly a multiple of it) where `tensor`
+    /// has size 1, and `tensor`'s sizes elsewhere.
     pub fn bind_uniform(
         &mut self,
         node: &Node,
@@ -714,18 +714,19 @@ impl Lowering<'_, '_> {
     ) -> Result<(), OnnxError> {
         let recorded = self.recorded_name_sizes(name)?;
         let batch_axes: Vec<usize> = (0..recorded.len()).filter(|&a| recorded[a].batch).collect();
-        let fits = recorded.len() == tensor.rank()
-            && recorded.iter().zip(tensor.dims()).all(|(r, &d)| {
-                if r.batch {
-                    r.count == 1 && d == 1
-                } else {
-                    r.count == d
-                }
-            });
+        let fits =
+            recorded.len() == tensor.rank()
+                && recorded.iter().zip(tensor.dims()).all(|(r, &d)| {
+                    if r.batch {
+                        d == 1
+                    } else {
+                        r.count == d
+                    }
+                });
         let [axis] = batch_axes[..] else {
             return Err(OnnxError::Shape {
                 what: format!(
-                    "`{name}`, computed from a tensor with the same values for every sample, has sizes {}; only results that keep the batch once, unfolded, are exported",
+                    "`{name}`, computed from a tensor with the same values for every sample, has sizes {}; only results that keep the batch once are exported",
                     tensor::show(&recorded)
                 ),
             });

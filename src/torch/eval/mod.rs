@@ -102,6 +102,8 @@ pub const EVALUATED: &[&str] = &[
     "round.default",
     "sign.default",
     "relu.default",
+    "relu_.default",
+    "dropout.default",
     "linear.default",
     "conv2d.default",
     "logical_not.default",
@@ -419,6 +421,13 @@ pub fn evaluate(
                 None,
             ))
         }
+        "dropout.default" => {
+            a.only(&["input", "p", "train"])?;
+            if a.bool_or("train", false)? {
+                return Err("dropout in training mode".into());
+            }
+            one(a.tensor("input"))
+        }
         "linear.default" => {
             a.only(&["input", "weight", "bias"])?;
             let y = a.tensor("input")?.linear(&a.tensor("weight")?)?;
@@ -634,7 +643,7 @@ pub fn evaluate(
         "neg.default" | "sqrt.default" | "rsqrt.default" | "exp.default" | "log.default"
         | "sigmoid.default" | "tanh.default" | "abs.default" | "reciprocal.default"
         | "sin.default" | "cos.default" | "floor.default" | "ceil.default" | "round.default"
-        | "sign.default" | "relu.default" => {
+        | "sign.default" | "relu.default" | "relu_.default" => {
             a.only(&["self"])?;
             let f: fn(f32) -> f32 = match op {
                 "sin.default" => f32::sin,
@@ -644,7 +653,7 @@ pub fn evaluate(
                 // torch rounds half to even.
                 "round.default" => f32::round_ties_even,
                 "sign.default" => |x| if x == 0.0 { 0.0 } else { x.signum() },
-                "relu.default" => |x| x.max(0.0),
+                "relu.default" | "relu_.default" => |x| x.max(0.0),
                 "neg.default" => |x| -x,
                 "sqrt.default" => f32::sqrt,
                 "rsqrt.default" => |x| 1.0 / x.sqrt(),
@@ -795,10 +804,10 @@ fn standardise(a: &Args<'_>, op: &str) -> Result<Vec<Tensor>, String> {
         "eps",
         "cudnn_enabled",
     ])?;
-    for unused in ["weight", "bias", "running_mean", "running_var"] {
+    for unused in ["running_mean", "running_var"] {
         if !matches!(a.node_arg(unused), None | Some(Argument::None)) {
             return Err(format!(
-                "BatchNorm of a constant with `{unused}`; only the weight standardisation (no affine, no running statistics) is evaluated"
+                "BatchNorm of a constant with `{unused}`; only the weight standardisation (batch statistics, no running ones) is evaluated"
             ));
         }
     }
@@ -815,7 +824,18 @@ fn standardise(a: &Args<'_>, op: &str) -> Result<Vec<Tensor>, String> {
     let variance = x.reduce(&axes, true, Reduction::Variance(0.0))?;
     let inverse = variance.map(|v| 1.0 / (v + eps).sqrt());
     let centred = Tensor::zip(&x, &mean, |p, q| p - q, None)?;
-    let y = Tensor::zip(&centred, &inverse, |p, q| p * q, None)?;
+    let mut y = Tensor::zip(&centred, &inverse, |p, q| p * q, None)?;
+    // The affine part (timm's ScaledStdConv passes its gain as `weight`), per channel.
+    let mut per_channel: Vec<i64> = vec![1; x.rank()];
+    per_channel[1] = x.dims()[1] as i64;
+    if !matches!(a.node_arg("weight"), None | Some(Argument::None)) {
+        let gain = a.tensor("weight")?.reshape(&per_channel)?;
+        y = Tensor::zip(&y, &gain, |p, q| p * q, None)?;
+    }
+    if !matches!(a.node_arg("bias"), None | Some(Argument::None)) {
+        let shift = a.tensor("bias")?.reshape(&per_channel)?;
+        y = Tensor::zip(&y, &shift, |p, q| p + q, None)?;
+    }
     if op == "batch_norm.default" {
         return Ok(vec![y]);
     }

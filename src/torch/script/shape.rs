@@ -922,6 +922,8 @@ pub enum Pieces<'a> {
     Chunks(i64),
     /// `unbind`: pieces of 1 (the dimension is then dropped).
     Each,
+    /// `tensor_split.indices`: cut before each of these indices.
+    Indices(&'a [i64]),
 }
 
 /// The sizes of the pieces a dimension of `size` is split into, as torch splits it. Empty
@@ -949,6 +951,24 @@ pub fn piece_sizes(size: u64, how: Pieces<'_>) -> Result<Vec<u64>, String> {
             _ => Err(format!("chunk count {chunks} is not positive")),
         },
         Pieces::Each => even(1),
+        Pieces::Indices(cuts) => {
+            let mut sizes = Vec::with_capacity(cuts.len() + 1);
+            let mut start = 0u64;
+            for &cut in cuts.iter().chain(std::iter::once(&(size as i64))) {
+                let at = if cut < 0 { cut + size as i64 } else { cut };
+                let at = u64::try_from(at).unwrap_or(0).min(size);
+                match at.checked_sub(start) {
+                    Some(piece) if piece > 0 => sizes.push(piece),
+                    _ => {
+                        return Err(format!(
+                            "tensor_split at {cuts:?} of size {size} makes an empty piece"
+                        ))
+                    }
+                }
+                start = at;
+            }
+            Ok(sizes)
+        }
         Pieces::Sizes(sizes) => {
             let sizes = sizes
                 .iter()
@@ -978,6 +998,11 @@ pub fn pieces_of<'n>(node: &'n Node, op: &str) -> Option<Result<Pieces<'n>, Stri
         },
         "chunk.default" => args.int("chunks", 0).map(Pieces::Chunks),
         "unbind.int" => Ok(Pieces::Each),
+        "tensor_split.indices" => match args.ints("indices") {
+            Ok(Some(cuts)) => Ok(Pieces::Indices(cuts)),
+            Ok(None) => Err("argument `indices` is missing".into()),
+            Err(e) => Err(e),
+        },
         _ => return None,
     })
 }

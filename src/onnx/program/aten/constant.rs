@@ -13,7 +13,8 @@ use super::{arg_error, reject_extra, OrShape};
 
 /// The export schema's dtype numbers a factory may make: int32, int64 and float32 (its
 /// values are exact integers below [`MAX_ELEMENTS`]).
-const FOLDABLE_DTYPES: [(i64, &str); 3] = [(4, "int32"), (5, "int64"), (7, "float32")];
+const FOLDABLE_DTYPES: [(i64, &str); 4] =
+    [(4, "int32"), (5, "int64"), (7, "float32"), (12, "bool")];
 
 /// The arguments a factory takes besides its values, none of which changes them.
 const PLACEMENT: [&str; 4] = ["dtype", "layout", "device", "pin_memory"];
@@ -134,8 +135,8 @@ impl<'p> Lowering<'p, '_> {
     }
 
     /// A factory's sizes for one sample when its size list is fixed sizes and the batch
-    /// once (the batch's symbol, or its expression), the batch counted as 1; any other
-    /// symbolic size is left for [`sizes`] to refuse.
+    /// (or a multiple of it) once, the batch counted as 1; any other symbolic size is left
+    /// for [`sizes`] to refuse.
     fn one_sample_sizes(&self, args: &Args<'_>) -> Option<Vec<u64>> {
         let Some(Argument::SymInts(sizes)) = args.get("size") else {
             return None;
@@ -145,7 +146,9 @@ impl<'p> Lowering<'p, '_> {
         for size in sizes {
             match size {
                 SymInt::Int(n) if *n >= 0 => dims.push(*n as u64),
-                SymInt::Name(name) if self.is_batch_symbol(name) => {
+                // The batch, or a multiple of it (`zeros(layers, N·H, hidden)` in a
+                // recurrent layer run over rows): the values are the same for every row.
+                SymInt::Name(name) if self.batch_times(name).is_some() => {
                     batches += 1;
                     dims.push(1);
                 }

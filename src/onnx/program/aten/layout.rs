@@ -57,8 +57,13 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["self", "shifts", "dims"])?;
         let mut x = self.tensor(args.tensor("self").or_shape()?)?;
-        let shifts = args.ints_or("shifts", 0, &[]).or_shape()?;
-        let dims = args.ints_or("dims", shifts.len(), &[]).or_shape()?;
+        let list = |name: &str| match args.get(name) {
+            Some(Argument::Ints(v)) => Ok(v.clone()),
+            Some(Argument::Int(i)) => Ok(vec![*i]),
+            None => Ok(vec![]),
+            Some(other) => Err(arg_error(format!("argument `{name}` is {}", other.kind()))),
+        };
+        let (shifts, dims) = (list("shifts")?, list("dims")?);
         if dims.is_empty() || dims.len() != shifts.len() {
             return Err(arg_error(format!(
                 "roll by {shifts:?} along {dims:?}: only a shift per named dimension is exported"

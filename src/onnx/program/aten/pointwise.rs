@@ -110,6 +110,54 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, x.with_value(y)?)
     }
 
+    /// The input of a norm over the last axis (`layer_norm`, `rms_norm`), which must not
+    /// carry the batch and must be the one `normalized_shape` names.
+    fn last_axis_norm_input(
+        &self,
+        args: &Args<'_>,
+        op: &str,
+    ) -> Result<(Tensor, Value), OnnxError> {
+        let t = self.tensor(args.tensor("input").or_shape()?)?;
+        t.sample_axis(t.rank() - 1, op)?;
+        let x = t.value().clone();
+        let Some(&width) = x.shape().last() else {
+            return Err(arg_error(format!(
+                "{op} of a tensor with only a batch axis"
+            )));
+        };
+        let normalized = args.ints_or("normalized_shape", 1, &[]).or_shape()?;
+        if normalized != [width as i64] {
+            return Err(arg_error(format!(
+                "{op} over {normalized:?} of per-sample {:?}: only the last axis is exported",
+                x.shape()
+            )));
+        }
+        Ok((t, x))
+    }
+
+    /// `rms_norm` over the last axis, decomposed; `eps` None is float32's machine epsilon,
+    /// as torch uses.
+    pub(super) fn rms_norm(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["input", "normalized_shape", "weight", "eps"])?;
+        let (t, x) = self.last_axis_norm_input(args, "rms_norm")?;
+        let gamma = match args.optional_tensor("weight").or_shape()? {
+            Some(w) => Some(self.weight(&self.constant(w)?)?),
+            None => None,
+        };
+        let eps = match args.get("eps") {
+            None | Some(Argument::None) => f32::EPSILON,
+            Some(_) => args.number("eps").or_shape()? as f32,
+        };
+        let axis = x.shape().len() - 1;
+        let y = self.g.rms_norm(scope, &x, axis, gamma.as_ref(), eps)?;
+        self.bind_tensor(node, 0, t.with_value(y)?)
+    }
+
     /// `layer_norm` over the last axis (a one-element `normalized_shape`), decomposed.
     pub(super) fn layer_norm(
         &mut self,
@@ -128,21 +176,7 @@ impl<'p> Lowering<'p, '_> {
                 "cudnn_enable",
             ],
         )?;
-        let t = self.tensor(args.tensor("input").or_shape()?)?;
-        t.sample_axis(t.rank() - 1, "layer_norm")?;
-        let x = t.value().clone();
-        let Some(&width) = x.shape().last() else {
-            return Err(arg_error(
-                "layer_norm of a tensor with only a batch axis".into(),
-            ));
-        };
-        let normalized = args.ints_or("normalized_shape", 1, &[]).or_shape()?;
-        if normalized != [width as i64] {
-            return Err(arg_error(format!(
-                "layer_norm over {normalized:?} of per-sample {:?}: only the last axis is exported",
-                x.shape()
-            )));
-        }
+        let (t, x) = self.last_axis_norm_input(args, "layer_norm")?;
         let mut affine = [None, None];
         for (slot, name) in affine.iter_mut().zip(["weight", "bias"]) {
             if let Some(t) = args.optional_tensor(name).or_shape()? {

@@ -215,6 +215,7 @@ pub(super) const OPS: &[Op] = &[
     op(&["group_norm.default"], |l, n, a, s| l.group_norm(n, a, s)),
     op(&["gelu.default"], |l, n, a, s| l.gelu(n, a, s)),
     op(&["layer_norm.default"], |l, n, a, s| l.layer_norm(n, a, s)),
+    op(&["rms_norm.default"], |l, n, a, s| l.rms_norm(n, a, s)),
     op(&["relu.default", "relu_.default"], |l, n, a, s| {
         l.unary(n, a, |g, x| g.relu(s, x))
     }),
@@ -252,6 +253,9 @@ pub(super) const OPS: &[Op] = &[
     op(&["cat.default"], |l, n, a, s| l.cat(n, a, s)),
     op(&["stack.default"], |l, n, a, s| l.stack(n, a, s)),
     op(&["roll.default"], |l, n, a, s| l.roll(n, a, s)),
+    op(&["repeat_interleave.self_int"], |l, n, a, s| {
+        l.repeat_interleave(n, a, s)
+    }),
     op(&["flatten.using_ints"], |l, n, a, s| l.flatten(n, a, s)),
     op(
         &["view.default", "reshape.default", "_unsafe_view.default"],
@@ -304,6 +308,7 @@ pub(super) const OPS: &[Op] = &[
             "split_with_sizes.default",
             "chunk.default",
             "unbind.int",
+            "tensor_split.indices",
         ],
         |l, n, a, s| l.split(n, a, s, aten_name(n)),
     ),

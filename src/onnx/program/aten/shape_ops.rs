@@ -168,10 +168,71 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, tensor::Tensor::rows(y, x.factor()))
     }
 
+    /// `repeat_interleave(self, repeats, dim)` of a float activation by a fixed count:
+    /// each entry along `dim` repeated in place, as a Reshape adding a size-1 axis after
+    /// `dim`, a `Mul` by ones with `repeats` there, and a Reshape merging the two. Along
+    /// the batch (GCViT's global query per window) the batch's factor grows by `repeats`,
+    /// each sample's copies next to each other, as torch orders them.
+    pub(super) fn repeat_interleave(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["self", "repeats", "dim", "output_size"])?;
+        let input = args.tensor("self").or_shape()?;
+        let t = self.tensor(input)?;
+        if t.value().elem() != crate::onnx::elem::ElemType::Float32 {
+            return Err(arg_error(format!(
+                "`{input}` is a {} tensor; repeat_interleave is exported on float32 tensors",
+                t.value().elem()
+            )));
+        }
+        let repeats = u64::try_from(args.int_or("repeats", 0).or_shape()?)
+            .ok()
+            .filter(|&r| r > 0)
+            .ok_or_else(|| arg_error("repeat_interleave by a count that is not positive".into()))?;
+        let Some(dim) = args.optional_int("dim").or_shape()? else {
+            return Err(arg_error(
+                "repeat_interleave without `dim` (of the flattened tensor) is not exported".into(),
+            ));
+        };
+        let dim = tensor::axis(dim, t.rank())?;
+        let mut lifted = t.sizes();
+        lifted.insert(dim + 1, tensor::Size::fixed(1));
+        let x = t.reshaped(&mut self.g, scope, &lifted)?;
+        let batch = x.batch_axis();
+        let mut ones_dims = Vec::with_capacity(lifted.len());
+        let mut shape = Vec::with_capacity(lifted.len() - 1);
+        for (i, size) in lifted.iter().enumerate() {
+            let count = if i == dim + 1 { repeats } else { size.count };
+            ones_dims.push(if i == batch { 1 } else { count });
+            if i != batch {
+                shape.push(count);
+            }
+        }
+        let count = ones_dims.iter().product::<u64>();
+        crate::torch::eval::element_count(&ones_dims).map_err(arg_error)?;
+        let ones = self.g.folded(
+            &format!("{scope}.ones"),
+            ones_dims,
+            &vec![1.0; count as usize],
+        )?;
+        let inputs = vec![x.value().name().to_owned(), ones.name().to_owned()];
+        let value = self
+            .g
+            .node("Mul", scope, inputs, vec![], vec![shape])
+            .swap_remove(0);
+        let y = x.with_value(value)?;
+        let target = self.recorded_sizes(node, 0)?;
+        let y = y.reshaped(&mut self.g, scope, &target)?;
+        self.bind_tensor(node, 0, y)
+    }
+
     /// Expanded constant `c` of per-sample `shape`, built from activation `like` as
     /// `0 · like[…:1…] + c` so that it follows the batch with no op computing it (the
-    /// checkpoint ViT's class token does the same). Every axis where `like` differs from
-    /// `shape` must be of size 1 in `shape`.
+    /// checkpoint ViT's class token does the same). `c` must have `shape`'s sizes, or 1,
+    /// on every per-sample axis, and `like` the same rank.
     pub(super) fn expanded_like(
         &mut self,
         c: &Constant,
@@ -185,23 +246,21 @@ impl<'p> Lowering<'p, '_> {
                 like.shape()
             )));
         }
+        // `like` cut to size 1 wherever its size differs; the Add broadcasts the rest.
         let mut x = like.clone();
         for (axis, (&want, &have)) in shape.iter().zip(like.shape()).enumerate() {
-            match (want, have) {
-                (w, h) if w == h => {}
-                (1, _) => x = self.g.slice(scope, &x, axis, 0..1)?,
-                _ => {
-                    return Err(arg_error(format!(
-                        "`{c}` expanded to {shape:?} cannot be made from a {:?} tensor",
-                        like.shape()
-                    )))
-                }
+            if want != have {
+                x = self.g.slice(scope, &x, axis, 0..1)?;
             }
         }
         let zero = self.g.constant_scalar(&format!("{scope}.zero"), 0.0);
         let zeros = self.g.mul_constant(scope, &x, &zero)?;
         let constant = self.weight(c)?;
-        self.g.add_constant(scope, &zeros, &constant)
+        let inputs = vec![zeros.name().to_owned(), constant.name().to_owned()];
+        let mut outputs = self
+            .g
+            .node("Add", scope, inputs, vec![], vec![shape.to_vec()]);
+        Ok(outputs.swap_remove(0))
     }
 
     /// `sym_size.int`: only the batch dimension's size is a symbol (the batch times its

@@ -25,6 +25,7 @@ impl<'p> Lowering<'p, '_> {
             "split.Tensor" => "split_size",
             "split_with_sizes.default" => "split_sizes",
             "chunk.default" => "chunks",
+            "tensor_split.indices" => "indices",
             _ => "dim",
         };
         reject_extra(args, &["self", how_named, "dim"])?;
