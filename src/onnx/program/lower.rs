@@ -162,8 +162,9 @@ pub fn lower(
         absorbed: HashSet::new(),
         rows: Cell::new(None),
     };
+    let live = live_nodes(graph);
     for (index, node) in graph.nodes.iter().enumerate() {
-        if lowering.absorbed.contains(&index) {
+        if lowering.absorbed.contains(&index) || !live[index] {
             continue;
         }
         lowering.rows.set(None);
@@ -264,6 +265,62 @@ fn input_sizes<'g>(graph: &'g Graph, arg: &str) -> Result<(&'g [SymInt], ElemTyp
         ))
     })?;
     Ok((&meta.sizes, elem))
+}
+
+/// The names argument `arg` reads: tensors and symbolic sizes (`sym_size_int_2`).
+fn names_read(arg: &Argument) -> Vec<&str> {
+    match arg {
+        Argument::SymInt(SymInt::Name(name)) => vec![name],
+        Argument::SymInts(sizes) => sizes
+            .iter()
+            .filter_map(|s| match s {
+                SymInt::Name(name) => Some(name.as_str()),
+                _ => None,
+            })
+            .collect(),
+        other => other.tensor_names(),
+    }
+}
+
+/// Whether each node's results reach a graph output. A node whose results nothing live
+/// reads (the `arange(batch)` a mask builder makes and never uses) is not lowered, so it
+/// cannot stop an export. In-place ops (`copy_`, `add_`) stay live: they change a tensor
+/// other nodes read.
+fn live_nodes(graph: &Graph) -> Vec<bool> {
+    let mut producer: HashMap<&str, usize> = HashMap::new();
+    for (index, node) in graph.nodes.iter().enumerate() {
+        for output in &node.outputs {
+            for name in names_read(output) {
+                producer.insert(name, index);
+            }
+        }
+    }
+    let mut live = vec![false; graph.nodes.len()];
+    let mut todo: Vec<usize> = graph
+        .outputs
+        .iter()
+        .flat_map(names_read)
+        .filter_map(|name| producer.get(name).copied())
+        .collect();
+    for (index, node) in graph.nodes.iter().enumerate() {
+        let op = node.target.rsplit_once('.').map_or("", |(head, _)| head);
+        if op.ends_with('_') && !op.ends_with("__") {
+            todo.push(index);
+        }
+    }
+    while let Some(index) = todo.pop() {
+        if std::mem::replace(&mut live[index], true) {
+            continue;
+        }
+        for input in &graph.nodes[index].inputs {
+            todo.extend(
+                names_read(&input.arg)
+                    .into_iter()
+                    .filter_map(|name| producer.get(name).copied()),
+            );
+        }
+    }
+    live
 }
 
 fn readers(graph: &Graph) -> HashMap<String, Vec<usize>> {

@@ -39,6 +39,16 @@ pub const EVALUATED: &[&str] = &[
     "expand_as.default",
     "repeat.default",
     "repeat_interleave.self_int",
+    "split.Tensor",
+    "split_with_sizes.default",
+    "chunk.default",
+    "unbind.int",
+    "tensor_split.indices",
+    "flip.default",
+    "type_as.default",
+    "_weight_norm.default",
+    "one_hot.default",
+    "gather.default",
     "cat.default",
     "stack.default",
     "contiguous.default",
@@ -323,6 +333,88 @@ pub fn evaluate(
             let mut merged: Vec<i64> = x.dims().iter().map(|&s| s as i64).collect();
             merged[at] *= repeats as i64;
             one(x.reshape(&lifted)?.expand(&expanded)?.reshape(&merged))
+        }
+        "split.Tensor"
+        | "split_with_sizes.default"
+        | "chunk.default"
+        | "unbind.int"
+        | "tensor_split.indices" => {
+            let how = crate::torch::script::shape::pieces_of(node, op)
+                .ok_or_else(|| format!("`{op}` is not a splitting op"))??;
+            let x = a.tensor("self")?;
+            let at = axis(a.int_or("dim", 0)?, x.rank())?;
+            let sizes = crate::torch::script::shape::piece_sizes(x.dims()[at], how)?;
+            let mut start = 0;
+            let mut pieces = Vec::with_capacity(sizes.len());
+            for size in sizes {
+                let piece = x.slice(at, start as i64, (start + size) as i64, 1)?;
+                pieces.push(if op == "unbind.int" {
+                    piece.select(at, 0)?
+                } else {
+                    piece
+                });
+                start += size;
+            }
+            Ok(pieces)
+        }
+        "_weight_norm.default" => {
+            // `g · v / ‖v‖`, the norm over every dimension but `dim` (`nn.utils.weight_norm`).
+            a.only(&["v", "g", "dim"])?;
+            let v = a.tensor("v")?;
+            let keep = axis(a.int_or("dim", 0)?, v.rank().max(1))?;
+            let axes: Vec<usize> = (0..v.rank()).filter(|&d| d != keep).collect();
+            let norm = v.reduce(&axes, true, Reduction::Norm)?;
+            let unit = Tensor::zip(&v, &norm, |p, q| p / q, None)?;
+            one(Tensor::zip(&unit, &a.tensor("g")?, |p, q| p * q, None))
+        }
+        "type_as.default" => {
+            a.only(&["self", "other"])?;
+            let like = a.tensor("other")?;
+            one(a
+                .tensor("self")?
+                .cast(matches!(like.values(), Values::I64(_))))
+        }
+        "one_hot.default" => {
+            a.only(&["self", "num_classes"])?;
+            let x = a.tensor("self")?;
+            let ids = x.to_i64()?;
+            let classes = match a.int_or("num_classes", -1)? {
+                -1 => ids.iter().max().map_or(0, |m| m + 1),
+                n => n,
+            };
+            let classes = u64::try_from(classes).map_err(|_| "one_hot of no classes")?;
+            let mut dims = x.dims().to_vec();
+            dims.push(classes);
+            element_count(&dims)?;
+            let mut values = vec![0i64; ids.len() * classes as usize];
+            for (row, &id) in ids.iter().enumerate() {
+                let id = u64::try_from(id)
+                    .ok()
+                    .filter(|&i| i < classes)
+                    .ok_or_else(|| format!("one_hot class {id} of {classes}"))?;
+                values[row * classes as usize + id as usize] = 1;
+            }
+            one(Tensor::i64(dims, values))
+        }
+        "flip.default" => {
+            a.only(&["self", "dims"])?;
+            let x = a.tensor("self")?;
+            let mut y = x.clone();
+            for d in a.ints("dims")? {
+                let at = axis(d, x.rank())?;
+                let n = x.dims()[at] as i64;
+                let reversed = Tensor::i64(vec![n as u64], (0..n).rev().collect())?;
+                y = y.index_axis(at, &reversed)?;
+            }
+            one(Ok(y))
+        }
+        "gather.default" => {
+            a.only(&["self", "dim", "index", "sparse_grad"])?;
+            one(gather(
+                &a.tensor("self")?,
+                a.int("dim")?,
+                &a.tensor("index")?,
+            ))
         }
         "cat.default" | "stack.default" => {
             a.only(&["tensors", "dim"])?;
@@ -765,6 +857,42 @@ fn meshgrid(parts: &[Tensor], xy: bool) -> Result<Vec<Tensor>, String> {
             t.reshape(&shape)?.expand(&dims)
         })
         .collect()
+}
+
+/// `torch.gather(x, dim, index)`: `y[i][j][k] = x[index[i][j][k]][j][k]` for `dim` 0, and
+/// so on; `index` has `x`'s rank and sizes no larger than `x`'s off `dim`.
+fn gather(x: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor, String> {
+    let at = axis(dim, x.rank())?;
+    let fits = index.rank() == x.rank()
+        && (0..x.rank()).all(|d| d == at || index.dims()[d] <= x.dims()[d]);
+    if !fits {
+        return Err(format!(
+            "gather of {:?} along {at} by an index of {:?}",
+            x.dims(),
+            index.dims()
+        ));
+    }
+    let picks = index.to_i64()?;
+    let (x_strides, i_strides) = (tensor::strides(x.dims()), tensor::strides(index.dims()));
+    let size = x.dims()[at] as i64;
+    let mut from = Vec::with_capacity(picks.len());
+    for (flat, &pick) in picks.iter().enumerate() {
+        let pick = if pick < 0 { pick + size } else { pick };
+        if !(0..size).contains(&pick) {
+            return Err(format!(
+                "gather index {pick} is out of range for size {size}"
+            ));
+        }
+        let mut source = 0u64;
+        let mut rest = flat as u64;
+        for d in 0..x.rank() {
+            let coordinate = rest / i_strides[d];
+            rest %= i_strides[d];
+            source += x_strides[d] * if d == at { pick as u64 } else { coordinate };
+        }
+        from.push(source as usize);
+    }
+    Tensor::new(index.dims().to_vec(), x.values().take(&from))
 }
 
 /// `how` over argument `dims` (none or empty: every axis).

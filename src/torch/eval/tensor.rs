@@ -23,7 +23,7 @@ impl Values {
     }
 
     /// The values at flat positions `at`, in that order.
-    fn take(&self, at: &[usize]) -> Values {
+    pub(crate) fn take(&self, at: &[usize]) -> Values {
         match self {
             Values::F32(v) => Values::F32(at.iter().map(|&i| v[i]).collect()),
             Values::I64(v) => Values::I64(at.iter().map(|&i| v[i]).collect()),

@@ -4,15 +4,137 @@
 //! samples. Leading dimensions must agree: torch's broadcasting of them is not exported.
 
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::Node;
+use crate::torch::pt2::schema::{Argument, Node};
 
 use super::super::args::Args;
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
-use super::super::tensor::{self, Tensor};
+use super::super::tensor::{self, Size, Tensor};
 use super::{arg_error, reject_extra, OrShape};
 
 impl<'p> Lowering<'p, '_> {
+    /// `einsum(equation, [activation, constant])` with one letter per dimension and no
+    /// ellipsis (MViT's and SAM's relative positions, `"bhwc,hkc->bhwk"`): letters in
+    /// both operands and the output are batched over, letters in both but not the output
+    /// are summed, and every other letter is kept. The activation's dimensions are moved
+    /// to `[shared, kept, summed]` and viewed as `[shared, M, K]` (the batch folded into
+    /// `M`), the constant is laid out as `[shared, K, kept]` at export, one MatMul
+    /// multiplies them, and the result is viewed and moved to the output's order.
+    pub(super) fn einsum(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(args, &["equation", "tensors", "path"])?;
+        let equation = match args.get("equation") {
+            Some(Argument::String(e)) => e.replace(' ', ""),
+            _ => return Err(arg_error("argument `equation` is not a string".into())),
+        };
+        let unsupported = || {
+            arg_error(format!(
+                "einsum {equation:?} is exported for an activation and a constant, one letter per dimension, no ellipsis and no letter summed within one operand"
+            ))
+        };
+        let (inputs, output) = equation.split_once("->").ok_or_else(unsupported)?;
+        let (la, lc) = inputs.split_once(',').ok_or_else(unsupported)?;
+        let [a_name, c_name] = args.tensors("tensors").or_shape()? else {
+            return Err(unsupported());
+        };
+        let distinct = |s: &str| {
+            let mut seen: Vec<char> = s.chars().collect();
+            seen.sort_unstable();
+            seen.dedup();
+            seen.len() == s.len() && s.chars().all(|c| c.is_ascii_alphabetic())
+        };
+        if !(distinct(la) && distinct(lc) && distinct(output)) || !self.is_constant(c_name) {
+            return Err(unsupported());
+        }
+        let a = self.tensor(a_name)?;
+        let c = self.constant_tensor(c_name)?;
+        if a.rank() != la.len() || c.rank() != lc.len() {
+            return Err(unsupported());
+        }
+        let in_out = |ch: char| output.contains(ch);
+        let shared: Vec<char> = la
+            .chars()
+            .filter(|&ch| lc.contains(ch) && in_out(ch))
+            .collect();
+        let summed: Vec<char> = la
+            .chars()
+            .filter(|&ch| lc.contains(ch) && !in_out(ch))
+            .collect();
+        let kept_a: Vec<char> = la.chars().filter(|&ch| !lc.contains(ch)).collect();
+        let kept_c: Vec<char> = lc.chars().filter(|&ch| !la.contains(ch)).collect();
+        let covered = output.chars().all(|ch| la.contains(ch) || lc.contains(ch))
+            && kept_a.iter().chain(&kept_c).all(|&ch| in_out(ch));
+        if !covered || summed.is_empty() {
+            return Err(unsupported());
+        }
+        let pos = |s: &str, ch: char| s.chars().position(|x| x == ch).unwrap_or(0);
+        // The activation as [shared, kept, summed], viewed as [shared, M, K].
+        let order_a: Vec<usize> = shared
+            .iter()
+            .chain(&kept_a)
+            .chain(&summed)
+            .map(|&ch| pos(la, ch))
+            .collect();
+        let (a_axis, a_sizes) = (a.batch_axis(), a.sizes());
+        let moved = a.transposed(&mut self.g, scope, &order_a)?;
+        let sizes = moved.sizes();
+        let (s_sizes, rest) = sizes.split_at(shared.len());
+        let (kept_sizes, k_sizes) = rest.split_at(kept_a.len());
+        if s_sizes.iter().chain(k_sizes).any(|s| s.batch) {
+            return Err(tensor::mixes_samples("einsum", a_axis, &a_sizes));
+        }
+        let rows = kept_sizes.iter().fold(Size::fixed(1), |m, s| Size {
+            count: m.count * s.count,
+            batch: m.batch || s.batch,
+        });
+        let depth: u64 = k_sizes.iter().map(|s| s.count).product();
+        let mut matrix: Vec<Size> = s_sizes.to_vec();
+        matrix.extend([rows, Size::fixed(depth)]);
+        let x = moved.reshaped(&mut self.g, scope, &matrix)?;
+        // The constant as [shared, K, kept] at export.
+        let order_c: Vec<usize> = shared
+            .iter()
+            .chain(&summed)
+            .chain(&kept_c)
+            .map(|&ch| pos(lc, ch))
+            .collect();
+        let cols: u64 = kept_c.iter().map(|&ch| c.dims()[pos(lc, ch)]).product();
+        let mut dims: Vec<i64> = s_sizes.iter().map(|s| s.count as i64).collect();
+        dims.extend([depth as i64, cols as i64]);
+        let laid = c
+            .permute(&order_c)
+            .and_then(|t| t.reshape(&dims))
+            .map_err(arg_error)?;
+        let w = self.g.folded(
+            &format!("{scope}.einsum"),
+            laid.dims().to_vec(),
+            &laid.to_f32(),
+        )?;
+        let mut shape = x.value().shape().to_vec();
+        if let Some(last) = shape.last_mut() {
+            *last = cols;
+        }
+        let inputs = vec![x.value().name().to_owned(), w.name().to_owned()];
+        let product = self
+            .g
+            .node("MatMul", scope, inputs, vec![], vec![shape])
+            .swap_remove(0);
+        let y = x.with_value(product)?;
+        // Back to [shared, kept_a, kept_c], then the output's order.
+        let mut unfolded: Vec<Size> = s_sizes.to_vec();
+        unfolded.extend(kept_sizes);
+        unfolded.extend(kept_c.iter().map(|&ch| Size::fixed(c.dims()[pos(lc, ch)])));
+        let y = y.reshaped(&mut self.g, scope, &unfolded)?;
+        let now: String = shared.iter().chain(&kept_a).chain(&kept_c).collect();
+        let order_out: Vec<usize> = output.chars().map(|ch| pos(&now, ch)).collect();
+        let y = y.transposed(&mut self.g, scope, &order_out)?;
+        self.bind_tensor(node, 0, y)
+    }
+
     /// `matmul(self, other)`: two activations of one rank (at least 3), or an activation
     /// (at least 2-D, the batch not last) times a constant `[K, N]` matrix.
     pub(super) fn matmul(

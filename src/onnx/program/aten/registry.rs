@@ -262,6 +262,7 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.reshape(n, a, s),
     ),
     op(&["reshape_as.default"], |l, n, a, s| l.reshape_as(n, a, s)),
+    op(&["type_as.default"], |l, n, a, _| l.type_as(n, a)),
     op(&["dropout.default", "dropout_.default"], |l, n, a, _| {
         l.dropout(n, a)
     }),
@@ -296,6 +297,7 @@ pub(super) const OPS: &[Op] = &[
     // Not aten: the product of the batch symbol and a constant (`bsz * num_heads`).
     op(&["_operator.mul"], |l, n, a, _| l.symbolic_mul(n, a)),
     op(&["matmul.default"], |l, n, a, s| l.matmul(n, a, s)),
+    op(&["einsum.default"], |l, n, a, s| l.einsum(n, a, s)),
     op(&["bmm.default"], |l, n, a, s| l.bmm(n, a, s)),
     op(&["baddbmm.default"], |l, n, a, s| l.baddbmm(n, a, s)),
     op(&["slice.Tensor"], |l, n, a, s| l.slice(n, a, s)),
