@@ -9,7 +9,7 @@ use crate::torch::pt2::schema::{Argument, Node};
 use super::super::args::Args;
 use super::super::emit::{self, ConvTranspose};
 use super::super::lower::{Constant, Lowering};
-use super::super::tensor;
+use super::super::tensor::{self, Size};
 use super::{arg_error, reject_extra, OrShape};
 
 /// The BatchNorm read from a `batch_norm`-like node: its constants and epsilon.
@@ -159,6 +159,105 @@ impl<'p> Lowering<'p, '_> {
         let target = self.recorded_sizes(node, 0)?;
         let y = tensor::Tensor::rows(patches, factor).reshaped(&mut self.g, scope, &target)?;
         self.bind_tensor(node, 0, y)
+    }
+
+    /// `col2im` (`F.fold`), the inverse of [`Lowering::im2col`]: the columns viewed as
+    /// `[C·kH·kW, oH, oW]` and summed back into place by a depthwise ConvTranspose with
+    /// the same one-hot kernels, its output padding chosen to give `output_size`.
+    pub(super) fn col2im(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        reject_extra(
+            args,
+            &[
+                "self",
+                "output_size",
+                "kernel_size",
+                "dilation",
+                "padding",
+                "stride",
+            ],
+        )?;
+        let input = args.tensor("self").or_shape()?;
+        let t = self.tensor(input)?;
+        let kernel = args.sizes_or("kernel_size", 2, &[]).or_shape()?;
+        let out = args.sizes_or("output_size", 2, &[]).or_shape()?;
+        let stride = args.sizes_or("stride", 2, &[1]).or_shape()?;
+        let pad = args.sizes_or("padding", 2, &[0]).or_shape()?;
+        let dilation = args.sizes_or("dilation", 2, &[1]).or_shape()?;
+        let (&[kh, kw], &[h, w]) = (kernel.as_slice(), out.as_slice()) else {
+            return Err(arg_error(
+                "col2im without 2-D kernel and output sizes".into(),
+            ));
+        };
+        let &[rows, _] = t.value().shape() else {
+            return Err(arg_error(
+                "col2im of columns that are not [C·kH·kW, L]".into(),
+            ));
+        };
+        let taps = kh * kw;
+        if taps == 0 || rows % taps != 0 || stride.contains(&0) {
+            return Err(arg_error(format!(
+                "col2im of {rows} rows by a {kh}×{kw} kernel"
+            )));
+        }
+        let c = rows / taps;
+        // Patch positions per axis, as im2col counts them.
+        let positions = |size: u64, k: u64, s: u64, p: u64, d: u64| {
+            (size + 2 * p)
+                .checked_sub(d * (k - 1) + 1)
+                .map(|span| span / s + 1)
+        };
+        let (Some(oh), Some(ow)) = (
+            positions(h, kh, stride[0], pad[0], dilation[0]),
+            positions(w, kw, stride[1], pad[1], dilation[1]),
+        ) else {
+            return Err(arg_error(
+                "col2im with a kernel larger than its output".into(),
+            ));
+        };
+        let grid = vec![
+            Size::batch(t.factor()),
+            Size::fixed(rows),
+            Size::fixed(oh),
+            Size::fixed(ow),
+        ];
+        let x = t.reshaped(&mut self.g, scope, &grid)?;
+        let reach = |n: u64, k: u64, s: u64, p: u64, d: u64| {
+            ((n - 1) * s + d * (k - 1) + 1).checked_sub(2 * p)
+        };
+        let output_padding = [
+            reach(oh, kh, stride[0], pad[0], dilation[0]).and_then(|r| h.checked_sub(r)),
+            reach(ow, kw, stride[1], pad[1], dilation[1]).and_then(|r| w.checked_sub(r)),
+        ];
+        let [Some(ph), Some(pw)] = output_padding else {
+            return Err(arg_error(
+                "col2im whose output size its patches do not reach".into(),
+            ));
+        };
+        let count = rows
+            .checked_mul(taps)
+            .filter(|&n| n <= crate::torch::eval::MAX_ELEMENTS)
+            .ok_or_else(|| arg_error(format!("col2im of {c} channels by {kh}×{kw}")))?;
+        let mut one_hot = vec![0.0; count as usize];
+        for oc in 0..rows {
+            one_hot[(oc * taps + oc % taps) as usize] = 1.0;
+        }
+        let kernels = self
+            .g
+            .folded(&format!("{scope}.col2im"), vec![rows, 1, kh, kw], &one_hot)?;
+        let p = ConvTranspose {
+            stride,
+            pad,
+            output_padding: vec![ph, pw],
+            dilation,
+            groups: c,
+        };
+        let y = emit::conv_transpose(&mut self.g, scope, x.value(), &kernels, None, &p)?;
+        self.bind_tensor(node, 0, x.with_value(y)?)
     }
 
     /// The eval-mode BatchNorm that is the only reader of conv output `out`, when folding.

@@ -59,6 +59,7 @@ pub(super) const OPS: &[Op] = &[
     ),
     op(&["linear.default"], |l, n, a, s| l.linear(n, a, s)),
     op(&["im2col.default"], |l, n, a, s| l.im2col(n, a, s)),
+    op(&["col2im.default"], |l, n, a, s| l.col2im(n, a, s)),
     op(
         &["max_pool1d.default", "max_pool1d_with_indices.default"],
         |l, n, a, s| l.max_pool(n, a, s, 1),
