@@ -49,8 +49,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         None => OutputKind::Pth,
     };
-    let folder =
-        check_dcp(&args.dir, args.safety.policy()).map_err(|e| Failure::about(&args.dir, e))?;
+    let folder = check_dcp(&args.dir, args.safety.options().policy())
+        .map_err(|e| Failure::about(&args.dir, e))?;
     let selection = Selection {
         model_only: args.model_only,
         extract: args.extract,

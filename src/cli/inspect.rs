@@ -1,6 +1,9 @@
+use std::fs::File;
 use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
+
+use ckpt::security::{scan_open, AllowList};
 
 use ckpt::torch::pt2::summary::{render_text, summary};
 use ckpt::torch::pt2::{is_pt2, Pt2Archive};
