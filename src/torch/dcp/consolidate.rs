@@ -30,7 +30,7 @@ use super::tiling::tile;
 use super::{DcpError, Folder};
 
 /// Which entries to write.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Selection {
     /// Drop optimizer state (any `state`/`param_groups` mapping) and top-level training
     /// state (optimizer, scheduler, scaler keys).
