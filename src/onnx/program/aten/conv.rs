@@ -149,9 +149,11 @@ impl<'p> Lowering<'p, '_> {
         for oc in 0..c * taps {
             one_hot[(oc * taps + oc % taps) as usize] = 1.0;
         }
-        let w = self
-            .g
-            .folded(&format!("{scope}.im2col"), vec![c * taps, 1, kh, kw], &one_hot)?;
+        let w = self.g.folded(
+            &format!("{scope}.im2col"),
+            vec![c * taps, 1, kh, kw],
+            &one_hot,
+        )?;
         let patches = self.g.conv_nd(scope, &x, &w, None, &p)?;
         let factor = self.tensor(input)?.factor();
         let target = self.recorded_sizes(node, 0)?;

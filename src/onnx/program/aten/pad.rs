@@ -113,11 +113,15 @@ impl<'p> Lowering<'p, '_> {
                 break;
             };
             let size = x.shape()[axis];
-            let (cut_begin, cut_end) = (pair[0].min(0).unsigned_abs(), pair[1].min(0).unsigned_abs());
+            let (cut_begin, cut_end) =
+                (pair[0].min(0).unsigned_abs(), pair[1].min(0).unsigned_abs());
             if cut_begin + cut_end > 0 {
-                let end = size.checked_sub(cut_end).filter(|&e| e > cut_begin).ok_or_else(|| {
-                    arg_error(format!("pad list {pad:?} crops all of an axis of {size}"))
-                })?;
+                let end = size
+                    .checked_sub(cut_end)
+                    .filter(|&e| e > cut_begin)
+                    .ok_or_else(|| {
+                        arg_error(format!("pad list {pad:?} crops all of an axis of {size}"))
+                    })?;
                 x = self.g.slice(scope, &x, axis, cut_begin..end)?;
             }
         }
