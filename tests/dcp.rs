@@ -98,3 +98,97 @@ fn a_dangerous_metadata_global_is_refused() {
         .to_string();
     assert!(err.contains("dangerous"), "{err}");
 }
+
+/// A batch plan whose first step is `consolidate` takes DCP folders as inputs (found by a
+/// glob), chains the consolidated checkpoint through the later steps, hashes each folder into
+/// the manifest, and skips it on a rerun.
+#[test]
+fn batch_consolidates_then_casts_and_exports() {
+    use ckpt::batch::manifest::hash_folder_reporting;
+    use ckpt::batch::{run, Manifest, Options, Status};
+    use ckpt::torch::DType;
+
+    let work = tempfile::tempdir().unwrap();
+    let step = work.path().join("runs/a/step_3");
+    fs::create_dir_all(&step).unwrap();
+    for entry in fs::read_dir(fixture()).unwrap() {
+        let entry = entry.unwrap();
+        fs::copy(entry.path(), step.join(entry.file_name())).unwrap();
+    }
+    let plan = work.path().join("plan.toml");
+    fs::write(
+        &plan,
+        r#"
+[[job]]
+inputs = ["runs/*/step_*"]
+output_dir = "out"
+name = "{name}-{sha8}"
+steps = [{ consolidate = "model" }, { dtype = "float16" }, "to-safetensors", "format"]
+"#,
+    )
+    .unwrap();
+    let options = Options {
+        plan: plan.clone(),
+        jobs: 1,
+        shard: None,
+        dry_run: false,
+        manifest: None,
+        policy: Policy::SafeOnly,
+    };
+    let summary = run(&options, &mut std::io::sink()).unwrap();
+    assert_eq!((summary.done, summary.failed.len()), (1, 0), "{summary:?}");
+
+    let manifest = Manifest::load(&summary.manifest).unwrap().unwrap();
+    let entry = &manifest.entries[0];
+    assert_eq!(entry.status, Status::Ok);
+    assert_eq!(entry.input, "runs/a/step_3");
+    let (sha, size) = hash_folder_reporting(&step, &|_| {}).unwrap();
+    assert_eq!((entry.sha256.as_str(), entry.size), (sha.as_str(), size));
+    let stem = format!("step_3-{}", &sha[..8]);
+    let kinds: Vec<&str> = entry.outputs.iter().map(|o| o.kind.as_str()).collect();
+    assert_eq!(kinds, ["safetensors", "checkpoint"]);
+
+    let out = work.path().join("out");
+    assert!(out.join(format!("{stem}.safetensors")).is_file());
+    let ckpt = ckpt::torch::open(&out.join(format!("{stem}.pth"))).unwrap();
+    assert_eq!(ckpt.scan.tensors.len(), 6);
+    let floats = ckpt
+        .scan
+        .tensors
+        .iter()
+        .filter(|t| t.dtype == DType::Float16);
+    assert_eq!(
+        floats.count(),
+        5,
+        "every float tensor cast, the int64 buffer kept"
+    );
+
+    let again = run(&options, &mut std::io::sink()).unwrap();
+    assert_eq!((again.done, again.skipped), (0, 1));
+}
+
+/// A DCP folder given to a job that does not start with `consolidate` fails the plan.
+#[test]
+fn batch_without_consolidate_refuses_a_dcp_folder() {
+    use ckpt::batch::{run, Options};
+    let work = tempfile::tempdir().unwrap();
+    let plan = work.path().join("plan.toml");
+    let text = format!(
+        "[[job]]\ninputs = [\"{}\"]\noutput_dir = \"out\"\nsteps = [\"format\"]\n",
+        fixture().display()
+    );
+    fs::write(&plan, text).unwrap();
+    let options = Options {
+        plan,
+        jobs: 1,
+        shard: None,
+        dry_run: false,
+        manifest: None,
+        policy: Policy::SafeOnly,
+    };
+    let err = run(&options, &mut std::io::sink()).unwrap_err().to_string();
+    assert!(
+        err.contains("make `consolidate` the job's first step"),
+        "{err}"
+    );
+}

@@ -6,7 +6,9 @@ use crate::onnx::arch::Choice;
 use crate::onnx::{self, ExportOptions};
 use crate::pipeline::{output_format, Rewrite};
 use crate::safetensors;
-use crate::security::{check_rewrite, Policy};
+use crate::security::{check_dcp, check_rewrite, Policy};
+use crate::torch::dcp::consolidate::OutputKind as DcpOutput;
+use crate::torch::dcp::{consolidate, Selection};
 use crate::torch::{self, Checkpoint, OutputFormat};
 
 use super::plan::{OnnxStep, OutputKind, Step};
@@ -45,7 +47,9 @@ pub fn file_name(base: &str, kind: OutputKind) -> String {
 
 /// Runs `steps` (see [`effective_steps`]) on `input`, writing each output as
 /// `slot/<base>.<ext>`, after the input passed the rewrite check under `policy`. `on_step` is
-/// told each step's name as it starts.
+/// told each step's name as it starts. When the first step is `consolidate`, `input` is a DCP
+/// folder (checked by [`check_dcp`]) consolidated into the slot as a zip checkpoint, which the
+/// other steps then work on.
 pub fn run(
     input: &Path,
     steps: &[Step],
@@ -61,9 +65,21 @@ pub fn run(
         }
     };
     on_step("scan");
-    let checked = check_rewrite(input, policy).map_err(|e| failed("scan")(&e))?;
-    on_step("open");
-    let mut ckpt = checked.open().map_err(|e| failed("open")(&e))?.checkpoint;
+    let (mut ckpt, steps) = match steps.split_first() {
+        Some((Step::Consolidate(selection), rest)) => {
+            let folder = check_dcp(input, policy).map_err(|e| failed("scan")(&e))?;
+            on_step("consolidate");
+            let ckpt =
+                consolidated(&folder, selection, slot).map_err(|e| failed("consolidate")(&*e))?;
+            (ckpt, rest)
+        }
+        _ => {
+            let checked = check_rewrite(input, policy).map_err(|e| failed("scan")(&e))?;
+            on_step("open");
+            let opened = checked.open().map_err(|e| failed("open")(&e))?;
+            (opened.checkpoint, steps)
+        }
+    };
     let mut rewrite = Rewrite::new(&ckpt);
     let mut staged = Vec::new();
     for step in steps {
@@ -71,6 +87,9 @@ pub fn run(
         on_step(name);
         let fail = failed(name);
         match step {
+            Step::Consolidate(_) => {
+                return Err(fail(&"a DCP folder is consolidated only as the first step"));
+            }
             Step::StripModule(rule) => {
                 rewrite.strip_module(rule).map_err(|e| fail(&e))?;
             }
@@ -130,6 +149,18 @@ pub fn run(
         }
     }
     Ok(staged)
+}
+
+/// Consolidates `folder` into `slot/.consolidated.pth` (a zip checkpoint written by ckpt, so
+/// holding only the globals `torch.save` of tensors uses) and opens it.
+fn consolidated(
+    folder: &crate::torch::dcp::Folder,
+    selection: &Selection,
+    slot: &Path,
+) -> Result<Checkpoint, Box<dyn std::error::Error>> {
+    let path = slot.join(".consolidated.pth");
+    consolidate(folder, selection, DcpOutput::Pth, &path)?;
+    Ok(torch::open(&path)?)
 }
 
 /// Carries out a planned dtype cast before a step that reads tensor values: writes the

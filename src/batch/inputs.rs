@@ -1,14 +1,26 @@
-//! Expanding a job's `inputs` (files, folders, glob patterns) into the files to process.
+//! Expanding a job's `inputs` (files, folders, glob patterns) into the files to process, or,
+//! for a job that starts with `consolidate`, into the DCP checkpoint folders to process.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+
+use crate::torch::dcp::is_dcp;
 
 use super::BatchError;
 
 /// Extensions a folder's files must have to count as checkpoints.
 pub const CHECKPOINT_EXTENSIONS: [&str; 6] = ["pth", "pt", "tar", "ckpt", "bin", "pkl"];
 
-/// One file to process.
+/// What a job's inputs are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Checkpoint files.
+    Files,
+    /// DCP checkpoint folders (a `.metadata` and its `.distcp` files), for `consolidate`.
+    DcpFolders,
+}
+
+/// One file (or DCP folder) to process.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Input {
     /// Index of the job in the plan.
@@ -16,21 +28,31 @@ pub struct Input {
     /// The path relative to the plan's folder (`/`-separated; absolute when outside it): the
     /// input's identity in the manifest and its shard key.
     pub key: String,
-    /// Where the file is.
+    /// Where the file (or DCP folder) is.
     pub path: PathBuf,
 }
 
-/// The files `patterns` name, relative to `base`, sorted by key and without duplicates.
+/// The inputs `patterns` name, relative to `base`, sorted by key and without duplicates.
 ///
-/// A plain path is a file, or a folder searched recursively for files with a
-/// [`CHECKPOINT_EXTENSIONS`] extension (hidden names skipped); anything with `*`, `?` or `[`
-/// is a glob (`**` crosses folders). A path that does not exist or a pattern that matches
-/// nothing is an error: it is almost always a typo.
-pub fn expand(job: usize, patterns: &[String], base: &Path) -> Result<Vec<Input>, BatchError> {
+/// For [`Kind::Files`], a plain path is a file, or a folder searched recursively for files
+/// with a [`CHECKPOINT_EXTENSIONS`] extension (hidden names skipped); anything with `*`, `?`
+/// or `[` is a glob (`**` crosses folders) whose matching files count. For
+/// [`Kind::DcpFolders`], the same with DCP folders in place of files: a plain path is a DCP
+/// folder or a folder searched recursively for them, a glob keeps the DCP folders it matches.
+/// A path that does not exist or a pattern that matches nothing is an error: it is almost
+/// always a typo. So is a DCP folder given to a job of files, which needs `consolidate`.
+pub fn expand(
+    job: usize,
+    patterns: &[String],
+    base: &Path,
+    kind: Kind,
+) -> Result<Vec<Input>, BatchError> {
     let mut files = BTreeSet::new();
     for pattern in patterns {
         let mut matched = BTreeSet::new();
-        if pattern.contains(['*', '?', '[']) {
+        if kind == Kind::DcpFolders {
+            dcp_folders(job, pattern, base, &mut matched)?;
+        } else if pattern.contains(['*', '?', '[']) {
             let full = base.join(pattern);
             let text = full
                 .to_str()
@@ -45,7 +67,13 @@ pub fn expand(job: usize, patterns: &[String], base: &Path) -> Result<Vec<Input>
             }
         } else {
             let path = base.join(pattern);
-            if path.is_dir() {
+            if is_dcp(&path) {
+                return Err(inputs_error(
+                    job,
+                    pattern,
+                    "is a DCP checkpoint folder; make `consolidate` the job's first step",
+                ));
+            } else if path.is_dir() {
                 walk(&path, &mut matched)
                     .map_err(|e| inputs_error(job, pattern, &format!("cannot be read: {e}")))?;
             } else if path.is_file() {
@@ -55,7 +83,11 @@ pub fn expand(job: usize, patterns: &[String], base: &Path) -> Result<Vec<Input>
             }
         }
         if matched.is_empty() {
-            return Err(inputs_error(job, pattern, "matches no file"));
+            let what = match kind {
+                Kind::Files => "matches no file",
+                Kind::DcpFolders => "matches no DCP checkpoint folder",
+            };
+            return Err(inputs_error(job, pattern, what));
         }
         files.append(&mut matched);
     }
@@ -69,6 +101,66 @@ pub fn expand(job: usize, patterns: &[String], base: &Path) -> Result<Vec<Input>
         .collect();
     inputs.sort();
     Ok(inputs)
+}
+
+/// Adds the DCP folders `pattern` names to `found`.
+fn dcp_folders(
+    job: usize,
+    pattern: &str,
+    base: &Path,
+    found: &mut BTreeSet<PathBuf>,
+) -> Result<(), BatchError> {
+    if pattern.contains(['*', '?', '[']) {
+        let full = base.join(pattern);
+        let text = full
+            .to_str()
+            .ok_or_else(|| inputs_error(job, pattern, "is not UTF-8"))?;
+        let paths = glob::glob(text)
+            .map_err(|e| inputs_error(job, pattern, &format!("is not a valid glob: {e}")))?;
+        for path in paths {
+            let path = path.map_err(|e| inputs_error(job, pattern, &e.to_string()))?;
+            if is_dcp(&path) {
+                found.insert(path);
+            }
+        }
+        return Ok(());
+    }
+    let path = base.join(pattern);
+    if is_dcp(&path) {
+        found.insert(path);
+    } else if path.is_dir() {
+        walk_dcp(&path, found)
+            .map_err(|e| inputs_error(job, pattern, &format!("cannot be read: {e}")))?;
+    } else if path.exists() {
+        return Err(inputs_error(
+            job,
+            pattern,
+            "is not a DCP checkpoint folder (no .metadata); `consolidate` reads folders",
+        ));
+    } else {
+        return Err(inputs_error(job, pattern, "does not exist"));
+    }
+    Ok(())
+}
+
+/// Adds the DCP folders below `dir` (not below a DCP folder, nor hidden ones) to `found`.
+fn walk_dcp(dir: &Path, found: &mut BTreeSet<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let hidden = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with('.'));
+        if hidden || !path.is_dir() {
+            continue;
+        }
+        if is_dcp(&path) {
+            found.insert(path);
+        } else {
+            walk_dcp(&path, found)?;
+        }
+    }
+    Ok(())
 }
 
 fn walk(dir: &Path, files: &mut BTreeSet<PathBuf>) -> std::io::Result<()> {
@@ -131,7 +223,7 @@ mod tests {
         }
         let keys = |patterns: &[&str]| -> Vec<String> {
             let patterns: Vec<String> = patterns.iter().map(|s| s.to_string()).collect();
-            expand(0, &patterns, base)
+            expand(0, &patterns, base, Kind::Files)
                 .expect("expand")
                 .into_iter()
                 .map(|i| i.key)
@@ -140,8 +232,51 @@ mod tests {
         assert_eq!(keys(&["a/**/*.pth.tar"]), ["a/b/y.pth.tar", "a/x.pth.tar"]);
         assert_eq!(keys(&["a"]), ["a/b/y.pth.tar", "a/b/z.pt", "a/x.pth.tar"]);
         assert_eq!(keys(&["c.pth", "c.pth", "*.pth"]), ["c.pth"]);
-        let err = |p: &str| expand(0, &[p.to_string()], base).expect_err(p).to_string();
+        let err = |p: &str| {
+            expand(0, &[p.to_string()], base, Kind::Files)
+                .expect_err(p)
+                .to_string()
+        };
         assert!(err("missing.pth").contains("does not exist"));
         assert!(err("**/*.onnx").contains("matches no file"));
+    }
+
+    #[test]
+    fn dcp_folders_by_path_walk_and_glob() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path();
+        for f in [
+            "runs/a/step_1/.metadata",
+            "runs/a/step_2/.metadata",
+            "runs/b/step_1/.metadata",
+            "runs/b/step_1/__0_0.distcp",
+            "runs/b/notes/x.pth",
+        ] {
+            let p = base.join(f);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&p, b"x").expect("write");
+        }
+        let keys = |patterns: &[&str]| -> Vec<String> {
+            let patterns: Vec<String> = patterns.iter().map(|s| s.to_string()).collect();
+            expand(0, &patterns, base, Kind::DcpFolders)
+                .expect("expand")
+                .into_iter()
+                .map(|i| i.key)
+                .collect()
+        };
+        assert_eq!(
+            keys(&["runs"]),
+            ["runs/a/step_1", "runs/a/step_2", "runs/b/step_1"]
+        );
+        assert_eq!(keys(&["runs/*/step_1"]), ["runs/a/step_1", "runs/b/step_1"]);
+        assert_eq!(keys(&["runs/a/step_2"]), ["runs/a/step_2"]);
+        let err = |p: &str, kind| {
+            expand(0, &[p.to_string()], base, kind)
+                .expect_err(p)
+                .to_string()
+        };
+        assert!(err("runs/b/notes", Kind::DcpFolders).contains("matches no DCP"));
+        assert!(err("runs/b/notes/x.pth", Kind::DcpFolders).contains("not a DCP"));
+        assert!(err("runs/a/step_1", Kind::Files).contains("make `consolidate`"));
     }
 }

@@ -154,6 +154,75 @@ pub fn hash_file_reporting(path: &Path, on_read: &dyn Fn(u64)) -> io::Result<(St
     Ok((hex(&hasher.finalize()), size))
 }
 
+/// SHA-256 (hex) and size of a batch input: [`hash_file_reporting`] for a file; for a
+/// folder (a DCP checkpoint), [`hash_folder_reporting`].
+pub fn hash_input_reporting(path: &Path, on_read: &dyn Fn(u64)) -> io::Result<(String, u64)> {
+    if path.is_dir() {
+        hash_folder_reporting(path, on_read)
+    } else {
+        hash_file_reporting(path, on_read)
+    }
+}
+
+/// SHA-256 (hex) and total size of the regular files directly in folder `dir`, hidden ones
+/// included, taken in byte order of their names: for each, its name, a zero byte, its size
+/// (8 bytes little-endian) and its contents. Subfolders are not part of it. The same files
+/// with the same names and contents give the same hash wherever the folder is.
+pub fn hash_folder_reporting(dir: &Path, on_read: &dyn Fn(u64)) -> io::Result<(String, u64)> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.path().is_file() {
+            files.push(entry.file_name());
+        }
+    }
+    files.sort_by(|a, b| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    for name in files {
+        let mut file = File::open(dir.join(&name))?;
+        let size = file.metadata()?.len();
+        hasher.update(name.as_encoded_bytes());
+        hasher.update([0]);
+        hasher.update(size.to_le_bytes());
+        let mut read = 0u64;
+        loop {
+            let n = file.read(&mut buffer)?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buffer[..n]);
+            read += n as u64;
+            on_read(n as u64);
+        }
+        if read != size {
+            return Err(io::Error::other(format!(
+                "{} changed size while it was hashed",
+                name.to_string_lossy()
+            )));
+        }
+        total += size;
+    }
+    Ok((hex(&hasher.finalize()), total))
+}
+
+/// The bytes a batch input holds: a file's size, or the total of a folder's files (those
+/// [`hash_folder_reporting`] reads). Unreadable entries count as 0.
+pub fn input_size(path: &Path) -> u64 {
+    if !path.is_dir() {
+        return path.metadata().map_or(0, |m| m.len());
+    }
+    std::fs::read_dir(path).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .filter_map(|e| std::fs::metadata(e.path()).ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .sum()
+    })
+}
+
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::onnx::{Batch, Opset};
+use crate::torch::dcp::Selection;
 use crate::torch::{DType, Location, LocationMap, LocationPattern};
 use crate::transform::{AmpKind, CastScope, PrefixRule};
 
@@ -22,7 +23,8 @@ pub struct Plan {
 }
 
 /// One `[[job]]`. Invariants: `inputs` and `steps` are non-empty; at most one `dtype` step and
-/// at most one step of each output kind, so the outputs of one input never collide.
+/// at most one step of each output kind, so the outputs of one input never collide; a
+/// `consolidate` step, if any, is the first step and the only one.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Job {
     /// Files, folders or glob patterns (`**` allowed), relative to the plan's folder.
@@ -35,9 +37,20 @@ pub struct Job {
     pub steps_source: Vec<serde_json::Value>,
 }
 
+impl Job {
+    /// Whether the job's inputs are DCP checkpoint folders (its first step is `consolidate`)
+    /// rather than checkpoint files.
+    pub fn consolidates(&self) -> bool {
+        matches!(self.steps.first(), Some(Step::Consolidate(_)))
+    }
+}
+
 /// One step of a job's chain.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step {
+    /// Consolidate a sharded DCP folder into one checkpoint the later steps work on; only
+    /// ever the first step.
+    Consolidate(Selection),
     /// Remove wrapper prefixes (auto-detected, or exactly these).
     StripModule(PrefixRule),
     /// Rewrite storage locations.
@@ -100,6 +113,7 @@ impl Step {
     /// The step's name in the plan.
     pub fn name(&self) -> &'static str {
         match self {
+            Step::Consolidate(_) => "consolidate",
             Step::StripModule(_) => "strip-module",
             Step::Remap(_) => "remap",
             Step::Amp { .. } => "amp",
@@ -124,8 +138,8 @@ impl Step {
 }
 
 /// Names of every step, for messages.
-const STEP_NAMES: &str =
-    "strip-module, remap, amp, dtype, drop-optimizer, extract, format, to-onnx, to-safetensors";
+const STEP_NAMES: &str = "consolidate, strip-module, remap, amp, dtype, drop-optimizer, extract, \
+     format, to-onnx, to-safetensors";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -153,6 +167,14 @@ fn default_name() -> String {
 enum RawStep {
     Name(String),
     Table(BTreeMap<String, toml::Value>),
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct ConsolidateOptions {
+    #[serde(default)]
+    model_only: bool,
+    extract: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -256,6 +278,16 @@ fn parse_job(raw: RawJob) -> Result<Job, String> {
         .map(|(i, s)| parse_step(s).map_err(|e| format!("step {}: {e}", i + 1)))
         .collect::<Result<_, _>>()?;
     let count = |pred: &dyn Fn(&Step) -> bool| steps.iter().filter(|s| pred(s)).count();
+    if let Some(i) = steps
+        .iter()
+        .skip(1)
+        .position(|s| matches!(s, Step::Consolidate(_)))
+    {
+        return Err(format!(
+            "step {}: `consolidate` reads a DCP folder, so it can only be the first step",
+            i + 2
+        ));
+    }
     if count(&|s| matches!(s, Step::Dtype { .. })) > 1 {
         return Err("more than one `dtype` step".into());
     }
@@ -304,6 +336,19 @@ fn parse_step(raw: RawStep) -> Result<Step, String> {
         }
     };
     let step = match name.as_str() {
+        "consolidate" => {
+            let options: ConsolidateOptions = options(value, |v| match v {
+                toml::Value::String(key) => Some(ConsolidateOptions {
+                    model_only: false,
+                    extract: Some(key),
+                }),
+                _ => None,
+            })?;
+            Step::Consolidate(Selection {
+                model_only: options.model_only,
+                extract: options.extract,
+            })
+        }
         "strip-module" => {
             let options: StripOptions = options(value, |v| match v {
                 toml::Value::String(p) => Some(StripOptions { prefix: vec![p] }),
@@ -554,6 +599,48 @@ steps = [{ strip-module = { prefix = ["module."] } }, { remap = { map = ["cuda:0
             }
         );
         assert_eq!(plan.jobs[0].name.source(), "{stem}");
+    }
+
+    #[test]
+    fn consolidate_comes_first() {
+        let plan = Plan::parse(
+            r#"
+[[job]]
+inputs = ["runs/*/step_*"]
+output_dir = "o"
+steps = [{ consolidate = { extract = "model", model-only = true } }, "strip-module", "to-safetensors"]
+
+[[job]]
+inputs = ["a.pth"]
+output_dir = "o"
+steps = ["format"]
+"#,
+        )
+        .expect("plan");
+        assert_eq!(
+            plan.jobs[0].steps[0],
+            Step::Consolidate(Selection {
+                model_only: true,
+                extract: Some("model".into())
+            })
+        );
+        assert!(plan.jobs[0].consolidates());
+        assert!(!plan.jobs[1].consolidates());
+        let bare = Plan::parse(
+            "[[job]]\ninputs = [\"d\"]\noutput_dir = \"o\"\nsteps = [{ consolidate = \"model\" }]",
+        )
+        .expect("plan");
+        assert_eq!(
+            bare.jobs[0].steps[0],
+            Step::Consolidate(Selection {
+                model_only: false,
+                extract: Some("model".into())
+            })
+        );
+        assert!(error(
+            "[[job]]\ninputs = [\"d\"]\noutput_dir = \"o\"\nsteps = [\"strip-module\", \"consolidate\"]"
+        )
+        .contains("step 2: `consolidate`"));
     }
 
     #[test]

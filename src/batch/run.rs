@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use super::execute::{self, effective_steps, file_name, Staged};
 use super::inputs::{self, key_of, Input};
 use super::manifest::{
-    self, decide, hash_file, hash_file_reporting, Decision, Entry, Identity, Manifest, Output,
+    self, decide, hash_file, hash_input_reporting, Decision, Entry, Identity, Manifest, Output,
     Status,
 };
 use super::plan::{Job, Plan};
@@ -90,7 +90,12 @@ pub fn run(options: &Options, listing: &mut dyn Write) -> Result<Summary, BatchE
 
     let mut all = Vec::new();
     for (i, job) in plan.jobs.iter().enumerate() {
-        all.extend(inputs::expand(i, &job.inputs, &base)?);
+        let kind = if job.consolidates() {
+            inputs::Kind::DcpFolders
+        } else {
+            inputs::Kind::Files
+        };
+        all.extend(inputs::expand(i, &job.inputs, &base, kind)?);
     }
     check_collisions(&plan, &all, &base)?;
     let inputs_total = all.len();
@@ -151,7 +156,7 @@ pub fn run(options: &Options, listing: &mut dyn Write) -> Result<Summary, BatchE
 
     let total_bytes = tasks
         .iter()
-        .map(|t| t.input.path.metadata().map_or(0, |m| m.len()))
+        .map(|t| manifest::input_size(&t.input.path))
         .sum();
     let progress = Progress::new(tasks.len(), total_bytes);
     let state = Mutex::new((manifest, Instant::now()));
@@ -289,7 +294,7 @@ fn process(
         tool_version: manifest::TOOL_VERSION.into(),
     };
     on_step("hash");
-    let (sha256, size) = match hash_file_reporting(&task.input.path, &|n| active.read(n)) {
+    let (sha256, size) = match hash_input_reporting(&task.input.path, &|n| active.read(n)) {
         Ok(h) => h,
         Err(e) => {
             entry.error = Some(format!("read: {e}"));
@@ -384,7 +389,7 @@ fn dry_run(
         ..Summary::default()
     };
     for task in tasks {
-        let line = match hash_file(&task.input.path) {
+        let line = match hash_input_reporting(&task.input.path, &|_| {}) {
             Ok((sha256, size)) => {
                 let (_, outputs) = planned_outputs(task, base, &sha256);
                 let prev = previous.and_then(|m| m.entry(task.input.job, &task.input.key));

@@ -123,6 +123,34 @@ impl<W: Write> TorchZipWriter<W> {
         len: u64,
         crc32: u32,
     ) -> io::Result<()> {
+        self.add_record(name, src, len, |_| crc32).map(|_| ())
+    }
+
+    /// [`add_stream`](Self::add_stream) for a source whose CRC-32 is not known: it is computed
+    /// from the bytes as they are copied (the local header does not hold it; the data
+    /// descriptor after the bytes does), so the source is read once. Returns the CRC-32.
+    pub fn add_stream_hashed(
+        &mut self,
+        name: &str,
+        src: &mut impl Read,
+        len: u64,
+    ) -> io::Result<u32> {
+        let mut hashing = CrcReader {
+            inner: src,
+            hasher: crc32fast::Hasher::new(),
+        };
+        self.add_record(name, &mut hashing, len, |r| r.hasher.clone().finalize())
+    }
+
+    /// Writes record `prefix/name` from exactly `len` bytes of `src`, with the CRC-32 that
+    /// `crc32` gives once they are copied; returns that CRC-32.
+    fn add_record<R: Read>(
+        &mut self,
+        name: &str,
+        src: &mut R,
+        len: u64,
+        crc32: impl FnOnce(&R) -> u32,
+    ) -> io::Result<u32> {
         self.check_usable()?;
         let full = self.full_name(name)?;
         let header_offset = self.offset;
@@ -130,7 +158,7 @@ impl<W: Write> TorchZipWriter<W> {
         self.names.insert(name.to_string());
         self.failed = true; // cleared once the record is complete
         self.write_tracked(&header)?;
-        let copied = io::copy(&mut src.take(len), &mut self.out)?;
+        let copied = io::copy(&mut (&mut *src).take(len), &mut self.out)?;
         self.offset = checked_add(self.offset, copied)?;
         if copied != len {
             return Err(io::Error::new(
@@ -140,6 +168,7 @@ impl<W: Write> TorchZipWriter<W> {
                 ),
             ));
         }
+        let crc32 = crc32(src);
         let descriptor = data_descriptor(crc32, len, header_offset);
         self.write_tracked(&descriptor)?;
         central_entry(
@@ -151,7 +180,7 @@ impl<W: Write> TorchZipWriter<W> {
         )?;
         self.count += 1;
         self.failed = false;
-        Ok(())
+        Ok(crc32)
     }
 
     /// Writes the central directory and end records, flushes, and returns the output.
@@ -281,6 +310,20 @@ fn record_flags(size: u64) -> u16 {
 
 /// The complete local header (fixed part, name, zip64 extra if needed, FB block) of a record
 /// of `size` bytes whose header starts at `header_offset`.
+/// A reader that hashes (CRC-32) every byte it passes on.
+struct CrcReader<'a, R> {
+    inner: &'a mut R,
+    hasher: crc32fast::Hasher,
+}
+
+impl<R: Read> Read for CrcReader<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
 fn local_header(
     full_name: &[u8],
     size: u64,

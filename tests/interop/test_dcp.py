@@ -92,3 +92,26 @@ def test_truncated_folder_is_refused(folder, tmp_path):
     assert "__1_0.distcp" in proc.stderr and "run past the end" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not target.exists()
+
+
+def test_batch_consolidates_then_casts(folder, tmp_path):
+    """A batch job over the DCP folder: consolidate the model, cast it to bfloat16, write a
+    checkpoint and safetensors; torch loads both and they equal the reference, cast."""
+    out, ref = folder
+    runs = tmp_path / "runs"
+    shutil.copytree(out, runs / "step_3")
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[[job]]\ninputs = ["runs"]\noutput_dir = "out"\n'
+                    'steps = [{ consolidate = "model" }, { dtype = "bfloat16" }, '
+                    '"to-safetensors", "format"]\n')
+    ok(run_ckpt("batch", plan, "--jobs", "1", "--quiet"))
+    manifest = json.loads((tmp_path / "plan.manifest.json").read_text())
+    (entry,) = manifest["entries"]
+    assert entry["status"] == "ok" and entry["input"] == "runs/step_3", entry
+    expected = {k: v.to(torch.bfloat16) if v.is_floating_point() else v
+                for k, v in ref["model"].items()}
+    same(expected, torch.load(tmp_path / "out" / "step_3.pth", weights_only=True))
+    loaded = load_file(tmp_path / "out" / "step_3.safetensors")
+    assert sorted(loaded) == sorted(expected)
+    for k, v in expected.items():
+        assert torch.equal(loaded[k], v), k

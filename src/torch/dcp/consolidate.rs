@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use ::safetensors::tensor::TensorInfo;
@@ -30,7 +30,7 @@ use super::tiling::tile;
 use super::{DcpError, Folder};
 
 /// Which entries to write.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Selection {
     /// Drop optimizer state (any `state`/`param_groups` mapping) and top-level training
     /// state (optimizer, scheduler, scaler keys).
@@ -409,18 +409,6 @@ fn reader<'a>(t: &TensorPlan, files: &'a HashMap<String, File>) -> GatherReader<
 /// Bytes copied per step.
 const BUFFER: usize = 1 << 20;
 
-fn crc_of(mut reader: impl Read) -> io::Result<u32> {
-    let mut hasher = crc32fast::Hasher::new();
-    let mut buf = vec![0u8; BUFFER];
-    loop {
-        let n = reader.read(&mut buf)?;
-        if n == 0 {
-            return Ok(hasher.finalize());
-        }
-        hasher.update(&buf[..n]);
-    }
-}
-
 fn write_pth(
     tensors: &[TensorPlan],
     values: &[ValuePlan],
@@ -448,10 +436,9 @@ fn write_pth(
         writer.add_bytes("byteorder", b"little")?;
         let mut bytes = 0;
         for (key, t) in tensors.iter().enumerate() {
-            let crc = crc_of(reader(t, files))?;
             let mut source = reader(t, files);
             let len = source.len();
-            writer.add_stream(&format!("data/{key}"), &mut source, len, crc)?;
+            writer.add_stream_hashed(&format!("data/{key}"), &mut source, len)?;
             bytes += len;
         }
         writer.add_bytes("version", b"3\n")?;

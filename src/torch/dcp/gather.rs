@@ -52,6 +52,8 @@ pub struct GatherReader<'a> {
     /// Destination bytes produced so far, and the tensor's total.
     position: u64,
     total: u64,
+    /// An error met after some bytes of a read were filled, returned by the next read.
+    pending: Option<io::Error>,
 }
 
 impl<'a> GatherReader<'a> {
@@ -93,6 +95,7 @@ impl<'a> GatherReader<'a> {
             current: None,
             position: 0,
             total,
+            pending: None,
         };
         for i in 0..reader.walks.len() {
             reader.push_next(i);
@@ -135,8 +138,33 @@ fn broken(what: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what)
 }
 
+/// Fills as much of each buffer as the tensor has left, run after run, so a tensor of many
+/// short runs (a column-sharded chunk is one run per row) costs its reader few calls.
 impl Read for GatherReader<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        let mut filled = 0;
+        while filled < buf.len() {
+            match self.read_run(&mut buf[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if filled > 0 => {
+                    self.pending = Some(e);
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(filled)
+    }
+}
+
+impl GatherReader<'_> {
+    /// Reads from one run (the current one, or the next in destination order): at most its
+    /// bytes left. 0 only for an empty `buf` or at the end of the tensor.
+    fn read_run(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if buf.is_empty() || self.position >= self.total {
             return Ok(0);
         }
@@ -217,11 +245,11 @@ mod tests {
                 },
             ),
         ];
-        let mut out = Vec::new();
-        GatherReader::new(&[3, 4], 1, chunks)
-            .read_to_end(&mut out)
-            .unwrap();
-        assert_eq!(out, (0..12).collect::<Vec<u8>>());
+        let mut out = [0u8; 16];
+        let mut reader = GatherReader::new(&[3, 4], 1, chunks);
+        assert_eq!(reader.read(&mut out).unwrap(), 12, "six runs in one read");
+        assert_eq!(out[..12], (0..12).collect::<Vec<u8>>());
+        assert_eq!(reader.read(&mut out).unwrap(), 0);
 
         let rows = vec![
             (

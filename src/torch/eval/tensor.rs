@@ -470,7 +470,7 @@ impl Tensor {
 
     /// A 2-D convolution of this `[N, C, H, W]` tensor by `weight` `[O, C/groups, kH,
     /// kW]`, float32, without bias; `stride`, `padding` and `dilation` are `[h, w]`.
-    /// Refused past [`MAX_CONV_STEPS`] multiply-adds.
+    /// Refused past `MAX_CONV_STEPS` (2^30) multiply-adds.
     pub fn conv2d(
         &self,
         weight: &Tensor,
