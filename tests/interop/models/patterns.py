@@ -224,6 +224,95 @@ class DlaTree(nn.Module):
         return self.head(y.mean((2, 3)))
 
 
+class ShiftedWindows(nn.Module):
+    """timm Swin / SwinV2: channels-last tokens rolled by half a window, partitioned into
+    4x4 windows (the batch folded into the window count), cosine attention per window
+    (`F.normalize`), windows merged and rolled back."""
+
+    def __init__(self, dim=16, heads=2, window=4):
+        super().__init__()
+        self.dim, self.heads, self.window = dim, heads, window
+        self.stem = nn.Conv2d(3, dim, 4, 4)
+        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.scale = nn.Parameter(torch.full((heads, 1, 1), 10.0))
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, x):
+        x = self.stem(x).permute(0, 2, 3, 1)  # B, H, W, C
+        b, h, w, c = x.shape
+        s, k = self.window // 2, self.window
+        y = torch.roll(x, shifts=(-s, -s), dims=(1, 2))
+        y = y.view(b, h // k, k, w // k, k, c).permute(0, 1, 3, 2, 4, 5).reshape(-1, k * k, c)
+        q, kk, v = self.qkv(y).reshape(-1, k * k, 3, self.heads, c // self.heads).permute(
+            2, 0, 3, 1, 4).unbind(0)
+        attn = nn.functional.normalize(q, dim=-1) @ nn.functional.normalize(kk, dim=-1).transpose(-2, -1)
+        y = (attn * self.scale).softmax(-1) @ v
+        y = self.proj(y.transpose(1, 2).reshape(-1, k * k, c))
+        y = y.view(b, h // k, w // k, k, k, c).permute(0, 1, 3, 2, 4, 5).reshape(b, h, w, c)
+        x = x + torch.roll(y, shifts=(s, s), dims=(1, 2))
+        return self.head(x.mean((1, 2)))
+
+
+class FourierPositions(nn.Module):
+    """timm EdgeNeXt / XCiT positional encoding: a mask of zeros sized by the batch, its
+    running sums normalised, sines and cosines of them, a 1x1 projection, added to the
+    features; then an RMSNorm'd head (timm/HF RMSNorm)."""
+
+    def __init__(self, dim=16, hidden=8):
+        super().__init__()
+        self.hidden = hidden
+        self.stem = nn.Conv2d(3, dim, 4, 4)
+        self.project = nn.Conv2d(2 * hidden, dim, 1)
+        self.norm = nn.RMSNorm(dim)
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        b, _, h, w = x.shape
+        mask = torch.zeros(b, h, w, dtype=torch.bool)
+        not_mask = ~mask
+        y = not_mask.cumsum(1, dtype=torch.float32)
+        z = not_mask.cumsum(2, dtype=torch.float32)
+        y = y / (y[:, -1:, :] + 1e-6) * 6.283185307179586
+        z = z / (z[:, :, -1:] + 1e-6) * 6.283185307179586
+        t = torch.arange(self.hidden, dtype=torch.float32)
+        t = 10000 ** (2 * torch.div(t, 2, rounding_mode="floor") / self.hidden)
+        py, pz = y[:, :, :, None] / t, z[:, :, :, None] / t
+        py = torch.stack((py[:, :, :, 0::2].sin(), py[:, :, :, 1::2].cos()), dim=4).flatten(3)
+        pz = torch.stack((pz[:, :, :, 0::2].sin(), pz[:, :, :, 1::2].cos()), dim=4).flatten(3)
+        pos = self.project(torch.cat((py, pz), dim=3).permute(0, 3, 1, 2))
+        x = (x + pos).flatten(2).transpose(1, 2)
+        return self.head(self.norm(x).mean(1))
+
+
+class UnfoldEinsum(nn.Module):
+    """timm VOLO / TNT patches (`F.unfold` then `F.fold` back), SAM / MViTv2 relative
+    positions (`einsum` of the tokens by a parameter table) and GCViT's global query
+    repeated for each window (`repeat_interleave` along the batch)."""
+
+    def __init__(self, dim=8, size=8):
+        super().__init__()
+        self.stem = nn.Conv2d(3, dim, 4, 4)
+        self.mix = nn.Linear(dim * 9, dim * 9)
+        self.rel_h = nn.Parameter(torch.randn(size, 5, dim) * 0.2)
+        self.query = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim + 5 + dim, 10)
+
+    def forward(self, x):
+        x = self.stem(x)  # B, C, 8, 8
+        b, c, h, w = x.shape
+        cols = nn.functional.unfold(x, 3, padding=1)  # B, C*9, 64
+        cols = self.mix(cols.transpose(1, 2)).transpose(1, 2)
+        x = nn.functional.fold(cols, (h, w), 3, padding=1) / 9.0
+        tokens = x.permute(0, 2, 3, 1)  # B, H, W, C
+        rel = torch.einsum("bhwc,hkc->bhwk", tokens, self.rel_h)
+        windows = tokens.reshape(b * 4, (h * w) // 4, c)
+        query = self.query(tokens.mean((1, 2)))[:, None, :].repeat_interleave(4, dim=0)
+        mixed = (windows * query).reshape(b, h * w, c)
+        pooled = torch.cat((tokens.mean((1, 2)), rel.mean((1, 2)), mixed.mean(1)), dim=1)
+        return self.head(pooled)
+
+
 def randomise_bn(model, seed):
     """Non-trivial BatchNorm statistics, so folding BN into the conv before it is tested."""
     gen = torch.Generator().manual_seed(seed)
@@ -255,4 +344,7 @@ PATTERNS = {
     "vit_block": (_builder(VitBlock), IMAGE),
     "star_block": (_builder(StarBlock), IMAGE),
     "dla_tree": (_builder(DlaTree), IMAGE),
+    "shifted_windows": (_builder(ShiftedWindows), IMAGE),
+    "fourier_positions": (_builder(FourierPositions), IMAGE),
+    "unfold_einsum": (_builder(UnfoldEinsum), IMAGE),
 }
