@@ -102,14 +102,24 @@ impl<'p> Lowering<'p, '_> {
         self.bind(node, 0, y)
     }
 
-    /// `scores + mask` for a constant float mask (a buffer, or computed from constants alone
-    /// like a relative position bias; a boolean mask must be turned into an additive one
-    /// before export).
+    /// `scores + mask` for a float mask: a constant (a buffer, or computed from constants
+    /// alone like a relative position bias) or an activation laid out like the scores
+    /// (SAM's decomposed relative positions, computed from each sample's queries). A
+    /// boolean mask must be turned into an additive one before export.
     fn masked(&mut self, scores: Value, mask: &str, scope: &str) -> Result<Value, OnnxError> {
         if !self.is_constant(mask) {
-            return Err(arg_error(
-                "an attention mask computed by the graph is not exported; register it as a float buffer (0 to keep, -inf to mask)".into(),
-            ));
+            let m = self.activation(mask).map_err(|e| {
+                arg_error(format!(
+                    "the attention mask computed by the graph: {e}; a float mask with the batch first is exported"
+                ))
+            })?;
+            return emit::binary(
+                &mut self.g,
+                "Add",
+                scope,
+                Operand::Activation(&scores),
+                Operand::Activation(&m),
+            );
         }
         let m = self.weight(&self.constant(mask)?)?;
         emit::binary(

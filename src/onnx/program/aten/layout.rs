@@ -46,6 +46,54 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, y)
     }
 
+    /// `Tensor.unfold(dimension, size, step)` (HaloNet's key/value windows): along
+    /// `dimension` (not the batch), every window of `size` entries `step` apart, the
+    /// windows' count in its place and each window's entries as a new last dimension. A
+    /// Slice per window, a Concat of them, and a Transpose; at most 64 windows.
+    pub(super) fn unfold(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        const MAX_WINDOWS: u64 = 64;
+        reject_extra(args, &["self", "dimension", "size", "step"])?;
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let dim = tensor::axis(args.int_or("dimension", 0).or_shape()?, x.rank())?;
+        let at = x.sample_axis(dim, "unfold")?;
+        let length = x.value().shape()[at];
+        let (size, step) = (
+            args.int_or("size", 0).or_shape()?,
+            args.int_or("step", 0).or_shape()?,
+        );
+        let (Ok(size @ 1..), Ok(step @ 1..)) = (u64::try_from(size), u64::try_from(step)) else {
+            return Err(arg_error(format!("unfold by size {size} and step {step}")));
+        };
+        let Some(windows) = length.checked_sub(size).map(|r| r / step + 1) else {
+            return Err(arg_error(format!(
+                "unfold by {size} of a dimension of {length}"
+            )));
+        };
+        if windows > MAX_WINDOWS {
+            return Err(arg_error(format!(
+                "unfold into {windows} windows (at most {MAX_WINDOWS} are exported)"
+            )));
+        }
+        let mut pieces = Vec::with_capacity(windows as usize);
+        for i in 0..windows {
+            let piece = x.sliced(&mut self.g, scope, "unfold", dim, i * step..i * step + size)?;
+            let mut lifted = piece.sizes();
+            lifted.insert(dim, tensor::Size::fixed(1));
+            pieces.push(piece.reshaped(&mut self.g, scope, &lifted)?);
+        }
+        let stacked = Tensor::concat(&mut self.g, scope, &pieces, dim)?;
+        // [.., windows, size (at dim + 1), ..] → the window's entries last.
+        let mut order: Vec<usize> = (0..stacked.rank()).filter(|&a| a != dim + 1).collect();
+        order.push(dim + 1);
+        let y = stacked.transposed(&mut self.g, scope, &order)?;
+        self.bind_tensor(node, 0, y)
+    }
+
     /// `roll(self, shifts, dims)` (Swin's shifted windows): along each dimension, which must
     /// not be the batch, the last `shift` entries moved to the front, as a Concat of two
     /// Slices. `dims` empty (a roll of the flattened tensor) is refused.

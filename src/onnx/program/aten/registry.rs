@@ -254,6 +254,7 @@ pub(super) const OPS: &[Op] = &[
     op(&["cat.default"], |l, n, a, s| l.cat(n, a, s)),
     op(&["stack.default"], |l, n, a, s| l.stack(n, a, s)),
     op(&["roll.default"], |l, n, a, s| l.roll(n, a, s)),
+    op(&["unfold.default"], |l, n, a, s| l.unfold(n, a, s)),
     op(&["repeat_interleave.self_int"], |l, n, a, s| {
         l.repeat_interleave(n, a, s)
     }),
