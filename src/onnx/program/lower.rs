@@ -52,6 +52,9 @@ pub(super) enum Bound {
     },
     /// An output the lowering does not produce (max-pool indices, BN's saved statistics).
     Unproduced { by: String },
+    /// An empty slice (`q[:, :, :0]` before the rotary part when a model has no prefix
+    /// tokens): a cat leaves it out; any other reader is refused.
+    Empty,
 }
 
 /// A constant an op reads: a stored tensor by FQN, or a tensor the export folded, by the
@@ -366,6 +369,9 @@ impl Lowering<'_, '_> {
             Bound::Unproduced { by } => Err(OnnxError::Shape {
                 what: format!("`{name}` is an output of {by} that the ONNX export does not compute"),
             }),
+            Bound::Empty => Err(OnnxError::Shape {
+                what: format!("`{name}` is an empty slice; only a cat is exported on it (it leaves it out)"),
+            }),
         }
     }
 
@@ -437,6 +443,18 @@ impl Lowering<'_, '_> {
             Some(Bound::Uniform { axis, .. }) => Some(*axis),
             _ => None,
         }
+    }
+
+    /// Whether value `name` is an empty slice ([`Bound::Empty`]).
+    pub fn is_empty_slice(&self, name: &str) -> bool {
+        matches!(self.values.get(name), Some(Bound::Empty))
+    }
+
+    /// Binds output 0 of `node` to an empty slice.
+    pub fn bind_empty(&mut self, node: &Node) -> Result<(), OnnxError> {
+        let name = self.output_name(node, 0)?;
+        self.values.insert(name.to_owned(), Bound::Empty);
+        Ok(())
     }
 
     /// Whether value `name` is a constant: stored, folded by the export, or the same for

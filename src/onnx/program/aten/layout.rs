@@ -20,7 +20,14 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         reject_extra(args, &["tensors", "dim"])?;
-        let names = args.tensors("tensors").or_shape()?;
+        let all = args.tensors("tensors").or_shape()?;
+        let names: Vec<&String> = all.iter().filter(|t| !self.is_empty_slice(t)).collect();
+        if let [only] = names[..] {
+            if self.uniform_axis(only).is_none() {
+                let x = self.tensor(only)?;
+                return self.bind_tensor(node, 0, x);
+            }
+        }
         let like = names
             .iter()
             .find(|t| self.uniform_axis(t).is_none())
@@ -258,7 +265,10 @@ impl<'p> Lowering<'p, '_> {
         if (from, to, step) == (0, size, 1) {
             return self.bind_tensor(node, 0, x);
         }
-        if step == 1 || to <= from {
+        if to <= from {
+            return self.bind_empty(node);
+        }
+        if step == 1 {
             let y = x.sliced(&mut self.g, scope, "slice", dim, from..to)?;
             return self.bind_tensor(node, 0, y);
         }
