@@ -234,7 +234,7 @@ impl<'p> Lowering<'p, '_> {
         let rnn = self.recurrence(args, cell, params)?;
         self.check_zero_state(args, cell)?;
         let batch_first = args.bool_or("batch_first", false).or_shape()?;
-        let x = self.sequence(args.tensor("input").or_shape()?, batch_first, scope)?;
+        let (x, rows) = self.sequence(args.tensor("input").or_shape()?, batch_first, scope)?;
         let &[seq, features] = x.shape() else {
             return Err(arg_error(format!(
                 "it reads a (batch, sequence, features) input, got per-sample {:?}",
@@ -292,7 +292,7 @@ impl<'p> Lowering<'p, '_> {
         // `(T, D, N, H)` → `(N, T, D, H)` → `(N, T, D·H)`.
         let out = transpose_full(&mut self.g, scope, &input.0, &[2, 0, 1, 3], vec![seq, d, h]);
         let out = self.g.reshape(scope, &out, &[seq, d * h])?;
-        let out = Tensor::rows(out, 1);
+        let out = Tensor::rows(out, rows);
         let out = if batch_first {
             out
         } else {
@@ -301,7 +301,7 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, out)?;
         for (k, (per_layer, read)) in finals.into_iter().zip(read).enumerate() {
             if read {
-                self.bind_state(node, k + 1, &per_layer, [d, h], scope)?;
+                self.bind_state(node, k + 1, &per_layer, [d, h], rows, scope)?;
             } else {
                 self.unproduced_output(node, k + 1);
             }
@@ -392,15 +392,16 @@ impl<'p> Lowering<'p, '_> {
         Ok(())
     }
 
-    /// The input sequence as a batch-first `(N, T, C)` value: `input` itself when
-    /// `batch_first`, else `input` is `(T, N, C)` with its batch moved (a permute of a
-    /// batch-first tensor) and is read back batch-first.
+    /// The input sequence as a batch-first `(N, T, C)` value and how many times the batch
+    /// its rows are (Sequencer's rows and columns run as sequences: `k·N` rows): `input`
+    /// itself when `batch_first`, else `input` is `(T, N, C)` with its batch moved (a
+    /// permute of a batch-first tensor) and is read back batch-first.
     fn sequence(
         &mut self,
         input: &str,
         batch_first: bool,
         scope: &str,
-    ) -> Result<Value, OnnxError> {
+    ) -> Result<(Value, u64), OnnxError> {
         let t = self.tensor(input)?;
         if t.rank() != 3 {
             return Err(arg_error(format!(
@@ -413,14 +414,14 @@ impl<'p> Lowering<'p, '_> {
         } else {
             t.transposed(&mut self.g, scope, &[1, 0, 2])?
         };
-        if t.batch_axis() != 0 || t.factor() != 1 {
+        if t.batch_axis() != 0 {
             return Err(arg_error(if batch_first {
                 "batch_first=True reads dimension 0 as the batch, but the input's batch is elsewhere".into()
             } else {
                 "batch_first=False reads dimension 1 as the batch, but the input's batch is elsewhere; feed it `x.permute(1, 0, 2)` of a batch-first tensor, or use batch_first=True".into()
             }));
         }
-        Ok(t.value().clone())
+        Ok((t.value().clone(), t.factor()))
     }
 
     /// Layer `layer`'s `W`, `R` and (with biases) `B` initializers, re-laid from torch's
@@ -494,6 +495,7 @@ impl<'p> Lowering<'p, '_> {
         k: usize,
         per_layer: &[Moved],
         [d, h]: [u64; 2],
+        rows: u64,
         scope: &str,
     ) -> Result<(), OnnxError> {
         let firsts: Vec<Value> = per_layer
@@ -507,7 +509,7 @@ impl<'p> Lowering<'p, '_> {
                 self.g.concat(scope, &refs, 0)?
             }
         };
-        let all = Tensor::rows(all, 1).transposed(&mut self.g, scope, &[1, 0, 2])?;
+        let all = Tensor::rows(all, rows).transposed(&mut self.g, scope, &[1, 0, 2])?;
         self.bind_tensor(node, k, all)
     }
 }
