@@ -651,15 +651,24 @@ impl GraphBuilder {
     ) -> Result<Value, OnnxError> {
         let (sa, sb) = (a.shape(), b.shape());
         let rank = sa.len();
+        // Leading per-sample sizes agree or one is 1 (multi-query attention's one key
+        // head against several query heads), which MatMul broadcasts.
         let fits = rank >= 2
             && sb.len() == rank
-            && sa[..rank - 2] == sb[..rank - 2]
+            && sa[..rank - 2]
+                .iter()
+                .zip(&sb[..rank - 2])
+                .all(|(&p, &q)| p == q || p == 1 || q == 1)
             && sa[rank - 1] == sb[rank - 2];
         if !fits {
             return Err(shape_error(format!("{scope}: MatMul of {sa:?} by {sb:?}")));
         }
-        let mut shape = sa.to_vec();
-        shape[rank - 1] = sb[rank - 1];
+        let mut shape: Vec<u64> = sa[..rank - 2]
+            .iter()
+            .zip(&sb[..rank - 2])
+            .map(|(&p, &q)| p.max(q))
+            .collect();
+        shape.extend([sa[rank - 2], sb[rank - 1]]);
         Ok(single(self.node(
             "MatMul",
             scope,
