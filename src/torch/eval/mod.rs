@@ -38,6 +38,7 @@ pub const EVALUATED: &[&str] = &[
     "expand.default",
     "expand_as.default",
     "repeat.default",
+    "tile.default",
     "repeat_interleave.self_int",
     "split.Tensor",
     "split_with_sizes.default",
@@ -295,10 +296,20 @@ pub fn evaluate(
                 .collect::<Result<Vec<u64>, String>>()?;
             one(x.expand(&dims))
         }
-        "repeat.default" => {
-            a.only(&["self", "repeats"])?;
+        "repeat.default" | "tile.default" => {
+            a.only(&["self", "repeats", "dims"])?;
             let x = a.tensor("self")?;
-            let repeats = a.ints("repeats")?;
+            let mut repeats = a.ints(if op == "tile.default" {
+                "dims"
+            } else {
+                "repeats"
+            })?;
+            if op == "tile.default" && repeats.len() < x.rank() {
+                // `tile` pads its list with leading ones; `repeat` refuses a short one.
+                let mut padded = vec![1; x.rank() - repeats.len()];
+                padded.extend(repeats);
+                repeats = padded;
+            }
             let offset = repeats
                 .len()
                 .checked_sub(x.rank())

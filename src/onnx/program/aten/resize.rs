@@ -4,6 +4,7 @@
 
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
+use crate::torch::eval;
 use crate::torch::pt2::schema::{Argument, Node};
 
 use super::super::args::Args;
@@ -26,6 +27,39 @@ fn scale_names(rank: usize) -> &'static [&'static str] {
         1 => &["scales"],
         2 => &["scales_h", "scales_w"],
         _ => &["scales_d", "scales_h", "scales_w"],
+    }
+}
+
+/// Scale factors that do not give whole output sizes would make torch's source index use
+/// the factor, not out/in; only exact factors are exported.
+fn exact_factors(
+    args: &Args<'_>,
+    rank: usize,
+    sizes: &[u64],
+    out: &[u64],
+) -> Result<(), OnnxError> {
+    let factors: Vec<f64> = match args.optional_floats("scale_factors").or_shape()? {
+        Some(f) => f.to_vec(),
+        None => scale_names(rank)
+            .iter()
+            .filter_map(|k| match args.get(k) {
+                Some(Argument::Float(f)) => Some(*f),
+                _ => None,
+            })
+            .collect(),
+    };
+    let exact = factors.is_empty()
+        || (factors.len() == rank
+            && factors
+                .iter()
+                .zip(sizes.iter().zip(out))
+                .all(|(f, (&i, &o))| f * i as f64 == o as f64));
+    if exact {
+        Ok(())
+    } else {
+        Err(arg_error(format!(
+            "scale factors {factors:?} on {sizes:?} do not give whole sizes ({out:?}); pass size= instead"
+        )))
     }
 }
 
@@ -52,7 +86,11 @@ impl<'p> Lowering<'p, '_> {
             known.push("align_corners");
         }
         reject_extra(args, &known)?;
-        let x = self.activation(args.tensor(tensor).or_shape()?)?;
+        let input = args.tensor(tensor).or_shape()?;
+        if self.is_constant(input) {
+            return self.upsample_constant(node, args, input, rank, how);
+        }
+        let x = self.activation(input)?;
         let out_name = self.output_name(node, 0)?;
         let recorded = self.recorded_shape(out_name)?;
         let (Some((_, sizes)), Some((_, out))) = (x.shape().split_first(), recorded.split_first())
@@ -65,29 +103,7 @@ impl<'p> Lowering<'p, '_> {
                 x.shape()
             )));
         }
-        // Scale factors that do not give whole output sizes would make torch's source
-        // index use the factor, not out/in; only exact factors are exported.
-        let factors: Vec<f64> = match args.optional_floats("scale_factors").or_shape()? {
-            Some(f) => f.to_vec(),
-            None => scale_names(rank)
-                .iter()
-                .filter_map(|k| match args.get(k) {
-                    Some(Argument::Float(f)) => Some(*f),
-                    _ => None,
-                })
-                .collect(),
-        };
-        let exact = factors.is_empty()
-            || (factors.len() == rank
-                && factors
-                    .iter()
-                    .zip(sizes.iter().zip(out))
-                    .all(|(f, (&i, &o))| f * i as f64 == o as f64));
-        if !exact {
-            return Err(arg_error(format!(
-                "scale factors {factors:?} on {sizes:?} do not give whole sizes ({out:?}); pass size= instead"
-            )));
-        }
+        exact_factors(args, rank, sizes, out)?;
         let align_corners = args.bool_or("align_corners", false).or_shape()?;
         let y = match (how, rank) {
             (Upsample::Nearest, 2) => emit::resize(
@@ -112,6 +128,68 @@ impl<'p> Lowering<'p, '_> {
             }
         };
         self.bind(node, 0, y)
+    }
+
+    /// An upsampling of constant `input` (a position embedding resized to the input's
+    /// grid): computed at export with the same interpolation matrices, one axis at a
+    /// time, and bound like any folded constant.
+    fn upsample_constant(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        input: &str,
+        rank: usize,
+        how: Upsample,
+    ) -> Result<(), OnnxError> {
+        let mut y = self.constant_tensor(input)?;
+        let target: Vec<u64> = self
+            .recorded_sizes(node, 0)?
+            .iter()
+            .map(|s| s.count)
+            .collect();
+        let first = y
+            .rank()
+            .checked_sub(rank)
+            .filter(|_| target.len() == y.rank());
+        let Some(first) = first else {
+            return Err(arg_error(format!(
+                "{rank}-D upsampling of a constant of {:?} to {target:?}",
+                y.dims()
+            )));
+        };
+        exact_factors(args, rank, &y.dims()[first..].to_vec(), &target[first..])?;
+        let align_corners = args.bool_or("align_corners", false).or_shape()?;
+        let kernel = match how {
+            Upsample::Nearest => Kernel::Nearest,
+            Upsample::Linear => Kernel::Linear { align_corners },
+            Upsample::Cubic => Kernel::Cubic { align_corners },
+        };
+        let last = y.rank() - 1;
+        for axis in first..=last {
+            let (from, to) = (y.dims()[axis], target[axis]);
+            if from == to {
+                continue;
+            }
+            // `x · M` along the last axis is `linear` by `Mᵀ` (`[to, from]`).
+            let m = matrix(from, to, kernel);
+            let mt: Vec<f32> = (0..to as usize)
+                .flat_map(|j| (0..from as usize).map(move |i| (i, j)))
+                .map(|(i, j)| m[i * to as usize + j])
+                .collect();
+            let weight = eval::Tensor::f32(vec![to, from], mt).map_err(arg_error)?;
+            let mut order: Vec<usize> = (0..=last).collect();
+            order.swap(axis, last);
+            y = y
+                .permute(&order)
+                .and_then(|t| t.linear(&weight))
+                .and_then(|t| t.permute(&order))
+                .map_err(arg_error)?;
+        }
+        if self.uniform_axis(input).is_some() {
+            self.bind_uniform(node, 0, y)
+        } else {
+            self.bind_folded(node, 0, y)
+        }
     }
 
     /// `x` `[C, spatial…]` resized to `[C, out…]` one spatial axis at a time, each a MatMul
