@@ -47,7 +47,7 @@ impl<'p> Lowering<'p, '_> {
             seen.dedup();
             seen.len() == s.len() && s.chars().all(|c| c.is_ascii_alphabetic())
         };
-        if !(distinct(la) && distinct(lc) && distinct(output)) || !self.is_constant(c_name) {
+        if !(distinct(la) && distinct(lc) && distinct(output) && self.is_constant(c_name)) {
             return Err(unsupported());
         }
         let a = self.tensor(a_name)?;

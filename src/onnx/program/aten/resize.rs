@@ -157,7 +157,7 @@ impl<'p> Lowering<'p, '_> {
                 y.dims()
             )));
         };
-        exact_factors(args, rank, &y.dims()[first..].to_vec(), &target[first..])?;
+        exact_factors(args, rank, &y.dims()[first..], &target[first..])?;
         let align_corners = args.bool_or("align_corners", false).or_shape()?;
         let kernel = match how {
             Upsample::Nearest => Kernel::Nearest,
@@ -165,8 +165,8 @@ impl<'p> Lowering<'p, '_> {
             Upsample::Cubic => Kernel::Cubic { align_corners },
         };
         let last = y.rank() - 1;
-        for axis in first..=last {
-            let (from, to) = (y.dims()[axis], target[axis]);
+        for (axis, &to) in target.iter().enumerate().skip(first) {
+            let from = y.dims()[axis];
             if from == to {
                 continue;
             }
