@@ -55,6 +55,11 @@ def test_rewrites_refuse_unknown_globals_without_the_flag(name, cmd, tmp_path):
     for g in unknown_globals(name):
         assert g in proc.stderr
     ok(run_ckpt(*cmd, fixture_path(name), "-o", out, "--allow-unknown-globals"))
+    # The output keeps the globals it was allowed to pass: it never scans clean.
+    proc, report = scan(out)
+    assert proc.returncode == 3, proc.stderr
+    kept = set(paths(report["files"][0], "unknown"))
+    assert set(unknown_globals(name)) <= kept
 
 
 @pytest.mark.parametrize("name", ["reduce_os_system.pth", "torch_load_nested.pth"])
