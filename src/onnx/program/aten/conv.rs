@@ -139,26 +139,34 @@ impl<'p> Lowering<'p, '_> {
             dilation: args.sizes_or("dilation", 2, &[1]).or_shape()?,
             groups: c,
         };
-        let taps = kh * kw;
-        let count = c
-            .checked_mul(taps)
-            .and_then(|n| n.checked_mul(taps))
-            .filter(|&n| n <= crate::torch::eval::MAX_ELEMENTS)
-            .ok_or_else(|| arg_error(format!("im2col of {c} channels by {kh}×{kw}")))?;
-        let mut one_hot = vec![0.0; count as usize];
-        for oc in 0..c * taps {
-            one_hot[(oc * taps + oc % taps) as usize] = 1.0;
-        }
-        let w = self.g.folded(
-            &format!("{scope}.im2col"),
-            vec![c * taps, 1, kh, kw],
-            &one_hot,
-        )?;
+        let w = self.one_hot_kernels(&format!("{scope}.im2col"), c, [kh, kw])?;
         let patches = self.g.conv_nd(scope, &x, &w, None, &p)?;
         let factor = self.tensor(input)?.factor();
         let target = self.recorded_sizes(node, 0)?;
         let y = tensor::Tensor::rows(patches, factor).reshaped(&mut self.g, scope, &target)?;
         self.bind_tensor(node, 0, y)
+    }
+
+    /// The depthwise kernels `[C·kH·kW, 1, kH, kW]` of [`Lowering::im2col`] and
+    /// [`Lowering::col2im`]: output channel `c·kH·kW + t` is 1 at tap `t` of its window.
+    fn one_hot_kernels(
+        &mut self,
+        name: &str,
+        channels: u64,
+        [kh, kw]: [u64; 2],
+    ) -> Result<crate::onnx::graph::Weight, OnnxError> {
+        let too_many = || arg_error(format!("patches of {channels} channels by {kh}×{kw}"));
+        let taps = kh.checked_mul(kw).ok_or_else(too_many)?;
+        let rows = channels.checked_mul(taps).ok_or_else(too_many)?;
+        let count = rows
+            .checked_mul(taps)
+            .filter(|&n| n <= crate::torch::eval::MAX_ELEMENTS)
+            .ok_or_else(too_many)?;
+        let mut one_hot = vec![0.0; count as usize];
+        for oc in 0..rows {
+            one_hot[(oc * taps + oc % taps) as usize] = 1.0;
+        }
+        self.g.folded(name, vec![rows, 1, kh, kw], &one_hot)
     }
 
     /// `col2im` (`F.fold`), the inverse of [`Lowering::im2col`]: the columns viewed as
@@ -238,17 +246,7 @@ impl<'p> Lowering<'p, '_> {
                 "col2im whose output size its patches do not reach".into(),
             ));
         };
-        let count = rows
-            .checked_mul(taps)
-            .filter(|&n| n <= crate::torch::eval::MAX_ELEMENTS)
-            .ok_or_else(|| arg_error(format!("col2im of {c} channels by {kh}×{kw}")))?;
-        let mut one_hot = vec![0.0; count as usize];
-        for oc in 0..rows {
-            one_hot[(oc * taps + oc % taps) as usize] = 1.0;
-        }
-        let kernels = self
-            .g
-            .folded(&format!("{scope}.col2im"), vec![rows, 1, kh, kw], &one_hot)?;
+        let kernels = self.one_hot_kernels(&format!("{scope}.col2im"), c, [kh, kw])?;
         let p = ConvTranspose {
             stride,
             pad,
