@@ -134,9 +134,28 @@ def test_rootnet_with_two_inputs_matches_torch(dynamic, tmp_path):
     assert refused.returncode == 1 and "the model takes 2 (x, k_value)" in refused.stderr
 
 
-class BatchSizedZeros(torch.nn.Module):
+class BatchSizedFactories(torch.nn.Module):
+    """Tensors sized by the batch but the same for every sample: a factory, and a
+    parameter expanded over the batch."""
+
+    def __init__(self):
+        super().__init__()
+        self.bias = torch.nn.Parameter(torch.randn(3, 1, 4))
+
     def forward(self, x):
-        return x + torch.zeros(x.shape[0], 3, 4, 4)
+        ones = torch.ones(x.shape[0], 3, 4, 4)
+        return x * (ones + 1.0) + self.bias.expand(x.shape[0], 3, 4, 4)
+
+
+def test_factories_sized_by_the_batch_are_the_same_for_every_sample(tmp_path):
+    model = BatchSizedFactories().eval()
+    archive = tmp_path / "m.pt2"
+    common.export_pt2(model, (3, 4, 4), True, archive)
+    out = tmp_path / "m.onnx"
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    ops = {n.op_type for n in onnx.load(str(out)).graph.node}
+    assert not ops & {"Expand", "ConstantOfShape", "Shape"}, ops
+    check_parity(model, out, (3, 4, 4), torch.Generator().manual_seed(0))
 
 
 class BatchSum(torch.nn.Module):
@@ -144,10 +163,15 @@ class BatchSum(torch.nn.Module):
         return x.sum(dim=0, keepdim=True) + x
 
 
+class BatchCumsum(torch.nn.Module):
+    def forward(self, x):
+        return torch.ones(x.shape[0], 3, 4, 4).cumsum(0) * x
+
+
 @pytest.mark.parametrize("model,node,reason", [
-    (BatchSizedZeros(), "node `add`", "`zeros` is a zero tensor sized by the batch"),
     (BatchSum(), "node `sum_1`", "it works along dimension 0, the batch"),
-], ids=["batch-sized-factory", "batch-reduction"])
+    (BatchCumsum(), "node `cumsum`", "which carries the batch; that mixes samples"),
+], ids=["batch-reduction", "running-sum-over-the-batch"])
 def test_constants_and_reductions_across_the_batch_are_refused(model, node, reason, tmp_path):
     archive = tmp_path / "m.pt2"
     common.export_pt2(model, (3, 4, 4), True, archive)
