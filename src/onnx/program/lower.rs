@@ -535,13 +535,7 @@ impl Lowering<'_, '_> {
                 ),
             });
         }
-        let typed = eval::is_integer(recorded.dtype)
-            .and_then(|integer| tensor.cast(integer))
-            .map_err(|e| OnnxError::Shape {
-                what: format!("the export folds `{name}`: {e}"),
-            })?;
-        let label =
-            located::module_path(node).map_or_else(|| name.to_owned(), |m| format!("{m}.{name}"));
+        let (typed, label) = self.typed_and_labelled(node, name, tensor)?;
         self.values.insert(
             name.to_owned(),
             Bound::Folded {
@@ -550,6 +544,25 @@ impl Lowering<'_, '_> {
             },
         );
         Ok(())
+    }
+
+    /// `tensor`, computed at export for value `name` of `node`, in the dtype torch recorded
+    /// (int64 for an integer type, float32 for a float type), and the label its initializer
+    /// is named after (the module that computed it, then the value).
+    fn typed_and_labelled(
+        &self,
+        node: &Node,
+        name: &str,
+        tensor: eval::Tensor,
+    ) -> Result<(eval::Tensor, String), OnnxError> {
+        let typed = eval::is_integer(self.meta(name)?.dtype)
+            .and_then(|integer| tensor.cast(integer))
+            .map_err(|e| OnnxError::Shape {
+                what: format!("the export folds `{name}`: {e}"),
+            })?;
+        let label =
+            located::module_path(node).map_or_else(|| name.to_owned(), |m| format!("{m}.{name}"));
+        Ok((typed, label))
     }
 
     /// Whether a symbolic-int value is the batch.
@@ -815,13 +828,7 @@ impl Lowering<'_, '_> {
                 ),
             });
         }
-        let typed = eval::is_integer(self.meta(name)?.dtype)
-            .and_then(|integer| tensor.cast(integer))
-            .map_err(|e| OnnxError::Shape {
-                what: format!("the export folds `{name}`: {e}"),
-            })?;
-        let label =
-            located::module_path(node).map_or_else(|| name.to_owned(), |m| format!("{m}.{name}"));
+        let (typed, label) = self.typed_and_labelled(node, name, tensor)?;
         self.values.insert(
             name.to_owned(),
             Bound::Uniform {
