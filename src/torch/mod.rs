@@ -10,7 +10,6 @@ pub mod checkpoint;
 pub mod contiguous;
 pub mod dcp;
 pub mod dtype;
-pub mod eval;
 pub mod legacy;
 pub mod location;
 pub mod pt2;

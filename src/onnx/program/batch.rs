@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use crate::torch::pt2::schema::{symbol_name, SymInt};
+use crate::aten::program::{symbol_name, SymInt};
 
 use super::tensor::Size;
 

@@ -1,14 +1,14 @@
 //! Folding: a node that computes from parameters, buffers and constants alone (a layer
 //! scale reshaped, a conv weight standardised, a bias table indexed) is evaluated once at
-//! export ([`crate::torch::eval`]) and its outputs bound as `Bound::Folded` constants,
+//! export ([`crate::aten::eval`]) and its outputs bound as `Bound::Folded` constants,
 //! which the ops reading them write as initializers. The graph never computes them.
 
 use std::collections::HashMap;
 
+use crate::aten::eval::{self, Tensor};
+use crate::aten::program::{Argument, Node, SymInt};
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
-use crate::torch::eval::{self, Tensor};
-use crate::torch::pt2::schema::{Argument, Node, SymInt};
 
 use super::lower::Lowering;
 

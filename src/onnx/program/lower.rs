@@ -7,14 +7,14 @@ use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
+use crate::aten::eval;
+use crate::aten::program::ExportedProgram;
+use crate::aten::program::{
+    Argument, Graph, InputSpec, Node, OutputSpec, Signature, SymInt, TensorMeta,
+};
 use crate::onnx::elem::{self, ElemType};
 use crate::onnx::graph::{GraphBuilder, Model, Value, Weight};
 use crate::onnx::{Batch, OnnxError, Opset};
-use crate::torch::eval;
-use crate::torch::pt2::schema::ExportedProgram;
-use crate::torch::pt2::schema::{
-    Argument, Graph, InputSpec, Node, OutputSpec, Signature, SymInt, TensorMeta,
-};
 
 use super::batch::{show, BatchDim};
 use super::located;
@@ -843,7 +843,7 @@ impl Lowering<'_, '_> {
     /// Binds a symbolic-int output to the batch times `count`.
     pub fn bind_batch_times(&mut self, node: &Node, count: u64) -> Result<(), OnnxError> {
         match node.outputs.first() {
-            Some(Argument::SymInt(crate::torch::pt2::schema::SymInt::Name(name))) => {
+            Some(Argument::SymInt(crate::aten::program::SymInt::Name(name))) => {
                 self.values.insert(name.clone(), Bound::BatchTimes(count));
                 Ok(())
             }

@@ -17,7 +17,6 @@
 //! Reshapes with constant shapes and no node computes a shape. Ops across the batch are
 //! refused as mixing samples; graph outputs are returned with the batch first.
 
-mod args;
 mod aten;
 mod batch;
 mod emit;
@@ -29,8 +28,8 @@ mod tensor;
 
 use std::path::Path;
 
-use crate::torch::eval::Tensor;
-use crate::torch::pt2::schema::ExportedProgram;
+use crate::aten::eval::Tensor;
+use crate::aten::program::ExportedProgram;
 use crate::torch::pt2::Pt2Archive;
 use crate::torch::DType;
 

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::schema::{ExportedProgram, SymInt, TensorMeta};
 use super::Pt2Error;
+use crate::aten::program::{ExportedProgram, SymInt, TensorMeta};
 use crate::torch::contiguous::{increment, is_contiguous};
 use crate::torch::dtype::DType;
 use crate::torch::read_tensor::{decode, decode_integer, ByteOrder};

@@ -7,7 +7,6 @@
 //! tensor fits in its record; [`Pt2Archive::read_f32`] reads one tensor by its FQN.
 
 mod archive;
-pub mod schema;
 pub mod summary;
 
 pub use archive::{is_pt2, Pt2Archive, StoredTensor, TensorLayout, MAX_JSON_BYTES};

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value as Json};
 
-use super::schema::{symbol_name, Argument, InputSpec, SymInt};
 use super::Pt2Archive;
+use crate::aten::program::{symbol_name, Argument, InputSpec, SymInt};
 
 /// The report for `archive`, opened from `file`.
 pub fn summary(file: &str, archive: &Pt2Archive) -> Json {

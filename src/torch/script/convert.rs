@@ -1,5 +1,5 @@
 //! The inlined calls as an aten program in torch.export's form
-//! ([`crate::torch::pt2::schema::ExportedProgram`]), for the shared ONNX lowering.
+//! ([`crate::aten::program::ExportedProgram`]), for the shared ONNX lowering.
 //!
 //! Each `torch.<op>(…)` becomes a node `torch.ops.aten.<overload>` with its arguments
 //! named by the aten schema (`super::ops`); `torch._convolution` becomes `conv{1,2,3}d` or
@@ -15,18 +15,20 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value as Json;
 
-use crate::torch::dtype::DType;
-use crate::torch::eval::{self, Tensor, Values};
-use crate::torch::pt2::schema::{
+use crate::aten::eval::{self, Tensor, Values};
+use crate::aten::program::{
     Argument, ExportedProgram, Graph, GraphModule, InputSpec, ModuleCallEntry, ModuleCallSignature,
     NamedArgument, Node, OutputSpec, Signature, SymInt, TensorMeta,
 };
+use crate::torch::dtype::DType;
 use crate::torch::tensor::TensorRef;
 
 use super::archive::{Constant, ScriptArchive};
 use super::dtypes;
 use super::inline::{inline, Call, Operand, Returned, Site, ValueId, LIST_UNPACK};
-use super::ops::{self, OpSchema};
+use crate::aten::schema::Schema;
+
+use super::ops;
 use super::shape::{self, Dims};
 use super::ScriptError;
 
@@ -604,11 +606,11 @@ impl Converter<'_> {
         let named = name_args(schema, args, kwargs).map_err(&fail)?;
         let output = format!(
             "{}_{}",
-            schema.name.trim_start_matches('_').trim_end_matches('_'),
+            schema.name().trim_start_matches('_').trim_end_matches('_'),
             call.output.0
         );
-        let constant_op = constants_only(&named) && eval::EVALUATED.contains(&schema.overload);
-        let (overload, named, shape) = match schema.name {
+        let constant_op = constants_only(&named) && eval::EVALUATED.contains(&schema.target);
+        let (overload, named, shape) = match schema.name() {
             "_convolution" => {
                 let (overload, named) = convolution(named).map_err(&fail)?;
                 (overload, named, None)
@@ -619,7 +621,7 @@ impl Converter<'_> {
             }
             "view" | "reshape" if !constant_op => {
                 let (named, shape) = self.reshape(named).map_err(&fail)?;
-                (schema.overload, named, Some(shape))
+                (schema.target, named, Some(shape))
             }
             _ => (scalar_overload(schema, &named), named, None),
         };
@@ -662,7 +664,7 @@ impl Converter<'_> {
             return Ok(());
         }
         if let Some(sizes) = FACTORIES
-            .contains(&schema.name)
+            .contains(&schema.name())
             .then(|| batch_sized(&named))
             .flatten()
         {
@@ -671,11 +673,11 @@ impl Converter<'_> {
             self.nodes.push(node);
             return Ok(());
         }
-        let constant = if FACTORIES.contains(&schema.name) {
+        let constant = if FACTORIES.contains(&schema.name()) {
             Some((shape::factory(&node, overload).map_err(&fail)?, false))
         } else if constant_op {
             Some(self.constant_sizes(&node, &named).map_err(&fail)?)
-        } else if schema.name == "embedding" {
+        } else if schema.name() == "embedding" {
             constant_lookup(&named).map(|dims| (dims, false))
         } else {
             None
@@ -709,7 +711,7 @@ impl Converter<'_> {
             name: output.clone(),
             shape,
         };
-        if schema.name == ops::MULTI_HEAD_ATTENTION.name {
+        if schema.target == ops::MULTI_HEAD_ATTENTION {
             // Its second output, the attention weights, is None with `need_weights=False`.
             let weights = named
                 .iter()
@@ -726,13 +728,13 @@ impl Converter<'_> {
             self.nodes.push(node);
             return Ok(());
         }
-        if [ops::LSTM.name, ops::GRU.name].contains(&schema.name) {
+        if [ops::LSTM, ops::GRU].contains(&schema.target) {
             // The final states follow the output: (layers · directions, batch, hidden).
             let dims = |n: &str| self.dims(n, &named);
             let [stacked, hidden] = shape::recurrent_states(&node, &dims)
                 .map_err(|e| fail(format!("{e} ({})", schema.signature())))?;
             let mut items = vec![value];
-            for k in 1..=if schema.name == ops::LSTM.name { 2 } else { 1 } {
+            for k in 1..=if schema.target == ops::LSTM { 2 } else { 1 } {
                 let name = format!("{output}_state_{k}");
                 let sizes = vec![
                     SymInt::Int(stacked as i64),
@@ -749,7 +751,7 @@ impl Converter<'_> {
         }
         // An in-place op changes its first argument: later reads of it see the result.
         if let (true, Some(Operand::Value(changed))) =
-            (schema.name.ends_with('_'), call.args.first())
+            (schema.name().ends_with('_'), call.args.first())
         {
             self.values.insert(*changed, value.clone());
         }
@@ -1010,11 +1012,7 @@ fn dict_spec(keys: &[String]) -> String {
 }
 
 /// Positional and keyword arguments matched to `schema`'s names.
-fn name_args(
-    schema: &OpSchema,
-    args: Vec<Val>,
-    kwargs: Vec<(String, Val)>,
-) -> Result<Named, String> {
+fn name_args(schema: &Schema, args: Vec<Val>, kwargs: Vec<(String, Val)>) -> Result<Named, String> {
     if args.len() > schema.args.len() {
         return Err(format!(
             "{} positional arguments given to {}",
@@ -1045,13 +1043,13 @@ fn name_args(
 
 /// The overload of a comparison or `masked_fill` whose operand is a number (`ids != 0`,
 /// `masked_fill(m, -1e9)`): `.Scalar` instead of the schema's `.Tensor`.
-fn scalar_overload(schema: &OpSchema, named: &[(&str, Val)]) -> &'static str {
+fn scalar_overload(schema: &Schema, named: &[(&str, Val)]) -> &'static str {
     let number = |arg: &str| {
         named
             .iter()
             .any(|(n, v)| *n == arg && matches!(v, Val::Int(_) | Val::Float(_) | Val::Bool(_)))
     };
-    match schema.name {
+    match schema.name() {
         "eq" if number("other") => "eq.Scalar",
         "ne" if number("other") => "ne.Scalar",
         "lt" if number("other") => "lt.Scalar",
@@ -1059,7 +1057,7 @@ fn scalar_overload(schema: &OpSchema, named: &[(&str, Val)]) -> &'static str {
         "gt" if number("other") => "gt.Scalar",
         "ge" if number("other") => "ge.Scalar",
         "masked_fill" if number("value") => "masked_fill.Scalar",
-        _ => schema.overload,
+        _ => schema.target,
     }
 }
 

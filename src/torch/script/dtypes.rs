@@ -2,8 +2,8 @@
 //! numbering (7 float32, 5 int64, 4 int32, 12 bool): what the converted program records
 //! for every tensor value, and what the lowering checks each ONNX value against.
 
+use crate::aten::program::{Argument, Node};
 use crate::torch::dtype::DType;
-use crate::torch::pt2::schema::{Argument, Node};
 
 pub const FLOAT32: i64 = 7;
 pub const INT64: i64 = 5;

@@ -5,7 +5,7 @@
 //! parses code records on demand ([`token`] → [`parse`]); [`inline`] runs the top module's
 //! `forward` through every submodule call into one flat list of `torch.*` calls, each with
 //! its source location; [`convert()`] turns that list into the aten program form of
-//! [`crate::torch::pt2::schema`] (argument names from the aten schemas in `ops`, shapes
+//! [`crate::aten::program`] (argument names from [`crate::aten::schema`], shapes
 //! propagated, traced batch sizes rewritten to follow the batch), so that one lowering
 //! (`crate::onnx::program`) serves `.pt2` and TorchScript alike.
 //!
@@ -23,7 +23,7 @@ pub mod token;
 
 pub use archive::{is_torchscript, ScriptArchive};
 pub use convert::{convert, Converted};
-pub use ops::schemas;
+pub use ops::targets as traced_targets;
 
 /// Why a TorchScript archive could not be read as a program. Each message says where.
 #[derive(Debug, thiserror::Error)]

@@ -3,7 +3,7 @@
 //! The lowering checks every shape it builds against these, so a disagreement between the
 //! two is an error, never a wrong graph.
 
-use crate::torch::pt2::schema::{Argument, Node, SymInt};
+use crate::aten::program::{Argument, Node, SymInt};
 
 /// The largest size of one dimension, and of an argument such as a stride or padding: with
 /// every operand below it, the arithmetic here cannot overflow.

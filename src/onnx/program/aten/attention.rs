@@ -2,14 +2,14 @@
 //! (`crate::onnx::arch::vit`): the scale folded into a Mul on Q, `MatMul(Q, Kᵀ)`, an
 //! additive mask, Softmax over the last axis, `MatMul(·, V)`. No op reads a shape.
 
+use crate::aten::program::{Argument, Node};
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::{Argument, Node};
 
-use super::super::args::Args;
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 /// The additive causal mask `[rows, cols]`: 0 where column ≤ row, −∞ above (torch's
 /// `is_causal`, a lower-triangular `ones(L, S)`).
@@ -26,19 +26,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(
-            args,
-            &[
-                "query",
-                "key",
-                "value",
-                "attn_mask",
-                "dropout_p",
-                "is_causal",
-                "scale",
-                "enable_gqa",
-            ],
-        )?;
         if args.float_or("dropout_p", 0.0).or_shape()? != 0.0 {
             return Err(arg_error(
                 "attention dropout is on; export the model after `model.eval()`".into(),

@@ -8,16 +8,16 @@
 //! `Less` and `Greater` only (`LessOrEqual`/`GreaterOrEqual` come at 12), so `ne`, `ge`
 //! and `le` are the `Not` of `eq`, `lt` and `gt`: the same for every value but NaN.
 
+use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Value, Weight};
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::Node;
 
-use super::super::args::Args;
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::pointwise::{operand, Elementwise};
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 /// The ONNX comparison for aten op `op` (`lt.Scalar`), and whether its result is negated.
 pub(super) fn comparison(op: &str) -> Option<(&'static str, bool)> {
@@ -141,7 +141,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         op: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "other"])?;
         let Some((onnx, negated)) = comparison(op) else {
             return Err(arg_error(format!("`{op}` is not a comparison")));
         };
@@ -166,7 +165,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         bitwise: bool,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self"])?;
         let name = args.tensor("self").or_shape()?;
         let x = self.any_activation(name)?;
         if bitwise && x.elem() != ElemType::Bool {
@@ -190,7 +188,6 @@ impl<'p> Lowering<'p, '_> {
         onnx: &'static str,
         bitwise: bool,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "other"])?;
         let sides = [operand(args, "self")?, operand(args, "other")?];
         if bitwise && self.common_elem(&sides)? != ElemType::Bool {
             return Err(arg_error(
@@ -234,7 +231,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["condition", "self", "other"])?;
         let condition = operand(args, "condition")?;
         let (x, y) = (operand(args, "self")?, operand(args, "other")?);
         self.where_typed(node, scope, condition, x, y)
@@ -248,7 +244,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "mask", "value"])?;
         let value = match operand(args, "value")? {
             Elementwise::Tensor(t) if self.is_constant(t) => match self.constant_values(t)? {
                 (dims, values) if values.len() == 1 && dims.iter().all(|&d| d == 1) => {
@@ -331,19 +326,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(
-            args,
-            &[
-                "self",
-                "dtype",
-                "layout",
-                "device",
-                "pin_memory",
-                "non_blocking",
-                "copy",
-                "memory_format",
-            ],
-        )?;
         let name = args.tensor("self").or_shape()?;
         let to = self.recorded_elem(self.output_name(node, 0)?)?;
         if self.is_constant(name) {

@@ -2,15 +2,15 @@
 //! `a − ⌊a / b⌋ · b`), `addcmul`/`addcdiv` (`self + value · t1 ∘ t2`), and `stack` (each
 //! input given the new axis, then one Concat).
 
+use crate::aten::program::Node;
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::Node;
 
-use super::super::args::Args;
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Size, Tensor};
 use super::pointwise::{operand, Elementwise, Emitted};
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// Both operands in the graph; at least one must be an activation.
@@ -54,7 +54,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "other"])?;
         let (a, b) = self.emitted_pair(
             operand(args, "self")?,
             operand(args, "other")?,
@@ -88,7 +87,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         op: &'static str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "tensor1", "tensor2", "value"])?;
         let value = args.float_or("value", 1.0).or_shape()? as f32;
         let (t1, t2) = self.emitted_pair(
             operand(args, "tensor1")?,
@@ -120,7 +118,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["tensors", "dim"])?;
         let names = args.tensors("tensors").or_shape()?;
         let xs = names
             .iter()

@@ -3,21 +3,18 @@
 //! initializer where an op uses them (ATC gets no `Range`/`ConstantOfShape`). A factory
 //! whose size involves the batch is refused: its values would have to follow it.
 
+use crate::aten::eval::{element_count, Tensor, MAX_ELEMENTS};
+use crate::aten::program::{Argument, Node, SymInt};
 use crate::onnx::OnnxError;
-use crate::torch::eval::{element_count, Tensor, MAX_ELEMENTS};
-use crate::torch::pt2::schema::{Argument, Node, SymInt};
 
-use super::super::args::Args;
 use super::super::lower::Lowering;
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 /// The export schema's dtype numbers a factory may make: int32, int64 and float32 (its
 /// values are exact integers below [`MAX_ELEMENTS`]).
 const FOLDABLE_DTYPES: [(i64, &str); 4] =
     [(4, "int32"), (5, "int64"), (7, "float32"), (12, "bool")];
-
-/// The arguments a factory takes besides its values, none of which changes them.
-const PLACEMENT: [&str; 4] = ["dtype", "layout", "device", "pin_memory"];
 
 fn check_dtype(args: &Args<'_>) -> Result<(), OnnxError> {
     match args.optional_dtype("dtype").or_shape()? {
@@ -84,9 +81,6 @@ fn folded(dims: Vec<u64>, values: Vec<f32>) -> Result<Tensor, OnnxError> {
 impl<'p> Lowering<'p, '_> {
     /// `arange.default` / `.start` / `.start_step`.
     pub(super) fn arange(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
-        let mut known = vec!["start", "end", "step"];
-        known.extend(PLACEMENT);
-        reject_extra(args, &known)?;
         check_dtype(args)?;
         let number = |name: &str, default: f64| match args.get(name) {
             None => Ok(default),
@@ -111,9 +105,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         fill: Option<f32>,
     ) -> Result<(), OnnxError> {
-        let mut known = vec!["size", "fill_value"];
-        known.extend(PLACEMENT);
-        reject_extra(args, &known)?;
         check_dtype(args)?;
         let value = match fill {
             Some(v) => {
@@ -164,9 +155,6 @@ impl<'p> Lowering<'p, '_> {
 
     /// `scalar_tensor`: a 0-d constant.
     pub(super) fn scalar_tensor(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
-        let mut known = vec!["s"];
-        known.extend(PLACEMENT);
-        reject_extra(args, &known)?;
         check_dtype(args)?;
         let value = args.number("s").or_shape()? as f32;
         self.bind_folded(node, 0, folded(vec![], vec![value])?)

@@ -1,16 +1,16 @@
 //! Convolutions (BatchNorm folded into the conv that feeds it), transposed convolutions,
 //! BatchNorm on its own and `linear`.
 
+use crate::aten::program::{Argument, Node};
 use crate::onnx::fold::{fold, BatchNorm};
 use crate::onnx::ops::ConvNd;
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::{Argument, Node};
 
-use super::super::args::Args;
 use super::super::emit::{self, ConvTranspose};
 use super::super::lower::{Constant, Lowering};
 use super::super::tensor::{self, Size};
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 /// The BatchNorm read from a `batch_norm`-like node: its constants and epsilon.
 struct NormParams {
@@ -51,12 +51,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(
-            args,
-            &[
-                "input", "weight", "bias", "stride", "padding", "dilation", "groups",
-            ],
-        )?;
         let x = self.activation(args.tensor("input").or_shape()?)?;
         let weight = self.constant(args.tensor("weight").or_shape()?)?;
         let bias = match args.optional_tensor("bias").or_shape()? {
@@ -117,10 +111,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(
-            args,
-            &["self", "kernel_size", "dilation", "padding", "stride"],
-        )?;
         let input = args.tensor("self").or_shape()?;
         let x = self.activation(input)?;
         let &[c, _, _] = x.shape() else {
@@ -160,7 +150,7 @@ impl<'p> Lowering<'p, '_> {
         let rows = channels.checked_mul(taps).ok_or_else(too_many)?;
         let count = rows
             .checked_mul(taps)
-            .filter(|&n| n <= crate::torch::eval::MAX_ELEMENTS)
+            .filter(|&n| n <= crate::aten::eval::MAX_ELEMENTS)
             .ok_or_else(too_many)?;
         let mut one_hot = vec![0.0; count as usize];
         for oc in 0..rows {
@@ -178,17 +168,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(
-            args,
-            &[
-                "self",
-                "output_size",
-                "kernel_size",
-                "dilation",
-                "padding",
-                "stride",
-            ],
-        )?;
         let input = args.tensor("self").or_shape()?;
         let t = self.tensor(input)?;
         let kernel = args.sizes_or("kernel_size", 2, &[]).or_shape()?;
@@ -285,20 +264,6 @@ impl<'p> Lowering<'p, '_> {
 
     /// The parameters of an eval-mode `batch_norm` / `_native_batch_norm_legit_no_training`.
     fn norm_params(&self, args: &Args<'_>) -> Result<NormParams, OnnxError> {
-        reject_extra(
-            args,
-            &[
-                "input",
-                "weight",
-                "bias",
-                "running_mean",
-                "running_var",
-                "training",
-                "momentum",
-                "eps",
-                "cudnn_enabled",
-            ],
-        )?;
         if args.bool_or("training", false).or_shape()? {
             return Err(arg_error("BatchNorm is in training mode (batch statistics); export the model after `model.eval()`".into()));
         }
@@ -379,19 +344,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(
-            args,
-            &[
-                "input",
-                "weight",
-                "bias",
-                "stride",
-                "padding",
-                "output_padding",
-                "groups",
-                "dilation",
-            ],
-        )?;
         let x = self.activation(args.tensor("input").or_shape()?)?;
         let weight = self.constant(args.tensor("weight").or_shape()?)?;
         let bias = match args.optional_tensor("bias").or_shape()? {
@@ -465,7 +417,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["input", "weight", "bias"])?;
         let input = args.tensor("input").or_shape()?;
         let weight = self.constant(args.tensor("weight").or_shape()?)?;
         let bias = match args.optional_tensor("bias").or_shape()? {

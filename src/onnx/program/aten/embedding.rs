@@ -4,14 +4,14 @@
 //! `torch.arange(L)` of a position embedding) are looked up at export and written as a
 //! constant instead.
 
+use crate::aten::eval::MAX_ELEMENTS;
+use crate::aten::program::Node;
 use crate::onnx::graph::Attr;
 use crate::onnx::OnnxError;
-use crate::torch::eval::MAX_ELEMENTS;
-use crate::torch::pt2::schema::Node;
 
-use super::super::args::Args;
 use super::super::lower::Lowering;
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 /// Rows `indices` of a row-major `rows × width` table, concatenated. Each index must be a
 /// whole number below `rows` (torch refuses negative ids too).
@@ -46,16 +46,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(
-            args,
-            &[
-                "weight",
-                "indices",
-                "padding_idx",
-                "scale_grad_by_freq",
-                "sparse",
-            ],
-        )?;
         let fqn = self.constant(args.tensor("weight").or_shape()?)?;
         let dims = self.constant_dims(&fqn)?;
         let &[rows, width] = dims.as_slice() else {
@@ -72,7 +62,7 @@ impl<'p> Lowering<'p, '_> {
             if self.uniform_axis(indices).is_some() {
                 // The same ids for every sample (BERT's token types expanded over the batch).
                 let looked_up =
-                    crate::torch::eval::Tensor::f32(out_dims, values).map_err(arg_error)?;
+                    crate::aten::eval::Tensor::f32(out_dims, values).map_err(arg_error)?;
                 return self.bind_uniform(node, 0, looked_up);
             }
             return self.bind_folded_f32(node, 0, out_dims, values);

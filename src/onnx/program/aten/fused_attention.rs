@@ -3,38 +3,14 @@
 //! the checkpoint ViT's attention ([`crate::onnx::attention`]), the output projection, the
 //! residuals, LayerNorm and the ReLU or exact-GELU feed-forward. No op reads a shape.
 
+use crate::aten::program::{Argument, Node};
 use crate::onnx::attention;
 use crate::onnx::graph::{Value, Weight};
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::{Argument, Node};
 
-use super::super::args::Args;
 use super::super::lower::{Constant, Lowering};
-use super::{arg_error, reject_extra, OrShape};
-
-/// The schema's argument names, in order.
-const ARGS: &[&str] = &[
-    "src",
-    "embed_dim",
-    "num_heads",
-    "qkv_weight",
-    "qkv_bias",
-    "proj_weight",
-    "proj_bias",
-    "use_gelu",
-    "norm_first",
-    "eps",
-    "norm_weight_1",
-    "norm_bias_1",
-    "norm_weight_2",
-    "norm_bias_2",
-    "ffn_weight_1",
-    "ffn_bias_1",
-    "ffn_weight_2",
-    "ffn_bias_2",
-    "mask",
-    "mask_type",
-];
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     pub(super) fn transformer_encoder_layer(
@@ -43,7 +19,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, ARGS)?;
         if args.optional_tensor("mask").or_shape()?.is_some()
             || !matches!(args.get("mask_type"), None | Some(Argument::None))
         {

@@ -5,13 +5,13 @@
 
 use std::ops::Range;
 
+use crate::aten::program::Node;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::Node;
 
-use super::super::args::Args;
 use super::super::lower::Lowering;
-use super::{arg_error, per_sample_axis, reject_extra, OrShape};
+use super::{arg_error, per_sample_axis, OrShape};
+use crate::aten::args::Args;
 
 /// Constant `indices` into an axis of `size` as runs of consecutive indices.
 pub(super) fn runs(indices: &[i64], size: u64) -> Result<Vec<Range<u64>>, String> {
@@ -80,7 +80,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "dim", "start", "length"])?;
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let axis = per_sample_axis(args.int_or("dim", 0).or_shape()?, x.shape().len() + 1)?;
         let size = x.shape()[axis] as i64;
@@ -107,7 +106,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "dim", "index"])?;
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let axis = per_sample_axis(args.int_or("dim", 0).or_shape()?, x.shape().len() + 1)?;
         let index = args.tensor("index").or_shape()?;
@@ -123,7 +121,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "indices"])?;
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let indices = args.optional_tensors("indices").or_shape()?;
         let given: Vec<(usize, &String)> = indices

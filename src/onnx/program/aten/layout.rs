@@ -2,13 +2,13 @@
 //! batch is ([`super::super::tensor`]): a view or permute may move the batch to any
 //! dimension or fold it into one, and the result is checked against torch's record.
 
+use crate::aten::program::{Argument, Node};
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::{Argument, Node};
 
-use super::super::args::Args;
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Tensor};
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// `cat(tensors, dim)`: of activations with the batch on one dimension (not `dim`);
@@ -19,7 +19,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["tensors", "dim"])?;
         let all = args.tensors("tensors").or_shape()?;
         let names: Vec<&String> = all.iter().filter(|t| !self.is_empty_slice(t)).collect();
         if let [only] = names[..] {
@@ -64,7 +63,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         const MAX_WINDOWS: u64 = 64;
-        reject_extra(args, &["self", "dimension", "size", "step"])?;
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let dim = tensor::axis(args.int_or("dimension", 0).or_shape()?, x.rank())?;
         let at = x.sample_axis(dim, "unfold")?;
@@ -110,7 +108,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "shifts", "dims"])?;
         let mut x = self.tensor(args.tensor("self").or_shape()?)?;
         let list = |name: &str| match args.get(name) {
             Some(Argument::Ints(v)) => Ok(v.clone()),
@@ -161,14 +158,12 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "start_dim", "end_dim"])?;
         self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
     }
 
     /// `type_as(self, other)` of an activation already of `other`'s element type (rotary
     /// embeddings cast back to the activation's type): the input itself.
     pub(super) fn type_as(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "other"])?;
         let input = args.tensor("self").or_shape()?;
         let x = self.tensor(input)?;
         let want = self.recorded_elem(self.output_name(node, 0)?)?;
@@ -183,7 +178,6 @@ impl<'p> Lowering<'p, '_> {
 
     /// `clone`, `contiguous`, `alias`, `detach`: the input itself.
     pub(super) fn pass_through(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "memory_format"])?;
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         self.bind_tensor(node, 0, x)
     }
@@ -196,7 +190,6 @@ impl<'p> Lowering<'p, '_> {
         } else {
             "self"
         };
-        reject_extra(args, &[tensor, "p", "train"])?;
         if args.bool_or("train", false).or_shape()? {
             return Err(arg_error(
                 "dropout is in training mode; export the model after `model.eval()`".into(),
@@ -213,7 +206,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "other"])?;
         self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
     }
 
@@ -225,7 +217,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "size", "shape"])?;
         self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
     }
 
@@ -238,7 +229,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "dim", "start", "end", "step"])?;
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let dim = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
         let start = args.optional_int("start").or_shape()?.unwrap_or(0);
@@ -297,7 +287,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "dims", "dim0", "dim1"])?;
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let rank = x.rank();
         let order: Vec<usize> = match args.get("dims") {

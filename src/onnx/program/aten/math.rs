@@ -3,15 +3,15 @@
 //! scalar, `clamp`, `maximum`/`minimum`, `rsub` and the `.Scalar` arithmetic overloads,
 //! `elu`, `leaky_relu`, `softplus`, `prelu`, `mish` and tanh-approximated `gelu`.
 
+use crate::aten::program::{Argument, Node};
 use crate::onnx::graph::{Attr, GraphBuilder, Value};
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::{Argument, Node};
 
-use super::super::args::Args;
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::pointwise::{operand, Elementwise};
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 /// `x · c` for a scalar `c`.
 fn scaled(g: &mut GraphBuilder, scope: &str, x: &Value, c: f32) -> Result<Value, OnnxError> {
@@ -65,7 +65,6 @@ impl<'p> Lowering<'p, '_> {
         op: &'static str,
         reversed: bool,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "other", "alpha"])?;
         if args.float_or("alpha", 1.0).or_shape()? != 1.0 {
             return Err(arg_error(format!("{op} with alpha ≠ 1 is not exported")));
         }
@@ -82,7 +81,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "exponent"])?;
         let exponent = args.number("exponent").or_shape()? as f32;
         self.arithmetic(
             node,
@@ -101,7 +99,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "min", "max"])?;
         let bound = |name: &str, default: f32| match args.get(name) {
             None | Some(Argument::None) => Ok(default),
             Some(Argument::Int(_) | Argument::Float(_)) => {
@@ -126,7 +123,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "alpha", "scale", "input_scale"])?;
         let alpha = args.float_or("alpha", 1.0).or_shape()? as f32;
         for name in ["scale", "input_scale"] {
             if args.float_or(name, 1.0).or_shape()? != 1.0 {
@@ -147,7 +143,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "negative_slope"])?;
         let slope = args.float_or("negative_slope", 0.01).or_shape()? as f32;
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let y = self
@@ -165,7 +160,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "beta", "threshold"])?;
         let beta = args.float_or("beta", 1.0).or_shape()?;
         let threshold = args.float_or("threshold", 20.0).or_shape()?;
         if threshold < 15.0 || beta <= 0.0 {
@@ -191,7 +185,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self"])?;
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let s = self.g.unary("Softplus", scope, &x, vec![]);
         let t = emit::tanh(&mut self.g, scope, &s);
@@ -234,7 +227,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "weight"])?;
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let weight = self.constant(args.tensor("weight").or_shape()?)?;
         let values = self.read(&weight)?;

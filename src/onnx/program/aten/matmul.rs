@@ -3,14 +3,14 @@
 //! number of times), so the ONNX MatMul is exact; a product over the batch dimension mixes
 //! samples. Leading dimensions must agree: torch's broadcasting of them is not exported.
 
+use crate::aten::program::{Argument, Node};
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::{Argument, Node};
 
-use super::super::args::Args;
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Size, Tensor};
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// `einsum(equation, [activation, constant])` with one letter per dimension and no
@@ -26,7 +26,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["equation", "tensors", "path"])?;
         let equation = match args.get("equation") {
             Some(Argument::String(e)) => e.replace(' ', ""),
             _ => return Err(arg_error("argument `equation` is not a string".into())),
@@ -143,7 +142,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "other"])?;
         let a = self.tensor(args.tensor("self").or_shape()?)?;
         let other = args.tensor("other").or_shape()?;
         let y = if self.is_constant(other) {
@@ -172,7 +170,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "mat2"])?;
         let a = self.tensor(args.tensor("self").or_shape()?)?;
         let b = self.tensor(args.tensor("mat2").or_shape()?)?;
         let y = self.product(&a, &b, scope)?;
@@ -188,7 +185,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "batch1", "batch2", "beta", "alpha"])?;
         let a = self.tensor(args.tensor("batch1").or_shape()?)?;
         let b = self.tensor(args.tensor("batch2").or_shape()?)?;
         let beta = args.float_or("beta", 1.0).or_shape()? as f32;

@@ -1,12 +1,11 @@
 //! One lowering per aten op that `torch.export.export` (torch 2.13, no decompositions run)
-//! writes for torchvision classifiers and UNet-style models. Every op checks the arguments
-//! it does not translate (`Args::unexpected`), so a call it cannot express exactly is an
-//! error naming the node, never a silently different graph. Which function lowers which
-//! overload is the table in [`registry`].
+//! writes for users' models. A node naming an argument its op's schema lacks is refused
+//! before any lowering runs ([`crate::aten::schema::check`]), and every lowering reads or
+//! refuses each argument of that schema, so a call it cannot express exactly is an error
+//! naming the node, never a silently different graph. Which function lowers which overload
+//! is the table in [`registry`].
 
 use crate::onnx::OnnxError;
-
-use super::args::Args;
 
 mod attention;
 mod compare;
@@ -39,7 +38,7 @@ fn arg_error(what: String) -> OnnxError {
     OnnxError::Shape { what }
 }
 
-/// `Result<T, String>` from [`Args`] into an (unlocated) export error.
+/// `Result<T, String>` from [`Args`](crate::aten::args::Args) into an (unlocated) export error.
 trait OrShape<T> {
     fn or_shape(self) -> Result<T, OnnxError>;
 }
@@ -48,10 +47,6 @@ impl<T> OrShape<T> for Result<T, String> {
     fn or_shape(self) -> Result<T, OnnxError> {
         self.map_err(arg_error)
     }
-}
-
-fn reject_extra(args: &Args<'_>, known: &[&str]) -> Result<(), OnnxError> {
-    args.unexpected(known).map_or(Ok(()), |e| Err(arg_error(e)))
 }
 
 /// A per-sample axis for full-tensor axis `dim` of a rank-`rank` tensor (batch included);

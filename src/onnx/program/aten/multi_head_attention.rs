@@ -4,30 +4,13 @@
 //! ([`crate::onnx::attention`]) and the output projection. Only self-attention (one tensor
 //! as query, key and value) without a mask and without the attention weights is exported.
 
+use crate::aten::program::{Argument, Node};
 use crate::onnx::attention;
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::{Argument, Node};
 
-use super::super::args::Args;
 use super::super::lower::Lowering;
-use super::{arg_error, reject_extra, OrShape};
-
-/// The schema's argument names, in order.
-const ARGS: &[&str] = &[
-    "query",
-    "key",
-    "value",
-    "embed_dim",
-    "num_head",
-    "qkv_weight",
-    "qkv_bias",
-    "proj_weight",
-    "proj_bias",
-    "mask",
-    "need_weights",
-    "average_attn_weights",
-    "mask_type",
-];
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// Output 0 is the projected attention `[tokens, width]` per sample; output 1 (the
@@ -38,7 +21,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, ARGS)?;
         let query = args.tensor("query").or_shape()?;
         if args.tensor("key").or_shape()? != query || args.tensor("value").or_shape()? != query {
             return Err(arg_error(

@@ -2,14 +2,14 @@
 //! opsets 9–13): group norm reshapes each sample to `[groups, rest]`, normalises each
 //! group as one instance, reshapes back and applies the per-channel affine.
 
+use crate::aten::program::Node;
 use crate::onnx::graph::{Attr, Value, Weight};
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::Node;
 
-use super::super::args::Args;
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// Optional affine parameter `name` (`[C]`) as an initializer shaped `dims`, or `fill`.
@@ -68,20 +68,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(
-            args,
-            &[
-                "input",
-                "weight",
-                "bias",
-                "running_mean",
-                "running_var",
-                "use_input_stats",
-                "momentum",
-                "eps",
-                "cudnn_enabled",
-            ],
-        )?;
         if !args.bool_or("use_input_stats", true).or_shape()? {
             return Err(arg_error(
                 "instance_norm with running statistics (track_running_stats=True in eval mode) is not exported".into(),
@@ -110,17 +96,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(
-            args,
-            &[
-                "input",
-                "num_groups",
-                "weight",
-                "bias",
-                "eps",
-                "cudnn_enabled",
-            ],
-        )?;
         let x = self.activation(args.tensor("input").or_shape()?)?;
         let groups = args.int_or("num_groups", 1).or_shape()?;
         let (Some(&channels), Ok(groups)) = (x.shape().first(), u64::try_from(groups)) else {

@@ -2,13 +2,13 @@
 //! `replication_pad2d` as ONNX `Pad` (modes constant, reflect, edge). torch lists pads from
 //! the last axis backwards (`[left, right, top, bottom]`); padding the batch is refused.
 
+use crate::aten::program::{Argument, Node};
 use crate::onnx::graph::{Attr, Value};
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::{Argument, Node};
 
-use super::super::args::Args;
 use super::super::lower::Lowering;
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 /// ONNX `pads` (`[begin of every axis…, end of every axis…]`, the batch included) and the
 /// per-sample output shape for torch's pad list `pad` on per-sample `shape`.
@@ -73,20 +73,17 @@ impl<'p> Lowering<'p, '_> {
         mode: &'static str,
     ) -> Result<(), OnnxError> {
         let (list, value) = if mode == "constant" {
-            reject_extra(args, &["self", "pad", "mode", "value"])?;
             let value = match args.get("value") {
                 None | Some(Argument::None) => 0.0,
                 Some(_) => args.number("value").or_shape()? as f32,
             };
             ("pad", value)
         } else if args.get("pad").is_some() {
-            reject_extra(args, &["self", "pad", "mode", "value"])?;
             if !matches!(args.get("value"), None | Some(Argument::None)) {
                 return Err(arg_error(format!("a {mode} pad with a value")));
             }
             ("pad", 0.0)
         } else {
-            reject_extra(args, &["self", "padding"])?;
             ("padding", 0.0)
         };
         let x = self.activation(args.tensor("self").or_shape()?)?;

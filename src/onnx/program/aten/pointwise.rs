@@ -1,15 +1,15 @@
 //! Element-wise ops: activations, broadcasting arithmetic, softmax, gelu and layer_norm,
 //! wherever the batch is (softmax and layer_norm not along it).
 
+use crate::aten::program::{Argument, Node};
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::{Argument, Node};
 
-use super::super::args::Args;
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Tensor};
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     pub(super) fn unary(
@@ -18,7 +18,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         emit: impl FnOnce(&mut crate::onnx::graph::GraphBuilder, &Value) -> Value,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self"])?;
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let y = emit(&mut self.g, x.value());
         self.bind_tensor(node, 0, x.with_value(y)?)
@@ -32,7 +31,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         gate: impl FnOnce(&mut crate::onnx::graph::GraphBuilder, &Value) -> Value,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self"])?;
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let s = gate(&mut self.g, x.value());
         let y = emit::binary(
@@ -51,7 +49,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "min_val", "max_val"])?;
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let lo = args.float_or("min_val", -1.0).or_shape()? as f32;
         let hi = args.float_or("max_val", 1.0).or_shape()? as f32;
@@ -69,7 +66,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         op: &'static str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "dim", "dtype", "half_to_float"])?;
         let converts = !matches!(args.get("dtype"), None | Some(Argument::None))
             || args.bool_or("half_to_float", false).or_shape()?;
         if converts {
@@ -90,7 +86,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "approximate"])?;
         let input = args.tensor("self").or_shape()?;
         match args.get("approximate") {
             None => {}
@@ -143,7 +138,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["input", "normalized_shape", "weight", "eps"])?;
         let (t, x) = self.last_axis_norm_input(args, "rms_norm")?;
         let gamma = match args.optional_tensor("weight").or_shape()? {
             Some(w) => Some(self.weight(&self.constant(w)?)?),
@@ -165,17 +159,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(
-            args,
-            &[
-                "input",
-                "normalized_shape",
-                "weight",
-                "bias",
-                "eps",
-                "cudnn_enable",
-            ],
-        )?;
         let (t, x) = self.last_axis_norm_input(args, "layer_norm")?;
         let mut affine = [None, None];
         for (slot, name) in affine.iter_mut().zip(["weight", "bias"]) {
@@ -199,7 +182,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         op: &'static str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "other", "alpha"])?;
         if args.float_or("alpha", 1.0).or_shape()? != 1.0 {
             return Err(arg_error("add/sub with alpha ≠ 1 is not exported".into()));
         }

@@ -1,14 +1,14 @@
 //! Max, average and adaptive average pooling over one to three spatial axes, and `mean`
 //! over dimensions.
 
+use crate::aten::program::{Argument, Node};
 use crate::onnx::ops::PoolNd;
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::{Argument, Node};
 
-use super::super::args::Args;
 use super::super::lower::Lowering;
 use super::reduce::reduction_axes;
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 /// The pooling window of a `max_pool*d`/`avg_pool*d` node with `rank` spatial axes.
 fn window(args: &Args<'_>, rank: usize, op: &str) -> Result<PoolNd, OnnxError> {
@@ -35,17 +35,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         rank: usize,
     ) -> Result<(), OnnxError> {
-        reject_extra(
-            args,
-            &[
-                "self",
-                "kernel_size",
-                "stride",
-                "padding",
-                "dilation",
-                "ceil_mode",
-            ],
-        )?;
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let p = window(args, rank, "max pooling")?;
         if args.sizes_or("dilation", rank, &[1]).or_shape()? != vec![1; rank] {
@@ -67,18 +56,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         rank: usize,
     ) -> Result<(), OnnxError> {
-        reject_extra(
-            args,
-            &[
-                "self",
-                "kernel_size",
-                "stride",
-                "padding",
-                "ceil_mode",
-                "count_include_pad",
-                "divisor_override",
-            ],
-        )?;
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let p = window(args, rank, "average pooling")?;
         if args.optional_int("divisor_override").or_shape()?.is_some() {
@@ -101,7 +78,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         rank: usize,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "output_size"])?;
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let out = args.sizes_or("output_size", rank, &[]).or_shape()?;
         let sizes = match x.shape().split_first() {
@@ -140,7 +116,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "dim", "keepdim", "dtype"])?;
         if !matches!(args.get("dtype"), None | Some(Argument::None)) {
             return Err(arg_error("mean with a dtype is not exported".into()));
         }

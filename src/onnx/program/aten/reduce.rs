@@ -1,15 +1,15 @@
 //! Reductions along per-sample axes: `sum`, `amax`/`amin`, `var`/`std`. Reducing the batch is refused, as for `mean`: each sample must stay
 //! independent.
 
+use crate::aten::program::{Argument, Node};
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::{Argument, Node};
 
-use super::super::args::Args;
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Tensor};
-use super::{arg_error, per_sample_axis, reject_extra, OrShape};
+use super::{arg_error, per_sample_axis, OrShape};
+use crate::aten::args::Args;
 
 /// The per-sample axes of a reduction's `dim` argument (`None` or empty: every axis, which
 /// includes the batch and is refused), sorted and distinct.
@@ -53,7 +53,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         op: &'static str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "dim", "keepdim", "dtype"])?;
         no_dtype(args)?;
         self.reduce_as(node, args, scope, op)
     }
@@ -133,7 +132,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "ord", "dim", "keepdim", "dtype"])?;
         no_dtype(args)?;
         let op = match args.float_or("ord", 2.0).or_shape()? {
             2.0 => "ReduceL2",
@@ -157,7 +155,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         root: bool,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "dim", "correction", "unbiased", "keepdim"])?;
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let axes = reduction_axes(args, &x)?;
         let keep = args.bool_or("keepdim", false).or_shape()?;

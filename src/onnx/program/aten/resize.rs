@@ -2,16 +2,16 @@
 //! nearest and bilinear as ONNX `Resize` with constant scales, the others as one MatMul by
 //! a constant interpolation matrix per axis ([`super::interpolate`]).
 
+use crate::aten::eval;
+use crate::aten::program::{Argument, Node};
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
-use crate::torch::eval;
-use crate::torch::pt2::schema::{Argument, Node};
 
-use super::super::args::Args;
 use super::super::emit::{self, Interpolation};
 use super::super::lower::Lowering;
 use super::interpolate::{matrix, Kernel};
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 /// Which `upsample_*` family a node is; `align_corners` is read for all but nearest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,12 +80,6 @@ impl<'p> Lowering<'p, '_> {
         } else {
             "self"
         };
-        let mut known = vec![tensor, "output_size", "scale_factors"];
-        known.extend(scale_names(rank));
-        if how != Upsample::Nearest {
-            known.push("align_corners");
-        }
-        reject_extra(args, &known)?;
         let input = args.tensor(tensor).or_shape()?;
         if self.is_constant(input) {
             return self.upsample_constant(node, args, input, rank, how);

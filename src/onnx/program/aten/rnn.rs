@@ -31,15 +31,15 @@
 //! states follow a batch traced at a fixed size, and the TorchScript import (whose tensors
 //! keep the batch first, so it takes `batch_first=True` only) can follow `permute(1, 0, 2)`.
 
+use crate::aten::program::Node;
 use crate::onnx::graph::{Attr, GraphBuilder, Value, Weight};
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::Node;
 
-use super::super::args::Args;
 use super::super::emit::single;
 use super::super::lower::Lowering;
 use super::super::tensor::Tensor;
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 /// The recurrent cell a call computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,20 +211,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         cell: Cell,
     ) -> Result<(), OnnxError> {
-        reject_extra(
-            args,
-            &[
-                "input",
-                "hx",
-                "params",
-                "has_biases",
-                "num_layers",
-                "dropout",
-                "train",
-                "bidirectional",
-                "batch_first",
-            ],
-        )?;
         if args.bool_or("train", false).or_shape()? {
             return Err(arg_error(
                 "the recurrent layer is in training mode (dropout between layers); export the model after `model.eval()`".into(),

@@ -3,14 +3,14 @@
 //! `K` as a constant input, opset 11 for `largest`/`sorted`). Along the batch they are
 //! refused, like every op that mixes samples.
 
+use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, Value};
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::{Argument, Node};
 
-use super::super::args::Args;
 use super::super::lower::Lowering;
-use super::{arg_error, per_sample_axis, reject_extra, OrShape};
+use super::{arg_error, per_sample_axis, OrShape};
+use crate::aten::args::Args;
 
 /// The per-sample axis of argument `dim` (required: `None` means the whole tensor, the
 /// batch included).
@@ -78,7 +78,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         onnx: &'static str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "dim", "keepdim"])?;
         let x = self.any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, onnx)?;
         let axis = axis_of(args, &x)?;
@@ -96,7 +95,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         [reduce, arg]: [&'static str; 2],
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "dim", "keepdim"])?;
         let x = self.any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, reduce)?;
         let dim = args.int_or("dim", 0).or_shape()?;
@@ -119,7 +117,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "k", "dim", "largest", "sorted"])?;
         if self.g.opset().version() < 11 {
             return Err(arg_error(
                 "topk needs TopK's `largest` and `sorted` from opset 11; pass --opset 11".into(),

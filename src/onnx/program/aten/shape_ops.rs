@@ -1,15 +1,15 @@
 //! Ops that add, drop or pick dimensions (unsqueeze, squeeze, select, unflatten, expand),
 //! wherever the batch is, and `linear`'s product by a stored weight.
 
+use crate::aten::program::{Argument, Node, SymInt};
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::{Argument, Node, SymInt};
 
-use super::super::args::Args;
 use super::super::emit::{self, Operand};
 use super::super::lower::{Constant, Lowering};
 use super::super::tensor;
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// `unsqueeze(self, dim)`: a new size-1 dimension, a Reshape.
@@ -19,7 +19,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "dim"])?;
         let input = args.tensor("self").or_shape()?;
         let x = self.tensor(input)?;
         tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank() + 1)?;
@@ -34,7 +33,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "dim", "dims"])?;
         let input = args.tensor("self").or_shape()?;
         let x = self.tensor(input)?;
         let dims = match (args.get("dim"), args.get("dims")) {
@@ -64,7 +62,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "dim", "index"])?;
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let dim = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
         let Some(Argument::Int(index)) = args.get("index") else {
@@ -91,7 +88,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "dim", "sizes"])?;
         self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
     }
 
@@ -132,7 +128,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "size", "implicit", "other"])?;
         let input = args.tensor("self").or_shape()?;
         if self.is_constant(input) {
             return Err(arg_error(format!(
@@ -179,7 +174,6 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        reject_extra(args, &["self", "repeats", "dim", "output_size"])?;
         let input = args.tensor("self").or_shape()?;
         let t = self.tensor(input)?;
         if t.value().elem() != crate::onnx::elem::ElemType::Float32 {
@@ -212,7 +206,7 @@ impl<'p> Lowering<'p, '_> {
             }
         }
         let count = ones_dims.iter().product::<u64>();
-        crate::torch::eval::element_count(&ones_dims).map_err(arg_error)?;
+        crate::aten::eval::element_count(&ones_dims).map_err(arg_error)?;
         let ones = self.g.folded(
             &format!("{scope}.ones"),
             ones_dims,
@@ -277,7 +271,6 @@ impl<'p> Lowering<'p, '_> {
     /// `_operator.mul` of the batch times a constant and a positive constant (torch's
     /// `bsz * num_heads`, `B * C * nh`).
     pub(super) fn symbolic_mul(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
-        reject_extra(args, &["a", "b"])?;
         let batch = |name: &str| match args.get(name) {
             Some(Argument::SymInt(SymInt::Name(n))) => self.batch_times(n),
             _ => None,

@@ -3,14 +3,14 @@
 //! `Split` into pieces of 1, each reshaped without the split dimension). The pieces are
 //! sized as torch sizes them ([`piece_sizes`]), and checked against the recorded ones.
 
+use crate::aten::program::Node;
 use crate::onnx::OnnxError;
-use crate::torch::pt2::schema::Node;
 use crate::torch::script::shape::{piece_sizes, pieces_of, Pieces};
 
-use super::super::args::Args;
 use super::super::lower::Lowering;
 use super::super::tensor;
-use super::{arg_error, reject_extra, OrShape};
+use super::{arg_error, OrShape};
+use crate::aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// `split.Tensor`, `split_with_sizes.default`, `chunk.default` or `unbind.int` (`op`).
@@ -21,14 +21,6 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         op: &str,
     ) -> Result<(), OnnxError> {
-        let how_named = match op {
-            "split.Tensor" => "split_size",
-            "split_with_sizes.default" => "split_sizes",
-            "chunk.default" => "chunks",
-            "tensor_split.indices" => "indices",
-            _ => "dim",
-        };
-        reject_extra(args, &["self", how_named, "dim"])?;
         let how = pieces_of(node, op)
             .ok_or_else(|| arg_error(format!("`{op}` is not a splitting op")))?
             .or_shape()?;

@@ -1,7 +1,7 @@
 //! Reading a node's arguments by schema name. torch.export leaves out arguments equal to
 //! their defaults, so every accessor for an optional argument takes the schema's default.
 
-use crate::torch::pt2::schema::{Argument, Node};
+use crate::aten::program::{Argument, Node};
 
 /// A node's arguments. Errors are plain text; the caller adds where the node is.
 pub struct Args<'a>(pub &'a Node);
@@ -149,19 +149,6 @@ impl<'a> Args<'a> {
             Some(other) => Err(Self::wrong(name, "a list of floats or None", other)),
         }
     }
-
-    /// The names of arguments other than `known`: an op given arguments the lowering does
-    /// not read (a newer overload, a non-default flag) must not be silently mistranslated.
-    pub fn unexpected(&self, known: &[&str]) -> Option<String> {
-        let extra: Vec<&str> = self
-            .0
-            .inputs
-            .iter()
-            .map(|a| a.name.as_str())
-            .filter(|n| !known.contains(n))
-            .collect();
-        (!extra.is_empty()).then(|| format!("unexpected arguments {}", extra.join(", ")))
-    }
 }
 
 #[cfg(test)]
@@ -187,9 +174,5 @@ mod tests {
         assert_eq!(args.float_or("eps", 1e-5), Ok(0.001));
         assert!(args.tensor("input").unwrap_err().contains("missing"));
         assert!(args.int_or("eps", 0).unwrap_err().contains("as_float"));
-        assert_eq!(
-            args.unexpected(&["stride", "padding", "bias"]).as_deref(),
-            Some("unexpected arguments eps")
-        );
     }
 }

@@ -4,14 +4,16 @@
 //! [`evaluate`], so the exported graph holds the result as an initializer.
 //!
 //! Only ops whose every tensor input is a constant are evaluated; [`EVALUATED`] lists them.
-//! Every argument an op does not read is refused, as the ONNX lowering does, so an
+//! A node naming an argument its op's schema lacks is refused
+//! ([`super::schema::check`]), and every op reads or refuses each argument of its schema
+//! (ignoring only those that cannot change values: placement, memory format), so an
 //! evaluation is exact or an error, never a silently different constant.
 
 mod tensor;
 
 pub use tensor::{element_count, Tensor, Values, MAX_ELEMENTS};
 
-use crate::torch::pt2::schema::{Argument, Node};
+use crate::aten::program::{Argument, Node};
 
 use tensor::{axis, Reduction};
 
@@ -149,16 +151,15 @@ pub fn evaluate(
         .target
         .strip_prefix("torch.ops.aten.")
         .unwrap_or(&node.target);
+    super::schema::check(node)?;
     let a = Args { node, input };
     let one = |t: Result<Tensor, String>| t.map(|t| vec![t]);
     match op {
         "view.default" | "reshape.default" | "_unsafe_view.default" => {
-            a.only(&["self", "size", "shape"])?;
             let size = a.ints(if a.has("size") { "size" } else { "shape" })?;
             one(a.tensor("self")?.reshape(&size))
         }
         "reshape_as.default" | "view_as.default" => {
-            a.only(&["self", "other"])?;
             let like: Vec<i64> = a
                 .tensor("other")?
                 .dims()
@@ -168,7 +169,6 @@ pub fn evaluate(
             one(a.tensor("self")?.reshape(&like))
         }
         "flatten.using_ints" => {
-            a.only(&["self", "start_dim", "end_dim"])?;
             let x = a.tensor("self")?;
             if x.rank() == 0 {
                 return one(x.reshape(&[1]));
@@ -185,7 +185,6 @@ pub fn evaluate(
             one(x.reshape(&size))
         }
         "unflatten.int" => {
-            a.only(&["self", "dim", "sizes"])?;
             let x = a.tensor("self")?;
             let at = axis(a.int("dim")?, x.rank())?;
             let mut size: Vec<i64> = x.dims()[..at].iter().map(|&s| s as i64).collect();
@@ -194,7 +193,6 @@ pub fn evaluate(
             one(x.reshape(&size))
         }
         "permute.default" => {
-            a.only(&["self", "dims"])?;
             let x = a.tensor("self")?;
             let order = a
                 .ints("dims")?
@@ -204,7 +202,6 @@ pub fn evaluate(
             one(x.permute(&order))
         }
         "transpose.int" | "t.default" => {
-            a.only(&["self", "dim0", "dim1"])?;
             let x = a.tensor("self")?;
             let mut order: Vec<usize> = (0..x.rank()).collect();
             if x.rank() >= 2 || op == "transpose.int" {
@@ -217,7 +214,6 @@ pub fn evaluate(
             one(x.permute(&order))
         }
         "unsqueeze.default" => {
-            a.only(&["self", "dim"])?;
             let x = a.tensor("self")?;
             let at = axis(a.int("dim")?, x.rank() + 1)?;
             let mut size: Vec<i64> = x.dims().iter().map(|&s| s as i64).collect();
@@ -225,7 +221,6 @@ pub fn evaluate(
             one(x.reshape(&size))
         }
         "squeeze.dim" | "squeeze.dims" => {
-            a.only(&["self", "dim"])?;
             let x = a.tensor("self")?;
             let axes = a
                 .ints("dim")?
@@ -239,12 +234,10 @@ pub fn evaluate(
             one(x.reshape(&size))
         }
         "select.int" => {
-            a.only(&["self", "dim", "index"])?;
             let x = a.tensor("self")?;
             one(x.select(axis(a.int("dim")?, x.rank())?, a.int("index")?))
         }
         "slice.Tensor" => {
-            a.only(&["self", "dim", "start", "end", "step"])?;
             let x = a.tensor("self")?;
             let at = axis(a.int_or("dim", 0)?, x.rank())?;
             let step = u64::try_from(a.int_or("step", 1)?).map_err(|_| "a negative slice step")?;
@@ -256,7 +249,6 @@ pub fn evaluate(
             ))
         }
         "narrow.default" => {
-            a.only(&["self", "dim", "start", "length"])?;
             let x = a.tensor("self")?;
             let start = a.int("start")?;
             let end = start
@@ -265,21 +257,15 @@ pub fn evaluate(
             one(x.slice(axis(a.int("dim")?, x.rank())?, start, end, 1))
         }
         "index_select.default" => {
-            a.only(&["self", "dim", "index"])?;
             let x = a.tensor("self")?;
             one(x.index_axis(axis(a.int("dim")?, x.rank())?, &a.tensor("index")?))
         }
-        "index.Tensor" => {
-            a.only(&["self", "indices"])?;
-            one(index(&a.tensor("self")?, &a.optional_tensors("indices")?))
-        }
+        "index.Tensor" => one(index(&a.tensor("self")?, &a.optional_tensors("indices")?)),
         "expand_as.default" => {
-            a.only(&["self", "other"])?;
             let like = a.tensor("other")?;
             one(a.tensor("self")?.expand(like.dims()))
         }
         "expand.default" => {
-            a.only(&["self", "size", "implicit"])?;
             let x = a.tensor("self")?;
             let size = a.ints("size")?;
             let offset = size
@@ -297,7 +283,6 @@ pub fn evaluate(
             one(x.expand(&dims))
         }
         "repeat.default" | "tile.default" => {
-            a.only(&["self", "repeats", "dims"])?;
             let x = a.tensor("self")?;
             let mut repeats = a.ints(if op == "tile.default" {
                 "dims"
@@ -328,7 +313,6 @@ pub fn evaluate(
             one(x.reshape(&interleaved)?.expand(&expanded)?.reshape(&merged))
         }
         "repeat_interleave.self_int" => {
-            a.only(&["self", "repeats", "dim", "output_size"])?;
             let x = a.tensor("self")?;
             let repeats =
                 u64::try_from(a.int("repeats")?).map_err(|_| "a negative repeat count")?;
@@ -370,7 +354,6 @@ pub fn evaluate(
         }
         "_weight_norm.default" => {
             // `g · v / ‖v‖`, the norm over every dimension but `dim` (`nn.utils.weight_norm`).
-            a.only(&["v", "g", "dim"])?;
             let v = a.tensor("v")?;
             let keep = axis(a.int_or("dim", 0)?, v.rank().max(1))?;
             let axes: Vec<usize> = (0..v.rank()).filter(|&d| d != keep).collect();
@@ -379,14 +362,12 @@ pub fn evaluate(
             one(Tensor::zip(&unit, &a.tensor("g")?, |p, q| p * q, None))
         }
         "type_as.default" => {
-            a.only(&["self", "other"])?;
             let like = a.tensor("other")?;
             one(a
                 .tensor("self")?
                 .cast(matches!(like.values(), Values::I64(_))))
         }
         "one_hot.default" => {
-            a.only(&["self", "num_classes"])?;
             let x = a.tensor("self")?;
             let ids = x.to_i64()?;
             let classes = match a.int_or("num_classes", -1)? {
@@ -408,7 +389,6 @@ pub fn evaluate(
             one(Tensor::i64(dims, values))
         }
         "flip.default" => {
-            a.only(&["self", "dims"])?;
             let x = a.tensor("self")?;
             let mut y = x.clone();
             for d in a.ints("dims")? {
@@ -419,16 +399,12 @@ pub fn evaluate(
             }
             one(Ok(y))
         }
-        "gather.default" => {
-            a.only(&["self", "dim", "index", "sparse_grad"])?;
-            one(gather(
-                &a.tensor("self")?,
-                a.int("dim")?,
-                &a.tensor("index")?,
-            ))
-        }
+        "gather.default" => one(gather(
+            &a.tensor("self")?,
+            a.int("dim")?,
+            &a.tensor("index")?,
+        )),
         "cat.default" | "stack.default" => {
-            a.only(&["tensors", "dim"])?;
             let parts = a.tensors("tensors")?;
             let rank = parts.first().map_or(0, Tensor::rank);
             if op == "cat.default" {
@@ -450,21 +426,8 @@ pub fn evaluate(
         | "alias.default"
         | "detach.default"
         | "detach_.default"
-        | "lift_fresh_copy.default" => {
-            a.only(&["self", "memory_format"])?;
-            one(Ok(a.tensor("self")?))
-        }
+        | "lift_fresh_copy.default" => one(Ok(a.tensor("self")?)),
         "to.dtype" | "to.device" | "_to_copy.default" => {
-            a.only(&[
-                "self",
-                "dtype",
-                "layout",
-                "device",
-                "pin_memory",
-                "non_blocking",
-                "copy",
-                "memory_format",
-            ])?;
             let x = a.tensor("self")?;
             match a.dtype()? {
                 None => one(Ok(x)),
@@ -476,7 +439,6 @@ pub fn evaluate(
             }
         }
         "softmax.int" | "_softmax.default" => {
-            a.only(&["self", "dim", "dtype", "half_to_float"])?;
             if a.dtype()?.is_some_and(|d| d != FLOAT32) || a.bool_or("half_to_float", false)? {
                 return Err("a softmax to a dtype other than float32".into());
             }
@@ -488,7 +450,6 @@ pub fn evaluate(
             one(Tensor::zip(&e, &total, |p, q| p / q, None))
         }
         "cumsum.default" => {
-            a.only(&["self", "dim", "dtype"])?;
             let x = a.tensor("self")?;
             let x = match a.dtype()? {
                 None => x,
@@ -497,7 +458,6 @@ pub fn evaluate(
             one(x.cumsum(axis(a.int("dim")?, x.rank().max(1))?))
         }
         "div.Tensor_mode" => {
-            a.only(&["self", "other", "rounding_mode"])?;
             let (x, y) = (a.tensor("self")?, a.operand("other")?);
             one(match a.node_arg("rounding_mode") {
                 None | Some(Argument::None) => Tensor::zip(&x, &y, |p, q| p / q, None),
@@ -511,28 +471,22 @@ pub fn evaluate(
             })
         }
         "pow.Scalar" => {
-            a.only(&["self", "exponent"])?;
             let base = a.number("self")? as f32;
             one(Ok(a.tensor("exponent")?.map(|e| base.powf(e))))
         }
-        "pow.Tensor_Tensor" => {
-            a.only(&["self", "exponent"])?;
-            one(Tensor::zip(
-                &a.tensor("self")?,
-                &a.tensor("exponent")?,
-                f32::powf,
-                None,
-            ))
-        }
+        "pow.Tensor_Tensor" => one(Tensor::zip(
+            &a.tensor("self")?,
+            &a.tensor("exponent")?,
+            f32::powf,
+            None,
+        )),
         "dropout.default" => {
-            a.only(&["input", "p", "train"])?;
             if a.bool_or("train", false)? {
                 return Err("dropout in training mode".into());
             }
             one(a.tensor("input"))
         }
         "linear.default" => {
-            a.only(&["input", "weight", "bias"])?;
             let y = a.tensor("input")?.linear(&a.tensor("weight")?)?;
             one(match a.node_arg("bias") {
                 None | Some(Argument::None) => Ok(y),
@@ -540,9 +494,6 @@ pub fn evaluate(
             })
         }
         "conv2d.default" => {
-            a.only(&[
-                "input", "weight", "bias", "stride", "padding", "dilation", "groups",
-            ])?;
             let pair = |name: &str, default: u64| -> Result<[u64; 2], String> {
                 let v = match a.node_arg(name) {
                     None => vec![default as i64],
@@ -576,7 +527,6 @@ pub fn evaluate(
             })
         }
         "logical_not.default" => {
-            a.only(&["self"])?;
             let x = a.tensor("self")?;
             one(Tensor::i64(
                 x.dims().to_vec(),
@@ -584,7 +534,6 @@ pub fn evaluate(
             ))
         }
         "bitwise_not.default" => {
-            a.only(&["self"])?;
             let x = a.tensor("self")?;
             let Values::I64(v) = x.values() else {
                 return Err("bitwise not of a float tensor".into());
@@ -596,7 +545,6 @@ pub fn evaluate(
         }
         "eq.Tensor" | "eq.Scalar" | "ne.Tensor" | "ne.Scalar" | "lt.Tensor" | "lt.Scalar"
         | "le.Tensor" | "le.Scalar" | "gt.Tensor" | "gt.Scalar" | "ge.Tensor" | "ge.Scalar" => {
-            a.only(&["self", "other"])?;
             let holds: fn(f32, f32) -> bool = match &op[..2] {
                 "eq" => |p, q| p == q,
                 "ne" => |p, q| p != q,
@@ -614,7 +562,6 @@ pub fn evaluate(
             one(truth.cast(true))
         }
         "where.self" => {
-            a.only(&["condition", "self", "other"])?;
             let condition = a.tensor("condition")?;
             let (x, y) = (a.operand("self")?, a.operand("other")?);
             let dims = tensor::broadcast(&[condition.dims(), x.dims(), y.dims()])?;
@@ -645,7 +592,6 @@ pub fn evaluate(
             })
         }
         "meshgrid.indexing" | "meshgrid.default" => {
-            a.only(&["tensors", "indexing"])?;
             let parts = a.tensors("tensors")?;
             let xy = match a.node_arg("indexing") {
                 None | Some(Argument::None) => false,
@@ -657,7 +603,6 @@ pub fn evaluate(
         }
         "add.Tensor" | "add_.Tensor" | "sub.Tensor" | "sub_.Tensor" | "add.Scalar"
         | "sub.Scalar" => {
-            a.only(&["self", "other", "alpha"])?;
             let alpha = a.number_or("alpha", 1.0)?;
             let other = a.operand("other")?;
             let other = if alpha == 1.0 {
@@ -678,7 +623,6 @@ pub fn evaluate(
             })
         }
         "rsub.Tensor" | "rsub.Scalar" => {
-            a.only(&["self", "other", "alpha"])?;
             if a.number_or("alpha", 1.0)? != 1.0 {
                 return Err("rsub with alpha other than 1".into());
             }
@@ -689,26 +633,19 @@ pub fn evaluate(
                 Some(i64::checked_sub),
             ))
         }
-        "mul.Tensor" | "mul_.Tensor" | "mul.Scalar" => {
-            a.only(&["self", "other"])?;
-            one(Tensor::zip(
-                &a.tensor("self")?,
-                &a.operand("other")?,
-                |p, q| p * q,
-                Some(i64::checked_mul),
-            ))
-        }
-        "div.Tensor" | "div_.Tensor" | "div.Scalar" => {
-            a.only(&["self", "other"])?;
-            one(Tensor::zip(
-                &a.tensor("self")?,
-                &a.operand("other")?,
-                |p, q| p / q,
-                None,
-            ))
-        }
+        "mul.Tensor" | "mul_.Tensor" | "mul.Scalar" => one(Tensor::zip(
+            &a.tensor("self")?,
+            &a.operand("other")?,
+            |p, q| p * q,
+            Some(i64::checked_mul),
+        )),
+        "div.Tensor" | "div_.Tensor" | "div.Scalar" => one(Tensor::zip(
+            &a.tensor("self")?,
+            &a.operand("other")?,
+            |p, q| p / q,
+            None,
+        )),
         "maximum.default" | "minimum.default" => {
-            a.only(&["self", "other"])?;
             let (x, y) = (a.tensor("self")?, a.tensor("other")?);
             one(if op == "maximum.default" {
                 Tensor::zip(&x, &y, f32::max, Some(|p, q| Some(p.max(q))))
@@ -717,12 +654,10 @@ pub fn evaluate(
             })
         }
         "pow.Tensor_Scalar" => {
-            a.only(&["self", "exponent"])?;
             let e = a.number("exponent")? as f32;
             one(Ok(a.tensor("self")?.map(|x| x.powf(e))))
         }
         "clamp.default" | "clamp_min.default" | "clamp_max.default" => {
-            a.only(&["self", "min", "max"])?;
             let low = a
                 .optional_number("min")?
                 .map_or(f32::NEG_INFINITY, |v| v as f32);
@@ -732,7 +667,6 @@ pub fn evaluate(
             one(Ok(a.tensor("self")?.map(|x| x.max(low).min(high))))
         }
         "softplus.default" => {
-            a.only(&["self", "beta", "threshold"])?;
             let beta = a.number_or("beta", 1.0)? as f32;
             let threshold = a.number_or("threshold", 20.0)? as f32;
             one(Ok(a.tensor("self")?.map(|x| {
@@ -747,7 +681,6 @@ pub fn evaluate(
         | "sigmoid.default" | "tanh.default" | "abs.default" | "reciprocal.default"
         | "sin.default" | "cos.default" | "floor.default" | "ceil.default" | "round.default"
         | "sign.default" | "relu.default" | "relu_.default" => {
-            a.only(&["self"])?;
             let f: fn(f32) -> f32 = match op {
                 "sin.default" => f32::sin,
                 "cos.default" => f32::cos,
@@ -770,7 +703,6 @@ pub fn evaluate(
             one(Ok(a.tensor("self")?.map(f)))
         }
         "mean.dim" | "sum.dim_IntList" | "amax.default" | "amin.default" => {
-            a.only(&["self", "dim", "keepdim", "dtype"])?;
             if a.dtype()?.is_some_and(|d| d != FLOAT32) {
                 return Err("a reduction to a dtype other than float32".into());
             }
@@ -783,7 +715,6 @@ pub fn evaluate(
             reduction(&a, "dim", how)
         }
         "var.correction" | "var.dim" | "std.correction" | "std.dim" => {
-            a.only(&["self", "dim", "correction", "unbiased", "keepdim"])?;
             let correction = match a.optional_number("correction")? {
                 Some(c) => c,
                 None => f64::from(u8::from(a.bool_or("unbiased", true)?)),
@@ -796,7 +727,6 @@ pub fn evaluate(
             })
         }
         "linalg_vector_norm.default" => {
-            a.only(&["self", "ord", "dim", "keepdim", "dtype"])?;
             if a.number_or("ord", 2.0)? != 2.0 || a.dtype()?.is_some() {
                 return Err("a vector norm other than the float32 L2 norm".into());
             }
@@ -932,17 +862,6 @@ fn reduction(a: &Args<'_>, dims: &str, how: Reduction) -> Result<Vec<Tensor>, St
 /// (axis 1) standardised with its own biased statistics, the weight standardisation of
 /// timm's StdConv. The native forms also return the mean and the reciprocal std.
 fn standardise(a: &Args<'_>, op: &str) -> Result<Vec<Tensor>, String> {
-    a.only(&[
-        "input",
-        "weight",
-        "bias",
-        "running_mean",
-        "running_var",
-        "training",
-        "momentum",
-        "eps",
-        "cudnn_enabled",
-    ])?;
     for unused in ["running_mean", "running_var"] {
         if !matches!(a.node_arg(unused), None | Some(Argument::None)) {
             return Err(format!(
@@ -1056,19 +975,6 @@ impl Args<'_> {
 
     fn wrong_mode(got: Option<&Argument>) -> String {
         Self::wrong("rounding_mode/indexing", "a mode torch documents", got)
-    }
-
-    /// Refuses arguments other than `known`.
-    fn only(&self, known: &[&str]) -> Result<(), String> {
-        match self
-            .node
-            .inputs
-            .iter()
-            .find(|a| !known.contains(&a.name.as_str()))
-        {
-            Some(extra) => Err(format!("unexpected argument `{}`", extra.name)),
-            None => Ok(()),
-        }
     }
 
     fn constant(&self, name: &str) -> Result<Tensor, String> {

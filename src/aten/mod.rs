@@ -1,0 +1,14 @@
+//! The aten program layer: what both importers of users' own models produce and the ONNX
+//! lowering consumes.
+//!
+//! - [`program`]: the program format, torch.export's serialized `ExportedProgram` (the
+//!   `.pt2` importer reads it as is; the TorchScript importer builds one).
+//! - [`schema`]: every op's argument names, declared once.
+//! - [`args`]: reading a node's arguments by those names, with the schema's defaults.
+//! - [`eval`]: evaluating ops whose inputs are all constants (parameters, buffers,
+//!   literals), so the export writes their results as initializers.
+
+pub mod args;
+pub mod eval;
+pub mod program;
+pub mod schema;

@@ -1,0 +1,956 @@
+//! The aten schemas: for every op the importers read, the evaluator computes or the ONNX
+//! lowering translates, its argument names as torch declares them (`native_functions.yaml`),
+//! positional and keyword-only. This table is the one place they are written: the
+//! TorchScript importer turns positional calls into named arguments with it, a program
+//! node naming an argument its op does not have is refused with it, and the op documents
+//! print signatures from it.
+//!
+//! Rows are produced from torch's own schemas by `scripts/aten-schema OVERLOAD…`, and the
+//! interop tier checks the whole table against torch 2.13 (through `docs/onnx-ops.md`, which
+//! prints every row).
+
+use super::program::Node;
+
+/// One overload's arguments.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Schema {
+    /// The overload as in `torch.ops.aten.<target>` (`conv2d.default`); `_operator.<name>`
+    /// for the Python operators torch.export records on symbolic sizes.
+    pub target: &'static str,
+    /// Positional argument names, in order.
+    pub args: &'static [&'static str],
+    /// Keyword-only argument names (after `*`).
+    pub kwargs: &'static [&'static str],
+}
+
+impl Schema {
+    /// The op's name without the overload (`conv2d`).
+    pub fn name(&self) -> &'static str {
+        self.target
+            .rsplit_once('.')
+            .map_or(self.target, |(name, _)| name)
+    }
+
+    /// Whether `name` is one of the arguments.
+    pub fn has(&self, name: &str) -> bool {
+        self.args.contains(&name) || self.kwargs.contains(&name)
+    }
+
+    /// The schema as a user reads it: `mean.dim(self, dim, keepdim, *, dtype)`.
+    pub fn signature(&self) -> String {
+        let mut names: Vec<&str> = self.args.to_vec();
+        if !self.kwargs.is_empty() {
+            names.push("*");
+            names.extend(self.kwargs);
+        }
+        format!("{}({})", self.target, names.join(", "))
+    }
+}
+
+const fn schema(
+    target: &'static str,
+    args: &'static [&'static str],
+    kwargs: &'static [&'static str],
+) -> Schema {
+    Schema {
+        target,
+        args,
+        kwargs,
+    }
+}
+
+/// The schema of `node`'s op, after checking that the node names only arguments the op
+/// has: a node given an argument its op does not declare (a newer overload, a misread
+/// program) must not be translated as if it were absent. Errors are plain text; the caller
+/// adds where the node is.
+pub fn check(node: &Node) -> Result<&'static Schema, String> {
+    let schema =
+        lookup(&node.target).ok_or_else(|| format!("`{}` has no known schema", node.target))?;
+    match node.inputs.iter().find(|a| !schema.has(&a.name)) {
+        Some(extra) => Err(format!(
+            "unexpected argument `{}` for {}",
+            extra.name,
+            schema.signature()
+        )),
+        None => Ok(schema),
+    }
+}
+
+/// The schema of `target` (`conv2d.default`, with or without `torch.ops.aten.`).
+pub fn lookup(target: &str) -> Option<&'static Schema> {
+    let target = target.strip_prefix("torch.ops.aten.").unwrap_or(target);
+    SCHEMAS.iter().find(|s| s.target == target)
+}
+
+/// Every schema, sorted by target.
+pub const SCHEMAS: &[Schema] = &[
+    schema("__and__.Tensor", &["self", "other"], &[]),
+    schema("__or__.Tensor", &["self", "other"], &[]),
+    schema(
+        "_convolution.default",
+        &[
+            "input",
+            "weight",
+            "bias",
+            "stride",
+            "padding",
+            "dilation",
+            "transposed",
+            "output_padding",
+            "groups",
+            "benchmark",
+            "deterministic",
+            "cudnn_enabled",
+            "allow_tf32",
+        ],
+        &[],
+    ),
+    schema(
+        "_log_softmax.default",
+        &["self", "dim", "half_to_float"],
+        &[],
+    ),
+    schema(
+        "_native_batch_norm_legit.no_stats",
+        &["input", "weight", "bias", "training", "momentum", "eps"],
+        &[],
+    ),
+    schema(
+        "_native_batch_norm_legit_functional.default",
+        &[
+            "input",
+            "weight",
+            "bias",
+            "running_mean",
+            "running_var",
+            "training",
+            "momentum",
+            "eps",
+        ],
+        &[],
+    ),
+    schema(
+        "_native_batch_norm_legit_no_training.default",
+        &[
+            "input",
+            "weight",
+            "bias",
+            "running_mean",
+            "running_var",
+            "momentum",
+            "eps",
+        ],
+        &[],
+    ),
+    schema(
+        "_native_multi_head_attention.default",
+        &[
+            "query",
+            "key",
+            "value",
+            "embed_dim",
+            "num_head",
+            "qkv_weight",
+            "qkv_bias",
+            "proj_weight",
+            "proj_bias",
+            "mask",
+            "need_weights",
+            "average_attn_weights",
+            "mask_type",
+        ],
+        &[],
+    ),
+    schema("_operator.mul", &["a", "b"], &[]),
+    schema("_softmax.default", &["self", "dim", "half_to_float"], &[]),
+    schema(
+        "_to_copy.default",
+        &["self"],
+        &[
+            "dtype",
+            "layout",
+            "device",
+            "pin_memory",
+            "non_blocking",
+            "memory_format",
+        ],
+    ),
+    schema(
+        "_transformer_encoder_layer_fwd.default",
+        &[
+            "src",
+            "embed_dim",
+            "num_heads",
+            "qkv_weight",
+            "qkv_bias",
+            "proj_weight",
+            "proj_bias",
+            "use_gelu",
+            "norm_first",
+            "eps",
+            "norm_weight_1",
+            "norm_bias_1",
+            "norm_weight_2",
+            "norm_bias_2",
+            "ffn_weight_1",
+            "ffn_bias_1",
+            "ffn_weight_2",
+            "ffn_bias_2",
+            "mask",
+            "mask_type",
+        ],
+        &[],
+    ),
+    schema("_unsafe_view.default", &["self", "size"], &[]),
+    schema("_weight_norm.default", &["v", "g", "dim"], &[]),
+    schema("abs.default", &["self"], &[]),
+    schema("adaptive_avg_pool1d.default", &["self", "output_size"], &[]),
+    schema("adaptive_avg_pool2d.default", &["self", "output_size"], &[]),
+    schema("adaptive_avg_pool3d.default", &["self", "output_size"], &[]),
+    schema("add.Scalar", &["self", "other", "alpha"], &[]),
+    schema("add.Tensor", &["self", "other"], &["alpha"]),
+    schema("add_.Tensor", &["self", "other"], &["alpha"]),
+    schema(
+        "addcdiv.default",
+        &["self", "tensor1", "tensor2"],
+        &["value"],
+    ),
+    schema(
+        "addcmul.default",
+        &["self", "tensor1", "tensor2"],
+        &["value"],
+    ),
+    schema("alias.default", &["self"], &[]),
+    schema("amax.default", &["self", "dim", "keepdim"], &[]),
+    schema("amin.default", &["self", "dim", "keepdim"], &[]),
+    schema(
+        "arange.default",
+        &["end"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema(
+        "arange.start",
+        &["start", "end"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema(
+        "arange.start_step",
+        &["start", "end", "step"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema("argmax.default", &["self", "dim", "keepdim"], &[]),
+    schema("argmin.default", &["self", "dim", "keepdim"], &[]),
+    schema(
+        "avg_pool1d.default",
+        &[
+            "self",
+            "kernel_size",
+            "stride",
+            "padding",
+            "ceil_mode",
+            "count_include_pad",
+        ],
+        &[],
+    ),
+    schema(
+        "avg_pool2d.default",
+        &[
+            "self",
+            "kernel_size",
+            "stride",
+            "padding",
+            "ceil_mode",
+            "count_include_pad",
+            "divisor_override",
+        ],
+        &[],
+    ),
+    schema(
+        "avg_pool3d.default",
+        &[
+            "self",
+            "kernel_size",
+            "stride",
+            "padding",
+            "ceil_mode",
+            "count_include_pad",
+            "divisor_override",
+        ],
+        &[],
+    ),
+    schema(
+        "baddbmm.default",
+        &["self", "batch1", "batch2"],
+        &["beta", "alpha"],
+    ),
+    schema(
+        "batch_norm.default",
+        &[
+            "input",
+            "weight",
+            "bias",
+            "running_mean",
+            "running_var",
+            "training",
+            "momentum",
+            "eps",
+            "cudnn_enabled",
+        ],
+        &[],
+    ),
+    schema("bitwise_and.Tensor", &["self", "other"], &[]),
+    schema("bitwise_not.default", &["self"], &[]),
+    schema("bitwise_or.Tensor", &["self", "other"], &[]),
+    schema("bmm.default", &["self", "mat2"], &[]),
+    schema("cat.default", &["tensors", "dim"], &[]),
+    schema("ceil.default", &["self"], &[]),
+    schema("chunk.default", &["self", "chunks", "dim"], &[]),
+    schema("clamp.default", &["self", "min", "max"], &[]),
+    schema("clamp_max.default", &["self", "max"], &[]),
+    schema("clamp_min.default", &["self", "min"], &[]),
+    schema("clone.default", &["self"], &["memory_format"]),
+    schema(
+        "col2im.default",
+        &[
+            "self",
+            "output_size",
+            "kernel_size",
+            "dilation",
+            "padding",
+            "stride",
+        ],
+        &[],
+    ),
+    schema("constant_pad_nd.default", &["self", "pad", "value"], &[]),
+    schema("contiguous.default", &["self"], &["memory_format"]),
+    schema(
+        "conv1d.default",
+        &[
+            "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+        ],
+        &[],
+    ),
+    schema(
+        "conv1d.padding",
+        &[
+            "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+        ],
+        &[],
+    ),
+    schema(
+        "conv2d.default",
+        &[
+            "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+        ],
+        &[],
+    ),
+    schema(
+        "conv2d.padding",
+        &[
+            "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+        ],
+        &[],
+    ),
+    schema(
+        "conv3d.default",
+        &[
+            "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+        ],
+        &[],
+    ),
+    schema(
+        "conv3d.padding",
+        &[
+            "input", "weight", "bias", "stride", "padding", "dilation", "groups",
+        ],
+        &[],
+    ),
+    schema(
+        "conv_transpose1d.default",
+        &[
+            "input",
+            "weight",
+            "bias",
+            "stride",
+            "padding",
+            "output_padding",
+            "groups",
+            "dilation",
+        ],
+        &[],
+    ),
+    schema(
+        "conv_transpose2d.input",
+        &[
+            "input",
+            "weight",
+            "bias",
+            "stride",
+            "padding",
+            "output_padding",
+            "groups",
+            "dilation",
+        ],
+        &[],
+    ),
+    schema(
+        "conv_transpose3d.input",
+        &[
+            "input",
+            "weight",
+            "bias",
+            "stride",
+            "padding",
+            "output_padding",
+            "groups",
+            "dilation",
+        ],
+        &[],
+    ),
+    schema("cos.default", &["self"], &[]),
+    schema("cumsum.default", &["self", "dim"], &["dtype"]),
+    schema("detach.default", &["self"], &[]),
+    schema("detach_.default", &["self"], &[]),
+    schema("div.Scalar", &["self", "other"], &[]),
+    schema("div.Tensor", &["self", "other"], &[]),
+    schema("div.Tensor_mode", &["self", "other"], &["rounding_mode"]),
+    schema("div_.Tensor", &["self", "other"], &[]),
+    schema("dropout.default", &["input", "p", "train"], &[]),
+    schema("dropout_.default", &["self", "p", "train"], &[]),
+    schema("einsum.default", &["equation", "tensors"], &["path"]),
+    schema(
+        "elu.default",
+        &["self", "alpha", "scale", "input_scale"],
+        &[],
+    ),
+    schema(
+        "elu_.default",
+        &["self", "alpha", "scale", "input_scale"],
+        &[],
+    ),
+    schema(
+        "embedding.default",
+        &[
+            "weight",
+            "indices",
+            "padding_idx",
+            "scale_grad_by_freq",
+            "sparse",
+        ],
+        &[],
+    ),
+    schema("eq.Scalar", &["self", "other"], &[]),
+    schema("eq.Tensor", &["self", "other"], &[]),
+    schema("exp.default", &["self"], &[]),
+    schema("expand.default", &["self", "size"], &["implicit"]),
+    schema("expand_as.default", &["self", "other"], &[]),
+    schema("flatten.using_ints", &["self", "start_dim", "end_dim"], &[]),
+    schema("flip.default", &["self", "dims"], &[]),
+    schema("floor.default", &["self"], &[]),
+    schema(
+        "full.default",
+        &["size", "fill_value"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema(
+        "gather.default",
+        &["self", "dim", "index"],
+        &["sparse_grad"],
+    ),
+    schema("ge.Scalar", &["self", "other"], &[]),
+    schema("ge.Tensor", &["self", "other"], &[]),
+    schema("gelu.default", &["self"], &["approximate"]),
+    schema(
+        "group_norm.default",
+        &[
+            "input",
+            "num_groups",
+            "weight",
+            "bias",
+            "eps",
+            "cudnn_enabled",
+        ],
+        &[],
+    ),
+    schema(
+        "gru.input",
+        &[
+            "input",
+            "hx",
+            "params",
+            "has_biases",
+            "num_layers",
+            "dropout",
+            "train",
+            "bidirectional",
+            "batch_first",
+        ],
+        &[],
+    ),
+    schema("gt.Scalar", &["self", "other"], &[]),
+    schema("gt.Tensor", &["self", "other"], &[]),
+    schema("hardsigmoid.default", &["self"], &[]),
+    schema("hardsigmoid_.default", &["self"], &[]),
+    schema("hardswish.default", &["self"], &[]),
+    schema("hardswish_.default", &["self"], &[]),
+    schema("hardtanh.default", &["self", "min_val", "max_val"], &[]),
+    schema("hardtanh_.default", &["self", "min_val", "max_val"], &[]),
+    schema(
+        "im2col.default",
+        &["self", "kernel_size", "dilation", "padding", "stride"],
+        &[],
+    ),
+    schema("index.Tensor", &["self", "indices"], &[]),
+    schema("index_select.default", &["self", "dim", "index"], &[]),
+    schema(
+        "instance_norm.default",
+        &[
+            "input",
+            "weight",
+            "bias",
+            "running_mean",
+            "running_var",
+            "use_input_stats",
+            "momentum",
+            "eps",
+            "cudnn_enabled",
+        ],
+        &[],
+    ),
+    schema(
+        "layer_norm.default",
+        &[
+            "input",
+            "normalized_shape",
+            "weight",
+            "bias",
+            "eps",
+            "cudnn_enable",
+        ],
+        &[],
+    ),
+    schema("le.Scalar", &["self", "other"], &[]),
+    schema("le.Tensor", &["self", "other"], &[]),
+    schema("leaky_relu.default", &["self", "negative_slope"], &[]),
+    schema("leaky_relu_.default", &["self", "negative_slope"], &[]),
+    schema("lift_fresh_copy.default", &["self"], &[]),
+    schema(
+        "linalg_vector_norm.default",
+        &["self", "ord", "dim", "keepdim"],
+        &["dtype"],
+    ),
+    schema("linear.default", &["input", "weight", "bias"], &[]),
+    schema("log.default", &["self"], &[]),
+    schema("log_softmax.int", &["self", "dim", "dtype"], &[]),
+    schema("logical_and.default", &["self", "other"], &[]),
+    schema("logical_not.default", &["self"], &[]),
+    schema("logical_or.default", &["self", "other"], &[]),
+    schema(
+        "lstm.input",
+        &[
+            "input",
+            "hx",
+            "params",
+            "has_biases",
+            "num_layers",
+            "dropout",
+            "train",
+            "bidirectional",
+            "batch_first",
+        ],
+        &[],
+    ),
+    schema("lt.Scalar", &["self", "other"], &[]),
+    schema("lt.Tensor", &["self", "other"], &[]),
+    schema("masked_fill.Scalar", &["self", "mask", "value"], &[]),
+    schema("masked_fill.Tensor", &["self", "mask", "value"], &[]),
+    schema("matmul.default", &["self", "other"], &[]),
+    schema("max.dim", &["self", "dim", "keepdim"], &[]),
+    schema(
+        "max_pool1d.default",
+        &[
+            "self",
+            "kernel_size",
+            "stride",
+            "padding",
+            "dilation",
+            "ceil_mode",
+        ],
+        &[],
+    ),
+    schema(
+        "max_pool1d_with_indices.default",
+        &[
+            "self",
+            "kernel_size",
+            "stride",
+            "padding",
+            "dilation",
+            "ceil_mode",
+        ],
+        &[],
+    ),
+    schema(
+        "max_pool2d.default",
+        &[
+            "self",
+            "kernel_size",
+            "stride",
+            "padding",
+            "dilation",
+            "ceil_mode",
+        ],
+        &[],
+    ),
+    schema(
+        "max_pool2d_with_indices.default",
+        &[
+            "self",
+            "kernel_size",
+            "stride",
+            "padding",
+            "dilation",
+            "ceil_mode",
+        ],
+        &[],
+    ),
+    schema(
+        "max_pool3d.default",
+        &[
+            "self",
+            "kernel_size",
+            "stride",
+            "padding",
+            "dilation",
+            "ceil_mode",
+        ],
+        &[],
+    ),
+    schema(
+        "max_pool3d_with_indices.default",
+        &[
+            "self",
+            "kernel_size",
+            "stride",
+            "padding",
+            "dilation",
+            "ceil_mode",
+        ],
+        &[],
+    ),
+    schema("maximum.default", &["self", "other"], &[]),
+    schema("mean.dim", &["self", "dim", "keepdim"], &["dtype"]),
+    schema("meshgrid.default", &["tensors"], &[]),
+    schema("meshgrid.indexing", &["tensors"], &["indexing"]),
+    schema("min.dim", &["self", "dim", "keepdim"], &[]),
+    schema("minimum.default", &["self", "other"], &[]),
+    schema("mish.default", &["self"], &[]),
+    schema("mish_.default", &["self"], &[]),
+    schema("mul.Scalar", &["self", "other"], &[]),
+    schema("mul.Tensor", &["self", "other"], &[]),
+    schema("mul_.Tensor", &["self", "other"], &[]),
+    schema("narrow.default", &["self", "dim", "start", "length"], &[]),
+    schema("ne.Scalar", &["self", "other"], &[]),
+    schema("ne.Tensor", &["self", "other"], &[]),
+    schema("neg.default", &["self"], &[]),
+    schema("one_hot.default", &["self", "num_classes"], &[]),
+    schema(
+        "ones.default",
+        &["size"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema("pad.default", &["self", "pad", "mode", "value"], &[]),
+    schema("permute.default", &["self", "dims"], &[]),
+    schema("pow.Scalar", &["self", "exponent"], &[]),
+    schema("pow.Tensor_Scalar", &["self", "exponent"], &[]),
+    schema("pow.Tensor_Tensor", &["self", "exponent"], &[]),
+    schema("prelu.default", &["self", "weight"], &[]),
+    schema("reciprocal.default", &["self"], &[]),
+    schema("reflection_pad2d.default", &["self", "padding"], &[]),
+    schema("relu.default", &["self"], &[]),
+    schema("relu6.default", &["self"], &[]),
+    schema("relu_.default", &["self"], &[]),
+    schema("remainder.Scalar", &["self", "other"], &[]),
+    schema("remainder.Tensor", &["self", "other"], &[]),
+    schema("repeat.default", &["self", "repeats"], &[]),
+    schema(
+        "repeat_interleave.self_int",
+        &["self", "repeats", "dim"],
+        &["output_size"],
+    ),
+    schema("replication_pad2d.default", &["self", "padding"], &[]),
+    schema("reshape.default", &["self", "shape"], &[]),
+    schema("reshape_as.default", &["self", "other"], &[]),
+    schema(
+        "rms_norm.default",
+        &["input", "normalized_shape", "weight", "eps"],
+        &[],
+    ),
+    schema("roll.default", &["self", "shifts", "dims"], &[]),
+    schema("round.default", &["self"], &[]),
+    schema("rsqrt.default", &["self"], &[]),
+    schema("rsub.Scalar", &["self", "other", "alpha"], &[]),
+    schema("rsub.Tensor", &["self", "other"], &["alpha"]),
+    schema(
+        "scalar_tensor.default",
+        &["s"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema(
+        "scaled_dot_product_attention.default",
+        &[
+            "query",
+            "key",
+            "value",
+            "attn_mask",
+            "dropout_p",
+            "is_causal",
+        ],
+        &["scale", "enable_gqa"],
+    ),
+    schema("select.int", &["self", "dim", "index"], &[]),
+    schema("sigmoid.default", &["self"], &[]),
+    schema("sigmoid_.default", &["self"], &[]),
+    schema("sign.default", &["self"], &[]),
+    schema("silu.default", &["self"], &[]),
+    schema("silu_.default", &["self"], &[]),
+    schema("sin.default", &["self"], &[]),
+    schema(
+        "slice.Tensor",
+        &["self", "dim", "start", "end", "step"],
+        &[],
+    ),
+    schema("softmax.int", &["self", "dim", "dtype"], &[]),
+    schema("softplus.default", &["self", "beta", "threshold"], &[]),
+    schema("split.Tensor", &["self", "split_size", "dim"], &[]),
+    schema(
+        "split_with_sizes.default",
+        &["self", "split_sizes", "dim"],
+        &[],
+    ),
+    schema("sqrt.default", &["self"], &[]),
+    schema("squeeze.dim", &["self", "dim"], &[]),
+    schema("squeeze.dims", &["self", "dim"], &[]),
+    schema("stack.default", &["tensors", "dim"], &[]),
+    schema(
+        "std.correction",
+        &["self", "dim"],
+        &["correction", "keepdim"],
+    ),
+    schema("std.dim", &["self", "dim", "unbiased", "keepdim"], &[]),
+    schema("sub.Scalar", &["self", "other", "alpha"], &[]),
+    schema("sub.Tensor", &["self", "other"], &["alpha"]),
+    schema("sub_.Tensor", &["self", "other"], &["alpha"]),
+    schema("sum.dim_IntList", &["self", "dim", "keepdim"], &["dtype"]),
+    schema("sym_size.int", &["self", "dim"], &[]),
+    schema("t.default", &["self"], &[]),
+    schema("tanh.default", &["self"], &[]),
+    schema("tanh_.default", &["self"], &[]),
+    schema("tensor_split.indices", &["self", "indices", "dim"], &[]),
+    schema("tile.default", &["self", "dims"], &[]),
+    schema(
+        "to.device",
+        &[
+            "self",
+            "device",
+            "dtype",
+            "non_blocking",
+            "copy",
+            "memory_format",
+        ],
+        &[],
+    ),
+    schema(
+        "to.dtype",
+        &["self", "dtype", "non_blocking", "copy", "memory_format"],
+        &[],
+    ),
+    schema(
+        "to.dtype_layout",
+        &["self"],
+        &[
+            "dtype",
+            "layout",
+            "device",
+            "pin_memory",
+            "non_blocking",
+            "copy",
+            "memory_format",
+        ],
+    ),
+    schema(
+        "topk.default",
+        &["self", "k", "dim", "largest", "sorted"],
+        &[],
+    ),
+    schema("transpose.int", &["self", "dim0", "dim1"], &[]),
+    schema("type_as.default", &["self", "other"], &[]),
+    schema("unbind.int", &["self", "dim"], &[]),
+    schema("unflatten.int", &["self", "dim", "sizes"], &[]),
+    schema(
+        "unfold.default",
+        &["self", "dimension", "size", "step"],
+        &[],
+    ),
+    schema("unsqueeze.default", &["self", "dim"], &[]),
+    schema(
+        "upsample_bicubic2d.default",
+        &[
+            "self",
+            "output_size",
+            "align_corners",
+            "scales_h",
+            "scales_w",
+        ],
+        &[],
+    ),
+    schema(
+        "upsample_bicubic2d.vec",
+        &["input", "output_size", "align_corners", "scale_factors"],
+        &[],
+    ),
+    schema(
+        "upsample_bilinear2d.default",
+        &[
+            "self",
+            "output_size",
+            "align_corners",
+            "scales_h",
+            "scales_w",
+        ],
+        &[],
+    ),
+    schema(
+        "upsample_bilinear2d.vec",
+        &["input", "output_size", "align_corners", "scale_factors"],
+        &[],
+    ),
+    schema(
+        "upsample_linear1d.default",
+        &["self", "output_size", "align_corners", "scales"],
+        &[],
+    ),
+    schema(
+        "upsample_linear1d.vec",
+        &["input", "output_size", "align_corners", "scale_factors"],
+        &[],
+    ),
+    schema(
+        "upsample_nearest1d.default",
+        &["self", "output_size", "scales"],
+        &[],
+    ),
+    schema(
+        "upsample_nearest1d.vec",
+        &["input", "output_size", "scale_factors"],
+        &[],
+    ),
+    schema(
+        "upsample_nearest2d.default",
+        &["self", "output_size", "scales_h", "scales_w"],
+        &[],
+    ),
+    schema(
+        "upsample_nearest2d.vec",
+        &["input", "output_size", "scale_factors"],
+        &[],
+    ),
+    schema(
+        "upsample_nearest3d.default",
+        &["self", "output_size", "scales_d", "scales_h", "scales_w"],
+        &[],
+    ),
+    schema(
+        "upsample_nearest3d.vec",
+        &["input", "output_size", "scale_factors"],
+        &[],
+    ),
+    schema(
+        "upsample_trilinear3d.default",
+        &[
+            "self",
+            "output_size",
+            "align_corners",
+            "scales_d",
+            "scales_h",
+            "scales_w",
+        ],
+        &[],
+    ),
+    schema(
+        "upsample_trilinear3d.vec",
+        &["input", "output_size", "align_corners", "scale_factors"],
+        &[],
+    ),
+    schema(
+        "var.correction",
+        &["self", "dim"],
+        &["correction", "keepdim"],
+    ),
+    schema("var.dim", &["self", "dim", "unbiased", "keepdim"], &[]),
+    schema("view.default", &["self", "size"], &[]),
+    schema("view_as.default", &["self", "other"], &[]),
+    schema("where.Scalar", &["condition", "self", "other"], &[]),
+    schema("where.ScalarOther", &["condition", "self", "other"], &[]),
+    schema("where.ScalarSelf", &["condition", "self", "other"], &[]),
+    schema("where.self", &["condition", "self", "other"], &[]),
+    schema(
+        "zeros.default",
+        &["size"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_sorted_with_one_row_per_target() {
+        for pair in SCHEMAS.windows(2) {
+            assert!(
+                pair[0].target < pair[1].target,
+                "{} and {} are out of order or repeated",
+                pair[0].target,
+                pair[1].target
+            );
+        }
+    }
+
+    #[test]
+    fn signatures_read_as_torch_writes_them() {
+        let mean = lookup("torch.ops.aten.mean.dim").map(Schema::signature);
+        assert_eq!(
+            mean.as_deref(),
+            Some("mean.dim(self, dim, keepdim, *, dtype)")
+        );
+        assert_eq!(
+            lookup("_convolution.default").map(|s| s.args.len()),
+            Some(13)
+        );
+        assert_eq!(lookup("conv2d.default").map(Schema::name), Some("conv2d"));
+        assert!(lookup("grid_sampler.default").is_none());
+    }
+
+    #[test]
+    fn a_node_with_an_argument_its_op_lacks_is_refused() {
+        let node = |args: &str| -> Node {
+            serde_json::from_str(&format!(
+                r#"{{"target": "torch.ops.aten.mean.dim", "outputs": [], "inputs": [{args}]}}"#
+            ))
+            .unwrap()
+        };
+        let fine = node(r#"{"name": "dtype", "arg": {"as_none": true}}"#);
+        assert_eq!(check(&fine).map(|s| s.target), Ok("mean.dim"));
+        let extra = node(r#"{"name": "correction", "arg": {"as_int": 1}}"#);
+        assert_eq!(
+            check(&extra).unwrap_err(),
+            "unexpected argument `correction` for mean.dim(self, dim, keepdim, *, dtype)"
+        );
+        let unknown: Node = serde_json::from_str(
+            r#"{"target": "grid_sampler.default", "outputs": [], "inputs": []}"#,
+        )
+        .unwrap();
+        assert!(check(&unknown).is_err());
+    }
+}

@@ -1,0 +1,52 @@
+"""ckpt's aten schema table against torch's own schemas.
+
+Every argument name the importers and the lowering read comes from one table
+(`src/aten/schema.rs`); `docs/onnx-ops.md` prints every row of it that the export reaches
+(generated from the table, and checked current by `cargo test`). Each printed signature must
+be exactly torch 2.13's: the same positional names in the same order and the same
+keyword-only names, so a TorchScript call's positional arguments and a `.pt2` node's named
+ones are read as torch means them.
+"""
+import re
+
+import pytest
+import torch
+
+from _util import ROOT
+
+DOC = ROOT / "docs" / "onnx-ops.md"
+ROW = re.compile(r"^\| `(?P<target>[A-Za-z_0-9]+\.[A-Za-z_0-9]+)\((?P<args>[^)]*)\)` \|")
+
+
+def documented():
+    rows = []
+    for line in DOC.read_text().splitlines():
+        m = ROW.match(line)
+        if m:
+            args = [a.strip() for a in m["args"].split(",") if a.strip()]
+            rows.append((m["target"], args))
+    return rows
+
+
+ROWS = documented()
+
+
+def test_the_document_lists_the_table():
+    # Lowered and evaluated-only overloads; far fewer would mean the parse above is broken.
+    assert len(ROWS) >= 200, f"only {len(ROWS)} schema rows read from {DOC}"
+
+
+def torch_signature(target):
+    if target.startswith("_operator."):
+        # Python's operator.mul on symbolic sizes; torch.export names its operands a, b.
+        return ["a", "b"]
+    name, overload = target.rsplit(".", 1)
+    schema = getattr(getattr(torch.ops.aten, name), overload)._schema
+    positional = [a.name for a in schema.arguments if not a.kwarg_only]
+    keyword = [a.name for a in schema.arguments if a.kwarg_only]
+    return positional + (["*"] + keyword if keyword else [])
+
+
+@pytest.mark.parametrize("target,args", ROWS, ids=[t for t, _ in ROWS])
+def test_schema_row_is_torchs(target, args):
+    assert args == torch_signature(target)
