@@ -30,6 +30,8 @@ compile_error!(
 );
 
 #[allow(missing_docs)] // not yet documented item by item
+pub mod atomic_dir;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod atomic_file;
 #[allow(missing_docs)] // not yet documented item by item
 pub mod batch;
