@@ -50,7 +50,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             .check(&args.input)?
             .open()
             .map_err(|e| about(&e))?;
-        Input::Checkpoint(opened.checkpoint)
+        Input::Checkpoint(Box::new(opened.checkpoint))
     };
     let summary = shard(&mut input, args.ranks, &args.output, args.force).map_err(|e| about(&e))?;
     if args.json {

@@ -19,9 +19,10 @@ const PREFIX: &str = "archive";
 /// `torch.save`'s default storage alignment.
 const ALIGNMENT: u64 = 64;
 
-/// `_rebuild_tensor_v2` of a fresh contiguous storage `key` of `size` elements of `dtype`, as
-/// `torch.save` writes it. `name` is the entry, for the error when `dtype` has no storage
-/// class a `.pth` can name.
+/// A fresh C-contiguous tensor over storage `key`, as `torch.save` writes it: a typed
+/// storage and `_rebuild_tensor_v2` for the dtypes that have a storage class, an
+/// `UntypedStorage` of bytes and `_rebuild_tensor_v3` with the dtype for the others (complex32,
+/// the unsigned and float8 types). `name` is the entry, for errors.
 pub fn fresh_tensor(
     graph: &mut Graph,
     dtype: DType,
@@ -29,23 +30,31 @@ pub fn fresh_tensor(
     key: &str,
     name: &str,
 ) -> Result<NodeId, DcpError> {
-    let class = dtype.storage_class().ok_or_else(|| DcpError::Unsupported {
-        what: format!("`{name}`: {dtype} tensors in a torch.save file"),
-    })?;
+    let overflow = || DcpError::Layout {
+        what: format!("`{name}`: its size overflows"),
+    };
     let numel = size
         .iter()
         .try_fold(1u64, |n, &s| n.checked_mul(s))
-        .and_then(|n| i64::try_from(n).ok())
-        .ok_or_else(|| DcpError::Layout {
-            what: format!("`{name}`: its element count overflows"),
-        })?;
+        .ok_or_else(overflow)?;
+    let (storage_module, class, count) = match dtype.storage_class() {
+        Some(class) => ("torch", class, numel),
+        None => (
+            "torch.storage",
+            "UntypedStorage",
+            numel
+                .checked_mul(dtype.element_size() as u64)
+                .ok_or_else(overflow)?,
+        ),
+    };
+    let count = i64::try_from(count).map_err(|_| overflow())?;
     let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
     let pid_items = vec![
         graph.add(Value::Str("storage".into())),
-        graph.add(Value::Global(Global::new("torch", class))),
+        graph.add(Value::Global(Global::new(storage_module, class))),
         graph.add(Value::Str(key.to_owned())),
         graph.add(Value::Str("cpu".into())),
-        graph.add(Value::Int(numel)),
+        graph.add(Value::Int(count)),
     ];
     let pid_tuple = graph.add(Value::Tuple(pid_items));
     let mut strides = vec![1u64; size.len()];
@@ -56,7 +65,7 @@ pub fn fresh_tensor(
     let stride_items = strides.iter().map(|&s| graph.add(int(s))).collect();
     let hooks_class = graph.add(Value::Global(Global::new("collections", "OrderedDict")));
     let hooks_args = graph.add(Value::Tuple(Vec::new()));
-    let args = vec![
+    let mut args = vec![
         graph.add(Value::PersistentId(pid_tuple)),
         graph.add(Value::Int(0)),
         graph.add(Value::Tuple(size_items)),
@@ -67,11 +76,14 @@ pub fn fresh_tensor(
             args: hooks_args,
         }))),
     ];
+    let rebuild = if dtype.storage_class().is_some() {
+        "_rebuild_tensor_v2"
+    } else {
+        args.push(graph.add(Value::Global(Global::new("torch", dtype.name()))));
+        "_rebuild_tensor_v3"
+    };
     let args = graph.add(Value::Tuple(args));
-    let callable = graph.add(Value::Global(Global::new(
-        "torch._utils",
-        "_rebuild_tensor_v2",
-    )));
+    let callable = graph.add(Value::Global(Global::new("torch._utils", rebuild)));
     Ok(graph.add(Value::Object(Object::new(Constructor::Reduce {
         callable,
         args,
@@ -159,6 +171,16 @@ mod tests {
         let mut back = vec![0u8; 24];
         std::os::unix::fs::FileExt::read_exact_at(&file, &mut back, found.offset).unwrap();
         assert_eq!(back, values);
+    }
+
+    #[test]
+    fn a_dtype_without_a_storage_class_is_written_untyped() {
+        let mut file = tempfile::tempfile().unwrap();
+        let values = [7u8; 8];
+        let len =
+            write_tensor(&mut file, DType::Complex32, &[2], &mut &values[..], 8, "z").unwrap();
+        let found = item::chunk_bytes(&file, 0, len, DType::Complex32, &[2]).unwrap();
+        assert_eq!(found.len, 8);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! the folder appears complete or not at all ([`write_folder_atomically`]).
 //!
 //! [`split`]: super::split
+//! [`source`]: super::source
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -65,20 +66,12 @@ pub fn shard(
             what: "the checkpoint holds no entries to shard".into(),
         });
     }
-    // Refuse before writing: dtypes a torch.save item cannot hold, values that do not pickle.
+    // Values are pickled before the folder is created, so one that cannot be is refused first.
     let mut values = HashMap::new();
     for leaf in &leaves {
-        match &leaf.kind {
-            LeafKind::Tensor(t) if t.dtype.storage_class().is_none() => {
-                return Err(DcpError::Unsupported {
-                    what: format!("`{}`: {} tensors in a DCP checkpoint", leaf.fqn, t.dtype),
-                })
-            }
-            LeafKind::Tensor(_) => {}
-            LeafKind::Value(node) => {
-                let pickle = input.value_pickle(*node).map_err(|e| e.about(&leaf.fqn))?;
-                values.insert(leaf.fqn.clone(), pickle);
-            }
+        if let LeafKind::Value(node) = &leaf.kind {
+            let pickle = input.value_pickle(*node).map_err(|e| e.about(&leaf.fqn))?;
+            values.insert(leaf.fqn.clone(), pickle);
         }
     }
     let mut summary = Sharded {

@@ -65,7 +65,7 @@ pub struct Tensor {
 
 /// A checkpoint to shard.
 pub enum Input {
-    Checkpoint(Checkpoint),
+    Checkpoint(Box<Checkpoint>),
     Safetensors(Safetensors),
 }
 
@@ -315,6 +315,14 @@ impl Flatten<'_> {
                 .join(".")
         };
         if let Some(tensor) = self.tensor(node) {
+            if has_math_bits(graph, tensor) {
+                return Err(DcpError::Unsupported {
+                    what: format!(
+                        "`{}`: a conjugate or negative view (saved unresolved; call resolve_conj()/resolve_neg() before saving)",
+                        fqn(path)
+                    ),
+                });
+            }
             let kind = LeafKind::Tensor(Tensor {
                 dtype: tensor.dtype,
                 size: tensor.shape.clone(),
@@ -376,6 +384,22 @@ impl Flatten<'_> {
         });
         Ok(())
     }
+}
+
+/// Whether a tensor's rebuild call carries `{'conj': True}` or `{'neg': True}` metadata: its
+/// stored bits are then not its values.
+fn has_math_bits(graph: &Graph, tensor: &TensorRef) -> bool {
+    let set = |meta: NodeId, key: &str| {
+        graph
+            .lookup(meta, key)
+            .is_some_and(|v| matches!(graph.get(v), Value::Bool(true)))
+    };
+    graph
+        .tuple(tensor.args)
+        .unwrap_or_default()
+        .iter()
+        .skip(6)
+        .any(|&arg| set(arg, "conj") || set(arg, "neg"))
 }
 
 /// A mapping key as Python's `str(key)` spells it, for the keys state dicts use.
