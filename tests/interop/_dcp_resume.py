@@ -55,6 +55,7 @@ def run(rank, world, port, folder, out):
     if rank == 0:
         Path(out).write_text(json.dumps({"losses": losses, "extra": state["extra"]}))
         torch.save(full, out + ".pt")
+    dist.barrier()
     dist.destroy_process_group()
 
 
