@@ -328,6 +328,23 @@ fn a_safetensors_input_round_trips_byte_for_byte() {
 }
 
 #[test]
+fn a_truncated_safetensors_input_is_refused_when_opened() {
+    use ckpt::torch::dcp::source::Safetensors;
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let work = tempfile::tempdir().unwrap();
+    let st = work.path().join("model.safetensors");
+    let mut opened = ckpt::open(&fixtures.join("zip_tinycnn_sd.pth")).unwrap();
+    ckpt::to_safetensors(&mut opened.checkpoint, None, &st).unwrap();
+    let bytes = fs::read(&st).unwrap();
+    fs::write(&st, &bytes[..bytes.len() - 10]).unwrap();
+    let err = Safetensors::open(&st).err().unwrap().to_string();
+    assert!(err.contains("truncated?"), "{err}");
+    fs::write(&st, &bytes[..40]).unwrap();
+    let err = Safetensors::open(&st).err().unwrap().to_string();
+    assert!(err.contains("header claims"), "{err}");
+}
+
+#[test]
 fn conjugate_views_are_refused_before_anything_is_written() {
     use ckpt::torch::dcp::source::Input;
     let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/zip_dtypes.pth");
