@@ -222,3 +222,25 @@ def test_shard_refuses_bad_input_with_one_line(tmp_path):
     proc = run_ckpt("shard", text, "-o", target, "--ranks", "2")
     assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert not target.exists()
+
+
+def test_dtypes_without_a_storage_class_shard_and_consolidate(tmp_path):
+    """uint16/uint32, float8 and complex32 chunks are saved as torch.save saves them
+    (untyped storage, `_rebuild_tensor_v3`): `dcp_to_torch_save` and `ckpt consolidate`
+    both give the bits back."""
+    src = tmp_path / "odd.pth"
+    sd = {"u16": torch.arange(10).to(torch.uint16).reshape(5, 2),
+          "f8": torch.randn(7, 3).to(torch.float8_e4m3fn),
+          "c32": torch.randn(5, dtype=torch.complex64).to(torch.complex32),
+          "u32": torch.arange(3).to(torch.uint32)}
+    torch.save(sd, src)
+    folder = tmp_path / "odd"
+    ok(run_ckpt("shard", src, "-o", folder, "--ranks", "3"))
+    theirs, ours = tmp_path / "theirs.pth", tmp_path / "ours.pth"
+    dcp_to_torch_save(folder, theirs)
+    ok(run_ckpt("consolidate", folder, "-o", ours))
+    for got in (torch.load(theirs, weights_only=True), torch.load(ours, weights_only=True)):
+        assert list(got) == list(sd)
+        for k, v in sd.items():
+            assert got[k].dtype == v.dtype and got[k].shape == v.shape, k
+            assert torch.equal(got[k].view(torch.uint8), v.view(torch.uint8)), k
