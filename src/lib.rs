@@ -32,6 +32,8 @@ compile_error!(
 #[allow(missing_docs)] // not yet documented item by item
 pub mod aten;
 #[allow(missing_docs)] // not yet documented item by item
+pub mod atomic_dir;
+#[allow(missing_docs)] // not yet documented item by item
 pub mod atomic_file;
 #[allow(missing_docs)] // not yet documented item by item
 pub mod batch;

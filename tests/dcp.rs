@@ -1,6 +1,7 @@
 //! DCP folders: the committed FSDP2 fixture (2 ranks: rows, uneven rows, columns, a
 //! replicated buffer) consolidates to the tensors it holds; damaged copies are refused before
-//! anything is written.
+//! anything is written. `ckpt shard` of single checkpoints consolidates back to their
+//! tensors exactly, at several rank counts.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -191,4 +192,229 @@ fn batch_without_consolidate_refuses_a_dcp_folder() {
         err.contains("make `consolidate` the job's first step"),
         "{err}"
     );
+}
+
+/// The leaves of a checkpoint or safetensors file, as DCP flattens them, with every tensor's
+/// row-major bytes and every value's pickle, sorted by key.
+fn flattened(path: &Path) -> Vec<(String, String)> {
+    use ckpt::torch::dcp::source::{Input, LeafKind, Safetensors};
+    let mut input = if path.extension().is_some_and(|e| e == "safetensors") {
+        Input::Safetensors(Safetensors::open(path).unwrap())
+    } else {
+        Input::Checkpoint(Box::new(ckpt::torch::open(path).unwrap()))
+    };
+    let leaves = input.leaves().unwrap();
+    let mut out = Vec::new();
+    for leaf in leaves {
+        let text = match &leaf.kind {
+            LeafKind::Tensor(t) => {
+                let rows = t.size.first().copied().unwrap_or(1);
+                let bytes = input
+                    .rows(t, 0, rows, |r, _| {
+                        let mut bytes = Vec::new();
+                        r.read_to_end(&mut bytes)?;
+                        Ok(bytes)
+                    })
+                    .unwrap();
+                format!("{} {:?} {:?}", t.dtype, t.size, bytes)
+            }
+            LeafKind::Value(node) => format!("{:?}", input.value_pickle(*node).unwrap()),
+        };
+        out.push((leaf.fqn, text));
+    }
+    // Consolidation writes tensors before values; the entries, not their order, must match.
+    out.sort();
+    out
+}
+
+fn shard_to(input: &Path, ranks: u64, dir: &Path) -> ckpt::torch::dcp::Sharded {
+    use ckpt::torch::dcp::source::{Input, Safetensors};
+    let mut input = if input.extension().is_some_and(|e| e == "safetensors") {
+        Input::Safetensors(Safetensors::open(input).unwrap())
+    } else {
+        Input::Checkpoint(Box::new(ckpt::torch::open(input).unwrap()))
+    };
+    ckpt::torch::dcp::shard(&mut input, ranks, dir, false).unwrap()
+}
+
+#[test]
+fn sharded_checkpoints_consolidate_to_their_tensors_exactly() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    for name in [
+        "zip_train_ckpt.pth",
+        "legacy_train_ckpt.pth",
+        "zip_params_views.pth",
+        "zip_protocol4.pth",
+    ] {
+        let input = fixtures.join(name);
+        let expected = flattened(&input);
+        for ranks in [1, 3, 4] {
+            let work = tempfile::tempdir().unwrap();
+            let dir = work.path().join("dcp");
+            let summary = shard_to(&input, ranks, &dir);
+            let folder = check_dcp(&dir, Policy::SafeOnly).unwrap();
+            assert!(folder.problems().is_empty(), "{name} over {ranks}");
+            assert_eq!(
+                folder.ranks().len() as u64,
+                ranks.min(folder.ranks().len() as u64)
+            );
+            assert!(summary.chunks >= summary.tensors);
+            let back = work.path().join("back.pth");
+            consolidate(&folder, &Selection::default(), OutputKind::Pth, &back).unwrap();
+            let got = flattened(&back);
+            assert_eq!(got.len(), expected.len(), "{name} over {ranks} ranks");
+            for (g, e) in got.iter().zip(&expected) {
+                assert!(g == e, "{name} over {ranks} ranks: `{}` differs", e.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn rows_are_split_as_torch_chunk_splits_them() {
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/zip_train_ckpt.pth");
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("dcp");
+    shard_to(&input, 3, &dir);
+    let folder = check_dcp(&dir, Policy::SafeOnly).unwrap();
+    let entry = |fqn: &str| {
+        folder
+            .metadata
+            .entries
+            .iter()
+            .find(|e| e.fqn == fqn)
+            .unwrap()
+            .kind
+            .clone()
+    };
+    // 4 rows over 3 ranks: ceil(4/3) = 2, so [2, 2] and rank 2 holds nothing.
+    let ckpt::torch::dcp::EntryKind::Tensor { chunks, .. } =
+        entry("state_dict.module.conv1.weight")
+    else {
+        panic!("a tensor")
+    };
+    let rows: Vec<(u64, u64)> = chunks.iter().map(|c| (c.offsets[0], c.sizes[0])).collect();
+    assert_eq!(rows, vec![(0, 2), (2, 2)]);
+    assert_eq!(chunks[0].sizes, vec![2, 3, 3, 3]);
+    // A 0-d buffer is stored once; values are bytes entries.
+    let ckpt::torch::dcp::EntryKind::Tensor { chunks, .. } =
+        entry("state_dict.module.bn1.num_batches_tracked")
+    else {
+        panic!("a tensor")
+    };
+    assert_eq!(chunks.len(), 1);
+    assert_eq!(entry("epoch"), ckpt::torch::dcp::EntryKind::Bytes);
+}
+
+#[test]
+fn a_safetensors_input_round_trips_byte_for_byte() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let work = tempfile::tempdir().unwrap();
+    let st = work.path().join("model.safetensors");
+    let mut opened = ckpt::open(&fixtures.join("zip_tinycnn_sd.pth")).unwrap();
+    ckpt::to_safetensors(&mut opened.checkpoint, None, &st).unwrap();
+    let dir = work.path().join("dcp");
+    shard_to(&st, 2, &dir);
+    let folder = check_dcp(&dir, Policy::SafeOnly).unwrap();
+    let back = work.path().join("back.safetensors");
+    consolidate(
+        &folder,
+        &Selection::default(),
+        OutputKind::Safetensors,
+        &back,
+    )
+    .unwrap();
+    assert_eq!(fs::read(&back).unwrap(), fs::read(&st).unwrap());
+}
+
+#[test]
+fn a_truncated_safetensors_input_is_refused_when_opened() {
+    use ckpt::torch::dcp::source::Safetensors;
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let work = tempfile::tempdir().unwrap();
+    let st = work.path().join("model.safetensors");
+    let mut opened = ckpt::open(&fixtures.join("zip_tinycnn_sd.pth")).unwrap();
+    ckpt::to_safetensors(&mut opened.checkpoint, None, &st).unwrap();
+    let bytes = fs::read(&st).unwrap();
+    fs::write(&st, &bytes[..bytes.len() - 10]).unwrap();
+    let err = Safetensors::open(&st).err().unwrap().to_string();
+    assert!(err.contains("truncated?"), "{err}");
+    fs::write(&st, &bytes[..40]).unwrap();
+    let err = Safetensors::open(&st).err().unwrap().to_string();
+    assert!(err.contains("header claims"), "{err}");
+}
+
+#[test]
+fn conjugate_views_are_refused_before_anything_is_written() {
+    use ckpt::torch::dcp::source::Input;
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/zip_dtypes.pth");
+    let work = tempfile::tempdir().unwrap();
+    let mut opened = Input::Checkpoint(Box::new(ckpt::torch::open(&input).unwrap()));
+    let err = ckpt::torch::dcp::shard(&mut opened, 2, &work.path().join("dcp"), false)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`conj_complex64`: a conjugate"), "{err}");
+    assert_eq!(fs::read_dir(work.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn shard_refuses_a_non_empty_folder_and_bad_rank_counts_leaving_nothing() {
+    use ckpt::torch::dcp::source::Input;
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/zip_tinycnn_sd.pth");
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("dcp");
+    fs::create_dir(&dir).unwrap();
+    fs::write(dir.join("notes.txt"), b"mine").unwrap();
+    let mut opened = Input::Checkpoint(Box::new(ckpt::torch::open(&input).unwrap()));
+    let err = ckpt::torch::dcp::shard(&mut opened, 2, &dir, false)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("--force"), "{err}");
+    let err = ckpt::torch::dcp::shard(&mut opened, 2, &dir, true)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not a DCP checkpoint"), "{err}");
+    let fresh = work.path().join("fresh");
+    let err = ckpt::torch::dcp::shard(&mut opened, 0, &fresh, false)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("--ranks 0"), "{err}");
+    let names: Vec<_> = fs::read_dir(work.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("dcp")]);
+}
+
+#[test]
+fn the_cli_writes_a_folder_and_refuses_to_overwrite_without_force() {
+    use std::process::Command;
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/zip_train_ckpt.pth");
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("dcp");
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ckpt"))
+            .arg("shard")
+            .arg(&input)
+            .arg("-o")
+            .arg(&dir)
+            .args(["--ranks", "2"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let first = run(&["--json"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    assert_eq!(summary["ranks"], 2);
+    let again = run(&[]);
+    assert_eq!(again.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--force"), "{stderr}");
+    assert!(run(&["--force"]).status.success());
 }

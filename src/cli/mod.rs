@@ -11,6 +11,7 @@ mod output;
 mod remap;
 mod safety;
 mod scan;
+mod shard;
 mod strip_module;
 mod to_onnx;
 mod to_safetensors;
@@ -82,6 +83,9 @@ enum Command {
     /// Consolidate a sharded torch.distributed.checkpoint (DCP) folder into one state dict
     /// (.pth or safetensors), streaming each tensor's chunks into place.
     Consolidate(consolidate::Args),
+    /// Write one checkpoint as a sharded torch.distributed.checkpoint (DCP) folder for N
+    /// ranks, laid out as FSDP2 saves it (every tensor split along dim 0), for `dcp.load`.
+    Shard(shard::Args),
     /// Write a checkpoint's state dict as safetensors (shared tensors stored once).
     ToSafetensors(to_safetensors::Args),
     /// Run a plan (TOML) of steps over many checkpoints in parallel, with a manifest,
@@ -117,6 +121,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Command::Amp(args) => amp::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Consolidate(args) => consolidate::run(args),
+        Command::Shard(args) => shard::run(args),
         Command::ToSafetensors(args) => to_safetensors::run(args),
         Command::Batch(args) => batch::run(args),
         Command::Manifest(args) => manifest::run(args),

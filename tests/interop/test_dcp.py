@@ -1,17 +1,22 @@
 """Sharded DCP checkpoints written by real FSDP2 on 2 and 3 gloo CPU ranks (rows, uneven rows,
 columns, a replicated buffer, AdamW state, plain values): `ckpt consolidate` must equal
 torch's `dcp_to_torch_save` tensor for tensor, load with `weights_only=True` and
-`safetensors.torch.load_file`; a truncated folder is refused with nothing written."""
+`safetensors.torch.load_file`; a truncated folder is refused with nothing written. The
+reverse: `ckpt shard` of the consolidated checkpoint to the other rank count loads with
+`dcp.load` into FSDP2 (model and AdamW state) and trains on to torch's own losses."""
 import json
 import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
 from safetensors.torch import load_file
-from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
+import torch.distributed.checkpoint as dcp
+from torch.distributed.checkpoint import FileSystemReader
+from torch.distributed.checkpoint.format_utils import dcp_to_torch_save, torch_save_to_dcp
 
 from _util import FIXTURES, ok, run_ckpt
 
@@ -115,3 +120,127 @@ def test_batch_consolidates_then_casts(folder, tmp_path):
     assert sorted(loaded) == sorted(expected)
     for k, v in expected.items():
         assert torch.equal(loaded[k], v), k
+
+
+RESUME = Path(__file__).with_name("_dcp_resume.py")
+
+
+def resume(world, folder, out):
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    subprocess.run([sys.executable, RESUME, str(world), str(folder), str(out)], env=env,
+                   check=True, timeout=180)
+    return json.loads(Path(out).read_text()), torch.load(str(out) + ".pt", weights_only=True)
+
+
+def chunk_boxes(folder, fqn):
+    md = FileSystemReader(folder).read_metadata().state_dict_metadata[fqn]
+    return sorted((tuple(c.offsets), tuple(c.sizes)) for c in md.chunks)
+
+
+def test_resharded_by_ckpt_resumes_like_torch(folder, tmp_path):
+    """FSDP2 + AdamW saved by `dcp.save` on 2 or 3 ranks, consolidated by ckpt, resharded by
+    `ckpt shard` for the other rank count, loaded with `dcp.load` into FSDP2 there (model and
+    optimizer) and trained on: the losses equal those of torch's own path, `dcp.load` of the
+    original folder on the new world size."""
+    out, ref = folder
+    saved_world = len(json.loads(ok(run_ckpt("inspect", out, "--json")).stdout)["ranks"])
+    world = 5 - saved_world  # 2 -> 3, 3 -> 2
+    full = tmp_path / "full.pth"
+    ok(run_ckpt("consolidate", out, "-o", full))
+    resharded = tmp_path / f"ckpt{world}"
+    summary = json.loads(ok(run_ckpt("shard", full, "-o", resharded, "--ranks", str(world),
+                                      "--json")).stdout)
+    assert summary["ranks"] == world
+    assert sorted(p.name for p in resharded.iterdir()) == \
+        [".metadata"] + [f"__{r}_0.distcp" for r in range(world)]
+
+    ours, our_model = resume(world, resharded, tmp_path / "ours.json")
+    theirs, their_model = resume(world, out, tmp_path / "theirs.json")
+    assert ours["extra"] == {"epoch": 3, "tag": "run"}
+    same(their_model, our_model)
+    same(ref["model"], our_model)
+    assert len(set(ours["losses"])) == 3, ours  # training moves on
+    assert ours["losses"] == theirs["losses"], (ours, theirs)
+
+
+def test_shard_lays_rows_out_as_fsdp2_does(folder, tmp_path):
+    """Row-sharded parameters and their AdamW state get the chunks FSDP2 itself saves at the
+    same world size (torch.chunk along dim 0, uneven last ranks), 0-d state one chunk. (A
+    state dict does not say which tensors are buffers, which FSDP2 leaves whole: ckpt splits
+    them by rows too, and `dcp.load` reads either layout.)"""
+    out, _ = folder
+    world = len(json.loads(ok(run_ckpt("inspect", out, "--json")).stdout)["ranks"])
+    full = tmp_path / "full.pth"
+    ok(run_ckpt("consolidate", out, "-o", full))
+    again = tmp_path / "again"
+    ok(run_ckpt("shard", full, "-o", again, "--ranks", str(world)))
+    for fqn in ["model.a.weight", "model.c.weight", "model.c.bias",
+                "optim.state.a.weight.exp_avg", "optim.state.c.bias.exp_avg_sq",
+                "optim.state.a.weight.step"]:
+        assert chunk_boxes(again, fqn) == chunk_boxes(out, fqn), fqn
+
+
+@pytest.mark.parametrize("ranks", [1, 4])
+def test_shard_loads_into_a_plain_model(tmp_path, ranks):
+    """A single-rank and a four-rank folder of one ordinary state dict: `dcp_to_torch_save`
+    gives the state dict back, and `dcp.load` without a process group fills a plain model."""
+    sys.path.insert(0, str(GENERATE.parent))
+    from generate import Model
+
+    torch.manual_seed(7)
+    model = Model()
+    src = tmp_path / "model.pth"
+    torch.save({"model": model.state_dict(), "step": 5}, src)
+    folder = tmp_path / f"dcp{ranks}"
+    ok(run_ckpt("shard", src, "-o", folder, "--ranks", str(ranks)))
+    ref = torch.load(src, weights_only=True)
+    ref["model"] = dict(ref["model"])  # DCP keeps the entries, not the OrderedDict
+    back = tmp_path / "back.pth"
+    dcp_to_torch_save(folder, back)
+    same(ref, torch.load(back, weights_only=False))
+
+    fresh = Model()
+    state = {"model": fresh.state_dict(), "step": 0}
+    dcp.load(state, checkpoint_id=folder)
+    fresh.load_state_dict(state["model"])
+    assert state["step"] == 5
+    for k, v in model.state_dict().items():
+        assert torch.equal(fresh.state_dict()[k], v), k
+
+    # torch's own single-file-to-DCP conversion loads to the same values.
+    theirs = tmp_path / "theirs"
+    torch_save_to_dcp(src, theirs)
+    other = {"model": Model().state_dict(), "step": 0}
+    dcp.load(other, checkpoint_id=theirs)
+    same(state, other)
+
+
+def test_shard_refuses_bad_input_with_one_line(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("not a checkpoint")
+    target = tmp_path / "never"
+    proc = run_ckpt("shard", text, "-o", target, "--ranks", "2")
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert not target.exists()
+
+
+def test_dtypes_without_a_storage_class_shard_and_consolidate(tmp_path):
+    """uint16/uint32, float8 and complex32 chunks are saved as torch.save saves them
+    (untyped storage, `_rebuild_tensor_v3`): `dcp_to_torch_save` and `ckpt consolidate`
+    both give the bits back."""
+    src = tmp_path / "odd.pth"
+    sd = {"u16": torch.arange(10).to(torch.uint16).reshape(5, 2),
+          "f8": torch.randn(7, 3).to(torch.float8_e4m3fn),
+          "c32": torch.randn(5, dtype=torch.complex64).to(torch.complex32),
+          "u32": torch.arange(3).to(torch.uint32)}
+    torch.save(sd, src)
+    folder = tmp_path / "odd"
+    ok(run_ckpt("shard", src, "-o", folder, "--ranks", "3"))
+    theirs, ours = tmp_path / "theirs.pth", tmp_path / "ours.pth"
+    dcp_to_torch_save(folder, theirs)
+    ok(run_ckpt("consolidate", folder, "-o", ours))
+    for got in (torch.load(theirs, weights_only=True), torch.load(ours, weights_only=True)):
+        assert list(got) == list(sd)
+        for k, v in sd.items():
+            assert got[k].dtype == v.dtype and got[k].shape == v.shape, k
+            assert torch.equal(got[k].view(torch.uint8), v.view(torch.uint8)), k

@@ -12,6 +12,7 @@ COMMANDS = {
     "inspect": lambda i, o: ("inspect", i, "--json"),
     "strip-module": lambda i, o: ("strip-module", i, "-o", o),
     "remap": lambda i, o: ("remap", i, "-o", o, "--to", "cpu"),
+    "shard": lambda i, o: ("shard", i, "-o", o, "--ranks", "2"),
 }
 
 

@@ -17,7 +17,7 @@ use std::path::Path;
 use ::safetensors::tensor::TensorInfo;
 
 use crate::atomic_file::write_atomically;
-use crate::pickle::{self, Constructor, Global, Graph, NodeId, Object, Value};
+use crate::pickle::{self, Graph, NodeId, Value};
 use crate::safetensors::safetensors_dtype;
 use crate::torch::zip_write::TorchZipWriter;
 use crate::torch::DType;
@@ -25,6 +25,7 @@ use crate::transform::select::TRAINING_STATE_KEYS;
 
 use super::gather::{ChunkSource, GatherReader};
 use super::item::{self, ChunkBytes};
+use super::item_write::fresh_tensor;
 use super::metadata::{ChunkBox, EntryKind, PathKey};
 use super::tiling::tile;
 use super::{DcpError, Folder};
@@ -338,57 +339,6 @@ impl Tree {
     }
 }
 
-/// `_rebuild_tensor_v2` of a fresh contiguous storage `key`, as `torch.save` writes it.
-fn tensor_node(graph: &mut Graph, t: &TensorPlan, key: &str) -> Result<NodeId, DcpError> {
-    let class = t
-        .dtype
-        .storage_class()
-        .ok_or_else(|| DcpError::Unsupported {
-            what: format!(
-                "`{}`: {} tensors in a .pth output (write safetensors)",
-                t.name, t.dtype
-            ),
-        })?;
-    let numel: u64 = t.size.iter().product();
-    let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
-    let pid_items = vec![
-        graph.add(Value::Str("storage".into())),
-        graph.add(Value::Global(Global::new("torch", class))),
-        graph.add(Value::Str(key.to_owned())),
-        graph.add(Value::Str("cpu".into())),
-        graph.add(int(numel)),
-    ];
-    let pid_tuple = graph.add(Value::Tuple(pid_items));
-    let mut strides = vec![1u64; t.size.len()];
-    for d in (0..t.size.len().saturating_sub(1)).rev() {
-        strides[d] = strides[d + 1] * t.size[d + 1];
-    }
-    let size_items = t.size.iter().map(|&s| graph.add(int(s))).collect();
-    let stride_items = strides.iter().map(|&s| graph.add(int(s))).collect();
-    let hooks_class = graph.add(Value::Global(Global::new("collections", "OrderedDict")));
-    let hooks_args = graph.add(Value::Tuple(Vec::new()));
-    let args = vec![
-        graph.add(Value::PersistentId(pid_tuple)),
-        graph.add(Value::Int(0)),
-        graph.add(Value::Tuple(size_items)),
-        graph.add(Value::Tuple(stride_items)),
-        graph.add(Value::Bool(false)),
-        graph.add(Value::Object(Object::new(Constructor::Reduce {
-            callable: hooks_class,
-            args: hooks_args,
-        }))),
-    ];
-    let args = graph.add(Value::Tuple(args));
-    let callable = graph.add(Value::Global(Global::new(
-        "torch._utils",
-        "_rebuild_tensor_v2",
-    )));
-    Ok(graph.add(Value::Object(Object::new(Constructor::Reduce {
-        callable,
-        args,
-    }))))
-}
-
 fn reader<'a>(t: &TensorPlan, files: &'a HashMap<String, File>) -> GatherReader<'a> {
     let chunks = t
         .chunks
@@ -418,7 +368,7 @@ fn write_pth(
     let mut graph = Graph::new();
     let mut tree = Tree::Map(Vec::new(), HashMap::new());
     for (key, t) in tensors.iter().enumerate() {
-        let node = tensor_node(&mut graph, t, &key.to_string())?;
+        let node = fresh_tensor(&mut graph, t.dtype, &t.size, &key.to_string(), &t.name)?;
         tree.insert(&t.path, node, &t.name)?;
     }
     for v in values {

@@ -6,13 +6,20 @@
 //! stored item is read, that every tensor's chunks tile it exactly ([`tiling`]) and every
 //! storage range lies inside its file. [`consolidate()`] then writes one state dict, streaming
 //! each tensor's chunks into place ([`gather`]) with memory for one buffer, never a tensor.
+//! The reverse, [`shard()`], writes one checkpoint as such a folder for `N` ranks
+//! ([`split`], [`item_write`], [`write_metadata`]).
 
 pub mod consolidate;
 pub mod gather;
 pub mod item;
+pub mod item_write;
 pub mod metadata;
+pub mod shard;
+pub mod source;
+pub mod split;
 pub mod summary;
 pub mod tiling;
+pub mod write_metadata;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -21,6 +28,8 @@ use std::path::{Path, PathBuf};
 
 pub use consolidate::{consolidate, Selection, Summary};
 pub use metadata::{ChunkBox, Entry, EntryKind, Metadata, PathKey, StorageInfo};
+pub use shard::{shard, Sharded};
+pub use source::Input;
 
 /// The metadata file's name inside the folder.
 pub const METADATA_FILE: &str = ".metadata";
@@ -41,6 +50,11 @@ pub enum DcpError {
     Unsupported { what: String },
     #[error("{what}")]
     Request { what: String },
+    /// The checkpoint given to `shard` cannot be written as a DCP folder.
+    #[error("{what}")]
+    Input { what: String },
+    #[error(transparent)]
+    Torch(#[from] crate::torch::TorchError),
     #[error(transparent)]
     Pickle(#[from] crate::pickle::PickleError),
     #[error(transparent)]

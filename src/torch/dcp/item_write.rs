@@ -1,0 +1,204 @@
+//! Writing one stored item of a `.distcp` file: the `torch.save` zip DCP's default
+//! (`torch_save`) format writes for every tensor chunk and every non-tensor value.
+//!
+//! A chunk is saved as one fresh C-contiguous tensor over its own storage (`data/0`), whose
+//! bytes are streamed from a reader; a value is saved as its pickle alone. Offsets inside the
+//! zip start at the item's first byte, as `torch.save` into a `BytesIO` gives them.
+
+use std::io::{self, Read, Write};
+
+use crate::pickle::{self, Constructor, Global, Graph, NodeId, Object, Value};
+use crate::torch::zip_write::TorchZipWriter;
+use crate::torch::DType;
+
+use super::DcpError;
+
+/// The archive folder `torch.save` uses for a file object without a name.
+const PREFIX: &str = "archive";
+
+/// `torch.save`'s default storage alignment.
+const ALIGNMENT: u64 = 64;
+
+/// A fresh C-contiguous tensor over storage `key`, as `torch.save` writes it: a typed
+/// storage and `_rebuild_tensor_v2` for the dtypes that have a storage class, an
+/// `UntypedStorage` of bytes and `_rebuild_tensor_v3` with the dtype for the others (complex32,
+/// the unsigned and float8 types). `name` is the entry, for errors.
+pub fn fresh_tensor(
+    graph: &mut Graph,
+    dtype: DType,
+    size: &[u64],
+    key: &str,
+    name: &str,
+) -> Result<NodeId, DcpError> {
+    let overflow = || DcpError::Layout {
+        what: format!("`{name}`: its size overflows"),
+    };
+    let numel = size
+        .iter()
+        .try_fold(1u64, |n, &s| n.checked_mul(s))
+        .ok_or_else(overflow)?;
+    let (storage_module, class, count) = match dtype.storage_class() {
+        Some(class) => ("torch", class, numel),
+        None => (
+            "torch.storage",
+            "UntypedStorage",
+            numel
+                .checked_mul(dtype.element_size() as u64)
+                .ok_or_else(overflow)?,
+        ),
+    };
+    let count = i64::try_from(count).map_err(|_| overflow())?;
+    let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+    let pid_items = vec![
+        graph.add(Value::Str("storage".into())),
+        graph.add(Value::Global(Global::new(storage_module, class))),
+        graph.add(Value::Str(key.to_owned())),
+        graph.add(Value::Str("cpu".into())),
+        graph.add(Value::Int(count)),
+    ];
+    let pid_tuple = graph.add(Value::Tuple(pid_items));
+    let mut strides = vec![1u64; size.len()];
+    for d in (0..size.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1].saturating_mul(size[d + 1]);
+    }
+    let size_items = size.iter().map(|&s| graph.add(int(s))).collect();
+    let stride_items = strides.iter().map(|&s| graph.add(int(s))).collect();
+    let hooks_class = graph.add(Value::Global(Global::new("collections", "OrderedDict")));
+    let hooks_args = graph.add(Value::Tuple(Vec::new()));
+    let mut args = vec![
+        graph.add(Value::PersistentId(pid_tuple)),
+        graph.add(Value::Int(0)),
+        graph.add(Value::Tuple(size_items)),
+        graph.add(Value::Tuple(stride_items)),
+        graph.add(Value::Bool(false)),
+        graph.add(Value::Object(Object::new(Constructor::Reduce {
+            callable: hooks_class,
+            args: hooks_args,
+        }))),
+    ];
+    let rebuild = if dtype.storage_class().is_some() {
+        "_rebuild_tensor_v2"
+    } else {
+        args.push(graph.add(Value::Global(Global::new("torch", dtype.name()))));
+        "_rebuild_tensor_v3"
+    };
+    let args = graph.add(Value::Tuple(args));
+    let callable = graph.add(Value::Global(Global::new("torch._utils", rebuild)));
+    Ok(graph.add(Value::Object(Object::new(Constructor::Reduce {
+        callable,
+        args,
+    }))))
+}
+
+/// Writes a chunk of `dtype` and `size` whose `len` row-major, little-endian bytes `bytes`
+/// yields; returns the item's length.
+pub fn write_tensor<W: Write>(
+    out: W,
+    dtype: DType,
+    size: &[u64],
+    bytes: &mut dyn Read,
+    len: u64,
+    name: &str,
+) -> Result<u64, DcpError> {
+    let mut graph = Graph::new();
+    let root = fresh_tensor(&mut graph, dtype, size, "0", name)?;
+    let pickle = pickle::write(&graph, root)?;
+    write_zip(out, &pickle, Some((bytes, len)))
+}
+
+/// Writes a value from its pickle; returns the item's length.
+pub fn write_value<W: Write>(out: W, pickle: &[u8]) -> Result<u64, DcpError> {
+    write_zip(out, pickle, None)
+}
+
+fn write_zip<W: Write>(
+    out: W,
+    pickle: &[u8],
+    storage: Option<(&mut dyn Read, u64)>,
+) -> Result<u64, DcpError> {
+    let mut writer = TorchZipWriter::new(Counting { out, written: 0 }, PREFIX, ALIGNMENT);
+    writer.add_bytes("data.pkl", pickle)?;
+    writer.add_bytes(".format_version", b"1")?;
+    writer.add_bytes(".storage_alignment", ALIGNMENT.to_string().as_bytes())?;
+    writer.add_bytes("byteorder", b"little")?;
+    if let Some((bytes, len)) = storage {
+        writer.add_stream_hashed("data/0", &mut &mut *bytes, len)?;
+    }
+    writer.add_bytes("version", b"3\n")?;
+    Ok(writer.finish()?.written)
+}
+
+/// A writer that counts what passes through it.
+struct Counting<W> {
+    out: W,
+    written: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::torch::dcp::item;
+
+    #[test]
+    fn a_written_chunk_reads_back_through_the_item_reader() {
+        let values: Vec<u8> = (0..24u8).collect();
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(b"leading item bytes").unwrap();
+        let start = 18;
+        let len = write_tensor(
+            &mut file,
+            DType::Float32,
+            &[2, 3],
+            &mut values.as_slice(),
+            24,
+            "w",
+        )
+        .unwrap();
+        let found = item::chunk_bytes(&file, start, len, DType::Float32, &[2, 3]).unwrap();
+        assert_eq!(found.len, 24);
+        let mut back = vec![0u8; 24];
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut back, found.offset).unwrap();
+        assert_eq!(back, values);
+    }
+
+    #[test]
+    fn a_dtype_without_a_storage_class_is_written_untyped() {
+        let mut file = tempfile::tempfile().unwrap();
+        let values = [7u8; 8];
+        let len =
+            write_tensor(&mut file, DType::Complex32, &[2], &mut &values[..], 8, "z").unwrap();
+        let found = item::chunk_bytes(&file, 0, len, DType::Complex32, &[2]).unwrap();
+        assert_eq!(found.len, 8);
+    }
+
+    #[test]
+    fn a_written_value_reads_back_as_its_pickle() {
+        let mut graph = Graph::new();
+        let root = graph.add(Value::Str("run".into()));
+        let bytes = pickle::write(&graph, root).unwrap();
+        let mut file = tempfile::tempfile().unwrap();
+        let len = write_value(&mut file, &bytes).unwrap();
+        let (graph, root) = item::value(&file, 0, len).unwrap();
+        assert_eq!(graph.str(root), Some("run"));
+    }
+
+    #[test]
+    fn a_short_source_is_an_error() {
+        let mut file = tempfile::tempfile().unwrap();
+        let short = [0u8; 4];
+        let err = write_tensor(&mut file, DType::Int64, &[2], &mut &short[..], 16, "w");
+        assert!(err.is_err());
+    }
+}
