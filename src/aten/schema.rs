@@ -407,6 +407,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("copy_.default", &["self", "src", "non_blocking"], &[]),
     schema("cos.default", &["self"], &[]),
     schema("cumsum.default", &["self", "dim"], &["dtype"]),
     schema("detach.default", &["self"], &[]),

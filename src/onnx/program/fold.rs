@@ -10,6 +10,7 @@ use crate::aten::program::{Argument, Node, SymInt};
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
 
+use super::alias;
 use super::lower::Lowering;
 
 impl Lowering<'_, '_> {
@@ -22,6 +23,10 @@ impl Lowering<'_, '_> {
     /// tensor is read. Returns whether it folded; an evaluation error is an error, never a
     /// fallback.
     pub fn fold_constant(&mut self, node: &Node, op: &str) -> Result<bool, OnnxError> {
+        if op == alias::COPY {
+            self.copy_into_constant(node)?;
+            return Ok(true);
+        }
         if !eval::EVALUATED.contains(&op) {
             return Ok(false);
         }
@@ -80,6 +85,7 @@ impl Lowering<'_, '_> {
                 self.bind_uniform_as(node, name, tensor)?;
             } else {
                 self.bind_folded_as(node, name, tensor)?;
+                self.record_view(node, op, name);
             }
         }
         Ok(true)

@@ -7,6 +7,7 @@ use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
+use crate::aten::args::Args;
 use crate::aten::eval;
 use crate::aten::program::ExportedProgram;
 use crate::aten::program::{
@@ -16,6 +17,7 @@ use crate::onnx::elem::{self, ElemType};
 use crate::onnx::graph::{GraphBuilder, Model, Value, Weight};
 use crate::onnx::{Batch, OnnxError, Opset};
 
+use super::alias::View;
 use super::batch::{show, BatchDim};
 use super::located;
 use super::outputs;
@@ -83,7 +85,10 @@ pub(super) struct Lowering<'p, 'a> {
     pub g: GraphBuilder,
     pub batch: BatchDim,
     pub fold_bn: bool,
-    values: HashMap<String, Bound>,
+    pub(super) values: HashMap<String, Bound>,
+    /// Folded values that are views of other folded values (a write into one reaches
+    /// the others, [`super::alias`]).
+    pub(super) views: HashMap<String, View>,
     weights: HashMap<Constant, Weight>,
     /// 2-D constants written transposed (`<weight>.transposed`, a linear's MatMul weight).
     transposed: HashMap<Constant, Weight>,
@@ -159,6 +164,7 @@ pub fn lower(
         batch: batch.clone(),
         fold_bn: target.fold_bn,
         values,
+        views: HashMap::new(),
         weights: HashMap::new(),
         transposed: HashMap::new(),
         readers: readers(graph),
@@ -870,6 +876,21 @@ impl Lowering<'_, '_> {
                 },
             );
         }
+    }
+
+    /// After in-place op `target` (aten name ending in `_`: `relu_`, `add_`, `div_`), its
+    /// `self` argument holds the result as well, so a later reader of either name sees it.
+    pub fn rebind_changed_input(&mut self, node: &Node, target: &str) -> Result<(), OnnxError> {
+        let op = target.rsplit_once('.').map_or(target, |(head, _)| head);
+        if !op.ends_with('_') || op.ends_with("__") {
+            return Ok(());
+        }
+        let Some(Argument::Tensor(changed)) = Args(node).get("self") else {
+            return Ok(());
+        };
+        let result = self.bound(self.output_name(node, 0)?)?.clone();
+        self.values.insert(changed.clone(), result);
+        Ok(())
     }
 
     /// The ONNX scope of `node`: its module path (`layer1.0.conv1`), else its name.

@@ -17,6 +17,7 @@
 //! Reshapes with constant shapes and no node computes a shape. Ops across the batch are
 //! refused as mixing samples; graph outputs are returned with the batch first.
 
+mod alias;
 mod aten;
 mod batch;
 mod emit;

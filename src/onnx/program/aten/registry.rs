@@ -248,11 +248,15 @@ pub(super) const OPS: &[Op] = &[
     op(&["add.Tensor", "add_.Tensor"], |l, n, a, s| {
         l.binary(n, a, s, "Add")
     }),
-    op(&["sub.Tensor"], |l, n, a, s| l.binary(n, a, s, "Sub")),
+    op(&["sub.Tensor", "sub_.Tensor"], |l, n, a, s| {
+        l.binary(n, a, s, "Sub")
+    }),
     op(&["mul.Tensor", "mul_.Tensor"], |l, n, a, s| {
         l.binary(n, a, s, "Mul")
     }),
-    op(&["div.Tensor"], |l, n, a, s| l.binary(n, a, s, "Div")),
+    op(&["div.Tensor", "div_.Tensor"], |l, n, a, s| {
+        l.binary(n, a, s, "Div")
+    }),
     op(&["cat.default"], |l, n, a, s| l.cat(n, a, s)),
     op(&["stack.default"], |l, n, a, s| l.stack(n, a, s)),
     op(&["roll.default"], |l, n, a, s| l.roll(n, a, s)),
@@ -462,7 +466,8 @@ impl<'p> Lowering<'p, '_> {
         };
         schema::check(node).map_err(arg_error)?;
         let scope = Self::scope(node);
-        (op.lower)(self, node, &Args(node), &scope)
+        (op.lower)(self, node, &Args(node), &scope)?;
+        self.rebind_changed_input(node, target)
     }
 }
 
@@ -470,6 +475,7 @@ impl<'p> Lowering<'p, '_> {
 mod tests {
     use super::*;
     use crate::aten::eval;
+    use crate::onnx::program::alias;
 
     /// The user document of supported ops (`docs/onnx-ops.md`), generated from [`OPS`], the
     /// evaluator's list and the aten schemas: one table line per aten target.
@@ -509,7 +515,8 @@ mod tests {
              initializer.\n\n\
              | aten overload and arguments | TorchScript call |\n| --- | --- |\n",
         );
-        for target in eval::EVALUATED.iter().filter(|t| row(t).is_none()) {
+        let evaluated = eval::EVALUATED.iter().chain([&alias::COPY]);
+        for target in evaluated.filter(|t| row(t).is_none()) {
             doc.push_str(&line(target));
         }
         doc.push_str(&format!(
@@ -534,7 +541,10 @@ mod tests {
 
     #[test]
     fn every_lowered_and_evaluated_target_has_a_schema() {
-        for target in targets().chain(eval::EVALUATED.iter().copied()) {
+        for target in targets()
+            .chain(eval::EVALUATED.iter().copied())
+            .chain([alias::COPY])
+        {
             assert!(schema::lookup(target).is_some(), "{target} has no schema");
         }
     }

@@ -1,0 +1,219 @@
+//! Writes into folded constants. A model that builds a table by filling a buffer through
+//! views (`rel = torch.zeros(1, N, N, 3); rel[:, :, :, 2] = d`) is recorded by torch.export
+//! as a factory, view ops (`select`, `slice`, …) and `copy_.default` into the view, which
+//! changes the factory's tensor and every other view of it. When the tensor and the copied
+//! values are constants, the export performs the write: each folded view remembers the
+//! folded value it aliases and the view ops that lead there, the write lands in that base
+//! tensor at the positions the view covers, and the base and every view of it are bound
+//! anew. A write into a parameter or buffer, or of values computed from the input, is
+//! refused: the graph would have to change state or compute the table per call.
+
+use crate::aten::args::Args;
+use crate::aten::eval::{self, element_count, Tensor, Values};
+use crate::aten::program::Node;
+use crate::onnx::OnnxError;
+
+use super::lower::{Bound, Lowering};
+
+/// The overload of an in-place copy (`dst.copy_(src)`, also what `dst[...] = src` records).
+pub(super) const COPY: &str = "copy_.default";
+
+/// The aten overloads whose output aliases their `self` input: a write into the output
+/// reaches the input. (`reshape` is left out: it may copy.)
+const VIEW_OPS: &[&str] = &[
+    "alias.default",
+    "narrow.default",
+    "permute.default",
+    "select.int",
+    "slice.Tensor",
+    "squeeze.dim",
+    "squeeze.dims",
+    "t.default",
+    "transpose.int",
+    "unflatten.int",
+    "unsqueeze.default",
+    "view.default",
+];
+
+/// A folded value that is a view of another folded value. Invariant: `base` is not itself
+/// a view, and evaluating `ops` in order from `base` gives the view's value.
+#[derive(Clone, Debug)]
+pub(super) struct View {
+    base: String,
+    ops: Vec<Node>,
+}
+
+fn error(what: String) -> OnnxError {
+    OnnxError::Shape { what }
+}
+
+/// The value a view op reads (its `self` argument).
+fn viewed(node: &Node) -> Result<&str, OnnxError> {
+    Args(node).tensor("self").map_err(error)
+}
+
+impl Lowering<'_, '_> {
+    /// Records that `node` (aten op `op`), just folded, made `output` as a view of its
+    /// input, when `op` is a view op and the input is a folded value.
+    pub(super) fn record_view(&mut self, node: &Node, op: &str, output: &str) {
+        if !VIEW_OPS.contains(&op) {
+            return;
+        }
+        let Ok(input) = viewed(node) else { return };
+        if !matches!(self.values.get(input), Some(Bound::Folded { .. })) {
+            return;
+        }
+        let mut view = self.views.get(input).cloned().unwrap_or_else(|| View {
+            base: input.to_owned(),
+            ops: Vec::new(),
+        });
+        view.ops.push(node.clone());
+        self.views.insert(output.to_owned(), view);
+    }
+
+    /// Lowers `copy_.default(self, src)` of constants by writing `src` into the folded
+    /// tensor `self` views, then binding that tensor, every view of it and the node's
+    /// output anew.
+    pub(super) fn copy_into_constant(&mut self, node: &Node) -> Result<(), OnnxError> {
+        let args = Args(node);
+        let destination = args.tensor("self").map_err(error)?;
+        let source = args.tensor("src").map_err(error)?;
+        if !self.is_constant(source) || !self.is_constant(destination) {
+            return Err(error(
+                "a copy into a tensor is exported only when both the tensor and the copied values are constants (a table filled at export)".into(),
+            ));
+        }
+        let view = self
+            .views
+            .get(destination)
+            .cloned()
+            .unwrap_or_else(|| View {
+                base: destination.to_owned(),
+                ops: Vec::new(),
+            });
+        let Some(Bound::Folded {
+            tensor: base,
+            label,
+        }) = self.values.get(&view.base).cloned()
+        else {
+            return Err(error(format!(
+                "it writes into `{}`, a parameter, a buffer or a value the same for every sample; only tensors the model builds from constants are written at export",
+                view.base
+            )));
+        };
+        let count = element_count(base.dims()).map_err(error)?;
+        let positions = Tensor::i64(base.dims().to_vec(), (0..count as i64).collect())
+            .and_then(|index| through(&view.ops, index))
+            .map_err(error)?;
+        let values = self
+            .constant_tensor(source)?
+            .expand(positions.dims())
+            .map_err(|e| error(format!("the copied values: {e}")))?;
+        let written = write(&base, &positions, &values).map_err(error)?;
+        let label = format!("{label}.{}", node.label());
+        self.values.insert(
+            view.base.clone(),
+            Bound::Folded {
+                tensor: written.clone(),
+                label: label.clone(),
+            },
+        );
+        let output = self.output_name(node, 0)?.to_owned();
+        self.views.insert(output, view.clone());
+        let aliases: Vec<(String, View)> = self
+            .views
+            .iter()
+            .filter(|(_, v)| v.base == view.base)
+            .map(|(name, v)| (name.clone(), v.clone()))
+            .collect();
+        for (name, alias) in aliases {
+            let tensor = through(&alias.ops, written.clone()).map_err(error)?;
+            let label = format!("{label}.{name}");
+            self.values.insert(name, Bound::Folded { tensor, label });
+        }
+        Ok(())
+    }
+}
+
+/// `base` taken through view ops `ops` in order.
+fn through(ops: &[Node], base: Tensor) -> Result<Tensor, String> {
+    let mut current = base;
+    for op in ops {
+        let input = viewed(op).map_err(|e| e.to_string())?.to_owned();
+        let outputs = eval::evaluate(op, &|name| (name == input).then(|| current.clone()))?;
+        current = outputs
+            .into_iter()
+            .next()
+            .ok_or_else(|| format!("`{}` gave no output", op.label()))?;
+    }
+    Ok(current)
+}
+
+/// `base` with `values[k]` written at flat position `positions[k]`, in `base`'s dtype.
+fn write(base: &Tensor, positions: &Tensor, values: &Tensor) -> Result<Tensor, String> {
+    let at = positions.to_i64()?;
+    let index = |p: i64| usize::try_from(p).map_err(|_| format!("position {p} out of range"));
+    let written = match base.values() {
+        Values::F32(old) => {
+            let mut new = old.clone();
+            for (&p, v) in at.iter().zip(values.to_f32()) {
+                *new.get_mut(index(p)?).ok_or("a position past the end")? = v;
+            }
+            Values::F32(new)
+        }
+        Values::I64(old) => {
+            let mut new = old.clone();
+            for (&p, v) in at.iter().zip(values.to_i64()?) {
+                *new.get_mut(index(p)?).ok_or("a position past the end")? = v;
+            }
+            Values::I64(new)
+        }
+    };
+    Tensor::new(base.dims().to_vec(), written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(target: &str, input: &str, extra: &str) -> Node {
+        serde_json::from_str(&format!(
+            r#"{{"target": "torch.ops.aten.{target}", "outputs": [{{"as_tensor": {{"name": "out"}}}}],
+                "inputs": [{{"name": "self", "arg": {{"as_tensor": {{"name": "{input}"}}}}}}{extra}]}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_write_through_a_select_lands_in_the_base_at_the_selected_positions() {
+        let base = Tensor::f32(vec![2, 3], vec![0.0; 6]).unwrap();
+        let select = node(
+            "select.int",
+            "base",
+            r#", {"name": "dim", "arg": {"as_int": 1}}, {"name": "index", "arg": {"as_int": 2}}"#,
+        );
+        let positions = through(
+            &[select],
+            Tensor::i64(vec![2, 3], (0..6).collect()).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(positions.to_i64().unwrap(), [2, 5]);
+        let values = Tensor::f32(vec![1], vec![7.0])
+            .unwrap()
+            .expand(&[2])
+            .unwrap();
+        let written = write(&base, &positions, &values).unwrap();
+        assert_eq!(written.to_f32(), [0.0, 0.0, 7.0, 0.0, 0.0, 7.0]);
+    }
+
+    #[test]
+    fn an_integer_base_keeps_its_dtype_and_refuses_fractions() {
+        let base = Tensor::i64(vec![3], vec![0; 3]).unwrap();
+        let positions = Tensor::i64(vec![1], vec![1]).unwrap();
+        let whole = Tensor::f32(vec![1], vec![4.0]).unwrap();
+        let written = write(&base, &positions, &whole).unwrap();
+        assert_eq!(written.values(), &Values::I64(vec![0, 4, 0]));
+        let fraction = Tensor::f32(vec![1], vec![0.5]).unwrap();
+        assert!(write(&base, &positions, &fraction).is_err());
+    }
+}
