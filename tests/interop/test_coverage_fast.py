@@ -39,6 +39,7 @@ PT2_CASES = [
     "pattern/shifted_windows",    # timm swin/swinv2: roll, window partition, cosine attention
     "pattern/fourier_positions",  # timm edgenext/xcit: zeros(B, H, W) mask, cumsum, sin/cos, RMSNorm
     "pattern/unfold_einsum",      # timm volo/tnt/sam/gcvit: unfold/fold, einsum, repeat_interleave
+    "pattern/filled_table",       # timm convit: a table filled through views, in-place ops
 ]
 
 

@@ -96,7 +96,9 @@ pub const EVALUATED: &[&str] = &[
     "clamp_min.default",
     "clamp_max.default",
     "mean.dim",
+    "mean.default",
     "sum.dim_IntList",
+    "sum.default",
     "amax.default",
     "amin.default",
     "var.correction",
@@ -702,13 +704,14 @@ pub fn evaluate(
             };
             one(Ok(a.tensor("self")?.map(f)))
         }
-        "mean.dim" | "sum.dim_IntList" | "amax.default" | "amin.default" => {
+        "mean.dim" | "mean.default" | "sum.dim_IntList" | "sum.default" | "amax.default"
+        | "amin.default" => {
             if a.dtype()?.is_some_and(|d| d != FLOAT32) {
                 return Err("a reduction to a dtype other than float32".into());
             }
             let how = match op {
-                "mean.dim" => Reduction::Mean,
-                "sum.dim_IntList" => Reduction::Sum,
+                "mean.dim" | "mean.default" => Reduction::Mean,
+                "sum.dim_IntList" | "sum.default" => Reduction::Sum,
                 "amax.default" => Reduction::Max,
                 _ => Reduction::Min,
             };

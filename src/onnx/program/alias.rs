@@ -5,8 +5,9 @@
 //! values are constants, the export performs the write: each folded view remembers the
 //! folded value it aliases and the view ops that lead there, the write lands in that base
 //! tensor at the positions the view covers, and the base and every view of it are bound
-//! anew. A write into a parameter or buffer, or of values computed from the input, is
-//! refused: the graph would have to change state or compute the table per call.
+//! anew. In-place ops folded on constants (`t.mul_(2)`) write the same way. A write into a
+//! parameter or buffer, or of values computed from the input, is refused: the graph would
+//! have to change state or compute the table per call.
 
 use crate::aten::args::Args;
 use crate::aten::eval::{self, element_count, Tensor, Values};
@@ -72,8 +73,7 @@ impl Lowering<'_, '_> {
     }
 
     /// Lowers `copy_.default(self, src)` of constants by writing `src` into the folded
-    /// tensor `self` views, then binding that tensor, every view of it and the node's
-    /// output anew.
+    /// tensor `self` views (see [`Lowering::write_through`]).
     pub(super) fn copy_into_constant(&mut self, node: &Node) -> Result<(), OnnxError> {
         let args = Args(node);
         let destination = args.tensor("self").map_err(error)?;
@@ -82,6 +82,36 @@ impl Lowering<'_, '_> {
             return Err(error(
                 "a copy into a tensor is exported only when both the tensor and the copied values are constants (a table filled at export)".into(),
             ));
+        }
+        if matches!(self.values.get(destination), Some(Bound::Uniform { .. })) {
+            return Err(error(format!(
+                "a copy into `{destination}`, which the export holds as the same for every sample, is not exported"
+            )));
+        }
+        let values = self.constant_tensor(source)?;
+        self.write_through(node, destination, values)
+    }
+
+    /// After in-place op `node` (`mul_`, `add_`, `copy_`) folded on constants: writes
+    /// `values` (broadcast to its sizes) into `destination`, its `self` argument. A folded
+    /// destination or view of one is written in its base tensor, and the base, every view
+    /// of it and the node's output are bound anew; a value the same for every sample (no
+    /// views are tracked for those) is rebound whole; a parameter or buffer is refused.
+    pub(super) fn write_through(
+        &mut self,
+        node: &Node,
+        destination: &str,
+        values: Tensor,
+    ) -> Result<(), OnnxError> {
+        let output = self.output_name(node, 0)?.to_owned();
+        if matches!(self.values.get(destination), Some(Bound::Uniform { .. })) {
+            let result = self
+                .values
+                .get(&output)
+                .cloned()
+                .ok_or_else(|| error(format!("`{output}` is rebound before it is computed")))?;
+            self.values.insert(destination.to_owned(), result);
+            return Ok(());
         }
         let view = self
             .views
@@ -97,7 +127,7 @@ impl Lowering<'_, '_> {
         }) = self.values.get(&view.base).cloned()
         else {
             return Err(error(format!(
-                "it writes into `{}`, a parameter, a buffer or a value the same for every sample; only tensors the model builds from constants are written at export",
+                "it writes into `{}`, a parameter or buffer; only tensors the model builds from constants are written at export",
                 view.base
             )));
         };
@@ -105,20 +135,19 @@ impl Lowering<'_, '_> {
         let positions = Tensor::i64(base.dims().to_vec(), (0..count as i64).collect())
             .and_then(|index| through(&view.ops, index))
             .map_err(error)?;
-        let values = self
-            .constant_tensor(source)?
+        let values = values
             .expand(positions.dims())
-            .map_err(|e| error(format!("the copied values: {e}")))?;
-        let written = write(&base, &positions, &values).map_err(error)?;
+            .map_err(|e| format!("the written values: {e}"))
+            .and_then(|values| write(&base, &positions, &values))
+            .map_err(error)?;
         let label = format!("{label}.{}", node.label());
         self.values.insert(
             view.base.clone(),
             Bound::Folded {
-                tensor: written.clone(),
+                tensor: values.clone(),
                 label: label.clone(),
             },
         );
-        let output = self.output_name(node, 0)?.to_owned();
         self.views.insert(output, view.clone());
         let aliases: Vec<(String, View)> = self
             .views
@@ -127,7 +156,7 @@ impl Lowering<'_, '_> {
             .map(|(name, v)| (name.clone(), v.clone()))
             .collect();
         for (name, alias) in aliases {
-            let tensor = through(&alias.ops, written.clone()).map_err(error)?;
+            let tensor = through(&alias.ops, values.clone()).map_err(error)?;
             let label = format!("{label}.{name}");
             self.values.insert(name, Bound::Folded { tensor, label });
         }

@@ -88,6 +88,10 @@ impl Lowering<'_, '_> {
                 self.record_view(node, op, name);
             }
         }
+        if let Some(changed) = in_place_target(node, op) {
+            let result = self.constant_tensor(self.output_name(node, 0)?)?;
+            self.write_through(node, changed, result)?;
+        }
         Ok(true)
     }
 
@@ -178,5 +182,19 @@ impl Lowering<'_, '_> {
             target: "torch.ops.aten.logical_not.default".into(),
             ..node.clone()
         })
+    }
+}
+
+/// The tensor in-place op `op` (aten name ending in `_`: `mul_.Tensor`) changes: its
+/// `self` argument.
+fn in_place_target<'n>(node: &'n Node, op: &str) -> Option<&'n str> {
+    let name = op.rsplit_once('.').map_or(op, |(head, _)| head);
+    // `detach_` changes no value.
+    if !name.ends_with('_') || name.ends_with("__") || name == "detach_" {
+        return None;
+    }
+    match node.inputs.iter().find(|input| input.name == "self")?.arg {
+        Argument::Tensor(ref changed) => Some(changed),
+        _ => None,
     }
 }

@@ -395,8 +395,9 @@ impl Tensor {
     }
 
     /// `op` (`Add`, `Sub`, `Mul`, `Div`, …) of this tensor and constant `c`, in that order
-    /// or (`constant_first`) the other: `c` broadcasts to this tensor's sizes (numpy rules,
-    /// aligned on the last axis) with size 1 on the batch axis.
+    /// or (`constant_first`) the other, broadcast both ways by numpy rules (aligned on the
+    /// last axis; a size-1 axis of either side takes the other's size) except that `c` has
+    /// size 1 on the batch axis.
     pub fn with_constant(
         &self,
         g: &mut GraphBuilder,
@@ -411,7 +412,7 @@ impl Tensor {
         let fits = offset.is_some_and(|offset| {
             dims.iter().enumerate().all(|(i, &d)| {
                 let s = sizes[offset + i];
-                d == 1 || (!s.batch && d == s.count)
+                d == 1 || (!s.batch && (d == s.count || s.count == 1))
             })
         });
         if !fits {
@@ -421,13 +422,27 @@ impl Tensor {
                 c.name()
             )));
         }
+        // The per-sample shape of the result: this tensor's, widened where `c` is wider.
+        let offset = sizes.len() - dims.len();
+        let shape: Vec<u64> = sizes
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !s.batch)
+            .map(|(i, s)| match i.checked_sub(offset).map(|j| dims[j]) {
+                Some(d) if s.count == 1 => d,
+                _ => s.count,
+            })
+            .collect();
         let (x, c) = (self.value.name().to_owned(), c.name().to_owned());
         let inputs = if constant_first {
             vec![c, x]
         } else {
             vec![x, c]
         };
-        Ok(self.same_shape_node(g, op, scope, inputs, vec![]))
+        let value = g
+            .node(op, scope, inputs, vec![], vec![shape])
+            .swap_remove(0);
+        Ok(Tensor { value, ..*self })
     }
 }
 

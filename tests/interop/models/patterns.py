@@ -313,6 +313,45 @@ class UnfoldEinsum(nn.Module):
         return self.head(pooled)
 
 
+class FilledTable(nn.Module):
+    """timm ConViT GPSA: a relative-position table the forward builds by filling zeros
+    through views (`rel[:, :, :, 2] = d`), scaled in place through a slice and read through
+    an earlier view after the writes; per-head position attention from it, normalised in
+    place (`attn /= attn.sum(-1, keepdim=True)`) and mixed with the tokens."""
+
+    def __init__(self, dim=8, side=4, heads=2):
+        super().__init__()
+        self.side = side
+        self.stem = nn.Conv2d(3, dim, 8, 8)
+        self.pos = nn.Linear(3, heads)
+        self.value = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, 10)
+
+    def table(self):
+        side, n = self.side, self.side * self.side
+        rel = torch.zeros(1, n, n, 3)
+        first_rows = rel[:, :2]
+        ind = torch.arange(side).view(1, -1) - torch.arange(side).view(-1, 1)
+        indx = ind.repeat(side, side)
+        indy = ind.repeat_interleave(side, dim=0).repeat_interleave(side, dim=1)
+        rel[:, :, :, 2] = (indx ** 2 + indy ** 2).unsqueeze(0)
+        rel[:, :, :, 1] = indy.unsqueeze(0)
+        rel[:, :, :, 0] = indx.unsqueeze(0)
+        rel[:, :, :, 2].mul_(0.5)
+        return rel, first_rows
+
+    def forward(self, x):
+        x = self.stem(x).flatten(2).transpose(1, 2)  # B, N, C
+        b = x.shape[0]
+        rel, first_rows = self.table()
+        positional = self.pos(rel.expand(b, -1, -1, -1)).permute(0, 3, 1, 2)  # B, H, N, N
+        attn = (positional + 0.1 * (x @ x.transpose(1, 2)).unsqueeze(1)).sigmoid()
+        attn /= attn.sum(-1, keepdim=True)
+        v = self.value(x).reshape(b, -1, attn.shape[1], x.shape[2] // attn.shape[1])
+        mixed = (attn @ v.transpose(1, 2)).transpose(1, 2).reshape(b, -1, x.shape[2])
+        return self.head(mixed.mean(1) + first_rows.mean())
+
+
 def randomise_bn(model, seed):
     """Non-trivial BatchNorm statistics, so folding BN into the conv before it is tested."""
     gen = torch.Generator().manual_seed(seed)
@@ -347,4 +386,5 @@ PATTERNS = {
     "shifted_windows": (_builder(ShiftedWindows), IMAGE),
     "fourier_positions": (_builder(FourierPositions), IMAGE),
     "unfold_einsum": (_builder(UnfoldEinsum), IMAGE),
+    "filled_table": (_builder(FilledTable), IMAGE),
 }
