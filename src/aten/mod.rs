@@ -5,10 +5,12 @@
 //!   `.pt2` importer reads it as is; the TorchScript importer builds one).
 //! - [`schema`]: every op's argument names, declared once.
 //! - [`args`]: reading a node's arguments by those names, with the schema's defaults.
+//! - [`inline`]: replacing higher-order ops (an autocast-off region) by their bodies.
 //! - [`eval`]: evaluating ops whose inputs are all constants (parameters, buffers,
 //!   literals), so the export writes their results as initializers.
 
 pub mod args;
 pub mod eval;
+pub mod inline;
 pub mod program;
 pub mod schema;

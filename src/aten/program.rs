@@ -67,7 +67,7 @@ pub struct ModuleCallSignature {
 }
 
 /// The aten graph. `nodes` are in topological order (torch.export writes them so).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct Graph {
     pub inputs: Vec<Argument>,
     pub outputs: Vec<Argument>,
@@ -81,7 +81,7 @@ pub struct Graph {
 }
 
 /// One call: `target` is the op's qualified name (`torch.ops.aten.conv2d.default`).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct Node {
     pub target: String,
     pub inputs: Vec<NamedArgument>,
@@ -110,7 +110,7 @@ impl Node {
 }
 
 /// An argument of a call, by schema name (`input`, `weight`, `stride`, …).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct NamedArgument {
     pub name: String,
     pub arg: Argument,
@@ -136,6 +136,8 @@ pub enum Argument {
     SymInts(Vec<SymInt>),
     /// A dtype (`as_scalar_type`): the export schema's number (7 is float32, 5 int64).
     ScalarType(i64),
+    /// A subgraph (`as_graph`): the body of a higher-order op (`wrap_with_autocast`).
+    Graph(Box<Graph>),
     /// A kind this reader does not interpret (`as_scalar_type`, `as_device`, …).
     Other(String),
 }
@@ -177,6 +179,7 @@ impl Argument {
             Argument::SymInt(_) => "as_sym_int",
             Argument::SymInts(_) => "as_sym_ints",
             Argument::ScalarType(_) => "as_scalar_type",
+            Argument::Graph(_) => "as_graph",
             Argument::Other(kind) => kind,
         }
     }
@@ -199,7 +202,7 @@ pub fn symbol_name(expr: &str) -> &str {
 }
 
 /// A tensor's metadata: the export schema's dtype number, sizes, strides, storage offset.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct TensorMeta {
     pub dtype: i64,
     pub sizes: Vec<SymInt>,
@@ -358,6 +361,9 @@ fn parse_argument(value: &Value) -> Result<Argument, String> {
         "as_sym_int" => Argument::SymInt(parse_sym_int(inner)?),
         "as_sym_ints" => Argument::SymInts(list(inner, parse_sym_int)?),
         "as_scalar_type" => Argument::ScalarType(int(inner)?),
+        "as_graph" => Argument::Graph(Box::new(
+            Graph::deserialize(field(inner, "graph")?).map_err(|e| e.to_string())?,
+        )),
         other => Argument::Other(other.to_owned()),
     })
 }

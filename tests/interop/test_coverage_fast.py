@@ -40,6 +40,7 @@ PT2_CASES = [
     "pattern/fourier_positions",  # timm edgenext/xcit: zeros(B, H, W) mask, cumsum, sin/cos, RMSNorm
     "pattern/unfold_einsum",      # timm volo/tnt/sam/gcvit: unfold/fold, einsum, repeat_interleave
     "pattern/filled_table",       # timm convit: a table filled through views, in-place ops
+    "pattern/autocast_off_attention",  # timm efficientvit_mit: an autocast-off region inlined
 ]
 
 

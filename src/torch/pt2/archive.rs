@@ -8,6 +8,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::Pt2Error;
+use crate::aten::inline::inline_higher_order;
 use crate::aten::program::{ExportedProgram, SymInt, TensorMeta};
 use crate::torch::contiguous::{increment, is_contiguous};
 use crate::torch::dtype::DType;
@@ -126,7 +127,11 @@ impl Pt2Archive {
                 what: "missing or not `pt2`: this is not a torch.export archive".into(),
             });
         }
-        let program: ExportedProgram = read_json(&mut zip, PROGRAM)?;
+        let mut program: ExportedProgram = read_json(&mut zip, PROGRAM)?;
+        inline_higher_order(&mut program.graph_module.graph).map_err(|what| Pt2Error::Record {
+            record: PROGRAM.into(),
+            what,
+        })?;
         let order = match zip.has("byteorder") {
             true if zip.read_small("byteorder", 64)?.trim_ascii() == b"big" => ByteOrder::Big,
             _ => ByteOrder::Little,

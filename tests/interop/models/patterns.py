@@ -352,6 +352,30 @@ class FilledTable(nn.Module):
         return self.head(mixed.mean(1) + first_rows.mean())
 
 
+class AutocastOffAttention(nn.Module):
+    """timm EfficientViT (MIT) LiteMLA: ReLU linear attention computed in a region with
+    autocast disabled (`with torch.autocast(device_type, enabled=False)`), which
+    torch.export keeps as one `wrap_with_autocast` node holding the region's body."""
+
+    def __init__(self, dim=8):
+        super().__init__()
+        self.stem = nn.Conv2d(3, dim, 4, 4)
+        self.qkv = nn.Conv2d(dim, 3 * dim, 1)
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        b, c, h, w = x.shape
+        q, k, v = self.qkv(x).reshape(b, 3, c, h * w).unbind(1)
+        q, k = q.relu(), k.relu()
+        v = nn.functional.pad(v, (0, 0, 0, 1), mode="constant", value=1.0)
+        with torch.autocast(device_type="cpu", enabled=False):
+            kv = v.float() @ k.float().transpose(-1, -2)
+            out = kv @ q.float()
+            out = out[:, :-1] / (out[:, -1:] + 1e-5)
+        return self.head(out.mean(-1))
+
+
 def randomise_bn(model, seed):
     """Non-trivial BatchNorm statistics, so folding BN into the conv before it is tested."""
     gen = torch.Generator().manual_seed(seed)
@@ -387,4 +411,5 @@ PATTERNS = {
     "fourier_positions": (_builder(FourierPositions), IMAGE),
     "unfold_einsum": (_builder(UnfoldEinsum), IMAGE),
     "filled_table": (_builder(FilledTable), IMAGE),
+    "autocast_off_attention": (_builder(AutocastOffAttention), IMAGE),
 }
