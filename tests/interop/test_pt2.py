@@ -182,6 +182,39 @@ def test_constants_and_reductions_across_the_batch_are_refused(model, node, reas
     assert not out.exists()
 
 
+class PartialWrite(torch.nn.Module):
+    """`x[:, :, 1:] = y`: a write into part of an activation."""
+
+    def forward(self, x):
+        x = x * 2
+        x[:, :, 1:] = x[:, :, 1:].sigmoid()
+        return x
+
+
+class StaleView(torch.nn.Module):
+    """A full view of a tensor read after a copy overwrote the tensor."""
+
+    def forward(self, x):
+        x = x * 2
+        before = x[:, :]
+        x[:, :, 0:] = x.sigmoid()
+        return x + before
+
+
+@pytest.mark.parametrize("model,reason", [
+    (PartialWrite(), "a write into part of"),
+    (StaleView(), "is read after it"),
+], ids=["partial", "stale-view"])
+def test_writes_into_activations_that_torch_would_alias_are_refused(model, reason, tmp_path):
+    archive = tmp_path / "m.pt2"
+    common.export_pt2(model, (3, 4, 4), True, archive)
+    out = tmp_path / "m.onnx"
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "node `copy_" in proc.stderr and reason in proc.stderr, proc.stderr
+    assert not out.exists()
+
+
 class Frozen(torch.nn.Module):
     """Folds the batch into the channels: only valid at the traced batch size."""
 

@@ -11,10 +11,11 @@
 
 use crate::aten::args::Args;
 use crate::aten::eval::{self, element_count, Tensor, Values};
-use crate::aten::program::Node;
+use crate::aten::program::{Argument, Node};
 use crate::onnx::OnnxError;
 
 use super::lower::{Bound, Lowering};
+use super::tensor::show;
 
 /// The overload of an in-place copy (`dst.copy_(src)`, also what `dst[...] = src` records).
 pub(super) const COPY: &str = "copy_.default";
@@ -92,6 +93,65 @@ impl Lowering<'_, '_> {
         self.write_through(node, destination, values)
     }
 
+    /// Lowers `copy_.default(self, src)` into an activation when `self` is the whole of
+    /// the tensor it views (`attn[:, :, 0:, 0:] = y` with nothing cut): the tensor, each
+    /// full view of it on the way and the node's output all become `src`. A write into
+    /// part of an activation is refused, and so is one after which another full view of
+    /// the old tensor is still read (it would see the old values).
+    pub(super) fn copy_into_activation(&mut self, node: &Node) -> Result<(), OnnxError> {
+        let args = Args(node);
+        let destination = args.tensor("self").map_err(error)?;
+        let source = args.tensor("src").map_err(error)?;
+        let written = self.tensor(destination)?;
+        let values = self.tensor(source)?;
+        if values.sizes() != written.sizes() {
+            return Err(error(format!(
+                "a copy of {} into `{destination}` {}: only a copy of the same sizes and batch layout is exported",
+                show(&values.sizes()),
+                show(&written.sizes())
+            )));
+        }
+        let old = written.value().name().to_owned();
+        // The names written: the destination and each full view above it, up to the
+        // tensor they all view.
+        let mut chain = vec![destination.to_owned()];
+        let mut above = self.view_producer(destination);
+        while let Some(input) = above {
+            let shares = matches!(self.values.get(input),
+                Some(Bound::Activation(t)) if t.value().name() == old);
+            if !shares {
+                return Err(error(format!(
+                    "a write into part of `{input}` is not exported; only a copy over a whole tensor is"
+                )));
+            }
+            chain.push(input.to_owned());
+            above = self.view_producer(input);
+        }
+        let at = self
+            .graph
+            .nodes
+            .iter()
+            .position(|n| std::ptr::eq(n, node))
+            .unwrap_or(usize::MAX);
+        let stale = self.values.iter().find(|(name, bound)| {
+            matches!(bound, Bound::Activation(t) if t.value().name() == old)
+                && !chain.contains(name)
+                && self.readers_of(name).iter().any(|&reader| reader > at)
+        });
+        if let Some((name, _)) = stale {
+            return Err(error(format!(
+                "`{name}` views the tensor this copy overwrites and is read after it; only a write whose views are not read again is exported"
+            )));
+        }
+        let bound = Bound::Activation(values);
+        for name in chain {
+            self.values.insert(name, bound.clone());
+        }
+        let output = self.output_name(node, 0)?.to_owned();
+        self.values.insert(output, bound);
+        Ok(())
+    }
+
     /// After in-place op `node` (`mul_`, `add_`, `copy_`) folded on constants: writes
     /// `values` (broadcast to its sizes) into `destination`, its `self` argument. A folded
     /// destination or view of one is written in its base tensor, and the base, every view
@@ -161,6 +221,26 @@ impl Lowering<'_, '_> {
             self.values.insert(name, Bound::Folded { tensor, label });
         }
         Ok(())
+    }
+}
+
+impl Lowering<'_, '_> {
+    /// The input of the view op that made value `name`, if a view op made it.
+    fn view_producer(&self, name: &str) -> Option<&str> {
+        let producer = self.graph.nodes.iter().find(|n| {
+            n.outputs
+                .first()
+                .and_then(Argument::tensor_name)
+                .is_some_and(|made| made == name)
+        })?;
+        let op = producer
+            .target
+            .strip_prefix("torch.ops.aten.")
+            .unwrap_or(&producer.target);
+        VIEW_OPS
+            .contains(&op)
+            .then(|| viewed(producer).ok())
+            .flatten()
     }
 }
 

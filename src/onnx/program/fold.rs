@@ -24,8 +24,16 @@ impl Lowering<'_, '_> {
     /// fallback.
     pub fn fold_constant(&mut self, node: &Node, op: &str) -> Result<bool, OnnxError> {
         if op == alias::COPY {
-            self.copy_into_constant(node)?;
-            return Ok(true);
+            // A copy into an activation is lowered by its row.
+            let constants = node
+                .inputs
+                .iter()
+                .flat_map(|input| input.arg.tensor_names())
+                .all(|name| self.is_constant(name));
+            if constants {
+                self.copy_into_constant(node)?;
+            }
+            return Ok(constants);
         }
         if !eval::EVALUATED.contains(&op) {
             return Ok(false);

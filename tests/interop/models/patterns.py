@@ -316,8 +316,9 @@ class UnfoldEinsum(nn.Module):
 class FilledTable(nn.Module):
     """timm ConViT GPSA: a relative-position table the forward builds by filling zeros
     through views (`rel[:, :, :, 2] = d`), scaled in place through a slice and read through
-    an earlier view after the writes; per-head position attention from it, normalised in
-    place (`attn /= attn.sum(-1, keepdim=True)`) and mixed with the tokens."""
+    an earlier view after the writes; per-head position attention from it, written over
+    the whole map (`attn[:, :, 0:, 0:] = …`, MViTv2), normalised in place
+    (`attn /= attn.sum(-1, keepdim=True)`) and mixed with the tokens."""
 
     def __init__(self, dim=8, side=4, heads=2):
         super().__init__()
@@ -346,6 +347,8 @@ class FilledTable(nn.Module):
         rel, first_rows = self.table()
         positional = self.pos(rel.expand(b, -1, -1, -1)).permute(0, 3, 1, 2)  # B, H, N, N
         attn = (positional + 0.1 * (x @ x.transpose(1, 2)).unsqueeze(1)).sigmoid()
+        # MViTv2's decomposed relative positions, written over the whole map.
+        attn[:, :, 0:, 0:] = attn + 0.5 * positional.tanh()
         attn /= attn.sum(-1, keepdim=True)
         v = self.value(x).reshape(b, -1, attn.shape[1], x.shape[2] // attn.shape[1])
         mixed = (attn @ v.transpose(1, 2)).transpose(1, 2).reshape(b, -1, x.shape[2])
