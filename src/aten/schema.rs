@@ -202,6 +202,16 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema("_unsafe_view.default", &["self", "size"], &[]),
+    schema(
+        "_upsample_bicubic2d_aa.vec",
+        &["input", "output_size", "align_corners", "scale_factors"],
+        &[],
+    ),
+    schema(
+        "_upsample_bilinear2d_aa.vec",
+        &["input", "output_size", "align_corners", "scale_factors"],
+        &[],
+    ),
     schema("_weight_norm.default", &["v", "g", "dim"], &[]),
     schema("abs.default", &["self"], &[]),
     schema("adaptive_avg_pool1d.default", &["self", "output_size"], &[]),

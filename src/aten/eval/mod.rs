@@ -48,6 +48,8 @@ pub const EVALUATED: &[&str] = &[
     "unbind.int",
     "tensor_split.indices",
     "flip.default",
+    "_upsample_bicubic2d_aa.vec",
+    "_upsample_bilinear2d_aa.vec",
     "type_as.default",
     "_weight_norm.default",
     "one_hot.default",
@@ -389,6 +391,37 @@ pub fn evaluate(
                 values[row * classes as usize + id as usize] = 1;
             }
             one(Tensor::i64(dims, values))
+        }
+        "_upsample_bicubic2d_aa.vec" | "_upsample_bilinear2d_aa.vec" => {
+            // A position table resampled to the grid it already has (a ViT with a dynamic
+            // image size exported at its native size): the antialiased kernels weigh the
+            // source pixel 1 and its neighbours 0, so the values are the input's.
+            let x = a.tensor("input")?;
+            let spatial = &x.dims()[x.rank().saturating_sub(2)..];
+            let size: Vec<u64> = match a.node_arg("output_size") {
+                None | Some(Argument::None) => Vec::new(),
+                Some(_) => a
+                    .ints("output_size")?
+                    .into_iter()
+                    .map(|s| s as u64)
+                    .collect(),
+            };
+            let scales = match a.node_arg("scale_factors") {
+                None | Some(Argument::None) => None,
+                Some(Argument::Floats(f)) => Some(f.clone()),
+                got => return Err(Args::wrong("scale_factors", "a list of floats", got)),
+            };
+            let same = match scales {
+                Some(f) => f.iter().all(|&s| s == 1.0) && size.is_empty(),
+                None => size == spatial,
+            };
+            if x.rank() != 4 || !same {
+                return Err(format!(
+                    "an antialiased resampling of a constant of sizes {:?} to another size is not evaluated; only one to its own size",
+                    x.dims()
+                ));
+            }
+            one(Ok(x))
         }
         "flip.default" => {
             let x = a.tensor("self")?;
@@ -1232,6 +1265,24 @@ mod tests {
             &[("w", w())],
         );
         assert!(batch.unwrap_err().contains("batch"));
+    }
+
+    /// timm's ViT with a dynamic image size resamples its position table in every forward;
+    /// at the native grid that is the table itself. To another size it is refused.
+    #[test]
+    fn an_antialiased_resampling_to_the_same_grid_is_the_input() {
+        let table = Tensor::f32(vec![1, 2, 3, 3], (0..18).map(|i| i as f32).collect()).unwrap();
+        let resample = |size: &str| {
+            run(
+                "_upsample_bicubic2d_aa.vec",
+                &format!(
+                    r#"[{{"name": "input", "arg": {{"as_tensor": {{"name": "p"}}}}}}, {{"name": "output_size", "arg": {{"as_ints": {size}}}}}, {{"name": "align_corners", "arg": {{"as_bool": false}}}}, {{"name": "scale_factors", "arg": {{"as_none": true}}}}]"#
+                ),
+                &[("p", table.clone())],
+            )
+        };
+        assert_eq!(resample("[3, 3]").unwrap(), [table.clone()]);
+        assert!(resample("[4, 4]").unwrap_err().contains("another size"));
     }
 
     fn t(name: &str) -> String {
