@@ -145,9 +145,10 @@ impl<W: Write> TorchZipWriter<W> {
     }
 
     /// [`add_stream`](Self::add_stream) for bytes that sit at `source_offset` in their source
-    /// file: when the record is large enough (see [`PLACEMENT_GRANULES`]) and `source_offset`
-    /// is a multiple of the archive's alignment, the record's data are placed at an offset
-    /// congruent to `source_offset` modulo 64 KiB or 4 KiB, and the bytes before the first
+    /// file: when `source_offset` is a multiple of the archive's alignment and the record is
+    /// large enough that the padding stays within 1/64 of its size (and within the extra
+    /// field's `u16` length), the record's data are placed at an offset congruent to
+    /// `source_offset` modulo 64 KiB, or failing that 4 KiB, and the bytes before the first
     /// 4 KiB boundary are copied on their own, so that the kernel can copy whole pages or
     /// clone whole blocks. Otherwise this is exactly [`add_stream`](Self::add_stream).
     pub fn add_stream_placed(
