@@ -316,6 +316,14 @@ impl Checkpoint {
         }
     }
 
+    /// The open input file the storages are read from.
+    pub(crate) fn source_file(&self) -> &File {
+        match &self.source {
+            Source::Zip(zip) => zip.file(),
+            Source::Legacy { file, .. } => file,
+        }
+    }
+
     /// Copies storage `key`'s bytes into `writer` as record `name`, without decoding them.
     /// Stored bytes go file to file (the kernel copies them, or clones whole blocks where the
     /// file system shares them), placed at their input offset modulo 64 KiB when the record
