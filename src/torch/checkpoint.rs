@@ -316,9 +316,19 @@ impl Checkpoint {
         }
     }
 
+    /// The open input file the storages are read from.
+    pub(crate) fn source_file(&self) -> &File {
+        match &self.source {
+            Source::Zip(zip) => zip.file(),
+            Source::Legacy { file, .. } => file,
+        }
+    }
+
     /// Copies storage `key`'s bytes into `writer` as record `name`, without decoding them.
-    /// Stored bytes go file to file (the kernel copies them); deflated records, which only
-    /// third-party rewriters produce, are inflated in memory first.
+    /// Stored bytes go file to file (the kernel copies them, or clones whole blocks where the
+    /// file system shares them), placed at their input offset modulo 64 KiB when the record
+    /// affords the padding ([`TorchZipWriter::add_stream_placed`]); deflated records, which
+    /// only third-party rewriters produce, are inflated in memory first.
     pub fn copy_storage_to_zip(
         &mut self,
         key: &str,
@@ -331,7 +341,13 @@ impl Checkpoint {
                 let record = zip.record(&record_name)?;
                 if record.stored {
                     let (mut reader, info) = zip.stored_reader(&record_name)?;
-                    writer.add_stream(name, &mut reader, info.size, info.crc32)?;
+                    writer.add_stream_placed(
+                        name,
+                        &mut reader,
+                        info.size,
+                        info.crc32,
+                        info.data_offset,
+                    )?;
                 } else {
                     let mut spool = inflate_to_spool(zip, &record_name)?;
                     writer.add_stream(name, &mut spool, record.size, record.crc32)?;
@@ -341,7 +357,13 @@ impl Checkpoint {
                 let record = legacy_record(records, key)?;
                 let mut reader = region(file, record.header_offset + 8, record.nbytes)?;
                 let crc = crc_of_region(file, record.header_offset + 8, record.nbytes)?;
-                writer.add_stream(name, &mut reader, record.nbytes, crc)?;
+                writer.add_stream_placed(
+                    name,
+                    &mut reader,
+                    record.nbytes,
+                    crc,
+                    record.header_offset + 8,
+                )?;
             }
         }
         Ok(())

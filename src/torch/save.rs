@@ -131,6 +131,7 @@ pub fn save(
     }
     let pickle = pickle::write(&graph, root)?;
 
+    crate::atomic_file::drop_replaced_cache(out, source.source_file());
     crate::atomic_file::write_atomically(out, |file| match format {
         OutputFormat::Zip => write_zip(source, &pickle, &storages, out, file),
         OutputFormat::Legacy => write_legacy(source, &pickle, storages, file),

@@ -271,6 +271,11 @@ impl TorchZip {
         self.entries.is_empty()
     }
 
+    /// The open archive file (for comparing it with an output path).
+    pub(crate) fn file(&self) -> &File {
+        &self.file
+    }
+
     /// The central-directory facts and data offset of a record.
     pub fn record(&self, name: &str) -> Result<RecordInfo, ZipError> {
         Ok(self.entry(name)?.info.clone())
