@@ -6,6 +6,7 @@ reverse: `ckpt shard` of the consolidated checkpoint to the other rank count loa
 `dcp.load` into FSDP2 (model and AdamW state) and trains on to torch's own losses."""
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -247,7 +248,8 @@ def test_dtypes_without_a_storage_class_shard_and_consolidate(tmp_path):
 
 
 class _System:
-    """Pickles as `os.system("true")`: a dangerous global (pickling never calls it)."""
+    """Pickles as `os.system("true")` (`posix.system` on Linux): a dangerous global; pickling
+    never calls it."""
 
     def __reduce__(self):
         return (os.system, ("true",))
@@ -266,10 +268,10 @@ def test_scan_reads_metadata_and_every_shard_file_by_file(folder, tmp_path):
 
     bad = tmp_path / "bad"
     shutil.copytree(out, bad)
-    import pickle
     (bad / ".metadata").write_bytes(pickle.dumps(_System(), protocol=2))
     proc = run_ckpt("scan", "--json", bad)
     assert proc.returncode == 1, proc.stderr
     meta = json.loads(proc.stdout)["files"][0]
     assert meta["status"] == "dangerous"
-    assert any(g["path"] == "os.system" for p in meta["pickles"] for g in p["globals"])
+    assert [g["path"] for p in meta["pickles"] for g in p["globals"]
+            if g["class"] == "dangerous"] == ["posix.system"]  # os.system, as pickle spells it
