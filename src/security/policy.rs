@@ -71,8 +71,11 @@ pub fn check_rewrite(path: &Path, policy: Policy) -> Result<Checked, RefuseError
 /// [`check_rewrite`] for a DCP folder: scans `.metadata`, opens the folder from the scanned
 /// bytes, then scans the pickle of every stored item the metadata names (non-tensor values
 /// are arbitrary pickles), each range checked against its file first. Refuses on the first
-/// file that fails the policy.
+/// file that fails the policy, and a DeepSpeed folder by name before reading anything.
 pub fn check_dcp(dir: &Path, policy: Policy) -> Result<Folder, RefuseError> {
+    if !crate::torch::dcp::is_dcp(dir) {
+        crate::torch::dcp::deepspeed::refuse(dir)?;
+    }
     let path = dir.join(METADATA_FILE);
     let file = File::open(&path).map_err(|e| RefuseError::Unreadable {
         what: format!("cannot read {METADATA_FILE}: {e}"),

@@ -10,6 +10,7 @@
 //! ([`split`], [`item_write`], [`write_metadata`]).
 
 pub mod consolidate;
+pub mod deepspeed;
 pub mod gather;
 pub mod item;
 pub mod item_write;
@@ -50,6 +51,13 @@ pub enum DcpError {
     Unsupported { what: String },
     #[error("{what}")]
     Request { what: String },
+    /// A DeepSpeed ZeRO checkpoint folder (found by its file names), which ckpt cannot read.
+    #[error(
+        "a DeepSpeed ZeRO checkpoint (`{file}`), which ckpt cannot read yet: run the \
+         `zero_to_fp32.py` DeepSpeed saved beside it (`python zero_to_fp32.py SAVE_DIR OUT_DIR`) \
+         and give ckpt the state dict it writes"
+    )]
+    DeepSpeed { file: String },
     /// The checkpoint given to `shard` cannot be written as a DCP folder.
     #[error("{what}")]
     Input { what: String },
