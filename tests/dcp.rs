@@ -418,3 +418,46 @@ fn the_cli_writes_a_folder_and_refuses_to_overwrite_without_force() {
     assert!(stderr.contains("--force"), "{stderr}");
     assert!(run(&["--force"]).status.success());
 }
+
+/// `consolidate` and `inspect` given a DeepSpeed ZeRO folder (the save folder or its tag
+/// folder, as DeepSpeed 0.19 lays them out) fail with one line that says what it is and
+/// points to `zero_to_fp32.py`, and write nothing.
+#[test]
+fn deepspeed_folders_are_refused_with_one_line_naming_zero_to_fp32() {
+    use std::process::Command;
+    let work = tempfile::tempdir().unwrap();
+    let save = work.path().join("run");
+    let tag = save.join("global_step10");
+    fs::create_dir_all(&tag).unwrap();
+    for name in [
+        "mp_rank_00_model_states.pt",
+        "zero_pp_rank_0_mp_rank_00_optim_states.pt",
+        "zero_pp_rank_1_mp_rank_00_optim_states.pt",
+    ] {
+        fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/zip_train_ckpt.pth"),
+            tag.join(name),
+        )
+        .unwrap();
+    }
+    fs::write(save.join("latest"), "global_step10").unwrap();
+    let out = work.path().join("out.pth");
+    for dir in [&save, &tag] {
+        for args in [vec!["inspect"], vec!["consolidate", "-o"]] {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_ckpt"));
+            command.args(&args);
+            if args.len() > 1 {
+                command.arg(&out);
+            }
+            let run = command.arg(dir).output().unwrap();
+            let stderr = String::from_utf8_lossy(&run.stderr);
+            assert_eq!(run.status.code(), Some(1), "{args:?} {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{stderr}");
+            assert!(
+                stderr.contains("DeepSpeed") && stderr.contains("zero_to_fp32.py"),
+                "{stderr}"
+            );
+        }
+    }
+    assert!(!out.exists());
+}

@@ -22,6 +22,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if ckpt::torch::dcp::is_dcp(&args.file) {
         return inspect_dcp(&args);
     }
+    if args.file.is_dir() {
+        ckpt::torch::dcp::deepspeed::refuse(&args.file)
+            .map_err(|e| Failure::about(&args.file, e))?;
+    }
     // A file that cannot be opened as a zip is left to the checkpoint reader, which says why.
     if is_pt2(&args.file).unwrap_or(false) {
         let archive = Pt2Archive::open(&args.file).map_err(|e| Failure::about(&args.file, e))?;

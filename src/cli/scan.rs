@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 use serde_json::json;
 
-use ckpt::security::{render, scan_file, AllowError, AllowList, Status};
+use ckpt::security::{render, scan_dcp, scan_file, AllowError, AllowList, Status};
+use ckpt::torch::dcp::is_dcp;
 
 use super::Failure;
 
@@ -17,7 +18,9 @@ use super::Failure;
 /// must not be mistaken for one that was.
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    /// Files to scan (any checkpoint, TorchScript or `.pt2` archive, or pickle).
+    /// Files to scan (any checkpoint, TorchScript or `.pt2` archive, or pickle), or
+    /// `torch.distributed.checkpoint` folders (`.metadata` and every file it names, each
+    /// reported on its own).
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Print one JSON object (`files`, `exit_code`) instead of text.
@@ -45,7 +48,14 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     for file in &args.allow_file {
         allowed.add_file(file).map_err(usage)?;
     }
-    let scans: Vec<_> = args.files.iter().map(|f| scan_file(f, &allowed)).collect();
+    let scans: Vec<_> = args
+        .files
+        .iter()
+        .flat_map(|f| match is_dcp(f) {
+            true => scan_dcp(f, &allowed),
+            false => vec![scan_file(f, &allowed)],
+        })
+        .collect();
     let worst = scans
         .iter()
         .map(|s| s.status())

@@ -14,6 +14,7 @@ pub mod render;
 pub mod resolve;
 pub mod rules;
 pub mod scan;
+pub mod scan_dcp;
 mod source;
 
 pub use classify::{classify, AllowError, AllowList, Class, Context, Verdict};
@@ -22,3 +23,4 @@ pub use rules::DANGEROUS;
 pub use scan::{
     scan_file, scan_open, scan_zip_at, FileScan, GlobalUse, Issue, PickleScan, Severity, Status,
 };
+pub use scan_dcp::scan_dcp;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::classify::{AllowList, Class};
 use super::scan::{scan_open, scan_zip_at, FileScan, Severity, Status};
-use crate::torch::dcp::{DcpError, EntryKind, Folder, StorageInfo, METADATA_FILE};
+use crate::torch::dcp::{DcpError, Folder, StorageInfo, METADATA_FILE};
 
 /// What a rewrite accepts besides safe globals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,8 +71,11 @@ pub fn check_rewrite(path: &Path, policy: Policy) -> Result<Checked, RefuseError
 /// [`check_rewrite`] for a DCP folder: scans `.metadata`, opens the folder from the scanned
 /// bytes, then scans the pickle of every stored item the metadata names (non-tensor values
 /// are arbitrary pickles), each range checked against its file first. Refuses on the first
-/// file that fails the policy.
+/// file that fails the policy, and a DeepSpeed folder by name before reading anything.
 pub fn check_dcp(dir: &Path, policy: Policy) -> Result<Folder, RefuseError> {
+    if !crate::torch::dcp::is_dcp(dir) {
+        crate::torch::dcp::deepspeed::refuse(dir)?;
+    }
     let path = dir.join(METADATA_FILE);
     let file = File::open(&path).map_err(|e| RefuseError::Unreadable {
         what: format!("cannot read {METADATA_FILE}: {e}"),
@@ -82,21 +85,11 @@ pub fn check_dcp(dir: &Path, policy: Policy) -> Result<Folder, RefuseError> {
     let folder = Folder::open(dir, file)?;
     let mut open: std::collections::HashMap<&str, File> = std::collections::HashMap::new();
     let mut items: Vec<(&str, &StorageInfo)> = Vec::new();
-    for entry in &folder.metadata.entries {
-        let offsets: Vec<Option<&[u64]>> = match &entry.kind {
-            EntryKind::Bytes => vec![None],
-            EntryKind::Tensor { chunks, .. } => {
-                chunks.iter().map(|c| Some(c.offsets.as_slice())).collect()
-            }
-        };
-        for offsets in offsets {
-            let info = folder
-                .stored(&entry.fqn, offsets)
-                .map_err(|what| DcpError::Layout {
-                    what: format!("`{}`: {what}", entry.fqn),
-                })?;
-            items.push((&entry.fqn, info));
-        }
+    for item in folder.items() {
+        let info = item.place.map_err(|what| DcpError::Layout {
+            what: format!("`{}`: {what}", item.fqn),
+        })?;
+        items.push((item.fqn, info));
     }
     for (fqn, info) in items {
         let name = info.relative_path.as_str();

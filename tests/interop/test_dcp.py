@@ -6,6 +6,7 @@ reverse: `ckpt shard` of the consolidated checkpoint to the other rank count loa
 `dcp.load` into FSDP2 (model and AdamW state) and trains on to torch's own losses."""
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -244,3 +245,33 @@ def test_dtypes_without_a_storage_class_shard_and_consolidate(tmp_path):
         for k, v in sd.items():
             assert got[k].dtype == v.dtype and got[k].shape == v.shape, k
             assert torch.equal(got[k].view(torch.uint8), v.view(torch.uint8)), k
+
+
+class _System:
+    """Pickles as `os.system("true")` (`posix.system` on Linux): a dangerous global; pickling
+    never calls it."""
+
+    def __reduce__(self):
+        return (os.system, ("true",))
+
+
+def test_scan_reads_metadata_and_every_shard_file_by_file(folder, tmp_path):
+    """`ckpt scan DIR` reports `.metadata` and each `.distcp` file torch wrote, clean (exit 0),
+    with one pickle per stored item; a `.metadata` naming a dangerous global exits 1."""
+    out, _ = folder
+    report = json.loads(ok(run_ckpt("scan", "--json", out)).stdout)
+    names = [Path(f["path"]).name for f in report["files"]]
+    assert names == [".metadata"] + sorted(p.name for p in out.glob("*.distcp"))
+    assert all(f["status"] == "clean" and f["pickles"] for f in report["files"]), report
+    items = len(FileSystemReader(out).read_metadata().storage_data)
+    assert sum(len(f["pickles"]) for f in report["files"][1:]) == items
+
+    bad = tmp_path / "bad"
+    shutil.copytree(out, bad)
+    (bad / ".metadata").write_bytes(pickle.dumps(_System(), protocol=2))
+    proc = run_ckpt("scan", "--json", bad)
+    assert proc.returncode == 1, proc.stderr
+    meta = json.loads(proc.stdout)["files"][0]
+    assert meta["status"] == "dangerous"
+    assert [g["path"] for p in meta["pickles"] for g in p["globals"]
+            if g["class"] == "dangerous"] == ["posix.system"]  # os.system, as pickle spells it

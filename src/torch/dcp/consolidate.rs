@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use ::safetensors::tensor::TensorInfo;
@@ -23,7 +23,7 @@ use crate::torch::zip_write::TorchZipWriter;
 use crate::torch::DType;
 use crate::transform::select::TRAINING_STATE_KEYS;
 
-use super::gather::{ChunkSource, GatherReader};
+use super::gather::{ChunkSource, GatherReader, Step};
 use super::item::{self, ChunkBytes};
 use super::item_write::fresh_tensor;
 use super::metadata::{ChunkBox, EntryKind, PathKey};
@@ -458,14 +458,48 @@ fn write_safetensors(
     let metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
     let header = crate::safetensors::header(infos, metadata)?;
     write_atomically(out, |file| -> Result<u64, DcpError> {
-        let mut writer = BufWriter::with_capacity(BUFFER, &*file);
-        writer.write_all(&(header.len() as u64).to_le_bytes())?;
-        writer.write_all(&header)?;
+        let mut out: &File = file;
+        out.write_all(&(header.len() as u64).to_le_bytes())?;
+        out.write_all(&header)?;
+        let mut buf = vec![0; BUFFER];
         let mut bytes = 0;
         for (t, _) in &order {
-            bytes += io::copy(&mut reader(t, files), &mut writer)?;
+            bytes += copy_tensor(&mut reader(t, files), out, &mut buf)?;
         }
-        writer.flush()?;
         Ok(bytes)
     })
+}
+
+/// Runs at least this long are copied file to file by the kernel.
+const DIRECT_RUN: u64 = 1 << 20;
+
+/// Appends a tensor's bytes to `out` at its cursor: each long run (a row-sharded chunk) with
+/// `io::copy` between the two files, which is `copy_file_range` on Linux (one copy in the
+/// kernel instead of a read and a write through this process); shorter runs through `buf`.
+fn copy_tensor(source: &mut GatherReader, mut out: &File, buf: &mut [u8]) -> io::Result<u64> {
+    let mut bytes = 0;
+    loop {
+        match source.step(buf, DIRECT_RUN)? {
+            Step::End => return Ok(bytes),
+            Step::Buffered(n) => {
+                out.write_all(&buf[..n])?;
+                bytes += n as u64;
+            }
+            Step::Direct {
+                mut file,
+                offset,
+                len,
+            } => {
+                file.seek(SeekFrom::Start(offset))?;
+                let copied = io::copy(&mut file.take(len), &mut out)?;
+                if copied != len {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "a chunk's file ended early (was it truncated while being read?)",
+                    ));
+                }
+                bytes += len;
+            }
+        }
+    }
 }

@@ -161,7 +161,87 @@ impl Read for GatherReader<'_> {
     }
 }
 
-impl GatherReader<'_> {
+/// One step of [`GatherReader::step`]: what to copy next, in destination order.
+#[derive(Debug)]
+pub enum Step<'a> {
+    /// The tensor is complete.
+    End,
+    /// A whole run of `len` bytes at `offset` in `file`, for the caller to copy straight from
+    /// the file (for example `copy_file_range`, which `io::copy` uses between files).
+    Direct {
+        file: &'a File,
+        offset: u64,
+        len: u64,
+    },
+    /// The first `n` bytes of the caller's buffer: runs shorter than the direct threshold.
+    Buffered(usize),
+}
+
+impl<'a> GatherReader<'a> {
+    /// The next part of the tensor: a whole run of at least `direct_from` bytes as a file
+    /// range ([`Step::Direct`]), or shorter runs read into `buf`, up to the next such run or
+    /// the buffer's end ([`Step::Buffered`]). `u64::MAX` reads everything into `buf`, as
+    /// [`Read`] does. Interleaved runs (column-sharded chunks) are short and buffered; a
+    /// row-sharded chunk is one long run, copied without passing through this process.
+    pub fn step(&mut self, buf: &mut [u8], direct_from: u64) -> io::Result<Step<'a>> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        if self.position >= self.total {
+            return Ok(Step::End);
+        }
+        if self.next_run_is_direct(direct_from) {
+            let (chunk, at, len) = self.begin_run()?;
+            self.current = None;
+            self.position += len;
+            return Ok(Step::Direct {
+                file: self.walks[chunk].source.file,
+                offset: at,
+                len,
+            });
+        }
+        let mut filled = 0;
+        while filled < buf.len() && !self.next_run_is_direct(direct_from) {
+            match self.read_run(&mut buf[filled..])? {
+                0 => break,
+                n => filled += n,
+            }
+        }
+        Ok(Step::Buffered(filled))
+    }
+
+    /// Whether no run is in progress and the next one has at least `direct_from` bytes.
+    fn next_run_is_direct(&self, direct_from: u64) -> bool {
+        let in_progress = self.current.is_some_and(|run| run.2 > 0);
+        !in_progress
+            && self
+                .heap
+                .peek()
+                .is_some_and(|Reverse((_, i))| self.walks[*i].run_bytes >= direct_from)
+    }
+
+    /// Starts the next run in destination order: `(chunk, file offset, bytes)`.
+    fn begin_run(&mut self) -> io::Result<(usize, u64, u64)> {
+        let Some(Reverse((dest, i))) = self.heap.pop() else {
+            return Err(broken(format!(
+                "the chunks end at byte {} of {}",
+                self.position, self.total
+            )));
+        };
+        if dest != self.position {
+            return Err(broken(format!(
+                "the chunks do not tile the tensor (byte {} expected, {dest} next)",
+                self.position
+            )));
+        }
+        let walk = &mut self.walks[i];
+        let at = walk.source.offset + walk.next * walk.run_bytes;
+        walk.next += 1;
+        let run = (i, at, walk.run_bytes);
+        self.push_next(i);
+        Ok(run)
+    }
+
     /// Reads from one run (the current one, or the next in destination order): at most its
     /// bytes left. 0 only for an empty `buf` or at the end of the tensor.
     fn read_run(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -170,26 +250,7 @@ impl GatherReader<'_> {
         }
         let (chunk, at, left) = match self.current {
             Some(run) if run.2 > 0 => run,
-            _ => {
-                let Some(Reverse((dest, i))) = self.heap.pop() else {
-                    return Err(broken(format!(
-                        "the chunks end at byte {} of {}",
-                        self.position, self.total
-                    )));
-                };
-                if dest != self.position {
-                    return Err(broken(format!(
-                        "the chunks do not tile the tensor (byte {} expected, {dest} next)",
-                        self.position
-                    )));
-                }
-                let walk = &mut self.walks[i];
-                let at = walk.source.offset + walk.next * walk.run_bytes;
-                walk.next += 1;
-                let run = (i, at, walk.run_bytes);
-                self.push_next(i);
-                run
-            }
+            _ => self.begin_run()?,
         };
         let want = (buf.len() as u64).min(left) as usize;
         let n = self.walks[chunk]
@@ -272,6 +333,45 @@ mod tests {
             .read_to_end(&mut out)
             .unwrap();
         assert_eq!(out, vec![0, 4, 8, 1, 2, 3, 5, 6, 7, 9, 10, 11]);
+    }
+
+    /// Rows of 4 bytes or more come back as file ranges; a column chunk's 1-byte runs are
+    /// read into the buffer, stopping before the next long run; together, the tensor in order.
+    #[test]
+    fn long_runs_are_file_ranges_and_short_ones_buffered() {
+        let mut file = tempfile::tempfile().unwrap();
+        // A 4×4 tensor 0..16: rows 0–1 one chunk at 0, rows 2–3 split into a 2×1 left column
+        // (8, 12) at 8 and a 2×3 right block (9 10 11 / 13 14 15) at 10.
+        file.write_all(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 9, 10, 11, 13, 14, 15])
+            .unwrap();
+        let source = |offset| ChunkSource {
+            file: &file,
+            offset,
+        };
+        let chunks = vec![
+            (boxed(&[2, 1], &[2, 3]), source(10)),
+            (boxed(&[0, 0], &[2, 4]), source(0)),
+            (boxed(&[2, 0], &[2, 1]), source(8)),
+        ];
+        let mut reader = GatherReader::new(&[4, 4], 1, chunks);
+        let mut out = Vec::new();
+        let mut buf = [0u8; 16];
+        loop {
+            match reader.step(&mut buf, 4).unwrap() {
+                Step::End => break,
+                Step::Direct { file, offset, len } => {
+                    assert_eq!((offset, len), (0, 8), "rows 0–1 are one run");
+                    let mut run = vec![0; len as usize];
+                    file.read_exact_at(&mut run, offset).unwrap();
+                    out.extend(run);
+                }
+                Step::Buffered(n) => {
+                    assert_eq!(n, 8, "rows 2–3: four runs of 1 and 3 bytes in one step");
+                    out.extend(&buf[..n]);
+                }
+            }
+        }
+        assert_eq!(out, (0..16).collect::<Vec<u8>>());
     }
 
     #[test]

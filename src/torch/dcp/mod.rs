@@ -10,6 +10,7 @@
 //! ([`split`], [`item_write`], [`write_metadata`]).
 
 pub mod consolidate;
+pub mod deepspeed;
 pub mod gather;
 pub mod item;
 pub mod item_write;
@@ -50,6 +51,13 @@ pub enum DcpError {
     Unsupported { what: String },
     #[error("{what}")]
     Request { what: String },
+    /// A DeepSpeed ZeRO checkpoint folder (found by its file names), which ckpt cannot read.
+    #[error(
+        "a DeepSpeed ZeRO checkpoint (`{file}`), which ckpt cannot read yet: run the \
+         `zero_to_fp32.py` DeepSpeed saved beside it (`python zero_to_fp32.py SAVE_DIR OUT_DIR`) \
+         and give ckpt the state dict it writes"
+    )]
+    DeepSpeed { file: String },
     /// The checkpoint given to `shard` cannot be written as a DCP folder.
     #[error("{what}")]
     Input { what: String },
@@ -95,6 +103,17 @@ pub struct Folder {
     pub metadata_bytes: u64,
     /// Every `relative_path` the storage data names, with its size (`None`: missing).
     pub files: BTreeMap<String, Option<u64>>,
+}
+
+/// One stored item of a folder (see [`Folder::items`]).
+#[derive(Debug)]
+pub struct StoredItem<'a> {
+    /// The entry it belongs to.
+    pub fqn: &'a str,
+    /// The folder's file it is stored in, when the metadata names one that is a plain name.
+    pub file: Option<&'a str>,
+    /// Its checked place, or why it cannot be read.
+    pub place: Result<&'a StorageInfo, String>,
 }
 
 /// One thing wrong with a folder, about one entry (or the folder when `fqn` is empty).
@@ -212,6 +231,36 @@ impl Folder {
             ));
         }
         Ok(info)
+    }
+
+    /// Every stored item the metadata names, in entry order: each value, and each chunk of
+    /// every tensor (replicated copies included), with where it is stored, checked by
+    /// [`Folder::stored`]. This is everything a reader of the folder reads besides
+    /// `.metadata`; the security check and `scan` go through it.
+    pub fn items(&self) -> Vec<StoredItem<'_>> {
+        let mut items = Vec::new();
+        for entry in &self.metadata.entries {
+            let offsets: Vec<Option<&[u64]>> = match &entry.kind {
+                EntryKind::Bytes => vec![None],
+                EntryKind::Tensor { chunks, .. } => {
+                    chunks.iter().map(|c| Some(c.offsets.as_slice())).collect()
+                }
+            };
+            for offsets in offsets {
+                let key = (entry.fqn.clone(), offsets.map(<[u64]>::to_vec));
+                items.push(StoredItem {
+                    fqn: &entry.fqn,
+                    file: self
+                        .metadata
+                        .storage
+                        .get(&key)
+                        .map(|info| info.relative_path.as_str())
+                        .filter(|name| is_plain_name(name)),
+                    place: self.stored(&entry.fqn, offsets),
+                });
+            }
+        }
+        items
     }
 
     /// Everything wrong with the folder's layout, found from the metadata and file sizes
