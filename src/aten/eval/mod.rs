@@ -1281,7 +1281,7 @@ mod tests {
                 &[("p", table.clone())],
             )
         };
-        assert_eq!(resample("[3, 3]").unwrap(), [table.clone()]);
+        assert_eq!(resample("[3, 3]").unwrap(), std::slice::from_ref(&table));
         assert!(resample("[4, 4]").unwrap_err().contains("another size"));
     }
 
