@@ -7,15 +7,15 @@
 //! unfinished outputs out of sight; [`manifest`] records, resumes and merges; [`progress`]
 //! reports; [`run()`] ties them together.
 
-pub mod execute;
-pub mod inputs;
+pub(crate) mod execute;
+pub(crate) mod inputs;
 pub mod manifest;
-pub mod plan;
-pub mod progress;
-pub mod run;
-pub mod shard;
-pub mod staging;
-pub mod template;
+pub(crate) mod plan;
+pub(crate) mod progress;
+pub(crate) mod run;
+pub(crate) mod shard;
+pub(crate) mod staging;
+pub(crate) mod template;
 
 use std::path::PathBuf;
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 use serde_json::json;
 
-use ckpt::security::{render, scan_file, AllowError, AllowList, Status};
+use crate::security::{render, scan_file, AllowError, AllowList, Status};
 
 use super::Failure;
 

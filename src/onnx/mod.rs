@@ -7,18 +7,18 @@
 //! atomically, with external data past 2 GiB). [`export()`] runs the whole pipeline.
 
 pub mod arch;
-pub mod atc;
-pub mod attention;
-pub mod elem;
+pub(crate) mod atc;
+pub(crate) mod attention;
+pub(crate) mod elem;
 pub mod export;
-pub mod fold;
-pub mod graph;
-pub mod ops;
+pub(crate) mod fold;
+pub(crate) mod graph;
+pub(crate) mod ops;
 pub mod program;
 pub mod proto;
 pub mod script;
-pub mod store;
-pub mod weights;
+pub(crate) mod store;
+pub(crate) mod weights;
 pub mod write;
 
 use std::fmt;

@@ -8,12 +8,12 @@
 //! Python resolves them ([`resolve`]).
 
 pub mod agreement;
-pub mod classify;
+pub(crate) mod classify;
 pub mod policy;
 pub mod render;
-pub mod resolve;
-pub mod rules;
-pub mod scan;
+pub(crate) mod resolve;
+pub(crate) mod rules;
+pub(crate) mod scan;
 mod source;
 
 pub use classify::{classify, AllowError, AllowList, Class, Context, Verdict};

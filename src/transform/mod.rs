@@ -1,11 +1,11 @@
 //! Pure graph-to-graph transforms. Each touches exactly what it names; storage bytes are never
 //! read here.
 
-pub mod amp;
-pub mod dtype;
-pub mod location;
-pub mod prefix;
-pub mod select;
+pub(crate) mod amp;
+pub(crate) mod dtype;
+pub(crate) mod location;
+pub(crate) mod prefix;
+pub(crate) mod select;
 
 pub use amp::{convert_amp, AmpConverted, AmpKind};
 pub use dtype::{cast_floating, CastDone, CastScope};

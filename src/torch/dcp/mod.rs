@@ -10,16 +10,16 @@
 //! ([`split`], [`item_write`], [`write_metadata`]).
 
 pub mod consolidate;
-pub mod gather;
-pub mod item;
-pub mod item_write;
-pub mod metadata;
-pub mod shard;
+pub(crate) mod gather;
+pub(crate) mod item;
+pub(crate) mod item_write;
+pub(crate) mod metadata;
+pub(crate) mod shard;
 pub mod source;
-pub mod split;
-pub mod summary;
-pub mod tiling;
-pub mod write_metadata;
+pub(crate) mod split;
+pub(crate) mod summary;
+pub(crate) mod tiling;
+pub(crate) mod write_metadata;
 
 use std::collections::BTreeMap;
 use std::fs::File;

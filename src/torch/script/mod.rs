@@ -12,14 +12,14 @@
 //! Nothing is executed: code is parsed as data, and only straight-line traced code is
 //! accepted (scripted control flow is an error naming the file and line).
 
-pub mod archive;
+pub(crate) mod archive;
 pub mod convert;
 mod dtypes;
-pub mod inline;
+pub(crate) mod inline;
 mod ops;
 pub mod parse;
 pub(crate) mod shape;
-pub mod token;
+pub(crate) mod token;
 
 pub use archive::{is_torchscript, ScriptArchive};
 pub use convert::{convert, Converted};
