@@ -32,7 +32,6 @@ compile_error!(
 pub(crate) mod aten;
 pub(crate) mod atomic_dir;
 pub(crate) mod atomic_file;
-#[allow(missing_docs)] // not yet documented item by item
 pub mod batch;
 #[cfg(feature = "libtorch")]
 pub(crate) mod check;
@@ -40,17 +39,14 @@ pub mod cli;
 #[allow(missing_docs)] // not yet documented item by item
 pub mod onnx;
 mod open;
-#[allow(missing_docs)] // not yet documented item by item
 pub mod pickle;
 pub mod pipeline;
 pub(crate) mod progress;
 pub mod report;
 pub mod safetensors;
-#[allow(missing_docs)] // not yet documented item by item
 pub mod security;
 #[allow(missing_docs)] // not yet documented item by item
 pub mod torch;
-#[allow(missing_docs)] // not yet documented item by item
 pub mod transform;
 
 pub use onnx::export::export as to_onnx;

@@ -27,9 +27,11 @@ use crate::security::Policy;
 /// How to run a plan.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// The TOML plan; inputs and outputs are relative to its folder.
     pub plan: PathBuf,
     /// Inputs processed at once (at least 1).
     pub jobs: usize,
+    /// Only this shard's inputs (`None`: all).
     pub shard: Option<Shard>,
     /// List what would be done; write nothing.
     pub dry_run: bool,
@@ -44,10 +46,13 @@ pub struct Options {
 pub struct Summary {
     /// Inputs of this shard.
     pub inputs: usize,
+    /// Inputs processed now.
     pub done: usize,
+    /// Inputs the manifest already had, unchanged.
     pub skipped: usize,
     /// `(input, error)` for each failure.
     pub failed: Vec<(String, String)>,
+    /// Where the manifest was written.
     pub manifest: PathBuf,
 }
 

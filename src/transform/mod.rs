@@ -16,13 +16,19 @@ pub use prefix::{strip_state_dict, PrefixRule};
 #[derive(Debug, thiserror::Error)]
 pub enum TransformError {
     #[error("keys `{first}` and `{second}` would both become `{renamed}` after stripping")]
+    /// Stripping a prefix would merge two keys into one.
     Collision {
+        /// The first key.
         first: String,
+        /// The second key.
         second: String,
+        /// The key both would become.
         renamed: String,
     },
     #[error("{0}")]
+    /// The request does not fit the checkpoint (a rule that matches nothing, no AMP state, …).
     Request(String),
     #[error(transparent)]
+    /// The checkpoint's structure could not be read.
     Torch(#[from] crate::torch::TorchError),
 }
