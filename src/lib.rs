@@ -36,7 +36,6 @@ pub mod batch;
 #[cfg(feature = "libtorch")]
 pub(crate) mod check;
 pub mod cli;
-#[allow(missing_docs)] // not yet documented item by item
 pub mod onnx;
 mod open;
 pub mod pickle;

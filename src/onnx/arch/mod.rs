@@ -39,8 +39,11 @@ pub enum Choice {
 /// Where the architecture came from, for the report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
+    /// Named by the caller ([`Choice::Named`]).
     Flag,
+    /// The checkpoint's `arch` field.
     ArchField,
+    /// Detected from key names and shapes.
     Keys,
 }
 

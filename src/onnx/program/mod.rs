@@ -42,13 +42,18 @@ pub use batch::BatchDim;
 /// What `to-onnx` on a `.pt2` archive can be asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProgramOptions {
+    /// The default-domain opset of the file.
     pub opset: Opset,
+    /// The batch axis: dynamic (named) or a fixed size.
     pub batch: Batch,
     /// The ONNX name of a single-input model's input (`None`: `input`). A model with
     /// several inputs names them after its forward's parameters, and refuses a name here.
     pub input_name: Option<String>,
+    /// The output's name (the base name of several outputs).
     pub output_name: String,
+    /// Fold BatchNorm into the convolution before it where it can be.
     pub fold_bn: bool,
+    /// File layout and memory budget.
     pub write: WriteOptions,
 }
 
@@ -77,8 +82,11 @@ pub struct ProgramReport {
     pub batch: BatchDim,
     /// Program nodes, and ONNX nodes and initializers written.
     pub program_nodes: usize,
+    /// ONNX nodes written.
     pub nodes: usize,
+    /// ONNX initializers written.
     pub initializers: usize,
+    /// The file(s) written.
     pub written: Written,
 }
 
