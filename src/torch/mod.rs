@@ -19,7 +19,7 @@ pub mod script;
 pub(crate) mod state_dict;
 pub(crate) mod tar;
 pub(crate) mod tensor;
-pub mod zip_read;
+pub(crate) mod zip_read;
 pub mod zip_write;
 
 pub use checkpoint::{open, open_file, recognise, Checkpoint, Format, ZipMeta};
