@@ -33,6 +33,7 @@ pub enum Format {
 }
 
 impl Format {
+    /// The name reports print: `zip`, `legacy`, `tar`, …
     pub fn name(self) -> &'static str {
         match self {
             Format::Zip => "zip",
@@ -73,9 +74,13 @@ enum Source {
 /// Invariant: every storage the graph references has bytes in the file, at least as many as
 /// its persistent id declares, and every tensor fits in its storage (checked by [`open`]).
 pub struct Checkpoint {
+    /// The file it was opened from; storage bytes are read from it on demand.
     pub path: PathBuf,
+    /// Its container format.
     pub format: Format,
+    /// The decoded object pickle.
     pub graph: Graph,
+    /// What `torch.load` would return.
     pub root: NodeId,
     /// The tensors and storages of `graph`.
     pub scan: Scan,

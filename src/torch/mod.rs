@@ -32,19 +32,36 @@ pub use tensor::{scan, Rebuild, Scan, StorageKey, StorageRef, TensorRef};
 #[derive(Debug, thiserror::Error)]
 pub enum TorchError {
     #[error("not a PyTorch checkpoint (unrecognised first bytes)")]
+    /// The file is no format torch saves (zip, legacy, tar, TorchScript, `.pt2`).
     NotACheckpoint,
     #[error("{what}")]
-    Invalid { what: String },
+    /// The file claims a format but breaks it.
+    Invalid {
+        /// What is wrong, and where.
+        what: String,
+    },
     #[error("{what} is not supported")]
-    Unsupported { what: String },
+    /// A valid construct ckpt does not handle.
+    Unsupported {
+        /// What.
+        what: String,
+    },
     #[error("object graph nests too deeply")]
+    /// A walk over the object graph passed its depth bound.
     TooDeep,
     #[error("{what}")]
-    Output { what: String },
+    /// The output could not be written.
+    Output {
+        /// Why.
+        what: String,
+    },
     #[error(transparent)]
+    /// A pickle in the file could not be read.
     Pickle(#[from] crate::pickle::PickleError),
     #[error(transparent)]
+    /// The zip container is malformed or refused.
     Zip(#[from] zip_read::ZipError),
     #[error("I/O error: {0}")]
+    /// Reading or writing failed.
     Io(#[from] std::io::Error),
 }

@@ -266,11 +266,6 @@ impl TorchZip {
         self.entries.len()
     }
 
-    /// Whether the archive has no records (only folder entries).
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// The central-directory facts and data offset of a record.
     pub fn record(&self, name: &str) -> Result<RecordInfo, ZipError> {
         Ok(self.entry(name)?.info.clone())
