@@ -352,7 +352,7 @@ impl Checkpoint {
         Ok(())
     }
 
-    /// Runs `f` on a reader over all of storage `key`'s bytes (the [`StorageBytes::len`] of
+    /// Runs `f` on a reader over all of storage `key`'s bytes (the `StorageBytes::len` of
     /// them), for writers that re-encode a storage instead of copying it. Stored records and
     /// legacy storages are read straight from the file; a deflated record is inflated in
     /// memory first, as [`Checkpoint::copy_storage_to_zip`] does.

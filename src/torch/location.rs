@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 /// A device tag as torch writes it into a storage's persistent id.
 ///
-/// Invariant: `device` is one of [`DEVICE_TYPES`].
+/// Invariant: `device` is one of `DEVICE_TYPES`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Location {
     device: String,

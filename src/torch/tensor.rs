@@ -120,7 +120,7 @@ pub struct Scan {
     pub parameters: BTreeMap<NodeId, NodeId>,
     /// Every global the graph names.
     pub globals: Vec<crate::pickle::Global>,
-    /// Sparse and nested tensor rebuild calls (see [`composite`]).
+    /// Sparse and nested tensor rebuild calls (see `composite`).
     pub composites: Vec<NodeId>,
 }
 

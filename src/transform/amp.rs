@@ -93,7 +93,7 @@ struct Scaler {
     dynamic: bool,
 }
 
-/// Converts the AMP state found by [`amp::find`] to `to`. `scaler` picks one of several apex
+/// Converts the AMP state found by `amp::find` to `to`. `scaler` picks one of several apex
 /// loss scalers (`loss_scalerN`); without it, several are an error listing them. A state that
 /// already has kind `to` is left as it is.
 ///

@@ -1,10 +1,10 @@
 //! Exporting a user's own model from a `torch.export` program (`.pt2`) to ATC-ready ONNX.
 //!
 //! The program's aten graph ([`crate::torch::pt2`]) is lowered node by node (`lower`,
-//! `aten`) onto the same [`GraphBuilder`](super::graph::GraphBuilder) the torchvision
+//! `aten`) onto the same `GraphBuilder` the torchvision
 //! export uses, so the same rules hold: one opset, the batch as a named `dim_param` and
 //! never an operand of shape arithmetic, BatchNorm folded into the Conv before it, and the
-//! ATC check ([`super::atc::validate`]) run on every export. Parameters, buffers and lifted
+//! ATC check (`super::atc::validate`) run on every export. Parameters, buffers and lifted
 //! constants become initializers under their FQNs (`layer1.0.conv1.weight`).
 //!
 //! The batch: a program exported with a dynamic first dimension keeps it; one traced at a

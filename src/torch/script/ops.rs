@@ -171,7 +171,7 @@ const TRACED: &[&str] = &[
     "argmin.default",
 ];
 
-/// Every overload whose calls become program nodes of its own (all but [`CONVOLUTION`],
+/// Every overload whose calls become program nodes of its own (all but `CONVOLUTION`,
 /// which becomes a `conv*` node).
 pub fn targets() -> impl Iterator<Item = &'static str> {
     [MULTI_HEAD_ATTENTION, LSTM, GRU]
