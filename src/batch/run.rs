@@ -35,7 +35,8 @@ pub struct Options {
     pub shard: Option<Shard>,
     /// List what would be done; write nothing.
     pub dry_run: bool,
-    /// Where the manifest goes; default `default_manifest`.
+    /// Where the manifest goes; default `<plan stem>.manifest.json` beside the plan
+    /// (`<plan stem>.manifest.<I>-of-<N>.json` for a shard).
     pub manifest: Option<PathBuf>,
     /// Which inputs may be rewritten at all (dangerous globals never are).
     pub policy: Policy,

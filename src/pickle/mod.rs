@@ -7,7 +7,7 @@
 //! cannot write back what it did not understand. Here globals are data ([`Global`]), calls are
 //! nodes ([`Object`]), and anything unknown survives a rewrite unchanged.
 //!
-//! Data flows [`mod@read`] → [`Graph`] → (transforms) → [`mod@write`].
+//! Data flows [`read`] → [`Graph`] → (transforms) → [`write`].
 
 mod opcode;
 pub mod read;

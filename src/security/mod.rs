@@ -4,7 +4,7 @@
 //! Nothing here executes or imports anything: globals are names read by the non-executing
 //! pickle reader. Data flows [`scan::scan_open`] → [`scan::FileScan`] → [`check_rewrite`] (for
 //! rewriting commands, which then read the same open file) or a report (`ckpt scan`,
-//! `ckpt inspect`). Verdicts are by allow-list (`mod@classify`) over names resolved the way
+//! `ckpt inspect`). Verdicts are by allow-list (`classify`) over names resolved the way
 //! Python resolves them (`resolve`).
 
 pub mod agreement;
