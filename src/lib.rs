@@ -29,32 +29,24 @@ compile_error!(
     "ckpt builds on Unix (Linux, macOS): it reads checkpoints with positioned reads (std::os::unix::fs::FileExt)"
 );
 
-#[allow(missing_docs)] // not yet documented item by item
-pub mod aten;
-#[allow(missing_docs)] // not yet documented item by item
-pub mod atomic_dir;
-#[allow(missing_docs)] // not yet documented item by item
-pub mod atomic_file;
-#[allow(missing_docs)] // not yet documented item by item
+pub(crate) mod aten;
+pub(crate) mod atomic_dir;
+pub(crate) mod atomic_file;
 pub mod batch;
 #[cfg(feature = "libtorch")]
-#[allow(missing_docs)] // not yet documented item by item
-pub mod check;
-#[allow(missing_docs)] // not yet documented item by item
+pub(crate) mod check;
+pub mod cli;
 pub mod onnx;
 mod open;
-#[allow(missing_docs)] // not yet documented item by item
 pub mod pickle;
 pub mod pipeline;
-#[allow(missing_docs)] // not yet documented item by item
-pub mod progress;
+pub(crate) mod progress;
 pub mod report;
 pub mod safetensors;
-#[allow(missing_docs)] // not yet documented item by item
 pub mod security;
-#[allow(missing_docs)] // not yet documented item by item
+#[allow(missing_docs)]
+// not yet documented item by item: dtype, location, checkpoint, tensor, dcp, pt2, script
 pub mod torch;
-#[allow(missing_docs)] // not yet documented item by item
 pub mod transform;
 
 pub use onnx::export::export as to_onnx;

@@ -2,7 +2,7 @@
 //! own types ([`Metadata`], [`TensorInfo`], [`Dtype`]) and laid out as its serializer lays it
 //! out (tensors by descending dtype alignment, then by name; header padded to 8 bytes); the
 //! tensor bytes are then streamed from the checkpoint one tensor at a time
-//! ([`copy_contiguous`]), never the whole file in memory.
+//! (`copy_contiguous`), never the whole file in memory.
 //!
 //! Shared tensors follow `safetensors.torch.save_model` (`_remove_duplicate_names`): tensors
 //! of one storage whose byte ranges overlap form a group; the group keeps the alphabetically

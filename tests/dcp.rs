@@ -105,7 +105,7 @@ fn a_dangerous_metadata_global_is_refused() {
 /// the manifest, and skips it on a rerun.
 #[test]
 fn batch_consolidates_then_casts_and_exports() {
-    use ckpt::batch::manifest::hash_folder_reporting;
+    use ckpt::batch::hash_folder_reporting;
     use ckpt::batch::{run, Manifest, Options, Status};
     use ckpt::torch::DType;
 

@@ -8,6 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use ckpt::pickle::Value;
 use ckpt::torch::{self, Checkpoint, Format, LocationMap, OutputFormat};
 use ckpt::transform::{remap, strip_state_dict, PrefixRule};
 use serde_json::Value as Json;
@@ -166,7 +167,7 @@ fn remap_to_cpu_keeps_every_tensor_and_byte_and_changes_only_tags() {
         .expect("remap");
         let out = dir.path().join("out.pth");
         let root = source.root;
-        let plan = torch::save::StoragePlan::copy_all();
+        let plan = torch::StoragePlan::copy_all();
         torch::save(&mut source, graph, root, format, &out, &plan).expect("save");
 
         let mut rewritten = torch::open(&out).expect("reopen");
@@ -204,7 +205,14 @@ fn strip_module_renames_keys_and_metadata_like_torch() {
         .collect();
     assert_eq!(keys[0], "conv1.weight");
     assert!(keys.iter().all(|k| !k.starts_with("module.")));
-    let metadata = torch::state_dict::metadata_of(&graph, source.root).expect("_metadata");
+    // The `_metadata` mapping `BUILD` attaches to the state dict.
+    let metadata = match graph.get(source.root) {
+        Value::Object(object) => object
+            .state
+            .and_then(|state| graph.lookup(state, "_metadata")),
+        _ => None,
+    }
+    .expect("_metadata");
     let meta_keys: Vec<&str> = graph
         .mapping(metadata)
         .expect("metadata mapping")
@@ -219,7 +227,7 @@ fn strip_module_renames_keys_and_metadata_like_torch() {
     );
     let out = tempfile::tempdir().expect("dir");
     let root = source.root;
-    let plan = torch::save::StoragePlan::copy_all();
+    let plan = torch::StoragePlan::copy_all();
     torch::save(
         &mut source,
         graph,

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use ckpt::onnx::arch::Choice;
 use ckpt::onnx::proto::{tensor_shape_proto::dimension::Value as Dim, type_proto};
-use ckpt::onnx::write::WriteOptions;
+use ckpt::onnx::Choice;
+use ckpt::onnx::WriteOptions;
 use ckpt::onnx::{export, Batch, ExportOptions, ExportReport, OnnxError, Opset};
 
 mod common;

@@ -19,7 +19,9 @@ pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// A whole manifest. Invariant: `entries` sorted by `(job, input)`, one per pair.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
+    /// Always `ckpt`.
     pub tool: String,
+    /// The version of ckpt that wrote it.
     pub tool_version: String,
     /// SHA-256 of the plan file: manifests of different plans are never merged.
     pub plan_sha256: String,
@@ -30,6 +32,7 @@ pub struct Manifest {
     pub merged_shards: Vec<String>,
     /// Inputs in the whole plan, every shard together.
     pub inputs_total: usize,
+    /// One per `(job, input)` done or failed so far.
     pub entries: Vec<Entry>,
 }
 
@@ -40,22 +43,32 @@ pub struct Entry {
     pub job: usize,
     /// The input's path relative to the plan's folder.
     pub input: String,
+    /// SHA-256 (hex) of the input as processed (for a DCP folder, see [`hash_folder_reporting`]).
     pub sha256: String,
+    /// Its size in bytes.
     pub size: u64,
     /// The job's steps as the plan wrote them.
     pub steps: Vec<serde_json::Value>,
+    /// Whether every step succeeded.
     pub status: Status,
+    /// Why it failed (`Failed` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What it wrote.
     pub outputs: Vec<Output>,
+    /// Wall time of its steps.
     pub duration_ms: u64,
+    /// The version of ckpt that processed it; another version runs it again on resume.
     pub tool_version: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// How one input ended (`ok`/`failed` in the JSON).
 #[serde(rename_all = "lowercase")]
 pub enum Status {
+    /// Every output was written.
     Ok,
+    /// A step failed (see [`Entry::error`]).
     Failed,
 }
 
@@ -66,7 +79,9 @@ pub struct Output {
     pub kind: String,
     /// Relative to the plan's folder.
     pub path: String,
+    /// SHA-256 (hex) of its bytes.
     pub sha256: String,
+    /// Its size in bytes.
     pub size: u64,
 }
 
@@ -228,6 +243,7 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 impl Manifest {
+    /// An empty manifest for the plan with this hash.
     pub fn new(plan_sha256: &str, shard: Option<String>, inputs_total: usize) -> Manifest {
         Manifest {
             tool: "ckpt".into(),

@@ -2,25 +2,24 @@
 //! parallel, with a manifest that records every input and output, resumes after a crash,
 //! and splits across machines.
 //!
-//! [`plan`] parses the TOML plan; [`inputs`] expands input patterns; [`shard`] partitions
-//! inputs; [`template`] names outputs; [`execute`] runs one input's steps; [`staging`] keeps
-//! unfinished outputs out of sight; [`manifest`] records, resumes and merges; [`progress`]
-//! reports; [`run()`] ties them together.
+//! Inside: `plan` parses the TOML plan; `inputs` expands input patterns; `shard` partitions
+//! inputs; `template` names outputs; `execute` runs one input's steps; `staging` keeps
+//! unfinished outputs out of sight; `manifest` records, resumes and merges; `progress`
+//! reports; [`run()`] ties them together and is the public entry point.
 
-pub mod execute;
-pub mod inputs;
-pub mod manifest;
-pub mod plan;
-pub mod progress;
-pub mod run;
-pub mod shard;
-pub mod staging;
-pub mod template;
+pub(crate) mod execute;
+pub(crate) mod inputs;
+pub(crate) mod manifest;
+pub(crate) mod plan;
+pub(crate) mod progress;
+pub(crate) mod run;
+pub(crate) mod shard;
+pub(crate) mod staging;
+pub(crate) mod template;
 
 use std::path::PathBuf;
 
-pub use manifest::{Entry, Manifest, Status};
-pub use plan::{Job, Plan, Step};
+pub use manifest::{hash_folder_reporting, Entry, Manifest, Output, Status};
 pub use run::{run, Options, Summary};
 pub use shard::Shard;
 
@@ -28,14 +27,28 @@ pub use shard::Shard;
 #[derive(Debug, thiserror::Error)]
 pub enum BatchError {
     #[error("plan: {what}")]
-    Plan { what: String },
+    /// The plan is invalid; nothing was run.
+    Plan {
+        /// What is wrong with it.
+        what: String,
+    },
     #[error("manifest {}: {what}", path.display())]
-    Manifest { path: PathBuf, what: String },
+    /// A manifest could not be read, or belongs to another plan.
+    Manifest {
+        /// The manifest.
+        path: PathBuf,
+        /// What is wrong with it.
+        what: String,
+    },
     #[error("merge: {0}")]
+    /// Shard manifests that cannot be merged.
     Merge(String),
     #[error("{what}: {source}")]
+    /// A file or folder of the run could not be read or written.
     Io {
+        /// What was being done.
         what: String,
+        /// Why it failed.
         source: std::io::Error,
     },
 }

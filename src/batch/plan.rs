@@ -4,7 +4,7 @@
 //! plan fails before any file is touched.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Deserialize;
 
@@ -230,14 +230,6 @@ struct SafetensorsOptions {
 }
 
 impl Plan {
-    /// Reads and validates the plan at `path`.
-    pub fn load(path: &Path) -> Result<Plan, BatchError> {
-        let text = std::fs::read_to_string(path).map_err(|e| BatchError::Plan {
-            what: format!("cannot read {}: {e}", path.display()),
-        })?;
-        Plan::parse(&text)
-    }
-
     /// Parses and validates plan text.
     pub fn parse(text: &str) -> Result<Plan, BatchError> {
         let raw: RawPlan = toml::from_str(text).map_err(|e| BatchError::Plan {
@@ -598,7 +590,7 @@ steps = [{ strip-module = { prefix = ["module."] } }, { remap = { map = ["cuda:0
                 key: Some("model".into())
             }
         );
-        assert_eq!(plan.jobs[0].name.source(), "{stem}");
+        assert_eq!(plan.jobs[0].name.to_string(), "{stem}");
     }
 
     #[test]

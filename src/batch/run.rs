@@ -27,13 +27,16 @@ use crate::security::Policy;
 /// How to run a plan.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// The TOML plan; inputs and outputs are relative to its folder.
     pub plan: PathBuf,
     /// Inputs processed at once (at least 1).
     pub jobs: usize,
+    /// Only this shard's inputs (`None`: all).
     pub shard: Option<Shard>,
     /// List what would be done; write nothing.
     pub dry_run: bool,
-    /// Where the manifest goes; default [`default_manifest`].
+    /// Where the manifest goes; default `<plan stem>.manifest.json` beside the plan
+    /// (`<plan stem>.manifest.<I>-of-<N>.json` for a shard).
     pub manifest: Option<PathBuf>,
     /// Which inputs may be rewritten at all (dangerous globals never are).
     pub policy: Policy,
@@ -44,10 +47,13 @@ pub struct Options {
 pub struct Summary {
     /// Inputs of this shard.
     pub inputs: usize,
+    /// Inputs processed now.
     pub done: usize,
+    /// Inputs the manifest already had, unchanged.
     pub skipped: usize,
     /// `(input, error)` for each failure.
     pub failed: Vec<(String, String)>,
+    /// Where the manifest was written.
     pub manifest: PathBuf,
 }
 

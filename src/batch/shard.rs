@@ -16,6 +16,7 @@ pub struct Shard {
 }
 
 impl Shard {
+    /// Shard `index` of `count`; an error unless `index < count`.
     pub fn new(index: u32, count: u32) -> Result<Shard, String> {
         if index < count {
             Ok(Shard { index, count })
@@ -26,10 +27,12 @@ impl Shard {
         }
     }
 
+    /// Which shard, from 0.
     pub fn index(self) -> u32 {
         self.index
     }
 
+    /// How many shards.
     pub fn count(self) -> u32 {
         self.count
     }

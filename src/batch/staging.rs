@@ -36,10 +36,6 @@ impl Staging {
     }
 
     /// The folder itself.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// A fresh sub-folder for one input's outputs.
     pub fn slot(&self, name: &str) -> io::Result<PathBuf> {
         let slot = self.dir.join(name);
@@ -105,14 +101,14 @@ mod tests {
         let live = Staging::create(out.path()).expect("staging");
         std::fs::write(live.slot("0").expect("slot").join("x"), b"partial").expect("write");
         assert_eq!(sweep(out.path()), 0);
-        assert!(live.dir().exists());
+        assert!(live.dir.exists());
         // A dead owner: a folder whose lock nobody holds.
         let dead = out.path().join(format!("{PREFIX}dead"));
         std::fs::create_dir(&dead).expect("mkdir");
         std::fs::write(dead.join("lock"), b"").expect("lock");
         assert_eq!(sweep(out.path()), 1);
         assert!(!dead.exists());
-        let dir = live.dir().to_owned();
+        let dir = live.dir.to_owned();
         drop(live);
         assert!(!dir.exists());
     }

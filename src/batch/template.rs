@@ -93,11 +93,6 @@ impl Template {
         })
     }
 
-    /// The template as written.
-    pub fn source(&self) -> &str {
-        &self.source
-    }
-
     /// Whether the expansion depends on the input's content.
     pub fn uses_hash(&self) -> bool {
         self.parts.contains(&Part::Sha8)

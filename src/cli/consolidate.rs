@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, ValueEnum};
 
-use ckpt::security::check_dcp;
-use ckpt::torch::dcp::consolidate::OutputKind;
-use ckpt::torch::dcp::{consolidate, Selection};
+use crate::security::check_dcp;
+use crate::torch::dcp::consolidate::OutputKind;
+use crate::torch::dcp::{consolidate, Selection};
 
 use super::safety::SafetyArgs;
 use super::Failure;

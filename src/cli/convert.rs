@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use ckpt::pipeline::{output_format, Rewrite};
-use ckpt::torch::{self, DType, Location, LocationMap, OutputFormat};
-use ckpt::transform::{select, AmpKind, CastScope, PrefixRule};
+use crate::pipeline::{output_format, Rewrite};
+use crate::torch::{self, DType, Location, LocationMap, OutputFormat};
+use crate::transform::{select, AmpKind, CastScope, PrefixRule};
 
 use super::output::OutputArgs;
 use super::safety::SafetyArgs;
@@ -78,7 +78,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         )));
     }
     let checked = args.safety.check(input)?;
-    let _progress = ckpt::progress::Task::start(input);
+    let _progress = crate::progress::Task::start(input);
     let mut ckpt = checked.open().map_err(|e| fail(&e))?.checkpoint;
     let format = output_format(args.format.as_deref(), ckpt.format).map_err(|e| fail(&e))?;
     let mut rewrite = Rewrite::new(&ckpt);

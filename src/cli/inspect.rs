@@ -3,9 +3,9 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use ckpt::security::{scan_open, AllowList};
-use ckpt::torch::pt2::summary::{render_text, summary};
-use ckpt::torch::pt2::{is_pt2, Pt2Archive};
+use crate::security::{scan_open, AllowList};
+use crate::torch::pt2::summary::{render_text, summary};
+use crate::torch::pt2::{is_pt2, Pt2Archive};
 
 use super::Failure;
 
@@ -19,11 +19,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    if ckpt::torch::dcp::is_dcp(&args.file) {
+    if crate::torch::dcp::is_dcp(&args.file) {
         return inspect_dcp(&args);
     }
     if args.file.is_dir() {
-        ckpt::torch::dcp::deepspeed::refuse(&args.file)
+        crate::torch::dcp::deepspeed::refuse(&args.file)
             .map_err(|e| Failure::about(&args.file, e))?;
     }
     // A file that cannot be opened as a zip is left to the checkpoint reader, which says why.
@@ -38,19 +38,19 @@ pub fn run(args: Args) -> Result<(), Failure> {
         return Ok(());
     }
     // One open file: the globals reported are those of the bytes inspected.
-    let report = ckpt::inspect(&args.file).map_err(|e| Failure::about(&args.file, e))?;
+    let report = crate::inspect(&args.file).map_err(|e| Failure::about(&args.file, e))?;
     if args.json {
         let json = serde_json::to_string(&report).map_err(|e| Failure::about(&args.file, e))?;
         println!("{json}");
     } else {
-        print!("{}", ckpt::report::render_text(&report));
+        print!("{}", crate::report::render_text(&report));
     }
     Ok(())
 }
 
 /// A DCP folder: its `.metadata` scanned and read, its layout checked; no item is read.
 fn inspect_dcp(args: &Args) -> Result<(), Failure> {
-    use ckpt::torch::dcp::{summary, Folder, METADATA_FILE};
+    use crate::torch::dcp::{summary, Folder, METADATA_FILE};
     let path = args.file.join(METADATA_FILE);
     let fail = |e: &dyn std::fmt::Display| Failure::about(&path, e);
     let file = File::open(&path).map_err(|e| fail(&e))?;

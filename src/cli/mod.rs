@@ -1,4 +1,7 @@
-//! Command-line front end: argument parsing and printing only; the work is in the library.
+//! The `ckpt` command line: argument parsing and printing only; the work is in the library.
+//!
+//! Part of the library so the binary is one call ([`main`]) and the subcommands can use the
+//! library's internals without making them public API.
 
 mod amp;
 mod batch;
@@ -18,13 +21,15 @@ mod to_safetensors;
 
 use std::path::PathBuf;
 
+use std::process::ExitCode;
+
 use clap::{Parser, Subcommand};
 
-use ckpt::security::Status;
+use crate::security::Status;
 
 /// A failure to report: one line, naming the file it concerns.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     pub file: Option<PathBuf>,
     pub message: String,
 }
@@ -53,7 +58,7 @@ impl std::fmt::Display for Failure {
     version,
     about = "Read, rewrite and export PyTorch checkpoints without Python; never executes pickle code"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
     /// Draw no progress bars (they are drawn only when stderr is a terminal anyway).
@@ -99,9 +104,24 @@ enum Command {
     Check(check::Args),
 }
 
+/// Runs `ckpt` with the process's arguments: parses them (printing help or a usage error and
+/// exiting as clap does), runs the command, and on failure prints one line,
+/// `ckpt: error: FILE: message`, and returns failure (status 1). `ckpt scan` exits with its own
+/// status (0 clean, 1 dangerous, 2 unreadable) and does not return.
+pub fn main() -> ExitCode {
+    let args = Cli::parse();
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("ckpt: error: {failure}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// Runs the parsed command line.
-pub fn run(cli: Cli) -> Result<(), Failure> {
-    ckpt::progress::set_quiet(cli.quiet);
+pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
+    crate::progress::set_quiet(cli.quiet);
     match cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Scan(args) => {

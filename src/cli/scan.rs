@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 use serde_json::json;
 
-use ckpt::security::{render, scan_dcp, scan_file, AllowError, AllowList, Status};
-use ckpt::torch::dcp::is_dcp;
+use crate::security::{render, scan_dcp, scan_file, AllowError, AllowList, Status};
+use crate::torch::dcp::is_dcp;
 
 use super::Failure;
 

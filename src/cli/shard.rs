@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use ckpt::torch::dcp::source::{looks_like_safetensors, Safetensors};
-use ckpt::torch::dcp::{shard, Input};
+use crate::torch::dcp::source::{looks_like_safetensors, Safetensors};
+use crate::torch::dcp::{shard, Input};
 
 use super::safety::SafetyArgs;
 use super::Failure;
@@ -34,7 +34,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let about = |e: &dyn std::fmt::Display| Failure::about(&args.input, e);
-    ckpt::atomic_dir::check_folder(&args.output, args.force).map_err(|e| Failure {
+    crate::atomic_dir::check_folder(&args.output, args.force).map_err(|e| Failure {
         file: None,
         message: e.to_string(),
     })?;

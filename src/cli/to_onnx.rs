@@ -2,15 +2,15 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use ckpt::onnx::arch::Choice;
-use ckpt::onnx::atc::AtcCommand;
-use ckpt::onnx::program::{export_program, BatchDim, ProgramOptions, ProgramReport};
-use ckpt::onnx::script::export_script;
-use ckpt::onnx::{export, Batch, ExportOptions, Opset};
-use ckpt::torch::dtype::DType;
-use ckpt::torch::pt2::{is_pt2, Pt2Archive};
-use ckpt::torch::script::convert::GivenInput;
-use ckpt::torch::script::is_torchscript;
+use crate::onnx::arch::Choice;
+use crate::onnx::atc::AtcCommand;
+use crate::onnx::program::{export_program, BatchDim, ProgramOptions, ProgramReport};
+use crate::onnx::script::export_script;
+use crate::onnx::{export, Batch, ExportOptions, Opset};
+use crate::torch::dtype::DType;
+use crate::torch::pt2::{is_pt2, Pt2Archive};
+use crate::torch::script::convert::GivenInput;
+use crate::torch::script::is_torchscript;
 
 use super::safety::SafetyArgs;
 use super::Failure;
@@ -140,7 +140,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     super::output::writable(&args.output)?;
     // Like every conversion: dangerous globals refused, unknown ones only when allowed.
     args.safety.check(input)?;
-    let _progress = ckpt::progress::Task::start(input);
+    let _progress = crate::progress::Task::start(input);
     // A file that cannot be opened as a zip is left to the checkpoint reader, which says why.
     if is_pt2(input).unwrap_or(false) {
         return run_pt2(&args);
@@ -163,7 +163,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         transform_input: args.transform_input,
         ..ExportOptions::default()
     };
-    let mut ckpt = ckpt::torch::open(input).map_err(|e| fail(&e))?;
+    let mut ckpt = crate::torch::open(input).map_err(|e| fail(&e))?;
     let report = export(&mut ckpt, &options, &args.output).map_err(|e| fail(&e))?;
     let stripped = if report.stripped.is_empty() {
         String::new()

@@ -14,17 +14,24 @@ use super::{Batch, OnnxError, Opset};
 /// Everything `to-onnx` can be asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExportOptions {
+    /// Which architecture to build.
     pub arch: Choice,
+    /// The default-domain opset of the file.
     pub opset: Opset,
     /// Per-sample input shape (C, H, W).
     pub input: [u64; 3],
+    /// The batch axis: dynamic (named) or a fixed size.
     pub batch: Batch,
+    /// The graph input's name.
     pub input_name: String,
+    /// The graph output's name.
     pub output_name: String,
+    /// Fold BatchNorm into the convolution before it where it can be.
     pub fold_bn: bool,
     /// googlenet only: the model was built with `transform_input=True` (torchvision's
     /// default with pretrained weights), which re-normalises the input inside `forward`.
     pub transform_input: bool,
+    /// File layout and memory budget.
     pub write: WriteOptions,
 }
 
@@ -47,12 +54,17 @@ impl Default for ExportOptions {
 /// What an export did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExportReport {
+    /// The architecture built (`resnet50`).
     pub arch: String,
+    /// How it was chosen.
     pub source: Source,
     /// Wrapper prefixes removed from the keys.
     pub stripped: Vec<String>,
+    /// ONNX nodes written.
     pub nodes: usize,
+    /// ONNX initializers (weights) written.
     pub initializers: usize,
+    /// The file(s) written.
     pub written: Written,
     /// What the export assumed that the weights do not say, for the user to check.
     pub notes: Vec<String>,

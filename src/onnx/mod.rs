@@ -1,36 +1,44 @@
 //! ONNX export: torchvision-family checkpoints → ATC-ready ONNX files.
 //!
-//! Data flows one way: [`weights`] (the checkpoint's state dict, strictly checked) →
-//! [`arch`] (one module per torchvision family: detection, expected keys, graph) built on
-//! [`graph`] and [`ops`] (a typed graph builder) with [`fold`] (BatchNorm folding) →
-//! [`atc`] (the rules Ascend's ATC needs, checked on every export) → [`mod@write`] (protobuf,
+//! Data flows one way: `weights` (the checkpoint's state dict, strictly checked) →
+//! `arch` (one module per torchvision family: detection, expected keys, graph) built on
+//! `graph` and `ops` (a typed graph builder) with `fold` (BatchNorm folding) →
+//! `atc` (the rules Ascend's ATC needs, checked on every export) → `write` (protobuf,
 //! atomically, with external data past 2 GiB). [`export()`] runs the whole pipeline.
+//!
+//! Public: [`export()`] with [`ExportOptions`] (torchvision checkpoints),
+//! [`program::export_program`] (`.pt2` archives), [`script::export_script`] (TorchScript
+//! archives), and [`proto`], the ONNX protobuf types, for reading what was written.
 
-pub mod arch;
-pub mod atc;
-pub mod attention;
-pub mod elem;
-pub mod export;
-pub mod fold;
-pub mod graph;
-pub mod ops;
+pub(crate) mod arch;
+pub(crate) mod atc;
+pub(crate) mod attention;
+pub(crate) mod elem;
+pub(crate) mod export;
+pub(crate) mod fold;
+pub(crate) mod graph;
+pub(crate) mod ops;
 pub mod program;
 pub mod proto;
 pub mod script;
-pub mod store;
-pub mod weights;
-pub mod write;
+pub(crate) mod store;
+pub(crate) mod weights;
+pub(crate) mod write;
 
 use std::fmt;
 
+pub use arch::{Choice, Source};
 pub use export::{export, ExportOptions, ExportReport};
+pub use write::{WriteOptions, Written};
 
 /// An ONNX default-domain operator set version that ATC accepts: 9 to 13 inclusive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Opset(u8);
 
 impl Opset {
+    /// The lowest opset ATC takes.
     pub const MIN: i64 = 9;
+    /// The highest opset ATC takes.
     pub const MAX: i64 = 13;
 
     /// Validates `version` into an opset.
@@ -47,6 +55,7 @@ impl Opset {
         }
     }
 
+    /// The version number, `MIN..=MAX`.
     pub fn version(self) -> i64 {
         i64::from(self.0)
     }
@@ -88,29 +97,65 @@ pub enum Batch {
 #[derive(Debug, thiserror::Error)]
 pub enum OnnxError {
     #[error(transparent)]
+    /// The checkpoint could not be read.
     Torch(#[from] crate::torch::TorchError),
     #[error(transparent)]
+    /// Its state dict could not be prepared (prefix stripping).
     Transform(#[from] crate::transform::TransformError),
     #[error("{what}")]
-    Option { what: String },
+    /// An option is out of range or does not fit the model.
+    Option {
+        /// What to change.
+        what: String,
+    },
     #[error("no state dict found: expected a mapping of parameter names to tensors at the top level or under `state_dict`, `model`, `net`, …")]
+    /// No mapping of parameter names to tensors was found.
     NoStateDict,
     #[error("{what}")]
-    Arch { what: String },
+    /// The architecture is unknown or could not be detected.
+    Arch {
+        /// What to do.
+        what: String,
+    },
     #[error("the checkpoint does not match {arch}:\n{report}")]
-    Keys { arch: String, report: String },
+    /// The state dict's keys or shapes are not the architecture's.
+    Keys {
+        /// The architecture.
+        arch: String,
+        /// What differs.
+        report: String,
+    },
     #[error("{what}")]
-    Shape { what: String },
+    /// A tensor or option shape the model cannot be built with.
+    Shape {
+        /// Which, and why.
+        what: String,
+    },
     #[error("the graph breaks ATC rules:\n  {}", violations.join("\n  "))]
-    Atc { violations: Vec<String> },
+    /// The built graph breaks rules Ascend's ATC needs; nothing was written.
+    Atc {
+        /// One line per broken rule.
+        violations: Vec<String>,
+    },
     #[error("{what}")]
-    Output { what: String },
+    /// The output could not be written.
+    Output {
+        /// Why.
+        what: String,
+    },
     #[error(transparent)]
+    /// The `.pt2` archive could not be read.
     Pt2(#[from] crate::torch::pt2::Pt2Error),
     #[error(transparent)]
+    /// The TorchScript archive could not be read or converted.
     Script(#[from] crate::torch::script::ScriptError),
     #[error("{what}")]
-    Program { what: String },
+    /// An aten program (`.pt2` or trace) uses something the lowering does not support.
+    Program {
+        /// What, and where.
+        what: String,
+    },
     #[error("I/O error: {0}")]
+    /// Reading or writing failed.
     Io(#[from] std::io::Error),
 }

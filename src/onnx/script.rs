@@ -18,6 +18,7 @@ use super::OnnxError;
 /// What a TorchScript export did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScriptReport {
+    /// The export of the converted program.
     pub program: ProgramReport,
     /// The example's batch size, when the archive records it (`traced_inputs.pkl`).
     pub traced_batch: Option<u64>,

@@ -7,7 +7,7 @@
 //! cannot write back what it did not understand. Here globals are data ([`Global`]), calls are
 //! nodes ([`Object`]), and anything unknown survives a rewrite unchanged.
 //!
-//! Data flows [`mod@read`] → [`Graph`] → (transforms) → [`mod@write`].
+//! Data flows [`read()`] → [`Graph`] → (transforms) → [`write()`].
 
 mod opcode;
 pub mod read;
@@ -27,31 +27,60 @@ pub const MAX_DEPTH: usize = 256;
 #[derive(Debug, thiserror::Error)]
 pub enum PickleError {
     #[error("pickle is truncated: {opcode} at byte {offset} runs past the end")]
-    Truncated { offset: usize, opcode: &'static str },
-    #[error("bad pickle opcode 0x{opcode:02x} at byte {offset}")]
-    UnknownOpcode { opcode: u8, offset: usize },
-    #[error("malformed pickle: {opcode} at byte {offset}: {problem}")]
-    Malformed {
+    /// An opcode's operand runs past the end of the input.
+    Truncated {
+        /// Byte offset of the opcode.
         offset: usize,
+        /// The opcode's name.
         opcode: &'static str,
+    },
+    #[error("bad pickle opcode 0x{opcode:02x} at byte {offset}")]
+    /// A byte that is no opcode of protocols 0–5.
+    UnknownOpcode {
+        /// The byte.
+        opcode: u8,
+        /// Its offset.
+        offset: usize,
+    },
+    #[error("malformed pickle: {opcode} at byte {offset}: {problem}")]
+    /// An opcode that cannot apply to the stack or memo it finds.
+    Malformed {
+        /// Byte offset of the opcode.
+        offset: usize,
+        /// The opcode's name.
+        opcode: &'static str,
+        /// What is wrong.
         problem: String,
     },
     #[error("unsupported pickle: {opcode} at byte {offset}: {why}")]
+    /// A valid opcode this reader deliberately does not support.
     Unsupported {
+        /// Byte offset of the opcode.
         offset: usize,
+        /// The opcode's name.
         opcode: &'static str,
+        /// Why it is not supported.
         why: &'static str,
     },
     #[error("pickle exceeds the limit of {limit} {what} (at byte {offset})")]
+    /// A [`Limits`] bound was reached; nothing past it was allocated.
     Limit {
+        /// Byte offset where the limit was reached.
         offset: usize,
+        /// What was counted.
         what: &'static str,
+        /// The limit.
         limit: usize,
     },
     #[error("object graph nests deeper than {limit} levels")]
-    TooDeep { limit: usize },
+    /// A walk over the graph went deeper than the depth bound.
+    TooDeep {
+        /// The bound.
+        limit: usize,
+    },
     #[error(
         "object graph has a cycle through an immutable value (tuple or constructor arguments)"
     )]
+    /// An immutable value contains itself, which no real pickler can produce.
     Cycle,
 }

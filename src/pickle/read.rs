@@ -38,7 +38,9 @@ impl Default for Limits {
 /// A decoded pickle: its graph, the root value, and how many input bytes it used.
 #[derive(Debug)]
 pub struct Pickle {
+    /// Every decoded value.
     pub graph: Graph,
+    /// The value `STOP` returned.
     pub root: NodeId,
     /// Bytes consumed, including `STOP`. Legacy torch files concatenate several pickles.
     pub consumed: usize,

@@ -21,11 +21,14 @@ impl NodeId {
 /// A module-qualified name (`GLOBAL`/`STACK_GLOBAL`). Never resolved or imported: it is data.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Global {
+    /// The module, as the pickle spells it (`torch._utils`, `collections`, `__builtin__`).
     pub module: String,
+    /// The name inside the module; may be dotted (`Foo.bar`), as protocol 4 allows.
     pub name: String,
 }
 
 impl Global {
+    /// The global `module.name`.
     pub fn new(module: &str, name: &str) -> Self {
         Global {
             module: module.to_owned(),
@@ -44,6 +47,7 @@ impl Global {
         Global::new(module, &self.name)
     }
 
+    /// Whether this is `module.name`, compared in [`canonical`](Self::canonical) spelling.
     pub fn is(&self, module: &str, name: &str) -> bool {
         let canonical = self.canonical();
         canonical.module == module && canonical.name == name
@@ -60,13 +64,26 @@ impl fmt::Display for Global {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Constructor {
     /// `callable(*args)`: `REDUCE`, and protocol 0's `INST`/`OBJ`.
-    Reduce { callable: NodeId, args: NodeId },
+    Reduce {
+        /// What is called (usually a [`Value::Global`]).
+        callable: NodeId,
+        /// The argument tuple.
+        args: NodeId,
+    },
     /// `cls.__new__(cls, *args)`: `NEWOBJ`.
-    NewObj { class: NodeId, args: NodeId },
+    NewObj {
+        /// The class.
+        class: NodeId,
+        /// The argument tuple.
+        args: NodeId,
+    },
     /// `cls.__new__(cls, *args, **kwargs)`: `NEWOBJ_EX`.
     NewObjEx {
+        /// The class.
         class: NodeId,
+        /// The argument tuple.
         args: NodeId,
+        /// The keyword-argument dict.
         kwargs: NodeId,
     },
 }
@@ -77,6 +94,7 @@ pub enum Constructor {
 /// (`APPENDS`, then `SETITEMS`, then `BUILD`), which is the order every writer we know uses.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Object {
+    /// How it was made.
     pub constructor: Constructor,
     /// Items appended to the object (a list subclass).
     pub list_items: Vec<NodeId>,
@@ -87,6 +105,7 @@ pub struct Object {
 }
 
 impl Object {
+    /// A freshly constructed object: no items, no state.
     pub fn new(constructor: Constructor) -> Self {
         Object {
             constructor,
@@ -100,22 +119,35 @@ impl Object {
 /// One pickled value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
+    /// `None`.
     None,
+    /// `True`/`False`.
     Bool(bool),
+    /// An integer that fits `i64`.
     Int(i64),
     /// An integer that does not fit `i64`: little-endian two's complement, as `LONG1` stores it.
     BigInt(Vec<u8>),
+    /// A float (`BINFLOAT`, or protocol 0's text form).
     Float(f64),
     /// Text. Python 2 byte strings are decoded here (UTF-8, else latin-1), as torch loads them.
     Str(String),
+    /// `bytes`.
     Bytes(Vec<u8>),
+    /// `bytearray` (protocol 5 `BYTEARRAY8`).
     ByteArray(Vec<u8>),
+    /// A tuple. Immutable: a cycle through it is refused when reading.
     Tuple(Vec<NodeId>),
+    /// A list, in order.
     List(Vec<NodeId>),
+    /// A dict, in insertion order.
     Dict(Vec<(NodeId, NodeId)>),
+    /// A set, in pickle order.
     Set(Vec<NodeId>),
+    /// A frozenset, in pickle order.
     FrozenSet(Vec<NodeId>),
+    /// A name (`GLOBAL`/`STACK_GLOBAL`): data, never imported.
     Global(Global),
+    /// The result of a call: see [`Object`].
     Object(Object),
     /// A persistent id: in torch files, the `('storage', type, key, location, numel)` tuple.
     PersistentId(NodeId),
@@ -179,6 +211,7 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// An empty graph.
     pub fn new() -> Self {
         Graph::default()
     }
@@ -191,10 +224,12 @@ impl Graph {
         id
     }
 
+    /// The value of node `id`. Panics if `id` is not from this graph.
     pub fn get(&self, id: NodeId) -> &Value {
         &self.nodes[id.index()]
     }
 
+    /// The value of node `id`, to change in place. Panics if `id` is not from this graph.
     pub fn get_mut(&mut self, id: NodeId) -> &mut Value {
         &mut self.nodes[id.index()]
     }
@@ -204,6 +239,7 @@ impl Graph {
         self.nodes[id.index()] = value;
     }
 
+    /// How many nodes the arena holds (reachable or not).
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
@@ -262,6 +298,7 @@ impl Graph {
         shift(other_root)
     }
 
+    /// Whether the arena holds no node.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }

@@ -34,6 +34,7 @@ pub enum Class {
 }
 
 impl Class {
+    /// `safe`, `unknown` or `dangerous`, as reports print it.
     pub fn name(self) -> &'static str {
         match self {
             Class::Safe => "safe",
@@ -57,7 +58,9 @@ pub enum Context {
 /// The verdict on one global, with the reason.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
+    /// The class.
     pub class: Class,
+    /// One line saying why, for reports.
     pub why: &'static str,
     /// For a dangerous global reached through a re-export or an attribute walk: what it
     /// resolves to (`os.system` for `pathlib.os.system`, `__self__` for a walk).
@@ -88,18 +91,33 @@ pub struct AllowList {
 #[derive(Debug, thiserror::Error)]
 pub enum AllowError {
     #[error("--allow `{name}`: not a dotted Python name (`module.name`, or `module.*`)")]
-    BadName { name: String },
+    /// Not a dotted name.
+    BadName {
+        /// The entry.
+        name: String,
+    },
     #[error("--allow `{name}`: it resolves to a dangerous global, which no allow-list can pass")]
-    Dangerous { name: String },
+    /// The entry names a dangerous global.
+    Dangerous {
+        /// The entry.
+        name: String,
+    },
     #[error("--allow-file {}: {source}", path.display())]
+    /// The allow file could not be read.
     File {
+        /// The file.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
     #[error("--allow-file {}, line {line}: {source}", path.display())]
+    /// A line of the allow file is refused.
     Line {
+        /// The file.
         path: PathBuf,
+        /// The line number, from 1.
         line: usize,
+        /// Why the line's entry was refused.
         source: Box<AllowError>,
     },
 }

@@ -4,17 +4,17 @@
 //! Nothing here executes or imports anything: globals are names read by the non-executing
 //! pickle reader. Data flows [`scan::scan_open`] → [`scan::FileScan`] → [`check_rewrite`] (for
 //! rewriting commands, which then read the same open file) or a report (`ckpt scan`,
-//! `ckpt inspect`). Verdicts are by allow-list ([`mod@classify`]) over names resolved the way
-//! Python resolves them ([`resolve`]).
+//! `ckpt inspect`). Verdicts are by allow-list (`classify`) over names resolved the way
+//! Python resolves them (`resolve`).
 
 pub mod agreement;
-pub mod classify;
+pub(crate) mod classify;
 pub mod policy;
 pub mod render;
-pub mod resolve;
-pub mod rules;
-pub mod scan;
-pub mod scan_dcp;
+pub(crate) mod resolve;
+pub(crate) mod rules;
+pub(crate) mod scan;
+pub(crate) mod scan_dcp;
 mod source;
 
 pub use classify::{classify, AllowError, AllowList, Class, Context, Verdict};

@@ -21,15 +21,31 @@ pub enum Policy {
 #[derive(Debug, thiserror::Error)]
 pub enum RefuseError {
     #[error("refusing to rewrite: it references dangerous globals ({list}) that run code when the file is loaded with weights_only=False; nothing was written (`ckpt scan` lists every global)")]
-    Dangerous { list: String },
+    /// The file names dangerous globals.
+    Dangerous {
+        /// Them, comma-separated.
+        list: String,
+    },
     #[error("refusing to rewrite: {what}; nothing was written (`ckpt scan` shows details)")]
-    Evasion { what: String },
+    /// The file is built to show a scanner something other than what torch loads.
+    Evasion {
+        /// What disagrees.
+        what: String,
+    },
     #[error("refusing to rewrite: it references globals that are not on torch's weights_only allow-list ({list}); pass --allow-unknown-globals to rewrite it anyway (they are copied as names, never imported)")]
-    Unknown { list: String },
+    /// The file names globals on no allow-list (and the policy does not allow them).
+    Unknown {
+        /// Them, comma-separated.
+        list: String,
+    },
     #[error(
         "refusing to rewrite: part of the file could not be checked ({what}); nothing was written"
     )]
-    Unreadable { what: String },
+    /// Part of the file could not be read, so it could not be checked.
+    Unreadable {
+        /// What could not be read.
+        what: String,
+    },
     /// The file is not a PyTorch checkpoint at all (said before any scan runs).
     #[error(transparent)]
     NotACheckpoint(#[from] crate::torch::TorchError),

@@ -56,6 +56,7 @@ pub struct GlobalUse {
     pub global: Global,
     /// Full dotted path after Python 2 names are mapped: what is compared.
     pub path: String,
+    /// Its class and why.
     pub verdict: Verdict,
     /// How many times the pickle names it.
     pub count: usize,
@@ -77,7 +78,9 @@ pub struct PickleScan {
     /// Where it is: `archive/data.pkl`, `outer.pt!archive/data.pkl` for a nested archive,
     /// `stream#1` for the first pickle of a legacy stream, `tar:pickle`.
     pub location: String,
+    /// Whether torch reads it, or it was found by sniffing.
     pub found: Found,
+    /// The globals it names, in order of first appearance.
     pub globals: Vec<GlobalUse>,
     /// Why the reader stopped before `STOP`, if it did. Globals before that point are listed.
     pub error: Option<String>,
@@ -96,8 +99,11 @@ pub enum Severity {
 /// A problem with the container rather than with a global.
 #[derive(Clone, Debug)]
 pub struct Issue {
+    /// Where in the file, spelled as [`PickleScan::location`].
     pub location: String,
+    /// What it means for the verdict.
     pub severity: Severity,
+    /// One line for a person.
     pub message: String,
 }
 
@@ -120,6 +126,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The `ckpt scan` exit status: clean 0, dangerous 1, unreadable 2, unknown 3.
     pub fn exit_code(self) -> u8 {
         match self {
             Status::Clean => 0,
@@ -129,6 +136,7 @@ impl Status {
         }
     }
 
+    /// `clean`, `unknown`, `dangerous` or `unreadable`, as reports print it.
     pub fn name(self) -> &'static str {
         match self {
             Status::Clean => "clean",
@@ -142,10 +150,13 @@ impl Status {
 /// Everything found in one file.
 #[derive(Clone, Debug)]
 pub struct FileScan {
+    /// The file scanned.
     pub path: PathBuf,
     /// `zip`, `torchscript`, `pt2`, `tar`, `legacy`, `pickle`, or `unknown`.
     pub format: &'static str,
+    /// Every pickle found, in file order.
     pub pickles: Vec<PickleScan>,
+    /// Problems with the container.
     pub issues: Vec<Issue>,
 }
 

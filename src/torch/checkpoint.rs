@@ -33,6 +33,7 @@ pub enum Format {
 }
 
 impl Format {
+    /// The name reports print: `zip`, `legacy`, `tar`, …
     pub fn name(self) -> &'static str {
         match self {
             Format::Zip => "zip",
@@ -73,9 +74,13 @@ enum Source {
 /// Invariant: every storage the graph references has bytes in the file, at least as many as
 /// its persistent id declares, and every tensor fits in its storage (checked by [`open`]).
 pub struct Checkpoint {
+    /// The file it was opened from; storage bytes are read from it on demand.
     pub path: PathBuf,
+    /// Its container format.
     pub format: Format,
+    /// The decoded object pickle.
     pub graph: Graph,
+    /// What `torch.load` would return.
     pub root: NodeId,
     /// The tensors and storages of `graph`.
     pub scan: Scan,
@@ -369,7 +374,7 @@ impl Checkpoint {
         Ok(())
     }
 
-    /// Runs `f` on a reader over all of storage `key`'s bytes (the [`StorageBytes::len`] of
+    /// Runs `f` on a reader over all of storage `key`'s bytes (the `StorageBytes::len` of
     /// them), for writers that re-encode a storage instead of copying it. Stored records and
     /// legacy storages are read straight from the file; a deflated record is inflated in
     /// memory first, as [`Checkpoint::copy_storage_to_zip`] does.

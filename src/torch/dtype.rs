@@ -5,37 +5,69 @@ use std::fmt;
 /// Every dtype torch saves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
+    /// `torch.float64`.
     Float64,
+    /// `torch.float32`.
     Float32,
+    /// `torch.float16`.
     Float16,
+    /// `torch.bfloat16`.
     BFloat16,
+    /// `torch.int64`.
     Int64,
+    /// `torch.int32`.
     Int32,
+    /// `torch.int16`.
     Int16,
+    /// `torch.int8`.
     Int8,
+    /// `torch.uint8`.
     UInt8,
+    /// `torch.bool`.
     Bool,
+    /// `torch.complex128`.
     Complex128,
+    /// `torch.complex64`.
     Complex64,
+    /// `torch.complex32`.
     Complex32,
+    /// `torch.qint8`.
     QInt8,
+    /// `torch.qint32`.
     QInt32,
+    /// `torch.quint8`.
     QUInt8,
+    /// `torch.quint4x2`.
     QUInt4x2,
+    /// `torch.quint2x4`.
     QUInt2x4,
+    /// `torch.float8_e5m2`.
     Float8E5M2,
+    /// `torch.float8_e4m3fn`.
     Float8E4M3Fn,
+    /// `torch.float8_e5m2fnuz`.
     Float8E5M2Fnuz,
+    /// `torch.float8_e4m3fnuz`.
     Float8E4M3Fnuz,
+    /// `torch.float8_e8m0fnu`.
     Float8E8M0Fnu,
+    /// `torch.float4_e2m1fn_x2`.
     Float4E2M1FnX2,
+    /// `torch.bits8`.
     Bits8,
+    /// `torch.bits1x8`.
     Bits1x8,
+    /// `torch.bits2x4`.
     Bits2x4,
+    /// `torch.bits4x2`.
     Bits4x2,
+    /// `torch.bits16`.
     Bits16,
+    /// `torch.uint16`.
     UInt16,
+    /// `torch.uint32`.
     UInt32,
+    /// `torch.uint64`.
     UInt64,
 }
 
@@ -177,6 +209,7 @@ impl DType {
         self.row().1
     }
 
+    /// Bytes per element as stored (a packed type counts its packed byte).
     pub fn element_size(self) -> usize {
         self.row().2
     }
@@ -193,10 +226,12 @@ impl DType {
     }
 
     /// The plain integer types (and bool), whose values are exact as `i64`.
+    /// Whether it is a (non-quantized) integer type or `bool`.
     pub fn is_integer(self) -> bool {
         matches!(self, Int64 | Int32 | Int16 | Int8 | UInt8 | Bool)
     }
 
+    /// Whether torch's `is_floating_point` is true for it.
     pub fn is_floating_point(self) -> bool {
         matches!(
             self,
@@ -230,6 +265,7 @@ impl DType {
             .map(|row| row.0)
     }
 
+    /// Every dtype, in table order.
     pub fn all() -> impl Iterator<Item = DType> {
         TABLE.iter().map(|row| row.0)
     }

@@ -37,8 +37,6 @@ pub struct LegacyRecord {
 #[derive(Debug)]
 pub struct LegacyFile {
     pub object: Pickle,
-    /// Keys in file order (the pickled key list).
-    pub keys: Vec<StorageKey>,
     pub records: HashMap<StorageKey, LegacyRecord>,
 }
 
@@ -145,11 +143,7 @@ pub fn parse(
         }
         offset = end;
     }
-    Ok(LegacyFile {
-        object,
-        keys,
-        records,
-    })
+    Ok(LegacyFile { object, records })
 }
 
 /// The four pickles before the object pickle's end: magic, protocol version, sys_info, as

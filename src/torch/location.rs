@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 /// A device tag as torch writes it into a storage's persistent id.
 ///
-/// Invariant: `device` is one of [`DEVICE_TYPES`].
+/// Invariant: `device` is one of `DEVICE_TYPES`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Location {
     device: String,
@@ -13,6 +13,7 @@ pub struct Location {
 }
 
 impl Location {
+    /// `cpu`.
     pub fn cpu() -> Self {
         Location {
             device: "cpu".into(),
@@ -20,10 +21,12 @@ impl Location {
         }
     }
 
+    /// The device type: `cpu`, `cuda`, `npu`, …
     pub fn device(&self) -> &str {
         &self.device
     }
 
+    /// The device index (`1` in `cuda:1`), if the tag has one.
     pub fn index(&self) -> Option<u32> {
         self.index
     }
@@ -98,11 +101,14 @@ impl FromStr for Location {
 /// The left side of a `--map FROM=TO` rule: an exact tag, or `device:*` for every index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LocationPattern {
+    /// Exactly this tag (`cuda:0`; `cuda` matches only an index-less `cuda`).
     Exact(Location),
+    /// Every tag of this device type, with or without an index (`cuda:*`).
     AnyIndex(String),
 }
 
 impl LocationPattern {
+    /// Whether a storage tagged `location` is matched.
     pub fn matches(&self, location: &Location) -> bool {
         match self {
             LocationPattern::Exact(exact) => exact == location,
@@ -127,7 +133,9 @@ impl FromStr for LocationPattern {
 /// (the first matching rule applies; unmatched tags stay as they are).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LocationMap {
+    /// Every storage to this location (`--to`).
     All(Location),
+    /// `(from, to)` rules in order (`--map`).
     Rules(Vec<(LocationPattern, Location)>),
 }
 

@@ -4,47 +4,64 @@
 //! into a [`Graph`](crate::pickle::Graph) and locates every storage's bytes; [`scan`] finds the
 //! tensors in a graph; [`save()`] writes a graph back with the storages copied byte for byte.
 
-pub mod allowlist;
-pub mod amp;
-pub mod checkpoint;
-pub mod contiguous;
+pub(crate) mod allowlist;
+pub(crate) mod amp;
+pub(crate) mod checkpoint;
+pub(crate) mod contiguous;
 pub mod dcp;
-pub mod dtype;
-pub mod legacy;
-pub mod location;
+pub(crate) mod dtype;
+pub(crate) mod legacy;
+pub(crate) mod location;
 pub mod pt2;
-pub mod read_tensor;
-pub mod save;
+pub(crate) mod read_tensor;
+pub(crate) mod save;
 pub mod script;
-pub mod state_dict;
-pub mod tar;
-pub mod tensor;
-pub mod zip_read;
+pub(crate) mod state_dict;
+pub(crate) mod tar;
+pub(crate) mod tensor;
+pub(crate) mod zip_read;
 pub mod zip_write;
 
 pub use checkpoint::{open, open_file, recognise, Checkpoint, Format, ZipMeta};
 pub use dtype::DType;
 pub use location::{Location, LocationMap, LocationPattern};
-pub use save::{save, OutputFormat};
+pub use save::{save, OutputFormat, StoragePlan};
 pub use tensor::{scan, Rebuild, Scan, StorageKey, StorageRef, TensorRef};
 
 /// Why a checkpoint could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum TorchError {
     #[error("not a PyTorch checkpoint (unrecognised first bytes)")]
+    /// The file is no format torch saves (zip, legacy, tar, TorchScript, `.pt2`).
     NotACheckpoint,
     #[error("{what}")]
-    Invalid { what: String },
+    /// The file claims a format but breaks it.
+    Invalid {
+        /// What is wrong, and where.
+        what: String,
+    },
     #[error("{what} is not supported")]
-    Unsupported { what: String },
+    /// A valid construct ckpt does not handle.
+    Unsupported {
+        /// What.
+        what: String,
+    },
     #[error("object graph nests too deeply")]
+    /// A walk over the object graph passed its depth bound.
     TooDeep,
     #[error("{what}")]
-    Output { what: String },
+    /// The output could not be written.
+    Output {
+        /// Why.
+        what: String,
+    },
     #[error(transparent)]
+    /// A pickle in the file could not be read.
     Pickle(#[from] crate::pickle::PickleError),
     #[error(transparent)]
+    /// The zip container is malformed or refused.
     Zip(#[from] zip_read::ZipError),
     #[error("I/O error: {0}")]
+    /// Reading or writing failed.
     Io(#[from] std::io::Error),
 }

@@ -88,6 +88,7 @@ impl StoragePlan {
         self.casts.len()
     }
 
+    /// Whether no storage is cast (every storage is copied).
     pub fn is_empty(&self) -> bool {
         self.casts.is_empty()
     }

@@ -20,11 +20,13 @@ pub struct StorageRef {
     pub pid: NodeId,
     /// The tuple inside it.
     pub tuple: NodeId,
+    /// The record name of its bytes (`data/<key>` in a zip file).
     pub key: StorageKey,
     /// The location tag exactly as written.
     pub location: String,
     /// `None` for `UntypedStorage` (then `numel` counts bytes).
     pub dtype: Option<DType>,
+    /// Elements (bytes for an untyped storage), as the persistent id says.
     pub numel: u64,
 }
 
@@ -65,21 +67,29 @@ impl Rebuild {
 }
 
 /// A dense tensor: a view of one storage.
+/// One tensor: a rebuild call over a storage, with its view (offset, shape, strides).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorRef {
     /// The rebuild call's `Object` node.
     pub node: NodeId,
     /// Its argument tuple.
     pub args: NodeId,
+    /// Which rebuild function made it.
     pub rebuild: Rebuild,
+    /// Its storage.
     pub storage: StorageRef,
+    /// Its element type.
     pub dtype: DType,
+    /// Where it starts in the storage, in elements.
     pub offset: u64,
+    /// Its shape.
     pub shape: Vec<u64>,
+    /// Its strides, in elements.
     pub stride: Vec<i64>,
 }
 
 impl TensorRef {
+    /// Elements in the view (the product of the shape).
     pub fn numel(&self) -> u64 {
         self.shape.iter().product()
     }
@@ -110,7 +120,7 @@ pub struct Scan {
     pub parameters: BTreeMap<NodeId, NodeId>,
     /// Every global the graph names.
     pub globals: Vec<crate::pickle::Global>,
-    /// Sparse and nested tensor rebuild calls (see [`composite`]).
+    /// Sparse and nested tensor rebuild calls (see `composite`).
     pub composites: Vec<NodeId>,
 }
 
@@ -124,6 +134,7 @@ impl Scan {
             .collect()
     }
 
+    /// The tensor whose rebuild call is `node`, if any.
     pub fn tensor_at(&self, node: NodeId) -> Option<&TensorRef> {
         self.tensors.iter().find(|t| t.node == node)
     }

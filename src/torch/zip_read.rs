@@ -266,11 +266,6 @@ impl TorchZip {
         self.entries.len()
     }
 
-    /// Whether the archive has no records (only folder entries).
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// The open archive file (for comparing it with an output path).
     pub(crate) fn file(&self) -> &File {
         &self.file

@@ -27,12 +27,16 @@ pub const APEX_GROWTH_INTERVAL: i64 = 2000;
 /// The shape to convert to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AmpKind {
+    /// `torch.cuda.amp.GradScaler` / `torch.amp.GradScaler` state.
     Native,
+    /// NVIDIA apex `amp.state_dict()`.
     Apex,
+    /// Ascend `torch_npu` loss-scaler state.
     Npu,
 }
 
 impl AmpKind {
+    /// The name the CLI and reports use: `native`, `apex` or `npu`.
     pub fn name(self) -> &'static str {
         match self {
             AmpKind::Native => "native",
@@ -70,6 +74,7 @@ pub struct AmpConverted {
     pub path: Vec<String>,
     /// The kind it had (`native`, `apex`, `npu`).
     pub from: &'static str,
+    /// The kind it has now.
     pub to: AmpKind,
     /// `(loss scale, growth tracker)` carried over; `None` when the state already had the
     /// requested kind, and the graph is unchanged.
@@ -88,7 +93,7 @@ struct Scaler {
     dynamic: bool,
 }
 
-/// Converts the AMP state found by [`amp::find`] to `to`. `scaler` picks one of several apex
+/// Converts the AMP state found by `amp::find` to `to`. `scaler` picks one of several apex
 /// loss scalers (`loss_scalerN`); without it, several are an error listing them. A state that
 /// already has kind `to` is left as it is.
 ///

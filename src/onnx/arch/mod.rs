@@ -2,20 +2,20 @@
 //! eval-mode graph. Each family module derives every width, class count and group count
 //! from the tensor shapes; a name fixes only the topology (block types and counts).
 
-pub mod alexnet;
-pub mod convnext;
-pub mod densenet;
-pub mod efficientnet;
-pub mod googlenet;
+pub(crate) mod alexnet;
+pub(crate) mod convnext;
+pub(crate) mod densenet;
+pub(crate) mod efficientnet;
+pub(crate) mod googlenet;
 mod layers;
-pub mod mnasnet;
-pub mod mobilenet;
-pub mod regnet;
-pub mod resnet;
-pub mod shufflenet;
-pub mod squeezenet;
-pub mod vgg;
-pub mod vit;
+pub(crate) mod mnasnet;
+pub(crate) mod mobilenet;
+pub(crate) mod regnet;
+pub(crate) mod resnet;
+pub(crate) mod shufflenet;
+pub(crate) mod squeezenet;
+pub(crate) mod vgg;
+pub(crate) mod vit;
 
 use std::fmt;
 
@@ -39,8 +39,11 @@ pub enum Choice {
 /// Where the architecture came from, for the report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
+    /// Named by the caller ([`Choice::Named`]).
     Flag,
+    /// The checkpoint's `arch` field.
     ArchField,
+    /// Detected from key names and shapes.
     Keys,
 }
 

@@ -1,10 +1,10 @@
 //! Exporting a user's own model from a `torch.export` program (`.pt2`) to ATC-ready ONNX.
 //!
 //! The program's aten graph ([`crate::torch::pt2`]) is lowered node by node (`lower`,
-//! `aten`) onto the same [`GraphBuilder`](super::graph::GraphBuilder) the torchvision
+//! `aten`) onto the same `GraphBuilder` the torchvision
 //! export uses, so the same rules hold: one opset, the batch as a named `dim_param` and
 //! never an operand of shape arithmetic, BatchNorm folded into the Conv before it, and the
-//! ATC check ([`super::atc::validate`]) run on every export. Parameters, buffers and lifted
+//! ATC check (`super::atc::validate`) run on every export. Parameters, buffers and lifted
 //! constants become initializers under their FQNs (`layer1.0.conv1.weight`).
 //!
 //! The batch: a program exported with a dynamic first dimension keeps it; one traced at a
@@ -43,13 +43,18 @@ pub use batch::BatchDim;
 /// What `to-onnx` on a `.pt2` archive can be asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProgramOptions {
+    /// The default-domain opset of the file.
     pub opset: Opset,
+    /// The batch axis: dynamic (named) or a fixed size.
     pub batch: Batch,
     /// The ONNX name of a single-input model's input (`None`: `input`). A model with
     /// several inputs names them after its forward's parameters, and refuses a name here.
     pub input_name: Option<String>,
+    /// The output's name (the base name of several outputs).
     pub output_name: String,
+    /// Fold BatchNorm into the convolution before it where it can be.
     pub fold_bn: bool,
+    /// File layout and memory budget.
     pub write: WriteOptions,
 }
 
@@ -78,8 +83,11 @@ pub struct ProgramReport {
     pub batch: BatchDim,
     /// Program nodes, and ONNX nodes and initializers written.
     pub program_nodes: usize,
+    /// ONNX nodes written.
     pub nodes: usize,
+    /// ONNX initializers written.
     pub initializers: usize,
+    /// The file(s) written.
     pub written: Written,
 }
 

@@ -3,7 +3,7 @@
 //! The nested structure is rebuilt as `dcp_to_torch_save` rebuilds it: each entry goes to the
 //! key path its planner data records (dicts for string keys, lists for indices). Tensors
 //! become fresh contiguous storages whose bytes are streamed from the chunks
-//! ([`GatherReader`]); non-tensor values are their own pickles, grafted in as data.
+//! (`GatherReader`); non-tensor values are their own pickles, grafted in as data.
 //!
 //! Everything is checked before the output is created: the layout ([`Folder::problems`]),
 //! then every chunk's item (dtype, shape, contiguity, bytes inside its record) and every

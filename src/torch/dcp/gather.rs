@@ -108,11 +108,6 @@ impl<'a> GatherReader<'a> {
         self.total
     }
 
-    /// Whether the tensor has no bytes.
-    pub fn is_empty(&self) -> bool {
-        self.total == 0
-    }
-
     /// Queues chunk `i`'s next run by its destination offset.
     fn push_next(&mut self, i: usize) {
         let walk = &self.walks[i];

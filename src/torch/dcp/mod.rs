@@ -2,25 +2,25 @@
 //! of `__<rank>_<n>.distcp` files and a pickled `.metadata`.
 //!
 //! [`Folder::open`] reads the metadata through the non-executing pickle reader
-//! ([`metadata`]) and records every file's size; [`Folder::problems`] checks, before any
-//! stored item is read, that every tensor's chunks tile it exactly ([`tiling`]) and every
+//! (`metadata`) and records every file's size; [`Folder::problems`] checks, before any
+//! stored item is read, that every tensor's chunks tile it exactly (`tiling`) and every
 //! storage range lies inside its file. [`consolidate()`] then writes one state dict, streaming
-//! each tensor's chunks into place ([`gather`]) with memory for one buffer, never a tensor.
+//! each tensor's chunks into place (`gather`) with memory for one buffer, never a tensor.
 //! The reverse, [`shard()`], writes one checkpoint as such a folder for `N` ranks
-//! ([`split`], [`item_write`], [`write_metadata`]).
+//! (`split`, `item_write`, `write_metadata`).
 
 pub mod consolidate;
-pub mod deepspeed;
-pub mod gather;
-pub mod item;
-pub mod item_write;
-pub mod metadata;
-pub mod shard;
+pub(crate) mod deepspeed;
+pub(crate) mod gather;
+pub(crate) mod item;
+pub(crate) mod item_write;
+pub(crate) mod metadata;
+pub(crate) mod shard;
 pub mod source;
-pub mod split;
-pub mod summary;
-pub mod tiling;
-pub mod write_metadata;
+pub(crate) mod split;
+pub(crate) mod summary;
+pub(crate) mod tiling;
+pub(crate) mod write_metadata;
 
 use std::collections::BTreeMap;
 use std::fs::File;

@@ -1,5 +1,5 @@
 //! The inlined calls as an aten program in torch.export's form
-//! ([`crate::aten::program::ExportedProgram`]), for the shared ONNX lowering.
+//! (`crate::aten::program::ExportedProgram`), for the shared ONNX lowering.
 //!
 //! Each `torch.<op>(…)` becomes a node `torch.ops.aten.<overload>` with its arguments
 //! named by the aten schema (`super::ops`); `torch._convolution` becomes `conv{1,2,3}d` or

@@ -1,25 +1,25 @@
 //! TorchScript archives made by `torch.jit.trace` + `torch.jit.save`, read as programs.
 //!
-//! Data flows one way: [`archive`] opens the zip (the module objects in `data.pkl`, the
+//! Data flows one way: `archive` opens the zip (the module objects in `data.pkl`, the
 //! example input's shape in `traced_inputs.pkl`, scalar constants in `constants.pkl`) and
-//! parses code records on demand ([`token`] → [`parse`]); [`inline`] runs the top module's
+//! parses code records on demand (`token` → [`parse`]); `inline` runs the top module's
 //! `forward` through every submodule call into one flat list of `torch.*` calls, each with
 //! its source location; [`convert()`] turns that list into the aten program form of
-//! [`crate::aten::program`] (argument names from [`crate::aten::schema`], shapes
+//! `crate::aten::program` (argument names from `crate::aten::schema`, shapes
 //! propagated, traced batch sizes rewritten to follow the batch), so that one lowering
 //! (`crate::onnx::program`) serves `.pt2` and TorchScript alike.
 //!
 //! Nothing is executed: code is parsed as data, and only straight-line traced code is
 //! accepted (scripted control flow is an error naming the file and line).
 
-pub mod archive;
+pub(crate) mod archive;
 pub mod convert;
 mod dtypes;
-pub mod inline;
+pub(crate) mod inline;
 mod ops;
 pub mod parse;
 pub(crate) mod shape;
-pub mod token;
+pub(crate) mod token;
 
 pub use archive::{is_torchscript, ScriptArchive};
 pub use convert::{convert, Converted};
