@@ -9,9 +9,6 @@
 
 use super::Array;
 
-/// The default `--tolerance`: the interop tier's `max|diff| <= 1e-4 · max(1, max|ref|)`.
-pub const DEFAULT_TOLERANCE: f64 = 1e-4;
-
 /// The figures of one output pair.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Difference {
@@ -122,7 +119,7 @@ mod tests {
         let d = measured(&[1e-6, -2e-6], &[3e-6, -2e-6]);
         assert!((d.max_abs - 2e-6).abs() < 1e-12);
         assert_eq!(d.rel, d.max_abs);
-        assert!(Outcome::Measured(d).passes(DEFAULT_TOLERANCE));
+        assert!(Outcome::Measured(d).passes(crate::cli::check::DEFAULT_TOLERANCE));
     }
 
     #[test]
@@ -130,7 +127,7 @@ mod tests {
         let d = measured(&[100.0, -200.0], &[100.05, -200.0]);
         assert_eq!(d.max_ref, 200.0);
         assert!((d.rel - 0.05 / 200.0).abs() < 1e-7);
-        assert!(!Outcome::Measured(d).passes(DEFAULT_TOLERANCE));
+        assert!(!Outcome::Measured(d).passes(crate::cli::check::DEFAULT_TOLERANCE));
         assert!(Outcome::Measured(d).passes(1e-3));
     }
 

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use crate::torch::pt2::is_pt2;
 use crate::torch::script::is_torchscript;
 
-pub use compare::{Difference, Outcome, DEFAULT_TOLERANCE};
+pub use compare::Outcome;
 pub use signature::Signature;
 
 /// A dense float32 array in row-major order; `data.len()` is the product of `shape`.
@@ -35,7 +35,7 @@ pub struct Array {
 }
 
 /// What to run: batch sizes (each at least 1, in this order), the seed of the inputs, and the
-/// largest relative difference ([`Difference::rel`]) that passes.
+/// largest relative difference ([`compare::Difference::rel`]) that passes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckOptions {
     pub batches: Vec<u64>,
@@ -173,7 +173,7 @@ mod tests {
         CheckOptions {
             batches: batches.to_vec(),
             seed: 7,
-            tolerance: DEFAULT_TOLERANCE,
+            tolerance: crate::cli::check::DEFAULT_TOLERANCE,
         }
     }
 
@@ -202,7 +202,10 @@ mod tests {
             let Outcome::Measured(d) = &c.outcome else {
                 panic!("{c:?}")
             };
-            assert!(d.max_ref > 0.0 && d.rel <= DEFAULT_TOLERANCE, "{c:?}");
+            assert!(
+                d.max_ref > 0.0 && d.rel <= crate::cli::check::DEFAULT_TOLERANCE,
+                "{c:?}"
+            );
         }
         assert!(report.failures().is_empty());
         // The same seed draws the same inputs.

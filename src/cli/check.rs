@@ -10,8 +10,8 @@ use clap::Args as ClapArgs;
 use super::safety::SafetyArgs;
 use super::Failure;
 
-/// The default `--tolerance`; `crate::check::DEFAULT_TOLERANCE` in a `libtorch` build.
-const DEFAULT_TOLERANCE: f64 = 1e-4;
+/// The default `--tolerance`: the interop tier's `max|diff| <= 1e-4 · max(1, max|ref|)`.
+pub(crate) const DEFAULT_TOLERANCE: f64 = 1e-4;
 
 // Without the `libtorch` feature only `onnx` is read (to name it in the error).
 #[cfg_attr(not(feature = "libtorch"), allow(dead_code))]

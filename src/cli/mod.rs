@@ -5,7 +5,7 @@
 
 mod amp;
 mod batch;
-mod check;
+pub(crate) mod check;
 mod consolidate;
 mod convert;
 mod inspect;
