@@ -44,8 +44,6 @@ pub(crate) mod progress;
 pub mod report;
 pub mod safetensors;
 pub mod security;
-#[allow(missing_docs)]
-// not yet documented item by item: dtype, location, checkpoint, tensor, dcp, pt2, script
 pub mod torch;
 pub mod transform;
 

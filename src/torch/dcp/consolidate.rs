@@ -52,6 +52,7 @@ pub enum OutputKind {
 /// What was written.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
+    /// Tensors written.
     pub tensors: usize,
     /// Non-tensor values written.
     pub values: usize,

@@ -17,7 +17,9 @@ use super::DcpError;
 /// One key of the nested state dict: a mapping key or a list index.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum PathKey {
+    /// A mapping key.
     Key(String),
+    /// A list index.
     Index(u64),
 }
 
@@ -33,7 +35,9 @@ impl std::fmt::Display for PathKey {
 /// A rectangular piece of a tensor: `offsets[d] .. offsets[d] + sizes[d]` on every axis.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ChunkBox {
+    /// Where the chunk starts on each axis.
     pub offsets: Vec<u64>,
+    /// Its extent on each axis.
     pub sizes: Vec<u64>,
 }
 
@@ -49,8 +53,11 @@ impl ChunkBox {
 pub enum EntryKind {
     /// A tensor of `size`, stored as `chunks` (possibly one).
     Tensor {
+        /// Element type.
         dtype: DType,
+        /// The whole tensor's sizes.
         size: Vec<u64>,
+        /// The pieces stored (together they must tile `size`).
         chunks: Vec<ChunkBox>,
     },
     /// A pickled Python object (a `torch.save` of it).
@@ -60,18 +67,23 @@ pub enum EntryKind {
 /// One flattened state-dict entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {
+    /// The flattened name (`model.layer1.weight`, `optim.state.0.exp_avg`).
     pub fqn: String,
     /// The keys from the root of the nested state dict (one key, the FQN, when the metadata
     /// has no planner data for it).
     pub path: Vec<PathKey>,
+    /// What it holds.
     pub kind: EntryKind,
 }
 
 /// Where one stored item is: a byte range of a file of the folder.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StorageInfo {
+    /// The file, relative to the folder (`__0_0.distcp`).
     pub relative_path: String,
+    /// First byte of the item in that file.
     pub offset: u64,
+    /// Bytes of the item.
     pub length: u64,
     /// Storage-writer extensions applied to the bytes (compression…), by descriptor.
     pub transforms: Vec<String>,
@@ -85,6 +97,7 @@ pub type StorageKey = (String, Option<Vec<u64>>);
 pub struct Metadata {
     /// Entries in the order the metadata lists them (the order `dcp_to_torch_save` inserts).
     pub entries: Vec<Entry>,
+    /// Where every stored item (a whole entry or one chunk) is.
     pub storage: HashMap<StorageKey, StorageInfo>,
     /// The DCP format version string (`1.0.0`), when recorded.
     pub version: Option<String>,

@@ -41,32 +41,62 @@ pub const MAX_METADATA_BYTES: u64 = 1 << 30;
 /// Why a DCP folder could not be read or consolidated.
 #[derive(Debug, thiserror::Error)]
 pub enum DcpError {
+    /// `.metadata` is not DCP metadata ckpt can read.
     #[error("{METADATA_FILE}: {what}")]
-    Metadata { what: String },
+    Metadata {
+        /// What is wrong with it.
+        what: String,
+    },
+    /// The chunks of a tensor do not tile it (missing, overlapping or out of bounds).
     #[error("{what}")]
-    Layout { what: String },
+    Layout {
+        /// Which entry and how.
+        what: String,
+    },
+    /// A stored item is missing, truncated or not what the metadata says.
     #[error("{what}")]
-    Item { what: String },
+    Item {
+        /// Which item and how.
+        what: String,
+    },
+    /// Something the folder uses that ckpt does not read (a storage transform, a dtype).
     #[error("{what} is not supported")]
-    Unsupported { what: String },
+    Unsupported {
+        /// What it is.
+        what: String,
+    },
+    /// A request that does not fit the folder (an `--extract` prefix naming nothing).
     #[error("{what}")]
-    Request { what: String },
+    Request {
+        /// What was asked and why it cannot be done.
+        what: String,
+    },
     /// A DeepSpeed ZeRO checkpoint folder (found by its file names), which ckpt cannot read.
     #[error(
         "a DeepSpeed ZeRO checkpoint (`{file}`), which ckpt cannot read yet: run the \
          `zero_to_fp32.py` DeepSpeed saved beside it (`python zero_to_fp32.py SAVE_DIR OUT_DIR`) \
          and give ckpt the state dict it writes"
     )]
-    DeepSpeed { file: String },
+    DeepSpeed {
+        /// The DeepSpeed file that identified it.
+        file: String,
+    },
     /// The checkpoint given to `shard` cannot be written as a DCP folder.
     #[error("{what}")]
-    Input { what: String },
+    Input {
+        /// Which value and why.
+        what: String,
+    },
+    /// A checkpoint (an item, or `shard`'s input) could not be read or written.
     #[error(transparent)]
     Torch(#[from] crate::torch::TorchError),
+    /// A pickle (`.metadata`, an item's) could not be decoded.
     #[error(transparent)]
     Pickle(#[from] crate::pickle::PickleError),
+    /// A safetensors input or output failed.
     #[error(transparent)]
     Safetensors(#[from] crate::safetensors::SafetensorsError),
+    /// Reading or writing a file failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -97,7 +127,9 @@ pub fn is_dcp(path: &Path) -> bool {
 /// An opened DCP folder: its metadata and the size of every file it names.
 #[derive(Debug)]
 pub struct Folder {
+    /// The folder.
     pub dir: PathBuf,
+    /// Its decoded `.metadata`.
     pub metadata: Metadata,
     /// Bytes of `.metadata`.
     pub metadata_bytes: u64,
@@ -119,7 +151,9 @@ pub struct StoredItem<'a> {
 /// One thing wrong with a folder, about one entry (or the folder when `fqn` is empty).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
+    /// The entry (empty: the folder).
     pub fqn: String,
+    /// What is wrong.
     pub what: String,
 }
 

@@ -29,7 +29,9 @@ use super::{DcpError, METADATA_FILE};
 /// What [`shard`] wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Sharded {
+    /// Ranks (`__<rank>_0.distcp` files) written.
     pub ranks: u64,
+    /// Tensors written.
     pub tensors: usize,
     /// Non-tensor values written.
     pub values: usize,

@@ -44,12 +44,14 @@ pub struct Leaf {
     pub path: Vec<PathKey>,
     /// The path joined by dots.
     pub fqn: String,
+    /// What it holds.
     pub kind: LeafKind,
 }
 
 /// What a leaf holds.
 #[derive(Clone, Debug)]
 pub enum LeafKind {
+    /// A dense tensor.
     Tensor(Tensor),
     /// A non-tensor value: its node in the checkpoint's graph.
     Value(NodeId),
@@ -58,14 +60,18 @@ pub enum LeafKind {
 /// A dense tensor of the input.
 #[derive(Clone, Debug)]
 pub struct Tensor {
+    /// Element type.
     pub dtype: DType,
+    /// Sizes.
     pub size: Vec<u64>,
     bytes: Bytes,
 }
 
 /// A checkpoint to shard.
 pub enum Input {
+    /// A `torch.save` checkpoint (zip or legacy).
     Checkpoint(Box<Checkpoint>),
+    /// A safetensors file.
     Safetensors(Safetensors),
 }
 

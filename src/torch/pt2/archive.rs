@@ -28,7 +28,9 @@ const CONSTANTS_CONFIG: &str = "data/constants/model_constants_config.json";
 /// A stored tensor's view of its record, checked against the record's size.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TensorLayout {
+    /// Element type.
     pub dtype: DType,
+    /// Sizes.
     pub sizes: Vec<u64>,
     /// Element strides, one per size.
     pub strides: Vec<u64>,
@@ -59,7 +61,9 @@ impl TensorLayout {
 /// Where a tensor's bytes are: a record (relative name) and a layout that fits in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredTensor {
+    /// The record's name inside the archive folder (`data/weights/weight_0`).
     pub record: String,
+    /// The view of the record it is.
     pub layout: TensorLayout,
 }
 
@@ -69,6 +73,7 @@ pub struct StoredTensor {
 /// `extent × element size` bytes, so reads never run past a record.
 pub struct Pt2Archive {
     zip: TorchZip,
+    /// The serialized program (`models/model.json`), higher-order ops inlined.
     pub program: ExportedProgram,
     /// FQN (`layer1.0.conv1.weight`, or a constant's name) → its bytes.
     tensors: HashMap<String, Stored>,

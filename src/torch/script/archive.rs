@@ -40,6 +40,7 @@ pub enum Constant {
 /// Invariant: `ckpt` is the archive's `data.pkl` with every storage checked against its
 /// record ([`crate::torch::open`]); code records are parsed at most once each.
 pub struct ScriptArchive {
+    /// The module objects (`data.pkl`) and their storages.
     pub ckpt: Checkpoint,
     zip: TorchZip,
     /// Parsed code records by record name.
@@ -79,6 +80,7 @@ impl Class {
 }
 
 impl ScriptArchive {
+    /// Opens the TorchScript archive at `path`: its objects, constants and the traced input's shape; code records are parsed when first read.
     pub fn open(path: &Path) -> Result<ScriptArchive, ScriptError> {
         let ckpt = checkpoint::open(path)?;
         if ckpt.format != Format::TorchScript {

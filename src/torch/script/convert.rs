@@ -37,6 +37,7 @@ pub const BATCH: &str = "Symbol('batch', positive=True, integer=True)";
 
 /// The program and where its stored tensors are.
 pub struct Converted {
+    /// The aten program.
     pub program: ExportedProgram,
     /// FQN → the tensor in `data.pkl`, for every parameter/buffer the program reads.
     pub tensors: HashMap<String, TensorRef>,
@@ -211,8 +212,11 @@ pub fn convert(
 /// may leave it out. `dtype` defaults to the traced one, else float32.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GivenInput {
+    /// The forward's parameter it is for (optional for a model with one input).
     pub name: Option<String>,
+    /// Per-sample sizes (without the batch).
     pub shape: Vec<u64>,
+    /// Element type (default: the traced one, else float32).
     pub dtype: Option<DType>,
 }
 

@@ -31,24 +31,35 @@ pub enum ScriptError {
     /// A problem at a line of a code record (`code/__torch__/…py`).
     #[error("`{file}` line {line}: {what}")]
     At {
+        /// The code record.
         file: String,
+        /// The line, from 1.
         line: usize,
+        /// What is wrong.
         what: String,
     },
     /// A problem with the archive as a whole (its records or module objects).
     #[error("{what}")]
-    Archive { what: String },
+    Archive {
+        /// What is wrong.
+        what: String,
+    },
+    /// The archive's `data.pkl` could not be read as a checkpoint.
     #[error(transparent)]
     Torch(#[from] super::TorchError),
+    /// The archive is not a readable zip.
     #[error(transparent)]
     Zip(#[from] super::zip_read::ZipError),
+    /// A pickle of the archive could not be decoded.
     #[error(transparent)]
     Pickle(#[from] crate::pickle::PickleError),
+    /// Reading the file failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
 }
 
 impl ScriptError {
+    /// A problem at `line` of code record `file`.
     pub fn at(file: &str, line: usize, what: impl Into<String>) -> ScriptError {
         ScriptError::At {
             file: file.to_owned(),
@@ -57,6 +68,7 @@ impl ScriptError {
         }
     }
 
+    /// A problem with the archive as a whole.
     pub fn archive(what: impl Into<String>) -> ScriptError {
         ScriptError::Archive { what: what.into() }
     }

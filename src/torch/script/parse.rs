@@ -9,6 +9,7 @@ use super::ScriptError;
 /// One code record: its classes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Source {
+    /// Classes in the order written.
     pub classes: Vec<ClassDef>,
 }
 
@@ -17,17 +18,22 @@ pub struct Source {
 /// `data.pkl` say what each module holds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClassDef {
+    /// The name.
     pub name: String,
+    /// Its methods (`forward`, helpers).
     pub methods: Vec<Method>,
 }
 
 /// `def name(self: …, a: T, …) -> T:` and its body.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Method {
+    /// The name.
     pub name: String,
+    /// The line of its `def`.
     pub line: usize,
     /// Parameter names after `self`.
     pub params: Vec<String>,
+    /// Its statements.
     pub body: Vec<Stmt>,
 }
 
@@ -36,12 +42,18 @@ pub struct Method {
 pub enum Stmt {
     /// `a = e` or `a, b = e`.
     Assign {
+        /// The names assigned.
         targets: Vec<String>,
+        /// The value.
         value: Expr,
+        /// Its line.
         line: usize,
     },
+    /// `return e`.
     Return {
+        /// The value.
         value: Expr,
+        /// Its line.
         line: usize,
     },
 }
@@ -49,13 +61,21 @@ pub enum Stmt {
 /// An expression.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
+    /// A name.
     Name(String),
+    /// An integer literal.
     Int(i64),
+    /// A float literal.
     Float(f64),
+    /// A string literal.
     Str(String),
+    /// `True` or `False`.
     Bool(bool),
+    /// `None`.
     None,
+    /// `[a, b]`.
     List(Vec<Expr>),
+    /// `(a, b)`.
     Tuple(Vec<Expr>),
     /// `{key: value, …}` (a traced model returning a dict).
     Dict(Vec<(Expr, Expr)>),
@@ -65,8 +85,11 @@ pub enum Expr {
     Index(Box<Expr>, Box<Expr>),
     /// `f(args, name=value)`.
     Call {
+        /// What is called.
         func: Box<Expr>,
+        /// Positional arguments.
         args: Vec<Expr>,
+        /// Keyword arguments, in order.
         kwargs: Vec<(String, Expr)>,
     },
 }
