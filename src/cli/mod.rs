@@ -71,7 +71,8 @@ enum Command {
     /// Report a checkpoint's format, tensors, locations, prefixes, AMP state and unsafe globals.
     Inspect(inspect::Args),
     /// List every global every pickle in each file names, classified safe, unknown or
-    /// dangerous. Exit 0 clean, 1 dangerous, 2 unreadable (highest over the files).
+    /// dangerous. Exit 0 clean, 3 unknown globals, 1 dangerous, 2 unreadable (the worst file
+    /// decides, in that order).
     Scan(scan::Args),
     /// Remove DataParallel/DDP/compile/FSDP wrapper prefixes from every state dict.
     StripModule(strip_module::Args),
