@@ -15,7 +15,7 @@ use crate::aten::program::{Argument, Node};
 use crate::onnx::OnnxError;
 
 use super::lower::{Bound, Lowering};
-use super::tensor::show;
+use super::tensor::{show, Tensor as Activation};
 
 /// The overload of an in-place copy (`dst.copy_(src)`, also what `dst[...] = src` records).
 pub(super) const COPY: &str = "copy_.default";
@@ -93,11 +93,13 @@ impl Lowering<'_, '_> {
         self.write_through(node, destination, values)
     }
 
-    /// Lowers `copy_.default(self, src)` into an activation when `self` is the whole of
-    /// the tensor it views (`attn[:, :, 0:, 0:] = y` with nothing cut): the tensor, each
-    /// full view of it on the way and the node's output all become `src`. A write into
-    /// part of an activation is refused, and so is one after which another full view of
-    /// the old tensor is still read (it would see the old values).
+    /// Lowers `copy_.default(self, src)` into an activation. `self` is the activation
+    /// itself or a view of one through full views and step-1 slices (`attn[:, :, 1:, 1:] =
+    /// y`, MViT with a class token): the tensor is rebuilt as the parts the slices leave out
+    /// concatenated around `src` along each sliced dimension, and every name on the way
+    /// (the tensor, each view, the node's output) is bound to its new value. Refused: other
+    /// views (`select`, strided slices), and a write after which another view of the old
+    /// tensor is still read (it would see the old values).
     pub(super) fn copy_into_activation(&mut self, node: &Node) -> Result<(), OnnxError> {
         let args = Args(node);
         let destination = args.tensor("self").map_err(error)?;
@@ -111,21 +113,24 @@ impl Lowering<'_, '_> {
                 show(&written.sizes())
             )));
         }
-        let old = written.value().name().to_owned();
-        // The names written: the destination and each full view above it, up to the
-        // tensor they all view.
-        let mut chain = vec![destination.to_owned()];
-        let mut above = self.view_producer(destination);
-        while let Some(input) = above {
-            let shares = matches!(self.values.get(input),
-                Some(Bound::Activation(t)) if t.value().name() == old);
-            if !shares {
-                return Err(error(format!(
-                    "a write into part of `{input}` is not exported; only a copy over a whole tensor is"
-                )));
+        // Up from the destination: each name with the number of slices below it, and the
+        // slices (dimension, range) in order from the destination up.
+        let mut names = vec![(destination.to_owned(), 0usize)];
+        let mut slices: Vec<(usize, std::ops::Range<u64>)> = Vec::new();
+        let mut current = written.clone();
+        while let Some((producer, input)) = self.view_producer(&names[names.len() - 1].0) {
+            let parent = self.tensor(input)?;
+            if parent.value().name() != current.value().name() {
+                let piece = step_one_slice(producer, &parent).ok_or_else(|| {
+                    error(format!(
+                        "a write into part of `{input}` through `{}` is not exported; only through slices of step 1",
+                        producer.target
+                    ))
+                })?;
+                slices.push(piece);
             }
-            chain.push(input.to_owned());
-            above = self.view_producer(input);
+            names.push((input.to_owned(), slices.len()));
+            current = parent;
         }
         let at = self
             .graph
@@ -133,9 +138,13 @@ impl Lowering<'_, '_> {
             .iter()
             .position(|n| std::ptr::eq(n, node))
             .unwrap_or(usize::MAX);
+        let mut old: Vec<String> = Vec::new();
+        for (name, _) in &names {
+            old.push(self.tensor(name)?.value().name().to_owned());
+        }
         let stale = self.values.iter().find(|(name, bound)| {
-            matches!(bound, Bound::Activation(t) if t.value().name() == old)
-                && !chain.contains(name)
+            matches!(bound, Bound::Activation(t) if old.iter().any(|o| o == t.value().name()))
+                && !names.iter().any(|(n, _)| n == *name)
                 && self.readers_of(name).iter().any(|&reader| reader > at)
         });
         if let Some((name, _)) = stale {
@@ -143,12 +152,34 @@ impl Lowering<'_, '_> {
                 "`{name}` views the tensor this copy overwrites and is read after it; only a write whose views are not read again is exported"
             )));
         }
-        let bound = Bound::Activation(values);
-        for name in chain {
-            self.values.insert(name, bound.clone());
+        // Level k is the value with k slices below it; level 0 is `src`.
+        let scope = Self::scope(node);
+        let mut levels = vec![values];
+        for (k, (dim, range)) in slices.iter().enumerate() {
+            let parent = names
+                .iter()
+                .find(|(_, level)| *level == k + 1)
+                .map(|(name, _)| name.clone())
+                .ok_or_else(|| error("a slice with no tensor above it".into()))?;
+            let parent = self.tensor(&parent)?;
+            let size = parent.sizes()[*dim].count;
+            let mut parts = Vec::with_capacity(3);
+            if range.start > 0 {
+                parts.push(parent.sliced(&mut self.g, &scope, "copy_", *dim, 0..range.start)?);
+            }
+            parts.push(levels[k].clone());
+            if range.end < size {
+                parts.push(parent.sliced(&mut self.g, &scope, "copy_", *dim, range.end..size)?);
+            }
+            levels.push(Activation::concat(&mut self.g, &scope, &parts, *dim)?);
+        }
+        for (name, level) in names {
+            self.values
+                .insert(name, Bound::Activation(levels[level].clone()));
         }
         let output = self.output_name(node, 0)?.to_owned();
-        self.values.insert(output, bound);
+        self.values
+            .insert(output, Bound::Activation(levels[0].clone()));
         Ok(())
     }
 
@@ -225,8 +256,8 @@ impl Lowering<'_, '_> {
 }
 
 impl Lowering<'_, '_> {
-    /// The input of the view op that made value `name`, if a view op made it.
-    fn view_producer(&self, name: &str) -> Option<&str> {
+    /// The view op that made value `name`, with its input, if a view op made it.
+    fn view_producer(&self, name: &str) -> Option<(&Node, &str)> {
         let producer = self.graph.nodes.iter().find(|n| {
             n.outputs
                 .first()
@@ -239,9 +270,29 @@ impl Lowering<'_, '_> {
             .unwrap_or(&producer.target);
         VIEW_OPS
             .contains(&op)
-            .then(|| viewed(producer).ok())
+            .then(|| viewed(producer).ok().map(|input| (producer, input)))
             .flatten()
     }
+}
+
+/// The dimension and range of `node` when it is a `slice.Tensor` of step 1 of `parent`
+/// (negative and open bounds resolved), else `None`.
+fn step_one_slice(node: &Node, parent: &Activation) -> Option<(usize, std::ops::Range<u64>)> {
+    if !node.target.ends_with("slice.Tensor") {
+        return None;
+    }
+    let args = Args(node);
+    let rank = parent.rank() as i64;
+    let dim = args.int_or("dim", 0).ok()?;
+    let dim = usize::try_from(if dim < 0 { dim + rank } else { dim }).ok()?;
+    let size = parent.sizes().get(dim)?.count as i64;
+    if args.int_or("step", 1).ok()? != 1 {
+        return None;
+    }
+    let clamp = |i: i64| (if i < 0 { i.saturating_add(size) } else { i }).clamp(0, size) as u64;
+    let start = clamp(args.optional_int("start").ok()?.unwrap_or(0));
+    let end = clamp(args.optional_int("end").ok()?.unwrap_or(i64::MAX));
+    (start < end).then_some((dim, start..end))
 }
 
 /// `base` taken through view ops `ops` in order.

@@ -4,6 +4,7 @@
 //! samples. Leading dimensions must agree: torch's broadcasting of them is not exported.
 
 use crate::aten::program::{Argument, Node};
+use crate::onnx::graph::{Value, Weight};
 use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
@@ -154,13 +155,54 @@ impl<'p> Lowering<'p, '_> {
                 )));
             }
             a.sample_axis(a.rank() - 1, "matmul")?;
-            let y = self.g.matmul(scope, a.value(), &w)?;
+            let y = if w.dims().len() > 2 {
+                self.batched_matmul(&a, &w, scope)?
+            } else {
+                self.g.matmul(scope, a.value(), &w)?
+            };
             a.with_value(y)?
         } else {
             let b = self.tensor(other)?;
             self.product(&a, &b, scope)?
         };
         self.bind_tensor(node, 0, y)
+    }
+
+    /// `MatMul` of activation `a` `[…, M, K]` by a stack of constant matrices `[…, K, N]`
+    /// (torchvision MViT's per-frame relative positions): the constant's leading sizes must
+    /// each be 1 or the activation's (not the batch's), so the result keeps `a`'s sizes but
+    /// the last.
+    fn batched_matmul(&mut self, a: &Tensor, w: &Weight, scope: &str) -> Result<Value, OnnxError> {
+        let sizes = a.sizes();
+        let dims = w.dims();
+        let (lead, [k, n]) = dims.split_at(dims.len() - 2) else {
+            return Err(arg_error(format!(
+                "`{}` is not a stack of matrices",
+                w.name()
+            )));
+        };
+        let fits = dims.len() <= sizes.len()
+            && sizes[sizes.len() - 1].count == *k
+            && lead
+                .iter()
+                .zip(&sizes[sizes.len() - dims.len()..])
+                .all(|(&d, s)| d == 1 || (!s.batch && s.count == d));
+        if !fits {
+            return Err(arg_error(format!(
+                "matmul of {} by `{}` {dims:?}: only a stack of matrices matching the activation's leading sizes (not the batch) is exported",
+                tensor::show(&sizes),
+                w.name()
+            )));
+        }
+        let mut shape = a.value().shape().to_vec();
+        if let Some(last) = shape.last_mut() {
+            *last = *n;
+        }
+        let inputs = vec![a.value().name().to_owned(), w.name().to_owned()];
+        Ok(self
+            .g
+            .node("MatMul", scope, inputs, vec![], vec![shape])
+            .swap_remove(0))
     }
 
     /// `bmm(self, mat2)`: `[N, n, m] × [N, m, p]`.
