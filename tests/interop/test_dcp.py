@@ -8,6 +8,7 @@ import json
 import os
 import pickle
 import shutil
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -197,8 +198,11 @@ def test_shard_lays_rows_out_as_fsdp2_does(folder, tmp_path):
 def test_shard_loads_into_a_plain_model(tmp_path, ranks):
     """A single-rank and a four-rank folder of one ordinary state dict: `dcp_to_torch_save`
     gives the state dict back, and `dcp.load` without a process group fills a plain model."""
-    sys.path.insert(0, str(GENERATE.parent))
-    from generate import Model
+    # By path, under its own name: other test modules import another fixtures' `generate`.
+    spec = importlib.util.spec_from_file_location("dcp_generate", GENERATE)
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    Model = generate.Model
 
     torch.manual_seed(7)
     model = Model()

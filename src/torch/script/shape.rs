@@ -422,9 +422,10 @@ pub fn infer(
         "batch_norm.default"
         | "layer_norm.default"
         | "dropout.default"
-        | "dropout_.default"
         | "instance_norm.default"
         | "group_norm.default" => activation("input"),
+        // torch names the in-place form's tensor `self`.
+        "dropout_.default" => activation("self"),
         "_transformer_encoder_layer_fwd.default" => activation("src"),
         // The attention output (the weights, its second output, are never exported).
         "_native_multi_head_attention.default" => activation("query"),
