@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use ckpt::onnx::program::ProgramOptions;
 use ckpt::onnx::proto::{tensor_shape_proto::dimension::Value as Dim, type_proto};
 use ckpt::onnx::script::{export_script, ScriptReport};
-use ckpt::onnx::OnnxError;
+use ckpt::onnx::{Extent, OnnxError};
 use ckpt::torch::script::convert::GivenInput;
 
 mod common;
@@ -112,7 +112,7 @@ fn traced_fixtures_match_torch_in_tract() {
             if case.extra.is_empty() {
                 assert_eq!(
                     report.program.inputs,
-                    [("input".to_owned(), case.input.to_vec())]
+                    [("input".to_owned(), Extent::all_fixed(&case.input))]
                 );
             } else {
                 // Several inputs: named after the forward's parameters.

@@ -6,6 +6,7 @@
 //! - [`schema`]: every op's argument names, declared once.
 //! - [`args`]: reading a node's arguments by those names, with the schema's defaults.
 //! - [`inline`]: replacing higher-order ops (an autocast-off region) by their bodies.
+//! - [`sym`], [`specialize`]: symbolic sizes, and a program with some of them fixed.
 //! - [`eval`]: evaluating ops whose inputs are all constants (parameters, buffers,
 //!   literals), so the export writes their results as initializers.
 
@@ -14,3 +15,5 @@ pub mod eval;
 pub mod inline;
 pub mod program;
 pub mod schema;
+pub mod specialize;
+pub mod sym;

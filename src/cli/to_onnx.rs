@@ -6,7 +6,7 @@ use crate::onnx::arch::Choice;
 use crate::onnx::atc::AtcCommand;
 use crate::onnx::program::{export_program, BatchDim, ProgramOptions, ProgramReport};
 use crate::onnx::script::export_script;
-use crate::onnx::{export, Batch, ExportOptions, Opset};
+use crate::onnx::{export, Batch, ExportOptions, Extent, Opset};
 use crate::torch::dtype::DType;
 use crate::torch::pt2::{is_pt2, Pt2Archive};
 use crate::torch::script::convert::GivenInput;
@@ -227,16 +227,16 @@ fn program_options(args: &Args) -> Result<ProgramOptions, Failure> {
 }
 
 /// `3, 224, 224`: a per-sample shape as the reports print it.
-fn dims_text(shape: &[u64]) -> String {
+fn dims_text(shape: &[Extent]) -> String {
     shape
         .iter()
-        .map(u64::to_string)
+        .map(Extent::to_string)
         .collect::<Vec<_>>()
         .join(", ")
 }
 
 /// `input [batch, 3, 224, 224]`, or `inputs x [batch, …], k [batch, 1]` for several.
-fn inputs_text(inputs: &[(String, Vec<u64>)]) -> String {
+fn inputs_text(inputs: &[(String, Vec<Extent>)]) -> String {
     match inputs {
         [(_, shape)] => format!("input [batch, {}]", dims_text(shape)),
         several => {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use super::graph::Model;
 use super::proto::{tensor_shape_proto::dimension::Value as Dim, type_proto, ValueInfoProto};
 use super::write::header;
-use super::{Batch, OnnxError};
+use super::{Batch, Extent, OnnxError};
 
 /// Operators ATC's ONNX parser registers for every default-domain opset from 9 to 13
 /// (CANN's ONNX plugin list; `Floor`, `Ceil` and `Round` from its
@@ -198,9 +198,15 @@ fn check_io(info: &ValueInfoProto, batch: &Batch, bad: &mut Vec<String>) {
             "`{name}`: the batch dimension is {first:?}, expected {batch:?}"
         )),
     }
-    if !values.all(|d| matches!(d, Some(Dim::DimValue(n)) if *n > 0)) {
+    // Dynamic dimensions other than the batch are named (`dim_param`), compiled with
+    // `--dynamic_dims` profiles.
+    if !values.all(|d| match d {
+        Some(Dim::DimValue(n)) => *n > 0,
+        Some(Dim::DimParam(p)) => !p.is_empty(),
+        None => false,
+    }) {
         bad.push(format!(
-            "`{name}`: every dimension but the batch must be fixed"
+            "`{name}`: every dimension but the batch must be fixed or a named dynamic dimension"
         ));
     }
 }
@@ -209,10 +215,11 @@ fn check_io(info: &ValueInfoProto, batch: &Batch, bad: &mut Vec<String>) {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AtcCommand {
     pub model: PathBuf,
-    /// Each graph input's name and per-sample shape (without the batch), in order.
-    pub inputs: Vec<(String, Vec<u64>)>,
+    /// Each graph input's name and per-sample sizes (without the batch), in order.
+    pub inputs: Vec<(String, Vec<Extent>)>,
     pub batch: Batch,
-    /// Batch sizes for `--dynamic_batch_size` (dynamic batch only).
+    /// Batch sizes for `--dynamic_batch_size` (dynamic batch only), or the batch's sizes in
+    /// the `--dynamic_dims` profiles when other dimensions are dynamic too.
     pub profiles: Vec<u64>,
     pub soc: String,
 }
@@ -222,7 +229,7 @@ impl AtcCommand {
     pub fn new(model: &Path, input_name: &str, input: [u64; 3], batch: Batch, soc: &str) -> Self {
         AtcCommand::for_inputs(
             model,
-            vec![(input_name.to_owned(), input.to_vec())],
+            vec![(input_name.to_owned(), Extent::all_fixed(&input))],
             batch,
             soc,
         )
@@ -231,7 +238,7 @@ impl AtcCommand {
     /// For any inputs (token ids, masks, several tensors); the default profiles 1, 2, 4, 8.
     pub fn for_inputs(
         model: &Path,
-        inputs: Vec<(String, Vec<u64>)>,
+        inputs: Vec<(String, Vec<Extent>)>,
         batch: Batch,
         soc: &str,
     ) -> Self {
@@ -247,12 +254,89 @@ impl AtcCommand {
     /// `NCHW` when every input is an image (C, H, W per sample), else `ND` (ATC wants one
     /// format for all inputs).
     fn format(&self) -> &'static str {
-        if self.inputs.iter().all(|(_, shape)| shape.len() == 3) {
+        if self.inputs.iter().all(|(_, shape)| shape.len() == 3) && self.dynamic().is_empty() {
             "NCHW"
         } else {
             "ND"
         }
     }
+
+    /// The dynamic dimensions other than the batch, each once, in order of appearance.
+    fn dynamic(&self) -> Vec<&Extent> {
+        let mut found: Vec<&Extent> = Vec::new();
+        for extent in self.inputs.iter().flat_map(|(_, shape)| shape) {
+            if matches!(extent, Extent::Dynamic { .. }) && !found.contains(&extent) {
+                found.push(extent);
+            }
+        }
+        found
+    }
+
+    /// `--dynamic_dims` profiles: every combination of the batch's profiles and each
+    /// dynamic dimension's ([`profile_sizes`]), each listing the size of every `-1` of
+    /// `--input_shape` in order.
+    fn dynamic_dims(&self) -> String {
+        let dynamic = self.dynamic();
+        let mut gears: Vec<Vec<(Option<&Extent>, u64)>> = vec![Vec::new()];
+        let batch: Vec<u64> = match self.batch {
+            Batch::Dynamic(_) => self.profiles.clone(),
+            Batch::Fixed(_) => Vec::new(),
+        };
+        let axes = std::iter::once((None, batch))
+            .filter(|(_, sizes)| !sizes.is_empty())
+            .chain(dynamic.iter().map(|&e| (Some(e), profile_sizes(e))));
+        for (extent, sizes) in axes {
+            gears = gears
+                .iter()
+                .flat_map(|gear| {
+                    sizes.iter().map(move |&n| {
+                        let mut next = gear.clone();
+                        next.push((extent, n));
+                        next
+                    })
+                })
+                .collect();
+        }
+        let size_of = |gear: &[(Option<&Extent>, u64)], extent: Option<&Extent>| {
+            gear.iter()
+                .find(|(e, _)| *e == extent)
+                .map_or(0, |(_, n)| *n)
+        };
+        let listed: Vec<String> = gears
+            .iter()
+            .map(|gear| {
+                let mut values = Vec::new();
+                for (_, shape) in &self.inputs {
+                    if matches!(self.batch, Batch::Dynamic(_)) {
+                        values.push(size_of(gear, None).to_string());
+                    }
+                    for extent in shape.iter().filter(|e| matches!(e, Extent::Dynamic { .. })) {
+                        values.push(size_of(gear, Some(extent)).to_string());
+                    }
+                }
+                values.join(",")
+            })
+            .collect();
+        listed.join(";")
+    }
+}
+
+/// The sizes of a dynamic dimension compiled as ATC profiles: its maximum and the halves
+/// below it down to an eighth (not below its minimum), or without a maximum 16 (or its
+/// minimum) and three doublings.
+fn profile_sizes(extent: &Extent) -> Vec<u64> {
+    let Extent::Dynamic { min, max, .. } = extent else {
+        return Vec::new();
+    };
+    let mut sizes: Vec<u64> = match max {
+        Some(max) => [8, 4, 2, 1].iter().map(|d| (max / d).max(*min)).collect(),
+        None => {
+            let start = (*min).max(16);
+            (0..4).map(|k| start << k).collect()
+        }
+    };
+    sizes.dedup();
+    sizes
 }
 
 impl fmt::Display for AtcCommand {
@@ -268,7 +352,10 @@ impl fmt::Display for AtcCommand {
             .iter()
             .map(|(name, shape)| {
                 let dims: Vec<String> = std::iter::once(n.clone())
-                    .chain(shape.iter().map(u64::to_string))
+                    .chain(shape.iter().map(|e| match e {
+                        Extent::Fixed(d) => d.to_string(),
+                        Extent::Dynamic { .. } => "-1".to_owned(),
+                    }))
                     .collect();
                 format!("{name}:{}", dims.join(","))
             })
@@ -281,7 +368,9 @@ impl fmt::Display for AtcCommand {
             self.format(),
             quoted("--input_shape", &shapes.join(";")),
         )?;
-        if matches!(self.batch, Batch::Dynamic(_)) {
+        if !self.dynamic().is_empty() {
+            write!(f, " --dynamic_dims=\"{}\"", self.dynamic_dims())?;
+        } else if matches!(self.batch, Batch::Dynamic(_)) {
             let sizes: Vec<String> = self.profiles.iter().map(u64::to_string).collect();
             write!(f, " --dynamic_batch_size=\"{}\"", sizes.join(","))?;
         }
@@ -384,7 +473,10 @@ mod tests {
     fn token_inputs_compile_in_nd_format_with_every_input_listed() {
         let cmd = AtcCommand::for_inputs(
             Path::new("bert.onnx"),
-            vec![("ids".into(), vec![128]), ("mask".into(), vec![128])],
+            vec![
+                ("ids".into(), Extent::all_fixed(&[128])),
+                ("mask".into(), Extent::all_fixed(&[128])),
+            ],
             Batch::Dynamic("batch".into()),
             "Ascend310P3",
         );
@@ -393,5 +485,38 @@ mod tests {
             "atc --model=bert.onnx --framework=5 --output=bert --input_format=ND \
              --input_shape=\"ids:-1,128;mask:-1,128\" --dynamic_batch_size=\"1,2,4,8\" --soc_version=Ascend310P3"
         );
+    }
+
+    #[test]
+    fn a_dynamic_sequence_compiles_with_dynamic_dims_profiles() {
+        let seq = Extent::Dynamic {
+            name: "s27".into(),
+            min: 2,
+            max: Some(64),
+        };
+        let cmd = AtcCommand::for_inputs(
+            Path::new("bert.onnx"),
+            vec![
+                ("ids".into(), vec![seq.clone()]),
+                ("mask".into(), vec![seq]),
+            ],
+            Batch::Dynamic("batch".into()),
+            "Ascend310P3",
+        );
+        let text = cmd.to_string();
+        assert!(
+            text.contains("--input_format=ND --input_shape=\"ids:-1,-1;mask:-1,-1\""),
+            "{text}"
+        );
+        assert!(!text.contains("--dynamic_batch_size"), "{text}");
+        let dims = text
+            .split("--dynamic_dims=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap();
+        let gears: Vec<&str> = dims.split(';').collect();
+        assert_eq!(gears.len(), 16, "4 batch sizes times 4 lengths: {dims}");
+        assert_eq!(gears[0], "1,8,1,8");
+        assert_eq!(gears[15], "8,64,8,64");
     }
 }

@@ -76,7 +76,7 @@ pub enum Attr {
 }
 
 impl Attr {
-    fn to_proto(&self, name: &str) -> AttributeProto {
+    pub(crate) fn to_proto(&self, name: &str) -> AttributeProto {
         let mut proto = AttributeProto {
             name: Some(name.to_owned()),
             ..Default::default()
@@ -111,6 +111,9 @@ pub struct Model {
     pub graph: GraphProto,
     pub initializers: Vec<Initializer>,
     pub store: WeightStore,
+    /// For each Reshape shape constant a lowering noted: the full sizes of the tensor it
+    /// reshapes, `None` for the batch axis ([`GraphBuilder::note_reshaped`]).
+    pub reshaped: HashMap<String, Vec<Option<u64>>>,
 }
 
 /// Builds one graph. Invariants: every name (value or initializer) is unique; every node's
@@ -128,6 +131,7 @@ pub struct GraphBuilder {
     node_names: HashSet<String>,
     counters: HashMap<String, usize>,
     elems: HashMap<String, ElemType>,
+    reshaped: HashMap<String, Vec<Option<u64>>>,
 }
 
 impl GraphBuilder {
@@ -150,6 +154,7 @@ impl GraphBuilder {
             node_names: HashSet::new(),
             counters: HashMap::new(),
             elems: HashMap::new(),
+            reshaped: HashMap::new(),
         }
     }
 
@@ -403,7 +408,15 @@ impl GraphBuilder {
             graph,
             initializers: self.initializers,
             store: self.store,
+            reshaped: self.reshaped,
         })
+    }
+
+    /// Notes that Reshape shape constant `shape` reshapes a tensor of full sizes `sizes`
+    /// (`None` for the batch axis), so that a later pass can tell which of its entries copy
+    /// the input's dimension in place.
+    pub fn note_reshaped(&mut self, shape: &Weight, sizes: Vec<Option<u64>>) {
+        self.reshaped.insert(shape.name.clone(), sizes);
     }
 
     fn push_initializer(

@@ -93,6 +93,48 @@ pub enum Batch {
     Fixed(u64),
 }
 
+/// One dimension of a graph input or output after the batch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Extent {
+    /// A fixed size (`dim_value`).
+    Fixed(u64),
+    /// A dynamic dimension other than the batch (a sequence length): the `dim_param` it is
+    /// written as (torch's symbol for it, `s27`) and the sizes torch.export declared for it.
+    Dynamic {
+        /// The `dim_param`.
+        name: String,
+        /// The smallest size declared.
+        min: u64,
+        /// `None` when no maximum was declared.
+        max: Option<u64>,
+    },
+}
+
+impl Extent {
+    /// Fixed sizes as extents.
+    pub fn all_fixed(shape: &[u64]) -> Vec<Extent> {
+        shape.iter().map(|&d| Extent::Fixed(d)).collect()
+    }
+}
+
+impl fmt::Display for Extent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Extent::Fixed(n) => write!(f, "{n}"),
+            Extent::Dynamic {
+                name,
+                min,
+                max: Some(max),
+            } => write!(f, "{name} ({min}..={max})"),
+            Extent::Dynamic {
+                name,
+                min,
+                max: None,
+            } => write!(f, "{name} (≥ {min})"),
+        }
+    }
+}
+
 /// Why an export failed. Messages say what to change.
 #[derive(Debug, thiserror::Error)]
 pub enum OnnxError {

@@ -41,6 +41,7 @@ PT2_CASES = [
     "pattern/unfold_einsum",      # timm volo/tnt/sam/gcvit: unfold/fold, einsum, repeat_interleave
     "pattern/filled_table",       # timm convit: a table filled through views, in-place ops
     "pattern/autocast_off_attention",  # timm efficientvit_mit: an autocast-off region inlined
+    "pattern/dynamic_sequence",   # BERT with a dynamic length: tables read up to it, views of it
 ]
 
 
@@ -115,3 +116,58 @@ def test_the_checks_require_a_named_batch_dim(tmp_path):
     verdict = cov.judge(path, model, INPUTS)
     assert verdict.category == "failed"
     assert "input `input` axis 0 (batch) has no dim_param" in verdict.detail
+
+
+def test_a_dynamic_sequence_matches_torch_at_every_length(tmp_path):
+    """The graph is built from two probe lengths and a table at the maximum; it must be
+    right at lengths that are none of them, with the ATC command for both dims printed."""
+    import subprocess
+
+    import numpy as np
+    import onnxruntime as ort
+
+    model, inputs, _ = sweep_corpus.build(spec("pattern/dynamic_sequence"))
+    pt2 = tmp_path / "seq.pt2"
+    cov.export_pt2(model, inputs, pt2)
+    out = tmp_path / "seq.onnx"
+    run = subprocess.run([ckpt_bin(), "to-onnx", str(pt2), "-o", str(out)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "--input_format=ND" in run.stdout + run.stderr
+    assert "--dynamic_dims=" in run.stdout + run.stderr
+    session = ort.InferenceSession(str(out))
+    program = torch.export.load(str(pt2)).module()
+    for batch, length in [(1, 2), (2, 3), (3, 8), (2, 16), (1, 31), (2, 32)]:
+        ids = torch.randint(0, 50, (batch, length))
+        want = program(ids).detach().numpy()
+        got = session.run(None, {"input": ids.numpy()})[0]
+        assert got.shape == want.shape
+        assert np.abs(got - want).max() < 1e-4, (batch, length)
+
+
+class ValidConvOverSequence(torch.nn.Module):
+    """A convolution without padding along a dynamic length: the output is `seq - 2` long,
+    which no dim_param or constant reshape can express."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(4, 4, 3)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def test_a_size_that_is_not_the_dynamic_dimension_itself_is_refused(tmp_path):
+    import subprocess
+
+    pt2 = tmp_path / "conv.pt2"
+    dims = {0: torch.export.Dim("batch"), 2: torch.export.Dim("seq", min=4, max=32)}
+    program = torch.export.export(ValidConvOverSequence().eval(), (torch.randn(2, 4, 12),),
+                                  dynamic_shapes=(dims,))
+    torch.export.save(program, str(pt2))
+    out = tmp_path / "conv.onnx"
+    run = subprocess.run([ckpt_bin(), "to-onnx", str(pt2), "-o", str(out)],
+                         capture_output=True, text=True)
+    assert run.returncode == 1, run.stderr
+    assert "not the dynamic dimension itself" in run.stderr, run.stderr
+    assert not out.exists()

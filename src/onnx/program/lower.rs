@@ -201,6 +201,15 @@ pub fn lower(
     })
 }
 
+/// The sizes of the program's user inputs, in order.
+pub fn user_input_sizes(program: &ExportedProgram) -> Result<Vec<&[SymInt]>, OnnxError> {
+    let module = &program.graph_module;
+    let (user, _) = split_inputs(&module.signature)?;
+    user.iter()
+        .map(|arg| Ok(input_sizes(&module.graph, arg)?.0))
+        .collect()
+}
+
 /// Every output must be a user output (no buffer mutations: the model was in eval mode).
 fn check_outputs(signature: &Signature) -> Result<(), OnnxError> {
     match signature

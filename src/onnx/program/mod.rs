@@ -20,6 +20,7 @@
 mod alias;
 mod aten;
 mod batch;
+mod dynamic;
 mod emit;
 mod fold;
 mod located;
@@ -36,7 +37,7 @@ use crate::torch::DType;
 
 use super::atc;
 use super::write::{self, WriteOptions, Written};
-use super::{Batch, OnnxError, Opset};
+use super::{Batch, Extent, OnnxError, Opset};
 
 pub use batch::BatchDim;
 
@@ -74,11 +75,11 @@ impl Default for ProgramOptions {
 /// What an export did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProgramReport {
-    /// The graph inputs in order: ONNX name and per-sample shape (without the batch).
-    pub inputs: Vec<(String, Vec<u64>)>,
-    /// Each output's ONNX name and per-sample shape: one output is named `--output-name`,
+    /// The graph inputs in order: ONNX name and per-sample sizes (without the batch).
+    pub inputs: Vec<(String, Vec<Extent>)>,
+    /// Each output's ONNX name and per-sample sizes: one output is named `--output-name`,
     /// a dict's outputs after its keys, any other several `<output-name>_<k>`.
-    pub outputs: Vec<(String, Vec<u64>)>,
+    pub outputs: Vec<(String, Vec<Extent>)>,
     /// The batch as the archive had it.
     pub batch: BatchDim,
     /// Program nodes, and ONNX nodes and initializers written.
@@ -166,12 +167,31 @@ pub fn export_with(
         output_name: &options.output_name,
         fold_bn: options.fold_bn,
     };
-    let lowered = lower::lower(program, tensors, &target)?;
+    let dims = dynamic::find(program)?;
+    let (lowered, extents) = if dims.is_empty() {
+        (
+            lower::lower(program, tensors, &target)?,
+            dynamic::IoExtents::new(),
+        )
+    } else {
+        dynamic::lower_dynamic(program, tensors, &target, &dims)?
+    };
     atc::validate(&lowered.model, &options.batch)?;
     let written = write::write(&lowered.model, out, &options.write)?;
+    let with_extents = |io: Vec<(String, Vec<u64>)>| -> Vec<(String, Vec<Extent>)> {
+        io.into_iter()
+            .map(|(name, shape)| {
+                let sizes = extents
+                    .get(&name)
+                    .cloned()
+                    .unwrap_or_else(|| Extent::all_fixed(&shape));
+                (name, sizes)
+            })
+            .collect()
+    };
     Ok(ProgramReport {
-        inputs: lowered.inputs,
-        outputs: lowered.outputs,
+        inputs: with_extents(lowered.inputs),
+        outputs: with_extents(lowered.outputs),
         batch: lowered.batch,
         program_nodes,
         nodes: lowered.model.graph.node.len(),

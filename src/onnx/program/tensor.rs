@@ -266,6 +266,13 @@ impl Tensor {
             .map(|s| s.count)
             .collect();
         let onnx = g.constant_i64(&format!("{scope}.shape"), &onnx);
+        g.note_reshaped(
+            &onnx,
+            sizes
+                .iter()
+                .map(|s| (!s.batch).then_some(s.count))
+                .collect(),
+        );
         let inputs = vec![self.value.name().to_owned(), onnx.name().to_owned()];
         let value = g
             .node("Reshape", scope, inputs, vec![], vec![shape])

@@ -9,7 +9,7 @@ squeeze-excite, ViT) so CI covers them without timm installed.
 import torch
 from torch import nn
 
-from _coverage import Input
+from _coverage import Axis, Input
 
 VOCAB = 50
 
@@ -379,6 +379,34 @@ class AutocastOffAttention(nn.Module):
         return self.head(out.mean(-1))
 
 
+class DynamicSequence(nn.Module):
+    """A BERT-style encoder exported with a dynamic sequence length besides the batch:
+    position embeddings read from a buffer sliced to the length (`position_ids[:, :S]`),
+    token types from a zero buffer, a boolean all-true attention mask sized by batch and
+    length, heads split and merged by views that name both sizes."""
+
+    def __init__(self, dim=16, heads=2, max_len=32):
+        super().__init__()
+        self.heads = heads
+        self.words = nn.Embedding(VOCAB, dim)
+        self.positions = nn.Embedding(max_len, dim)
+        self.types = nn.Embedding(2, dim)
+        self.register_buffer("position_ids", torch.arange(max_len).expand(1, -1), persistent=False)
+        self.register_buffer("type_ids", torch.zeros(1, max_len, dtype=torch.long), persistent=False)
+        self.norm = nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, ids):
+        b, s = ids.shape
+        x = self.words(ids) + self.positions(self.position_ids[:, :s])
+        x = self.norm(x + self.types(self.type_ids[:, :s].expand(b, s)))
+        mask = torch.ones(b, 1, s, s, dtype=torch.bool)
+        q, k, v = (t.view(b, s, self.heads, -1).transpose(1, 2) for t in self.qkv(x).chunk(3, -1))
+        y = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return self.out(y.transpose(1, 2).reshape(b, s, -1)) + x
+
+
 def randomise_bn(model, seed):
     """Non-trivial BatchNorm statistics, so folding BN into the conv before it is tested."""
     gen = torch.Generator().manual_seed(seed)
@@ -415,4 +443,6 @@ PATTERNS = {
     "unfold_einsum": (_builder(UnfoldEinsum), IMAGE),
     "filled_table": (_builder(FilledTable), IMAGE),
     "autocast_off_attention": (_builder(AutocastOffAttention), IMAGE),
+    "dynamic_sequence": (_builder(DynamicSequence),
+                         (Input("input", (12,), high=VOCAB, axes=(Axis(1, "seq", alt=20, max=32),)),)),
 }

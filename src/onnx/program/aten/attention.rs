@@ -3,6 +3,7 @@
 //! additive mask, Softmax over the last axis, `MatMul(·, V)`. No op reads a shape.
 
 use crate::aten::program::{Argument, Node};
+use crate::onnx::elem::ElemType;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
 
@@ -92,9 +93,17 @@ impl<'p> Lowering<'p, '_> {
     /// `scores + mask` for a float mask: a constant (a buffer, or computed from constants
     /// alone like a relative position bias) or an activation laid out like the scores
     /// (SAM's decomposed relative positions, computed from each sample's queries). A
-    /// boolean mask must be turned into an additive one before export.
+    /// constant boolean mask (true: attend) becomes an additive one (0 or −∞); a mask that
+    /// adds nothing (all true, all zeros, as a padding mask without padding folds to) is
+    /// left out. A boolean mask computed by the graph is refused.
     fn masked(&mut self, scores: Value, mask: &str, scope: &str) -> Result<Value, OnnxError> {
+        let boolean = self.recorded_elem(mask)? == ElemType::Bool;
         if !self.is_constant(mask) {
+            if boolean {
+                return Err(arg_error(
+                    "a boolean attention mask computed by the graph; pass an additive float mask (0 to attend, -inf to mask)".into(),
+                ));
+            }
             let m = self.activation(mask).map_err(|e| {
                 arg_error(format!(
                     "the attention mask computed by the graph: {e}; a float mask with the batch first is exported"
@@ -108,7 +117,25 @@ impl<'p> Lowering<'p, '_> {
                 Operand::Activation(&m),
             );
         }
-        let m = self.weight(&self.constant(mask)?)?;
+        let constant = self.constant(mask)?;
+        let (dims, values) = self.constant_values(mask)?;
+        let additive: Vec<f32> = if boolean {
+            values
+                .iter()
+                .map(|&v| if v != 0.0 { 0.0 } else { f32::NEG_INFINITY })
+                .collect()
+        } else {
+            values
+        };
+        if additive.iter().all(|&v| v == 0.0) {
+            return Ok(scores);
+        }
+        let m = if boolean {
+            self.g
+                .folded(&format!("{scope}.additive_mask"), dims, &additive)?
+        } else {
+            self.weight(&constant)?
+        };
         emit::binary(
             &mut self.g,
             "Add",

@@ -1,0 +1,842 @@
+//! Dynamic dimensions other than the batch (a sequence length exported with
+//! `Dim("seq")`), exported without any node that computes a shape.
+//!
+//! The lowering follows one symbolic dimension, the batch. For every other one the program
+//! is lowered at two sizes of it (probes, [`crate::aten::specialize`]) and the two graphs
+//! are compared: they must be the same graph, node for node and attribute for attribute.
+//! What may differ is what scales with the dimension, and each difference is rewritten so
+//! that one graph serves every size:
+//!
+//! - a graph input's or output's size becomes a `dim_param` named after torch's symbol;
+//! - an entry of a Reshape's constant shape becomes `0` where the reshaped tensor keeps that
+//!   dimension in place at both probes, else `-1` (one per shape: a view that would need
+//!   two is refused);
+//! - a constant whose only change is its length along one axis, the shorter a prefix of
+//!   the longer (position embeddings `table[:seq]`, token-type rows), is taken at the
+//!   dimension's declared maximum and indexed by the positions `0..seq`, which a few
+//!   ATC-parsable nodes derive from an input that carries the dimension (`Equal`/`Or` make
+//!   ones, a `Conv` with an all-ones kernel counts them).
+//!
+//! Anything else that differs is refused, naming the node or constant. A graph that is the
+//! same at two sizes but for these rewrites computes, at every size, what the lowering
+//! would have written for that size.
+
+use std::collections::HashMap;
+
+use crate::aten::program::ExportedProgram;
+use crate::aten::{specialize, sym};
+use crate::onnx::graph::{Attr, Initializer, Model};
+use crate::onnx::proto::tensor_proto::DataType;
+use crate::onnx::proto::tensor_shape_proto::dimension::Value as Dim;
+use crate::onnx::proto::{type_proto, NodeProto, ValueInfoProto};
+use crate::onnx::store::Bytes;
+use crate::onnx::{Extent, OnnxError};
+
+use super::lower::{self, Lowered, Target};
+use super::TensorSource;
+
+/// A dynamic dimension other than the batch, as torch.export declared it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DynamicDim {
+    /// torch's symbol (`s27`), also the ONNX `dim_param`.
+    pub symbol: String,
+    pub min: u64,
+    /// `None` when no maximum was declared.
+    pub max: Option<u64>,
+}
+
+/// Sizes torch writes for "no maximum" (`int_oo`) are far above this.
+const UNBOUNDED: i64 = 1 << 40;
+
+/// The probe sizes: small primes first, so that a size that scales with the dimension is
+/// unlikely to equal a fixed one by chance.
+const PROBES: [u64; 8] = [7, 11, 13, 17, 19, 23, 29, 31];
+
+impl DynamicDim {
+    /// Two sizes in the declared range to lower the program at.
+    fn probes(&self) -> Result<(u64, u64), OnnxError> {
+        let max = self.max.unwrap_or(u64::MAX);
+        let mut inside = PROBES
+            .iter()
+            .copied()
+            .filter(|p| (self.min..=max).contains(p));
+        match (inside.next(), inside.next()) {
+            (Some(a), Some(b)) => Ok((a, b)),
+            _ if self.min.max(2).checked_add(1).is_some_and(|b| b <= max) => {
+                Ok((self.min.max(2), self.min.max(2) + 1))
+            }
+            _ => Err(OnnxError::Shape {
+                what: format!(
+                    "the dynamic dimension {} allows only the sizes {}..={max}; export it with a fixed size",
+                    self.symbol, self.min
+                ),
+            }),
+        }
+    }
+
+    fn extent(&self) -> Extent {
+        Extent::Dynamic {
+            name: self.symbol.clone(),
+            min: self.min,
+            max: self.max,
+        }
+    }
+}
+
+/// The symbols in the program's inputs other than the batch (the first input's first
+/// size), with their declared ranges.
+pub fn find(program: &ExportedProgram) -> Result<Vec<DynamicDim>, OnnxError> {
+    let inputs = lower::user_input_sizes(program)?;
+    let batch: Vec<String> = match inputs.first().and_then(|sizes| sizes.first()) {
+        Some(crate::aten::program::SymInt::Expr(e)) => sym::symbols(e),
+        _ => Vec::new(),
+    };
+    let mut found: Vec<DynamicDim> = Vec::new();
+    for sizes in inputs {
+        for size in sizes {
+            let crate::aten::program::SymInt::Expr(expr) = size else {
+                continue;
+            };
+            for symbol in sym::symbols(expr) {
+                if batch.contains(&symbol) || found.iter().any(|d| d.symbol == symbol) {
+                    continue;
+                }
+                let range = program.range_constraints.get(&symbol);
+                let min = range.and_then(|r| r.min_val).unwrap_or(1).max(1) as u64;
+                let max = range
+                    .and_then(|r| r.max_val)
+                    .filter(|&m| m > 0 && m < UNBOUNDED)
+                    .map(|m| m as u64);
+                found.push(DynamicDim { symbol, min, max });
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// A lowering at one set of sizes for the dynamic dimensions.
+fn lower_at(
+    program: &ExportedProgram,
+    tensors: &mut dyn TensorSource,
+    target: &Target<'_>,
+    sizes: &[(&DynamicDim, u64)],
+) -> Result<Lowered, OnnxError> {
+    let values: HashMap<String, i64> = sizes
+        .iter()
+        .map(|(d, v)| (d.symbol.clone(), *v as i64))
+        .collect();
+    let fixed = specialize::specialize(program, &values).map_err(|what| OnnxError::Program {
+        what: format!("with a dynamic dimension other than the batch: {what}"),
+    })?;
+    lower::lower(&fixed, tensors, target)
+}
+
+/// The export of a program whose inputs have the dynamic dimensions `dims` besides the
+/// batch: the model, and each input's and output's name and sizes after the batch.
+pub fn lower_dynamic(
+    program: &ExportedProgram,
+    tensors: &mut dyn TensorSource,
+    target: &Target<'_>,
+    dims: &[DynamicDim],
+) -> Result<(Lowered, IoExtents), OnnxError> {
+    let probes = dims
+        .iter()
+        .map(DynamicDim::probes)
+        .collect::<Result<Vec<_>, _>>()?;
+    let base_sizes: Vec<(&DynamicDim, u64)> =
+        dims.iter().zip(&probes).map(|(d, p)| (d, p.0)).collect();
+    let mut base = lower_at(program, tensors, target, &base_sizes)?;
+    let mut variants = Vec::with_capacity(dims.len());
+    for (i, dim) in dims.iter().enumerate() {
+        let mut sizes = base_sizes.clone();
+        sizes[i].1 = probes[i].1;
+        let variant = lower_at(program, tensors, target, &sizes)?;
+        variants.push(Probe {
+            dim,
+            at: (probes[i].0, probes[i].1),
+            model: variant.model,
+        });
+    }
+    let differences = compare(&base.model, &variants)?;
+    let io = io_extents(&base.model, &variants)?;
+    let mut edit = Edit::default();
+    for (index, changes) in differences {
+        let name = base.model.initializers[index].name.clone();
+        if let Some(shape) = reshape_shape(&base.model, &variants, index, &changes)? {
+            edit.replace.push((index, shape));
+            continue;
+        }
+        let prefix = prefix_axis(&base.model, &variants, index, &changes)
+            .map_err(|why| refusal(&name, &changes, &variants, &why))?;
+        let (probe, axis) = prefix;
+        let dim = variants[probe].dim;
+        let Some(max) = dim.max else {
+            return Err(refusal(
+                &name,
+                &changes,
+                &variants,
+                &format!(
+                    "it is a table read up to {}, which needs a declared maximum for the dimension (`Dim(..., max=...)`)",
+                    dim.symbol
+                ),
+            ));
+        };
+        let full = table_at_max(program, tensors, target, &base_sizes, probe, max, &name)?;
+        let table = &full.model.initializers[index];
+        check_prefix(
+            &base.model,
+            &base.model.initializers[index],
+            &full.model,
+            table,
+            axis,
+        )
+        .map_err(|why| refusal(&name, &changes, &variants, &why))?;
+        let mut bytes = Vec::new();
+        full.model
+            .store
+            .write_to(&table.bytes, &mut bytes)
+            .map_err(|e| OnnxError::Program {
+                what: format!("reading the constant `{name}`: {e}"),
+            })?;
+        edit.tables.push(Table {
+            index,
+            probe,
+            axis,
+            dims: table.dims.clone(),
+            data_type: table.data_type,
+            bytes,
+            max,
+        });
+    }
+    apply(&mut base.model, &variants, &io, edit)?;
+    Ok((base, io))
+}
+
+/// The extents of each graph input and output after the batch, by name.
+pub type IoExtents = HashMap<String, Vec<Extent>>;
+
+/// One lowering at a second size of one dynamic dimension (the others at their first).
+struct Probe<'d> {
+    dim: &'d DynamicDim,
+    /// The dimension's size in the base lowering and in this one.
+    at: (u64, u64),
+    model: Model,
+}
+
+/// For one initializer that differs: which probes it differs in.
+type Changes = Vec<usize>;
+
+fn refusal(name: &str, changes: &Changes, variants: &[Probe<'_>], why: &str) -> OnnxError {
+    let dims: Vec<String> = changes
+        .iter()
+        .map(|&p| variants[p].dim.symbol.clone())
+        .collect();
+    OnnxError::Program {
+        what: format!(
+            "the constant `{name}` changes with the dynamic dimension {}: {why}; only the batch and sizes that reshapes, inputs, outputs and tables follow can be dynamic",
+            dims.join(", ")
+        ),
+    }
+}
+
+/// Compares the base graph with every probe's: nodes, inputs and outputs must be the
+/// same but for sizes; returns the initializers that differ and in which probes.
+fn compare(base: &Model, variants: &[Probe<'_>]) -> Result<Vec<(usize, Changes)>, OnnxError> {
+    let mut differ: HashMap<usize, Changes> = HashMap::new();
+    for (p, probe) in variants.iter().enumerate() {
+        let other = &probe.model;
+        let differs = |what: String| {
+            OnnxError::Program {
+            what: format!(
+                "the graph differs between sizes {} and {} of the dynamic dimension {} ({what}); only the batch can change the graph",
+                probe.at.0, probe.at.1, probe.dim.symbol
+            ),
+        }
+        };
+        if base.graph.node.len() != other.graph.node.len() {
+            return Err(differs(format!(
+                "{} nodes against {}",
+                base.graph.node.len(),
+                other.graph.node.len()
+            )));
+        }
+        for (a, b) in base.graph.node.iter().zip(&other.graph.node) {
+            if a != b {
+                return Err(differs(format!(
+                    "node `{}` ({})",
+                    a.name.as_deref().unwrap_or("?"),
+                    a.op_type.as_deref().unwrap_or("?")
+                )));
+            }
+        }
+        if base.initializers.len() != other.initializers.len() {
+            return Err(differs("a different set of constants".into()));
+        }
+        for (i, (a, b)) in base
+            .initializers
+            .iter()
+            .zip(&other.initializers)
+            .enumerate()
+        {
+            if a.name != b.name || a.data_type != b.data_type {
+                return Err(differs(format!("constant `{}`", a.name)));
+            }
+            if a.dims != b.dims || !same_bytes(base, a, other, b)? {
+                differ.entry(i).or_default().push(p);
+            }
+        }
+    }
+    let mut sorted: Vec<(usize, Changes)> = differ.into_iter().collect();
+    sorted.sort_unstable();
+    Ok(sorted)
+}
+
+fn read(model: &Model, init: &Initializer) -> Result<Vec<u8>, OnnxError> {
+    let mut bytes = Vec::with_capacity(init.bytes.len() as usize);
+    model
+        .store
+        .write_to(&init.bytes, &mut bytes)
+        .map_err(|e| OnnxError::Program {
+            what: format!("reading the constant `{}`: {e}", init.name),
+        })?;
+    Ok(bytes)
+}
+
+fn same_bytes(
+    a_model: &Model,
+    a: &Initializer,
+    b_model: &Model,
+    b: &Initializer,
+) -> Result<bool, OnnxError> {
+    if a.bytes.len() != b.bytes.len() {
+        return Ok(false);
+    }
+    if let (Bytes::Memory(x), Bytes::Memory(y)) = (&a.bytes, &b.bytes) {
+        return Ok(x == y);
+    }
+    Ok(read(a_model, a)? == read(b_model, b)?)
+}
+
+/// The dims of a value info (`None` for a `dim_param` or an unknown size).
+fn io_dims(info: &ValueInfoProto) -> Vec<Option<u64>> {
+    let Some(type_proto::Value::TensorType(t)) =
+        info.r#type.as_ref().and_then(|t| t.value.as_ref())
+    else {
+        return Vec::new();
+    };
+    t.shape
+        .as_ref()
+        .map(|s| {
+            s.dim
+                .iter()
+                .map(|d| match d.value {
+                    Some(Dim::DimValue(n)) if n >= 0 => Some(n as u64),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Each graph input's and output's extents after the batch: fixed where every probe agrees,
+/// the dimension's name where it is exactly that dimension. An input must carry each
+/// dynamic dimension itself (not a multiple of it).
+fn io_extents(base: &Model, variants: &[Probe<'_>]) -> Result<IoExtents, OnnxError> {
+    let mut out = IoExtents::new();
+    let pairs = |m: &Model| -> Vec<(String, Vec<Option<u64>>, bool)> {
+        m.graph
+            .input
+            .iter()
+            .map(|i| (i, true))
+            .chain(m.graph.output.iter().map(|o| (o, false)))
+            .map(|(info, is_input)| {
+                (
+                    info.name.clone().unwrap_or_default(),
+                    io_dims(info),
+                    is_input,
+                )
+            })
+            .collect()
+    };
+    let base_io = pairs(base);
+    let variant_io: Vec<_> = variants.iter().map(|p| pairs(&p.model)).collect();
+    for (k, (name, dims, is_input)) in base_io.iter().enumerate() {
+        let mut extents = Vec::new();
+        for (axis, &size) in dims.iter().enumerate().skip(1) {
+            let mut extent = Extent::Fixed(size.unwrap_or(0));
+            for (p, probe) in variants.iter().enumerate() {
+                let other = variant_io[p]
+                    .get(k)
+                    .and_then(|(_, d, _)| d.get(axis).copied().flatten());
+                if other == size {
+                    continue;
+                }
+                let (a, b) = probe.at;
+                let scaled = match (size, other) {
+                    (Some(x), Some(y)) if x % a == 0 && y % b == 0 && x / a == y / b => x / a,
+                    _ => 0,
+                };
+                let what = if *is_input { "input" } else { "output" };
+                match (scaled, &extent) {
+                    (1, Extent::Fixed(_)) => extent = probe.dim.extent(),
+                    (k, Extent::Fixed(_)) if k > 1 && !is_input => {
+                        return Err(OnnxError::Program {
+                            what: format!(
+                                "the {what} `{name}` has dimension {axis} of {k}·{} elements; only a dynamic dimension itself can be an output's size",
+                                probe.dim.symbol
+                            ),
+                        })
+                    }
+                    _ => {
+                        return Err(OnnxError::Program {
+                            what: format!(
+                                "the {what} `{name}`: dimension {axis} is {size:?} at {}={a} and {other:?} at {b}, not the dynamic dimension itself",
+                                probe.dim.symbol
+                            ),
+                        })
+                    }
+                }
+            }
+            extents.push(extent);
+        }
+        out.insert(name.clone(), extents);
+    }
+    Ok(out)
+}
+
+/// A Reshape shape constant that differs between probes, rewritten: each entry that
+/// changes becomes `0` where the reshaped tensor has the same size at that position in
+/// every lowering, else `-1`; `None` when `index` is not a Reshape's shape.
+fn reshape_shape(
+    base: &Model,
+    variants: &[Probe<'_>],
+    index: usize,
+    changes: &Changes,
+) -> Result<Option<Vec<i64>>, OnnxError> {
+    let init = &base.initializers[index];
+    let is_shape = base
+        .graph
+        .node
+        .iter()
+        .any(|n| n.op_type.as_deref() == Some("Reshape") && n.input.get(1) == Some(&init.name));
+    let Some(base_input) = base.reshaped.get(&init.name) else {
+        return Ok(None);
+    };
+    if !is_shape || init.data_type != DataType::Int64 {
+        return Ok(None);
+    }
+    let values = |m: &Model| -> Result<Vec<i64>, OnnxError> {
+        let i = m
+            .initializers
+            .iter()
+            .find(|i| i.name == init.name)
+            .ok_or_else(|| OnnxError::Program {
+                what: format!("the reshape `{}` is missing from a probe", init.name),
+            })?;
+        Ok(read(m, i)?
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect())
+    };
+    let base_shape = values(base)?;
+    let mut others = Vec::new();
+    for &p in changes {
+        let m = &variants[p].model;
+        let input = m.reshaped.get(&init.name).cloned().unwrap_or_default();
+        others.push((values(m)?, input));
+    }
+    let mut out = base_shape.clone();
+    let mut free = base_shape.iter().filter(|&&v| v == -1).count();
+    for (pos, &value) in base_shape.iter().enumerate() {
+        if others
+            .iter()
+            .all(|(shape, _)| shape.get(pos) == Some(&value))
+        {
+            continue;
+        }
+        let in_place = |sizes: &[Option<u64>], shape: &[i64]| matches!((sizes.get(pos), shape.get(pos)), (Some(Some(s)), Some(&v)) if v >= 0 && *s == v as u64);
+        if in_place(base_input, &base_shape)
+            && others.iter().all(|(shape, input)| in_place(input, shape))
+        {
+            out[pos] = 0;
+        } else {
+            free += 1;
+            out[pos] = -1;
+        }
+    }
+    if free > 1 {
+        return Err(OnnxError::Program {
+            what: format!(
+                "the reshape `{}` would need two dimensions computed at run time (the batch and a dynamic dimension, or two dynamic ones): {base_shape:?} at one size",
+                init.name
+            ),
+        });
+    }
+    Ok(Some(out))
+}
+
+/// The one axis along which a constant grows with exactly one dimension (the axis's size
+/// is that dimension, the smaller constant a prefix of the larger): the probe and axis.
+fn prefix_axis(
+    base: &Model,
+    variants: &[Probe<'_>],
+    index: usize,
+    changes: &Changes,
+) -> Result<(usize, usize), String> {
+    let &[p] = changes.as_slice() else {
+        return Err("it changes with more than one dynamic dimension".into());
+    };
+    let probe = &variants[p];
+    let a_init = &base.initializers[index];
+    let b_init = &probe.model.initializers[index];
+    let (a, b) = probe.at;
+    if a_init.dims.len() != b_init.dims.len() {
+        return Err("its rank changes".into());
+    }
+    let axes: Vec<usize> = (0..a_init.dims.len())
+        .filter(|&i| a_init.dims[i] != b_init.dims[i])
+        .collect();
+    let &[axis] = axes.as_slice() else {
+        return Err(format!(
+            "its sizes {:?} and {:?} change along {} axes",
+            a_init.dims,
+            b_init.dims,
+            axes.len()
+        ));
+    };
+    if (a_init.dims[axis], b_init.dims[axis]) != (a, b) {
+        return Err(format!(
+            "its sizes {:?} and {:?} do not follow the dimension one to one",
+            a_init.dims, b_init.dims
+        ));
+    }
+    check_prefix(base, a_init, &probe.model, b_init, axis)?;
+    Ok((p, axis))
+}
+
+/// Whether `short` is `long` cut along `axis` (every other axis the same).
+fn check_prefix(
+    short_model: &Model,
+    short: &Initializer,
+    long_model: &Model,
+    long: &Initializer,
+    axis: usize,
+) -> Result<(), String> {
+    let read = |m: &Model, i: &Initializer| read(m, i).map_err(|e| e.to_string());
+    let (s, l) = (read(short_model, short)?, read(long_model, long)?);
+    let count = |d: &[u64]| d.iter().product::<u64>().max(1);
+    let width = (l.len() as u64).checked_div(count(&long.dims)).unwrap_or(0);
+    let outer = count(&long.dims[..axis]);
+    let inner = count(&long.dims[axis + 1..]) * width;
+    let (ns, nl) = (short.dims[axis], long.dims[axis]);
+    let same_rest = short.dims.len() == long.dims.len()
+        && (0..short.dims.len()).all(|i| i == axis || short.dims[i] == long.dims[i]);
+    if !same_rest || ns > nl || s.len() as u64 != outer * ns * inner {
+        return Err("its other sizes change too".into());
+    }
+    for o in 0..outer {
+        let s_start = (o * ns * inner) as usize;
+        let l_start = (o * nl * inner) as usize;
+        let len = (ns * inner) as usize;
+        if s[s_start..s_start + len] != l[l_start..l_start + len] {
+            return Err(
+                "its values at the smaller size are not the first rows of its values at the larger"
+                    .into(),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The base lowering with one dimension at its declared maximum, to take tables from.
+#[allow(clippy::too_many_arguments)]
+fn table_at_max(
+    program: &ExportedProgram,
+    tensors: &mut dyn TensorSource,
+    target: &Target<'_>,
+    base_sizes: &[(&DynamicDim, u64)],
+    probe: usize,
+    max: u64,
+    name: &str,
+) -> Result<Lowered, OnnxError> {
+    let mut sizes = base_sizes.to_vec();
+    sizes[probe].1 = max;
+    lower_at(program, tensors, target, &sizes).map_err(|e| OnnxError::Program {
+        what: format!("taking the table `{name}` at the maximum size {max}: {e}"),
+    })
+}
+
+/// What to change in the base model.
+#[derive(Default)]
+struct Edit {
+    /// Reshape shape constants to rewrite.
+    replace: Vec<(usize, Vec<i64>)>,
+    /// Constants to read from a table at the dimension's maximum.
+    tables: Vec<Table>,
+}
+
+struct Table {
+    index: usize,
+    probe: usize,
+    axis: usize,
+    dims: Vec<u64>,
+    data_type: DataType,
+    bytes: Vec<u8>,
+    max: u64,
+}
+
+fn apply(
+    model: &mut Model,
+    variants: &[Probe<'_>],
+    io: &IoExtents,
+    edit: Edit,
+) -> Result<(), OnnxError> {
+    for (index, shape) in edit.replace {
+        let raw = shape.iter().flat_map(|v| v.to_le_bytes()).collect();
+        model.initializers[index].bytes = Bytes::Memory(raw);
+    }
+    let mut prologue: Vec<NodeProto> = Vec::new();
+    let mut extra: Vec<Initializer> = Vec::new();
+    let mut positions: HashMap<usize, String> = HashMap::new();
+    let mut removed = Vec::new();
+    for table in edit.tables {
+        let name = model.initializers[table.index].name.clone();
+        let indices = match positions.get(&table.probe) {
+            Some(p) => p.clone(),
+            None => {
+                let p = positions_of(
+                    model,
+                    variants[table.probe].dim,
+                    table.max,
+                    io,
+                    &mut prologue,
+                    &mut extra,
+                )?;
+                positions.insert(table.probe, p.clone());
+                p
+            }
+        };
+        let full = format!("{name}.upto_{}", table.max);
+        extra.push(Initializer {
+            name: full.clone(),
+            dims: table.dims,
+            data_type: table.data_type,
+            bytes: Bytes::Memory(table.bytes),
+        });
+        prologue.push(node(
+            "Gather",
+            &format!("{name}.gather"),
+            vec![full, indices],
+            &name,
+            vec![("axis", Attr::Int(table.axis as i64))],
+        ));
+        removed.push(table.index);
+    }
+    removed.sort_unstable();
+    for index in removed.into_iter().rev() {
+        model.initializers.remove(index);
+    }
+    model.initializers.extend(extra);
+    prologue.append(&mut model.graph.node);
+    model.graph.node = prologue;
+    for info in model
+        .graph
+        .input
+        .iter_mut()
+        .chain(model.graph.output.iter_mut())
+    {
+        let Some(extents) = info.name.as_ref().and_then(|n| io.get(n)) else {
+            continue;
+        };
+        let Some(type_proto::Value::TensorType(t)) =
+            info.r#type.as_mut().and_then(|t| t.value.as_mut())
+        else {
+            continue;
+        };
+        let Some(shape) = t.shape.as_mut() else {
+            continue;
+        };
+        for (dim, extent) in shape.dim.iter_mut().skip(1).zip(extents) {
+            if let Extent::Dynamic { name, .. } = extent {
+                dim.value = Some(Dim::DimParam(name.clone()));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn node(
+    op: &str,
+    name: &str,
+    inputs: Vec<String>,
+    output: &str,
+    attrs: Vec<(&str, Attr)>,
+) -> NodeProto {
+    NodeProto {
+        op_type: Some(op.to_owned()),
+        name: Some(name.to_owned()),
+        input: inputs,
+        output: vec![output.to_owned()],
+        attribute: attrs.iter().map(|(n, a)| a.to_proto(n)).collect(),
+        ..Default::default()
+    }
+}
+
+fn int64s(name: &str, values: &[i64]) -> Initializer {
+    Initializer {
+        name: name.to_owned(),
+        dims: vec![values.len() as u64],
+        data_type: DataType::Int64,
+        bytes: Bytes::Memory(values.iter().flat_map(|v| v.to_le_bytes()).collect()),
+    }
+}
+
+fn float32s(name: &str, dims: Vec<u64>, values: &[f32]) -> Initializer {
+    Initializer {
+        name: name.to_owned(),
+        dims,
+        data_type: DataType::Float,
+        bytes: Bytes::Memory(values.iter().flat_map(|v| v.to_le_bytes()).collect()),
+    }
+}
+
+/// Nodes computing the int64 positions `0..size` of dimension `dim` (at most `max`) from
+/// a graph input that carries it: ones along that axis (`Equal(x, x) or not`, true even
+/// for NaN), counted by a `Conv` with an all-ones kernel of length `max` padded on the
+/// left, minus one. Returns the positions' name.
+fn positions_of(
+    model: &Model,
+    dim: &DynamicDim,
+    max: u64,
+    io: &IoExtents,
+    prologue: &mut Vec<NodeProto>,
+    extra: &mut Vec<Initializer>,
+) -> Result<String, OnnxError> {
+    let carrier = model.graph.input.iter().find_map(|info| {
+        let name = info.name.as_ref()?;
+        let axis = io
+            .get(name)?
+            .iter()
+            .position(|e| matches!(e, Extent::Dynamic { name, .. } if *name == dim.symbol))?;
+        Some((name.clone(), axis + 1, io.get(name)?.len() + 1))
+    });
+    let Some((input, axis, rank)) = carrier else {
+        return Err(OnnxError::Program {
+            what: format!(
+                "no input carries the dynamic dimension {} itself",
+                dim.symbol
+            ),
+        });
+    };
+    let base = format!("{}.positions", dim.symbol);
+    let others: Vec<i64> = (0..rank as i64).filter(|&a| a != axis as i64).collect();
+    extra.push(int64s(&format!("{base}.starts"), &vec![0; others.len()]));
+    extra.push(int64s(&format!("{base}.ends"), &vec![1; others.len()]));
+    extra.push(int64s(&format!("{base}.axes"), &others));
+    extra.push(int64s(&format!("{base}.row"), &[1, 1, -1]));
+    extra.push(int64s(&format!("{base}.flat"), &[-1]));
+    extra.push(float32s(
+        &format!("{base}.kernel"),
+        vec![1, 1, max],
+        &vec![1.0; max as usize],
+    ));
+    extra.push(float32s(&format!("{base}.one"), Vec::new(), &[1.0]));
+    let step = |s: &str| format!("{base}.{s}");
+    prologue.push(node(
+        "Slice",
+        &step("slice"),
+        vec![input, step("starts"), step("ends"), step("axes")],
+        &step("line"),
+        vec![],
+    ));
+    prologue.push(node(
+        "Equal",
+        &step("equal"),
+        vec![step("line"), step("line")],
+        &step("equal"),
+        vec![],
+    ));
+    prologue.push(node(
+        "Not",
+        &step("not"),
+        vec![step("equal")],
+        &step("not"),
+        vec![],
+    ));
+    prologue.push(node(
+        "Or",
+        &step("or"),
+        vec![step("equal"), step("not")],
+        &step("true"),
+        vec![],
+    ));
+    prologue.push(node(
+        "Cast",
+        &step("cast"),
+        vec![step("true")],
+        &step("ones"),
+        vec![("to", Attr::Int(DataType::Float as i64))],
+    ));
+    prologue.push(node(
+        "Reshape",
+        &step("reshape"),
+        vec![step("ones"), step("row")],
+        &step("ones_row"),
+        vec![],
+    ));
+    let pad = max as i64 - 1;
+    prologue.push(node(
+        "Conv",
+        &step("count"),
+        vec![step("ones_row"), step("kernel")],
+        &step("counted"),
+        vec![
+            ("kernel_shape", Attr::Ints(vec![max as i64])),
+            ("pads", Attr::Ints(vec![pad, 0])),
+        ],
+    ));
+    prologue.push(node(
+        "Sub",
+        &step("sub"),
+        vec![step("counted"), step("one")],
+        &step("from_zero"),
+        vec![],
+    ));
+    prologue.push(node(
+        "Reshape",
+        &step("flatten"),
+        vec![step("from_zero"), step("flat")],
+        &step("float"),
+        vec![],
+    ));
+    prologue.push(node(
+        "Cast",
+        &step("to_int"),
+        vec![step("float")],
+        &base,
+        vec![("to", Attr::Int(DataType::Int64 as i64))],
+    ));
+    Ok(base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dim(min: u64, max: Option<u64>) -> DynamicDim {
+        DynamicDim {
+            symbol: "s27".into(),
+            min,
+            max,
+        }
+    }
+
+    #[test]
+    fn probes_are_two_sizes_inside_the_declared_range() {
+        assert_eq!(dim(2, Some(64)).probes().unwrap(), (7, 11));
+        assert_eq!(dim(12, None).probes().unwrap(), (13, 17));
+        assert_eq!(dim(2, Some(8)).probes().unwrap(), (2, 3));
+        let err = dim(5, Some(5)).probes().unwrap_err().to_string();
+        assert!(err.contains("allows only the sizes 5..=5"), "{err}");
+    }
+}
