@@ -758,3 +758,109 @@ fn recurrent_layers_are_one_node_per_layer_and_match_torch_in_tract() {
         assert_parity(&out, &case, &format!("opset {opset}"));
     }
 }
+
+/// `sequence.pt2` (`fixtures/pt2/generate_sequence.py`): a BERT-style encoder exported with
+/// a dynamic sequence length besides the batch.
+#[test]
+fn a_dynamic_sequence_length_stays_dynamic_and_matches_torch_at_other_lengths() {
+    use ckpt::onnx::proto::ValueInfoProto;
+    use tract_onnx::prelude::*;
+
+    const VOCAB: i64 = 50;
+    const SEED: i64 = 43;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sequence.onnx");
+    let mut archive = Pt2Archive::open(&fixtures().join("sequence.pt2")).unwrap();
+    let report = export_program(&mut archive, &ProgramOptions::default(), &out).unwrap();
+    let [(name, extents)] = report.inputs.as_slice() else {
+        panic!("{:?}", report.inputs)
+    };
+    assert_eq!(name, "input");
+    let [Extent::Dynamic {
+        name: seq,
+        min: 2,
+        max: Some(32),
+    }] = extents.as_slice()
+    else {
+        panic!("{extents:?}")
+    };
+    let model = decode(&out);
+    let graph = model.graph.as_ref().unwrap();
+    let dims = |v: &ValueInfoProto| -> Vec<Option<Dim>> {
+        match v.r#type.as_ref().and_then(|t| t.value.as_ref()) {
+            Some(type_proto::Value::TensorType(t)) => t
+                .shape
+                .as_ref()
+                .unwrap()
+                .dim
+                .iter()
+                .map(|d| d.value.clone())
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let batch = Some(Dim::DimParam("batch".into()));
+    let length = Some(Dim::DimParam(seq.clone()));
+    assert_eq!(dims(&graph.input[0]), [batch.clone(), length.clone()]);
+    assert_eq!(
+        dims(&graph.output[0]),
+        [batch, length, Some(Dim::DimValue(16))]
+    );
+    let ops = ops(&model);
+    for shape_op in ["Shape", "Expand", "ConstantOfShape", "Range", "CumSum"] {
+        assert!(!ops.iter().any(|o| o == shape_op), "{shape_op} in {ops:?}");
+    }
+
+    let runnable = tract_onnx::onnx()
+        .model_for_path(&out)
+        .unwrap()
+        .into_optimized()
+        .unwrap()
+        .into_runnable()
+        .unwrap();
+    for (b, s) in [(1usize, 5usize), (3, 20), (2, 32)] {
+        let ids: Vec<i64> = (0..b * s)
+            .map(|i| (i as i64 * 7919 + SEED * 31) % VOCAB)
+            .collect();
+        let inputs: TVec<TValue> = tvec![Tensor::from_shape(&[b, s], &ids).unwrap().into()];
+        let outputs = runnable.run(inputs).unwrap();
+        let got = outputs[0].to_plain_array_view::<f32>().unwrap();
+        assert_eq!(got.shape(), [b, s, 16]);
+        let want: Vec<f32> = std::fs::read(fixtures().join(format!("sequence.out.b{b}.s{s}.f32")))
+            .unwrap()
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let diff = got
+            .iter()
+            .zip(&want)
+            .map(|(g, w)| (g - w).abs())
+            .fold(0.0f32, f32::max);
+        eprintln!("sequence batch {b} length {s}: max |diff| {diff:.3e}");
+        assert!(diff <= 1e-4, "batch {b} length {s}: {diff}");
+    }
+}
+
+/// The ATC command printed for a dynamic length lists both dims in every `--dynamic_dims`
+/// profile, in ND format.
+#[test]
+fn a_dynamic_sequence_length_compiles_with_dynamic_dims() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sequence.onnx");
+    let run = Command::new(env!("CARGO_BIN_EXE_ckpt"))
+        .arg("to-onnx")
+        .arg(fixtures().join("sequence.pt2"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{text}");
+    assert!(text.contains("--input_format=ND"), "{text}");
+    assert!(text.contains("--input_shape=\"input:-1,-1\""), "{text}");
+    assert!(
+        text.contains("--dynamic_dims=\"1,4;1,8;1,16;1,32;2,4;"),
+        "{text}"
+    );
+}
