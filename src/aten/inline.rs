@@ -5,6 +5,9 @@
 //! body's inputs become the node's operands, its outputs the node's outputs, and every
 //! other value it makes is renamed under the node's name (bodies reuse names like
 //! `matmul`). A region with autocast enabled is left as it is; the lowering refuses it.
+//! `wrap_with_set_grad_enabled` (a region under `torch.no_grad()`, timm's rotary
+//! embeddings) is inlined whatever the mode: gradient tracking changes no value the
+//! forward computes.
 
 use std::collections::HashMap;
 
@@ -13,11 +16,14 @@ use super::program::{Argument, Graph, Node, SymInt};
 /// The higher-order op of an autocast region.
 pub const WRAP_WITH_AUTOCAST: &str = "torch.ops.higher_order.wrap_with_autocast";
 
+/// The higher-order op of a region that turns gradient tracking on or off.
+pub const WRAP_WITH_SET_GRAD_ENABLED: &str = "torch.ops.higher_order.wrap_with_set_grad_enabled";
+
 /// How deep bodies may nest (a hostile program cannot recurse without bound).
 const MAX_DEPTH: usize = 8;
 
 /// Replaces every `wrap_with_autocast` node of `graph` (and of the bodies it inlines) that
-/// disables autocast by its body. Errors are plain text naming the node.
+/// disables autocast, and every `wrap_with_set_grad_enabled` node, by its body. Errors are plain text naming the node.
 pub fn inline_higher_order(graph: &mut Graph) -> Result<(), String> {
     inline_at(graph, 0)
 }
@@ -44,40 +50,52 @@ fn inline_at(graph: &mut Graph, depth: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether `node` is an autocast region with autocast disabled (its third argument).
+/// Whether `node` is an autocast region with autocast disabled (its third argument) or a
+/// gradient-mode region.
 fn is_inlined(node: &Node) -> bool {
-    node.target == WRAP_WITH_AUTOCAST
-        && matches!(
-            node.inputs.get(2).map(|a| &a.arg),
-            Some(Argument::Bool(false))
-        )
+    node.target == WRAP_WITH_SET_GRAD_ENABLED
+        || node.target == WRAP_WITH_AUTOCAST
+            && matches!(
+                node.inputs.get(2).map(|a| &a.arg),
+                Some(Argument::Bool(false))
+            )
 }
 
-/// The body (argument 4) and the operand names (arguments 5…) of an autocast region:
-/// `wrap_with_autocast(device_type, dtype, enabled, cache_enabled, body, *operands)`.
+/// The body and the operand names of a region:
+/// `wrap_with_autocast(device_type, dtype, enabled, cache_enabled, body, *operands)`,
+/// `wrap_with_set_grad_enabled(enabled, body, *operands)`. Operands are tensors and
+/// symbolic sizes.
 fn body_and_operands(node: &Node) -> Result<(Graph, Vec<String>), String> {
-    let Some(Argument::Graph(body)) = node.inputs.get(4).map(|a| &a.arg) else {
-        return Err("its fifth argument is not the region's body".into());
+    let at = if node.target == WRAP_WITH_AUTOCAST {
+        4
+    } else {
+        1
     };
-    let operands = node.inputs[5..]
+    let Some(Argument::Graph(body)) = node.inputs.get(at).map(|a| &a.arg) else {
+        return Err(format!("argument {at} is not the region's body"));
+    };
+    let operands = node.inputs[at + 1..]
         .iter()
         .map(|a| {
-            a.arg
-                .tensor_name()
+            value_name(&a.arg)
                 .map(str::to_owned)
-                .ok_or_else(|| format!("an operand is {}, not a tensor", a.arg.kind()))
+                .ok_or_else(|| format!("an operand is {}, not a tensor or a size", a.arg.kind()))
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(((**body).clone(), operands))
 }
 
+/// The name of a tensor or symbolic-size argument.
+fn value_name(arg: &Argument) -> Option<&str> {
+    match arg {
+        Argument::Tensor(name) | Argument::SymInt(SymInt::Name(name)) => Some(name),
+        _ => None,
+    }
+}
+
 /// Appends `body`'s nodes to `graph` in place of `node`, renamed (see the module docs).
 fn splice(graph: &mut Graph, node: &Node, body: Graph, operands: &[String]) -> Result<(), String> {
-    let inputs: Vec<&str> = body
-        .inputs
-        .iter()
-        .filter_map(Argument::tensor_name)
-        .collect();
+    let inputs: Vec<&str> = body.inputs.iter().filter_map(value_name).collect();
     if inputs.len() != body.inputs.len() || inputs.len() != operands.len() {
         return Err(format!(
             "its body takes {} inputs for {} tensor operands",

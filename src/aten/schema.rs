@@ -315,6 +315,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("cat.default", &["tensors", "dim"], &[]),
     schema("ceil.default", &["self"], &[]),
     schema("chunk.default", &["self", "chunks", "dim"], &[]),
+    schema("clamp.Tensor", &["self", "min", "max"], &[]),
     schema("clamp.default", &["self", "min", "max"], &[]),
     schema("clamp_max.default", &["self", "max"], &[]),
     schema("clamp_min.default", &["self", "min"], &[]),

@@ -41,6 +41,7 @@ PT2_CASES = [
     "pattern/unfold_einsum",      # timm volo/tnt/sam/gcvit: unfold/fold, einsum, repeat_interleave
     "pattern/filled_table",       # timm convit: a table filled through views, in-place ops
     "pattern/autocast_off_attention",  # timm efficientvit_mit: an autocast-off region inlined
+    "pattern/one_hot_positions",  # timm gemma4_vit: one_hot @ table, a no_grad region, clamp.Tensor
     "pattern/dynamic_sequence",   # BERT with a dynamic length: tables read up to it, views of it
 ]
 

@@ -53,6 +53,7 @@ pub const EVALUATED: &[&str] = &[
     "type_as.default",
     "_weight_norm.default",
     "one_hot.default",
+    "matmul.default",
     "gather.default",
     "cat.default",
     "stack.default",
@@ -521,6 +522,7 @@ pub fn evaluate(
             }
             one(a.tensor("input"))
         }
+        "matmul.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("other")?)),
         "linear.default" => {
             let y = a.tensor("input")?.linear(&a.tensor("weight")?)?;
             one(match a.node_arg("bias") {

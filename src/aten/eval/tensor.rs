@@ -298,6 +298,67 @@ impl Tensor {
         self.view(dims.to_vec(), &strides, 0)
     }
 
+    /// `one_hot(self, classes) @ table` without the one-hot tensor, which can be far larger
+    /// than the product (2-D position tables of thousands of classes): for an index tensor
+    /// of sizes `[…, N]` and a table `[…, classes, D]` (their leading sizes broadcast), the
+    /// table's row `self[…, n]` at every `[…, n]`.
+    pub fn one_hot_matmul(&self, classes: u64, table: &Tensor) -> Result<Tensor, String> {
+        let Some((&n, batch)) = self.dims.split_last() else {
+            return Err("one_hot of a 0-d index, multiplied by a table".into());
+        };
+        let w = table.rank();
+        if w < 2 || table.dims[w - 2] != classes {
+            return Err(format!(
+                "a one-hot of {classes} classes times a table of sizes {:?}",
+                table.dims
+            ));
+        }
+        let d = table.dims[w - 1];
+        let table_batch = &table.dims[..w - 2];
+        let out_batch = broadcast(&[batch, table_batch])?;
+        let mut dims = out_batch.clone();
+        dims.extend([n, d]);
+        element_count(&dims)?;
+        let mut index_dims = out_batch.clone();
+        index_dims.push(n);
+        let index = self.expand(&index_dims)?.to_i64()?;
+        let own = strides(table_batch);
+        let offset = out_batch.len() - table_batch.len();
+        let row_block = classes * d;
+        let table_strides: Vec<u64> = (0..out_batch.len())
+            .map(|i| match i.checked_sub(offset) {
+                Some(j) if table_batch[j] != 1 => own[j] * row_block,
+                _ => 0,
+            })
+            .collect();
+        let values = table.to_f32();
+        let mut out = Vec::with_capacity(element_count(&dims)? as usize);
+        let mut coordinate = vec![0u64; out_batch.len()];
+        for rows in index.chunks(n.max(1) as usize) {
+            let base: u64 = coordinate
+                .iter()
+                .zip(&table_strides)
+                .map(|(c, s)| c * s)
+                .sum();
+            for &class in rows {
+                let class = u64::try_from(class)
+                    .ok()
+                    .filter(|&c| c < classes)
+                    .ok_or_else(|| format!("one_hot class {class} of {classes}"))?;
+                let start = (base + class * d) as usize;
+                out.extend_from_slice(&values[start..start + d as usize]);
+            }
+            for axis in (0..coordinate.len()).rev() {
+                coordinate[axis] += 1;
+                if coordinate[axis] < out_batch[axis] {
+                    break;
+                }
+                coordinate[axis] = 0;
+            }
+        }
+        Tensor::f32(dims, out)
+    }
+
     /// Entries of `axis` picked by `indices` (negative counts from the end), in order: the
     /// axis is replaced by the indices' sizes.
     pub fn index_axis(&self, axis: usize, indices: &Tensor) -> Result<Tensor, String> {
@@ -405,6 +466,79 @@ impl Tensor {
             .map(|(p, q)| float(p, q))
             .collect();
         Tensor::new(dims, Values::F32(values))
+    }
+
+    /// torch's `matmul` in float32: 1-D operands are promoted (and the added axis
+    /// dropped again), leading sizes broadcast; at most [`MAX_CONV_STEPS`] multiply-adds.
+    pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
+        if a.rank() == 0 || b.rank() == 0 {
+            return Err("matmul of a 0-d tensor".into());
+        }
+        let a2 = if a.rank() == 1 {
+            a.reshape(&[1, -1])?
+        } else {
+            a.clone()
+        };
+        let b2 = if b.rank() == 1 {
+            b.reshape(&[-1, 1])?
+        } else {
+            b.clone()
+        };
+        let (ra, rb) = (a2.rank(), b2.rank());
+        let (m, k) = (a2.dims[ra - 2], a2.dims[ra - 1]);
+        let (k2, n) = (b2.dims[rb - 2], b2.dims[rb - 1]);
+        if k != k2 {
+            return Err(format!("matmul of sizes {:?} and {:?}", a.dims, b.dims));
+        }
+        let batch = broadcast(&[&a2.dims[..ra - 2], &b2.dims[..rb - 2]])?;
+        let count: u64 = batch.iter().product();
+        [count, m, n, k]
+            .iter()
+            .try_fold(1u64, |s, &d| s.checked_mul(d))
+            .filter(|&s| s <= MAX_CONV_STEPS)
+            .ok_or_else(|| {
+                format!(
+                    "matmul of sizes {:?} and {:?} is too large to evaluate",
+                    a.dims, b.dims
+                )
+            })?;
+        let mut dims = batch.clone();
+        dims.extend([m, n]);
+        element_count(&dims)?;
+        let expand = |t: &Tensor, rows: u64, cols: u64| -> Result<Vec<f32>, String> {
+            let mut full = batch.clone();
+            full.extend([rows, cols]);
+            Ok(t.expand(&full)?.to_f32())
+        };
+        let (x, y) = (expand(&a2, m, k)?, expand(&b2, k, n)?);
+        let mut out = vec![0f32; (count * m * n) as usize];
+        let (m, n, k) = (m as usize, n as usize, k as usize);
+        for bi in 0..count as usize {
+            let (xa, yb) = (&x[bi * m * k..][..m * k], &y[bi * k * n..][..k * n]);
+            let o = &mut out[bi * m * n..][..m * n];
+            for i in 0..m {
+                for p in 0..k {
+                    let v = xa[i * k + p];
+                    for j in 0..n {
+                        o[i * n + j] += v * yb[p * n + j];
+                    }
+                }
+            }
+        }
+        let mut result = Tensor::f32(dims, out)?;
+        if b.rank() == 1 {
+            let d: Vec<i64> = result.dims[..result.rank() - 1]
+                .iter()
+                .map(|&v| v as i64)
+                .collect();
+            result = result.reshape(&d)?;
+        }
+        if a.rank() == 1 {
+            let mut d: Vec<i64> = result.dims.iter().map(|&v| v as i64).collect();
+            d.remove(d.len() - if b.rank() == 1 { 1 } else { 2 });
+            result = result.reshape(&d)?;
+        }
+        Ok(result)
     }
 
     /// The running sum along `axis` (in range), int64 for an int64 tensor.
@@ -617,6 +751,37 @@ fn running<T: Copy>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn matmul_broadcasts_and_promotes_vectors_as_torch() {
+        let a = Tensor::f32(vec![2, 1, 2], vec![1.0, 2.0, 3.0, 4.0]).unwrap();
+        let b = Tensor::f32(vec![2, 3], vec![1.0, 0.0, 1.0, 0.0, 1.0, 1.0]).unwrap();
+        let y = Tensor::matmul(&a, &b).unwrap();
+        assert_eq!(y.dims(), [2, 1, 3]);
+        assert_eq!(y.to_f32(), [1.0, 2.0, 3.0, 3.0, 4.0, 7.0]);
+        let v = Tensor::f32(vec![2], vec![1.0, 1.0]).unwrap();
+        let w = Tensor::matmul(&a, &v).unwrap();
+        assert_eq!(w.dims(), [2, 1]);
+        assert_eq!(w.to_f32(), [3.0, 7.0]);
+        let u = Tensor::matmul(&v, &b).unwrap();
+        assert_eq!(u.dims(), [3]);
+        assert_eq!(u.to_f32(), [1.0, 1.0, 2.0]);
+        assert!(Tensor::matmul(&b, &b).is_err());
+    }
+
+    #[test]
+    fn a_one_hot_times_a_table_reads_its_rows() {
+        // Two tables of 3 classes × 2; indices [1, 2, 3] over 2 positions.
+        let table = Tensor::f32(vec![2, 3, 2], (0..12).map(|v| v as f32).collect()).unwrap();
+        let index = Tensor::i64(vec![1, 2, 2], vec![2, 0, 1, 1]).unwrap();
+        let got = index.one_hot_matmul(3, &table).unwrap();
+        assert_eq!(got.dims(), [1, 2, 2, 2]);
+        // Position k of table k: table 0 rows 2 and 0, table 1 rows 1 and 1.
+        assert_eq!(got.to_f32(), [4.0, 5.0, 0.0, 1.0, 8.0, 9.0, 8.0, 9.0]);
+        assert!(index.one_hot_matmul(2, &table).is_err());
+        let outside = Tensor::i64(vec![1, 2, 2], vec![3, 0, 0, 0]).unwrap();
+        assert!(outside.one_hot_matmul(3, &table).is_err());
+    }
 
     fn range(dims: &[u64]) -> Tensor {
         let n: u64 = dims.iter().product();

@@ -407,6 +407,37 @@ class DynamicSequence(nn.Module):
         return self.out(y.transpose(1, 2).reshape(b, s, -1)) + x
 
 
+class OneHotPositions(nn.Module):
+    """timm Gemma 4 ViT's patch positions: a 2-D position table read by
+    `one_hot(pos, C).permute(...).float() @ table` (a one-hot far larger than the result),
+    rotary angles computed under `torch.no_grad()` (a `wrap_with_set_grad_enabled` region:
+    a matmul of two tables expanded over the batch), and clamps by scalar buffers."""
+
+    def __init__(self, dim=8, classes=4096):
+        super().__init__()
+        self.stem = nn.Conv2d(3, dim, 8, 8)
+        self.table = nn.Parameter(torch.randn(2, classes, dim) * 0.1)
+        self.register_buffer("inv_freq", torch.rand(dim // 4))
+        self.register_buffer("low", torch.tensor(-0.5))
+        self.register_buffer("high", torch.tensor(0.75))
+        self.head = nn.Linear(dim, 10)
+        self.classes = classes
+
+    def forward(self, x):
+        x = self.stem(x)
+        b, c, h, w = x.shape
+        ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
+        pos = torch.stack([ys.flatten(), xs.flatten()], -1).unsqueeze(0).expand(b, -1, -1)
+        hot = nn.functional.one_hot(pos.clamp(min=0), self.classes).permute(0, 2, 1, 3).float()
+        tokens = x.flatten(2).transpose(1, 2) + (hot @ self.table).sum(1)
+        with torch.no_grad():
+            freq = self.inv_freq[None, :, None].float().expand(b, -1, 1)
+            angles = (freq @ pos[:, None, :, 0].float()).transpose(1, 2)
+        rotary = torch.cat([angles.cos(), angles.sin()], -1).repeat(1, 1, 2)
+        tokens = torch.clamp(tokens * rotary, self.low, self.high)
+        return self.head(tokens.mean(1))
+
+
 def randomise_bn(model, seed):
     """Non-trivial BatchNorm statistics, so folding BN into the conv before it is tested."""
     gen = torch.Generator().manual_seed(seed)
@@ -443,6 +474,7 @@ PATTERNS = {
     "unfold_einsum": (_builder(UnfoldEinsum), IMAGE),
     "filled_table": (_builder(FilledTable), IMAGE),
     "autocast_off_attention": (_builder(AutocastOffAttention), IMAGE),
+    "one_hot_positions": (_builder(OneHotPositions), IMAGE),
     "dynamic_sequence": (_builder(DynamicSequence),
                          (Input("input", (12,), high=VOCAB, axes=(Axis(1, "seq", alt=20, max=32),)),)),
 }

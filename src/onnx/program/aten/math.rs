@@ -91,28 +91,53 @@ impl<'p> Lowering<'p, '_> {
         )
     }
 
-    /// `clamp`, `clamp_min`, `clamp_max`: `Clip` with constant bounds (an absent one is the
-    /// float range's end).
+    /// `clamp`, `clamp_min`, `clamp_max`, `clamp.Tensor`: `Clip` with constant bounds (an
+    /// absent one is the float range's end); a bound tensor of several values (one per
+    /// element) is a `Max`/`Min` with it.
     pub(super) fn clamp(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let bound = |name: &str, default: f32| match args.get(name) {
-            None | Some(Argument::None) => Ok(default),
-            Some(Argument::Int(_) | Argument::Float(_)) => {
-                args.number(name).map(|v| v as f32).or_shape()
+        let mut x = self.activation(args.tensor("self").or_shape()?)?;
+        let mut bounds = [f32::MIN, f32::MAX];
+        for (k, name) in ["min", "max"].into_iter().enumerate() {
+            match args.get(name) {
+                None | Some(Argument::None) => {}
+                Some(Argument::Int(_) | Argument::Float(_)) => {
+                    bounds[k] = args.number(name).or_shape()? as f32;
+                }
+                // `clamp.Tensor`: a constant bound, one value or one per element.
+                Some(Argument::Tensor(bound)) if self.is_constant(bound) => {
+                    let (_, values) = self.constant_values(bound)?;
+                    if let [value] = values.as_slice() {
+                        bounds[k] = *value;
+                    } else {
+                        let w = self.weight(&self.constant(bound)?)?;
+                        let op = if k == 0 { "Max" } else { "Min" };
+                        x = emit::binary(
+                            &mut self.g,
+                            op,
+                            scope,
+                            Operand::Activation(&x),
+                            Operand::Constant(&w),
+                        )?;
+                    }
+                }
+                Some(other) => {
+                    return Err(arg_error(format!(
+                        "clamp's `{name}` is {}; only constant bounds are exported",
+                        other.kind()
+                    )))
+                }
             }
-            Some(other) => Err(arg_error(format!(
-                "clamp's `{name}` is {}; only constant bounds are exported",
-                other.kind()
-            ))),
+        }
+        let y = if bounds == [f32::MIN, f32::MAX] {
+            x
+        } else {
+            self.g.clip(scope, &x, bounds[0], bounds[1])
         };
-        let lo = bound("min", f32::MIN)?;
-        let hi = bound("max", f32::MAX)?;
-        let x = self.activation(args.tensor("self").or_shape()?)?;
-        let y = self.g.clip(scope, &x, lo, hi);
         self.bind(node, 0, y)
     }
 

@@ -21,6 +21,7 @@ mod math;
 mod matmul;
 mod multi_head_attention;
 mod norm;
+mod one_hot;
 mod pad;
 mod pointwise;
 mod pool;

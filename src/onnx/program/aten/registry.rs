@@ -152,7 +152,12 @@ pub(super) const OPS: &[Op] = &[
     op(&["rsqrt.default"], |l, n, a, s| l.rsqrt(n, a, s)),
     op(&["pow.Tensor_Scalar"], |l, n, a, s| l.pow(n, a, s)),
     op(
-        &["clamp.default", "clamp_min.default", "clamp_max.default"],
+        &[
+            "clamp.default",
+            "clamp.Tensor",
+            "clamp_min.default",
+            "clamp_max.default",
+        ],
         |l, n, a, s| l.clamp(n, a, s),
     ),
     op(&["maximum.default"], |l, n, a, s| {
@@ -429,6 +434,11 @@ pub(super) const OPS: &[Op] = &[
 ];
 
 /// A node's target without `torch.ops.aten.`.
+/// Whether aten op `target` is a runtime assertion (skipped by the export).
+pub(super) fn is_assertion(target: &str) -> bool {
+    ASSERTION_PREFIXES.iter().any(|p| target.starts_with(p))
+}
+
 pub(super) fn aten_name(node: &Node) -> &str {
     node.target
         .strip_prefix("torch.ops.aten.")
@@ -449,7 +459,10 @@ impl<'p> Lowering<'p, '_> {
     /// Lowers node `index` through its row of [`OPS`].
     pub fn node(&mut self, index: usize, node: &Node) -> Result<(), OnnxError> {
         let target = aten_name(node);
-        if ASSERTION_PREFIXES.iter().any(|p| target.starts_with(p)) {
+        if is_assertion(target) {
+            return Ok(());
+        }
+        if target == "one_hot.default" && self.one_hot_lookup(node)? {
             return Ok(());
         }
         // An op on parameters, buffers and constants alone is evaluated, not lowered.
