@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use ::safetensors::tensor::TensorInfo;
@@ -19,6 +19,7 @@ use ::safetensors::tensor::TensorInfo;
 use crate::atomic_file::write_atomically;
 use crate::pickle::{self, Graph, NodeId, Value};
 use crate::safetensors::safetensors_dtype;
+use crate::torch::copy::copy_range;
 use crate::torch::zip_write::TorchZipWriter;
 use crate::torch::DType;
 use crate::transform::select::TRAINING_STATE_KEYS;
@@ -487,18 +488,9 @@ fn copy_tensor(source: &mut GatherReader, mut out: &File, buf: &mut [u8]) -> io:
                 bytes += n as u64;
             }
             Step::Direct {
-                mut file,
-                offset,
-                len,
+                file, offset, len, ..
             } => {
-                file.seek(SeekFrom::Start(offset))?;
-                let copied = io::copy(&mut file.take(len), &mut out)?;
-                if copied != len {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "a chunk's file ended early (was it truncated while being read?)",
-                    ));
-                }
+                copy_range(file, offset, len, &mut out)?;
                 bytes += len;
             }
         }
