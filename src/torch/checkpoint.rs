@@ -363,12 +363,8 @@ impl Checkpoint {
                 let record = legacy_record(records, key)?;
                 let mut reader = region(file, record.header_offset + 8, record.nbytes)?;
                 let mut block = vec![0u8; copy::HASH_BLOCK];
-                let crc = copy::crc_of_range(
-                    file,
-                    record.header_offset + 8,
-                    record.nbytes,
-                    &mut block,
-                )?;
+                let crc =
+                    copy::crc_of_range(file, record.header_offset + 8, record.nbytes, &mut block)?;
                 writer.add_stream_placed(
                     name,
                     &mut reader,
@@ -500,4 +496,3 @@ fn region(file: &File, offset: u64, len: u64) -> io::Result<io::Take<&File>> {
     f.seek(SeekFrom::Start(offset))?;
     Ok(f.take(len))
 }
-

@@ -353,7 +353,8 @@ impl<W: Write> TorchZipWriter<W> {
                     let mut source = file;
                     source.seek(SeekFrom::Start(offset))?;
                     let mut take = source.take(range_len);
-                    let n = copy_blocks(&mut take, &mut self.out, range_len, self.offset, congruent)?;
+                    let n =
+                        copy_blocks(&mut take, &mut self.out, range_len, self.offset, congruent)?;
                     if n != range_len {
                         self.offset = checked_add(self.offset, n)?;
                         return Err(record.short(copied + n));
@@ -1131,8 +1132,8 @@ mod tests {
             .unwrap();
         assert_eq!(crc, crc32fast::hash(&expected));
         // Unplaceable hint (not a multiple of the alignment): laid out as torch would.
-        let small = [Piece::Bytes(b"abc"), range(&a, 0, 5, None)];
-        w.add_pieces("data/1", 8, &mut small.to_vec().into_iter(), Some(3))
+        let small = vec![Piece::Bytes(b"abc"), range(&a, 0, 5, None)];
+        w.add_pieces("data/1", 8, &mut small.into_iter(), Some(3))
             .unwrap();
         w.add_pieces("data/2", 0, &mut Vec::new().into_iter(), None)
             .unwrap();
@@ -1173,7 +1174,11 @@ mod tests {
         };
         for (pieces, len, kind) in [
             (vec![range(0, 10)], 11, io::ErrorKind::UnexpectedEof),
-            (vec![range(0, 10), range(0, 2)], 11, io::ErrorKind::InvalidData),
+            (
+                vec![range(0, 10), range(0, 2)],
+                11,
+                io::ErrorKind::InvalidData,
+            ),
             (vec![Piece::Bytes(b"abc")], 2, io::ErrorKind::InvalidData),
             (vec![range(90, 20)], 20, io::ErrorKind::UnexpectedEof),
         ] {
