@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::pickle::{self, Graph, NodeId};
 
+use super::copy;
 use super::legacy::{self, LegacyRecord};
 use super::tar;
 use super::tensor::{scan, Scan, StorageKey};
@@ -361,7 +362,9 @@ impl Checkpoint {
             Source::Legacy { file, records } => {
                 let record = legacy_record(records, key)?;
                 let mut reader = region(file, record.header_offset + 8, record.nbytes)?;
-                let crc = crc_of_region(file, record.header_offset + 8, record.nbytes)?;
+                let mut block = vec![0u8; copy::HASH_BLOCK];
+                let crc =
+                    copy::crc_of_range(file, record.header_offset + 8, record.nbytes, &mut block)?;
                 writer.add_stream_placed(
                     name,
                     &mut reader,
@@ -492,18 +495,4 @@ fn region(file: &File, offset: u64, len: u64) -> io::Result<io::Take<&File>> {
     let mut f = file;
     f.seek(SeekFrom::Start(offset))?;
     Ok(f.take(len))
-}
-
-/// CRC-32 of a file region, streamed in 1 MiB blocks (legacy files record none).
-fn crc_of_region(file: &File, offset: u64, len: u64) -> io::Result<u32> {
-    let mut hasher = crc32fast::Hasher::new();
-    let mut buffer = vec![0u8; 1 << 20];
-    let mut done = 0u64;
-    while done < len {
-        let n = usize::try_from((len - done).min(buffer.len() as u64)).unwrap_or(buffer.len());
-        file.read_exact_at(&mut buffer[..n], offset + done)?;
-        hasher.update(&buffer[..n]);
-        done += n as u64;
-    }
-    Ok(hasher.finalize())
 }

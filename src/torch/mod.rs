@@ -8,6 +8,7 @@ pub(crate) mod allowlist;
 pub(crate) mod amp;
 pub(crate) mod checkpoint;
 pub(crate) mod contiguous;
+pub(crate) mod copy;
 pub mod dcp;
 pub(crate) mod dtype;
 pub(crate) mod legacy;

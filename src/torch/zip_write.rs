@@ -32,7 +32,10 @@
 //! differs from what torch would write.
 
 use std::collections::HashSet;
-use std::io::{self, Read, Write};
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+
+use super::copy::{self, HASH_BLOCK};
 
 const LOCAL_HEADER_SIG: u32 = 0x0403_4b50;
 const CENTRAL_HEADER_SIG: u32 = 0x0201_4b50;
@@ -79,6 +82,87 @@ pub struct TorchZipWriter<W: Write> {
     config_error: Option<String>,
     /// Set after a failed write: the archive is unusable from then on.
     failed: bool,
+    /// The block [`add_pieces`](Self::add_pieces) hashes ranges through, allocated on
+    /// first use.
+    block: Option<Box<[u8]>>,
+}
+
+/// A record being written: its full name, size and header offset, and whether its data
+/// were placed at their source offset.
+struct Record {
+    full: String,
+    len: u64,
+    header_offset: u64,
+    placed: bool,
+}
+
+impl Record {
+    fn short(&self, copied: u64) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!(
+                "record `{}`: the source ended after {copied} of {} bytes; the archive being written is incomplete",
+                self.full, self.len
+            ),
+        )
+    }
+
+    fn long(&self) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "record `{}`: its pieces hold more than its {} bytes; the archive being written is incomplete",
+                self.full, self.len
+            ),
+        )
+    }
+}
+
+/// One piece of a record written by [`TorchZipWriter::add_pieces`].
+#[derive(Clone, Copy, Debug)]
+pub enum Piece<'a> {
+    /// `len` bytes at `offset` of `file`, with their CRC-32 when it is known.
+    Range {
+        /// The file holding the bytes.
+        file: &'a File,
+        /// Where they start in it.
+        offset: u64,
+        /// How many.
+        len: u64,
+        /// Their CRC-32, if known (`None` or 0: computed from the bytes).
+        crc32: Option<u32>,
+    },
+    /// Bytes in memory.
+    Bytes(&'a [u8]),
+}
+
+impl Piece<'_> {
+    /// The piece's size in bytes.
+    pub fn len(&self) -> u64 {
+        match self {
+            Piece::Range { len, .. } => *len,
+            Piece::Bytes(bytes) => bytes.len() as u64,
+        }
+    }
+
+    /// Whether the piece holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The pieces of one record, in order, handed out one at a time (a piece may borrow the
+/// producer, for example its buffer, until the next is asked for).
+pub trait Pieces {
+    /// The next piece, or `None` after the last.
+    fn next_piece(&mut self) -> io::Result<Option<Piece<'_>>>;
+}
+
+/// Pieces listed up front.
+impl<'a> Pieces for std::vec::IntoIter<Piece<'a>> {
+    fn next_piece(&mut self) -> io::Result<Option<Piece<'_>>> {
+        Ok(self.next())
+    }
 }
 
 impl<W: Write> TorchZipWriter<W> {
@@ -113,6 +197,7 @@ impl<W: Write> TorchZipWriter<W> {
             names: HashSet::new(),
             config_error,
             failed: false,
+            block: None,
         }
     }
 
@@ -201,6 +286,100 @@ impl<W: Write> TorchZipWriter<W> {
         source_offset: Option<u64>,
         crc32: impl FnOnce(&R) -> u32,
     ) -> io::Result<u32> {
+        let record = self.begin_record(name, len, source_offset)?;
+        // A placed record's data start at the same offset modulo 4 KiB as its source.
+        let copied = copy_blocks(src, &mut self.out, len, self.offset, record.placed)?;
+        self.offset = checked_add(self.offset, copied)?;
+        if copied != len {
+            return Err(record.short(copied));
+        }
+        let crc32 = crc32(src);
+        self.end_record(record, crc32)?;
+        Ok(crc32)
+    }
+
+    /// Adds a stored record `prefix/name` of `len` bytes made of `pieces` in order: file
+    /// ranges, copied file to file (`copy_file_range` on Linux when the output is a file;
+    /// otherwise, or when the kernel refuses, through a buffer), and bytes in memory.
+    /// Returns the record's CRC-32, combined from the pieces' (a range's CRC-32 given with
+    /// it is used as given; one not given, or given as 0, which is what torch writes when
+    /// it skips the CRC, is computed by reading the range once before it is copied).
+    ///
+    /// `source_offset`, when given, places the data as
+    /// [`add_stream_placed`](Self::add_stream_placed) does, as if the record were one
+    /// range at that offset: pass the source offset a large range would have if the record
+    /// started where it does (its file offset minus its offset in the record). Every range
+    /// whose file offset is congruent to its destination modulo 4 KiB is copied from its
+    /// first block boundary on in its own call, so that block-sharing file systems can
+    /// clone it. Pieces that add up to other than `len` bytes are an error, and the writer
+    /// is unusable afterwards.
+    pub fn add_pieces(
+        &mut self,
+        name: &str,
+        len: u64,
+        pieces: &mut impl Pieces,
+        source_offset: Option<u64>,
+    ) -> io::Result<u32> {
+        let record = self.begin_record(name, len, source_offset)?;
+        let mut hasher = crc32fast::Hasher::new();
+        let mut copied = 0u64;
+        while let Some(piece) = pieces.next_piece()? {
+            let piece_len = piece.len();
+            if piece_len > len - copied {
+                return Err(record.long());
+            }
+            match piece {
+                Piece::Bytes(bytes) => {
+                    hasher.update(bytes);
+                    self.out.write_all(bytes)?;
+                }
+                Piece::Range {
+                    file,
+                    offset,
+                    len: range_len,
+                    crc32,
+                } => {
+                    let crc = match crc32 {
+                        Some(crc) if crc != 0 => crc,
+                        _ => {
+                            let block = self
+                                .block
+                                .get_or_insert_with(|| vec![0; HASH_BLOCK].into_boxed_slice());
+                            copy::crc_of_range(file, offset, range_len, block)?
+                        }
+                    };
+                    hasher.combine(&crc32fast::Hasher::new_with_initial_len(crc, range_len));
+                    let congruent = offset % CLONE_BLOCK == self.offset % CLONE_BLOCK;
+                    let mut source = file;
+                    source.seek(SeekFrom::Start(offset))?;
+                    let mut take = source.take(range_len);
+                    let n =
+                        copy_blocks(&mut take, &mut self.out, range_len, self.offset, congruent)?;
+                    if n != range_len {
+                        self.offset = checked_add(self.offset, n)?;
+                        return Err(record.short(copied + n));
+                    }
+                }
+            }
+            self.offset = checked_add(self.offset, piece_len)?;
+            copied += piece_len;
+        }
+        if copied != len {
+            return Err(record.short(copied));
+        }
+        let crc32 = hasher.finalize();
+        self.end_record(record, crc32)?;
+        Ok(crc32)
+    }
+
+    /// Checks the name, writes the local header (placed when `source_offset` allows) and
+    /// marks the writer failed until [`end_record`](Self::end_record).
+    fn begin_record(
+        &mut self,
+        name: &str,
+        len: u64,
+        source_offset: Option<u64>,
+    ) -> io::Result<Record> {
         self.check_usable()?;
         let full = self.full_name(name)?;
         let header_offset = self.offset;
@@ -214,38 +393,28 @@ impl<W: Write> TorchZipWriter<W> {
         self.names.insert(name.to_string());
         self.failed = true; // cleared once the record is complete
         self.write_tracked(&header)?;
-        // A placed record's data start at the same offset modulo 4 KiB as its source: copying
-        // up to the next block boundary first lets the rest be cloned block for block.
-        let head = match placed {
-            Some(_) => ((CLONE_BLOCK - self.offset % CLONE_BLOCK) % CLONE_BLOCK).min(len),
-            None => 0,
-        };
-        let mut copied = io::copy(&mut (&mut *src).take(head), &mut self.out)?;
-        if copied == head {
-            copied += io::copy(&mut (&mut *src).take(len - head), &mut self.out)?;
-        }
-        self.offset = checked_add(self.offset, copied)?;
-        if copied != len {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!(
-                    "record `{full}`: the source ended after {copied} of {len} bytes; the archive being written is incomplete"
-                ),
-            ));
-        }
-        let crc32 = crc32(src);
-        let descriptor = data_descriptor(crc32, len, header_offset);
+        Ok(Record {
+            full,
+            len,
+            header_offset,
+            placed: placed.is_some(),
+        })
+    }
+
+    /// Writes the data descriptor and the central entry of a record whose bytes are written.
+    fn end_record(&mut self, record: Record, crc32: u32) -> io::Result<()> {
+        let descriptor = data_descriptor(crc32, record.len, record.header_offset);
         self.write_tracked(&descriptor)?;
         central_entry(
             &mut self.central,
-            full.as_bytes(),
-            len,
+            record.full.as_bytes(),
+            record.len,
             crc32,
-            header_offset,
+            record.header_offset,
         )?;
         self.count += 1;
         self.failed = false;
-        Ok(crc32)
+        Ok(())
     }
 
     /// Writes the central directory and end records, flushes, and returns the output.
@@ -299,6 +468,30 @@ impl<W: Write> TorchZipWriter<W> {
         self.offset = checked_add(self.offset, bytes.len() as u64)?;
         Ok(())
     }
+}
+
+/// Copies up to `len` bytes of `src` into `out`, whose next byte lands at archive offset
+/// `dest`; returns how many were copied (fewer only when `src` ends). When `split`, the bytes
+/// up to `dest`'s next 4 KiB boundary go in their own call first: a source congruent to
+/// `dest` modulo 4 KiB then continues on a block boundary in both files, which lets the
+/// kernel clone whole blocks (XFS, btrfs) instead of copying them.
+fn copy_blocks<R: Read, W: Write>(
+    src: &mut R,
+    out: &mut W,
+    len: u64,
+    dest: u64,
+    split: bool,
+) -> io::Result<u64> {
+    let head = if split {
+        ((CLONE_BLOCK - dest % CLONE_BLOCK) % CLONE_BLOCK).min(len)
+    } else {
+        0
+    };
+    let mut copied = io::copy(&mut (&mut *src).take(head), out)?;
+    if copied == head {
+        copied += io::copy(&mut (&mut *src).take(len - head), out)?;
+    }
+    Ok(copied)
 }
 
 fn invalid_input(msg: String) -> io::Error {
@@ -893,6 +1086,110 @@ mod tests {
         let header = f.header_start();
         let start = f.data_start().unwrap();
         assert!(start - header < 30 + 9 + 4 + 64, "{header} {start}");
+    }
+
+    /// A record from file ranges (CRC-32 given, not given, given as 0, in two files, one of
+    /// them unaligned) and bytes in memory: the bytes in order, the combined CRC-32 (the zip
+    /// crate checks it on reading), data aligned, and placed when the hint allows.
+    #[test]
+    fn pieces_make_one_record_with_the_combined_crc() {
+        let mut a = tempfile::tempfile().unwrap();
+        let mut b = tempfile::tempfile().unwrap();
+        let a_bytes: Vec<u8> = (0..(3u32 << 20)).map(|i| (i % 251) as u8).collect();
+        let b_bytes: Vec<u8> = (0..(2u32 << 20)).map(|i| (i % 241) as u8).collect();
+        a.write_all(&a_bytes).unwrap();
+        b.write_all(&b_bytes).unwrap();
+        let memory = b"in memory".repeat(1000);
+        let range = |file, offset: usize, len: usize, crc32| Piece::Range {
+            file,
+            offset: offset as u64,
+            len: len as u64,
+            crc32,
+        };
+        let crc_a = crc32fast::hash(&a_bytes[65536..(65536 + (2 << 20))]);
+        let pieces = vec![
+            range(&a, 65536, 2 << 20, Some(crc_a)),
+            Piece::Bytes(&memory),
+            range(&b, 1000, 1 << 20, None),
+            range(&a, 7, 100_001, Some(0)),
+            Piece::Bytes(&[]),
+            range(&b, 0, 3, None),
+        ];
+        let mut expected = a_bytes[65536..(65536 + (2 << 20))].to_vec();
+        expected.extend_from_slice(&memory);
+        expected.extend_from_slice(&b_bytes[1000..1000 + (1 << 20)]);
+        expected.extend_from_slice(&a_bytes[7..100_008]);
+        expected.extend_from_slice(&b_bytes[..3]);
+        let len = pieces.iter().map(Piece::len).sum::<u64>();
+        assert_eq!(len, expected.len() as u64);
+
+        let out = tempfile::tempfile().unwrap();
+        let mut w = TorchZipWriter::new(&out, "ck", 64);
+        w.add_bytes("data.pkl", b"pickle").unwrap();
+        // Placed as if the record started where its first range does in `a`.
+        let crc = w
+            .add_pieces("data/0", len, &mut pieces.into_iter(), Some(65536))
+            .unwrap();
+        assert_eq!(crc, crc32fast::hash(&expected));
+        // Unplaceable hint (not a multiple of the alignment): laid out as torch would.
+        let small = vec![Piece::Bytes(b"abc"), range(&a, 0, 5, None)];
+        w.add_pieces("data/1", 8, &mut small.into_iter(), Some(3))
+            .unwrap();
+        w.add_pieces("data/2", 0, &mut Vec::new().into_iter(), None)
+            .unwrap();
+        w.finish().unwrap();
+
+        let mut file = &out;
+        file.seek(SeekFrom::Start(0)).unwrap();
+        let mut z = zip::ZipArchive::new(file).unwrap();
+        let mut f = z.by_name("ck/data/0").unwrap();
+        let start = f.data_start().unwrap();
+        // 64 KiB of padding is more than 1/64 of the record: placed modulo 4 KiB.
+        assert_eq!(start % 4096, 0, "placed at its first range's offset");
+        assert_eq!(f.crc32(), crc32fast::hash(&expected));
+        let mut got = Vec::new();
+        f.read_to_end(&mut got).unwrap(); // the zip crate checks the CRC here
+        assert_eq!(got, expected);
+        drop(f);
+        let mut f = z.by_name("ck/data/1").unwrap();
+        assert_eq!(f.data_start().unwrap() % 64, 0);
+        let mut got = Vec::new();
+        f.read_to_end(&mut got).unwrap();
+        assert_eq!(got, [b"abc".as_slice(), &a_bytes[..5]].concat());
+        drop(f);
+        assert_eq!(z.by_name("ck/data/2").unwrap().size(), 0);
+    }
+
+    /// Pieces that do not add up to the record's size, or a range past its file's end, are
+    /// errors that leave the writer unusable.
+    #[test]
+    fn pieces_of_the_wrong_size_are_errors() {
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&[1u8; 100]).unwrap();
+        let range = |offset, len| Piece::Range {
+            file: &file,
+            offset,
+            len,
+            crc32: Some(5),
+        };
+        for (pieces, len, kind) in [
+            (vec![range(0, 10)], 11, io::ErrorKind::UnexpectedEof),
+            (
+                vec![range(0, 10), range(0, 2)],
+                11,
+                io::ErrorKind::InvalidData,
+            ),
+            (vec![Piece::Bytes(b"abc")], 2, io::ErrorKind::InvalidData),
+            (vec![range(90, 20)], 20, io::ErrorKind::UnexpectedEof),
+        ] {
+            let mut w = TorchZipWriter::new(Vec::new(), "ck", 64);
+            let err = w
+                .add_pieces("data/0", len, &mut pieces.into_iter(), None)
+                .unwrap_err();
+            assert_eq!(err.kind(), kind);
+            assert!(w.add_bytes("data/1", b"x").is_err());
+            assert!(w.finish().is_err());
+        }
     }
 
     #[test]

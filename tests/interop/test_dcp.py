@@ -10,7 +10,9 @@ import pickle
 import shutil
 import importlib.util
 import subprocess
+import struct
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -291,3 +293,32 @@ def test_scan_reads_metadata_and_every_shard_file_by_file(folder, tmp_path):
     assert meta["status"] == "dangerous"
     assert [g["path"] for p in meta["pickles"] for g in p["globals"]
             if g["class"] == "dangerous"] == ["posix.system"]  # os.system, as pickle spells it
+
+
+RUNS = Path(__file__).parent / "_dcp_runs.py"
+
+
+@pytest.mark.parametrize("crc", ["crc", "no-crc"])
+def test_pth_from_long_row_and_column_runs(tmp_path, crc):
+    """Chunks whose runs are copied file to file (rows of 1 MiB and more, and a middle-axis
+    split whose 1 MiB runs interleave the ranks' files) beside buffered short runs (columns):
+    the consolidated `.pth` equals `dcp_to_torch_save`, every record's CRC-32 is right (taken
+    from the chunks' zips, or computed when torch.save skipped it), storage data start on a
+    multiple of 64, and it loads with `mmap=True`."""
+    out = tmp_path / "runs"
+    run_ranks([RUNS, out] + (["--no-crc"] if crc == "no-crc" else []), timeout=120)
+    ref = tmp_path / "reference.pth"
+    dcp_to_torch_save(out, ref)
+    pth = tmp_path / "full.pth"
+    ok(run_ckpt("consolidate", out, "-o", pth))
+    expected = torch.load(ref, weights_only=False)
+    same(expected, torch.load(pth, weights_only=True))
+    same(expected, torch.load(pth, weights_only=True, mmap=True))
+    with zipfile.ZipFile(pth) as z:
+        assert z.testzip() is None
+        raw = pth.read_bytes()
+        for info in z.infolist():
+            if "/data/" in info.filename:
+                h = info.header_offset
+                name_len, extra_len = struct.unpack("<HH", raw[h + 26:h + 30])
+                assert (h + 30 + name_len + extra_len) % 64 == 0, info.filename

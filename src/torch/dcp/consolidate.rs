@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, Write};
 use std::path::Path;
 
 use ::safetensors::tensor::TensorInfo;
@@ -19,7 +19,8 @@ use ::safetensors::tensor::TensorInfo;
 use crate::atomic_file::write_atomically;
 use crate::pickle::{self, Graph, NodeId, Value};
 use crate::safetensors::safetensors_dtype;
-use crate::torch::zip_write::TorchZipWriter;
+use crate::torch::copy::copy_range;
+use crate::torch::zip_write::{Piece, Pieces, TorchZipWriter};
 use crate::torch::DType;
 use crate::transform::select::TRAINING_STATE_KEYS;
 
@@ -350,6 +351,7 @@ fn reader<'a>(t: &TensorPlan, files: &'a HashMap<String, File>) -> GatherReader<
                 ChunkSource {
                     file: &files[file],
                     offset: bytes.offset,
+                    crc32: bytes.crc32,
                 },
             )
         })
@@ -380,22 +382,58 @@ fn write_pth(
     let pickle = pickle::write(&graph, root)?;
     let prefix = archive_prefix(out);
     write_atomically(out, |file| -> Result<u64, DcpError> {
-        let mut writer = TorchZipWriter::new(BufWriter::with_capacity(BUFFER, &*file), &prefix, 64);
+        // Unbuffered: headers are written in one call each, and the tensors' long runs are
+        // copied file to file, which needs the file itself as the writer's output.
+        let mut writer = TorchZipWriter::new(&*file, &prefix, 64);
         writer.add_bytes("data.pkl", &pickle)?;
         writer.add_bytes(".format_version", b"1")?;
         writer.add_bytes(".storage_alignment", b"64")?;
         writer.add_bytes("byteorder", b"little")?;
+        let mut buf = vec![0; BUFFER];
         let mut bytes = 0;
         for (key, t) in tensors.iter().enumerate() {
-            let mut source = reader(t, files);
+            let source = reader(t, files);
             let len = source.len();
-            writer.add_stream_hashed(&format!("data/{key}"), &mut source, len)?;
+            let placement = source.placement(DIRECT_RUN);
+            let mut pieces = GatherPieces {
+                source,
+                buf: &mut buf,
+            };
+            writer.add_pieces(&format!("data/{key}"), len, &mut pieces, placement)?;
             bytes += len;
         }
         writer.add_bytes("version", b"3\n")?;
-        writer.finish()?.flush()?;
+        writer.finish()?;
         Ok(bytes)
     })
+}
+
+/// A tensor's bytes as zip record pieces: each run of at least [`DIRECT_RUN`] bytes (a
+/// row-sharded chunk) as a file range, with its chunk's CRC-32 when known, and shorter runs
+/// (a column-sharded chunk's rows) gathered into the buffer.
+struct GatherPieces<'a, 'b> {
+    source: GatherReader<'a>,
+    buf: &'b mut [u8],
+}
+
+impl Pieces for GatherPieces<'_, '_> {
+    fn next_piece(&mut self) -> io::Result<Option<Piece<'_>>> {
+        Ok(match self.source.step(self.buf, DIRECT_RUN)? {
+            Step::End => None,
+            Step::Buffered(n) => Some(Piece::Bytes(&self.buf[..n])),
+            Step::Direct {
+                file,
+                offset,
+                len,
+                crc32,
+            } => Some(Piece::Range {
+                file,
+                offset,
+                len,
+                crc32,
+            }),
+        })
+    }
 }
 
 /// The archive folder torch derives from an output path (its file stem), or `archive`.
@@ -487,18 +525,9 @@ fn copy_tensor(source: &mut GatherReader, mut out: &File, buf: &mut [u8]) -> io:
                 bytes += n as u64;
             }
             Step::Direct {
-                mut file,
-                offset,
-                len,
+                file, offset, len, ..
             } => {
-                file.seek(SeekFrom::Start(offset))?;
-                let copied = io::copy(&mut file.take(len), &mut out)?;
-                if copied != len {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "a chunk's file ended early (was it truncated while being read?)",
-                    ));
-                }
+                copy_range(file, offset, len, &mut out)?;
                 bytes += len;
             }
         }

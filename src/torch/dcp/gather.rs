@@ -16,11 +16,13 @@ use std::os::unix::fs::FileExt;
 
 use super::metadata::ChunkBox;
 
-/// Where one chunk's bytes are: a file and the offset of its first element.
+/// Where one chunk's bytes are: a file and the offset of its first element; the CRC-32 of
+/// all its bytes when known.
 #[derive(Clone, Copy, Debug)]
 pub struct ChunkSource<'a> {
     pub file: &'a File,
     pub offset: u64,
+    pub crc32: Option<u32>,
 }
 
 /// One chunk's walk over its runs.
@@ -108,6 +110,25 @@ impl<'a> GatherReader<'a> {
         self.total
     }
 
+    /// Where the tensor's first byte would be in the shard files if its largest chunk that is
+    /// one run of at least `direct_from` bytes were copied from its own offset: that chunk's
+    /// file offset minus its offset in the tensor, modulo 64 KiB (the largest granule a zip
+    /// record is placed at; see `TorchZipWriter::add_pieces`). `None` when no chunk is.
+    pub fn placement(&self, direct_from: u64) -> Option<u64> {
+        const GRANULE: u64 = 1 << 16;
+        let walk = self
+            .walks
+            .iter()
+            .filter(|w| w.runs == 1 && w.run_bytes >= direct_from)
+            .max_by_key(|w| w.run_bytes)?;
+        let dest = walk
+            .origin
+            .iter()
+            .zip(&self.strides)
+            .fold(0u64, |sum, (o, s)| sum.wrapping_add(o.wrapping_mul(*s)));
+        Some((walk.source.offset % GRANULE + GRANULE - dest % GRANULE) % GRANULE)
+    }
+
     /// Queues chunk `i`'s next run by its destination offset.
     fn push_next(&mut self, i: usize) {
         let walk = &self.walks[i];
@@ -162,11 +183,13 @@ pub enum Step<'a> {
     /// The tensor is complete.
     End,
     /// A whole run of `len` bytes at `offset` in `file`, for the caller to copy straight from
-    /// the file (for example `copy_file_range`, which `io::copy` uses between files).
+    /// the file (for example `copy_file_range`, which `io::copy` uses between files), with
+    /// its CRC-32 when the run is its whole chunk and the chunk's is known.
     Direct {
         file: &'a File,
         offset: u64,
         len: u64,
+        crc32: Option<u32>,
     },
     /// The first `n` bytes of the caller's buffer: runs shorter than the direct threshold.
     Buffered(usize),
@@ -189,10 +212,12 @@ impl<'a> GatherReader<'a> {
             let (chunk, at, len) = self.begin_run()?;
             self.current = None;
             self.position += len;
+            let walk = &self.walks[chunk];
             return Ok(Step::Direct {
-                file: self.walks[chunk].source.file,
+                file: walk.source.file,
                 offset: at,
                 len,
+                crc32: walk.source.crc32.filter(|_| walk.runs == 1),
             });
         }
         let mut filled = 0;
@@ -291,6 +316,7 @@ mod tests {
                 ChunkSource {
                     file: &file,
                     offset: 3,
+                    crc32: None,
                 },
             ),
             (
@@ -298,6 +324,7 @@ mod tests {
                 ChunkSource {
                     file: &file,
                     offset: 0,
+                    crc32: None,
                 },
             ),
         ];
@@ -313,6 +340,7 @@ mod tests {
                 ChunkSource {
                     file: &file,
                     offset: 4,
+                    crc32: None,
                 },
             ),
             (
@@ -320,6 +348,7 @@ mod tests {
                 ChunkSource {
                     file: &file,
                     offset: 0,
+                    crc32: None,
                 },
             ),
         ];
@@ -342,6 +371,7 @@ mod tests {
         let source = |offset| ChunkSource {
             file: &file,
             offset,
+            crc32: None,
         };
         let chunks = vec![
             (boxed(&[2, 1], &[2, 3]), source(10)),
@@ -354,7 +384,9 @@ mod tests {
         loop {
             match reader.step(&mut buf, 4).unwrap() {
                 Step::End => break,
-                Step::Direct { file, offset, len } => {
+                Step::Direct {
+                    file, offset, len, ..
+                } => {
                     assert_eq!((offset, len), (0, 8), "rows 0–1 are one run");
                     let mut run = vec![0; len as usize];
                     file.read_exact_at(&mut run, offset).unwrap();
@@ -369,6 +401,55 @@ mod tests {
         assert_eq!(out, (0..16).collect::<Vec<u8>>());
     }
 
+    /// A chunk's CRC-32 goes with a direct run only when the run is the whole chunk; the
+    /// placement is that of the largest one-run chunk, relative to the tensor's start.
+    #[test]
+    fn direct_runs_carry_their_chunks_crc_and_placement() {
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&[0u8; 64]).unwrap();
+        let source = |offset, crc32| ChunkSource {
+            file: &file,
+            offset,
+            crc32,
+        };
+        // 4×4 u8: rows 0–2 one chunk at 40 (one run of 12), row 3 in two 1×2 chunks.
+        let chunks = vec![
+            (boxed(&[3, 0], &[1, 2]), source(0, Some(1))),
+            (boxed(&[0, 0], &[3, 4]), source(40, Some(7))),
+            (boxed(&[3, 2], &[1, 2]), source(2, Some(9))),
+        ];
+        let mut reader = GatherReader::new(&[4, 4], 1, chunks.clone());
+        assert_eq!(reader.placement(4), Some(40));
+        assert_eq!(reader.placement(13), None);
+        let mut buf = [0u8; 16];
+        let mut crcs = Vec::new();
+        loop {
+            match reader.step(&mut buf, 2).unwrap() {
+                Step::End => break,
+                Step::Direct { len, crc32, .. } => crcs.push((len, crc32)),
+                Step::Buffered(n) => panic!("{n} bytes buffered"),
+            }
+        }
+        assert_eq!(crcs, [(12, Some(7)), (2, Some(1)), (2, Some(9))]);
+        // A column chunk's runs are not the whole chunk: no CRC-32 with them.
+        let columns = vec![
+            (boxed(&[0, 0], &[4, 2]), source(0, Some(3))),
+            (boxed(&[0, 2], &[4, 2]), source(8, Some(4))),
+        ];
+        let mut reader = GatherReader::new(&[4, 4], 1, columns);
+        assert_eq!(reader.placement(1), None);
+        while let Step::Direct { crc32, .. } = reader.step(&mut buf, 2).unwrap() {
+            assert_eq!(crc32, None);
+        }
+        // The placement wraps modulo 64 KiB when the chunk sits before its tensor offset.
+        let rows = vec![
+            (boxed(&[0, 0], &[1, 4]), source(0, None)),
+            (boxed(&[1, 0], &[3, 4]), source(0, None)),
+        ];
+        let reader = GatherReader::new(&[4, 4], 1, rows);
+        assert_eq!(reader.placement(4), Some(65536 - 4));
+    }
+
     #[test]
     fn scalars_and_gaps() {
         let mut file = tempfile::tempfile().unwrap();
@@ -378,6 +459,7 @@ mod tests {
             ChunkSource {
                 file: &file,
                 offset: 0,
+                crc32: None,
             },
         )];
         let mut out = Vec::new();
@@ -391,6 +473,7 @@ mod tests {
             ChunkSource {
                 file: &file,
                 offset: 0,
+                crc32: None,
             },
         )];
         let mut out = Vec::new();

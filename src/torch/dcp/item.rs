@@ -79,8 +79,8 @@ impl Seek for FileSlice<'_> {
 pub struct Item {
     pub graph: Graph,
     pub root: NodeId,
-    /// `(absolute file offset, length)` of each stored `data/<key>` record, by key.
-    pub records: Vec<(String, u64, u64)>,
+    /// `(key, absolute file offset, length, CRC-32)` of each stored `data/<key>` record.
+    pub records: Vec<(String, u64, u64, u32)>,
     /// Whether the zip says its storages are big-endian.
     pub big_endian: bool,
 }
@@ -131,6 +131,7 @@ pub fn read(file: &File, start: u64, len: u64) -> Result<Item, DcpError> {
             )));
         }
         let size = entry.size();
+        let crc32 = entry.crc32();
         let header_offset = entry.header_start();
         drop(entry);
         let local = read_local_header(&mut slice, header_offset, len)
@@ -158,7 +159,7 @@ pub fn read(file: &File, start: u64, len: u64) -> Result<Item, DcpError> {
             (&mut slice).take(size.min(16)).read_to_end(&mut bytes)?;
             big_endian = bytes == b"big";
         } else if let Some(key) = rel.strip_prefix("data/") {
-            records.push((key.to_owned(), start + local.data_offset, size));
+            records.push((key.to_owned(), start + local.data_offset, size, crc32));
         }
     }
     let bytes = pickle_bytes.ok_or_else(|| bad("the stored item has no data.pkl"))?;
@@ -176,6 +177,10 @@ pub fn read(file: &File, start: u64, len: u64) -> Result<Item, DcpError> {
 pub struct ChunkBytes {
     pub offset: u64,
     pub len: u64,
+    /// The CRC-32 its zip records for these bytes, when they are its whole storage record
+    /// (as DCP writes a chunk: a fresh contiguous tensor) and the CRC was computed (torch
+    /// writes 0 when told not to compute it).
+    pub crc32: Option<u32>,
 }
 
 /// Reads the item of one tensor chunk and checks it is what the metadata says: one dense,
@@ -222,10 +227,10 @@ pub fn chunk_bytes(
             what: "a chunk saved as a non-contiguous view".into(),
         });
     }
-    let (_, record_offset, record_len) = item
+    let (_, record_offset, record_len, record_crc) = item
         .records
         .iter()
-        .find(|(key, _, _)| *key == tensor.storage.key)
+        .find(|(key, _, _, _)| *key == tensor.storage.key)
         .ok_or_else(|| {
             bad(format!(
                 "storage record data/{} is missing",
@@ -245,9 +250,11 @@ pub fn chunk_bytes(
             tensor.offset
         )));
     }
+    let whole = offset == 0 && bytes == *record_len;
     Ok(ChunkBytes {
         offset: record_offset + offset,
         len: bytes,
+        crc32: (whole && *record_crc != 0).then_some(*record_crc),
     })
 }
 
