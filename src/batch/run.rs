@@ -299,47 +299,74 @@ fn process(
         duration_ms: 0,
         tool_version: manifest::TOOL_VERSION.into(),
     };
-    on_step("hash");
-    let (sha256, size) = match hash_input_reporting(&task.input.path, &|n| active.read(n)) {
-        Ok(h) => h,
-        Err(e) => {
-            entry.error = Some(format!("read: {e}"));
-            return (entry, false);
-        }
-    };
-    entry.sha256 = sha256;
-    entry.size = size;
-    let (stem, outputs) = planned_outputs(task, base, &entry.sha256);
-    let now = Identity {
-        sha256: &entry.sha256,
-        size,
-        steps: &job.steps_source,
-        outputs: &outputs,
-    };
-    if decide(previous, &now, |p| hash_file(&base.join(p))) == Decision::Skip {
-        if let Some(previous) = previous {
-            return (previous.clone(), true);
+    let on_read = |n| active.read(n);
+    // The input's hash is needed before any step when an earlier entry may let it be
+    // skipped, or when it names the outputs; otherwise a step that reads the input may hash
+    // it in the same pass (see `fused`), and it is hashed on its own only if none did.
+    let hash_first = previous.is_some() || task.job.name.uses_hash() || task.input.path.is_dir();
+    if hash_first {
+        on_step("hash");
+        match hash_input_reporting(&task.input.path, &on_read) {
+            Ok((sha256, size)) => {
+                entry.sha256 = sha256;
+                entry.size = size;
+            }
+            Err(e) => {
+                entry.error = Some(format!("read: {e}"));
+                return (entry, false);
+            }
         }
     }
+    let (stem, outputs) = planned_outputs(task, base, &entry.sha256);
+    if hash_first {
+        let now = Identity {
+            sha256: &entry.sha256,
+            size: entry.size,
+            steps: &job.steps_source,
+            outputs: &outputs,
+        };
+        if decide(previous, &now, |p| hash_file(&base.join(p))) == Decision::Skip {
+            if let Some(previous) = previous {
+                return (previous.clone(), true);
+            }
+        }
+    }
+    let mut input_hash = None;
     let result = staging
         .slot(&task.slot)
         .map_err(|e| format!("staging: {e}"))
         .and_then(|slot| {
-            let staged = execute::run(
+            let published = execute::run(
                 &task.input.path,
                 &effective_steps(&job.steps),
                 &slot,
                 &stem,
                 task.policy,
                 &on_step,
+                (!hash_first).then_some(&on_read as &dyn Fn(u64)),
             )
             .map_err(|e| e.to_string())
-            .and_then(|staged| {
-                publish(&staged, &task.output_dir, base).map_err(|e| format!("publish: {e}"))
+            .and_then(|ran| {
+                input_hash = ran.input;
+                if input_hash.is_none() && !hash_first {
+                    on_step("hash");
+                    let hashed = hash_input_reporting(&task.input.path, &on_read)
+                        .map_err(|e| format!("read: {e}"))?;
+                    input_hash = Some(hashed);
+                }
+                publish(&ran.staged, &task.output_dir, base).map_err(|e| format!("publish: {e}"))
             });
             let _ = std::fs::remove_dir_all(&slot);
-            staged
+            published
         });
+    if !hash_first {
+        // A failed input is still recorded with its hash when it can be read.
+        let hashed = input_hash.or_else(|| hash_input_reporting(&task.input.path, &|_| {}).ok());
+        if let Some((sha256, size)) = hashed {
+            entry.sha256 = sha256;
+            entry.size = size;
+        }
+    }
     match result {
         Ok(outputs) => {
             entry.status = Status::Ok;
@@ -351,12 +378,15 @@ fn process(
     (entry, false)
 }
 
-/// Hashes the staged outputs and renames them into `output_dir` (each rename is atomic; the
+/// Hashes the staged outputs (those their writer did not hash) and renames them into `output_dir` (each rename is atomic; the
 /// files were fsynced by their writers).
 fn publish(staged: &[Staged], output_dir: &Path, base: &Path) -> std::io::Result<Vec<Output>> {
     let mut outputs = Vec::new();
     for file in staged {
-        let (sha256, size) = hash_file(&file.path)?;
+        let (sha256, size) = match &file.hash {
+            Some(hashed) => hashed.clone(),
+            None => hash_file(&file.path)?,
+        };
         let name = file
             .path
             .file_name()
@@ -475,4 +505,158 @@ fn check_collisions(plan: &Plan, inputs: &[Input], base: &Path) -> Result<(), Ba
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::{Digest, Sha256};
+
+    fn fixtures() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+    }
+
+    fn sha256_of(path: &Path) -> (String, u64) {
+        let bytes = std::fs::read(path).expect("read");
+        (manifest::hex(&Sha256::digest(&bytes)), bytes.len() as u64)
+    }
+
+    /// Runs `plan` over copies of `inputs` in a fresh folder; returns the folder and manifest.
+    fn run_plan(plan: &str, inputs: &[&str]) -> (tempfile::TempDir, Manifest) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("in")).expect("mkdir");
+        for name in inputs {
+            std::fs::copy(fixtures().join(name), dir.path().join("in").join(name)).expect("copy");
+        }
+        std::fs::write(dir.path().join("plan.toml"), plan).expect("plan");
+        let options = Options {
+            plan: dir.path().join("plan.toml"),
+            jobs: 2,
+            shard: None,
+            dry_run: false,
+            manifest: None,
+            policy: Policy::SafeOnly,
+        };
+        let summary = run(&options, &mut std::io::sink()).expect("run");
+        assert!(summary.failed.is_empty(), "{:?}", summary.failed);
+        let manifest = Manifest::load(&summary.manifest)
+            .expect("load")
+            .expect("manifest");
+        (dir, manifest)
+    }
+
+    /// Every recorded hash is the hash of the file, computed on its own.
+    fn assert_hashes_match(dir: &Path, manifest: &Manifest) {
+        assert!(!manifest.entries.is_empty());
+        for entry in &manifest.entries {
+            assert_eq!(entry.status, Status::Ok, "{entry:?}");
+            assert_eq!(
+                (entry.sha256.clone(), entry.size),
+                sha256_of(&dir.join(&entry.input)),
+                "input {}",
+                entry.input
+            );
+            assert!(!entry.outputs.is_empty());
+            for output in &entry.outputs {
+                assert_eq!(
+                    (output.sha256.clone(), output.size),
+                    sha256_of(&dir.join(&output.path)),
+                    "output {}",
+                    output.path
+                );
+            }
+        }
+    }
+
+    const TRAINING: [&str; 2] = ["cuda0_train_ckpt.pth", "legacy_train_ckpt.pth"];
+
+    #[test]
+    fn hashes_taken_while_writing_safetensors_are_the_files_hashes() {
+        let plan = r#"[[job]]
+inputs = ["in/*.pth"]
+output_dir = "out"
+steps = ["strip-module", { remap = "cpu" }, "drop-optimizer", "to-safetensors"]
+"#;
+        let (dir, manifest) = run_plan(plan, &TRAINING);
+        assert_eq!(manifest.entries.len(), 2);
+        assert_hashes_match(dir.path(), &manifest);
+    }
+
+    #[test]
+    fn fused_output_is_byte_for_byte_what_to_safetensors_writes() {
+        // A view that does not start its storage, shared storages, deflated records and
+        // legacy files: some tensors take the fallback; the file must not change either way.
+        let inputs = [
+            "zip_dataparallel_sd.pth",
+            "mixed_cuda_zip.pth",
+            "zip_deflated.pth",
+            "zip_tinycnn_sd.pth",
+            "legacy_tinycnn_sd.pth",
+        ];
+        let plan = r#"[[job]]
+inputs = ["in/*.pth"]
+output_dir = "out"
+steps = ["to-safetensors"]
+"#;
+        let (dir, manifest) = run_plan(plan, &inputs);
+        assert_eq!(manifest.entries.len(), inputs.len());
+        assert_hashes_match(dir.path(), &manifest);
+        for name in inputs {
+            let mut opened = crate::open(&fixtures().join(name)).expect("open");
+            let reference = dir.path().join("reference.safetensors");
+            crate::safetensors::export(&mut opened.checkpoint, None, &reference).expect("export");
+            let stem = name.trim_end_matches(".pth");
+            let ours = dir.path().join("out").join(format!("{stem}.safetensors"));
+            assert_eq!(
+                std::fs::read(&ours).expect("ours"),
+                std::fs::read(&reference).expect("reference"),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn hashes_are_right_where_the_input_is_hashed_first_or_after() {
+        // `{sha8}` names need the hash before any step; a checkpoint output and a dtype cast
+        // are hashed on their own passes; a rerun over an earlier manifest hashes first to
+        // decide what to skip.
+        let plan = r#"[[job]]
+inputs = ["in/*.pth"]
+output_dir = "named"
+name = "{stem}-{sha8}"
+steps = ["strip-module", "drop-optimizer", "to-safetensors"]
+
+[[job]]
+inputs = ["in/*.pth"]
+output_dir = "both"
+steps = ["strip-module", "drop-optimizer", "format", "to-safetensors"]
+
+[[job]]
+inputs = ["in/*.pth"]
+output_dir = "cast"
+steps = ["drop-optimizer", { dtype = "float16" }, "to-safetensors"]
+"#;
+        let (dir, manifest) = run_plan(plan, &TRAINING);
+        assert_eq!(manifest.entries.len(), 6);
+        assert_hashes_match(dir.path(), &manifest);
+        let options = Options {
+            plan: dir.path().join("plan.toml"),
+            jobs: 1,
+            shard: None,
+            dry_run: false,
+            manifest: None,
+            policy: Policy::SafeOnly,
+        };
+        std::fs::write(
+            dir.path().join("both/cuda0_train_ckpt.safetensors"),
+            b"changed",
+        )
+        .expect("spoil");
+        let summary = run(&options, &mut std::io::sink()).expect("rerun");
+        assert_eq!((summary.skipped, summary.done), (5, 1));
+        let again = Manifest::load(&summary.manifest)
+            .expect("load")
+            .expect("manifest");
+        assert_hashes_match(dir.path(), &again);
+    }
 }
