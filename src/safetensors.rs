@@ -158,22 +158,19 @@ pub(crate) struct Prepared {
     /// The 8-byte header length followed by the padded header.
     pub head: Vec<u8>,
     pub pieces: Vec<Piece>,
-    /// What writing it produces ([`Written::bytes`] included).
-    pub written: Written,
 }
 
 /// Plans the file [`export`] would write for `key`, for a writer that copies the bytes
 /// itself (`ckpt batch`, which hashes them on the way).
 pub(crate) fn prepare(ckpt: &Checkpoint, key: Option<&str>) -> Result<Prepared, SafetensorsError> {
     let state_dict = select(&ckpt.graph, ckpt.root, key)?;
-    let (entries, skipped) = entries(ckpt, state_dict)?;
+    let (entries, _) = entries(ckpt, state_dict)?;
     let (kept, aliases) = deduplicate(entries);
     let (header, layout) = layout(kept, &aliases)?;
     let little = crate::torch::read_tensor::ByteOrder::of(ckpt)
         == crate::torch::read_tensor::ByteOrder::Little;
     let mut head = (header.len() as u64).to_le_bytes().to_vec();
     head.extend_from_slice(&header);
-    let mut bytes = head.len() as u64;
     let mut pieces = Vec::with_capacity(layout.len());
     for entry in &layout {
         let t = &entry.tensor;
@@ -192,22 +189,12 @@ pub(crate) fn prepare(ckpt: &Checkpoint, key: Option<&str>) -> Result<Prepared, 
             }
             _ => None,
         };
-        bytes += len.unwrap_or(0);
         pieces.push(match in_place {
             Some((offset, len)) => Piece::InFile { offset, len },
             None => Piece::Tensor(t.clone()),
         });
     }
-    Ok(Prepared {
-        head,
-        written: Written {
-            tensors: layout.len(),
-            aliases,
-            skipped,
-            bytes,
-        },
-        pieces,
-    })
+    Ok(Prepared { head, pieces })
 }
 
 /// One tensor to store: its name and where its bytes are.

@@ -42,9 +42,10 @@ pub struct Hashed {
     pub input: Option<(String, u64)>,
 }
 
-/// Writes `prepared` (planned from `ckpt`) to a new file at `path`, fsynced, hashing what it
-/// writes, and `input` (when given) in the same pass. The file is created, never replaced:
-/// `path` is in a staging folder the caller owns and removes on error.
+/// Writes `prepared` (planned from `ckpt`) to a new file at `path`, hashing what it writes,
+/// and `input` (when given) in the same pass. The file is created, never replaced: `path` is
+/// in a staging folder the caller owns and removes on error; the caller fsyncs it before
+/// renaming it into place.
 pub fn write(
     ckpt: &mut Checkpoint,
     prepared: &Prepared,
@@ -130,7 +131,6 @@ pub fn write(
         }
         None => None,
     };
-    out.sync_all()?;
     let size = out_hash.len();
     Ok(Hashed {
         output: (out_hash.finish_hex(), size),

@@ -179,48 +179,82 @@ pub fn run(options: &Options, listing: &mut dyn Write) -> Result<Summary, BatchE
             source: std::io::Error::other(e),
         })?;
     let save_error = Mutex::new(None);
-    pool.install(|| {
-        tasks.par_iter().with_max_len(1).for_each(|task| {
-            let active = progress.start(&task.input.key);
-            let previous = previous
-                .as_ref()
-                .and_then(|m| m.entry(task.input.job, &task.input.key));
-            let staging = &stagings[&task.output_dir];
-            let (entry, skipped) = process(task, &base, previous, staging, &active);
-            let outcome = match (&entry.status, skipped) {
-                (Status::Ok, true) => Outcome::Skipped,
-                (Status::Ok, false) => Outcome::Done {
-                    seconds: entry.duration_ms as f64 / 1000.0,
-                },
-                (Status::Failed, _) => Outcome::Failed {
-                    error: entry.error.as_deref().unwrap_or("unknown error"),
-                },
-            };
-            progress.finish(active, entry.size, outcome);
-            if let Ok(mut summary) = results.lock() {
-                match (&entry.status, skipped) {
-                    (Status::Ok, true) => summary.skipped += 1,
-                    (Status::Ok, false) => summary.done += 1,
-                    (Status::Failed, _) => summary
-                        .failed
-                        .push((entry.input.clone(), entry.error.clone().unwrap_or_default())),
-                }
+    // Records a finished input: progress line, summary, manifest.
+    let conclude = |entry: Entry, skipped: bool, active: Active| {
+        let outcome = match (&entry.status, skipped) {
+            (Status::Ok, true) => Outcome::Skipped,
+            (Status::Ok, false) => Outcome::Done {
+                seconds: entry.duration_ms as f64 / 1000.0,
+            },
+            (Status::Failed, _) => Outcome::Failed {
+                error: entry.error.as_deref().unwrap_or("unknown error"),
+            },
+        };
+        progress.finish(active, entry.size, outcome);
+        if let Ok(mut summary) = results.lock() {
+            match (&entry.status, skipped) {
+                (Status::Ok, true) => summary.skipped += 1,
+                (Status::Ok, false) => summary.done += 1,
+                (Status::Failed, _) => summary
+                    .failed
+                    .push((entry.input.clone(), entry.error.clone().unwrap_or_default())),
             }
-            if let Ok(mut guard) = state.lock() {
-                let (manifest, last_save) = &mut *guard;
-                manifest.record(entry);
-                // Rewriting a large manifest after every input would cost quadratic time;
-                // a kill loses at most half a second of records, which resume redoes.
-                if last_save.elapsed() >= Duration::from_millis(500) {
-                    if let Err(e) = manifest.save(&manifest_path) {
-                        if let Ok(mut slot) = save_error.lock() {
-                            *slot = Some(e);
-                        }
+        }
+        if let Ok(mut guard) = state.lock() {
+            let (manifest, last_save) = &mut *guard;
+            manifest.record(entry);
+            // Rewriting a large manifest after every input would cost quadratic time;
+            // a kill loses at most half a second of records, which resume redoes.
+            if last_save.elapsed() >= Duration::from_millis(500) {
+                if let Err(e) = manifest.save(&manifest_path) {
+                    if let Ok(mut slot) = save_error.lock() {
+                        *slot = Some(e);
                     }
-                    *last_save = Instant::now();
+                }
+                *last_save = Instant::now();
+            }
+        }
+    };
+    // Workers hash and write; one committer thread makes their outputs durable and renames
+    // them into place, in groups, so that no worker waits for the disk.
+    std::thread::scope(|scope| {
+        let (to_commit, commits) = std::sync::mpsc::channel::<(Pending, Active)>();
+        let conclude = &conclude;
+        let base = &base;
+        scope.spawn(move || {
+            while let Ok(first) = commits.recv() {
+                let mut group = vec![first];
+                group.extend(commits.try_iter());
+                let (pendings, actives): (Vec<Pending>, Vec<Active>) = group.into_iter().unzip();
+                for (entry, active) in publish_group(pendings, base).into_iter().zip(actives) {
+                    conclude(entry, false, active);
                 }
             }
         });
+        pool.install(|| {
+            tasks.par_iter().with_max_len(1).for_each(|task| {
+                let active = progress.start(&task.input.key);
+                let previous = previous
+                    .as_ref()
+                    .and_then(|m| m.entry(task.input.job, &task.input.key));
+                let staging = &stagings[&task.output_dir];
+                match process(task, base, previous, staging, &active) {
+                    Processed::Done(entry, skipped) => conclude(entry, skipped, active),
+                    Processed::Staged(pending) => {
+                        if let Err(std::sync::mpsc::SendError((pending, active))) =
+                            to_commit.send((pending, active))
+                        {
+                            let _ = std::fs::remove_dir_all(&pending.slot);
+                            let mut entry = pending.entry;
+                            entry.status = Status::Failed;
+                            entry.error = Some("publish: the committer stopped".into());
+                            conclude(entry, false, active);
+                        }
+                    }
+                }
+            });
+        });
+        drop(to_commit);
     });
     progress.close();
     drop(stagings);
@@ -275,15 +309,31 @@ fn planned_outputs(task: &Task<'_>, base: &Path, sha256: &str) -> (String, Vec<(
     (stem, outputs)
 }
 
-/// Processes one input (or decides it is up to date). Returns its entry and whether it was
-/// skipped.
+/// How a worker left an input.
+enum Processed {
+    /// Finished: its entry, and whether it was skipped as up to date.
+    Done(Entry, bool),
+    /// Its outputs are staged; they are published by the committer.
+    Staged(Pending),
+}
+
+/// An input whose outputs wait in its staging slot to be made durable and renamed into place.
+struct Pending {
+    /// Its entry, `Ok` but without outputs yet.
+    entry: Entry,
+    staged: Vec<Staged>,
+    slot: PathBuf,
+    output_dir: PathBuf,
+}
+
+/// Processes one input up to its staged outputs (or decides it is up to date, or fails).
 fn process(
     task: &Task<'_>,
     base: &Path,
     previous: Option<&Entry>,
     staging: &Staging,
     active: &Active,
-) -> (Entry, bool) {
+) -> Processed {
     let on_step = |step: &'static str| active.step(step);
     let started = Instant::now();
     let job = task.job;
@@ -313,7 +363,7 @@ fn process(
             }
             Err(e) => {
                 entry.error = Some(format!("read: {e}"));
-                return (entry, false);
+                return Processed::Done(entry, false);
             }
         }
     }
@@ -327,7 +377,7 @@ fn process(
         };
         if decide(previous, &now, |p| hash_file(&base.join(p))) == Decision::Skip {
             if let Some(previous) = previous {
-                return (previous.clone(), true);
+                return Processed::Done(previous.clone(), true);
             }
         }
     }
@@ -336,7 +386,7 @@ fn process(
         .slot(&task.slot)
         .map_err(|e| format!("staging: {e}"))
         .and_then(|slot| {
-            let published = execute::run(
+            let staged = execute::run(
                 &task.input.path,
                 &effective_steps(&job.steps),
                 &slot,
@@ -354,10 +404,15 @@ fn process(
                         .map_err(|e| format!("read: {e}"))?;
                     input_hash = Some(hashed);
                 }
-                publish(&ran.staged, &task.output_dir, base).map_err(|e| format!("publish: {e}"))
+                Ok(ran.staged)
             });
-            let _ = std::fs::remove_dir_all(&slot);
-            published
+            match staged {
+                Ok(staged) => Ok((staged, slot)),
+                Err(e) => {
+                    let _ = std::fs::remove_dir_all(&slot);
+                    Err(e)
+                }
+            }
         });
     if !hash_first {
         // A failed input is still recorded with its hash when it can be read.
@@ -367,19 +422,93 @@ fn process(
             entry.size = size;
         }
     }
-    match result {
-        Ok(outputs) => {
-            entry.status = Status::Ok;
-            entry.outputs = outputs;
-        }
-        Err(e) => entry.error = Some(e),
-    }
     entry.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    (entry, false)
+    match result {
+        Ok((staged, slot)) => {
+            entry.status = Status::Ok;
+            Processed::Staged(Pending {
+                entry,
+                staged,
+                slot,
+                output_dir: task.output_dir.clone(),
+            })
+        }
+        Err(e) => {
+            entry.error = Some(e);
+            Processed::Done(entry, false)
+        }
+    }
 }
 
-/// Hashes the staged outputs (those their writer did not hash) and renames them into `output_dir` (each rename is atomic; the
-/// files were fsynced by their writers).
+/// Publishes a group of staged inputs: starts the write-back of every staged file, fsyncs
+/// each (the group's I/O overlaps), renames each input's files into its output folder, then
+/// fsyncs each output folder once. An output is renamed only once its bytes are on disk, and
+/// every rename is on disk before the group's entries are returned. An input whose files
+/// could not be made durable or renamed fails, its remaining files left in its slot (removed
+/// with it).
+fn publish_group(group: Vec<Pending>, base: &Path) -> Vec<Entry> {
+    let mut opened = Vec::new();
+    for pending in &group {
+        let files: std::io::Result<Vec<std::fs::File>> = pending
+            .staged
+            .iter()
+            .map(|f| std::fs::File::open(&f.path))
+            .collect();
+        if let Ok(files) = &files {
+            files.iter().for_each(start_writeback);
+        }
+        opened.push(files);
+    }
+    let mut dirs: Vec<&Path> = Vec::new();
+    let mut entries = Vec::new();
+    for (pending, files) in group.iter().zip(opened) {
+        let mut entry = pending.entry.clone();
+        let published = files
+            .and_then(|files| files.iter().try_for_each(|f| f.sync_all()))
+            .and_then(|()| publish(&pending.staged, &pending.output_dir, base));
+        match published {
+            Ok(outputs) => {
+                entry.outputs = outputs;
+                if !dirs.contains(&pending.output_dir.as_path()) {
+                    dirs.push(&pending.output_dir);
+                }
+            }
+            Err(e) => {
+                entry.status = Status::Failed;
+                entry.error = Some(format!("publish: {e}"));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&pending.slot);
+        entries.push(entry);
+    }
+    for dir in dirs {
+        if let Ok(dir) = std::fs::File::open(dir) {
+            // Makes the renames durable; failing here does not undo complete outputs.
+            let _ = dir.sync_all();
+        }
+    }
+    entries
+}
+
+/// Asks the kernel to start writing `file`'s dirty pages now, without waiting, so that the
+/// fsync that follows finds them on their way.
+#[cfg(target_os = "linux")]
+fn start_writeback(file: &std::fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: sync_file_range takes a descriptor `file` keeps open and integers; it touches no
+    // memory of ours. A failure only leaves the write-back to the fsync.
+    unsafe {
+        libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+    }
+}
+
+/// Off Linux the fsync starts the write-back itself.
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_file: &std::fs::File) {}
+
+/// Hashes the staged outputs (those their writer did not hash) and renames them into
+/// `output_dir`, each rename atomic; the files are already durable. The caller fsyncs
+/// `output_dir`.
 fn publish(staged: &[Staged], output_dir: &Path, base: &Path) -> std::io::Result<Vec<Output>> {
     let mut outputs = Vec::new();
     for file in staged {
@@ -399,10 +528,6 @@ fn publish(staged: &[Staged], output_dir: &Path, base: &Path) -> std::io::Result
             sha256,
             size,
         });
-    }
-    if let Ok(dir) = std::fs::File::open(output_dir) {
-        // Makes the renames durable; failing here does not undo complete outputs.
-        let _ = dir.sync_all();
     }
     Ok(outputs)
 }
