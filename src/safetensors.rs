@@ -141,6 +141,62 @@ pub fn export(
     write(ckpt, state_dict, out)
 }
 
+/// Where the bytes of one stored tensor come from, for writers that copy them themselves.
+#[derive(Clone, Debug)]
+pub(crate) enum Piece {
+    /// `len` bytes at absolute offset `offset` of the checkpoint's file, as they are: a
+    /// contiguous little-endian view of a storage kept unchanged in the file.
+    InFile { offset: u64, len: u64 },
+    /// Anything else (a strided view, a deflated record, a big-endian file): through
+    /// [`copy_contiguous`].
+    Tensor(TensorRef),
+}
+
+/// A safetensors file planned but not written: its first bytes (length prefix and header)
+/// and, in file order, where each tensor's bytes come from.
+pub(crate) struct Prepared {
+    /// The 8-byte header length followed by the padded header.
+    pub head: Vec<u8>,
+    pub pieces: Vec<Piece>,
+}
+
+/// Plans the file [`export`] would write for `key`, for a writer that copies the bytes
+/// itself (`ckpt batch`, which hashes them on the way).
+pub(crate) fn prepare(ckpt: &Checkpoint, key: Option<&str>) -> Result<Prepared, SafetensorsError> {
+    let state_dict = select(&ckpt.graph, ckpt.root, key)?;
+    let (entries, _) = entries(ckpt, state_dict)?;
+    let (kept, aliases) = deduplicate(entries);
+    let (header, layout) = layout(kept, &aliases)?;
+    let little = crate::torch::read_tensor::ByteOrder::of(ckpt)
+        == crate::torch::read_tensor::ByteOrder::Little;
+    let mut head = (header.len() as u64).to_le_bytes().to_vec();
+    head.extend_from_slice(&header);
+    let mut pieces = Vec::with_capacity(layout.len());
+    for entry in &layout {
+        let t = &entry.tensor;
+        let size = t.dtype.element_size() as u64;
+        let len = t.numel().checked_mul(size);
+        let start = t.offset.checked_mul(size);
+        let strides: Option<Vec<u64>> = t.stride.iter().map(|&s| u64::try_from(s).ok()).collect();
+        let in_place = match (len, start, strides) {
+            (Some(len), Some(start), Some(strides))
+                if (little || size == 1)
+                    && crate::torch::contiguous::is_contiguous(&t.shape, &strides) =>
+            {
+                ckpt.storage_in_file(&t.storage.key)?
+                    .filter(|&(_, stored)| start.checked_add(len).is_some_and(|e| e <= stored))
+                    .map(|(at, _)| (at + start, len))
+            }
+            _ => None,
+        };
+        pieces.push(match in_place {
+            Some((offset, len)) => Piece::InFile { offset, len },
+            None => Piece::Tensor(t.clone()),
+        });
+    }
+    Ok(Prepared { head, pieces })
+}
+
 /// One tensor to store: its name and where its bytes are.
 struct Entry {
     name: String,

@@ -11,6 +11,7 @@ use crate::torch::dcp::consolidate::OutputKind as DcpOutput;
 use crate::torch::dcp::{consolidate, Selection};
 use crate::torch::{self, Checkpoint, OutputFormat};
 
+use super::fused::{self, InputHash};
 use super::plan::{OnnxStep, OutputKind, Step};
 
 /// Why an input failed: the step, and what went wrong there.
@@ -28,6 +29,16 @@ pub struct Staged {
     /// `checkpoint`, `onnx`, `onnx-data` or `safetensors`.
     pub kind: &'static str,
     pub path: PathBuf,
+    /// SHA-256 (hex) and size, when the writer hashed the file as it wrote it.
+    pub hash: Option<(String, u64)>,
+}
+
+/// What [`run`] did: the files it staged, and the input's SHA-256 (hex) and size when a step
+/// hashed the input as it read it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ran {
+    pub staged: Vec<Staged>,
+    pub input: Option<(String, u64)>,
 }
 
 /// The steps a job runs: its own, plus a final `format` when none of them writes a file (a
@@ -50,6 +61,11 @@ pub fn file_name(base: &str, kind: OutputKind) -> String {
 /// told each step's name as it starts. When the first step is `consolidate`, `input` is a DCP
 /// folder (checked by [`check_dcp`]) consolidated into the slot as a zip checkpoint, which the
 /// other steps then work on.
+///
+/// With `hash_input` (called with the size of each piece read), the first `to-safetensors`
+/// step that reads the input file itself (no consolidation or dtype cast before it) also
+/// hashes the whole input in the same pass and reports it in [`Ran::input`]; the caller
+/// hashes the input itself when that did not happen.
 pub fn run(
     input: &Path,
     steps: &[Step],
@@ -57,7 +73,8 @@ pub fn run(
     base: &str,
     policy: Policy,
     on_step: &dyn Fn(&'static str),
-) -> Result<Vec<Staged>, StepFailed> {
+    mut hash_input: Option<&dyn Fn(u64)>,
+) -> Result<Ran, StepFailed> {
     let failed = |step: &'static str| {
         move |e: &dyn std::fmt::Display| StepFailed {
             step,
@@ -71,6 +88,8 @@ pub fn run(
             on_step("consolidate");
             let ckpt =
                 consolidated(&folder, selection, slot).map_err(|e| failed("consolidate")(&*e))?;
+            // The checkpoint read from now on is made here, not the input.
+            hash_input = None;
             (ckpt, rest)
         }
         _ => {
@@ -82,6 +101,7 @@ pub fn run(
     };
     let mut rewrite = Rewrite::new(&ckpt);
     let mut staged = Vec::new();
+    let mut input_hash = None;
     for step in steps {
         let name = step.name();
         on_step(name);
@@ -116,9 +136,13 @@ pub fn run(
                 staged.push(Staged {
                     kind: "checkpoint",
                     path,
+                    hash: None,
                 });
             }
             Step::ToOnnx(options) => {
+                if !rewrite.plan.is_empty() {
+                    hash_input = None;
+                }
                 materialize(&mut ckpt, &mut rewrite, slot).map_err(|e| fail(&e))?;
                 let path = slot.join(file_name(base, OutputKind::Onnx));
                 let options = export_options(options);
@@ -126,29 +150,59 @@ pub fn run(
                     .view(&mut ckpt, |c| onnx::export(c, &options, &path))
                     .map_err(|e| fail(&e))?
                     .map_err(|e| fail(&e))?;
-                staged.push(Staged { kind: "onnx", path });
+                staged.push(Staged {
+                    kind: "onnx",
+                    path,
+                    hash: None,
+                });
                 if let Some(data) = report.written.external {
                     staged.push(Staged {
                         kind: "onnx-data",
                         path: data,
+                        hash: None,
                     });
                 }
             }
             Step::ToSafetensors { key } => {
+                // After a cast the tensors are read from a rewritten copy, not the input.
+                if !rewrite.plan.is_empty() {
+                    hash_input = None;
+                }
+                let on_read = hash_input;
                 materialize(&mut ckpt, &mut rewrite, slot).map_err(|e| fail(&e))?;
                 let path = slot.join(file_name(base, OutputKind::Safetensors));
-                rewrite
-                    .view(&mut ckpt, |c| safetensors::export(c, key.as_deref(), &path))
+                let hashed = rewrite
+                    .view(&mut ckpt, |c| {
+                        let prepared = safetensors::prepare(c, key.as_deref())?;
+                        let file = c.source_file().try_clone()?;
+                        let input = match on_read {
+                            Some(on_read) => Some(InputHash {
+                                size: file.metadata()?.len(),
+                                file: &file,
+                                on_read,
+                            }),
+                            None => None,
+                        };
+                        fused::write(c, &prepared, &path, input)
+                    })
                     .map_err(|e| fail(&e))?
                     .map_err(|e| fail(&e))?;
+                if hashed.input.is_some() {
+                    input_hash = hashed.input;
+                    hash_input = None;
+                }
                 staged.push(Staged {
                     kind: "safetensors",
                     path,
+                    hash: Some(hashed.output),
                 });
             }
         }
     }
-    Ok(staged)
+    Ok(Ran {
+        staged,
+        input: input_hash,
+    })
 }
 
 /// Consolidates `folder` into `slot/.consolidated.pth` (a zip checkpoint written by ckpt, so

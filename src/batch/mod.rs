@@ -8,11 +8,13 @@
 //! reports; [`run()`] ties them together and is the public entry point.
 
 pub(crate) mod execute;
+pub(crate) mod fused;
 pub(crate) mod inputs;
 pub(crate) mod manifest;
 pub(crate) mod plan;
 pub(crate) mod progress;
 pub(crate) mod run;
+pub(crate) mod sha256;
 pub(crate) mod shard;
 pub(crate) mod staging;
 pub(crate) mod template;

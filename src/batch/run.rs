@@ -179,48 +179,82 @@ pub fn run(options: &Options, listing: &mut dyn Write) -> Result<Summary, BatchE
             source: std::io::Error::other(e),
         })?;
     let save_error = Mutex::new(None);
-    pool.install(|| {
-        tasks.par_iter().with_max_len(1).for_each(|task| {
-            let active = progress.start(&task.input.key);
-            let previous = previous
-                .as_ref()
-                .and_then(|m| m.entry(task.input.job, &task.input.key));
-            let staging = &stagings[&task.output_dir];
-            let (entry, skipped) = process(task, &base, previous, staging, &active);
-            let outcome = match (&entry.status, skipped) {
-                (Status::Ok, true) => Outcome::Skipped,
-                (Status::Ok, false) => Outcome::Done {
-                    seconds: entry.duration_ms as f64 / 1000.0,
-                },
-                (Status::Failed, _) => Outcome::Failed {
-                    error: entry.error.as_deref().unwrap_or("unknown error"),
-                },
-            };
-            progress.finish(active, entry.size, outcome);
-            if let Ok(mut summary) = results.lock() {
-                match (&entry.status, skipped) {
-                    (Status::Ok, true) => summary.skipped += 1,
-                    (Status::Ok, false) => summary.done += 1,
-                    (Status::Failed, _) => summary
-                        .failed
-                        .push((entry.input.clone(), entry.error.clone().unwrap_or_default())),
-                }
+    // Records a finished input: progress line, summary, manifest.
+    let conclude = |entry: Entry, skipped: bool, active: Active| {
+        let outcome = match (&entry.status, skipped) {
+            (Status::Ok, true) => Outcome::Skipped,
+            (Status::Ok, false) => Outcome::Done {
+                seconds: entry.duration_ms as f64 / 1000.0,
+            },
+            (Status::Failed, _) => Outcome::Failed {
+                error: entry.error.as_deref().unwrap_or("unknown error"),
+            },
+        };
+        progress.finish(active, entry.size, outcome);
+        if let Ok(mut summary) = results.lock() {
+            match (&entry.status, skipped) {
+                (Status::Ok, true) => summary.skipped += 1,
+                (Status::Ok, false) => summary.done += 1,
+                (Status::Failed, _) => summary
+                    .failed
+                    .push((entry.input.clone(), entry.error.clone().unwrap_or_default())),
             }
-            if let Ok(mut guard) = state.lock() {
-                let (manifest, last_save) = &mut *guard;
-                manifest.record(entry);
-                // Rewriting a large manifest after every input would cost quadratic time;
-                // a kill loses at most half a second of records, which resume redoes.
-                if last_save.elapsed() >= Duration::from_millis(500) {
-                    if let Err(e) = manifest.save(&manifest_path) {
-                        if let Ok(mut slot) = save_error.lock() {
-                            *slot = Some(e);
-                        }
+        }
+        if let Ok(mut guard) = state.lock() {
+            let (manifest, last_save) = &mut *guard;
+            manifest.record(entry);
+            // Rewriting a large manifest after every input would cost quadratic time;
+            // a kill loses at most half a second of records, which resume redoes.
+            if last_save.elapsed() >= Duration::from_millis(500) {
+                if let Err(e) = manifest.save(&manifest_path) {
+                    if let Ok(mut slot) = save_error.lock() {
+                        *slot = Some(e);
                     }
-                    *last_save = Instant::now();
+                }
+                *last_save = Instant::now();
+            }
+        }
+    };
+    // Workers hash and write; one committer thread makes their outputs durable and renames
+    // them into place, in groups, so that no worker waits for the disk.
+    std::thread::scope(|scope| {
+        let (to_commit, commits) = std::sync::mpsc::channel::<(Pending, Active)>();
+        let conclude = &conclude;
+        let base = &base;
+        scope.spawn(move || {
+            while let Ok(first) = commits.recv() {
+                let mut group = vec![first];
+                group.extend(commits.try_iter());
+                let (pendings, actives): (Vec<Pending>, Vec<Active>) = group.into_iter().unzip();
+                for (entry, active) in publish_group(pendings, base).into_iter().zip(actives) {
+                    conclude(entry, false, active);
                 }
             }
         });
+        pool.install(|| {
+            tasks.par_iter().with_max_len(1).for_each(|task| {
+                let active = progress.start(&task.input.key);
+                let previous = previous
+                    .as_ref()
+                    .and_then(|m| m.entry(task.input.job, &task.input.key));
+                let staging = &stagings[&task.output_dir];
+                match process(task, base, previous, staging, &active) {
+                    Processed::Done(entry, skipped) => conclude(entry, skipped, active),
+                    Processed::Staged(pending) => {
+                        if let Err(std::sync::mpsc::SendError((pending, active))) =
+                            to_commit.send((pending, active))
+                        {
+                            let _ = std::fs::remove_dir_all(&pending.slot);
+                            let mut entry = pending.entry;
+                            entry.status = Status::Failed;
+                            entry.error = Some("publish: the committer stopped".into());
+                            conclude(entry, false, active);
+                        }
+                    }
+                }
+            });
+        });
+        drop(to_commit);
     });
     progress.close();
     drop(stagings);
@@ -275,15 +309,31 @@ fn planned_outputs(task: &Task<'_>, base: &Path, sha256: &str) -> (String, Vec<(
     (stem, outputs)
 }
 
-/// Processes one input (or decides it is up to date). Returns its entry and whether it was
-/// skipped.
+/// How a worker left an input.
+enum Processed {
+    /// Finished: its entry, and whether it was skipped as up to date.
+    Done(Entry, bool),
+    /// Its outputs are staged; they are published by the committer.
+    Staged(Pending),
+}
+
+/// An input whose outputs wait in its staging slot to be made durable and renamed into place.
+struct Pending {
+    /// Its entry, `Ok` but without outputs yet.
+    entry: Entry,
+    staged: Vec<Staged>,
+    slot: PathBuf,
+    output_dir: PathBuf,
+}
+
+/// Processes one input up to its staged outputs (or decides it is up to date, or fails).
 fn process(
     task: &Task<'_>,
     base: &Path,
     previous: Option<&Entry>,
     staging: &Staging,
     active: &Active,
-) -> (Entry, bool) {
+) -> Processed {
     let on_step = |step: &'static str| active.step(step);
     let started = Instant::now();
     let job = task.job;
@@ -299,28 +349,39 @@ fn process(
         duration_ms: 0,
         tool_version: manifest::TOOL_VERSION.into(),
     };
-    on_step("hash");
-    let (sha256, size) = match hash_input_reporting(&task.input.path, &|n| active.read(n)) {
-        Ok(h) => h,
-        Err(e) => {
-            entry.error = Some(format!("read: {e}"));
-            return (entry, false);
-        }
-    };
-    entry.sha256 = sha256;
-    entry.size = size;
-    let (stem, outputs) = planned_outputs(task, base, &entry.sha256);
-    let now = Identity {
-        sha256: &entry.sha256,
-        size,
-        steps: &job.steps_source,
-        outputs: &outputs,
-    };
-    if decide(previous, &now, |p| hash_file(&base.join(p))) == Decision::Skip {
-        if let Some(previous) = previous {
-            return (previous.clone(), true);
+    let on_read = |n| active.read(n);
+    // The input's hash is needed before any step when an earlier entry may let it be
+    // skipped, or when it names the outputs; otherwise a step that reads the input may hash
+    // it in the same pass (see `fused`), and it is hashed on its own only if none did.
+    let hash_first = previous.is_some() || task.job.name.uses_hash() || task.input.path.is_dir();
+    if hash_first {
+        on_step("hash");
+        match hash_input_reporting(&task.input.path, &on_read) {
+            Ok((sha256, size)) => {
+                entry.sha256 = sha256;
+                entry.size = size;
+            }
+            Err(e) => {
+                entry.error = Some(format!("read: {e}"));
+                return Processed::Done(entry, false);
+            }
         }
     }
+    let (stem, outputs) = planned_outputs(task, base, &entry.sha256);
+    if hash_first {
+        let now = Identity {
+            sha256: &entry.sha256,
+            size: entry.size,
+            steps: &job.steps_source,
+            outputs: &outputs,
+        };
+        if decide(previous, &now, |p| hash_file(&base.join(p))) == Decision::Skip {
+            if let Some(previous) = previous {
+                return Processed::Done(previous.clone(), true);
+            }
+        }
+    }
+    let mut input_hash = None;
     let result = staging
         .slot(&task.slot)
         .map_err(|e| format!("staging: {e}"))
@@ -332,31 +393,129 @@ fn process(
                 &stem,
                 task.policy,
                 &on_step,
+                (!hash_first).then_some(&on_read as &dyn Fn(u64)),
             )
             .map_err(|e| e.to_string())
-            .and_then(|staged| {
-                publish(&staged, &task.output_dir, base).map_err(|e| format!("publish: {e}"))
+            .and_then(|ran| {
+                input_hash = ran.input;
+                if input_hash.is_none() && !hash_first {
+                    on_step("hash");
+                    let hashed = hash_input_reporting(&task.input.path, &on_read)
+                        .map_err(|e| format!("read: {e}"))?;
+                    input_hash = Some(hashed);
+                }
+                Ok(ran.staged)
             });
-            let _ = std::fs::remove_dir_all(&slot);
-            staged
+            match staged {
+                Ok(staged) => Ok((staged, slot)),
+                Err(e) => {
+                    let _ = std::fs::remove_dir_all(&slot);
+                    Err(e)
+                }
+            }
         });
-    match result {
-        Ok(outputs) => {
-            entry.status = Status::Ok;
-            entry.outputs = outputs;
+    if !hash_first {
+        // A failed input is still recorded with its hash when it can be read.
+        let hashed = input_hash.or_else(|| hash_input_reporting(&task.input.path, &|_| {}).ok());
+        if let Some((sha256, size)) = hashed {
+            entry.sha256 = sha256;
+            entry.size = size;
         }
-        Err(e) => entry.error = Some(e),
     }
     entry.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    (entry, false)
+    match result {
+        Ok((staged, slot)) => {
+            entry.status = Status::Ok;
+            Processed::Staged(Pending {
+                entry,
+                staged,
+                slot,
+                output_dir: task.output_dir.clone(),
+            })
+        }
+        Err(e) => {
+            entry.error = Some(e);
+            Processed::Done(entry, false)
+        }
+    }
 }
 
-/// Hashes the staged outputs and renames them into `output_dir` (each rename is atomic; the
-/// files were fsynced by their writers).
+/// Publishes a group of staged inputs: starts the write-back of every staged file, fsyncs
+/// each (the group's I/O overlaps), renames each input's files into its output folder, then
+/// fsyncs each output folder once. An output is renamed only once its bytes are on disk, and
+/// every rename is on disk before the group's entries are returned. An input whose files
+/// could not be made durable or renamed fails, its remaining files left in its slot (removed
+/// with it).
+fn publish_group(group: Vec<Pending>, base: &Path) -> Vec<Entry> {
+    let mut opened = Vec::new();
+    for pending in &group {
+        let files: std::io::Result<Vec<std::fs::File>> = pending
+            .staged
+            .iter()
+            .map(|f| std::fs::File::open(&f.path))
+            .collect();
+        if let Ok(files) = &files {
+            files.iter().for_each(start_writeback);
+        }
+        opened.push(files);
+    }
+    let mut dirs: Vec<&Path> = Vec::new();
+    let mut entries = Vec::new();
+    for (pending, files) in group.iter().zip(opened) {
+        let mut entry = pending.entry.clone();
+        let published = files
+            .and_then(|files| files.iter().try_for_each(|f| f.sync_all()))
+            .and_then(|()| publish(&pending.staged, &pending.output_dir, base));
+        match published {
+            Ok(outputs) => {
+                entry.outputs = outputs;
+                if !dirs.contains(&pending.output_dir.as_path()) {
+                    dirs.push(&pending.output_dir);
+                }
+            }
+            Err(e) => {
+                entry.status = Status::Failed;
+                entry.error = Some(format!("publish: {e}"));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&pending.slot);
+        entries.push(entry);
+    }
+    for dir in dirs {
+        if let Ok(dir) = std::fs::File::open(dir) {
+            // Makes the renames durable; failing here does not undo complete outputs.
+            let _ = dir.sync_all();
+        }
+    }
+    entries
+}
+
+/// Asks the kernel to start writing `file`'s dirty pages now, without waiting, so that the
+/// fsync that follows finds them on their way.
+#[cfg(target_os = "linux")]
+fn start_writeback(file: &std::fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: sync_file_range takes a descriptor `file` keeps open and integers; it touches no
+    // memory of ours. A failure only leaves the write-back to the fsync.
+    unsafe {
+        libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+    }
+}
+
+/// Off Linux the fsync starts the write-back itself.
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_file: &std::fs::File) {}
+
+/// Hashes the staged outputs (those their writer did not hash) and renames them into
+/// `output_dir`, each rename atomic; the files are already durable. The caller fsyncs
+/// `output_dir`.
 fn publish(staged: &[Staged], output_dir: &Path, base: &Path) -> std::io::Result<Vec<Output>> {
     let mut outputs = Vec::new();
     for file in staged {
-        let (sha256, size) = hash_file(&file.path)?;
+        let (sha256, size) = match &file.hash {
+            Some(hashed) => hashed.clone(),
+            None => hash_file(&file.path)?,
+        };
         let name = file
             .path
             .file_name()
@@ -369,10 +528,6 @@ fn publish(staged: &[Staged], output_dir: &Path, base: &Path) -> std::io::Result
             sha256,
             size,
         });
-    }
-    if let Ok(dir) = std::fs::File::open(output_dir) {
-        // Makes the renames durable; failing here does not undo complete outputs.
-        let _ = dir.sync_all();
     }
     Ok(outputs)
 }
@@ -475,4 +630,237 @@ fn check_collisions(plan: &Plan, inputs: &[Input], base: &Path) -> Result<(), Ba
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::{Digest, Sha256};
+
+    fn fixtures() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+    }
+
+    fn sha256_of(path: &Path) -> (String, u64) {
+        let bytes = std::fs::read(path).expect("read");
+        (manifest::hex(&Sha256::digest(&bytes)), bytes.len() as u64)
+    }
+
+    /// Runs `plan` over copies of `inputs` in a fresh folder; returns the folder and manifest.
+    fn run_plan(plan: &str, inputs: &[&str]) -> (tempfile::TempDir, Manifest) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("in")).expect("mkdir");
+        for name in inputs {
+            std::fs::copy(fixtures().join(name), dir.path().join("in").join(name)).expect("copy");
+        }
+        std::fs::write(dir.path().join("plan.toml"), plan).expect("plan");
+        let options = Options {
+            plan: dir.path().join("plan.toml"),
+            jobs: 2,
+            shard: None,
+            dry_run: false,
+            manifest: None,
+            policy: Policy::SafeOnly,
+        };
+        let summary = run(&options, &mut std::io::sink()).expect("run");
+        assert!(summary.failed.is_empty(), "{:?}", summary.failed);
+        let manifest = Manifest::load(&summary.manifest)
+            .expect("load")
+            .expect("manifest");
+        (dir, manifest)
+    }
+
+    /// Every recorded hash is the hash of the file, computed on its own.
+    fn assert_hashes_match(dir: &Path, manifest: &Manifest) {
+        assert!(!manifest.entries.is_empty());
+        for entry in &manifest.entries {
+            assert_eq!(entry.status, Status::Ok, "{entry:?}");
+            assert_eq!(
+                (entry.sha256.clone(), entry.size),
+                sha256_of(&dir.join(&entry.input)),
+                "input {}",
+                entry.input
+            );
+            assert!(!entry.outputs.is_empty());
+            for output in &entry.outputs {
+                assert_eq!(
+                    (output.sha256.clone(), output.size),
+                    sha256_of(&dir.join(&output.path)),
+                    "output {}",
+                    output.path
+                );
+            }
+        }
+    }
+
+    const TRAINING: [&str; 2] = ["cuda0_train_ckpt.pth", "legacy_train_ckpt.pth"];
+
+    #[test]
+    fn hashes_taken_while_writing_safetensors_are_the_files_hashes() {
+        let plan = r#"[[job]]
+inputs = ["in/*.pth"]
+output_dir = "out"
+steps = ["strip-module", { remap = "cpu" }, "drop-optimizer", "to-safetensors"]
+"#;
+        let (dir, manifest) = run_plan(plan, &TRAINING);
+        assert_eq!(manifest.entries.len(), 2);
+        assert_hashes_match(dir.path(), &manifest);
+    }
+
+    #[test]
+    fn fused_output_is_byte_for_byte_what_to_safetensors_writes() {
+        // A view that does not start its storage, shared storages, deflated records and
+        // legacy files: some tensors take the fallback; the file must not change either way.
+        let inputs = [
+            "zip_dataparallel_sd.pth",
+            "mixed_cuda_zip.pth",
+            "zip_deflated.pth",
+            "zip_tinycnn_sd.pth",
+            "legacy_tinycnn_sd.pth",
+        ];
+        let plan = r#"[[job]]
+inputs = ["in/*.pth"]
+output_dir = "out"
+steps = ["to-safetensors"]
+"#;
+        let (dir, manifest) = run_plan(plan, &inputs);
+        assert_eq!(manifest.entries.len(), inputs.len());
+        assert_hashes_match(dir.path(), &manifest);
+        for name in inputs {
+            let mut opened = crate::open(&fixtures().join(name)).expect("open");
+            let reference = dir.path().join("reference.safetensors");
+            crate::safetensors::export(&mut opened.checkpoint, None, &reference).expect("export");
+            let stem = name.trim_end_matches(".pth");
+            let ours = dir.path().join("out").join(format!("{stem}.safetensors"));
+            assert_eq!(
+                split_safetensors(&std::fs::read(&ours).expect("ours")),
+                split_safetensors(&std::fs::read(&reference).expect("reference")),
+                "{name}"
+            );
+        }
+    }
+
+    /// A safetensors file as its header (parsed: the metadata map's order varies from one
+    /// write to the next) and its data bytes.
+    fn split_safetensors(bytes: &[u8]) -> (serde_json::Value, Vec<u8>) {
+        let len = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")) as usize;
+        let header = serde_json::from_slice(&bytes[8..8 + len]).expect("header");
+        (header, bytes[8 + len..].to_vec())
+    }
+
+    #[test]
+    fn a_failed_publish_fails_only_its_input_and_leaves_nothing_partial() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("in")).expect("mkdir");
+        for name in TRAINING {
+            std::fs::copy(fixtures().join(name), dir.path().join("in").join(name)).expect("copy");
+        }
+        // A folder where one output goes: its rename fails.
+        std::fs::create_dir_all(dir.path().join("out/cuda0_train_ckpt.safetensors/x"))
+            .expect("blocker");
+        let plan = r#"[[job]]
+inputs = ["in/*.pth"]
+output_dir = "out"
+steps = ["strip-module", "drop-optimizer", "to-safetensors"]
+"#;
+        std::fs::write(dir.path().join("plan.toml"), plan).expect("plan");
+        let options = Options {
+            plan: dir.path().join("plan.toml"),
+            jobs: 2,
+            shard: None,
+            dry_run: false,
+            manifest: None,
+            policy: Policy::SafeOnly,
+        };
+        let summary = run(&options, &mut std::io::sink()).expect("run");
+        assert_eq!(summary.done, 1);
+        assert_eq!(summary.failed.len(), 1);
+        assert!(
+            summary.failed[0].1.starts_with("publish:"),
+            "{:?}",
+            summary.failed
+        );
+        let manifest = Manifest::load(&summary.manifest)
+            .expect("load")
+            .expect("manifest");
+        let failed = manifest
+            .entries
+            .iter()
+            .find(|e| e.status == Status::Failed)
+            .expect("failed entry");
+        assert!(failed.outputs.is_empty());
+        assert_eq!(
+            (failed.sha256.clone(), failed.size),
+            sha256_of(&dir.path().join(&failed.input))
+        );
+        let ok: Vec<&Entry> = manifest
+            .entries
+            .iter()
+            .filter(|e| e.status == Status::Ok)
+            .collect();
+        assert_eq!(ok.len(), 1);
+        let left: Vec<String> = std::fs::read_dir(dir.path().join("out"))
+            .expect("out")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        let mut left = left;
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "cuda0_train_ckpt.safetensors",
+                "legacy_train_ckpt.safetensors"
+            ],
+            "no staging folder or temporary file is left"
+        );
+        assert!(dir
+            .path()
+            .join("out/cuda0_train_ckpt.safetensors/x")
+            .is_dir());
+    }
+
+    #[test]
+    fn hashes_are_right_where_the_input_is_hashed_first_or_after() {
+        // `{sha8}` names need the hash before any step; a checkpoint output and a dtype cast
+        // are hashed on their own passes; a rerun over an earlier manifest hashes first to
+        // decide what to skip.
+        let plan = r#"[[job]]
+inputs = ["in/*.pth"]
+output_dir = "named"
+name = "{stem}-{sha8}"
+steps = ["strip-module", "drop-optimizer", "to-safetensors"]
+
+[[job]]
+inputs = ["in/*.pth"]
+output_dir = "both"
+steps = ["strip-module", "drop-optimizer", "format", "to-safetensors"]
+
+[[job]]
+inputs = ["in/*.pth"]
+output_dir = "cast"
+steps = ["drop-optimizer", { dtype = "float16" }, "to-safetensors"]
+"#;
+        let (dir, manifest) = run_plan(plan, &TRAINING);
+        assert_eq!(manifest.entries.len(), 6);
+        assert_hashes_match(dir.path(), &manifest);
+        let options = Options {
+            plan: dir.path().join("plan.toml"),
+            jobs: 1,
+            shard: None,
+            dry_run: false,
+            manifest: None,
+            policy: Policy::SafeOnly,
+        };
+        std::fs::write(
+            dir.path().join("both/cuda0_train_ckpt.safetensors"),
+            b"changed",
+        )
+        .expect("spoil");
+        let summary = run(&options, &mut std::io::sink()).expect("rerun");
+        assert_eq!((summary.skipped, summary.done), (5, 1));
+        let again = Manifest::load(&summary.manifest)
+            .expect("load")
+            .expect("manifest");
+        assert_hashes_match(dir.path(), &again);
+    }
 }

@@ -322,6 +322,22 @@ impl Checkpoint {
         }
     }
 
+    /// Where storage `key`'s bytes sit in the input file when they sit there unchanged (a
+    /// stored zip record, a legacy storage): the absolute offset of their first byte, and
+    /// how many there are. `None` for a deflated record.
+    pub(crate) fn storage_in_file(&self, key: &str) -> Result<Option<(u64, u64)>, TorchError> {
+        match &self.source {
+            Source::Zip(zip) => {
+                let record = zip.record(&format!("data/{key}"))?;
+                Ok(record.stored.then_some((record.data_offset, record.size)))
+            }
+            Source::Legacy { records, .. } => {
+                let record = legacy_record(records, key)?;
+                Ok(Some((record.header_offset + 8, record.nbytes)))
+            }
+        }
+    }
+
     /// The open input file the storages are read from.
     pub(crate) fn source_file(&self) -> &File {
         match &self.source {
