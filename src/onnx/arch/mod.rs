@@ -401,11 +401,7 @@ impl Context<'_> {
             None => &values[..],
             Some((first, count)) => {
                 let all = self.sd.require(key)?.first().copied().unwrap_or(0);
-                let per_row = if all == 0 {
-                    0
-                } else {
-                    values.len() as u64 / all
-                };
+                let per_row = (values.len() as u64).checked_div(all).unwrap_or(0);
                 let range = first
                     .checked_add(count)
                     .filter(|&end| end <= all)
