@@ -30,11 +30,35 @@ pub fn fold(
     out_channels: usize,
     bn: &BatchNorm,
 ) -> Result<Folded, OnnxError> {
+    let scale = scales(bn, out_channels, weight.len(), bias.map(<[f32]>::len))?;
+    let per_out = weight.len() / out_channels;
+    let folded_weight = weight
+        .chunks(per_out)
+        .zip(&scale)
+        .flat_map(|(row, &s)| row.iter().map(move |&w| (f64::from(w) * s) as f32))
+        .collect();
+    Ok(Folded {
+        weight: folded_weight,
+        bias: folded_bias(bias, bn, &scale),
+    })
+}
+
+/// The per-output-channel factors `s = γ/√(σ² + ε)` that fold `bn` into a conv with
+/// `out_channels` outputs, `weights` weight values and a bias of `bias` values if any;
+/// an error when the sizes do not agree. The weight is folded by multiplying each output
+/// channel's values by its factor in f64 and rounding once
+/// ([`Transform::ScaleRows`](super::store::Transform::ScaleRows)).
+pub fn scales(
+    bn: &BatchNorm,
+    out_channels: usize,
+    weights: usize,
+    bias: Option<usize>,
+) -> Result<Vec<f64>, OnnxError> {
     let per_channel = [&bn.weight, &bn.bias, &bn.running_mean, &bn.running_var];
     let consistent = out_channels > 0
-        && weight.len().is_multiple_of(out_channels)
+        && weights.is_multiple_of(out_channels)
         && per_channel.iter().all(|p| p.len() == out_channels)
-        && bias.is_none_or(|b| b.len() == out_channels);
+        && bias.is_none_or(|b| b == out_channels);
     if !consistent {
         return Err(OnnxError::Shape {
             what: format!(
@@ -43,25 +67,19 @@ pub fn fold(
             ),
         });
     }
-    let scale: Vec<f64> = (0..out_channels)
+    Ok((0..out_channels)
         .map(|c| f64::from(bn.weight[c]) / (f64::from(bn.running_var[c]) + bn.eps).sqrt())
-        .collect();
-    let per_out = weight.len() / out_channels;
-    let folded_weight = weight
-        .chunks(per_out)
-        .zip(&scale)
-        .flat_map(|(row, &s)| row.iter().map(move |&w| (f64::from(w) * s) as f32))
-        .collect();
-    let folded_bias = (0..out_channels)
+        .collect())
+}
+
+/// The folded bias `(b − μ)·s + β` for the factors `scale` of [`scales`].
+pub fn folded_bias(bias: Option<&[f32]>, bn: &BatchNorm, scale: &[f64]) -> Vec<f32> {
+    (0..scale.len())
         .map(|c| {
             let b = bias.map_or(0.0, |b| f64::from(b[c]));
             ((b - f64::from(bn.running_mean[c])) * scale[c] + f64::from(bn.bias[c])) as f32
         })
-        .collect();
-    Ok(Folded {
-        weight: folded_weight,
-        bias: folded_bias,
-    })
+        .collect()
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use super::proto::{
     attribute_proto::AttributeType, tensor_proto::DataType, tensor_shape_proto, type_proto,
     AttributeProto, GraphProto, NodeProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
-use super::store::{Bytes, WeightStore};
+use super::store::{Bytes, Deferred, WeightStore};
 use super::{Batch, OnnxError, Opset};
 
 /// An activation: a value computed per sample. `shape` leaves out the batch axis, which is
@@ -209,6 +209,28 @@ impl GraphBuilder {
             what: format!("cannot set aside the weight `{name}`: {e}"),
         })?;
         Ok(self.push_initializer(name, dims, ElemType::Float32, bytes))
+    }
+
+    /// Adds a float32 initializer named `name` whose bytes are computed from the mapped
+    /// checkpoint when the file is written ([`Deferred`]); `bytes` must make exactly the
+    /// product of `dims` values.
+    pub fn deferred_weight(
+        &mut self,
+        name: &str,
+        dims: Vec<u64>,
+        bytes: Deferred,
+    ) -> Result<Weight, OnnxError> {
+        let count: u64 = dims.iter().product();
+        if count.checked_mul(4) != Some(bytes.len()) {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "`{name}`: {} values for shape {dims:?} ({count} expected)",
+                    bytes.len() / 4
+                ),
+            });
+        }
+        self.claim(name)?;
+        Ok(self.push_initializer(name, dims, ElemType::Float32, Bytes::Deferred(bytes)))
     }
 
     /// Adds a float32 constant computed by the export (a folded `arange`) under a fresh name

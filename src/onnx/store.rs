@@ -2,11 +2,19 @@
 //! unnamed spill file (in the output's folder), so that an export's memory is bounded by the
 //! budget plus the largest tensor whatever the model's size. The writer copies them out in
 //! the order the graph lists them.
+//!
+//! A checkpoint's weights need not be held at all: a [`Deferred`] initializer names its
+//! tensor in the mapped checkpoint and what to do to it (nothing, BatchNorm folding, a
+//! transpose), and the writer computes its bytes when it writes them, or writes the mapped
+//! bytes themselves when they are already float32 little endian.
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::torch::read_tensor::MappedTensor;
 
 /// Bytes held in memory before initializers start going to the spill file.
 pub const DEFAULT_MEMORY_BUDGET: u64 = 64 << 20;
@@ -15,7 +23,7 @@ pub const DEFAULT_MEMORY_BUDGET: u64 = 64 << 20;
 const COPY_CHUNK: usize = 1 << 20;
 
 /// Where one initializer's bytes are.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 pub enum Bytes {
     Memory(Vec<u8>),
     /// `len` bytes at `offset` in the store's spill file.
@@ -23,6 +31,8 @@ pub enum Bytes {
         offset: u64,
         len: u64,
     },
+    /// Computed from the mapped checkpoint when written.
+    Deferred(Deferred),
 }
 
 impl Bytes {
@@ -30,6 +40,7 @@ impl Bytes {
         match self {
             Bytes::Memory(bytes) => bytes.len() as u64,
             Bytes::Spilled { len, .. } => *len,
+            Bytes::Deferred(deferred) => deferred.len(),
         }
     }
 
@@ -88,11 +99,23 @@ impl WeightStore {
         Ok(Bytes::Spilled { offset, len })
     }
 
-    /// Writes `bytes` (handed out by this store) to `out`.
+    /// Writes `bytes` (handed out by this store, or deferred) to `out`.
     pub fn write_to(&self, bytes: &Bytes, out: &mut impl Write) -> io::Result<()> {
         let (offset, len) = match bytes {
             Bytes::Memory(bytes) => return out.write_all(bytes),
             Bytes::Spilled { offset, len } => (*offset, *len),
+            Bytes::Deferred(deferred) => {
+                let result = match deferred.borrowed() {
+                    Some(bytes) => out.write_all(bytes),
+                    None => {
+                        let mut buffer = Vec::new();
+                        deferred.produce(&mut buffer);
+                        out.write_all(&buffer)
+                    }
+                };
+                deferred.release();
+                return result;
+            }
         };
         let file = self
             .spill
@@ -108,6 +131,129 @@ impl WeightStore {
             done += n as u64;
         }
         Ok(())
+    }
+}
+
+/// What is done to a tensor's float32 values (row-major) to make an initializer's.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Transform {
+    /// Nothing: the values as they are.
+    Copy,
+    /// Row `r` (along the first axis; the values split into as many equal rows as there are
+    /// scales) multiplied by `scale[r]` in f64 and rounded once: BatchNorm folded into the
+    /// conv weight before it ([`super::fold`]).
+    ScaleRows(Arc<[f64]>),
+    /// A `rows × cols` matrix transposed to `cols × rows`, each value multiplied by `scale`
+    /// (in f32) when there is one.
+    Transpose {
+        rows: usize,
+        cols: usize,
+        scale: Option<f32>,
+    },
+}
+
+impl Transform {
+    /// Whether this transform applies to `numel` values.
+    pub fn fits(&self, numel: usize) -> bool {
+        match self {
+            Transform::Copy => true,
+            Transform::ScaleRows(scale) => !scale.is_empty() && numel.is_multiple_of(scale.len()),
+            Transform::Transpose { rows, cols, .. } => rows.checked_mul(*cols) == Some(numel),
+        }
+    }
+
+    /// Applies the transform to `src` (float32 little-endian values it [`fits`](Self::fits))
+    /// and writes the result to `out` (resized to the same length).
+    pub fn apply(&self, src: &[u8], out: &mut Vec<u8>) {
+        out.clear();
+        out.resize(src.len(), 0);
+        let load = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        match self {
+            Transform::Copy => out.copy_from_slice(src),
+            Transform::ScaleRows(scale) => {
+                let row = src.len() / scale.len();
+                for ((from, to), &s) in src.chunks(row).zip(out.chunks_mut(row)).zip(scale.iter()) {
+                    for (w, o) in from.chunks_exact(4).zip(to.chunks_exact_mut(4)) {
+                        o.copy_from_slice(&((f64::from(load(w)) * s) as f32).to_le_bytes());
+                    }
+                }
+            }
+            &Transform::Transpose { rows, cols, scale } => {
+                // In tiles, so that both sides stay in cache for large matrices; within a
+                // tile the writes are sequential and the reads strided (a strided read costs
+                // less than a strided write).
+                const TILE: usize = 32;
+                for c0 in (0..cols).step_by(TILE) {
+                    for r0 in (0..rows).step_by(TILE) {
+                        for c in c0..(c0 + TILE).min(cols) {
+                            let row_end = (r0 + TILE).min(rows);
+                            let to = &mut out[(c * rows + r0) * 4..(c * rows + row_end) * 4];
+                            for (r, o) in (r0..row_end).zip(to.chunks_exact_mut(4)) {
+                                let from = (r * cols + c) * 4;
+                                let v = load(&src[from..from + 4]);
+                                let v = scale.map_or(v, |s| v * s);
+                                o.copy_from_slice(&v.to_le_bytes());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// An initializer's bytes, computed from a tensor of the mapped checkpoint when they are
+/// written: float32 little endian, row-major, `transform` applied.
+#[derive(Clone, Debug)]
+pub struct Deferred {
+    source: MappedTensor,
+    transform: Transform,
+}
+
+impl PartialEq for Deferred {
+    fn eq(&self, other: &Deferred) -> bool {
+        self.source.same(&other.source) && self.transform == other.transform
+    }
+}
+
+impl Deferred {
+    /// `transform` of `source`'s values; `None` when it does not apply to that many values.
+    pub fn new(source: MappedTensor, transform: Transform) -> Option<Deferred> {
+        transform
+            .fits(source.numel())
+            .then_some(Deferred { source, transform })
+    }
+
+    /// Bytes it makes: four per value.
+    pub fn len(&self) -> u64 {
+        self.source.numel() as u64 * 4
+    }
+
+    /// The bytes themselves, when they are the checkpoint's as they are (no transform, and
+    /// stored as float32 little endian, row-major): write them without a copy.
+    pub fn borrowed(&self) -> Option<&[u8]> {
+        match self.transform {
+            Transform::Copy => self.source.f32_le(),
+            _ => None,
+        }
+    }
+
+    /// Computes the bytes into `out` (its old contents dropped, its allocation reused).
+    pub fn produce(&self, out: &mut Vec<u8>) {
+        match self.source.f32_le() {
+            Some(src) => self.transform.apply(src, out),
+            None => {
+                let mut decoded = Vec::new();
+                self.source.decode_le(&mut decoded);
+                self.transform.apply(&decoded, out);
+            }
+        }
+    }
+
+    /// Unmaps the source's pages from this process once it has been read
+    /// ([`MappedTensor::release`]).
+    pub fn release(&self) {
+        self.source.release();
     }
 }
 
@@ -144,6 +290,39 @@ mod tests {
         let second = store.put(big.clone()).unwrap();
         assert_eq!(bytes_of(&store, &first), vec![9; 5]);
         assert_eq!(bytes_of(&store, &second), big);
+    }
+
+    #[test]
+    fn transforms_scale_rows_and_transpose() {
+        let le = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let mut out = Vec::new();
+        let src = le(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        Transform::ScaleRows(Arc::from([2.0, 0.5])).apply(&src, &mut out);
+        assert_eq!(out, le(&[2.0, 4.0, 6.0, 2.0, 2.5, 3.0]));
+        let transpose = |scale| Transform::Transpose {
+            rows: 2,
+            cols: 3,
+            scale,
+        };
+        transpose(None).apply(&src, &mut out);
+        assert_eq!(out, le(&[1.0, 4.0, 2.0, 5.0, 3.0, 6.0]));
+        transpose(Some(0.5)).apply(&src, &mut out);
+        assert_eq!(out, le(&[0.5, 2.0, 1.0, 2.5, 1.5, 3.0]));
+        // A transpose larger than a tile.
+        let (rows, cols) = (37, 70);
+        let values: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+        Transform::Transpose {
+            rows,
+            cols,
+            scale: None,
+        }
+        .apply(&le(&values), &mut out);
+        let expected: Vec<f32> = (0..cols)
+            .flat_map(|c| (0..rows).map(move |r| (r * cols + c) as f32))
+            .collect();
+        assert_eq!(out, le(&expected));
+        assert!(!Transform::ScaleRows(Arc::from([1.0; 4])).fits(6));
+        assert!(!transpose(None).fits(5));
     }
 
     #[test]

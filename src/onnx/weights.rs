@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::pickle::NodeId;
-use crate::torch::read_tensor::read_f32;
+use crate::torch::read_tensor::{map_tensor, read_f32, MappedTensor};
 use crate::torch::state_dict::find_state_dicts;
 use crate::torch::{Checkpoint, TensorRef};
 use crate::transform::{strip_state_dict, PrefixRule};
@@ -152,12 +152,21 @@ impl StateDict {
         })
     }
 
+    fn tensor(&self, key: &str) -> Result<&TensorRef, OnnxError> {
+        self.tensors.get(key).ok_or_else(|| OnnxError::Arch {
+            what: format!("the state dict has no `{key}`"),
+        })
+    }
+
     /// Reads tensor `key` as row-major `f32` values.
     pub fn read(&self, ckpt: &mut Checkpoint, key: &str) -> Result<Vec<f32>, OnnxError> {
-        let tensor = self.tensors.get(key).ok_or_else(|| OnnxError::Arch {
-            what: format!("the state dict has no `{key}`"),
-        })?;
-        Ok(read_f32(ckpt, tensor)?)
+        Ok(read_f32(ckpt, self.tensor(key)?)?)
+    }
+
+    /// Tensor `key` in the mapped checkpoint, to be read when the file is written; `None`
+    /// when its bytes are not mapped (read it with [`StateDict::read`]).
+    pub fn map(&self, ckpt: &Checkpoint, key: &str) -> Result<Option<MappedTensor>, OnnxError> {
+        Ok(map_tensor(ckpt, self.tensor(key)?)?)
     }
 }
 

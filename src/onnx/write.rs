@@ -8,6 +8,8 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
+use std::thread::{self, JoinHandle};
 
 use prost::encoding::{encode_key, encode_varint, encoded_len_varint, key_len, WireType};
 use prost::Message;
@@ -16,9 +18,10 @@ use super::graph::{Initializer, Model};
 use super::proto::{
     tensor_proto::DataLocation, ModelProto, OperatorSetIdProto, StringStringEntryProto, TensorProto,
 };
-use super::store::{WeightStore, DEFAULT_MEMORY_BUDGET};
+use super::store::{Bytes, Deferred, WeightStore, DEFAULT_MEMORY_BUDGET};
 use super::{OnnxError, Opset};
 use crate::atomic_file::write_atomically;
+use crate::torch::save::start_writeback;
 
 /// Protobuf refuses messages of 2 GiB or more.
 pub const MAX_INLINE_BYTES: u64 = (1 << 31) - 1;
@@ -26,6 +29,9 @@ pub const MAX_INLINE_BYTES: u64 = (1 << 31) - 1;
 pub const EXTERNAL_MIN_BYTES: usize = 1024;
 /// External data offsets are multiples of this ("SHOULD be multiples of 4096" for mmap).
 pub const EXTERNAL_ALIGN: u64 = 4096;
+
+/// Initializer bytes written between two requests to start writing the file back to disk.
+const WRITEBACK_EVERY: u64 = 16 << 20;
 
 /// `ModelProto` field numbers used when streaming.
 const MODEL_GRAPH: u32 = 7;
@@ -213,6 +219,9 @@ pub fn write(model: &Model, path: &Path, options: &WriteOptions) -> Result<Writt
         encode_varint(graph_len as u64, &mut prefix);
         out.write_all(&prefix)?;
         out.write_all(&graph_bytes)?;
+        let inline = |p: &&Planned| matches!(p.placement, Placement::Inline);
+        let mut bytes = Producer::new(planned.iter().filter(inline).map(|p| &p.init.bytes));
+        let mut unsynced = 0u64;
         for p in &planned {
             let mut prefix = Vec::with_capacity(16 + p.meta.len());
             encode_key(GRAPH_INITIALIZER, WireType::LengthDelimited, &mut prefix);
@@ -222,7 +231,15 @@ pub fn write(model: &Model, path: &Path, options: &WriteOptions) -> Result<Writt
                 encode_key(TENSOR_RAW_DATA, WireType::LengthDelimited, &mut prefix);
                 encode_varint(p.init.bytes.len(), &mut prefix);
                 out.write_all(&prefix)?;
-                model.store.write_to(&p.init.bytes, &mut out)?;
+                bytes.write_next(&model.store, &mut out)?;
+                unsynced += p.init.bytes.len();
+                if unsynced >= WRITEBACK_EVERY {
+                    // Start writing the pages to disk while the rest is computed, so that
+                    // the fsync before the rename has little left to wait for.
+                    out.flush()?;
+                    start_writeback(out.get_ref());
+                    unsynced = 0;
+                }
             } else {
                 out.write_all(&prefix)?;
             }
@@ -242,13 +259,112 @@ fn write_external(
 ) -> std::io::Result<()> {
     let mut out = BufWriter::with_capacity(1 << 20, file);
     let mut position = 0u64;
+    let mut unsynced = 0u64;
+    let external = |p: &&Planned| matches!(p.placement, Placement::External { .. });
+    let mut bytes = Producer::new(planned.iter().filter(external).map(|p| &p.init.bytes));
     for p in planned {
         if let Placement::External { offset } = p.placement {
             let padding = usize::try_from(offset - position).unwrap_or(0);
             out.write_all(&vec![0u8; padding])?;
-            store.write_to(&p.init.bytes, &mut out)?;
+            bytes.write_next(store, &mut out)?;
             position = offset + p.init.bytes.len();
+            unsynced += p.init.bytes.len();
+            if unsynced >= WRITEBACK_EVERY {
+                out.flush()?;
+                start_writeback(out.get_ref());
+                unsynced = 0;
+            }
         }
     }
     out.flush()
+}
+
+/// Writes initializers' bytes in a given order. [`Deferred`] ones that must be computed
+/// (folded, transposed, decoded) are computed on a helper thread one tensor ahead of the
+/// writer, so that on two cores computing the next tensor overlaps writing this one; the
+/// rest are written as they are (deferred ones straight from the mapped checkpoint).
+/// At most three computed tensors exist at once: one being written, one waiting, one being
+/// computed; their buffers are reused.
+struct Producer<'a> {
+    order: std::vec::IntoIter<&'a Bytes>,
+    ready: Option<Receiver<Vec<u8>>>,
+    recycle: Option<Sender<Vec<u8>>>,
+    worker: Option<JoinHandle<()>>,
+}
+
+/// Whether `bytes` must be computed before they are written.
+fn computed(bytes: &Bytes) -> Option<&Deferred> {
+    match bytes {
+        Bytes::Deferred(deferred) if deferred.borrowed().is_none() => Some(deferred),
+        _ => None,
+    }
+}
+
+impl<'a> Producer<'a> {
+    /// A producer for `bytes`, to be written in this order by [`Producer::write_next`].
+    fn new(bytes: impl Iterator<Item = &'a Bytes>) -> Producer<'a> {
+        let order: Vec<&Bytes> = bytes.collect();
+        let jobs: Vec<Deferred> = order.iter().filter_map(|b| computed(b).cloned()).collect();
+        let mut producer = Producer {
+            order: order.into_iter(),
+            ready: None,
+            recycle: None,
+            worker: None,
+        };
+        if jobs.is_empty() {
+            return producer;
+        }
+        let (send_ready, ready) = sync_channel::<Vec<u8>>(1);
+        let (recycle, recycled) = channel::<Vec<u8>>();
+        let worker = thread::Builder::new()
+            .name("onnx-weights".into())
+            .spawn(move || {
+                for job in jobs {
+                    let mut buffer = recycled.try_recv().unwrap_or_default();
+                    job.produce(&mut buffer);
+                    job.release();
+                    if send_ready.send(buffer).is_err() {
+                        return;
+                    }
+                }
+            });
+        // Without a thread, `write_next` computes each tensor itself.
+        if let Ok(worker) = worker {
+            producer.ready = Some(ready);
+            producer.recycle = Some(recycle);
+            producer.worker = Some(worker);
+        }
+        producer
+    }
+
+    /// Writes the next initializer's bytes to `out`.
+    fn write_next(&mut self, store: &WeightStore, out: &mut impl Write) -> std::io::Result<()> {
+        let bytes = self
+            .order
+            .next()
+            .ok_or_else(|| std::io::Error::other("more initializers written than planned"))?;
+        let (Some(_), Some(ready)) = (computed(bytes), &self.ready) else {
+            return store.write_to(bytes, out);
+        };
+        let buffer = ready
+            .recv()
+            .map_err(|_| std::io::Error::other("the thread computing the weights stopped"))?;
+        out.write_all(&buffer)?;
+        if let Some(recycle) = &self.recycle {
+            // The worker may have finished; the buffer is then simply dropped.
+            let _ = recycle.send(buffer);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Producer<'_> {
+    fn drop(&mut self) {
+        // Closing the channels stops a worker that is ahead of an interrupted write.
+        self.ready = None;
+        self.recycle = None;
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
 }

@@ -5,6 +5,9 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use memmap2::{Mmap, UncheckedAdvice};
 
 use crate::pickle::{self, Graph, NodeId};
 
@@ -88,6 +91,9 @@ pub struct Checkpoint {
     /// Zip records kept for rewriting (`None` for legacy files).
     pub zip: Option<ZipMeta>,
     source: Source,
+    /// The input file mapped read-only, made on first use ([`Checkpoint::map_storage`]);
+    /// `None` inside when the file cannot be mapped.
+    mapped: OnceLock<Option<Arc<Mmap>>>,
 }
 
 /// The container a file's first bytes announce.
@@ -199,6 +205,7 @@ fn open_zip(path: &Path, file: File) -> Result<Checkpoint, TorchError> {
         scan,
         zip: Some(meta),
         source: Source::Zip(zip),
+        mapped: OnceLock::new(),
     })
 }
 
@@ -234,6 +241,7 @@ fn open_legacy(path: &Path, file: File, file_len: u64) -> Result<Checkpoint, Tor
             file,
             records: parsed.records,
         },
+        mapped: OnceLock::new(),
     })
 }
 
@@ -252,6 +260,7 @@ fn open_tar(path: &Path, file: File, file_len: u64) -> Result<Checkpoint, TorchE
             file,
             records: parsed.records,
         },
+        mapped: OnceLock::new(),
     })
 }
 
@@ -297,7 +306,102 @@ pub struct StorageBytes {
     pub legacy_count: Option<u64>,
 }
 
+/// Bytes of a storage in the memory-mapped input file: borrowed from the page cache, never
+/// copied into this process. The file is mapped read-only and shared; like `torch.load(...,
+/// mmap=True)`, it must not be truncated by another process while it is read.
+#[derive(Clone)]
+pub struct MappedBytes {
+    map: Arc<Mmap>,
+    start: usize,
+    len: usize,
+}
+
+impl std::fmt::Debug for MappedBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MappedBytes")
+            .field("start", &self.start)
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl MappedBytes {
+    /// The bytes.
+    pub fn bytes(&self) -> &[u8] {
+        // `start + len <= map.len()` by construction (`Checkpoint::map_storage`, `range`).
+        &self.map[self.start..self.start + self.len]
+    }
+
+    /// `len` bytes from `offset` within these, if they are inside.
+    pub fn range(&self, offset: u64, len: u64) -> Option<MappedBytes> {
+        let offset = usize::try_from(offset).ok()?;
+        let len = usize::try_from(len).ok()?;
+        (offset.checked_add(len)? <= self.len).then(|| MappedBytes {
+            map: Arc::clone(&self.map),
+            start: self.start + offset,
+            len,
+        })
+    }
+
+    /// Whether `self` and `other` are the same bytes of the same mapping.
+    pub fn same(&self, other: &MappedBytes) -> bool {
+        Arc::ptr_eq(&self.map, &other.map) && self.start == other.start && self.len == other.len
+    }
+
+    /// Unmaps these bytes' pages from this process (they stay in the page cache, and a later
+    /// read maps them again), so that reading a model through the mapping does not make the
+    /// process's resident memory grow with the model.
+    pub fn release(&self) {
+        if self.len == 0 {
+            return;
+        }
+        // SAFETY: the mapping is a shared read-only mapping of a file. `MADV_DONTNEED` there
+        // drops this process's page-table entries only; any later access faults the same file
+        // pages back in, so slices borrowed from the mapping keep reading the same bytes.
+        // A failure only means the pages stay mapped.
+        let _ = unsafe {
+            self.map
+                .unchecked_advise_range(UncheckedAdvice::DontNeed, self.start, self.len)
+        };
+    }
+}
+
 impl Checkpoint {
+    /// Storage `key`'s bytes in the mapped input file, when they sit there as they are (a
+    /// stored zip record, a legacy or tar storage). `None` for a deflated record or a file
+    /// that cannot be mapped: read those with [`Checkpoint::read_storage_range`].
+    pub fn map_storage(&self, key: &str) -> Result<Option<MappedBytes>, TorchError> {
+        let (offset, len) = match &self.source {
+            Source::Zip(zip) => {
+                let record = zip.record(&format!("data/{key}"))?;
+                if !record.stored {
+                    return Ok(None);
+                }
+                (record.data_offset, record.size)
+            }
+            Source::Legacy { records, .. } => {
+                let record = legacy_record(records, key)?;
+                (record.header_offset + 8, record.nbytes)
+            }
+        };
+        let Some(map) = self
+            .mapped
+            .get_or_init(|| {
+                // SAFETY: read-only shared mapping of the open input file; see `MappedBytes`.
+                unsafe { Mmap::map(self.source_file()) }.ok().map(Arc::new)
+            })
+            .as_ref()
+        else {
+            return Ok(None);
+        };
+        let whole = MappedBytes {
+            map: Arc::clone(map),
+            start: 0,
+            len: map.len(),
+        };
+        Ok(whole.range(offset, len))
+    }
+
     /// Facts about the bytes of storage `key`.
     pub fn storage_bytes(&self, key: &str) -> Result<StorageBytes, TorchError> {
         match &self.source {

@@ -1,6 +1,6 @@
 //! Reading a tensor's values as `f32`: the one place the ONNX exporter decodes weights.
 
-use super::checkpoint::Checkpoint;
+use super::checkpoint::{Checkpoint, MappedBytes};
 use super::contiguous::{increment, is_contiguous};
 use super::dtype::DType;
 use super::tensor::TensorRef;
@@ -29,10 +29,18 @@ impl ByteOrder {
 /// Honours the view's storage offset and strides; reads only the storage bytes the view
 /// spans. Supports float32, float16, bfloat16 and float64 (rounded to nearest).
 pub fn read_f32(ckpt: &mut Checkpoint, tensor: &TensorRef) -> Result<Vec<f32>, TorchError> {
-    match tensor.dtype {
-        DType::Float32 | DType::Float16 | DType::BFloat16 | DType::Float64 => {
-            read_values(ckpt, tensor, decode)
-        }
+    check_float(tensor.dtype)?;
+    if let Some(mapped) = map_tensor(ckpt, tensor)? {
+        let values = mapped.values();
+        mapped.release();
+        return Ok(values);
+    }
+    read_values(ckpt, tensor, decode)
+}
+
+fn check_float(dtype: DType) -> Result<(), TorchError> {
+    match dtype {
+        DType::Float32 | DType::Float16 | DType::BFloat16 | DType::Float64 => Ok(()),
         other => Err(TorchError::Unsupported {
             what: format!("reading {} tensors as float32", other.name()),
         }),
@@ -48,6 +56,169 @@ pub fn read_i64(ckpt: &mut Checkpoint, tensor: &TensorRef) -> Result<Vec<i64>, T
         });
     }
     read_values(ckpt, tensor, decode_integer)
+}
+
+/// A floating-point tensor whose bytes are in the mapped input file
+/// ([`Checkpoint::map_storage`]): its values can be read, or its bytes borrowed, without
+/// reading the file into memory.
+#[derive(Clone, Debug)]
+pub struct MappedTensor {
+    /// From the view's first element to the end of its extent.
+    bytes: MappedBytes,
+    dtype: DType,
+    order: ByteOrder,
+    shape: Vec<u64>,
+    strides: Vec<u64>,
+    numel: usize,
+}
+
+/// `tensor` in the mapped input, if its storage is mapped ([`Checkpoint::map_storage`]) and
+/// it is a float tensor [`read_f32`] reads; `None` otherwise (read it with [`read_f32`]).
+pub fn map_tensor(
+    ckpt: &Checkpoint,
+    tensor: &TensorRef,
+) -> Result<Option<MappedTensor>, TorchError> {
+    check_float(tensor.dtype)?;
+    let invalid = || TorchError::Invalid {
+        what: format!(
+            "tensor of shape {:?} does not fit storage `{}`",
+            tensor.shape, tensor.storage.key
+        ),
+    };
+    let numel = usize::try_from(tensor.numel()).map_err(|_| invalid())?;
+    if numel == 0 {
+        return Ok(None);
+    }
+    let size = tensor.dtype.element_size() as u64;
+    let strides: Vec<u64> = tensor
+        .stride
+        .iter()
+        .map(|&s| u64::try_from(s).map_err(|_| invalid()))
+        .collect::<Result<_, _>>()?;
+    let extent = tensor.extent().ok_or_else(invalid)?;
+    let first = tensor.offset.checked_mul(size).ok_or_else(invalid)?;
+    let span = (extent - tensor.offset)
+        .checked_mul(size)
+        .ok_or_else(invalid)?;
+    let Some(storage) = ckpt.map_storage(&tensor.storage.key)? else {
+        return Ok(None);
+    };
+    let bytes = storage.range(first, span).ok_or_else(invalid)?;
+    Ok(Some(MappedTensor {
+        bytes,
+        dtype: tensor.dtype,
+        order: ByteOrder::of(ckpt),
+        shape: tensor.shape.clone(),
+        strides,
+        numel,
+    }))
+}
+
+impl MappedTensor {
+    /// Elements in the view.
+    pub fn numel(&self) -> usize {
+        self.numel
+    }
+
+    /// The view's shape.
+    pub fn shape(&self) -> &[u64] {
+        &self.shape
+    }
+
+    /// The values' bytes as they are, when they already are what ONNX stores: float32,
+    /// little endian, row-major.
+    pub fn f32_le(&self) -> Option<&[u8]> {
+        let plain = self.dtype == DType::Float32
+            && self.order == ByteOrder::Little
+            && is_contiguous(&self.shape, &self.strides);
+        plain.then(|| &self.bytes.bytes()[..self.numel * 4])
+    }
+
+    /// The values as float32 little-endian bytes in row-major order, written to `out`
+    /// (cleared first): [`MappedTensor::f32_le`]'s bytes, or each element decoded.
+    pub fn decode_le(&self, out: &mut Vec<u8>) {
+        out.clear();
+        if let Some(bytes) = self.f32_le() {
+            out.extend_from_slice(bytes);
+            return;
+        }
+        out.reserve(self.numel * 4);
+        self.for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+    }
+
+    /// The values in row-major order.
+    pub fn values(&self) -> Vec<f32> {
+        if let Some(bytes) = self.f32_le() {
+            return bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+        }
+        let mut values = Vec::with_capacity(self.numel);
+        self.for_each(|v| values.push(v));
+        values
+    }
+
+    /// Calls `f` on every value in row-major order, decoded.
+    fn for_each(&self, mut f: impl FnMut(f32)) {
+        let bytes = self.bytes.bytes();
+        let size = self.dtype.element_size();
+        // Every position is below the view's extent, which `bytes` spans (`map_tensor`).
+        let element = |index: u64| {
+            let at = index as usize * size;
+            decode(&bytes[at..at + size], self.dtype, self.order)
+        };
+        if is_contiguous(&self.shape, &self.strides) {
+            (0..self.numel as u64).for_each(|i| f(element(i)));
+        } else {
+            let mut index = vec![0u64; self.shape.len()];
+            for _ in 0..self.numel {
+                let position: u64 = index.iter().zip(&self.strides).map(|(i, s)| i * s).sum();
+                f(element(position));
+                increment(&mut index, &self.shape);
+            }
+        }
+    }
+
+    /// Rows `first..first + count` along the first axis, as a view of the same bytes.
+    pub fn rows(&self, first: u64, count: u64) -> Option<MappedTensor> {
+        let (&rows, _) = self.shape.split_first()?;
+        let &stride = self.strides.first()?;
+        if first.checked_add(count)? > rows || count == 0 {
+            return None;
+        }
+        let mut shape = self.shape.clone();
+        shape[0] = count;
+        let size = self.dtype.element_size() as u64;
+        // The narrowed view's extent, from its first element.
+        let mut last = 0u64;
+        for (&n, &s) in shape.iter().zip(&self.strides) {
+            last = last.checked_add((n - 1).checked_mul(s)?)?;
+        }
+        let start = first.checked_mul(stride)?.checked_mul(size)?;
+        let span = last.checked_add(1)?.checked_mul(size)?;
+        Some(MappedTensor {
+            bytes: self.bytes.range(start, span)?,
+            dtype: self.dtype,
+            order: self.order,
+            numel: usize::try_from(shape.iter().product::<u64>()).ok()?,
+            shape,
+            strides: self.strides.clone(),
+        })
+    }
+
+    /// Whether `self` and `other` are the same view of the same bytes.
+    pub fn same(&self, other: &MappedTensor) -> bool {
+        self.bytes.same(&other.bytes)
+            && self.dtype == other.dtype
+            && self.shape == other.shape
+            && self.strides == other.strides
+    }
+
+    /// Unmaps the view's pages from this process ([`MappedBytes::release`]).
+    pub fn release(&self) {
+        self.bytes.release();
+    }
 }
 
 /// `tensor`'s elements in row-major order, each decoded by `decode` from its bytes.

@@ -379,7 +379,7 @@ fn write_zip(
 /// them, so the final fsync overlaps with the copying instead of following it. Linux only
 /// (`sync_file_range`); elsewhere the fsync before the rename does all the work.
 #[cfg(target_os = "linux")]
-fn start_writeback(file: &File) {
+pub(crate) fn start_writeback(file: &File) {
     use std::os::fd::AsRawFd;
     // SAFETY: sync_file_range takes only integers and a file descriptor that `file` keeps open
     // for the duration of the call; it touches no memory of ours. A failure only loses the
@@ -392,7 +392,7 @@ fn start_writeback(file: &File) {
 /// No early writeback off Linux: the output is still made durable by the fsync before the
 /// rename.
 #[cfg(not(target_os = "linux"))]
-fn start_writeback(_file: &File) {}
+pub(crate) fn start_writeback(_file: &File) {}
 
 fn write_legacy(
     source: &mut Checkpoint,

@@ -100,9 +100,90 @@ struct Entry {
     zip_index: usize,
 }
 
+/// Buffer of the reader the zip crate parses the central directory with: a torch
+/// checkpoint's directory (100 bytes or so per record) in a few reads.
+const DIRECTORY_BUFFER: usize = 64 << 10;
+/// Buffer of the reader of local headers, which are spread over the file: one read each.
+const HEADER_BUFFER: usize = 4 << 10;
+
+/// A `Read + Seek` over a file by positioned reads (`pread`) through a buffer: a seek costs
+/// no system call, and the many small reads of parsing a central directory or a local header
+/// are served by one large read. Reads at least as large as the buffer bypass it.
+struct Positioned {
+    file: File,
+    len: u64,
+    pos: u64,
+    buffer: Vec<u8>,
+    /// `buffer[..filled]` holds the file's bytes from `start`.
+    start: u64,
+    filled: usize,
+}
+
+impl Positioned {
+    fn new(file: File, len: u64, capacity: usize) -> Positioned {
+        Positioned {
+            file,
+            len,
+            pos: 0,
+            buffer: vec![0; capacity],
+            start: 0,
+            filled: 0,
+        }
+    }
+}
+
+impl Read for Positioned {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        if out.is_empty() {
+            return Ok(0);
+        }
+        let buffered = self.pos >= self.start && self.pos - self.start < self.filled as u64;
+        if !buffered {
+            if out.len() >= self.buffer.len() {
+                let n = self.file.read_at(out, self.pos)?;
+                self.pos += n as u64;
+                return Ok(n);
+            }
+            self.filled = self.file.read_at(&mut self.buffer, self.pos)?;
+            self.start = self.pos;
+            if self.filled == 0 {
+                return Ok(0);
+            }
+        }
+        // `pos - start < filled <= buffer.len()`, so the index fits.
+        let at = (self.pos - self.start) as usize;
+        let n = out.len().min(self.filled - at);
+        out[..n].copy_from_slice(&self.buffer[at..at + n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for Positioned {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::End(d) => self.len.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        self.pos = target.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek before the start of the file",
+            )
+        })?;
+        Ok(self.pos)
+    }
+
+    fn stream_position(&mut self) -> io::Result<u64> {
+        Ok(self.pos)
+    }
+}
+
 /// An opened torch zip archive.
 pub struct TorchZip {
-    archive: zip::ZipArchive<File>,
+    archive: zip::ZipArchive<Positioned>,
     /// A handle to the same open file, for reading stored bytes without the zip crate.
     file: File,
     prefix: String,
@@ -132,7 +213,7 @@ impl TorchZip {
             Err(e) => return Err(e.into()),
         }
         check_directory(&mut file, file_len)?;
-        let reader = file.try_clone()?;
+        let reader = Positioned::new(file.try_clone()?, file_len, DIRECTORY_BUFFER);
         // The file starts with a local header, so the archive starts at offset 0. Saying so
         // also turns off the zip crate's prepended-data detection, which misreads some valid
         // multi-GiB torch archives ("Invalid Central Directory header").
@@ -153,6 +234,7 @@ impl TorchZip {
         }
 
         let mut prefix: Option<String> = None;
+        let mut headers = Positioned::new(file.try_clone()?, file_len, HEADER_BUFFER);
         let mut entries = Vec::with_capacity(archive.len());
         let mut by_name = HashMap::with_capacity(archive.len());
         for zip_index in 0..archive.len() {
@@ -205,7 +287,7 @@ impl TorchZip {
                 });
             }
             let header_offset = entry.header_start();
-            let local = read_local_header(&mut &file, header_offset, file_len)
+            let local = read_local_header(&mut headers, header_offset, file_len)
                 .map_err(|reason| corrupt(&rel, reason))?;
             if let Some(detail) = local_mismatch(&local, raw, size, compressed_size) {
                 return Err(ZipError::LocalHeaderMismatch { name: full, detail });

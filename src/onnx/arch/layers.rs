@@ -6,6 +6,7 @@
 use super::{key, Context};
 use crate::onnx::graph::{Value, Weight};
 use crate::onnx::ops::Conv2d;
+use crate::onnx::store::Transform;
 use crate::onnx::weights::Expected;
 use crate::onnx::OnnxError;
 
@@ -30,8 +31,7 @@ impl Context<'_> {
     /// affine weight as `[C, 1, 1]` so that it broadcasts over a feature map). Keeps the
     /// state-dict name.
     pub fn weight_as(&mut self, key: &str, dims: Vec<u64>) -> Result<Weight, OnnxError> {
-        let values = self.sd.read(self.ckpt, key)?;
-        self.graph.weight(key, dims, &values)
+        self.transformed_weight(key, None, Transform::Copy, key, dims)
     }
 
     /// `nn.LayerNorm` at `prefix` normalising per-sample `axis` of `x` (the last axis for
@@ -75,16 +75,18 @@ impl Context<'_> {
                 what: format!("`{weight_key}` {dims:?} is not a 2-D linear weight"),
             });
         };
-        let values = self.sd.read(self.ckpt, &weight_key)?;
-        if n.checked_mul(k) != Some(values.len() as u64) {
+        let (Ok(rows), Ok(cols)) = (usize::try_from(n), usize::try_from(k)) else {
             return Err(OnnxError::Shape {
-                what: format!("`{weight_key}` holds {} values, not {n}×{k}", values.len()),
+                what: format!("`{weight_key}` {dims:?} is too large"),
             });
-        }
-        let transposed = transpose(&values, n, k);
-        let w = self
-            .graph
-            .weight(&format!("{weight_key}.transposed"), vec![k, n], &transposed)?;
+        };
+        let transpose = Transform::Transpose {
+            rows,
+            cols,
+            scale: None,
+        };
+        let name = format!("{weight_key}.transposed");
+        let w = self.transformed_weight(&weight_key, None, transpose, &name, vec![k, n])?;
         let y = self.graph.matmul(linear, x, &w)?;
         let b = self.weight(&format!("{linear}.bias"))?;
         self.graph.add_constant(linear, &y, &b)
@@ -104,26 +106,5 @@ impl Context<'_> {
         let w = self.weight_as(&weight_key, vec![n, k, 1, 1])?;
         let b = self.weight(&format!("{linear}.bias"))?;
         self.graph.conv(linear, x, &w, Some(&b), Conv2d::new(1, 0))
-    }
-}
-
-/// `values` as an `rows × cols` row-major matrix (exactly `rows · cols` values), transposed
-/// to `cols × rows`.
-fn transpose(values: &[f32], rows: u64, cols: u64) -> Vec<f32> {
-    let (rows, cols) = (rows as usize, cols as usize);
-    (0..cols)
-        .flat_map(|c| (0..rows).map(move |r| values[r * cols + c]))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::transpose;
-
-    #[test]
-    fn transpose_swaps_rows_and_columns() {
-        // [[1, 2, 3], [4, 5, 6]] → [[1, 4], [2, 5], [3, 6]]
-        let m = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
-        assert_eq!(transpose(&m, 2, 3), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
     }
 }

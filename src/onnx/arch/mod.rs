@@ -21,9 +21,10 @@ use std::fmt;
 
 use crate::torch::Checkpoint;
 
-use super::fold::{fold, BatchNorm};
+use super::fold::{folded_bias, scales, BatchNorm};
 use super::graph::{GraphBuilder, Value, Weight};
 use super::ops::{Conv2d, Pool2d};
+use super::store::{Deferred, Transform};
 use super::weights::{Expected, StateDict};
 use super::OnnxError;
 
@@ -367,8 +368,62 @@ impl Context<'_> {
     /// The state-dict tensor `key` as an initializer of the same name.
     pub fn weight(&mut self, key: &str) -> Result<Weight, OnnxError> {
         let dims = self.sd.require(key)?.to_vec();
+        self.transformed_weight(key, None, Transform::Copy, key, dims)
+    }
+
+    /// Initializer `name` of shape `dims`: the state-dict tensor `key` (only rows
+    /// `first..first + count` of its first axis when `rows` is given) with `transform`
+    /// applied. When the checkpoint's bytes are mapped, nothing is read now: the writer
+    /// computes the bytes (or copies them as they are) when it writes them. Otherwise the
+    /// tensor is read and transformed here, with the same arithmetic.
+    pub fn transformed_weight(
+        &mut self,
+        key: &str,
+        rows: Option<(u64, u64)>,
+        transform: Transform,
+        name: &str,
+        dims: Vec<u64>,
+    ) -> Result<Weight, OnnxError> {
+        if let Some(mapped) = self.sd.map(self.ckpt, key)? {
+            let source = match rows {
+                Some((first, count)) => mapped.rows(first, count),
+                None => Some(mapped),
+            };
+            if let Some(deferred) = source.and_then(|s| Deferred::new(s, transform.clone())) {
+                return self.graph.deferred_weight(name, dims, deferred);
+            }
+        }
         let values = self.sd.read(self.ckpt, key)?;
-        self.graph.weight(key, dims, &values)
+        let shape_error = || OnnxError::Shape {
+            what: format!("`{key}` does not have the shape {name} needs"),
+        };
+        let values = match rows {
+            None => &values[..],
+            Some((first, count)) => {
+                let all = self.sd.require(key)?.first().copied().unwrap_or(0);
+                let per_row = (values.len() as u64).checked_div(all).unwrap_or(0);
+                let range = first
+                    .checked_add(count)
+                    .filter(|&end| end <= all)
+                    .map(|end| (first * per_row) as usize..(end * per_row) as usize)
+                    .ok_or_else(shape_error)?;
+                &values[range]
+            }
+        };
+        if transform == Transform::Copy {
+            return self.graph.weight(name, dims, values);
+        }
+        if !transform.fits(values.len()) {
+            return Err(shape_error());
+        }
+        let src: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let mut out = Vec::new();
+        transform.apply(&src, &mut out);
+        let values: Vec<f32> = out
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        self.graph.weight(name, dims, &values)
     }
 
     /// The state-dict tensor `key` if present.
@@ -406,7 +461,10 @@ impl Context<'_> {
         let bias_key = format!("{conv}.bias");
         let dims = self.sd.require(&weight_key)?.to_vec();
         let out_channels = dims.first().copied().unwrap_or(0);
-        let weight = self.sd.read(self.ckpt, &weight_key)?;
+        let too_large = || OnnxError::Shape {
+            what: format!("`{weight_key}` is too large"),
+        };
+        let weights = usize::try_from(dims.iter().product::<u64>()).map_err(|_| too_large())?;
         let bias = if self.sd.has(&bias_key) {
             Some(self.sd.read(self.ckpt, &bias_key)?)
         } else {
@@ -420,17 +478,20 @@ impl Context<'_> {
             running_var: read("running_var")?,
             eps,
         };
-        let channels = usize::try_from(out_channels).map_err(|_| OnnxError::Shape {
-            what: format!("`{weight_key}` is too large"),
-        })?;
-        let folded = fold(&weight, bias.as_deref(), channels, &norm)?;
-        let w = self
-            .graph
-            .weight(&format!("{weight_key}.fused_bn"), dims, &folded.weight)?;
+        let channels = usize::try_from(out_channels).map_err(|_| too_large())?;
+        let scale = scales(&norm, channels, weights, bias.as_ref().map(Vec::len))?;
+        let folded_bias = folded_bias(bias.as_deref(), &norm, &scale);
+        let w = self.transformed_weight(
+            &weight_key,
+            None,
+            Transform::ScaleRows(scale.into()),
+            &format!("{weight_key}.fused_bn"),
+            dims,
+        )?;
         let b = self.graph.weight(
             &format!("{bias_key}.fused_bn"),
             vec![out_channels],
-            &folded.bias,
+            &folded_bias,
         )?;
         self.graph.conv(conv, x, &w, Some(&b), p)
     }

@@ -25,6 +25,7 @@ use super::{count_from, dim_or, key, Context};
 use crate::onnx::attention;
 use crate::onnx::graph::{Value, Weight};
 use crate::onnx::ops::Conv2d;
+use crate::onnx::store::Transform;
 use crate::onnx::weights::{Expected, StateDict};
 use crate::onnx::OnnxError;
 
@@ -269,21 +270,39 @@ impl VisionTransformer {
         let d = self.hidden;
         let weight_key = format!("{prefix}.in_proj_weight");
         let bias_key = format!("{prefix}.in_proj_bias");
-        let weight = cx.sd.read(cx.ckpt, &weight_key)?;
         let bias = cx.sd.read(cx.ckpt, &bias_key)?;
-        let parts = attention::split_in_projection(&weight, &bias, d as usize, q_scale)
-            .ok_or_else(|| OnnxError::Shape {
-                what: format!("`{weight_key}` or `{bias_key}` is not sized for width {d}"),
-            })?;
-        let [q, k, v] = parts;
-        let mut part = |p: attention::Projection, name: &str| -> Result<[Weight; 2], OnnxError> {
-            Ok([
-                cx.graph
-                    .weight(&format!("{weight_key}.{name}"), vec![d, d], &p.weight)?,
-                cx.graph
-                    .weight(&format!("{bias_key}.{name}"), vec![d], &p.bias)?,
-            ])
+        let sized = || OnnxError::Shape {
+            what: format!("`{weight_key}` or `{bias_key}` is not sized for width {d}"),
         };
-        Ok([part(q, "q")?, part(k, "k")?, part(v, "v")?])
+        let width = usize::try_from(d).map_err(|_| sized())?;
+        let rows = d.checked_mul(3).ok_or_else(sized)?;
+        if cx.sd.require(&weight_key)? != [rows, d] || Some(bias.len()) != width.checked_mul(3) {
+            return Err(sized());
+        }
+        // As `attention::split_in_projection`: rows `i·d..(i+1)·d` of the weight, transposed
+        // and multiplied by the part's scale, and the bias's `i`-th third likewise scaled.
+        let mut part = |i: usize, scale: f32, name: &str| -> Result<[Weight; 2], OnnxError> {
+            let transpose = Transform::Transpose {
+                rows: width,
+                cols: width,
+                scale: Some(scale),
+            };
+            let rows = Some((i as u64 * d, d));
+            let name_w = format!("{weight_key}.{name}");
+            let w = cx.transformed_weight(&weight_key, rows, transpose, &name_w, vec![d, d])?;
+            let b: Vec<f32> = bias[i * width..(i + 1) * width]
+                .iter()
+                .map(|v| v * scale)
+                .collect();
+            let b = cx
+                .graph
+                .weight(&format!("{bias_key}.{name}"), vec![d], &b)?;
+            Ok([w, b])
+        };
+        Ok([
+            part(0, q_scale, "q")?,
+            part(1, 1.0, "k")?,
+            part(2, 1.0, "v")?,
+        ])
     }
 }
