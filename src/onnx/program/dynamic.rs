@@ -53,18 +53,26 @@ const UNBOUNDED: i64 = 1 << 40;
 const PROBES: [u64; 8] = [7, 11, 13, 17, 19, 23, 29, 31];
 
 impl DynamicDim {
-    /// Two sizes in the declared range to lower the program at.
+    /// Two sizes in the declared range to lower the program at: the first two small primes
+    /// inside it, else (a narrow range) its largest sizes, which are least likely to equal
+    /// a fixed size by chance.
     fn probes(&self) -> Result<(u64, u64), OnnxError> {
         let max = self.max.unwrap_or(u64::MAX);
-        let mut inside = PROBES
+        let inside = |p: &u64| (self.min..=max).contains(p);
+        let ends = [Some(max), max.checked_sub(1), self.min.checked_add(1), Some(self.min)];
+        let mut sizes: Vec<u64> = Vec::new();
+        for size in PROBES
             .iter()
             .copied()
-            .filter(|p| (self.min..=max).contains(p));
-        match (inside.next(), inside.next()) {
-            (Some(a), Some(b)) => Ok((a, b)),
-            _ if self.min.max(2).checked_add(1).is_some_and(|b| b <= max) => {
-                Ok((self.min.max(2), self.min.max(2) + 1))
+            .chain(ends.into_iter().flatten().filter(|&s| s < u64::MAX))
+            .filter(|s| inside(s) && *s >= 2)
+        {
+            if !sizes.contains(&size) {
+                sizes.push(size);
             }
+        }
+        match sizes.as_slice() {
+            [a, b, ..] => Ok((*a, *b)),
             _ => Err(OnnxError::Shape {
                 what: format!(
                     "the dynamic dimension {} allows only the sizes {}..={max}; export it with a fixed size",
@@ -835,7 +843,8 @@ mod tests {
     fn probes_are_two_sizes_inside_the_declared_range() {
         assert_eq!(dim(2, Some(64)).probes().unwrap(), (7, 11));
         assert_eq!(dim(12, None).probes().unwrap(), (13, 17));
-        assert_eq!(dim(2, Some(8)).probes().unwrap(), (2, 3));
+        assert_eq!(dim(2, Some(8)).probes().unwrap(), (7, 8));
+        assert_eq!(dim(2, Some(4)).probes().unwrap(), (4, 3));
         let err = dim(5, Some(5)).probes().unwrap_err().to_string();
         assert!(err.contains("allows only the sizes 5..=5"), "{err}");
     }
