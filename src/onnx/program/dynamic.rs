@@ -59,7 +59,12 @@ impl DynamicDim {
     fn probes(&self) -> Result<(u64, u64), OnnxError> {
         let max = self.max.unwrap_or(u64::MAX);
         let inside = |p: &u64| (self.min..=max).contains(p);
-        let ends = [Some(max), max.checked_sub(1), self.min.checked_add(1), Some(self.min)];
+        let ends = [
+            Some(max),
+            max.checked_sub(1),
+            self.min.checked_add(1),
+            Some(self.min),
+        ];
         let mut sizes: Vec<u64> = Vec::new();
         for size in PROBES
             .iter()
