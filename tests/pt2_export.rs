@@ -81,6 +81,15 @@ fn export_case(
     export_program(&mut archive, options, out)
 }
 
+/// A raw little-endian float32 file written by a fixture generator.
+fn read_f32(path: &Path) -> Vec<f32> {
+    std::fs::read(path)
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
 fn ops(model: &ModelProto) -> Vec<String> {
     model
         .graph
@@ -676,11 +685,7 @@ fn token_ids_and_masks_are_typed_inputs_and_match_torch_in_tract() {
         for (k, got) in outputs.iter().enumerate() {
             let stem = format!("tokens_int.out.b{b}.{k}");
             if got.datum_type() == f32::datum_type() {
-                let want: Vec<f32> = std::fs::read(fixtures().join(format!("{stem}.f32")))
-                    .unwrap()
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect();
+                let want = read_f32(&fixtures().join(format!("{stem}.f32")));
                 let got = got.to_plain_array_view::<f32>().unwrap();
                 assert_eq!(got.len(), want.len());
                 let diff = got
@@ -826,11 +831,7 @@ fn a_dynamic_sequence_length_stays_dynamic_and_matches_torch_at_other_lengths() 
         let outputs = runnable.run(inputs).unwrap();
         let got = outputs[0].to_plain_array_view::<f32>().unwrap();
         assert_eq!(got.shape(), [b, s, 16]);
-        let want: Vec<f32> = std::fs::read(fixtures().join(format!("sequence.out.b{b}.s{s}.f32")))
-            .unwrap()
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        let want = read_f32(&fixtures().join(format!("sequence.out.b{b}.s{s}.f32")));
         let diff = got
             .iter()
             .zip(&want)

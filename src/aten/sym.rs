@@ -199,6 +199,15 @@ impl Parser<'_> {
         &self.text[start..start + len]
     }
 
+    /// One or more comma-separated expressions (a call's arguments).
+    fn arguments(&mut self) -> Result<Vec<Expr>, String> {
+        let mut items = vec![self.expression()?];
+        while self.eat(",") {
+            items.push(self.expression()?);
+        }
+        Ok(items)
+    }
+
     fn expression(&mut self) -> Result<Expr, String> {
         self.skip_spaces();
         let start = self.at;
@@ -249,18 +258,9 @@ impl Parser<'_> {
                     _ => return Err(self.fail("expected a small literal exponent")),
                 }
             }
-            "Max" | "Min" => {
-                let mut items = vec![self.expression()?];
-                while self.eat(",") {
-                    items.push(self.expression()?);
-                }
-                Expr::Extremum(head == "Max", items)
-            }
+            "Max" | "Min" => Expr::Extremum(head == "Max", self.arguments()?),
             "Mul" | "Add" => {
-                let mut items = vec![self.expression()?];
-                while self.eat(",") {
-                    items.push(self.expression()?);
-                }
+                let items = self.arguments()?;
                 if head == "Mul" {
                     Expr::Mul(items)
                 } else {
