@@ -64,6 +64,7 @@ pub const EVALUATED: &[&str] = &[
     "detach_.default",
     "lift_fresh_copy.default",
     "to.dtype",
+    "to.dtype_layout",
     "to.device",
     "_to_copy.default",
     "add.Tensor",
@@ -463,7 +464,7 @@ pub fn evaluate(
         | "detach.default"
         | "detach_.default"
         | "lift_fresh_copy.default" => one(Ok(a.tensor("self")?)),
-        "to.dtype" | "to.device" | "_to_copy.default" => {
+        "to.dtype" | "to.dtype_layout" | "to.device" | "_to_copy.default" => {
             let x = a.tensor("self")?;
             match a.dtype()? {
                 None => one(Ok(x)),

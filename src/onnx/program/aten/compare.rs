@@ -338,13 +338,6 @@ impl<'p> Lowering<'p, '_> {
                     ElemType::Int64 | ElemType::Int32 => v.trunc(),
                 })
                 .collect();
-            if self.uniform_axis(name).is_some() {
-                // The same for every sample stays so (a table expanded over the batch).
-                let tensor = crate::aten::eval::Tensor::f32(dims, values)
-                    .map_err(|what| OnnxError::Shape { what })?;
-                let out = self.output_name(node, 0)?;
-                return self.bind_uniform_as(node, out, tensor);
-            }
             return self.bind_folded_f32(node, 0, dims, values);
         }
         let x = self.any_activation(name)?;
