@@ -348,7 +348,8 @@ class FilledTable(nn.Module):
         positional = self.pos(rel.expand(b, -1, -1, -1)).permute(0, 3, 1, 2)  # B, H, N, N
         attn = (positional + 0.1 * (x @ x.transpose(1, 2)).unsqueeze(1)).sigmoid()
         # MViTv2's decomposed relative positions, written over the whole map.
-        attn[:, :, 0:, 0:] = attn + 0.5 * positional.tanh()
+        # (Positive terms only: a row sum near zero would make float32 itself inexact.)
+        attn[:, :, 0:, 0:] = attn + 0.5 * positional.tanh().abs()
         attn /= attn.sum(-1, keepdim=True)
         v = self.value(x).reshape(b, -1, attn.shape[1], x.shape[2] // attn.shape[1])
         mixed = (attn @ v.transpose(1, 2)).transpose(1, 2).reshape(b, -1, x.shape[2])
