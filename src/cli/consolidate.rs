@@ -7,8 +7,7 @@ use clap::{Args as ClapArgs, ValueEnum};
 
 use crate::security::{check_dcp, check_deepspeed};
 use crate::torch::dcp::consolidate::OutputKind;
-use crate::torch::dcp::deepspeed::{self, is_deepspeed};
-use crate::torch::dcp::{consolidate, is_dcp, Selection};
+use crate::torch::dcp::{consolidate, deepspeed, is_deepspeed_only, Selection};
 
 use super::safety::SafetyArgs;
 use super::Failure;
@@ -60,7 +59,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         extract: args.extract,
     };
     let fail = |e: &dyn std::fmt::Display| Failure::about(&args.dir, e);
-    let summary = if !is_dcp(&args.dir) && is_deepspeed(&args.dir) {
+    let summary = if is_deepspeed_only(&args.dir) {
         let folder = check_deepspeed(&args.dir, policy).map_err(|e| fail(&e))?;
         deepspeed::consolidate::consolidate(&folder, &selection, kind, &args.output)
             .map_err(|e| fail(&e))?

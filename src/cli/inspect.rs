@@ -22,7 +22,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if crate::torch::dcp::is_dcp(&args.file) {
         return inspect_dcp(&args);
     }
-    if crate::torch::dcp::deepspeed::is_deepspeed(&args.file) {
+    if crate::torch::dcp::is_deepspeed_only(&args.file) {
         return inspect_deepspeed(&args);
     }
     // A file that cannot be opened as a zip is left to the checkpoint reader, which says why.

@@ -123,6 +123,17 @@ pub fn is_dcp(path: &Path) -> bool {
     path.is_dir() && path.join(METADATA_FILE).is_file()
 }
 
+/// Whether `path` is a DeepSpeed ZeRO folder ([`deepspeed::find`]) that is not also a DCP
+/// folder: how `consolidate` and `inspect` decide which reader a folder gets.
+pub fn is_deepspeed_only(path: &Path) -> bool {
+    !is_dcp(path) && deepspeed::is_deepspeed(path)
+}
+
+/// Whether `path` is a checkpoint folder `consolidate` reads: DCP or DeepSpeed ZeRO.
+pub fn is_checkpoint_folder(path: &Path) -> bool {
+    is_dcp(path) || deepspeed::is_deepspeed(path)
+}
+
 /// An opened DCP folder: its metadata and the size of every file it names.
 #[derive(Debug)]
 pub struct Folder {

@@ -143,7 +143,7 @@ pub fn read(folder: &Folder) -> Result<Layout, DcpError> {
     let shapes = model.param_shapes()?;
     if stage == 3 {
         tensors.extend(zero3_frozen(folder, &model, world)?);
-        tensors.extend(zero3_trained(&flat, &shapes, world, first_name)?);
+        tensors.extend(zero3_trained(&flat, &shapes, world, model_name)?);
     } else {
         tensors.extend(model.zero2_frozen()?);
         let paddings = optim.alignment_paddings()?;
@@ -152,7 +152,7 @@ pub fn read(folder: &Folder) -> Result<Layout, DcpError> {
             &shapes,
             paddings.as_deref(),
             world,
-            first_name,
+            model_name,
         )?);
     }
     let mut seen = HashSet::new();
@@ -188,6 +188,9 @@ fn bad(file: &str, what: impl Into<String>) -> DcpError {
         what: what.into(),
     }
 }
+
+/// One parameter group of `param_shapes`: each parameter's name and shape, in flat order.
+type Group = Vec<(String, Vec<u64>)>;
 
 /// A flat run of elements in a file: a partition, a group, a fragment.
 #[derive(Clone, Debug)]
@@ -240,7 +243,7 @@ fn numel(shape: &[u64], file: &str, name: &str) -> Result<u64, DcpError> {
 /// ZeRO-1/2 trained parameters: group `g` is rank 0's partition `g`, then rank 1's, ….
 fn zero2_trained(
     flat: &[Vec<Flat>],
-    shapes: &[Vec<(String, Vec<u64>)>],
+    shapes: &[Group],
     paddings: Option<&[Vec<u64>]>,
     world: u64,
     file: &str,
@@ -249,7 +252,7 @@ fn zero2_trained(
     for (rank, groups) in flat.iter().enumerate() {
         if groups.len() != shapes.len() {
             return Err(bad(
-                &groups.first().map_or(file, |f| f.file.as_str()).to_owned(),
+                groups.first().map_or(file, |f| f.file.as_str()),
                 format!(
                     "rank {rank} holds {} fp32 partitions, but param_shapes lists {} groups",
                     groups.len(),
@@ -323,7 +326,7 @@ fn zero2_trained(
 /// ZeRO-3 trained parameters: piece `r` of each is at the same offset of rank `r`'s groups.
 fn zero3_trained(
     flat: &[Vec<Flat>],
-    shapes: &[Vec<(String, Vec<u64>)>],
+    shapes: &[Group],
     world: u64,
     file: &str,
 ) -> Result<Vec<Tensor>, DcpError> {
@@ -332,7 +335,7 @@ fn zero3_trained(
     for (rank, groups) in flat.iter().enumerate() {
         if sizes(groups) != first {
             return Err(bad(
-                file,
+                groups.first().map_or(file, |f| f.file.as_str()),
                 format!("rank {rank}'s fp32 flat groups differ in size from rank 0's"),
             ));
         }
@@ -685,7 +688,7 @@ impl<'a> Pickle<'a> {
     }
 
     /// `param_shapes`: per group, name and shape, in flat order.
-    fn param_shapes(&self) -> Result<Vec<Vec<(String, Vec<u64>)>>, DcpError> {
+    fn param_shapes(&self) -> Result<Vec<Group>, DcpError> {
         const KEY: &str = "param_shapes";
         let node = self.required(KEY)?;
         self.items(node, KEY)?
@@ -694,7 +697,7 @@ impl<'a> Pickle<'a> {
             .collect()
     }
 
-    fn shapes(&self, node: NodeId, key: &str) -> Result<Vec<(String, Vec<u64>)>, DcpError> {
+    fn shapes(&self, node: NodeId, key: &str) -> Result<Group, DcpError> {
         self.pairs(node, key)?
             .iter()
             .map(|&(k, v)| {
@@ -705,7 +708,7 @@ impl<'a> Pickle<'a> {
             .collect()
     }
 
-    fn frozen_shapes(&self) -> Result<Vec<(String, Vec<u64>)>, DcpError> {
+    fn frozen_shapes(&self) -> Result<Group, DcpError> {
         match self.field("frozen_param_shapes") {
             Some(node) => self.shapes(node, "frozen_param_shapes"),
             None => Ok(Vec::new()),
@@ -798,7 +801,7 @@ mod tests {
         );
     }
 
-    fn shapes(list: &[(&str, &[u64])]) -> Vec<Vec<(String, Vec<u64>)>> {
+    fn shapes(list: &[(&str, &[u64])]) -> Vec<Group> {
         vec![list
             .iter()
             .map(|(n, s)| (n.to_string(), s.to_vec()))
