@@ -85,8 +85,9 @@ pub(crate) struct TensorPlan {
     /// Each chunk: its box in `gather`, the name of its file in the writer's file map, where
     /// its bytes start there (C-contiguous for the box) and their CRC-32 when known.
     pub chunks: Vec<(ChunkBox, String, ChunkPlace)>,
-    /// Further key paths holding the same tensor (tied weights): one storage in a `.pth`, a
-    /// copy under each name in safetensors.
+    /// Further key paths holding the same tensor (tied weights): one storage in a `.pth`; in
+    /// safetensors, stored once under the alphabetically first name, the others recorded in
+    /// the metadata as `name: kept`.
     pub aliases: Vec<Vec<PathKey>>,
 }
 
@@ -506,12 +507,21 @@ fn write_safetensors(
     out: &Path,
 ) -> Result<u64, DcpError> {
     let mut order: Vec<(&TensorPlan, String, ::safetensors::Dtype)> = Vec::new();
+    let mut metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
     for t in tensors {
         let dtype = safetensors_dtype(t.dtype).ok_or_else(|| DcpError::Unsupported {
             what: format!("`{}`: {} tensors in safetensors", t.name, t.dtype),
         })?;
-        order.push((t, t.name.clone(), dtype));
-        order.extend(t.aliases.iter().map(|a| (t, dotted(a), dtype)));
+        // Tied names as `safetensors.torch.save_model` writes them (and `to-safetensors`):
+        // the bytes once, under the alphabetically first name; the others in the metadata.
+        let mut names: Vec<String> = t.aliases.iter().map(|a| dotted(a)).collect();
+        names.push(t.name.clone());
+        names.sort();
+        let kept = names.remove(0);
+        for alias in names {
+            metadata.insert(alias, kept.clone());
+        }
+        order.push((t, kept, dtype));
     }
     order.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.1.cmp(&b.1)));
     let mut infos = Vec::with_capacity(order.len());
@@ -548,7 +558,6 @@ fn write_safetensors(
         ));
         offset = end;
     }
-    let metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
     let header = crate::safetensors::header(infos, metadata)?;
     write_atomically(out, |file| -> Result<u64, DcpError> {
         let mut out: &File = file;
