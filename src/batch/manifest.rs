@@ -179,10 +179,11 @@ pub fn hash_input_reporting(path: &Path, on_read: &dyn Fn(u64)) -> io::Result<(S
     }
 }
 
-/// SHA-256 (hex) and total size of the files of folder `dir` ([`folder_files`]), taken in
-/// byte order of their relative names: for each, its name, a zero byte, its size (8 bytes
-/// little-endian) and its contents. The same files with the same names and contents give the
-/// same hash wherever the folder is.
+/// SHA-256 (hex) and total size of the files of folder `dir` (the regular files directly in
+/// it, subfolders not; for a DeepSpeed save folder, also those of the tag folder its `latest`
+/// names, as `<tag>/<name>`), taken in byte order of their relative names: for each, its name,
+/// a zero byte, its size (8 bytes little-endian) and its contents. The same files with the
+/// same names and contents give the same hash wherever the folder is.
 pub fn hash_folder_reporting(dir: &Path, on_read: &dyn Fn(u64)) -> io::Result<(String, u64)> {
     let files = folder_files(dir)?;
     let mut hasher = Sha256::new();
@@ -435,6 +436,32 @@ pub fn merge(manifests: Vec<(PathBuf, Manifest)>) -> Result<Merged, BatchError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A DeepSpeed save folder is made of its own files and those of the tag folder its
+    /// `latest` names: changing a rank's file changes the hash and the size.
+    #[test]
+    fn a_deepspeed_save_folder_hashes_its_tag_folder_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let tag = dir.path().join("step1");
+        std::fs::create_dir(&tag).unwrap();
+        std::fs::write(dir.path().join("latest"), "step1").unwrap();
+        std::fs::write(tag.join("mp_rank_00_model_states.pt"), b"model").unwrap();
+        std::fs::write(tag.join("zero_pp_rank_0_mp_rank_00_optim_states.pt"), b"o0").unwrap();
+        let files = folder_files(dir.path()).unwrap();
+        let names: Vec<_> = files.iter().map(|f| f.to_string_lossy()).collect();
+        assert_eq!(
+            names,
+            [
+                "latest",
+                "step1/mp_rank_00_model_states.pt",
+                "step1/zero_pp_rank_0_mp_rank_00_optim_states.pt"
+            ]
+        );
+        assert_eq!(input_size(dir.path()), 5 + 5 + 2);
+        let before = hash_folder_reporting(dir.path(), &|_| {}).unwrap();
+        std::fs::write(tag.join("zero_pp_rank_0_mp_rank_00_optim_states.pt"), b"o1").unwrap();
+        assert_ne!(hash_folder_reporting(dir.path(), &|_| {}).unwrap(), before);
+    }
 
     fn entry(input: &str, status: Status) -> Entry {
         Entry {
