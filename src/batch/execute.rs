@@ -6,9 +6,9 @@ use crate::onnx::arch::Choice;
 use crate::onnx::{self, ExportOptions};
 use crate::pipeline::{output_format, Rewrite};
 use crate::safetensors;
-use crate::security::{check_dcp, check_rewrite, Policy};
+use crate::security::{check_dcp, check_deepspeed, check_rewrite, Policy};
 use crate::torch::dcp::consolidate::OutputKind as DcpOutput;
-use crate::torch::dcp::{consolidate, Selection};
+use crate::torch::dcp::{consolidate, deepspeed, is_deepspeed_only};
 use crate::torch::{self, Checkpoint, OutputFormat};
 
 use super::fused::{self, InputHash};
@@ -59,8 +59,9 @@ pub fn file_name(base: &str, kind: OutputKind) -> String {
 /// Runs `steps` (see [`effective_steps`]) on `input`, writing each output as
 /// `slot/<base>.<ext>`, after the input passed the rewrite check under `policy`. `on_step` is
 /// told each step's name as it starts. When the first step is `consolidate`, `input` is a DCP
-/// folder (checked by [`check_dcp`]) consolidated into the slot as a zip checkpoint, which the
-/// other steps then work on.
+/// folder (checked by [`check_dcp`]) or a DeepSpeed ZeRO folder (checked by
+/// [`check_deepspeed`]) consolidated into the slot as a zip checkpoint, which the other steps
+/// then work on.
 ///
 /// With `hash_input` (called with the size of each piece read), the first `to-safetensors`
 /// step that reads the input file itself (no consolidation or dtype cast before it) also
@@ -84,11 +85,22 @@ pub fn run(
     on_step("scan");
     let (mut ckpt, steps) = match steps.split_first() {
         Some((Step::Consolidate(selection), rest)) => {
-            let folder = check_dcp(input, policy).map_err(|e| failed("scan")(&e))?;
-            on_step("consolidate");
-            let ckpt =
-                consolidated(&folder, selection, slot).map_err(|e| failed("consolidate")(&*e))?;
-            // The checkpoint read from now on is made here, not the input.
+            let path = slot.join(".consolidated.pth");
+            let consolidating = failed("consolidate");
+            if is_deepspeed_only(input) {
+                let folder = check_deepspeed(input, policy).map_err(|e| failed("scan")(&e))?;
+                on_step("consolidate");
+                deepspeed::consolidate::consolidate(&folder, selection, DcpOutput::Pth, &path)
+                    .map_err(|e| consolidating(&e))?;
+            } else {
+                let folder = check_dcp(input, policy).map_err(|e| failed("scan")(&e))?;
+                on_step("consolidate");
+                consolidate(&folder, selection, DcpOutput::Pth, &path)
+                    .map_err(|e| consolidating(&e))?;
+            }
+            // A zip checkpoint written by ckpt (holding only the globals `torch.save` of
+            // tensors uses): the checkpoint read from now on, not the input.
+            let ckpt = torch::open(&path).map_err(|e| consolidating(&e))?;
             hash_input = None;
             (ckpt, rest)
         }
@@ -203,18 +215,6 @@ pub fn run(
         staged,
         input: input_hash,
     })
-}
-
-/// Consolidates `folder` into `slot/.consolidated.pth` (a zip checkpoint written by ckpt, so
-/// holding only the globals `torch.save` of tensors uses) and opens it.
-fn consolidated(
-    folder: &crate::torch::dcp::Folder,
-    selection: &Selection,
-    slot: &Path,
-) -> Result<Checkpoint, Box<dyn std::error::Error>> {
-    let path = slot.join(".consolidated.pth");
-    consolidate(folder, selection, DcpOutput::Pth, &path)?;
-    Ok(torch::open(&path)?)
 }
 
 /// Carries out a planned dtype cast before a step that reads tensor values: writes the

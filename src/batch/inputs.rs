@@ -1,10 +1,11 @@
 //! Expanding a job's `inputs` (files, folders, glob patterns) into the files to process, or,
-//! for a job that starts with `consolidate`, into the DCP checkpoint folders to process.
+//! for a job that starts with `consolidate`, into the checkpoint folders (DCP or DeepSpeed)
+//! to process.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::torch::dcp::is_dcp;
+use crate::torch::dcp::is_checkpoint_folder;
 
 use super::BatchError;
 
@@ -16,7 +17,8 @@ pub const CHECKPOINT_EXTENSIONS: [&str; 6] = ["pth", "pt", "tar", "ckpt", "bin",
 pub enum Kind {
     /// Checkpoint files.
     Files,
-    /// DCP checkpoint folders (a `.metadata` and its `.distcp` files), for `consolidate`.
+    /// Checkpoint folders, for `consolidate`: DCP (a `.metadata` and its `.distcp` files) or
+    /// DeepSpeed ZeRO (a save folder with `latest`, or a tag folder).
     DcpFolders,
 }
 
@@ -37,10 +39,11 @@ pub struct Input {
 /// For [`Kind::Files`], a plain path is a file, or a folder searched recursively for files
 /// with a [`CHECKPOINT_EXTENSIONS`] extension (hidden names skipped); anything with `*`, `?`
 /// or `[` is a glob (`**` crosses folders) whose matching files count. For
-/// [`Kind::DcpFolders`], the same with DCP folders in place of files: a plain path is a DCP
-/// folder or a folder searched recursively for them, a glob keeps the DCP folders it matches.
-/// A path that does not exist or a pattern that matches nothing is an error: it is almost
-/// always a typo. So is a DCP folder given to a job of files, which needs `consolidate`.
+/// [`Kind::DcpFolders`], the same with checkpoint folders (DCP or DeepSpeed) in place of files:
+/// a plain path is such a folder or a folder searched recursively for them, a glob keeps the
+/// ones it matches. A path that does not exist or a pattern that matches nothing is an error:
+/// it is almost always a typo. So is a checkpoint folder given to a job of files, which needs
+/// `consolidate`.
 pub fn expand(
     job: usize,
     patterns: &[String],
@@ -67,11 +70,11 @@ pub fn expand(
             }
         } else {
             let path = base.join(pattern);
-            if is_dcp(&path) {
+            if is_checkpoint_folder(&path) {
                 return Err(inputs_error(
                     job,
                     pattern,
-                    "is a DCP checkpoint folder; make `consolidate` the job's first step",
+                    "is a DCP or DeepSpeed checkpoint folder; make `consolidate` the job's first step",
                 ));
             } else if path.is_dir() {
                 walk(&path, &mut matched)
@@ -85,7 +88,7 @@ pub fn expand(
         if matched.is_empty() {
             let what = match kind {
                 Kind::Files => "matches no file",
-                Kind::DcpFolders => "matches no DCP checkpoint folder",
+                Kind::DcpFolders => "matches no DCP or DeepSpeed checkpoint folder",
             };
             return Err(inputs_error(job, pattern, what));
         }
@@ -103,7 +106,7 @@ pub fn expand(
     Ok(inputs)
 }
 
-/// Adds the DCP folders `pattern` names to `found`.
+/// Adds the checkpoint folders (DCP or DeepSpeed ZeRO) `pattern` names to `found`.
 fn dcp_folders(
     job: usize,
     pattern: &str,
@@ -119,14 +122,14 @@ fn dcp_folders(
             .map_err(|e| inputs_error(job, pattern, &format!("is not a valid glob: {e}")))?;
         for path in paths {
             let path = path.map_err(|e| inputs_error(job, pattern, &e.to_string()))?;
-            if is_dcp(&path) {
+            if is_checkpoint_folder(&path) {
                 found.insert(path);
             }
         }
         return Ok(());
     }
     let path = base.join(pattern);
-    if is_dcp(&path) {
+    if is_checkpoint_folder(&path) {
         found.insert(path);
     } else if path.is_dir() {
         walk_dcp(&path, found)
@@ -135,7 +138,7 @@ fn dcp_folders(
         return Err(inputs_error(
             job,
             pattern,
-            "is not a DCP checkpoint folder (no .metadata); `consolidate` reads folders",
+            "is not a DCP or DeepSpeed checkpoint folder; `consolidate` reads folders",
         ));
     } else {
         return Err(inputs_error(job, pattern, "does not exist"));
@@ -143,7 +146,7 @@ fn dcp_folders(
     Ok(())
 }
 
-/// Adds the DCP folders below `dir` (not below a DCP folder, nor hidden ones) to `found`.
+/// Adds the checkpoint folders below `dir` (not below one, nor hidden ones) to `found`.
 fn walk_dcp(dir: &Path, found: &mut BTreeSet<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
@@ -154,7 +157,7 @@ fn walk_dcp(dir: &Path, found: &mut BTreeSet<PathBuf>) -> std::io::Result<()> {
         if hidden || !path.is_dir() {
             continue;
         }
-        if is_dcp(&path) {
+        if is_checkpoint_folder(&path) {
             found.insert(path);
         } else {
             walk_dcp(&path, found)?;

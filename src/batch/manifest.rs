@@ -179,26 +179,20 @@ pub fn hash_input_reporting(path: &Path, on_read: &dyn Fn(u64)) -> io::Result<(S
     }
 }
 
-/// SHA-256 (hex) and total size of the regular files directly in folder `dir`, hidden ones
-/// included, taken in byte order of their names: for each, its name, a zero byte, its size
-/// (8 bytes little-endian) and its contents. Subfolders are not part of it. The same files
-/// with the same names and contents give the same hash wherever the folder is.
+/// SHA-256 (hex) and total size of the files of folder `dir` (the regular files directly in
+/// it, subfolders not; for a DeepSpeed save folder, also those of the tag folder its `latest`
+/// names, as `<tag>/<name>`), taken in byte order of their relative names: for each, its name,
+/// a zero byte, its size (8 bytes little-endian) and its contents. The same files with the
+/// same names and contents give the same hash wherever the folder is.
 pub fn hash_folder_reporting(dir: &Path, on_read: &dyn Fn(u64)) -> io::Result<(String, u64)> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        if entry.path().is_file() {
-            files.push(entry.file_name());
-        }
-    }
-    files.sort_by(|a, b| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
+    let files = folder_files(dir)?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 20];
     let mut total = 0u64;
     for name in files {
         let mut file = File::open(dir.join(&name))?;
         let size = file.metadata()?.len();
-        hasher.update(name.as_encoded_bytes());
+        hasher.update(name.as_os_str().as_encoded_bytes());
         hasher.update([0]);
         hasher.update(size.to_le_bytes());
         let mut read = 0u64;
@@ -228,14 +222,43 @@ pub fn input_size(path: &Path) -> u64 {
     if !path.is_dir() {
         return path.metadata().map_or(0, |m| m.len());
     }
-    std::fs::read_dir(path).map_or(0, |entries| {
-        entries
-            .filter_map(Result::ok)
-            .filter_map(|e| std::fs::metadata(e.path()).ok())
-            .filter(|m| m.is_file())
+    folder_files(path).map_or(0, |files| {
+        files
+            .iter()
+            .filter_map(|name| std::fs::metadata(path.join(name)).ok())
             .map(|m| m.len())
             .sum()
     })
+}
+
+/// The files a folder input is made of, by name relative to it, in byte order: the regular
+/// files directly in it (hidden ones included; subfolders are not part of it), and, for a
+/// DeepSpeed save folder whose `latest` names a tag folder, that folder's files too (as
+/// `<tag>/<name>`), where its checkpoint is.
+fn folder_files(dir: &Path) -> io::Result<Vec<std::path::PathBuf>> {
+    let direct = |folder: &Path| -> io::Result<Vec<std::ffi::OsString>> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(folder)? {
+            let entry = entry?;
+            if entry.path().is_file() {
+                names.push(entry.file_name());
+            }
+        }
+        Ok(names)
+    };
+    let mut files: Vec<std::path::PathBuf> = direct(dir)?.into_iter().map(Into::into).collect();
+    if let Some(tag) = crate::torch::dcp::deepspeed::find(dir).filter(|t| t != dir) {
+        if let Some(tag_name) = tag.file_name() {
+            let tag_name = Path::new(tag_name);
+            files.extend(direct(&tag)?.into_iter().map(|n| tag_name.join(n)));
+        }
+    }
+    files.sort_by(|a, b| {
+        a.as_os_str()
+            .as_encoded_bytes()
+            .cmp(b.as_os_str().as_encoded_bytes())
+    });
+    Ok(files)
 }
 
 pub fn hex(bytes: &[u8]) -> String {
@@ -413,6 +436,32 @@ pub fn merge(manifests: Vec<(PathBuf, Manifest)>) -> Result<Merged, BatchError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A DeepSpeed save folder is made of its own files and those of the tag folder its
+    /// `latest` names: changing a rank's file changes the hash and the size.
+    #[test]
+    fn a_deepspeed_save_folder_hashes_its_tag_folder_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let tag = dir.path().join("step1");
+        std::fs::create_dir(&tag).unwrap();
+        std::fs::write(dir.path().join("latest"), "step1").unwrap();
+        std::fs::write(tag.join("mp_rank_00_model_states.pt"), b"model").unwrap();
+        std::fs::write(tag.join("zero_pp_rank_0_mp_rank_00_optim_states.pt"), b"o0").unwrap();
+        let files = folder_files(dir.path()).unwrap();
+        let names: Vec<_> = files.iter().map(|f| f.to_string_lossy()).collect();
+        assert_eq!(
+            names,
+            [
+                "latest",
+                "step1/mp_rank_00_model_states.pt",
+                "step1/zero_pp_rank_0_mp_rank_00_optim_states.pt"
+            ]
+        );
+        assert_eq!(input_size(dir.path()), 5 + 5 + 2);
+        let before = hash_folder_reporting(dir.path(), &|_| {}).unwrap();
+        std::fs::write(tag.join("zero_pp_rank_0_mp_rank_00_optim_states.pt"), b"o1").unwrap();
+        assert_ne!(hash_folder_reporting(dir.path(), &|_| {}).unwrap(), before);
+    }
 
     fn entry(input: &str, status: Status) -> Entry {
         Entry {

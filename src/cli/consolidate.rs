@@ -1,12 +1,13 @@
-//! `ckpt consolidate DIR -o OUT`: one state dict from a sharded DCP checkpoint folder.
+//! `ckpt consolidate DIR -o OUT`: one state dict from a sharded DCP checkpoint folder, or the
+//! fp32 state dict of a DeepSpeed ZeRO checkpoint folder.
 
 use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, ValueEnum};
 
-use crate::security::check_dcp;
+use crate::security::{check_dcp, check_deepspeed};
 use crate::torch::dcp::consolidate::OutputKind;
-use crate::torch::dcp::{consolidate, Selection};
+use crate::torch::dcp::{consolidate, deepspeed, is_deepspeed_only, Selection};
 
 use super::safety::SafetyArgs;
 use super::Failure;
@@ -19,7 +20,8 @@ enum FormatArg {
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    /// The DCP checkpoint folder (holding `.metadata` and `__<rank>_<n>.distcp` files).
+    /// The DCP checkpoint folder (holding `.metadata` and `__<rank>_<n>.distcp` files), or a
+    /// DeepSpeed ZeRO checkpoint folder (the save folder with `latest`, or a tag folder).
     dir: PathBuf,
     /// Output file.
     #[arg(short = 'o', long = "output")]
@@ -27,10 +29,12 @@ pub struct Args {
     /// Output format; inferred from the extension (`.safetensors`, else pth).
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
-    /// Drop optimizer state (`state`/`param_groups` mappings) and training-state keys.
+    /// Drop optimizer state (`state`/`param_groups` mappings) and training-state keys. A
+    /// DeepSpeed folder's output is the model's state dict already: no change.
     #[arg(long)]
     model_only: bool,
-    /// Write only the entries under this dotted key (e.g. `model`), as the top level.
+    /// Write only the entries under this dotted key (e.g. `model`), as the top level. For a
+    /// DeepSpeed folder: the parameters and buffers named `PREFIX.…`, without the prefix.
     #[arg(long, value_name = "PREFIX")]
     extract: Option<String>,
     /// Print a JSON summary instead of text.
@@ -49,14 +53,20 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         None => OutputKind::Pth,
     };
-    let folder = check_dcp(&args.dir, args.safety.options().policy())
-        .map_err(|e| Failure::about(&args.dir, e))?;
+    let policy = args.safety.options().policy();
     let selection = Selection {
         model_only: args.model_only,
         extract: args.extract,
     };
-    let summary = consolidate(&folder, &selection, kind, &args.output)
-        .map_err(|e| Failure::about(&args.dir, e))?;
+    let fail = |e: &dyn std::fmt::Display| Failure::about(&args.dir, e);
+    let summary = if is_deepspeed_only(&args.dir) {
+        let folder = check_deepspeed(&args.dir, policy).map_err(|e| fail(&e))?;
+        deepspeed::consolidate::consolidate(&folder, &selection, kind, &args.output)
+            .map_err(|e| fail(&e))?
+    } else {
+        let folder = check_dcp(&args.dir, policy).map_err(|e| fail(&e))?;
+        consolidate(&folder, &selection, kind, &args.output).map_err(|e| fail(&e))?
+    };
     if args.json {
         println!(
             "{}",

@@ -11,7 +11,7 @@ use super::Failure;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    /// Checkpoint to inspect (a file, or a DCP checkpoint folder).
+    /// Checkpoint to inspect (a file, a DCP checkpoint folder, or a DeepSpeed ZeRO folder).
     file: PathBuf,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -22,9 +22,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if crate::torch::dcp::is_dcp(&args.file) {
         return inspect_dcp(&args);
     }
-    if args.file.is_dir() {
-        crate::torch::dcp::deepspeed::refuse(&args.file)
-            .map_err(|e| Failure::about(&args.file, e))?;
+    if crate::torch::dcp::is_deepspeed_only(&args.file) {
+        return inspect_deepspeed(&args);
     }
     // A file that cannot be opened as a zip is left to the checkpoint reader, which says why.
     if is_pt2(&args.file).unwrap_or(false) {
@@ -57,6 +56,24 @@ fn inspect_dcp(args: &Args) -> Result<(), Failure> {
     let security = scan_open(&path, &file, &AllowList::default());
     let folder = Folder::open(&args.file, file).map_err(|e| Failure::about(&args.file, e))?;
     let report = summary::report(&folder, security.status().name());
+    if args.json {
+        println!("{report}");
+    } else {
+        print!("{}", summary::render_text(&report));
+    }
+    Ok(())
+}
+
+/// A DeepSpeed ZeRO folder: every file scanned (reported by the worst status), decoded,
+/// and the consolidated state dict located; no tensor bytes are read. Files whose globals
+/// are unknown are still inspected (nothing is imported); dangerous ones are refused.
+fn inspect_deepspeed(args: &Args) -> Result<(), Failure> {
+    use crate::security::{check_deepspeed, Policy};
+    use crate::torch::dcp::deepspeed::{layout, summary};
+    let fail = |e: &dyn std::fmt::Display| Failure::about(&args.file, e);
+    let folder = check_deepspeed(&args.file, Policy::AllowUnknown).map_err(|e| fail(&e))?;
+    let layout = layout::read(&folder).map_err(|e| fail(&e))?;
+    let report = summary::report(&folder, &layout, folder.scan.name());
     if args.json {
         println!("{report}");
     } else {

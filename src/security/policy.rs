@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::classify::{AllowList, Class};
 use super::scan::{scan_open, scan_zip_at, FileScan, Severity, Status};
-use crate::torch::dcp::{DcpError, Folder, StorageInfo, METADATA_FILE};
+use crate::torch::dcp::{deepspeed, DcpError, Folder, StorageInfo, METADATA_FILE};
 
 /// What a rewrite accepts besides safe globals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +52,14 @@ pub enum RefuseError {
     /// A DCP folder whose metadata or layout is broken.
     #[error(transparent)]
     Dcp(#[from] crate::torch::dcp::DcpError),
+    /// One file of a checkpoint folder was refused.
+    #[error("`{file}`: {refused}")]
+    InFolder {
+        /// The file, by its name in the folder.
+        file: String,
+        /// Why.
+        refused: Box<RefuseError>,
+    },
 }
 
 /// A file that passed [`check_rewrite`], still open: the command reads its input from
@@ -87,11 +95,8 @@ pub fn check_rewrite(path: &Path, policy: Policy) -> Result<Checked, RefuseError
 /// [`check_rewrite`] for a DCP folder: scans `.metadata`, opens the folder from the scanned
 /// bytes, then scans the pickle of every stored item the metadata names (non-tensor values
 /// are arbitrary pickles), each range checked against its file first. Refuses on the first
-/// file that fails the policy, and a DeepSpeed folder by name before reading anything.
+/// file that fails the policy.
 pub fn check_dcp(dir: &Path, policy: Policy) -> Result<Folder, RefuseError> {
-    if !crate::torch::dcp::is_dcp(dir) {
-        crate::torch::dcp::deepspeed::refuse(dir)?;
-    }
     let path = dir.join(METADATA_FILE);
     let file = File::open(&path).map_err(|e| RefuseError::Unreadable {
         what: format!("cannot read {METADATA_FILE}: {e}"),
@@ -126,6 +131,47 @@ pub fn check_dcp(dir: &Path, policy: Policy) -> Result<Folder, RefuseError> {
         decide(&scan, policy)?;
     }
     Ok(folder)
+}
+
+/// [`check_rewrite`] for a DeepSpeed ZeRO folder (the tag folder, or the save folder whose
+/// `latest` names it): every model and optimizer states file is scanned and decided on, then
+/// decoded by the checkpoint reader from the same open file. Refuses on the first file that
+/// fails, naming it.
+pub fn check_deepspeed(dir: &Path, policy: Policy) -> Result<deepspeed::Folder, RefuseError> {
+    let tag = deepspeed::find(dir).ok_or_else(|| DcpError::Request {
+        what: "not a DeepSpeed checkpoint folder (no *_model_states.pt or *_optim_states.pt, \
+               and no `latest` naming a folder that has them)"
+            .into(),
+    })?;
+    let names = deepspeed::Names::list(&tag)?;
+    let mut scan = super::Status::Clean;
+    let mut open = |name: &String| -> Result<(String, crate::torch::Checkpoint), RefuseError> {
+        let in_folder = |refused: RefuseError| RefuseError::InFolder {
+            file: name.clone(),
+            refused: Box::new(refused),
+        };
+        let checked = check_rewrite(&tag.join(name), policy).map_err(in_folder)?;
+        scan = scan.max(checked.scan.status());
+        let ckpt = crate::torch::open_file(&checked.path, checked.file)
+            .map_err(|e| in_folder(RefuseError::NotACheckpoint(e)))?;
+        Ok((name.clone(), ckpt))
+    };
+    let model = names
+        .model
+        .iter()
+        .map(&mut open)
+        .collect::<Result<_, _>>()?;
+    let optim = names
+        .optim
+        .iter()
+        .map(&mut open)
+        .collect::<Result<_, _>>()?;
+    Ok(deepspeed::Folder {
+        model,
+        optim,
+        dir: tag,
+        scan,
+    })
 }
 
 /// The decision for an existing scan (see [`check_rewrite`]).

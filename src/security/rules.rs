@@ -299,7 +299,26 @@ pub const BENIGN: &[Rule] = &[
         "torch.torch_version.TorchVersion",
         "a str subclass holding a version string (Lightning checkpoints)",
     ),
+    rule(
+        "deepspeed.runtime.fp16.loss_scaler.LossScaler",
+        DEEPSPEED_OBJECT,
+    ),
+    rule(
+        "deepspeed.runtime.fp16.loss_scaler.DynamicLossScaler",
+        DEEPSPEED_OBJECT,
+    ),
+    rule(
+        "deepspeed.utils.tensor_fragment.fragment_address",
+        "a DeepSpeed dataclass of two integers (ZeRO optimizer states): construction only stores its fields",
+    ),
+    rule(
+        "deepspeed.runtime.zero.config.ZeroStageEnum",
+        "an Enum of the ZeRO stages (ZeRO optimizer states): calling it looks a member up by value",
+    ),
 ];
+
+/// Why DeepSpeed's loss scaler classes are benign.
+const DEEPSPEED_OBJECT: &str = "a DeepSpeed loss scaler (ZeRO optimizer states): pickled as `__new__` plus its attribute dict, neither of which runs its code";
 
 /// numpy ≥ 1.25 pickles a dtype through its class, `numpy.dtypes.<Kind>DType`: classes that
 /// take no arguments, benign for the same reason as `numpy.dtype`.

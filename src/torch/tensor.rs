@@ -305,6 +305,43 @@ fn tensor_ref(graph: &Graph, node: NodeId) -> Result<Option<TensorRef>, TorchErr
     let Some((global, args)) = graph.reduce_of_global(node) else {
         return Ok(None);
     };
+    rebuild_call(graph, node, global, args)
+}
+
+/// The dense tensor `node` holds: a rebuild call itself, a parameter wrapping one, or a
+/// `torch._tensor._rebuild_from_type_v2(rebuild, torch.Tensor | Parameter, args, state)`
+/// call (how a tensor carrying Python attributes is pickled, as DeepSpeed's flat groups
+/// are). `None` for anything else; `Err` for a malformed rebuild call.
+pub fn dense_tensor(graph: &Graph, node: NodeId) -> Result<Option<TensorRef>, TorchError> {
+    let node = parameter_of(graph, node).unwrap_or(node);
+    if let Some(tensor) = tensor_ref(graph, node)? {
+        return Ok(Some(tensor));
+    }
+    let Some((global, args)) = graph.reduce_of_global(node) else {
+        return Ok(None);
+    };
+    if !global.is("torch._tensor", "_rebuild_from_type_v2") {
+        return Ok(None);
+    }
+    let Some(&[func, class, inner, _state]) = graph.tuple(args) else {
+        return Ok(None);
+    };
+    let plain = graph
+        .global(class)
+        .is_some_and(|g| g.is("torch", "Tensor") || g.is("torch.nn.parameter", "Parameter"));
+    match graph.global(func) {
+        Some(g) if plain => rebuild_call(graph, node, g, inner),
+        _ => Ok(None),
+    }
+}
+
+/// A call of rebuild function `global` with argument tuple `args`, made at `node`.
+fn rebuild_call(
+    graph: &Graph,
+    node: NodeId,
+    global: &crate::pickle::Global,
+    args: NodeId,
+) -> Result<Option<TensorRef>, TorchError> {
     let Some(rebuild) = Rebuild::from_global(&global.module, &global.name) else {
         return Ok(None);
     };
@@ -365,7 +402,7 @@ fn tensor_ref(graph: &Graph, node: NodeId) -> Result<Option<TensorRef>, TorchErr
 }
 
 /// The integers of a tuple, or of a `torch.Size(tuple)` call.
-fn int_tuple(graph: &Graph, id: NodeId) -> Option<Vec<i64>> {
+pub(crate) fn int_tuple(graph: &Graph, id: NodeId) -> Option<Vec<i64>> {
     let id = match graph.reduce_of_global(id) {
         Some((g, args)) if g.is("torch", "Size") => *graph.tuple(args)?.first()?,
         _ => id,

@@ -65,17 +65,53 @@ pub struct Summary {
     pub tensor_bytes: u64,
 }
 
-/// A tensor to write: where each of its kept chunks' bytes are.
-struct TensorPlan {
-    name: String,
-    path: Vec<PathKey>,
-    dtype: DType,
-    size: Vec<u64>,
-    chunks: Vec<(ChunkBox, String, ChunkBytes)>,
+/// A tensor to write: where each of its chunks' bytes are.
+///
+/// Invariant: the chunks tile `gather` exactly (checked by whoever builds the plan), and
+/// `gather` and `size` hold the same number of elements: the bytes are gathered in
+/// row-major order over `gather` and written as a tensor of shape `size` (a DeepSpeed
+/// parameter is gathered from 1-D ranges of flat partitions, `gather = [numel]`).
+pub(crate) struct TensorPlan {
+    /// Its dotted name (safetensors key, messages).
+    pub name: String,
+    /// Its key path in a `.pth` output.
+    pub path: Vec<PathKey>,
+    /// Its element type.
+    pub dtype: DType,
+    /// Its shape in the output.
+    pub size: Vec<u64>,
+    /// The shape its chunks tile.
+    pub gather: Vec<u64>,
+    /// Each chunk: its box in `gather`, the name of its file in the writer's file map, where
+    /// its bytes start there (C-contiguous for the box) and their CRC-32 when known.
+    pub chunks: Vec<(ChunkBox, String, ChunkPlace)>,
+    /// Further key paths holding the same tensor (tied weights): one storage in a `.pth`; in
+    /// safetensors, stored once under the alphabetically first name, the others recorded in
+    /// the metadata as `name: kept`.
+    pub aliases: Vec<Vec<PathKey>>,
+}
+
+/// Where a chunk's bytes start in its file, and their CRC-32 when they are exactly a zip
+/// record whose CRC is known.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ChunkPlace {
+    /// Absolute offset of its first byte.
+    pub offset: u64,
+    /// The CRC-32 of all its bytes, when known.
+    pub crc32: Option<u32>,
+}
+
+impl From<&ChunkBytes> for ChunkPlace {
+    fn from(bytes: &ChunkBytes) -> Self {
+        ChunkPlace {
+            offset: bytes.offset,
+            crc32: bytes.crc32,
+        }
+    }
 }
 
 /// A value to write: its pickle.
-struct ValuePlan {
+pub(crate) struct ValuePlan {
     name: String,
     path: Vec<PathKey>,
     graph: Graph,
@@ -121,7 +157,7 @@ pub fn consolidate(
                     let bytes =
                         item::chunk_bytes(file, info.offset, info.length, *dtype, &chunk.sizes)
                             .map_err(|e| e.about(&entry.fqn))?;
-                    located.push((chunk.clone(), info.relative_path.clone(), bytes));
+                    located.push((chunk.clone(), info.relative_path.clone(), (&bytes).into()));
                 }
                 summary.chunks += located.len();
                 tensors.push(TensorPlan {
@@ -129,7 +165,9 @@ pub fn consolidate(
                     path,
                     dtype: *dtype,
                     size: size.clone(),
+                    gather: size.clone(),
                     chunks: located,
+                    aliases: Vec::new(),
                 });
             }
             EntryKind::Bytes if kind == OutputKind::Safetensors => summary.dropped.push(name),
@@ -156,11 +194,23 @@ pub fn consolidate(
     }
     summary.tensors = tensors.len();
     summary.values = values.len();
-    summary.tensor_bytes = match kind {
-        OutputKind::Pth => write_pth(&tensors, &values, &files, out)?,
-        OutputKind::Safetensors => write_safetensors(&tensors, &files, out)?,
-    };
+    summary.tensor_bytes = write(&tensors, &values, &files, kind, out)?;
     Ok(summary)
+}
+
+/// Writes `tensors` (and, to a `.pth`, `values`) to `out` atomically, each tensor's bytes
+/// streamed from `files` (by name) through one buffer; returns the tensor bytes written.
+pub(crate) fn write(
+    tensors: &[TensorPlan],
+    values: &[ValuePlan],
+    files: &HashMap<String, File>,
+    kind: OutputKind,
+    out: &Path,
+) -> Result<u64, DcpError> {
+    match kind {
+        OutputKind::Pth => write_pth(tensors, values, files, out),
+        OutputKind::Safetensors => write_safetensors(tensors, files, out),
+    }
 }
 
 fn open_files(folder: &Folder) -> Result<HashMap<String, File>, DcpError> {
@@ -345,18 +395,18 @@ fn reader<'a>(t: &TensorPlan, files: &'a HashMap<String, File>) -> GatherReader<
     let chunks = t
         .chunks
         .iter()
-        .map(|(chunk, file, bytes)| {
+        .map(|(chunk, file, place)| {
             (
                 chunk.clone(),
                 ChunkSource {
                     file: &files[file],
-                    offset: bytes.offset,
-                    crc32: bytes.crc32,
+                    offset: place.offset,
+                    crc32: place.crc32,
                 },
             )
         })
         .collect();
-    GatherReader::new(&t.size, t.dtype.element_size() as u64, chunks)
+    GatherReader::new(&t.gather, t.dtype.element_size() as u64, chunks)
 }
 
 /// Bytes copied per step.
@@ -370,13 +420,20 @@ fn write_pth(
 ) -> Result<u64, DcpError> {
     let mut graph = Graph::new();
     let mut tree = Tree::Map(Vec::new(), HashMap::new());
+    let mut nodes = Vec::with_capacity(tensors.len());
     for (key, t) in tensors.iter().enumerate() {
         let node = fresh_tensor(&mut graph, t.dtype, &t.size, &key.to_string(), &t.name)?;
         tree.insert(&t.path, node, &t.name)?;
+        nodes.push(node);
     }
     for v in values {
         let node = graph.graft(&v.graph, v.root);
         tree.insert(&v.path, node, &v.name)?;
+    }
+    for (t, &node) in tensors.iter().zip(&nodes) {
+        for alias in &t.aliases {
+            tree.insert(alias, node, &dotted(alias))?;
+        }
     }
     let root = tree.emit(&mut graph);
     let pickle = pickle::write(&graph, root)?;
@@ -449,28 +506,35 @@ fn write_safetensors(
     files: &HashMap<String, File>,
     out: &Path,
 ) -> Result<u64, DcpError> {
-    let mut order: Vec<(&TensorPlan, ::safetensors::Dtype)> = tensors
-        .iter()
-        .map(|t| {
-            safetensors_dtype(t.dtype)
-                .map(|d| (t, d))
-                .ok_or_else(|| DcpError::Unsupported {
-                    what: format!("`{}`: {} tensors in safetensors", t.name, t.dtype),
-                })
-        })
-        .collect::<Result<_, _>>()?;
-    order.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.name.cmp(&b.0.name)));
+    let mut order: Vec<(&TensorPlan, String, ::safetensors::Dtype)> = Vec::new();
+    let mut metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
+    for t in tensors {
+        let dtype = safetensors_dtype(t.dtype).ok_or_else(|| DcpError::Unsupported {
+            what: format!("`{}`: {} tensors in safetensors", t.name, t.dtype),
+        })?;
+        // Tied names as `safetensors.torch.save_model` writes them (and `to-safetensors`):
+        // the bytes once, under the alphabetically first name; the others in the metadata.
+        let mut names: Vec<String> = t.aliases.iter().map(|a| dotted(a)).collect();
+        names.push(t.name.clone());
+        names.sort();
+        let kept = names.remove(0);
+        for alias in names {
+            metadata.insert(alias, kept.clone());
+        }
+        order.push((t, kept, dtype));
+    }
+    order.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.1.cmp(&b.1)));
     let mut infos = Vec::with_capacity(order.len());
     let mut offset = 0usize;
     let mut seen = HashSet::new();
-    for (t, dtype) in &order {
-        if !seen.insert(t.name.as_str()) {
+    for (t, name, dtype) in &order {
+        if !seen.insert(name.as_str()) {
             return Err(DcpError::Layout {
-                what: format!("two tensors are named `{}`", t.name),
+                what: format!("two tensors are named `{name}`"),
             });
         }
         let too_big = || DcpError::Layout {
-            what: format!("`{}` is too large", t.name),
+            what: format!("`{name}` is too large"),
         };
         let len = t
             .size
@@ -485,7 +549,7 @@ fn write_safetensors(
             .collect::<Result<_, _>>()?;
         let end = offset.checked_add(len).ok_or_else(too_big)?;
         infos.push((
-            t.name.clone(),
+            name.clone(),
             TensorInfo {
                 dtype: *dtype,
                 shape,
@@ -494,7 +558,6 @@ fn write_safetensors(
         ));
         offset = end;
     }
-    let metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
     let header = crate::safetensors::header(infos, metadata)?;
     write_atomically(out, |file| -> Result<u64, DcpError> {
         let mut out: &File = file;
@@ -502,7 +565,7 @@ fn write_safetensors(
         out.write_all(&header)?;
         let mut buf = vec![0; BUFFER];
         let mut bytes = 0;
-        for (t, _) in &order {
+        for (t, _, _) in &order {
             bytes += copy_tensor(&mut reader(t, files), out, &mut buf)?;
         }
         Ok(bytes)

@@ -10,7 +10,7 @@
 //! (`split`, `item_write`, `write_metadata`).
 
 pub mod consolidate;
-pub(crate) mod deepspeed;
+pub mod deepspeed;
 pub(crate) mod gather;
 pub(crate) mod item;
 pub(crate) mod item_write;
@@ -71,15 +71,14 @@ pub enum DcpError {
         /// What was asked and why it cannot be done.
         what: String,
     },
-    /// A DeepSpeed ZeRO checkpoint folder (found by its file names), which ckpt cannot read.
-    #[error(
-        "a DeepSpeed ZeRO checkpoint (`{file}`), which ckpt cannot read yet: run the \
-         `zero_to_fp32.py` DeepSpeed saved beside it (`python zero_to_fp32.py SAVE_DIR OUT_DIR`) \
-         and give ckpt the state dict it writes"
-    )]
+    /// A file of a DeepSpeed ZeRO checkpoint folder is not what DeepSpeed writes (missing,
+    /// truncated, or its pickled layout does not match its tensors).
+    #[error("`{file}`: {what}")]
     DeepSpeed {
-        /// The DeepSpeed file that identified it.
+        /// The file (or folder) at fault.
         file: String,
+        /// What is wrong with it.
+        what: String,
     },
     /// The checkpoint given to `shard` cannot be written as a DCP folder.
     #[error("{what}")]
@@ -122,6 +121,17 @@ impl DcpError {
 /// Whether `path` is a folder holding a DCP `.metadata` file.
 pub fn is_dcp(path: &Path) -> bool {
     path.is_dir() && path.join(METADATA_FILE).is_file()
+}
+
+/// Whether `path` is a DeepSpeed ZeRO folder ([`deepspeed::find`]) that is not also a DCP
+/// folder: how `consolidate` and `inspect` decide which reader a folder gets.
+pub fn is_deepspeed_only(path: &Path) -> bool {
+    !is_dcp(path) && deepspeed::is_deepspeed(path)
+}
+
+/// Whether `path` is a checkpoint folder `consolidate` reads: DCP or DeepSpeed ZeRO.
+pub fn is_checkpoint_folder(path: &Path) -> bool {
+    is_dcp(path) || deepspeed::is_deepspeed(path)
 }
 
 /// An opened DCP folder: its metadata and the size of every file it names.

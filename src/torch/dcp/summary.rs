@@ -134,7 +134,8 @@ pub fn render_text(report: &Json) -> String {
     out
 }
 
-fn text(value: &Json) -> String {
+/// A JSON value as report text: strings bare, null as `-`.
+pub(crate) fn text(value: &Json) -> String {
     match value {
         Json::String(s) => s.clone(),
         Json::Null => "-".into(),
