@@ -12,3 +12,13 @@ def pytest_runtest_makereport(item, call):
         rep.outcome = "failed"
         reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else rep.longrepr
         rep.longrepr = f"skips are not allowed in tests/interop: {reason}"
+
+
+def pytest_report_header(config):
+    from test_onnx import long_run_report
+    return long_run_report()
+
+
+def pytest_terminal_summary(terminalreporter):
+    from test_onnx import long_run_report
+    terminalreporter.write_sep("=", long_run_report(), yellow=True, bold=True)

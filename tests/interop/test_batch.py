@@ -22,6 +22,9 @@ from _util import FIXTURES, _devices, ckpt_bin, ok, run_ckpt, storage_locations
 sys.path.insert(0, str(FIXTURES / "onnx"))
 import generate as onnx_fixtures  # noqa: E402  (fixtures/onnx/generate.py)
 
+# One worker runs the whole module, so its module-scoped fixture is built once.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 TRAINING_KEYS = {"optimizer", "lr_scheduler", "scaler"}
 
 

@@ -24,6 +24,9 @@ from torch.distributed.checkpoint.format_utils import dcp_to_torch_save, torch_s
 
 from _util import FIXTURES, ok, run_ckpt
 
+# One worker runs the whole module, so its module-scoped fixture is built once.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 GENERATE = FIXTURES / "dcp" / "generate.py"
 
 

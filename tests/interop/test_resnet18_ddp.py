@@ -10,6 +10,9 @@ import torchvision
 from _util import (_devices, assert_equivalent, expected_strip, ok, run_ckpt,
                    storage_locations, without_fake_npu)
 
+# One worker runs the whole module, so its module-scoped fixture is built once.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 
 @pytest.fixture(scope="module")
 def ddp_ckpt(tmp_path_factory):

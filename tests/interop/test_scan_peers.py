@@ -9,6 +9,9 @@ from picklescan.scanner import scan_file_path
 import scan_corpus
 from _util import run_ckpt
 
+# One worker runs the whole module, so its module-scoped fixture is built once.
+pytestmark = pytest.mark.xdist_group(__name__)
+
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
