@@ -3,8 +3,7 @@
 //! The manifest records SHA-256 (hex) of every input and output: the field names, `{sha8}`
 //! output names and resume all depend on it, so the algorithm is fixed. The hashing is the
 //! `sha2` crate's (it uses the CPU's SHA extensions where there are some); this wrapper adds
-//! the byte count the fused writer checks against the file's size, and [`update_pair`] for
-//! the input and the output it hashes in one pass.
+//! the byte count the fused writer checks against the file's size.
 
 use sha2::{Digest, Sha256 as Hasher};
 
@@ -42,12 +41,6 @@ impl Sha256 {
     pub fn finish_hex(self) -> String {
         super::manifest::hex(&self.finish())
     }
-}
-
-/// Adds `da` to `a` and `db` to `b` (an input and the output being made from it).
-pub fn update_pair(a: &mut Sha256, da: &[u8], b: &mut Sha256, db: &[u8]) {
-    a.update(da);
-    b.update(db);
 }
 
 #[cfg(test)]
