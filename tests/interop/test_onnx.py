@@ -3,8 +3,8 @@
 Each checkpoint is saved the way the ImageNet training example saves one: a DDP-wrapped
 (`module.`) state dict under `state_dict`, with an `arch` field, so detection and prefix
 stripping are exercised.  The export must pass `onnx.checker.check_model(full_check=True)`
-and match torch eager in onnxruntime at batch 1, 3 and 8 from one file, within
-max |diff| <= 1e-4 * max(1, max |ref|).
+and match torch eager in onnxruntime at batch 1, 3 and 8 (1 and 3 for the model over
+2 GiB) from one file, within max |diff| <= 1e-4 * max(1, max |ref|).
 
 The larger siblings of families the default run already covers block for block (`LONG`) run
 only with CKPT_INTEROP_LONG=1: the same export paths at several times the cost. The run's
@@ -145,13 +145,13 @@ def build(arch, seed, **kw):
     return model.eval()
 
 
-def check_parity(model, onnx_path, chw=(3, 224, 224)):
+def check_parity(model, onnx_path, chw=(3, 224, 224), batches=BATCHES):
     # By path: a model over 2 GiB cannot be loaded as one protobuf message.
     onnx.checker.check_model(str(onnx_path), full_check=True)
     session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
     gen = torch.Generator().manual_seed(7)
     worst = 0.0
-    for b in BATCHES:
+    for b in batches:
         x = torch.randn(b, *chw, generator=gen)
         with torch.no_grad():
             ref = model(x).numpy()
@@ -207,7 +207,9 @@ def test_ddp_checkpoint_matches_torch(arch, tmp_path):
                 and arch.startswith("densenet") and not n.endswith(("norm0", "norm2"))]
     assert ops.count("BatchNormalization") == len(unfolded)
     try:
-        check_parity(model, out)
+        # The model over 2 GiB proves external data; the dynamic batch at 8 is proven by the
+        # others, and running it there would double the test's time.
+        check_parity(model, out, batches=(1, 3) if arch in EXTERNAL_DATA else BATCHES)
     finally:
         data.unlink(missing_ok=True)  # not left to pytest's tmp_path retention
 
