@@ -54,6 +54,7 @@ LONG = {
     "regnet_x_8gf", "regnet_x_16gf", "regnet_x_32gf", "regnet_y_8gf", "regnet_y_16gf",
     "regnet_y_32gf", "convnext_base", "convnext_large", "vit_l_16", "vit_l_32",
 }
+assert LONG <= set(ARCHS), f"not in ARCHS: {sorted(LONG - set(ARCHS))}"
 RUN_LONG = os.environ.get("CKPT_INTEROP_LONG") == "1"
 RUN_ARCHS = [a for a in ARCHS if RUN_LONG or a not in LONG]
 
