@@ -4,19 +4,19 @@
 //! separately, that is three passes over the bytes: one to hash the input, one to copy the
 //! tensors, one to hash the output. Here the writer copies each tensor in 1 MiB pieces
 //! read from the input, hashes each piece as it writes it, and reads the input from its start
-//! in pieces of the same size alongside, hashing both. The input is read to its end,
-//! optimizer state and pickle included, although the output needs only part of it: the
-//! manifest's input hash is the whole file's (what `sha256sum` gives, what resume compares,
-//! what `{sha8}` names), so the bytes the step does not use are read once, for the hash, and
-//! nothing is read twice except the tensors the output holds (once as part of the input,
-//! once to be written, both from the page cache).
+//! in pieces of the same size alongside, hashing the two streams together
+//! ([`update_pair`]). The input is read to its end, optimizer state and pickle included,
+//! although the output needs only part of it: the manifest's input hash is the whole file's
+//! (what `sha256sum` gives, what resume compares, what `{sha8}` names), so the bytes the step
+//! does not use are read once, for the hash, and nothing is read twice except the tensors the
+//! output holds (once as part of the input, once to be written, both from the page cache).
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::sha256::Sha256;
+use super::sha256::{update_pair, Sha256};
 use crate::safetensors::{Piece, Prepared, SafetensorsError};
 use crate::torch::contiguous::copy_contiguous;
 use crate::torch::Checkpoint;
@@ -107,8 +107,7 @@ fn copy(
         read_input(inp, &mut in_buf[..n], *in_pos)?;
         *in_pos += n as u64;
         (inp.on_read)(n as u64);
-        in_hash.update(&in_buf[..n]);
-        out_hash.update(piece);
+        update_pair(in_hash, &in_buf[..n], out_hash, piece);
         Ok(())
     };
 

@@ -23,6 +23,7 @@ use super::staging::{self, Staging};
 use super::template::Fields;
 use super::BatchError;
 use crate::security::Policy;
+use crate::torch::save::start_writeback;
 
 /// How to run a plan.
 #[derive(Clone, Debug)]
@@ -489,22 +490,6 @@ fn publish_group(group: Vec<Pending>, base: &Path) -> Vec<Entry> {
     }
     entries
 }
-
-/// Asks the kernel to start writing `file`'s dirty pages now, without waiting, so that the
-/// fsync that follows finds them on their way.
-#[cfg(target_os = "linux")]
-fn start_writeback(file: &std::fs::File) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: sync_file_range takes a descriptor `file` keeps open and integers; it touches no
-    // memory of ours. A failure only leaves the write-back to the fsync.
-    unsafe {
-        libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
-    }
-}
-
-/// Off Linux the fsync starts the write-back itself.
-#[cfg(not(target_os = "linux"))]
-fn start_writeback(_file: &std::fs::File) {}
 
 /// Hashes the staged outputs (those their writer did not hash) and renames them into
 /// `output_dir`, each rename atomic; the files are already durable. The caller fsyncs
