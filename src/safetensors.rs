@@ -419,24 +419,105 @@ fn layout(
         ));
         offset = end;
     }
-    let mut metadata: HashMap<String, String> = aliases.iter().cloned().collect();
+    let mut metadata: BTreeMap<String, String> = aliases.iter().cloned().collect();
     metadata.insert("format".into(), "pt".into());
     Ok((header(infos, metadata)?, entries))
 }
 
 /// The padded header for tensors laid out as `infos` says (in file order, offsets from the
 /// end of the header) and the given string `metadata`.
+///
+/// The same JSON as the `safetensors` crate writes (`__metadata__` first, then the tensors in
+/// file order), except that the metadata's keys are sorted: the crate takes them as a
+/// `HashMap`, whose order changes from run to run, so the same input would give files with
+/// different bytes (and SHA-256) whenever there is more than one key, as with aliases.
 pub fn header(
     infos: Vec<(String, TensorInfo)>,
-    metadata: HashMap<String, String>,
+    metadata: BTreeMap<String, String>,
 ) -> Result<Vec<u8>, SafetensorsError> {
-    let metadata = Metadata::new(Some(metadata), infos)
+    // The crate's checks: names unique, offsets contiguous from 0, sizes matching shapes.
+    Metadata::new(Some(metadata.clone().into_iter().collect()), infos.clone())
         .map_err(|e| SafetensorsError::Header(e.to_string()))?;
+    let json = HeaderJson {
+        metadata: &metadata,
+        tensors: &infos,
+    };
     let mut bytes =
-        serde_json::to_vec(&metadata).map_err(|e| SafetensorsError::Header(e.to_string()))?;
+        serde_json::to_vec(&json).map_err(|e| SafetensorsError::Header(e.to_string()))?;
     bytes.resize(bytes.len().next_multiple_of(8), b' ');
     if bytes.len() > MAX_HEADER_BYTES {
         return Err(SafetensorsError::HeaderTooLarge(bytes.len()));
     }
     Ok(bytes)
+}
+
+/// The header's JSON object, in the order [`header`] describes.
+struct HeaderJson<'a> {
+    metadata: &'a BTreeMap<String, String>,
+    tensors: &'a [(String, TensorInfo)],
+}
+
+impl serde::Serialize for HeaderJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.tensors.len() + 1))?;
+        map.serialize_entry("__metadata__", self.metadata)?;
+        for (name, info) in self.tensors {
+            map.serialize_entry(name, info)?;
+        }
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(start: usize, end: usize) -> TensorInfo {
+        TensorInfo {
+            dtype: Dtype::F32,
+            shape: vec![(end - start) / 4],
+            data_offsets: (start, end),
+        }
+    }
+
+    #[test]
+    fn header_bytes_are_the_same_every_time_metadata_sorted_tensors_in_file_order() {
+        let metadata: BTreeMap<String, String> = ["e", "b", "format", "d", "c"]
+            .iter()
+            .map(|k| {
+                (
+                    k.to_string(),
+                    if *k == "format" { "pt" } else { "a" }.into(),
+                )
+            })
+            .collect();
+        // File order, not name order: `z` comes first in the file.
+        let infos = vec![
+            ("z".to_string(), info(0, 8)),
+            ("a".to_string(), info(8, 24)),
+        ];
+        let bytes = header(infos, metadata).unwrap();
+        let text = std::str::from_utf8(&bytes).unwrap().trim_end();
+        assert_eq!(
+            text,
+            r#"{"__metadata__":{"b":"a","c":"a","d":"a","e":"a","format":"pt"},"#.to_owned()
+                + r#""z":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"#
+                + r#""a":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}}"#
+        );
+        assert_eq!(bytes.len() % 8, 0);
+    }
+
+    #[test]
+    fn header_refuses_offsets_with_a_gap() {
+        let metadata = BTreeMap::from([("format".to_string(), "pt".to_string())]);
+        let infos = vec![
+            ("a".to_string(), info(0, 8)),
+            ("b".to_string(), info(16, 24)),
+        ];
+        assert!(matches!(
+            header(infos, metadata),
+            Err(SafetensorsError::Header(_))
+        ));
+    }
 }

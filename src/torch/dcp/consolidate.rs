@@ -9,7 +9,7 @@
 //! then every chunk's item (dtype, shape, contiguity, bytes inside its record) and every
 //! value's pickle. The output is written atomically.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
@@ -507,7 +507,7 @@ fn write_safetensors(
     out: &Path,
 ) -> Result<u64, DcpError> {
     let mut order: Vec<(&TensorPlan, String, ::safetensors::Dtype)> = Vec::new();
-    let mut metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
+    let mut metadata = BTreeMap::from([("format".to_owned(), "pt".to_owned())]);
     for t in tensors {
         let dtype = safetensors_dtype(t.dtype).ok_or_else(|| DcpError::Unsupported {
             what: format!("`{}`: {} tensors in safetensors", t.name, t.dtype),
