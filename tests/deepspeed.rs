@@ -155,6 +155,29 @@ fn every_fixture_consolidates_to_what_deepspeed_returns() {
     }
 }
 
+/// `--extract head` where `head.weight` is tied to `emb.weight`, outside the prefix: the tied
+/// name is still written, with the bytes it shares.
+#[test]
+fn extracting_a_tied_name_whose_source_is_outside_the_prefix_keeps_it() {
+    let out = tempfile::tempdir().unwrap();
+    let folder = check_deepspeed(&fixtures().join("zero2"), Policy::SafeOnly).unwrap();
+    let whole = out.path().join("whole.pth");
+    consolidate(&folder, &Selection::default(), OutputKind::Pth, &whole).unwrap();
+    let (all, _) = read_pth(&whole);
+    let emb = all.iter().find(|t| t.0 == "emb.weight").unwrap();
+    let head = out.path().join("head.pth");
+    let selection = Selection {
+        model_only: false,
+        extract: Some("head".into()),
+    };
+    let summary = consolidate(&folder, &selection, OutputKind::Pth, &head).unwrap();
+    let (got, _) = read_pth(&head);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, "weight");
+    assert_eq!((&got[0].1, &got[0].2, &got[0].3), (&emb.1, &emb.2, &emb.3));
+    assert!(summary.dropped.contains(&"emb.weight".to_owned()));
+}
+
 /// The fixtures cover what they are meant to: buffers (one int64), frozen parameters, a tied
 /// weight, and a parameter split over both ranks' partitions.
 #[test]

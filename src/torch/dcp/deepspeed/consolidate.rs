@@ -37,11 +37,20 @@ pub fn consolidate(
     }
     let mut plans = Vec::new();
     for tensor in &layout.tensors {
-        let Some(name) = selected(&tensor.name, selection) else {
-            summary.dropped.push(tensor.name.clone());
-            summary.dropped.extend(tensor.aliases.iter().cloned());
+        // The names the selection keeps, the tensor's own first: when only tied names are
+        // under the extracted prefix, the first of them is stored with the tensor's bytes.
+        let mut kept = Vec::new();
+        for name in std::iter::once(&tensor.name).chain(&tensor.aliases) {
+            match selected(name, selection) {
+                Some(key) => kept.push(key),
+                None => summary.dropped.push(name.clone()),
+            }
+        }
+        let mut kept = kept.into_iter();
+        let Some(name) = kept.next() else {
             continue;
         };
+        let aliases: Vec<Vec<PathKey>> = kept.map(|alias| vec![PathKey::Key(alias)]).collect();
         let pieces = match tensor.stored {
             Some(from) => {
                 let spool = widen(tensor, from, &files)?;
@@ -58,13 +67,6 @@ pub fn consolidate(
             None => tensor.pieces.clone(),
         };
         summary.chunks += pieces.len();
-        let mut aliases = Vec::new();
-        for alias in &tensor.aliases {
-            match selected(alias, selection) {
-                Some(a) => aliases.push(vec![PathKey::Key(a)]),
-                None => summary.dropped.push(alias.clone()),
-            }
-        }
         plans.push(TensorPlan {
             path: vec![PathKey::Key(name.clone())],
             name,
