@@ -9,12 +9,12 @@
 //! `sha256_ni_finup2x`, which fs-verity and dm-verity use): [`update_pair`] hashes an input
 //! and the output being made from it together, about 1.4 × the bytes per second of two single
 //! passes on the machine the benchmarks use. No well-kept crate offers two-stream SHA-256, so
-//! the block function is written here on the CPU's intrinsics, one stream and two. Without
-//! the SHA extensions (or off x86-64) both paths fall back to `sha2`'s block function, one
-//! stream after the other. The digests are plain SHA-256 either way; the tests check them
+//! that block function is written here on the CPU's intrinsics; a single stream uses `sha2`'s
+//! block function, as do both streams, one after the other, without the SHA extensions (or
+//! off x86-64). The digests are plain SHA-256 either way; the tests check them
 //! against `sha2` for every split of the data.
 
-use sha2::digest::generic_array::GenericArray;
+use sha2::digest::generic_array::{typenum::U64, GenericArray};
 
 const H0: [u32; 8] = [
     0x6a09_e667,
@@ -154,25 +154,23 @@ fn as_blocks(data: &[u8]) -> (&[Block], &[u8]) {
     (blocks, tail)
 }
 
+/// The single-stream block function: `sha2`'s (on the SHA extensions where the CPU has them).
 fn compress(state: &mut [u32; 8], blocks: &[Block]) {
-    if blocks.is_empty() {
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if shani::available() {
-        // SAFETY: the CPU has the instructions `shani::compress` is compiled for.
-        unsafe { shani::compress(state, blocks) };
-        return;
-    }
-    for block in blocks {
-        sha2::compress256(state, std::slice::from_ref(GenericArray::from_slice(block)));
-    }
+    // SAFETY: `GenericArray<u8, U64>` is a `#[repr(transparent)]` wrapper of `[u8; 64]`, so a
+    // slice of one is a slice of the other (the cast `sha2::compress256` itself makes back).
+    let blocks = unsafe {
+        std::slice::from_raw_parts(
+            blocks.as_ptr().cast::<GenericArray<u8, U64>>(),
+            blocks.len(),
+        )
+    };
+    sha2::compress256(state, blocks);
 }
 
 fn compress_pair(sa: &mut [u32; 8], a: &[Block], sb: &mut [u32; 8], b: &[Block]) {
     #[cfg(target_arch = "x86_64")]
     if shani::available() && a.len() == b.len() {
-        // SAFETY: as in `compress`.
+        // SAFETY: the CPU has the instructions `shani::compress_pair` is compiled for.
         unsafe { shani::compress_pair(sa, a, sb, b) };
         return;
     }
@@ -180,14 +178,12 @@ fn compress_pair(sa: &mut [u32; 8], a: &[Block], sb: &mut [u32; 8], b: &[Block])
     compress(sb, b);
 }
 
-/// The block function on the x86 SHA extensions, one stream or two interleaved (the
-/// instruction sequence of Intel's reference and the `sha2` crate).
+/// The block function on the x86 SHA extensions for two streams interleaved (each stream's
+/// instruction sequence is Intel's reference, as in the `sha2` crate).
 #[cfg(target_arch = "x86_64")]
 mod shani {
-    use std::arch::x86_64::*;
-    use std::sync::OnceLock;
-
     use super::Block;
+    use std::arch::x86_64::*;
 
     const K: [u32; 64] = [
         0x428a_2f98,
@@ -256,15 +252,13 @@ mod shani {
         0xc671_78f2,
     ];
 
-    /// Whether this CPU has the SHA extensions and the SSE levels the code uses.
+    /// Whether this CPU has the SHA extensions and the SSE levels the code uses (std caches
+    /// what it detects).
     pub fn available() -> bool {
-        static HAS: OnceLock<bool> = OnceLock::new();
-        *HAS.get_or_init(|| {
-            std::arch::is_x86_feature_detected!("sha")
-                && std::arch::is_x86_feature_detected!("sse2")
-                && std::arch::is_x86_feature_detected!("ssse3")
-                && std::arch::is_x86_feature_detected!("sse4.1")
-        })
+        std::arch::is_x86_feature_detected!("sha")
+            && std::arch::is_x86_feature_detected!("sse2")
+            && std::arch::is_x86_feature_detected!("ssse3")
+            && std::arch::is_x86_feature_detected!("sse4.1")
     }
 
     #[inline(always)]
@@ -322,28 +316,6 @@ mod shani {
             _mm_shuffle_epi8(_mm_loadu_si128(p.add(2)), mask),
             _mm_shuffle_epi8(_mm_loadu_si128(p.add(3)), mask),
         ]
-    }
-
-    /// # Safety
-    /// The CPU must have the features [`available`] checks.
-    #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-    pub unsafe fn compress(state: &mut [u32; 8], blocks: &[Block]) {
-        let (mut abef, mut cdgh) = load_state(state);
-        for block in blocks {
-            let (abef0, cdgh0) = (abef, cdgh);
-            let mut w = load_words(block);
-            for (i, &word) in w.iter().enumerate() {
-                rounds4(&mut abef, &mut cdgh, word, i);
-            }
-            for i in 4..16 {
-                let next = schedule(w[0], w[1], w[2], w[3]);
-                w = [w[1], w[2], w[3], next];
-                rounds4(&mut abef, &mut cdgh, next, i);
-            }
-            abef = _mm_add_epi32(abef, abef0);
-            cdgh = _mm_add_epi32(cdgh, cdgh0);
-        }
-        store_state(state, abef, cdgh);
     }
 
     /// Two streams of as many blocks each, their rounds interleaved.
@@ -450,7 +422,7 @@ mod tests {
     }
 
     #[test]
-    fn the_portable_path_matches_too() {
+    fn the_block_slice_handed_to_sha2_holds_every_block() {
         let data = bytes(10_000, 3);
         let mut state = H0;
         let (blocks, _) = as_blocks(&data);
