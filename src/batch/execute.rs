@@ -11,7 +11,7 @@ use crate::torch::dcp::consolidate::OutputKind as DcpOutput;
 use crate::torch::dcp::{consolidate, deepspeed, is_deepspeed_only};
 use crate::torch::{self, Checkpoint, OutputFormat};
 
-use super::fused::{self, InputHash};
+use super::fused::{self, InputHash, InputRest};
 use super::plan::{OnnxStep, OutputKind, Step};
 
 /// Why an input failed: the step, and what went wrong there.
@@ -33,12 +33,12 @@ pub struct Staged {
     pub hash: Option<(String, u64)>,
 }
 
-/// What [`run`] did: the files it staged, and the input's SHA-256 (hex) and size when a step
-/// hashed the input as it read it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What [`run`] did: the files it staged, and the input as far as a step hashed it while
+/// reading it.
+#[derive(Default)]
 pub struct Ran {
     pub staged: Vec<Staged>,
-    pub input: Option<(String, u64)>,
+    pub input: Option<InputRest>,
 }
 
 /// The steps a job runs: its own, plus a final `format` when none of them writes a file (a
@@ -65,8 +65,8 @@ pub fn file_name(base: &str, kind: OutputKind) -> String {
 ///
 /// With `hash_input` (called with the size of each piece read), the first `to-safetensors`
 /// step that reads the input file itself (no consolidation or dtype cast before it) also
-/// hashes the whole input in the same pass and reports it in [`Ran::input`]; the caller
-/// hashes the input itself when that did not happen.
+/// hashes the input in the same pass, as far as its output goes, and returns the rest to
+/// hash in [`Ran::input`]; the caller hashes the input itself when that did not happen.
 pub fn run(
     input: &Path,
     steps: &[Step],
@@ -186,11 +186,9 @@ pub fn run(
                 let hashed = rewrite
                     .view(&mut ckpt, |c| {
                         let prepared = safetensors::prepare(c, key.as_deref())?;
-                        let file = c.source_file().try_clone()?;
                         let input = match on_read {
                             Some(on_read) => Some(InputHash {
-                                size: file.metadata()?.len(),
-                                file: &file,
+                                file: c.source_file().try_clone()?,
                                 on_read,
                             }),
                             None => None,

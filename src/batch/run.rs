@@ -2,6 +2,7 @@
 //! already did, process the rest in parallel, and keep the manifest current.
 
 use std::collections::HashMap;
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -11,6 +12,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::execute::{self, effective_steps, file_name, Staged};
+use super::fused::{self, InputRest};
 use super::inputs::{self, key_of, Input};
 use super::manifest::{
     self, decide, hash_file, hash_input_reporting, Decision, Entry, Identity, Manifest, Output,
@@ -232,6 +234,24 @@ pub fn run(options: &Options, listing: &mut dyn Write) -> Result<Summary, BatchE
                 }
             }
         });
+        // Hands a staged input whose hash is complete to the committer.
+        let commit = |pending: Pending, active: Active| {
+            if pending.entry.status == Status::Failed {
+                let _ = std::fs::remove_dir_all(&pending.slot);
+                return conclude(pending.entry, false, active);
+            }
+            if let Err(std::sync::mpsc::SendError((pending, active))) =
+                to_commit.send((pending, active))
+            {
+                let _ = std::fs::remove_dir_all(&pending.slot);
+                let mut entry = pending.entry;
+                entry.status = Status::Failed;
+                entry.error = Some("publish: the committer stopped".into());
+                conclude(entry, false, active);
+            }
+        };
+        // A staged input whose hash waits for another's to be finished with it.
+        let parked = Mutex::new(None);
         pool.install(|| {
             tasks.par_iter().with_max_len(1).for_each(|task| {
                 let active = progress.start(&task.input.key);
@@ -242,19 +262,18 @@ pub fn run(options: &Options, listing: &mut dyn Write) -> Result<Summary, BatchE
                 match process(task, base, previous, staging, &active) {
                     Processed::Done(entry, skipped) => conclude(entry, skipped, active),
                     Processed::Staged(pending) => {
-                        if let Err(std::sync::mpsc::SendError((pending, active))) =
-                            to_commit.send((pending, active))
-                        {
-                            let _ = std::fs::remove_dir_all(&pending.slot);
-                            let mut entry = pending.entry;
-                            entry.status = Status::Failed;
-                            entry.error = Some("publish: the committer stopped".into());
-                            conclude(entry, false, active);
+                        for (pending, active) in finish_input_hash(&parked, *pending, active) {
+                            commit(pending, active);
                         }
                     }
                 }
             });
         });
+        let last = parked.into_inner().unwrap_or_else(|e| e.into_inner());
+        if let Some(last) = last {
+            let (pending, active) = finish_alone(last);
+            commit(pending, active);
+        }
         drop(to_commit);
     });
     progress.close();
@@ -315,7 +334,7 @@ enum Processed {
     /// Finished: its entry, and whether it was skipped as up to date.
     Done(Entry, bool),
     /// Its outputs are staged; they are published by the committer.
-    Staged(Pending),
+    Staged(Box<Pending>),
 }
 
 /// An input whose outputs wait in its staging slot to be made durable and renamed into place.
@@ -325,6 +344,70 @@ struct Pending {
     staged: Vec<Staged>,
     slot: PathBuf,
     output_dir: PathBuf,
+    /// The input's hash, still to be finished: until it is, the entry has no `sha256` and
+    /// no `size`.
+    input: Option<InputRest>,
+}
+
+/// What to hand to the committer after `pending` was staged: nothing while its input's
+/// hash waits in `parked` for another input's; otherwise the inputs whose hashes are now
+/// complete. Two unfinished hashes are finished together, side by side (the input bytes no
+/// output holds are hashed two streams at a time, like the rest); an input whose hash
+/// cannot be finished is marked failed.
+fn finish_input_hash(
+    parked: &Mutex<Option<Parked>>,
+    mut pending: Pending,
+    active: Active,
+) -> Vec<(Pending, Active)> {
+    let Some(rest) = pending.input.take() else {
+        return vec![(pending, active)];
+    };
+    let mut slot = parked.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((mut other, other_rest, other_active)) = slot.take() else {
+        *slot = Some((pending, rest, active));
+        return Vec::new();
+    };
+    drop(slot);
+    let started = Instant::now();
+    other_active.step("hash");
+    active.step("hash");
+    let [hashed_other, hashed] =
+        fused::finish_pair(other_rest, &|n| other_active.read(n), rest, &|n| {
+            active.read(n)
+        });
+    record_input_hash(&mut other.entry, hashed_other, started.elapsed());
+    record_input_hash(&mut pending.entry, hashed, started.elapsed());
+    vec![(other, other_active), (pending, active)]
+}
+
+/// A staged input whose hash waits to be finished together with another's: the input, the
+/// rest of its hash, its progress line.
+type Parked = (Pending, InputRest, Active);
+
+/// Finishes a parked input's hash alone.
+fn finish_alone((mut pending, rest, active): Parked) -> (Pending, Active) {
+    let started = Instant::now();
+    active.step("hash");
+    let hashed = rest.finish(&|n| active.read(n));
+    record_input_hash(&mut pending.entry, hashed, started.elapsed());
+    (pending, active)
+}
+
+/// Records an input's finished hash in its entry (which fails when it could not be read),
+/// with the time it took.
+fn record_input_hash(entry: &mut Entry, hashed: std::io::Result<(String, u64)>, took: Duration) {
+    match hashed {
+        Ok((sha256, size)) => {
+            entry.sha256 = sha256;
+            entry.size = size;
+        }
+        Err(e) => {
+            entry.status = Status::Failed;
+            entry.error = Some(format!("read: {e}"));
+        }
+    }
+    let took = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
+    entry.duration_ms = entry.duration_ms.saturating_add(took);
 }
 
 /// Processes one input up to its staged outputs (or decides it is up to date, or fails).
@@ -353,7 +436,8 @@ fn process(
     let on_read = |n| active.read(n);
     // The input's hash is needed before any step when an earlier entry may let it be
     // skipped, or when it names the outputs; otherwise a step that reads the input may hash
-    // it in the same pass (see `fused`), and it is hashed on its own only if none did.
+    // it in the same pass (see `fused`), and the rest is hashed after the steps, paired with
+    // another input's (see `finish_input_hash`).
     let hash_first = previous.is_some() || task.job.name.uses_hash() || task.input.path.is_dir();
     if hash_first {
         on_step("hash");
@@ -382,7 +466,6 @@ fn process(
             }
         }
     }
-    let mut input_hash = None;
     let result = staging
         .slot(&task.slot)
         .map_err(|e| format!("staging: {e}"))
@@ -398,43 +481,47 @@ fn process(
             )
             .map_err(|e| e.to_string())
             .and_then(|ran| {
-                input_hash = ran.input;
-                if input_hash.is_none() && !hash_first {
-                    on_step("hash");
-                    let hashed = hash_input_reporting(&task.input.path, &on_read)
-                        .map_err(|e| format!("read: {e}"))?;
-                    input_hash = Some(hashed);
-                }
-                Ok(ran.staged)
+                // Unless hashed first, the input's hash is finished after the steps: from
+                // where a step left it, or from its start.
+                let input = match ran.input {
+                    _ if hash_first => None,
+                    Some(rest) => Some(rest),
+                    None => Some(
+                        File::open(&task.input.path)
+                            .and_then(InputRest::start)
+                            .map_err(|e| format!("read: {e}"))?,
+                    ),
+                };
+                Ok((ran.staged, input))
             });
             match staged {
-                Ok(staged) => Ok((staged, slot)),
+                Ok((staged, input)) => Ok((staged, input, slot)),
                 Err(e) => {
                     let _ = std::fs::remove_dir_all(&slot);
                     Err(e)
                 }
             }
         });
-    if !hash_first {
-        // A failed input is still recorded with its hash when it can be read.
-        let hashed = input_hash.or_else(|| hash_input_reporting(&task.input.path, &|_| {}).ok());
-        if let Some((sha256, size)) = hashed {
-            entry.sha256 = sha256;
-            entry.size = size;
-        }
-    }
     entry.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match result {
-        Ok((staged, slot)) => {
+        Ok((staged, input, slot)) => {
             entry.status = Status::Ok;
-            Processed::Staged(Pending {
+            Processed::Staged(Box::new(Pending {
                 entry,
                 staged,
                 slot,
                 output_dir: task.output_dir.clone(),
-            })
+                input,
+            }))
         }
         Err(e) => {
+            if !hash_first {
+                // A failed input is still recorded with its hash when it can be read.
+                if let Ok((sha256, size)) = hash_input_reporting(&task.input.path, &|_| {}) {
+                    entry.sha256 = sha256;
+                    entry.size = size;
+                }
+            }
             entry.error = Some(e);
             Processed::Done(entry, false)
         }
@@ -633,6 +720,11 @@ mod tests {
 
     /// Runs `plan` over copies of `inputs` in a fresh folder; returns the folder and manifest.
     fn run_plan(plan: &str, inputs: &[&str]) -> (tempfile::TempDir, Manifest) {
+        run_plan_on(plan, inputs, 2)
+    }
+
+    /// [`run_plan`] on `jobs` workers.
+    fn run_plan_on(plan: &str, inputs: &[&str], jobs: usize) -> (tempfile::TempDir, Manifest) {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir(dir.path().join("in")).expect("mkdir");
         for name in inputs {
@@ -641,7 +733,7 @@ mod tests {
         std::fs::write(dir.path().join("plan.toml"), plan).expect("plan");
         let options = Options {
             plan: dir.path().join("plan.toml"),
-            jobs: 2,
+            jobs,
             shard: None,
             dry_run: false,
             manifest: None,
@@ -690,6 +782,33 @@ steps = ["strip-module", { remap = "cpu" }, "drop-optimizer", "to-safetensors"]
         let (dir, manifest) = run_plan(plan, &TRAINING);
         assert_eq!(manifest.entries.len(), 2);
         assert_hashes_match(dir.path(), &manifest);
+    }
+
+    #[test]
+    fn input_hashes_finished_in_pairs_or_alone_are_the_files_hashes() {
+        // Five inputs whose hashes are finished after their steps: three left part-hashed by
+        // the safetensors writer, two (a `format` job) not hashed at all. On one worker and
+        // on two, pairs form in different ways and one hash is always finished alone.
+        let plan = r#"[[job]]
+inputs = ["in/*.pth"]
+output_dir = "st"
+steps = ["strip-module", "drop-optimizer", "to-safetensors"]
+
+[[job]]
+inputs = ["in/cuda*.pth"]
+output_dir = "pth"
+steps = [{ remap = "cpu" }]
+"#;
+        for jobs in [1, 2] {
+            let inputs = [
+                "cuda0_train_ckpt.pth",
+                "legacy_train_ckpt.pth",
+                "cuda3_zip.pth",
+            ];
+            let (dir, manifest) = run_plan_on(plan, &inputs, jobs);
+            assert_eq!(manifest.entries.len(), 5);
+            assert_hashes_match(dir.path(), &manifest);
+        }
     }
 
     #[test]
