@@ -10,6 +10,7 @@ use ckpt::onnx::proto::{tensor_shape_proto::dimension::Value as Dim, type_proto}
 use ckpt::onnx::script::{export_script, ScriptReport};
 use ckpt::onnx::{Extent, OnnxError};
 use ckpt::torch::script::convert::GivenInput;
+use ckpt::torch::script::ScriptArchive;
 
 mod common;
 use common::{decode, Reference};
@@ -83,7 +84,8 @@ fn export(
         })
         .into_iter()
         .collect();
-    export_script(&fixtures().join(format!("{name}.pt")), &given, options, out)
+    let mut archive = ScriptArchive::open(&fixtures().join(format!("{name}.pt")))?;
+    export_script(&mut archive, &given, options, out)
 }
 
 fn ops(path: &Path) -> Vec<String> {
@@ -252,7 +254,8 @@ fn refusals_say_where() {
     assert!(err.contains("call: torch.reshape(value, list)"), "{err}");
 
     let scripted = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/ts_scripted.pt");
-    let err = export_script(&scripted, &[], &options, &out)
+    let mut archive = ScriptArchive::open(&scripted).expect("the archive opens");
+    let err = export_script(&mut archive, &[], &options, &out)
         .unwrap_err()
         .to_string();
     assert!(

@@ -19,6 +19,7 @@ pub mod torch_run;
 pub mod tract_run;
 
 use std::fmt;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::torch::pt2::is_pt2;
@@ -141,14 +142,15 @@ pub fn check(onnx: &Path, model: &Path, options: &CheckOptions) -> Result<Report
 /// libtorch's C++ API runs TorchScript only: a `.pt2` archive (and anything else) is refused
 /// before libtorch sees it.
 fn refuse_non_torchscript(model: &Path) -> Result<(), CheckError> {
-    if is_pt2(model).map_err(|e| CheckError::new(model, e))? {
+    let file = File::open(model).map_err(|e| CheckError::new(model, e))?;
+    if is_pt2(&file).map_err(|e| CheckError::new(model, e))? {
         return Err(CheckError::new(
             model,
             "a torch.export (.pt2) archive cannot be run by libtorch's C++ API; check against \
              a torch.jit.trace + torch.jit.save archive of the same model",
         ));
     }
-    if !is_torchscript(model).map_err(|e| CheckError::new(model, e))? {
+    if !is_torchscript(&file).map_err(|e| CheckError::new(model, e))? {
         return Err(CheckError::new(
             model,
             "not a TorchScript archive: --against takes what torch.jit.save wrote",
@@ -162,6 +164,7 @@ mod tests {
     use super::*;
     use crate::onnx::program::ProgramOptions;
     use crate::onnx::script::export_script;
+    use crate::torch::script::ScriptArchive;
 
     fn fixture(path: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -181,7 +184,7 @@ mod tests {
     fn export(name: &str, dir: &Path) -> PathBuf {
         let out = dir.join(format!("{name}.onnx"));
         export_script(
-            &fixture(&format!("script/{name}.pt")),
+            &mut ScriptArchive::open(&fixture(&format!("script/{name}.pt"))).unwrap(),
             &[],
             &ProgramOptions::default(),
             &out,

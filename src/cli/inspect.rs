@@ -25,9 +25,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if crate::torch::dcp::is_deepspeed_only(&args.file) {
         return inspect_deepspeed(&args);
     }
-    // A file that cannot be opened as a zip is left to the checkpoint reader, which says why.
-    if is_pt2(&args.file).unwrap_or(false) {
-        let archive = Pt2Archive::open(&args.file).map_err(|e| Failure::about(&args.file, e))?;
+    // A file that cannot be opened (as a zip) is left to the checkpoint reader, which says
+    // why.
+    let pt2 = File::open(&args.file)
+        .ok()
+        .filter(|file| is_pt2(file).unwrap_or(false));
+    if let Some(file) = pt2 {
+        let archive = Pt2Archive::from_file(file).map_err(|e| Failure::about(&args.file, e))?;
         let report = summary(&args.file.display().to_string(), &archive);
         if args.json {
             println!("{report}");

@@ -1,3 +1,4 @@
+use std::fs::File;
 use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
@@ -10,7 +11,7 @@ use crate::onnx::{export, Batch, ExportOptions, Extent, Opset};
 use crate::torch::dtype::DType;
 use crate::torch::pt2::{is_pt2, Pt2Archive};
 use crate::torch::script::convert::GivenInput;
-use crate::torch::script::is_torchscript;
+use crate::torch::script::{is_torchscript, ScriptArchive};
 
 use super::safety::SafetyArgs;
 use super::Failure;
@@ -138,15 +139,16 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let input = &args.input;
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
     super::output::writable(&args.output)?;
-    // Like every conversion: dangerous globals refused, unknown ones only when allowed.
-    args.safety.check(input)?;
+    // Like every conversion: dangerous globals refused, unknown ones only when allowed. The
+    // file scanned is the file read from here on, not the path again.
+    let checked = args.safety.check(input)?;
     let _progress = crate::progress::Task::start(input);
     // A file that cannot be opened as a zip is left to the checkpoint reader, which says why.
-    if is_pt2(input).unwrap_or(false) {
-        return run_pt2(&args);
+    if is_pt2(&checked.file).unwrap_or(false) {
+        return run_pt2(&args, checked.file);
     }
-    if is_torchscript(input).unwrap_or(false) {
-        return run_script(&args);
+    if is_torchscript(&checked.file).unwrap_or(false) {
+        return run_script(&args, checked.file);
     }
     let input_shape = image_shape(&args.input_shape).map_err(|e| fail(&e))?;
     let options = ExportOptions {
@@ -163,7 +165,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         transform_input: args.transform_input,
         ..ExportOptions::default()
     };
-    let mut ckpt = crate::torch::open(input).map_err(|e| fail(&e))?;
+    let mut ckpt = checked.open().map_err(|e| fail(&e))?.checkpoint;
     let report = export(&mut ckpt, &options, &args.output).map_err(|e| fail(&e))?;
     let stripped = if report.stripped.is_empty() {
         String::new()
@@ -279,9 +281,9 @@ fn finish_program(
     print_atc(args, &command)
 }
 
-/// `to-onnx` on a `torch.export` archive: the graph comes from the program, so `--arch`
-/// and `--input-shape` are refused rather than silently ignored.
-fn run_pt2(args: &Args) -> Result<(), Failure> {
+/// `to-onnx` on a `torch.export` archive (`file`, the scanned input): the graph comes from
+/// the program, so `--arch` and `--input-shape` are refused rather than silently ignored.
+fn run_pt2(args: &Args, file: File) -> Result<(), Failure> {
     let input = &args.input;
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
     for (flag, given) in [
@@ -295,7 +297,7 @@ fn run_pt2(args: &Args) -> Result<(), Failure> {
         }
     }
     let options = program_options(args)?;
-    let mut archive = Pt2Archive::open(input).map_err(|e| fail(&e))?;
+    let mut archive = Pt2Archive::from_file(file).map_err(|e| fail(&e))?;
     let report = export_program(&mut archive, &options, &args.output).map_err(|e| fail(&e))?;
     let batch = match &report.batch {
         BatchDim::Symbol(_) => format!("{} (declared dynamic)", report.batch),
@@ -312,10 +314,11 @@ fn run_pt2(args: &Args) -> Result<(), Failure> {
     finish_program(args, &options, &report)
 }
 
-/// `to-onnx` on a TorchScript archive from `torch.jit.trace`: the graph comes from its code,
-/// so `--arch` is refused; `--input-shape` is needed only when the archive does not record
-/// the example input (`traced_inputs.pkl`), and must agree with it when it does.
-fn run_script(args: &Args) -> Result<(), Failure> {
+/// `to-onnx` on a TorchScript archive from `torch.jit.trace` (`file`, the scanned input):
+/// the graph comes from its code, so `--arch` is refused; `--input-shape` is needed only
+/// when the archive does not record the example input (`traced_inputs.pkl`), and must agree
+/// with it when it does.
+fn run_script(args: &Args, file: File) -> Result<(), Failure> {
     let input = &args.input;
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
     if args.arch.is_some() {
@@ -324,8 +327,9 @@ fn run_script(args: &Args) -> Result<(), Failure> {
         ));
     }
     let options = program_options(args)?;
-    let report =
-        export_script(input, &args.input_shape, &options, &args.output).map_err(|e| fail(&e))?;
+    let mut archive = ScriptArchive::from_file(input, file).map_err(|e| fail(&e))?;
+    let report = export_script(&mut archive, &args.input_shape, &options, &args.output)
+        .map_err(|e| fail(&e))?;
     let exported = match &args.batch {
         Batch::Dynamic(_) => "a dynamic batch".to_owned(),
         Batch::Fixed(n) => format!("batch {n}"),

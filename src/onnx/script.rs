@@ -64,17 +64,16 @@ fn read_error(fqn: &str, e: TorchError) -> OnnxError {
     }
 }
 
-/// Exports the traced model in the TorchScript archive `path` to `out`. `given` are the
-/// inputs' per-sample shapes (and dtypes): required when the archive has no
-/// `traced_inputs.pkl`, and checked against it otherwise.
+/// Exports the traced model in the TorchScript `archive` to `out`. `given` are the inputs'
+/// per-sample shapes (and dtypes): required when the archive has no `traced_inputs.pkl`, and
+/// checked against it otherwise.
 pub fn export_script(
-    path: &Path,
+    archive: &mut ScriptArchive,
     given: &[GivenInput],
     options: &ProgramOptions,
     out: &Path,
 ) -> Result<ScriptReport, OnnxError> {
-    let mut archive = ScriptArchive::open(path)?;
-    let converted = convert(&mut archive, given)?;
+    let converted = convert(archive, given)?;
     let mut tensors = ScriptTensors {
         ckpt: &mut archive.ckpt,
         tensors: &converted.tensors,

@@ -101,15 +101,14 @@ struct Config {
     config: HashMap<String, ConfigEntry>,
 }
 
-/// Whether `path` is a `.pt2` archive: a zip whose `archive_format` record says `pt2`.
+/// Whether `file` is a `.pt2` archive: a zip whose `archive_format` record says `pt2`.
 /// Files that are not zips, or zips without that record, are not.
-pub fn is_pt2(path: &Path) -> Result<bool, Pt2Error> {
+pub fn is_pt2(file: &File) -> Result<bool, Pt2Error> {
     let mut head = [0u8; 4];
-    let file = File::open(path)?;
     if file.read_at(&mut head, 0)? < 4 || head != *b"PK\x03\x04" {
         return Ok(false);
     }
-    let mut zip = TorchZip::open(file)?;
+    let mut zip = TorchZip::open(file.try_clone()?)?;
     archive_format_is_pt2(&mut zip)
 }
 
@@ -125,7 +124,13 @@ impl Pt2Archive {
     /// Opens `path`, parses the program and the weight/constant configs, and checks every
     /// stored tensor against its record.
     pub fn open(path: &Path) -> Result<Pt2Archive, Pt2Error> {
-        let mut zip = TorchZip::open(File::open(path)?)?;
+        Pt2Archive::from_file(File::open(path)?)
+    }
+
+    /// [`Pt2Archive::open`] of an open file (a file a command has already scanned: the
+    /// same bytes, not the path again).
+    pub fn from_file(file: File) -> Result<Pt2Archive, Pt2Error> {
+        let mut zip = TorchZip::open(file)?;
         if !archive_format_is_pt2(&mut zip)? {
             return Err(Pt2Error::Record {
                 record: "archive_format".into(),

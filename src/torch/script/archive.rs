@@ -52,15 +52,14 @@ pub struct ScriptArchive {
     pub constants: Vec<Constant>,
 }
 
-/// Whether `path` is a TorchScript archive: a zip with `constants.pkl` or `code/` records
+/// Whether `file` is a TorchScript archive: a zip with `constants.pkl` or `code/` records
 /// (and not a `.pt2` archive).
-pub fn is_torchscript(path: &Path) -> Result<bool, ScriptError> {
-    let file = File::open(path)?;
+pub fn is_torchscript(file: &File) -> Result<bool, ScriptError> {
     let mut head = [0u8; 4];
     if file.read_at(&mut head, 0)? < 4 || head != *b"PK\x03\x04" {
         return Ok(false);
     }
-    let zip = TorchZip::open(file)?;
+    let zip = TorchZip::open(file.try_clone()?)?;
     Ok(!zip.has("archive_format")
         && (zip.has("constants.pkl") || zip.names().any(|n| n.starts_with("code/"))))
 }
@@ -82,13 +81,19 @@ impl Class {
 impl ScriptArchive {
     /// Opens the TorchScript archive at `path`: its objects, constants and the traced input's shape; code records are parsed when first read.
     pub fn open(path: &Path) -> Result<ScriptArchive, ScriptError> {
-        let ckpt = checkpoint::open(path)?;
+        ScriptArchive::from_file(path, File::open(path)?)
+    }
+
+    /// [`ScriptArchive::open`] of `file`, opened from `path` (a file a command has already
+    /// scanned: the same bytes, not the path again).
+    pub fn from_file(path: &Path, file: File) -> Result<ScriptArchive, ScriptError> {
+        let ckpt = checkpoint::open_file(path, file.try_clone()?)?;
         if ckpt.format != Format::TorchScript {
             return Err(ScriptError::archive(
                 "not a TorchScript archive (no `constants.pkl` record)",
             ));
         }
-        let mut zip = TorchZip::open(File::open(path)?)?;
+        let mut zip = TorchZip::open(file)?;
         let traced_inputs = if zip.has("traced_inputs.pkl") {
             let bytes = zip.read_small("traced_inputs.pkl", MAX_SIDE_PICKLE)?;
             let p = pickle::read(&bytes)?;
