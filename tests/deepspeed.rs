@@ -357,3 +357,20 @@ fn inspect_reports_stage_ranks_and_tensors() {
     assert_eq!(report["scan"], "clean");
     assert_eq!(report["dtypes"]["int64"], 1);
 }
+
+#[test]
+fn inspect_text_names_the_stored_dtype_of_a_widened_buffer() {
+    let run = Command::new(env!("CARGO_BIN_EXE_ckpt"))
+        .arg("inspect")
+        .arg(fixtures().join("bf16"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("float32 (stored bfloat16)") && l.contains("buffer")),
+        "{stdout}"
+    );
+}

@@ -81,12 +81,13 @@ pub fn render_text(report: &Json) -> String {
     line("ranks", get("world_size").to_string());
     let files = get("files").as_array().map_or(0, Vec::len);
     line("files", files.to_string());
+    let tied = get("tied");
     line(
         "tensors",
         format!(
-            "{} ({} tied names) in {} pieces, {} bytes",
+            "{} ({tied} tied name{}) in {} pieces, {} bytes",
             get("tensors"),
-            get("tied"),
+            if tied == 1 { "" } else { "s" },
             get("pieces"),
             get("bytes")
         ),
@@ -104,10 +105,14 @@ pub fn render_text(report: &Json) -> String {
             .as_array()
             .map(|a| a.iter().map(text).collect())
             .unwrap_or_default();
+        // A buffer stored in another floating type is written widened, as float32.
+        let dtype = match e["stored_dtype"].as_str() {
+            Some(stored) => format!("{} (stored {stored})", text(&e["dtype"])),
+            None => text(&e["dtype"]),
+        };
         out.push_str(&format!(
-            "  {}  {} {}  {}  {pieces} piece{}{}\n",
+            "  {}  {dtype} {}  {}  {pieces} piece{}{}\n",
             text(&e["key"]),
-            text(&e["dtype"]),
             e["shape"],
             text(&e["role"]),
             if pieces == 1 { "" } else { "s" },
