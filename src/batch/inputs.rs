@@ -208,30 +208,41 @@ fn inputs_error(job: usize, pattern: &str, what: &str) -> BatchError {
 mod tests {
     use super::*;
 
-    #[test]
-    fn files_folders_and_globs() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let base = dir.path();
-        for f in [
-            "a/x.pth.tar",
-            "a/b/y.pth.tar",
-            "a/b/z.pt",
-            "a/notes.txt",
-            "c.pth",
-            "a/.hidden.pth",
-        ] {
+    /// Creates each of `files` (a one-byte file, with its folders) under `base`.
+    fn tree(base: &Path, files: &[&str]) {
+        for f in files {
             let p = base.join(f);
             std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
             std::fs::write(&p, b"x").expect("write");
         }
-        let keys = |patterns: &[&str]| -> Vec<String> {
-            let patterns: Vec<String> = patterns.iter().map(|s| s.to_string()).collect();
-            expand(0, &patterns, base, Kind::Files)
-                .expect("expand")
-                .into_iter()
-                .map(|i| i.key)
-                .collect()
-        };
+    }
+
+    /// The keys of the inputs of `kind` that `patterns` expand to under `base`.
+    fn keys(base: &Path, kind: Kind, patterns: &[&str]) -> Vec<String> {
+        let patterns: Vec<String> = patterns.iter().map(|s| s.to_string()).collect();
+        expand(0, &patterns, base, kind)
+            .expect("expand")
+            .into_iter()
+            .map(|i| i.key)
+            .collect()
+    }
+
+    #[test]
+    fn files_folders_and_globs() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path();
+        tree(
+            base,
+            &[
+                "a/x.pth.tar",
+                "a/b/y.pth.tar",
+                "a/b/z.pt",
+                "a/notes.txt",
+                "c.pth",
+                "a/.hidden.pth",
+            ],
+        );
+        let keys = |patterns: &[&str]| keys(base, Kind::Files, patterns);
         assert_eq!(keys(&["a/**/*.pth.tar"]), ["a/b/y.pth.tar", "a/x.pth.tar"]);
         assert_eq!(keys(&["a"]), ["a/b/y.pth.tar", "a/b/z.pt", "a/x.pth.tar"]);
         assert_eq!(keys(&["c.pth", "c.pth", "*.pth"]), ["c.pth"]);
@@ -248,25 +259,17 @@ mod tests {
     fn dcp_folders_by_path_walk_and_glob() {
         let dir = tempfile::tempdir().expect("tempdir");
         let base = dir.path();
-        for f in [
-            "runs/a/step_1/.metadata",
-            "runs/a/step_2/.metadata",
-            "runs/b/step_1/.metadata",
-            "runs/b/step_1/__0_0.distcp",
-            "runs/b/notes/x.pth",
-        ] {
-            let p = base.join(f);
-            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-            std::fs::write(&p, b"x").expect("write");
-        }
-        let keys = |patterns: &[&str]| -> Vec<String> {
-            let patterns: Vec<String> = patterns.iter().map(|s| s.to_string()).collect();
-            expand(0, &patterns, base, Kind::DcpFolders)
-                .expect("expand")
-                .into_iter()
-                .map(|i| i.key)
-                .collect()
-        };
+        tree(
+            base,
+            &[
+                "runs/a/step_1/.metadata",
+                "runs/a/step_2/.metadata",
+                "runs/b/step_1/.metadata",
+                "runs/b/step_1/__0_0.distcp",
+                "runs/b/notes/x.pth",
+            ],
+        );
+        let keys = |patterns: &[&str]| keys(base, Kind::DcpFolders, patterns);
         assert_eq!(
             keys(&["runs"]),
             ["runs/a/step_1", "runs/a/step_2", "runs/b/step_1"]
