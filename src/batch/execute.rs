@@ -33,9 +33,7 @@ pub struct Staged {
     pub hash: Option<(String, u64)>,
 }
 
-/// What [`run`] did: the files it staged, and the input as far as a step hashed it while
-/// reading it.
-#[derive(Default)]
+/// What [`run`] did: the files it staged, and the input's hash to finish.
 pub struct Ran {
     pub staged: Vec<Staged>,
     pub input: Option<InputRest>,
@@ -63,10 +61,11 @@ pub fn file_name(base: &str, kind: OutputKind) -> String {
 /// [`check_deepspeed`]) consolidated into the slot as a zip checkpoint, which the other steps
 /// then work on.
 ///
-/// With `hash_input` (called with the size of each piece read), the first `to-safetensors`
-/// step that reads the input file itself (no consolidation or dtype cast before it) also
-/// hashes the input in the same pass, as far as its output goes, and returns the rest to
-/// hash in [`Ran::input`]; the caller hashes the input itself when that did not happen.
+/// With `hash_input` (called with the size of each piece read), [`Ran::input`] is the input
+/// file's hash, still to be finished: the first `to-safetensors` step that reads the input
+/// itself (no consolidation or dtype cast before it) hashes it in the same pass as far as
+/// its output goes; otherwise nothing of it is hashed yet. It is the file that was scanned
+/// and read, never the path opened again; `None` only for a consolidated folder.
 pub fn run(
     input: &Path,
     steps: &[Step],
@@ -83,7 +82,7 @@ pub fn run(
         }
     };
     on_step("scan");
-    let (mut ckpt, steps) = match steps.split_first() {
+    let (mut ckpt, steps, input_file) = match steps.split_first() {
         Some((Step::Consolidate(selection), rest)) => {
             let path = slot.join(".consolidated.pth");
             let consolidating = failed("consolidate");
@@ -102,13 +101,24 @@ pub fn run(
             // tensors uses): the checkpoint read from now on, not the input.
             let ckpt = torch::open(&path).map_err(|e| consolidating(&e))?;
             hash_input = None;
-            (ckpt, rest)
+            (ckpt, rest, None)
         }
         _ => {
             let checked = check_rewrite(input, policy).map_err(|e| failed("scan")(&e))?;
             on_step("open");
             let opened = checked.open().map_err(|e| failed("open")(&e))?;
-            (opened.checkpoint, steps)
+            // The scanned file, kept to be hashed (a cast below reads a rewritten copy).
+            let input_file = match hash_input {
+                Some(_) => Some(
+                    opened
+                        .checkpoint
+                        .source_file()
+                        .try_clone()
+                        .map_err(|e| failed("open")(&e))?,
+                ),
+                None => None,
+            };
+            (opened.checkpoint, steps, input_file)
         }
     };
     let mut rewrite = Rewrite::new(&ckpt);
@@ -209,10 +219,13 @@ pub fn run(
             }
         }
     }
-    Ok(Ran {
-        staged,
-        input: input_hash,
-    })
+    // The input's hash, from where a step left it, else from the start of the scanned file.
+    let input = match (input_hash, input_file) {
+        (Some(rest), _) => Some(rest),
+        (None, Some(file)) => Some(InputRest::start(file).map_err(|e| failed("open")(&e))?),
+        (None, None) => None,
+    };
+    Ok(Ran { staged, input })
 }
 
 /// Carries out a planned dtype cast before a step that reads tensor values: writes the

@@ -2,7 +2,6 @@
 //! already did, process the rest in parallel, and keep the manifest current.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -481,16 +480,11 @@ fn process(
             )
             .map_err(|e| e.to_string())
             .and_then(|ran| {
-                // Unless hashed first, the input's hash is finished after the steps: from
-                // where a step left it, or from its start.
+                // Unless hashed first, the input's hash is finished after the steps.
                 let input = match ran.input {
                     _ if hash_first => None,
                     Some(rest) => Some(rest),
-                    None => Some(
-                        File::open(&task.input.path)
-                            .and_then(InputRest::start)
-                            .map_err(|e| format!("read: {e}"))?,
-                    ),
+                    None => return Err("read: the input was not hashed".to_owned()),
                 };
                 Ok((ran.staged, input))
             });
