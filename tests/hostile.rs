@@ -227,6 +227,30 @@ fn several_files_exit_with_the_most_severe_status() {
 }
 
 #[test]
+fn a_folder_exits_with_its_worst_checkpoint_and_says_what_it_skipped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nested = dir.path().join("runs/7");
+    std::fs::create_dir_all(&nested).expect("mkdir");
+    let h = hostile();
+    std::fs::copy(h.join("benign_namespace.pth"), dir.path().join("a.pth")).expect("copy");
+    std::fs::write(dir.path().join("notes.txt"), "lr 3e-4\n").expect("write");
+    let root = dir.path().to_str().expect("utf-8");
+    let clean = run_bounded(&["scan", root]);
+    assert_eq!(clean.code, 0, "{}", clean.stdout);
+    assert!(
+        clean.stdout.contains("1 file scanned: 1 clean; 1 other file skipped"),
+        "{}",
+        clean.stdout
+    );
+    std::fs::copy(h.join("reduce_os_system.pth"), nested.join("w.bin")).expect("copy");
+    let dangerous = run_bounded(&["scan", "--json", root]);
+    assert_eq!(dangerous.code, 1, "{}", dangerous.stdout);
+    let report: serde_json::Value = serde_json::from_str(&dangerous.stdout).expect("json");
+    assert_eq!(report["files"].as_array().map(Vec::len), Some(2));
+    assert_eq!(report["skipped"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
 fn rewrites_refuse_dangerous_and_unknown_inputs_and_write_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out.pth");

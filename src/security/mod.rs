@@ -15,6 +15,7 @@ pub(crate) mod resolve;
 pub(crate) mod rules;
 pub(crate) mod scan;
 pub(crate) mod scan_dcp;
+pub(crate) mod scan_tree;
 mod source;
 
 pub use classify::{classify, AllowError, AllowList, Class, Context, Verdict};
@@ -24,3 +25,4 @@ pub use scan::{
     scan_file, scan_open, scan_zip_at, FileScan, GlobalUse, Issue, PickleScan, Severity, Status,
 };
 pub use scan_dcp::scan_dcp;
+pub use scan_tree::{scan_tree, TreeScan, CHECKPOINT_EXTENSIONS};
