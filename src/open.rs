@@ -120,7 +120,7 @@ impl Checked {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn inspect(path: &Path) -> Result<InspectReport, OpenError> {
-    let file = std::fs::File::open(path)?;
+    let file = torch::open_input(path)?;
     let scan = scan_open(path, &file, &AllowList::default());
     let checkpoint = torch::open_file(path, file)?;
     Ok(report::inspect(&checkpoint, &scan)?)

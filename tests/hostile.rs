@@ -238,7 +238,9 @@ fn a_folder_exits_with_its_worst_checkpoint_and_says_what_it_skipped() {
     let clean = run_bounded(&["scan", root]);
     assert_eq!(clean.code, 0, "{}", clean.stdout);
     assert!(
-        clean.stdout.contains("1 file scanned: 1 clean; 1 other file skipped"),
+        clean
+            .stdout
+            .contains("1 file scanned: 1 clean; 1 other file skipped"),
         "{}",
         clean.stdout
     );

@@ -16,13 +16,22 @@ pub struct Shard {
 }
 
 impl Shard {
-    /// Shard `index` of `count`; an error unless `index < count`.
+    /// Shard `index` of `count`; an error unless `index < count`. Shards are numbered from
+    /// 0, and the error says so with the range and what to pass from a job array numbered
+    /// from 1 (Slurm's `--array=1-N`), the usual way to get this wrong.
     pub fn new(index: u32, count: u32) -> Result<Shard, String> {
-        if index < count {
+        if count == 0 {
+            Err(format!(
+                "shard {index}/0: N is how many shards there are, at least 1"
+            ))
+        } else if index < count {
             Ok(Shard { index, count })
         } else {
+            let last = count - 1;
             Err(format!(
-                "shard {index}/{count}: the index must be below the count (0 ≤ I < N)"
+                "shard {index}/{count}: shards are numbered from 0, so I is 0 to {last} for N = {count}; \
+                 from a Slurm array numbered from 1 pass --shard $((SLURM_ARRAY_TASK_ID - 1))/{count} \
+                 (or number the array from 0: --array=0-{last})"
             ))
         }
     }
@@ -86,6 +95,20 @@ mod tests {
         assert!("-1/3".parse::<Shard>().is_err());
         assert!("1".parse::<Shard>().is_err());
         assert_eq!(Shard::new(2, 5).expect("shard").to_string(), "2/5");
+    }
+
+    #[test]
+    fn an_index_past_the_last_shard_says_they_count_from_zero_and_how_to_pass_slurm_ids() {
+        let error = "2/2"
+            .parse::<Shard>()
+            .expect_err("2/2 is past the last shard");
+        assert!(
+            error.contains("numbered from 0, so I is 0 to 1 for N = 2"),
+            "{error}"
+        );
+        assert!(error.contains("$((SLURM_ARRAY_TASK_ID - 1))/2"), "{error}");
+        let error = "0/0".parse::<Shard>().expect_err("no shards");
+        assert!(error.contains("at least 1"), "{error}");
     }
 
     #[test]

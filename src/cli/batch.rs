@@ -16,8 +16,9 @@ pub struct Args {
     /// Inputs processed at once.
     #[arg(long, value_name = "N", default_value_t = default_jobs())]
     jobs: usize,
-    /// Process only shard I of N (0 ≤ I < N), for job arrays: every input belongs to
-    /// exactly one shard.
+    /// Process only shard I of N, for job arrays: every input belongs to exactly one shard.
+    /// Shards are numbered from 0 (0 ≤ I < N), as Kubernetes' $JOB_COMPLETION_INDEX; from a
+    /// Slurm array numbered from 1, pass $((SLURM_ARRAY_TASK_ID - 1))/N.
     #[arg(long, value_name = "I/N")]
     shard: Option<Shard>,
     /// Print each input with its outputs and what a run would do; write nothing.

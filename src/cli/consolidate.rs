@@ -7,7 +7,9 @@ use clap::{Args as ClapArgs, ValueEnum};
 
 use crate::security::{check_dcp, check_deepspeed};
 use crate::torch::dcp::consolidate::OutputKind;
-use crate::torch::dcp::{consolidate, deepspeed, is_deepspeed_only, Selection};
+use crate::torch::dcp::{
+    consolidate, deepspeed, is_checkpoint_folder, is_deepspeed_only, Selection,
+};
 
 use super::safety::SafetyArgs;
 use super::Failure;
@@ -59,6 +61,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         extract: args.extract,
     };
     let fail = |e: &dyn std::fmt::Display| Failure::about(&args.dir, e);
+    if !is_checkpoint_folder(&args.dir) {
+        return Err(fail(&if args.dir.is_dir() {
+            "is not a sharded checkpoint folder: it holds neither a torch.distributed.checkpoint `.metadata` nor a DeepSpeed ZeRO checkpoint (`*_model_states.pt` and `*_optim_states.pt` files, or a `latest` file naming their folder)"
+        } else {
+            "is not a folder: consolidate reads a sharded checkpoint folder (torch.distributed.checkpoint or DeepSpeed ZeRO); a single checkpoint file needs no consolidating"
+        }));
+    }
     let summary = if is_deepspeed_only(&args.dir) {
         let folder = check_deepspeed(&args.dir, policy).map_err(|e| fail(&e))?;
         deepspeed::consolidate::consolidate(&folder, &selection, kind, &args.output)

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use crate::torch::dcp::source::{looks_like_safetensors, Safetensors};
+use crate::torch::dcp::source::Safetensors;
 use crate::torch::dcp::{shard, Input};
+use crate::torch::input::looks_like_safetensors;
 
 use super::safety::SafetyArgs;
 use super::Failure;
@@ -39,8 +40,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         message: e.to_string(),
     })?;
     let mut head = Vec::new();
-    std::fs::File::open(&args.input)
-        .and_then(|f| f.take(16).read_to_end(&mut head))
+    crate::torch::open_input(&args.input)
+        .map_err(|e| about(&e))?
+        .take(16)
+        .read_to_end(&mut head)
         .map_err(|e| about(&e))?;
     let mut input = if looks_like_safetensors(&head) {
         Input::Safetensors(Safetensors::open(&args.input).map_err(|e| about(&e))?)

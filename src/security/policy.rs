@@ -79,9 +79,7 @@ pub struct Checked {
 /// this before it opens its output and reads its input from the returned file; on `Err` it
 /// must write nothing.
 pub fn check_rewrite(path: &Path, policy: Policy) -> Result<Checked, RefuseError> {
-    let mut file = File::open(path).map_err(|e| RefuseError::Unreadable {
-        what: format!("cannot read the file: {e}"),
-    })?;
+    let mut file = crate::torch::open_input(path)?;
     crate::torch::recognise(&mut file)?;
     let scan = scan_open(path, &file, &AllowList::default());
     decide(&scan, policy)?;

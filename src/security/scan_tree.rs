@@ -114,14 +114,11 @@ fn walk(dir: &Path, depth: usize, allowed: &AllowList, tree: &mut TreeScan) {
 /// Whether `path` is a checkpoint by its name or its first bytes. A file that cannot be
 /// opened counts as one, so the scan reports why it could not be read.
 fn is_checkpoint(path: &Path) -> bool {
-    let by_name = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| {
-            CHECKPOINT_EXTENSIONS
-                .iter()
-                .any(|known| e.eq_ignore_ascii_case(known))
-        });
+    let by_name = path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        CHECKPOINT_EXTENSIONS
+            .iter()
+            .any(|known| e.eq_ignore_ascii_case(known))
+    });
     if by_name {
         return true;
     }
@@ -242,7 +239,12 @@ mod tests {
                 scans: Vec::new(),
                 skipped: Vec::new(),
             };
-            walk(&dir.path().join("missing"), 0, &AllowList::default(), &mut tree);
+            walk(
+                &dir.path().join("missing"),
+                0,
+                &AllowList::default(),
+                &mut tree,
+            );
             tree.scans
         };
         assert_eq!(scans.len(), 1);

@@ -12,6 +12,7 @@ use memmap2::{Mmap, UncheckedAdvice};
 use crate::pickle::{self, Graph, NodeId};
 
 use super::copy;
+use super::input;
 use super::legacy::{self, LegacyRecord};
 use super::tar;
 use super::tensor::{scan, Scan, StorageKey};
@@ -118,6 +119,8 @@ fn sniff(file: &mut File) -> Result<Container, TorchError> {
         Ok(Container::Tar)
     } else if legacy::is_legacy(&head) {
         Ok(Container::Legacy)
+    } else if input::looks_like_safetensors(&head) {
+        Err(TorchError::Safetensors)
     } else if head.is_empty() {
         Err(TorchError::Invalid {
             what: "the file is empty".into(),
@@ -136,7 +139,7 @@ pub fn recognise(file: &mut File) -> Result<(), TorchError> {
 
 /// Opens and validates a checkpoint.
 pub fn open(path: &Path) -> Result<Checkpoint, TorchError> {
-    open_file(path, File::open(path)?)
+    open_file(path, input::open_input(path)?)
 }
 
 /// Validates the checkpoint in the already open `file` (named `path` in messages), reading it

@@ -11,6 +11,7 @@ pub(crate) mod contiguous;
 pub(crate) mod copy;
 pub mod dcp;
 pub(crate) mod dtype;
+pub(crate) mod input;
 pub(crate) mod legacy;
 pub(crate) mod location;
 pub mod pt2;
@@ -25,6 +26,7 @@ pub mod zip_write;
 
 pub use checkpoint::{open, open_file, recognise, Checkpoint, Format, ZipMeta};
 pub use dtype::DType;
+pub use input::open_input;
 pub use location::{Location, LocationMap, LocationPattern};
 pub use save::{save, OutputFormat, StoragePlan};
 pub use tensor::{scan, Rebuild, Scan, StorageKey, StorageRef, TensorRef};
@@ -35,6 +37,25 @@ pub enum TorchError {
     #[error("not a PyTorch checkpoint (unrecognised first bytes)")]
     /// The file is no format torch saves (zip, legacy, tar, TorchScript, `.pt2`).
     NotACheckpoint,
+    #[error("is a safetensors file, not a torch.save checkpoint: it holds tensors and no pickle, so there is nothing to rewrite or scan for code (load it with safetensors.torch.load_file; `ckpt shard` takes it as input)")]
+    /// The file is safetensors, which only `shard` reads.
+    Safetensors,
+    #[error("{}", input::open_reason(source))]
+    /// The input could not be opened.
+    Open {
+        /// Why.
+        source: std::io::Error,
+    },
+    #[error("is a folder, not a checkpoint file{}", if *sharded {
+        " (a sharded checkpoint: `ckpt consolidate DIR -o OUT.pth` makes one file of it; `ckpt inspect` and `ckpt scan` read it as it is)"
+    } else {
+        " (`ckpt scan DIR` scans every checkpoint in a folder)"
+    })]
+    /// A folder was given where a file is read.
+    Folder {
+        /// Whether it is a DCP or DeepSpeed checkpoint folder.
+        sharded: bool,
+    },
     #[error("{what}")]
     /// The file claims a format but breaks it.
     Invalid {

@@ -213,14 +213,24 @@ pub fn resolve(choice: &Choice, sd: &StateDict) -> Result<(Arch, Source), OnnxEr
     if let Some(arch) = vit::detect(sd)? {
         return Ok((Arch::VisionTransformer(arch), Source::Keys));
     }
-    let sample: Vec<&str> = sd.keys().take(6).collect();
+    let sample: Vec<&str> = sd.keys().take(4).collect();
     Err(OnnxError::Arch {
-        what: format!(
-            "cannot recognise the architecture from the keys ({}…); pass --arch, one of: {}",
-            sample.join(", "),
-            names().join(", ")
-        ),
+        what: unrecognised(&sample, names().len()),
     })
+}
+
+/// The error for a state dict of no torchvision architecture: most often the user's own
+/// model, whose code a state dict does not hold, so it says how that exports first.
+fn unrecognised(sample: &[&str], known: usize) -> String {
+    format!(
+        "no torchvision architecture matches these keys ({}…). A state dict holds weights, not \
+         the model's code: export your own model from Python as a torch.export archive \
+         (torch.export.save(torch.export.export(model, (x,)), \"model.pt2\")) or a trace \
+         (torch.jit.trace(model, x).save(\"model.pt\")) and run `ckpt to-onnx model.pt2 -o model.onnx`; \
+         for a torchvision model saved under other keys, pass --arch NAME (one of {known}, \
+         e.g. resnet50, vit_b_16; listed in the ONNX guide)",
+        sample.join(", ")
+    )
 }
 
 fn named(name: &str, sd: &StateDict) -> Result<Option<Arch>, OnnxError> {
@@ -516,7 +526,20 @@ impl Context<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::uniform_windows;
+    use super::{names, uniform_windows, unrecognised};
+
+    #[test]
+    fn an_unrecognised_state_dict_is_told_how_to_export_its_own_model_not_given_a_list() {
+        let message = unrecognised(&["encoder.0.weight", "head.bias"], names().len());
+        assert!(message.contains("torch.export.save"), "{message}");
+        assert!(message.contains("torch.jit.trace"), "{message}");
+        assert!(message.contains("ckpt to-onnx model.pt2"), "{message}");
+        assert!(
+            message.contains(&format!("one of {}", names().len())),
+            "{message}"
+        );
+        assert!(!message.contains("mobilenet_v3_small"), "{message}");
+    }
 
     #[test]
     fn adaptive_windows_that_one_average_pool_expresses() {

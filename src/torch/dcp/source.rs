@@ -85,12 +85,6 @@ fn bad(what: impl Into<String>) -> DcpError {
     DcpError::Input { what: what.into() }
 }
 
-/// Whether `head` (a file's first bytes) starts like a safetensors file: an 8-byte
-/// little-endian header length, then a JSON object.
-pub fn looks_like_safetensors(head: &[u8]) -> bool {
-    head.len() > 8 && head[8] == b'{' && head[..8].iter().skip(5).all(|&b| b == 0)
-}
-
 impl Safetensors {
     /// Reads and checks the header of the safetensors file at `path`.
     pub fn open(path: &Path) -> Result<Safetensors, DcpError> {
