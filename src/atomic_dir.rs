@@ -5,7 +5,8 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use crate::atomic_file::folder_of;
+use crate::atomic_file::{folder_of, sweep_stale_partials, PARTIAL_PREFIX, PARTIAL_SUFFIX};
+use crate::interrupt::InFlight;
 
 /// Why a folder cannot be written at a path, found before any work is done.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -64,19 +65,34 @@ where
 {
     check_folder(path, replace).map_err(|e| io::Error::other(e.to_string()))?;
     let parent = folder_of(path);
-    let temp = tempfile::Builder::new()
-        .prefix(".ckpt-")
-        .suffix(".partial")
-        .permissions(Permissions::from_mode(0o777))
-        .tempdir_in(parent)
-        .map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("cannot create a folder in {}: {e}", parent.display()),
-            )
-        })?;
+    sweep_stale_partials(parent);
+    let make = || {
+        tempfile::Builder::new()
+            .prefix(PARTIAL_PREFIX)
+            .suffix(PARTIAL_SUFFIX)
+            .permissions(Permissions::from_mode(0o777))
+            .tempdir_in(parent)
+    };
+    let (temp, in_flight) = InFlight::create(make, |t| t.path()).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot create a folder in {}: {e}", parent.display()),
+        )
+    })?;
+    // Held while the folder is filled: a sweep of the parent leaves it alone (see
+    // `atomic_file::sweep_stale_partials`).
+    let lock = File::open(temp.path())?;
+    lock.try_lock().map_err(io::Error::other)?;
     let value = fill(temp.path())?;
     File::open(temp.path())?.sync_all()?;
+    in_flight.commit(|| replace_folder(temp, path, parent))?;
+    drop(lock);
+    Ok(value)
+}
+
+/// Moves the filled `temp` folder to `path` (an occupied `path` aside first, removed once the
+/// new folder is in place; put back if the move fails) and fsyncs `parent`.
+fn replace_folder(temp: tempfile::TempDir, path: &Path, parent: &Path) -> io::Result<()> {
     let occupied = std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_some());
     let old = match occupied {
         true => {
@@ -93,9 +109,10 @@ where
         if let Some(aside) = &old {
             let _ = std::fs::rename(aside.path(), path);
         }
-        return Err(
-            io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())).into(),
-        );
+        return Err(io::Error::new(
+            e.kind(),
+            format!("cannot write {}: {e}", path.display()),
+        ));
     }
     // The temporary folder now has the destination's name: nothing to clean up.
     let _ = temp.keep();
@@ -103,7 +120,7 @@ where
         let _ = folder.sync_all();
     }
     drop(old);
-    Ok(value)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -6,10 +6,15 @@ use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use crate::interrupt::InFlight;
+
 /// Runs `fill` on a new temporary file in the folder of `path`'s destination, fsyncs it,
 /// renames it over the destination and fsyncs the folder. If `fill` fails, or the process
 /// dies, the destination is untouched: the temporary file (`.ckpt-*.partial`) is removed on
-/// error and never has the destination's name.
+/// error and on an interrupt ([`crate::interrupt`]), and never has the destination's name.
+/// The temporary file is `flock`ed while it exists; before writing, the folder is swept of
+/// `.ckpt-*.partial` files and folders whose lock can be taken (left by a writer that was
+/// killed, `kill -9` or power loss).
 ///
 /// The destination is `path`, or the file a symlink at `path` points to (the link is kept).
 /// A new file gets mode `0666 & !umask`, as `open(2)` would; a file that is replaced keeps its
@@ -21,7 +26,7 @@ pub fn write_atomically<T, E>(
 where
     E: From<io::Error>,
 {
-    write_atomically_as(path, ".ckpt-", fill)
+    write_atomically_as(path, PARTIAL_PREFIX, fill)
 }
 
 /// [`write_atomically`] with temporary files named `<temp_prefix>*.partial`.
@@ -36,12 +41,15 @@ where
     let path = destination(path);
     let dir = folder_of(&path);
     let replaced = std::fs::metadata(&path).ok().filter(|m| m.is_file());
-    let mut temp = temp_file(dir, temp_prefix).map_err(|e| {
-        io::Error::new(
-            e.kind(),
-            format!("cannot create a file in {}: {e}", dir.display()),
-        )
-    })?;
+    sweep_stale_partials(dir);
+    let (mut temp, in_flight) = InFlight::create(|| temp_file(dir, temp_prefix), |t| t.path())
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot create a file in {}: {e}", dir.display()),
+            )
+        })?;
+    temp.as_file().try_lock().map_err(io::Error::other)?;
     if let Some(old) = &replaced {
         keep_owner_and_mode(temp.as_file(), old)?;
     }
@@ -49,7 +57,7 @@ where
     let value = fill(temp.as_file_mut())?;
     temp.as_file().sync_all()?;
     drop(watch);
-    temp.persist(&path).map_err(|e| {
+    in_flight.commit(|| temp.persist(&path)).map_err(|e| {
         io::Error::new(
             e.error.kind(),
             format!("cannot write {}: {}", path.display(), e.error),
@@ -102,9 +110,45 @@ pub fn drop_replaced_cache(_path: &Path, _keep: &File) {}
 fn temp_file(dir: &Path, prefix: &str) -> io::Result<tempfile::NamedTempFile> {
     tempfile::Builder::new()
         .prefix(prefix)
-        .suffix(".partial")
+        .suffix(PARTIAL_SUFFIX)
         .permissions(Permissions::from_mode(0o666))
         .tempfile_in(dir)
+}
+
+/// Names of ckpt's own temporary outputs start with this and end with [`PARTIAL_SUFFIX`].
+pub const PARTIAL_PREFIX: &str = ".ckpt-";
+/// See [`PARTIAL_PREFIX`].
+pub const PARTIAL_SUFFIX: &str = ".partial";
+
+/// Removes from `dir` every `.ckpt-*.partial` file or folder whose `flock` can be taken: its
+/// writer is gone (a live writer holds the lock until it renames or removes it). Returns how
+/// many were removed; one that cannot be removed is left for the next sweep.
+pub fn sweep_stale_partials(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with(PARTIAL_PREFIX) && name.ends_with(PARTIAL_SUFFIX)) {
+            continue;
+        }
+        let path = entry.path();
+        // Opened read-only: a folder can be opened and `flock`ed too.
+        let Ok(candidate) = File::open(&path) else {
+            continue;
+        };
+        if candidate.try_lock().is_err() {
+            continue;
+        }
+        let gone = match entry.file_type() {
+            Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&path),
+            _ => std::fs::remove_file(&path),
+        };
+        removed += usize::from(gone.is_ok());
+    }
+    removed
 }
 
 /// Makes a completed rename durable; failing here does not undo a complete output.
@@ -217,6 +261,27 @@ mod tests {
         let mask = unsafe { libc::umask(0o022) };
         unsafe { libc::umask(mask) };
         mask
+    }
+
+    #[test]
+    fn partials_of_dead_writers_are_swept_and_live_ones_kept() {
+        let dir = tempfile::tempdir().expect("dir");
+        let dead = dir.path().join(".ckpt-dead1.partial");
+        std::fs::write(&dead, b"half").expect("write");
+        let dead_folder = dir.path().join(".ckpt-dead2.partial");
+        std::fs::create_dir(&dead_folder).expect("mkdir");
+        std::fs::write(dead_folder.join("0.distcp"), b"half").expect("write");
+        let live = dir.path().join(".ckpt-live.partial");
+        let held = File::create(&live).expect("create");
+        held.lock().expect("lock");
+        let other = dir.path().join(".model.pth.partial");
+        std::fs::write(&other, b"not ours").expect("write");
+        write_atomically(&dir.path().join("out.bin"), |f| f.write_all(b"done")).expect("write");
+        assert!(!dead.exists() && !dead_folder.exists());
+        assert!(live.exists() && other.exists());
+        drop(held);
+        assert_eq!(sweep_stale_partials(dir.path()), 1);
+        assert!(!live.exists());
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub mod batch;
 #[cfg(feature = "libtorch")]
 pub(crate) mod check;
 pub mod cli;
+pub(crate) mod interrupt;
 pub mod onnx;
 mod open;
 pub mod pickle;

@@ -8,6 +8,8 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::interrupt::InFlight;
+
 /// Names of staging folders start with this.
 pub const PREFIX: &str = ".ckpt-staging-";
 
@@ -15,15 +17,20 @@ pub const PREFIX: &str = ".ckpt-staging-";
 pub struct Staging {
     dir: PathBuf,
     _lock: File,
+    /// Removed on an interrupt ([`crate::interrupt`]), like every temporary output.
+    _in_flight: InFlight,
 }
 
 impl Staging {
     /// Creates and locks a new staging folder in `output_dir`.
     pub fn create(output_dir: &Path) -> io::Result<Staging> {
-        let dir = tempfile::Builder::new()
-            .prefix(PREFIX)
-            .tempdir_in(output_dir)?
-            .keep();
+        let make = || {
+            Ok(tempfile::Builder::new()
+                .prefix(PREFIX)
+                .tempdir_in(output_dir)?
+                .keep())
+        };
+        let (dir, in_flight) = InFlight::create(make, |d: &PathBuf| d.as_path())?;
         let lock = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -32,7 +39,11 @@ impl Staging {
         if !try_lock(&lock) {
             return Err(io::Error::other("cannot lock a new staging folder"));
         }
-        Ok(Staging { dir, _lock: lock })
+        Ok(Staging {
+            dir,
+            _lock: lock,
+            _in_flight: in_flight,
+        })
     }
 
     /// The folder itself.

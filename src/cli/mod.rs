@@ -106,11 +106,22 @@ enum Command {
 }
 
 /// Runs `ckpt` with the process's arguments: parses them (printing help or a usage error and
-/// exiting as clap does), runs the command, and on failure prints one line,
+/// exiting as clap does), handles interrupts ([`crate::interrupt`]: Ctrl-C removes the
+/// output being written and exits 130), runs the command, and on failure prints one line,
 /// `ckpt: error: FILE: message`, and returns failure (status 1). `ckpt scan` exits with its own
 /// status (0 clean, 1 dangerous, 2 unreadable) and does not return.
 pub fn main() -> ExitCode {
     let args = Cli::parse();
+    let interrupted = match args.command {
+        Command::Batch(_) => {
+            "interrupted; the outputs finished so far are kept, nothing partial is left (the same command resumes)"
+        }
+        _ => "interrupted; nothing written",
+    };
+    if let Err(e) = crate::interrupt::install(interrupted) {
+        eprintln!("ckpt: error: cannot handle interrupts: {e}");
+        return ExitCode::FAILURE;
+    }
     match run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
