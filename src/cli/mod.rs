@@ -8,6 +8,7 @@ mod batch;
 pub(crate) mod check;
 mod consolidate;
 mod convert;
+mod generate;
 mod inspect;
 mod manifest;
 mod output;
@@ -103,6 +104,9 @@ enum Command {
     /// inputs at several batch sizes; print the differences, exit 1 past the tolerance.
     /// Needs a binary built with the `libtorch` cargo feature.
     Check(check::Args),
+    /// Print shell completions (bash, zsh, fish) or the man page, drawn from this binary's
+    /// own options.
+    Generate(generate::Args),
 }
 
 /// Runs `ckpt` with the process's arguments: parses them (printing help or a usage error and
@@ -158,5 +162,6 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         Command::Batch(args) => batch::run(args),
         Command::Manifest(args) => manifest::run(args),
         Command::Check(args) => check::run(args),
+        Command::Generate(args) => generate::run(args),
     }
 }
