@@ -26,12 +26,12 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use flate2::read::DeflateDecoder;
-use zip::CompressionMethod;
 
 use crate::pickle::{self, Global, Limits, PickleError};
 use crate::torch::checkpoint::MAX_PICKLE_BYTES;
 use crate::torch::legacy::MAGIC_PICKLE;
 use crate::torch::tar;
+use crate::torch::zip_dir;
 use crate::torch::zip_read::{self, ZipError, MAX_INFLATE_RATIO, RATIO_FLOOR};
 
 use super::classify::{classify, dotted, AllowList, Class, Context, Verdict};
@@ -330,8 +330,16 @@ impl Scanner<'_> {
 
     /// Scans a zip archive in `r` (`len` bytes); `outer` prefixes locations of nested ones.
     fn zip(&mut self, r: &mut dyn ReadSeek, len: u64, outer: &str, depth: usize) {
-        let entries = match list_entries(r, len) {
-            Ok(entries) => entries,
+        let (entries, torchscript) = match list_entries(r, len) {
+            Ok(listed) => listed,
+            Err(e @ ZipError::Ambiguous(_)) => {
+                self.issue(Issue {
+                    location: outer.to_owned(),
+                    severity: Severity::Evasion,
+                    message: e.to_string(),
+                });
+                return;
+            }
             Err(e) => {
                 self.issue(unreadable(
                     outer,
@@ -340,10 +348,7 @@ impl Scanner<'_> {
                 return;
             }
         };
-        let context = if entries
-            .iter()
-            .any(|e| e.name == "constants.pkl" || e.name.ends_with("/constants.pkl"))
-        {
+        let context = if torchscript {
             Context::TorchScript
         } else {
             Context::Checkpoint
@@ -796,37 +801,35 @@ struct Entry {
     header_offset: u64,
 }
 
-/// Lists the central directory (bounds checked first, then parsed by the zip crate).
-fn list_entries(r: &mut dyn ReadSeek, len: u64) -> Result<Vec<Entry>, ZipError> {
-    zip_read::check_directory(r, len)?;
-    let config = zip::read::Config {
-        archive_offset: zip::read::ArchiveOffset::Known(0),
-    };
-    let archive = zip::ZipArchive::with_config(config, &mut *r)
-        .map_err(|e| ZipError::CorruptDirectory(e.to_string()))?;
-    let mut entries = Vec::with_capacity(archive.len());
-    for i in 0..archive.len() {
-        let data = archive
-            .by_index_data(i)
-            .map_err(|e| ZipError::CorruptDirectory(e.to_string()))?;
-        let name_raw = data.name_raw().to_vec();
-        let method = if data.encrypted() {
-            Method::Other("the record is encrypted".into())
-        } else {
-            match data.compression() {
-                CompressionMethod::Stored => Method::Stored,
-                CompressionMethod::Deflated => Method::Deflated,
-                other => Method::Other(format!("unsupported compression method {other:?}")),
+/// Lists the central directory as torch's reader sees it ([`zip_dir::read_directory`]:
+/// anything another reader could see differently is [`ZipError::Ambiguous`]), with whether
+/// `torch.load` would hand the archive to `torch.jit.load`.
+fn list_entries(r: &mut dyn ReadSeek, len: u64) -> Result<(Vec<Entry>, bool), ZipError> {
+    let directory = zip_dir::read_directory(r, len)?;
+    let torchscript = directory.is_torchscript();
+    let entries = directory
+        .entries
+        .into_iter()
+        .filter(|e| !e.is_dir)
+        .map(|e| {
+            let method = if e.flags & 0x1 != 0 {
+                Method::Other("the record is encrypted".into())
+            } else {
+                match e.method {
+                    0 => Method::Stored,
+                    8 => Method::Deflated,
+                    other => Method::Other(format!("unsupported compression method {other}")),
+                }
+            };
+            Entry {
+                name: String::from_utf8_lossy(&e.name).into_owned(),
+                name_raw: e.name,
+                size: e.size,
+                compressed_size: e.compressed_size,
+                method,
+                header_offset: e.header_offset,
             }
-        };
-        entries.push(Entry {
-            name: String::from_utf8_lossy(&name_raw).into_owned(),
-            name_raw,
-            size: data.size(),
-            compressed_size: data.compressed_size(),
-            method,
-            header_offset: data.header_start(),
-        });
-    }
-    Ok(entries)
+        })
+        .collect();
+    Ok((entries, torchscript))
 }
