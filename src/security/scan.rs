@@ -6,8 +6,11 @@
 //!   (`data.pkl` under any folder or name, TorchScript `constants.pkl`, …), every other record
 //!   whose first bytes are a pickle (`\x80` protocol 2–5: a renamed `data.pkl`, `.debug_pkl`,
 //!   `.pt2` pickled constants) or a nested archive (a zip, or a legacy stream, recursed into up
-//!   to [`MAX_NESTING`] levels). Each record's local header is compared with the central
-//!   directory;
+//!   to [`MAX_NESTING`] levels). The central directory is the one torch's reader (miniz)
+//!   finds, in the layout writers produce ([`zip_dir::read_directory`]); any other layout is
+//!   an evasion, as is a local header that disagrees with the central directory. The
+//!   archive's pickles are judged as TorchScript exactly when `torch.load` would hand it to
+//!   `torch.jit.load` (a `constants.pkl` record directly in the archive folder);
 //! * tar (a first block `tarfile` accepts): the members as torch's own tar reader lists them
 //!   ([`tar::walk`]: PAX and GNU long headers applied), the first pickle of every regular
 //!   member whatever its name, then the side tables validated by that reader. torch falls back
@@ -91,8 +94,9 @@ pub struct PickleScan {
 pub enum Severity {
     /// Part of the file could not be read, so it could not be checked.
     Unreadable,
-    /// The file is built to show scanners something other than what torch loads (a local
-    /// header that disagrees with the central directory). Counts as dangerous.
+    /// The file is built to show scanners something other than what torch loads (a zip
+    /// layout readers could read differently, a local header that disagrees with the central
+    /// directory). Counts as dangerous.
     Evasion,
 }
 
