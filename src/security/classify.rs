@@ -49,9 +49,10 @@ impl Class {
 pub enum Context {
     /// A `torch.save` file, a legacy stream, a tar checkpoint, a plain pickle.
     Checkpoint,
-    /// A pickle inside a TorchScript archive (one that has `constants.pkl`): `torch.jit.load`
-    /// resolves `__torch__.*` classes against the archive's own code and `torch.jit._pickle.*`
-    /// helpers natively, without importing Python modules.
+    /// A pickle inside an archive `torch.load` hands to `torch.jit.load` (one with a
+    /// `constants.pkl` record directly in its folder): that loader resolves `__torch__.*`
+    /// classes against the archive's own code and the `torch.jit._pickle` helpers natively,
+    /// without importing Python modules.
     TorchScript,
 }
 
@@ -218,6 +219,17 @@ pub fn classify(global: &Global, context: Context, allowed: &AllowList) -> Verdi
     }
 }
 
+/// The functions `torch.jit._pickle` defines, which TorchScript's pickles name (torch 2.13):
+/// only these, never an attribute walk from the module (`__loader__.set_data`).
+const TORCHSCRIPT_PICKLE_HELPERS: [&str; 6] = [
+    "build_boollist",
+    "build_doublelist",
+    "build_intlist",
+    "build_tensor_from_id",
+    "build_tensorlist",
+    "restore_type_tag",
+];
+
 /// Why `global` (canonical) is safe, or `None` when no safe list names it.
 fn safe_reason(global: &Global, context: Context, allowed: &AllowList) -> Option<&'static str> {
     let path = global.to_string();
@@ -228,8 +240,10 @@ fn safe_reason(global: &Global, context: Context, allowed: &AllowList) -> Option
         return Some("torch_npu tensor rebuild (a known Ascend name)");
     }
     let module = global.module.as_str();
-    let archive_internal =
-        module == "__torch__" || module.starts_with("__torch__.") || module == "torch.jit._pickle";
+    let archive_internal = module == "__torch__"
+        || module.starts_with("__torch__.")
+        || (module == "torch.jit._pickle"
+            && TORCHSCRIPT_PICKLE_HELPERS.contains(&global.name.as_str()));
     if context == Context::TorchScript && archive_internal {
         return Some("TorchScript archive-internal name");
     }
@@ -371,6 +385,40 @@ mod tests {
         assert_eq!(
             classify(&evil, Context::TorchScript, &none).class,
             Class::Dangerous
+        );
+    }
+
+    #[test]
+    fn torchscript_pickle_helpers_are_safe_only_by_their_real_names() {
+        let none = AllowList::default();
+        for name in TORCHSCRIPT_PICKLE_HELPERS {
+            let helper = Global::new("torch.jit._pickle", name);
+            assert_eq!(
+                classify(&helper, Context::TorchScript, &none).class,
+                Class::Safe,
+                "{name}"
+            );
+        }
+        for name in [
+            "__loader__.set_data",
+            "__builtins__",
+            "restore_type_tag.__globals__",
+            "os.system",
+            "build_intlist_x",
+        ] {
+            let walk = Global::new("torch.jit._pickle", name);
+            for context in [Context::TorchScript, Context::Checkpoint] {
+                assert_ne!(
+                    classify(&walk, context, &none).class,
+                    Class::Safe,
+                    "{name} in {context:?}"
+                );
+            }
+        }
+        let dotted_module = Global::new("torch.jit._pickle.__loader__", "set_data");
+        assert_ne!(
+            classify(&dotted_module, Context::TorchScript, &none).class,
+            Class::Safe
         );
     }
 

@@ -6,8 +6,11 @@
 //!   (`data.pkl` under any folder or name, TorchScript `constants.pkl`, …), every other record
 //!   whose first bytes are a pickle (`\x80` protocol 2–5: a renamed `data.pkl`, `.debug_pkl`,
 //!   `.pt2` pickled constants) or a nested archive (a zip, or a legacy stream, recursed into up
-//!   to [`MAX_NESTING`] levels). Each record's local header is compared with the central
-//!   directory;
+//!   to [`MAX_NESTING`] levels). The central directory is the one torch's reader (miniz)
+//!   finds, in the layout writers produce ([`zip_dir::read_directory`]); any other layout is
+//!   an evasion, as is a local header that disagrees with the central directory. The
+//!   archive's pickles are judged as TorchScript exactly when `torch.load` would hand it to
+//!   `torch.jit.load` (a `constants.pkl` record directly in the archive folder);
 //! * tar (a first block `tarfile` accepts): the members as torch's own tar reader lists them
 //!   ([`tar::walk`]: PAX and GNU long headers applied), the first pickle of every regular
 //!   member whatever its name, then the side tables validated by that reader. torch falls back
@@ -26,12 +29,12 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use flate2::read::DeflateDecoder;
-use zip::CompressionMethod;
 
 use crate::pickle::{self, Global, Limits, PickleError};
 use crate::torch::checkpoint::MAX_PICKLE_BYTES;
 use crate::torch::legacy::MAGIC_PICKLE;
 use crate::torch::tar;
+use crate::torch::zip_dir;
 use crate::torch::zip_read::{self, ZipError, MAX_INFLATE_RATIO, RATIO_FLOOR};
 
 use super::classify::{classify, dotted, AllowList, Class, Context, Verdict};
@@ -91,8 +94,9 @@ pub struct PickleScan {
 pub enum Severity {
     /// Part of the file could not be read, so it could not be checked.
     Unreadable,
-    /// The file is built to show scanners something other than what torch loads (a local
-    /// header that disagrees with the central directory). Counts as dangerous.
+    /// The file is built to show scanners something other than what torch loads (a zip
+    /// layout readers could read differently, a local header that disagrees with the central
+    /// directory). Counts as dangerous.
     Evasion,
 }
 
@@ -330,8 +334,16 @@ impl Scanner<'_> {
 
     /// Scans a zip archive in `r` (`len` bytes); `outer` prefixes locations of nested ones.
     fn zip(&mut self, r: &mut dyn ReadSeek, len: u64, outer: &str, depth: usize) {
-        let entries = match list_entries(r, len) {
-            Ok(entries) => entries,
+        let (entries, torchscript) = match list_entries(r, len) {
+            Ok(listed) => listed,
+            Err(e @ ZipError::Ambiguous(_)) => {
+                self.issue(Issue {
+                    location: outer.to_owned(),
+                    severity: Severity::Evasion,
+                    message: e.to_string(),
+                });
+                return;
+            }
             Err(e) => {
                 self.issue(unreadable(
                     outer,
@@ -340,10 +352,7 @@ impl Scanner<'_> {
                 return;
             }
         };
-        let context = if entries
-            .iter()
-            .any(|e| e.name == "constants.pkl" || e.name.ends_with("/constants.pkl"))
-        {
+        let context = if torchscript {
             Context::TorchScript
         } else {
             Context::Checkpoint
@@ -796,37 +805,35 @@ struct Entry {
     header_offset: u64,
 }
 
-/// Lists the central directory (bounds checked first, then parsed by the zip crate).
-fn list_entries(r: &mut dyn ReadSeek, len: u64) -> Result<Vec<Entry>, ZipError> {
-    zip_read::check_directory(r, len)?;
-    let config = zip::read::Config {
-        archive_offset: zip::read::ArchiveOffset::Known(0),
-    };
-    let archive = zip::ZipArchive::with_config(config, &mut *r)
-        .map_err(|e| ZipError::CorruptDirectory(e.to_string()))?;
-    let mut entries = Vec::with_capacity(archive.len());
-    for i in 0..archive.len() {
-        let data = archive
-            .by_index_data(i)
-            .map_err(|e| ZipError::CorruptDirectory(e.to_string()))?;
-        let name_raw = data.name_raw().to_vec();
-        let method = if data.encrypted() {
-            Method::Other("the record is encrypted".into())
-        } else {
-            match data.compression() {
-                CompressionMethod::Stored => Method::Stored,
-                CompressionMethod::Deflated => Method::Deflated,
-                other => Method::Other(format!("unsupported compression method {other:?}")),
+/// Lists the central directory as torch's reader sees it ([`zip_dir::read_directory`]:
+/// anything another reader could see differently is [`ZipError::Ambiguous`]), with whether
+/// `torch.load` would hand the archive to `torch.jit.load`.
+fn list_entries(r: &mut dyn ReadSeek, len: u64) -> Result<(Vec<Entry>, bool), ZipError> {
+    let directory = zip_dir::read_directory(r, len)?;
+    let torchscript = directory.is_torchscript();
+    let entries = directory
+        .entries
+        .into_iter()
+        .filter(|e| !e.is_dir)
+        .map(|e| {
+            let method = if e.flags & 0x1 != 0 {
+                Method::Other("the record is encrypted".into())
+            } else {
+                match e.method {
+                    0 => Method::Stored,
+                    8 => Method::Deflated,
+                    other => Method::Other(format!("unsupported compression method {other}")),
+                }
+            };
+            Entry {
+                name: String::from_utf8_lossy(&e.name).into_owned(),
+                name_raw: e.name,
+                size: e.size,
+                compressed_size: e.compressed_size,
+                method,
+                header_offset: e.header_offset,
             }
-        };
-        entries.push(Entry {
-            name: String::from_utf8_lossy(&name_raw).into_owned(),
-            name_raw,
-            size: data.size(),
-            compressed_size: data.compressed_size(),
-            method,
-            header_offset: data.header_start(),
-        });
-    }
-    Ok(entries)
+        })
+        .collect();
+    Ok((entries, torchscript))
 }

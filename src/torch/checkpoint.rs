@@ -160,7 +160,7 @@ fn open_zip(path: &Path, file: File) -> Result<Checkpoint, TorchError> {
             what: "torch.export `.pt2` archives".into(),
         });
     }
-    let format = if zip.has("constants.pkl") {
+    let format = if zip.is_torchscript() {
         Format::TorchScript
     } else {
         Format::Zip

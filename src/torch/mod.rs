@@ -21,6 +21,7 @@ pub mod script;
 pub(crate) mod state_dict;
 pub(crate) mod tar;
 pub(crate) mod tensor;
+pub(crate) mod zip_dir;
 pub(crate) mod zip_read;
 pub mod zip_write;
 

@@ -8,12 +8,11 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
-use zip::CompressionMethod;
-
 use crate::pickle::{self, Graph, NodeId, Value};
 use crate::torch::contiguous::is_contiguous;
 use crate::torch::tensor::scan;
-use crate::torch::zip_read::{check_directory, read_local_header};
+use crate::torch::zip_dir::read_directory;
+use crate::torch::zip_read::{local_mismatch, read_local_header};
 use crate::torch::DType;
 
 use super::DcpError;
@@ -98,44 +97,39 @@ pub fn read(file: &File, start: u64, len: u64) -> Result<Item, DcpError> {
             "the stored item is not a torch.save zip (it does not start with a zip header)",
         ));
     }
-    check_directory(&mut slice, len).map_err(|e| bad(e.to_string()))?;
-    let config = zip::read::Config {
-        archive_offset: zip::read::ArchiveOffset::Known(0),
-    };
-    let mut archive = zip::ZipArchive::with_config(config, FileSlice::new(file, start, len))
-        .map_err(|e| bad(format!("corrupt zip: {e}")))?;
-    if archive.len() > MAX_ITEM_RECORDS {
+    let directory = read_directory(&mut slice, len).map_err(|e| bad(e.to_string()))?;
+    if directory.entries.len() > MAX_ITEM_RECORDS {
         return Err(bad(format!(
             "its zip holds {} records, more than {MAX_ITEM_RECORDS}",
-            archive.len()
+            directory.entries.len()
         )));
     }
     let mut pickle_bytes = None;
     let mut records = Vec::new();
     let mut big_endian = false;
-    for index in 0..archive.len() {
-        let entry = archive
-            .by_index_raw(index)
-            .map_err(|e| bad(format!("corrupt zip: {e}")))?;
-        let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
+    for entry in &directory.entries {
+        let name = String::from_utf8_lossy(&entry.name).into_owned();
         let Some((_, rel)) = name.split_once('/') else {
             return Err(bad(format!(
                 "entry `{name}` is not under an archive folder"
             )));
         };
-        if entry.compression() != CompressionMethod::Stored
-            || entry.size() != entry.compressed_size()
-        {
+        if entry.is_dir {
+            continue;
+        }
+        if entry.method != 0 || entry.flags & 0x1 != 0 {
             return Err(bad(format!(
                 "record `{rel}` is compressed; torch.save stores records"
             )));
         }
-        let size = entry.size();
-        let crc32 = entry.crc32();
-        let header_offset = entry.header_start();
-        drop(entry);
+        let size = entry.size;
+        let crc32 = entry.crc32;
+        let header_offset = entry.header_offset;
         let local = read_local_header(&mut slice, header_offset, len)
             .map_err(|e| bad(format!("record `{rel}`: {e}")))?;
+        if let Some(detail) = local_mismatch(&local, &entry.name, size, entry.compressed_size) {
+            return Err(bad(format!("record `{rel}`: {detail}")));
+        }
         if local
             .data_offset
             .checked_add(size)

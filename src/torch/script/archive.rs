@@ -52,16 +52,15 @@ pub struct ScriptArchive {
     pub constants: Vec<Constant>,
 }
 
-/// Whether `file` is a TorchScript archive: a zip with `constants.pkl` or `code/` records
-/// (and not a `.pt2` archive).
+/// Whether `file` is a TorchScript archive by torch's own rule, the one the scanner judges
+/// it by: a zip that `torch.load` hands to `torch.jit.load`, because a record named exactly
+/// `constants.pkl` sits directly in its archive folder.
 pub fn is_torchscript(file: &File) -> Result<bool, ScriptError> {
     let mut head = [0u8; 4];
     if file.read_at(&mut head, 0)? < 4 || head != *b"PK\x03\x04" {
         return Ok(false);
     }
-    let zip = TorchZip::open(file.try_clone()?)?;
-    Ok(!zip.has("archive_format")
-        && (zip.has("constants.pkl") || zip.names().any(|n| n.starts_with("code/"))))
+    Ok(TorchZip::open(file.try_clone()?)?.is_torchscript())
 }
 
 /// A class found in the code: its record name and definition.
