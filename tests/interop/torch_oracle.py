@@ -6,8 +6,8 @@ dispatch) with a recording pickle module: `RECORDER.Unpickler` subclasses CPytho
 `pickle.Unpickler` and its `find_class` records every (module, name) asked for. CPython's C
 unpickler calls `find_class` for GLOBAL, STACK_GLOBAL, INST and the EXT1/2/4 extension
 registry (copyreg) lookups, so every way a pickle names a callable is recorded. A name on
-ckpt's safe list (src/torch/allowlist.rs, plus the documented benign classes) resolves to the
-real object, so torch's persistent_load and tensor rebuilds keep working; every other name
+torch's weights_only allow-list (as ckpt copies it, src/torch/allowlist.rs) or among ckpt's
+documented benign classes resolves to the real object, so torch's persistent_load and tensor rebuilds keep working; every other name
 resolves to an inert stub (a class whose instances take any call, attribute, `__setstate__`,
 item or append and do nothing). `RECORDER.load` goes through the same Unpickler, so the
 legacy format's magic-number, sys_info and side-table pickles are recorded too. torch's
@@ -39,23 +39,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 VENV_PY = Path.home() / ".cache/ckpt/venv/bin/python"
 
-# ckpt's documented benign classes (src/security/rules.rs, BENIGN) and torch_npu's rebuilds
-# (src/security/classify.rs, TORCH_NPU): safe in ckpt's verdict although off torch's list.
-BENIGN = {"argparse.Namespace", "numpy.core.multiarray._reconstruct",
-          "numpy._core.multiarray._reconstruct", "numpy.ndarray", "numpy.dtype",
-          "numpy.core.multiarray.scalar", "numpy._core.multiarray.scalar",
-          "torch.torch_version.TorchVersion", "pathlib.PosixPath"}
 PY2 = {"__builtin__": "builtins", "copy_reg": "copyreg"}
 
 
-def _weights_only_globals():
-    text = (ROOT / "src/torch/allowlist.rs").read_text()
-    body = text.split("pub const WEIGHTS_ONLY_GLOBALS", 1)[1].split("];", 1)[0]
-    return set(re.findall(r'"([^"]+)"', body))
+def _rust_strings(path, const):
+    """The string literals of one `const` table in a ckpt source file."""
+    text = (ROOT / path).read_text()
+    body = text.split(f"pub const {const}", 1)[1].split("];", 1)[0]
+    return set(re.findall(r'"([a-zA-Z_][\w.]*)"', body))
 
 
-SAFE = _weights_only_globals() | BENIGN
+# ckpt's safe lists (checkpoint context): torch's weights_only allow-list as ckpt copies it,
+# its documented benign classes and its known torch_npu names; numpy.dtypes.<X>DType classes.
+WEIGHTS_ONLY = _rust_strings("src/torch/allowlist.rs", "WEIGHTS_ONLY_GLOBALS")
+BENIGN = {s for s in _rust_strings("src/security/rules.rs", "BENIGN: &[Rule]")
+          if "." in s and " " not in s}
+TORCH_NPU = _rust_strings("src/security/rules.rs", "TORCH_NPU")
+SAFE = WEIGHTS_ONLY | BENIGN | TORCH_NPU
 NUMPY_DTYPES = ("numpy.dtypes.",)
+# The names the recording unpickler resolves to the real object (so tensors rebuild):
+# torch's allow-list, plus torch_npu's names when the fake torch_npu is installed.
+REAL = WEIGHTS_ONLY | {"torch.torch_version.TorchVersion", "argparse.Namespace"}
 
 
 def dotted(module, name):
@@ -69,7 +73,7 @@ def is_safe(module, name):
     path = dotted(module, name)
     if PY2.get(module, module) in ("os", "posix", "nt", "sys"):
         return False
-    if path in SAFE or path.startswith("torch_npu.") and "rebuild" in path:
+    if path in SAFE:
         return True
     return any(path.startswith(p) and path[len(p):].endswith("DType")
                and "." not in path[len(p):] for p in NUMPY_DTYPES)
@@ -93,8 +97,9 @@ class Result:
 
 
 # ------------------------------------------------------------------ the worker side
-def _recorder(log):
-    """A pickle module whose Unpickler records names to `log` (a line-buffered file)."""
+def _recorder(log, real=REAL):
+    """A pickle module whose Unpickler records names to `log` (a line-buffered file) and
+    resolves the names in `real` to the real objects, every other name to an inert stub."""
     import pickle
     import types
 
@@ -140,7 +145,7 @@ def _recorder(log):
         def find_class(self, module, name):
             log.write(f"N\t{module}\t{name}\n")
             log.flush()
-            if is_safe(module, name):
+            if dotted(module, name) in real:
                 return super().find_class(module, name)
             return stub(module, name)
 
@@ -160,7 +165,7 @@ def _recorder(log):
     return mod
 
 
-def _child(path, out, timeout):
+def _child(path, out, timeout, encoding, fake_npu):
     """In the forked child: load `path`, writing records to `out`; never returns."""
     code = 0
     try:
@@ -176,10 +181,16 @@ def _child(path, out, timeout):
             return real_jit_load(*args, **kwargs)
 
         torch.jit.load = jit_load
+        real = REAL
+        if fake_npu:
+            sys.path.insert(0, str(ROOT / "fixtures"))
+            import _devices
+            _devices.install_fake_torch_npu()
+            real = REAL | TORCH_NPU
         signal.alarm(max(1, int(timeout)))
         try:
-            torch.load(path, weights_only=False, pickle_module=_recorder(log),
-                       map_location="cpu")
+            torch.load(path, weights_only=False, pickle_module=_recorder(log, real),
+                       map_location="cpu", encoding=encoding)
             signal.alarm(0)
             log.write("D\n")
         except BaseException as e:  # noqa: BLE001 - any failure is a result
@@ -197,15 +208,16 @@ def _alarm(signum, frame):
 
 
 def worker():
-    """Reads `path\\ttimeout` lines on stdin; answers one JSON line per path on stdout."""
+    """Reads one JSON request a line on stdin ({path, timeout, encoding}); answers one JSON
+    line per request on stdout."""
     import warnings
     warnings.simplefilter("ignore")
     import torch  # noqa: F401  (imported once, before the forks)
     torch.set_num_threads(1)
     signal.signal(signal.SIGALRM, _alarm)
     for line in sys.stdin:
-        path, timeout = line.rstrip("\n").split("\t")
-        timeout = float(timeout)
+        req = json.loads(line)
+        path, timeout = req["path"], float(req["timeout"])
         with tempfile.TemporaryDirectory(prefix="oracle-") as tmp:
             out = os.path.join(tmp, ".record")
             cwd = os.path.join(tmp, "cwd")
@@ -215,7 +227,8 @@ def worker():
                 os.chdir(cwd)
                 os.environ["TMPDIR"] = cwd
                 tempfile.tempdir = cwd
-                _child(os.path.abspath(path), out, timeout)
+                _child(os.path.abspath(path), out, timeout, req.get("encoding") or "utf-8",
+                       req.get("fake_npu", False))
             deadline = time.monotonic() + timeout + 5
             status = None
             while time.monotonic() < deadline:
@@ -258,9 +271,13 @@ class Oracle:
                        "import torch_oracle; torch_oracle.worker()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
 
-    def load(self, path, timeout=None):
+    def load(self, path, timeout=None, encoding=None, fake_npu=False):
+        """torch.load(path) recorded; `encoding` as torch.load's (latin1 for Python 2 files);
+        `fake_npu` installs the fixtures' stub torch_npu (fixtures/_devices.py) first."""
         timeout = timeout or self.timeout
-        self.proc.stdin.write(f"{os.path.abspath(path)}\t{timeout}\n")
+        req = {"path": os.path.abspath(path), "timeout": timeout, "encoding": encoding,
+               "fake_npu": fake_npu}
+        self.proc.stdin.write(json.dumps(req) + "\n")
         self.proc.stdin.flush()
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout + 120)
         if not ready:
