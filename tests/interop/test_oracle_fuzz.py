@@ -6,8 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import evasions
 from _util import ROOT, ckpt_bin
 from torch_oracle import Oracle
