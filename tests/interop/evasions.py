@@ -679,14 +679,50 @@ def in_zip(p):
     return plain_zip(p)
 
 
+def _straddle(op, data):
+    """PROTO 4, a FRAME ending 1 byte into `op`'s data (len(data) bytes, the last one `.`),
+    then POP and the payload."""
+    frame = op + struct.pack("<I", len(data)) + data[:1]
+    return in_zip(proto(4) + _frame(frame) + data[1:] + data[-1:] + b"0" + call_body() + b".")
+
+
+def pickle_binunicode_straddles_frame():
+    """A FRAME ends 1 byte into a BINUNICODE's 8 bytes. For a read that does not fit in the
+    frame, CPython's C unpickler drops the frame's remaining bytes and reads all 8 from after
+    the frame (for BINUNICODE; BINBYTES it reads through); a frame-transparent reader takes
+    the in-frame byte plus 7, then reads `.` (STOP) and stops. CPython goes on to POP and the
+    payload."""
+    return _straddle(b"X", b"aaaaaaa.")
+
+
 def pickle_binbytes_straddles_frame():
-    """A FRAME ends inside a BINBYTES; after the frame's end the bytes read as STOP for a
-    reader that resumes there, but CPython's C unpickler ignores frame boundaries."""
-    tail = b"0" + call_body() + b"."
-    data = b"." + b"\0" * 7
-    head = b"B" + struct.pack("<I", len(data))
-    frame = head + data[:1]
-    return in_zip(proto(4) + b"\x95" + struct.pack("<Q", len(frame)) + frame + data[1:] + tail)
+    """The same with BINBYTES, which CPython reads through the frame's end (a control)."""
+    return _straddle(b"B", b"aaaaaaa.")
+
+
+def _frame(data):
+    return b"\x95" + struct.pack("<Q", len(data)) + data
+
+
+def pickle_memo_get_straddles_frame():
+    """Text GETs `g1|2` and `g1|3` whose lines cross a FRAME's end. CPython's C unpickler
+    drops the part of a text line inside the frame when it has to read the rest from the
+    file (it reads memo 2 and 3: os, system); a reader that treats frames as transparent
+    reads memo 12 and 13 (collections, OrderedDict)."""
+    setup = b""
+    for idx, text in [(2, "os"), (3, "system"), (12, "collections"), (13, "OrderedDict")]:
+        setup += short(text) + b"q" + bytes([idx]) + b"0"
+    body = (_frame(b"g1") + b"2\n" + _frame(b"g1") + b"3\n" + b"\x93("
+            + binuni(f"touch {MARKER}") + b"tR.")
+    return in_zip(proto(4) + setup + body)
+
+
+def pickle_global_line_straddles_frame():
+    """GLOBAL `torch._utils` / `_rebuild|os.system`: the name line crosses a FRAME's end, so
+    CPython reads the name `os.system` (a dotted path from torch._utils, protocol 4) where a
+    frame-transparent reader reads `_rebuildos.system`."""
+    return in_zip(proto(4) + _frame(b"ctorch._utils\n_rebuild") + b"os.system\n("
+                  + binuni(f"touch {MARKER}") + b"tR.")
 
 
 def pickle_frame_past_end():
