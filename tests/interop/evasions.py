@@ -375,6 +375,14 @@ def ts_nested_constants_os_system():
     return ts_context(call_body())
 
 
+def ts_nested_constants_torch_class():
+    """A TorchScript-like data.pkl (a `__torch__` class built with NEWOBJ) with its
+    constants.pkl under archive/foo/: torch does not dispatch to torch.jit.load and
+    unpickles it with Python's pickle, asking for the `__torch__` name."""
+    body = b"c__torch__.torch.nn.modules.linear\nLinear\n)\x81"
+    return ts_context(body)
+
+
 def octal(n, width):
     return b"%0*o\0" % (width - 1, n)
 
