@@ -283,6 +283,30 @@ def zip_two_zip64_extras_second_evil():
     return _two_zip64_extras(False)
 
 
+def zip_trailing_end_record():
+    """A complete archive (end record, no comment) naming the benign directory, then a
+    second end record appended after it naming the malicious one: miniz takes the last
+    end-record signature with 22 bytes after it and does not check the comment length."""
+    z = two_data_parts()
+    ben = z.cd("data", "byteorder", "version")
+    mal = z.cd("evil", "byteorder", "version")
+    body = bytes(z.buf)
+    ben_at = len(body)
+    mal_at = ben_at + len(ben)
+    return (body + ben + mal + eocd(3, len(ben), ben_at) + eocd(3, len(mal), mal_at))
+
+
+def zip_zip64_extra_without_ffff():
+    """data.pkl's directory offset names the malicious entry and is not 0xFFFFFFFF; a zip64
+    extra field naming the benign entry is present anyway. miniz reads zip64 extra values
+    only for fields that are 0xFFFFFFFF."""
+    z = two_data_parts()
+    cd = z.cd("evil", "byteorder", "version",
+              extras={"evil": zip64_extra(z.at["data"][0])})
+    body = bytes(z.buf)
+    return body + cd + eocd(3, len(cd), len(body))
+
+
 def zip_prepended_shadow():
     """Two directories of the same size: the end record's offset names the malicious one
     (absolute, as miniz reads it); where the end record sits implies the benign one, offset
