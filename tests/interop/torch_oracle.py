@@ -85,11 +85,7 @@ class Result:
     completed: bool = False                    # torch.load returned
     error: str | None = None                   # why it did not
     jit: bool = False                          # torch.load dispatched to torch.jit.load
-
-    @property
-    def reached(self):
-        """Names torch asked for that ckpt's safe list does not name."""
-        return [n for n in self.names if not is_safe(*n.rsplit(".", 1))] if self.names else []
+    reached: list = field(default_factory=list)  # the names off ckpt's safe lists
 
     def to_json(self):
         return {"names": self.names, "completed": self.completed, "error": self.error,
@@ -143,7 +139,7 @@ def _recorder(log, real=REAL):
 
     class Unpickler(pickle.Unpickler):
         def find_class(self, module, name):
-            log.write(f"N\t{module}\t{name}\n")
+            log.write("N\t" + json.dumps([module, name]) + "\n")
             log.flush()
             if dotted(module, name) in real:
                 return super().find_class(module, name)
@@ -243,9 +239,17 @@ def worker():
             result = Result()
             lines = open(out).read().splitlines() if os.path.exists(out) else []
             for rec in lines:
-                kind, *rest = rec.split("\t")
+                kind, _, rest = rec.partition("\t")
+                rest = [rest]
                 if kind == "N":
-                    result.names.append(dotted(*rest))
+                    try:
+                        module, name = json.loads(rest[0])
+                    except ValueError:   # a record the child did not finish writing
+                        continue
+                    result.names.append(dotted(module, name))
+                    if not (isinstance(module, str) and isinstance(name, str)
+                            and is_safe(module, name)):
+                        result.reached.append(dotted(module, name))
                 elif kind == "J":
                     result.jit = True
                 elif kind == "D":
@@ -264,10 +268,14 @@ class Oracle:
 
     def __init__(self, python=None, timeout=30):
         self.timeout = timeout
-        py = python or os.environ.get("ORACLE_PYTHON") or (
+        self.python = python or os.environ.get("ORACLE_PYTHON") or (
             str(VENV_PY) if VENV_PY.exists() else sys.executable)
+        self.start()
+
+    def start(self):
+        """(Re)starts the worker (after it died, say)."""
         self.proc = subprocess.Popen(
-            [py, "-c", f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+            [self.python, "-c", f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
                        "import torch_oracle; torch_oracle.worker()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
 
@@ -286,7 +294,7 @@ class Oracle:
         if not line:
             raise RuntimeError(f"oracle worker died on {path}")
         j = json.loads(line)
-        return Result(j["names"], j["completed"], j["error"], j["jit"])
+        return Result(j["names"], j["completed"], j["error"], j["jit"], j["reached"])
 
     def close(self):
         if self.proc.poll() is None:
