@@ -268,8 +268,10 @@ class Oracle:
 
     def __init__(self, python=None, timeout=30):
         self.timeout = timeout
+        import importlib.util
+        has_torch = importlib.util.find_spec("torch") is not None
         self.python = python or os.environ.get("ORACLE_PYTHON") or (
-            str(VENV_PY) if VENV_PY.exists() else sys.executable)
+            sys.executable if has_torch or not VENV_PY.exists() else str(VENV_PY))
         self.start()
 
     def start(self):
