@@ -307,6 +307,77 @@ def zip_zip64_extra_without_ffff():
     return body + cd + eocd(3, len(cd), len(body))
 
 
+def zip_zip64_end_consistent():
+    """A zip64 end record and locator before an end record, all three naming the same
+    directory (the layout torch.save writes past 65535 entries or 4 GiB)."""
+    z = torch_parts(payload_pickle())
+    keys = list(z.at)
+    cd = z.cd(*keys)
+    body = bytes(z.buf)
+    rec_at = len(body) + len(cd)
+    return (body + cd + zip64_record(len(keys), len(cd), len(body)) + zip64_locator(rec_at)
+            + eocd(len(keys), len(cd), len(body)))
+
+
+def _unknown_extra(key):
+    z = torch_parts(payload_pickle())
+    keys = list(z.at)
+    cd = z.cd(*keys, extras={key: struct.pack("<HH", 0xCAFE, 4) + b"\0" * 4})
+    return bytes(z.buf) + cd + eocd(len(keys), len(cd), len(z.buf))
+
+
+def zip_unknown_extra_field():
+    """data.pkl's directory entry carries an extra field of an unknown id (0xCAFE, as jar
+    files have), which miniz skips."""
+    return _unknown_extra("data")
+
+
+def zip_short_zip64_extra():
+    """data.pkl's directory entry carries a 4-byte zip64 extra field (id 1) although none of
+    its fields is 0xFFFFFFFF: miniz reads zip64 values only for such fields and skips it."""
+    z = torch_parts(payload_pickle())
+    keys = list(z.at)
+    cd = z.cd(*keys, extras={"data": struct.pack("<HHI", 1, 4, 0)})
+    return bytes(z.buf) + cd + eocd(len(keys), len(cd), len(z.buf))
+
+
+def unicode_path_extra(name, new_name):
+    """Info-ZIP's Unicode Path extra field (0x7075): version 1, the CRC-32 of the header's
+    own name, the name to use instead."""
+    body = b"\x01" + struct.pack("<I", zlib.crc32(name.encode())) + new_name.encode()
+    return struct.pack("<HH", 0x7075, len(body)) + body
+
+
+def zip_unicode_path_extra():
+    """The malicious entry is named archive/data.pkl with a Unicode Path extra field saying
+    archive/junk.pkl; the benign one is named archive/xdata.pkl with one saying
+    archive/data.pkl. miniz ignores the extra field (torch reads the malicious one); a
+    reader that honours it reads the benign one."""
+    z = ZipParts()
+    z.add("evil", "archive/data.pkl", payload_pickle())
+    z.add("data", "archive/xdata.pkl", BENIGN)
+    z.add("byteorder", "archive/byteorder", b"little")
+    z.add("version", "archive/version", b"3\n")
+    cd = z.cd("evil", "data", "byteorder", "version", extras={
+        "evil": unicode_path_extra("archive/data.pkl", "archive/junk.pkl"),
+        "data": unicode_path_extra("archive/xdata.pkl", "archive/data.pkl")})
+    return bytes(z.buf) + cd + eocd(4, len(cd), len(z.buf))
+
+
+def zip_short_unicode_path_extra():
+    """A 4-byte Unicode Path extra field (too short to hold its own header) on `version`:
+    miniz skips it."""
+    z = torch_parts(payload_pickle())
+    keys = list(z.at)
+    cd = z.cd(*keys, extras={"version": struct.pack("<HHI", 0x7075, 4, 0)})
+    return bytes(z.buf) + cd + eocd(len(keys), len(cd), len(z.buf))
+
+
+def zip_unknown_extra_field_on_version():
+    """The same extra field on the `version` record's directory entry."""
+    return _unknown_extra("version")
+
+
 def zip_prepended_shadow():
     """Two directories of the same size: the end record's offset names the malicious one
     (absolute, as miniz reads it); where the end record sits implies the benign one, offset
@@ -586,6 +657,11 @@ def tar_pax_size_nbsp():
     p = payload_pickle()
     return tar_file(side_tables(), pax([("size", f"{len(p)}\u00a0")]),
                     tar_header("pickle", 0) + pad(p))
+
+
+def tar_duplicate_pickle():
+    """Two regular members named `pickle`: tarfile takes the last (the payload)."""
+    return tar_file(side_tables(), member("pickle", BENIGN), member("pickle", payload_pickle()))
 
 
 def tar_type_z():
