@@ -22,6 +22,11 @@ def pytest_report_header(config):
 
 
 def pytest_terminal_summary(terminalreporter):
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for key, value in getattr(report, "user_properties", ()):
+                if key == "oracle_fuzz" and getattr(report, "when", "") == "call":
+                    terminalreporter.write_line(f"test_oracle_fuzz: {value}")
     ran = any(getattr(report, "nodeid", "").split("::")[0].endswith("test_onnx.py")
               for reports in terminalreporter.stats.values() for report in reports)
     if ran:
