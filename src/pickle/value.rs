@@ -375,6 +375,78 @@ impl Graph {
     }
 }
 
+impl Graph {
+    /// Moves the items of mappings built the Python 2 way into [`Object::dict_items`], so
+    /// every reader sees them where protocol-2 writers put them: `OrderedDict(pairs)` (Python
+    /// 2's `OrderedDict.__reduce__` passes a list of `[key, value]` lists) and `Counter(d)`
+    /// (a dict). The object then reads, and is written back, as `OrderedDict()` followed by
+    /// `SETITEMS` of the same pairs in the same order: the same value to Python.
+    ///
+    /// Only objects of [`ITEMS_FIRST_ARGUMENT`] classes with no items of their own and exactly
+    /// one argument that is such a sequence or dict are changed; the argument node itself
+    /// (which the memo may share) is left as it is.
+    pub fn fold_mapping_constructors(&mut self) {
+        for index in 0..self.nodes.len() {
+            let Ok(id) = u32::try_from(index).map(NodeId) else {
+                break;
+            };
+            let Value::Object(object) = self.get(id) else {
+                continue;
+            };
+            let Constructor::Reduce { callable, args } = object.constructor else {
+                continue;
+            };
+            let items_first = self
+                .global(callable)
+                .is_some_and(|g| ITEMS_FIRST_ARGUMENT.iter().any(|(m, n)| g.is(m, n)));
+            if !items_first || !object.dict_items.is_empty() {
+                continue;
+            }
+            let Some(pairs) = self.items_argument(args) else {
+                continue;
+            };
+            let empty = self.add(Value::Tuple(Vec::new()));
+            if let Value::Object(object) = self.get_mut(id) {
+                object.constructor = Constructor::Reduce {
+                    callable,
+                    args: empty,
+                };
+                object.dict_items = pairs;
+            }
+        }
+    }
+
+    /// The pairs of `args` when it is `(items,)` with `items` a dict, or a list or tuple of
+    /// two-element lists or tuples.
+    fn items_argument(&self, args: NodeId) -> Option<Vec<(NodeId, NodeId)>> {
+        let Value::Tuple(args) = self.get(args) else {
+            return None;
+        };
+        let [items] = args.as_slice() else {
+            return None;
+        };
+        match self.get(*items) {
+            Value::Dict(pairs) => Some(pairs.clone()),
+            Value::List(seq) | Value::Tuple(seq) => seq
+                .iter()
+                .map(|&pair| match self.get(pair) {
+                    Value::List(kv) | Value::Tuple(kv) => match kv.as_slice() {
+                        [k, v] => Some((*k, *v)),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        }
+    }
+}
+
+/// Mapping classes whose first constructor argument is their items (`OrderedDict(pairs)`,
+/// `Counter(mapping)`), as Python 2 pickled them.
+const ITEMS_FIRST_ARGUMENT: [(&str, &str); 2] =
+    [("collections", "OrderedDict"), ("collections", "Counter")];
+
 /// Mapping classes whose pickles carry their items in `SETITEMS`.
 const MAPPING_CLASSES: [(&str, &str); 3] = [
     ("collections", "OrderedDict"),
@@ -404,6 +476,57 @@ mod tests {
             Global::new("builtins", "set")
         );
         assert!(Global::new("copy_reg", "_reconstructor").is("copyreg", "_reconstructor"));
+    }
+
+    #[test]
+    fn a_python2_ordered_dict_built_from_pairs_holds_its_items() {
+        let mut graph = Graph::new();
+        let class = graph.add(Value::Global(Global::new("collections", "OrderedDict")));
+        let (a, b) = (
+            graph.add(Value::Str("a".into())),
+            graph.add(Value::Str("b".into())),
+        );
+        let (one, two) = (graph.add(Value::Int(1)), graph.add(Value::Int(2)));
+        let first = graph.add(Value::List(vec![a, one]));
+        let second = graph.add(Value::List(vec![b, two]));
+        let pairs = graph.add(Value::List(vec![first, second]));
+        let args = graph.add(Value::Tuple(vec![pairs]));
+        let od = graph.add(Value::Object(Object::new(Constructor::Reduce {
+            callable: class,
+            args,
+        })));
+        assert_eq!(graph.lookup(od, "a"), None);
+        graph.fold_mapping_constructors();
+        assert_eq!(graph.mapping(od), Some(&[(a, one), (b, two)][..]));
+        let Value::Object(object) = graph.get(od) else {
+            panic!("still an object");
+        };
+        let Constructor::Reduce { args, .. } = object.constructor else {
+            panic!("still a REDUCE");
+        };
+        assert_eq!(graph.get(args), &Value::Tuple(Vec::new()));
+    }
+
+    #[test]
+    fn other_calls_and_odd_arguments_are_left_alone() {
+        let mut graph = Graph::new();
+        let class = graph.add(Value::Global(Global::new("builtins", "list")));
+        let pair = graph.add(Value::List(vec![]));
+        let items = graph.add(Value::List(vec![pair]));
+        let args = graph.add(Value::Tuple(vec![items]));
+        let call = graph.add(Value::Object(Object::new(Constructor::Reduce {
+            callable: class,
+            args,
+        })));
+        let od = graph.add(Value::Global(Global::new("collections", "OrderedDict")));
+        let odd = graph.add(Value::Object(Object::new(Constructor::Reduce {
+            callable: od,
+            args,
+        })));
+        let before = graph.clone();
+        graph.fold_mapping_constructors();
+        assert_eq!(graph.get(call), before.get(call));
+        assert_eq!(graph.get(odd), before.get(odd));
     }
 
     #[test]

@@ -191,7 +191,8 @@ fn open_zip(path: &Path, file: File) -> Result<Checkpoint, TorchError> {
         records: zip.len(),
     };
     let pickle_bytes = zip.read_small("data.pkl", MAX_PICKLE_BYTES)?;
-    let pickle = pickle::read(&pickle_bytes)?;
+    let mut pickle = pickle::read(&pickle_bytes)?;
+    pickle.graph.fold_mapping_constructors();
     let scan = scan(&pickle.graph, pickle.root)?;
     for storage in scan.unique_storages() {
         let name = format!("data/{}", storage.key);
@@ -231,6 +232,8 @@ fn open_legacy(path: &Path, file: File, file_len: u64) -> Result<Checkpoint, Tor
             other => break other?,
         }
     };
+    let mut parsed = parsed;
+    parsed.object.graph.fold_mapping_constructors();
     let scan = scan(&parsed.object.graph, parsed.object.root)?;
     check_stream_records(&scan, &parsed.records)?;
     Ok(Checkpoint {
@@ -249,7 +252,8 @@ fn open_legacy(path: &Path, file: File, file_len: u64) -> Result<Checkpoint, Tor
 }
 
 fn open_tar(path: &Path, file: File, file_len: u64) -> Result<Checkpoint, TorchError> {
-    let parsed = tar::parse(&file, file_len)?;
+    let mut parsed = tar::parse(&file, file_len)?;
+    parsed.graph.fold_mapping_constructors();
     let scan = scan(&parsed.graph, parsed.root)?;
     check_stream_records(&scan, &parsed.records)?;
     Ok(Checkpoint {

@@ -130,6 +130,24 @@ pub fn cast_floating(
         )));
     }
 
+    // A cast that changes nothing while model tensors of another dtype exist outside every
+    // state dict ckpt recognises must not report success (a container it could not read).
+    if cast_nodes.is_empty() {
+        let missed = found
+            .tensors
+            .iter()
+            .filter(|t| t.dtype.is_floating_point() && t.dtype != to)
+            .filter(|t| !optimizer_nodes.contains(&t.node))
+            .count();
+        if missed > 0 {
+            return Err(TransformError::Request(format!(
+                "a cast to {to} reaches none of the file's {missed} floating-point tensors of \
+                 another dtype: none is in a state dict ckpt recognises (`ckpt inspect` shows \
+                 where they are)"
+            )));
+        }
+    }
+
     let mut plan = StoragePlan::copy_all();
     for (key, &(from, _)) in &casts {
         plan.cast(key, from, to);
@@ -325,6 +343,20 @@ mod tests {
         let classes = classes(&g, root);
         assert_eq!(classes[2].1, "BFloat16Storage");
         assert_eq!(classes[3].1, "FloatStorage", "step counters stay float32");
+    }
+
+    #[test]
+    fn a_cast_that_reaches_no_tensor_while_some_are_outside_state_dicts_is_an_error() {
+        let mut g = Graph::new();
+        let t = tensor(&mut g, "FloatStorage", "0", 0, 4);
+        let list = g.add(Value::List(vec![t]));
+        let root = dict(&mut g, vec![("weights", list)]);
+        let error = cast_floating(&mut g, root, DType::Float16, CastScope::Model)
+            .expect_err("nothing reachable");
+        assert!(
+            error.to_string().contains("reaches none of the file's 1"),
+            "{error}"
+        );
     }
 
     #[test]
