@@ -152,7 +152,7 @@ impl Status {
 pub struct FileScan {
     /// The file scanned.
     pub path: PathBuf,
-    /// `zip`, `torchscript`, `pt2`, `tar`, `legacy`, `pickle`, or `unknown`.
+    /// `zip`, `torchscript`, `pt2`, `tar`, `legacy`, `pickle`, `safetensors`, or `unknown`.
     pub format: &'static str,
     /// Every pickle found, in file order.
     pub pickles: Vec<PickleScan>,
@@ -314,7 +314,14 @@ impl Scanner<'_> {
             self.scan.format = "tar";
             self.tar(file, len);
         } else {
-            self.scan.format = "pickle";
+            // torch.load reads any other file from byte 0 as a legacy stream, a safetensors
+            // file included: its first bytes are scanned like any pickle, and only a failure
+            // before naming any global (torch fails there too) is no issue for one.
+            self.scan.format = if is_safetensors(&mut reader, len) {
+                "safetensors"
+            } else {
+                "pickle"
+            };
             let found = self.stream(&mut reader, len, "", Context::Checkpoint, Found::Expected);
             if found == StreamKind::Legacy {
                 self.scan.format = "legacy";
@@ -611,12 +618,19 @@ impl Scanner<'_> {
                 }),
             }
         }
+        let ambiguous = matches!(partial.end, Err(PickleError::Ambiguous { .. }));
         let error = partial.end.err().map(|e| e.to_string());
-        if let (Some(e), Found::Expected) = (&error, found) {
-            self.issue(unreadable(
+        match (&error, found) {
+            (Some(e), Found::Expected) if ambiguous => self.issue(Issue {
+                location: location.to_owned(),
+                severity: Severity::Evasion,
+                message: e.clone(),
+            }),
+            (Some(e), Found::Expected) => self.issue(unreadable(
                 location,
                 format!("the pickle cannot be read: {e}"),
-            ));
+            )),
+            _ => {}
         }
         self.scan.pickles.push(PickleScan {
             location: location.to_owned(),
@@ -660,8 +674,16 @@ impl Scanner<'_> {
                     kind = StreamKind::Computed;
                 } else if found == Found::Sniffed && end.is_none() && partial.globals.is_empty() {
                     return kind;
-                } else if end.is_none() && partial.globals.is_empty() && pos == 0 {
-                    // Not a pickle at all (or broken before naming anything).
+                } else if end.is_none()
+                    && partial.globals.is_empty()
+                    && pos == 0
+                    && !matches!(partial.end, Err(PickleError::Ambiguous { .. }))
+                {
+                    // Not a pickle at all (or broken before naming anything): torch's
+                    // legacy loader fails there too, having run nothing.
+                    if outer.is_empty() && self.scan.format == "safetensors" {
+                        return kind;
+                    }
                     let why = partial.end.err().map(|e| e.to_string()).unwrap_or_default();
                     self.issue(unreadable(
                         outer,
@@ -770,6 +792,31 @@ enum StreamKind {
 /// `\x80` then a protocol number 2–5: how every pickle torch or Python 3 writes begins.
 fn is_pickle_start(head: &[u8]) -> bool {
     matches!(head, [0x80, 2..=5, ..])
+}
+
+/// Whether `r` (a whole file of `len` bytes) is a valid safetensors file: its header parses
+/// and validates with the `safetensors` crate, and the data it describes ends exactly at the
+/// end of the file.
+fn is_safetensors(r: &mut dyn ReadSeek, len: u64) -> bool {
+    let Ok(size) = read_at(r, 0, 8) else {
+        return false;
+    };
+    let Ok(size) = <[u8; 8]>::try_from(size.as_slice()) else {
+        return false;
+    };
+    let header_len = u64::from_le_bytes(size);
+    if header_len > crate::safetensors::MAX_HEADER_BYTES as u64
+        || header_len > len.saturating_sub(8)
+    {
+        return false;
+    }
+    let Ok(header) = read_at(r, 8, header_len) else {
+        return false;
+    };
+    match serde_json::from_slice::<::safetensors::tensor::Metadata>(&header) {
+        Ok(meta) => (meta.data_len() as u64).checked_add(8 + header_len) == Some(len),
+        Err(_) => false,
+    }
 }
 
 fn is_legacy_magic(bytes: &[u8]) -> bool {
