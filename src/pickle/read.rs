@@ -355,7 +355,7 @@ impl<'a> Machine<'a> {
                 }
                 op::APPENDS => {
                     let items = self.pop_mark()?;
-                    let target = self.below_mark()?;
+                    let target = self.top()?;
                     self.extend_list(target, items)?;
                 }
                 op::SETITEM => {
@@ -367,12 +367,12 @@ impl<'a> Machine<'a> {
                 op::SETITEMS => {
                     let items = self.pop_mark()?;
                     let pairs = self.pairs(items)?;
-                    let target = self.below_mark()?;
+                    let target = self.top()?;
                     self.extend_dict(target, pairs)?;
                 }
                 op::ADDITEMS => {
                     let items = self.pop_mark()?;
-                    let target = self.below_mark()?;
+                    let target = self.top()?;
                     if !items.is_empty() {
                         match self.graph.get_mut(target) {
                             Value::Set(set) => set.extend(items),
@@ -734,15 +734,6 @@ impl<'a> Machine<'a> {
         Ok(self.stack.split_off(self.stack.len() - n))
     }
 
-    /// The value just below the innermost mark's items, after [`Self::pop_mark`]: the target
-    /// of `APPENDS`/`SETITEMS`/`ADDITEMS`. Like CPython, it may lie below an outer mark.
-    fn below_mark(&self) -> Result<NodeId, PickleError> {
-        self.stack
-            .last()
-            .copied()
-            .ok_or_else(|| self.malformed("stack underflow".into()))
-    }
-
     fn pop_mark(&mut self) -> Result<Vec<NodeId>, PickleError> {
         let mark = self
             .marks
@@ -1019,6 +1010,206 @@ mod tests {
     fn root(bytes: &[u8]) -> (Graph, NodeId) {
         let p = read(bytes).expect("valid pickle");
         (p.graph, p.root)
+    }
+
+    fn ambiguous(bytes: &[u8]) -> String {
+        match read(bytes) {
+            Err(e @ PickleError::Ambiguous { .. }) => e.to_string(),
+            other => panic!("expected an ambiguous pickle, got {other:?}"),
+        }
+    }
+
+    /// `FRAME` of `body`, as Python's framer writes it.
+    fn frame(body: &[u8]) -> Vec<u8> {
+        let mut out = vec![op::FRAME];
+        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        out.extend_from_slice(body);
+        out
+    }
+
+    #[test]
+    fn binbytes_straddling_a_frame_end_is_ambiguous() {
+        // The frame ends after 3 of BINBYTES's 5 payload bytes. CPython reads the rest from
+        // after the frame when loading from a stream (BytesIO, as torch reads data.pkl).
+        let mut bytes = b"\x80\x04".to_vec();
+        bytes.extend(frame(b"B\x05\x00\x00\x00abc"));
+        bytes.extend_from_slice(b"de.");
+        assert!(ambiguous(&bytes).contains("past the end of its FRAME"));
+    }
+
+    #[test]
+    fn length_field_straddling_a_frame_end_is_ambiguous() {
+        let mut bytes = b"\x80\x04".to_vec();
+        bytes.extend(frame(b"B\x03\x00"));
+        bytes.extend_from_slice(b"\x00\x00abc.");
+        ambiguous(&bytes);
+    }
+
+    #[test]
+    fn frame_past_the_end_of_the_input_is_truncated() {
+        // CPython reads the whole frame before running it, so it fails here (as torch does),
+        // even though the opcodes inside would read to STOP.
+        let mut bytes = b"\x80\x04\x95".to_vec();
+        bytes.extend_from_slice(&100u64.to_le_bytes());
+        bytes.extend_from_slice(b"K\x01.");
+        assert!(matches!(read(&bytes), Err(PickleError::Truncated { .. })));
+    }
+
+    #[test]
+    fn frame_inside_a_frame_is_ambiguous() {
+        let mut inner = frame(b"K\x01.");
+        inner.insert(0, op::NONE);
+        inner.insert(1, op::POP);
+        let mut bytes = b"\x80\x04".to_vec();
+        bytes.extend(frame(&inner));
+        assert!(ambiguous(&bytes).contains("inside the previous frame"));
+    }
+
+    #[test]
+    fn stop_before_its_frame_ends_is_ambiguous() {
+        let mut bytes = b"\x80\x04".to_vec();
+        bytes.extend(frame(b"K\x01.K\x02."));
+        ambiguous(&bytes);
+    }
+
+    #[test]
+    fn consecutive_frames_and_unframed_opcodes_read() {
+        // Python's framer: frames back to back, a large BINBYTES outside any frame.
+        let mut bytes = b"\x80\x04".to_vec();
+        bytes.extend(frame(b"]\x94(K\x01"));
+        bytes.extend_from_slice(b"C\x02ab");
+        bytes.extend(frame(b"K\x02e."));
+        let (g, r) = root(&bytes);
+        let Value::List(items) = g.get(r) else {
+            panic!("list")
+        };
+        assert_eq!(items.len(), 3);
+    }
+
+    #[test]
+    fn non_canonical_int_text_is_ambiguous() {
+        for text in [&b"0x10"[..], b"1_000", b"010", b" 12 ", b"+1", b"5\x00x"] {
+            let mut bytes = b"I".to_vec();
+            bytes.extend_from_slice(text);
+            bytes.extend_from_slice(b"\n.");
+            ambiguous(&bytes);
+        }
+    }
+
+    #[test]
+    fn int_text_cpython_refuses_is_malformed() {
+        assert!(matches!(
+            read(b"I1__0\n."),
+            Err(PickleError::Malformed { .. })
+        ));
+        assert!(matches!(
+            read(b"I0_10\n."),
+            Err(PickleError::Malformed { .. })
+        ));
+    }
+
+    #[test]
+    fn non_canonical_long_text_is_ambiguous() {
+        ambiguous(b"L0x10L\n.");
+        ambiguous(b"L1_0L\n.");
+        let (g, r) = root(b"L-12L\n.");
+        assert_eq!(g.int(r), Some(-12));
+    }
+
+    #[test]
+    fn memo_index_with_underscores_is_ambiguous() {
+        // CPython reads `1_0` as memo 10: a reader taking 1 or refusing would differ.
+        ambiguous(b"Np1_0\n0g1_0\n.");
+        ambiguous(b"Np007\n.");
+        let (g, r) = root(b"Np10\n0g10\n.");
+        assert_eq!(g.get(r), &Value::None);
+    }
+
+    #[test]
+    fn build_on_a_global_is_ambiguous() {
+        // CPython would set attributes on os.path (monkey-patching) or call a __setstate__.
+        let partial = read_lenient(b"cos\npath\n}b.", Limits::default());
+        assert!(matches!(partial.end, Err(PickleError::Ambiguous { .. })));
+        assert_eq!(partial.globals.len(), 1);
+    }
+
+    #[test]
+    fn second_build_on_one_object_is_ambiguous() {
+        let bytes = b"\x80\x02ccollections\nOrderedDict\n)R}bNb.";
+        assert!(ambiguous(bytes).contains("second BUILD"));
+    }
+
+    #[test]
+    fn build_on_a_plain_value_is_ambiguous() {
+        ambiguous(b"\x80\x02]Nb.");
+    }
+
+    #[test]
+    fn extension_codes_are_ambiguous() {
+        for bytes in [
+            &b"\x80\x02\x82\x01."[..],
+            b"\x80\x02\x83\x01\x02.",
+            b"\x80\x02\x84\x01\x00\x00\x00.",
+        ] {
+            assert!(ambiguous(bytes).contains("copyreg extension code"));
+        }
+        assert!(matches!(
+            read(b"\x80\x02\x82\x00."),
+            Err(PickleError::Malformed { .. })
+        ));
+    }
+
+    #[test]
+    fn extension_registered_earlier_reports_its_global() {
+        // copyreg.add_extension('os', 'system', 7), then EXT1 7: CPython resolves os.system.
+        let bytes = b"\x80\x02ccopyreg\nadd_extension\nX\x02\x00\x00\x00osX\x06\x00\x00\x00systemK\x07\x87R0\x82\x07N\x85R.";
+        let partial = read_lenient(bytes, Limits::default());
+        assert!(matches!(partial.end, Err(PickleError::Ambiguous { .. })));
+        let names: Vec<String> = partial
+            .globals
+            .iter()
+            .filter_map(|&id| partial.graph.global(id))
+            .map(|g| format!("{}.{}", g.module, g.name))
+            .collect();
+        assert_eq!(names, ["copyreg.add_extension", "os.system"]);
+    }
+
+    #[test]
+    fn readonly_buffer_is_ambiguous_and_next_buffer_unsupported() {
+        ambiguous(b"\x80\x05C\x01a\x98.");
+        assert!(matches!(
+            read(b"\x80\x05\x97."),
+            Err(PickleError::Unsupported { .. })
+        ));
+    }
+
+    #[test]
+    fn items_added_to_a_global_are_ambiguous() {
+        assert!(ambiguous(b"cos\nenviron\nVLD_PRELOAD\nVx\ns.").contains("monkey-patching"));
+        ambiguous(b"cbuiltins\nlist\n(K\x01e.");
+    }
+
+    #[test]
+    fn empty_batches_are_no_ops_on_any_target() {
+        // CPython returns before looking at the target when a batch is empty.
+        let (g, r) = root(b"K\x05(e(u.");
+        assert_eq!(g.int(r), Some(5));
+    }
+
+    #[test]
+    fn batch_target_must_lie_above_the_outer_mark() {
+        // CPython: "unexpected MARK found".
+        assert!(read(b"]((K\x01e1.").is_err());
+    }
+
+    #[test]
+    fn stack_global_name_with_a_newline_is_reported_then_refused() {
+        let partial = read_lenient(
+            b"\x80\x04\x8c\x02os\x8c\x07sys\ntem\x93.",
+            Limits::default(),
+        );
+        assert!(matches!(partial.end, Err(PickleError::Ambiguous { .. })));
+        assert_eq!(partial.globals.len(), 1);
     }
 
     #[test]
