@@ -314,15 +314,19 @@ impl Scanner<'_> {
             self.scan.format = "tar";
             self.tar(file, len);
         } else {
-            // torch.load reads any other file from byte 0 as a legacy stream, a safetensors
-            // file included: its first bytes are scanned like any pickle, and only a failure
-            // before naming any global (torch fails there too) is no issue for one.
-            self.scan.format = if is_safetensors(&mut reader, len) {
-                "safetensors"
+            // torch.load reads a path ending in `.safetensors` with the safetensors library,
+            // and any other file, or an open file object, from byte 0 as a legacy stream: a
+            // valid safetensors file's first bytes are still read as a pickle, as sniffed
+            // bytes are (every global they name is reported; a failure is no issue, since
+            // torch fails there too, having run nothing).
+            let safetensors = is_safetensors(&mut reader, len);
+            let (format, first) = if safetensors {
+                ("safetensors", Found::Sniffed)
             } else {
-                "pickle"
+                ("pickle", Found::Expected)
             };
-            let found = self.stream(&mut reader, len, "", Context::Checkpoint, Found::Expected);
+            self.scan.format = format;
+            let found = self.stream(&mut reader, len, "", Context::Checkpoint, first);
             if found == StreamKind::Legacy {
                 self.scan.format = "legacy";
             }
@@ -679,11 +683,7 @@ impl Scanner<'_> {
                     && pos == 0
                     && !matches!(partial.end, Err(PickleError::Ambiguous { .. }))
                 {
-                    // Not a pickle at all (or broken before naming anything): torch's
-                    // legacy loader fails there too, having run nothing.
-                    if outer.is_empty() && self.scan.format == "safetensors" {
-                        return kind;
-                    }
+                    // Not a pickle at all (or broken before naming anything).
                     let why = partial.end.err().map(|e| e.to_string()).unwrap_or_default();
                     self.issue(unreadable(
                         outer,
@@ -876,4 +876,67 @@ fn list_entries(r: &mut dyn ReadSeek, len: u64) -> Result<Vec<Entry>, ZipError> 
         });
     }
     Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn scan_bytes(bytes: &[u8]) -> FileScan {
+        let mut file = tempfile::NamedTempFile::new().expect("temp file");
+        file.write_all(bytes).expect("write");
+        scan_file(file.path(), &AllowList::default())
+    }
+
+    /// A safetensors file with one float32 tensor `a` of shape [1]; the header (JSON with
+    /// `spaces` newlines and spaces after the `{`) is padded to `header_len` bytes.
+    fn safetensors(header_len: usize, spaces: &str) -> Vec<u8> {
+        let json = format!(r#"{{{spaces}"a":{{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}}}"#);
+        let mut header = json.into_bytes();
+        assert!(header.len() <= header_len);
+        header.resize(header_len, b' ');
+        let mut out = (header_len as u64).to_le_bytes().to_vec();
+        out.extend(header);
+        out.extend_from_slice(&1f32.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn safetensors_scans_clean() {
+        let scan = scan_bytes(&safetensors(64, ""));
+        assert_eq!(scan.format, "safetensors");
+        assert_eq!(scan.status(), Status::Clean, "{:?}", scan.issues);
+    }
+
+    #[test]
+    fn safetensors_whose_first_bytes_name_a_global_is_not_clean() {
+        // Header length 0x0a7863: its bytes read `c`, `x`, `\n` — GLOBAL with module `x`
+        // and a name running to the newline in the JSON. torch.load unpickles from byte 0
+        // and asks for that global before failing.
+        let bytes = safetensors(0x0a_7863, "\n");
+        assert!(bytes.starts_with(b"cx\n"));
+        let scan = scan_bytes(&bytes);
+        assert_eq!(scan.format, "safetensors");
+        assert_eq!(scan.status(), Status::Unknown);
+        assert_eq!(scan.uses().count(), 1);
+    }
+
+    #[test]
+    fn a_file_neither_pickle_nor_safetensors_is_unreadable() {
+        let mut bytes = safetensors(64, "");
+        bytes.push(0); // one byte past the data the header describes
+        assert_eq!(scan_bytes(&bytes).status(), Status::Unreadable);
+    }
+
+    #[test]
+    fn an_ambiguous_pickle_is_an_evasion() {
+        // BINBYTES straddles the frame's end: CPython reads its rest from after the frame.
+        let mut bytes =
+            b"\x80\x04\x95\x08\x00\x00\x00\x00\x00\x00\x00B\x05\x00\x00\x00abc".to_vec();
+        bytes.extend_from_slice(b"de.");
+        let scan = scan_bytes(&bytes);
+        assert_eq!(scan.status(), Status::Dangerous);
+        assert!(scan.issues.iter().all(|i| i.severity == Severity::Evasion));
+    }
 }
