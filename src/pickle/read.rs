@@ -1046,6 +1046,20 @@ mod tests {
     }
 
     #[test]
+    fn binbytes_length_straddling_a_frame_end_cannot_hide_a_payload() {
+        // Issue 26: read contiguously, BINBYTES's length is 8 and swallows the payload up to a
+        // STOP (clean); CPython, loading from a file with a frame larger than its peek buffer,
+        // takes all four length bytes from after the frame (length 0) and runs os.system.
+        let mut body = b"N0".repeat(5000);
+        body.extend_from_slice(b"B\x08\x00");
+        let mut bytes = b"\x80\x04".to_vec();
+        bytes.extend(frame(&body));
+        bytes.extend_from_slice(b"\x00\x00\x00\x000\x8c\x0aabc.xyzabc0");
+        bytes.extend_from_slice(b"\x8c\x02os\x8c\x06system\x93\x8c\x02id\x85R.");
+        ambiguous(&bytes);
+    }
+
+    #[test]
     fn frame_past_the_end_of_the_input_is_truncated() {
         // CPython reads the whole frame before running it, so it fails here (as torch does),
         // even though the opcodes inside would read to STOP.
