@@ -178,12 +178,9 @@ fn strip_underscore(rest: &[u8]) -> &[u8] {
 /// At least one digit of `radix`, with single underscores only between digits.
 fn digit_run(digits: &[u8], radix: u32) -> bool {
     !digits.is_empty()
-        && digits.split(|&b| b == b'_').all(|group| {
-            !group.is_empty()
-                && group
-                    .iter()
-                    .all(|&b| char::from(b).to_digit(radix).is_some())
-        })
+        && digits
+            .split(|&b| b == b'_')
+            .all(|group| !group.is_empty() && group.iter().all(|&b| char::from(b).is_digit(radix)))
 }
 
 /// `-` followed by a number that is not zero: an index CPython refuses after parsing it.
