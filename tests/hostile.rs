@@ -404,7 +404,7 @@ fn stack_global_names_with_newlines_are_refused() {
     let bytes = b"\x80\x04\x8c\x02os\x94\x8c\x06spt \nm\x94h\x00h\x01\x93(X\x01\x00\x00\x00xtR.";
     assert!(matches!(
         read_with(bytes, Limits::default()),
-        Err(PickleError::Malformed { .. })
+        Err(PickleError::Ambiguous { .. })
     ));
 }
 

@@ -9,6 +9,7 @@
 //!
 //! Data flows [`read()`] → [`Graph`] → (transforms) → [`write()`].
 
+mod number;
 mod opcode;
 pub mod read;
 pub mod value;
@@ -61,6 +62,19 @@ pub enum PickleError {
         opcode: &'static str,
         /// Why it is not supported.
         why: &'static str,
+    },
+    #[error("ambiguous pickle (an evasion technique): {opcode} at byte {offset}: {why}")]
+    /// A construction CPython's unpickler (the one `torch.load` runs) accepts but no pickler
+    /// writes, where a reader could see other values or names than torch, or where torch
+    /// would act on something the pickle did not build (monkey-patching a class or module).
+    /// A scanner must call the pickle dangerous; a loader refuses it.
+    Ambiguous {
+        /// Byte offset of the opcode.
+        offset: usize,
+        /// The opcode's name.
+        opcode: &'static str,
+        /// What CPython would do, and why no real pickle looks like this.
+        why: String,
     },
     #[error("pickle exceeds the limit of {limit} {what} (at byte {offset})")]
     /// A [`Limits`] bound was reached; nothing past it was allocated.

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use super::number::{self, Text};
 use super::opcode as op;
 use super::value::{Constructor, Global, Graph, NodeId, Object, Value};
 use super::PickleError;
@@ -99,6 +100,10 @@ struct Machine<'a> {
     limits: Limits,
     /// Ids of the `Global` nodes built so far.
     globals: Vec<NodeId>,
+    /// Where the current `FRAME` ends, while the reader is inside one.
+    frame_end: Option<usize>,
+    /// Extension codes registered by `copyreg.add_extension` calls earlier in this pickle.
+    extensions: HashMap<u64, Global>,
 }
 
 impl<'a> Machine<'a> {
@@ -114,15 +119,50 @@ impl<'a> Machine<'a> {
             memo: HashMap::new(),
             limits,
             globals: Vec::new(),
+            frame_end: None,
+            extensions: HashMap::new(),
         }
     }
 
+    /// Runs opcodes to `STOP`. Frames: CPython's C unpickler (the one `torch.load` runs)
+    /// requires a frame's bytes to exist, then reads on without looking at frame boundaries
+    /// — except that, from a stream, an argument that runs past the frame's end is read from
+    /// *after* the buffered frame, dropping its rest. Python's picklers never let an opcode
+    /// straddle a frame's end, start a frame inside another, or end a pickle before its
+    /// frame: each of those is [`PickleError::Ambiguous`].
     fn run(&mut self) -> Result<NodeId, PickleError> {
         loop {
+            if self.frame_end.is_some_and(|end| self.pos >= end) {
+                self.frame_end = None;
+            }
+            let frame = self.frame_end;
             self.opcode_pos = self.pos;
             self.opcode = self.take_u8()?;
-            match self.opcode {
-                op::STOP => return self.pop(),
+            let stop = self.step()?;
+            if let Some(end) = frame {
+                if self.pos > end {
+                    return Err(self.ambiguous(format!(
+                        "runs {} bytes past the end of its FRAME (CPython reads those bytes from after the frame, not these)",
+                        self.pos - end
+                    )));
+                }
+                if stop.is_some() && self.pos < end {
+                    return Err(self.ambiguous(format!(
+                        "STOP {} bytes before the end of its FRAME (what follows depends on how the file is buffered)",
+                        end - self.pos
+                    )));
+                }
+            }
+            if let Some(root) = stop {
+                return Ok(root);
+            }
+        }
+    }
+
+    /// Runs one opcode; `Some(root)` at `STOP`.
+    fn step(&mut self) -> Result<Option<NodeId>, PickleError> {
+        match self.opcode {
+                op::STOP => return self.pop().map(Some),
                 op::PROTO => {
                     let version = self.take_u8()?;
                     if version > 5 {
@@ -130,7 +170,18 @@ impl<'a> Machine<'a> {
                     }
                 }
                 op::FRAME => {
-                    self.take(8)?;
+                    let n = u64::from_le_bytes(self.take_array()?);
+                    if self.frame_end.is_some() {
+                        return Err(
+                            self.ambiguous("a FRAME starts inside the previous frame".into())
+                        );
+                    }
+                    // CPython reads the whole frame before running any of it.
+                    let n = usize::try_from(n).map_err(|_| self.truncated())?;
+                    let start = self.pos;
+                    self.take(n)?;
+                    self.pos = start;
+                    self.frame_end = Some(start + n);
                 }
                 op::MARK => {
                     if self.marks.len() >= self.limits.max_marks {
@@ -185,14 +236,17 @@ impl<'a> Machine<'a> {
                     let value = match line {
                         b"01" => Value::Bool(true),
                         b"00" => Value::Bool(false),
-                        _ => self.decimal_int(line)?,
+                        _ => {
+                            let text = number::int_text(line);
+                            self.decimal_int(line, text)?
+                        }
                     };
                     self.push(value)?;
                 }
                 op::LONG => {
                     let line = self.take_line()?;
-                    let digits = line.strip_suffix(b"L").unwrap_or(line);
-                    let value = self.decimal_int(digits)?;
+                    let text = number::long_text(line);
+                    let value = self.decimal_int(line, text)?;
                     self.push(value)?;
                 }
                 op::BINFLOAT => {
@@ -319,9 +373,14 @@ impl<'a> Machine<'a> {
                 op::ADDITEMS => {
                     let items = self.pop_mark()?;
                     let target = self.top()?;
-                    match self.graph.get_mut(target) {
-                        Value::Set(set) => set.extend(items),
-                        _ => return Err(self.malformed("ADDITEMS target is not a set".into())),
+                    if !items.is_empty() {
+                        match self.graph.get_mut(target) {
+                            Value::Set(set) => set.extend(items),
+                            other => {
+                                let kind = other.kind();
+                                return Err(self.mutation(kind, "calls its `add`"));
+                            }
+                        }
                     }
                 }
                 // Memo.
@@ -335,7 +394,7 @@ impl<'a> Machine<'a> {
                 }
                 op::PUT => {
                     let line = self.take_line()?;
-                    let i = self.decimal_index(line)?;
+                    let i = self.memo_index(line)?;
                     self.memo_put(i)?;
                 }
                 op::MEMOIZE => {
@@ -352,7 +411,7 @@ impl<'a> Machine<'a> {
                 }
                 op::GET => {
                     let line = self.take_line()?;
-                    let i = self.decimal_index(line)?;
+                    let i = self.memo_index(line)?;
                     self.memo_get(i)?;
                 }
                 // Names and objects: recorded, never resolved.
@@ -368,17 +427,20 @@ impl<'a> Machine<'a> {
                     else {
                         return Err(self.malformed("STACK_GLOBAL needs two strings".into()));
                     };
-                    // No importable name holds a newline, and the writer's GLOBAL is
-                    // newline-delimited: one would let a rewrite inject opcodes.
-                    if module.contains('\n') || name.contains('\n') {
-                        return Err(self.malformed("STACK_GLOBAL name contains a newline".into()));
-                    }
+                    let newline = module.contains('\n') || name.contains('\n');
                     let global = Global::new(module, name);
                     self.push(Value::Global(global))?;
+                    // No importable name holds a newline, and the writer's GLOBAL is
+                    // newline-delimited: one would let a rewrite inject opcodes. The name is
+                    // recorded first, as CPython would already look it up.
+                    if newline {
+                        return Err(self.ambiguous("STACK_GLOBAL name contains a newline".into()));
+                    }
                 }
                 op::REDUCE => {
                     let args = self.pop()?;
                     let callable = self.pop()?;
+                    self.note_extension(callable, args);
                     self.push_object(Constructor::Reduce { callable, args })?;
                 }
                 op::NEWOBJ => {
@@ -420,11 +482,20 @@ impl<'a> Machine<'a> {
                             object.state = Some(state)
                         }
                         Value::Object(_) => {
-                            return Err(self.malformed("second BUILD on one object".into()))
+                            return Err(self.ambiguous(
+                                "second BUILD on one object (CPython applies both states: a first one can install a __setstate__ the second calls)".into(),
+                            ))
+                        }
+                        Value::Global(_) => {
+                            return Err(self.ambiguous(
+                                "BUILD on a global (CPython calls the class's __setstate__ or sets attributes on the class or module: monkey-patching)".into(),
+                            ))
                         }
                         other => {
                             let kind = other.kind();
-                            return Err(self.malformed(format!("BUILD on a {kind}")));
+                            return Err(self.ambiguous(format!(
+                                "BUILD on a {kind} (pickles only BUILD objects they constructed)"
+                            )));
                         }
                     }
                 }
@@ -438,9 +509,30 @@ impl<'a> Machine<'a> {
                     self.push(Value::PersistentId(pid))?;
                 }
                 op::EXT1 | op::EXT2 | op::EXT4 => {
-                    return Err(self.unsupported("copyreg extension codes need a registry"))
+                    let code = match self.opcode {
+                        op::EXT1 => u64::from(self.take_u8()?),
+                        op::EXT2 => u64::from(u16::from_le_bytes(self.take_array()?)),
+                        _ => u64::from(u32::from_le_bytes(self.take_array()?)),
+                    };
+                    if code == 0 {
+                        return Err(self.malformed("extension code 0".into()));
+                    }
+                    // Record the name an earlier `copyreg.add_extension` in this pickle
+                    // registered, so a scan reports it; any other code resolves to whatever
+                    // the running process registered.
+                    if let Some(global) = self.extensions.get(&code).cloned() {
+                        self.push(Value::Global(global))?;
+                    }
+                    return Err(self.ambiguous(format!(
+                        "copyreg extension code {code} (CPython resolves it at load time to whatever global is registered under it; no checkpoint uses them)"
+                    )));
                 }
-                op::NEXT_BUFFER | op::READONLY_BUFFER => {
+                op::READONLY_BUFFER => {
+                    return Err(self.ambiguous(
+                        "READONLY_BUFFER without out-of-band buffers (CPython turns the top value into a memoryview; no pickler writes it in-band)".into(),
+                    ))
+                }
+                op::NEXT_BUFFER => {
                     return Err(self.unsupported("out-of-band buffers are not part of a file"))
                 }
                 other => {
@@ -450,7 +542,30 @@ impl<'a> Machine<'a> {
                     })
                 }
             }
+        Ok(None)
+    }
+
+    /// Remembers `copyreg.add_extension(module, name, code)` called with literal arguments.
+    fn note_extension(&mut self, callable: NodeId, args: NodeId) {
+        let registers = self
+            .graph
+            .global(callable)
+            .is_some_and(|g| g.is("copyreg", "add_extension"));
+        let Some(&[module, name, code]) = self.graph.tuple(args) else {
+            return;
+        };
+        if !registers {
+            return;
         }
+        let (Some(module), Some(name), Some(code)) = (
+            self.graph.str(module),
+            self.graph.str(name),
+            self.graph.int(code).and_then(|c| u64::try_from(c).ok()),
+        ) else {
+            return;
+        };
+        let global = Global::new(module, name);
+        self.extensions.insert(code, global);
     }
 
     // --- input ---
@@ -549,11 +664,14 @@ impl<'a> Machine<'a> {
         self.push(value)
     }
 
-    fn decimal_int(&self, digits: &[u8]) -> Result<Value, PickleError> {
-        if digits.len() > self.limits.max_long_bytes * 3 {
+    /// An `INT`/`LONG` argument: canonical decimal is read, anything else CPython accepts is
+    /// ambiguous, the rest fails as in CPython.
+    fn decimal_int(&self, line: &[u8], text: Text<'_>) -> Result<Value, PickleError> {
+        if line.len() > self.limits.max_long_bytes * 3 {
             return Err(self.limit("bytes in one integer", self.limits.max_long_bytes));
         }
-        let value = decimal_to_value(digits)
+        let (negative, digits) = self.canonical(line, text)?;
+        let value = decimal_to_value(negative, digits)
             .ok_or_else(|| self.malformed("integer is not decimal".into()))?;
         // The digit count only bounds the work; the value itself obeys the same byte limit as
         // LONG1/LONG4, so whatever is read can be written back and read again.
@@ -565,11 +683,29 @@ impl<'a> Machine<'a> {
         }
     }
 
-    fn decimal_index(&self, line: &[u8]) -> Result<u64, PickleError> {
-        std::str::from_utf8(line)
+    /// A `GET`/`PUT` index, judged like [`Self::decimal_int`] (CPython reads `int(s, 10)`).
+    fn memo_index(&self, line: &[u8]) -> Result<u64, PickleError> {
+        let (_, digits) = self.canonical(line, number::index_text(line))?;
+        std::str::from_utf8(digits)
             .ok()
-            .and_then(|s| s.trim().parse::<u64>().ok())
-            .ok_or_else(|| self.malformed("memo index is not a number".into()))
+            .and_then(|s| s.parse::<u64>().ok())
+            .ok_or_else(|| self.malformed("memo index is out of range".into()))
+    }
+
+    /// The sign and digits of canonical number text; the error for any other.
+    fn canonical<'t>(&self, line: &[u8], text: Text<'t>) -> Result<(bool, &'t [u8]), PickleError> {
+        let shown = String::from_utf8_lossy(line);
+        match text {
+            Text::Canonical { negative, digits } => Ok((negative, digits)),
+            Text::Ambiguous => Err(self.ambiguous(format!(
+                "`{}` is not canonical decimal, yet CPython reads it as a number (Python's int() rules: base prefixes, underscores, whitespace)",
+                shown.escape_debug()
+            ))),
+            Text::Rejected => Err(self.malformed(format!(
+                "`{}` is not a number CPython reads",
+                shown.escape_debug()
+            ))),
+        }
     }
 
     fn pop(&mut self) -> Result<NodeId, PickleError> {
@@ -613,13 +749,19 @@ impl<'a> Machine<'a> {
         Ok(items.chunks_exact(2).map(|kv| (kv[0], kv[1])).collect())
     }
 
+    /// `APPEND(S)`: CPython does nothing for no items, and otherwise calls the target's
+    /// `extend` or `append` — on a class or module, or a value pickles never append to, that
+    /// is a call the pickle did not construct.
     fn extend_list(&mut self, target: NodeId, items: Vec<NodeId>) -> Result<(), PickleError> {
+        if items.is_empty() {
+            return Ok(());
+        }
         match self.graph.get_mut(target) {
             Value::List(list) => list.extend(items),
             Value::Object(object) => object.list_items.extend(items),
             other => {
                 let kind = other.kind();
-                return Err(self.malformed(format!("append to a {kind}")));
+                return Err(self.mutation(kind, "calls its `extend` or `append`"));
             }
         }
         Ok(())
@@ -630,12 +772,15 @@ impl<'a> Machine<'a> {
         target: NodeId,
         pairs: Vec<(NodeId, NodeId)>,
     ) -> Result<(), PickleError> {
+        if pairs.is_empty() {
+            return Ok(());
+        }
         match self.graph.get_mut(target) {
             Value::Dict(dict) => dict.extend(pairs),
             Value::Object(object) => object.dict_items.extend(pairs),
             other => {
                 let kind = other.kind();
-                return Err(self.malformed(format!("set item on a {kind}")));
+                return Err(self.mutation(kind, "calls its `__setitem__`"));
             }
         }
         Ok(())
@@ -676,6 +821,26 @@ impl<'a> Machine<'a> {
         }
     }
 
+    fn ambiguous(&self, why: String) -> PickleError {
+        PickleError::Ambiguous {
+            offset: self.opcode_pos,
+            opcode: op::name(self.opcode),
+            why,
+        }
+    }
+
+    /// Items added to a value pickles never add items to.
+    fn mutation(&self, kind: &str, what: &str) -> PickleError {
+        let why = if kind == "global" {
+            format!(
+                "adds items to a global: CPython {what} on the class or module (monkey-patching)"
+            )
+        } else {
+            format!("adds items to a {kind}: CPython {what}, which no pickler relies on")
+        };
+        self.ambiguous(why)
+    }
+
     fn unsupported(&self, why: &'static str) -> PickleError {
         PickleError::Unsupported {
             offset: self.opcode_pos,
@@ -707,18 +872,14 @@ fn long_value(bytes: &[u8]) -> Value {
     Value::BigInt(bytes.to_vec())
 }
 
-/// Parses an optionally signed decimal integer of any size.
-fn decimal_to_value(digits: &[u8]) -> Option<Value> {
-    let text = std::str::from_utf8(digits).ok()?.trim();
-    if let Ok(v) = text.parse::<i64>() {
-        return Some(Value::Int(v));
-    }
-    let (negative, body) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
+/// The value of canonical decimal digits (with a sign), of any size.
+fn decimal_to_value(negative: bool, body: &[u8]) -> Option<Value> {
+    let body = std::str::from_utf8(body).ok()?;
     if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit()) {
         return None;
+    }
+    if let Ok(v) = body.parse::<i64>() {
+        return Some(Value::Int(if negative { -v } else { v }));
     }
     // Magnitude as little-endian base-256 digits.
     let mut magnitude: Vec<u8> = vec![0];
@@ -849,6 +1010,220 @@ mod tests {
     fn root(bytes: &[u8]) -> (Graph, NodeId) {
         let p = read(bytes).expect("valid pickle");
         (p.graph, p.root)
+    }
+
+    fn ambiguous(bytes: &[u8]) -> String {
+        match read(bytes) {
+            Err(e @ PickleError::Ambiguous { .. }) => e.to_string(),
+            other => panic!("expected an ambiguous pickle, got {other:?}"),
+        }
+    }
+
+    /// `FRAME` of `body`, as Python's framer writes it.
+    fn frame(body: &[u8]) -> Vec<u8> {
+        let mut out = vec![op::FRAME];
+        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        out.extend_from_slice(body);
+        out
+    }
+
+    #[test]
+    fn binbytes_straddling_a_frame_end_is_ambiguous() {
+        // The frame ends after 3 of BINBYTES's 5 payload bytes. CPython reads the rest from
+        // after the frame when loading from a stream (BytesIO, as torch reads data.pkl).
+        let mut bytes = b"\x80\x04".to_vec();
+        bytes.extend(frame(b"B\x05\x00\x00\x00abc"));
+        bytes.extend_from_slice(b"de.");
+        assert!(ambiguous(&bytes).contains("past the end of its FRAME"));
+    }
+
+    #[test]
+    fn length_field_straddling_a_frame_end_is_ambiguous() {
+        let mut bytes = b"\x80\x04".to_vec();
+        bytes.extend(frame(b"B\x03\x00"));
+        bytes.extend_from_slice(b"\x00\x00abc.");
+        ambiguous(&bytes);
+    }
+
+    #[test]
+    fn binbytes_length_straddling_a_frame_end_cannot_hide_a_payload() {
+        // Issue 26: read contiguously, BINBYTES's length is 8 and swallows the payload up to a
+        // STOP (clean); CPython, loading from a file with a frame larger than its peek buffer,
+        // takes all four length bytes from after the frame (length 0) and runs os.system.
+        let mut body = b"N0".repeat(5000);
+        body.extend_from_slice(b"B\x08\x00");
+        let mut bytes = b"\x80\x04".to_vec();
+        bytes.extend(frame(&body));
+        bytes.extend_from_slice(b"\x00\x00\x00\x000\x8c\x0aabc.xyzabc0");
+        bytes.extend_from_slice(b"\x8c\x02os\x8c\x06system\x93\x8c\x02id\x85R.");
+        ambiguous(&bytes);
+    }
+
+    #[test]
+    fn frame_past_the_end_of_the_input_is_truncated() {
+        // CPython reads the whole frame before running it, so it fails here (as torch does),
+        // even though the opcodes inside would read to STOP.
+        let mut bytes = b"\x80\x04\x95".to_vec();
+        bytes.extend_from_slice(&100u64.to_le_bytes());
+        bytes.extend_from_slice(b"K\x01.");
+        assert!(matches!(read(&bytes), Err(PickleError::Truncated { .. })));
+    }
+
+    #[test]
+    fn frame_inside_a_frame_is_ambiguous() {
+        let mut inner = frame(b"K\x01.");
+        inner.insert(0, op::NONE);
+        inner.insert(1, op::POP);
+        let mut bytes = b"\x80\x04".to_vec();
+        bytes.extend(frame(&inner));
+        assert!(ambiguous(&bytes).contains("inside the previous frame"));
+    }
+
+    #[test]
+    fn stop_before_its_frame_ends_is_ambiguous() {
+        let mut bytes = b"\x80\x04".to_vec();
+        bytes.extend(frame(b"K\x01.K\x02."));
+        ambiguous(&bytes);
+    }
+
+    #[test]
+    fn consecutive_frames_and_unframed_opcodes_read() {
+        // Python's framer: frames back to back, a large BINBYTES outside any frame.
+        let mut bytes = b"\x80\x04".to_vec();
+        bytes.extend(frame(b"]\x94(K\x01"));
+        bytes.extend_from_slice(b"C\x02ab");
+        bytes.extend(frame(b"K\x02e."));
+        let (g, r) = root(&bytes);
+        let Value::List(items) = g.get(r) else {
+            panic!("list")
+        };
+        assert_eq!(items.len(), 3);
+    }
+
+    #[test]
+    fn non_canonical_int_text_is_ambiguous() {
+        for text in [&b"0x10"[..], b"1_000", b"010", b" 12 ", b"+1", b"5\x00x"] {
+            let mut bytes = b"I".to_vec();
+            bytes.extend_from_slice(text);
+            bytes.extend_from_slice(b"\n.");
+            ambiguous(&bytes);
+        }
+    }
+
+    #[test]
+    fn int_text_cpython_refuses_is_malformed() {
+        assert!(matches!(
+            read(b"I1__0\n."),
+            Err(PickleError::Malformed { .. })
+        ));
+        assert!(matches!(
+            read(b"I0_10\n."),
+            Err(PickleError::Malformed { .. })
+        ));
+    }
+
+    #[test]
+    fn non_canonical_long_text_is_ambiguous() {
+        ambiguous(b"L0x10L\n.");
+        ambiguous(b"L1_0L\n.");
+        let (g, r) = root(b"L-12L\n.");
+        assert_eq!(g.int(r), Some(-12));
+    }
+
+    #[test]
+    fn memo_index_with_underscores_is_ambiguous() {
+        // CPython reads `1_0` as memo 10: a reader taking 1 or refusing would differ.
+        ambiguous(b"Np1_0\n0g1_0\n.");
+        ambiguous(b"Np007\n.");
+        let (g, r) = root(b"Np10\n0g10\n.");
+        assert_eq!(g.get(r), &Value::None);
+    }
+
+    #[test]
+    fn build_on_a_global_is_ambiguous() {
+        // CPython would set attributes on os.path (monkey-patching) or call a __setstate__.
+        let partial = read_lenient(b"cos\npath\n}b.", Limits::default());
+        assert!(matches!(partial.end, Err(PickleError::Ambiguous { .. })));
+        assert_eq!(partial.globals.len(), 1);
+    }
+
+    #[test]
+    fn second_build_on_one_object_is_ambiguous() {
+        let bytes = b"\x80\x02ccollections\nOrderedDict\n)R}bNb.";
+        assert!(ambiguous(bytes).contains("second BUILD"));
+    }
+
+    #[test]
+    fn build_on_a_plain_value_is_ambiguous() {
+        ambiguous(b"\x80\x02]Nb.");
+    }
+
+    #[test]
+    fn extension_codes_are_ambiguous() {
+        for bytes in [
+            &b"\x80\x02\x82\x01."[..],
+            b"\x80\x02\x83\x01\x02.",
+            b"\x80\x02\x84\x01\x00\x00\x00.",
+        ] {
+            assert!(ambiguous(bytes).contains("copyreg extension code"));
+        }
+        assert!(matches!(
+            read(b"\x80\x02\x82\x00."),
+            Err(PickleError::Malformed { .. })
+        ));
+    }
+
+    #[test]
+    fn extension_registered_earlier_reports_its_global() {
+        // copyreg.add_extension('os', 'system', 7), then EXT1 7: CPython resolves os.system.
+        let bytes = b"\x80\x02ccopyreg\nadd_extension\nX\x02\x00\x00\x00osX\x06\x00\x00\x00systemK\x07\x87R0\x82\x07N\x85R.";
+        let partial = read_lenient(bytes, Limits::default());
+        assert!(matches!(partial.end, Err(PickleError::Ambiguous { .. })));
+        let names: Vec<String> = partial
+            .globals
+            .iter()
+            .filter_map(|&id| partial.graph.global(id))
+            .map(|g| format!("{}.{}", g.module, g.name))
+            .collect();
+        assert_eq!(names, ["copyreg.add_extension", "os.system"]);
+    }
+
+    #[test]
+    fn readonly_buffer_is_ambiguous_and_next_buffer_unsupported() {
+        ambiguous(b"\x80\x05C\x01a\x98.");
+        assert!(matches!(
+            read(b"\x80\x05\x97."),
+            Err(PickleError::Unsupported { .. })
+        ));
+    }
+
+    #[test]
+    fn items_added_to_a_global_are_ambiguous() {
+        assert!(ambiguous(b"cos\nenviron\nVLD_PRELOAD\nVx\ns.").contains("monkey-patching"));
+        ambiguous(b"cbuiltins\nlist\n(K\x01e.");
+    }
+
+    #[test]
+    fn empty_batches_are_no_ops_on_any_target() {
+        // CPython returns before looking at the target when a batch is empty.
+        let (g, r) = root(b"K\x05(e(u.");
+        assert_eq!(g.int(r), Some(5));
+    }
+
+    #[test]
+    fn batch_target_must_lie_above_the_outer_mark() {
+        // CPython: "unexpected MARK found".
+        assert!(read(b"]((K\x01e1.").is_err());
+    }
+
+    #[test]
+    fn stack_global_name_with_a_newline_is_reported_then_refused() {
+        let partial = read_lenient(
+            b"\x80\x04\x8c\x02os\x8c\x07sys\ntem\x93.",
+            Limits::default(),
+        );
+        assert!(matches!(partial.end, Err(PickleError::Ambiguous { .. })));
+        assert_eq!(partial.globals.len(), 1);
     }
 
     #[test]

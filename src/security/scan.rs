@@ -156,7 +156,7 @@ impl Status {
 pub struct FileScan {
     /// The file scanned.
     pub path: PathBuf,
-    /// `zip`, `torchscript`, `pt2`, `tar`, `legacy`, `pickle`, or `unknown`.
+    /// `zip`, `torchscript`, `pt2`, `tar`, `legacy`, `pickle`, `safetensors`, or `unknown`.
     pub format: &'static str,
     /// Every pickle found, in file order.
     pub pickles: Vec<PickleScan>,
@@ -318,8 +318,19 @@ impl Scanner<'_> {
             self.scan.format = "tar";
             self.tar(file, len);
         } else {
-            self.scan.format = "pickle";
-            let found = self.stream(&mut reader, len, "", Context::Checkpoint, Found::Expected);
+            // torch.load reads a path ending in `.safetensors` with the safetensors library,
+            // and any other file, or an open file object, from byte 0 as a legacy stream: a
+            // valid safetensors file's first bytes are still read as a pickle, as sniffed
+            // bytes are (every global they name is reported; a failure is no issue, since
+            // torch fails there too, having run nothing).
+            let safetensors = is_safetensors(&mut reader, len);
+            let (format, first) = if safetensors {
+                ("safetensors", Found::Sniffed)
+            } else {
+                ("pickle", Found::Expected)
+            };
+            self.scan.format = format;
+            let found = self.stream(&mut reader, len, "", Context::Checkpoint, first);
             if found == StreamKind::Legacy {
                 self.scan.format = "legacy";
             }
@@ -620,12 +631,19 @@ impl Scanner<'_> {
                 }),
             }
         }
+        let ambiguous = matches!(partial.end, Err(PickleError::Ambiguous { .. }));
         let error = partial.end.err().map(|e| e.to_string());
-        if let (Some(e), Found::Expected) = (&error, found) {
-            self.issue(unreadable(
+        match (&error, found) {
+            (Some(e), Found::Expected) if ambiguous => self.issue(Issue {
+                location: location.to_owned(),
+                severity: Severity::Evasion,
+                message: e.clone(),
+            }),
+            (Some(e), Found::Expected) => self.issue(unreadable(
                 location,
                 format!("the pickle cannot be read: {e}"),
-            ));
+            )),
+            _ => {}
         }
         self.scan.pickles.push(PickleScan {
             location: location.to_owned(),
@@ -669,7 +687,11 @@ impl Scanner<'_> {
                     kind = StreamKind::Computed;
                 } else if found == Found::Sniffed && end.is_none() && partial.globals.is_empty() {
                     return kind;
-                } else if end.is_none() && partial.globals.is_empty() && pos == 0 {
+                } else if end.is_none()
+                    && partial.globals.is_empty()
+                    && pos == 0
+                    && !matches!(partial.end, Err(PickleError::Ambiguous { .. }))
+                {
                     // Not a pickle at all (or broken before naming anything).
                     let why = partial.end.err().map(|e| e.to_string()).unwrap_or_default();
                     self.issue(unreadable(
@@ -781,6 +803,31 @@ fn is_pickle_start(head: &[u8]) -> bool {
     matches!(head, [0x80, 2..=5, ..])
 }
 
+/// Whether `r` (a whole file of `len` bytes) is a valid safetensors file: its header parses
+/// and validates with the `safetensors` crate, and the data it describes ends exactly at the
+/// end of the file.
+fn is_safetensors(r: &mut dyn ReadSeek, len: u64) -> bool {
+    let Ok(size) = read_at(r, 0, 8) else {
+        return false;
+    };
+    let Ok(size) = <[u8; 8]>::try_from(size.as_slice()) else {
+        return false;
+    };
+    let header_len = u64::from_le_bytes(size);
+    if header_len > crate::safetensors::MAX_HEADER_BYTES as u64
+        || header_len > len.saturating_sub(8)
+    {
+        return false;
+    }
+    let Ok(header) = read_at(r, 8, header_len) else {
+        return false;
+    };
+    match serde_json::from_slice::<::safetensors::tensor::Metadata>(&header) {
+        Ok(meta) => (meta.data_len() as u64).checked_add(8 + header_len) == Some(len),
+        Err(_) => false,
+    }
+}
+
 fn is_legacy_magic(bytes: &[u8]) -> bool {
     crate::torch::legacy::is_legacy(bytes)
 }
@@ -836,4 +883,67 @@ fn list_entries(r: &mut dyn ReadSeek, len: u64) -> Result<(Vec<Entry>, bool), Zi
         })
         .collect();
     Ok((entries, torchscript))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn scan_bytes(bytes: &[u8]) -> FileScan {
+        let mut file = tempfile::NamedTempFile::new().expect("temp file");
+        file.write_all(bytes).expect("write");
+        scan_file(file.path(), &AllowList::default())
+    }
+
+    /// A safetensors file with one float32 tensor `a` of shape [1]; the header (JSON with
+    /// `spaces` newlines and spaces after the `{`) is padded to `header_len` bytes.
+    fn safetensors(header_len: usize, spaces: &str) -> Vec<u8> {
+        let json = format!(r#"{{{spaces}"a":{{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}}}"#);
+        let mut header = json.into_bytes();
+        assert!(header.len() <= header_len);
+        header.resize(header_len, b' ');
+        let mut out = (header_len as u64).to_le_bytes().to_vec();
+        out.extend(header);
+        out.extend_from_slice(&1f32.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn safetensors_scans_clean() {
+        let scan = scan_bytes(&safetensors(64, ""));
+        assert_eq!(scan.format, "safetensors");
+        assert_eq!(scan.status(), Status::Clean, "{:?}", scan.issues);
+    }
+
+    #[test]
+    fn safetensors_whose_first_bytes_name_a_global_is_not_clean() {
+        // Header length 0x0a7863: its bytes read `c`, `x`, `\n` — GLOBAL with module `x`
+        // and a name running to the newline in the JSON. torch.load unpickles from byte 0
+        // and asks for that global before failing.
+        let bytes = safetensors(0x0a_7863, "\n");
+        assert!(bytes.starts_with(b"cx\n"));
+        let scan = scan_bytes(&bytes);
+        assert_eq!(scan.format, "safetensors");
+        assert_eq!(scan.status(), Status::Unknown);
+        assert_eq!(scan.uses().count(), 1);
+    }
+
+    #[test]
+    fn a_file_neither_pickle_nor_safetensors_is_unreadable() {
+        let mut bytes = safetensors(64, "");
+        bytes.push(0); // one byte past the data the header describes
+        assert_eq!(scan_bytes(&bytes).status(), Status::Unreadable);
+    }
+
+    #[test]
+    fn an_ambiguous_pickle_is_an_evasion() {
+        // BINBYTES straddles the frame's end: CPython reads its rest from after the frame.
+        let mut bytes =
+            b"\x80\x04\x95\x08\x00\x00\x00\x00\x00\x00\x00B\x05\x00\x00\x00abc".to_vec();
+        bytes.extend_from_slice(b"de.");
+        let scan = scan_bytes(&bytes);
+        assert_eq!(scan.status(), Status::Dangerous);
+        assert!(scan.issues.iter().all(|i| i.severity == Severity::Evasion));
+    }
 }
