@@ -734,6 +734,13 @@ impl<'a> Region<'a> {
             partial,
         });
         let n = end.map_err(|why| unreadable(format_args!("`{location}`: {why}")))?;
+        if matches!(self.member, STORAGES | TENSORS) {
+            if let Some((opcode, at)) = unplain_opcode(&buf[..n]) {
+                return Err(ambiguous(format_args!(
+                    "`{location}`: the pickled {what} holds opcode 0x{opcode:02x} at byte {at}, which torch's protocol-2 side tables never hold (a frame could move where Python's unpickler stops)"
+                )));
+            }
+        }
         self.pos += n as u64;
         if !values {
             return Ok(None);
@@ -778,6 +785,54 @@ impl<'a> Region<'a> {
         }
         Ok(n)
     }
+}
+
+/// The first opcode (and its offset) of a side-table pickle that is not one of the plain
+/// protocol-2 opcodes torch's writer produced there (ints, strings, a class, tuples, a list,
+/// memo puts and gets); `None` when every opcode is plain and `STOP` ends `bytes`. Where the
+/// unpickler stops then depends on `STOP` alone: a `FRAME`, which Python's unpickler reads
+/// whole, could carry its position past `STOP` into bytes this walk would take for the next
+/// record.
+fn unplain_opcode(bytes: &[u8]) -> Option<(u8, usize)> {
+    let mut pos = 0usize;
+    let le = |at: usize, n: usize| -> Option<usize> {
+        let b = bytes.get(at..at + n)?;
+        Some(
+            b.iter()
+                .rev()
+                .fold(0usize, |v, &x| (v << 8) | usize::from(x)),
+        )
+    };
+    let line_end = |from: usize| {
+        bytes[from.min(bytes.len())..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|i| from + i + 1)
+    };
+    while let Some(&opcode) = bytes.get(pos) {
+        let arg = pos + 1;
+        let next = match opcode {
+            b'.' => return (arg != bytes.len()).then_some((opcode, pos)),
+            b'(' | b't' | 0x85 | 0x86 | 0x87 | b')' | b']' | b'a' | b'e' | b'N' | 0x88 | 0x89 => {
+                Some(arg)
+            }
+            0x80 | b'K' | b'q' | b'h' => Some(arg + 1),
+            b'M' => Some(arg + 2),
+            b'J' | b'r' | b'j' => Some(arg + 4),
+            0x8a | b'U' => le(arg, 1).map(|n| arg + 1 + n),
+            0x8b | b'X' | b'T' => le(arg, 4).map(|n| arg + 4 + n),
+            b'c' => line_end(arg).and_then(line_end),
+            _ => None,
+        };
+        match next {
+            Some(next) if next <= bytes.len() => pos = next,
+            _ => return Some((opcode, pos)),
+        }
+    }
+    Some((
+        bytes.last().copied().unwrap_or(0),
+        bytes.len().saturating_sub(1),
+    ))
 }
 
 /// A storage, or a view of part of one, as the `storages` member defines it.
@@ -1716,6 +1771,38 @@ mod tests {
         // legacy stream to both.
         block[148..156].copy_from_slice(b"9999999\0");
         assert!(!is_tar(&block));
+    }
+
+    #[test]
+    fn a_frame_in_a_side_table_is_ambiguous() {
+        // Python's unpickler reads a FRAME whole: this count's frame runs 8 bytes past its
+        // STOP, so torch would read the view list from there. The walk cannot follow it.
+        let frame = [8u8 + 3, 0, 0, 0, 0, 0, 0, 0];
+        let count = [
+            b"\x80\x02\x95".as_slice(),
+            &frame,
+            b"K\x00.",
+            b"\x80\x02].\0\0\0",
+        ]
+        .concat();
+        let storages = [count.as_slice(), b"\x80\x02]."].concat();
+        let tar = build_tar(&[
+            ("pickle", b'0', b"\x80\x02}.".to_vec()),
+            ("tensors", b'0', b"\x80\x02K\x00.".to_vec()),
+            ("storages", b'0', storages),
+        ]);
+        let scan = assert_ambiguous(&tar, "frame");
+        assert!(
+            scan.issues.iter().any(|i| i.message.contains("0x95")),
+            "{:?}",
+            scan.issues
+        );
+        assert_eq!(unplain_opcode(b"\x80\x02K\x00."), None);
+        assert_eq!(unplain_opcode(b"\x80\x02K\x00.."), Some((b'.', 4)));
+        assert_eq!(
+            unplain_opcode(b"\x80\x02cos\nsystem\n)R."),
+            Some((b'R', 14))
+        );
     }
 
     #[test]
