@@ -715,13 +715,21 @@ impl<'a> Region<'a> {
         };
         let end = match &partial.end {
             Ok(n) => Ok(*n),
-            Err(PickleError::Truncated { .. }) if cap < self.remaining() => Err(format!(
-                "the pickled {what} runs past the {MAX_PICKLE_BYTES}-byte limit"
+            Err(PickleError::Truncated { .. }) if cap < self.remaining() => Err(unreadable(
+                format_args!("`{location}`: the pickled {what} runs past the {MAX_PICKLE_BYTES}-byte limit"),
             )),
-            Err(PickleError::Truncated { .. }) => {
-                Err(format!("the member ends inside the pickled {what}"))
-            }
-            Err(e) => Err(format!("the pickled {what} cannot be read: {e}")),
+            Err(PickleError::Truncated { .. }) => Err(unreadable(format_args!(
+                "`{location}`: the member ends inside the pickled {what}"
+            ))),
+            // torch's writer pickled side tables with plain protocol-2 opcodes, which this
+            // reader reads as Python does; one it cannot read there is one Python's unpickler
+            // may read otherwise.
+            Err(e) if matches!(self.member, STORAGES | TENSORS) => Err(ambiguous(format_args!(
+                "`{location}`: the pickled {what} cannot be read ({e}), where torch wrote a plain protocol-2 pickle"
+            ))),
+            Err(e) => Err(unreadable(format_args!(
+                "`{location}`: the pickled {what} cannot be read: {e}"
+            ))),
         };
         let globals: Vec<Global> = partial
             .globals
@@ -733,7 +741,7 @@ impl<'a> Region<'a> {
             read_by_torch: self.member != SYS_INFO,
             partial,
         });
-        let n = end.map_err(|why| unreadable(format_args!("`{location}`: {why}")))?;
+        let n = end?;
         if matches!(self.member, STORAGES | TENSORS) {
             if let Some((opcode, at)) = unplain_opcode(&buf[..n]) {
                 return Err(ambiguous(format_args!(
@@ -1774,7 +1782,7 @@ mod tests {
     }
 
     #[test]
-    fn a_frame_in_a_side_table_is_ambiguous() {
+    fn side_table_pickles_torch_never_wrote_are_ambiguous() {
         // Python's unpickler reads a FRAME whole: this count's frame runs 8 bytes past its
         // STOP, so torch would read the view list from there. The walk cannot follow it.
         let frame = [8u8 + 3, 0, 0, 0, 0, 0, 0, 0];
@@ -1796,6 +1804,24 @@ mod tests {
             scan.issues.iter().any(|i| i.message.contains("0x95")),
             "{:?}",
             scan.issues
+        );
+        // A text INT Python reads as `int(text, 0)`: not what torch wrote, whether or not
+        // this reader reads it.
+        let tar = build_tar(&[
+            ("pickle", b'0', b"\x80\x02}.".to_vec()),
+            ("tensors", b'0', b"I0xb\n.".to_vec()),
+            ("storages", b'0', b"\x80\x02K\x00.\x80\x02].".to_vec()),
+        ]);
+        assert_ambiguous(&tar, "text INT");
+        // A member that ends inside a pickle: torch fails too.
+        let tar = build_tar(&[
+            ("pickle", b'0', b"\x80\x02}.".to_vec()),
+            ("tensors", b'0', b"\x80\x02K".to_vec()),
+            ("storages", b'0', b"\x80\x02K\x00.\x80\x02].".to_vec()),
+        ]);
+        assert_eq!(
+            scan_bytes(&tar).status(),
+            crate::security::Status::Unreadable
         );
         assert_eq!(unplain_opcode(b"\x80\x02K\x00."), None);
         assert_eq!(unplain_opcode(b"\x80\x02K\x00.."), Some((b'.', 4)));
