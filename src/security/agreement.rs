@@ -17,7 +17,7 @@ pub fn disagreement(path: &Path, file: &File) -> Option<String> {
     let scan = scan_open(path, file, &AllowList::default());
     let ckpt = open_file(path, file.try_clone().ok()?).ok()?;
     let object_pickle = match ckpt.format {
-        Format::Tar => "tar:pickle#stream#1".to_owned(),
+        Format::Tar => "tar:pickle".to_owned(),
         Format::Legacy => "stream#4".to_owned(),
         Format::Zip | Format::TorchScript => match &ckpt.zip {
             Some(meta) => format!("{}/data.pkl", meta.prefix),

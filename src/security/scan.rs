@@ -11,10 +11,13 @@
 //!   an evasion, as is a local header that disagrees with the central directory. The
 //!   archive's pickles are judged as TorchScript exactly when `torch.load` would hand it to
 //!   `torch.jit.load` (a `constants.pkl` record directly in the archive folder);
-//! * tar (a first block `tarfile` accepts): the members as torch's own tar reader lists them
-//!   ([`tar::walk`]: PAX and GNU long headers applied), the first pickle of every regular
-//!   member whatever its name, then the side tables validated by that reader. torch falls back
-//!   to reading a legacy stream from byte 0 when `tarfile` fails, so that stream is read too;
+//! * tar (a first block `tarfile` may take for a header): the one tar reader ([`tar::walk`])
+//!   accepts exactly the layout torch's writer produced and walks it as torch does: every
+//!   pickle of `storages` and `tensors` (counts, per-record headers, the view list, stepping
+//!   over the raw bytes between them), `pickle`, and `sys_info` (which torch skips). Any other
+//!   layout, or a side-table value torch never writes, is ambiguous (an evasion); and since
+//!   torch reads a legacy stream from byte 0 whenever `tarfile` fails, the pickle there is
+//!   read too when the container is refused;
 //! * anything else is read as torch's legacy loader reads it: one pickle, and when it is the
 //!   legacy magic number, or any value computed by a global (which could equal it), the four
 //!   that follow.
@@ -68,10 +71,11 @@ pub struct GlobalUse {
 /// How a pickle was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Found {
-    /// A zip record named `*.pkl`, the first pickle of a file, a tar member's first pickle,
-    /// or one of a legacy stream's pickles: one that torch reads.
+    /// A zip record named `*.pkl`, the first pickle of a file, a pickle of a tar
+    /// checkpoint's members, or one of a legacy stream's pickles: one that torch reads.
     Expected,
-    /// A record under another name whose bytes decode as a pickle.
+    /// A record under another name whose bytes decode as a pickle, or a pickle torch skips
+    /// (a tar checkpoint's `sys_info`).
     Sniffed,
 }
 
@@ -79,7 +83,7 @@ pub enum Found {
 #[derive(Clone, Debug)]
 pub struct PickleScan {
     /// Where it is: `archive/data.pkl`, `outer.pt!archive/data.pkl` for a nested archive,
-    /// `stream#1` for the first pickle of a legacy stream, `tar:pickle`.
+    /// `stream#1` for the first pickle of a legacy stream, `tar:pickle`, `tar:storages#2`.
     pub location: String,
     /// Whether torch reads it, or it was found by sniffing.
     pub found: Found,
@@ -742,40 +746,30 @@ impl Scanner<'_> {
 
     // ----------------------------------------------------------------------------- tar
 
-    /// Every regular member's first pickle, whatever its name, as torch's tar reader lists
-    /// the members; then that reader validates the side tables (their per-storage pickles may
-    /// only name torch storage classes). When the members cannot be listed `tarfile` fails
-    /// too, and torch reads a legacy stream from byte 0 instead: whatever pickle starts there
-    /// is reported as well.
+    /// Every pickle torch unpickles from a tar checkpoint, and `sys_info`, as the one tar
+    /// reader walks them ([`tar::walk`]), each with its globals reported. A container that is
+    /// not exactly what torch's writer produced is ambiguous (an evasion); a member the walk
+    /// cannot finish is an evasion or unreadable as its fault says. When the container is
+    /// refused, torch may fall back to reading a legacy stream from byte 0 (it does whenever
+    /// `tarfile` raises): whatever pickle starts there is reported as well.
     fn tar(&mut self, file: &File, len: u64) {
-        let mut reader = file;
-        match tar::walk(file, len) {
-            Ok(members) => {
-                for (name, member) in members {
-                    if !member.is_regular() || member.size == 0 {
-                        continue;
-                    }
-                    let mut data = Window::new(&mut reader, member.offset, member.size);
-                    let outer = format!("tar:{name}#");
-                    self.stream(
-                        &mut data,
-                        member.size,
-                        &outer,
-                        Context::Checkpoint,
-                        Found::Expected,
-                    );
-                }
-                if let Err(e) = tar::parse(file, len) {
-                    self.issue(unreadable(
-                        "tar",
-                        format!(
-                            "the side tables (per-storage pickles) could not be validated: {e}"
-                        ),
-                    ));
+        let walked = tar::walk(file, len, false, &mut |visit| {
+            let found = if visit.read_by_torch {
+                Found::Expected
+            } else {
+                Found::Sniffed
+            };
+            self.push_pickle(&visit.location, found, Context::Checkpoint, visit.partial);
+        });
+        match walked {
+            Ok(walked) => {
+                for fault in walked.faults {
+                    self.issue(tar_issue(fault));
                 }
             }
-            Err(e) => {
-                self.issue(unreadable("tar", format!("cannot list the members: {e}")));
+            Err(fault) => {
+                self.issue(tar_issue(fault));
+                let mut reader = file;
                 self.stream(
                     &mut reader,
                     len,
@@ -785,6 +779,18 @@ impl Scanner<'_> {
                 );
             }
         }
+    }
+}
+
+/// A tar reader's fault as a scan issue: ambiguous is an evasion.
+fn tar_issue(fault: tar::Fault) -> Issue {
+    match fault {
+        tar::Fault::Ambiguous(m) => Issue {
+            location: "tar".into(),
+            severity: Severity::Evasion,
+            message: format!("ambiguous tar checkpoint (torch may read it otherwise): {m}"),
+        },
+        tar::Fault::Unreadable(m) => unreadable("tar", m),
     }
 }
 

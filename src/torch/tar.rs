@@ -3,7 +3,7 @@
 //! The file is a ustar/PAX tar with four members (torch-formats.md §2.3; the reference reader
 //! is torch 2.13's `_legacy_load.legacy_load`):
 //!
-//! - `sys_info`: a pickled dict. torch never reads it, and neither do we.
+//! - `sys_info`: a pickled dict. torch never reads it; the scanner reports it anyway.
 //! - `storages`: a pickled count; per storage a pickled `(key, location, storage_type)`, an
 //!   int64 LE element count and the raw bytes; then a pickled list of views
 //!   `(view_key, root_key, offset, numel)`, each aliasing part of an earlier storage.
@@ -13,6 +13,37 @@
 //! - `pickle`: the object pickle. Its persistent ids are strings `str(key)` naming a tensor or
 //!   a storage (torch resolves them with `int(key)`), or `(Class, source_file, source)` tuples
 //!   for pickled modules.
+//!
+//! # Canonical or refuse
+//!
+//! torch opens every non-zip file with Python's `tarfile` first and reads a legacy stream
+//! from byte 0 when `tarfile` raises. `tarfile` is lenient in ways that change between Python
+//! versions (PAX and GNU header precedence, Python's `int()` on number fields, links, sparse
+//! and unknown member types, which member of a name wins), so this reader does not emulate it:
+//! [`walk`] accepts exactly the layout torch's writer produced (`tarfile` in PAX format,
+//! `tar.add` of four temporary files), on which every Python version lists the same members,
+//! and calls anything else [`Fault::Ambiguous`]:
+//!
+//! - every header has a valid checksum, plain octal number fields and no ustar name prefix;
+//! - a member is a regular file (type `0`) named `sys_info`, `pickle`, `tensors` or
+//!   `storages`, each at most once;
+//! - a member may follow one PAX extended header (type `x`, named `././@PaxHeader`) whose
+//!   records are framed exactly, fill its declared size, leave its padding zero, and are among
+//!   those Python writes for such a file (`mtime`, `uid`, `gid`, `uname`, `gname`, a decimal
+//!   `size`, and a leading `hdrcharset=BINARY`);
+//! - the last member is followed by a zero block, or by the end of the file.
+//!
+//! On such a file `tarfile` never raises, so torch never falls back to a legacy stream; and
+//! that fallback would read nothing anyway, since a pickle read from byte 0 would start at a
+//! header name (`s`, `p`, `t`, `.`), an opcode that fails on an empty stack. [`is_tar`], which
+//! decides between the two, takes at least every first block `tarfile` takes.
+//!
+//! Inside the members, [`walk`] reads what torch reads, in torch's order: every pickle of
+//! `storages` and `tensors` with the raw bytes between them, then `pickle`; each pickle goes to
+//! a visitor (the scanner) before its values steer the walk. A value torch's writer never
+//! writes (a count computed by a global, a negative view offset, a key defined twice) is
+//! ambiguous too; what torch itself could not read (a member that ends early) is
+//! [`Fault::Unreadable`].
 //!
 //! [`parse`] translates the side tables into the graph form a modern checkpoint has: every
 //! key persistent id becomes a `_rebuild_tensor_v2(PersistentId(('storage', …)), …)` call or a
@@ -24,7 +55,9 @@ use std::fmt::Display;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
-use crate::pickle::{self, Constructor, Global, Graph, NodeId, Object, Pickle, PickleError, Value};
+use crate::pickle::{
+    self, Constructor, Global, Graph, Limits, NodeId, Object, Partial, Pickle, PickleError, Value,
+};
 
 use super::checkpoint::MAX_PICKLE_BYTES;
 use super::dtype::DType;
@@ -34,10 +67,22 @@ use super::TorchError;
 
 /// The tar block size: headers are one block, member data is padded to whole blocks.
 const BLOCK: u64 = 512;
-/// The largest PAX extended header or GNU long name we read. Real ones hold a few records.
-const MAX_EXTENDED_HEADER: u64 = 1 << 20;
-/// The first window a side-table pickle is decoded from; it grows while the pickle runs on.
-const FIRST_WINDOW: u64 = 64 << 10;
+/// The largest PAX extended header we read. Python writes a few short records.
+const MAX_EXTENDED_HEADER: u64 = 64 << 10;
+/// The first window a pickle is decoded from; it grows eightfold while the pickle runs on.
+const FIRST_WINDOW: u64 = 4 << 10;
+/// The most storages, or tensors, one side table may list: a real file has hundreds, and
+/// both tables' pickles stay under the scanner's pickle limit.
+const MAX_RECORDS: u64 = 40_000;
+/// The member names torch's writer used, in the order it wrote them.
+const NAMES: [&str; 4] = ["sys_info", "pickle", "tensors", "storages"];
+/// Indices into [`NAMES`].
+const SYS_INFO: usize = 0;
+const PICKLE: usize = 1;
+const TENSORS: usize = 2;
+const STORAGES: usize = 3;
+/// The name Python's `tarfile` gives every PAX extended header it writes.
+const PAX_HEADER_NAME: &str = "././@PaxHeader";
 
 /// A tar checkpoint translated to the modern graph form.
 ///
@@ -52,304 +97,386 @@ pub struct TarCheckpoint {
     pub records: HashMap<StorageKey, LegacyRecord>,
 }
 
-/// Whether the first bytes are a tar header as `tarfile.open` (which torch tries first on
-/// every non-zip file) accepts one: a non-zero block whose checksum holds. Neither `ustar` at
-/// byte 257 nor its absence decides it: a v7 header has no magic, and torch reads a block
-/// with the magic but a bad checksum as a legacy stream.
-pub fn is_tar(head: &[u8]) -> bool {
-    match head
-        .get(..BLOCK as usize)
-        .map(<&[u8; BLOCK as usize]>::try_from)
-    {
-        Some(Ok(block)) => block.iter().any(|&b| b != 0) && checksum_ok(block),
-        _ => false,
+/// Why a tar checkpoint could not be read (to the end).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// A layout torch's writer never produced, on which `tarfile` or torch may read other
+    /// bytes than this reader: the scanner reports it as an evasion.
+    Ambiguous(String),
+    /// Something torch could not read either: a member missing or ending early, a broken
+    /// pickle.
+    Unreadable(String),
+}
+
+impl Fault {
+    /// The one-line reason.
+    pub fn message(&self) -> &str {
+        match self {
+            Fault::Ambiguous(m) | Fault::Unreadable(m) => m,
+        }
     }
 }
 
-/// Reads a tar checkpoint. `file_len` is the file's length; nothing past it is read, and no
-/// buffer is sized by a field before that field is checked against it.
-pub fn parse(file: &File, file_len: u64) -> Result<TarCheckpoint, TorchError> {
-    let members = members(file, file_len)?;
-    let storages = regular(members.storages, "storages")?;
-    let tensors = bounded(regular(members.tensors, "tensors")?, "tensors")?;
-    let object = bounded(regular(members.pickle, "pickle")?, "pickle")?;
+impl From<Fault> for TorchError {
+    fn from(fault: Fault) -> Self {
+        let what = match fault {
+            Fault::Ambiguous(m) => format!("ambiguous tar checkpoint (refused): {m}"),
+            Fault::Unreadable(m) => format!("tar format: {m}"),
+        };
+        TorchError::Invalid { what }
+    }
+}
 
-    let mut entries = HashMap::new();
-    let records = read_storages(file, storages, &mut entries)?;
-    read_tensors(file, tensors, &mut entries)?;
+fn ambiguous(what: impl Display) -> Fault {
+    Fault::Ambiguous(what.to_string())
+}
 
-    let mut bytes = vec![0u8; to_usize(object.size)?];
-    file.read_exact_at(&mut bytes, object.offset)?;
-    let Pickle {
-        mut graph, root, ..
-    } = pickle::read(&bytes).map_err(|e| bad(format_args!("`pickle` member: {e}")))?;
-    translate(&mut graph, root, &entries)?;
-    Ok(TarCheckpoint {
-        graph,
-        root,
-        records,
+fn unreadable(what: impl Display) -> Fault {
+    Fault::Unreadable(what.to_string())
+}
+
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> Result<(), Fault> {
+    file.read_exact_at(buf, offset).map_err(|e| {
+        unreadable(format_args!(
+            "cannot read {} bytes at byte {offset}: {e}",
+            buf.len()
+        ))
     })
 }
 
-fn bad(what: impl Display) -> TorchError {
-    TorchError::Invalid {
-        what: format!("tar format: {what}"),
-    }
+fn to_usize(n: u64) -> Result<usize, Fault> {
+    usize::try_from(n).map_err(|_| unreadable("member too large for this platform"))
 }
 
-fn to_usize(n: u64) -> Result<usize, TorchError> {
-    usize::try_from(n).map_err(|_| bad("member too large for this platform"))
+/// Whether torch would try the file as a tar: its first block is one `tarfile.open` takes
+/// for a header (non-zero, and a checksum field that Python's `int(field, 8)` reads as the
+/// block's signed or unsigned sum). This errs towards "tar": a block `tarfile` then rejects
+/// (a malformed number field) is refused by [`walk`] as ambiguous, never read as a legacy
+/// stream only. Neither `ustar` at byte 257 nor its absence decides it: a v7 header has no
+/// magic.
+pub fn is_tar(head: &[u8]) -> bool {
+    let Some(block) = head.get(..BLOCK as usize) else {
+        return false;
+    };
+    block.iter().any(|&b| b != 0)
+        && tarfile_number(&block[148..156]).is_some_and(|stored| checksums(block).contains(&stored))
+}
+
+/// Reads a tar checkpoint for loading. `file_len` is the file's length; nothing past it is
+/// read, and no buffer is sized by a field before that field is checked against it. Any
+/// [`Fault`] is an error: an ambiguous file is refused.
+pub fn parse(file: &File, file_len: u64) -> Result<TarCheckpoint, TorchError> {
+    let mut walked = walk(file, file_len, true, &mut |_| {})?;
+    if let Some(fault) = walked.faults.first() {
+        return Err(fault.clone().into());
+    }
+    let Some(Pickle {
+        mut graph, root, ..
+    }) = walked.object.take()
+    else {
+        return Err(unreadable("the `pickle` member holds no pickle").into());
+    };
+    translate(&mut graph, root, &walked.entries)?;
+    Ok(TarCheckpoint {
+        graph,
+        root,
+        records: walked.records,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
 // The tar container.
 
-/// One member's data: `size` bytes from `offset`. Invariant: `offset + size <= file_len`.
+/// One member's data: `size` bytes from `offset`. Invariant: `offset + size`, padded to a
+/// block, is at most the file's length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Member {
-    typeflag: u8,
     pub offset: u64,
     pub size: u64,
 }
 
-impl Member {
-    /// Whether `tarfile` extracts it as a regular file (the only kind torch reads).
-    pub fn is_regular(&self) -> bool {
-        matches!(self.typeflag, b'0' | 0 | b'7')
-    }
-}
-
-/// The members torch reads. Of several with one name the last wins, as in
-/// `TarFile.getmember`.
+/// The members found, by index into [`NAMES`].
 #[derive(Debug, Default)]
-struct Members {
-    pickle: Option<Member>,
-    tensors: Option<Member>,
-    storages: Option<Member>,
+struct Members([Option<Member>; 4]);
+
+/// What a header block is.
+#[derive(Debug)]
+enum Kind {
+    /// A PAX extended header for the member after it.
+    Pax,
+    /// A member, by index into [`NAMES`].
+    Member(usize),
 }
 
-/// What PAX extended headers (`x`, `g`, `X`) and GNU long names (`L`) carry over to the
-/// header that follows them.
-#[derive(Clone, Debug, Default)]
-struct Overrides {
-    path: Option<String>,
-    size: Option<u64>,
-}
-
-/// One decoded 512-byte header block.
+/// One canonical header block.
 #[derive(Debug)]
 struct Header {
-    name: String,
+    kind: Kind,
     size: u64,
-    typeflag: u8,
 }
 
-/// The outcome of reading a header block, in `tarfile`'s terms.
-#[derive(Debug)]
-enum HeaderRead {
-    Header(Header),
-    /// No header here: `why` says what was found instead (end of file, a zero block, a
-    /// truncated or corrupt block). `tarfile` ends the archive there unless it is the first.
-    End {
-        why: &'static str,
-        zero_block: bool,
-    },
-}
-
-/// Keeps the members torch reads from [`walk`]'s list; of several with one name the last.
-fn members(file: &File, file_len: u64) -> Result<Members, TorchError> {
+/// Lists the members of a canonical tar (see the module documentation), or says why the
+/// file is not one.
+fn members(file: &File, file_len: u64) -> Result<Members, Fault> {
     let mut found = Members::default();
-    for (name, member) in walk(file, file_len)? {
-        match name.as_str() {
-            "pickle" => found.pickle = Some(member),
-            "tensors" => found.tensors = Some(member),
-            "storages" => found.storages = Some(member),
-            _ => {}
-        }
-    }
-    Ok(found)
-}
-
-/// Every member in file order with its name, as `TarFile.getmembers` lists them: PAX
-/// extended headers (`x`, `g`) and GNU long names (`L`) applied, so a `size` or `path` given
-/// only in a PAX record is the one used. The scanner and [`parse`] both read members through
-/// this walk, so they judge the same bytes.
-pub fn walk(file: &File, file_len: u64) -> Result<Vec<(String, Member)>, TorchError> {
-    let mut found = Vec::new();
-    let mut global = Overrides::default();
     let mut pos = 0u64;
+    // After a PAX header: the size it gives the next member, if it gives one.
+    let mut pax: Option<Option<u64>> = None;
     loop {
-        let start = pos;
-        let mut local = global.clone();
-        let header = loop {
-            let subsequent = pos != start;
-            match header_at(file, pos, file_len)? {
-                HeaderRead::Header(h) => match h.typeflag {
-                    b'x' | b'X' | b'g' => {
-                        let data = extended_data(file, pos, h.size, file_len)?;
-                        let records = pax_records(&data)?;
-                        if h.typeflag == b'g' {
-                            global.apply(&records);
-                        }
-                        local.apply(&records);
-                        pos = after_data(pos, h.size, file_len)?;
-                    }
-                    b'L' => {
-                        let data = extended_data(file, pos, h.size, file_len)?;
-                        local.path = Some(nul_terminated(&data));
-                        pos = after_data(pos, h.size, file_len)?;
-                    }
-                    b'K' => pos = after_data(pos, h.size, file_len)?,
-                    b'S' => return Err(bad("GNU sparse members are not supported")),
-                    _ => break Some(h),
-                },
-                HeaderRead::End { why, zero_block } => {
-                    if subsequent {
-                        return Err(bad(format_args!(
-                            "{why} after an extended header at byte {start}"
-                        )));
-                    }
-                    if start == 0 && !zero_block {
-                        return Err(bad(format_args!("{why} at byte 0")));
-                    }
-                    break None;
-                }
+        let n = file_len.saturating_sub(pos).min(BLOCK);
+        let mut block = [0u8; BLOCK as usize];
+        read_at(file, &mut block[..n as usize], pos)?;
+        if block.iter().all(|&b| b == 0) {
+            if pax.is_some() {
+                return Err(ambiguous(format_args!(
+                    "the PAX header before byte {pos} is followed by no member"
+                )));
             }
-        };
-        let Some(header) = header else {
+            // A zero block, a short zero tail or the end of the file: `tarfile` stops here.
             return Ok(found);
-        };
-        let data_offset = pos + BLOCK;
-        let mut name = local.path.unwrap_or(header.name);
-        let size = local.size.unwrap_or(header.size);
-        let is_dir = header.typeflag == b'5' || (header.typeflag == 0 && name.ends_with('/'));
-        if is_dir {
-            name = name.trim_end_matches('/').to_owned();
         }
-        pos = if has_data(header.typeflag) && !is_dir {
-            after_data(pos, size, file_len)?
-        } else {
-            data_offset
-        };
-        let member = Member {
-            typeflag: if is_dir { b'5' } else { header.typeflag },
-            offset: data_offset,
-            size,
-        };
-        found.push((name, member));
-    }
-}
-
-impl Overrides {
-    /// Applies PAX records the way `TarInfo._apply_pax_info` does for the fields we use.
-    fn apply(&mut self, records: &[(String, String)]) {
-        for (keyword, value) in records {
-            match keyword.as_str() {
-                "path" => self.path = Some(value.trim_end_matches('/').to_owned()),
-                // tarfile turns an unparsable size into 0.
-                "size" => self.size = Some(value.trim().parse().unwrap_or(0)),
-                _ => {}
+        if n < BLOCK {
+            return Err(ambiguous(format_args!(
+                "{n} stray bytes at byte {pos}, where a header or the end of the archive belongs"
+            )));
+        }
+        let header = header(&block, pos)?;
+        match header.kind {
+            Kind::Pax => {
+                if pax.is_some() {
+                    return Err(ambiguous(format_args!(
+                        "a second PAX header in a row at byte {pos}"
+                    )));
+                }
+                let data = extended_data(file, pos, header.size, file_len)?;
+                pax = Some(pax_size(&data, header.size, pos)?);
+                pos = after_data(pos, header.size, file_len)?;
+            }
+            Kind::Member(index) => {
+                let size = pax.take().flatten().unwrap_or(header.size);
+                let next = after_data(pos, size, file_len)?;
+                let slot = &mut found.0[index];
+                if slot.is_some() {
+                    return Err(ambiguous(format_args!(
+                        "a second `{}` member at byte {pos} (`tarfile` would take the last; torch wrote one)",
+                        NAMES[index]
+                    )));
+                }
+                *slot = Some(Member {
+                    offset: pos + BLOCK,
+                    size,
+                });
+                pos = next;
             }
         }
     }
 }
 
-/// Whether data blocks follow a header of this type: regular files, and types `tarfile` does
-/// not know (it treats those as regular files). Links, directories and devices have none.
-fn has_data(typeflag: u8) -> bool {
-    !matches!(typeflag, b'1'..=b'6')
+/// Checks one header block against what Python's `tarfile` writes for torch's members.
+fn header(block: &[u8; BLOCK as usize], at: u64) -> Result<Header, Fault> {
+    let not = |what: String| {
+        ambiguous(format_args!(
+            "the header at byte {at} {what}, which torch's writer never produced"
+        ))
+    };
+    let number = |range: std::ops::Range<usize>, field: &str| {
+        canonical_number(&block[range.clone()]).ok_or_else(|| {
+            not(format!(
+                "has a `{field}` field that is not plain octal (`{}`)",
+                block[range].escape_ascii()
+            ))
+        })
+    };
+    let checksum = number(148..156, "chksum")?;
+    if !checksums(block).contains(&i128::from(checksum)) {
+        return Err(not("has a wrong checksum".into()));
+    }
+    for (range, field) in [
+        (100..108, "mode"),
+        (108..116, "uid"),
+        (116..124, "gid"),
+        (136..148, "mtime"),
+    ] {
+        number(range, field)?;
+    }
+    // Python 3 leaves the device fields of a non-device member empty (`nti` reads 0).
+    for (range, field) in [(329..337, "devmajor"), (337..345, "devminor")] {
+        if block[range.clone()].iter().any(|&b| b != 0) {
+            number(range, field)?;
+        }
+    }
+    let size = number(124..136, "size")?;
+    if block[345..500].iter().any(|&b| b != 0) {
+        return Err(not("has a ustar name prefix".into()));
+    }
+    let name = &block[..100];
+    let kind = match block[156] {
+        b'x' if is_named(name, PAX_HEADER_NAME) => Kind::Pax,
+        b'0' => match NAMES.iter().position(|n| is_named(name, n)) {
+            Some(index) => Kind::Member(index),
+            None => {
+                return Err(not(format!(
+                    "names a member `{}`",
+                    nul_terminated(name).escape_ascii()
+                )))
+            }
+        },
+        b'x' => return Err(not("is a PAX header under another name".into())),
+        other => {
+            return Err(not(format!(
+                "is of type `{}` (torch wrote regular files, type `0`)",
+                [other].escape_ascii()
+            )))
+        }
+    };
+    Ok(Header { kind, size })
+}
+
+/// Whether a name field holds exactly `name`, padded with NULs.
+fn is_named(field: &[u8], name: &str) -> bool {
+    field.starts_with(name.as_bytes()) && field[name.len()..].iter().all(|&b| b == 0)
+}
+
+/// The bytes up to the first NUL (`tarfile.nts`).
+fn nul_terminated(field: &[u8]) -> &[u8] {
+    let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
+    &field[..end]
 }
 
 /// Where the next header starts after a header at `pos` with `size` data bytes, padded to a
-/// block. Errors when that is past the end of the file (`tarfile`: "unexpected end of data").
-fn after_data(pos: u64, size: u64, file_len: u64) -> Result<u64, TorchError> {
+/// block. When that is past the end of the file, `tarfile` raises "unexpected end of data"
+/// and torch cannot read the archive.
+fn after_data(pos: u64, size: u64, file_len: u64) -> Result<u64, Fault> {
     let padded = size
         .checked_add(BLOCK - 1)
         .map(|s| s / BLOCK * BLOCK)
         .and_then(|s| s.checked_add(pos + BLOCK));
     match padded {
         Some(next) if next <= file_len => Ok(next),
-        _ => Err(bad(format_args!(
+        _ => Err(unreadable(format_args!(
             "the member at byte {pos} declares {size} bytes but the file ends at {file_len} (truncated?)"
         ))),
     }
 }
 
-/// The data of an extended header (PAX records, a GNU long name) at `pos`, bounded.
-fn extended_data(file: &File, pos: u64, size: u64, file_len: u64) -> Result<Vec<u8>, TorchError> {
+/// The data of the PAX header at `pos`, with its block padding, bounded.
+fn extended_data(file: &File, pos: u64, size: u64, file_len: u64) -> Result<Vec<u8>, Fault> {
     if size > MAX_EXTENDED_HEADER {
-        return Err(bad(format_args!(
-            "extended header at byte {pos} is {size} bytes (limit {MAX_EXTENDED_HEADER})"
+        return Err(ambiguous(format_args!(
+            "the PAX header at byte {pos} is {size} bytes (Python writes a few short records)"
         )));
     }
-    after_data(pos, size, file_len)?;
-    let mut data = vec![0u8; to_usize(size)?];
-    file.read_exact_at(&mut data, pos + BLOCK)?;
+    let next = after_data(pos, size, file_len)?;
+    let mut data = vec![0u8; to_usize(next - pos - BLOCK)?];
+    read_at(file, &mut data, pos + BLOCK)?;
     Ok(data)
 }
 
-/// Reads and checks the header block at `pos` (`TarInfo.frombuf`).
-fn header_at(file: &File, pos: u64, file_len: u64) -> Result<HeaderRead, TorchError> {
-    let end = |why, zero_block| Ok(HeaderRead::End { why, zero_block });
-    if pos >= file_len {
-        return end("end of file", false);
-    }
-    if file_len - pos < BLOCK {
-        return end("a truncated header", false);
-    }
-    let mut block = [0u8; BLOCK as usize];
-    file.read_exact_at(&mut block, pos)?;
-    if block.iter().all(|&b| b == 0) {
-        return end("a zero block", true);
-    }
-    if !checksum_ok(&block) {
-        return end("a header with a bad checksum", false);
-    }
-    // tarfile rejects a header whose numeric fields do not parse.
-    let numeric = [100..108, 108..116, 116..124, 136..148, 329..337, 337..345];
-    if numeric.into_iter().any(|r| number(&block[r]).is_none()) {
-        return end("a header with a malformed number", false);
-    }
-    let size = match number(&block[124..136]).map(u64::try_from) {
-        Some(Ok(size)) => size,
-        _ => return end("a header with a malformed size", false),
+/// The `size` a PAX header's records give the member after it, once they are checked to be
+/// records Python's `tarfile` writes, framed so that every Python version parses them alike:
+/// `"<len> <keyword>=<value>\n"` with `len` the record's exact length, filling the declared
+/// `size`, the block padding after them zero.
+fn pax_size(data: &[u8], size: u64, at: u64) -> Result<Option<u64>, Fault> {
+    let not = |what: String| {
+        ambiguous(format_args!(
+            "the PAX header at byte {at} {what}, which Python's tarfile never writes"
+        ))
     };
-    let typeflag = block[156];
-    let mut name = nul_terminated(&block[0..100]);
-    let prefix = nul_terminated(&block[345..500]);
-    if !prefix.is_empty() && !matches!(typeflag, b'L' | b'K' | b'S') {
-        name = format!("{prefix}/{name}");
+    let (records, padding) = data.split_at(size as usize);
+    if padding.iter().any(|&b| b != 0) {
+        return Err(not("has bytes in its block padding".into()));
     }
-    Ok(HeaderRead::Header(Header {
-        name,
-        size,
-        typeflag,
-    }))
+    let mut seen: Vec<&[u8]> = Vec::new();
+    let mut binary = false;
+    let mut member_size = None;
+    let mut pos = 0usize;
+    while pos < records.len() {
+        let rest = &records[pos..];
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        let length = std::str::from_utf8(&rest[..digits])
+            .ok()
+            .and_then(|s| s.parse::<usize>().ok())
+            .filter(|&n| rest[0] != b'0' && (5..=rest.len()).contains(&n));
+        let Some(length) = length.filter(|&n| rest[digits] == b' ' && rest[n - 1] == b'\n') else {
+            return Err(not(format!("has a malformed record at offset {pos}")));
+        };
+        let body = &rest[digits + 1..length - 1];
+        let Some(eq) = body.iter().position(|&b| b == b'=').filter(|&eq| eq > 0) else {
+            return Err(not(format!("has a malformed record at offset {pos}")));
+        };
+        let (keyword, value) = (&body[..eq], &body[eq + 1..]);
+        if seen.contains(&keyword) {
+            return Err(not(format!("repeats `{}`", keyword.escape_ascii())));
+        }
+        match keyword {
+            b"hdrcharset" if seen.is_empty() && value == b"BINARY" => binary = true,
+            b"size" => {
+                let n = std::str::from_utf8(value)
+                    .ok()
+                    .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                    .and_then(|v| v.parse::<u64>().ok());
+                let Some(n) = n else {
+                    return Err(not(format!(
+                        "gives a size `{}` that is not plain decimal",
+                        value.escape_ascii()
+                    )));
+                };
+                member_size = Some(n);
+            }
+            b"mtime" | b"uid" | b"gid" | b"uname" | b"gname" => {
+                if !binary && std::str::from_utf8(value).is_err() {
+                    return Err(not(format!(
+                        "has a `{}` that is not UTF-8",
+                        keyword.escape_ascii()
+                    )));
+                }
+            }
+            other => return Err(not(format!("has a `{}` record", other.escape_ascii()))),
+        }
+        seen.push(keyword);
+        pos += length;
+    }
+    Ok(member_size)
 }
 
-/// The header checksum: the sum of all bytes with the checksum field read as spaces, unsigned
-/// or (old Sun tars) signed.
-fn checksum_ok(block: &[u8; BLOCK as usize]) -> bool {
-    let Some(stored) = number(&block[148..156]) else {
-        return false;
-    };
+/// The header checksums `tarfile` accepts: the sum of all bytes with the checksum field read
+/// as spaces, unsigned or (old Sun tars) signed.
+fn checksums(block: &[u8]) -> [i128; 2] {
     let (mut unsigned, mut signed) = (256i128, 256i128);
-    for (i, &b) in block.iter().enumerate() {
+    for (i, &b) in block.iter().enumerate().take(BLOCK as usize) {
         if !(148..156).contains(&i) {
             unsigned += i128::from(b);
             signed += i128::from(b as i8);
         }
     }
-    stored == unsigned || stored == signed
+    [unsigned, signed]
 }
 
-/// A numeric header field (`tarfile.nti`): NUL/space padded octal, or GNU base-256 when the
-/// first byte is 0x80 (positive) or 0xff (negative).
-fn number(field: &[u8]) -> Option<i128> {
+/// A number field as torch's writer wrote it: octal digits, optionally after spaces, then
+/// only NULs and spaces. Python's `tarfile.nti` reads such a field to the same value.
+fn canonical_number(field: &[u8]) -> Option<u64> {
+    let start = field.iter().position(|&b| b != b' ')?;
+    let digits = field[start..]
+        .iter()
+        .take_while(|b| (b'0'..=b'7').contains(b))
+        .count();
+    let rest = &field[start + digits..];
+    if digits == 0 || rest.iter().any(|&b| b != 0 && b != b' ') {
+        return None;
+    }
+    let text = std::str::from_utf8(&field[start..start + digits]).ok()?;
+    u64::from_str_radix(text, 8).ok()
+}
+
+/// A number field as `tarfile.nti` reads it: GNU base-256 when the first byte is 0x80 or
+/// 0xff; otherwise the ASCII text before the first NUL, stripped of Python whitespace, read by
+/// Python's `int(text or "0", 8)` (a sign, a `0o` prefix, single underscores between digits).
+/// `None` where `nti` raises.
+fn tarfile_number(field: &[u8]) -> Option<i128> {
     match field.first() {
         Some(&lead @ (0x80 | 0xff)) => {
             let rest = &field[1..];
-            // 12-byte fields hold at most 88 bits: i128 cannot overflow.
+            // Fields hold at most 11 bytes after the lead: i128 cannot overflow.
             let n = rest.iter().fold(0i128, |n, &b| (n << 8) | i128::from(b));
             Some(if lead == 0xff {
                 n - (1i128 << (8 * rest.len()))
@@ -358,119 +485,186 @@ fn number(field: &[u8]) -> Option<i128> {
             })
         }
         _ => {
-            let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
-            let text = std::str::from_utf8(&field[..end]).ok()?.trim();
-            if text.is_empty() {
-                return Some(0);
+            let text = nul_terminated(field);
+            if !text.is_ascii() {
+                return None;
             }
-            i128::from_str_radix(text, 8).ok()
+            let is_space = |b: &u8| matches!(b, b' ' | b'\t'..=b'\r' | 0x1c..=0x1f);
+            let start = text.iter().position(|b| !is_space(b));
+            let end = text.iter().rposition(|b| !is_space(b));
+            match (start, end) {
+                (Some(start), Some(end)) => python_octal(&text[start..=end]),
+                _ => Some(0),
+            }
         }
     }
 }
 
-/// Text up to the first NUL (`tarfile.nts`), decoded as UTF-8 with replacement.
-fn nul_terminated(bytes: &[u8]) -> String {
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    String::from_utf8_lossy(&bytes[..end]).into_owned()
-}
-
-/// The `"<len> <keyword>=<value>\n"` records of a PAX extended header, as
-/// `TarInfo._proc_pax` reads them: parsing stops at the first thing that is not a record.
-fn pax_records(data: &[u8]) -> Result<Vec<(String, String)>, TorchError> {
-    let mut records = Vec::new();
-    let mut pos = 0usize;
-    while pos < data.len() {
-        let rest = &data[pos..];
-        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-        if digits == 0 || rest.get(digits) != Some(&b' ') {
-            break;
-        }
-        let keyword_start = digits + 1;
-        let Some(eq) = rest[keyword_start..].iter().position(|&b| b == b'=') else {
-            break;
-        };
-        if eq == 0 {
-            break;
-        }
-        let length: usize = std::str::from_utf8(&rest[..digits])
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(usize::MAX);
-        if length == 0 {
-            return Err(bad(format_args!("PAX record of length 0")));
-        }
-        let value_start = keyword_start + eq + 1;
-        let value_end = length.saturating_sub(1).min(rest.len()).max(value_start);
-        let keyword = String::from_utf8_lossy(&rest[keyword_start..keyword_start + eq]);
-        let value = String::from_utf8_lossy(&rest[value_start..value_end]);
-        records.push((keyword.into_owned(), value.into_owned()));
-        pos = pos.saturating_add(length);
+/// Python's `int(text, 8)` for stripped ASCII `text`.
+fn python_octal(text: &[u8]) -> Option<i128> {
+    let (negative, mut s) = match text {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, text),
+    };
+    if let [b'0', b'o' | b'O', rest @ ..] = s {
+        s = rest.strip_prefix(b"_").unwrap_or(rest);
     }
-    Ok(records)
-}
-
-/// The member torch extracts under `name`: it must exist and be a regular file.
-fn regular(member: Option<Member>, name: &str) -> Result<Member, TorchError> {
-    let member = member.ok_or_else(|| bad(format_args!("the archive has no `{name}` member")))?;
-    if !member.is_regular() {
-        return Err(bad(format_args!(
-            "member `{name}` is not a regular file (type `{}`)",
-            member.typeflag.escape_ascii()
-        )));
+    let mut n = 0i128;
+    let mut previous = b'_';
+    for &b in s {
+        match b {
+            b'0'..=b'7' => n = n.checked_mul(8)?.checked_add(i128::from(b - b'0'))?,
+            b'_' if previous != b'_' => {}
+            _ => return None,
+        }
+        previous = b;
     }
-    Ok(member)
-}
-
-/// A member whose content is structure, not tensor data: at most [`MAX_PICKLE_BYTES`].
-fn bounded(member: Member, name: &str) -> Result<Member, TorchError> {
-    if member.size > MAX_PICKLE_BYTES {
-        return Err(bad(format_args!(
-            "member `{name}` is {} bytes, more than the {MAX_PICKLE_BYTES}-byte limit",
-            member.size
-        )));
+    if previous == b'_' {
+        // Empty, or a trailing underscore.
+        return None;
     }
-    Ok(member)
+    Some(if negative { -n } else { n })
 }
 
 // ---------------------------------------------------------------------------------------------
-// The side tables.
+// The walk through the members.
 
-/// A member's bytes read front to back. Invariant: `pos <= end`, and `end` is within the file.
+/// One pickle met by [`walk`], handed to its visitor before its values steer the walk.
+#[derive(Debug)]
+pub struct Visit {
+    /// `tar:storages#2` (the second pickle of `storages`), `tar:pickle`, `tar:sys_info`.
+    pub location: String,
+    /// False for `sys_info`, which torch never unpickles.
+    pub read_by_torch: bool,
+    /// The pickle as the lenient reader recovered it, up to `STOP` or the point it broke.
+    pub partial: Partial,
+}
+
+/// What [`walk`] gathered from a canonical container.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// Why parts of the members could not be read, in the order met. A member's walk stops
+    /// at its first fault; the other members are still walked.
+    pub faults: Vec<Fault>,
+    /// What each key names (torch's `deserialized_objects`).
+    entries: HashMap<i64, Entry>,
+    /// Where each root storage's bytes are.
+    records: HashMap<StorageKey, LegacyRecord>,
+    /// The object pickle, when asked for.
+    object: Option<Pickle>,
+}
+
+/// Walks a tar checkpoint as torch's `legacy_load` reads it: `sys_info` first (torch skips
+/// it; it is visited for the report), then every pickle of `storages` (the count, each
+/// storage's header, the view list) with the raw storage bytes between them, every pickle of
+/// `tensors` (the count, each tensor's header) with the raw geometry between them, then
+/// `pickle`, decoded into [`Walk::object`] when `object` is set. `visit` sees each pickle
+/// before the walk uses it. The scanner and [`parse`] both read tar files through this walk,
+/// so they judge the same bytes.
+///
+/// An `Err` is a container that is not canonical (nothing was visited); member-level faults
+/// are in [`Walk::faults`].
+pub fn walk(
+    file: &File,
+    file_len: u64,
+    object: bool,
+    visit: &mut dyn FnMut(Visit),
+) -> Result<Walk, Fault> {
+    let members = members(file, file_len)?;
+    let mut walked = Walk::default();
+    let missing = |index: usize| {
+        unreadable(format_args!(
+            "the archive has no `{}` member (torch stops there)",
+            NAMES[index]
+        ))
+    };
+    if let Some(member) = members.0[SYS_INFO] {
+        // Whatever breaks in it, torch never reads it: no fault.
+        let _ = Region::new(file, member, SYS_INFO).pickle("sys_info", false, visit);
+    }
+    let mut storages_read = false;
+    match members.0[STORAGES] {
+        Some(member) => {
+            let mut region = Region::new(file, member, STORAGES);
+            match read_storages(&mut region, &mut walked, visit) {
+                Ok(()) => storages_read = true,
+                Err(fault) => walked.faults.push(fault),
+            }
+        }
+        None => walked.faults.push(missing(STORAGES)),
+    }
+    match members.0[TENSORS] {
+        Some(member) => {
+            let mut region = Region::new(file, member, TENSORS);
+            if let Err(fault) = read_tensors(&mut region, &mut walked, storages_read, visit) {
+                walked.faults.push(fault);
+            }
+        }
+        None => walked.faults.push(missing(TENSORS)),
+    }
+    match members.0[PICKLE] {
+        Some(member) => {
+            let mut region = Region::new(file, member, PICKLE);
+            match region.pickle("object", object, visit) {
+                Ok(read) => walked.object = read.map(|(pickle, _)| pickle),
+                Err(fault) => walked.faults.push(fault),
+            }
+        }
+        None => walked.faults.push(missing(PICKLE)),
+    }
+    Ok(walked)
+}
+
+/// A member's bytes read front to back, as torch reads the extracted file. Invariant:
+/// `pos <= end`, and `end` is within the file.
 struct Region<'a> {
     file: &'a File,
     pos: u64,
     end: u64,
-    name: &'static str,
+    /// Index into [`NAMES`].
+    member: usize,
+    /// Pickles read so far.
+    pickles: usize,
 }
 
+/// A decoded pickle and the globals it names (in order), for checking that its values are
+/// literals.
+type Values = (Pickle, Vec<Global>);
+
 impl<'a> Region<'a> {
-    fn new(file: &'a File, member: Member, name: &'static str) -> Self {
+    fn new(file: &'a File, member: Member, index: usize) -> Self {
         Region {
             file,
             pos: member.offset,
             end: member.offset + member.size,
-            name,
+            member: index,
+            pickles: 0,
         }
+    }
+
+    fn name(&self) -> &'static str {
+        NAMES[self.member]
     }
 
     fn remaining(&self) -> u64 {
         self.end - self.pos
     }
 
-    /// Reads `n` bytes, after checking that the member holds them.
-    fn bytes(&mut self, n: u64, what: &str) -> Result<Vec<u8>, TorchError> {
+    /// Reads `n` bytes, after checking that the member holds them (torch's short read fails).
+    fn bytes(&mut self, n: u64, what: &str) -> Result<Vec<u8>, Fault> {
         self.skip(n, what)?;
         let mut buf = vec![0u8; to_usize(n)?];
-        self.file.read_exact_at(&mut buf, self.pos - n)?;
+        read_at(self.file, &mut buf, self.pos - n)?;
         Ok(buf)
     }
 
     /// Steps over `n` bytes, after checking that the member holds them.
-    fn skip(&mut self, n: u64, what: &str) -> Result<(), TorchError> {
+    fn skip(&mut self, n: u64, what: &str) -> Result<(), Fault> {
         if n > self.remaining() {
-            return Err(bad(format_args!(
+            return Err(unreadable(format_args!(
                 "`{}` member ends inside {what} ({n} bytes needed, {} left)",
-                self.name,
+                self.name(),
                 self.remaining()
             )));
         }
@@ -478,64 +672,175 @@ impl<'a> Region<'a> {
         Ok(())
     }
 
-    fn i64(&mut self, what: &str) -> Result<i64, TorchError> {
+    fn i64(&mut self, what: &str) -> Result<i64, Fault> {
         let bytes = self.bytes(8, what)?;
         let mut le = [0u8; 8];
         le.copy_from_slice(&bytes);
         Ok(i64::from_le_bytes(le))
     }
 
-    fn i32(&mut self, what: &str) -> Result<i32, TorchError> {
+    fn i32(&mut self, what: &str) -> Result<i32, Fault> {
         let bytes = self.bytes(4, what)?;
         let mut le = [0u8; 4];
         le.copy_from_slice(&bytes);
         Ok(i32::from_le_bytes(le))
     }
 
-    /// Decodes the pickle that starts here. Its length is not recorded: decode a window and
-    /// grow it while the pickle runs past its end, up to the member's end or 1 GiB.
-    fn pickle(&mut self, what: &str) -> Result<Pickle, TorchError> {
+    /// Decodes the pickle that starts here, hands it to `visit`, and steps past its `STOP`.
+    /// Its length is not recorded: a window is decoded and grown while the pickle runs past
+    /// its end, up to the member's end or [`MAX_PICKLE_BYTES`]. With `values`, the pickle is
+    /// also decoded strictly and returned with the globals it names.
+    fn pickle(
+        &mut self,
+        what: &str,
+        values: bool,
+        visit: &mut dyn FnMut(Visit),
+    ) -> Result<Option<Values>, Fault> {
+        self.pickles += 1;
+        let location = match self.member {
+            STORAGES | TENSORS => format!("tar:{}#{}", self.name(), self.pickles),
+            _ => format!("tar:{}", self.name()),
+        };
         let cap = self.remaining().min(MAX_PICKLE_BYTES);
         let mut window = cap.min(FIRST_WINDOW);
-        loop {
+        let (buf, partial) = loop {
             let mut buf = vec![0u8; to_usize(window)?];
-            self.file.read_exact_at(&mut buf, self.pos)?;
-            match pickle::read(&buf) {
-                Ok(p) => {
-                    self.pos += p.consumed as u64;
-                    return Ok(p);
-                }
-                Err(PickleError::Truncated { .. }) if window < cap => {
-                    window = window.saturating_mul(8).min(cap);
-                }
-                Err(PickleError::Truncated { .. }) if cap == self.remaining() => {
-                    return Err(bad(format_args!(
-                        "`{}` member ends inside the pickled {what}",
-                        self.name
-                    )));
-                }
-                Err(e) => {
-                    return Err(bad(format_args!(
-                        "`{}` member, pickled {what}: {e}",
-                        self.name
-                    )))
-                }
+            read_at(self.file, &mut buf, self.pos)?;
+            let partial = pickle::read_lenient(&buf, Limits::default());
+            if matches!(partial.end, Err(PickleError::Truncated { .. })) && window < cap {
+                window = window.saturating_mul(8).min(cap);
+                continue;
+            }
+            break (buf, partial);
+        };
+        let end = match &partial.end {
+            Ok(n) => Ok(*n),
+            Err(PickleError::Truncated { .. }) if cap < self.remaining() => Err(unreadable(
+                format_args!("`{location}`: the pickled {what} runs past the {MAX_PICKLE_BYTES}-byte limit"),
+            )),
+            Err(PickleError::Truncated { .. }) => Err(unreadable(format_args!(
+                "`{location}`: the member ends inside the pickled {what}"
+            ))),
+            // torch's writer pickled side tables with plain protocol-2 opcodes, which this
+            // reader reads as Python does; one it cannot read there is one Python's unpickler
+            // may read otherwise.
+            Err(e) if matches!(self.member, STORAGES | TENSORS) => Err(ambiguous(format_args!(
+                "`{location}`: the pickled {what} cannot be read ({e}), where torch wrote a plain protocol-2 pickle"
+            ))),
+            Err(e) => Err(unreadable(format_args!(
+                "`{location}`: the pickled {what} cannot be read: {e}"
+            ))),
+        };
+        let globals: Vec<Global> = partial
+            .globals
+            .iter()
+            .filter_map(|&id| partial.graph.global(id).cloned())
+            .collect();
+        visit(Visit {
+            location: location.clone(),
+            read_by_torch: self.member != SYS_INFO,
+            partial,
+        });
+        let n = end?;
+        if matches!(self.member, STORAGES | TENSORS) {
+            if let Some((opcode, at)) = unplain_opcode(&buf[..n]) {
+                return Err(ambiguous(format_args!(
+                    "`{location}`: the pickled {what} holds opcode 0x{opcode:02x} at byte {at}, which torch's protocol-2 side tables never hold (a frame could move where Python's unpickler stops)"
+                )));
             }
         }
+        self.pos += n as u64;
+        if !values {
+            return Ok(None);
+        }
+        let decoded =
+            pickle::read(&buf[..n]).map_err(|e| unreadable(format_args!("`{location}`: {e}")))?;
+        Ok(Some((decoded, globals)))
     }
 
-    /// A pickled record count. Python's `range(n)` runs zero times for a negative `n`.
-    fn count(&mut self, what: &str) -> Result<u64, TorchError> {
-        let p = self.pickle(what)?;
-        let n = p.graph.int(p.root).ok_or_else(|| {
-            bad(format_args!(
-                "`{}` member: the {what} is a {}, not an integer",
-                self.name,
-                p.graph.get(p.root).kind()
-            ))
-        })?;
-        Ok(u64::try_from(n).unwrap_or(0))
+    /// A pickle whose values the walk needs.
+    fn values(&mut self, what: &str, visit: &mut dyn FnMut(Visit)) -> Result<Values, Fault> {
+        self.pickle(what, true, visit)?
+            .ok_or_else(|| unreadable(format_args!("the pickled {what} holds no value")))
     }
+
+    /// A pickled record count: a non-negative integer literal, as torch's writer wrote
+    /// `len(...)`. A count computed by a global, or of another type, is ambiguous: torch
+    /// would go on with whatever `range()` makes of it.
+    fn count(&mut self, what: &str, visit: &mut dyn FnMut(Visit)) -> Result<u64, Fault> {
+        let location_index = self.pickles + 1;
+        let (p, globals) = self.values(what, visit)?;
+        let name = self.name();
+        let not = |why: String| {
+            ambiguous(format_args!(
+                "`tar:{name}#{location_index}`: the {what} {why}, where torch writes a number"
+            ))
+        };
+        if let Some(global) = globals.first() {
+            return Err(not(format!(
+                "is computed by `{global}` (the rest of the member cannot be located)"
+            )));
+        }
+        let n = p
+            .graph
+            .int(p.root)
+            .ok_or_else(|| not(format!("is a {}", p.graph.get(p.root).kind())))?;
+        let n = u64::try_from(n).map_err(|_| not(format!("is {n}")))?;
+        if n > MAX_RECORDS {
+            return Err(unreadable(format_args!(
+                "`tar:{name}#{location_index}`: the {what} is {n}, more than the {MAX_RECORDS} ckpt reads"
+            )));
+        }
+        Ok(n)
+    }
+}
+
+/// The first opcode (and its offset) of a side-table pickle that is not one of the plain
+/// protocol-2 opcodes torch's writer produced there (ints, strings, a class, tuples, a list,
+/// memo puts and gets); `None` when every opcode is plain and `STOP` ends `bytes`. Where the
+/// unpickler stops then depends on `STOP` alone: a `FRAME`, which Python's unpickler reads
+/// whole, could carry its position past `STOP` into bytes this walk would take for the next
+/// record.
+fn unplain_opcode(bytes: &[u8]) -> Option<(u8, usize)> {
+    let mut pos = 0usize;
+    let le = |at: usize, n: usize| -> Option<usize> {
+        let b = bytes.get(at..at + n)?;
+        Some(
+            b.iter()
+                .rev()
+                .fold(0usize, |v, &x| (v << 8) | usize::from(x)),
+        )
+    };
+    let line_end = |from: usize| {
+        bytes[from.min(bytes.len())..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|i| from + i + 1)
+    };
+    while let Some(&opcode) = bytes.get(pos) {
+        let arg = pos + 1;
+        let next = match opcode {
+            b'.' => return (arg != bytes.len()).then_some((opcode, pos)),
+            b'(' | b't' | 0x85 | 0x86 | 0x87 | b')' | b']' | b'a' | b'e' | b'N' | 0x88 | 0x89 => {
+                Some(arg)
+            }
+            0x80 | b'K' | b'q' | b'h' => Some(arg + 1),
+            b'M' => Some(arg + 2),
+            b'J' | b'r' | b'j' => Some(arg + 4),
+            0x8a | b'U' => le(arg, 1).map(|n| arg + 1 + n),
+            0x8b | b'X' | b'T' => le(arg, 4).map(|n| arg + 4 + n),
+            b'c' => line_end(arg).and_then(line_end),
+            _ => None,
+        };
+        match next {
+            Some(next) if next <= bytes.len() => pos = next,
+            _ => return Some((opcode, pos)),
+        }
+    }
+    Some((
+        bytes.last().copied().unwrap_or(0),
+        bytes.len().saturating_sub(1),
+    ))
 }
 
 /// A storage, or a view of part of one, as the `storages` member defines it.
@@ -573,36 +878,37 @@ enum Entry {
     Tensor(TensorEntry),
 }
 
-/// Adds `entry` under `key`. torch would let a later record replace an earlier one; no writer
-/// produces two records with one key (keys are `id()`s of live objects), so it is an error.
-fn insert(entries: &mut HashMap<i64, Entry>, key: i64, entry: Entry) -> Result<(), TorchError> {
+/// Adds `entry` under `key`. torch lets a later record replace an earlier one; no writer
+/// produces two records with one key (keys are `id()`s of live objects), so it is ambiguous.
+fn insert(entries: &mut HashMap<i64, Entry>, key: i64, entry: Entry) -> Result<(), Fault> {
     if entries.insert(key, entry).is_some() {
-        return Err(bad(format_args!("key {key} is defined twice")));
+        return Err(ambiguous(format_args!(
+            "key {key} is defined twice (torch keeps the last; its writer wrote each once)"
+        )));
     }
     Ok(())
 }
 
 /// The `storages` member: the root storages (with their records) and the views.
 fn read_storages(
-    file: &File,
-    member: Member,
-    entries: &mut HashMap<i64, Entry>,
-) -> Result<HashMap<StorageKey, LegacyRecord>, TorchError> {
-    let mut region = Region::new(file, member, "storages");
-    let count = region.count("storage count")?;
-    let mut records = HashMap::new();
+    region: &mut Region<'_>,
+    walked: &mut Walk,
+    visit: &mut dyn FnMut(Visit),
+) -> Result<(), Fault> {
+    let count = region.count("storage count", visit)?;
     for _ in 0..count {
-        let header = region.pickle("storage header")?;
+        let header = region.values("storage header", visit)?;
         let (key, location, (class, dtype)) = storage_header(&header)?;
         let header_offset = region.pos;
-        let numel = u64::try_from(region.i64("a storage's element count")?)
-            .map_err(|_| bad(format_args!("storage {key} has a negative element count")))?;
+        let numel = region.i64("a storage's element count")?;
+        let numel = u64::try_from(numel)
+            .map_err(|_| ambiguous(format_args!("storage {key} has a negative element count")))?;
         let nbytes = numel
             .checked_mul(dtype.element_size() as u64)
-            .ok_or_else(|| bad(format_args!("storage {key}'s size overflows")))?;
+            .ok_or_else(|| unreadable(format_args!("storage {key}'s size overflows")))?;
         region.skip(nbytes, &format!("storage {key}'s {nbytes} bytes"))?;
         let root_key = key.to_string();
-        records.insert(
+        walked.records.insert(
             root_key.clone(),
             LegacyRecord {
                 header_offset,
@@ -619,20 +925,20 @@ fn read_storages(
             offset: 0,
             numel,
         };
-        insert(entries, key, Entry::Storage(entry))?;
+        insert(&mut walked.entries, key, Entry::Storage(entry))?;
     }
-    let views = region.pickle("storage view list")?;
+    let views = region.values("storage view list", visit)?;
     for (view_key, root_key, offset, numel) in view_list(&views)? {
-        let root = match entries.get(&root_key) {
+        let root = match walked.entries.get(&root_key) {
             Some(Entry::Storage(root)) => root.clone(),
             _ => {
-                return Err(bad(format_args!(
+                return Err(unreadable(format_args!(
                     "view {view_key} is of unknown storage {root_key}"
                 )))
             }
         };
         let (Ok(offset), Ok(numel)) = (u64::try_from(offset), u64::try_from(numel)) else {
-            return Err(bad(format_args!(
+            return Err(ambiguous(format_args!(
                 "view {view_key} has a negative offset or size"
             )));
         };
@@ -646,101 +952,114 @@ fn read_storages(
             numel,
             ..root
         };
-        insert(entries, view_key, Entry::Storage(entry))?;
+        insert(&mut walked.entries, view_key, Entry::Storage(entry))?;
     }
-    Ok(records)
+    Ok(())
+}
+
+/// The fields of a side-table header pickle: a tuple of literals and classes only, the
+/// classes being the only globals the pickle names (torch's writer pickled the tuple
+/// directly). `None` when it is anything else.
+fn header_fields(p: &Values, arity: usize) -> Option<Vec<&Value>> {
+    let (pickle, globals) = p;
+    let g = &pickle.graph;
+    let items = g.tuple(pickle.root)?;
+    let classes: Vec<&Global> = items.iter().filter_map(|&i| g.global(i)).collect();
+    let only_classes =
+        globals.len() == classes.len() && globals.iter().all(|c| classes.contains(&c));
+    (items.len() == arity && only_classes).then(|| items.iter().map(|&i| g.get(i)).collect())
 }
 
 /// `(key, location, storage_type)`: an int key, a location string, a typed storage class.
-fn storage_header(p: &Pickle) -> Result<(i64, String, (&'static str, DType)), TorchError> {
-    let g = &p.graph;
-    let shape = || bad("a storage header is not a (key, location, storage type) tuple");
-    let items = sequence(g, p.root).ok_or_else(shape)?;
-    let [key, location, class] = items[..] else {
-        return Err(shape());
+fn storage_header(p: &Values) -> Result<(i64, String, (&'static str, DType)), Fault> {
+    let not = || {
+        ambiguous(
+            "a storage header is not a (key, location, storage class) tuple of literals as torch writes it",
+        )
     };
-    let key = g
-        .int(key)
-        .ok_or_else(|| bad("a storage key is not an integer"))?;
-    let location = g
-        .str(location)
-        .ok_or_else(|| bad(format_args!("storage {key}'s location is not a string")))?
-        .to_owned();
-    let class = g
-        .global(class)
-        .ok_or_else(|| bad(format_args!("storage {key}'s type is not a class")))?;
-    Ok((key, location, typed_storage(class)?))
+    let fields = header_fields(p, 3).ok_or_else(not)?;
+    let [Value::Int(key), location, Value::Global(class)] = fields[..] else {
+        return Err(not());
+    };
+    let location = match location {
+        Value::Str(s) => s.clone(),
+        _ => return Err(not()),
+    };
+    Ok((*key, location, typed_storage(class)?))
 }
 
 /// A `torch.<Name>Storage` or `torch.cuda.<Name>Storage` class: its canonical name and dtype.
-fn typed_storage(class: &Global) -> Result<(&'static str, DType), TorchError> {
+fn typed_storage(class: &Global) -> Result<(&'static str, DType), Fault> {
     let known = (class.module == "torch" || class.module == "torch.cuda")
         .then(|| DType::from_storage_class(&class.name))
         .flatten()
         .and_then(|d| d.storage_class().map(|name| (name, d)))
         .filter(|(name, _)| *name == class.name);
-    known.ok_or_else(|| bad(format_args!("unknown storage type `{class}`")))
+    known.ok_or_else(|| ambiguous(format_args!("unknown storage type `{class}`")))
 }
 
-/// The items of a tuple or list node.
-fn sequence(g: &Graph, id: NodeId) -> Option<Vec<NodeId>> {
-    match g.get(id) {
-        Value::Tuple(items) | Value::List(items) => Some(items.clone()),
-        _ => None,
-    }
-}
-
-/// The `[(view_key, root_key, offset, numel), …]` list, all integers.
-fn view_list(p: &Pickle) -> Result<Vec<(i64, i64, i64, i64)>, TorchError> {
-    let g = &p.graph;
-    let items = sequence(g, p.root).ok_or_else(|| bad("the storage view list is not a list"))?;
+/// The `[(view_key, root_key, offset, numel), …]` list, all integer literals.
+fn view_list(p: &Values) -> Result<Vec<(i64, i64, i64, i64)>, Fault> {
+    let (pickle, globals) = p;
+    let g = &pickle.graph;
+    let not = || {
+        ambiguous("the storage view list is not a list of (view key, root key, offset, size) integer tuples")
+    };
+    let items = match g.get(pickle.root) {
+        Value::List(items) if globals.is_empty() => items,
+        _ => return Err(not()),
+    };
     items
-        .into_iter()
-        .map(|item| {
-            let fields = sequence(g, item)
+        .iter()
+        .map(|&item| {
+            let fields = g
+                .tuple(item)
                 .and_then(|f| f.iter().map(|&x| g.int(x)).collect::<Option<Vec<_>>>());
             match fields.as_deref() {
                 Some(&[view, root, offset, numel]) => Ok((view, root, offset, numel)),
-                _ => Err(bad(
-                    "a storage view is not a (view key, root key, offset, size) tuple of integers",
-                )),
+                _ => Err(not()),
             }
         })
         .collect()
 }
 
-/// The `tensors` member: every tensor's storage and geometry.
+/// The `tensors` member: every tensor's storage and geometry. With `validate`, each tensor
+/// is checked against the storages read (skipped when `storages` could not be read).
 fn read_tensors(
-    file: &File,
-    member: Member,
-    entries: &mut HashMap<i64, Entry>,
-) -> Result<(), TorchError> {
-    let mut region = Region::new(file, member, "tensors");
-    let count = region.count("tensor count")?;
+    region: &mut Region<'_>,
+    walked: &mut Walk,
+    validate: bool,
+    visit: &mut dyn FnMut(Visit),
+) -> Result<(), Fault> {
+    let count = region.count("tensor count", visit)?;
     for _ in 0..count {
-        let header = region.pickle("tensor header")?;
+        let header = region.values("tensor header", visit)?;
         let (key, storage_key) = tensor_header(&header)?;
-        let storage = match entries.get(&storage_key) {
-            Some(Entry::Storage(s)) => s.clone(),
-            _ => {
-                return Err(bad(format_args!(
-                    "tensor {key} refers to storage {storage_key}, which is not in `storages`"
-                )))
-            }
-        };
+        // torch: `struct.unpack("<i", ...)`, then a negative count fails `"<{ndim}q"`.
         let ndim = u64::try_from(region.i32("a tensor's dimension count")?)
-            .map_err(|_| bad(format_args!("tensor {key} has a negative dimension count")))?;
+            .map_err(|_| unreadable(format_args!("tensor {key} has a negative dimension count")))?;
         region.skip(4, "a tensor's padding")?;
         let geometry = ndim
             .checked_mul(16)
             .and_then(|n| n.checked_add(8))
             .filter(|&n| n <= region.remaining())
             .ok_or_else(|| {
-                bad(format_args!(
+                unreadable(format_args!(
                     "`tensors` member ends inside tensor {key}'s {ndim} dimensions"
                 ))
             })?;
         let bytes = region.bytes(geometry, "a tensor's sizes and strides")?;
+        if !validate {
+            continue;
+        }
+        let storage = match walked.entries.get(&storage_key) {
+            Some(Entry::Storage(s)) => s.clone(),
+            _ => {
+                return Err(unreadable(format_args!(
+                    "tensor {key} refers to storage {storage_key}, which is not in `storages`"
+                )))
+            }
+        };
         let ints: Vec<i64> = bytes
             .chunks_exact(8)
             .map(|c| {
@@ -752,27 +1071,27 @@ fn read_tensors(
         let n = ints.len() / 2;
         let (size, stride, offset) = (&ints[..n], &ints[n..2 * n], ints[2 * n]);
         let tensor = tensor_entry(key, storage, size, stride, offset)?;
-        insert(entries, key, Entry::Tensor(tensor))?;
+        insert(&mut walked.entries, key, Entry::Tensor(tensor))?;
     }
     Ok(())
 }
 
-/// `(key, storage_key, tensor_type)`: the two keys. The tensor type is not used (torch takes
-/// the dtype from the storage).
-fn tensor_header(p: &Pickle) -> Result<(i64, i64), TorchError> {
-    let g = &p.graph;
-    let shape = || bad("a tensor header is not a (key, storage key, tensor type) tuple");
-    let items = sequence(g, p.root).ok_or_else(shape)?;
-    let [key, storage, _] = items[..] else {
-        return Err(shape());
+/// `(key, storage_key, tensor_type)`: the two keys, and a `torch` tensor class, which torch
+/// unpickles and ignores (it takes the dtype from the storage).
+fn tensor_header(p: &Values) -> Result<(i64, i64), Fault> {
+    let not = || {
+        ambiguous("a tensor header is not a (key, storage key, tensor class) tuple of literals as torch writes it")
     };
-    let key = g
-        .int(key)
-        .ok_or_else(|| bad("a tensor key is not an integer"))?;
-    let storage = g
-        .int(storage)
-        .ok_or_else(|| bad(format_args!("tensor {key} has no storage key")))?;
-    Ok((key, storage))
+    let fields = header_fields(p, 3).ok_or_else(not)?;
+    match fields[..] {
+        [Value::Int(key), Value::Int(storage), Value::Global(class)]
+            if (class.module == "torch" || class.module == "torch.cuda")
+                && class.name.ends_with("Tensor") =>
+        {
+            Ok((*key, *storage))
+        }
+        _ => Err(not()),
+    }
 }
 
 /// Checks a tensor's geometry the way `Tensor.set_` does (non-negative sizes, strides and
@@ -783,10 +1102,10 @@ fn tensor_entry(
     size: &[i64],
     stride: &[i64],
     offset: i64,
-) -> Result<TensorEntry, TorchError> {
+) -> Result<TensorEntry, Fault> {
     let negative = size.iter().chain(stride).any(|&v| v < 0) || offset < 0;
     if negative {
-        return Err(bad(format_args!(
+        return Err(ambiguous(format_args!(
             "tensor {key} has a negative size, stride or offset"
         )));
     }
@@ -808,11 +1127,15 @@ fn tensor_entry(
                 stride: stride.to_vec(),
             })
         }
-        _ => Err(bad(format_args!(
+        _ => Err(unreadable(format_args!(
             "tensor {key} (size {size:?}, stride {stride:?}, offset {offset}) does not fit in its storage of {} elements",
             storage.numel
         ))),
     }
+}
+
+fn bad(what: impl Display) -> TorchError {
+    unreadable(what).into()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1016,9 +1339,9 @@ mod tests {
             bytes[m.offset as usize..(m.offset + m.size) as usize].to_vec()
         };
         HashMap::from([
-            ("pickle", data(found.pickle)),
-            ("tensors", data(found.tensors)),
-            ("storages", data(found.storages)),
+            ("pickle", data(found.0[PICKLE])),
+            ("tensors", data(found.0[TENSORS])),
+            ("storages", data(found.0[STORAGES])),
         ])
     }
 
@@ -1111,7 +1434,7 @@ mod tests {
         let mut file = tempfile::tempfile().expect("temp file");
         file.write_all(&bytes).expect("write");
         let last = members(&file, bytes.len() as u64).expect("members");
-        let storages = last.storages.expect("storages");
+        let storages = last.0[STORAGES].expect("storages");
         // Past the last member's padded data only the closing zero blocks go: tarfile, and
         // torch, still read such a file.
         let data_end = (storages.offset + storages.size).div_ceil(512) * 512;
@@ -1147,60 +1470,469 @@ mod tests {
         assert!(!m["storages"].is_empty());
     }
 
-    #[test]
-    fn pax_and_gnu_long_name_headers_are_followed() {
+    /// A member to build: header name, typeflag, data.
+    type TarMember<'a> = (&'a str, u8, Vec<u8>);
+
+    /// `os.system("true")`, pickled.
+    const EVIL: &[u8] = b"\x80\x02cos\nsystem\nX\x04\x00\x00\x00true\x85R.";
+
+    /// Scans `bytes` as `ckpt scan` does.
+    fn scan_bytes(bytes: &[u8]) -> crate::security::FileScan {
+        let mut file = tempfile::tempfile().expect("temp file");
+        file.write_all(bytes).expect("write");
+        let allowed = crate::security::AllowList::default();
+        crate::security::scan_open(std::path::Path::new("t.tar"), &file, &allowed)
+    }
+
+    /// The file is refused as ambiguous: the scan calls it dangerous through an evasion
+    /// (never clean, never unreadable), and the loader refuses it.
+    fn assert_ambiguous(bytes: &[u8], case: &str) -> crate::security::FileScan {
+        let scan = scan_bytes(bytes);
+        assert_eq!(
+            scan.status(),
+            crate::security::Status::Dangerous,
+            "{case}: {:?}",
+            scan.issues
+        );
+        assert!(
+            scan.issues
+                .iter()
+                .any(|i| i.severity == crate::security::Severity::Evasion),
+            "{case}: {:?}",
+            scan.issues
+        );
+        let err = parse_bytes(bytes).expect_err(case).to_string();
+        assert!(err.contains("ambiguous"), "{case}: {err}");
+        scan
+    }
+
+    /// A tar of the fixture's members with `pickle` replaced by `object` and `extra`
+    /// members (header name, typeflag, data) inserted before it.
+    fn with_members(extra: &[(&str, u8, Vec<u8>)], object: &[u8]) -> Vec<u8> {
         let m = fixture_members();
-        let tar = build_tar(&[
-            ("pax_global_header", b'g', pax("comment", "hello")),
-            ("PaxHeaders/sys_info", b'x', pax("mtime", "1483228800.5")),
-            ("sys_info", b'0', b"\x80\x02}q\x00.".to_vec()),
-            ("PaxHeaders/x", b'x', pax("path", "pickle")),
-            ("a-name-the-pax-header-replaces", b'0', m["pickle"].clone()),
-            ("././@LongLink", b'L', b"tensors\0".to_vec()),
-            ("tensor", b'0', m["tensors"].clone()),
-            (
-                "PaxHeaders/storages",
-                b'x',
-                [
-                    pax("size", &m["storages"].len().to_string()),
-                    pax("uname", "x"),
-                ]
-                .concat(),
-            ),
+        let mut members = vec![("sys_info", b'0', b"\x80\x02}.".to_vec())];
+        members.extend(extra.iter().cloned());
+        members.extend([
+            ("pickle", b'0', object.to_vec()),
+            ("tensors", b'0', m["tensors"].clone()),
             ("storages", b'0', m["storages"].clone()),
         ]);
-        let ckpt = parse_bytes(&tar).expect("parse");
-        check_fixture_facts(&ckpt);
+        build_tar(&members)
     }
 
     #[test]
-    fn the_last_member_of_a_name_wins_and_members_must_be_regular() {
+    fn the_layouts_python_writes_are_read() {
+        // Python 3's `tar.add` of a temporary file: a PAX header for the float mtime, a long
+        // user name; a PAX size for a member past 8 GiB (here any); `hdrcharset=BINARY`.
         let m = fixture_members();
-        let mut members = vec![
-            ("pickle", b'0', b"garbage".to_vec()),
+        let tar = build_tar(&[
+            (PAX_HEADER_NAME, b'x', pax("mtime", "1483228800.123456")),
+            ("sys_info", b'0', b"\x80\x02}q\x00.".to_vec()),
+            (
+                PAX_HEADER_NAME,
+                b'x',
+                [
+                    pax("hdrcharset", "BINARY"),
+                    pax("uname", "a-user-name-longer-than-32-bytes-x"),
+                ]
+                .concat(),
+            ),
+            ("pickle", b'0', m["pickle"].clone()),
+            (
+                PAX_HEADER_NAME,
+                b'x',
+                [
+                    pax("mtime", "1"),
+                    pax("size", &m["tensors"].len().to_string()),
+                ]
+                .concat(),
+            ),
+            ("tensors", b'0', m["tensors"].clone()),
+            ("storages", b'0', m["storages"].clone()),
+        ]);
+        check_fixture_facts(&parse_bytes(&tar).expect("parse"));
+        assert_eq!(scan_bytes(&tar).status(), crate::security::Status::Clean);
+        // What follows the end-of-archive zero block is never read by `tarfile`.
+        let mut tail = fixture();
+        tail.extend_from_slice(b"anything at all");
+        check_fixture_facts(&parse_bytes(&tail).expect("parse"));
+    }
+
+    #[test]
+    fn header_precedence_tricks_are_ambiguous() {
+        // Each names a payload `pickle` through a header `tarfile` applies; torch 2.13 loads
+        // each of them and reaches `os.system`.
+        let x = |records: Vec<u8>| (PAX_HEADER_NAME, b'x', records);
+        let cases: Vec<(&str, Vec<TarMember>)> = vec![
+            (
+                "nested PAX",
+                vec![
+                    x(pax("path", "pickle")),
+                    x(pax("mtime", "1")),
+                    ("decoy", b'0', EVIL.to_vec()),
+                ],
+            ),
+            (
+                "PAX path",
+                vec![x(pax("path", "pickle")), ("decoy", b'0', EVIL.to_vec())],
+            ),
+            (
+                "GNU long name with PAX",
+                vec![
+                    x(pax("mtime", "1")),
+                    ("././@LongLink", b'L', b"pickle\0".to_vec()),
+                    ("decoy", b'0', EVIL.to_vec()),
+                ],
+            ),
+            (
+                "GNU.sparse.name",
+                vec![
+                    x(pax("GNU.sparse.name", "pickle")),
+                    ("decoy", b'0', EVIL.to_vec()),
+                ],
+            ),
+            (
+                "global header",
+                vec![("pax_global_header", b'g', pax("path", "pickle"))],
+            ),
+            (
+                "PAX under another name",
+                vec![("PaxHeaders/x", b'x', pax("mtime", "1"))],
+            ),
+        ];
+        for (case, extra) in cases {
+            let tar = with_members(&extra, b"\x80\x02}.");
+            assert_ambiguous(&tar, case);
+        }
+        // PAX records hidden in the block padding after the declared size: Python 3.11 parses
+        // them, later versions stop at the NUL.
+        let record = pax("path", "pickle");
+        let mut tar = with_members(
+            &[x(pax("mtime", "1")), ("decoy", b'0', EVIL.to_vec())],
+            b"\x80\x02}.",
+        );
+        let at = 512 + 512 + 512 + pax("mtime", "1").len();
+        tar[at] = 0;
+        tar[at + 1..at + 1 + record.len()].copy_from_slice(&record);
+        assert_ambiguous(&tar, "PAX padding");
+        // A PAX header followed by no member.
+        let mut tar = build_tar(&[("sys_info", b'0', b"\x80\x02}.".to_vec())]);
+        let end = tar.len() - 1024;
+        tar.truncate(end);
+        tar.extend(build_tar(&[x(pax("mtime", "1"))]));
+        let walked = walk_bytes(&tar);
+        assert!(matches!(walked, Err(Fault::Ambiguous(_))), "{walked:?}");
+    }
+
+    fn walk_bytes(bytes: &[u8]) -> Result<Walk, Fault> {
+        let mut file = tempfile::tempfile().expect("temp file");
+        file.write_all(bytes).expect("write");
+        walk(&file, bytes.len() as u64, false, &mut |_| {})
+    }
+
+    #[test]
+    fn numbers_python_reads_but_torch_never_wrote_are_ambiguous() {
+        // `tarfile.nti`: `int(field, 8)` takes a prefix, underscores, a sign, `\x1c`-`\x1f`
+        // as whitespace; it rejects what is not ASCII (a no-break space, which Rust's
+        // `trim` would strip). All of them are refused.
+        let fields: [(&str, std::ops::Range<usize>, &[u8]); 6] = [
+            ("0o0", 100..108, b"0o0\0\0\0\0\0"),
+            ("0_644", 100..108, b"0_644\0\0\0"),
+            ("trailing \\x1c", 100..108, b"0000644\x1c"),
+            ("sign", 100..108, b"+0000644"),
+            ("no-break space", 100..108, "\u{a0}00644\0".as_bytes()),
+            ("base-256 size", 124..136, b"\x80\0\0\0\0\0\0\0\0\0\0\x05"),
+        ];
+        for (case, range, value) in fields {
+            for member in [0, 1] {
+                let mut tar = with_members(&[], EVIL);
+                let at = member * 1024;
+                tar[at + range.start..at + range.end].copy_from_slice(value);
+                set_checksum(&mut tar[at..at + 512]);
+                assert_ambiguous(&tar, case);
+            }
+        }
+        // A PAX size must be plain decimal (Python's `int()` also reads `1_024`, ` 1024`,
+        // full-width digits).
+        for size in ["1_024", " 1024", "\u{ff11}\u{ff10}", "+10", ""] {
+            let tar = with_members(&[(PAX_HEADER_NAME, b'x', pax("size", size))], b"\x80\x02}.");
+            // The PAX header applies to `pickle`, inserted right after it.
+            assert_ambiguous(&tar, size);
+        }
+        // `tarfile`'s reading of a number field, which `is_tar` uses.
+        for (field, value) in [
+            (&b"0000644\0"[..], Some(0o644)),
+            (b"0o17\0\0\0\0", Some(0o17)),
+            (b"0O_17\0\0\0", Some(0o17)),
+            (b"0_644\0\0\0", Some(0o644)),
+            (b"\x1c644 \0\0\0", Some(0o644)),
+            (b" \t-7\0\0\0\0", Some(-7)),
+            (b"\0\0\0\0\0\0\0\0", Some(0)),
+            (b"   \0\0\0\0\0", Some(0)),
+            (b"_644\0\0\0\0", None),
+            (b"644_\0\0\0\0", None),
+            (b"6__4\0\0\0\0", None),
+            (b"0x17\0\0\0\0", None),
+            (b"0o\0\0\0\0\0\0", None),
+            (b"- 7\0\0\0\0\0", None),
+            (b"8\0\0\0\0\0\0\0", None),
+            ("\u{a0}644\0\0\0".as_bytes(), None),
+            (b"\x80\0\0\0\0\0\x01\x00", Some(256)),
+            (b"\xff\xff\xff\xff\xff\xff\xff\xff", Some(-1)),
+        ] {
+            assert_eq!(tarfile_number(field), value, "{}", field.escape_ascii());
+        }
+    }
+
+    #[test]
+    fn members_tarfile_would_extract_as_files_are_ambiguous() {
+        // torch 2.13 extracts each of these as `pickle` and unpickles it: an unknown type
+        // (`Z`) and a contiguous file (`7`) are regular files to `tarfile`, a hard link copies
+        // its target, `\0` is a regular file unless the name ends in `/`.
+        for typeflag in [b'Z', b'7', b'\0', b'1', b'2', b'5', b'S', b'K', b'X'] {
+            let tar = with_members(&[], EVIL);
+            let mut tar = tar;
+            tar[1024 + 156] = typeflag;
+            set_checksum(&mut tar[1024..1536]);
+            assert_ambiguous(&tar, &format!("type {}", [typeflag].escape_ascii()));
+        }
+        // Names torch's writer never used: a directory by trailing slash, a link target, a
+        // name `tarfile`'s lookup normalises to `pickle`.
+        for name in ["pickle/", "payload", "./pickle", "a/../pickle"] {
+            let tar = with_members(&[(name, b'0', EVIL.to_vec())], b"\x80\x02}.");
+            assert_ambiguous(&tar, name);
+        }
+        // A ustar prefix.
+        let mut tar = with_members(&[], EVIL);
+        tar[1024 + 345] = b'.';
+        set_checksum(&mut tar[1024..1536]);
+        assert_ambiguous(&tar, "prefix");
+    }
+
+    #[test]
+    fn duplicate_and_missing_members() {
+        let m = fixture_members();
+        let members = vec![
+            ("pickle", b'0', EVIL.to_vec()),
             ("pickle", b'0', m["pickle"].clone()),
             ("tensors", b'0', m["tensors"].clone()),
             ("storages", b'0', m["storages"].clone()),
         ];
-        check_fixture_facts(&parse_bytes(&build_tar(&members)).expect("parse"));
-        members.push(("pickle", b'5', Vec::new()));
-        let err = parse_bytes(&build_tar(&members))
-            .expect_err("directory")
-            .to_string();
-        assert!(err.contains("not a regular file"), "{err}");
-        members.truncate(2);
-        let err = parse_bytes(&build_tar(&members))
-            .expect_err("missing")
-            .to_string();
-        assert!(err.contains("no `storages` member"), "{err}");
+        assert_ambiguous(&build_tar(&members), "two `pickle` members");
+        // Without `pickle`: torch raises KeyError after reading the side tables. Unreadable,
+        // and the side tables' pickles are still scanned.
+        let tar = build_tar(&members[2..]);
+        let err = parse_bytes(&tar).expect_err("missing").to_string();
+        assert!(err.contains("no `pickle` member"), "{err}");
+        let scan = scan_bytes(&tar);
+        assert_eq!(scan.status(), crate::security::Status::Unreadable);
+        assert_eq!(scan.pickles.len(), 5 + 5);
+        // A stray header-sized block after the last member.
+        let mut tar = fixture();
+        let end = members_of(&tar).0[STORAGES].map(|s| (s.offset + s.size).div_ceil(512) * 512);
+        let end = end.expect("storages") as usize;
+        tar[end] = b'x';
+        assert_ambiguous(&tar, "stray block");
+    }
+
+    fn members_of(bytes: &[u8]) -> Members {
+        let mut file = tempfile::tempfile().expect("temp file");
+        file.write_all(bytes).expect("write");
+        members(&file, bytes.len() as u64).expect("members")
     }
 
     #[test]
-    fn a_bad_first_header_is_an_error() {
-        let mut bytes = fixture();
-        bytes[0] ^= 1;
-        let err = parse_bytes(&bytes).expect_err("bad checksum").to_string();
-        assert!(err.contains("bad checksum"), "{err}");
+    fn is_tar_takes_every_first_block_tarfile_takes() {
+        let mut block = header("sys_info", 0, b'0');
+        assert!(is_tar(&block));
+        // Checksum fields `tarfile` reads: with a prefix, underscores, signed sums.
+        let sum = checksums(&block)[0];
+        for text in [
+            format!("0o{sum:o}"),
+            format!("{sum:o}\x1c"),
+            format!("+{sum:o}"),
+        ] {
+            block[148..156].copy_from_slice(format!("{text:\0<8}").as_bytes());
+            assert!(is_tar(&block), "{text}");
+        }
+        block[148..156].copy_from_slice(b"0000000\0");
+        assert!(!is_tar(&block));
+        assert!(!is_tar(&[0u8; 512]));
+        assert!(!is_tar(&header("sys_info", 0, b'0')[..511]));
+    }
+
+    #[test]
+    fn tar_legacy_polyglots_are_ambiguous() {
+        // The first block is a header `tarfile` takes, but a number field it rejects: torch
+        // falls back to the legacy stream at byte 0, whose first pickle is a payload.
+        let mut block = header("x", 0, b'0');
+        block[..100].fill(0);
+        block[..EVIL.len()].copy_from_slice(EVIL);
+        block[100..108].copy_from_slice(b"9999999\0");
+        set_checksum(&mut block);
+        let mut file = block.to_vec();
+        file.resize(2048, 0);
+        assert!(is_tar(&file));
+        let scan = assert_ambiguous(&file, "polyglot");
+        assert!(scan.paths_of(crate::security::Class::Dangerous) == ["os.system"]);
+        // A first block `tarfile` rejects outright (its checksum field is not a number) is a
+        // legacy stream to both.
+        block[148..156].copy_from_slice(b"9999999\0");
+        assert!(!is_tar(&block));
+    }
+
+    #[test]
+    fn side_table_pickles_torch_never_wrote_are_ambiguous() {
+        // Python's unpickler reads a FRAME whole: this count's frame runs 8 bytes past its
+        // STOP, so torch would read the view list from there. The walk cannot follow it.
+        let frame = [8u8 + 3, 0, 0, 0, 0, 0, 0, 0];
+        let count = [
+            b"\x80\x02\x95".as_slice(),
+            &frame,
+            b"K\x00.",
+            b"\x80\x02].\0\0\0",
+        ]
+        .concat();
+        let storages = [count.as_slice(), b"\x80\x02]."].concat();
+        let tar = build_tar(&[
+            ("pickle", b'0', b"\x80\x02}.".to_vec()),
+            ("tensors", b'0', b"\x80\x02K\x00.".to_vec()),
+            ("storages", b'0', storages),
+        ]);
+        let scan = assert_ambiguous(&tar, "frame");
+        assert!(
+            scan.issues.iter().any(|i| i.message.contains("0x95")),
+            "{:?}",
+            scan.issues
+        );
+        // A text INT Python reads as `int(text, 0)`: not what torch wrote, whether or not
+        // this reader reads it.
+        let tar = build_tar(&[
+            ("pickle", b'0', b"\x80\x02}.".to_vec()),
+            ("tensors", b'0', b"I0xb\n.".to_vec()),
+            ("storages", b'0', b"\x80\x02K\x00.\x80\x02].".to_vec()),
+        ]);
+        assert_ambiguous(&tar, "text INT");
+        // A member that ends inside a pickle: torch fails too.
+        let tar = build_tar(&[
+            ("pickle", b'0', b"\x80\x02}.".to_vec()),
+            ("tensors", b'0', b"\x80\x02K".to_vec()),
+            ("storages", b'0', b"\x80\x02K\x00.\x80\x02].".to_vec()),
+        ]);
+        assert_eq!(
+            scan_bytes(&tar).status(),
+            crate::security::Status::Unreadable
+        );
+        assert_eq!(unplain_opcode(b"\x80\x02K\x00."), None);
+        assert_eq!(unplain_opcode(b"\x80\x02K\x00.."), Some((b'.', 4)));
+        assert_eq!(
+            unplain_opcode(b"\x80\x02cos\nsystem\n)R."),
+            Some((b'R', 14))
+        );
+    }
+
+    #[test]
+    fn every_pickle_of_the_side_tables_is_scanned() {
+        let locations: Vec<String> = scan_bytes(&fixture())
+            .pickles
+            .iter()
+            .map(|p| p.location.clone())
+            .collect();
+        let want: Vec<String> = ["tar:sys_info"]
+            .into_iter()
+            .map(String::from)
+            .chain((1..=5).map(|i| format!("tar:storages#{i}")))
+            .chain((1..=5).map(|i| format!("tar:tensors#{i}")))
+            .chain(["tar:pickle".to_string()])
+            .collect();
+        assert_eq!(locations, want);
+        // A payload in each later pickle (torch 2.13 reaches every one; the tensor type
+        // in a tensor header is unpickled and ignored, so that file loads).
+        let call = b"cos\nsystem\nX\x04\x00\x00\x00true\x85R";
+        let tuple = |items: &[&[u8]]| [b"\x80\x02(".as_slice(), &items.concat(), b"t."].concat();
+        let storage = |key: u8| {
+            tuple(&[
+                &[b'K', key],
+                b"X\x03\x00\x00\x00cpu",
+                b"ctorch\nFloatStorage\n",
+            ])
+        };
+        let m = fixture_members();
+        let two_storages = |second: Vec<u8>, views: &[u8]| {
+            [
+                b"\x80\x02K\x02.".to_vec(),
+                storage(1),
+                1i64.to_le_bytes().to_vec(),
+                vec![0; 4],
+                second,
+                1i64.to_le_bytes().to_vec(),
+                vec![0; 4],
+                views.to_vec(),
+            ]
+            .concat()
+        };
+        let tensor_header = tuple(&[b"K\x0b", b"K\x01", call]);
+        let one_tensor = [
+            b"\x80\x02K\x01.".to_vec(),
+            tensor_header,
+            1i32.to_le_bytes().to_vec(),
+            vec![0; 4],
+            [1i64, 1, 0].iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ]
+        .concat();
+        let benign_views = b"\x80\x02].";
+        let cases: Vec<(&str, Vec<u8>, Vec<u8>)> = vec![
+            (
+                "tar:storages#3",
+                two_storages(
+                    tuple(&[b"K\x02", call, b"ctorch\nFloatStorage\n"]),
+                    benign_views,
+                ),
+                m["tensors"].clone(),
+            ),
+            (
+                "tar:storages#4",
+                two_storages(storage(2), &[b"\x80\x02]".as_slice(), call, b"a."].concat()),
+                m["tensors"].clone(),
+            ),
+            (
+                "tar:storages#1",
+                [b"\x80\x02".as_slice(), call, b".", benign_views].concat(),
+                m["tensors"].clone(),
+            ),
+            (
+                "tar:tensors#2",
+                two_storages(storage(2), benign_views),
+                one_tensor.clone(),
+            ),
+            (
+                "tar:tensors#1",
+                two_storages(storage(2), benign_views),
+                [b"\x80\x02".as_slice(), call, b"."].concat(),
+            ),
+        ];
+        for (location, storages, tensors) in cases {
+            let tar = build_tar(&[
+                ("pickle", b'0', b"\x80\x02}.".to_vec()),
+                ("tensors", b'0', tensors),
+                ("storages", b'0', storages),
+            ]);
+            let scan = scan_bytes(&tar);
+            assert_eq!(
+                scan.status(),
+                crate::security::Status::Dangerous,
+                "{location}"
+            );
+            let found = scan.pickles.iter().find(|p| p.location == location);
+            let names: Vec<&str> = found
+                .map(|p| p.globals.iter().map(|g| g.path.as_str()).collect())
+                .unwrap_or_default();
+            assert!(
+                names.contains(&"os.system"),
+                "{location}: {:?}",
+                scan.pickles
+            );
+        }
     }
 
     /// Pickles the graph `build` makes.
