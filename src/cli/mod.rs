@@ -110,7 +110,7 @@ enum Command {
 }
 
 /// Runs `ckpt` with the process's arguments: parses them (printing help or a usage error and
-/// exiting as clap does), handles interrupts ([`crate::interrupt`]: Ctrl-C removes the
+/// exiting as clap does), handles interrupts (Ctrl-C removes the
 /// output being written and exits 130), runs the command, and on failure prints one line,
 /// `ckpt: error: FILE: message`, and returns failure (status 1). `ckpt scan` exits with its own
 /// status (0 clean, 1 dangerous, 2 unreadable) and does not return.

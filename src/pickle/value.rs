@@ -382,7 +382,7 @@ impl Graph {
     /// (a dict). The object then reads, and is written back, as `OrderedDict()` followed by
     /// `SETITEMS` of the same pairs in the same order: the same value to Python.
     ///
-    /// Only objects of [`ITEMS_FIRST_ARGUMENT`] classes with no items of their own and exactly
+    /// Only `OrderedDict` and `Counter` objects with no items of their own and exactly
     /// one argument that is such a sequence or dict are changed; the argument node itself
     /// (which the memo may share) is left as it is.
     pub fn fold_mapping_constructors(&mut self) {
