@@ -7,7 +7,8 @@ use clap::Args as ClapArgs;
 use serde_json::json;
 
 use crate::security::{
-    render, scan_dcp, scan_file, scan_tree, AllowError, AllowList, FileScan, Status,
+    render, scan_dcp, scan_dcp_member, scan_file, scan_tree, AllowError, AllowList, FileScan,
+    Status,
 };
 use crate::torch::dcp::is_dcp;
 
@@ -61,7 +62,7 @@ fn scan_arg(path: &Path, allowed: &AllowList) -> Scanned {
         }
     } else {
         Scanned {
-            scans: vec![scan_file(path, allowed)],
+            scans: scan_dcp_member(path, allowed).unwrap_or_else(|| vec![scan_file(path, allowed)]),
             folder: None,
         }
     }

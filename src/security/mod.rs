@@ -24,5 +24,5 @@ pub use rules::DANGEROUS;
 pub use scan::{
     scan_file, scan_open, scan_zip_at, FileScan, GlobalUse, Issue, PickleScan, Severity, Status,
 };
-pub use scan_dcp::scan_dcp;
+pub use scan_dcp::{scan_dcp, scan_dcp_member};
 pub use scan_tree::{scan_tree, TreeScan, CHECKPOINT_EXTENSIONS};

@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::Path;
 
-use crate::torch::dcp::{Folder, METADATA_FILE};
+use crate::torch::dcp::{is_dcp, Folder, METADATA_FILE};
 
 use super::classify::AllowList;
-use super::scan::{scan_file, scan_open, scan_zip_at, FileScan, Issue, Severity};
+use super::scan::{scan_file, scan_open, scan_zip_at, FileScan, Issue, Severity, Status};
 
 /// The `format` of a `.distcp` file's scan: concatenated `torch.save` zips.
 pub const DISTCP_FORMAT: &str = "distcp";
@@ -89,6 +89,32 @@ pub fn scan_dcp(dir: &Path, allowed: &AllowList) -> Vec<FileScan> {
     scans
 }
 
+/// Scans one file of a DCP folder as the folder's readers read it: the stored items its
+/// `.metadata` places in it, each by the zip rule. `None` when `path` is not a file the
+/// `.metadata` beside it names. A shard file is several `torch.save` zips back to back,
+/// which nothing reads as one archive (`torch.load` of the file alone would find the last
+/// item's directory records): judged alone it is ambiguous, judged as DCP reads it, it is
+/// its items. When `.metadata` is not clean its scan comes first, so nothing is hidden.
+pub fn scan_dcp_member(path: &Path, allowed: &AllowList) -> Option<Vec<FileScan>> {
+    let name = path.file_name()?;
+    let dir = match path.parent() {
+        Some(p) if p.as_os_str().is_empty() => Path::new("."),
+        Some(p) => p,
+        None => return None,
+    };
+    if name == METADATA_FILE || !path.is_file() || !is_dcp(dir) {
+        return None;
+    }
+    let mut scans = scan_dcp(dir, allowed).into_iter();
+    let metadata = scans.next()?;
+    let mut member = scans.find(|s| s.path.file_name() == Some(name))?;
+    member.path = path.to_owned();
+    Some(match metadata.status() {
+        Status::Clean => vec![member],
+        _ => vec![metadata, member],
+    })
+}
+
 fn unreadable(location: &str, message: String) -> Issue {
     Issue {
         location: location.to_owned(),
@@ -136,6 +162,35 @@ mod tests {
             assert!(scan.pickles.len() > 1, "one pickle per stored item");
             assert!(scan.pickles.iter().all(|p| p.location.contains('@')));
         }
+    }
+
+    #[test]
+    fn a_shard_file_alone_is_scanned_as_its_folder_reads_it() {
+        let dir = copy();
+        let shard = dir.path().join("__1_0.distcp");
+        let scans = scan_dcp_member(&shard, &AllowList::default()).expect("a DCP member");
+        assert_eq!(names(&scans), ["__1_0.distcp"]);
+        assert_eq!(scans[0].status(), Status::Clean, "{:?}", scans[0].issues);
+        assert_eq!(scans[0].path, shard);
+        // Outside its folder the shard is several zips back to back: not a member any more.
+        let alone = tempfile::tempdir().unwrap();
+        let moved = alone.path().join("__1_0.distcp");
+        fs::copy(&shard, &moved).unwrap();
+        assert!(scan_dcp_member(&moved, &AllowList::default()).is_none());
+        assert!(scan_dcp_member(&dir.path().join(METADATA_FILE), &AllowList::default()).is_none());
+    }
+
+    #[test]
+    fn a_shard_beside_metadata_that_names_no_items_is_scanned_alone() {
+        let dir = copy();
+        fs::write(
+            dir.path().join(METADATA_FILE),
+            b"\x80\x02cos\nsystem\nX\x04\x00\x00\x00trueq\x00\x85R.",
+        )
+        .unwrap();
+        let shard = dir.path().join("__0_0.distcp");
+        // The metadata names no items now: the shard is no member, and is scanned alone.
+        assert!(scan_dcp_member(&shard, &AllowList::default()).is_none());
     }
 
     #[test]
