@@ -386,7 +386,16 @@ impl Scanner<'_> {
             let local = match zip_read::read_local_header(r, entry.header_offset, len) {
                 Ok(local) => local,
                 Err(reason) => {
-                    self.issue(unreadable(&location, reason));
+                    // The directory itself is sound (miniz accepted it), so this is no
+                    // truncation: torch reads the record only if it asks for it by name, and
+                    // no writer makes a local header it cannot read. Ambiguous.
+                    self.issue(Issue {
+                        location: location.clone(),
+                        severity: Severity::Evasion,
+                        message: format!(
+                            "{reason}, under an intact central directory (no zip writer makes this; torch reads the record only through the directory)"
+                        ),
+                    });
                     continue;
                 }
             };
@@ -913,6 +922,26 @@ mod tests {
         out.extend(header);
         out.extend_from_slice(&1f32.to_le_bytes());
         out
+    }
+
+    #[test]
+    fn an_unreadable_local_header_under_an_intact_directory_is_ambiguous_not_unreadable() {
+        // Found by the oracle fuzz: a record torch never reads (its name's case changed)
+        // with a local name length of 65535; torch loads the file, so "unreadable" was wrong.
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/zip_train_ckpt.pth");
+        let mut bytes = std::fs::read(path).expect("fixture");
+        let version = bytes
+            .windows(4)
+            .enumerate()
+            .filter(|(_, w)| *w == b"PK\x03\x04")
+            .map(|(i, _)| i)
+            .find(|&i| bytes[i + 30..].starts_with(b"zip_train_ckpt/version"))
+            .expect("the version record's local header");
+        bytes[version + 26..version + 28].copy_from_slice(&u16::MAX.to_le_bytes());
+        let scan = scan_bytes(&bytes);
+        assert_eq!(scan.status(), Status::Dangerous, "{:?}", scan.issues);
+        assert!(scan.issues.iter().all(|i| i.severity == Severity::Evasion));
     }
 
     #[test]
