@@ -249,13 +249,13 @@ fn scalar(graph: &Graph, node: NodeId) -> Option<Scalar> {
         Value::Str(s) => Some(Scalar::Str(s.clone())),
         Value::Bool(b) => Some(Scalar::Bool(*b)),
         Value::None => Some(Scalar::None),
-        _ => bytes_of(graph, node).map(|b| Scalar::Bytes(bytes_preview(&b))),
+        _ => graph.bytes(node).map(|b| Scalar::Bytes(bytes_preview(&b))),
     }
 }
 
 /// The type name [`structure`] gives a scalar (`bytes` for the `_codecs.encode` form too).
 fn scalar_kind(graph: &Graph, node: NodeId) -> &'static str {
-    match bytes_of(graph, node) {
+    match graph.bytes(node) {
         Some(_) => "bytes",
         None => graph.get(node).kind(),
     }
@@ -297,29 +297,6 @@ fn big_int_text(le: &[u8]) -> String {
     }
     digits.reverse();
     String::from_utf8_lossy(&digits).into_owned()
-}
-
-/// The bytes a node holds: `bytes`, `bytearray`, or Python 3's protocol-2 spelling
-/// `_codecs.encode(text, 'latin1')`.
-fn bytes_of(graph: &Graph, node: NodeId) -> Option<Vec<u8>> {
-    match graph.get(node) {
-        Value::Bytes(b) | Value::ByteArray(b) => Some(b.clone()),
-        Value::Object(object) => {
-            let Constructor::Reduce { callable, args } = object.constructor else {
-                return None;
-            };
-            let global = graph.global(callable)?;
-            if global.module != "_codecs" || global.name != "encode" {
-                return None;
-            }
-            let args = graph.tuple(args)?;
-            let text = graph.str(*args.first()?)?;
-            text.chars()
-                .map(|c| u8::try_from(u32::from(c)).ok())
-                .collect()
-        }
-        _ => None,
-    }
 }
 
 /// How many bytes a preview shows.
@@ -375,7 +352,7 @@ fn structure(graph: &Graph, scan: &Scan, node: NodeId, depth: usize) -> Structur
             ..StructureNode::of("state_dict")
         };
     }
-    if let Some(bytes) = bytes_of(graph, node) {
+    if let Some(bytes) = graph.bytes(node) {
         return StructureNode {
             len: Some(bytes.len()),
             value: Some(Scalar::Bytes(bytes_preview(&bytes))),
@@ -470,7 +447,7 @@ mod tests {
         let node = g.add(Value::Object(crate::pickle::Object::new(
             Constructor::Reduce { callable, args },
         )));
-        assert_eq!(bytes_of(&g, node), Some(vec![0, 0xff]));
+        assert_eq!(g.bytes(node), Some(vec![0, 0xff]));
         assert_eq!(scalar_kind(&g, node), "bytes");
     }
 }
