@@ -667,6 +667,23 @@ steps = ["format"]
     }
 
     #[test]
+    fn a_plain_step_before_every_write_leaves_no_unknown_global_in_them() {
+        let steps = |text: &str| {
+            Plan::parse(&format!(
+                "[[job]]\ninputs = [\"a\"]\noutput_dir = \"o\"\nsteps = [{text}]\n"
+            ))
+            .expect("plan")
+            .jobs[0]
+                .steps
+                .clone()
+        };
+        assert!(plain_before_writes(&steps("\"plain\", \"format\"")));
+        assert!(plain_before_writes(&steps("\"plain\", \"to-safetensors\"")));
+        assert!(!plain_before_writes(&steps("\"format\", \"plain\"")));
+        assert!(!plain_before_writes(&steps("\"strip-module\", \"format\"")));
+    }
+
+    #[test]
     fn errors_name_the_job_and_step() {
         let job = |steps: &str| {
             format!("[[job]]\ninputs = [\"a\"]\noutput_dir = \"o\"\nsteps = [{steps}]\n")
@@ -681,6 +698,9 @@ steps = ["format"]
             error(&job("{ dtype = \"float16\" }, { dtype = \"bfloat16\" }"))
                 .contains("more than one `dtype`")
         );
+        assert!(error(&job("\"plain\", { dtype = \"float16\" }"))
+            .contains("step 2: `dtype` after `plain`"));
+        assert!(error(&job("{ plain = true }")).contains("plain"));
         assert!(error(&job("{ remap = \"cpu\", amp = \"native\" }")).contains("exactly one key"));
         assert!(error(&job("\"remap\"")).contains("needs a value"));
         assert!(error("").contains("no [[job]]"));

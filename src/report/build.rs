@@ -7,11 +7,11 @@ use crate::security::{Class, FileScan};
 use crate::torch::state_dict::{find_state_dicts, is_state_dict};
 use crate::torch::tensor::composite;
 use crate::torch::{allowlist, amp, Checkpoint, Format, Scan, TensorRef, TorchError};
-use crate::transform::prefix;
+use crate::transform::{prefix, weights_only_blockers, Found};
 
 use super::model::{
-    AmpReport, AmpSettings, ApexScalerReport, ArchiveReport, InspectReport, KeyMap, PyFloat,
-    Scalar, ScanVerdict, StateDictReport, StructureNode,
+    AmpReport, AmpSettings, ApexScalerReport, ArchiveReport, BlockerReport, InspectReport, KeyMap,
+    PyFloat, Scalar, ScanVerdict, StateDictReport, StructureNode,
 };
 
 /// How deep the `keys` structure goes, and how many entries one mapping shows.
@@ -89,7 +89,46 @@ pub fn inspect(ckpt: &Checkpoint, security: &FileScan) -> Result<InspectReport, 
             unknown: security.paths_of(Class::Unknown),
         },
         unsafe_globals,
+        weights_only_blockers: if ckpt.format == Format::TorchScript {
+            Vec::new()
+        } else {
+            blockers(&weights_only_blockers(graph, ckpt.root)?)
+        },
     })
+}
+
+/// How many key paths one blocker entry lists.
+const BLOCKER_PATHS: usize = 5;
+
+/// The blocking objects grouped by class, in the order first met.
+fn blockers(found: &[Found]) -> Vec<BlockerReport> {
+    let mut out: Vec<BlockerReport> = Vec::new();
+    for f in found {
+        let index = match out.iter().position(|b| b.class == f.class) {
+            Some(i) => i,
+            None => {
+                out.push(BlockerReport {
+                    class: f.class.clone(),
+                    count: 0,
+                    paths: Vec::new(),
+                    plain: f.plain.as_ref().ok().copied(),
+                    refused: f.plain.as_ref().err().cloned(),
+                });
+                out.len() - 1
+            }
+        };
+        let entry = &mut out[index];
+        entry.count += 1;
+        if entry.paths.len() < BLOCKER_PATHS {
+            entry.paths.push(f.path.clone());
+        }
+        // One object of the class that cannot be made plain makes the class refused.
+        if let Err(why) = &f.plain {
+            entry.plain = None;
+            entry.refused.get_or_insert_with(|| why.clone());
+        }
+    }
+    out
 }
 
 /// The tensors as torch counts them: a sparse or nested tensor is one tensor (represented by
