@@ -152,11 +152,12 @@ impl Rewrite {
 
     /// Rewrites every object torch's `weights_only=True` loader refuses into plain values
     /// (see [`make_plain`]), so a default `torch.load` reads the output; numpy arrays become
-    /// tensors over new storages the save writes. On error nothing is changed.
+    /// tensors over new storages the save writes (moved into [`Rewrite::plan`]: the returned
+    /// [`Plain::storages`] is empty). On error nothing is changed.
     pub fn plain(&mut self) -> Result<Plain, TransformError> {
-        let done = make_plain(&mut self.graph, self.root)?;
-        for (key, bytes) in &done.storages {
-            self.plan.add_new(key, bytes.clone());
+        let mut done = make_plain(&mut self.graph, self.root)?;
+        for (key, bytes) in std::mem::take(&mut done.storages) {
+            self.plan.add_new(&key, bytes);
         }
         Ok(done)
     }

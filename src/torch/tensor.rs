@@ -54,7 +54,8 @@ pub enum Rebuild {
 }
 
 impl Rebuild {
-    fn from_global(module: &str, name: &str) -> Option<Rebuild> {
+    /// The rebuild function `module.name` is, if it is one.
+    pub(crate) fn from_global(module: &str, name: &str) -> Option<Rebuild> {
         match (module, name) {
             ("torch._utils", "_rebuild_tensor") => Some(Rebuild::V1),
             ("torch._utils", "_rebuild_tensor_v2") => Some(Rebuild::V2),

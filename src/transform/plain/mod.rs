@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::pickle::{Constructor, Graph, NodeId, Object, Value, MAX_DEPTH};
 use crate::torch::tensor::fresh_tensor;
-use crate::torch::{allowlist, scan, StorageKey, TorchError};
+use crate::torch::{allowlist, scan, Rebuild, StorageKey, TorchError};
 
 use self::numpy::NumpyCall;
 use self::objects::Omegaconf;
@@ -412,6 +412,11 @@ impl Walk {
             return Ok(Some(
                 objects::defaultdict_items(object).map(tag(PlainKind::DefaultDict)),
             ));
+        }
+        if Rebuild::from_global(&canonical.module, &canonical.name) == Some(Rebuild::Npu) {
+            return Ok(Some(Err(
+                "a torch_npu tensor; add `--to cpu` (remap runs before the plain rewrite and makes it a plain tensor)".into(),
+            )));
         }
         Ok(objects::enum_value(graph, &canonical, object).map(|v| Ok((PlainKind::Enum, v))))
     }

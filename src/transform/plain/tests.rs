@@ -212,3 +212,16 @@ fn frozensets_and_stored_classes_are_refused() {
     );
     assert!(found.iter().all(|f| f.plain.is_err()));
 }
+
+#[test]
+fn a_torch_npu_tensor_is_refused_with_the_remap_that_fixes_it() {
+    let ckpt = fixture("../npu_rebuild_enum.pth");
+    let mut graph = ckpt.graph.clone();
+    let err = make_plain(&mut graph, ckpt.root).expect_err("refused");
+    let text = err.to_string();
+    assert!(
+        text.contains("torch_npu.utils.storage._rebuild_npu_tensor"),
+        "{text}"
+    );
+    assert!(text.contains("add `--to cpu`"), "{text}");
+}
