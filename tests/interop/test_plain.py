@@ -5,7 +5,9 @@ OmegaConf.to_container, numpy arrays -> torch.from_numpy, numpy scalars -> .item
 str, enum members -> .value); ckpt's copy of torch's allow-list is torch's own."""
 import argparse
 import enum
+import json
 import pathlib
+import re
 import sys
 
 import numpy as np
@@ -92,3 +94,38 @@ def test_plain_refuses_an_unknown_class_and_writes_nothing(tmp_path):
     assert proc.stderr.count("\n") == 1, proc.stderr
     assert "`extra/hook` is a `_plain_types.Opaque` object" in proc.stderr
     assert not out.exists()
+
+
+def weights_only_load(path):
+    """What torch's default load does with `path`: ("loads", None), ("global", the global it
+    refuses), or ("other", message) when it fails before or apart from any global (an
+    opcode its weights_only unpickler lacks, a tar file)."""
+    try:
+        torch.load(path, map_location="cpu", encoding="latin1")  # Python 2 pickles need it
+    except Exception as e:  # torch wraps the unpickler's error in its own
+        m = re.search(r"GLOBAL (\S+) (?:was not an allowed global|whose module)", str(e))
+        return ("global", m.group(1)) if m else ("other", str(e)[-200:])
+    return ("loads", None)
+
+
+ALL = sorted([p for p in FIXTURES.glob("*") if p.suffix in (".pth", ".tar", ".ckpt")]
+             + list(PLAIN.glob("*.pth")))
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_inspect_blockers_agree_with_torchs_default_load(path):
+    """Where torch's default load refuses a global, `inspect` lists blockers and that global's
+    class among them; where it loads, inspect lists none."""
+    report = json.loads(ok(run_ckpt("inspect", "--json", path)).stdout)
+    blockers = [b["class"] for b in report.get("weights_only_blockers", [])]
+    outcome, detail = weights_only_load(path)
+    if outcome == "loads":
+        assert blockers == [], (path.name, blockers)
+    elif outcome == "global":
+        canonical = detail.replace("copyreg._reconstructor", "argparse.Namespace")
+        assert canonical in blockers, (path.name, detail, blockers)
+
+
+def test_the_oracle_sees_both_outcomes():
+    outcomes = {weights_only_load(p)[0] for p in ALL}
+    assert {"loads", "global"} <= outcomes, outcomes
