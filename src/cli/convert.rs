@@ -66,8 +66,8 @@ pub struct Args {
     /// lacks. Implies --allow-unknown-globals for the classes it rewrites away.
     #[arg(long)]
     plain: bool,
-    /// Print where each rewrite happened (key paths), not only the counts.
-    #[arg(long, short = 'v')]
+    /// With --plain: print the key path of every rewritten object, not only the counts.
+    #[arg(long, short = 'v', requires = "plain")]
     verbose: bool,
     /// Output container: `zip` (torch ≥ 1.6) or `legacy` (readable by torch ≤ 1.5).
     /// Default: the input's.
