@@ -56,4 +56,4 @@ pub use report::InspectReport;
 pub use safetensors::{export as to_safetensors, SafetensorsError, Written as SafetensorsWritten};
 pub use security::{scan_file, AllowList, FileScan, Status};
 pub use torch::{Checkpoint, DType, Format, Location, LocationMap, OutputFormat, TorchError};
-pub use transform::{AmpKind, CastScope, PrefixRule, TransformError};
+pub use transform::{AmpKind, CastScope, Plain, PlainKind, PrefixRule, TransformError};

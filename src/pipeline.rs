@@ -12,8 +12,8 @@ use crate::torch::save::StoragePlan;
 use crate::torch::state_dict::find_state_dicts;
 use crate::torch::{self, Checkpoint, DType, LocationMap, OutputFormat, TorchError};
 use crate::transform::{
-    cast_floating, convert_amp, remap, select, strip_state_dict, AmpConverted, AmpKind, CastScope,
-    PrefixRule, Remapped, TransformError,
+    cast_floating, convert_amp, make_plain, remap, select, strip_state_dict, AmpConverted, AmpKind,
+    CastScope, Plain, PrefixRule, Remapped, TransformError,
 };
 
 /// The rewritten structure of one checkpoint and the byte-level plan for writing it: the
@@ -132,8 +132,14 @@ impl Rewrite {
     }
 
     /// Casts floating-point tensors to `dtype`; returns the number of tensors cast. Refused
-    /// when a cast is already planned (a second cast would need the bytes of the first).
+    /// when a cast is already planned (a second cast would need the bytes of the first), and
+    /// after [`Rewrite::plain`] made new storages (cast first).
     pub fn cast(&mut self, dtype: DType, scope: CastScope) -> Result<usize, TransformError> {
+        if self.plan.new_storages() > 0 {
+            return Err(TransformError::Request(
+                "a dtype cast after the plain rewrite; cast first".into(),
+            ));
+        }
         if !self.plan.is_empty() {
             return Err(TransformError::Request(
                 "a dtype cast is already planned; cast once".into(),
@@ -142,6 +148,18 @@ impl Rewrite {
         let done = cast_floating(&mut self.graph, self.root, dtype, scope)?;
         self.plan = done.plan;
         Ok(done.tensors)
+    }
+
+    /// Rewrites every object torch's `weights_only=True` loader refuses into plain values
+    /// (see [`make_plain`]), so a default `torch.load` reads the output; numpy arrays become
+    /// tensors over new storages the save writes (moved into [`Rewrite::plan`]: the returned
+    /// [`Plain::storages`] is empty). On error nothing is changed.
+    pub fn plain(&mut self) -> Result<Plain, TransformError> {
+        let mut done = make_plain(&mut self.graph, self.root)?;
+        for (key, bytes) in std::mem::take(&mut done.storages) {
+            self.plan.add_new(&key, bytes);
+        }
+        Ok(done)
     }
 
     /// Writes the rewritten checkpoint to `out` (atomically), its storages taken from
@@ -166,7 +184,7 @@ impl Rewrite {
     /// the rewritten ones for the duration (and restored after), so readers of tensor bytes
     /// (ONNX export, safetensors) see the rewritten structure. Refused while a cast is
     /// planned, since the bytes would not match the types; write the checkpoint and reopen
-    /// it first.
+    /// it first. Likewise while the plain rewrite's new storages wait to be written.
     pub fn view<T>(
         &mut self,
         source: &mut Checkpoint,
@@ -174,7 +192,7 @@ impl Rewrite {
     ) -> Result<T, TorchError> {
         if !self.plan.is_empty() {
             return Err(TorchError::Unsupported {
-                what: "reading tensors through a planned dtype cast".into(),
+                what: "reading tensors through a planned dtype cast or plain rewrite".into(),
             });
         }
         let scan = torch::scan(&self.graph, self.root)?;

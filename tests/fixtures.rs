@@ -339,8 +339,125 @@ fn cli_inspect_json_has_the_documented_fields() {
         "amp",
         "keys",
         "unsafe_globals",
+        "weights_only_blockers",
     ] {
         assert!(json.get(field).is_some(), "missing {field}");
     }
     assert_eq!(json["locations"]["cuda:0"], 15);
+}
+
+#[test]
+fn cli_inspect_lists_what_blocks_a_weights_only_load() {
+    let result = ckpt_bin()
+        .args(["inspect", "--json"])
+        .arg(fixtures().join("plain/plain_refused.pth"))
+        .output()
+        .expect("run ckpt");
+    assert!(result.status.success());
+    let json: Json = serde_json::from_slice(&result.stdout).expect("one JSON object");
+    let blockers = json["weights_only_blockers"].as_array().expect("a list");
+    let summary: Vec<(&str, &str, &Json)> = blockers
+        .iter()
+        .map(|b| {
+            (
+                b["class"].as_str().unwrap_or_default(),
+                b["paths"][0].as_str().unwrap_or_default(),
+                &b["plain"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("_plain_types.Opaque", "extra/hook", &Json::Null),
+            ("argparse.Namespace", "args", &Json::from("namespace")),
+        ]
+    );
+    let text = ckpt_bin()
+        .arg("inspect")
+        .arg(fixtures().join("plain/plain_np2.pth"))
+        .output()
+        .expect("run ckpt");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("28 objects block torch.load(weights_only=True); `ckpt convert --plain` rewrites them all"),
+        "{text}"
+    );
+    assert!(text.contains("numpy._core.multiarray._reconstruct ×3 at mean, ids, count"));
+}
+
+#[test]
+fn convert_plain_writes_only_allow_listed_globals_and_refuses_what_it_cannot_represent() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for name in ["plain_np1.pth", "plain_np2.pth", "plain_legacy.pth"] {
+        let out = dir.path().join(name);
+        let result = ckpt_bin()
+            .args(["convert", "--plain", "-v"])
+            .arg(fixtures().join("plain").join(name))
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .expect("run ckpt");
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert!(result.status.success(), "{name}: {stderr}");
+        assert!(stderr.contains("plain: 3 × numpy array → tensor at mean, ids, count"));
+        assert!(stderr.contains("plain: 1 × argparse.Namespace → dict at args"));
+        // The safe policy opens it (no unknown global is left) and nothing blocks it.
+        let report = ckpt::open(&out).expect("opens").inspect().expect("inspect");
+        assert!(report.weights_only_blockers.is_empty(), "{name}");
+        assert!(report.unsafe_globals.is_empty(), "{name}");
+        assert_eq!(
+            report.dtypes.get("int64"),
+            Some(&2),
+            "{name}: ids and count"
+        );
+    }
+    let out = dir.path().join("refused.pth");
+    let result = ckpt_bin()
+        .args(["convert", "--plain"])
+        .arg(fixtures().join("plain/plain_refused.pth"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("run ckpt");
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1));
+    assert!(
+        stderr.contains("`extra/hook` is a `_plain_types.Opaque` object"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_batch_plain_step_makes_its_outputs_plain_and_needs_no_allow_flag() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    fs::copy(
+        fixtures().join("plain/plain_np2.pth"),
+        dir.path().join("in.pth"),
+    )
+    .expect("copy");
+    let plan = dir.path().join("plan.toml");
+    fs::write(
+        &plan,
+        "[[job]]\ninputs = [\"in.pth\"]\noutput_dir = \"out\"\nsteps = [\"plain\", { format = \"legacy\" }]\n",
+    )
+    .expect("plan");
+    let result = ckpt_bin()
+        .args(["batch", "--jobs", "1"])
+        .arg(&plan)
+        .output()
+        .expect("run ckpt");
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let report = ckpt::open(&dir.path().join("out/in.pth"))
+        .expect("opens")
+        .inspect()
+        .expect("inspect");
+    assert_eq!(report.format, "legacy");
+    assert!(report.weights_only_blockers.is_empty());
 }

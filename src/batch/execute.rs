@@ -12,7 +12,7 @@ use crate::torch::dcp::{consolidate, deepspeed, is_deepspeed_only};
 use crate::torch::{self, Checkpoint, OutputFormat};
 
 use super::fused::{self, InputHash, InputRest};
-use super::plan::{OnnxStep, OutputKind, Step};
+use super::plan::{plain_before_writes, OnnxStep, OutputKind, Step};
 
 /// Why an input failed: the step, and what went wrong there.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -81,6 +81,11 @@ pub fn run(
             message: e.to_string(),
         }
     };
+    let policy = if plain_before_writes(steps) {
+        Policy::AllowUnknown
+    } else {
+        policy
+    };
     on_step("scan");
     let (mut ckpt, steps, input_file) = match steps.split_first() {
         Some((Step::Consolidate(selection), rest)) => {
@@ -148,6 +153,9 @@ pub fn run(
                 rewrite.drop_optimizer().map_err(|e| fail(&e))?;
             }
             Step::Extract(key) => rewrite.extract(key).map_err(|e| fail(&e))?,
+            Step::Plain => {
+                rewrite.plain().map_err(|e| fail(&e))?;
+            }
             Step::Format(container) => {
                 let format =
                     output_format(container.as_deref(), ckpt.format).map_err(|e| fail(&e))?;

@@ -63,6 +63,8 @@ pub enum Step {
     DropOptimizer,
     /// Make the mapping under a top-level key the whole checkpoint.
     Extract(String),
+    /// Rewrite what torch's `weights_only` loader refuses into plain values.
+    Plain,
     /// Write the checkpoint (`.pth`), in this container or the input's.
     Format(Option<String>),
     /// Export ONNX (`.onnx`).
@@ -120,6 +122,7 @@ impl Step {
             Step::Dtype { .. } => "dtype",
             Step::DropOptimizer => "drop-optimizer",
             Step::Extract(_) => "extract",
+            Step::Plain => "plain",
             Step::Format(_) => "format",
             Step::ToOnnx(_) => "to-onnx",
             Step::ToSafetensors { .. } => "to-safetensors",
@@ -137,9 +140,22 @@ impl Step {
     }
 }
 
+/// Whether `steps` leave no unknown global in any checkpoint they write: a `plain` step
+/// comes before every `format` step (its output holds only allow-listed globals, or it fails),
+/// so the input's unknown classes need no `--allow-unknown-globals`.
+pub fn plain_before_writes(steps: &[Step]) -> bool {
+    let plain = steps.iter().position(|s| matches!(s, Step::Plain));
+    let write = steps.iter().position(|s| matches!(s, Step::Format(_)));
+    match (plain, write) {
+        (Some(p), Some(w)) => p < w,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
 /// Names of every step, for messages.
 const STEP_NAMES: &str = "consolidate, strip-module, remap, amp, dtype, drop-optimizer, extract, \
-     format, to-onnx, to-safetensors";
+     plain, format, to-onnx, to-safetensors";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -283,6 +299,17 @@ fn parse_job(raw: RawJob) -> Result<Job, String> {
     if count(&|s| matches!(s, Step::Dtype { .. })) > 1 {
         return Err("more than one `dtype` step".into());
     }
+    if let Some(plain) = steps.iter().position(|s| matches!(s, Step::Plain)) {
+        if let Some(i) = steps[plain..]
+            .iter()
+            .position(|s| matches!(s, Step::Dtype { .. }))
+        {
+            return Err(format!(
+                "step {}: `dtype` after `plain`; cast first (the plain rewrite's new tensors are not cast)",
+                plain + i + 1
+            ));
+        }
+    }
     for kind in [
         OutputKind::Checkpoint,
         OutputKind::Onnx,
@@ -399,6 +426,10 @@ fn parse_step(raw: RawStep) -> Result<Step, String> {
         "drop-optimizer" => {
             no_options(value, "drop-optimizer")?;
             Step::DropOptimizer
+        }
+        "plain" => {
+            no_options(value, "plain")?;
+            Step::Plain
         }
         "extract" => {
             let key = match value {
@@ -636,6 +667,23 @@ steps = ["format"]
     }
 
     #[test]
+    fn a_plain_step_before_every_write_leaves_no_unknown_global_in_them() {
+        let steps = |text: &str| {
+            Plan::parse(&format!(
+                "[[job]]\ninputs = [\"a\"]\noutput_dir = \"o\"\nsteps = [{text}]\n"
+            ))
+            .expect("plan")
+            .jobs[0]
+                .steps
+                .clone()
+        };
+        assert!(plain_before_writes(&steps("\"plain\", \"format\"")));
+        assert!(plain_before_writes(&steps("\"plain\", \"to-safetensors\"")));
+        assert!(!plain_before_writes(&steps("\"format\", \"plain\"")));
+        assert!(!plain_before_writes(&steps("\"strip-module\", \"format\"")));
+    }
+
+    #[test]
     fn errors_name_the_job_and_step() {
         let job = |steps: &str| {
             format!("[[job]]\ninputs = [\"a\"]\noutput_dir = \"o\"\nsteps = [{steps}]\n")
@@ -650,6 +698,9 @@ steps = ["format"]
             error(&job("{ dtype = \"float16\" }, { dtype = \"bfloat16\" }"))
                 .contains("more than one `dtype`")
         );
+        assert!(error(&job("\"plain\", { dtype = \"float16\" }"))
+            .contains("step 2: `dtype` after `plain`"));
+        assert!(error(&job("{ plain = true }")).contains("plain"));
         assert!(error(&job("{ remap = \"cpu\", amp = \"native\" }")).contains("exactly one key"));
         assert!(error(&job("\"remap\"")).contains("needs a value"));
         assert!(error("").contains("no [[job]]"));

@@ -1,5 +1,6 @@
 //! `ckpt convert`: several rewrites in one pass, in a fixed order:
-//! extract → keep → drop-optimizer → strip-module → remap → amp → dtype → write (format).
+//! extract → keep → drop-optimizer → strip-module → remap → amp → dtype → plain → write
+//! (format).
 
 use std::path::PathBuf;
 
@@ -7,7 +8,7 @@ use clap::Args as ClapArgs;
 
 use crate::pipeline::{output_format, Rewrite};
 use crate::torch::{self, DType, Location, LocationMap, OutputFormat};
-use crate::transform::{select, AmpKind, CastScope, PrefixRule};
+use crate::transform::{select, AmpKind, CastScope, Plain, PrefixRule};
 
 use super::output::OutputArgs;
 use super::safety::SafetyArgs;
@@ -58,6 +59,16 @@ pub struct Args {
     /// With --dtype: cast optimizer state too (not its `step` counters).
     #[arg(long, requires = "dtype", conflicts_with = "drop_optimizer")]
     dtype_optimizer: bool,
+    /// Make the output load with `torch.load`'s default `weights_only=True` (torch ≥ 2.6):
+    /// rewrite argparse Namespaces and omegaconf configs into dicts and lists, numpy arrays
+    /// into tensors, numpy scalars into numbers, paths into strings and enum members into
+    /// their values; refuse (naming the object and its key) anything else torch's allow-list
+    /// lacks. Implies --allow-unknown-globals for the classes it rewrites away.
+    #[arg(long)]
+    plain: bool,
+    /// With --plain: print the key path of every rewritten object, not only the counts.
+    #[arg(long, short = 'v', requires = "plain")]
+    verbose: bool,
     /// Output container: `zip` (torch ≥ 1.6) or `legacy` (readable by torch ≤ 1.5).
     /// Default: the input's.
     #[arg(long, value_name = "FORMAT", value_parser = ["zip", "legacy"])]
@@ -77,7 +88,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "--keep `{key}` and --drop-optimizer contradict each other: --drop-optimizer removes `{key}`"
         )));
     }
-    let checked = args.safety.check(input)?;
+    // The plain rewrite leaves only allow-listed globals in the output (or writes nothing),
+    // so the classes it removes need no --allow-unknown-globals; dangerous ones still fail.
+    let safety = SafetyArgs {
+        allow_unknown_globals: args.safety.allow_unknown_globals || args.plain,
+    };
+    let checked = safety.check(input)?;
     let _progress = crate::progress::Task::start(input);
     let mut ckpt = checked.open().map_err(|e| fail(&e))?.checkpoint;
     let format = output_format(args.format.as_deref(), ckpt.format).map_err(|e| fail(&e))?;
@@ -151,6 +167,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
             rewrite.plan.len()
         ));
     }
+    if args.plain {
+        let plain = rewrite.plain().map_err(|e| fail(&e))?;
+        done.extend(plain_summary(&plain, args.verbose));
+    }
 
     rewrite
         .save(&mut ckpt, format, &out)
@@ -174,4 +194,32 @@ fn quoted(keys: &[String]) -> String {
         .map(|k| format!("`{k}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// One line per kind of object the plain rewrite changed (with `verbose`, the key paths of
+/// each), or one line saying there was nothing to change.
+fn plain_summary(plain: &Plain, verbose: bool) -> Vec<String> {
+    if plain.rewritten.is_empty() {
+        return vec![
+            "plain: nothing to rewrite (every object is on torch's weights_only allow-list)"
+                .to_owned(),
+        ];
+    }
+    plain
+        .counts()
+        .into_iter()
+        .map(|(kind, count)| {
+            let mut line = format!("plain: {count} × {}", kind.describe());
+            if verbose {
+                let paths: Vec<&str> = plain
+                    .rewritten
+                    .iter()
+                    .filter(|f| f.plain == Ok(kind))
+                    .map(|f| f.path.as_str())
+                    .collect();
+                line.push_str(&format!(" at {}", paths.join(", ")));
+            }
+            line
+        })
+        .collect()
 }

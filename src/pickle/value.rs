@@ -311,6 +311,28 @@ impl Graph {
         }
     }
 
+    /// The bytes a node holds: `bytes`, `bytearray`, or Python 3's protocol-2 spelling
+    /// `_codecs.encode(text, 'latin1')` (every character below 256).
+    pub fn bytes(&self, id: NodeId) -> Option<Vec<u8>> {
+        match self.get(id) {
+            Value::Bytes(b) | Value::ByteArray(b) => Some(b.clone()),
+            Value::Object(object) => {
+                let Constructor::Reduce { callable, args } = object.constructor else {
+                    return None;
+                };
+                if !self.global(callable)?.is("_codecs", "encode") {
+                    return None;
+                }
+                let args = self.tuple(args)?;
+                let text = self.str(*args.first()?)?;
+                text.chars()
+                    .map(|c| u8::try_from(u32::from(c)).ok())
+                    .collect()
+            }
+            _ => None,
+        }
+    }
+
     /// The value of an `Int` node.
     pub fn int(&self, id: NodeId) -> Option<i64> {
         match self.get(id) {

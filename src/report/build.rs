@@ -7,11 +7,11 @@ use crate::security::{Class, FileScan};
 use crate::torch::state_dict::{find_state_dicts, is_state_dict};
 use crate::torch::tensor::composite;
 use crate::torch::{allowlist, amp, Checkpoint, Format, Scan, TensorRef, TorchError};
-use crate::transform::prefix;
+use crate::transform::{prefix, weights_only_blockers, Found};
 
 use super::model::{
-    AmpReport, AmpSettings, ApexScalerReport, ArchiveReport, InspectReport, KeyMap, PyFloat,
-    Scalar, ScanVerdict, StateDictReport, StructureNode,
+    AmpReport, AmpSettings, ApexScalerReport, ArchiveReport, BlockerReport, InspectReport, KeyMap,
+    PyFloat, Scalar, ScanVerdict, StateDictReport, StructureNode,
 };
 
 /// How deep the `keys` structure goes, and how many entries one mapping shows.
@@ -89,7 +89,46 @@ pub fn inspect(ckpt: &Checkpoint, security: &FileScan) -> Result<InspectReport, 
             unknown: security.paths_of(Class::Unknown),
         },
         unsafe_globals,
+        weights_only_blockers: if ckpt.format == Format::TorchScript {
+            Vec::new()
+        } else {
+            blockers(&weights_only_blockers(graph, ckpt.root)?)
+        },
     })
+}
+
+/// How many key paths one blocker entry lists.
+const BLOCKER_PATHS: usize = 5;
+
+/// The blocking objects grouped by class, in the order first met.
+fn blockers(found: &[Found]) -> Vec<BlockerReport> {
+    let mut out: Vec<BlockerReport> = Vec::new();
+    for f in found {
+        let index = match out.iter().position(|b| b.class == f.class) {
+            Some(i) => i,
+            None => {
+                out.push(BlockerReport {
+                    class: f.class.clone(),
+                    count: 0,
+                    paths: Vec::new(),
+                    plain: f.plain.as_ref().ok().copied(),
+                    refused: f.plain.as_ref().err().cloned(),
+                });
+                out.len() - 1
+            }
+        };
+        let entry = &mut out[index];
+        entry.count += 1;
+        if entry.paths.len() < BLOCKER_PATHS {
+            entry.paths.push(f.path.clone());
+        }
+        // One object of the class that cannot be made plain makes the class refused.
+        if let Err(why) = &f.plain {
+            entry.plain = None;
+            entry.refused.get_or_insert_with(|| why.clone());
+        }
+    }
+    out
 }
 
 /// The tensors as torch counts them: a sparse or nested tensor is one tensor (represented by
@@ -249,13 +288,13 @@ fn scalar(graph: &Graph, node: NodeId) -> Option<Scalar> {
         Value::Str(s) => Some(Scalar::Str(s.clone())),
         Value::Bool(b) => Some(Scalar::Bool(*b)),
         Value::None => Some(Scalar::None),
-        _ => bytes_of(graph, node).map(|b| Scalar::Bytes(bytes_preview(&b))),
+        _ => graph.bytes(node).map(|b| Scalar::Bytes(bytes_preview(&b))),
     }
 }
 
 /// The type name [`structure`] gives a scalar (`bytes` for the `_codecs.encode` form too).
 fn scalar_kind(graph: &Graph, node: NodeId) -> &'static str {
-    match bytes_of(graph, node) {
+    match graph.bytes(node) {
         Some(_) => "bytes",
         None => graph.get(node).kind(),
     }
@@ -297,29 +336,6 @@ fn big_int_text(le: &[u8]) -> String {
     }
     digits.reverse();
     String::from_utf8_lossy(&digits).into_owned()
-}
-
-/// The bytes a node holds: `bytes`, `bytearray`, or Python 3's protocol-2 spelling
-/// `_codecs.encode(text, 'latin1')`.
-fn bytes_of(graph: &Graph, node: NodeId) -> Option<Vec<u8>> {
-    match graph.get(node) {
-        Value::Bytes(b) | Value::ByteArray(b) => Some(b.clone()),
-        Value::Object(object) => {
-            let Constructor::Reduce { callable, args } = object.constructor else {
-                return None;
-            };
-            let global = graph.global(callable)?;
-            if global.module != "_codecs" || global.name != "encode" {
-                return None;
-            }
-            let args = graph.tuple(args)?;
-            let text = graph.str(*args.first()?)?;
-            text.chars()
-                .map(|c| u8::try_from(u32::from(c)).ok())
-                .collect()
-        }
-        _ => None,
-    }
 }
 
 /// How many bytes a preview shows.
@@ -375,7 +391,7 @@ fn structure(graph: &Graph, scan: &Scan, node: NodeId, depth: usize) -> Structur
             ..StructureNode::of("state_dict")
         };
     }
-    if let Some(bytes) = bytes_of(graph, node) {
+    if let Some(bytes) = graph.bytes(node) {
         return StructureNode {
             len: Some(bytes.len()),
             value: Some(Scalar::Bytes(bytes_preview(&bytes))),
@@ -470,7 +486,7 @@ mod tests {
         let node = g.add(Value::Object(crate::pickle::Object::new(
             Constructor::Reduce { callable, args },
         )));
-        assert_eq!(bytes_of(&g, node), Some(vec![0, 0xff]));
+        assert_eq!(g.bytes(node), Some(vec![0, 0xff]));
         assert_eq!(scalar_kind(&g, node), "bytes");
     }
 }

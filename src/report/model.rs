@@ -5,6 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Serialize, Serializer};
 
+use crate::transform::PlainKind;
+
 /// Everything `ckpt inspect` says about one checkpoint.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct InspectReport {
@@ -41,6 +43,26 @@ pub struct InspectReport {
     pub scan: ScanVerdict,
     /// Globals (from every pickle in the file) that are on no allow-list.
     pub unsafe_globals: BTreeSet<String>,
+    /// The objects that stop `torch.load`'s default `weights_only=True` (torch ≥ 2.6), one
+    /// entry per class in the order first met; empty when the object loads that way
+    /// (TorchScript archives, which `torch.load` hands to `torch.jit.load`, are not listed).
+    pub weights_only_blockers: Vec<BlockerReport>,
+}
+
+/// One class of objects that stops a `weights_only=True` load.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BlockerReport {
+    /// The class or function, as the pickle names it (`argparse.Namespace`).
+    pub class: String,
+    /// How many such objects there are.
+    pub count: usize,
+    /// The key paths of the first few (`args`, `cfg/data`; `<root>` for the whole object).
+    pub paths: Vec<String>,
+    /// What `ckpt convert --plain` makes of them (`namespace`, `numpy-array`, …); `None` when
+    /// it cannot make them plain.
+    pub plain: Option<PlainKind>,
+    /// Why they cannot be made plain, when they cannot.
+    pub refused: Option<String>,
 }
 
 /// The small records of a `torch.save` zip.

@@ -63,6 +63,25 @@ pub fn render_text(report: &InspectReport) -> String {
         .join(", ");
     line(&mut out, "scalars", or_none(scalar_text));
     line(&mut out, "unsafe globals", list(&report.unsafe_globals));
+    line(&mut out, "weights_only", weights_only_text(report));
+    for blocker in &report.weights_only_blockers {
+        let what = match (&blocker.plain, &blocker.refused) {
+            (Some(kind), _) => format!("--plain: {}", kind.describe()),
+            (None, Some(why)) => format!("cannot be made plain: {why}"),
+            (None, None) => "cannot be made plain".to_owned(),
+        };
+        let more = if blocker.count > blocker.paths.len() {
+            ", …"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "  {} ×{} at {}{more} ({what})\n",
+            blocker.class,
+            blocker.count,
+            blocker.paths.join(", ")
+        ));
+    }
     let verdict = &report.scan;
     line(
         &mut out,
@@ -96,6 +115,25 @@ pub fn render_text(report: &InspectReport) -> String {
         render_structure(&mut out, keys, 1);
     }
     out
+}
+
+/// Whether a default `torch.load` reads the object, and if not what `convert --plain` does.
+fn weights_only_text(report: &InspectReport) -> String {
+    let blockers = &report.weights_only_blockers;
+    if blockers.is_empty() {
+        return "no object blocks torch.load(weights_only=True)".to_owned();
+    }
+    let objects: usize = blockers.iter().map(|b| b.count).sum();
+    let fix = if blockers.iter().all(|b| b.plain.is_some()) {
+        "`ckpt convert --plain` rewrites them all"
+    } else {
+        "`ckpt convert --plain` cannot rewrite all of them"
+    };
+    let verb = if objects == 1 { "blocks" } else { "block" };
+    format!(
+        "{} {verb} torch.load(weights_only=True); {fix}:",
+        plural(objects as u64, "object")
+    )
 }
 
 /// A scalar's value for reading: text quoted, numbers (also `nan`, `inf` and integers beyond

@@ -58,13 +58,18 @@ impl Cast {
 }
 
 /// What the writer does with each output storage: copy input record `K` unchanged (the
-/// default for every key not named), or cast record `K` from one dtype to another.
+/// default for every key not named), cast record `K` from one dtype to another, or write a
+/// new record `K` from bytes held in memory (values that were not tensors in the input, such
+/// as numpy arrays made tensors by the plain rewrite).
 ///
 /// Invariant (checked by [`save`] before anything is written): a cast storage's type in the
-/// output graph is `to`, its type in the input is `from`, and the input is little-endian.
+/// output graph is `to`, its type in the input is `from`, and the input is little-endian; a
+/// new storage's key is no input storage the output references, and its bytes are whole
+/// little-endian elements of its type.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StoragePlan {
     casts: BTreeMap<StorageKey, Cast>,
+    new: BTreeMap<StorageKey, Vec<u8>>,
 }
 
 impl StoragePlan {
@@ -88,18 +93,37 @@ impl StoragePlan {
         self.casts.len()
     }
 
-    /// Whether no storage is cast (every storage is copied).
+    /// Whether every output storage is an input record copied unchanged: nothing is cast and
+    /// nothing new is written.
     pub fn is_empty(&self) -> bool {
-        self.casts.is_empty()
+        self.casts.is_empty() && self.new.is_empty()
+    }
+
+    /// Write a new storage `key` holding `bytes` (little-endian elements of the type the
+    /// graph gives it).
+    pub fn add_new(&mut self, key: &str, bytes: Vec<u8>) {
+        self.new.insert(key.to_owned(), bytes);
+    }
+
+    /// The bytes of new storage `key`, if it is one.
+    pub fn new_bytes(&self, key: &str) -> Option<&[u8]> {
+        self.new.get(key).map(Vec::as_slice)
+    }
+
+    /// Number of new storages.
+    pub fn new_storages(&self) -> usize {
+        self.new.len()
     }
 }
 
 /// One storage of the output, in first-encounter order.
-struct OutStorage {
+struct OutStorage<'p> {
     key: StorageKey,
     /// Bytes per element in the output.
     element_size: u64,
     cast: Option<Cast>,
+    /// The bytes of a new storage (not an input record).
+    new: Option<&'p [u8]>,
 }
 
 /// Writes `graph` (rooted at `root`) with the storages it references, taken from `source`
@@ -122,9 +146,30 @@ pub fn save(
             key: s.key.clone(),
             element_size: s.dtype.map_or(1, |d| d.element_size()) as u64,
             cast: plan.cast_of(&s.key),
+            new: plan.new_bytes(&s.key),
         })
         .collect();
     for storage in &storages {
+        if let Some(bytes) = storage.new {
+            if storage.cast.is_some() || source.storage_bytes(&storage.key).is_ok() {
+                return Err(TorchError::Output {
+                    what: format!(
+                        "new storage `{}` collides with an input storage or a cast",
+                        storage.key
+                    ),
+                });
+            }
+            if !(bytes.len() as u64).is_multiple_of(storage.element_size) {
+                return Err(TorchError::Output {
+                    what: format!(
+                        "new storage `{}` holds {} bytes, not whole elements",
+                        storage.key,
+                        bytes.len()
+                    ),
+                });
+            }
+            continue;
+        }
         source.storage_bytes(&storage.key)?;
         if let Some(cast) = storage.cast {
             check_cast(source, &scan, &storage.key, cast)?;
@@ -329,7 +374,7 @@ fn archive_prefix(out: &Path) -> String {
 fn write_zip(
     source: &mut Checkpoint,
     pickle: &[u8],
-    storages: &[OutStorage],
+    storages: &[OutStorage<'_>],
     out: &Path,
     file: &mut File,
 ) -> Result<(), TorchError> {
@@ -344,9 +389,10 @@ fn write_zip(
     writer.add_bytes("byteorder", byteorder.as_bytes())?;
     for storage in storages {
         let name = format!("data/{}", storage.key);
-        match storage.cast {
-            None => source.copy_storage_to_zip(&storage.key, &mut writer, &name)?,
-            Some(cast) => {
+        match (storage.new, storage.cast) {
+            (Some(bytes), _) => writer.add_bytes(&name, bytes)?,
+            (None, None) => source.copy_storage_to_zip(&storage.key, &mut writer, &name)?,
+            (None, Some(cast)) => {
                 // The CRC precedes the bytes in the writer's interface: one pass to compute
                 // it, one to write, both streamed, so memory stays at two chunks.
                 let len = cast_len(source.storage_bytes(&storage.key)?.len, cast);
@@ -397,7 +443,7 @@ pub(crate) fn start_writeback(_file: &File) {}
 fn write_legacy(
     source: &mut Checkpoint,
     pickle: &[u8],
-    mut storages: Vec<OutStorage>,
+    mut storages: Vec<OutStorage<'_>>,
     file: &mut File,
 ) -> Result<(), TorchError> {
     if source.zip.as_ref().and_then(|m| m.byteorder.as_deref()) == Some("big") {
@@ -415,8 +461,14 @@ fn write_legacy(
         key,
         element_size,
         cast,
+        new,
     } in &storages
     {
+        if let Some(bytes) = new {
+            file.write_all(&(bytes.len() as u64 / element_size).to_le_bytes())?;
+            file.write_all(bytes)?;
+            continue;
+        }
         let bytes = source.storage_bytes(key)?;
         let (count, written) = match cast {
             None => {

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::pickle::{Constructor, Graph, NodeId, Value, MAX_DEPTH};
+use crate::pickle::{Constructor, Global, Graph, NodeId, Object, Value, MAX_DEPTH};
 
 use super::dtype::DType;
 use super::TorchError;
@@ -54,7 +54,8 @@ pub enum Rebuild {
 }
 
 impl Rebuild {
-    fn from_global(module: &str, name: &str) -> Option<Rebuild> {
+    /// The rebuild function `module.name` is, if it is one.
+    pub(crate) fn from_global(module: &str, name: &str) -> Option<Rebuild> {
         match (module, name) {
             ("torch._utils", "_rebuild_tensor") => Some(Rebuild::V1),
             ("torch._utils", "_rebuild_tensor_v2") => Some(Rebuild::V2),
@@ -299,6 +300,68 @@ fn storage_dtype(class: &str) -> Option<Option<DType>> {
         "UntypedStorage" | "TypedStorage" | "_UntypedStorage" => Some(None),
         other => DType::from_storage_class(other).map(Some),
     }
+}
+
+/// A fresh C-contiguous tensor over storage `key` (on `cpu`), as `torch.save` writes it: a
+/// typed storage and `_rebuild_tensor_v2` for the dtypes that have a storage class, an
+/// `UntypedStorage` of bytes and `_rebuild_tensor_v3` with the dtype for the others (complex32,
+/// the unsigned and float8 types). `None` when its element or byte count overflows `i64`.
+pub(crate) fn fresh_tensor(
+    graph: &mut Graph,
+    dtype: DType,
+    size: &[u64],
+    key: &str,
+) -> Option<NodeId> {
+    let numel = size.iter().try_fold(1u64, |n, &s| n.checked_mul(s))?;
+    let (storage_module, class, count) = match dtype.storage_class() {
+        Some(class) => ("torch", class, numel),
+        None => (
+            "torch.storage",
+            "UntypedStorage",
+            numel.checked_mul(dtype.element_size() as u64)?,
+        ),
+    };
+    let count = i64::try_from(count).ok()?;
+    let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+    let pid_items = vec![
+        graph.add(Value::Str("storage".into())),
+        graph.add(Value::Global(Global::new(storage_module, class))),
+        graph.add(Value::Str(key.to_owned())),
+        graph.add(Value::Str("cpu".into())),
+        graph.add(Value::Int(count)),
+    ];
+    let pid_tuple = graph.add(Value::Tuple(pid_items));
+    let mut strides = vec![1u64; size.len()];
+    for d in (0..size.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1].saturating_mul(size[d + 1]);
+    }
+    let size_items = size.iter().map(|&s| graph.add(int(s))).collect();
+    let stride_items = strides.iter().map(|&s| graph.add(int(s))).collect();
+    let hooks_class = graph.add(Value::Global(Global::new("collections", "OrderedDict")));
+    let hooks_args = graph.add(Value::Tuple(Vec::new()));
+    let mut args = vec![
+        graph.add(Value::PersistentId(pid_tuple)),
+        graph.add(Value::Int(0)),
+        graph.add(Value::Tuple(size_items)),
+        graph.add(Value::Tuple(stride_items)),
+        graph.add(Value::Bool(false)),
+        graph.add(Value::Object(Object::new(Constructor::Reduce {
+            callable: hooks_class,
+            args: hooks_args,
+        }))),
+    ];
+    let rebuild = if dtype.storage_class().is_some() {
+        "_rebuild_tensor_v2"
+    } else {
+        args.push(graph.add(Value::Global(Global::new("torch", dtype.name()))));
+        "_rebuild_tensor_v3"
+    };
+    let args = graph.add(Value::Tuple(args));
+    let callable = graph.add(Value::Global(Global::new("torch._utils", rebuild)));
+    Some(graph.add(Value::Object(Object::new(Constructor::Reduce {
+        callable,
+        args,
+    }))))
 }
 
 fn tensor_ref(graph: &Graph, node: NodeId) -> Result<Option<TensorRef>, TorchError> {

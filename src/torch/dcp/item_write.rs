@@ -7,7 +7,8 @@
 
 use std::io::{self, Read, Write};
 
-use crate::pickle::{self, Constructor, Global, Graph, NodeId, Object, Value};
+use crate::pickle::{self, Graph, NodeId};
+use crate::torch::tensor;
 use crate::torch::zip_write::TorchZipWriter;
 use crate::torch::DType;
 
@@ -19,10 +20,8 @@ const PREFIX: &str = "archive";
 /// `torch.save`'s default storage alignment.
 const ALIGNMENT: u64 = 64;
 
-/// A fresh C-contiguous tensor over storage `key`, as `torch.save` writes it: a typed
-/// storage and `_rebuild_tensor_v2` for the dtypes that have a storage class, an
-/// `UntypedStorage` of bytes and `_rebuild_tensor_v3` with the dtype for the others (complex32,
-/// the unsigned and float8 types). `name` is the entry, for errors.
+/// [`fresh_tensor`](crate::torch::tensor::fresh_tensor) over storage `key`; `name` is the
+/// entry, for errors.
 pub fn fresh_tensor(
     graph: &mut Graph,
     dtype: DType,
@@ -30,64 +29,9 @@ pub fn fresh_tensor(
     key: &str,
     name: &str,
 ) -> Result<NodeId, DcpError> {
-    let overflow = || DcpError::Layout {
+    tensor::fresh_tensor(graph, dtype, size, key).ok_or_else(|| DcpError::Layout {
         what: format!("`{name}`: its size overflows"),
-    };
-    let numel = size
-        .iter()
-        .try_fold(1u64, |n, &s| n.checked_mul(s))
-        .ok_or_else(overflow)?;
-    let (storage_module, class, count) = match dtype.storage_class() {
-        Some(class) => ("torch", class, numel),
-        None => (
-            "torch.storage",
-            "UntypedStorage",
-            numel
-                .checked_mul(dtype.element_size() as u64)
-                .ok_or_else(overflow)?,
-        ),
-    };
-    let count = i64::try_from(count).map_err(|_| overflow())?;
-    let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
-    let pid_items = vec![
-        graph.add(Value::Str("storage".into())),
-        graph.add(Value::Global(Global::new(storage_module, class))),
-        graph.add(Value::Str(key.to_owned())),
-        graph.add(Value::Str("cpu".into())),
-        graph.add(Value::Int(count)),
-    ];
-    let pid_tuple = graph.add(Value::Tuple(pid_items));
-    let mut strides = vec![1u64; size.len()];
-    for d in (0..size.len().saturating_sub(1)).rev() {
-        strides[d] = strides[d + 1].saturating_mul(size[d + 1]);
-    }
-    let size_items = size.iter().map(|&s| graph.add(int(s))).collect();
-    let stride_items = strides.iter().map(|&s| graph.add(int(s))).collect();
-    let hooks_class = graph.add(Value::Global(Global::new("collections", "OrderedDict")));
-    let hooks_args = graph.add(Value::Tuple(Vec::new()));
-    let mut args = vec![
-        graph.add(Value::PersistentId(pid_tuple)),
-        graph.add(Value::Int(0)),
-        graph.add(Value::Tuple(size_items)),
-        graph.add(Value::Tuple(stride_items)),
-        graph.add(Value::Bool(false)),
-        graph.add(Value::Object(Object::new(Constructor::Reduce {
-            callable: hooks_class,
-            args: hooks_args,
-        }))),
-    ];
-    let rebuild = if dtype.storage_class().is_some() {
-        "_rebuild_tensor_v2"
-    } else {
-        args.push(graph.add(Value::Global(Global::new("torch", dtype.name()))));
-        "_rebuild_tensor_v3"
-    };
-    let args = graph.add(Value::Tuple(args));
-    let callable = graph.add(Value::Global(Global::new("torch._utils", rebuild)));
-    Ok(graph.add(Value::Object(Object::new(Constructor::Reduce {
-        callable,
-        args,
-    }))))
+    })
 }
 
 /// Writes a chunk of `dtype` and `size` whose `len` row-major, little-endian bytes `bytes`
@@ -149,6 +93,7 @@ impl<W: Write> Write for Counting<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pickle::Value;
     use crate::torch::dcp::item;
 
     #[test]

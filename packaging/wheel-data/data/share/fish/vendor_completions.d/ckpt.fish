@@ -96,6 +96,8 @@ complete -c ckpt -n "__fish_ckpt_using_subcommand convert" -l drop-optimizer -d 
 complete -c ckpt -n "__fish_ckpt_using_subcommand convert" -l strip-module -d 'Remove wrapper prefixes from every state dict (as `ckpt strip-module`)'
 complete -c ckpt -n "__fish_ckpt_using_subcommand convert" -l allow-noop -d 'With --map/--to: go on when no storage location matches (as `ckpt remap`)'
 complete -c ckpt -n "__fish_ckpt_using_subcommand convert" -l dtype-optimizer -d 'With --dtype: cast optimizer state too (not its `step` counters)'
+complete -c ckpt -n "__fish_ckpt_using_subcommand convert" -l plain -d 'Make the output load with `torch.load`\'s default `weights_only=True` (torch ≥ 2.6): rewrite argparse Namespaces and omegaconf configs into dicts and lists, numpy arrays into tensors, numpy scalars into numbers, paths into strings and enum members into their values; refuse (naming the object and its key) anything else torch\'s allow-list lacks. Implies --allow-unknown-globals for the classes it rewrites away'
+complete -c ckpt -n "__fish_ckpt_using_subcommand convert" -s v -l verbose -d 'With --plain: print the key path of every rewritten object, not only the counts'
 complete -c ckpt -n "__fish_ckpt_using_subcommand convert" -s q -l quiet -d 'Draw no progress bars (they are drawn only when stderr is a terminal anyway)'
 complete -c ckpt -n "__fish_ckpt_using_subcommand convert" -s h -l help -d 'Print help'
 complete -c ckpt -n "__fish_ckpt_using_subcommand to-onnx" -s o -l output -d 'Output ONNX file (written to a temporary file beside it, then renamed into place)' -r -F
