@@ -189,6 +189,13 @@ class VaePart(torch.nn.Module):
 
 
 def build_diffusers(arch):
+    model, inputs = _diffusers_model(arch)
+    # diffusers' upsampling branches on `batch >= 64` (torch.export suggests `max=63`).
+    model.export_batch_max = 63
+    return model, inputs
+
+
+def _diffusers_model(arch):
     import diffusers
 
     if arch.startswith("unet2d_condition"):
@@ -270,9 +277,10 @@ def build_monai(arch):
     elif arch == "unetr":
         model = nets.UNETR(in_channels=1, out_channels=2, img_size=32, feature_size=8,
                            hidden_size=96, mlp_dim=192, num_heads=4)
-    elif arch == "swin_unetr":
+    elif arch == "swin_unetr":  # 32³ leaves its bottleneck 1³, which InstanceNorm refuses
         model = nets.SwinUNETR(in_channels=1, out_channels=2, feature_size=12,
                                spatial_dims=3)
+        shape = (1, 64, 64, 64)
     elif arch == "dynunet":
         model = nets.DynUNet(spatial_dims=3, in_channels=1, out_channels=2,
                              kernel_size=(3, 3, 3), strides=(1, 2, 2),
@@ -350,9 +358,12 @@ def build_kornia(arch):
         "canny_magnitude": lambda: _Fn(lambda x: f.canny(x)[0]),
         "unsharp_mask": lambda: f.UnsharpMask((3, 3), (1.5, 1.5)),
     }
-    positive = arch in ("rgb_to_hsv",)
     model = modules[arch]()
-    return (_Positive(model) if positive else model), (Input("image", (3, 32, 32)),)
+    if arch == "rgb_to_hsv":
+        model = _Positive(model)
+    # torch.export guards kornia's filters on `batch < 4096/3` unless the Dim is bounded.
+    model.export_batch_max = 1024
+    return model, (Input("image", (3, 32, 32)),)
 
 
 class _Positive(torch.nn.Module):
