@@ -8,6 +8,10 @@ variant)`. Groups, in run order (cheapest first, so a time-boxed run covers the 
 - `transformers`: encoders from tiny configs (BERT with a static and a dynamic sequence
   length, ViT, Wav2Vec2, Whisper's encoder);
 - `torchvision`: video classifiers, segmentation models, RAFT optical flow;
+- the packages users deploy to Ascend (scripts/sweep_packages.py): `ultralytics` (YOLO v8/11/26,
+  every task), `hf_text` (Hugging Face text encoders and decoders, with attention masks and
+  dynamic sequence lengths), `diffusers`, `smp` (segmentation-models-pytorch), `monai` (3-D),
+  `open_clip`, `kornia`;
 - `timm`: one model per timm family (the module defining it), the smallest by parameter
   count; `candidates` lists the next smallest too, tried in order when `torch.export`
   cannot export one with a dynamic batch (the sweep's worker picks the first that exports).
@@ -24,6 +28,7 @@ sys.path.insert(0, str(ROOT / "tests" / "interop"))
 sys.path.insert(0, str(ROOT / "tests" / "interop" / "models"))
 from _coverage import Axis, Input  # noqa: E402
 import patterns  # noqa: E402
+import sweep_packages  # noqa: E402
 
 TIMM_CANDIDATES = 3
 HF_VOCAB = 100
@@ -169,8 +174,10 @@ def fixed_cases():
              for n in patterns.PATTERNS]
     cases += [{"name": f"transformers/{a}", "group": "transformers", "kind": "transformers",
                "arch": a} for a in TRANSFORMERS]
-    return cases + [{"name": f"torchvision/{a}", "group": "torchvision", "kind": "torchvision",
-                     "arch": a} for a in TORCHVISION]
+    cases += [{"name": f"torchvision/{a}", "group": "torchvision", "kind": "torchvision",
+               "arch": a} for a in TORCHVISION]
+    return cases + [{"name": f"{group}/{a}", "group": group, "kind": "package", "arch": a}
+                    for group, (archs, _) in sweep_packages.PACKAGES.items() for a in archs]
 
 
 def enumerate_corpus(cache_dir):
@@ -192,6 +199,9 @@ def build(spec, variant=None):
             variant = spec["arch"]
         elif kind == "torchvision":
             model, inputs = build_torchvision(spec["arch"])
+            variant = spec["arch"]
+        elif kind == "package":
+            model, inputs = sweep_packages.PACKAGES[spec["group"]][1](spec["arch"])
             variant = spec["arch"]
         elif kind == "timm":
             variant = variant or spec["candidates"][0]

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::torch::checkpoint::Checkpoint;
 use crate::torch::read_tensor;
+use crate::torch::script::archive::{constant_tensor, Constant, ConstantTensor, ConstantValues};
 use crate::torch::script::convert::GivenInput;
 use crate::torch::script::{convert, ScriptArchive};
 use crate::torch::tensor::TensorRef;
@@ -24,36 +25,77 @@ pub struct ScriptReport {
     pub traced_batch: Option<u64>,
 }
 
-/// The parameters and buffers the program reads, from `data.pkl`.
+/// The parameters and buffers the program reads, from `data.pkl`, and the non-scalar
+/// tensor constants, from `constants.pkl`.
 struct ScriptTensors<'a> {
     ckpt: &'a mut Checkpoint,
     tensors: &'a HashMap<String, TensorRef>,
+    constants: &'a [Constant],
+}
+
+/// Where a tensor the program reads is.
+enum Found<'t> {
+    Stored(&'t TensorRef),
+    Constant(&'t ConstantTensor),
 }
 
 impl ScriptTensors<'_> {
-    fn get(&self, fqn: &str) -> Result<&TensorRef, OnnxError> {
-        self.tensors.get(fqn).ok_or_else(|| OnnxError::Program {
-            what: format!("the program reads `{fqn}`, which the module objects do not hold"),
-        })
+    fn get(&self, fqn: &str) -> Result<Found<'_>, OnnxError> {
+        if let Some(t) = constant_tensor(self.constants, fqn) {
+            return Ok(Found::Constant(t));
+        }
+        self.tensors
+            .get(fqn)
+            .map(Found::Stored)
+            .ok_or_else(|| OnnxError::Program {
+                what: format!("the program reads `{fqn}`, which the module objects do not hold"),
+            })
     }
 }
 
 impl TensorSource for ScriptTensors<'_> {
     fn dims(&self, fqn: &str) -> Result<Vec<u64>, OnnxError> {
-        Ok(self.get(fqn)?.shape.clone())
+        Ok(match self.get(fqn)? {
+            Found::Stored(t) => t.shape.clone(),
+            Found::Constant(t) => t.shape.clone(),
+        })
     }
 
     fn dtype(&self, fqn: &str) -> Result<DType, OnnxError> {
-        Ok(self.get(fqn)?.dtype)
+        Ok(match self.get(fqn)? {
+            Found::Stored(t) => t.dtype,
+            Found::Constant(t) => t.dtype,
+        })
     }
 
     fn read_f32(&mut self, fqn: &str) -> Result<Vec<f32>, OnnxError> {
-        let tensor = self.get(fqn)?.clone();
+        let tensor = match self.get(fqn)? {
+            Found::Stored(t) => t.clone(),
+            Found::Constant(t) => {
+                return match &t.values {
+                    ConstantValues::Float(v) => Ok(v.clone()),
+                    ConstantValues::Int(v) => Ok(v.iter().map(|&i| i as f32).collect()),
+                }
+            }
+        };
         read_tensor::read_f32(self.ckpt, &tensor).map_err(|e| read_error(fqn, e))
     }
 
     fn read_i64(&mut self, fqn: &str) -> Result<Vec<i64>, OnnxError> {
-        let tensor = self.get(fqn)?.clone();
+        let tensor = match self.get(fqn)? {
+            Found::Stored(t) => t.clone(),
+            Found::Constant(t) => {
+                return match &t.values {
+                    ConstantValues::Int(v) => Ok(v.clone()),
+                    ConstantValues::Float(_) => Err(read_error(
+                        fqn,
+                        TorchError::Unsupported {
+                            what: format!("reading {} tensors as integers", t.dtype.name()),
+                        },
+                    )),
+                }
+            }
+        };
         read_tensor::read_i64(self.ckpt, &tensor).map_err(|e| read_error(fqn, e))
     }
 }
@@ -77,6 +119,7 @@ pub fn export_script(
     let mut tensors = ScriptTensors {
         ckpt: &mut archive.ckpt,
         tensors: &converted.tensors,
+        constants: &archive.constants,
     };
     let program = export_with(&converted.program, &mut tensors, options, out)?;
     Ok(ScriptReport {

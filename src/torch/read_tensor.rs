@@ -246,14 +246,37 @@ fn read_values<T>(
         first.checked_mul(size).ok_or_else(invalid)?,
         (extent - first).checked_mul(size).ok_or_else(invalid)?,
     )?;
+    view_values(&bytes, tensor, order, decode).ok_or_else(invalid)
+}
+
+/// `tensor`'s elements in row-major order, decoded from `bytes`, which start at its first
+/// element (`offset`) and hold its whole extent; `None` when they do not.
+pub(crate) fn view_values<T>(
+    bytes: &[u8],
+    tensor: &TensorRef,
+    order: ByteOrder,
+    decode: fn(&[u8], DType, ByteOrder) -> T,
+) -> Option<Vec<T>> {
+    let size = tensor.dtype.element_size() as u64;
+    let numel = tensor.numel();
+    if numel == 0 {
+        return Some(Vec::new());
+    }
     let strides: Vec<u64> = tensor
         .stride
         .iter()
-        .map(|&s| u64::try_from(s).map_err(|_| invalid()))
-        .collect::<Result<_, _>>()?;
-    let mut values = Vec::with_capacity(usize::try_from(numel).map_err(|_| invalid())?);
+        .map(|&s| u64::try_from(s).ok())
+        .collect::<Option<_>>()?;
+    let span = tensor
+        .extent()?
+        .checked_sub(tensor.offset)?
+        .checked_mul(size)?;
+    if (bytes.len() as u64) < span {
+        return None;
+    }
+    let mut values = Vec::with_capacity(usize::try_from(numel).ok()?);
     let element = |index: u64| -> T {
-        // `index < extent - first` by construction, so the slice is in bounds.
+        // `index < extent - offset` and `bytes` holds that span, so the slice is in bounds.
         let at = (index * size) as usize;
         decode(&bytes[at..at + size as usize], tensor.dtype, order)
     };
@@ -267,7 +290,7 @@ fn read_values<T>(
             increment(&mut index, &tensor.shape);
         }
     }
-    Ok(values)
+    Some(values)
 }
 
 /// One element of integer `dtype` ([`DType::is_integer`]) from its `bytes` in `order`.

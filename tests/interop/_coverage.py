@@ -130,7 +130,10 @@ def examples(inputs, batch, seed, alt=False):
 # ------------------------------------------------------------------ converters
 def export_pt2(model, inputs, path):
     """`torch.export` with the batch (and each `Axis`) dynamic, saved to `path`."""
-    dims = {BATCH_NAME: torch.export.Dim(BATCH_NAME)}
+    # A model may declare the largest batch its code supports (`export_batch_max`), as
+    # torch.export's own suggested fix bounds the Dim when the code branches on the batch.
+    dims = {BATCH_NAME: torch.export.Dim(BATCH_NAME, max=getattr(model, "export_batch_max",
+                                                                 None))}
     for i in inputs:
         for a in i.axes:
             dims.setdefault(a.name, torch.export.Dim(a.name, min=2, max=a.max))

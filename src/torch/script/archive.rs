@@ -11,6 +11,7 @@ use std::rc::Rc;
 use crate::pickle::{self, Value};
 use crate::torch::checkpoint::{self, Checkpoint, Format};
 use crate::torch::dtype::DType;
+use crate::torch::read_tensor::{decode, decode_integer, view_values, ByteOrder};
 use crate::torch::tensor::{scan, TensorRef};
 use crate::torch::zip_read::TorchZip;
 
@@ -25,6 +26,8 @@ const MAX_CODE_BYTES: u64 = 256 << 20;
 const MAX_QUALNAME: usize = 1024;
 /// The largest `traced_inputs.pkl` / `constants.pkl` decoded.
 const MAX_SIDE_PICKLE: u64 = 64 << 20;
+/// Largest record of one non-scalar tensor constant read into memory.
+const MAX_CONSTANT_BYTES: u64 = 16 << 20;
 
 /// A traced tensor constant (`CONSTANTS.c<i>`): scalars are read, anything else is kept
 /// only as a description for the error that refuses it.
@@ -32,7 +35,27 @@ const MAX_SIDE_PICKLE: u64 = 64 << 20;
 pub enum Constant {
     Int(i64),
     Float(f64),
+    /// A tensor with at least one dimension (a traced `torch.tensor([8., 16., 32.])`).
+    Tensor(ConstantTensor),
     Other(String),
+}
+
+/// A non-scalar tensor of `constants.pkl`, decoded in row-major order.
+///
+/// Invariant: the values hold exactly the product of `shape` elements.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConstantTensor {
+    pub dtype: DType,
+    pub shape: Vec<u64>,
+    pub values: ConstantValues,
+}
+
+/// A constant tensor's values: floating-point types as `f32` (what the export computes
+/// in), integer and boolean types exactly.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConstantValues {
+    Float(Vec<f32>),
+    Int(Vec<i64>),
 }
 
 /// An opened TorchScript archive.
@@ -50,6 +73,21 @@ pub struct ScriptArchive {
     pub traced_inputs: Option<Vec<(DType, Vec<u64>)>>,
     /// `constants.pkl`, in order.
     pub constants: Vec<Constant>,
+}
+
+/// The name a program gives the non-scalar tensor constant at `index` of `constants.pkl`
+/// (what TorchScript code spells `CONSTANTS.c<index>`).
+pub fn constant_fqn(index: usize) -> String {
+    format!("CONSTANTS.c{index}")
+}
+
+/// The non-scalar tensor constant of `constants` named `fqn` ([`constant_fqn`]), if any.
+pub fn constant_tensor<'c>(constants: &'c [Constant], fqn: &str) -> Option<&'c ConstantTensor> {
+    let index: usize = fqn.strip_prefix("CONSTANTS.c")?.parse().ok()?;
+    match constants.get(index)? {
+        Constant::Tensor(t) if constant_fqn(index) == fqn => Some(t),
+        _ => None,
+    }
 }
 
 /// Whether `file` is a TorchScript archive by torch's own rule, the one the scanner judges
@@ -206,14 +244,51 @@ fn read_constants(zip: &mut TorchZip, big: bool) -> Result<Vec<Constant>, Script
         .iter()
         .map(|&item| match found.tensor_at(item) {
             Some(t) if t.shape.is_empty() => scalar(zip, t, big),
-            Some(t) => Ok(Constant::Other(format!(
-                "a {} tensor of shape {:?}",
-                t.dtype.name(),
-                t.shape
-            ))),
+            Some(t) => tensor(zip, t, big),
             None => Ok(Constant::Other(format!("a {}", p.graph.get(item).kind()))),
         })
         .collect()
+}
+
+/// A non-scalar constant from its `constants/<key>` record (at most [`MAX_CONSTANT_BYTES`]).
+fn tensor(zip: &mut TorchZip, t: &TensorRef, big: bool) -> Result<Constant, ScriptError> {
+    let record = format!("constants/{}", t.storage.key);
+    let bytes = zip.read_small(&record, MAX_CONSTANT_BYTES)?;
+    let order = if big {
+        ByteOrder::Big
+    } else {
+        ByteOrder::Little
+    };
+    let start = usize::try_from(t.offset)
+        .ok()
+        .and_then(|o| o.checked_mul(t.dtype.element_size()))
+        .and_then(|s| bytes.get(s..));
+    let values = match t.dtype {
+        DType::Float32 | DType::Float64 | DType::Float16 | DType::BFloat16 => start
+            .and_then(|b| view_values(b, t, order, decode))
+            .map(ConstantValues::Float),
+        d if d.is_integer() => start
+            .and_then(|b| view_values(b, t, order, decode_integer))
+            .map(ConstantValues::Int),
+        other => {
+            return Ok(Constant::Other(format!(
+                "a {} tensor of shape {:?}",
+                other.name(),
+                t.shape
+            )))
+        }
+    };
+    let values = values.ok_or_else(|| {
+        ScriptError::archive(format!(
+            "`{record}` is too short for its constant of shape {:?}",
+            t.shape
+        ))
+    })?;
+    Ok(Constant::Tensor(ConstantTensor {
+        dtype: t.dtype,
+        shape: t.shape.clone(),
+        values,
+    }))
 }
 
 fn scalar(zip: &mut TorchZip, t: &TensorRef, big: bool) -> Result<Constant, ScriptError> {

@@ -23,7 +23,7 @@ use crate::aten::program::{
 use crate::torch::dtype::DType;
 use crate::torch::tensor::TensorRef;
 
-use super::archive::{Constant, ScriptArchive};
+use super::archive::{constant_fqn, Constant, ScriptArchive};
 use super::dtypes;
 use super::inline::{inline, Call, Operand, Returned, Site, ValueId, LIST_UNPACK};
 use crate::aten::schema::Schema;
@@ -553,6 +553,25 @@ impl Converter<'_> {
             Operand::Constant(i) => match self.archive.constants.get(*i) {
                 Some(Constant::Int(v)) => Val::Int(*v),
                 Some(Constant::Float(v)) => Val::Float(*v),
+                Some(Constant::Tensor(t)) => {
+                    // A graph input the program reads as a lifted tensor constant; its
+                    // values come from the archive's constants ([`constant_fqn`]).
+                    let fqn = constant_fqn(*i);
+                    let name = format!("c_{fqn}");
+                    if t.dtype.is_integer() {
+                        self.integers.insert(name.clone());
+                    }
+                    if self.stored_seen.insert(fqn.clone()) {
+                        self.stored_specs.push(InputSpec::TensorConstant {
+                            arg: name.clone(),
+                            fqn,
+                        });
+                    }
+                    Val::Stored {
+                        name,
+                        dims: t.shape.clone(),
+                    }
+                }
                 Some(Constant::Other(what)) => {
                     return Err(fail(format!(
                         "`CONSTANTS.c{i}` is {what}; only scalar constants are exported"
@@ -577,16 +596,19 @@ impl Converter<'_> {
     fn call(&mut self, call: &Call) -> Result<(), ScriptError> {
         let shown = written(call);
         let fail = |what: String| at(&call.site, &shown, what);
-        let args = call
+        let mut args = call
             .args
             .iter()
             .map(|a| self.operand(a, Some((&call.site, &shown))))
             .collect::<Result<Vec<_>, _>>()?;
-        let kwargs = call
+        let mut kwargs = call
             .kwargs
             .iter()
             .map(|(k, a)| Ok((k.clone(), self.operand(a, Some((&call.site, &shown)))?)))
             .collect::<Result<Vec<_>, ScriptError>>()?;
+        if call.op == "torch.to" {
+            to_dtype_call(&mut args, &mut kwargs).map_err(&fail)?;
+        }
         if call.op == LIST_UNPACK {
             let item = unpack(&args).map_err(&fail)?;
             self.values.insert(call.output, item);
@@ -858,6 +880,17 @@ impl Converter<'_> {
                     _ => return Err(format!("dimension {dim} is out of range for rank {rank}")),
                 }
             }
+            // A parameter, buffer or constant has no batch: every size is a number.
+            ("torch.size", [Val::Stored { dims, .. }, Val::Int(dim)]) => {
+                let rank = dims.len() as i64;
+                match if *dim < 0 { dim + rank } else { *dim } {
+                    d if (0..rank).contains(&d) => Val::Int(dims[d as usize] as i64),
+                    _ => return Err(format!("dimension {dim} is out of range for rank {rank}")),
+                }
+            }
+            ("torch.size", [Val::Stored { dims, .. }]) => {
+                Val::List(dims.iter().map(|&d| Val::Int(d as i64)).collect())
+            }
             ("torch.size", [Val::Activation { shape, .. }]) => Val::List(
                 std::iter::once(Val::Batch)
                     .chain(shape.iter().map(|&d| Val::Int(d as i64)))
@@ -1043,6 +1076,31 @@ fn name_args(schema: &Schema, args: Vec<Val>, kwargs: Vec<(String, Val)>) -> Res
         named.push((name, val));
     }
     Ok(named)
+}
+
+/// `torch.to(x, device, dtype, …)` (the `to.device` overload) and `torch.to(x, dtype=…,
+/// layout=…, device=…, pin_memory=…)` (`to.dtype_layout`) as the `to.dtype` call they are
+/// in an export: the device (every tensor is on the CPU), a strided layout and pinning
+/// change no value. Another layout is refused.
+fn to_dtype_call(args: &mut Vec<Val>, kwargs: &mut Vec<(String, Val)>) -> Result<(), String> {
+    if matches!(args.get(1), Some(Val::Str(_))) {
+        args.remove(1);
+    }
+    let mut error = None;
+    kwargs.retain(|(key, val)| match (key.as_str(), val) {
+        ("device", _) | ("pin_memory", Val::None | Val::Bool(false)) => false,
+        // torch.strided is layout 0 in traced code.
+        ("layout", Val::None | Val::Int(0)) => false,
+        ("layout", other) => {
+            error = Some(format!(
+                "a tensor layout other than strided ({})",
+                other.kind()
+            ));
+            false
+        }
+        _ => true,
+    });
+    error.map_or(Ok(()), Err)
 }
 
 /// The overload of a comparison or `masked_fill` whose operand is a number (`ids != 0`,

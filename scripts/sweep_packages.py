@@ -1,0 +1,389 @@
+"""The corpus's models from the packages users deploy to Ascend (random init, no downloads).
+
+Each builder returns `(model, inputs)` for one spec's `arch`, with sizes and options varied
+rather than only each package's defaults:
+
+- `ultralytics`: YOLO v8, 11 and 26 for detect, seg, pose, obb and cls, from the package's own
+  model YAMLs, set up as its ONNX exporter sets them (fused, every head in export mode with the
+  raw output and no NMS);
+- `hf_text`: Hugging Face text encoders (DistilBERT, RoBERTa, ALBERT, ELECTRA, DeBERTa-v2, the
+  T5 encoder, CLIP's text tower, BERT) with and without an `attention_mask` input, and
+  decoders without KV cache (GPT-2, LLaMA, Qwen2, Mistral, Phi), from tiny configs;
+- `diffusers`: UNet2DConditionModel (int64 per-sample timestep, text conditioning),
+  UNet2DModel and AutoencoderKL's encoder and decoder;
+- `smp`: segmentation-models-pytorch decoders over several encoders;
+- `monai`: 3-D networks (UNet, BasicUNet, SegResNet, UNETR, SwinUNETR, DynUNet, AttentionUnet,
+  VNet, 3-D DenseNet and ResNet);
+- `open_clip`: image and text towers of small CLIP configs (ViT and modified ResNet);
+- `kornia`: filters, colour conversions and enhancement modules.
+"""
+import os
+
+import torch
+
+from _coverage import Axis, Input
+
+os.environ.setdefault("YOLO_OFFLINE", "1")
+SEQ = 16
+VOCAB = 100
+
+
+def first_tensor(out):
+    """A model's first output as a plain tensor (Hugging Face outputs, tuples)."""
+    if hasattr(out, "to_tuple"):
+        out = out.to_tuple()
+    return out[0] if isinstance(out, (tuple, list)) else out
+
+
+class TextModel(torch.nn.Module):
+    """A text model's first output from `input_ids` alone."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids):
+        return first_tensor(self.model(input_ids=input_ids))
+
+
+class MaskedTextModel(TextModel):
+    """A text model's first output from `input_ids` and an `attention_mask` input."""
+
+    def forward(self, input_ids, attention_mask):
+        return first_tensor(self.model(input_ids=input_ids, attention_mask=attention_mask))
+
+
+# ------------------------------------------------------------------ ultralytics
+ULTRALYTICS = {}
+for _gen, _stem in (("v8", "yolov8{s}"), ("11", "yolo11{s}"), ("26", "yolo26{s}")):
+    for _task in ("detect", "seg", "pose", "obb", "cls"):
+        suffix = "" if _task == "detect" else f"-{_task}"
+        ULTRALYTICS[f"yolo{_gen}n{suffix}"] = (_stem.format(s="n") + suffix + ".yaml", 160)
+ULTRALYTICS.update({
+    "yolov8s": ("yolov8s.yaml", 224),
+    "yolo11s-seg": ("yolo11s-seg.yaml", 192),
+    "yolo26s-pose": ("yolo26s-pose.yaml", 256),
+    "yolov8n-p2": ("yolov8-p2.yaml", 128),
+    "yolo11n-cls-224": ("yolo11n-cls.yaml", 224),
+})
+
+
+def build_ultralytics(arch):
+    from ultralytics import YOLO
+    from ultralytics.nn.modules import Classify, Detect
+
+    cfg, size = ULTRALYTICS[arch]
+    model = YOLO(cfg, verbose=False).model.float().eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    model = model.fuse(verbose=False)
+    for m in model.modules():  # as ultralytics' Exporter sets the heads for ONNX
+        if isinstance(m, Classify):
+            m.export = True
+        if isinstance(m, Detect):
+            m.dynamic, m.export, m.format = True, True, "onnx"
+    return model, (Input("images", (3, size, size)),)
+
+
+# ------------------------------------------------------------------ Hugging Face text
+HF_ENCODERS = ("distilbert", "roberta", "albert", "electra", "deberta_v2", "t5_encoder",
+               "clip_text", "bert", "xlm_roberta", "mpnet")
+HF_DECODERS = ("gpt2", "llama", "qwen2", "mistral", "phi")
+HF_TEXT = tuple(f"{a}{m}" for a in HF_ENCODERS for m in ("", "_mask")) + HF_DECODERS + tuple(
+    f"{a}_dynamic_seq" for a in ("distilbert_mask", "gpt2", "llama"))
+
+
+def hf_text_model(name):
+    import transformers as hf
+
+    small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                 intermediate_size=64, vocab_size=VOCAB)
+    enc = dict(max_position_embeddings=64, **small)
+    dec = dict(max_position_embeddings=64, **small)
+    if name == "distilbert":
+        return hf.DistilBertModel(hf.DistilBertConfig(
+            vocab_size=VOCAB, dim=32, n_layers=2, n_heads=2, hidden_dim=64,
+            max_position_embeddings=64))
+    if name == "roberta":
+        return hf.RobertaModel(hf.RobertaConfig(**enc), add_pooling_layer=False)
+    if name == "xlm_roberta":
+        return hf.XLMRobertaModel(hf.XLMRobertaConfig(**enc), add_pooling_layer=False)
+    if name == "albert":
+        return hf.AlbertModel(hf.AlbertConfig(embedding_size=16, **enc), add_pooling_layer=False)
+    if name == "electra":
+        return hf.ElectraModel(hf.ElectraConfig(embedding_size=16, **enc))
+    if name == "deberta_v2":
+        return hf.DebertaV2Model(hf.DebertaV2Config(
+            relative_attention=True, position_buckets=8, max_relative_positions=32,
+            pos_att_type=["p2c", "c2p"], **enc))
+    if name == "t5_encoder":
+        return hf.T5EncoderModel(hf.T5Config(vocab_size=VOCAB, d_model=32, d_kv=16, d_ff=64,
+                                             num_layers=2, num_heads=2))
+    if name == "clip_text":
+        return hf.CLIPTextModel(hf.CLIPTextConfig(**enc))
+    if name == "bert":
+        return hf.BertModel(hf.BertConfig(**enc), add_pooling_layer=False)
+    if name == "mpnet":
+        return hf.MPNetModel(hf.MPNetConfig(**enc), add_pooling_layer=False)
+    if name == "gpt2":
+        return hf.GPT2Model(hf.GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=2,
+                                          n_positions=64))
+    if name == "llama":
+        return hf.LlamaModel(hf.LlamaConfig(num_key_value_heads=1, **dec))
+    if name == "qwen2":
+        return hf.Qwen2Model(hf.Qwen2Config(num_key_value_heads=1, **dec))
+    if name == "mistral":
+        return hf.MistralModel(hf.MistralConfig(num_key_value_heads=1, sliding_window=None,
+                                                **dec))
+    if name == "phi":
+        return hf.PhiModel(hf.PhiConfig(**dec))
+    raise KeyError(name)
+
+
+def build_hf_text(arch):
+    dynamic = arch.endswith("_dynamic_seq")
+    base = arch.removesuffix("_dynamic_seq")
+    mask = base.endswith("_mask")
+    name = base.removesuffix("_mask")
+    model = hf_text_model(name)
+    model.config.use_cache = False
+    axes = (Axis(1, "seq", alt=11, max=64),) if dynamic else ()
+    ids = Input("input_ids", (SEQ,), high=VOCAB, axes=axes)
+    if mask:
+        return MaskedTextModel(model), (ids, Input("attention_mask", (SEQ,), high=2, axes=axes))
+    return TextModel(model), (ids,)
+
+
+# ------------------------------------------------------------------ diffusers
+DIFFUSERS = ("unet2d_condition", "unet2d_condition_wide", "unet2d", "vae_encoder",
+             "vae_decoder")
+
+
+class UNetCond(torch.nn.Module):
+    def __init__(self, unet):
+        super().__init__()
+        self.unet = unet
+
+    def forward(self, sample, timestep, encoder_hidden_states):
+        return self.unet(sample, timestep, encoder_hidden_states, return_dict=False)[0]
+
+
+class UNetPlain(torch.nn.Module):
+    def __init__(self, unet):
+        super().__init__()
+        self.unet = unet
+
+    def forward(self, sample, timestep):
+        return self.unet(sample, timestep, return_dict=False)[0]
+
+
+class VaePart(torch.nn.Module):
+    def __init__(self, vae, part):
+        super().__init__()
+        self.vae, self.part = vae, part
+
+    def forward(self, x):
+        if self.part == "encode":
+            return self.vae.encode(x).latent_dist.mean
+        return self.vae.decode(x, return_dict=False)[0]
+
+
+def build_diffusers(arch):
+    model, inputs = _diffusers_model(arch)
+    # diffusers' upsampling branches on `batch >= 64` (torch.export suggests `max=63`).
+    model.export_batch_max = 63
+    return model, inputs
+
+
+def _diffusers_model(arch):
+    import diffusers
+
+    if arch.startswith("unet2d_condition"):
+        wide = arch.endswith("_wide")
+        unet = diffusers.UNet2DConditionModel(
+            sample_size=16, in_channels=4, out_channels=4, layers_per_block=1,
+            block_out_channels=(32, 64) if not wide else (32, 64, 64),
+            down_block_types=("CrossAttnDownBlock2D", "DownBlock2D") if not wide else
+            ("CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"),
+            up_block_types=("UpBlock2D", "CrossAttnUpBlock2D") if not wide else
+            ("UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"),
+            cross_attention_dim=32, attention_head_dim=8, norm_num_groups=8)
+        return UNetCond(unet), (Input("sample", (4, 16, 16)), Input("timestep", (), high=1000),
+                                Input("encoder_hidden_states", (8, 32)))
+    if arch == "unet2d":
+        unet = diffusers.UNet2DModel(sample_size=32, in_channels=3, out_channels=3,
+                                     layers_per_block=1, block_out_channels=(32, 64),
+                                     down_block_types=("DownBlock2D", "AttnDownBlock2D"),
+                                     up_block_types=("AttnUpBlock2D", "UpBlock2D"),
+                                     norm_num_groups=8)
+        return UNetPlain(unet), (Input("sample", (3, 32, 32)), Input("timestep", (), high=1000))
+    vae = diffusers.AutoencoderKL(in_channels=3, out_channels=3, latent_channels=4,
+                                  block_out_channels=(32, 64),
+                                  down_block_types=("DownEncoderBlock2D",) * 2,
+                                  up_block_types=("UpDecoderBlock2D",) * 2,
+                                  layers_per_block=1, norm_num_groups=8, sample_size=32)
+    if arch == "vae_encoder":
+        return VaePart(vae, "encode"), (Input("image", (3, 32, 32)),)
+    return VaePart(vae, "decode"), (Input("latent", (4, 16, 16)),)
+
+
+# ------------------------------------------------------------------ segmentation-models-pytorch
+SMP = {
+    "unet_resnet18": ("Unet", "resnet18", 64),
+    "unet_mobilenet_v2": ("Unet", "mobilenet_v2", 96),
+    "unetplusplus_resnet18": ("UnetPlusPlus", "resnet18", 64),
+    "fpn_efficientnet-b0": ("FPN", "efficientnet-b0", 64),
+    "fpn_resnet34": ("FPN", "resnet34", 128),
+    "pspnet_resnet18": ("PSPNet", "resnet18", 96),
+    "deeplabv3_resnet18": ("DeepLabV3", "resnet18", 64),
+    "deeplabv3plus_mobilenet_v2": ("DeepLabV3Plus", "mobilenet_v2", 64),
+    "linknet_resnet18": ("Linknet", "resnet18", 64),
+    "manet_resnet18": ("MAnet", "resnet18", 64),
+    "pan_resnet18": ("PAN", "resnet18", 128),
+    "upernet_resnet18": ("UPerNet", "resnet18", 64),
+    "segformer_mit_b0": ("Segformer", "mit_b0", 64),
+    "unet_timm-regnetx_002": ("Unet", "timm-regnetx_002", 64),
+}
+
+
+def build_smp(arch):
+    import segmentation_models_pytorch as smp
+
+    cls, encoder, size = SMP[arch]
+    model = getattr(smp, cls)(encoder_name=encoder, encoder_weights=None, in_channels=3,
+                              classes=4)
+    return model, (Input("image", (3, size, size)),)
+
+
+# ------------------------------------------------------------------ MONAI (3-D)
+MONAI = ("unet", "unet_residual", "basic_unet", "segresnet", "unetr", "swin_unetr",
+         "dynunet", "attention_unet", "vnet", "densenet121_3d", "resnet10_3d")
+
+
+def build_monai(arch):
+    from monai import networks as mn
+
+    nets = mn.nets
+    shape = (1, 32, 32, 32)
+    if arch in ("unet", "unet_residual"):
+        model = nets.UNet(spatial_dims=3, in_channels=1, out_channels=2,
+                          channels=(8, 16, 32), strides=(2, 2),
+                          num_res_units=2 if arch == "unet_residual" else 0)
+    elif arch == "basic_unet":
+        model = nets.BasicUNet(spatial_dims=3, in_channels=1, out_channels=2,
+                               features=(8, 8, 16, 32, 64, 8))
+    elif arch == "segresnet":
+        model = nets.SegResNet(spatial_dims=3, in_channels=1, out_channels=2, init_filters=8)
+    elif arch == "unetr":
+        model = nets.UNETR(in_channels=1, out_channels=2, img_size=32, feature_size=8,
+                           hidden_size=96, mlp_dim=192, num_heads=4)
+    elif arch == "swin_unetr":  # 32³ leaves its bottleneck 1³, which InstanceNorm refuses
+        model = nets.SwinUNETR(in_channels=1, out_channels=2, feature_size=12,
+                               spatial_dims=3)
+        shape = (1, 64, 64, 64)
+    elif arch == "dynunet":
+        model = nets.DynUNet(spatial_dims=3, in_channels=1, out_channels=2,
+                             kernel_size=(3, 3, 3), strides=(1, 2, 2),
+                             upsample_kernel_size=(2, 2), filters=(8, 16, 32))
+    elif arch == "attention_unet":
+        model = nets.AttentionUnet(spatial_dims=3, in_channels=1, out_channels=2,
+                                   channels=(8, 16, 32), strides=(2, 2))
+    elif arch == "vnet":
+        model = nets.VNet(spatial_dims=3, in_channels=1, out_channels=2)
+    elif arch == "densenet121_3d":
+        model = nets.DenseNet121(spatial_dims=3, in_channels=1, out_channels=3)
+    elif arch == "resnet10_3d":
+        model = nets.resnet10(spatial_dims=3, n_input_channels=1, num_classes=3)
+    else:
+        raise KeyError(arch)
+    return model, (Input("volume", shape),)
+
+
+# ------------------------------------------------------------------ open_clip
+OPEN_CLIP = ("vit_image", "vit_text", "resnet_image", "vit_image_avg_pool")
+
+
+def build_open_clip(arch):
+    import open_clip
+
+    text_cfg = dict(context_length=SEQ, vocab_size=VOCAB, width=32, heads=2, layers=2)
+    if arch.startswith("vit"):
+        vision_cfg = dict(image_size=32, patch_size=8, width=32, layers=2, head_width=16,
+                          pool_type="avg" if arch.endswith("avg_pool") else "tok")
+    else:
+        vision_cfg = dict(image_size=64, layers=(1, 1, 1, 1), width=16, head_width=16)
+    model = open_clip.CLIP(embed_dim=16, vision_cfg=vision_cfg, text_cfg=text_cfg).eval()
+    if arch.endswith("_text"):
+        return _Tower(model, "text"), (Input("text", (SEQ,), high=VOCAB),)
+    size = vision_cfg["image_size"]
+    return _Tower(model, "image"), (Input("image", (3, size, size)),)
+
+
+class _Tower(torch.nn.Module):
+    def __init__(self, clip, tower):
+        super().__init__()
+        self.clip, self.tower = clip, tower
+
+    def forward(self, x):
+        return self.clip.encode_text(x) if self.tower == "text" else self.clip.encode_image(x)
+
+
+# ------------------------------------------------------------------ kornia
+KORNIA = ("gaussian_blur", "box_blur", "sobel", "laplacian", "median_blur", "rgb_to_hsv",
+          "rgb_to_grayscale", "adjust_brightness", "canny_magnitude", "unsharp_mask")
+
+
+class _Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def build_kornia(arch):
+    import kornia
+
+    f = kornia.filters
+    modules = {
+        "gaussian_blur": lambda: f.GaussianBlur2d((5, 5), (1.5, 1.5)),
+        "box_blur": lambda: f.BoxBlur((3, 3)),
+        "sobel": lambda: f.Sobel(),
+        "laplacian": lambda: f.Laplacian(5),
+        "median_blur": lambda: f.MedianBlur((3, 3)),
+        "rgb_to_hsv": lambda: kornia.color.RgbToHsv(),
+        "rgb_to_grayscale": lambda: kornia.color.RgbToGrayscale(),
+        "adjust_brightness": lambda: _Fn(lambda x: kornia.enhance.adjust_brightness(x, 0.2)),
+        "canny_magnitude": lambda: _Fn(lambda x: f.canny(x)[0]),
+        "unsharp_mask": lambda: f.UnsharpMask((3, 3), (1.5, 1.5)),
+    }
+    model = modules[arch]()
+    if arch == "rgb_to_hsv":
+        model = _Positive(model)
+    # torch.export guards kornia's filters on `batch < 4096/3` unless the Dim is bounded.
+    model.export_batch_max = 1024
+    return model, (Input("image", (3, 32, 32)),)
+
+
+class _Positive(torch.nn.Module):
+    """Colour conversions take images in [0, 1]: a sigmoid in front of the random input."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(torch.sigmoid(x))
+
+
+# ------------------------------------------------------------------ the table
+PACKAGES = {
+    "ultralytics": (tuple(ULTRALYTICS), build_ultralytics),
+    "hf_text": (HF_TEXT, build_hf_text),
+    "diffusers": (DIFFUSERS, build_diffusers),
+    "smp": (tuple(SMP), build_smp),
+    "monai": (MONAI, build_monai),
+    "open_clip": (OPEN_CLIP, build_open_clip),
+    "kornia": (KORNIA, build_kornia),
+}
