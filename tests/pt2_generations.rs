@@ -139,7 +139,7 @@ fn stored_zip(records: &[(String, Vec<u8>)]) -> Vec<u8> {
     for (name, data) in records {
         let crc = crc32(data);
         let offset = out.len() as u32;
-        let mut header = |sig: &[u8], central_entry: bool| {
+        let header = |sig: &[u8], central_entry: bool| {
             let mut h = sig.to_vec();
             if central_entry {
                 h.extend_from_slice(&20u16.to_le_bytes());

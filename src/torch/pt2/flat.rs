@@ -35,7 +35,7 @@ pub const STATE_DICT: [&str; 2] = ["serialized_state_dict.pt", "serialized_state
 /// The lifted constants' record, by the names torch's loader accepts.
 pub const CONSTANTS: [&str; 2] = ["serialized_constants.pt", "serialized_constants.json"];
 
-/// Whether a zip opened from its root ([`TorchZip::open_flat`]) is a flat `.pt2`.
+/// Whether a zip opened from its root (`TorchZip::open_flat`) is a flat `.pt2`.
 pub fn is_flat(zip: &TorchZip) -> bool {
     zip.has(VERSION) && zip.has(PROGRAM)
 }

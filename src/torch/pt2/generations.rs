@@ -1,5 +1,5 @@
 //! The schema generations of torch.export's serialized program, mapped onto the one the
-//! aten program reader ([`ExportedProgram`]) knows.
+//! aten program reader (`ExportedProgram`) knows.
 //!
 //! Every torch since 2.1 writes the program as JSON in the schema of its own
 //! `torch/_export/serde/schema.py`, versioned by `SCHEMA_VERSION`: `1` (torch 2.1), `2`
@@ -24,7 +24,7 @@
 //!   serializer tested for booleans first), read as an empty list of integers, the type of
 //!   the size and dimension lists they are in practice;
 //! * size expressions (schema before 8): sympy's `str` (`24*s0`) rather than its `srepr`
-//!   ([`sympy_str`](super::sympy_str));
+//!   (`sympy_str`);
 //! * graph signature (schema 1; 2 has today's specs): name maps (`inputs_to_parameters`, `inputs_to_buffers`,
 //!   `user_inputs`, `user_outputs`, `buffers_to_mutate`) rather than input and output specs
 //!   in graph order; the output pytree spec in `call_spec` rather than the module call graph.
