@@ -36,6 +36,7 @@ use flate2::read::DeflateDecoder;
 use crate::pickle::{self, Global, Limits, PickleError};
 use crate::torch::checkpoint::MAX_PICKLE_BYTES;
 use crate::torch::legacy::MAGIC_PICKLE;
+use crate::torch::pt2;
 use crate::torch::tar;
 use crate::torch::zip_dir;
 use crate::torch::zip_read::{self, ZipError, MAX_INFLATE_RATIO, RATIO_FLOOR};
@@ -373,13 +374,16 @@ impl Scanner<'_> {
             Context::Checkpoint
         };
         if depth == 0 {
-            self.scan.format = if entries.iter().any(|e| e.name.ends_with("/archive_format")) {
-                "pt2"
-            } else if context == Context::TorchScript {
-                "torchscript"
-            } else {
-                "zip"
-            };
+            let root = |name: &str| entries.iter().any(|e| e.name == name);
+            let flat_pt2 = root(pt2::flat::VERSION) && root(pt2::flat::PROGRAM);
+            self.scan.format =
+                if flat_pt2 || entries.iter().any(|e| e.name.ends_with("/archive_format")) {
+                    "pt2"
+                } else if context == Context::TorchScript {
+                    "torchscript"
+                } else {
+                    "zip"
+                };
         }
         for entry in &entries {
             let location = format!("{outer}{}", entry.name);

@@ -16,7 +16,7 @@ use super::input;
 use super::legacy::{self, LegacyRecord};
 use super::tar;
 use super::tensor::{scan, Scan, StorageKey};
-use super::zip_read::TorchZip;
+use super::zip_read::{TorchZip, ZipError};
 use super::zip_write::TorchZipWriter;
 use super::TorchError;
 
@@ -154,11 +154,21 @@ pub fn open_file(path: &Path, mut file: File) -> Result<Checkpoint, TorchError> 
 }
 
 fn open_zip(path: &Path, file: File) -> Result<Checkpoint, TorchError> {
-    let mut zip = TorchZip::open(file)?;
+    let pt2 = || TorchError::Unsupported {
+        what: "torch.export `.pt2` archives".into(),
+    };
+    let mut zip = match TorchZip::open(file.try_clone()?) {
+        // torch 2.1–2.7 wrote `.pt2` archives with records at the zip root.
+        Err(e @ (ZipError::NoFolder(_) | ZipError::MixedFolders { .. })) => {
+            return Err(match super::pt2::is_pt2(&file) {
+                Ok(true) => pt2(),
+                _ => e.into(),
+            });
+        }
+        opened => opened?,
+    };
     if zip.has("archive_format") || zip.has("models/model.json") {
-        return Err(TorchError::Unsupported {
-            what: "torch.export `.pt2` archives".into(),
-        });
+        return Err(pt2());
     }
     let format = if zip.is_torchscript() {
         Format::TorchScript

@@ -6,7 +6,11 @@
 //!   produce ([`zip_dir::read_directory`]): anything another reader could read differently is
 //!   refused as [`ZipError::Ambiguous`];
 //! * the archive folder ("prefix") is the first central-directory entry's name up to its first
-//!   `/`, and every entry must share it; record names are relative to it;
+//!   `/`, and every entry must share it; record names are relative to it. The one exception,
+//!   [`TorchZip::open_flat`], is the `.pt2` layout torch 2.1–2.7 wrote with Python's
+//!   `zipfile` (records at the root, read by name);
+//! * an archive stored as a record of another (the `torch.save` archives inside those
+//!   `.pt2` files) is read in place, [`TorchZip::open_nested`];
 //! * CRC-32 values are never verified (torch does not check them, and files saved with
 //!   `set_crc32_options(False)` carry CRC 0);
 //! * zip64 archives and any folder name work; stored and deflated records can be read.
@@ -106,11 +110,14 @@ pub struct RecordInfo {
 /// Buffer of the reader of local headers, which are spread over the file: one read each.
 const HEADER_BUFFER: usize = 4 << 10;
 
-/// A `Read + Seek` over a file by positioned reads (`pread`) through a buffer: a seek costs
-/// no system call, and the many small reads of parsing a central directory or a local header
-/// are served by one large read. Reads at least as large as the buffer bypass it.
+/// A `Read + Seek` over `len` bytes of a file from offset `base` (a whole file, or a zip
+/// stored as a record of another) by positioned reads (`pread`) through a buffer: a seek
+/// costs no system call, and the many small reads of parsing a central directory or a local
+/// header are served by one large read. Reads at least as large as the buffer bypass it;
+/// no read goes past `len`.
 struct Positioned {
     file: File,
+    base: u64,
     len: u64,
     pos: u64,
     buffer: Vec<u8>,
@@ -120,9 +127,10 @@ struct Positioned {
 }
 
 impl Positioned {
-    fn new(file: File, len: u64, capacity: usize) -> Positioned {
+    fn new(file: File, base: u64, len: u64, capacity: usize) -> Positioned {
         Positioned {
             file,
+            base,
             len,
             pos: 0,
             buffer: vec![0; capacity],
@@ -135,17 +143,23 @@ impl Positioned {
 impl Read for Positioned {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         use std::os::unix::fs::FileExt;
+        let left = usize::try_from(self.len.saturating_sub(self.pos)).unwrap_or(usize::MAX);
+        let out_len = out.len().min(left);
+        let out = &mut out[..out_len];
         if out.is_empty() {
             return Ok(0);
         }
         let buffered = self.pos >= self.start && self.pos - self.start < self.filled as u64;
         if !buffered {
+            // `pos < len`, and `base + len` is within the file (checked by the opener).
+            let at = self.base + self.pos;
             if out.len() >= self.buffer.len() {
-                let n = self.file.read_at(out, self.pos)?;
+                let n = self.file.read_at(out, at)?;
                 self.pos += n as u64;
                 return Ok(n);
             }
-            self.filled = self.file.read_at(&mut self.buffer, self.pos)?;
+            let room = self.buffer.len().min(left);
+            self.filled = self.file.read_at(&mut self.buffer[..room], at)?;
             self.start = self.pos;
             if self.filled == 0 {
                 return Ok(0);
@@ -181,10 +195,21 @@ impl Seek for Positioned {
     }
 }
 
+/// Where a zip's records are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Folder {
+    /// Every entry under one folder, as torch's `PyTorchStreamReader` requires.
+    One,
+    /// Entries named from the root (Python `zipfile` archives).
+    Root,
+}
+
 /// An opened torch zip archive.
 ///
 /// Invariant: its central directory is canonical ([`zip_dir::read_directory`]), every entry is
-/// under one folder, and every record's local header agrees with its entry.
+/// under one folder (unless opened by [`TorchZip::open_flat`]), and every record's local
+/// header agrees with its entry. Record offsets are offsets in the file, also for an archive
+/// nested in another.
 pub struct TorchZip {
     /// The open archive file.
     file: File,
@@ -205,23 +230,51 @@ impl std::fmt::Debug for TorchZip {
 }
 
 impl TorchZip {
-    /// Parses the central directory and every record's local header.
-    pub fn open(mut file: File) -> Result<Self, ZipError> {
-        let file_len = file.metadata()?.len();
+    /// Parses the central directory and every record's local header; every entry must be
+    /// under one archive folder, as torch requires.
+    pub fn open(file: File) -> Result<Self, ZipError> {
+        let len = file.metadata()?.len();
+        TorchZip::open_in(file, 0, len, Folder::One)
+    }
+
+    /// Like [`TorchZip::open`] for an archive whose records sit at the root and are named
+    /// in full (`serialized_exported_program.json`, `extra_files/notes.txt`): the `.pt2`
+    /// layout torch 2.1–2.7 wrote with Python's `zipfile`. [`TorchZip::prefix`] is empty.
+    pub fn open_flat(file: File) -> Result<Self, ZipError> {
+        let len = file.metadata()?.len();
+        TorchZip::open_in(file, 0, len, Folder::Root)
+    }
+
+    /// The torch archive stored as record `name` of this one (a `torch.save` zip written
+    /// into a `.pt2` file), read in place with the rules of [`TorchZip::open`]. Its record
+    /// offsets are offsets in the file. A deflated record is refused
+    /// ([`ZipError::Deflated`]): its bytes are not in the file.
+    pub fn open_nested(&self, name: &str) -> Result<TorchZip, ZipError> {
+        let info = self.stored_record(name)?;
+        TorchZip::open_in(
+            self.file.try_clone()?,
+            info.data_offset,
+            info.size,
+            Folder::One,
+        )
+    }
+
+    /// Opens the archive in the `file_len` bytes of `file` from offset `base`; the caller
+    /// has checked that they are in the file.
+    fn open_in(file: File, base: u64, file_len: u64, folder: Folder) -> Result<Self, ZipError> {
         let mut magic = [0u8; 4];
-        file.seek(SeekFrom::Start(0))?;
-        match file.read_exact(&mut magic) {
+        match Positioned::new(file.try_clone()?, base, file_len, 4).read_exact(&mut magic) {
             Ok(()) if magic == LOCAL_HEADER_SIG => {}
             Ok(()) => return Err(ZipError::NotZip),
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(ZipError::NotZip),
             Err(e) => return Err(e.into()),
         }
         let directory = {
-            let mut reader = Positioned::new(file.try_clone()?, file_len, HEADER_BUFFER);
+            let mut reader = Positioned::new(file.try_clone()?, base, file_len, HEADER_BUFFER);
             zip_dir::read_directory(&mut reader, file_len)?
         };
         let mut prefix: Option<String> = None;
-        let mut headers = Positioned::new(file.try_clone()?, file_len, HEADER_BUFFER);
+        let mut headers = Positioned::new(file.try_clone()?, base, file_len, HEADER_BUFFER);
         let mut entries = Vec::with_capacity(directory.entries.len());
         let mut by_name = HashMap::with_capacity(directory.entries.len());
         for entry in &directory.entries {
@@ -229,8 +282,10 @@ impl TorchZip {
             let full = std::str::from_utf8(raw)
                 .map_err(|_| ZipError::BadName(String::from_utf8_lossy(raw).into_owned()))?
                 .to_string();
-            let Some((folder, rel)) = full.split_once('/') else {
-                return Err(ZipError::NoFolder(full));
+            let (folder, rel) = match (folder, full.split_once('/')) {
+                (Folder::Root, _) => ("", full.as_str()),
+                (Folder::One, Some(split)) => split,
+                (Folder::One, None) => return Err(ZipError::NoFolder(full)),
             };
             match &prefix {
                 None => prefix = Some(folder.to_string()),
@@ -280,14 +335,15 @@ impl TorchZip {
                     ))
                 }
             }
+            // Both are below `file_len`, and `base + file_len` is within the file.
             let info = RecordInfo {
                 name: rel.clone(),
                 size,
                 compressed_size,
                 crc32: entry.crc32,
                 stored,
-                data_offset,
-                header_offset,
+                data_offset: base + data_offset,
+                header_offset: base + header_offset,
             };
             if by_name.insert(rel.clone(), entries.len()).is_some() {
                 return Err(ZipError::Duplicate(rel));
@@ -1038,5 +1094,37 @@ mod tests {
         );
         let err = z.read_small("data/1", 1 << 20).unwrap_err();
         assert!(matches!(err, ZipError::Truncated { .. }), "{err}");
+    }
+
+    /// A `.pt2` written by torch 2.3: records at the root, `torch.save` archives inside.
+    fn flat_fixture() -> File {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/pt2/generations/cnn-2.3.1.pt2");
+        File::open(path).unwrap()
+    }
+
+    #[test]
+    fn flat_archives_open_from_the_root_and_only_so() {
+        let err = TorchZip::open(flat_fixture()).unwrap_err();
+        assert!(matches!(err, ZipError::NoFolder(_)), "{err}");
+        let zip = TorchZip::open_flat(flat_fixture()).unwrap();
+        assert_eq!(zip.prefix(), "");
+        assert!(zip.has("version") && zip.has("serialized_state_dict.pt"));
+    }
+
+    #[test]
+    fn nested_archives_are_read_in_place_at_file_offsets() {
+        let outer = TorchZip::open_flat(flat_fixture()).unwrap();
+        let record = outer.record("serialized_state_dict.pt").unwrap();
+        let mut nested = outer.open_nested("serialized_state_dict.pt").unwrap();
+        assert_eq!(nested.prefix(), "archive");
+        let pickle = nested.read_small("data.pkl", 1 << 20).unwrap();
+        assert_eq!(pickle[0], 0x80);
+        let inner = nested.record("data.pkl").unwrap();
+        assert!(inner.data_offset > record.data_offset);
+        assert!(inner.data_offset + inner.size <= record.data_offset + record.size);
+        // A record that is not a zip is refused, not read past.
+        let err = outer.open_nested("version").unwrap_err();
+        assert!(matches!(err, ZipError::NotZip), "{err}");
     }
 }

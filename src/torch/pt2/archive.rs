@@ -7,13 +7,15 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::flat;
+use super::generations::{read_program, SchemaVersion};
 use super::Pt2Error;
 use crate::aten::inline::inline_higher_order;
 use crate::aten::program::{ExportedProgram, SymInt, TensorMeta};
 use crate::torch::contiguous::{increment, is_contiguous};
 use crate::torch::dtype::DType;
 use crate::torch::read_tensor::{decode, decode_integer, ByteOrder};
-use crate::torch::zip_read::TorchZip;
+use crate::torch::zip_read::{TorchZip, ZipError};
 
 /// The largest JSON record we parse (the program, the weight configs). A resnet152
 /// program is about 2 MiB; this leaves room for very large graphs.
@@ -24,6 +26,9 @@ const MAX_DEFLATED_WEIGHT: u64 = 1 << 30;
 const PROGRAM: &str = "models/model.json";
 const WEIGHTS_CONFIG: &str = "data/weights/model_weights_config.json";
 const CONSTANTS_CONFIG: &str = "data/constants/model_constants_config.json";
+/// The `torch.save` archives torch 2.8 wrote the weights and constants into.
+const WEIGHTS_PICKLED: &str = "data/weights/model.pt";
+const CONSTANTS_PICKLED: &str = "data/constants/model.pt";
 
 /// A stored tensor's view of its record, checked against the record's size.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,29 +66,62 @@ impl TensorLayout {
 /// Where a tensor's bytes are: a record (relative name) and a layout that fits in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredTensor {
-    /// The record's name inside the archive folder (`data/weights/weight_0`).
+    /// The record's name inside its archive folder: `data/weights/weight_0` (archive
+    /// layout), `data/0` of the nested `torch.save` archive (flat layout).
     pub record: String,
     /// The view of the record it is.
     pub layout: TensorLayout,
 }
 
-/// An opened `.pt2` archive.
+/// How the archive's records are laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Under one archive folder (torch ≥ 2.8): weights as raw records described by JSON
+    /// configs, or (torch 2.8) `torch.save`d into records.
+    Archive,
+    /// At the zip root, weights `torch.save`d into nested archives (torch 2.1–2.7,
+    /// [`flat`]).
+    Flat,
+}
+
+impl Layout {
+    /// `archive` or `flat`, as reports print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Archive => "archive",
+            Layout::Flat => "flat",
+        }
+    }
+}
+
+/// An opened `.pt2` archive of either layout and any known schema version.
 ///
-/// Invariant: every entry of `tensors` names an existing record of at least
-/// `extent × element size` bytes, so reads never run past a record.
+/// Invariant: every entry of `tensors` names an existing record of one of `sources` with
+/// at least `extent × element size` bytes, so reads never run past a record.
 pub struct Pt2Archive {
-    zip: TorchZip,
-    /// The serialized program (`models/model.json`), higher-order ops inlined.
+    /// The archive itself, then (flat layout) the nested archives its tensors are in.
+    sources: Vec<Source>,
+    /// The serialized program in the current schema, higher-order ops inlined.
     pub program: ExportedProgram,
+    /// The layout the archive was written in.
+    pub layout: Layout,
+    /// The schema version its program was written in (mapped onto the current one).
+    pub schema: SchemaVersion,
     /// FQN (`layer1.0.conv1.weight`, or a constant's name) → its bytes.
     tensors: HashMap<String, Stored>,
+}
+
+/// A zip tensors are read from, with its byte order.
+struct Source {
+    zip: TorchZip,
     order: ByteOrder,
 }
 
-/// A config entry: raw bytes we can read, or a pickled tensor subclass we refuse on use.
+/// A tensor entry: raw bytes we can read (in `sources[source]`), or a pickled tensor
+/// subclass or object we refuse on use.
 #[derive(Clone, Debug)]
 enum Stored {
-    Raw(StoredTensor),
+    Raw { source: usize, tensor: StoredTensor },
     Pickled { record: String },
 }
 
@@ -101,15 +139,28 @@ struct Config {
     config: HashMap<String, ConfigEntry>,
 }
 
-/// Whether `file` is a `.pt2` archive: a zip whose `archive_format` record says `pt2`.
-/// Files that are not zips, or zips without that record, are not.
+/// Whether `file` is a `.pt2` archive: a zip whose `archive_format` record says `pt2`
+/// (archive layout), or whose root holds the schema `version` and the program (flat
+/// layout). Files that are not zips, or other zips, are not.
 pub fn is_pt2(file: &File) -> Result<bool, Pt2Error> {
     let mut head = [0u8; 4];
     if file.read_at(&mut head, 0)? < 4 || head != *b"PK\x03\x04" {
         return Ok(false);
     }
-    let mut zip = TorchZip::open(file.try_clone()?)?;
-    archive_format_is_pt2(&mut zip)
+    Ok(open_layout(file.try_clone()?)?.is_some())
+}
+
+/// The zip and its layout, or `None` for a zip that is no `.pt2` archive. A zip whose
+/// entries are not under one folder can only be the flat layout.
+fn open_layout(file: File) -> Result<Option<(TorchZip, Layout)>, Pt2Error> {
+    match TorchZip::open(file.try_clone()?) {
+        Ok(mut zip) => Ok(archive_format_is_pt2(&mut zip)?.then_some((zip, Layout::Archive))),
+        Err(ZipError::NoFolder(_) | ZipError::MixedFolders { .. }) => {
+            let zip = TorchZip::open_flat(file)?;
+            Ok(flat::is_flat(&zip).then_some((zip, Layout::Flat)))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn archive_format_is_pt2(zip: &mut TorchZip) -> Result<bool, Pt2Error> {
@@ -130,87 +181,195 @@ impl Pt2Archive {
     /// [`Pt2Archive::open`] of an open file (a file a command has already scanned: the
     /// same bytes, not the path again).
     pub fn from_file(file: File) -> Result<Pt2Archive, Pt2Error> {
-        let mut zip = TorchZip::open(file)?;
-        if !archive_format_is_pt2(&mut zip)? {
-            return Err(Pt2Error::Record {
+        match open_layout(file)? {
+            Some((zip, Layout::Archive)) => Pt2Archive::archive_layout(zip),
+            Some((zip, Layout::Flat)) => Pt2Archive::flat_layout(zip),
+            None => Err(Pt2Error::Record {
                 record: "archive_format".into(),
-                what: "missing or not `pt2`: this is not a torch.export archive".into(),
+                what: format!(
+                    "missing or not `pt2`, and no `{}` and `{}` at the zip root: this is not a torch.export archive",
+                    flat::VERSION,
+                    flat::PROGRAM
+                ),
+            }),
+        }
+    }
+
+    /// The program of `record`, in the current schema, higher-order ops inlined.
+    fn program(
+        zip: &mut TorchZip,
+        record: &str,
+    ) -> Result<(ExportedProgram, SchemaVersion), Pt2Error> {
+        let bad = |what: String| Pt2Error::Record {
+            record: record.to_owned(),
+            what,
+        };
+        let bytes = zip.read_small(record, MAX_JSON_BYTES)?;
+        let (mut program, schema) = read_program(&bytes).map_err(bad)?;
+        inline_higher_order(&mut program.graph_module.graph).map_err(bad)?;
+        Ok((program, schema))
+    }
+
+    /// The archive layout: raw weight records described by JSON configs, or (torch 2.8,
+    /// read first by torch's loader when present) `torch.save` archives of the weights
+    /// and constants stored as records.
+    fn archive_layout(mut zip: TorchZip) -> Result<Pt2Archive, Pt2Error> {
+        let (program, schema) = Pt2Archive::program(&mut zip, PROGRAM)?;
+        let order = byte_order(&mut zip)?;
+        let mut archive = Pt2Archive {
+            sources: vec![Source { zip, order }],
+            program,
+            layout: Layout::Archive,
+            schema,
+            tensors: HashMap::new(),
+        };
+        for (pickled, config, folder) in [
+            (WEIGHTS_PICKLED, WEIGHTS_CONFIG, "data/weights"),
+            (CONSTANTS_PICKLED, CONSTANTS_CONFIG, "data/constants"),
+        ] {
+            if archive.sources[0].zip.has(pickled) {
+                archive.add_nested(pickled)?;
+            } else if archive.sources[0].zip.has(config) {
+                archive.add_config(config, folder)?;
+            }
+        }
+        Ok(archive)
+    }
+
+    /// The flat layout ([`flat`]): the program beside `torch.save` archives of the state
+    /// dict and the constants, each read in place.
+    fn flat_layout(mut zip: TorchZip) -> Result<Pt2Archive, Pt2Error> {
+        let text = zip.read_small(flat::VERSION, 64)?;
+        let text = String::from_utf8_lossy(&text);
+        let recorded = SchemaVersion::parse(&text).ok_or_else(|| Pt2Error::Record {
+            record: flat::VERSION.into(),
+            what: format!("holds {:?}, not a schema version", text.trim()),
+        })?;
+        let (program, schema) = Pt2Archive::program(&mut zip, flat::PROGRAM)?;
+        if recorded.major != schema.major {
+            return Err(Pt2Error::Record {
+                record: flat::VERSION.into(),
+                what: format!(
+                    "says schema {recorded}, but `{}` is schema {schema}",
+                    flat::PROGRAM
+                ),
             });
         }
-        let mut program: ExportedProgram = read_json(&mut zip, PROGRAM)?;
-        inline_higher_order(&mut program.graph_module.graph).map_err(|what| Pt2Error::Record {
-            record: PROGRAM.into(),
-            what,
-        })?;
-        let order = match zip.has("byteorder") {
-            true if zip.read_small("byteorder", 64)?.trim_ascii() == b"big" => ByteOrder::Big,
-            _ => ByteOrder::Little,
+        let mut archive = Pt2Archive {
+            sources: vec![Source {
+                zip,
+                order: ByteOrder::Little,
+            }],
+            program,
+            layout: Layout::Flat,
+            schema,
+            tensors: HashMap::new(),
         };
-        let mut tensors = HashMap::new();
-        for (config_name, folder) in [
-            (WEIGHTS_CONFIG, "data/weights"),
-            (CONSTANTS_CONFIG, "data/constants"),
-        ] {
-            if !zip.has(config_name) {
-                continue;
-            }
-            let config: Config = read_json(&mut zip, config_name)?;
-            for (fqn, entry) in config.config {
-                let record = format!("{folder}/{}", entry.path_name);
-                let stored = if entry.use_pickle {
-                    Stored::Pickled { record }
-                } else {
-                    let layout = layout(&fqn, &entry.tensor_meta)?;
-                    check_fits(&zip, &fqn, &record, &layout)?;
-                    Stored::Raw(StoredTensor { record, layout })
-                };
-                tensors.insert(fqn, stored);
+        for names in [flat::STATE_DICT, flat::CONSTANTS] {
+            if let Some(record) = flat::find(&archive.sources[0].zip, &names) {
+                archive.add_nested(record)?;
             }
         }
-        Ok(Pt2Archive {
-            zip,
-            program,
-            tensors,
-            order,
-        })
+        Ok(archive)
     }
 
-    /// The archive folder name (`model` for `model.pt2`).
+    /// The tensors of a payload config (`{"config": {fqn: entry}}`) over raw records in
+    /// `folder`, each checked against its record.
+    fn add_config(&mut self, config_name: &str, folder: &str) -> Result<(), Pt2Error> {
+        let zip = &mut self.sources[0].zip;
+        let config: Config = read_json(zip, config_name)?;
+        for (fqn, entry) in config.config {
+            let record = format!("{folder}/{}", entry.path_name);
+            let stored = if entry.use_pickle {
+                Stored::Pickled { record }
+            } else {
+                let layout = layout(&fqn, &entry.tensor_meta)?;
+                check_fits(zip, &fqn, &record, &layout)?;
+                Stored::Raw {
+                    source: 0,
+                    tensor: StoredTensor { record, layout },
+                }
+            };
+            self.tensors.insert(fqn, stored);
+        }
+        Ok(())
+    }
+
+    /// The tensors of the `torch.save` archive stored as `record`, read in place: its
+    /// pickled mapping by the non-executing reader, each tensor checked against its record.
+    fn add_nested(&mut self, record: &str) -> Result<(), Pt2Error> {
+        let mut nested = self.sources[0]
+            .zip
+            .open_nested(record)
+            .map_err(|e| Pt2Error::Record {
+                record: record.to_owned(),
+                what: format!("not a torch.save archive that can be read in place: {e}"),
+            })?;
+        let order = byte_order(&mut nested)?;
+        for (name, tensor) in flat::pickled_tensors(&mut nested, record)? {
+            let stored = match tensor {
+                Some((inner, layout)) => {
+                    check_fits(&nested, &name, &inner, &layout)?;
+                    Stored::Raw {
+                        source: self.sources.len(),
+                        tensor: StoredTensor {
+                            record: inner,
+                            layout,
+                        },
+                    }
+                }
+                None => Stored::Pickled {
+                    record: record.to_owned(),
+                },
+            };
+            self.tensors.insert(name, stored);
+        }
+        self.sources.push(Source { zip: nested, order });
+        Ok(())
+    }
+
+    /// The archive folder name (`model` for `model.pt2`); empty for the flat layout.
     pub fn archive_name(&self) -> &str {
-        self.zip.prefix()
+        self.sources[0].zip.prefix()
     }
 
-    /// Number of records in the zip.
+    /// Number of records in the zip (the nested archives of the flat layout count one each).
     pub fn records(&self) -> usize {
-        self.zip.len()
+        self.sources[0].zip.len()
     }
 
     /// Every stored tensor by FQN: its layout, or `None` for a pickled tensor subclass.
     pub fn stored_tensors(&self) -> impl Iterator<Item = (&str, Option<&StoredTensor>)> {
         self.tensors.iter().map(|(fqn, stored)| {
             let raw = match stored {
-                Stored::Raw(t) => Some(t),
+                Stored::Raw { tensor, .. } => Some(tensor),
                 Stored::Pickled { .. } => None,
             };
             (fqn.as_str(), raw)
         })
     }
 
-    /// The stored tensor named `fqn` (a parameter, buffer or constant name).
-    pub fn tensor(&self, fqn: &str) -> Result<&StoredTensor, Pt2Error> {
+    /// The stored tensor named `fqn` (a parameter, buffer or constant name), and the
+    /// source it is in.
+    fn stored(&self, fqn: &str) -> Result<(usize, &StoredTensor), Pt2Error> {
         match self.tensors.get(fqn) {
-            Some(Stored::Raw(t)) => Ok(t),
+            Some(Stored::Raw { source, tensor }) => Ok((*source, tensor)),
             Some(Stored::Pickled { record }) => Err(Pt2Error::Tensor {
                 name: fqn.to_owned(),
                 what: format!(
-                    "stored as a pickled tensor subclass in `{record}`, which is not read"
+                    "stored as a pickled tensor subclass or object in `{record}`, which is not read"
                 ),
             }),
             None => Err(Pt2Error::Tensor {
                 name: fqn.to_owned(),
-                what: format!("not in `{WEIGHTS_CONFIG}` or `{CONSTANTS_CONFIG}`"),
+                what: "not among the archive's weights and constants".into(),
             }),
         }
+    }
+
+    /// The stored tensor named `fqn` (a parameter, buffer or constant name).
+    pub fn tensor(&self, fqn: &str) -> Result<&StoredTensor, Pt2Error> {
+        Ok(self.stored(fqn)?.1)
     }
 
     /// Tensor `fqn`'s values in row-major order as `f32` (from float32, float16, bfloat16
@@ -246,7 +405,9 @@ impl Pt2Archive {
         decode: fn(&[u8], DType, ByteOrder) -> T,
         readable: fn(DType) -> bool,
     ) -> Result<Vec<T>, Pt2Error> {
-        let tensor = self.tensor(fqn)?.clone();
+        let (source, tensor) = self.stored(fqn)?;
+        let tensor = tensor.clone();
+        let order = self.sources[source].order;
         let layout = &tensor.layout;
         let bad = |what: String| Pt2Error::Tensor {
             name: fqn.to_owned(),
@@ -272,10 +433,15 @@ impl Pt2Archive {
             )));
         }
         let first = layout.offset * size;
-        let bytes = self.read_range(&tensor.record, first, (extent - layout.offset) * size)?;
+        let bytes = self.read_range(
+            source,
+            &tensor.record,
+            first,
+            (extent - layout.offset) * size,
+        )?;
         let element = |index: u64| {
             let at = (index * size) as usize;
-            decode(&bytes[at..at + size as usize], layout.dtype, self.order)
+            decode(&bytes[at..at + size as usize], layout.dtype, order)
         };
         let count = usize::try_from(numel).map_err(|_| bad("too large".into()))?;
         let mut values = Vec::with_capacity(count);
@@ -292,22 +458,30 @@ impl Pt2Archive {
         Ok(values)
     }
 
-    /// `len` bytes of `record` from byte `from`; the range was checked by [`check_fits`].
-    fn read_range(&mut self, record: &str, from: u64, len: u64) -> Result<Vec<u8>, Pt2Error> {
-        let info = self.zip.record(record)?;
+    /// `len` bytes of `record` of `sources[source]` from byte `from`; the range was
+    /// checked by [`check_fits`].
+    fn read_range(
+        &mut self,
+        source: usize,
+        record: &str,
+        from: u64,
+        len: u64,
+    ) -> Result<Vec<u8>, Pt2Error> {
+        let zip = &mut self.sources[source].zip;
+        let info = zip.record(record)?;
         let size = usize::try_from(len).map_err(|_| Pt2Error::Record {
             record: record.to_owned(),
             what: "too large for this platform".into(),
         })?;
         if info.stored {
-            let (reader, _) = self.zip.stored_reader(record)?;
+            let (reader, _) = zip.stored_reader(record)?;
             let mut buffer = vec![0u8; size];
             reader
                 .get_ref()
                 .read_exact_at(&mut buffer, info.data_offset + from)?;
             Ok(buffer)
         } else {
-            let all = self.zip.read_small(record, MAX_DEFLATED_WEIGHT)?;
+            let all = zip.read_small(record, MAX_DEFLATED_WEIGHT)?;
             let start = usize::try_from(from).unwrap_or(usize::MAX);
             all.get(start..start.saturating_add(size))
                 .map(<[u8]>::to_vec)
@@ -326,7 +500,15 @@ fn read_json<T: serde::de::DeserializeOwned>(
     let bytes = zip.read_small(record, MAX_JSON_BYTES)?;
     serde_json::from_slice(&bytes).map_err(|e| Pt2Error::Record {
         record: record.to_owned(),
-        what: format!("not a program/config this reader understands: {e}"),
+        what: format!("not a config this reader understands: {e}"),
+    })
+}
+
+/// A torch archive's `byteorder` record (`little` when absent, as torch reads it).
+fn byte_order(zip: &mut TorchZip) -> Result<ByteOrder, Pt2Error> {
+    Ok(match zip.has("byteorder") {
+        true if zip.read_small("byteorder", 64)?.trim_ascii() == b"big" => ByteOrder::Big,
+        _ => ByteOrder::Little,
     })
 }
 

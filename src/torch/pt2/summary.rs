@@ -55,6 +55,8 @@ pub fn summary(file: &str, archive: &Pt2Archive) -> Json {
     json!({
         "file": file,
         "format": "pt2",
+        "layout": archive.layout.name(),
+        "schema": archive.schema.to_string(),
         "archive_name": archive.archive_name(),
         "records": archive.records(),
         "torch_version": archive.program.torch_version,
@@ -94,6 +96,19 @@ fn user_input(arg: &Argument, archive: &Pt2Archive) -> Json {
     json!({"name": name, "sizes": sizes})
 }
 
+/// `pt2 (archive `model`, schema 8.20, torch 2.13.0)`, or for the flat layout
+/// `pt2 (flat layout, schema 1)` (torch wrote its version into the program from 2.5 on).
+fn format_line(report: &Json) -> String {
+    let text = |k: &str| report.get(k).and_then(Json::as_str);
+    let mut parts = vec![match text("layout") {
+        Some("flat") => "flat layout".to_owned(),
+        _ => format!("archive `{}`", text("archive_name").unwrap_or_default()),
+    }];
+    parts.extend(text("schema").map(|s| format!("schema {s}")));
+    parts.extend(text("torch_version").map(|t| format!("torch {t}")));
+    format!("pt2 ({})", parts.join(", "))
+}
+
 /// The text view of [`summary`].
 pub fn render_text(report: &Json) -> String {
     let get = |k: &str| report.get(k).cloned().unwrap_or(Json::Null);
@@ -121,14 +136,7 @@ pub fn render_text(report: &Json) -> String {
         .unwrap_or_default();
     let lines = [
         ("file", plain(&get("file"))),
-        (
-            "format",
-            format!(
-                "pt2 (archive `{}`, torch {})",
-                plain(&get("archive_name")),
-                plain(&get("torch_version"))
-            ),
-        ),
+        ("format", format_line(report)),
         ("inputs", inputs.join(", ")),
         ("outputs", plain(&get("outputs"))),
         (

@@ -102,6 +102,31 @@ impl<'p> Lowering<'p, '_> {
         self.bind(node, 0, y)
     }
 
+    /// `convolution` (what `conv2d` and `conv_transpose2d` decompose into): by its
+    /// `transposed` flag, [`Lowering::conv`] or [`Lowering::conv_transpose`], which read
+    /// the same argument names. A non-transposed one with an `output_padding` is refused.
+    pub(super) fn convolution(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        if args.bool_or("transposed", false).or_shape()? {
+            return self.conv_transpose(node, args, scope);
+        }
+        let padded = match args.get("output_padding") {
+            None | Some(Argument::None) => false,
+            Some(Argument::Ints(pads)) => pads.iter().any(|&p| p != 0),
+            Some(_) => true,
+        };
+        if padded {
+            return Err(arg_error(
+                "an output_padding on a convolution that is not transposed is not exported".into(),
+            ));
+        }
+        self.conv(node, args, scope)
+    }
+
     /// `im2col` (`F.unfold`): every `kH×kW` patch of each channel as a column, a depthwise
     /// Conv by one-hot kernels (output channel `c·kH·kW + i·kW + j` picks offset `(i, j)`
     /// of channel `c`, torch's order), then a Reshape to `[C·kH·kW, L]`.

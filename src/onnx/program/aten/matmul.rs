@@ -143,9 +143,47 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let a = self.tensor(args.tensor("self").or_shape()?)?;
-        let other = args.tensor("other").or_shape()?;
-        let y = if self.is_constant(other) {
+        let y = self.matrix_product(args, "self", "other", scope)?;
+        self.bind_tensor(node, 0, y)
+    }
+
+    /// `mm(self, mat2)`: [`Lowering::matmul`] of two matrices.
+    pub(super) fn mm(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let y = self.matrix_product(args, "self", "mat2", scope)?;
+        self.bind_tensor(node, 0, y)
+    }
+
+    /// `addmm(self, mat1, mat2, beta, alpha)`: `beta · self + alpha · (mat1 × mat2)`, the
+    /// product as [`Lowering::matmul`]'s (what `linear` decomposes into: a batch of rows
+    /// times a transposed weight, plus the bias).
+    pub(super) fn addmm(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let y = self.matrix_product(args, "mat1", "mat2", scope)?;
+        self.plus_scaled_input(node, args, y, "addmm", scope)
+    }
+
+    /// Argument `left` times argument `right`: two activations of one rank (at least 3),
+    /// or an activation (at least 2-D, the batch not last) times a constant `[K, N]` matrix
+    /// or a stack of them.
+    fn matrix_product(
+        &mut self,
+        args: &Args<'_>,
+        left: &str,
+        right: &str,
+        scope: &str,
+    ) -> Result<Tensor, OnnxError> {
+        let a = self.tensor(args.tensor(left).or_shape()?)?;
+        let other = args.tensor(right).or_shape()?;
+        Ok(if self.is_constant(other) {
             let w = self.weight(&self.constant(other)?)?;
             if a.rank() < 2 {
                 return Err(arg_error(format!(
@@ -164,8 +202,7 @@ impl<'p> Lowering<'p, '_> {
         } else {
             let b = self.tensor(other)?;
             self.product(&a, &b, scope)?
-        };
-        self.bind_tensor(node, 0, y)
+        })
     }
 
     /// `MatMul` of activation `a` `[…, M, K]` by a stack of constant matrices `[…, K, N]`
@@ -229,9 +266,23 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let a = self.tensor(args.tensor("batch1").or_shape()?)?;
         let b = self.tensor(args.tensor("batch2").or_shape()?)?;
+        let y = self.product(&a, &b, scope)?;
+        self.plus_scaled_input(node, args, y, "baddbmm", scope)
+    }
+
+    /// `beta · self + alpha · y` bound to `node`'s output, for the `addmm`-like `op`
+    /// whose product is `y`: `self` is an activation or a constant that broadcasts to the
+    /// product without the batch; with `beta = 0` it is not read (as in torch).
+    fn plus_scaled_input(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        mut y: Tensor,
+        op: &str,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
         let beta = args.float_or("beta", 1.0).or_shape()? as f32;
         let alpha = args.float_or("alpha", 1.0).or_shape()? as f32;
-        let mut y = self.product(&a, &b, scope)?;
         if alpha != 1.0 {
             let c = self.g.constant_scalar(&format!("{scope}.alpha"), alpha);
             y = y.with_constant(&mut self.g, scope, "Mul", &c, false)?;
@@ -254,7 +305,7 @@ impl<'p> Lowering<'p, '_> {
             let mut s = self.tensor(input)?;
             if !s.same_batch(&y) {
                 return Err(arg_error(format!(
-                    "baddbmm adds {} to a product of {}",
+                    "{op} adds {} to a product of {}",
                     tensor::show(&s.sizes()),
                     tensor::show(&y.sizes())
                 )));

@@ -44,6 +44,9 @@ pub(super) const OPS: &[Op] = &[
         ],
         |l, n, a, s| l.conv(n, a, s),
     ),
+    op(&["convolution.default"], |l, n, a, s| {
+        l.convolution(n, a, s)
+    }),
     op(
         &[
             "conv_transpose1d.default",
@@ -223,6 +226,12 @@ pub(super) const OPS: &[Op] = &[
     op(&["group_norm.default"], |l, n, a, s| l.group_norm(n, a, s)),
     op(&["gelu.default"], |l, n, a, s| l.gelu(n, a, s)),
     op(&["layer_norm.default"], |l, n, a, s| l.layer_norm(n, a, s)),
+    // Its mean and reciprocal deviation (outputs 1 and 2) are not computed.
+    op(&["native_layer_norm.default"], |l, n, a, s| {
+        l.layer_norm(n, a, s)?;
+        l.unproduced_from(n, 1);
+        Ok(())
+    }),
     op(&["rms_norm.default"], |l, n, a, s| l.rms_norm(n, a, s)),
     op(&["relu.default", "relu_.default"], |l, n, a, s| {
         l.unary(n, a, |g, x| g.relu(s, x))
@@ -313,6 +322,8 @@ pub(super) const OPS: &[Op] = &[
     op(&["matmul.default"], |l, n, a, s| l.matmul(n, a, s)),
     op(&["einsum.default"], |l, n, a, s| l.einsum(n, a, s)),
     op(&["bmm.default"], |l, n, a, s| l.bmm(n, a, s)),
+    op(&["mm.default"], |l, n, a, s| l.mm(n, a, s)),
+    op(&["addmm.default"], |l, n, a, s| l.addmm(n, a, s)),
     op(&["baddbmm.default"], |l, n, a, s| l.baddbmm(n, a, s)),
     op(&["slice.Tensor"], |l, n, a, s| l.slice(n, a, s)),
     op(&["permute.default", "transpose.int"], |l, n, a, s| {
