@@ -526,10 +526,24 @@ fn resize(node: &NodeProto, opset: i64, cx: &Context<'_>, found: &mut Found) {
         .filter(|s| !s.is_empty())
         .and_then(|s| cx.floats(s));
     let (Some(input), Some(output)) = (input, output) else {
-        found.push((
-            Level::Note,
-            format!("{mode} `{coords}`: shapes unknown, so the device's sampling was not compared"),
-        ));
+        // Without shapes: linear on another grid than the device's is known to differ
+        // wherever a size changes.
+        let same_grid = matches!(
+            coords.as_str(),
+            "pytorch_half_pixel" | "align_corners" | "asymmetric"
+        );
+        let (level, what) = if mode == "linear" && !same_grid {
+            (
+                Level::ChangesMeaning,
+                "the device resamples on the legacy grid dst·in/out wherever a size changes",
+            )
+        } else {
+            (
+                Level::Note,
+                "shapes unknown, so the device's sampling was not compared",
+            )
+        };
+        found.push((level, format!("{mode} `{coords}`: {what}")));
         return;
     };
     if input.len() != 4 || output.len() != 4 {
