@@ -4,6 +4,7 @@
 //! library's internals without making them public API.
 
 mod amp;
+mod atc_check;
 mod batch;
 pub(crate) mod check;
 mod consolidate;
@@ -84,6 +85,10 @@ enum Command {
     /// Apply several rewrites in one pass: extract/keep/drop-optimizer, strip-module, remap,
     /// amp, dtype, then write in the chosen format.
     Convert(convert::Args),
+    /// Read any ONNX model against a model of CANN's ONNX parser: nodes ATC refuses or
+    /// converts into something that computes other values. Exit 0 clean, 2 findings, 1
+    /// unreadable.
+    AtcCheck(atc_check::Args),
     /// Export to ATC-ready ONNX (dynamic batch, opset 9–13): a torchvision-family checkpoint,
     /// a torch.export `.pt2` archive or a traced TorchScript model.
     ToOnnx(to_onnx::Args),
@@ -154,6 +159,15 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         Command::StripModule(args) => strip_module::run(args),
         Command::Remap(args) => remap::run(args),
         Command::ToOnnx(args) => to_onnx::run(args),
+        Command::AtcCheck(args) => {
+            let code = atc_check::run(args)?;
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            if code != 0 {
+                std::process::exit(i32::from(code));
+            }
+            Ok(())
+        }
         Command::Amp(args) => amp::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Consolidate(args) => consolidate::run(args),

@@ -14,10 +14,9 @@ use super::proto::{tensor_shape_proto::dimension::Value as Dim, type_proto, Valu
 use super::write::header;
 use super::{Batch, Extent, OnnxError};
 
-/// Operators ATC's ONNX parser registers for every default-domain opset from 9 to 13
-/// (CANN's ONNX plugin list; `Floor`, `Ceil` and `Round` from its
-/// `onnx_plugin/similar_opp_plugins.cc`, registered for opsets 8–13), limited to those this
-/// exporter may emit. LSTM and GRU are registered for opsets 8–15.
+/// Operators this exporter may emit, each registered by ATC's ONNX parser for every
+/// default-domain opset from 9 to 13 (`Resize` from 10; checked against the parser's table,
+/// [`super::cann::REGISTERED`]).
 pub const ALLOWED_OPS: [&str; 54] = [
     "Abs",
     "Add",
@@ -272,20 +271,41 @@ impl AtcCommand {
         found
     }
 
-    /// `--dynamic_dims` profiles: every combination of the batch's profiles and each
-    /// dynamic dimension's ([`profile_sizes`]), each listing the size of every `-1` of
-    /// `--input_shape` in order.
-    fn dynamic_dims(&self) -> String {
-        let dynamic = self.dynamic();
-        let mut gears: Vec<Vec<(Option<&Extent>, u64)>> = vec![Vec::new()];
+    /// The axes the `--dynamic_dims` profiles vary (the batch first when dynamic, then each
+    /// dynamic dimension) with their sizes ([`profile_sizes`]), thinned until their
+    /// combinations number at most [`MAX_PROFILES`]: the axis with the most sizes loses its
+    /// second smallest (its smallest and largest stay).
+    fn profile_axes(&self) -> Vec<(Option<&Extent>, Vec<u64>)> {
         let batch: Vec<u64> = match self.batch {
             Batch::Dynamic(_) => self.profiles.clone(),
             Batch::Fixed(_) => Vec::new(),
         };
-        let axes = std::iter::once((None, batch))
+        let mut axes: Vec<(Option<&Extent>, Vec<u64>)> = std::iter::once((None, batch))
             .filter(|(_, sizes)| !sizes.is_empty())
-            .chain(dynamic.iter().map(|&e| (Some(e), profile_sizes(e))));
-        for (extent, sizes) in axes {
+            .chain(
+                self.dynamic()
+                    .into_iter()
+                    .map(|e| (Some(e), profile_sizes(e))),
+            )
+            .collect();
+        while axes.iter().map(|(_, s)| s.len()).product::<usize>() > MAX_PROFILES {
+            let Some((_, sizes)) = axes
+                .iter_mut()
+                .filter(|(_, s)| s.len() > 2)
+                .max_by_key(|(_, s)| s.len())
+            else {
+                break;
+            };
+            sizes.remove(1);
+        }
+        axes
+    }
+
+    /// `--dynamic_dims` profiles: every combination of the [`AtcCommand::profile_axes`]
+    /// sizes, each listing the size of every `-1` of `--input_shape` in order.
+    fn gears(&self) -> Vec<String> {
+        let mut gears: Vec<Vec<(Option<&Extent>, u64)>> = vec![Vec::new()];
+        for (extent, sizes) in self.profile_axes() {
             gears = gears
                 .iter()
                 .flat_map(|gear| {
@@ -302,7 +322,7 @@ impl AtcCommand {
                 .find(|(e, _)| *e == extent)
                 .map_or(0, |(_, n)| *n)
         };
-        let listed: Vec<String> = gears
+        gears
             .iter()
             .map(|gear| {
                 let mut values = Vec::new();
@@ -316,10 +336,12 @@ impl AtcCommand {
                 }
                 values.join(",")
             })
-            .collect();
-        listed.join(";")
+            .collect()
     }
 }
+
+/// ATC takes 2 to 100 `--dynamic_dims` profiles (and `--dynamic_batch_size` sizes).
+const MAX_PROFILES: usize = 100;
 
 /// The sizes of a dynamic dimension compiled as ATC profiles: its maximum and the halves
 /// below it down to an eighth (not below its minimum), or without a maximum 16 (or its
@@ -347,14 +369,36 @@ impl fmt::Display for AtcCommand {
             Batch::Dynamic(_) => "-1".to_owned(),
             Batch::Fixed(n) => n.to_string(),
         };
+        // One profile is no dynamic shape to ATC (it takes 2 to 100): its sizes are written
+        // into `--input_shape` instead of `-1`s.
+        let gears = if self.dynamic().is_empty() {
+            Vec::new()
+        } else {
+            self.gears()
+        };
+        let mut single = match gears.as_slice() {
+            [only] => only.split(',').map(str::to_owned).collect(),
+            _ => Vec::new(),
+        }
+        .into_iter();
+        let mut dim = |fixed: Option<String>| {
+            fixed
+                .or_else(|| single.next())
+                .unwrap_or_else(|| "-1".to_owned())
+        };
         let shapes: Vec<String> = self
             .inputs
             .iter()
             .map(|(name, shape)| {
-                let dims: Vec<String> = std::iter::once(n.clone())
+                let batch = match self.batch {
+                    Batch::Fixed(_) => Some(n.clone()),
+                    Batch::Dynamic(_) if gears.len() == 1 => None,
+                    Batch::Dynamic(_) => Some(n.clone()),
+                };
+                let dims: Vec<String> = std::iter::once(dim(batch))
                     .chain(shape.iter().map(|e| match e {
-                        Extent::Fixed(d) => d.to_string(),
-                        Extent::Dynamic { .. } => "-1".to_owned(),
+                        Extent::Fixed(d) => dim(Some(d.to_string())),
+                        Extent::Dynamic { .. } => dim(None),
                     }))
                     .collect();
                 format!("{name}:{}", dims.join(","))
@@ -368,9 +412,9 @@ impl fmt::Display for AtcCommand {
             self.format(),
             quoted("--input_shape", &shapes.join(";")),
         )?;
-        if !self.dynamic().is_empty() {
-            write!(f, " --dynamic_dims=\"{}\"", self.dynamic_dims())?;
-        } else if matches!(self.batch, Batch::Dynamic(_)) {
+        if gears.len() > 1 {
+            write!(f, " --dynamic_dims=\"{}\"", gears.join(";"))?;
+        } else if gears.is_empty() && matches!(self.batch, Batch::Dynamic(_)) {
             let sizes: Vec<String> = self.profiles.iter().map(u64::to_string).collect();
             write!(f, " --dynamic_batch_size=\"{}\"", sizes.join(","))?;
         }
@@ -518,5 +562,55 @@ mod tests {
         assert_eq!(gears.len(), 16, "4 batch sizes times 4 lengths: {dims}");
         assert_eq!(gears[0], "1,8,1,8");
         assert_eq!(gears[15], "8,64,8,64");
+    }
+
+    fn dims_of(text: &str) -> Option<Vec<String>> {
+        let dims = text.split("--dynamic_dims=\"").nth(1)?.split('"').next()?;
+        Some(dims.split(';').map(str::to_owned).collect())
+    }
+
+    #[test]
+    fn dynamic_dims_take_2_to_100_profiles_and_never_a_dynamic_batch_size() {
+        let dynamic = |name: &str, max| Extent::Dynamic {
+            name: name.into(),
+            min: 1,
+            max: Some(max),
+        };
+        // Batch × three dynamic axes: 4⁴ = 256 combinations, thinned to at most 100.
+        let cmd = AtcCommand::for_inputs(
+            Path::new("m.onnx"),
+            vec![(
+                "x".into(),
+                vec![dynamic("c", 64), dynamic("h", 64), dynamic("w", 64)],
+            )],
+            Batch::Dynamic("batch".into()),
+            "Ascend310P3",
+        );
+        let text = cmd.to_string();
+        let gears = dims_of(&text).unwrap();
+        assert!((2..=MAX_PROFILES).contains(&gears.len()), "{}", gears.len());
+        assert!(gears.contains(&"8,64,64,64".to_owned()) && gears.contains(&"1,8,8,8".to_owned()));
+        assert!(!text.contains("--dynamic_batch_size"), "{text}");
+        // A fixed batch and one axis whose only size is 16: one profile, which ATC does
+        // not take: the size goes into the shape and no dynamic flag is written.
+        let cmd = AtcCommand::for_inputs(
+            Path::new("m.onnx"),
+            vec![(
+                "x".into(),
+                vec![
+                    Extent::Fixed(3),
+                    Extent::Dynamic {
+                        name: "h".into(),
+                        min: 16,
+                        max: Some(16),
+                    },
+                ],
+            )],
+            Batch::Fixed(2),
+            "Ascend310P3",
+        );
+        let text = cmd.to_string();
+        assert!(text.contains("--input_shape=\"x:2,3,16\""), "{text}");
+        assert!(!text.contains("--dynamic"), "{text}");
     }
 }

@@ -12,7 +12,9 @@
 
 pub(crate) mod arch;
 pub(crate) mod atc;
+pub(crate) mod atc_check;
 pub(crate) mod attention;
+pub(crate) mod cann;
 pub(crate) mod elem;
 pub(crate) mod export;
 pub(crate) mod fold;

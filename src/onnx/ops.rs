@@ -101,7 +101,7 @@ fn shape_error(what: String) -> OnnxError {
 }
 
 /// Output size of a window of `extent` (kernel span) over `size` with `pad` each side.
-fn window_out(size: u64, pad: u64, extent: u64, stride: u64, ceil: bool) -> Option<u64> {
+pub(crate) fn window_out(size: u64, pad: u64, extent: u64, stride: u64, ceil: bool) -> Option<u64> {
     let padded = size + 2 * pad;
     if padded < extent || stride == 0 {
         return None;

@@ -170,13 +170,25 @@ def torch_onnx(model, inputs, path):
 
 
 def ckpt_to_onnx(ckpt, source, out, timeout):
-    """`ckpt to-onnx SOURCE -o OUT`; raises `ConversionError` with ckpt's first error line."""
+    """`ckpt to-onnx SOURCE -o OUT`; raises `ConversionError` with ckpt's first error line.
+    The file written must pass `ckpt atc-check` (`assert_atc_check`)."""
     proc = subprocess.run([str(ckpt), "to-onnx", str(source), "-o", str(out)],
                           capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         message = proc.stderr.strip() or f"exit {proc.returncode}"
         # ckpt's errors name the input file first: drop it, the model is named already.
         raise ConversionError(message.replace(f"{source}: ", "", 1))
+    assert_atc_check(ckpt, out)
+
+
+def assert_atc_check(ckpt, onnx_path):
+    """`ckpt atc-check ONNX` exits 0: no node ATC's parser refuses or turns into something
+    that computes other values (the model of CANN's parser, docs/atc.md)."""
+    proc = subprocess.run([str(ckpt), "atc-check", str(onnx_path)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, (
+        f"ckpt atc-check {onnx_path.name if hasattr(onnx_path, 'name') else onnx_path} "
+        f"exited {proc.returncode}:\n{proc.stdout}{proc.stderr}")
 
 
 class ConversionError(Exception):

@@ -37,8 +37,16 @@ def ckpt_bin():
 
 
 def run_ckpt(*args, timeout=600):
-    return subprocess.run([ckpt_bin(), *map(str, args)], capture_output=True, text=True,
+    """Runs ckpt; a `to-onnx` that succeeds must also write a file `ckpt atc-check` passes."""
+    proc = subprocess.run([ckpt_bin(), *map(str, args)], capture_output=True, text=True,
                           timeout=timeout)
+    args = [str(a) for a in args]
+    if proc.returncode == 0 and args[:1] == ["to-onnx"]:
+        for flag in ("-o", "--output"):
+            if flag in args[:-1]:
+                import _coverage
+                _coverage.assert_atc_check(ckpt_bin(), args[args.index(flag) + 1])
+    return proc
 
 
 def ok(proc):

@@ -125,9 +125,23 @@ pub enum Interpolation {
     Linear { align_corners: bool },
 }
 
+/// The `Resize` scale from `input` to `output` samples: the least `f32` not below
+/// `output / input`. onnxruntime and ATC's parser both size the output `⌊input · scale⌋`
+/// from `scales`, so the nearest `f32` (7 → 31 gives 30.999998) would lose a sample.
+pub fn resize_scale(input: u64, output: u64) -> f32 {
+    let nearest = output as f32 / input as f32;
+    if f64::from(nearest) * (input as f64) < output as f64 {
+        nearest.next_up()
+    } else {
+        nearest
+    }
+}
+
 /// `Resize` (opset 11+) of a `[C, spatial…]` activation to `[C, out…]`, with constant
-/// `scales` `[1, 1, out/in…]` (ATC needs constant scales; no `sizes`, which would carry the
-/// batch). `names` prefixes the roi and scales initializers and must be unique.
+/// `scales` `[1, 1,` [`resize_scale`]`…]` (ATC needs constant scales; no `sizes`, which would
+/// carry the batch). The caller checks that this form computes torch's samples on every
+/// axis (`aten::interpolate::onnx_resize_agrees`). `names` prefixes the roi and scales
+/// initializers and must be unique.
 pub fn resize(
     g: &mut GraphBuilder,
     scope: &str,
@@ -160,7 +174,7 @@ pub fn resize(
     }
     let scales: Vec<f32> = [1.0, 1.0]
         .into_iter()
-        .chain(sizes.iter().zip(out).map(|(&i, &o)| o as f32 / i as f32))
+        .chain(sizes.iter().zip(out).map(|(&i, &o)| resize_scale(i, o)))
         .collect();
     let roi = g.weight(&format!("{names}.roi"), vec![0], &[])?;
     let scales = g.weight(
@@ -168,22 +182,10 @@ pub fn resize(
         vec![scales.len() as u64],
         &scales,
     )?;
-    // torch's `area_pixel_compute_source_index` is half_pixel; `pytorch_half_pixel` (what
-    // torch's own exporter writes, and what ATC documents) equals it unless an output
-    // axis has length 1.
-    let half_pixel = if out.contains(&1) {
-        "half_pixel"
-    } else {
-        "pytorch_half_pixel"
-    };
-    let coordinates = |align_corners| {
-        let mode = if align_corners {
-            "align_corners"
-        } else {
-            half_pixel
-        };
-        ("coordinate_transformation_mode", Attr::Str(mode))
-    };
+    // torch's `area_pixel_compute_source_index` is half-pixel; `pytorch_half_pixel` is
+    // the one half-pixel mode ATC's parser maps to half-pixel centres (it reads
+    // `half_pixel` as the legacy grid), and equals torch's unless an output axis of a
+    // longer input has length 1, which the caller does not send here.
     let mut attrs = match mode {
         Interpolation::Nearest => vec![
             ("coordinate_transformation_mode", Attr::Str("asymmetric")),
@@ -191,7 +193,15 @@ pub fn resize(
             ("nearest_mode", Attr::Str("floor")),
         ],
         Interpolation::Linear { align_corners } => {
-            vec![coordinates(align_corners), ("mode", Attr::Str("linear"))]
+            let coordinates = if align_corners {
+                "align_corners"
+            } else {
+                "pytorch_half_pixel"
+            };
+            vec![
+                ("coordinate_transformation_mode", Attr::Str(coordinates)),
+                ("mode", Attr::Str("linear")),
+            ]
         }
     };
     attrs.sort_by_key(|(name, _)| *name);
@@ -372,5 +382,20 @@ mod tests {
         let mut old = GraphBuilder::new(Opset::new(10).unwrap(), Batch::Fixed(1));
         let x = old.input("x", vec![1, 2, 2]).unwrap();
         assert!(resize(&mut old, "r", "r", &x, &[4, 4], Interpolation::Nearest).is_err());
+    }
+
+    #[test]
+    fn resize_scale_never_loses_an_output_sample() {
+        // 7 → 31: f32(31/7) · 7 is 30.999998 in f32; the scale one step up sizes 31.
+        assert_eq!((7.0f32 * (31.0f32 / 7.0)) as u64, 30);
+        assert_eq!((7.0f32 * resize_scale(7, 31)) as u64, 31);
+        for input in 1..=64u64 {
+            for output in 1..=64u64 {
+                let scale = resize_scale(input, output);
+                assert_eq!((input as f32 * scale) as u64, output, "{input} → {output}");
+                assert_eq!((input as f64 * f64::from(scale)) as u64, output);
+            }
+        }
+        assert_eq!(resize_scale(4, 8), 2.0);
     }
 }

@@ -2,12 +2,18 @@
 //! (bicubic, and 1-D or 3-D inputs): a resize along one axis is then a `MatMul` by a
 //! constant `[in, out]` matrix, and a separable N-D resize one such product per axis.
 //! Source coordinates follow torch's `area_pixel_compute_source_index` with the output
-//! size's own scale (`in / out`; exact scale factors give the same).
+//! size's own scale (`in / out`; exact scale factors give the same), and nearest indices
+//! torch's `nearest_idx` in its own `f32` arithmetic.
+//!
+//! [`onnx_resize_agrees`] says when ONNX `Resize` with the scale [`resize_scale`] computes
+//! the same samples as torch in onnxruntime and in what ATC's parser makes of it.
+
+use crate::onnx::program::emit::resize_scale;
 
 /// How one output sample is made from the input along an axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kernel {
-    /// `upsample_nearest*d`: the sample at `⌊dst · in/out⌋`.
+    /// `upsample_nearest*d`: the sample at [`nearest_source`].
     Nearest,
     /// `upsample_linear1d`/`bilinear2d`/`trilinear3d`: two neighbours.
     Linear { align_corners: bool },
@@ -48,6 +54,52 @@ fn source(dst: u64, input: u64, output: u64, align_corners: bool, cubic: bool) -
     }
 }
 
+/// torch's `nearest_idx`: output `dst` of `output` samples reads input sample
+/// `min(⌊f32(dst) · f32(in/out)⌋, in − 1)` in `f32` arithmetic (not the exact ratio: for
+/// 14 → 16 the two differ), with the exact shortcuts torch takes for equal sizes and for
+/// doubling. ATC's `ResizeNearestNeighborV2` without half-pixel centres computes the same
+/// product (TensorFlow's legacy nearest rule).
+pub(super) fn nearest_source(dst: u64, input: u64, output: u64) -> u64 {
+    if output == input {
+        dst
+    } else if output == 2 * input {
+        dst >> 1
+    } else {
+        let scale = input as f32 / output as f32;
+        ((dst as f32 * scale).floor() as u64).min(input - 1)
+    }
+}
+
+/// Whether ONNX `Resize` (opset 11, `scales` [`resize_scale`]) of one axis from `input` to
+/// `output` samples gives torch's values both in onnxruntime and after ATC's parser, which
+/// sizes the output as `⌊input · scale⌋` (exact by the choice of scale) and resamples with
+/// `ResizeNearestNeighborV2`/`ResizeBilinearV2` from the sizes, not the scale:
+/// - nearest: onnxruntime reads sample `⌊f32(dst) / scale⌋`, which must be
+///   [`nearest_source`] for every output (ATC's rule is torch's);
+/// - linear, corners aligned: every runtime uses `dst · (in − 1)/(out − 1)`;
+/// - linear, half-pixel: written `pytorch_half_pixel`, the only half-pixel mode ATC maps
+///   to half-pixel centres; onnxruntime then reads sample 0 for an output of length 1
+///   where torch and ATC read `in/2 − 1/2`, so such an axis must have input length 1;
+/// - cubic: ATC's parser has no cubic `Resize`.
+pub(super) fn onnx_resize_agrees(input: u64, output: u64, kernel: Kernel) -> bool {
+    match kernel {
+        Kernel::Nearest => {
+            let scale = resize_scale(input, output);
+            (0..output).all(|dst| {
+                let onnx = ((dst as f32 / scale).floor() as u64).min(input - 1);
+                onnx == nearest_source(dst, input, output)
+            })
+        }
+        Kernel::Linear {
+            align_corners: true,
+        } => true,
+        Kernel::Linear {
+            align_corners: false,
+        } => output > 1 || input == 1,
+        Kernel::Cubic { .. } => false,
+    }
+}
+
 /// The row-major `[input, output]` matrix `M` with `y = x · M` resizing a row `x` of
 /// `input` samples to `output` samples as torch does. Both sizes are positive.
 pub(super) fn matrix(input: u64, output: u64, kernel: Kernel) -> Vec<f32> {
@@ -62,8 +114,7 @@ pub(super) fn matrix(input: u64, output: u64, kernel: Kernel) -> Vec<f32> {
         let d = dst as usize;
         match kernel {
             Kernel::Nearest => {
-                let src = (dst as f64 * input as f64 / output as f64).floor() as i64;
-                add(src.min(last), d, 1.0);
+                add(nearest_source(dst, input, output) as i64, d, 1.0);
             }
             Kernel::Linear { align_corners } => {
                 let real = source(dst, input, output, align_corners, false);
@@ -98,6 +149,40 @@ mod tests {
     fn nearest_doubling_repeats_each_sample() {
         let m = matrix(2, 4, Kernel::Nearest);
         assert_eq!(m, [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0]);
+    }
+
+    #[test]
+    fn nearest_follows_torchs_f32_product_not_the_exact_ratio() {
+        // 14 → 16: output 8 reads sample 8 · 0.875 = 7 (onnxruntime's 8 / f32(16/14)
+        // falls just below 7 and reads 6).
+        let picked: Vec<u64> = (0..16).map(|d| nearest_source(d, 14, 16)).collect();
+        assert_eq!(picked, [0, 0, 1, 2, 3, 4, 5, 6, 7, 7, 8, 9, 10, 11, 12, 13]);
+        assert_eq!(nearest_source(5, 3, 6), 2);
+        assert_eq!(nearest_source(9, 4, 4), 9);
+    }
+
+    #[test]
+    fn resize_agrees_only_where_onnxruntime_reads_torchs_samples() {
+        // Most integer upscales agree; 14 → 16 and 20 → 24 nearest do not (onnxruntime
+        // divides by f32(out/in) and reads other samples than torch), nor does 2 → 82,
+        // where torch's f32(2/82) rounds down.
+        assert!(onnx_resize_agrees(7, 28, Kernel::Nearest));
+        assert!(!onnx_resize_agrees(14, 16, Kernel::Nearest));
+        assert!(!onnx_resize_agrees(20, 24, Kernel::Nearest));
+        assert!(!onnx_resize_agrees(2, 82, Kernel::Nearest));
+        let half = Kernel::Linear {
+            align_corners: false,
+        };
+        assert!(onnx_resize_agrees(7, 31, half));
+        assert!(!onnx_resize_agrees(5, 1, half));
+        assert!(onnx_resize_agrees(1, 1, half));
+        assert!(!onnx_resize_agrees(
+            4,
+            8,
+            Kernel::Cubic {
+                align_corners: true
+            }
+        ));
     }
 
     #[test]

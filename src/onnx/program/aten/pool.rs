@@ -2,7 +2,7 @@
 //! over dimensions.
 
 use crate::aten::program::{Argument, Node};
-use crate::onnx::ops::PoolNd;
+use crate::onnx::ops::{window_out, PoolNd};
 use crate::onnx::OnnxError;
 
 use super::super::lower::Lowering;
@@ -23,6 +23,36 @@ fn window(args: &Args<'_>, rank: usize, op: &str) -> Result<PoolNd, OnnxError> {
         ceil: args.bool_or("ceil_mode", false).or_shape()?,
         kernel,
     })
+}
+
+/// ATC's parser sends a 1-D or 2-D `AveragePool` whose kernel has more than 255 elements
+/// or a stride above 63 to an AI CPU kernel that pads with zeros, always counts them and
+/// pools VALID: `count_include_pad=False` over padding and a `ceil_mode` that adds a
+/// window would compute other values or sizes there, so those are refused.
+fn ai_cpu_keeps_meaning(sizes: &[u64], p: &PoolNd, include_pad: bool) -> Result<(), OnnxError> {
+    let elements: u64 = p.kernel.iter().product();
+    if p.kernel.len() > 2 || (elements <= 255 && p.stride.iter().all(|&s| s <= 63)) {
+        return Ok(());
+    }
+    let uncounted = !include_pad && p.pad.iter().any(|&pad| pad > 0);
+    let extra_window = p.ceil
+        && (0..p.kernel.len()).any(|i| {
+            let size = sizes.get(i).copied().unwrap_or(0);
+            let at = |ceil| window_out(size, p.pad[i], p.kernel[i], p.stride[i], ceil);
+            at(true) != at(false)
+        });
+    if uncounted || extra_window {
+        let what = if uncounted {
+            "count_include_pad=False over padding"
+        } else {
+            "ceil_mode adding a window"
+        };
+        return Err(arg_error(format!(
+            "average pooling with a {:?} kernel and stride {:?} runs on ATC's AI CPU, which ignores {what}; use a kernel of at most 255 elements and strides up to 63, or padding counted and no ceil_mode",
+            p.kernel, p.stride
+        )));
+    }
+    Ok(())
 }
 
 impl<'p> Lowering<'p, '_> {
@@ -64,6 +94,7 @@ impl<'p> Lowering<'p, '_> {
             ));
         }
         let include_pad = args.bool_or("count_include_pad", true).or_shape()?;
+        ai_cpu_keeps_meaning(&x.shape()[1..], &p, include_pad)?;
         let y = self.g.average_pool_nd(scope, &x, &p, include_pad)?;
         self.bind(node, 0, y)
     }
@@ -137,5 +168,37 @@ impl<'p> Lowering<'p, '_> {
             self.g.reduce_mean(scope, &x, &axes, keep)?
         };
         self.bind(node, 0, y)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(kernel: u64, stride: u64, pad: u64, ceil: bool) -> PoolNd {
+        PoolNd {
+            kernel: vec![kernel; 2],
+            stride: vec![stride; 2],
+            pad: vec![pad; 2],
+            ceil,
+        }
+    }
+
+    #[test]
+    fn ai_cpu_pools_refuse_what_that_kernel_ignores() {
+        // 16×16 = 256 elements: the AI CPU path.
+        let err = ai_cpu_keeps_meaning(&[40, 40], &pool(16, 1, 2, false), false).unwrap_err();
+        assert!(err.to_string().contains("count_include_pad=False"), "{err}");
+        // Padding counted anyway, or no padding: the same values there.
+        assert!(ai_cpu_keeps_meaning(&[40, 40], &pool(16, 1, 2, false), true).is_ok());
+        assert!(ai_cpu_keeps_meaning(&[40, 40], &pool(16, 1, 0, false), false).is_ok());
+        // ceil_mode adds a window on 41 (41 − 16 = 25, not a multiple of 2)…
+        let err = ai_cpu_keeps_meaning(&[41, 41], &pool(16, 2, 0, true), true).unwrap_err();
+        assert!(err.to_string().contains("ceil_mode"), "{err}");
+        // …but not on 40 (24 is).
+        assert!(ai_cpu_keeps_meaning(&[40, 40], &pool(16, 2, 0, true), true).is_ok());
+        // A stride above 63 takes the same path; 15×15 with stride 2 does not.
+        assert!(ai_cpu_keeps_meaning(&[200, 200], &pool(3, 64, 1, false), false).is_err());
+        assert!(ai_cpu_keeps_meaning(&[41, 41], &pool(15, 2, 1, true), false).is_ok());
     }
 }

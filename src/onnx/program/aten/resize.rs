@@ -1,6 +1,7 @@
 //! Nearest, (bi/tri)linear and bicubic upsampling over one to three spatial axes: 2-D
-//! nearest and bilinear as ONNX `Resize` with constant scales, the others as one MatMul by
-//! a constant interpolation matrix per axis ([`super::interpolate`]).
+//! nearest and bilinear as ONNX `Resize` with constant scales where that computes torch's
+//! samples in onnxruntime and on ATC ([`super::interpolate::onnx_resize_agrees`]), the
+//! others as one MatMul by a constant interpolation matrix per axis.
 
 use crate::aten::eval;
 use crate::aten::program::{Argument, Node};
@@ -9,7 +10,7 @@ use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Interpolation};
 use super::super::lower::Lowering;
-use super::interpolate::{matrix, Kernel};
+use super::interpolate::{matrix, onnx_resize_agrees, Kernel};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
@@ -19,6 +20,17 @@ pub(super) enum Upsample {
     Nearest,
     Linear,
     Cubic,
+}
+
+impl Upsample {
+    /// The interpolation kernel; `align_corners` means nothing to nearest.
+    fn kernel(self, align_corners: bool) -> Kernel {
+        match self {
+            Upsample::Nearest => Kernel::Nearest,
+            Upsample::Linear => Kernel::Linear { align_corners },
+            Upsample::Cubic => Kernel::Cubic { align_corners },
+        }
+    }
 }
 
 /// The per-axis scale arguments of the `.default` overloads, by spatial rank.
@@ -99,8 +111,16 @@ impl<'p> Lowering<'p, '_> {
         }
         exact_factors(args, rank, sizes, out)?;
         let align_corners = args.bool_or("align_corners", false).or_shape()?;
-        let y = match (how, rank) {
-            (Upsample::Nearest, 2) => emit::resize(
+        let kernel = how.kernel(align_corners);
+        // ATC's `Resize` takes 4-D inputs only; elsewhere, and on any axis where `Resize`
+        // would read other samples than torch, one MatMul per axis.
+        let as_resize = rank == 2
+            && sizes
+                .iter()
+                .zip(out)
+                .all(|(&i, &o)| onnx_resize_agrees(i, o, kernel));
+        let y = match kernel {
+            Kernel::Nearest if as_resize => emit::resize(
                 &mut self.g,
                 scope,
                 node.label(),
@@ -108,18 +128,11 @@ impl<'p> Lowering<'p, '_> {
                 out,
                 Interpolation::Nearest,
             )?,
-            (Upsample::Linear, 2) => {
+            Kernel::Linear { align_corners } if as_resize => {
                 let mode = Interpolation::Linear { align_corners };
                 emit::resize(&mut self.g, scope, node.label(), &x, out, mode)?
             }
-            _ => {
-                let kernel = match how {
-                    Upsample::Nearest => Kernel::Nearest,
-                    Upsample::Linear => Kernel::Linear { align_corners },
-                    Upsample::Cubic => Kernel::Cubic { align_corners },
-                };
-                self.separable_resize(scope, node.label(), x, out, kernel)?
-            }
+            _ => self.separable_resize(scope, node.label(), x, out, kernel)?,
         };
         self.bind(node, 0, y)
     }
@@ -153,11 +166,7 @@ impl<'p> Lowering<'p, '_> {
         };
         exact_factors(args, rank, &y.dims()[first..], &target[first..])?;
         let align_corners = args.bool_or("align_corners", false).or_shape()?;
-        let kernel = match how {
-            Upsample::Nearest => Kernel::Nearest,
-            Upsample::Linear => Kernel::Linear { align_corners },
-            Upsample::Cubic => Kernel::Cubic { align_corners },
-        };
+        let kernel = how.kernel(align_corners);
         let last = y.rank() - 1;
         for (axis, &to) in target.iter().enumerate().skip(first) {
             let from = y.dims()[axis];
@@ -188,8 +197,8 @@ impl<'p> Lowering<'p, '_> {
 
     /// `x` `[C, spatial…]` resized to `[C, out…]` one spatial axis at a time, each a MatMul
     /// by its constant interpolation matrix (`<names>.axis<k>`), the axis moved last and
-    /// back by Transposes. ATC's `Resize` has no cubic mode and takes only 4-D inputs for
-    /// nearest, so these resizes are written this way.
+    /// back by Transposes: for resizes `Resize` cannot write with torch's meaning (cubic,
+    /// 1-D and 3-D, ratios where onnxruntime's coordinates differ from torch's).
     fn separable_resize(
         &mut self,
         scope: &str,

@@ -46,7 +46,9 @@ fn numeric(x: &Value, op: &str) -> Result<(), OnnxError> {
 }
 
 impl<'p> Lowering<'p, '_> {
-    /// `ArgMax`/`ArgMin` (`onnx`) of `x` along per-sample `axis`: int64 indices.
+    /// `ArgMax`/`ArgMin` (`onnx`) of `x` along per-sample `axis`: int64 indices. ATC's
+    /// parser puts a kept axis back at position 1 whatever `axis` was, so `keepdims=1` is
+    /// written only there; elsewhere the axis is dropped and restored by a `Reshape`.
     fn arg_extreme(
         &mut self,
         onnx: &'static str,
@@ -54,20 +56,26 @@ impl<'p> Lowering<'p, '_> {
         x: &Value,
         axis: usize,
         keep: bool,
-    ) -> Value {
-        let shape = with_axis(x, axis, keep.then_some(1));
+    ) -> Result<Value, OnnxError> {
+        let keep_here = keep && axis == 0;
         let attrs = vec![
             ("axis", Attr::Int(axis as i64 + 1)),
-            ("keepdims", Attr::Int(i64::from(keep))),
+            ("keepdims", Attr::Int(i64::from(keep_here))),
         ];
         let mut out = self.g.typed_node(
             onnx,
             scope,
             vec![x.name().to_owned()],
             attrs,
-            vec![(shape, ElemType::Int64)],
+            vec![(with_axis(x, axis, keep_here.then_some(1)), ElemType::Int64)],
         );
-        out.swap_remove(0)
+        let indices = out.swap_remove(0);
+        if keep && !keep_here {
+            self.g
+                .reshape(scope, &indices, &with_axis(x, axis, Some(1)))
+        } else {
+            Ok(indices)
+        }
     }
 
     /// `argmax`/`argmin(self, dim, keepdim)` (`onnx`: `ArgMax`/`ArgMin`).
@@ -82,7 +90,7 @@ impl<'p> Lowering<'p, '_> {
         numeric(&x, onnx)?;
         let axis = axis_of(args, &x)?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
-        let y = self.arg_extreme(onnx, scope, &x, axis, keep);
+        let y = self.arg_extreme(onnx, scope, &x, axis, keep)?;
         self.bind(node, 0, y)
     }
 
@@ -103,7 +111,7 @@ impl<'p> Lowering<'p, '_> {
         let values = self.g.reduce(reduce, scope, &x, &[axis], keep)?;
         self.bind(node, 0, values)?;
         if self.output_name(node, 1).is_ok() {
-            let indices = self.arg_extreme(arg, scope, &x, axis, keep);
+            let indices = self.arg_extreme(arg, scope, &x, axis, keep)?;
             self.bind(node, 1, indices)?;
         }
         Ok(())
