@@ -531,6 +531,18 @@ mod tests {
         for target in eval::EVALUATED.iter().filter(|t| row(t).is_none()) {
             doc.push_str(&line(target));
         }
+        doc.push_str(
+            "\n## Not evaluated on constants\n\n\
+             Every other overload above is also computed at export when all the tensors it reads\n\
+             are constants. These are not, for the reason given: one whose inputs are all constants\n\
+             is refused, naming the node.\n\n\
+             | aten overload and arguments | why not |\n| --- | --- |\n",
+        );
+        for row in schema::SCHEMAS {
+            if let Some(reason) = row.not_evaluated {
+                doc.push_str(&format!("| `{}` | {reason} |\n", row.signature()));
+            }
+        }
         doc.push_str(&format!(
             "\nNodes whose target starts with {} (size assertions) are dropped.\n",
             ASSERTION_PREFIXES
