@@ -17,8 +17,9 @@ use super::{Batch, Extent, OnnxError};
 /// Operators ATC's ONNX parser registers for every default-domain opset from 9 to 13
 /// (CANN's ONNX plugin list; `Floor`, `Ceil` and `Round` from its
 /// `onnx_plugin/similar_opp_plugins.cc`, registered for opsets 8–13), limited to those this
-/// exporter may emit. LSTM and GRU are registered for opsets 8–15.
-pub const ALLOWED_OPS: [&str; 54] = [
+/// exporter may emit. LSTM and GRU are registered for opsets 8–15; so are Sin, Cos and
+/// CumSum (ONNX defines CumSum from opset 11, and the lowering refuses it below).
+pub const ALLOWED_OPS: [&str; 57] = [
     "Abs",
     "Add",
     "AveragePool",
@@ -28,6 +29,8 @@ pub const ALLOWED_OPS: [&str; 54] = [
     "Concat",
     "Conv",
     "ConvTranspose",
+    "Cos",
+    "CumSum",
     "Div",
     "Elu",
     "Erf",
@@ -65,6 +68,7 @@ pub const ALLOWED_OPS: [&str; 54] = [
     "Resize",
     "Round",
     "Sigmoid",
+    "Sin",
     "Slice",
     "Softmax",
     "Softplus",

@@ -8,7 +8,7 @@ among the float values, and broadcasting operands). Each case is one output of a
 `ckpt to-onnx`, which must fold the op (every node then reads the input: the op was
 evaluated at export, not lowered), and onnxruntime's output at `x = 0` is compared with
 torch's result: integers and bools exactly, float32 to 1e-5 relative, float16 (evaluated
-in float32 by ckpt) to its own precision. Cases are exported together in a few models for
+in float32 by ckpt, each result rounded to float16) to 2e-2, as torch accumulates in float16. Cases are exported together in a few models for
 speed; a model ckpt refuses is retried case by case so the failure names the op.
 
 Rows the document marks as not evaluated, and the two symbolic-size rows that no program
@@ -83,9 +83,10 @@ class T:
 
 
 class Case:
-    def __init__(self, target, *args, dtypes=FLOATS, tol=None, **kwargs):
+    def __init__(self, target, *args, dtypes=FLOATS, tol=None, unspecified=False, **kwargs):
         self.target, self.args, self.kwargs = target, args, kwargs
-        self.dtypes, self.tol = dtypes, tol
+        # `unspecified`: torch leaves the values undefined (`empty`); only sizes compare.
+        self.dtypes, self.tol, self.unspecified = dtypes, tol, unspecified
 
     def op(self):
         name, overload = self.target.rsplit(".", 1)
@@ -263,6 +264,21 @@ CASES = [
     C("copy_.default", T(2, 3), T(3), dtypes=NUMERIC),
     C("dropout.default", T(2, 3), 0.5, False),
     C("dropout_.default", T(2, 3), 0.3, False),
+    *[C(t, T(2, 3, 2), 0.3, False) for t in
+      ["feature_dropout.default", "feature_dropout_.default", "alpha_dropout.default",
+       "alpha_dropout_.default", "feature_alpha_dropout.default",
+       "feature_alpha_dropout_.default"]],
+    C("fill_.Scalar", T(2, 3), -1.5, dtypes=NUMERIC),
+    C("diff.default", T(2, 5), dtypes=ALL),
+    C("diff.default", T(3, 4), 2, 0, T(1, 4), T(2, 4), dtypes=NUMERIC),
+    C("triu.default", T(3, 4), 1, dtypes=ALL),
+    C("tril.default", T(2, 4, 3), -1, dtypes=ALL),
+    C("zeros_like.default", T(2, 3), dtypes=ALL),
+    C("ones_like.default", T(2, 3), dtype=F32, dtypes=ALL),
+    C("full_like.default", T(2, 3), 2.5, dtypes=(F32, F16)),
+    C("full_like.default", T(2, 3), 7, dtypes=(F32, I64)),
+    C("empty_like.default", T(2, 3), dtypes=NUMERIC, unspecified=True),
+    C("empty.memory_format", [2, 3], dtypes=(F32,), unspecified=True),
     # Products and networks' layers.
     C("matmul.default", T(2, 3, 4, edges=False), T(4, 5, edges=False)),
     C("matmul.default", T(4, edges=False), T(2, 4, 3, edges=False)),
@@ -476,11 +492,14 @@ def check(calls, model, out):
             g = got[k].reshape(ref.shape)
             k += 1
             if dtype == F16 or y.dtype == F16:
-                rtol, atol = 2e-3, 2e-3
+                # torch accumulates products and sums of float16 in float16 on the CPU.
+                rtol, atol = 2e-2, 2e-2
             elif y.dtype.is_floating_point:
                 rtol, atol = case.tol or 1e-5, case.tol or 1e-5
             else:
                 rtol, atol = 0, 0
+            if case.unspecified:
+                continue
             if not np.allclose(g, ref, rtol=rtol, atol=atol, equal_nan=True):
                 bad = ~np.isclose(g, ref, rtol=rtol, atol=atol, equal_nan=True)
                 failures.append(f"{case.target} {dtype} -> {y.dtype}: ckpt {g[bad][:4]} "

@@ -173,6 +173,61 @@ fn roll_axis(x: &Tensor, at: usize, shift: i64) -> Result<Tensor, String> {
     x.index_axis(at, &Tensor::i64(vec![n as u64], picks)?)
 }
 
+/// `diff(x, n, dim, prepend, append)`: `x[1:] − x[:-1]` along `dim`, `n` times, after
+/// joining `prepend` and `append` (bools: `!=`, as torch's logical xor).
+fn diff(a: &Args<'_>) -> Result<Tensor, String> {
+    let mut x = a.tensor("self")?;
+    let at = axis(a.int_or("dim", -1)?, x.rank())?;
+    let mut parts = Vec::new();
+    if a.is_given("prepend") {
+        parts.push(a.tensor("prepend")?);
+    }
+    parts.push(x.clone());
+    if a.is_given("append") {
+        parts.push(a.tensor("append")?);
+    }
+    if parts.len() > 1 {
+        x = Tensor::cat(&parts, at)?;
+    }
+    for _ in 0..a.int_or("n", 1)? {
+        let n = x.dims()[at] as i64;
+        if n == 0 {
+            break;
+        }
+        let later = x.slice(at, 1, n, 1)?;
+        let earlier = x.slice(at, 0, n - 1, 1)?;
+        x = Tensor::zip(&later, &earlier, |p, q| p - q, Some(i64::checked_sub))?;
+    }
+    Ok(x)
+}
+
+/// `triu`/`tril`: the entries on and above (below) diagonal `diagonal` of the last two
+/// axes kept, the others 0.
+fn triangle(a: &Args<'_>, upper: bool) -> Result<Tensor, String> {
+    let x = a.tensor("self")?;
+    let diagonal = a.int_or("diagonal", 0)?;
+    let &[.., rows, cols] = x.dims() else {
+        return Err("triu/tril of a tensor below rank 2".into());
+    };
+    let keep: Vec<i64> = (0..rows * cols)
+        .map(|k| {
+            let (i, j) = ((k / cols) as i64, (k % cols) as i64);
+            i64::from(if upper {
+                j - i >= diagonal
+            } else {
+                j - i <= diagonal
+            })
+        })
+        .collect();
+    let mask = Tensor::i64(vec![rows, cols], keep)?;
+    Tensor::zip(
+        &x,
+        &mask,
+        |v, m| if m != 0.0 { v } else { 0.0 },
+        Some(|v, m| Some(if m != 0 { v } else { 0 })),
+    )
+}
+
 /// `Tensor.unfold(dimension, size, step)`: windows along one axis, as a new last axis.
 fn unfold(a: &Args<'_>) -> Result<Tensor, String> {
     let x = a.tensor("self")?;
@@ -400,6 +455,8 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "argmax.default" | "argmin.default" | "max.dim" | "min.dim" => Some(arg_extreme(op, a)),
         "topk.default" => Some(topk(a)),
         "roll.default" => one(roll(a)),
+        "diff.default" => one(diff(a)),
+        "triu.default" | "tril.default" => one(triangle(a, op == "triu.default")),
         "unfold.default" => one(unfold(a)),
         "layer_norm.default"
         | "rms_norm.default"

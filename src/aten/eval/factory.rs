@@ -1,6 +1,7 @@
 //! Tensors made from numbers alone (`arange`, `full`, `zeros`, `ones`, `scalar_tensor`),
 //! the symbolic-size ops on constants (`sym_size`, the `*` torch.export records on sizes),
-//! and the in-place ops that change no value in eval mode or copy one (`dropout_`, `copy_`).
+//! the `*_like` factories, and the in-place ops that change no value in eval mode or copy
+//! one (the dropouts, `copy_`, `fill_`).
 
 use super::tensor::{element_count, Tensor};
 use super::{is_integer, Args};
@@ -98,11 +99,45 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
             let product = p.checked_mul(q).ok_or("a size product overflows")?;
             Tensor::i64(Vec::new(), vec![product])
         })(),
-        "dropout_.default" => (|| {
+        "dropout_.default"
+        | "feature_dropout.default"
+        | "feature_dropout_.default"
+        | "alpha_dropout.default"
+        | "alpha_dropout_.default"
+        | "feature_alpha_dropout.default"
+        | "feature_alpha_dropout_.default" => (|| {
             if a.bool_or("train", false)? {
                 return Err("dropout in training mode".into());
             }
-            a.tensor("self")
+            a.tensor(if a.has("input") { "input" } else { "self" })
+        })(),
+        "zeros_like.default" | "ones_like.default" | "full_like.default" | "empty_like.default" => {
+            (|| {
+                let x = a.tensor("self")?;
+                let (fill, int) = match op {
+                    "ones_like.default" => (1.0, true),
+                    "full_like.default" => number(a, "fill_value")?,
+                    // `empty_like`'s values are unspecified: zeros are as good as any.
+                    _ => (0.0, true),
+                };
+                let like_int = matches!(x.values(), super::Values::I64(_));
+                let integer = integer_result(a, like_int)?;
+                if integer && !int && fill.fract() != 0.0 {
+                    return Err(format!("an integer tensor full of {fill}"));
+                }
+                filled(x.dims().to_vec(), integer, |_| fill)
+            })()
+        }
+        "empty.memory_format" => (|| filled(sizes(a)?, integer_result(a, false)?, |_| 0.0))(),
+        "fill_.Scalar" => (|| {
+            let x = a.tensor("self")?;
+            let value = a.operand("value")?.expand(x.dims())?;
+            match x.values() {
+                super::Values::I64(_) => {
+                    Tensor::i64(x.dims().to_vec(), super::pointwise::truncated(&value))
+                }
+                super::Values::F32(_) => value.cast(false),
+            }
         })(),
         "copy_.default" => (|| {
             let (target, source) = (a.tensor("self")?, a.tensor("src")?);

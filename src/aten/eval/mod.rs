@@ -261,6 +261,21 @@ pub const EVALUATED: &[&str] = &[
     "where.ScalarOther",
     "where.ScalarSelf",
     "zeros.default",
+    "diff.default",
+    "zeros_like.default",
+    "ones_like.default",
+    "full_like.default",
+    "empty_like.default",
+    "empty.memory_format",
+    "feature_dropout.default",
+    "feature_dropout_.default",
+    "alpha_dropout.default",
+    "alpha_dropout_.default",
+    "feature_alpha_dropout.default",
+    "feature_alpha_dropout_.default",
+    "triu.default",
+    "tril.default",
+    "fill_.Scalar",
 ];
 
 /// Node `node`'s outputs, computed from its tensor inputs, which `input` gives by value
