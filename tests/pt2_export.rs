@@ -488,15 +488,15 @@ fn an_unsupported_op_is_named_with_its_call_and_place() {
         .to_string();
     assert!(
         err.starts_with(
-            "node `cumsum` (#1, torch.ops.aten.cumsum.default): this op is not supported"
+            "node `logcumsumexp` (#1, torch.ops.aten.logcumsumexp.default): this op is not supported"
         ),
         "{err}"
     );
     assert!(
-        err.contains("call: aten.cumsum.default(self: as_tensor, dim: as_int)"),
+        err.contains("call: aten.logcumsumexp.default(self: as_tensor, dim: as_int)"),
         "{err}"
     );
-    assert!(err.contains("torch.cumsum(self.conv(x), 1)"), "{err}");
+    assert!(err.contains("torch.logcumsumexp(self.conv(x), 1)"), "{err}");
     assert!(err.contains("supported aten ops: conv1d.default"), "{err}");
     assert!(!out.exists());
 }

@@ -21,6 +21,10 @@ pub struct Schema {
     pub args: &'static [&'static str],
     /// Keyword-only argument names (after `*`).
     pub kwargs: &'static [&'static str],
+    /// Why the op is not evaluated on constants (`None`: it is, by
+    /// [`crate::aten::eval::evaluate`]); every other op with all-constant inputs is computed
+    /// at export, so that no model is blocked by one.
+    pub not_evaluated: Option<&'static str>,
 }
 
 impl Schema {
@@ -56,6 +60,15 @@ const fn schema(
         target,
         args,
         kwargs,
+        not_evaluated: None,
+    }
+}
+
+/// A row whose op is not evaluated on constants, for `reason`.
+const fn not_evaluated(schema: Schema, reason: &'static str) -> Schema {
+    Schema {
+        not_evaluated: Some(reason),
+        ..schema
     }
 }
 
@@ -142,24 +155,27 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
-    schema(
-        "_native_multi_head_attention.default",
-        &[
-            "query",
-            "key",
-            "value",
-            "embed_dim",
-            "num_head",
-            "qkv_weight",
-            "qkv_bias",
-            "proj_weight",
-            "proj_bias",
-            "mask",
-            "need_weights",
-            "average_attn_weights",
-            "mask_type",
-        ],
-        &[],
+    not_evaluated(
+        schema(
+            "_native_multi_head_attention.default",
+            &[
+                "query",
+                "key",
+                "value",
+                "embed_dim",
+                "num_head",
+                "qkv_weight",
+                "qkv_bias",
+                "proj_weight",
+                "proj_bias",
+                "mask",
+                "need_weights",
+                "average_attn_weights",
+                "mask_type",
+            ],
+            &[],
+        ),
+        "a fused attention layer of constants alone has not been met; its lowering computes it",
     ),
     schema("_operator.mul", &["a", "b"], &[]),
     schema("_softmax.default", &["self", "dim", "half_to_float"], &[]),
@@ -175,31 +191,34 @@ pub const SCHEMAS: &[Schema] = &[
             "memory_format",
         ],
     ),
-    schema(
-        "_transformer_encoder_layer_fwd.default",
-        &[
-            "src",
-            "embed_dim",
-            "num_heads",
-            "qkv_weight",
-            "qkv_bias",
-            "proj_weight",
-            "proj_bias",
-            "use_gelu",
-            "norm_first",
-            "eps",
-            "norm_weight_1",
-            "norm_bias_1",
-            "norm_weight_2",
-            "norm_bias_2",
-            "ffn_weight_1",
-            "ffn_bias_1",
-            "ffn_weight_2",
-            "ffn_bias_2",
-            "mask",
-            "mask_type",
-        ],
-        &[],
+    not_evaluated(
+        schema(
+            "_transformer_encoder_layer_fwd.default",
+            &[
+                "src",
+                "embed_dim",
+                "num_heads",
+                "qkv_weight",
+                "qkv_bias",
+                "proj_weight",
+                "proj_bias",
+                "use_gelu",
+                "norm_first",
+                "eps",
+                "norm_weight_1",
+                "norm_bias_1",
+                "norm_weight_2",
+                "norm_bias_2",
+                "ffn_weight_1",
+                "ffn_bias_1",
+                "ffn_weight_2",
+                "ffn_bias_2",
+                "mask",
+                "mask_type",
+            ],
+            &[],
+        ),
+        "a fused encoder layer of constants alone has not been met; its lowering computes it",
     ),
     schema("_unsafe_view.default", &["self", "size"], &[]),
     schema(
@@ -236,6 +255,8 @@ pub const SCHEMAS: &[Schema] = &[
         &["beta", "alpha"],
     ),
     schema("alias.default", &["self"], &[]),
+    schema("alpha_dropout.default", &["input", "p", "train"], &[]),
+    schema("alpha_dropout_.default", &["self", "p", "train"], &[]),
     schema("amax.default", &["self", "dim", "keepdim"], &[]),
     schema("amin.default", &["self", "dim", "keepdim"], &[]),
     schema(
@@ -443,6 +464,11 @@ pub const SCHEMAS: &[Schema] = &[
     schema("cumsum.default", &["self", "dim"], &["dtype"]),
     schema("detach.default", &["self"], &[]),
     schema("detach_.default", &["self"], &[]),
+    schema(
+        "diff.default",
+        &["self", "n", "dim", "prepend", "append"],
+        &[],
+    ),
     schema("div.Scalar", &["self", "other"], &[]),
     schema("div.Tensor", &["self", "other"], &[]),
     schema("div.Tensor_mode", &["self", "other"], &["rounding_mode"]),
@@ -471,11 +497,34 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema(
+        "empty.memory_format",
+        &["size"],
+        &["dtype", "layout", "device", "pin_memory", "memory_format"],
+    ),
+    schema(
+        "empty_like.default",
+        &["self"],
+        &["dtype", "layout", "device", "pin_memory", "memory_format"],
+    ),
     schema("eq.Scalar", &["self", "other"], &[]),
     schema("eq.Tensor", &["self", "other"], &[]),
     schema("exp.default", &["self"], &[]),
     schema("expand.default", &["self", "size"], &["implicit"]),
     schema("expand_as.default", &["self", "other"], &[]),
+    schema(
+        "feature_alpha_dropout.default",
+        &["input", "p", "train"],
+        &[],
+    ),
+    schema(
+        "feature_alpha_dropout_.default",
+        &["self", "p", "train"],
+        &[],
+    ),
+    schema("feature_dropout.default", &["input", "p", "train"], &[]),
+    schema("feature_dropout_.default", &["self", "p", "train"], &[]),
+    schema("fill_.Scalar", &["self", "value"], &[]),
     schema("flatten.using_ints", &["self", "start_dim", "end_dim"], &[]),
     schema("flip.default", &["self", "dims"], &[]),
     schema("floor.default", &["self"], &[]),
@@ -483,6 +532,11 @@ pub const SCHEMAS: &[Schema] = &[
         "full.default",
         &["size", "fill_value"],
         &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema(
+        "full_like.default",
+        &["self", "fill_value"],
+        &["dtype", "layout", "device", "pin_memory", "memory_format"],
     ),
     schema(
         "gather.default",
@@ -504,20 +558,23 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
-    schema(
-        "gru.input",
-        &[
-            "input",
-            "hx",
-            "params",
-            "has_biases",
-            "num_layers",
-            "dropout",
-            "train",
-            "bidirectional",
-            "batch_first",
-        ],
-        &[],
+    not_evaluated(
+        schema(
+            "gru.input",
+            &[
+                "input",
+                "hx",
+                "params",
+                "has_biases",
+                "num_layers",
+                "dropout",
+                "train",
+                "bidirectional",
+                "batch_first",
+            ],
+            &[],
+        ),
+        "a recurrent layer run over a constant sequence has not been met; its lowering computes it",
     ),
     schema("gt.Scalar", &["self", "other"], &[]),
     schema("gt.Tensor", &["self", "other"], &[]),
@@ -577,20 +634,23 @@ pub const SCHEMAS: &[Schema] = &[
     schema("logical_and.default", &["self", "other"], &[]),
     schema("logical_not.default", &["self"], &[]),
     schema("logical_or.default", &["self", "other"], &[]),
-    schema(
-        "lstm.input",
-        &[
-            "input",
-            "hx",
-            "params",
-            "has_biases",
-            "num_layers",
-            "dropout",
-            "train",
-            "bidirectional",
-            "batch_first",
-        ],
-        &[],
+    not_evaluated(
+        schema(
+            "lstm.input",
+            &[
+                "input",
+                "hx",
+                "params",
+                "has_biases",
+                "num_layers",
+                "dropout",
+                "train",
+                "bidirectional",
+                "batch_first",
+            ],
+            &[],
+        ),
+        "a recurrent layer run over a constant sequence has not been met; its lowering computes it",
     ),
     schema("lt.Scalar", &["self", "other"], &[]),
     schema("lt.Tensor", &["self", "other"], &[]),
@@ -697,6 +757,11 @@ pub const SCHEMAS: &[Schema] = &[
         "ones.default",
         &["size"],
         &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema(
+        "ones_like.default",
+        &["self"],
+        &["dtype", "layout", "device", "pin_memory", "memory_format"],
     ),
     schema("pad.default", &["self", "pad", "mode", "value"], &[]),
     schema("permute.default", &["self", "dims"], &[]),
@@ -824,6 +889,8 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema("transpose.int", &["self", "dim0", "dim1"], &[]),
+    schema("tril.default", &["self", "diagonal"], &[]),
+    schema("triu.default", &["self", "diagonal"], &[]),
     schema("type_as.default", &["self", "other"], &[]),
     schema("unbind.int", &["self", "dim"], &[]),
     schema("unflatten.int", &["self", "dim", "sizes"], &[]),
@@ -938,6 +1005,11 @@ pub const SCHEMAS: &[Schema] = &[
         "zeros.default",
         &["size"],
         &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema(
+        "zeros_like.default",
+        &["self"],
+        &["dtype", "layout", "device", "pin_memory", "memory_format"],
     ),
 ];
 

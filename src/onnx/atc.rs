@@ -15,9 +15,10 @@ use super::write::header;
 use super::{Batch, Extent, OnnxError};
 
 /// Operators this exporter may emit, each registered by ATC's ONNX parser for every
-/// default-domain opset from 9 to 13 (`Resize` from 10; checked against the parser's table,
+/// default-domain opset from 9 to 13 (`Resize` from 10, `CumSum` from 11, where ONNX defines
+/// it and the lowering refuses it below; checked against the parser's table,
 /// [`super::cann::REGISTERED`]).
-pub const ALLOWED_OPS: [&str; 54] = [
+pub const ALLOWED_OPS: [&str; 57] = [
     "Abs",
     "Add",
     "AveragePool",
@@ -27,6 +28,8 @@ pub const ALLOWED_OPS: [&str; 54] = [
     "Concat",
     "Conv",
     "ConvTranspose",
+    "Cos",
+    "CumSum",
     "Div",
     "Elu",
     "Erf",
@@ -64,6 +67,7 @@ pub const ALLOWED_OPS: [&str; 54] = [
     "Resize",
     "Round",
     "Sigmoid",
+    "Sin",
     "Slice",
     "Softmax",
     "Softplus",

@@ -9,9 +9,19 @@
 //! (ignoring only those that cannot change values: placement, memory format), so an
 //! evaluation is exact or an error, never a silently different constant.
 
+mod along;
+mod dtype;
+mod factory;
+mod linalg;
+mod pointwise;
+mod resample;
 mod tensor;
+mod window;
 
+pub use dtype::{is_integer, recorded};
 pub use tensor::{element_count, Tensor, Values, MAX_ELEMENTS};
+
+use dtype::FLOAT32;
 
 use crate::aten::program::{Argument, Node};
 
@@ -145,6 +155,127 @@ pub const EVALUATED: &[&str] = &[
     "batch_norm.default",
     "_native_batch_norm_legit.no_stats",
     "_native_batch_norm_legit_functional.default",
+    "__and__.Tensor",
+    "__or__.Tensor",
+    "_convolution.default",
+    "_log_softmax.default",
+    "_native_batch_norm_legit_no_training.default",
+    "_operator.mul",
+    "adaptive_avg_pool1d.default",
+    "adaptive_avg_pool2d.default",
+    "adaptive_avg_pool3d.default",
+    "addcdiv.default",
+    "addcmul.default",
+    "arange.default",
+    "arange.start",
+    "arange.start_step",
+    "argmax.default",
+    "argmin.default",
+    "avg_pool1d.default",
+    "avg_pool2d.default",
+    "avg_pool3d.default",
+    "baddbmm.default",
+    "bitwise_and.Tensor",
+    "bitwise_or.Tensor",
+    "bmm.default",
+    "clamp.Tensor",
+    "col2im.default",
+    "constant_pad_nd.default",
+    "conv1d.default",
+    "conv1d.padding",
+    "conv2d.padding",
+    "conv3d.default",
+    "conv3d.padding",
+    "conv_transpose1d.default",
+    "conv_transpose2d.input",
+    "conv_transpose3d.input",
+    "copy_.default",
+    "dropout_.default",
+    "einsum.default",
+    "elu.default",
+    "elu_.default",
+    "embedding.default",
+    "full.default",
+    "gelu.default",
+    "group_norm.default",
+    "hardsigmoid.default",
+    "hardsigmoid_.default",
+    "hardswish.default",
+    "hardswish_.default",
+    "hardtanh.default",
+    "hardtanh_.default",
+    "im2col.default",
+    "instance_norm.default",
+    "layer_norm.default",
+    "leaky_relu.default",
+    "leaky_relu_.default",
+    "log_softmax.int",
+    "logical_and.default",
+    "logical_or.default",
+    "masked_fill.Scalar",
+    "masked_fill.Tensor",
+    "max.dim",
+    "max_pool1d.default",
+    "max_pool1d_with_indices.default",
+    "max_pool2d.default",
+    "max_pool2d_with_indices.default",
+    "max_pool3d.default",
+    "max_pool3d_with_indices.default",
+    "min.dim",
+    "mish.default",
+    "mish_.default",
+    "ones.default",
+    "pad.default",
+    "prelu.default",
+    "reflection_pad2d.default",
+    "relu6.default",
+    "remainder.Scalar",
+    "remainder.Tensor",
+    "replication_pad2d.default",
+    "rms_norm.default",
+    "roll.default",
+    "scalar_tensor.default",
+    "scaled_dot_product_attention.default",
+    "sigmoid_.default",
+    "silu.default",
+    "silu_.default",
+    "sym_size.int",
+    "tanh_.default",
+    "topk.default",
+    "unfold.default",
+    "upsample_bicubic2d.default",
+    "upsample_bicubic2d.vec",
+    "upsample_bilinear2d.default",
+    "upsample_bilinear2d.vec",
+    "upsample_linear1d.default",
+    "upsample_linear1d.vec",
+    "upsample_nearest1d.default",
+    "upsample_nearest1d.vec",
+    "upsample_nearest2d.default",
+    "upsample_nearest2d.vec",
+    "upsample_nearest3d.default",
+    "upsample_nearest3d.vec",
+    "upsample_trilinear3d.default",
+    "upsample_trilinear3d.vec",
+    "where.Scalar",
+    "where.ScalarOther",
+    "where.ScalarSelf",
+    "zeros.default",
+    "diff.default",
+    "zeros_like.default",
+    "ones_like.default",
+    "full_like.default",
+    "empty_like.default",
+    "empty.memory_format",
+    "feature_dropout.default",
+    "feature_dropout_.default",
+    "alpha_dropout.default",
+    "alpha_dropout_.default",
+    "feature_alpha_dropout.default",
+    "feature_alpha_dropout_.default",
+    "triu.default",
+    "tril.default",
+    "fill_.Scalar",
 ];
 
 /// Node `node`'s outputs, computed from its tensor inputs, which `input` gives by value
@@ -369,9 +500,11 @@ pub fn evaluate(
         }
         "type_as.default" => {
             let like = a.tensor("other")?;
-            one(a
-                .tensor("self")?
-                .cast(matches!(like.values(), Values::I64(_))))
+            let dtype = match like.values() {
+                Values::I64(_) => dtype::INT64,
+                Values::F32(_) => FLOAT32,
+            };
+            one(dtype::convert(&a.tensor("self")?, dtype))
         }
         "one_hot.default" => {
             let x = a.tensor("self")?;
@@ -468,11 +601,7 @@ pub fn evaluate(
             let x = a.tensor("self")?;
             match a.dtype()? {
                 None => one(Ok(x)),
-                Some(BOOL) => one(Tensor::i64(
-                    x.dims().to_vec(),
-                    x.to_f32().iter().map(|&v| i64::from(v != 0.0)).collect(),
-                )),
-                Some(dtype) => one(x.cast(is_integer(dtype)?)),
+                Some(dtype) => one(dtype::convert(&x, dtype)),
             }
         }
         "softmax.int" | "_softmax.default" => {
@@ -499,7 +628,7 @@ pub fn evaluate(
             one(match a.node_arg("rounding_mode") {
                 None | Some(Argument::None) => Tensor::zip(&x, &y, |p, q| p / q, None),
                 Some(Argument::String(mode)) if mode == "floor" => {
-                    Tensor::zip(&x, &y, |p, q| (p / q).floor(), Some(floor_div))
+                    Tensor::zip(&x, &y, float_floor_div, Some(floor_div))
                 }
                 Some(Argument::String(mode)) if mode == "trunc" => {
                     Tensor::zip(&x, &y, |p, q| (p / q).trunc(), Some(i64::checked_div))
@@ -529,39 +658,6 @@ pub fn evaluate(
             one(match a.node_arg("bias") {
                 None | Some(Argument::None) => Ok(y),
                 Some(_) => Tensor::zip(&y, &a.tensor("bias")?, |p, q| p + q, None),
-            })
-        }
-        "conv2d.default" => {
-            let pair = |name: &str, default: u64| -> Result<[u64; 2], String> {
-                let v = match a.node_arg(name) {
-                    None => vec![default as i64],
-                    Some(_) => a.ints(name)?,
-                };
-                let v: Vec<u64> = v
-                    .iter()
-                    .map(|&i| u64::try_from(i).map_err(|_| format!("{name} {i}")))
-                    .collect::<Result<_, _>>()?;
-                match v[..] {
-                    [s] => Ok([s, s]),
-                    [p, q] => Ok([p, q]),
-                    _ => Err(format!("conv2d {name} {v:?}")),
-                }
-            };
-            let groups = u64::try_from(a.int_or("groups", 1)?).map_err(|_| "conv2d groups")?;
-            let y = a.tensor("input")?.conv2d(
-                &a.tensor("weight")?,
-                pair("stride", 1)?,
-                pair("padding", 0)?,
-                pair("dilation", 1)?,
-                groups,
-            )?;
-            one(match a.node_arg("bias") {
-                None | Some(Argument::None) => Ok(y),
-                Some(_) => {
-                    let bias = a.tensor("bias")?;
-                    let channels = bias.dims().iter().product::<u64>() as i64;
-                    Tensor::zip(&y, &bias.reshape(&[channels, 1, 1])?, |p, q| p + q, None)
-                }
             })
         }
         "logical_not.default" => {
@@ -686,14 +782,27 @@ pub fn evaluate(
         "maximum.default" | "minimum.default" => {
             let (x, y) = (a.tensor("self")?, a.tensor("other")?);
             one(if op == "maximum.default" {
-                Tensor::zip(&x, &y, f32::max, Some(|p, q| Some(p.max(q))))
+                Tensor::zip(&x, &y, pointwise::nan_max, Some(|p, q| Some(p.max(q))))
             } else {
-                Tensor::zip(&x, &y, f32::min, Some(|p, q| Some(p.min(q))))
+                Tensor::zip(&x, &y, pointwise::nan_min, Some(|p, q| Some(p.min(q))))
             })
         }
         "pow.Tensor_Scalar" => {
             let e = a.number("exponent")? as f32;
-            one(Ok(a.tensor("self")?.map(|x| x.powf(e))))
+            let x = a.tensor("self")?;
+            // float32 takes a square root where float16 calls `pow`: they differ there.
+            let root = e == 0.5 || e == -0.5;
+            if root
+                && x.to_f32()
+                    .iter()
+                    .any(|&v| v == f32::NEG_INFINITY || (v == 0.0 && v.is_sign_negative()))
+            {
+                return Err(
+                    "a square root of -inf or -0 is evaluated by torch differently per dtype"
+                        .into(),
+                );
+            }
+            one(Ok(x.map(|x| power(x, e))))
         }
         "clamp.default" | "clamp_min.default" | "clamp_max.default" => {
             let low = a
@@ -702,7 +811,9 @@ pub fn evaluate(
             let high = a
                 .optional_number("max")?
                 .map_or(f32::INFINITY, |v| v as f32);
-            one(Ok(a.tensor("self")?.map(|x| x.max(low).min(high))))
+            one(Ok(a.tensor("self")?.map(|x| {
+                pointwise::nan_min(pointwise::nan_max(x, low), high)
+            })))
         }
         "softplus.default" => {
             let beta = a.number_or("beta", 1.0)? as f32;
@@ -726,8 +837,9 @@ pub fn evaluate(
                 "ceil.default" => f32::ceil,
                 // torch rounds half to even.
                 "round.default" => f32::round_ties_even,
-                "sign.default" => |x| if x == 0.0 { 0.0 } else { x.signum() },
-                "relu.default" | "relu_.default" => |x| x.max(0.0),
+                // `(0 < x) − (x < 0)`: NaN gives 0.
+                "sign.default" => |x| f32::from(u8::from(x > 0.0)) - f32::from(u8::from(x < 0.0)),
+                "relu.default" | "relu_.default" => |x| pointwise::nan_max(x, 0.0),
                 "neg.default" => |x| -x,
                 "sqrt.default" => f32::sqrt,
                 "rsqrt.default" => |x| 1.0 / x.sqrt(),
@@ -771,30 +883,57 @@ pub fn evaluate(
             }
             reduction(&a, "dim", Reduction::Norm)
         }
+        "batch_norm.default" if !a.bool_or("training", false)? => {
+            along::evaluate(op, &a).unwrap_or_else(|| Err("BatchNorm in eval mode".into()))
+        }
         "batch_norm.default"
         | "_native_batch_norm_legit.no_stats"
         | "_native_batch_norm_legit_functional.default" => standardise(&a, op),
-        _ => Err(format!("`{op}` is not evaluated on constants")),
+        _ => pointwise::evaluate(op, &a)
+            .or_else(|| window::evaluate(op, &a))
+            .or_else(|| along::evaluate(op, &a))
+            .or_else(|| linalg::evaluate(op, &a))
+            .or_else(|| factory::evaluate(op, &a))
+            .or_else(|| resample::evaluate(op, &a))
+            .unwrap_or_else(|| Err(format!("`{op}` is not evaluated on constants"))),
     }
 }
 
-/// The export schema's dtype number for float32.
-const FLOAT32: i64 = 7;
-
-/// Whether export dtype `dtype` is an integer type (int8 … int64, uint8, bool); float32
-/// and the other float types are not. Others are refused.
-pub fn is_integer(dtype: i64) -> Result<bool, String> {
-    match dtype {
-        1..=5 | 12 => Ok(true),
-        6..=8 | 13 => Ok(false),
-        other => Err(format!(
-            "a constant of export dtype {other} is not evaluated"
-        )),
+/// Python's `//` on floats as torch computes it (`div_floor_floating`): through `fmod`,
+/// so an infinite dividend gives NaN, and a zero quotient keeps the sign of `p / q`.
+fn float_floor_div(p: f32, q: f32) -> f32 {
+    if q == 0.0 {
+        return p / q;
+    }
+    let m = p % q;
+    let mut d = (p - m) / q;
+    if m != 0.0 && ((q < 0.0) != (m < 0.0)) {
+        d -= 1.0;
+    }
+    if d == 0.0 {
+        return 0f32.copysign(p / q);
+    }
+    let f = d.floor();
+    if d - f > 0.5 {
+        f + 1.0
+    } else {
+        f
     }
 }
 
-/// The export schema's dtype number for bool.
-const BOOL: i64 = 12;
+/// `x ** e` as torch computes it: the exponents 2, 3, ½, −½, −1 and −2 by products, roots
+/// and reciprocals (so `(-inf) ** 0.5` is NaN, as `sqrt`), others by `powf`.
+fn power(x: f32, e: f32) -> f32 {
+    match e {
+        2.0 => x * x,
+        3.0 => x * x * x,
+        0.5 => x.sqrt(),
+        -0.5 => 1.0 / x.sqrt(),
+        -1.0 => 1.0 / x,
+        -2.0 => 1.0 / (x * x),
+        _ => x.powf(e),
+    }
+}
 
 /// Python's `//` on int64: the quotient rounded toward negative infinity.
 fn floor_div(p: i64, q: i64) -> Option<i64> {
@@ -901,8 +1040,12 @@ fn reduction(a: &Args<'_>, dims: &str, how: Reduction) -> Result<Vec<Tensor>, St
 /// (axis 1) standardised with its own biased statistics, the weight standardisation of
 /// timm's StdConv. The native forms also return the mean and the reciprocal std.
 fn standardise(a: &Args<'_>, op: &str) -> Result<Vec<Tensor>, String> {
+    let functional = op == "_native_batch_norm_legit_functional.default";
+    if functional && !a.bool_or("training", false)? {
+        return Err("the functional BatchNorm of a constant in eval mode".into());
+    }
     for unused in ["running_mean", "running_var"] {
-        if !matches!(a.node_arg(unused), None | Some(Argument::None)) {
+        if !functional && !matches!(a.node_arg(unused), None | Some(Argument::None)) {
             return Err(format!(
                 "BatchNorm of a constant with `{unused}`; only the weight standardisation (batch statistics, no running ones) is evaluated"
             ));
@@ -937,11 +1080,25 @@ fn standardise(a: &Args<'_>, op: &str) -> Result<Vec<Tensor>, String> {
         return Ok(vec![y]);
     }
     let channels = vec![x.dims()[1]];
-    Ok(vec![
+    let mut outputs = vec![
         y,
         Tensor::f32(channels.clone(), mean.to_f32())?,
-        Tensor::f32(channels, inverse.to_f32())?,
-    ])
+        Tensor::f32(channels.clone(), inverse.to_f32())?,
+    ];
+    if functional {
+        // The running statistics updated: `(1 − m)·old + m·batch`, the variance unbiased.
+        let m = a.number_or("momentum", 0.1)? as f32;
+        let count = x.dims().iter().product::<u64>() / x.dims()[1].max(1);
+        let unbiased = count as f32 / (count.max(2) - 1) as f32;
+        let batch_var = variance.map(|v| v * unbiased).to_f32();
+        for (name, batch) in [("running_mean", mean.to_f32()), ("running_var", batch_var)] {
+            let old = a.tensor(name)?;
+            let new = Tensor::f32(channels.clone(), batch)?;
+            let blend = Tensor::zip(&old, &new, move |p, q| (1.0 - m) * p + m * q, None)?;
+            outputs.push(blend);
+        }
+    }
+    Ok(outputs)
 }
 
 /// `x[indices]` (advanced indexing): the indexed axes must be leading and adjacent
@@ -987,13 +1144,13 @@ fn index(x: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor, String> {
 }
 
 /// A node's arguments by schema name, tensors resolved to their constant values.
-struct Args<'a> {
+pub(super) struct Args<'a> {
     node: &'a Node,
     input: &'a dyn Fn(&str) -> Option<Tensor>,
 }
 
 impl Args<'_> {
-    fn node_arg(&self, name: &str) -> Option<&Argument> {
+    pub(super) fn node_arg(&self, name: &str) -> Option<&Argument> {
         self.node
             .inputs
             .iter()
@@ -1001,26 +1158,26 @@ impl Args<'_> {
             .map(|a| &a.arg)
     }
 
-    fn has(&self, name: &str) -> bool {
+    pub(super) fn has(&self, name: &str) -> bool {
         self.node_arg(name).is_some()
     }
 
-    fn wrong(name: &str, want: &str, got: Option<&Argument>) -> String {
+    pub(super) fn wrong(name: &str, want: &str, got: Option<&Argument>) -> String {
         match got {
             Some(got) => format!("argument `{name}` is {}, expected {want}", got.kind()),
             None => format!("argument `{name}` is missing"),
         }
     }
 
-    fn wrong_mode(got: Option<&Argument>) -> String {
+    pub(super) fn wrong_mode(got: Option<&Argument>) -> String {
         Self::wrong("rounding_mode/indexing", "a mode torch documents", got)
     }
 
-    fn constant(&self, name: &str) -> Result<Tensor, String> {
+    pub(super) fn constant(&self, name: &str) -> Result<Tensor, String> {
         (self.input)(name).ok_or_else(|| format!("`{name}` is not a constant"))
     }
 
-    fn tensor(&self, name: &str) -> Result<Tensor, String> {
+    pub(super) fn tensor(&self, name: &str) -> Result<Tensor, String> {
         match self.node_arg(name) {
             Some(Argument::Tensor(t)) => self.constant(t),
             other => Err(Self::wrong(name, "a tensor", other)),
@@ -1028,22 +1185,23 @@ impl Args<'_> {
     }
 
     /// A tensor or a number (a 0-d float32 or int64 constant).
-    fn operand(&self, name: &str) -> Result<Tensor, String> {
+    pub(super) fn operand(&self, name: &str) -> Result<Tensor, String> {
         match self.node_arg(name) {
             Some(Argument::Int(i)) => Tensor::i64(vec![], vec![*i]),
             Some(Argument::Float(f)) => Tensor::f32(vec![], vec![*f as f32]),
+            Some(Argument::Bool(b)) => Tensor::i64(vec![], vec![i64::from(*b)]),
             _ => self.tensor(name),
         }
     }
 
-    fn tensors(&self, name: &str) -> Result<Vec<Tensor>, String> {
+    pub(super) fn tensors(&self, name: &str) -> Result<Vec<Tensor>, String> {
         match self.node_arg(name) {
             Some(Argument::Tensors(ts)) => ts.iter().map(|t| self.constant(t)).collect(),
             other => Err(Self::wrong(name, "a list of tensors", other)),
         }
     }
 
-    fn optional_tensors(&self, name: &str) -> Result<Vec<Option<Tensor>>, String> {
+    pub(super) fn optional_tensors(&self, name: &str) -> Result<Vec<Option<Tensor>>, String> {
         match self.node_arg(name) {
             Some(Argument::OptionalTensors(ts)) => ts
                 .iter()
@@ -1054,18 +1212,18 @@ impl Args<'_> {
         }
     }
 
-    fn int(&self, name: &str) -> Result<i64, String> {
+    pub(super) fn int(&self, name: &str) -> Result<i64, String> {
         match self.node_arg(name) {
             Some(Argument::Int(i)) => Ok(*i),
             other => Err(Self::wrong(name, "an int", other)),
         }
     }
 
-    fn int_or(&self, name: &str, default: i64) -> Result<i64, String> {
+    pub(super) fn int_or(&self, name: &str, default: i64) -> Result<i64, String> {
         Ok(self.optional_int(name)?.unwrap_or(default))
     }
 
-    fn optional_int(&self, name: &str) -> Result<Option<i64>, String> {
+    pub(super) fn optional_int(&self, name: &str) -> Result<Option<i64>, String> {
         match self.node_arg(name) {
             None | Some(Argument::None) => Ok(None),
             Some(Argument::Int(i)) => Ok(Some(*i)),
@@ -1074,7 +1232,7 @@ impl Args<'_> {
     }
 
     /// A list of ints (a single int is a list of one).
-    fn ints(&self, name: &str) -> Result<Vec<i64>, String> {
+    pub(super) fn ints(&self, name: &str) -> Result<Vec<i64>, String> {
         match self.node_arg(name) {
             Some(Argument::Ints(v)) => Ok(v.clone()),
             Some(Argument::Int(i)) => Ok(vec![*i]),
@@ -1085,7 +1243,7 @@ impl Args<'_> {
         }
     }
 
-    fn optional_number(&self, name: &str) -> Result<Option<f64>, String> {
+    pub(super) fn optional_number(&self, name: &str) -> Result<Option<f64>, String> {
         match self.node_arg(name) {
             None | Some(Argument::None) => Ok(None),
             Some(Argument::Int(i)) => Ok(Some(*i as f64)),
@@ -1094,16 +1252,16 @@ impl Args<'_> {
         }
     }
 
-    fn number(&self, name: &str) -> Result<f64, String> {
+    pub(super) fn number(&self, name: &str) -> Result<f64, String> {
         self.optional_number(name)?
             .ok_or_else(|| format!("argument `{name}` is missing"))
     }
 
-    fn number_or(&self, name: &str, default: f64) -> Result<f64, String> {
+    pub(super) fn number_or(&self, name: &str, default: f64) -> Result<f64, String> {
         Ok(self.optional_number(name)?.unwrap_or(default))
     }
 
-    fn bool_or(&self, name: &str, default: bool) -> Result<bool, String> {
+    pub(super) fn bool_or(&self, name: &str, default: bool) -> Result<bool, String> {
         match self.node_arg(name) {
             None => Ok(default),
             Some(Argument::Bool(b)) => Ok(*b),
@@ -1111,7 +1269,20 @@ impl Args<'_> {
         }
     }
 
-    fn dtype(&self) -> Result<Option<i64>, String> {
+    /// Whether argument `name` is given and not `None`.
+    pub(super) fn is_given(&self, name: &str) -> bool {
+        !matches!(self.node_arg(name), None | Some(Argument::None))
+    }
+
+    pub(super) fn string_or(&self, name: &str, default: &str) -> Result<String, String> {
+        match self.node_arg(name) {
+            None | Some(Argument::None) => Ok(default.to_owned()),
+            Some(Argument::String(s)) => Ok(s.clone()),
+            other => Err(Self::wrong(name, "a string", other)),
+        }
+    }
+
+    pub(super) fn dtype(&self) -> Result<Option<i64>, String> {
         match self.node_arg("dtype") {
             None | Some(Argument::None) => Ok(None),
             Some(Argument::ScalarType(t)) => Ok(Some(*t)),
@@ -1393,6 +1564,25 @@ mod tests {
         )
         .unwrap();
         assert_eq!(gt[0].to_i64().unwrap(), [0, 0, 1, 1, 1, 1]);
+    }
+
+    /// Total evaluation: every op the schema table knows is computed on constants, or its
+    /// row says why not; a row cannot be left out silently.
+    #[test]
+    fn every_schema_row_is_evaluated_or_says_why() {
+        for row in crate::aten::schema::SCHEMAS {
+            match row.not_evaluated {
+                None => assert!(
+                    EVALUATED.contains(&row.target),
+                    "{} is neither evaluated nor marked as not evaluated with a reason",
+                    row.target
+                ),
+                Some(reason) => {
+                    assert!(!EVALUATED.contains(&row.target), "{}", row.target);
+                    assert!(reason.len() > 20, "{}: give the reason", row.target);
+                }
+            }
+        }
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! written in: strided views (every layout op), gathers (indexing), broadcast element-wise
 //! maps and reductions over axes.
 
+use super::pointwise::{nan_max, nan_min};
+
 /// The most elements an evaluated tensor may have (2^24: a hostile program cannot make the
 /// export allocate without bound, and every integer below it is exact in float32).
 pub const MAX_ELEMENTS: u64 = 1 << 24;
@@ -602,87 +604,6 @@ impl Tensor {
         Tensor::f32(dims, y)
     }
 
-    /// A 2-D convolution of this `[N, C, H, W]` tensor by `weight` `[O, C/groups, kH,
-    /// kW]`, float32, without bias; `stride`, `padding` and `dilation` are `[h, w]`.
-    /// Refused past `MAX_CONV_STEPS` (2^30) multiply-adds.
-    pub fn conv2d(
-        &self,
-        weight: &Tensor,
-        stride: [u64; 2],
-        padding: [u64; 2],
-        dilation: [u64; 2],
-        groups: u64,
-    ) -> Result<Tensor, String> {
-        let (&[n, c, h, w], &[o, cg, kh, kw]) = (&self.dims[..], &weight.dims[..]) else {
-            return Err(format!(
-                "conv2d of {:?} by a weight of {:?}",
-                self.dims, weight.dims
-            ));
-        };
-        if groups == 0 || c != cg * groups || o % groups != 0 || stride.contains(&0) {
-            return Err(format!(
-                "conv2d of {:?} by {:?} in {groups} groups",
-                self.dims, weight.dims
-            ));
-        }
-        let out = |size: u64, k: u64, s: u64, p: u64, d: u64| -> Result<u64, String> {
-            let span = d * (k - 1) + 1;
-            (size + 2 * p)
-                .checked_sub(span)
-                .map(|v| v / s + 1)
-                .ok_or_else(|| "a conv2d kernel larger than its padded input".to_owned())
-        };
-        if kh == 0 || kw == 0 {
-            return Err("a conv2d kernel of size 0".into());
-        }
-        let oh = out(h, kh, stride[0], padding[0], dilation[0])?;
-        let ow = out(w, kw, stride[1], padding[1], dilation[1])?;
-        let steps = [n, o, oh, ow, cg, kh, kw]
-            .iter()
-            .try_fold(1u64, |acc, &v| acc.checked_mul(v));
-        if steps.is_none_or(|s| s > MAX_CONV_STEPS) {
-            return Err("a conv2d too large to evaluate at export".into());
-        }
-        element_count(&[n, o, oh, ow])?;
-        let (x, k) = (self.to_f32(), weight.to_f32());
-        let idx = |a: u64, b: u64, c: u64, d: u64, dims: [u64; 4]| {
-            (((a * dims[1] + b) * dims[2] + c) * dims[3] + d) as usize
-        };
-        let per_group = o / groups;
-        let mut y = Vec::with_capacity((n * o * oh * ow) as usize);
-        for b in 0..n {
-            for oc in 0..o {
-                let g = oc / per_group;
-                for i in 0..oh {
-                    for j in 0..ow {
-                        let mut acc = 0.0f32;
-                        for ic in 0..cg {
-                            for p in 0..kh {
-                                let yy =
-                                    (i * stride[0] + p * dilation[0]) as i64 - padding[0] as i64;
-                                if yy < 0 || yy >= h as i64 {
-                                    continue;
-                                }
-                                for q in 0..kw {
-                                    let xx = (j * stride[1] + q * dilation[1]) as i64
-                                        - padding[1] as i64;
-                                    if xx < 0 || xx >= w as i64 {
-                                        continue;
-                                    }
-                                    acc += x
-                                        [idx(b, g * cg + ic, yy as u64, xx as u64, [n, c, h, w])]
-                                        * k[idx(oc, ic, p, q, [o, cg, kh, kw])];
-                                }
-                            }
-                        }
-                        y.push(acc);
-                    }
-                }
-            }
-        }
-        Tensor::f32(vec![n, o, oh, ow], y)
-    }
-
     /// `how` over `axes` (distinct, in range), kept as size-1 axes when `keep`.
     pub fn reduce(&self, axes: &[usize], keep: bool, how: Reduction) -> Result<Tensor, String> {
         let reduced: u64 = axes.iter().map(|&a| self.dims[a]).product();
@@ -706,8 +627,11 @@ impl Tensor {
                 let y = match how {
                     Reduction::Sum => sum(),
                     Reduction::Mean => sum() / n,
-                    Reduction::Max => r.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x)).into(),
-                    Reduction::Min => r.iter().fold(f32::INFINITY, |m, &x| m.min(x)).into(),
+                    Reduction::Max => r
+                        .iter()
+                        .fold(f32::NEG_INFINITY, |m, &x| nan_max(m, x))
+                        .into(),
+                    Reduction::Min => r.iter().fold(f32::INFINITY, |m, &x| nan_min(m, x)).into(),
                     Reduction::Variance(c) => {
                         let mean = sum() / n;
                         let ss: f64 = r.iter().map(|&x| (f64::from(x) - mean).powi(2)).sum();

@@ -45,6 +45,14 @@ impl Lowering<'_, '_> {
         if names.is_empty() || !names.iter().all(|name| self.is_constant(name)) {
             return Ok(false);
         }
+        // A size (`sym_size`) is not bound as a tensor; its row lowers it.
+        let tensors_out = node
+            .outputs
+            .iter()
+            .all(|o| matches!(o, Argument::Tensor(_) | Argument::Tensors(_)));
+        if !tensors_out {
+            return Ok(false);
+        }
         let Some(one_sample) = self.for_one_sample(node) else {
             return Ok(false);
         };
@@ -153,7 +161,19 @@ impl Lowering<'_, '_> {
     /// Refuses an op that would work along the batch dimension of a uniform input (a
     /// running sum over the samples): evaluated for one sample it would differ from torch.
     fn check_per_sample(&mut self, node: &Node, op: &str, names: &[&str]) -> Result<(), OnnxError> {
-        const ALONG_DIM: &[&str] = &["cumsum.default", "softmax.int", "_softmax.default"];
+        const ALONG_DIM: &[&str] = &[
+            "cumsum.default",
+            "softmax.int",
+            "_softmax.default",
+            "log_softmax.int",
+            "_log_softmax.default",
+            "argmax.default",
+            "argmin.default",
+            "max.dim",
+            "min.dim",
+            "topk.default",
+            "unfold.default",
+        ];
         if !ALONG_DIM.contains(&op) {
             return Ok(());
         }

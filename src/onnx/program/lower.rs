@@ -562,7 +562,7 @@ impl Lowering<'_, '_> {
     }
 
     /// `tensor`, computed at export for value `name` of `node`, in the dtype torch recorded
-    /// (int64 for an integer type, float32 for a float type), and the label its initializer
+    /// ([`eval::recorded`]: held as int64 or float32, with that dtype's values), and the label its initializer
     /// is named after (the module that computed it, then the value).
     fn typed_and_labelled(
         &self,
@@ -570,9 +570,8 @@ impl Lowering<'_, '_> {
         name: &str,
         tensor: eval::Tensor,
     ) -> Result<(eval::Tensor, String), OnnxError> {
-        let typed = eval::is_integer(self.meta(name)?.dtype)
-            .and_then(|integer| tensor.cast(integer))
-            .map_err(|e| OnnxError::Shape {
+        let typed =
+            eval::recorded(&tensor, self.meta(name)?.dtype).map_err(|e| OnnxError::Shape {
                 what: format!("the export folds `{name}`: {e}"),
             })?;
         let label =

@@ -30,6 +30,7 @@ mod registry;
 mod resize;
 mod rnn;
 mod select_top;
+mod sequence;
 mod shape_ops;
 mod split;
 

@@ -113,6 +113,18 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, _| l.arange(n, a),
     ),
     op(&["zeros.default"], |l, n, a, _| l.fill(n, a, Some(0.0))),
+    // `empty`'s values are unspecified: zeros are as good as any.
+    op(&["empty.memory_format"], |l, n, a, _| {
+        l.fill(n, a, Some(0.0))
+    }),
+    op(
+        &["zeros_like.default", "empty_like.default"],
+        |l, n, a, _| l.like(n, a, Some(0.0)),
+    ),
+    op(&["ones_like.default"], |l, n, a, _| l.like(n, a, Some(1.0))),
+    op(&["full_like.default"], |l, n, a, _| l.like(n, a, None)),
+    op(&["cumsum.default"], |l, n, a, s| l.cumsum(n, a, s)),
+    op(&["diff.default"], |l, n, a, s| l.diff(n, a, s)),
     op(&["ones.default"], |l, n, a, _| l.fill(n, a, Some(1.0))),
     op(&["full.default"], |l, n, a, _| l.fill(n, a, None)),
     op(&["scalar_tensor.default"], |l, n, a, _| {
@@ -125,6 +137,12 @@ pub(super) const OPS: &[Op] = &[
         &["log_softmax.int", "_log_softmax.default"],
         |l, n, a, s| l.softmax(n, a, s, "LogSoftmax"),
     ),
+    op(&["sin.default"], |l, n, a, s| {
+        l.elementwise_unary(n, a, s, "Sin")
+    }),
+    op(&["cos.default"], |l, n, a, s| {
+        l.elementwise_unary(n, a, s, "Cos")
+    }),
     op(&["exp.default"], |l, n, a, s| {
         l.elementwise_unary(n, a, s, "Exp")
     }),
@@ -286,9 +304,19 @@ pub(super) const OPS: &[Op] = &[
     ),
     op(&["reshape_as.default"], |l, n, a, s| l.reshape_as(n, a, s)),
     op(&["type_as.default"], |l, n, a, _| l.type_as(n, a)),
-    op(&["dropout.default", "dropout_.default"], |l, n, a, _| {
-        l.dropout(n, a)
-    }),
+    op(
+        &[
+            "dropout.default",
+            "dropout_.default",
+            "feature_dropout.default",
+            "feature_dropout_.default",
+            "alpha_dropout.default",
+            "alpha_dropout_.default",
+            "feature_alpha_dropout.default",
+            "feature_alpha_dropout_.default",
+        ],
+        |l, n, a, _| l.dropout(n, a),
+    ),
     op(
         &[
             "clone.default",
@@ -541,6 +569,18 @@ mod tests {
         );
         for target in eval::EVALUATED.iter().filter(|t| row(t).is_none()) {
             doc.push_str(&line(target));
+        }
+        doc.push_str(
+            "\n## Not evaluated on constants\n\n\
+             Every other overload above is also computed at export when all the tensors it reads\n\
+             are constants. These are not, for the reason given: one whose inputs are all constants\n\
+             is refused, naming the node.\n\n\
+             | aten overload and arguments | why not |\n| --- | --- |\n",
+        );
+        for row in schema::SCHEMAS {
+            if let Some(reason) = row.not_evaluated {
+                doc.push_str(&format!("| `{}` | {reason} |\n", row.signature()));
+            }
         }
         doc.push_str(&format!(
             "\nNodes whose target starts with {} (size assertions) are dropped.\n",

@@ -136,6 +136,10 @@ impl<'p> Lowering<'p, '_> {
         }
         let x = self.tensor(input)?;
         let target = self.recorded_sizes(node, 0)?;
+        if target == x.sizes() {
+            // To its own sizes (diffusers' `timesteps.expand(sample.shape[0])`): any dtype.
+            return self.bind_tensor(node, 0, x);
+        }
         let value = self.activation(input)?;
         let grows = target.len() == x.rank()
             && target[0] == tensor::Size::batch(x.factor())

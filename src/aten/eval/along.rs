@@ -1,0 +1,485 @@
+//! Ops that work along one axis or a group of trailing axes of a constant: log-softmax,
+//! arg-extremes and `max.dim`/`min.dim` (first index on ties, NaN wins as in torch),
+//! `topk`, `roll`, `unfold`, and the normalisations (layer, group, instance, RMS, and
+//! BatchNorm with running statistics).
+
+use super::tensor::{axis, element_count, Reduction, Tensor};
+use super::Args;
+use crate::aten::program::Argument;
+
+/// `x` viewed as `[outer, n, inner]` around axis `at`.
+fn around(x: &Tensor, at: usize) -> (usize, usize, usize) {
+    let outer: u64 = x.dims()[..at].iter().product();
+    let inner: u64 = x.dims()[at + 1..].iter().product();
+    (outer as usize, x.dims()[at] as usize, inner as usize)
+}
+
+/// The extreme of each run along `at` and its first index (NaN counts as the extreme).
+fn extreme(x: &Tensor, at: usize, largest: bool) -> Result<(Vec<f32>, Vec<i64>), String> {
+    let (outer, n, inner) = around(x, at);
+    if n == 0 {
+        return Err("an arg-extreme over an empty axis".into());
+    }
+    let v = x.to_f32();
+    let mut values = Vec::with_capacity(outer * inner);
+    let mut indices = Vec::with_capacity(outer * inner);
+    for o in 0..outer {
+        for q in 0..inner {
+            let (mut best, mut best_at) = (v[o * n * inner + q], 0usize);
+            for i in 1..n {
+                if best.is_nan() {
+                    break;
+                }
+                let c = v[(o * n + i) * inner + q];
+                if c.is_nan() || (largest && c > best) || (!largest && c < best) {
+                    best = c;
+                    best_at = i;
+                }
+            }
+            values.push(best);
+            indices.push(best_at as i64);
+        }
+    }
+    Ok((values, indices))
+}
+
+/// The sizes of `x` with axis `at` kept as 1 or removed.
+fn reduced_dims(x: &Tensor, at: usize, keep: bool) -> Vec<u64> {
+    let mut dims = x.dims().to_vec();
+    if keep {
+        dims[at] = 1;
+    } else {
+        dims.remove(at);
+    }
+    dims
+}
+
+/// `argmax`/`argmin` (no `dim`: over the flattened tensor), `max.dim`/`min.dim`.
+fn arg_extreme(op: &str, a: &Args<'_>) -> Result<Vec<Tensor>, String> {
+    let s = a.tensor("self")?;
+    let largest = op.starts_with("argmax") || op.starts_with("max");
+    let keep = a.bool_or("keepdim", false)?;
+    let (x, at, dims) = match a.optional_int("dim")? {
+        Some(d) => {
+            let at = axis(d, s.rank().max(1))?;
+            if s.rank() == 0 {
+                (s.reshape(&[1])?, 0, Vec::new())
+            } else {
+                (s.clone(), at, reduced_dims(&s, at, keep))
+            }
+        }
+        None => {
+            let dims = if keep { vec![1; s.rank()] } else { Vec::new() };
+            (s.reshape(&[-1])?, 0, dims)
+        }
+    };
+    let (values, indices) = extreme(&x, at, largest)?;
+    let index = Tensor::i64(dims.clone(), indices)?;
+    if op.starts_with("arg") {
+        return Ok(vec![index]);
+    }
+    // An integer tensor's extreme keeps its type.
+    let values = Tensor::f32(dims, values)?.cast(matches!(x.values(), super::Values::I64(_)))?;
+    Ok(vec![values, index])
+}
+
+/// `topk`: the `k` largest (or smallest) along `dim`, sorted, with their indices; tied
+/// values among those kept (or at the cut) are refused.
+fn topk(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
+    let x = a.tensor("self")?;
+    let at = axis(a.int_or("dim", -1)?, x.rank().max(1))?;
+    let largest = a.bool_or("largest", true)?;
+    let k = usize::try_from(a.int("k")?).map_err(|_| "a negative k")?;
+    let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
+    let (outer, n, inner) = around(&x, at);
+    if k > n {
+        return Err(format!("topk of {k} from {n}"));
+    }
+    let v = x.to_f32();
+    let mut dims = x.dims().to_vec();
+    dims[at] = k as u64;
+    let count = element_count(&dims)? as usize;
+    let (mut values, mut indices) = (vec![0f32; count], vec![0i64; count]);
+    for o in 0..outer {
+        for q in 0..inner {
+            let mut order: Vec<usize> = (0..n).collect();
+            let key = |i: usize| v[(o * n + i) * inner + q];
+            // NaN is the largest value, as in torch's sort.
+            order.sort_by(|&p, &r| {
+                let (kp, kr) = (key(p), key(r));
+                let c = match (kp.is_nan(), kr.is_nan()) {
+                    (true, true) => std::cmp::Ordering::Equal,
+                    (true, false) => std::cmp::Ordering::Greater,
+                    (false, true) => std::cmp::Ordering::Less,
+                    _ => kp.partial_cmp(&kr).unwrap_or(std::cmp::Ordering::Equal),
+                };
+                if largest {
+                    c.reverse()
+                } else {
+                    c
+                }
+            });
+            // torch leaves the order of tied values' indices unspecified.
+            let kept = &order[..(k + 1).min(n)];
+            if kept.windows(2).any(|w| key(w[0]) == key(w[1])) {
+                return Err(
+                    "topk of tied values: torch's order of their indices is unspecified".into(),
+                );
+            }
+            for (j, &i) in order.iter().take(k).enumerate() {
+                values[(o * k + j) * inner + q] = key(i);
+                indices[(o * k + j) * inner + q] = i as i64;
+            }
+        }
+    }
+    let values =
+        Tensor::f32(dims.clone(), values)?.cast(matches!(x.values(), super::Values::I64(_)))?;
+    Ok(vec![values, Tensor::i64(dims, indices)?])
+}
+
+/// `roll`: entries shifted along `dims` (none: over the flattened tensor), wrapping.
+fn roll(a: &Args<'_>) -> Result<Tensor, String> {
+    let x = a.tensor("self")?;
+    let shifts = a.ints("shifts")?;
+    let dims = match a.node_arg("dims") {
+        None | Some(Argument::None) => Vec::new(),
+        Some(_) => a.ints("dims")?,
+    };
+    if dims.is_empty() {
+        let [shift] = shifts[..] else {
+            return Err("roll of a flattened tensor by several shifts".into());
+        };
+        let flat = x.reshape(&[-1])?;
+        let rolled = roll_axis(&flat, 0, shift)?;
+        let d: Vec<i64> = x.dims().iter().map(|&s| s as i64).collect();
+        return rolled.reshape(&d);
+    }
+    if dims.len() != shifts.len() {
+        return Err("roll with as many shifts as dims expected".into());
+    }
+    let mut y = x.clone();
+    for (&d, &s) in dims.iter().zip(&shifts) {
+        y = roll_axis(&y, axis(d, x.rank())?, s)?;
+    }
+    Ok(y)
+}
+
+fn roll_axis(x: &Tensor, at: usize, shift: i64) -> Result<Tensor, String> {
+    let n = x.dims()[at] as i64;
+    if n == 0 {
+        return Ok(x.clone());
+    }
+    let picks: Vec<i64> = (0..n).map(|i| (i - shift).rem_euclid(n)).collect();
+    x.index_axis(at, &Tensor::i64(vec![n as u64], picks)?)
+}
+
+/// `diff(x, n, dim, prepend, append)`: `x[1:] − x[:-1]` along `dim`, `n` times, after
+/// joining `prepend` and `append` (bools: `!=`, as torch's logical xor).
+fn diff(a: &Args<'_>) -> Result<Tensor, String> {
+    let mut x = a.tensor("self")?;
+    let at = axis(a.int_or("dim", -1)?, x.rank())?;
+    let mut parts = Vec::new();
+    if a.is_given("prepend") {
+        parts.push(a.tensor("prepend")?);
+    }
+    parts.push(x.clone());
+    if a.is_given("append") {
+        parts.push(a.tensor("append")?);
+    }
+    if parts.len() > 1 {
+        x = Tensor::cat(&parts, at)?;
+    }
+    for _ in 0..a.int_or("n", 1)? {
+        let n = x.dims()[at] as i64;
+        if n == 0 {
+            break;
+        }
+        let later = x.slice(at, 1, n, 1)?;
+        let earlier = x.slice(at, 0, n - 1, 1)?;
+        x = Tensor::zip(&later, &earlier, |p, q| p - q, Some(i64::checked_sub))?;
+    }
+    Ok(x)
+}
+
+/// `triu`/`tril`: the entries on and above (below) diagonal `diagonal` of the last two
+/// axes kept, the others 0.
+fn triangle(a: &Args<'_>, upper: bool) -> Result<Tensor, String> {
+    let x = a.tensor("self")?;
+    let diagonal = a.int_or("diagonal", 0)?;
+    let &[.., rows, cols] = x.dims() else {
+        return Err("triu/tril of a tensor below rank 2".into());
+    };
+    let keep: Vec<i64> = (0..rows * cols)
+        .map(|k| {
+            let (i, j) = ((k / cols) as i64, (k % cols) as i64);
+            i64::from(if upper {
+                j - i >= diagonal
+            } else {
+                j - i <= diagonal
+            })
+        })
+        .collect();
+    let mask = Tensor::i64(vec![rows, cols], keep)?;
+    Tensor::zip(
+        &x,
+        &mask,
+        |v, m| if m != 0.0 { v } else { 0.0 },
+        Some(|v, m| Some(if m != 0 { v } else { 0 })),
+    )
+}
+
+/// `Tensor.unfold(dimension, size, step)`: windows along one axis, as a new last axis.
+fn unfold(a: &Args<'_>) -> Result<Tensor, String> {
+    let x = a.tensor("self")?;
+    let at = axis(a.int("dimension")?, x.rank().max(1))?;
+    let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
+    let size = u64::try_from(a.int("size")?).map_err(|_| "a negative unfold size")?;
+    let step = u64::try_from(a.int("step")?)
+        .ok()
+        .filter(|&s| s > 0)
+        .ok_or("an unfold step below 1")?;
+    let n = x.dims()[at];
+    let count = n
+        .checked_sub(size)
+        .ok_or("an unfold window larger than its axis")?
+        / step
+        + 1;
+    let mut windows = Vec::with_capacity(count as usize);
+    for w in 0..count {
+        let piece = x.slice(at, (w * step) as i64, (w * step + size) as i64, 1)?;
+        // The window's axis moves last.
+        let mut order: Vec<usize> = (0..x.rank()).filter(|&d| d != at).collect();
+        order.push(at);
+        let moved = piece.permute(&order)?;
+        let mut lifted: Vec<i64> = moved.dims().iter().map(|&s| s as i64).collect();
+        lifted.insert(at, 1);
+        windows.push(moved.reshape(&lifted)?);
+    }
+    if windows.is_empty() {
+        return Err("an unfold without windows".into());
+    }
+    Tensor::cat(&windows, at)
+}
+
+/// `(x − mean) / sqrt(var + eps)` over `axes` (biased variance), per the other axes.
+fn standardised(x: &Tensor, axes: &[usize], eps: f32) -> Result<Tensor, String> {
+    let mean = x.reduce(axes, true, Reduction::Mean)?;
+    let variance = x.reduce(axes, true, Reduction::Variance(0.0))?;
+    let centred = Tensor::zip(x, &mean, |p, q| p - q, None)?;
+    let scale = variance.map(|v| 1.0 / (v + eps).sqrt());
+    Tensor::zip(&centred, &scale, |p, q| p * q, None)
+}
+
+/// An optional tensor argument.
+fn optional(a: &Args<'_>, name: &str) -> Result<Option<Tensor>, String> {
+    match a.node_arg(name) {
+        None | Some(Argument::None) => Ok(None),
+        Some(_) => a.tensor(name).map(Some),
+    }
+}
+
+/// `y · weight + bias`, the affine tensors reshaped to `shape` first.
+fn affine(
+    y: Tensor,
+    weight: Option<Tensor>,
+    bias: Option<Tensor>,
+    shape: &[i64],
+) -> Result<Tensor, String> {
+    let mut y = y;
+    if let Some(w) = weight {
+        y = Tensor::zip(&y, &w.reshape(shape)?, |p, q| p * q, None)?;
+    }
+    if let Some(b) = bias {
+        y = Tensor::zip(&y, &b.reshape(shape)?, |p, q| p + q, None)?;
+    }
+    Ok(y)
+}
+
+/// The normalisations.
+fn norm(op: &str, a: &Args<'_>) -> Result<Vec<Tensor>, String> {
+    let x = a.tensor("input")?;
+    let eps = a.number_or("eps", 1e-5)? as f32;
+    match op {
+        "layer_norm.default" | "rms_norm.default" => {
+            let shape = a.ints("normalized_shape")?;
+            let first = x
+                .rank()
+                .checked_sub(shape.len())
+                .filter(|&f| {
+                    x.dims()[f..]
+                        .iter()
+                        .zip(&shape)
+                        .all(|(&d, &s)| d as i64 == s)
+                })
+                .ok_or_else(|| format!("normalized shape {shape:?} of a tensor {:?}", x.dims()))?;
+            let axes: Vec<usize> = (first..x.rank()).collect();
+            let y = if op == "layer_norm.default" {
+                standardised(&x, &axes, eps)?
+            } else {
+                // torch's default eps for RMSNorm is the dtype's machine epsilon.
+                let eps = match a.optional_number("eps")? {
+                    Some(e) => e as f32,
+                    None => f32::EPSILON,
+                };
+                let squares = x.map(|v| v * v);
+                let mean = squares.reduce(&axes, true, Reduction::Mean)?;
+                let scale = mean.map(|m| 1.0 / (m + eps).sqrt());
+                Tensor::zip(&x, &scale, |p, q| p * q, None)?
+            };
+            let bias = if op == "layer_norm.default" {
+                optional(a, "bias")?
+            } else {
+                None
+            };
+            Ok(vec![affine(y, optional(a, "weight")?, bias, &shape)?])
+        }
+        "group_norm.default" => {
+            let groups = u64::try_from(a.int("num_groups")?).map_err(|_| "negative groups")?;
+            let (n, c) = match x.dims() {
+                [n, c, ..] if groups > 0 && c % groups == 0 => (*n, *c),
+                _ => return Err(format!("group_norm of {:?} in {groups} groups", x.dims())),
+            };
+            let grouped = x.reshape(&[n as i64, groups as i64, -1])?;
+            let y = standardised(&grouped, &[2], eps)?;
+            let d: Vec<i64> = x.dims().iter().map(|&s| s as i64).collect();
+            let mut per_channel = vec![1i64; x.rank()];
+            per_channel[1] = c as i64;
+            Ok(vec![affine(
+                y.reshape(&d)?,
+                optional(a, "weight")?,
+                optional(a, "bias")?,
+                &per_channel,
+            )?])
+        }
+        "instance_norm.default" => {
+            if x.rank() < 3 {
+                return Err("instance_norm of fewer than three axes".into());
+            }
+            let use_input_stats = a.bool_or("use_input_stats", true)?;
+            let mut per_channel = vec![1i64; x.rank()];
+            per_channel[1] = x.dims()[1] as i64;
+            let y = if use_input_stats {
+                let axes: Vec<usize> = (2..x.rank()).collect();
+                standardised(&x, &axes, eps)?
+            } else {
+                running(&x, a, eps, &per_channel)?
+            };
+            Ok(vec![affine(
+                y,
+                optional(a, "weight")?,
+                optional(a, "bias")?,
+                &per_channel,
+            )?])
+        }
+        _ => {
+            // BatchNorm in eval mode: the running statistics.
+            if x.rank() < 2 {
+                return Err("BatchNorm of a constant with fewer than two axes".into());
+            }
+            let mut per_channel = vec![1i64; x.rank()];
+            per_channel[1] = x.dims()[1] as i64;
+            let y = inference(&x, a, eps, &per_channel)?;
+            if op == "_native_batch_norm_legit_no_training.default" {
+                // The saved mean and inverse std of eval mode are empty.
+                return Ok(vec![
+                    y,
+                    Tensor::f32(vec![0], Vec::new())?,
+                    Tensor::f32(vec![0], Vec::new())?,
+                ]);
+            }
+            Ok(vec![y])
+        }
+    }
+}
+
+/// BatchNorm with running statistics as torch's kernel computes it: `x · α + β` with
+/// `α = weight / sqrt(var + eps)` and `β = bias − mean · α` per channel.
+fn inference(x: &Tensor, a: &Args<'_>, eps: f32, per_channel: &[i64]) -> Result<Tensor, String> {
+    let missing = "BatchNorm of a constant in eval mode without running statistics";
+    let mean = optional(a, "running_mean")?
+        .ok_or(missing)?
+        .reshape(per_channel)?;
+    let var = optional(a, "running_var")?
+        .ok_or(missing)?
+        .reshape(per_channel)?;
+    let mut alpha = var.map(|v| 1.0 / (v + eps).sqrt());
+    if let Some(w) = optional(a, "weight")? {
+        alpha = Tensor::zip(&alpha, &w.reshape(per_channel)?, |p, q| p * q, None)?;
+    }
+    let shift = Tensor::zip(&mean, &alpha, |p, q| -(p * q), None)?;
+    let beta = match optional(a, "bias")? {
+        Some(b) => Tensor::zip(&b.reshape(per_channel)?, &shift, |p, q| p + q, None)?,
+        None => shift,
+    };
+    let scaled = Tensor::zip(x, &alpha, |p, q| p * q, None)?;
+    Tensor::zip(&scaled, &beta, |p, q| p + q, None)
+}
+
+/// `(x − running_mean) / sqrt(running_var + eps)` per channel.
+fn running(x: &Tensor, a: &Args<'_>, eps: f32, per_channel: &[i64]) -> Result<Tensor, String> {
+    let missing = "BatchNorm of a constant in eval mode without running statistics";
+    let mean = optional(a, "running_mean")?.ok_or(missing)?;
+    let var = optional(a, "running_var")?.ok_or(missing)?;
+    let centred = Tensor::zip(x, &mean.reshape(per_channel)?, |p, q| p - q, None)?;
+    let scale = var.reshape(per_channel)?.map(|v| 1.0 / (v + eps).sqrt());
+    Tensor::zip(&centred, &scale, |p, q| p * q, None)
+}
+
+/// `log_softmax` in float32.
+fn log_softmax(a: &Args<'_>) -> Result<Tensor, String> {
+    if a.dtype()?.is_some_and(|d| d != super::dtype::FLOAT32)
+        || a.bool_or("half_to_float", false)?
+    {
+        return Err("a log_softmax to a dtype other than float32".into());
+    }
+    let x = a.tensor("self")?;
+    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    if x.rank() == 0 {
+        // One value: its log-probability is 0 (NaN and the infinities stay NaN).
+        return Ok(x.map(|v| if v.is_finite() { 0.0 } else { f32::NAN }));
+    }
+    let high = x.reduce(&[at], true, Reduction::Max)?;
+    let shifted = Tensor::zip(&x, &high, |p, q| p - q, None)?;
+    let total = shifted
+        .map(f32::exp)
+        .reduce(&[at], true, Reduction::Sum)?
+        .map(f32::ln);
+    Tensor::zip(&shifted, &total, |p, q| p - q, None)
+}
+
+/// The ops of this file, or `None` for another op.
+pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, String>> {
+    let one = |t: Result<Tensor, String>| Some(t.map(|t| vec![t]));
+    match op {
+        "log_softmax.int" | "_log_softmax.default" => one(log_softmax(a)),
+        "argmax.default" | "argmin.default" | "max.dim" | "min.dim" => Some(arg_extreme(op, a)),
+        "topk.default" => Some(topk(a)),
+        "roll.default" => one(roll(a)),
+        "diff.default" => one(diff(a)),
+        "triu.default" | "tril.default" => one(triangle(a, op == "triu.default")),
+        "unfold.default" => one(unfold(a)),
+        "layer_norm.default"
+        | "rms_norm.default"
+        | "group_norm.default"
+        | "instance_norm.default"
+        | "_native_batch_norm_legit_no_training.default" => Some(norm(op, a)),
+        "batch_norm.default" if !a.bool_or("training", false).unwrap_or(true) => Some(norm(op, a)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extremes_take_the_first_index_and_nan_wins() {
+        let x = Tensor::f32(vec![2, 3], vec![1., 3., 3., 2., f32::NAN, 5.]).unwrap();
+        let (v, i) = extreme(&x, 1, true).unwrap();
+        assert_eq!(i, [1, 1]);
+        assert_eq!(v[0], 3.);
+        assert!(v[1].is_nan());
+        let (_, i) = extreme(&x, 0, false).unwrap();
+        assert_eq!(i, [0, 1, 0]);
+    }
+}

@@ -1,0 +1,260 @@
+//! Products of constants: `bmm`, `baddbmm`, `einsum`, `embedding` lookups and
+//! `scaled_dot_product_attention` (its math form: scale, causal or given mask, softmax).
+
+use super::tensor::{axis, broadcast, element_count, Reduction, Tensor, MAX_CONV_STEPS};
+use super::Args;
+use crate::aten::program::Argument;
+
+/// `einsum` of explicit subscripts (`ij,jk->ik`; without `->`, the letters used once, in
+/// alphabetical order); an ellipsis is refused.
+fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor, String> {
+    let equation: String = equation.chars().filter(|c| !c.is_whitespace()).collect();
+    if equation.contains("...") {
+        return Err("an einsum with an ellipsis is not evaluated".into());
+    }
+    let (inputs, output) = match equation.split_once("->") {
+        Some((i, o)) => (i.to_owned(), o.to_owned()),
+        None => {
+            let mut once: Vec<char> = equation
+                .chars()
+                .filter(|c| c.is_ascii_alphabetic())
+                .filter(|c| equation.matches(*c).count() == 1)
+                .collect();
+            once.sort_unstable();
+            (equation.clone(), once.into_iter().collect())
+        }
+    };
+    let terms: Vec<Vec<char>> = inputs.split(',').map(|t| t.chars().collect()).collect();
+    if terms.len() != operands.len() {
+        return Err(format!(
+            "einsum `{equation}` of {} operands",
+            operands.len()
+        ));
+    }
+    let mut letters: Vec<char> = Vec::new();
+    let mut sizes: Vec<u64> = Vec::new();
+    for (term, t) in terms.iter().zip(operands) {
+        if term.len() != t.rank() {
+            return Err(format!(
+                "einsum term `{}` of a tensor {:?}",
+                term.iter().collect::<String>(),
+                t.dims()
+            ));
+        }
+        for (&c, &d) in term.iter().zip(t.dims()) {
+            match letters.iter().position(|&l| l == c) {
+                Some(i) if sizes[i] == d || d == 1 => {}
+                Some(i) if sizes[i] == 1 => sizes[i] = d,
+                Some(_) => return Err(format!("einsum letter `{c}` of two sizes")),
+                None => {
+                    letters.push(c);
+                    sizes.push(d);
+                }
+            }
+        }
+    }
+    let out: Vec<usize> = output
+        .chars()
+        .map(|c| {
+            letters
+                .iter()
+                .position(|&l| l == c)
+                .ok_or_else(|| format!("einsum output letter `{c}` is not an input's"))
+        })
+        .collect::<Result<_, _>>()?;
+    sizes
+        .iter()
+        .try_fold(1u64, |acc, &s| acc.checked_mul(s))
+        .filter(|&s| s <= MAX_CONV_STEPS)
+        .ok_or("an einsum too large to evaluate at export")?;
+    let dims: Vec<u64> = out.iter().map(|&i| sizes[i]).collect();
+    let mut y = vec![0f32; element_count(&dims)? as usize];
+    let values: Vec<Vec<f32>> = operands.iter().map(Tensor::to_f32).collect();
+    let positions: Vec<Vec<(usize, u64)>> = terms
+        .iter()
+        .zip(operands)
+        .map(|(term, t)| {
+            let strides = super::tensor::strides(t.dims());
+            term.iter()
+                .enumerate()
+                .map(|(k, c)| {
+                    let i = letters.iter().position(|l| l == c).unwrap_or(0);
+                    (i, if t.dims()[k] == 1 { 0 } else { strides[k] })
+                })
+                .collect()
+        })
+        .collect();
+    let out_strides = super::tensor::strides(&dims);
+    let mut at = vec![0u64; letters.len()];
+    let total: u64 = sizes.iter().product();
+    for _ in 0..total {
+        let mut product = 1.0f32;
+        for (v, pos) in values.iter().zip(&positions) {
+            let flat: u64 = pos.iter().map(|&(i, s)| at[i] * s).sum();
+            product *= v[flat as usize];
+        }
+        let o: u64 = out.iter().zip(&out_strides).map(|(&i, s)| at[i] * s).sum();
+        y[o as usize] += product;
+        for i in (0..letters.len()).rev() {
+            at[i] += 1;
+            if at[i] < sizes[i] {
+                break;
+            }
+            at[i] = 0;
+        }
+    }
+    Tensor::f32(dims, y)
+}
+
+/// `softmax(q·kᵀ·scale + mask)·v`, torch's math attention.
+fn attention(a: &Args<'_>) -> Result<Tensor, String> {
+    if a.number_or("dropout_p", 0.0)? != 0.0 {
+        return Err("attention with dropout".into());
+    }
+    let (q, mut k, mut v) = (a.tensor("query")?, a.tensor("key")?, a.tensor("value")?);
+    let (r, rk) = (q.rank(), k.rank());
+    if r < 2 || rk < 2 || v.rank() < 2 {
+        return Err("attention of tensors below rank 2".into());
+    }
+    if a.bool_or("enable_gqa", false)? && r >= 3 && rk >= 3 {
+        let (hq, hk) = (q.dims()[r - 3], k.dims()[rk - 3]);
+        if hk == 0 || hq % hk != 0 {
+            return Err(format!("grouped attention of {hq} query heads by {hk}"));
+        }
+        let times = hq / hk;
+        k = repeat_heads(&k, times)?;
+        v = repeat_heads(&v, times)?;
+    }
+    let e = q.dims()[r - 1];
+    let scale = match a.optional_number("scale")? {
+        Some(s) => s as f32,
+        None => 1.0 / (e as f32).sqrt(),
+    };
+    let order: Vec<usize> = (0..k.rank() - 2)
+        .chain([k.rank() - 1, k.rank() - 2])
+        .collect();
+    let scores = Tensor::matmul(&q, &k.permute(&order)?)?;
+    let mut scores = scores.map(|s| s * scale);
+    let (l, s) = (q.dims()[r - 2], k.dims()[k.rank() - 2]);
+    if a.bool_or("is_causal", false)? {
+        let mask: Vec<f32> = (0..l)
+            .flat_map(|i| (0..s).map(move |j| if j <= i { 0.0 } else { f32::NEG_INFINITY }))
+            .collect();
+        scores = Tensor::zip(&scores, &Tensor::f32(vec![l, s], mask)?, |p, q| p + q, None)?;
+    }
+    match a.node_arg("attn_mask") {
+        None | Some(Argument::None) => {}
+        Some(_) => {
+            let mask = a.tensor("attn_mask")?;
+            // A bool mask (held as 0/1 integers) keeps where true; a float one is added.
+            let additive = match mask.values() {
+                super::Values::I64(m) => Tensor::f32(
+                    mask.dims().to_vec(),
+                    m.iter()
+                        .map(|&b| if b != 0 { 0.0 } else { f32::NEG_INFINITY })
+                        .collect(),
+                )?,
+                super::Values::F32(_) => mask,
+            };
+            scores = Tensor::zip(&scores, &additive, |p, q| p + q, None)?;
+        }
+    }
+    let at = scores.rank() - 1;
+    let high = scores.reduce(&[at], true, Reduction::Max)?;
+    let e = Tensor::zip(&scores, &high, |p, q| (p - q).exp(), None)?;
+    let total = e.reduce(&[at], true, Reduction::Sum)?;
+    let weights = Tensor::zip(&e, &total, |p, q| p / q, None)?;
+    Tensor::matmul(&weights, &v)
+}
+
+/// Each head (axis −3) repeated `times` in place.
+fn repeat_heads(x: &Tensor, times: u64) -> Result<Tensor, String> {
+    let at = x.rank() - 3;
+    let mut lifted: Vec<i64> = x.dims().iter().map(|&s| s as i64).collect();
+    lifted.insert(at + 1, 1);
+    let mut expanded = x.dims().to_vec();
+    expanded.insert(at + 1, times);
+    let mut merged: Vec<i64> = x.dims().iter().map(|&s| s as i64).collect();
+    merged[at] *= times as i64;
+    x.reshape(&lifted)?.expand(&expanded)?.reshape(&merged)
+}
+
+/// The ops of this file, or `None` for another op.
+pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, String>> {
+    let result = match op {
+        "bmm.default" => (|| {
+            let (x, y) = (a.tensor("self")?, a.tensor("mat2")?);
+            if x.rank() != 3 || y.rank() != 3 || x.dims()[0] != y.dims()[0] {
+                return Err(format!("bmm of {:?} and {:?}", x.dims(), y.dims()));
+            }
+            Tensor::matmul(&x, &y)
+        })(),
+        "baddbmm.default" => (|| {
+            let (x, y) = (a.tensor("batch1")?, a.tensor("batch2")?);
+            if x.rank() != 3 || y.rank() != 3 {
+                return Err(format!("baddbmm of {:?} and {:?}", x.dims(), y.dims()));
+            }
+            let (beta, alpha) = (
+                a.number_or("beta", 1.0)? as f32,
+                a.number_or("alpha", 1.0)? as f32,
+            );
+            let product = Tensor::matmul(&x, &y)?.map(|p| p * alpha);
+            let base = a.tensor("self")?;
+            broadcast(&[base.dims(), product.dims()])?;
+            if beta == 0.0 {
+                // torch ignores `self` (NaN included) when beta is 0.
+                let zero = base.map(|_| 0.0);
+                return Tensor::zip(&zero, &product, |p, q| p + q, None);
+            }
+            Tensor::zip(&base.map(|b| b * beta), &product, |p, q| p + q, None)
+        })(),
+        "einsum.default" => (|| {
+            let equation = match a.node_arg("equation") {
+                Some(Argument::String(e)) => e.clone(),
+                other => return Err(Args::wrong("equation", "a string", other)),
+            };
+            einsum(&equation, &a.tensors("tensors")?)
+        })(),
+        "embedding.default" => (|| {
+            let table = a.tensor("weight")?;
+            if table.rank() != 2 {
+                return Err(format!("an embedding table of {:?}", table.dims()));
+            }
+            let ids = a.tensor("indices")?;
+            if ids.to_i64()?.iter().any(|&i| i < 0) {
+                return Err("a negative embedding index".into());
+            }
+            table.index_axis(axis(0, 2)?, &ids)
+        })(),
+        "scaled_dot_product_attention.default" => attention(a),
+        _ => return None,
+    };
+    Some(result.map(|t| vec![t]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn einsum_contracts_and_transposes() {
+        let x = Tensor::f32(vec![2, 3], vec![1., 2., 3., 4., 5., 6.]).unwrap();
+        let y = Tensor::f32(vec![3], vec![1., 0., 1.]).unwrap();
+        assert_eq!(
+            einsum("ij,j->i", &[x.clone(), y]).unwrap().to_f32(),
+            [4., 10.]
+        );
+        let t = einsum("ij->ji", std::slice::from_ref(&x)).unwrap();
+        assert_eq!(t.dims(), [3, 2]);
+        assert_eq!(
+            einsum(
+                "ii",
+                &[Tensor::f32(vec![2, 2], vec![1., 2., 3., 4.]).unwrap()]
+            )
+            .unwrap()
+            .to_f32(),
+            [5.]
+        );
+        assert!(einsum("...i->i", &[x]).is_err());
+    }
+}

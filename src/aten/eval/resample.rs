@@ -1,0 +1,216 @@
+//! `upsample_*` of a constant, one spatial axis at a time, with torch's source-index
+//! rules: nearest (`floor(dst · scale)`), linear with or without aligned corners, and
+//! bicubic (`A = −0.75`, edges clamped). A scale factor given by the call is used as
+//! `1 / factor`, as torch does, rather than the ratio of the sizes.
+
+use super::tensor::{element_count, Tensor};
+use super::Args;
+use crate::aten::program::Argument;
+
+/// How an axis is resampled.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Nearest,
+    Linear,
+    Cubic,
+}
+
+/// The source scale of one axis (torch's `area_pixel_compute_scale`).
+fn scale(input: u64, output: u64, align_corners: bool, factor: Option<f64>) -> f32 {
+    if align_corners {
+        if output > 1 {
+            (input as f32 - 1.0) / (output as f32 - 1.0)
+        } else {
+            0.0
+        }
+    } else {
+        match factor {
+            Some(f) if f > 0.0 => (1.0 / f) as f32,
+            _ => input as f32 / output as f32,
+        }
+    }
+}
+
+/// Per output index, the source indices and their weights along one axis.
+fn taps(
+    mode: Mode,
+    input: u64,
+    output: u64,
+    align: bool,
+    factor: Option<f64>,
+) -> Vec<Vec<(u64, f32)>> {
+    let last = input as i64 - 1;
+    (0..output)
+        .map(|dst| match mode {
+            Mode::Nearest => {
+                let s = match factor {
+                    Some(f) if f > 0.0 => (1.0 / f) as f32,
+                    _ => input as f32 / output as f32,
+                };
+                let src = ((dst as f32 * s).floor() as i64).min(last);
+                vec![(src as u64, 1.0)]
+            }
+            Mode::Linear => {
+                let s = scale(input, output, align, factor);
+                let src = if align {
+                    s * dst as f32
+                } else {
+                    (s * (dst as f32 + 0.5) - 0.5).max(0.0)
+                };
+                let i0 = (src.floor() as i64).min(last);
+                let i1 = if i0 < last { i0 + 1 } else { i0 };
+                let l1 = src - i0 as f32;
+                vec![(i0 as u64, 1.0 - l1), (i1 as u64, l1)]
+            }
+            Mode::Cubic => {
+                let s = scale(input, output, align, factor);
+                let src = if align {
+                    s * dst as f32
+                } else {
+                    s * (dst as f32 + 0.5) - 0.5
+                };
+                let i = src.floor() as i64;
+                let t = src - i as f32;
+                let w = cubic_weights(t);
+                (0..4)
+                    .map(|k| ((i - 1 + k as i64).clamp(0, last) as u64, w[k]))
+                    .collect()
+            }
+        })
+        .collect()
+}
+
+/// Keys' cubic convolution weights for the four taps around `t ∈ [0, 1)`, `A = −0.75`.
+fn cubic_weights(t: f32) -> [f32; 4] {
+    const A: f32 = -0.75;
+    let near = |x: f32| ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0;
+    let far = |x: f32| ((A * x - 5.0 * A) * x + 8.0 * A) * x - 4.0 * A;
+    [far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)]
+}
+
+/// `x` resampled along axis `at` to `output`.
+fn along(
+    x: &Tensor,
+    at: usize,
+    output: u64,
+    weights: &[Vec<(u64, f32)>],
+) -> Result<Tensor, String> {
+    let outer: u64 = x.dims()[..at].iter().product();
+    let inner: u64 = x.dims()[at + 1..].iter().product();
+    let n = x.dims()[at];
+    let mut dims = x.dims().to_vec();
+    dims[at] = output;
+    element_count(&dims)?;
+    let v = x.to_f32();
+    let mut y = Vec::with_capacity(dims.iter().product::<u64>() as usize);
+    for o in 0..outer {
+        for taps in weights {
+            for q in 0..inner {
+                y.push(
+                    taps.iter()
+                        .map(|&(i, w)| v[((o * n + i) * inner + q) as usize] * w)
+                        .sum(),
+                );
+            }
+        }
+    }
+    Tensor::f32(dims, y)
+}
+
+/// An `upsample_*` node over the last `n_sp` axes.
+fn upsample(op: &str, a: &Args<'_>, n_sp: usize, mode: Mode) -> Result<Tensor, String> {
+    let vec = op.ends_with(".vec");
+    let x = a.tensor(if vec { "input" } else { "self" })?;
+    if x.rank() < n_sp + 2 {
+        return Err(format!("a {n_sp}-d resampling of {:?}", x.dims()));
+    }
+    let spatial = &x.dims()[x.rank() - n_sp..];
+    let given_size = match a.node_arg("output_size") {
+        None | Some(Argument::None) => None,
+        Some(_) => Some(a.ints("output_size")?),
+    };
+    let factors: Vec<Option<f64>> = if vec {
+        match a.node_arg("scale_factors") {
+            None | Some(Argument::None) => vec![None; n_sp],
+            Some(Argument::Floats(f)) if f.len() == n_sp => f.iter().map(|&v| Some(v)).collect(),
+            got => return Err(Args::wrong("scale_factors", "one float per axis", got)),
+        }
+    } else {
+        let names: &[&str] = match n_sp {
+            1 => &["scales"],
+            2 => &["scales_h", "scales_w"],
+            _ => &["scales_d", "scales_h", "scales_w"],
+        };
+        names
+            .iter()
+            .map(|n| a.optional_number(n))
+            .collect::<Result<_, _>>()?
+    };
+    let sizes: Vec<u64> = match given_size {
+        Some(s) if s.len() == n_sp => s
+            .iter()
+            .map(|&v| u64::try_from(v).map_err(|_| format!("an output size {v}")))
+            .collect::<Result<_, _>>()?,
+        Some(s) => return Err(format!("an output size {s:?} for {n_sp} axes")),
+        None => spatial
+            .iter()
+            .zip(&factors)
+            .map(|(&i, f)| {
+                f.map(|f| (i as f64 * f).floor() as u64)
+                    .ok_or_else(|| "a resampling with neither size nor scale".to_owned())
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    // The `.vec` overloads use the factors for the coordinates only when no size is given.
+    let align = mode != Mode::Nearest && a.bool_or("align_corners", false)?;
+    let mut y = x.clone();
+    for i in 0..n_sp {
+        let at = x.rank() - n_sp + i;
+        if sizes[i] == 0 || spatial[i] == 0 {
+            return Err("a resampling to or from size 0".into());
+        }
+        let weights = taps(mode, spatial[i], sizes[i], align, factors[i]);
+        y = along(&y, at, sizes[i], &weights)?;
+    }
+    Ok(y)
+}
+
+/// The ops of this file, or `None` for another op.
+pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, String>> {
+    let (n_sp, mode) = match op {
+        "upsample_nearest1d.vec" | "upsample_nearest1d.default" => (1, Mode::Nearest),
+        "upsample_nearest2d.vec" | "upsample_nearest2d.default" => (2, Mode::Nearest),
+        "upsample_nearest3d.vec" | "upsample_nearest3d.default" => (3, Mode::Nearest),
+        "upsample_linear1d.vec" | "upsample_linear1d.default" => (1, Mode::Linear),
+        "upsample_bilinear2d.vec" | "upsample_bilinear2d.default" => (2, Mode::Linear),
+        "upsample_trilinear3d.vec" | "upsample_trilinear3d.default" => (3, Mode::Linear),
+        "upsample_bicubic2d.vec" | "upsample_bicubic2d.default" => (2, Mode::Cubic),
+        _ => return None,
+    };
+    Some(upsample(op, a, n_sp, mode).map(|t| vec![t]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cubic_weights_sum_to_one_and_interpolate() {
+        for t in [0.0f32, 0.25, 0.5, 0.9] {
+            let w = cubic_weights(t);
+            assert!((w.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        }
+        assert_eq!(cubic_weights(0.0), [0.0, 1.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn nearest_and_linear_taps_follow_torch() {
+        let nearest = taps(Mode::Nearest, 2, 4, false, None);
+        let picks: Vec<u64> = nearest.iter().map(|t| t[0].0).collect();
+        assert_eq!(picks, [0, 0, 1, 1]);
+        let linear = taps(Mode::Linear, 2, 4, true, None);
+        let (first, second) = (linear[1][0], linear[1][1]);
+        assert_eq!((first.0, second.0), (0, 1));
+        assert!((first.1 - 2.0 / 3.0).abs() < 1e-6 && (second.1 - 1.0 / 3.0).abs() < 1e-6);
+    }
+}

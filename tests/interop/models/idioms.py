@@ -1,0 +1,41 @@
+"""Small modules holding the idioms of users' models that the export must lower or refuse:
+`diff`, `cumsum`, `*_like` factories, in-place dropouts, `sin`/`cos`, CLIP's per-sample
+pooling, BERT's bidirectional and decoders' causal additive masks from an `attention_mask`
+input, and diffusers' int64 timestep embedding (test_idioms.py)."""
+import torch, torch.nn as nn
+S, D = 6, 8
+class Diff(nn.Module):
+    def forward(self, x): return torch.diff(x, dim=-1)
+class Cumsum(nn.Module):
+    def forward(self, x): return x.cumsum(-1)
+class Likes(nn.Module):
+    def forward(self, x):
+        e = torch.empty_like(x).fill_(0.5)
+        return x + torch.zeros_like(x) + torch.ones_like(x) * 2 + torch.full_like(x, 3.0) + e
+class Dropouts(nn.Module):
+    def __init__(self):
+        super().__init__(); self.d2 = nn.Dropout2d(0.3, inplace=True); self.d = nn.Dropout(0.2, inplace=True)
+    def forward(self, x): return self.d(self.d2(x.reshape(-1, 2, 2, 2) * 1.5)).reshape(-1, D)
+class SinCos(nn.Module):
+    def forward(self, x): return torch.sin(x) * 2 + torch.cos(x)
+class Pool(nn.Module):  # CLIP text pooling
+    def forward(self, x, ids): return x[torch.arange(x.shape[0]), ids.argmax(-1)]
+class Bidirectional(nn.Module):
+    def forward(self, x, mask):
+        scores = x @ x.transpose(-1, -2)
+        ext = (1.0 - mask[:, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+        return torch.softmax(scores + ext, -1) @ x
+class Causal(nn.Module):
+    def forward(self, x, mask):
+        s = x.shape[1]
+        causal = torch.full((s, s), torch.finfo(x.dtype).min).triu(1)
+        pad = (1.0 - mask[:, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+        scores = x @ x.transpose(-1, -2) + causal + pad
+        return torch.softmax(scores, -1) @ x
+class Timestep(nn.Module):
+    def __init__(self):
+        super().__init__(); self.register_buffer("freqs", torch.exp(-torch.arange(4.0)))
+    def forward(self, x, t):
+        t = t.expand(x.shape[0])
+        e = t[:, None].float() * self.freqs[None, :]
+        return x + torch.cat([torch.sin(e), torch.cos(e)], -1)

@@ -1,0 +1,543 @@
+"""Every aten op evaluated on constants computes what torch computes.
+
+For every row of the aten schema table (read from `docs/onnx-ops.md`, which prints all of
+them), the cases below call the overload on buffers generated here (float32, float16, int64
+and bool where torch accepts the op for that dtype, with -inf, inf, nan and signed zeros
+among the float values, and broadcasting operands). Each case is one output of a model
+`x + op(buffers).float()`; the model is exported with torch.export and converted by
+`ckpt to-onnx`, which must fold the op (every node then reads the input: the op was
+evaluated at export, not lowered), and onnxruntime's output at `x = 0` is compared with
+torch's result: integers and bools exactly, float32 to 1e-5 relative, float16 (evaluated
+in float32 by ckpt, each result rounded to float16) to 2e-2, as torch accumulates in float16. Cases are exported together in a few models for
+speed; a model ckpt refuses is retried case by case so the failure names the op.
+
+Rows the document marks as not evaluated, and the two symbolic-size rows that no program
+applies to a constant (its sizes are numbers there), have no case; every other row must.
+"""
+import re
+import subprocess
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import torch
+
+from _util import ROOT, ok, run_ckpt
+
+DOC = ROOT / "docs" / "onnx-ops.md"
+ROW = re.compile(r"^\| `(?P<target>[A-Za-z_0-9]+\.[A-Za-z_0-9]+)\(")
+# A program holds a constant's size as a number: these rows only ever see the batch.
+SIZES_ONLY = {"sym_size.int", "_operator.mul"}
+
+F32, F16, I64, BOOL = torch.float32, torch.float16, torch.int64, torch.bool
+ALL = (F32, F16, I64, BOOL)
+NUMERIC = (F32, F16, I64)
+FLOATS = (F32, F16)
+EDGES = [float("-inf"), float("inf"), float("nan"), 0.0, -0.0]
+
+
+def schema_rows():
+    rows, skipped = [], []
+    section = ""
+    for line in DOC.read_text().splitlines():
+        if line.startswith("## "):
+            section = line
+        m = ROW.match(line)
+        if m:
+            (skipped if "Not evaluated" in section else rows).append(m["target"])
+    return sorted(set(rows)), set(skipped)
+
+
+class T:
+    """A buffer to generate: its shape, and how (`edges`: the float edge values first;
+    `low`/`high`: the range of integers; `positive`: floats above 0; `nonzero`)."""
+
+    def __init__(self, *shape, edges=True, low=-5, high=6, positive=False, nonzero=False,
+                 dtype=None, values=None):
+        self.shape, self.edges, self.low, self.high = shape, edges, low, high
+        self.positive, self.nonzero, self.dtype, self.values = positive, nonzero, dtype, values
+
+    def make(self, dtype, gen):
+        dtype = self.dtype or dtype
+        if self.values is not None:
+            return torch.tensor(self.values, dtype=dtype).reshape(self.shape)
+        if dtype == BOOL:
+            return torch.randint(0, 2, self.shape, generator=gen).bool()
+        if dtype.is_floating_point:
+            x = torch.randn(self.shape, generator=gen) * 2
+            if self.positive:
+                x = x.abs() + 0.1
+            if self.nonzero:
+                x = torch.where(x.abs() < 0.1, torch.full_like(x, 0.5), x)
+            flat = x.reshape(-1)
+            if self.edges and not self.positive:
+                n = min(len(EDGES), flat.numel() // 3)
+                flat[:n] = torch.tensor(EDGES[:n])
+            return flat.reshape(self.shape).to(dtype)
+        low = 1 if self.positive else self.low
+        x = torch.randint(low, self.high, self.shape, generator=gen)
+        if self.nonzero:
+            x = torch.where(x == 0, torch.ones_like(x), x)
+        return x.to(dtype)
+
+
+class Case:
+    def __init__(self, target, *args, dtypes=FLOATS, tol=None, unspecified=False, **kwargs):
+        self.target, self.args, self.kwargs = target, args, kwargs
+        # `unspecified`: torch leaves the values undefined (`empty`); only sizes compare.
+        self.dtypes, self.tol, self.unspecified = dtypes, tol, unspecified
+
+    def op(self):
+        name, overload = self.target.rsplit(".", 1)
+        return getattr(getattr(torch.ops.aten, name), overload)
+
+    def in_place(self):
+        return self.target.split(".")[0].endswith("_") and not self.target.startswith("__")
+
+
+def C(target, *args, **kwargs):
+    return Case(target, *args, **kwargs)
+
+
+def unary(targets, dtypes, **kw):
+    return [C(t, T(2, 5), dtypes=dtypes, **kw) for t in targets]
+
+
+def binary(targets, dtypes, **kw):
+    return [C(t, T(2, 3, **kw), T(3, **kw), dtypes=dtypes) for t in targets]
+
+
+CASES = [
+    *unary(["abs.default", "neg.default", "sign.default", "ceil.default", "floor.default",
+            "round.default", "relu.default", "relu_.default", "clone.default",
+            "contiguous.default", "alias.default", "detach.default", "detach_.default",
+            "lift_fresh_copy.default", "logical_not.default"], ALL),
+    C("bitwise_not.default", T(2, 5), dtypes=(I64, BOOL)),
+    *unary(["sqrt.default", "rsqrt.default", "exp.default", "log.default", "sigmoid.default",
+            "sigmoid_.default", "tanh.default", "tanh_.default", "sin.default", "cos.default",
+            "reciprocal.default", "silu.default", "silu_.default", "mish.default",
+            "mish_.default", "hardsigmoid.default", "hardsigmoid_.default",
+            "hardswish.default", "hardswish_.default", "relu6.default",
+            "elu.default", "elu_.default", "leaky_relu.default", "leaky_relu_.default",
+            "hardtanh.default", "hardtanh_.default", "softplus.default"], FLOATS),
+    C("gelu.default", T(2, 5, edges=False), dtypes=FLOATS),
+    C("gelu.default", T(2, 5, edges=False), approximate="tanh"),
+    C("elu.default", T(2, 5), 0.5, 2.0, 1.5),
+    C("leaky_relu.default", T(2, 5), 0.2),
+    C("hardtanh.default", T(2, 5), -0.5, 2.0),
+    C("softplus.default", T(2, 5), 2.0, 3.0),
+    C("round.default", T(6, values=[0.5, 1.5, 2.5, -0.5, -1.5, 2.4]), dtypes=(F32,)),
+    *[C(t, T(2, 3), T(3), dtypes=ALL) for t in
+      ["add.Tensor", "mul.Tensor", "maximum.default", "minimum.default", "eq.Tensor",
+       "ne.Tensor", "lt.Tensor", "le.Tensor", "gt.Tensor", "ge.Tensor"]],
+    *[C(t, T(2, 3), T(2, 1), dtypes=NUMERIC) for t in
+      ["sub.Tensor", "rsub.Tensor", "add_.Tensor", "sub_.Tensor", "mul_.Tensor"]],
+    C("add.Tensor", T(2, 3), T(3), alpha=3, dtypes=(F32, I64)),
+    C("sub.Tensor", T(2, 3), T(3), alpha=2, dtypes=(F32, I64)),
+    *[C(t, T(2, 3), T(3, nonzero=True), dtypes=NUMERIC) for t in
+      ["div.Tensor", "div_.Tensor"]],
+    *[C("div.Tensor_mode", T(2, 4), T(4, nonzero=True), rounding_mode=m, dtypes=NUMERIC)
+      for m in ("floor", "trunc", None)],
+    C("div.Tensor_mode", T(2, 3), 2, rounding_mode="floor", dtypes=NUMERIC),
+    C("remainder.Tensor", T(3, 4), T(4, nonzero=True), dtypes=NUMERIC),
+    C("remainder.Tensor", T(2, 3), T(3, values=[-7, 3, -2]), dtypes=NUMERIC),
+    *[C("remainder.Scalar", T(2, 4), s, dtypes=NUMERIC) for s in (3, -2, 2.5)],
+    *[C(t, T(2, 3), 2, dtypes=NUMERIC) for t in
+      ["add.Scalar", "sub.Scalar", "mul.Scalar", "rsub.Scalar"]],
+    C("add.Scalar", T(2, 3), 1.5, dtypes=NUMERIC),
+    C("mul.Scalar", T(2, 3), 0.5, dtypes=NUMERIC),
+    C("div.Scalar", T(2, 3), 4, dtypes=NUMERIC),
+    C("div.Scalar", T(2, 3), -0.5, dtypes=NUMERIC),
+    *[C(t, T(2, 3), 1, dtypes=ALL) for t in
+      ["eq.Scalar", "ne.Scalar", "lt.Scalar", "le.Scalar", "gt.Scalar", "ge.Scalar"]],
+    C("lt.Scalar", T(2, 3), 0.5, dtypes=NUMERIC),
+    *[C(t, T(2, 3), T(3), dtypes=(I64, BOOL)) for t in
+      ["__and__.Tensor", "__or__.Tensor", "bitwise_and.Tensor", "bitwise_or.Tensor"]],
+    *[C(t, T(2, 3), T(3), dtypes=ALL) for t in ["logical_and.default", "logical_or.default"]],
+    C("pow.Tensor_Tensor", T(2, 3, positive=True), T(3)),
+    C("pow.Tensor_Tensor", T(2, 3, low=0, high=4), T(3, low=0, high=3), dtypes=(I64,)),
+    *[C("pow.Tensor_Scalar", T(2, 3), e, dtypes=NUMERIC) for e in (2, 3, -1.0, -2.0, 1.7)],
+    *[C("pow.Tensor_Scalar", T(2, 3, positive=True), e) for e in (0.5, -0.5)],
+    C("pow.Scalar", 2.0, T(2, 3)),
+    C("pow.Scalar", 3, T(2, 3, low=0, high=5), dtypes=(I64,)),
+    C("where.self", T(2, 3, dtype=BOOL), T(2, 3), T(3), dtypes=ALL),
+    C("where.ScalarSelf", T(2, 3, dtype=BOOL), 1.5, T(3), dtypes=NUMERIC),
+    C("where.ScalarOther", T(2, 3, dtype=BOOL), T(3), -2, dtypes=NUMERIC),
+    C("where.Scalar", T(2, 3, dtype=BOOL), 1.5, -2, dtypes=(F32,)),
+    C("where.Scalar", T(2, 3, dtype=BOOL), 3, -2, dtypes=(F32,)),
+    C("masked_fill.Scalar", T(2, 3), T(3, dtype=BOOL), float("-inf"), dtypes=FLOATS),
+    C("masked_fill.Scalar", T(2, 3), T(2, 1, dtype=BOOL), 7, dtypes=ALL),
+    C("masked_fill.Tensor", T(2, 3), T(3, dtype=BOOL), T(dtype=F32, values=-1.5), dtypes=NUMERIC),
+    C("clamp.default", T(2, 5), -1.0, 1.5, dtypes=NUMERIC),
+    C("clamp.default", T(2, 5), None, 1, dtypes=NUMERIC),
+    C("clamp_min.default", T(2, 5), -0.5, dtypes=NUMERIC),
+    C("clamp_max.default", T(2, 5), 2, dtypes=NUMERIC),
+    C("clamp.Tensor", T(2, 3), T(3), T(2, 1), dtypes=NUMERIC),
+    C("addcmul.default", T(2, 3), T(3), T(2, 3), value=0.5),
+    C("addcdiv.default", T(2, 3), T(3), T(2, 3, nonzero=True), value=2),
+    C("prelu.default", T(2, 3, 4), T(3)),
+    C("prelu.default", T(2, 3), T(1)),
+    # Conversions.
+    *[C("to.dtype", T(2, 5), d, dtypes=ALL) for d in (F32, I64, BOOL, torch.int32, F16)],
+    C("to.dtype", T(1, values=[float("-inf")]), torch.int64, dtypes=(F32,)),
+    C("to.dtype_layout", T(2, 5), dtype=I64, dtypes=ALL),
+    C("to.device", T(2, 5), "cpu", F32, dtypes=ALL),
+    C("_to_copy.default", T(2, 5), dtype=F32, dtypes=ALL),
+    C("type_as.default", T(2, 3), T(1, dtype=F32), dtypes=ALL),
+    C("type_as.default", T(2, 3), T(1, dtype=I64), dtypes=(F32,)),
+    # Reductions and scans.
+    *[C(t, T(2, 3, 4), [1], dtypes=FLOATS) for t in ["mean.dim", "amax.default",
+                                                      "amin.default"]],
+    C("mean.dim", T(2, 3, 4), [0, 2], True),
+    C("mean.default", T(2, 3)),
+    C("sum.dim_IntList", T(2, 3, 4), [-1], dtypes=ALL),
+    C("sum.default", T(2, 3), dtypes=ALL),
+    C("amax.default", T(2, 3, 4), [0, 1], True, dtypes=(F32, I64, BOOL)),
+    C("var.correction", T(2, 5), [1], correction=0),
+    C("var.dim", T(2, 5), [1], True, True),
+    C("std.correction", T(2, 5), [1], correction=1, keepdim=True),
+    C("std.dim", T(2, 5), [0], False),
+    C("linalg_vector_norm.default", T(2, 5), 2, [1]),
+    C("cumsum.default", T(2, 5), 1, dtypes=ALL),
+    C("cumsum.default", T(2, 5), 0, dtype=F32, dtypes=(I64, BOOL)),
+    *[C(t, T(3, 4), 1, dtypes=NUMERIC) for t in ["argmax.default", "argmin.default"]],
+    C("argmax.default", T(3, 4, values=[1, 5, 5, 0, 2, 2, 2, 2, 9, 1, 9, 0]), dtypes=NUMERIC),
+    C("argmin.default", T(3, 4), 0, True, dtypes=NUMERIC),
+    *[C(t, T(3, 4), 1, dtypes=(F32, I64, BOOL)) for t in ["max.dim", "min.dim"]],
+    C("min.dim", T(3, 4), 0, True, dtypes=(F32, I64)),
+    C("topk.default", T(3, 6, edges=False), 2, dtypes=FLOATS),
+    C("topk.default", T(2, 4, values=[5, -1, 3, 0, 2, 9, -4, 7]), 2, dtypes=(I64,)),
+    C("topk.default", T(3, 6, edges=False), 3, 0, False, dtypes=(F32,)),
+    C("softmax.int", T(2, 5), 1),
+    C("_softmax.default", T(2, 5), 0, False),
+    C("log_softmax.int", T(2, 5, edges=False), -1),
+    C("_log_softmax.default", T(2, 5, edges=False), 1, False),
+    # Layouts.
+    C("view.default", T(2, 6), [3, 4], dtypes=ALL),
+    C("reshape.default", T(2, 6), [-1, 3], dtypes=ALL),
+    C("_unsafe_view.default", T(2, 6), [12], dtypes=ALL),
+    C("reshape_as.default", T(2, 6), T(4, 3), dtypes=ALL),
+    C("view_as.default", T(2, 6), T(3, 4), dtypes=ALL),
+    C("flatten.using_ints", T(2, 3, 4), 1, 2, dtypes=ALL),
+    C("unflatten.int", T(2, 6), 1, [2, 3], dtypes=ALL),
+    C("permute.default", T(2, 3, 4), [2, 0, 1], dtypes=ALL),
+    C("transpose.int", T(2, 3, 4), 0, 2, dtypes=ALL),
+    C("t.default", T(2, 3), dtypes=ALL),
+    C("unsqueeze.default", T(2, 3), -1, dtypes=ALL),
+    C("squeeze.dim", T(2, 1, 3), 1, dtypes=ALL),
+    C("squeeze.dims", T(1, 2, 1), [0, 2], dtypes=ALL),
+    C("select.int", T(3, 4), 1, -1, dtypes=ALL),
+    C("slice.Tensor", T(5, 4), 0, 1, 5, 2, dtypes=ALL),
+    C("narrow.default", T(5, 4), 1, 1, 2, dtypes=ALL),
+    C("index.Tensor", T(4, 3), [T(2, 2, dtype=I64, low=-4, high=4)], dtypes=ALL),
+    C("index_select.default", T(4, 3), 1, T(4, dtype=I64, low=0, high=3), dtypes=ALL),
+    C("expand.default", T(3, 1), [2, 3, 4], dtypes=ALL),
+    C("expand_as.default", T(3, 1), T(2, 3, 4), dtypes=ALL),
+    C("repeat.default", T(2, 3), [2, 1, 2], dtypes=ALL),
+    C("tile.default", T(2, 3), [2], dtypes=ALL),
+    C("repeat_interleave.self_int", T(2, 3), 2, 1, dtypes=ALL),
+    C("split.Tensor", T(5, 2), 2, dtypes=ALL),
+    C("split_with_sizes.default", T(5, 2), [1, 4], dtypes=ALL),
+    C("chunk.default", T(2, 5), 3, 1, dtypes=ALL),
+    C("unbind.int", T(3, 2), 0, dtypes=ALL),
+    C("tensor_split.indices", T(6, 2), [1, 4], dtypes=ALL),
+    C("flip.default", T(2, 3, 2), [0, 2], dtypes=ALL),
+    C("roll.default", T(3, 4), [1, -2], [0, 1], dtypes=ALL),
+    C("roll.default", T(3, 4), [5], dtypes=ALL),
+    C("gather.default", T(3, 4), 1, T(3, 2, dtype=I64, low=0, high=4), dtypes=ALL),
+    C("cat.default", [T(2, 3), T(1, 3)], dtypes=ALL),
+    C("cat.default", [T(2, 3), T(2, 1)], 1, dtypes=(F32,)),
+    C("stack.default", [T(2, 3), T(2, 3)], 1, dtypes=ALL),
+    C("meshgrid.default", [T(2), T(3)], dtypes=NUMERIC),
+    C("meshgrid.indexing", [T(2), T(3)], indexing="xy", dtypes=NUMERIC),
+    C("one_hot.default", T(5, dtype=I64, low=0, high=4), 4),
+    C("one_hot.default", T(2, 3, dtype=I64, low=0, high=3), 3),
+    C("unfold.default", T(2, 7), 1, 3, 2, dtypes=ALL),
+    C("constant_pad_nd.default", T(2, 3, 4), [1, 2, 0, 1], 2.5, dtypes=NUMERIC),
+    C("constant_pad_nd.default", T(2, 3, 4), [-1, 1], dtypes=(F32,)),
+    *[C("pad.default", T(1, 2, 4, 5), [2, 1, 1, 2], m) for m in
+      ("reflect", "replicate", "circular")],
+    C("pad.default", T(1, 2, 4), [1, 2], "constant", -3.0),
+    C("reflection_pad2d.default", T(1, 2, 4, 5), [2, 1, 3, 1]),
+    C("replication_pad2d.default", T(1, 2, 4, 5), [2, 1, 3, 1]),
+    C("copy_.default", T(2, 3), T(3), dtypes=NUMERIC),
+    C("dropout.default", T(2, 3), 0.5, False),
+    C("dropout_.default", T(2, 3), 0.3, False),
+    *[C(t, T(2, 3, 2), 0.3, False) for t in
+      ["feature_dropout.default", "feature_dropout_.default", "alpha_dropout.default",
+       "alpha_dropout_.default", "feature_alpha_dropout.default",
+       "feature_alpha_dropout_.default"]],
+    C("fill_.Scalar", T(2, 3), -1.5, dtypes=NUMERIC),
+    C("diff.default", T(2, 5), dtypes=ALL),
+    C("diff.default", T(3, 4), 2, 0, T(1, 4), T(2, 4), dtypes=NUMERIC),
+    C("triu.default", T(3, 4), 1, dtypes=ALL),
+    C("tril.default", T(2, 4, 3), -1, dtypes=ALL),
+    C("zeros_like.default", T(2, 3), dtypes=ALL),
+    C("ones_like.default", T(2, 3), dtype=F32, dtypes=ALL),
+    C("full_like.default", T(2, 3), 2.5, dtypes=(F32, F16)),
+    C("full_like.default", T(2, 3), 7, dtypes=(F32, I64)),
+    C("empty_like.default", T(2, 3), dtypes=NUMERIC, unspecified=True),
+    C("empty.memory_format", [2, 3], dtypes=(F32,), unspecified=True),
+    # Products and networks' layers.
+    C("matmul.default", T(2, 3, 4, edges=False), T(4, 5, edges=False)),
+    C("matmul.default", T(4, edges=False), T(2, 4, 3, edges=False)),
+    C("linear.default", T(2, 4, edges=False), T(3, 4, edges=False), T(3, edges=False)),
+    C("bmm.default", T(2, 3, 4, edges=False), T(2, 4, 2, edges=False)),
+    C("baddbmm.default", T(2, 3, 2), T(2, 3, 4, edges=False), T(2, 4, 2, edges=False),
+      beta=0.5, alpha=2.0),
+    C("baddbmm.default", T(1, 2), T(2, 3, 4, edges=False), T(2, 4, 2, edges=False), beta=0),
+    C("einsum.default", "bij,bjk->bik", [T(2, 3, 4, edges=False), T(2, 4, 5, edges=False)]),
+    C("einsum.default", "ii->i", [T(3, 3)]),
+    C("embedding.default", T(5, 3), T(2, 4, dtype=I64, low=0, high=5)),
+    C("scaled_dot_product_attention.default", T(2, 2, 3, 4, edges=False),
+      T(2, 2, 5, 4, edges=False), T(2, 2, 5, 3, edges=False)),
+    C("scaled_dot_product_attention.default", T(1, 2, 4, 4, edges=False),
+      T(1, 2, 4, 4, edges=False), T(1, 2, 4, 4, edges=False), is_causal=True, scale=0.3),
+    C("scaled_dot_product_attention.default", T(1, 4, 3, 4, edges=False),
+      T(1, 2, 3, 4, edges=False), T(1, 2, 3, 4, edges=False),
+      T(3, 3, dtype=BOOL, values=[1, 0, 0, 1, 1, 0, 1, 1, 1]), enable_gqa=True),
+    C("conv1d.default", T(2, 4, 9, edges=False), T(6, 2, 3, edges=False), T(6), [2], [1],
+      [2], 2),
+    C("conv1d.padding", T(1, 2, 7, edges=False), T(3, 2, 3, edges=False), None, [1], "same"),
+    C("conv2d.default", T(1, 2, 5, 6, edges=False), T(4, 2, 3, 2, edges=False), T(4),
+      [2, 1], [1, 0]),
+    C("conv2d.padding", T(1, 2, 5, 6, edges=False), T(4, 1, 3, 3, edges=False), None,
+      [1, 1], "valid", [1, 1], 2),
+    C("conv3d.default", T(1, 2, 4, 5, 3, edges=False), T(3, 2, 2, 3, 2, edges=False)),
+    C("conv3d.padding", T(1, 2, 4, 5, 3, edges=False), T(3, 2, 3, 3, 1, edges=False), T(3),
+      [1, 1, 1], "same"),
+    C("_convolution.default", T(1, 2, 5, 5, edges=False), T(3, 2, 3, 3, edges=False), T(3),
+      [1, 1], [1, 1], [1, 1], False, [0, 0], 1, False, False, True, True),
+    C("_convolution.default", T(1, 2, 4, 4, edges=False), T(2, 3, 3, 3, edges=False), None,
+      [2, 2], [1, 1], [1, 1], True, [1, 1], 1, False, False, True, True),
+    C("conv_transpose1d.default", T(1, 4, 5, edges=False), T(4, 3, 3, edges=False), T(6),
+      [2], [1], [1], 2),
+    C("conv_transpose2d.input", T(1, 2, 3, 4, edges=False), T(2, 3, 3, 2, edges=False), None,
+      [2, 1], [1, 0], [1, 0], 1, [1, 2]),
+    C("conv_transpose3d.input", T(1, 2, 2, 3, 2, edges=False), T(2, 2, 2, 2, 2, edges=False)),
+    C("max_pool1d.default", T(2, 3, 9), [3], [2], [1], [1], True),
+    C("max_pool1d_with_indices.default", T(2, 3, 9, edges=False), [2]),
+    C("max_pool2d.default", T(1, 2, 5, 6), [3, 2], [2, 2], [1, 1], [1, 2], True),
+    C("max_pool2d_with_indices.default", T(1, 2, 5, 6, edges=False), [2, 3], [2, 1], [1, 1]),
+    C("max_pool3d.default", T(1, 2, 4, 5, 3), [2, 2, 2]),
+    C("max_pool3d_with_indices.default", T(1, 2, 4, 5, 3, edges=False), [2, 3, 2], [1, 2, 1]),
+    C("avg_pool1d.default", T(2, 3, 9, edges=False), [3], [2], [1], True, False),
+    C("avg_pool2d.default", T(1, 2, 5, 6, edges=False), [3, 3], [2, 2], [1, 1], True, True),
+    C("avg_pool2d.default", T(1, 2, 5, 6, edges=False), [2, 2], [], [1, 0], False, False, 3),
+    C("avg_pool3d.default", T(1, 2, 4, 5, 3, edges=False), [2, 2, 2], [1, 2, 1]),
+    C("adaptive_avg_pool1d.default", T(2, 3, 7, edges=False), [3]),
+    C("adaptive_avg_pool2d.default", T(1, 2, 5, 7, edges=False), [3, 2]),
+    C("adaptive_avg_pool3d.default", T(1, 2, 4, 5, 3, edges=False), [2, 3, 1]),
+    C("batch_norm.default", T(2, 3, 4, edges=False), T(3), T(3), T(3), T(3, positive=True),
+      False, 0.1, 1e-5, False),
+    C("batch_norm.default", T(2, 3, 4, edges=False), None, None, None, None, True, 0.1, 1e-5,
+      False),
+    C("_native_batch_norm_legit.no_stats", T(2, 3, 4, edges=False), T(3, edges=False), T(3, edges=False), True, 0.1,
+      1e-5),
+    C("_native_batch_norm_legit_functional.default", T(2, 3, 4, edges=False), T(3, edges=False), T(3, edges=False),
+      T(3, edges=False), T(3, positive=True), True, 0.1, 1e-5),
+    C("_native_batch_norm_legit_no_training.default", T(2, 3, 4, edges=False), T(3, edges=False), T(3, edges=False),
+      T(3, edges=False), T(3, positive=True), 0.1, 1e-5),
+    C("layer_norm.default", T(2, 3, 4, edges=False), [3, 4], T(3, 4, edges=False), T(3, 4, edges=False), 1e-5),
+    C("layer_norm.default", T(2, 3, 4, edges=False), [4]),
+    C("group_norm.default", T(2, 4, 3, edges=False), 2, T(4, edges=False), T(4, edges=False), 1e-5),
+    C("instance_norm.default", T(2, 3, 4, edges=False), T(3, edges=False), T(3, edges=False), None, None, True, 0.1,
+      1e-5, False),
+    C("rms_norm.default", T(2, 3, 4, edges=False), [4], T(4, edges=False), 1e-6),
+    C("rms_norm.default", T(2, 3, 4, edges=False), [3, 4]),
+    C("_weight_norm.default", T(4, 3, edges=False), T(4, 1, positive=True), 0),
+    C("im2col.default", T(1, 2, 5, 4, edges=False), [2, 3], [1, 1], [1, 0], [2, 1]),
+    C("col2im.default", T(1, 12, 6, edges=False), [4, 5], [2, 3], [1, 1], [0, 1], [2, 2]),
+    C("upsample_nearest1d.vec", T(1, 2, 5, edges=False), [8], None),
+    C("upsample_nearest1d.default", T(1, 2, 5, edges=False), [12]),
+    C("upsample_nearest2d.vec", T(1, 2, 3, 4, edges=False), None, [2.0, 1.5]),
+    C("upsample_nearest2d.default", T(1, 2, 3, 4, edges=False), [5, 7]),
+    C("upsample_nearest3d.vec", T(1, 1, 2, 3, 2, edges=False), [3, 5, 4], None),
+    C("upsample_nearest3d.default", T(1, 1, 2, 3, 2, edges=False), [4, 6, 4]),
+    C("upsample_linear1d.vec", T(1, 2, 5, edges=False), [8], False, None),
+    C("upsample_linear1d.default", T(1, 2, 5, edges=False), [3], True),
+    C("upsample_bilinear2d.vec", T(1, 2, 3, 4, edges=False), None, False, [2.0, 1.5]),
+    C("upsample_bilinear2d.vec", T(1, 2, 3, 4, edges=False), [5, 7], True, None),
+    C("upsample_bilinear2d.default", T(1, 2, 3, 4, edges=False), [6, 8], False),
+    C("upsample_trilinear3d.vec", T(1, 1, 2, 3, 2, edges=False), [3, 5, 4], False, None),
+    C("upsample_trilinear3d.default", T(1, 1, 2, 3, 2, edges=False), [4, 6, 4], True),
+    C("upsample_bicubic2d.vec", T(1, 2, 3, 4, edges=False), [6, 9], False, None),
+    C("upsample_bicubic2d.vec", T(1, 2, 4, 4, edges=False), None, True, [1.5, 2.0]),
+    C("upsample_bicubic2d.default", T(1, 2, 3, 4, edges=False), [5, 5], True),
+    C("_upsample_bilinear2d_aa.vec", T(1, 2, 3, 4, edges=False), [3, 4], False, None),
+    C("_upsample_bicubic2d_aa.vec", T(1, 2, 3, 4, edges=False), [3, 4], False, None),
+    # Factories (no tensor operand).
+    C("arange.default", 7, dtypes=(F32,)),
+    C("arange.default", 4.5, dtypes=(F32,)),
+    C("arange.start", -3, 4, dtype=F32, dtypes=(F32,)),
+    C("arange.start_step", 0.0, 1.0, 0.125, dtypes=(F32,)),
+    C("arange.start_step", 10, 0, -3, dtypes=(F32,)),
+    C("zeros.default", [2, 3], dtypes=(F32,)),
+    C("ones.default", [2, 3], dtype=I64, dtypes=(F32,)),
+    C("full.default", [2, 3], -2.5, dtypes=(F32,)),
+    C("full.default", [2, 3], 7, dtypes=(F32,)),
+    C("full.default", [2], float("-inf"), dtypes=(F32,)),
+    C("scalar_tensor.default", 3, dtypes=(F32,)),
+    C("scalar_tensor.default", -1.25, dtype=F32, dtypes=(F32,)),
+]
+
+
+def materialise(case, dtype, gen):
+    """The case's arguments with buffers for its tensors (`buffers` in order), or None when
+    torch refuses the op for this dtype."""
+    buffers = []
+
+    def make(a):
+        if isinstance(a, T):
+            buffers.append(a.make(dtype, gen))
+            return ("buffer", len(buffers) - 1)
+        if isinstance(a, list):
+            return [make(x) for x in a]
+        return a
+
+    args = [make(a) for a in case.args]
+    kwargs = {k: make(v) for k, v in case.kwargs.items()}
+    return args, kwargs, buffers
+
+
+def resolve(a, bufs):
+    if isinstance(a, tuple) and len(a) == 2 and a[0] == "buffer":
+        return bufs[a[1]]
+    if isinstance(a, list):
+        return [resolve(x, bufs) for x in a]
+    return a
+
+
+class Constants(torch.nn.Module):
+    """One output per case: `x + op(buffers)` for each of the case's tensor results."""
+
+    def __init__(self, calls):
+        super().__init__()
+        self.calls = []
+        for k, (case, args, kwargs, buffers) in enumerate(calls):
+            names = []
+            for j, b in enumerate(buffers):
+                name = f"c{k}_{j}"
+                self.register_buffer(name, b)
+                names.append(name)
+            self.calls.append((case, args, kwargs, names))
+
+    def results(self):
+        out = []
+        for case, args, kwargs, names in self.calls:
+            bufs = [getattr(self, n) for n in names]
+            if case.in_place() and bufs:
+                bufs = [bufs[0].clone(), *bufs[1:]]
+            y = case.op()(*resolve(args, bufs), **{k: resolve(v, bufs) for k, v in kwargs.items()})
+            out.append(list(y) if isinstance(y, (tuple, list)) else [y])
+        return out
+
+    def forward(self, x):
+        flat = []
+        for ys in self.results():
+            for y in ys:
+                if y.numel():
+                    flat.append(x.reshape([-1] + [1] * y.dim()) + y.to(torch.float32))
+        return tuple(flat)
+
+
+def calls_for(cases):
+    gen = torch.Generator().manual_seed(2026)
+    calls = []
+    for case in cases:
+        for dtype in case.dtypes:
+            args, kwargs, buffers = materialise(case, dtype, gen)
+            try:
+                Constants([(case, args, kwargs, buffers)]).results()
+            except (RuntimeError, TypeError, ValueError, NotImplementedError):
+                continue  # torch refuses the op for this dtype
+            calls.append((case, args, kwargs, buffers, dtype))
+    return calls
+
+
+def convert(calls, tmp_path, tag):
+    model = Constants([c[:4] for c in calls]).eval()
+    x = torch.zeros(2)
+    program = torch.export.export(model, (x,),
+                                  dynamic_shapes=({0: torch.export.Dim("batch")},))
+    archive = tmp_path / f"{tag}.pt2"
+    torch.export.save(program, str(archive))
+    out = tmp_path / f"{tag}.onnx"
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    return model, program, proc, out
+
+
+def check(calls, model, out):
+    """The failures among `calls`, comparing onnxruntime at x = 0 with torch."""
+    proto = onnx.load(str(out))
+    inits = {i.name for i in proto.graph.initializer}
+    # Folded: every node reads the input (or a node that does), none only initializers.
+    live = {i.name for i in proto.graph.input}
+    for node in proto.graph.node:
+        if any(i in live for i in node.input):
+            live.update(node.output)
+        else:
+            return [f"{node.op_type}({', '.join(node.input)}) computes from "
+                    f"initializers {sorted(set(node.input) & inits)}: not folded"]
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    got = session.run(None, {session.get_inputs()[0].name: np.zeros(1, np.float32)})
+    failures = []
+    with torch.no_grad():
+        results = model.results()
+    k = 0
+    for (case, _, _, _, dtype), ys in zip(calls, results):
+        for y in filter(torch.Tensor.numel, ys):
+            ref = y.to(torch.float32).numpy()
+            g = got[k].reshape(ref.shape)
+            k += 1
+            if dtype == F16 or y.dtype == F16:
+                # torch accumulates products and sums of float16 in float16 on the CPU.
+                rtol, atol = 2e-2, 2e-2
+            elif y.dtype.is_floating_point:
+                rtol, atol = case.tol or 1e-5, case.tol or 1e-5
+            else:
+                rtol, atol = 0, 0
+            if case.unspecified:
+                continue
+            if not np.allclose(g, ref, rtol=rtol, atol=atol, equal_nan=True):
+                bad = ~np.isclose(g, ref, rtol=rtol, atol=atol, equal_nan=True)
+                failures.append(f"{case.target} {dtype} -> {y.dtype}: ckpt {g[bad][:4]} "
+                                f"torch {ref[bad][:4]}")
+    return failures
+
+
+def run_group(cases, tmp_path, tag):
+    calls = calls_for(cases)
+    model, _, proc, out = convert(calls, tmp_path, tag)
+    if proc.returncode == 0:
+        return check(calls, model, out), len(calls)
+    # Case by case, so each failure names its op.
+    failures = []
+    for i, call in enumerate(calls):
+        model, _, proc, out = convert([call], tmp_path, f"{tag}_{i}")
+        if proc.returncode != 0:
+            failures.append(f"{call[0].target} {call[4]}: {proc.stderr.strip()[:300]}")
+        else:
+            failures.extend(check([call], model, out))
+    return failures, len(calls)
+
+
+ROWS, NOT_EVALUATED = schema_rows()
+GROUPS = 4
+
+
+def test_every_evaluated_schema_row_has_a_case():
+    assert len(ROWS) >= 200, f"only {len(ROWS)} rows read from {DOC}"
+    covered = {c.target for c in CASES}
+    missing = [r for r in ROWS
+               if r not in covered and r not in SIZES_ONLY and r not in NOT_EVALUATED]
+    assert not missing, f"schema rows without an oracle case: {missing}"
+
+
+@pytest.mark.parametrize("group", range(GROUPS))
+def test_constants_evaluate_as_torch(group, tmp_path):
+    cases = CASES[group::GROUPS]
+    failures, count = run_group(cases, tmp_path, f"group{group}")
+    print(f"group {group}: {count} calls over {len(cases)} cases")
+    assert not failures, "\n".join(failures)

@@ -1,0 +1,114 @@
+"""`ckpt to-onnx` on the idioms of users' models (`models/idioms.py`): `diff`, `cumsum`,
+the `*_like` factories and `empty_like(...).fill_`, in-place dropouts in eval mode, `sin`
+and `cos` of activations, additive attention masks built from an `attention_mask` input
+(bidirectional as in BERT, causal from `full(...).triu(1)` as in decoders), and an int64
+per-sample timestep as diffusers passes it. Each is exported with torch.export and a
+dynamic batch; the ONNX file must pass `onnx.checker.check_model(full_check=True)`, be opset
+11 with only ops ATC parses there (none of Shape/Expand/ConstantOfShape/NonZero/Identity/
+Loop/If), and match torch eager in onnxruntime at two batch sizes from one file.
+
+The per-sample gather by a batch-sized `arange` (CLIP's text pooling) is refused naming the
+node rather than exported.
+"""
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import torch
+
+from _coverage import atc_ops
+from _util import ok, run_ckpt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "models"))
+import idioms  # noqa: E402
+
+S, D = idioms.S, idioms.D
+BANNED = {"Shape", "Expand", "ConstantOfShape", "NonZero", "Identity", "Loop", "If"}
+
+
+def float_input(b, gen):
+    return torch.randn(b, D, generator=gen)
+
+
+def tokens(b, gen):
+    return torch.randn(b, S, D, generator=gen)
+
+
+def mask(b, gen):
+    # Each sample keeps a different number of leading positions (at least one).
+    keep = torch.randint(1, S + 1, (b,), generator=gen)
+    return (torch.arange(S)[None, :] < keep[:, None]).long()
+
+
+def timestep(b, gen):
+    return torch.randint(0, 1000, (b,), generator=gen)
+
+
+# name: (model, input makers)
+MODELS = {
+    "diff": (idioms.Diff, [float_input]),
+    "cumsum": (idioms.Cumsum, [float_input]),
+    "likes": (idioms.Likes, [float_input]),
+    "dropouts": (idioms.Dropouts, [float_input]),
+    "sincos": (idioms.SinCos, [float_input]),
+    "bidirectional_mask": (idioms.Bidirectional, [tokens, mask]),
+    "causal_mask": (idioms.Causal, [tokens, mask]),
+    "timestep": (idioms.Timestep, [float_input, timestep]),
+}
+# The ONNX op that shows the lowering ran.
+EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
+            "causal_mask": "Softmax", "bidirectional_mask": "Softmax"}
+
+
+def export(model, makers, path):
+    gen = torch.Generator().manual_seed(0)
+    example = tuple(m(2, gen) for m in makers)
+    batch = torch.export.Dim("batch")
+    program = torch.export.export(model, example,
+                                  dynamic_shapes=tuple({0: batch} for _ in makers))
+    torch.export.save(program, str(path))
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_idiom_exports_atc_clean_and_matches_torch(name, tmp_path):
+    build, makers = MODELS[name]
+    model = build().eval()
+    archive = tmp_path / f"{name}.pt2"
+    export(model, makers, archive)
+    out = tmp_path / f"{name}.onnx"
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    proto = onnx.load(str(out))
+    onnx.checker.check_model(proto, full_check=True)
+    assert [(o.domain, o.version) for o in proto.opset_import] == [("", 11)]
+    ops = {n.op_type for n in proto.graph.node}
+    assert not ops & BANNED, sorted(ops & BANNED)
+    assert ops <= atc_ops(), sorted(ops - atc_ops())
+    if name in EXPECTED:
+        assert EXPECTED[name] in ops, sorted(ops)
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+    gen = torch.Generator().manual_seed(5)
+    for b in (1, 5):
+        inputs = [m(b, gen) for m in makers]
+        with torch.no_grad():
+            ref = model(*inputs).numpy()
+        got = session.run(None, dict(zip(names, (i.numpy() for i in inputs))))[0]
+        assert got.shape == ref.shape, (got.shape, ref.shape)
+        diff = float(np.abs(got - ref).max())
+        tol = 1e-4 * max(1.0, float(np.abs(ref).max()))
+        print(f"{name} batch {b}: max |diff| {diff:.3e} (tolerance {tol:.3e})")
+        assert diff <= tol, f"{name} batch {b}: max |diff| {diff:.3e} > {tol:.3e}"
+
+
+def test_a_gather_by_a_batch_sized_arange_is_refused_naming_the_node(tmp_path):
+    model = idioms.Pool().eval()
+    archive = tmp_path / "pool.pt2"
+    gen = torch.Generator().manual_seed(0)
+    export(model, [tokens, lambda b, g: torch.randint(0, 9, (b, S), generator=g)], archive)
+    proc = run_ckpt("to-onnx", archive, "-o", tmp_path / "pool.onnx")
+    assert proc.returncode == 1, proc.stderr
+    assert "node `arange`" in proc.stderr and "batch" in proc.stderr, proc.stderr
+    assert not (tmp_path / "pool.onnx").exists()
