@@ -7,7 +7,7 @@ use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::{Constant, Lowering};
-use super::super::tensor;
+use super::super::tensor::{self, Size};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
@@ -21,8 +21,10 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let input = args.tensor("self").or_shape()?;
         let x = self.tensor(input)?;
-        tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank() + 1)?;
-        self.view_as_recorded(node, input, scope)
+        let at = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank() + 1)?;
+        let mut target = x.sizes();
+        target.insert(at, Size::fixed(1));
+        self.view_to(node, input, target, scope)
     }
 
     /// `squeeze(self, dim)` / `squeeze(self, dims)`: size-1 dimensions dropped (others
@@ -44,14 +46,24 @@ impl<'p> Lowering<'p, '_> {
                 ))
             }
         };
+        let mut drop = vec![false; x.rank()];
         for &d in &dims {
-            if tensor::axis(d, x.rank())? == x.batch_axis() {
+            let axis = tensor::axis(d, x.rank())?;
+            if axis == x.batch_axis() {
                 return Err(arg_error(
                     "squeeze of the batch dimension would freeze the batch at 1".into(),
                 ));
             }
+            drop[axis] = true;
         }
-        self.view_as_recorded(node, input, scope)
+        let target = x
+            .sizes()
+            .into_iter()
+            .zip(drop)
+            .filter(|(s, drop)| !(*drop && s.count == 1))
+            .map(|(s, _)| s)
+            .collect();
+        self.view_to(node, input, target, scope)
     }
 
     /// `select(self, dim, index)`: `x[:, i]` on a dimension other than the batch, a Slice
