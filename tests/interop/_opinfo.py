@@ -305,8 +305,12 @@ def run_sample(ckpt, key, fn, index, s, workdir, timeout=120):
         result.verdict, result.detail = "wrong", f"ckpt timed out after {timeout} s"
         return result
     if proc.returncode != 0:
-        first = proc.stderr.split("\n", 1)[0]
+        lines = proc.stderr.splitlines()
+        first = lines[0] if lines else ""
         if proc.returncode == 1 and first.startswith("ckpt: error: "):
+            if first.endswith(":"):
+                # A list of reasons follows (the ATC rules a graph breaks): the first.
+                first = f"{first} {lines[1].strip()}" if len(lines) > 1 else first
             result.verdict = "refused"
             result.detail = last_line(first.replace(f"ckpt: error: {archive}: ", "", 1))
         else:

@@ -153,6 +153,86 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, y)
     }
 
+    /// `t(self)`: torch's rule, `transpose(0, 1)` of a 2-D tensor and the tensor itself
+    /// below 2-D.
+    pub(super) fn t(&mut self, node: &Node, args: &Args<'_>, scope: &str) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let order: &[usize] = match x.rank() {
+            2 => &[1, 0],
+            1 => &[0],
+            r => {
+                return Err(arg_error(format!(
+                    "t of a rank-{r} tensor (torch takes at most 2-D)"
+                )))
+            }
+        };
+        let y = x.transposed(&mut self.g, scope, order)?;
+        self.bind_tensor(node, 0, y)
+    }
+
+    /// `flip(self, dims)`: each dimension of `dims` (never the batch: that would reverse
+    /// the samples) read backwards, one Slice with step −1 over all of them (opset ≥ 10).
+    pub(super) fn flip(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let dims = match args.get("dims") {
+            Some(Argument::Ints(dims)) => dims.clone(),
+            Some(Argument::Int(d)) => vec![*d],
+            other => {
+                return Err(arg_error(format!(
+                    "argument `dims` is {}",
+                    other.map_or("missing", Argument::kind)
+                )))
+            }
+        };
+        let mut axes = Vec::with_capacity(dims.len());
+        for d in dims {
+            let axis = tensor::axis(d, x.rank())?;
+            x.sample_axis(axis, "flip")?;
+            axes.push(axis as i64);
+        }
+        axes.sort_unstable();
+        axes.dedup();
+        if axes.is_empty() {
+            return self.bind_tensor(node, 0, x);
+        }
+        if self.g.opset().version() < 10 {
+            return Err(arg_error(
+                "flip needs a Slice with a negative step, which opset 10 introduced; export at opset 11".into(),
+            ));
+        }
+        let n = axes.len();
+        let starts = self
+            .g
+            .constant_i64(&format!("{scope}.starts"), &vec![-1; n]);
+        // One past the front, read backwards: the lowest i64 (Slice clamps it to −1).
+        let ends = self
+            .g
+            .constant_i64(&format!("{scope}.ends"), &vec![i64::MIN; n]);
+        let onnx_axes = self.g.constant_i64(&format!("{scope}.axes"), &axes);
+        let steps = self.g.constant_i64(&format!("{scope}.steps"), &vec![-1; n]);
+        let inputs = [
+            x.value().name(),
+            starts.name(),
+            ends.name(),
+            onnx_axes.name(),
+            steps.name(),
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let shape = x.value().shape().to_vec();
+        let value = self
+            .g
+            .node("Slice", scope, inputs, vec![], vec![shape])
+            .swap_remove(0);
+        let y = x.with_value(value)?;
+        self.bind_tensor(node, 0, y)
+    }
+
     /// `flatten(start_dim, end_dim)`: the dimensions from `start_dim` to `end_dim` merged
     /// into one (the batch's factor grows when it is among them).
     pub(super) fn flatten(

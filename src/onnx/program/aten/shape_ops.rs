@@ -37,14 +37,19 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let input = args.tensor("self").or_shape()?;
         let x = self.tensor(input)?;
-        let dims = match (args.get("dim"), args.get("dims")) {
-            (Some(Argument::Int(d)), None) => vec![*d],
-            (None, Some(Argument::Ints(ds))) => ds.clone(),
-            _ => {
-                return Err(arg_error(
-                    "squeeze without dimensions is not exported (it could drop the batch at batch 1); name the dimension".into(),
-                ))
-            }
+        // `squeeze.dims` names its list `dim` too; `squeeze.default` squeezes every size-1
+        // dimension but the batch (torch's rule at a batch that is not 1).
+        let dims: Vec<i64> = match args.get("dim") {
+            Some(Argument::Int(d)) => vec![*d],
+            Some(Argument::Ints(ds)) => ds.clone(),
+            None => x
+                .sizes()
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| !s.batch && s.count == 1)
+                .map(|(i, _)| i as i64)
+                .collect(),
+            Some(other) => return Err(arg_error(format!("argument `dim` is {}", other.kind()))),
         };
         let mut drop = vec![false; x.rank()];
         for &d in &dims {
