@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ckpt::onnx::program::{export_program, BatchDim, ProgramOptions, ProgramReport};
+use ckpt::onnx::program::{export_program, BatchDim, OutputShape, ProgramOptions, ProgramReport};
 use ckpt::onnx::proto::{tensor_shape_proto::dimension::Value as Dim, type_proto, ModelProto};
 use ckpt::onnx::{Batch, Extent, OnnxError, Opset};
 use ckpt::torch::pt2::{is_pt2, Pt2Archive};
@@ -133,7 +133,7 @@ fn programs_match_torch_in_tract_at_every_opset_that_has_resize() {
                 report
                     .outputs
                     .iter()
-                    .map(|(n, _)| n.as_str())
+                    .map(|o| o.name.as_str())
                     .collect::<Vec<_>>(),
                 expected_outputs(name),
             );
@@ -170,8 +170,16 @@ fn splits_are_split_nodes_and_dilations_reach_the_convs() {
         assert_eq!(
             report.outputs,
             [
-                ("y_0".to_owned(), Extent::all_fixed(&[3, 8, 8])),
-                ("y_1".to_owned(), Extent::all_fixed(&[3, 8]))
+                OutputShape {
+                    name: "y_0".to_owned(),
+                    batch_axis: 0,
+                    sizes: Extent::all_fixed(&[3, 8, 8])
+                },
+                OutputShape {
+                    name: "y_1".to_owned(),
+                    batch_axis: 0,
+                    sizes: Extent::all_fixed(&[3, 8])
+                }
             ]
         );
         let model = decode(&out);
@@ -287,7 +295,11 @@ fn folded_and_moved_batches_export_with_static_shapes() {
             let report = export_case(&case, &options, &out).unwrap();
             assert_eq!(
                 report.outputs,
-                [("output".to_owned(), Extent::all_fixed(&case.input))]
+                [OutputShape {
+                    name: "output".to_owned(),
+                    batch_axis: 0,
+                    sizes: Extent::all_fixed(&case.input)
+                }]
             );
             let model = decode(&out);
             let ops = ops(&model);

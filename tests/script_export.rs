@@ -131,7 +131,7 @@ fn traced_fixtures_match_torch_in_tract() {
                 .program
                 .outputs
                 .iter()
-                .map(|(n, _)| n.as_str())
+                .map(|o| o.name.as_str())
                 .collect();
             let expected: &[&str] = match case.name.as_str() {
                 "segmenter" => &["out", "aux"],

@@ -266,11 +266,7 @@ fn finish_program(
         report.initializers,
         report.written.bytes as f64 / f64::from(1 << 20),
     );
-    let outputs: Vec<String> = report
-        .outputs
-        .iter()
-        .map(|(name, shape)| format!("`{name}` [batch, {}]", dims_text(shape)))
-        .collect();
+    let outputs: Vec<String> = report.outputs.iter().map(ToString::to_string).collect();
     eprintln!("outputs: {}", outputs.join(", "));
     let command = AtcCommand::for_inputs(
         &args.output,

@@ -117,8 +117,11 @@ pub fn validate(model: &Model, batch: &Batch) -> Result<(), OnnxError> {
     if graph.input.is_empty() || graph.output.is_empty() {
         bad.push("the graph needs an input and an output (ATC E16001)".into());
     }
-    for info in graph.input.iter().chain(&graph.output) {
-        check_io(info, batch, &mut bad);
+    for info in &graph.input {
+        check_io(info, batch, true, &mut bad);
+    }
+    for info in &graph.output {
+        check_io(info, batch, false, &mut bad);
     }
     let mut defined: HashSet<&str> = graph
         .input
@@ -179,8 +182,10 @@ pub fn validate(model: &Model, batch: &Batch) -> Result<(), OnnxError> {
     }
 }
 
-/// An input or output must be a tensor `[batch, fixed…]`.
-fn check_io(info: &ValueInfoProto, batch: &Batch, bad: &mut Vec<String>) {
+/// An input must be a tensor `[batch, fixed…]` (`--input_shape` gives ATC the batch as its
+/// first size); an output carries the batch on one dimension, wherever the model puts it
+/// (ATC infers the outputs' shapes per batch profile), every other dimension fixed or named.
+fn check_io(info: &ValueInfoProto, batch: &Batch, input: bool, bad: &mut Vec<String>) {
     let name = info.name.as_deref().unwrap_or("");
     let Some(type_proto::Value::TensorType(tensor)) =
         info.r#type.as_ref().and_then(|t| t.value.as_ref())
@@ -188,26 +193,48 @@ fn check_io(info: &ValueInfoProto, batch: &Batch, bad: &mut Vec<String>) {
         bad.push(format!("`{name}` has no tensor type"));
         return;
     };
-    let dims = tensor
+    let dims: Vec<Option<&Dim>> = tensor
         .shape
         .as_ref()
-        .map(|s| s.dim.as_slice())
+        .map(|s| s.dim.iter().map(|d| d.value.as_ref()).collect())
         .unwrap_or_default();
-    let mut values = dims.iter().map(|d| d.value.as_ref());
-    match (values.next(), batch) {
-        (Some(Some(Dim::DimParam(p))), Batch::Dynamic(want)) if p == want && !p.is_empty() => {}
-        (Some(Some(Dim::DimValue(n))), Batch::Fixed(want)) if *n > 0 && *n as u64 == *want => {}
-        (first, _) => bad.push(format!(
-            "`{name}`: the batch dimension is {first:?}, expected {batch:?}"
-        )),
-    }
+    let is_batch = |d: &Option<&Dim>| match (d, batch) {
+        (Some(Dim::DimParam(p)), Batch::Dynamic(want)) => p == want && !p.is_empty(),
+        (Some(Dim::DimValue(n)), Batch::Fixed(want)) => *n > 0 && *n as u64 == *want,
+        _ => false,
+    };
+    let at = if input {
+        dims.first().filter(|d| is_batch(d)).map(|_| 0)
+    } else {
+        dims.iter().position(is_batch)
+    };
+    let Some(at) = at else {
+        let what = if input {
+            "first dimension"
+        } else {
+            "dimensions"
+        };
+        bad.push(format!(
+            "`{name}`: the batch {batch:?} is not among its {what} ({:?})",
+            if input {
+                &dims[..dims.len().min(1)]
+            } else {
+                &dims[..]
+            }
+        ));
+        return;
+    };
     // Dynamic dimensions other than the batch are named (`dim_param`), compiled with
     // `--dynamic_dims` profiles.
-    if !values.all(|d| match d {
-        Some(Dim::DimValue(n)) => *n > 0,
-        Some(Dim::DimParam(p)) => !p.is_empty(),
-        None => false,
-    }) {
+    let others_ok = dims.iter().enumerate().all(|(i, d)| {
+        i == at
+            || match d {
+                Some(Dim::DimValue(n)) => *n > 0,
+                Some(Dim::DimParam(p)) => !p.is_empty(),
+                None => false,
+            }
+    });
+    if !others_ok {
         bad.push(format!(
             "`{name}`: every dimension but the batch must be fixed or a named dynamic dimension"
         ));
@@ -480,6 +507,33 @@ mod tests {
             "atc '--model=my model.onnx' --framework=5 '--output=my model' --input_format=NCHW \
              --input_shape=\"in:4,1,28,28\" --soc_version=Ascend910B3"
         );
+    }
+
+    #[test]
+    fn an_output_may_carry_the_batch_on_any_dimension_an_input_only_first() {
+        use crate::onnx::graph::GraphBuilder;
+        use crate::onnx::Opset;
+        let batch = Batch::Dynamic("batch".into());
+        let mut g = GraphBuilder::new(Opset::default(), batch.clone());
+        let x = g.input("x", vec![4, 5]).unwrap();
+        let y = g
+            .node(
+                "Relu",
+                "",
+                vec![x.name().to_owned()],
+                vec![],
+                vec![vec![4, 5]],
+            )
+            .remove(0);
+        let mut model = g.finish_placed(&[(y, "y".into(), 2)]).unwrap();
+        assert!(validate(&model, &batch).is_ok());
+        // The same declaration on the input is refused: ATC reads the batch from the
+        // first size of `--input_shape`.
+        model.graph.input[0] = model.graph.output[0].clone();
+        model.graph.input[0].name = Some("x".into());
+        let err = validate(&model, &batch).unwrap_err().to_string();
+        assert!(err.contains("`x`: the batch"), "{err}");
+        assert!(validate(&model, &Batch::Fixed(3)).is_err());
     }
 
     #[test]

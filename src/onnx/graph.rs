@@ -177,7 +177,7 @@ impl GraphBuilder {
     ) -> Result<Value, OnnxError> {
         self.claim(name)?;
         self.inputs
-            .push(value_info(name, &self.batch, &shape, elem));
+            .push(value_info(name, &self.batch, 0, &shape, elem));
         self.elems.insert(name.to_owned(), elem);
         Ok(Value {
             name: name.to_owned(),
@@ -379,34 +379,42 @@ impl GraphBuilder {
         self.finish_outputs(&[(output.clone(), output_name.to_owned())])
     }
 
+    /// [`GraphBuilder::finish_placed`] with every output's batch on its first dimension.
+    pub fn finish_outputs(self, outputs: &[(Value, String)]) -> Result<Model, OnnxError> {
+        let placed: Vec<(Value, String, usize)> = outputs
+            .iter()
+            .map(|(value, name)| (value.clone(), name.clone(), 0))
+            .collect();
+        self.finish_placed(&placed)
+    }
+
     /// Finishes the graph with `outputs` as its outputs, in order, each renamed to the name
-    /// beside it. Each must be a different value computed by a node (ONNX has no way to
-    /// return the input or one value twice without an `Identity`, which ATC refuses), and
-    /// each name must be new to the graph.
-    pub fn finish_outputs(mut self, outputs: &[(Value, String)]) -> Result<Model, OnnxError> {
+    /// beside it and declared with the batch on the dimension beside that (a value's
+    /// `shape` leaves the batch out; the batch goes where the output carries it, so an
+    /// output keeps torch's layout). ONNX returns a value under one name only, and only a
+    /// value a node computes (anything else needs an `Identity`, which ATC refuses): an
+    /// output that is a graph input, or a value already returned, is returned as its copy,
+    /// a Reshape that keeps every dimension (shape `[0, 0, …]`). Each name must be new to
+    /// the graph.
+    pub fn finish_placed(mut self, outputs: &[(Value, String, usize)]) -> Result<Model, OnnxError> {
+        let mut outputs = outputs.to_vec();
+        let mut returned: HashSet<String> = HashSet::new();
+        for (value, name, _) in &mut outputs {
+            let produced = self.nodes.iter().any(|n| n.output.contains(&value.name));
+            if !produced || !returned.insert(value.name.clone()) {
+                *value = self.copy(value, name);
+                returned.insert(value.name.clone());
+            }
+        }
         let mut renames: HashMap<&str, &str> = HashMap::new();
         let mut chosen: HashSet<&str> = HashSet::new();
-        for (value, name) in outputs {
-            let produced = self.nodes.iter().any(|n| n.output.contains(&value.name));
-            if !produced {
-                return Err(OnnxError::Shape {
-                    what: format!(
-                        "the output `{name}` is the graph input itself; only computed values can be outputs"
-                    ),
-                });
-            }
+        for (value, name, _) in &outputs {
             if !chosen.insert(name) || (value.name != *name && self.names.contains(name)) {
                 return Err(OnnxError::Option {
                     what: format!("output name `{name}` is already used in the graph"),
                 });
             }
-            if let Some(first) = renames.insert(&value.name, name) {
-                return Err(OnnxError::Shape {
-                    what: format!(
-                        "the outputs `{first}` and `{name}` are the same tensor; ONNX cannot return one value under two names without an Identity node, which ATC refuses"
-                    ),
-                });
-            }
+            renames.insert(&value.name, name);
         }
         for node in &mut self.nodes {
             for name in node.output.iter_mut().chain(node.input.iter_mut()) {
@@ -421,7 +429,9 @@ impl GraphBuilder {
             input: self.inputs,
             output: outputs
                 .iter()
-                .map(|(value, name)| value_info(name, &self.batch, &value.shape, value.elem))
+                .map(|(value, name, axis)| {
+                    value_info(name, &self.batch, *axis, &value.shape, value.elem)
+                })
                 .collect(),
             ..Default::default()
         };
@@ -432,6 +442,15 @@ impl GraphBuilder {
             store: self.store,
             reshaped: self.reshaped,
         })
+    }
+
+    /// A copy of `value` (named after output `name`): a Reshape keeping every dimension in
+    /// place, which holds at every batch and every dynamic size.
+    fn copy(&mut self, value: &Value, name: &str) -> Value {
+        let shape = self.constant_i64(&format!("{name}.copy"), &vec![0; value.shape.len() + 1]);
+        let inputs = vec![value.name.clone(), shape.name().to_owned()];
+        self.node("Reshape", name, inputs, vec![], vec![value.shape.clone()])
+            .swap_remove(0)
     }
 
     /// Notes that Reshape shape constant `shape` reshapes a tensor of full sizes `sizes`
@@ -488,14 +507,24 @@ impl GraphBuilder {
 }
 
 /// A tensor value info of element type `elem` and shape `[batch, shape…]`.
-fn value_info(name: &str, batch: &Batch, shape: &[u64], elem: ElemType) -> ValueInfoProto {
+/// A tensor `name` of per-sample `shape` with the batch inserted as dimension `batch_axis`
+/// (at most `shape.len()`).
+fn value_info(
+    name: &str,
+    batch: &Batch,
+    batch_axis: usize,
+    shape: &[u64],
+    elem: ElemType,
+) -> ValueInfoProto {
     use tensor_shape_proto::{dimension::Value as Dim, Dimension};
     let batch_dim = match batch {
         Batch::Dynamic(param) => Dim::DimParam(param.clone()),
         Batch::Fixed(n) => Dim::DimValue(*n as i64),
     };
-    let dim = std::iter::once(batch_dim)
-        .chain(shape.iter().map(|&d| Dim::DimValue(d as i64)))
+    let mut dims: Vec<Dim> = shape.iter().map(|&d| Dim::DimValue(d as i64)).collect();
+    dims.insert(batch_axis.min(dims.len()), batch_dim);
+    let dim = dims
+        .into_iter()
         .map(|value| Dimension {
             value: Some(value),
             denotation: None,
@@ -599,27 +628,67 @@ mod tests {
     }
 
     #[test]
-    fn outputs_that_onnx_cannot_express_are_refused() {
+    fn an_input_or_a_repeated_output_is_returned_as_a_copy() {
         let start = || {
             let mut g = GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()));
             let x = g.input("input", vec![2]).unwrap();
             let y = relu(&mut g, &x);
             (g, x, y)
         };
+        let ops = |m: &Model| -> Vec<String> {
+            m.graph
+                .node
+                .iter()
+                .map(|n| n.op_type.clone().unwrap_or_default())
+                .collect()
+        };
         let (g, _, y) = start();
-        let err = g
+        let model = g
             .finish_outputs(&[(y.clone(), "a".into()), (y, "b".into())])
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("`a` and `b` are the same tensor"), "{err}");
+            .unwrap();
+        assert_eq!(ops(&model), ["Relu", "Reshape"]);
+        let reshape = &model.graph.node[1];
+        assert_eq!(reshape.input[0], "a");
+        assert_eq!(reshape.output, ["b"]);
         let (g, x, _) = start();
-        let err = g.finish(&x, "output").unwrap_err().to_string();
-        assert!(err.contains("the graph input itself"), "{err}");
+        let model = g.finish(&x, "output").unwrap();
+        assert_eq!(ops(&model).last().map(String::as_str), Some("Reshape"));
+        assert_eq!(model.graph.node.last().unwrap().input[0], "input");
+        let copy = &model.initializers.last().unwrap();
+        assert_eq!(copy.dims, [2]);
         let (g, _, y) = start();
         assert!(g
             .finish(&y, "input")
             .unwrap_err()
             .to_string()
             .contains("already used"));
+    }
+
+    #[test]
+    fn an_output_declares_its_batch_where_it_carries_it() {
+        let mut g = GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()));
+        let x = g.input("input", vec![4, 5]).unwrap();
+        let y = relu(&mut g, &x);
+        let model = g.finish_placed(&[(y, "y".into(), 1)]).unwrap();
+        let dims: Vec<String> = match model.graph.output[0]
+            .r#type
+            .as_ref()
+            .and_then(|t| t.value.as_ref())
+        {
+            Some(type_proto::Value::TensorType(t)) => t
+                .shape
+                .as_ref()
+                .unwrap()
+                .dim
+                .iter()
+                .map(|d| match &d.value {
+                    Some(tensor_shape_proto::dimension::Value::DimParam(p)) => p.clone(),
+                    Some(tensor_shape_proto::dimension::Value::DimValue(n)) => n.to_string(),
+                    None => "?".into(),
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        assert_eq!(dims, ["4", "batch", "5"]);
     }
 }

@@ -171,7 +171,12 @@ pub fn lower_dynamic(
         });
     }
     let differences = compare(&base.model, &variants)?;
-    let io = io_extents(&base.model, &variants)?;
+    let batch_axes: BatchAxes = base
+        .outputs
+        .iter()
+        .map(|o| (o.name.clone(), o.batch_axis))
+        .collect();
+    let io = io_extents(&base.model, &variants, &batch_axes)?;
     let mut edit = Edit::default();
     for (index, changes) in differences {
         let name = base.model.initializers[index].name.clone();
@@ -221,12 +226,26 @@ pub fn lower_dynamic(
             max,
         });
     }
-    apply(&mut base.model, &variants, &io, edit)?;
+    apply(&mut base.model, &variants, &io, &batch_axes, edit)?;
     Ok((base, io))
 }
 
 /// The extents of each graph input and output after the batch, by name.
 pub type IoExtents = HashMap<String, Vec<Extent>>;
+
+/// The dimension that carries the batch of each graph output whose batch is not first
+/// (outputs keep torch's layout); inputs, and outputs not listed, have it first.
+type BatchAxes = HashMap<String, usize>;
+
+/// The dimensions of graph input or output `name` other than its batch.
+fn after_batch<'d, T>(
+    dims: impl Iterator<Item = T> + 'd,
+    name: &str,
+    batch_axes: &BatchAxes,
+) -> impl Iterator<Item = (usize, T)> + 'd {
+    let batch = batch_axes.get(name).copied().unwrap_or(0);
+    dims.enumerate().filter(move |(axis, _)| *axis != batch)
+}
 
 /// One lowering at a second size of one dynamic dimension (the others at their first).
 struct Probe<'d> {
@@ -354,7 +373,11 @@ fn io_dims(info: &ValueInfoProto) -> Vec<Option<u64>> {
 /// Each graph input's and output's extents after the batch: fixed where every probe agrees,
 /// the dimension's name where it is exactly that dimension. An input must carry each
 /// dynamic dimension itself (not a multiple of it).
-fn io_extents(base: &Model, variants: &[Probe<'_>]) -> Result<IoExtents, OnnxError> {
+fn io_extents(
+    base: &Model,
+    variants: &[Probe<'_>],
+    batch_axes: &BatchAxes,
+) -> Result<IoExtents, OnnxError> {
     let mut out = IoExtents::new();
     let pairs = |m: &Model| -> Vec<(String, Vec<Option<u64>>, bool)> {
         m.graph
@@ -375,7 +398,7 @@ fn io_extents(base: &Model, variants: &[Probe<'_>]) -> Result<IoExtents, OnnxErr
     let variant_io: Vec<_> = variants.iter().map(|p| pairs(&p.model)).collect();
     for (k, (name, dims, is_input)) in base_io.iter().enumerate() {
         let mut extents = Vec::new();
-        for (axis, &size) in dims.iter().enumerate().skip(1) {
+        for (axis, &size) in after_batch(dims.iter(), name, batch_axes) {
             let mut extent = Extent::Fixed(size.unwrap_or(0));
             for (p, probe) in variants.iter().enumerate() {
                 let other = variant_io[p]
@@ -602,6 +625,7 @@ fn apply(
     model: &mut Model,
     variants: &[Probe<'_>],
     io: &IoExtents,
+    batch_axes: &BatchAxes,
     edit: Edit,
 ) -> Result<(), OnnxError> {
     for (index, shape) in edit.replace {
@@ -658,7 +682,10 @@ fn apply(
         .iter_mut()
         .chain(model.graph.output.iter_mut())
     {
-        let Some(extents) = info.name.as_ref().and_then(|n| io.get(n)) else {
+        let Some(name) = info.name.clone() else {
+            continue;
+        };
+        let Some(extents) = io.get(&name) else {
             continue;
         };
         let Some(type_proto::Value::TensorType(t)) =
@@ -669,7 +696,8 @@ fn apply(
         let Some(shape) = t.shape.as_mut() else {
             continue;
         };
-        for (dim, extent) in shape.dim.iter_mut().skip(1).zip(extents) {
+        for ((_, dim), extent) in after_batch(shape.dim.iter_mut(), &name, batch_axes).zip(extents)
+        {
             if let Extent::Dynamic { name, .. } = extent {
                 dim.value = Some(Dim::DimParam(name.clone()));
             }

@@ -15,14 +15,14 @@ use crate::aten::program::{
 };
 use crate::onnx::elem::{self, ElemType};
 use crate::onnx::graph::{GraphBuilder, Model, Value, Weight};
-use crate::onnx::{Batch, OnnxError, Opset};
+use crate::onnx::{Batch, Extent, OnnxError, Opset};
 
 use super::alias::View;
 use super::batch::{show, BatchDim};
 use super::located;
 use super::outputs;
 use super::tensor::{self, Size, Tensor};
-use super::TensorSource;
+use super::{OutputShape, TensorSource};
 
 /// What a program value name stands for during lowering.
 #[derive(Clone, Debug)]
@@ -106,8 +106,9 @@ pub struct Lowered {
     pub model: Model,
     /// The graph inputs in the program's order: ONNX name and per-sample shape.
     pub inputs: Vec<(String, Vec<u64>)>,
-    /// Each output's ONNX name and per-sample shape, in the program's order.
-    pub outputs: Vec<(String, Vec<u64>)>,
+    /// Each output's ONNX name, batch dimension and per-sample shape, in the program's
+    /// order.
+    pub outputs: Vec<OutputShape>,
     /// The batch as the archive declared it.
     pub batch: BatchDim,
 }
@@ -182,16 +183,24 @@ pub fn lower(
             other => located::at(node, index, other),
         })?;
     }
-    let values = lowering.outputs(target.output_name)?;
+    let values = lowering.outputs()?;
     let names = outputs::names(module.out_spec(), values.len(), target.output_name);
-    let named: Vec<(Value, String)> = values.into_iter().zip(names).collect();
+    let named: Vec<(Value, String, usize)> = values
+        .into_iter()
+        .zip(names)
+        .map(|((value, axis), name)| (value, name, axis))
+        .collect();
     let outputs = named
         .iter()
-        .map(|(value, name)| (name.clone(), value.shape().to_vec()))
+        .map(|(value, name, axis)| OutputShape {
+            name: name.clone(),
+            batch_axis: *axis,
+            sizes: Extent::all_fixed(value.shape()),
+        })
         .collect();
     let model = lowering
         .g
-        .finish_outputs(&named)
+        .finish_placed(&named)
         .map_err(|e| located::program(format!("the program's outputs: {e}")))?;
     Ok(Lowered {
         model,
@@ -908,10 +917,11 @@ impl Lowering<'_, '_> {
             .to_owned()
     }
 
-    /// The program's outputs (at least one), each with the batch alone on its first
-    /// dimension: one whose batch sits elsewhere is transposed there (its ONNX output is
-    /// batch-first), one whose batch is folded is refused.
-    fn outputs(&mut self, scope: &str) -> Result<Vec<Value>, OnnxError> {
+    /// The program's outputs (at least one), each with the dimension that carries its
+    /// batch: torch's layout is kept (`x.unsqueeze(0)` of a `[N, 4, 5]` input is `[1, N, 4,
+    /// 5]`, its batch on dimension 1); an output whose batch is folded into a dimension
+    /// (`4·N`) is refused, as no `dim_param` names a multiple of the batch.
+    fn outputs(&self) -> Result<Vec<(Value, usize)>, OnnxError> {
         if self.graph.outputs.is_empty() {
             return Err(located::program("the program returns nothing"));
         }
@@ -934,15 +944,7 @@ impl Lowering<'_, '_> {
                     ),
                 }));
             }
-            let axis = t.batch_axis();
-            let mut perm: Vec<usize> = (0..t.rank()).filter(|&a| a != axis).collect();
-            perm.insert(0, axis);
-            values.push(
-                t.transposed(&mut self.g, scope, &perm)
-                    .map_err(at)?
-                    .value()
-                    .clone(),
-            );
+            values.push((t.value().clone(), t.batch_axis()));
         }
         Ok(values)
     }

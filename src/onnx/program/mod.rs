@@ -15,7 +15,8 @@
 //! windows, patches, time-major sequences): each activation is an ONNX value with torch's
 //! own axes, the batch on one of them (`tensor`), so layouts lower to Transposes and
 //! Reshapes with constant shapes and no node computes a shape. Ops across the batch are
-//! refused as mixing samples; graph outputs are returned with the batch first.
+//! refused as mixing samples; graph outputs keep torch's layout, their batch `dim_param`
+//! on the dimension where torch's output has it.
 
 mod alias;
 mod aten;
@@ -28,6 +29,7 @@ mod lower;
 mod outputs;
 mod tensor;
 
+use std::fmt;
 use std::path::Path;
 
 use crate::aten::eval::Tensor;
@@ -77,9 +79,9 @@ impl Default for ProgramOptions {
 pub struct ProgramReport {
     /// The graph inputs in order: ONNX name and per-sample sizes (without the batch).
     pub inputs: Vec<(String, Vec<Extent>)>,
-    /// Each output's ONNX name and per-sample sizes: one output is named `--output-name`,
-    /// a dict's outputs after its keys, any other several `<output-name>_<k>`.
-    pub outputs: Vec<(String, Vec<Extent>)>,
+    /// Each output: one output is named `--output-name`, a dict's outputs after its keys,
+    /// any other several `<output-name>_<k>`.
+    pub outputs: Vec<OutputShape>,
     /// The batch as the archive had it.
     pub batch: BatchDim,
     /// Program nodes, and ONNX nodes and initializers written.
@@ -90,6 +92,27 @@ pub struct ProgramReport {
     pub initializers: usize,
     /// The file(s) written.
     pub written: Written,
+}
+
+/// A graph output as written: torch's layout, so the batch is on the dimension where
+/// torch's output has it (`x.unsqueeze(0)` of a batch-first input has it on dimension 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputShape {
+    /// The ONNX name.
+    pub name: String,
+    /// The dimension that carries the batch (its `dim_param`, or `--batch N`'s size).
+    pub batch_axis: usize,
+    /// The other dimensions, in order.
+    pub sizes: Vec<Extent>,
+}
+
+impl fmt::Display for OutputShape {
+    /// `` `output` [1, batch, 4, 5] ``.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut dims: Vec<String> = self.sizes.iter().map(ToString::to_string).collect();
+        dims.insert(self.batch_axis.min(dims.len()), "batch".into());
+        write!(f, "`{}` [{}]", self.name, dims.join(", "))
+    }
 }
 
 /// Where the lowering reads stored tensors (parameters, buffers, constants) by FQN: a
@@ -189,9 +212,17 @@ pub fn export_with(
             })
             .collect()
     };
+    let outputs = lowered
+        .outputs
+        .into_iter()
+        .map(|o| OutputShape {
+            sizes: extents.get(&o.name).cloned().unwrap_or(o.sizes),
+            ..o
+        })
+        .collect();
     Ok(ProgramReport {
         inputs: with_extents(lowered.inputs),
-        outputs: with_extents(lowered.outputs),
+        outputs,
         batch: lowered.batch,
         program_nodes,
         nodes: lowered.model.graph.node.len(),

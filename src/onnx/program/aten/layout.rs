@@ -5,8 +5,9 @@
 use crate::aten::program::{Argument, Node};
 use crate::onnx::OnnxError;
 
+use super::super::batch::BatchDim;
 use super::super::lower::Lowering;
-use super::super::tensor::{self, Tensor};
+use super::super::tensor::{self, Size, Tensor};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
@@ -137,8 +138,8 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, x)
     }
 
-    /// `flatten(start_dim, end_dim)`, `view`/`reshape`/`_unsafe_view`, `unflatten`,
-    /// `unsqueeze` and `squeeze` (their arguments checked by the caller): one Reshape to
+    /// `view`/`reshape`/`_unsafe_view` and `unflatten` (their arguments checked by the
+    /// caller): one Reshape to
     /// torch's recorded sizes, wherever the batch goes (see [`Tensor::reshaped`]).
     pub(super) fn view_as_recorded(
         &mut self,
@@ -152,13 +153,141 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, y)
     }
 
+    /// `t(self)`: torch's rule, `transpose(0, 1)` of a 2-D tensor and the tensor itself
+    /// below 2-D.
+    pub(super) fn t(&mut self, node: &Node, args: &Args<'_>, scope: &str) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let order: &[usize] = match x.rank() {
+            2 => &[1, 0],
+            1 => &[0],
+            r => {
+                return Err(arg_error(format!(
+                    "t of a rank-{r} tensor (torch takes at most 2-D)"
+                )))
+            }
+        };
+        let y = x.transposed(&mut self.g, scope, order)?;
+        self.bind_tensor(node, 0, y)
+    }
+
+    /// `flip(self, dims)`: each dimension of `dims` (never the batch: that would reverse
+    /// the samples) read backwards, one Slice with step −1 over all of them (opset ≥ 10).
+    pub(super) fn flip(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let dims = match args.get("dims") {
+            Some(Argument::Ints(dims)) => dims.clone(),
+            Some(Argument::Int(d)) => vec![*d],
+            other => {
+                return Err(arg_error(format!(
+                    "argument `dims` is {}",
+                    other.map_or("missing", Argument::kind)
+                )))
+            }
+        };
+        let mut axes = Vec::with_capacity(dims.len());
+        for d in dims {
+            let axis = tensor::axis(d, x.rank())?;
+            x.sample_axis(axis, "flip")?;
+            axes.push(axis as i64);
+        }
+        axes.sort_unstable();
+        axes.dedup();
+        if axes.is_empty() {
+            return self.bind_tensor(node, 0, x);
+        }
+        if self.g.opset().version() < 10 {
+            return Err(arg_error(
+                "flip needs a Slice with a negative step, which opset 10 introduced; export at opset 11".into(),
+            ));
+        }
+        let n = axes.len();
+        let starts = self
+            .g
+            .constant_i64(&format!("{scope}.starts"), &vec![-1; n]);
+        // One past the front, read backwards: the lowest i64 (Slice clamps it to −1).
+        let ends = self
+            .g
+            .constant_i64(&format!("{scope}.ends"), &vec![i64::MIN; n]);
+        let onnx_axes = self.g.constant_i64(&format!("{scope}.axes"), &axes);
+        let steps = self.g.constant_i64(&format!("{scope}.steps"), &vec![-1; n]);
+        let inputs = [
+            x.value().name(),
+            starts.name(),
+            ends.name(),
+            onnx_axes.name(),
+            steps.name(),
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let shape = x.value().shape().to_vec();
+        let value = self
+            .g
+            .node("Slice", scope, inputs, vec![], vec![shape])
+            .swap_remove(0);
+        let y = x.with_value(value)?;
+        self.bind_tensor(node, 0, y)
+    }
+
+    /// `flatten(start_dim, end_dim)`: the dimensions from `start_dim` to `end_dim` merged
+    /// into one (the batch's factor grows when it is among them).
     pub(super) fn flatten(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
+        let input = args.tensor("self").or_shape()?;
+        let x = self.tensor(input)?;
+        let sizes = x.sizes();
+        let rank = x.rank();
+        let start = tensor::axis(args.int_or("start_dim", 0).or_shape()?, rank)?;
+        let end = tensor::axis(args.int_or("end_dim", -1).or_shape()?, rank)?;
+        if start > end {
+            return Err(arg_error(format!(
+                "flatten from dimension {start} to {end}: the start is after the end"
+            )));
+        }
+        let merged = sizes[start..=end].iter().fold(Size::fixed(1), |m, s| Size {
+            count: m.count * s.count,
+            batch: m.batch || s.batch,
+        });
+        let target = sizes[..start]
+            .iter()
+            .copied()
+            .chain(std::iter::once(merged))
+            .chain(sizes[end + 1..].iter().copied())
+            .collect();
+        self.view_to(node, input, target, scope)
+    }
+
+    /// One Reshape of `input` to `target`, the sizes the op gives by its own rule rather
+    /// than read off torch's record: at a traced batch the record cannot tell the batch
+    /// from another dimension of the same size (`unsqueeze(0)` at batch 1 records `[1, 1,
+    /// …]`). At a traced batch the result must keep the batch alone first; the result is
+    /// then checked against torch's record like every other.
+    pub(super) fn view_to(
+        &mut self,
+        node: &Node,
+        input: &str,
+        target: Vec<Size>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let first = target.first().copied();
+        if matches!(self.batch, BatchDim::Traced(_)) && first != Some(Size::batch(1)) {
+            return Err(arg_error(format!(
+                "its result {} does not keep {} alone first; declare the batch dynamic when exporting (`dynamic_shapes` with `Dim(\"batch\")`) to move or fold it",
+                tensor::show(&target),
+                self.batch
+            )));
+        }
+        let x = self.tensor(input)?;
+        let y = x.reshaped(&mut self.g, scope, &target)?;
+        self.bind_tensor(node, 0, y)
     }
 
     /// `type_as(self, other)` of an activation already of `other`'s element type (rotary

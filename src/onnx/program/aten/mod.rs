@@ -5,7 +5,11 @@
 //! naming the node, never a silently different graph. Which function lowers which overload
 //! is the table in [`registry`].
 
+use crate::aten::args::Args;
+use crate::aten::program::{Argument, Node};
 use crate::onnx::OnnxError;
+
+use super::lower::Lowering;
 
 mod attention;
 mod compare;
@@ -64,6 +68,27 @@ fn per_sample_axis(dim: i64, rank: usize) -> Result<usize, OnnxError> {
         _ => Err(arg_error(format!(
             "dimension {dim} is out of range for a rank-{rank} tensor"
         ))),
+    }
+}
+
+impl Lowering<'_, '_> {
+    /// Refuses `op`'s `dtype` argument (and `half_to_float`) unless it keeps the element
+    /// type: torch's record of the result has the input's (`softmax(x, dim,
+    /// dtype=torch.float32)` of a float32 `x` is plain softmax).
+    fn same_dtype(&self, node: &Node, args: &Args<'_>, op: &str) -> Result<(), OnnxError> {
+        let asks = !matches!(args.get("dtype"), None | Some(Argument::None))
+            || args.bool_or("half_to_float", false).or_shape()?;
+        if !asks {
+            return Ok(());
+        }
+        let input = self.tensor(args.tensor("self").or_shape()?)?.value().elem();
+        let output = self.recorded_elem(self.output_name(node, 0)?)?;
+        if input == output {
+            return Ok(());
+        }
+        Err(arg_error(format!(
+            "{op} from {input} to {output} is not exported: it computes in another element type"
+        )))
     }
 }
 

@@ -66,13 +66,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         op: &'static str,
     ) -> Result<(), OnnxError> {
-        let converts = !matches!(args.get("dtype"), None | Some(Argument::None))
-            || args.bool_or("half_to_float", false).or_shape()?;
-        if converts {
-            return Err(arg_error(
-                "softmax with a dtype change is not exported".into(),
-            ));
-        }
+        self.same_dtype(node, args, op)?;
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let axis = tensor::axis(args.int_or("dim", -1).or_shape()?, x.rank())?;
         let y = x.softmax(&mut self.g, scope, op, axis)?;

@@ -35,15 +35,6 @@ pub(super) fn reduction_axes(args: &Args<'_>, x: &Value) -> Result<Vec<usize>, O
     Ok(axes)
 }
 
-fn no_dtype(args: &Args<'_>) -> Result<(), OnnxError> {
-    match args.get("dtype") {
-        None | Some(Argument::None) => Ok(()),
-        Some(_) => Err(arg_error(
-            "a reduction with a dtype change is not exported".into(),
-        )),
-    }
-}
-
 impl<'p> Lowering<'p, '_> {
     /// `sum.dim_IntList`, `amax`, `amin` (`op`: `ReduceSum`, `ReduceMax`, `ReduceMin`).
     pub(super) fn reduce(
@@ -53,7 +44,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         op: &'static str,
     ) -> Result<(), OnnxError> {
-        no_dtype(args)?;
+        self.same_dtype(node, args, op)?;
         self.reduce_as(node, args, scope, op)
     }
 
@@ -132,7 +123,7 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        no_dtype(args)?;
+        self.same_dtype(node, args, "linalg_vector_norm")?;
         let op = match args.float_or("ord", 2.0).or_shape()? {
             2.0 => "ReduceL2",
             1.0 => "ReduceL1",

@@ -93,6 +93,9 @@ pub(super) const OPS: &[Op] = &[
     op(&["sum.dim_IntList"], |l, n, a, s| {
         l.reduce(n, a, s, "ReduceSum")
     }),
+    op(&["prod.dim_int"], |l, n, a, s| {
+        l.reduce(n, a, s, "ReduceProd")
+    }),
     op(&["amax.default"], |l, n, a, s| {
         l.reduce(n, a, s, "ReduceMax")
     }),
@@ -328,9 +331,12 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, _| l.pass_through(n, a),
     ),
     op(&["unsqueeze.default"], |l, n, a, s| l.unsqueeze(n, a, s)),
-    op(&["squeeze.dim", "squeeze.dims"], |l, n, a, s| {
-        l.squeeze(n, a, s)
-    }),
+    op(
+        &["squeeze.dim", "squeeze.dims", "squeeze.default"],
+        |l, n, a, s| l.squeeze(n, a, s),
+    ),
+    op(&["t.default"], |l, n, a, s| l.t(n, a, s)),
+    op(&["flip.default"], |l, n, a, s| l.flip(n, a, s)),
     op(&["select.int"], |l, n, a, s| l.select(n, a, s)),
     op(&["unflatten.int"], |l, n, a, s| l.unflatten(n, a, s)),
     op(&["expand.default", "expand_as.default"], |l, n, a, s| {

@@ -7,7 +7,7 @@ use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::{Constant, Lowering};
-use super::super::tensor;
+use super::super::tensor::{self, Size};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
@@ -21,8 +21,10 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let input = args.tensor("self").or_shape()?;
         let x = self.tensor(input)?;
-        tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank() + 1)?;
-        self.view_as_recorded(node, input, scope)
+        let at = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank() + 1)?;
+        let mut target = x.sizes();
+        target.insert(at, Size::fixed(1));
+        self.view_to(node, input, target, scope)
     }
 
     /// `squeeze(self, dim)` / `squeeze(self, dims)`: size-1 dimensions dropped (others
@@ -35,23 +37,38 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let input = args.tensor("self").or_shape()?;
         let x = self.tensor(input)?;
-        let dims = match (args.get("dim"), args.get("dims")) {
-            (Some(Argument::Int(d)), None) => vec![*d],
-            (None, Some(Argument::Ints(ds))) => ds.clone(),
-            _ => {
-                return Err(arg_error(
-                    "squeeze without dimensions is not exported (it could drop the batch at batch 1); name the dimension".into(),
-                ))
-            }
+        // `squeeze.dims` names its list `dim` too; `squeeze.default` squeezes every size-1
+        // dimension but the batch (torch's rule at a batch that is not 1).
+        let dims: Vec<i64> = match args.get("dim") {
+            Some(Argument::Int(d)) => vec![*d],
+            Some(Argument::Ints(ds)) => ds.clone(),
+            None => x
+                .sizes()
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| !s.batch && s.count == 1)
+                .map(|(i, _)| i as i64)
+                .collect(),
+            Some(other) => return Err(arg_error(format!("argument `dim` is {}", other.kind()))),
         };
+        let mut drop = vec![false; x.rank()];
         for &d in &dims {
-            if tensor::axis(d, x.rank())? == x.batch_axis() {
+            let axis = tensor::axis(d, x.rank())?;
+            if axis == x.batch_axis() {
                 return Err(arg_error(
                     "squeeze of the batch dimension would freeze the batch at 1".into(),
                 ));
             }
+            drop[axis] = true;
         }
-        self.view_as_recorded(node, input, scope)
+        let target = x
+            .sizes()
+            .into_iter()
+            .zip(drop)
+            .filter(|(s, drop)| !(*drop && s.count == 1))
+            .map(|(s, _)| s)
+            .collect();
+        self.view_to(node, input, target, scope)
     }
 
     /// `select(self, dim, index)`: `x[:, i]` on a dimension other than the batch, a Slice

@@ -1,0 +1,378 @@
+"""torch's own op database (`op_db`, the OpInfo suite) through `.pt2` -> `ckpt to-onnx`.
+
+Shared by scripts/opinfo-sweep (the whole database, its table in docs/opinfo.md) and
+test_opinfo.py (a fast subset in the interop tier), so both judge a sample the same way.
+
+The population: every op of `op_db` that supports float32 on the CPU, and of its float32
+samples (`op.sample_inputs("cpu", torch.float32)`, drawn after `torch.manual_seed(0)`)
+those whose input is a tensor and the only tensor argument (the other arguments become
+constants of the module), whose op is deterministic and returns a tensor or a flat tuple
+or list of tensors; of an op with more than `MAX_SAMPLES` such samples, that many evenly
+spaced ones. Each sample is a module `forward(x) = op(x, *args, **kwargs)`,
+exported with `torch.export.export` (a dynamic `Dim("batch")` on axis 0 when the input
+has rank >= 2; when torch cannot keep that axis dynamic for this op, at a fixed batch),
+saved, and converted with `ckpt to-onnx`.
+
+A sample's `verdict` is one of `VERDICTS`:
+
+- `ok`: the file passes `onnx.checker.check_model(full_check=True)`, imports opset 11
+  only, is ATC-clean (no `BANNED_OPS`, every op in `atc_opset11_ops.txt`), and
+  onnxruntime returns torch eager's outputs on the sample's input: the same number of
+  outputs, each with torch's shape, dtype and values (max |diff| <= 1e-4 * max(1,
+  max |ref|), NaN where torch has NaN). When the file's batch is a `dim_param` (always
+  with a dynamic batch, and when ckpt made a traced batch dynamic), also on an input of
+  another batch size made of the sample's rows;
+- `refused`: ckpt exited 1 with one error line (`detail`: that line);
+- `wrong`: anything else ckpt did: a file that differs from torch in any way above, an
+  invalid or non-ATC-clean file, a crash or a timeout (`detail` says which);
+- `not-exported`: torch.export itself cannot export the module (not ckpt's business).
+
+Orthogonal to the verdict, `mixes` says whether the op mixes values along the batch axis
+(the first: ckpt follows a traced batch on it too) on this sample (at least two rows;
+`None` otherwise): the input's rows are redrawn one at a time
+and an output element that changes for two different rows depends on both. Such an op
+cannot be exported with a dynamic batch without mixing samples, so ckpt refuses it; these
+samples are counted apart from those that keep the batch independent.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from _coverage import BANNED_OPS, OPSET, atc_ops
+
+VERDICTS = ("ok", "refused", "wrong", "not-exported")
+TOLERANCE = 1e-4
+# Samples per op: some ops have over a thousand (every pooling parameter combination); the
+# first of every evenly spaced stretch keeps their variety at a bounded cost.
+MAX_SAMPLES = 8
+DETAIL_CHARS = 400
+
+
+@dataclass
+class Result:
+    """One sample's outcome."""
+    op: str
+    sample: int
+    shape: list
+    args: str
+    dynamic: bool
+    mixes: object  # True, False, or None (rank < 2 or a single row: nothing to mix)
+    verdict: str
+    detail: str = ""
+
+    def as_dict(self):
+        return asdict(self)
+
+
+class Skip(Exception):
+    """The sample is outside the population (`reason`)."""
+
+
+def load_op_db():
+    from torch.testing._internal.common_methods_invocations import op_db
+    return op_db
+
+
+def op_key(op):
+    return f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
+
+
+def _tensors(obj):
+    leaves, _ = torch.utils._pytree.tree_flatten(obj)
+    return [x for x in leaves if isinstance(x, torch.Tensor)]
+
+
+def samples(op):
+    """The float32 samples of `op` in the population, as (index, sample), deterministic."""
+    if not op.supports_dtype(torch.float32, "cpu"):
+        return []
+    torch.manual_seed(0)
+    try:
+        drawn = list(op.sample_inputs("cpu", torch.float32, requires_grad=False))
+    except Exception:  # noqa: BLE001 - an op whose samples cannot be drawn has none
+        return []
+    keep = []
+    for index, s in enumerate(drawn):
+        if not isinstance(s.input, torch.Tensor) or s.input.dtype != torch.float32:
+            continue
+        if _tensors((s.args, s.kwargs)):
+            continue
+        keep.append((index, s))
+    return keep
+
+
+class OpModule(torch.nn.Module):
+    """`forward(x) = op(x, *args, **kwargs)`, the other arguments constants."""
+
+    def __init__(self, fn, args, kwargs):
+        super().__init__()
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+
+    def forward(self, x):
+        return self.fn(x, *self.args, **self.kwargs)
+
+
+def flat_outputs(out):
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)) and out and all(isinstance(o, torch.Tensor) for o in out):
+        return list(out)
+    raise Skip(f"returns {type(out).__name__}, not tensors")
+
+
+def describe_args(s):
+    text = ", ".join([*(repr(a) for a in s.args), *(f"{k}={v!r}" for k, v in s.kwargs.items())])
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def same(ref, got):
+    """Whether onnxruntime's `got` is torch's `ref`: shape, dtype, values (NaN as NaN)."""
+    ref_np = ref.detach().numpy()
+    if tuple(got.shape) != tuple(ref_np.shape):
+        return f"shape {tuple(got.shape)}, torch {tuple(ref_np.shape)}"
+    if got.dtype != ref_np.dtype:
+        return f"dtype {got.dtype}, torch {ref_np.dtype}"
+    if ref_np.size == 0:
+        return None
+    if ref_np.dtype == np.bool_ or np.issubdtype(ref_np.dtype, np.integer):
+        return None if np.array_equal(got, ref_np) else "values differ"
+    ref64, got64 = ref_np.astype(np.float64), got.astype(np.float64)
+    if not np.array_equal(np.isnan(ref64), np.isnan(got64)):
+        return "NaN where torch has none (or the reverse)"
+    finite = ~np.isnan(ref64)
+    if not np.array_equal(np.isinf(ref64[finite]), np.isinf(got64[finite])) or not \
+            np.array_equal(ref64[np.isinf(ref64)], got64[np.isinf(ref64)]):
+        return "infinities differ"
+    mask = np.isfinite(ref64)
+    if not mask.any():
+        return None
+    diff = np.abs(ref64[mask] - got64[mask]).max()
+    scale = max(1.0, float(np.abs(ref64[mask]).max()))
+    return None if diff <= TOLERANCE * scale else f"max|diff| {diff:.3g} (max|ref| {scale:.3g})"
+
+
+def deterministic(fn, x):
+    a = flat_outputs(fn(x.clone()))
+    b = flat_outputs(fn(x.clone()))
+    return len(a) == len(b) and all(
+        p.shape == q.shape and torch.equal(torch.nan_to_num(p), torch.nan_to_num(q))
+        for p, q in zip(a, b))
+
+
+def mixes_batch(fn, x):
+    """Whether some output element changes when two different rows of `x` are redrawn
+    (each alone); None when `x` is a scalar or has fewer than two rows."""
+    if x.dim() < 1 or x.shape[0] < 2:
+        return None
+    base = flat_outputs(fn(x.clone()))
+    gen = torch.Generator().manual_seed(7)
+    touched = [torch.zeros(o.shape, dtype=torch.int64) for o in base]
+    for row in range(x.shape[0]):
+        y = x.clone()
+        y[row] = torch.randn(y[row].shape, generator=gen) * (x.abs().max() + 1)
+        try:
+            outs = flat_outputs(fn(y))
+        except Exception:  # noqa: BLE001 - outside the op's domain: another row instead
+            y[row] = x[(row + 1) % x.shape[0]]
+            try:
+                outs = flat_outputs(fn(y))
+            except Exception:  # noqa: BLE001
+                return None
+        if [o.shape for o in outs] != [o.shape for o in base]:
+            return True  # the output's shape depends on one row's values
+        for t, o, b in zip(touched, outs, base):
+            changed = ~((o == b) | (torch.isnan(o) & torch.isnan(b))) if o.is_floating_point() \
+                else o != b
+            t += changed.to(torch.int64)
+    return any(bool((t > 1).any()) for t in touched)
+
+
+def export(module, x, path):
+    """Saves `module` at `x` with a dynamic batch when rank >= 2; returns whether the batch
+    is dynamic. Falls back to a fixed batch when torch cannot keep axis 0 dynamic."""
+    from torch.export import Dim
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if x.dim() >= 2:
+            try:
+                program = torch.export.export(module, (x,),
+                                              dynamic_shapes={"x": {0: Dim("batch")}})
+                torch.export.save(program, str(path))
+                return True
+            except Exception:  # noqa: BLE001 - retried at a fixed batch below
+                pass
+        program = torch.export.export(module, (x,))
+        torch.export.save(program, str(path))
+        return False
+
+
+def last_line(text):
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    line = lines[-1] if lines else ""
+    return line if len(line) <= DETAIL_CHARS else line[:DETAIL_CHARS - 3] + "..."
+
+
+def other_batch(x):
+    """An input of another batch size made of `x`'s rows (so each row stays in the
+    sample's domain)."""
+    rows = x.shape[0]
+    index = torch.tensor([(3 * i + 1) % rows for i in range(rows + 2)])
+    return x[index].contiguous()
+
+
+def check_file(path, fn, inputs):
+    """Why the ONNX file at `path` is not torch's `fn` on `inputs`, or None."""
+    import onnx
+    import onnxruntime as ort
+    model = onnx.load(str(path))
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except Exception as e:  # noqa: BLE001
+        return f"invalid file: {last_line(str(e))}"
+    if [(o.domain, o.version) for o in model.opset_import] != [("", OPSET)]:
+        return f"opset imports {[(o.domain, o.version) for o in model.opset_import]}"
+    ops = {n.op_type for n in model.graph.node}
+    unclean = sorted(ops & set(BANNED_OPS) | (ops - atc_ops()))
+    if unclean:
+        return f"not ATC-clean: {', '.join(unclean)}"
+    batch_dim = model.graph.input[0].type.tensor_type.shape.dim
+    if batch_dim and batch_dim[0].dim_param and len(inputs) == 1:
+        # ckpt made a traced batch dynamic: the file must hold at other batch sizes too.
+        inputs = [*inputs, other_batch(inputs[0])]
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    for x in inputs:
+        try:
+            ref = flat_outputs(fn(x.clone()))
+        except Exception:  # noqa: BLE001 - torch refuses this size: nothing to compare
+            continue
+        try:
+            got = session.run(None, {name: x.numpy()})
+        except Exception as e:  # noqa: BLE001
+            return f"onnxruntime fails at input {tuple(x.shape)}: {last_line(str(e))}"
+        if len(got) != len(ref):
+            return f"{len(got)} outputs, torch {len(ref)}"
+        for k, (r, g) in enumerate(zip(ref, got)):
+            why = same(r, g)
+            if why:
+                return f"output {k} at input {tuple(x.shape)}: {why}"
+    return None
+
+
+def run_sample(ckpt, key, fn, index, s, workdir, timeout=120):
+    """The `Result` of one sample; raises `Skip` for samples outside the population."""
+    x = s.input.detach().clone()
+    module = OpModule(fn, s.args, s.kwargs).eval()
+    fn = module.forward
+    try:
+        flat_outputs(fn(x.clone()))
+        if not deterministic(fn, x):
+            raise Skip("not deterministic")
+    except Skip:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise Skip(f"eager fails: {e}") from e
+    try:
+        mixes = mixes_batch(fn, x)
+    except Skip:
+        raise
+    except Exception:  # noqa: BLE001 - nothing to conclude
+        mixes = None
+    result = Result(op=key, sample=index, shape=list(x.shape), args=describe_args(s),
+                    dynamic=False, mixes=mixes, verdict="")
+    archive = Path(workdir) / f"s{index}.pt2"
+    out = Path(workdir) / f"s{index}.onnx"
+    try:
+        result.dynamic = export(module, x, archive)
+    except Exception as e:  # noqa: BLE001
+        result.verdict, result.detail = "not-exported", last_line(f"{type(e).__name__}: {e}")
+        return result
+    try:
+        proc = subprocess.run([str(ckpt), "to-onnx", str(archive), "-o", str(out)],
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        result.verdict, result.detail = "wrong", f"ckpt timed out after {timeout} s"
+        return result
+    if proc.returncode != 0:
+        lines = proc.stderr.splitlines()
+        first = lines[0] if lines else ""
+        if proc.returncode == 1 and first.startswith("ckpt: error: "):
+            if first.endswith(":"):
+                # A list of reasons follows (the ATC rules a graph breaks): the first.
+                first = f"{first} {lines[1].strip()}" if len(lines) > 1 else first
+            result.verdict = "refused"
+            result.detail = last_line(first.replace(f"ckpt: error: {archive}: ", "", 1))
+        else:
+            result.verdict = "wrong"
+            result.detail = f"ckpt exit {proc.returncode}: {last_line(proc.stderr)}"
+        return result
+    why = check_file(out, fn, [x])
+    result.verdict, result.detail = ("wrong", why) if why else ("ok", "")
+    return result
+
+
+def spread(items, most):
+    """At most `most` of `items`, evenly spaced from the first (all when there are few)."""
+    if len(items) <= most:
+        return items
+    return [items[k * len(items) // most] for k in range(most)]
+
+
+def run_op(ckpt, op, only=None, timeout=120, most=MAX_SAMPLES):
+    """The samples of `op` in the population (at most `most`, evenly spaced; or those whose
+    index is in `only`): the `Result`s, and how many drawn samples were outside the
+    population."""
+    key = op_key(op)
+    results, skipped = [], 0
+    drawn = samples(op) if only is not None else spread(samples(op), most)
+    with tempfile.TemporaryDirectory(prefix="ckpt-opinfo-") as workdir:
+        for index, s in drawn:
+            if only is not None and index not in only:
+                continue
+            try:
+                results.append(run_sample(ckpt, key, op.op, index, s, workdir, timeout))
+            except Skip:
+                skipped += 1
+            except Exception as e:  # noqa: BLE001 - the harness itself: say so, go on
+                print(f"opinfo: {key} #{index}: harness error {type(e).__name__}: {e}",
+                      file=sys.stderr)
+                skipped += 1
+            for f in Path(workdir).iterdir():
+                f.unlink()
+    return results, skipped
+
+
+# ---------------------------------------------------------------- reasons, for the table
+_NUMBERS = re.compile(r"\b\d+\b")
+_QUOTED = re.compile(r"`[^`]*`")
+_BRACKETS = re.compile(r"\[[^\]]*\]")
+
+
+def reason_group(detail):
+    """A refusal's reason with the node and the sizes left out, so that samples refused for
+    the same reason group together: `aten.foo.default: this op is not supported ...`."""
+    text = detail
+    # ckpt locates errors as "node `name` (#N, torch.ops.aten.op.overload[, module]): reason".
+    m = re.match(r"node `[^`]*` \(#\d+, (?:torch\.ops\.)?([\w.]+)[^)]*\): (.*)$", text)
+    if m:
+        text = f"{m.group(1)}: {m.group(2)}"
+    text = _QUOTED.sub("`…`", text)
+    text = _BRACKETS.sub("[…]", text)
+    text = _NUMBERS.sub("N", text)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def ckpt_binary(root):
+    p = Path(os.environ.get("CKPT_BIN", root / "target/release/ckpt"))
+    return p if p.is_absolute() else root / p

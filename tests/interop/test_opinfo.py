@@ -1,0 +1,82 @@
+"""torch's OpInfo database through `.pt2` -> `ckpt to-onnx`: a fast subset of what
+scripts/opinfo-sweep runs over the whole database (docs/opinfo.md), judged the same way
+(`_opinfo.py`): per op and sample ok / refused / wrong, and never a wrong file.
+
+The subset is the ops that move, insert, remove or merge the first axis (the batch) or
+work along it: `unsqueeze(0)` once gave a file whose output put the batch first where
+torch puts it second. Each of them is checked on at most `MOST` of its samples, and `x.unsqueeze(0)`, `x.permute(1, 0, 2)` and friends are checked to declare their
+batch `dim_param` on the dimension where torch's output has it.
+"""
+from pathlib import Path
+
+import onnx
+import pytest
+import torch
+
+import _opinfo
+from _util import ckpt_bin, ok, run_ckpt
+
+# Ops that insert, remove or move axis 0, merge it, index it, or reduce along it, and a
+# few element-wise ones for contrast.
+SUBSET = (
+    "unsqueeze", "squeeze", "squeeze.multiple", "flatten", "permute", "transpose", "t",
+    "select", "narrow", "expand", "reshape", "sum", "mean", "unbind", "split", "unflatten",
+    "softmax", "flip", "nn.functional.relu",
+)
+# Samples per op here (the sweep runs `_opinfo.MAX_SAMPLES`), evenly spaced.
+MOST = 5
+
+_OPS = None
+
+
+def op_named(name):
+    global _OPS
+    if _OPS is None:
+        _OPS = {_opinfo.op_key(op): op for op in _opinfo.load_op_db()}
+    return _OPS[name]
+
+
+@pytest.mark.parametrize("name", SUBSET)
+def test_no_opinfo_sample_gives_a_wrong_file(name):
+    results, _ = _opinfo.run_op(Path(ckpt_bin()), op_named(name), most=MOST)
+    assert results, f"{name}: no sample in the population"
+    wrong = [f"#{r.sample} {r.shape} ({r.args}): {r.detail}" for r in results
+             if r.verdict == "wrong"]
+    assert not wrong, "\n".join(wrong)
+    # A refusal is one line naming the reason.
+    for r in results:
+        if r.verdict == "refused":
+            assert r.detail and "\n" not in r.detail
+
+
+def test_the_mixing_classifier_tells_a_reduction_over_the_batch_from_one_beside_it():
+    x = torch.randn(4, 3)
+    assert _opinfo.mixes_batch(lambda t: t.sum(0), x) is True
+    assert _opinfo.mixes_batch(lambda t: t.sum(1), x) is False
+    assert _opinfo.mixes_batch(lambda t: t.unsqueeze(0), x) is False
+    assert _opinfo.mixes_batch(lambda t: t.flip(0), x) is False
+    assert _opinfo.mixes_batch(lambda t: t.cumsum(0), x) is True
+    assert _opinfo.mixes_batch(lambda t: t.sum(), torch.randn(1, 3)) is None
+
+
+class Layouts(torch.nn.Module):
+    def forward(self, x):
+        return (x.unsqueeze(0), x.permute(1, 0, 2), x.transpose(0, 2), x.unsqueeze(-1),
+                x[None, :, None], x)
+
+
+def test_outputs_keep_torchs_layout_with_the_batch_where_torch_has_it(tmp_path):
+    x = torch.randn(3, 4, 5)
+    program = torch.export.export(Layouts(), (x,),
+                                  dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+    archive, out = tmp_path / "layouts.pt2", tmp_path / "layouts.onnx"
+    torch.export.save(program, str(archive))
+    proc = ok(run_ckpt("to-onnx", archive, "-o", out))
+    assert "`output_0` [1, batch, 4, 5]" in proc.stderr, proc.stderr
+    model = onnx.load(str(out))
+    dims = [[d.dim_param or d.dim_value for d in o.type.tensor_type.shape.dim]
+            for o in model.graph.output]
+    assert dims == [[1, "batch", 4, 5], [4, "batch", 5], [5, 4, "batch"],
+                    ["batch", 4, 5, 1], [1, "batch", 1, 4, 5], ["batch", 4, 5]]
+    why = _opinfo.check_file(out, Layouts(), [x, torch.randn(7, 4, 5)])
+    assert why is None, why
