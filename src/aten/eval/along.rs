@@ -300,7 +300,7 @@ fn norm(op: &str, a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     let x = a.tensor("input")?;
     let eps = a.number_or("eps", 1e-5)? as f32;
     match op {
-        "layer_norm.default" | "rms_norm.default" => {
+        "layer_norm.default" | "rms_norm.default" | "native_layer_norm.default" => {
             let shape = a.ints("normalized_shape")?;
             let first = x
                 .rank()
@@ -313,6 +313,15 @@ fn norm(op: &str, a: &Args<'_>) -> Result<Vec<Tensor>, String> {
                 })
                 .ok_or_else(|| format!("normalized shape {shape:?} of a tensor {:?}", x.dims()))?;
             let axes: Vec<usize> = (first..x.rank()).collect();
+            if op == "native_layer_norm.default" {
+                // (output, mean, 1/std), the statistics with the normalised axes kept at 1.
+                let mean = x.reduce(&axes, true, Reduction::Mean)?;
+                let variance = x.reduce(&axes, true, Reduction::Variance(0.0))?;
+                let rstd = variance.map(|v| 1.0 / (v + eps).sqrt());
+                let y = standardised(&x, &axes, eps)?;
+                let y = affine(y, optional(a, "weight")?, optional(a, "bias")?, &shape)?;
+                return Ok(vec![y, mean, rstd]);
+            }
             let y = if op == "layer_norm.default" {
                 standardised(&x, &axes, eps)?
             } else {
@@ -459,6 +468,7 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "triu.default" | "tril.default" => one(triangle(a, op == "triu.default")),
         "unfold.default" => one(unfold(a)),
         "layer_norm.default"
+        | "native_layer_norm.default"
         | "rms_norm.default"
         | "group_norm.default"
         | "instance_norm.default"

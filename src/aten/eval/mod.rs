@@ -276,6 +276,12 @@ pub const EVALUATED: &[&str] = &[
     "triu.default",
     "tril.default",
     "fill_.Scalar",
+    "squeeze.default",
+    "mm.default",
+    "addmm.default",
+    "prod.dim_int",
+    "convolution.default",
+    "native_layer_norm.default",
 ];
 
 /// Node `node`'s outputs, computed from its tensor inputs, which `input` gives by value
@@ -357,13 +363,16 @@ pub fn evaluate(
             size.insert(at, 1);
             one(x.reshape(&size))
         }
-        "squeeze.dim" | "squeeze.dims" => {
+        "squeeze.dim" | "squeeze.dims" | "squeeze.default" => {
             let x = a.tensor("self")?;
-            let axes = a
-                .ints("dim")?
-                .into_iter()
-                .map(|d| axis(d, x.rank().max(1)))
-                .collect::<Result<Vec<_>, _>>()?;
+            let axes = if op == "squeeze.default" {
+                (0..x.rank()).collect()
+            } else {
+                a.ints("dim")?
+                    .into_iter()
+                    .map(|d| axis(d, x.rank().max(1)))
+                    .collect::<Result<Vec<_>, _>>()?
+            };
             let size: Vec<i64> = (0..x.rank())
                 .filter(|i| !(axes.contains(i) && x.dims()[*i] == 1))
                 .map(|i| x.dims()[i] as i64)
@@ -653,6 +662,32 @@ pub fn evaluate(
             one(a.tensor("input"))
         }
         "matmul.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("other")?)),
+        "mm.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("mat2")?)),
+        // beta·self + alpha·(mat1 @ mat2); with beta 0, `self` is not read (torch ignores its
+        // NaNs then).
+        "addmm.default" => {
+            let alpha = a.number_or("alpha", 1.0)? as f32;
+            let beta = a.number_or("beta", 1.0)? as f32;
+            let product =
+                Tensor::matmul(&a.tensor("mat1")?, &a.tensor("mat2")?)?.map(|v| alpha * v);
+            if beta == 0.0 {
+                return one(Ok(product));
+            }
+            one(Tensor::zip(
+                &a.tensor("self")?,
+                &product,
+                |c, p| beta * c + p,
+                None,
+            ))
+        }
+        "prod.dim_int" => {
+            if a.dtype()?.is_some_and(|d| d != FLOAT32) {
+                return Err("a product to a dtype other than float32".into());
+            }
+            let x = a.tensor("self")?;
+            let at = axis(a.int("dim")?, x.rank().max(1))?;
+            one(x.reduce(&[at], a.bool_or("keepdim", false)?, Reduction::Prod))
+        }
         "linear.default" => {
             let y = a.tensor("input")?.linear(&a.tensor("weight")?)?;
             one(match a.node_arg("bias") {

@@ -126,6 +126,8 @@ pub enum Reduction {
     Variance(f64),
     /// The L2 norm.
     Norm,
+    /// The product.
+    Prod,
 }
 
 impl Tensor {
@@ -638,6 +640,7 @@ impl Tensor {
                         ss / (n - c)
                     }
                     Reduction::Norm => r.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt(),
+                    Reduction::Prod => r.iter().map(|&x| f64::from(x)).product(),
                 };
                 y as f32
             })

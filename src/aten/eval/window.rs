@@ -287,7 +287,8 @@ fn conv(op: &str, a: &Args<'_>) -> Result<Tensor, String> {
     let kernel = w.dims()[2..].to_vec();
     let ones = vec![1; n_sp];
     let transposed_op = op.starts_with("conv_transpose")
-        || (op == "_convolution.default" && a.bool_or("transposed", false)?);
+        || (matches!(op, "_convolution.default" | "convolution.default")
+            && a.bool_or("transposed", false)?);
     let stride = per_axis(a, "stride", n_sp, &ones)?;
     let dilation = per_axis(a, "dilation", n_sp, &ones)?;
     let groups = u64::try_from(a.int_or("groups", 1)?).map_err(|_| "negative groups")?;
@@ -698,7 +699,8 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         | "conv_transpose1d.default"
         | "conv_transpose2d.input"
         | "conv_transpose3d.input"
-        | "_convolution.default" => one(conv(op, a)),
+        | "_convolution.default"
+        | "convolution.default" => one(conv(op, a)),
         "max_pool1d.default" | "max_pool1d_with_indices.default" | "avg_pool1d.default" => {
             Some(pool(op, a, 1))
         }
