@@ -134,6 +134,8 @@ pub enum Argument {
     String(String),
     SymInt(SymInt),
     SymInts(Vec<SymInt>),
+    /// The name of a symbolic float another node computes (`item()` of a 0-d tensor).
+    SymFloat(String),
     /// A dtype (`as_scalar_type`): the export schema's number (7 is float32, 5 int64).
     ScalarType(i64),
     /// A subgraph (`as_graph`): the body of a higher-order op (`wrap_with_autocast`).
@@ -178,6 +180,7 @@ impl Argument {
             Argument::String(_) => "as_string",
             Argument::SymInt(_) => "as_sym_int",
             Argument::SymInts(_) => "as_sym_ints",
+            Argument::SymFloat(_) => "as_sym_float",
             Argument::ScalarType(_) => "as_scalar_type",
             Argument::Graph(_) => "as_graph",
             Argument::Other(kind) => kind,
@@ -360,6 +363,11 @@ fn parse_argument(value: &Value) -> Result<Argument, String> {
         "as_string" => Argument::String(string(inner)?),
         "as_sym_int" => Argument::SymInt(parse_sym_int(inner)?),
         "as_sym_ints" => Argument::SymInts(list(inner, parse_sym_int)?),
+        "as_sym_float" => match union(inner)? {
+            ("as_float", v) => Argument::Float(float(v)?),
+            ("as_name", v) => Argument::SymFloat(string(v)?),
+            _ => Argument::Other(kind.to_owned()),
+        },
         "as_scalar_type" => Argument::ScalarType(int(inner)?),
         "as_graph" => Argument::Graph(Box::new(
             Graph::deserialize(field(inner, "graph")?).map_err(|e| e.to_string())?,

@@ -606,6 +606,10 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    not_evaluated(
+        schema("item.default", &["self"], &[]),
+        "its result is a number, not a tensor: a constant's is read where an argument names it",
+    ),
     schema(
         "layer_norm.default",
         &[
@@ -752,6 +756,26 @@ pub const SCHEMAS: &[Schema] = &[
     schema("ne.Scalar", &["self", "other"], &[]),
     schema("ne.Tensor", &["self", "other"], &[]),
     schema("neg.default", &["self"], &[]),
+    schema(
+        "new_empty.default",
+        &["self", "size"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema(
+        "new_full.default",
+        &["self", "size", "fill_value"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema(
+        "new_ones.default",
+        &["self", "size"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema(
+        "new_zeros.default",
+        &["self", "size"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
     schema("one_hot.default", &["self", "num_classes"], &[]),
     schema(
         "ones.default",

@@ -283,7 +283,7 @@ impl GraphBuilder {
         &mut self,
         hint: &str,
         dims: Vec<u64>,
-        values: &[f32],
+        values: &[f64],
         elem: ElemType,
     ) -> Result<Weight, OnnxError> {
         if dims.iter().product::<u64>() != values.len() as u64 {
@@ -293,7 +293,7 @@ impl GraphBuilder {
         }
         let mut raw = Vec::with_capacity(values.len() * 8);
         for &v in values {
-            raw.extend(elem.encode(f64::from(v)).ok_or_else(|| OnnxError::Shape {
+            raw.extend(elem.encode(v).ok_or_else(|| OnnxError::Shape {
                 what: format!("`{hint}`: the value {v} is not a {elem} value"),
             })?);
         }
@@ -395,8 +395,12 @@ impl GraphBuilder {
     /// value a node computes (anything else needs an `Identity`, which ATC refuses): an
     /// output that is a graph input, or a value already returned, is returned as its copy,
     /// a Reshape that keeps every dimension (shape `[0, 0, …]`). Each name must be new to
-    /// the graph.
+    /// the graph. A graph breaking ONNX's type constraints ([`super::typing`]) is refused.
     pub fn finish_placed(mut self, outputs: &[(Value, String, usize)]) -> Result<Model, OnnxError> {
+        let violations = super::typing::violations(&self.nodes, &self.elems);
+        if !violations.is_empty() {
+            return Err(OnnxError::Typing { violations });
+        }
         let mut outputs = outputs.to_vec();
         let mut returned: HashSet<String> = HashSet::new();
         for (value, name, _) in &mut outputs {

@@ -24,6 +24,7 @@ pub mod program;
 pub mod proto;
 pub mod script;
 pub(crate) mod store;
+pub(crate) mod typing;
 pub(crate) mod weights;
 pub(crate) mod write;
 
@@ -179,6 +180,13 @@ pub enum OnnxError {
     /// The built graph breaks rules Ascend's ATC needs; nothing was written.
     Atc {
         /// One line per broken rule.
+        violations: Vec<String>,
+    },
+    #[error("the graph would break ONNX's type rules (a ckpt defect: please report it; nothing was written):\n  {}", violations.join("\n  "))]
+    /// The built graph gives an op inputs of element types ONNX does not allow together;
+    /// nothing was written.
+    Typing {
+        /// One line per broken rule, naming the node.
         violations: Vec<String>,
     },
     #[error("{what}")]

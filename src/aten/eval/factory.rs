@@ -3,7 +3,7 @@
 //! the `*_like` factories, and the in-place ops that change no value in eval mode or copy
 //! one (the dropouts, `copy_`, `fill_`).
 
-use super::tensor::{element_count, Tensor};
+use super::tensor::{element_count, Tensor, Values};
 use super::{is_integer, Args};
 use crate::aten::program::Argument;
 
@@ -128,6 +128,21 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
                 filled(x.dims().to_vec(), integer, |_| fill)
             })()
         }
+        // `self` gives only the default dtype (torch records the result's).
+        "new_zeros.default" | "new_ones.default" | "new_empty.default" => (|| {
+            let fill = if op == "new_ones.default" { 1.0 } else { 0.0 };
+            let like = matches!(a.tensor("self")?.values(), Values::I64(_));
+            filled(sizes(a)?, integer_result(a, like)?, |_| fill)
+        })(),
+        "new_full.default" => (|| {
+            let (fill, _) = number(a, "fill_value")?;
+            let like = matches!(a.tensor("self")?.values(), Values::I64(_));
+            let integer = integer_result(a, like)?;
+            if integer && !fill.is_finite() {
+                return Err(format!("an integer tensor full of {fill}"));
+            }
+            filled(sizes(a)?, integer, |_| fill)
+        })(),
         "empty.memory_format" => (|| filled(sizes(a)?, integer_result(a, false)?, |_| 0.0))(),
         "fill_.Scalar" => (|| {
             let x = a.tensor("self")?;

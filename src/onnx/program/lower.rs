@@ -40,6 +40,9 @@ pub(super) enum Bound {
     /// `sym_size(x, 0) * heads`, or the size of a dimension the batch is folded into, is
     /// k·N). Only size lists read it: a view follows torch's recorded output sizes.
     BatchTimes(u64),
+    /// A number torch reads back from a constant (`item()` of a stored stride): known at
+    /// export, so an argument naming it is that literal ([`Lowering::with_known_numbers`]).
+    Number(f64),
     /// A tensor with the same values for every sample: a constant expanded over the batch
     /// (`class_token.expand(n, -1, -1)`), a factory sized by it (`zeros(n, h, w)`), or
     /// anything computed from those and constants alone. torch's value is `tensor`
@@ -297,7 +300,7 @@ fn input_sizes<'g>(graph: &'g Graph, arg: &str) -> Result<(&'g [SymInt], ElemTyp
 /// The names argument `arg` reads: tensors and symbolic sizes (`sym_size_int_2`).
 fn names_read(arg: &Argument) -> Vec<&str> {
     match arg {
-        Argument::SymInt(SymInt::Name(name)) => vec![name],
+        Argument::SymInt(SymInt::Name(name)) | Argument::SymFloat(name) => vec![name],
         Argument::SymInts(sizes) => sizes
             .iter()
             .filter_map(|s| match s {
@@ -386,6 +389,9 @@ impl Lowering<'_, '_> {
             }),
             Bound::BatchTimes(_) => Err(OnnxError::Shape {
                 what: format!("the batch size `{name}` is used as a tensor"),
+            }),
+            Bound::Number(v) => Err(OnnxError::Shape {
+                what: format!("the number `{name}` ({v}) is used as a tensor"),
             }),
             Bound::Uniform { label, .. } => Err(OnnxError::Shape {
                 what: format!("`{name}` ({label}) has the same values for every sample (a constant expanded over the batch, or a factory sized by it); it is exported where it meets an activation (arithmetic, where, cat), not as this op's input"),
@@ -861,6 +867,64 @@ impl Lowering<'_, '_> {
             },
         );
         Ok(())
+    }
+
+    /// Binds `node`'s symbolic output (an int or a float) to the number `value`.
+    pub fn bind_number(&mut self, node: &Node, value: f64) -> Result<(), OnnxError> {
+        match node.outputs.as_slice() {
+            [Argument::SymInt(crate::aten::program::SymInt::Name(name))
+            | Argument::SymFloat(name)] => {
+                self.values.insert(name.clone(), Bound::Number(value));
+                Ok(())
+            }
+            _ => Err(OnnxError::Shape {
+                what: "its output is not one named symbolic number".into(),
+            }),
+        }
+    }
+
+    /// `node` with every argument naming a known number ([`Bound::Number`]) replaced by
+    /// that literal (an int where torch has a symbolic int), or `None` when it names none.
+    pub fn with_known_numbers(&self, node: &Node) -> Option<Node> {
+        let known = |name: &str| match self.values.get(name) {
+            Some(Bound::Number(v)) => Some(*v),
+            _ => None,
+        };
+        let literal = |arg: &Argument| -> Option<Argument> {
+            match arg {
+                Argument::SymFloat(name) => known(name).map(Argument::Float),
+                Argument::SymInt(SymInt::Name(name)) => {
+                    known(name).map(|v| Argument::Int(v as i64))
+                }
+                Argument::SymInts(sizes) => {
+                    let mut any = false;
+                    let sizes = sizes
+                        .iter()
+                        .map(|s| match s {
+                            SymInt::Name(name) => known(name).map_or_else(
+                                || s.clone(),
+                                |v| {
+                                    any = true;
+                                    SymInt::Int(v as i64)
+                                },
+                            ),
+                            other => other.clone(),
+                        })
+                        .collect();
+                    any.then_some(Argument::SymInts(sizes))
+                }
+                _ => None,
+            }
+        };
+        let mut changed = node.clone();
+        let mut any = false;
+        for input in &mut changed.inputs {
+            if let Some(arg) = literal(&input.arg) {
+                input.arg = arg;
+                any = true;
+            }
+        }
+        any.then_some(changed)
     }
 
     /// Binds a symbolic-int output to the batch times `count`.

@@ -8,6 +8,7 @@
 //! `Less` and `Greater` only (`LessOrEqual`/`GreaterOrEqual` come at 12), so `ne`, `ge`
 //! and `le` are the `Not` of `eq`, `lt` and `gt`: the same for every value but NaN.
 
+use crate::aten::eval;
 use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Value, Weight};
@@ -112,12 +113,12 @@ impl<'p> Lowering<'p, '_> {
         Ok(match e {
             Elementwise::Tensor(t) if self.is_constant(t) => {
                 let (dims, values) = self.constant_values(t)?;
-                let values: Vec<f32> = match elem {
+                let values: Vec<f64> = match elem {
                     ElemType::Bool => values
                         .iter()
-                        .map(|&v| f32::from(u8::from(v != 0.0)))
+                        .map(|&v| f64::from(u8::from(v != 0.0)))
                         .collect(),
-                    _ => values,
+                    _ => values.into_iter().map(f64::from).collect(),
                 };
                 Typed::Constant(self.g.typed_constant(t, dims, &values, elem)?)
             }
@@ -316,7 +317,8 @@ impl<'p> Lowering<'p, '_> {
         self.bind(node, 0, out.swap_remove(0))
     }
 
-    /// `to.dtype`, `to.dtype_layout`, `to.device`, `_to_copy`: a `Cast` to the type torch
+    /// `to.dtype`, `to.dtype_layout`, `to.device`, `_to_copy`, `type_as` (whose `other`
+    /// gives only the type): a `Cast` to the type torch
     /// recorded for the result (nothing when it is the same; the device does not change
     /// the values); a constant is converted at export (toward zero for integers, `!= 0`
     /// for bool).
@@ -338,11 +340,16 @@ impl<'p> Lowering<'p, '_> {
                     ElemType::Int64 | ElemType::Int32 => v.trunc(),
                 })
                 .collect();
-            return self.bind_folded_f32(node, 0, dims, values);
+            let tensor =
+                eval::Tensor::f32(dims, values).map_err(|what| OnnxError::Shape { what })?;
+            return match self.uniform_axis(name) {
+                Some(_) => self.bind_uniform(node, 0, tensor),
+                None => self.bind_folded(node, 0, tensor),
+            };
         }
-        let x = self.any_activation(name)?;
-        let y = emit::cast(&mut self.g, scope, &x, to);
-        self.bind(node, 0, y)
+        let x = self.tensor(name)?;
+        let y = emit::cast(&mut self.g, scope, x.value(), to);
+        self.bind_tensor(node, 0, x.with_value(y)?)
     }
 }
 

@@ -2,7 +2,7 @@
 //! `Gather` on the weight initializer along axis 0 (a constant table lookup, which ATC
 //! parses; never a Gather on a computed shape). Indices that are constants (the positions
 //! `torch.arange(L)` of a position embedding) are looked up at export and written as a
-//! constant instead.
+//! constant instead. `gather` from a constant row by computed indices is the same lookup.
 
 use crate::aten::eval::MAX_ELEMENTS;
 use crate::aten::program::Node;
@@ -85,6 +85,70 @@ impl<'p> Lowering<'p, '_> {
             vec![shape],
         );
         self.bind(node, 0, out.swap_remove(0))
+    }
+
+    /// `gather(self, dim, index)` from a constant `self` that holds one row along `dim`
+    /// (every other axis of size 1, or the batch over which it is the same), by indices
+    /// computed per sample: then `out[…, i, …] = row[index[…, i, …]]`, a lookup of the
+    /// indices in that row, written as `Gather` on an initializer like an embedding
+    /// (RoBERTa's token types: `gather(buffer.expand(B, -1), 1, position_ids)`). A
+    /// gather from a computed tensor, or from a table that varies along another axis, is
+    /// refused.
+    pub(super) fn gather(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let data = args.tensor("self").or_shape()?;
+        let index = args.tensor("index").or_shape()?;
+        if !self.is_constant(data) {
+            return Err(arg_error(format!(
+                "gather from `{data}`, a computed tensor, is not exported; only a lookup in a constant row is"
+            )));
+        }
+        let idx = self.tensor(index)?;
+        if !idx.value().elem().is_integer() {
+            return Err(arg_error(format!(
+                "the indices `{index}` are a {} tensor",
+                idx.value().elem()
+            )));
+        }
+        let table = self.constant_tensor(data)?;
+        let dims = table.dims().to_vec();
+        let dim = args
+            .optional_int("dim")
+            .or_shape()?
+            .ok_or_else(|| arg_error("gather without `dim`".into()))?;
+        let dim = super::super::tensor::axis(dim, dims.len())?;
+        let batch_matches = match self.uniform_axis(data) {
+            Some(axis) => axis == idx.batch_axis(),
+            None => false,
+        };
+        let one_row = dims.iter().enumerate().all(|(a, &d)| a == dim || d == 1);
+        if !one_row || !batch_matches || dim == idx.batch_axis() || idx.rank() != dims.len() {
+            return Err(arg_error(format!(
+                "gather along dimension {dim} of `{data}` (per sample {dims:?}) by computed indices is exported only when the table is the same for every sample and holds one row along that dimension"
+            )));
+        }
+        let elem = self.recorded_elem(self.output_name(node, 0)?)?;
+        let row: Vec<f64> = match table.to_i64() {
+            Ok(v) if elem.is_integer() => v.into_iter().map(|v| v as f64).collect(),
+            _ => table.to_f32().into_iter().map(f64::from).collect(),
+        };
+        let lookup = self
+            .g
+            .typed_constant(data, vec![row.len() as u64], &row, elem)?;
+        let shape = idx.value().shape().to_vec();
+        let out = self.g.node(
+            "Gather",
+            scope,
+            vec![lookup.name().to_owned(), idx.value().name().to_owned()],
+            vec![("axis", Attr::Int(0))],
+            vec![shape],
+        );
+        let y = super::super::emit::single(out);
+        self.bind_tensor(node, 0, idx.with_value(y)?)
     }
 }
 

@@ -290,21 +290,6 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, y)
     }
 
-    /// `type_as(self, other)` of an activation already of `other`'s element type (rotary
-    /// embeddings cast back to the activation's type): the input itself.
-    pub(super) fn type_as(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
-        let input = args.tensor("self").or_shape()?;
-        let x = self.tensor(input)?;
-        let want = self.recorded_elem(self.output_name(node, 0)?)?;
-        if x.value().elem() != want {
-            return Err(arg_error(format!(
-                "type_as converts a {} tensor to {want}; convert it with `.to(dtype)`",
-                x.value().elem()
-            )));
-        }
-        self.bind_tensor(node, 0, x)
-    }
-
     /// `clone`, `contiguous`, `alias`, `detach`: the input itself.
     pub(super) fn pass_through(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("self").or_shape()?)?;

@@ -2,6 +2,7 @@
 //! wherever the batch is (softmax and layer_norm not along it).
 
 use crate::aten::program::{Argument, Node};
+use crate::onnx::elem::ElemType;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
 
@@ -194,8 +195,15 @@ impl<'p> Lowering<'p, '_> {
         a: Elementwise<'_>,
         b: Elementwise<'_>,
     ) -> Result<(), OnnxError> {
-        let a = self.emitted_operand(&a, scope)?;
-        let b = self.emitted_operand(&b, scope)?;
+        // torch's promoted result type: every operand is computed at it.
+        let elem = self.recorded_elem(self.output_name(node, 0)?)?;
+        if elem == ElemType::Bool {
+            return Err(arg_error(format!(
+                "{op} of bool tensors is not exported (ONNX's {op} takes numbers)"
+            )));
+        }
+        let a = self.operand_at(&a, scope, elem)?;
+        let b = self.operand_at(&b, scope, elem)?;
         let y = match (&a, &b) {
             (Emitted::Activation(x), Emitted::Activation(y)) => {
                 if !x.same_batch(y) {
@@ -227,6 +235,55 @@ impl<'p> Lowering<'p, '_> {
             }
         };
         self.bind_tensor(node, 0, y)
+    }
+
+    /// `e` in the graph at element type `elem`, the type torch computes the op at: an
+    /// activation of a narrower type is cast (an int64 timestep times a float32 constant
+    /// computes in float32), a constant or number is written at `elem` (refused where a
+    /// value is not exact in it). A float activation is never narrowed to an integer
+    /// type: torch's promotion never does that.
+    fn operand_at(
+        &mut self,
+        e: &Elementwise<'_>,
+        scope: &str,
+        elem: ElemType,
+    ) -> Result<Emitted, OnnxError> {
+        if elem == ElemType::Float32 {
+            let emitted = self.emitted_operand(e, scope)?;
+            return Ok(match emitted {
+                Emitted::Activation(x) => {
+                    let cast = emit::cast(&mut self.g, scope, x.value(), elem);
+                    Emitted::Activation(x.with_value(cast)?)
+                }
+                constant => constant,
+            });
+        }
+        Ok(match e {
+            Elementwise::Tensor(t) if self.is_constant(t) => {
+                let c = self.constant_tensor(t)?;
+                let values: Vec<f64> = match c.to_i64() {
+                    Ok(v) => v.into_iter().map(|v| v as f64).collect(),
+                    Err(_) => c.to_f32().into_iter().map(f64::from).collect(),
+                };
+                Emitted::Constant(self.g.typed_constant(t, c.dims().to_vec(), &values, elem)?)
+            }
+            Elementwise::Tensor(t) => {
+                let x = self.tensor(t)?;
+                let from = x.value().elem();
+                if from == ElemType::Float32 {
+                    return Err(arg_error(format!(
+                        "`{t}` is float32 but torch computes this op in {elem}"
+                    )));
+                }
+                let cast = emit::cast(&mut self.g, scope, x.value(), elem);
+                Emitted::Activation(x.with_value(cast)?)
+            }
+            Elementwise::Scalar(v) => Emitted::Constant(self.g.typed_scalar(
+                &format!("{scope}.scalar"),
+                f64::from(*v),
+                elem,
+            )?),
+        })
     }
 
     /// `e` in the graph: an activation, or a constant written as an initializer.

@@ -129,7 +129,14 @@ pub(super) const OPS: &[Op] = &[
     op(&["cumsum.default"], |l, n, a, s| l.cumsum(n, a, s)),
     op(&["diff.default"], |l, n, a, s| l.diff(n, a, s)),
     op(&["ones.default"], |l, n, a, _| l.fill(n, a, Some(1.0))),
-    op(&["full.default"], |l, n, a, _| l.fill(n, a, None)),
+    op(&["full.default", "new_full.default"], |l, n, a, _| {
+        l.fill(n, a, None)
+    }),
+    // `new_*`'s `self` gives only the element type, which torch records for the result.
+    op(&["new_zeros.default", "new_empty.default"], |l, n, a, _| {
+        l.fill(n, a, Some(0.0))
+    }),
+    op(&["new_ones.default"], |l, n, a, _| l.fill(n, a, Some(1.0))),
     op(&["scalar_tensor.default"], |l, n, a, _| {
         l.scalar_tensor(n, a)
     }),
@@ -306,7 +313,7 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.reshape(n, a, s),
     ),
     op(&["reshape_as.default"], |l, n, a, s| l.reshape_as(n, a, s)),
-    op(&["type_as.default"], |l, n, a, _| l.type_as(n, a)),
+    op(&["type_as.default"], |l, n, a, s| l.convert(n, a, s)),
     op(
         &[
             "dropout.default",
@@ -374,6 +381,7 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.split(n, a, s, aten_name(n)),
     ),
     op(&["sym_size.int"], |l, n, a, _| l.sym_size(n, a)),
+    op(&["item.default"], |l, n, a, _| l.item(n, a)),
     op(
         &["upsample_nearest1d.vec", "upsample_nearest1d.default"],
         |l, n, a, s| l.upsample(n, a, s, 1, Upsample::Nearest),
@@ -406,6 +414,7 @@ pub(super) const OPS: &[Op] = &[
     op(&["gru.input"], |l, n, a, s| l.gru(n, a, s)),
     // Integer and bool tensors (token models).
     op(&["embedding.default"], |l, n, a, s| l.embedding(n, a, s)),
+    op(&["gather.default"], |l, n, a, s| l.gather(n, a, s)),
     op(
         &[
             "eq.Tensor",
@@ -507,6 +516,8 @@ impl<'p> Lowering<'p, '_> {
         if is_assertion(target) {
             return Ok(());
         }
+        let literal = self.with_known_numbers(node);
+        let node = literal.as_ref().unwrap_or(node);
         if target == "one_hot.default" && self.one_hot_lookup(node)? {
             return Ok(());
         }

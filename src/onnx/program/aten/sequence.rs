@@ -14,18 +14,13 @@ use crate::onnx::OnnxError;
 use super::{arg_error, OrShape};
 
 impl Lowering<'_, '_> {
-    /// `cumsum(x, dim)`: a CumSum along a sample axis (`dtype` must keep the type).
+    /// `cumsum(x, dim)`: a CumSum along a sample axis, in the type torch records for the result.
     pub(super) fn cumsum(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        if !matches!(args.get("dtype"), None | Some(Argument::None)) {
-            return Err(arg_error(
-                "cumsum of an activation with a dtype change is not exported".into(),
-            ));
-        }
         if self.g.opset().version() < 11 {
             return Err(arg_error(
                 "cumsum of an activation needs CumSum, from opset 11; export with --opset 11 or later".into(),
@@ -38,6 +33,10 @@ impl Lowering<'_, '_> {
             .ok_or_else(|| arg_error("cumsum without `dim`".into()))?;
         let axis = tensor::axis(dim, x.rank())?;
         x.sample_axis(axis, "cumsum")?;
+        // torch sums in the result's type: `dtype` when given, else int64 for integer and
+        // bool inputs (`cumsum(mask.int(), 1)` is int64), else the input's.
+        let elem = self.recorded_elem(self.output_name(node, 0)?)?;
+        let x = x.with_value(emit::cast(&mut self.g, scope, x.value(), elem))?;
         let at = self.g.typed_scalar(
             "cumsum.axis",
             axis as f64,

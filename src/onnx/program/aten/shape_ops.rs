@@ -289,6 +289,30 @@ impl<'p> Lowering<'p, '_> {
         self.bind_batch_times(node, x.factor())
     }
 
+    /// `item()` of a one-element constant (ultralytics' `new_full(…, strides[i])`): a
+    /// number known at export. Of a computed tensor it is a value read back from the data,
+    /// which a graph cannot follow.
+    pub(super) fn item(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
+        let name = args.tensor("self").or_shape()?;
+        if !self.is_constant(name) || self.uniform_axis(name).is_some() {
+            return Err(arg_error(format!(
+                "item() of `{name}`, a computed tensor, reads a number back from the data; only a constant's is exported"
+            )));
+        }
+        let t = self.constant_tensor(name)?;
+        let &[value] = t.to_f32().as_slice() else {
+            return Err(arg_error(format!(
+                "item() of `{name}`, sizes {:?}, which is not one element",
+                t.dims()
+            )));
+        };
+        let value = match t.to_i64() {
+            Ok(v) if matches!(t.values(), crate::aten::eval::Values::I64(_)) => v[0] as f64,
+            _ => f64::from(value),
+        };
+        self.bind_number(node, value)
+    }
+
     /// `_operator.mul` of the batch times a constant and a positive constant (torch's
     /// `bsz * num_heads`, `B * C * nh`).
     pub(super) fn symbolic_mul(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
