@@ -17,6 +17,9 @@ use ckpt::Status;
 
 mod common;
 use common::Reference;
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{inspect_json, inspect_text};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pt2/generations")
@@ -86,16 +89,7 @@ fn every_generation_is_read_scanned_and_exported_with_parity() {
 #[test]
 fn inspect_names_the_layout_and_schema() {
     let input = fixtures().join("ops-2.1.2.pt2");
-    let run = ckpt()
-        .args(["inspect", "--json", input.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let report = inspect_json(&input);
     assert_eq!(report["format"], "pt2");
     assert_eq!(report["layout"], "flat");
     assert_eq!(report["schema"], "1");
@@ -103,11 +97,7 @@ fn inspect_names_the_layout_and_schema() {
     assert_eq!(report["state"]["parameters"], 6);
     assert_eq!(report["state"]["buffers"], 2);
     assert_eq!(report["tensors"], 8);
-    let text = ckpt()
-        .args(["inspect", input.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&text.stdout);
+    let text = inspect_text(&input);
     assert!(
         text.contains("format          pt2 (flat layout, schema 1)"),
         "{text}"
