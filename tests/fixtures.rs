@@ -430,6 +430,84 @@ fn convert_plain_writes_only_allow_listed_globals_and_refuses_what_it_cannot_rep
     assert!(!out.exists());
 }
 
+/// The element types of the tensors in a plain value's JSON form
+/// (`fixtures/plain/_plain_values.py`: `{"tensor": {"dtype": …}}`), counted.
+fn recorded_dtypes(value: &Json, counts: &mut BTreeMap<String, usize>) {
+    match value {
+        Json::Object(map) => {
+            if let Some(dtype) = map.get("tensor").and_then(|t| t["dtype"].as_str()) {
+                *counts.entry(dtype.to_owned()).or_default() += 1;
+            }
+            map.values().for_each(|v| recorded_dtypes(v, counts));
+        }
+        Json::Array(items) => items.iter().for_each(|v| recorded_dtypes(v, counts)),
+        _ => {}
+    }
+}
+
+/// Training checkpoints torch 1.13.1 (zip and legacy), 2.1.2 and 2.11.0 wrote
+/// (`plain/plain_torchV.pth`): `convert --plain` rewrites every kind of blocker they hold and
+/// reports each, keeps the format, and its output holds exactly the tensors (by element type)
+/// of the plain form the writing torch recorded (`plain_torchV.json`).
+#[test]
+fn convert_plain_rewrites_training_checkpoints_older_torch_versions_wrote() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut inputs: Vec<PathBuf> = fs::read_dir(fixtures().join("plain"))
+        .expect("plain fixtures")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            name.starts_with("plain_torch") && name.ends_with(".pth")
+        })
+        .collect();
+    inputs.sort();
+    assert!(inputs.len() >= 4, "{inputs:?}");
+    for input in &inputs {
+        let name = input.file_stem().and_then(|n| n.to_str()).expect("name");
+        let record = fixtures()
+            .join("plain")
+            .join(format!("{}.json", name.trim_end_matches("_legacy")));
+        let record: Json = serde_json::from_str(&fs::read_to_string(&record).expect("record"))
+            .expect("JSON record");
+        let before = ckpt::inspect(input).expect("inspect");
+        assert!(!before.weights_only_blockers.is_empty(), "{name}");
+
+        let out = dir.path().join(format!("{name}.pth"));
+        let result = ckpt_bin()
+            .args(["convert", "--plain", "-v"])
+            .arg(input)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .expect("run ckpt");
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert!(result.status.success(), "{name}: {stderr}");
+        for line in [
+            "plain: 1 × argparse.Namespace → dict at args",
+            "plain: 4 × omegaconf DictConfig → dict at cfg, cfg/model, cfg/data, cfg/data/sizes/0",
+            "plain: 2 × omegaconf ListConfig → list at cfg/model/layers, cfg/data/sizes",
+            "plain: 3 × numpy array → tensor at mean, ids, count",
+            "plain: 3 × numpy scalar → Python number at args/beta, best, step",
+            "plain: 2 × pathlib path → str at args/out, root",
+            "plain: 2 × enum member → its value at mode, modes/0",
+        ] {
+            assert!(stderr.contains(line), "{name}: no `{line}` in {stderr}");
+        }
+        let report = ckpt::open(&out).expect("opens").inspect().expect("inspect");
+        assert_eq!(report.format, before.format, "{name}");
+        assert!(report.weights_only_blockers.is_empty(), "{name}");
+        assert!(report.unsafe_globals.is_empty(), "{name}");
+        let mut dtypes = BTreeMap::new();
+        recorded_dtypes(&record["plain"], &mut dtypes);
+        assert_eq!(report.dtypes, dtypes, "{name}");
+        assert_eq!(
+            report.tensors,
+            before.tensors + 3,
+            "{name}: plus the numpy arrays"
+        );
+    }
+}
+
 #[test]
 fn a_batch_plain_step_makes_its_outputs_plain_and_needs_no_allow_flag() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -15,6 +15,9 @@ use ckpt::torch::pt2::{is_pt2, Pt2Archive};
 
 mod common;
 use common::{decode, Reference};
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{inspect_json, inspect_text};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pt2")
@@ -607,16 +610,7 @@ fn cli_routes_pt2_and_refuses_flags_that_do_not_apply() {
 #[test]
 fn inspect_reports_the_program() {
     let input = fixtures().join("classifier.pt2");
-    let run = ckpt()
-        .args(["inspect", "--json", input.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let report = inspect_json(&input);
     assert_eq!(report["format"], "pt2");
     assert_eq!(report["archive_name"], "classifier");
     assert_eq!(report["nodes"], 16);
@@ -627,11 +621,7 @@ fn inspect_reports_the_program() {
     );
     assert_eq!(report["state"]["parameters"], 13);
     assert_eq!(report["dtypes"]["int64"], 3);
-    let text = ckpt()
-        .args(["inspect", input.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&text.stdout);
+    let text = inspect_text(&input);
     assert!(
         text.contains("format          pt2 (archive `classifier`"),
         "{text}"

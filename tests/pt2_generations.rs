@@ -1,6 +1,7 @@
 //! `.pt2` archives written by every torch generation since torch.export
-//! (`fixtures/pt2/generations`, torch 2.1.2 to 2.15.0: the flat layout with schemas 1 to
-//! 8.7, the archive layout with pickled or raw weights): `inspect` names the layout and
+//! (`fixtures/pt2/generations`, every torch version in its `VERSIONS`, 2.1.2 to 2.15.0: the
+//! flat layout with schemas 1 to 8.7, the archive layout with pickled or raw weights and
+//! schemas 8.8 to 8.20): `inspect` names the layout and
 //! schema the manifest records, `scan` finds every pickle clean, and `to-onnx` writes a
 //! model that tract runs at batch 1 and 3 from one file within 1e-4·max(1, max|ref|) of
 //! the outputs the same torch computed. Also the refusals of a future schema and of a
@@ -16,6 +17,9 @@ use ckpt::Status;
 
 mod common;
 use common::Reference;
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{inspect_json, inspect_text};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pt2/generations")
@@ -42,7 +46,14 @@ fn ints(v: &serde_json::Value) -> Vec<u64> {
 fn every_generation_is_read_scanned_and_exported_with_parity() {
     let dir = tempfile::tempdir().unwrap();
     let manifest = manifest();
-    assert!(manifest.len() >= 20, "{} fixtures", manifest.len());
+    let versions = std::fs::read_to_string(fixtures().join("VERSIONS")).unwrap();
+    for version in versions.split_whitespace() {
+        for model in ["cnn", "ops"] {
+            let name = format!("{model}-{version}");
+            assert_eq!(manifest[&name]["torch"], version, "{name} in manifest.json");
+        }
+    }
+    assert_eq!(manifest.len(), 2 * versions.split_whitespace().count());
     for (name, entry) in &manifest {
         let path = fixtures().join(format!("{name}.pt2"));
         let archive = Pt2Archive::open(&path).unwrap();
@@ -78,16 +89,7 @@ fn every_generation_is_read_scanned_and_exported_with_parity() {
 #[test]
 fn inspect_names_the_layout_and_schema() {
     let input = fixtures().join("ops-2.1.2.pt2");
-    let run = ckpt()
-        .args(["inspect", "--json", input.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let report = inspect_json(&input);
     assert_eq!(report["format"], "pt2");
     assert_eq!(report["layout"], "flat");
     assert_eq!(report["schema"], "1");
@@ -95,11 +97,7 @@ fn inspect_names_the_layout_and_schema() {
     assert_eq!(report["state"]["parameters"], 6);
     assert_eq!(report["state"]["buffers"], 2);
     assert_eq!(report["tensors"], 8);
-    let text = ckpt()
-        .args(["inspect", input.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&text.stdout);
+    let text = inspect_text(&input);
     assert!(
         text.contains("format          pt2 (flat layout, schema 1)"),
         "{text}"

@@ -2,24 +2,24 @@
 `torch.load(path)` (weights_only=True) and holds what a `weights_only=False` load of the
 original holds after the same plain conversion done in Python (Namespace -> vars, omegaconf ->
 OmegaConf.to_container, numpy arrays -> torch.from_numpy, numpy scalars -> .item(), paths ->
-str, enum members -> .value); ckpt's copy of torch's allow-list is torch's own."""
-import argparse
-import enum
+str, enum members -> .value; fixtures/plain/_plain_values.py), also for training checkpoints
+torch 1.13.1, 2.1.2 and 2.11.0 wrote; ckpt's copy of torch's allow-list is torch's own."""
 import json
-import pathlib
 import re
 import sys
+import zipfile
 
-import numpy as np
 import pytest
 import torch
-from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from _util import FIXTURES, ROOT, ok, run_ckpt
+from _util import FIXTURES, ok, run_ckpt
 from torch_oracle import WEIGHTS_ONLY
 
 PLAIN = FIXTURES / "plain"
-sys.path.insert(0, str(PLAIN))  # _plain_types: the enum and user class the fixtures pickle
+# _plain_types: the enum and user class the fixtures pickle; _plain_values: the plain
+# conversion in Python and the JSON form the generator records it in.
+sys.path.insert(0, str(PLAIN))
+from _plain_values import from_json, plain  # noqa: E402
 
 
 def test_allow_list_is_torchs():
@@ -28,32 +28,6 @@ def test_allow_list_is_torchs():
     assert WEIGHTS_ONLY == torch_list, (
         f"src/torch/allowlist.rs differs from torch {torch.__version__}: "
         f"missing {sorted(torch_list - WEIGHTS_ONLY)}, extra {sorted(WEIGHTS_ONLY - torch_list)}")
-
-
-def plain(x):
-    """The plain conversion, done on the real Python objects."""
-    if isinstance(x, argparse.Namespace):
-        return {k: plain(v) for k, v in vars(x).items()}
-    if isinstance(x, (DictConfig, ListConfig)):
-        return plain(OmegaConf.to_container(x))
-    if isinstance(x, np.ndarray):
-        return torch.from_numpy(np.array(x, order="C"))  # (0-d stays 0-d)
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, pathlib.PurePath):
-        return str(x)
-    if isinstance(x, enum.Enum):
-        return plain(x.value)
-    if isinstance(x, torch.Tensor):
-        return x
-    if isinstance(x, dict):
-        kind = type(x) if type(x) in (dict, type(torch.nn.Linear(1, 1).state_dict())) else dict
-        return kind((plain(k), plain(v)) for k, v in x.items())
-    if isinstance(x, list):
-        return [plain(v) for v in x]
-    if isinstance(x, tuple):
-        return tuple(plain(v) for v in x)
-    return x
 
 
 def assert_same(exp, act, path="obj"):
@@ -85,6 +59,40 @@ def test_plain_output_loads_with_weights_only_and_holds_the_plain_values(name, t
     expected = plain(torch.load(inp, weights_only=False))
     assert_same(expected, got)
     assert got["mean"].dtype == torch.float32 and got["count"].shape == ()
+
+
+GENERATIONS = sorted(PLAIN.glob("plain_torch*.pth"))
+
+
+@pytest.mark.parametrize("path", GENERATIONS, ids=lambda p: p.name)
+def test_plain_output_of_an_older_torch_loads_with_weights_only_and_holds_what_it_recorded(
+        path, tmp_path):
+    """Training checkpoints older torch versions wrote (zip, and legacy from torch 1.x): after
+    the rewrite, today's default load reads them and they hold the plain form the writing
+    torch recorded (plain_torchV.json), tensors bit for bit."""
+    record = json.loads((PLAIN / (path.stem.removesuffix("_legacy") + ".json")).read_text())
+    assert path.name.startswith(f"plain_torch{record['torch']}")
+    out = tmp_path / "out.pth"
+    with pytest.raises(Exception, match="weights_only"):
+        torch.load(path)
+    ok(run_ckpt("convert", "--plain", path, "-o", out))
+    if zipfile.is_zipfile(out):  # torch reads this list from zip files only
+        assert torch.serialization.get_unsafe_globals_in_checkpoint(out) == []
+    got = torch.load(out)
+    assert_same(from_json(record["plain"]), got)
+    assert {"model", "optimizer", "scaler", "args", "cfg", "mean", "mode"} <= set(got)
+    assert got["scaler"]["scale"] == 1024.0 and got["optimizer"]["state"][0]["step"] == 1
+
+
+def test_every_generation_the_generator_pins_has_its_files():
+    pinned = [line.split()[0].removeprefix("torch==") for line in
+              (PLAIN / "VERSIONS").read_text().splitlines() if line.startswith("torch==")]
+    older = [v for v in pinned if v != torch.__version__.split("+")[0]]
+    assert len(older) >= 3, pinned
+    for v in older:
+        assert PLAIN / f"plain_torch{v}.pth" in GENERATIONS, v
+        assert (PLAIN / f"plain_torch{v}.json").exists(), v
+    assert any(p.name.endswith("_legacy.pth") for p in GENERATIONS)
 
 
 def test_plain_refuses_an_unknown_class_and_writes_nothing(tmp_path):

@@ -1,6 +1,7 @@
 """`ckpt to-onnx` on `.pt2` archives written by every torch generation since torch.export
-(fixtures/pt2/generations: the flat layout of torch 2.1-2.7 with schemas 1, 5.1, 5.3, 7.3,
-8.2, 8.7, and the archive layout of 2.8, 2.13, 2.14 and 2.15), against the outputs the
+(fixtures/pt2/generations: the flat layout of torch 2.1-2.7 with schemas 1, 2, 5.1, 5.3,
+7.3, 8.2, 8.7, and the archive layout of 2.8 to 2.15 with schemas 8.8, 8.14, 8.15, 8.17
+and 8.20), against the outputs the
 same torch version computed when it wrote them (the torch running this tier is not
 needed, and could not load most of them).
 
@@ -39,11 +40,14 @@ def dims(value_info):
 
 
 def test_every_layout_and_schema_generation_is_covered():
-    """The manifest holds both layouts and every schema major torch released."""
+    """The manifest holds both layouts, every schema major torch released, and both
+    models of every torch version the generator pins."""
     layouts = {entry["layout"] for entry in MANIFEST.values()}
     majors = {entry["schema"].split(".")[0] for entry in MANIFEST.values()}
     assert layouts == {"flat", "archive"}, layouts
-    assert majors >= {"1", "5", "7", "8"}, majors
+    assert majors >= {"1", "2", "5", "7", "8"}, majors
+    pinned = (FIXTURES / "VERSIONS").read_text().split()
+    assert sorted(MANIFEST) == sorted(f"{m}-{v}" for v in pinned for m in ("cnn", "ops"))
 
 
 @pytest.mark.parametrize("name", sorted(MANIFEST))

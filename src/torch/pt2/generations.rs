@@ -3,8 +3,10 @@
 //!
 //! Every torch since 2.1 writes the program as JSON in the schema of its own
 //! `torch/_export/serde/schema.py`, versioned by `SCHEMA_VERSION`: `1` (torch 2.1), `2`
-//! (2.2), `5.1` (2.3), `5.3` (2.4), `7.3` (2.5), `8.2` (2.6), `8.7` (2.7), `8.x` (2.8
-//! onward). This module
+//! (2.2), `5.1` (2.3), `5.3` (2.4), `7.3` (2.5), `8.2` (2.6), `8.7` (2.7), `8.8` (2.8),
+//! `8.14` (2.9), `8.15` (2.10), `8.17` (2.11), `8.20` (2.12 to 2.15). The minors of
+//! schema 8 only add to the program's schema (argument kinds such as `as_int_lists`,
+//! fields such as a node's `name`, element types), so they need no rewrite. This module
 //! is the one place that knows they differ: [`read_program`] parses any known generation and
 //! rewrites what an older one spells differently into today's spelling, so that neither the
 //! program reader nor the lowering knows versions exist. Each rewrite is keyed on the old
