@@ -36,6 +36,8 @@ pub mod batch;
 #[cfg(feature = "libtorch")]
 pub(crate) mod check;
 pub mod cli;
+#[cfg(test)]
+mod generated_docs;
 pub(crate) mod interrupt;
 pub mod onnx;
 mod open;

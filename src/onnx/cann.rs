@@ -577,17 +577,7 @@ mod tests {
     /// `docs/atc.md` is generated from the table; `CKPT_BLESS=1` rewrites it.
     #[test]
     fn atc_document_is_current() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/atc.md");
-        let generated = document();
-        if std::env::var_os("CKPT_BLESS").is_some() {
-            std::fs::write(&path, &generated).unwrap();
-            return;
-        }
-        let committed = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            committed == generated,
-            "docs/atc.md is stale; regenerate it with `CKPT_BLESS=1 cargo test --release --lib atc_document`"
-        );
+        crate::generated_docs::assert_current("atc.md", &document(), "atc_document");
     }
 
     /// The exporter writes opsets 9–13; `Resize` only from 11 (it refuses upsampling

@@ -734,36 +734,6 @@ pub fn evaluate(
             let truth = Tensor::zip(&x, &y, |p, q| f32::from(u8::from(holds(p, q))), None)?;
             one(truth.cast(true))
         }
-        "where.self" => {
-            let condition = a.tensor("condition")?;
-            let (x, y) = (a.operand("self")?, a.operand("other")?);
-            let dims = tensor::broadcast(&[condition.dims(), x.dims(), y.dims()])?;
-            let picked: Vec<bool> = condition
-                .expand(&dims)?
-                .to_f32()
-                .iter()
-                .map(|&c| c != 0.0)
-                .collect();
-            let (x, y) = (x.expand(&dims)?, y.expand(&dims)?);
-            one(match (x.values(), y.values()) {
-                (Values::I64(p), Values::I64(q)) => Tensor::i64(
-                    dims,
-                    picked
-                        .iter()
-                        .zip(p.iter().zip(q))
-                        .map(|(&c, (&p, &q))| if c { p } else { q })
-                        .collect(),
-                ),
-                _ => Tensor::f32(
-                    dims,
-                    picked
-                        .iter()
-                        .zip(x.to_f32().into_iter().zip(y.to_f32()))
-                        .map(|(&c, (p, q))| if c { p } else { q })
-                        .collect(),
-                ),
-            })
-        }
         "meshgrid.indexing" | "meshgrid.default" => {
             let parts = a.tensors("tensors")?;
             let xy = match a.node_arg("indexing") {

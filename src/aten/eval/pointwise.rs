@@ -217,19 +217,16 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
             if value.rank() != 0 {
                 return Err("masked_fill with a value that is not 0-d".into());
             }
-            select(&a.tensor("mask")?, &value, &x, x.dims(), &x)
+            let integer = matches!(x.values(), Values::I64(_));
+            select(&a.tensor("mask")?, &value, &x, x.dims(), integer)
         })(),
-        "where.Scalar" | "where.ScalarOther" | "where.ScalarSelf" => (|| {
+        "where.self" | "where.Scalar" | "where.ScalarOther" | "where.ScalarSelf" => (|| {
             let condition = a.tensor("condition")?;
             let (x, y) = (a.operand("self")?, a.operand("other")?);
-            let dims = broadcast(&[condition.dims(), x.dims(), y.dims()])?;
-            // Two Python numbers give the default float type unless both are ints.
-            let like = match (x.values(), y.values()) {
-                (Values::I64(_), Values::I64(_)) => x.clone(),
-                (Values::F32(_), _) => x.clone(),
-                _ => y.clone(),
-            };
-            select(&condition, &x, &y, &dims, &like)
+            // Integer only when both are (two Python numbers give the default float type
+            // unless both are ints).
+            let integer = matches!((x.values(), y.values()), (Values::I64(_), Values::I64(_)));
+            select(&condition, &x, &y, &[], integer)
         })(),
         "gelu.default"
             if a.tensor("self")
@@ -247,13 +244,13 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
     Some(result.map(|t| vec![t]))
 }
 
-/// `where(condition, x, y)` broadcast to `dims`, in the kind (integer or float) of `like`.
+/// `where(condition, x, y)` broadcast with `dims`, integer (`integer`) or float.
 fn select(
     condition: &Tensor,
     x: &Tensor,
     y: &Tensor,
     dims: &[u64],
-    like: &Tensor,
+    integer: bool,
 ) -> Result<Tensor, String> {
     let dims = broadcast(&[condition.dims(), x.dims(), y.dims(), dims])?;
     let picked: Vec<bool> = condition
@@ -263,7 +260,7 @@ fn select(
         .map(|&c| c != 0.0)
         .collect();
     let (x, y) = (x.expand(&dims)?, y.expand(&dims)?);
-    if let Values::I64(_) = like.values() {
+    if integer {
         // An integer tensor filled with a float keeps its type: the value truncates.
         let (p, q) = (truncated(&x), truncated(&y));
         return Tensor::i64(

@@ -532,38 +532,45 @@ fn pad(x: &Tensor, pad: &[i64], mode: &str, value: f64) -> Result<Tensor, String
         let mut dims = y.dims().to_vec();
         dims[at] = new as u64;
         element_count(&dims)?;
+        let (size, inner) = (size as u64, inner as usize);
         y = match y.values() {
-            super::Values::I64(v) => {
-                let fill = value as i64;
-                let mut r = Vec::new();
-                for o in 0..outer {
-                    for p in &picks {
-                        for q in 0..inner {
-                            r.push(p.map_or(fill, |p| {
-                                v[((o as i64 * size + p) as u64 * inner + q) as usize]
-                            }));
-                        }
-                    }
-                }
-                Tensor::i64(dims, r)?
-            }
-            super::Values::F32(v) => {
-                let fill = value as f32;
-                let mut r = Vec::new();
-                for o in 0..outer {
-                    for p in &picks {
-                        for q in 0..inner {
-                            r.push(p.map_or(fill, |p| {
-                                v[((o as i64 * size + p) as u64 * inner + q) as usize]
-                            }));
-                        }
-                    }
-                }
-                Tensor::f32(dims, r)?
-            }
+            super::Values::I64(v) => Tensor::i64(
+                dims,
+                take_along(v, value as i64, &picks, outer, size, inner),
+            )?,
+            super::Values::F32(v) => Tensor::f32(
+                dims,
+                take_along(v, value as f32, &picks, outer, size, inner),
+            )?,
         };
     }
     Ok(y)
+}
+
+/// Values of a tensor of `outer × size × inner` elements (`v`, row-major) taken along its
+/// middle axis: output row `k` of each outer block is input row `picks[k]`, or `fill` for
+/// `None`. Every pick is below `size`.
+fn take_along<T: Copy>(
+    v: &[T],
+    fill: T,
+    picks: &[Option<i64>],
+    outer: u64,
+    size: u64,
+    inner: usize,
+) -> Vec<T> {
+    let mut r = Vec::with_capacity(outer as usize * picks.len() * inner);
+    for o in 0..outer {
+        for p in picks {
+            match p {
+                Some(p) => {
+                    let start = (o * size + *p as u64) as usize * inner;
+                    r.extend_from_slice(&v[start..start + inner]);
+                }
+                None => r.extend(std::iter::repeat_n(fill, inner)),
+            }
+        }
+    }
+    r
 }
 
 /// `im2col` (`F.unfold`) of `[N, C, H, W]`: `[N, C·kh·kw, L]`, one column per window.

@@ -639,16 +639,6 @@ mod tests {
     /// `docs/onnx-ops.md` is generated from the table; `CKPT_BLESS=1` rewrites it.
     #[test]
     fn onnx_ops_document_is_current() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/onnx-ops.md");
-        let generated = document();
-        if std::env::var_os("CKPT_BLESS").is_some() {
-            std::fs::write(&path, &generated).unwrap();
-            return;
-        }
-        let committed = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            committed == generated,
-            "docs/onnx-ops.md is stale; regenerate it with `CKPT_BLESS=1 cargo test --release --lib onnx_ops_document`"
-        );
+        crate::generated_docs::assert_current("onnx-ops.md", &document(), "onnx_ops_document");
     }
 }
