@@ -27,7 +27,14 @@ use crate::aten::program::{Argument, Node};
 
 use tensor::{axis, Reduction};
 
-/// The aten targets (without `torch.ops.aten.`) [`evaluate`] computes.
+/// Whether [`evaluate`] computes `target` (without `torch.ops.aten.`): one of [`EVALUATED`]
+/// or a copy of one (`schema::COPIES`).
+pub fn is_evaluated(target: &str) -> bool {
+    EVALUATED.contains(&super::schema::view_of(target))
+}
+
+/// The aten targets (without `torch.ops.aten.`) [`evaluate`] computes; their `*_copy`
+/// variants too ([`is_evaluated`]).
 pub const EVALUATED: &[&str] = &[
     "view.default",
     "reshape.default",
@@ -39,6 +46,9 @@ pub const EVALUATED: &[&str] = &[
     "permute.default",
     "transpose.int",
     "t.default",
+    "mT.default",
+    "mH.default",
+    "adjoint.default",
     "unsqueeze.default",
     "squeeze.dim",
     "squeeze.dims",
@@ -49,6 +59,7 @@ pub const EVALUATED: &[&str] = &[
     "index_select.default",
     "expand.default",
     "expand_as.default",
+    "broadcast_to.default",
     "repeat.default",
     "tile.default",
     "repeat_interleave.self_int",
@@ -290,10 +301,11 @@ pub fn evaluate(
     node: &Node,
     input: &dyn Fn(&str) -> Option<Tensor>,
 ) -> Result<Vec<Tensor>, String> {
-    let op = node
-        .target
-        .strip_prefix("torch.ops.aten.")
-        .unwrap_or(&node.target);
+    let op = super::schema::view_of(
+        node.target
+            .strip_prefix("torch.ops.aten.")
+            .unwrap_or(&node.target),
+    );
     super::schema::check(node)?;
     let a = Args { node, input };
     let one = |t: Result<Tensor, String>| t.map(|t| vec![t]);
@@ -342,6 +354,17 @@ pub fn evaluate(
                 .into_iter()
                 .map(|d| axis(d, x.rank()))
                 .collect::<Result<Vec<_>, _>>()?;
+            one(x.permute(&order))
+        }
+        "mT.default" | "mH.default" | "adjoint.default" => {
+            // The last two dimensions swapped (the conjugate of a real tensor is itself).
+            let x = a.tensor("self")?;
+            let rank = x.rank();
+            if rank < 2 {
+                return Err(format!("{op} of a tensor of {rank} dimensions"));
+            }
+            let mut order: Vec<usize> = (0..rank).collect();
+            order.swap(rank - 2, rank - 1);
             one(x.permute(&order))
         }
         "transpose.int" | "t.default" => {
@@ -411,7 +434,7 @@ pub fn evaluate(
             let like = a.tensor("other")?;
             one(a.tensor("self")?.expand(like.dims()))
         }
-        "expand.default" => {
+        "expand.default" | "broadcast_to.default" => {
             let x = a.tensor("self")?;
             let size = a.ints("size")?;
             let offset = size
@@ -1608,12 +1631,12 @@ mod tests {
         for row in crate::aten::schema::SCHEMAS {
             match row.not_evaluated {
                 None => assert!(
-                    EVALUATED.contains(&row.target),
+                    is_evaluated(row.target),
                     "{} is neither evaluated nor marked as not evaluated with a reason",
                     row.target
                 ),
                 Some(reason) => {
-                    assert!(!EVALUATED.contains(&row.target), "{}", row.target);
+                    assert!(!is_evaluated(row.target), "{}", row.target);
                     assert!(reason.len() > 20, "{}: give the reason", row.target);
                 }
             }

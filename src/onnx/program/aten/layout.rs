@@ -170,6 +170,27 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, y)
     }
 
+    /// `mT`, `mH`, `adjoint` (`self`): torch's rule, the last two dimensions swapped (the
+    /// conjugate of a real tensor is the tensor); below 2-D torch refuses them.
+    pub(super) fn matrix_transpose(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let rank = x.rank();
+        if rank < 2 {
+            return Err(arg_error(format!(
+                "a matrix transpose of a rank-{rank} tensor (torch needs at least 2-D)"
+            )));
+        }
+        let mut order: Vec<usize> = (0..rank).collect();
+        order.swap(rank - 2, rank - 1);
+        let y = x.transposed(&mut self.g, scope, &order)?;
+        self.bind_tensor(node, 0, y)
+    }
+
     /// `flip(self, dims)`: each dimension of `dims` (never the batch: that would reverse
     /// the samples) read backwards, one Slice with step −1 over all of them (opset ≥ 10).
     pub(super) fn flip(

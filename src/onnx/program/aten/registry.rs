@@ -336,12 +336,21 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.squeeze(n, a, s),
     ),
     op(&["t.default"], |l, n, a, s| l.t(n, a, s)),
+    op(
+        &["mT.default", "mH.default", "adjoint.default"],
+        |l, n, a, s| l.matrix_transpose(n, a, s),
+    ),
     op(&["flip.default"], |l, n, a, s| l.flip(n, a, s)),
     op(&["select.int"], |l, n, a, s| l.select(n, a, s)),
     op(&["unflatten.int"], |l, n, a, s| l.unflatten(n, a, s)),
-    op(&["expand.default", "expand_as.default"], |l, n, a, s| {
-        l.expand(n, a, s)
-    }),
+    op(
+        &[
+            "expand.default",
+            "expand_as.default",
+            "broadcast_to.default",
+        ],
+        |l, n, a, s| l.expand(n, a, s),
+    ),
     op(&["scaled_dot_product_attention.default"], |l, n, a, s| {
         l.scaled_dot_product_attention(n, a, s)
     }),
@@ -371,7 +380,7 @@ pub(super) const OPS: &[Op] = &[
             "unbind.int",
             "tensor_split.indices",
         ],
-        |l, n, a, s| l.split(n, a, s, aten_name(n)),
+        |l, n, a, s| l.split(n, a, s, schema::view_of(aten_name(n))),
     ),
     op(&["sym_size.int"], |l, n, a, _| l.sym_size(n, a)),
     op(
@@ -491,13 +500,18 @@ pub(super) fn aten_name(node: &Node) -> &str {
 }
 
 /// The row lowering `target`.
+/// The row lowering `target`; a `*_copy` overload is lowered by its view's row
+/// (`schema::COPIES`).
 fn row(target: &str) -> Option<&'static Op> {
+    let target = schema::view_of(target);
     OPS.iter().find(|op| op.targets.contains(&target))
 }
 
-/// Every target lowered, in table order.
+/// Every target lowered, in table order, then the copies of lowered views.
 fn targets() -> impl Iterator<Item = &'static str> {
-    OPS.iter().flat_map(|op| op.targets.iter().copied())
+    OPS.iter()
+        .flat_map(|op| op.targets.iter().copied())
+        .chain(schema::COPIES.iter().map(|(copy, _)| *copy))
 }
 
 impl<'p> Lowering<'p, '_> {
@@ -612,6 +626,20 @@ mod tests {
     fn every_lowered_and_evaluated_target_has_a_schema() {
         for target in targets().chain(eval::EVALUATED.iter().copied()) {
             assert!(schema::lookup(target).is_some(), "{target} has no schema");
+        }
+    }
+
+    #[test]
+    fn every_copy_is_of_a_lowered_and_evaluated_view() {
+        for (copy, view) in schema::COPIES {
+            assert!(
+                OPS.iter().any(|op| op.targets.contains(view)),
+                "{copy}: {view} is not lowered"
+            );
+            assert!(
+                eval::EVALUATED.contains(view),
+                "{copy}: {view} is not evaluated"
+            );
         }
     }
 
