@@ -584,6 +584,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("ge.Scalar", &["self", "other"], &[]),
     schema("ge.Tensor", &["self", "other"], &[]),
     schema("gelu.default", &["self"], &["approximate"]),
+    schema("glu.default", &["self", "dim"], &[]),
     schema(
         "group_norm.default",
         &[
@@ -616,6 +617,7 @@ pub const SCHEMAS: &[Schema] = &[
     ),
     schema("gt.Scalar", &["self", "other"], &[]),
     schema("gt.Tensor", &["self", "other"], &[]),
+    schema("hardshrink.default", &["self", "lambd"], &[]),
     schema("hardsigmoid.default", &["self"], &[]),
     schema("hardsigmoid_.default", &["self"], &[]),
     schema("hardswish.default", &["self"], &[]),
@@ -879,6 +881,7 @@ pub const SCHEMAS: &[Schema] = &[
     ),
     schema("softmax.int", &["self", "dim", "dtype"], &[]),
     schema("softplus.default", &["self", "beta", "threshold"], &[]),
+    schema("softshrink.default", &["self", "lambd"], &[]),
     schema("split.Tensor", &["self", "split_size", "dim"], &[]),
     schema("split_copy.Tensor", &["self", "split_size", "dim"], &[]),
     schema(
@@ -916,6 +919,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("tanh.default", &["self"], &[]),
     schema("tanh_.default", &["self"], &[]),
     schema("tensor_split.indices", &["self", "indices", "dim"], &[]),
+    schema("threshold.default", &["self", "threshold", "value"], &[]),
     schema("tile.default", &["self", "dims"], &[]),
     schema(
         "to.device",

@@ -127,6 +127,13 @@ CASES = [
     C("leaky_relu.default", T(2, 5), 0.2),
     C("hardtanh.default", T(2, 5), -0.5, 2.0),
     C("softplus.default", T(2, 5), 2.0, 3.0),
+    *unary(["hardshrink.default", "softshrink.default"], FLOATS),
+    C("hardshrink.default", T(2, 5), 1.5),
+    C("softshrink.default", T(2, 5, values=[0.5, -0.5, 0.7, -0.7, 2, -2, 0, 1, -1, 0.25]), 1),
+    C("threshold.default", T(2, 5), 0.5, -2.0, dtypes=FLOATS),
+    C("threshold.default", T(2, 5), 1, 7, dtypes=(F32,)),
+    C("glu.default", T(2, 6)),
+    C("glu.default", T(4, 3), 0),
     C("round.default", T(6, values=[0.5, 1.5, 2.5, -0.5, -1.5, 2.4]), dtypes=(F32,)),
     *[C(t, T(2, 3), T(3), dtypes=ALL) for t in
       ["add.Tensor", "mul.Tensor", "maximum.default", "minimum.default", "eq.Tensor",

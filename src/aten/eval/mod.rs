@@ -286,6 +286,10 @@ pub const EVALUATED: &[&str] = &[
     "feature_alpha_dropout_.default",
     "triu.default",
     "tril.default",
+    "hardshrink.default",
+    "softshrink.default",
+    "threshold.default",
+    "glu.default",
     "fill_.Scalar",
     "squeeze.default",
     "mm.default",
@@ -424,6 +428,23 @@ pub fn evaluate(
                 .checked_add(a.int("length")?)
                 .ok_or("narrow's end overflows")?;
             one(x.slice(axis(a.int("dim")?, x.rank())?, start, end, 1))
+        }
+        "glu.default" => {
+            // The first half of `dim` times the sigmoid of the second.
+            let x = a.tensor("self")?;
+            let at = axis(a.int_or("dim", -1)?, x.rank())?;
+            let size = x.dims()[at] as i64;
+            if size % 2 != 0 {
+                return Err(format!("glu halves dimension {at} of odd size {size}"));
+            }
+            let half = size / 2;
+            let (first, second) = (x.slice(at, 0, half, 1)?, x.slice(at, half, size, 1)?);
+            one(Tensor::zip(
+                &first,
+                &second,
+                |p, q| p * (1.0 / (1.0 + (-q).exp())),
+                None,
+            ))
         }
         "index_select.default" => {
             let x = a.tensor("self")?;

@@ -43,6 +43,37 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, x.with_value(y)?)
     }
 
+    /// `glu(self, dim)`: the first half of `dim` times the sigmoid of the second (torch's
+    /// rule; `dim` must be even and never the batch).
+    pub(super) fn glu(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let dim = tensor::axis(args.int_or("dim", -1).or_shape()?, x.rank())?;
+        let size = x.value().shape()[x.sample_axis(dim, "glu")?];
+        if size % 2 != 0 {
+            return Err(arg_error(format!(
+                "glu halves dimension {dim}, of odd size {size} (torch refuses it too)"
+            )));
+        }
+        let halves = x.split(&mut self.g, scope, "glu", dim, &[size / 2, size / 2])?;
+        let [first, second] = halves.as_slice() else {
+            return Err(arg_error("glu: the split did not give two halves".into()));
+        };
+        let gate = self.g.sigmoid(scope, second.value());
+        let y = emit::binary(
+            &mut self.g,
+            "Mul",
+            scope,
+            Operand::Activation(first.value()),
+            Operand::Activation(&gate),
+        )?;
+        self.bind_tensor(node, 0, first.with_value(y)?)
+    }
+
     pub(super) fn hardtanh(
         &mut self,
         node: &Node,

@@ -270,6 +270,12 @@ pub(super) const OPS: &[Op] = &[
     op(&["hardtanh.default", "hardtanh_.default"], |l, n, a, s| {
         l.hardtanh(n, a, s)
     }),
+    op(&["hardshrink.default"], |l, n, a, s| l.hardshrink(n, a, s)),
+    op(&["softshrink.default"], |l, n, a, s| l.softshrink(n, a, s)),
+    op(&["threshold.default"], |l, n, a, s| l.threshold(n, a, s)),
+    op(&["glu.default"], |l, n, a, s| l.glu(n, a, s)),
+    op(&["tril.default"], |l, n, a, s| l.triangle(n, a, s, true)),
+    op(&["triu.default"], |l, n, a, s| l.triangle(n, a, s, false)),
     op(&["relu6.default"], |l, n, a, s| {
         l.unary(n, a, |g, x| g.clip(s, x, 0.0, 6.0))
     }),
