@@ -128,6 +128,24 @@ pub fn view_of(target: &str) -> &str {
         .map_or(target, |(_, view)| view)
 }
 
+/// The sizes `atleast_1d`/`atleast_2d`/`atleast_3d` (`least`: 1, 2, 3) give a tensor of
+/// sizes `sizes`, by torch's rule: a 0-d tensor becomes `[1, …]`, a 1-D one `[1, n]` (and
+/// `[1, n, 1]` for 3-D), a 2-D one `[a, b, 1]` for 3-D; others are kept.
+pub fn at_least<T: Clone>(sizes: &[T], least: usize, one: T) -> Vec<T> {
+    let mut out = sizes.to_vec();
+    match (sizes.len(), least) {
+        (0, _) => out = vec![one; least],
+        (1, 2) => out.insert(0, one),
+        (1, 3) => {
+            out.insert(0, one.clone());
+            out.push(one);
+        }
+        (2, 3) => out.push(one),
+        _ => {}
+    }
+    out
+}
+
 /// Every schema, sorted by target.
 pub const SCHEMAS: &[Schema] = &[
     schema("__and__.Tensor", &["self", "other"], &[]),
@@ -311,6 +329,9 @@ pub const SCHEMAS: &[Schema] = &[
     ),
     schema("argmax.default", &["self", "dim", "keepdim"], &[]),
     schema("argmin.default", &["self", "dim", "keepdim"], &[]),
+    schema("atleast_1d.default", &["self"], &[]),
+    schema("atleast_2d.default", &["self"], &[]),
+    schema("atleast_3d.default", &["self"], &[]),
     schema(
         "avg_pool1d.default",
         &[
@@ -840,6 +861,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema("roll.default", &["self", "shifts", "dims"], &[]),
+    schema("round.decimals", &["self"], &["decimals"]),
     schema("round.default", &["self"], &[]),
     schema("rsqrt.default", &["self"], &[]),
     schema("rsub.Scalar", &["self", "other", "alpha"], &[]),

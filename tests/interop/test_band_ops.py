@@ -6,7 +6,7 @@ batch, judged in onnxruntime against torch eager (`_opinfo.check_file`: ATC-clea
 torch's kernels decide the edges: hardshrink keeps NaN and zeroes `[-λ, λ]`, softshrink
 moves toward zero by λ and keeps NaN, threshold keeps NaN and replaces `x <= threshold`,
 tril/triu zero NaN and infinities outside the triangle, glu gates the first half by the
-second's sigmoid.
+second's sigmoid, round with decimals scales, rounds half to even and scales back.
 """
 import pytest
 import torch
@@ -39,6 +39,9 @@ CASES = {
     "tril_below": lambda t: t.tril(-1),
     "glu": lambda t: F.glu(t, -1),
     "glu_inner": lambda t: F.glu(t, 1),
+    "round_decimals": lambda t: torch.round(t * 100, decimals=2),
+    "round_decimals_negative": lambda t: torch.round(t * 1000, decimals=-2),
+    "atleast_3d": lambda t: torch.atleast_3d(t[:, 0]),
     "mT": lambda t: t.mT,
     "transpose_copy": lambda t: torch.transpose_copy(t, 1, 2),
     "unbind_copy": lambda t: torch.unbind_copy(t, 2),

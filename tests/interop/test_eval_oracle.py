@@ -132,6 +132,12 @@ CASES = [
     C("softshrink.default", T(2, 5, values=[0.5, -0.5, 0.7, -0.7, 2, -2, 0, 1, -1, 0.25]), 1),
     C("threshold.default", T(2, 5), 0.5, -2.0, dtypes=FLOATS),
     C("threshold.default", T(2, 5), 1, 7, dtypes=(F32,)),
+    *[C("round.decimals", T(2, 5, values=[0.125, 2.5, -0.375, 1234.5, 0.0, 1.0051, -2.5e-3, 7, 9e9,
+                                          float("nan")]), decimals=d, dtypes=(F32,))
+      for d in (0, 2, -2)],
+    *[C(t, T(*shape), dtypes=ALL) for t in ["atleast_1d.default", "atleast_2d.default",
+                                             "atleast_3d.default"]
+      for shape in ((), (4,), (2, 3), (2, 3, 2))],
     C("glu.default", T(2, 6)),
     C("glu.default", T(4, 3), 0),
     C("round.default", T(6, values=[0.5, 1.5, 2.5, -0.5, -1.5, 2.4]), dtypes=(F32,)),

@@ -290,6 +290,10 @@ pub const EVALUATED: &[&str] = &[
     "softshrink.default",
     "threshold.default",
     "glu.default",
+    "atleast_1d.default",
+    "atleast_2d.default",
+    "atleast_3d.default",
+    "round.decimals",
     "fill_.Scalar",
     "squeeze.default",
     "mm.default",
@@ -428,6 +432,33 @@ pub fn evaluate(
                 .checked_add(a.int("length")?)
                 .ok_or("narrow's end overflows")?;
             one(x.slice(axis(a.int("dim")?, x.rank())?, start, end, 1))
+        }
+        "atleast_1d.default" | "atleast_2d.default" | "atleast_3d.default" => {
+            let x = a.tensor("self")?;
+            let least = if op == "atleast_1d.default" {
+                1
+            } else if op == "atleast_2d.default" {
+                2
+            } else {
+                3
+            };
+            let sizes: Vec<i64> = x.dims().iter().map(|&d| d as i64).collect();
+            one(x.reshape(&super::schema::at_least(&sizes, least, 1)))
+        }
+        "round.decimals" => {
+            // torch's kernel: `nearbyint(x · 10^d) / 10^d`, or `nearbyint(x / 10^−d) · 10^−d`
+            // for d ≤ 0, in float32.
+            let decimals = a.int_or("decimals", 0)?;
+            let scale = 10f64.powi(
+                i32::try_from(decimals.unsigned_abs())
+                    .map_err(|_| "round's decimals out of range")?,
+            ) as f32;
+            let x = a.tensor("self")?;
+            one(Ok(if decimals > 0 {
+                x.map(|v| (v * scale).round_ties_even() / scale)
+            } else {
+                x.map(|v| (v / scale).round_ties_even() * scale)
+            }))
         }
         "glu.default" => {
             // The first half of `dim` times the sigmoid of the second.

@@ -74,6 +74,46 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, first.with_value(y)?)
     }
 
+    /// `round(self, *, decimals)`: torch's kernel, `Round(x · 10^d) / 10^d`, or
+    /// `Round(x / 10^−d) · 10^−d` for `d ≤ 0` (ONNX's Round, like torch's, rounds half to
+    /// even), in float32.
+    pub(super) fn round_decimals(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        if x.value().elem() != crate::onnx::elem::ElemType::Float32 {
+            return Err(arg_error(format!(
+                "round with decimals of a {} tensor is not exported (float32 only)",
+                x.value().elem()
+            )));
+        }
+        let decimals = args.int_or("decimals", 0).or_shape()?;
+        let power = i32::try_from(decimals.unsigned_abs())
+            .ok()
+            .filter(|&p| p <= 38)
+            .ok_or_else(|| {
+                arg_error(format!(
+                    "round to {decimals} decimals is out of float32's range"
+                ))
+            })?;
+        let scale = self
+            .g
+            .constant_scalar(&format!("{scope}.scale"), 10f64.powi(power) as f32);
+        let y = if decimals > 0 {
+            let up = self.g.mul_constant(scope, x.value(), &scale)?;
+            let rounded = self.g.unary("Round", scope, &up, vec![]);
+            self.g.div_constant(scope, &rounded, &scale)?
+        } else {
+            let down = self.g.div_constant(scope, x.value(), &scale)?;
+            let rounded = self.g.unary("Round", scope, &down, vec![]);
+            self.g.mul_constant(scope, &rounded, &scale)?
+        };
+        self.bind_tensor(node, 0, x.with_value(y)?)
+    }
+
     pub(super) fn hardtanh(
         &mut self,
         node: &Node,

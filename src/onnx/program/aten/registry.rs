@@ -274,6 +274,10 @@ pub(super) const OPS: &[Op] = &[
     op(&["softshrink.default"], |l, n, a, s| l.softshrink(n, a, s)),
     op(&["threshold.default"], |l, n, a, s| l.threshold(n, a, s)),
     op(&["glu.default"], |l, n, a, s| l.glu(n, a, s)),
+    op(&["round.decimals"], |l, n, a, s| l.round_decimals(n, a, s)),
+    op(&["atleast_1d.default"], |l, n, a, s| l.at_least(n, a, s, 1)),
+    op(&["atleast_2d.default"], |l, n, a, s| l.at_least(n, a, s, 2)),
+    op(&["atleast_3d.default"], |l, n, a, s| l.at_least(n, a, s, 3)),
     op(&["tril.default"], |l, n, a, s| l.triangle(n, a, s, true)),
     op(&["triu.default"], |l, n, a, s| l.triangle(n, a, s, false)),
     op(&["relu6.default"], |l, n, a, s| {
