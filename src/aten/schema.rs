@@ -834,6 +834,12 @@ pub const SCHEMAS: &[Schema] = &[
     schema("pad.default", &["self", "pad", "mode", "value"], &[]),
     schema("permute.default", &["self", "dims"], &[]),
     schema("permute_copy.default", &["self", "dims"], &[]),
+    schema("pixel_shuffle.default", &["self", "upscale_factor"], &[]),
+    schema(
+        "pixel_unshuffle.default",
+        &["self", "downscale_factor"],
+        &[],
+    ),
     schema("pow.Scalar", &["self", "exponent"], &[]),
     schema("pow.Tensor_Scalar", &["self", "exponent"], &[]),
     schema("pow.Tensor_Tensor", &["self", "exponent"], &[]),

@@ -6,7 +6,8 @@ batch, judged in onnxruntime against torch eager (`_opinfo.check_file`: ATC-clea
 torch's kernels decide the edges: hardshrink keeps NaN and zeroes `[-λ, λ]`, softshrink
 moves toward zero by λ and keeps NaN, threshold keeps NaN and replaces `x <= threshold`,
 tril/triu zero NaN and infinities outside the triangle, glu gates the first half by the
-second's sigmoid, round with decimals scales, rounds half to even and scales back.
+second's sigmoid, round with decimals scales, rounds half to even and scales back; the layout ops (pixel
+shuffles, matrix transposes, view copies) carry every value, NaN and infinities included.
 """
 import pytest
 import torch
@@ -42,6 +43,9 @@ CASES = {
     "round_decimals": lambda t: torch.round(t * 100, decimals=2),
     "round_decimals_negative": lambda t: torch.round(t * 1000, decimals=-2),
     "atleast_3d": lambda t: torch.atleast_3d(t[:, 0]),
+    "pixel_shuffle": lambda t: F.pixel_shuffle(t.reshape(-1, 4, 2, 3), 2),
+    "pixel_unshuffle": lambda t: F.pixel_unshuffle(t.reshape(-1, 1, 4, 6), 2),
+    "pixel_shuffle_lead": lambda t: F.pixel_shuffle(t.reshape(-1, 2, 4, 3, 1), 2),
     "mT": lambda t: t.mT,
     "transpose_copy": lambda t: torch.transpose_copy(t, 1, 2),
     "unbind_copy": lambda t: torch.unbind_copy(t, 2),

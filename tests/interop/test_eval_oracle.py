@@ -138,6 +138,9 @@ CASES = [
     *[C(t, T(*shape), dtypes=ALL) for t in ["atleast_1d.default", "atleast_2d.default",
                                              "atleast_3d.default"]
       for shape in ((), (4,), (2, 3), (2, 3, 2))],
+    C("pixel_shuffle.default", T(2, 8, 2, 3), 2, dtypes=ALL),
+    C("pixel_shuffle.default", T(2, 1, 9, 1, 2), 3, dtypes=(F32,)),
+    C("pixel_unshuffle.default", T(1, 2, 4, 6), 2, dtypes=ALL),
     C("glu.default", T(2, 6)),
     C("glu.default", T(4, 3), 0),
     C("round.default", T(6, values=[0.5, 1.5, 2.5, -0.5, -1.5, 2.4]), dtypes=(F32,)),

@@ -290,6 +290,8 @@ pub const EVALUATED: &[&str] = &[
     "softshrink.default",
     "threshold.default",
     "glu.default",
+    "pixel_shuffle.default",
+    "pixel_unshuffle.default",
     "atleast_1d.default",
     "atleast_2d.default",
     "atleast_3d.default",
@@ -459,6 +461,31 @@ pub fn evaluate(
             } else {
                 x.map(|v| (v / scale).round_ties_even() * scale)
             }))
+        }
+        "pixel_shuffle.default" | "pixel_unshuffle.default" => {
+            let x = a.tensor("self")?;
+            let up = op == "pixel_shuffle.default";
+            let r = a.int(if up {
+                "upscale_factor"
+            } else {
+                "downscale_factor"
+            })?;
+            let rank = x.rank();
+            let lead = rank
+                .checked_sub(3)
+                .ok_or("a pixel shuffle of fewer than 3 dimensions")?;
+            let d = x.dims();
+            let plan = super::shuffle::plan([d[lead], d[lead + 1], d[lead + 2]], r, up)?;
+            let sizes = |tail: &[u64]| -> Vec<i64> {
+                d[..lead].iter().chain(tail).map(|&s| s as i64).collect()
+            };
+            let order: Vec<usize> = (0..lead)
+                .chain(plan.order.iter().map(|&o| lead + o))
+                .collect();
+            one(x
+                .reshape(&sizes(&plan.split))?
+                .permute(&order)?
+                .reshape(&sizes(&plan.merged)))
         }
         "glu.default" => {
             // The first half of `dim` times the sigmoid of the second.

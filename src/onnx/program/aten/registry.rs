@@ -346,6 +346,12 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.squeeze(n, a, s),
     ),
     op(&["t.default"], |l, n, a, s| l.t(n, a, s)),
+    op(&["pixel_shuffle.default"], |l, n, a, s| {
+        l.pixel_shuffle(n, a, s, true)
+    }),
+    op(&["pixel_unshuffle.default"], |l, n, a, s| {
+        l.pixel_shuffle(n, a, s, false)
+    }),
     op(
         &["mT.default", "mH.default", "adjoint.default"],
         |l, n, a, s| l.matrix_transpose(n, a, s),
