@@ -7,6 +7,7 @@
 //! - [`args`]: reading a node's arguments by those names, with the schema's defaults.
 //! - [`inline`]: replacing higher-order ops (an autocast-off region) by their bodies.
 //! - [`sym`], [`specialize`]: symbolic sizes, and a program with some of them fixed.
+//! - [`shuffle`]: `pixel_shuffle`/`pixel_unshuffle` as a reshape, a permutation, a reshape.
 //! - [`eval`]: evaluating ops whose inputs are all constants (parameters, buffers,
 //!   literals), so the export writes their results as initializers.
 
@@ -15,5 +16,6 @@ pub mod eval;
 pub mod inline;
 pub mod program;
 pub mod schema;
+pub mod shuffle;
 pub mod specialize;
 pub mod sym;

@@ -95,6 +95,57 @@ pub fn lookup(target: &str) -> Option<&'static Schema> {
     SCHEMAS.iter().find(|s| s.target == target)
 }
 
+/// torch's `*_copy` overloads, each with the view op it copies: torch defines every one as
+/// that view followed by a copy (`torch._refs`' `_make_copy_from_view`), and values have no
+/// aliasing here, so ckpt evaluates and lowers each as its view ([`view_of`]).
+pub const COPIES: &[(&str, &str)] = &[
+    ("alias_copy.default", "alias.default"),
+    ("detach_copy.default", "detach.default"),
+    ("expand_copy.default", "expand.default"),
+    ("narrow_copy.default", "narrow.default"),
+    ("permute_copy.default", "permute.default"),
+    ("select_copy.int", "select.int"),
+    ("slice_copy.Tensor", "slice.Tensor"),
+    ("split_copy.Tensor", "split.Tensor"),
+    ("split_with_sizes_copy.default", "split_with_sizes.default"),
+    ("squeeze_copy.default", "squeeze.default"),
+    ("squeeze_copy.dim", "squeeze.dim"),
+    ("squeeze_copy.dims", "squeeze.dims"),
+    ("t_copy.default", "t.default"),
+    ("transpose_copy.int", "transpose.int"),
+    ("unbind_copy.int", "unbind.int"),
+    ("unfold_copy.default", "unfold.default"),
+    ("unsqueeze_copy.default", "unsqueeze.default"),
+    ("view_copy.default", "view.default"),
+];
+
+/// The view op `target` (without `torch.ops.aten.`) copies when it is one of [`COPIES`];
+/// any other target itself.
+pub fn view_of(target: &str) -> &str {
+    COPIES
+        .iter()
+        .find(|(copy, _)| *copy == target)
+        .map_or(target, |(_, view)| view)
+}
+
+/// The sizes `atleast_1d`/`atleast_2d`/`atleast_3d` (`least`: 1, 2, 3) give a tensor of
+/// sizes `sizes`, by torch's rule: a 0-d tensor becomes `[1, …]`, a 1-D one `[1, n]` (and
+/// `[1, n, 1]` for 3-D), a 2-D one `[a, b, 1]` for 3-D; others are kept.
+pub fn at_least<T: Clone>(sizes: &[T], least: usize, one: T) -> Vec<T> {
+    let mut out = sizes.to_vec();
+    match (sizes.len(), least) {
+        (0, _) => out = vec![one; least],
+        (1, 2) => out.insert(0, one),
+        (1, 3) => {
+            out.insert(0, one.clone());
+            out.push(one);
+        }
+        (2, 3) => out.push(one),
+        _ => {}
+    }
+    out
+}
+
 /// Every schema, sorted by target.
 pub const SCHEMAS: &[Schema] = &[
     schema("__and__.Tensor", &["self", "other"], &[]),
@@ -254,7 +305,9 @@ pub const SCHEMAS: &[Schema] = &[
         &["self", "mat1", "mat2"],
         &["beta", "alpha"],
     ),
+    schema("adjoint.default", &["self"], &[]),
     schema("alias.default", &["self"], &[]),
+    schema("alias_copy.default", &["self"], &[]),
     schema("alpha_dropout.default", &["input", "p", "train"], &[]),
     schema("alpha_dropout_.default", &["self", "p", "train"], &[]),
     schema("amax.default", &["self", "dim", "keepdim"], &[]),
@@ -276,6 +329,9 @@ pub const SCHEMAS: &[Schema] = &[
     ),
     schema("argmax.default", &["self", "dim", "keepdim"], &[]),
     schema("argmin.default", &["self", "dim", "keepdim"], &[]),
+    schema("atleast_1d.default", &["self"], &[]),
+    schema("atleast_2d.default", &["self"], &[]),
+    schema("atleast_3d.default", &["self"], &[]),
     schema(
         "avg_pool1d.default",
         &[
@@ -338,6 +394,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("bitwise_not.default", &["self"], &[]),
     schema("bitwise_or.Tensor", &["self", "other"], &[]),
     schema("bmm.default", &["self", "mat2"], &[]),
+    schema("broadcast_to.default", &["self", "size"], &[]),
     schema("cat.default", &["tensors", "dim"], &[]),
     schema("ceil.default", &["self"], &[]),
     schema("chunk.default", &["self", "chunks", "dim"], &[]),
@@ -464,6 +521,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("cumsum.default", &["self", "dim"], &["dtype"]),
     schema("detach.default", &["self"], &[]),
     schema("detach_.default", &["self"], &[]),
+    schema("detach_copy.default", &["self"], &[]),
     schema(
         "diff.default",
         &["self", "n", "dim", "prepend", "append"],
@@ -512,6 +570,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("exp.default", &["self"], &[]),
     schema("expand.default", &["self", "size"], &["implicit"]),
     schema("expand_as.default", &["self", "other"], &[]),
+    schema("expand_copy.default", &["self", "size"], &["implicit"]),
     schema(
         "feature_alpha_dropout.default",
         &["input", "p", "train"],
@@ -546,6 +605,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("ge.Scalar", &["self", "other"], &[]),
     schema("ge.Tensor", &["self", "other"], &[]),
     schema("gelu.default", &["self"], &["approximate"]),
+    schema("glu.default", &["self", "dim"], &[]),
     schema(
         "group_norm.default",
         &[
@@ -578,6 +638,7 @@ pub const SCHEMAS: &[Schema] = &[
     ),
     schema("gt.Scalar", &["self", "other"], &[]),
     schema("gt.Tensor", &["self", "other"], &[]),
+    schema("hardshrink.default", &["self", "lambd"], &[]),
     schema("hardsigmoid.default", &["self"], &[]),
     schema("hardsigmoid_.default", &["self"], &[]),
     schema("hardswish.default", &["self"], &[]),
@@ -658,6 +719,8 @@ pub const SCHEMAS: &[Schema] = &[
     ),
     schema("lt.Scalar", &["self", "other"], &[]),
     schema("lt.Tensor", &["self", "other"], &[]),
+    schema("mH.default", &["self"], &[]),
+    schema("mT.default", &["self"], &[]),
     schema("masked_fill.Scalar", &["self", "mask", "value"], &[]),
     schema("masked_fill.Tensor", &["self", "mask", "value"], &[]),
     schema("matmul.default", &["self", "other"], &[]),
@@ -749,6 +812,11 @@ pub const SCHEMAS: &[Schema] = &[
     schema("mul_.Tensor", &["self", "other"], &[]),
     schema("narrow.default", &["self", "dim", "start", "length"], &[]),
     schema(
+        "narrow_copy.default",
+        &["self", "dim", "start", "length"],
+        &[],
+    ),
+    schema(
         "native_layer_norm.default",
         &["input", "normalized_shape", "weight", "bias", "eps"],
         &[],
@@ -789,6 +857,13 @@ pub const SCHEMAS: &[Schema] = &[
     ),
     schema("pad.default", &["self", "pad", "mode", "value"], &[]),
     schema("permute.default", &["self", "dims"], &[]),
+    schema("permute_copy.default", &["self", "dims"], &[]),
+    schema("pixel_shuffle.default", &["self", "upscale_factor"], &[]),
+    schema(
+        "pixel_unshuffle.default",
+        &["self", "downscale_factor"],
+        &[],
+    ),
     schema("pow.Scalar", &["self", "exponent"], &[]),
     schema("pow.Tensor_Scalar", &["self", "exponent"], &[]),
     schema("pow.Tensor_Tensor", &["self", "exponent"], &[]),
@@ -816,6 +891,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema("roll.default", &["self", "shifts", "dims"], &[]),
+    schema("round.decimals", &["self"], &["decimals"]),
     schema("round.default", &["self"], &[]),
     schema("rsqrt.default", &["self"], &[]),
     schema("rsub.Scalar", &["self", "other", "alpha"], &[]),
@@ -838,6 +914,7 @@ pub const SCHEMAS: &[Schema] = &[
         &["scale", "enable_gqa"],
     ),
     schema("select.int", &["self", "dim", "index"], &[]),
+    schema("select_copy.int", &["self", "dim", "index"], &[]),
     schema("sigmoid.default", &["self"], &[]),
     schema("sigmoid_.default", &["self"], &[]),
     schema("sign.default", &["self"], &[]),
@@ -849,11 +926,23 @@ pub const SCHEMAS: &[Schema] = &[
         &["self", "dim", "start", "end", "step"],
         &[],
     ),
+    schema(
+        "slice_copy.Tensor",
+        &["self", "dim", "start", "end", "step"],
+        &[],
+    ),
     schema("softmax.int", &["self", "dim", "dtype"], &[]),
     schema("softplus.default", &["self", "beta", "threshold"], &[]),
+    schema("softshrink.default", &["self", "lambd"], &[]),
     schema("split.Tensor", &["self", "split_size", "dim"], &[]),
+    schema("split_copy.Tensor", &["self", "split_size", "dim"], &[]),
     schema(
         "split_with_sizes.default",
+        &["self", "split_sizes", "dim"],
+        &[],
+    ),
+    schema(
+        "split_with_sizes_copy.default",
         &["self", "split_sizes", "dim"],
         &[],
     ),
@@ -861,6 +950,9 @@ pub const SCHEMAS: &[Schema] = &[
     schema("squeeze.default", &["self"], &[]),
     schema("squeeze.dim", &["self", "dim"], &[]),
     schema("squeeze.dims", &["self", "dim"], &[]),
+    schema("squeeze_copy.default", &["self"], &[]),
+    schema("squeeze_copy.dim", &["self", "dim"], &[]),
+    schema("squeeze_copy.dims", &["self", "dim"], &[]),
     schema("stack.default", &["tensors", "dim"], &[]),
     schema(
         "std.correction",
@@ -875,9 +967,11 @@ pub const SCHEMAS: &[Schema] = &[
     schema("sum.dim_IntList", &["self", "dim", "keepdim"], &["dtype"]),
     schema("sym_size.int", &["self", "dim"], &[]),
     schema("t.default", &["self"], &[]),
+    schema("t_copy.default", &["self"], &[]),
     schema("tanh.default", &["self"], &[]),
     schema("tanh_.default", &["self"], &[]),
     schema("tensor_split.indices", &["self", "indices", "dim"], &[]),
+    schema("threshold.default", &["self", "threshold", "value"], &[]),
     schema("tile.default", &["self", "dims"], &[]),
     schema(
         "to.device",
@@ -915,17 +1009,25 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema("transpose.int", &["self", "dim0", "dim1"], &[]),
+    schema("transpose_copy.int", &["self", "dim0", "dim1"], &[]),
     schema("tril.default", &["self", "diagonal"], &[]),
     schema("triu.default", &["self", "diagonal"], &[]),
     schema("type_as.default", &["self", "other"], &[]),
     schema("unbind.int", &["self", "dim"], &[]),
+    schema("unbind_copy.int", &["self", "dim"], &[]),
     schema("unflatten.int", &["self", "dim", "sizes"], &[]),
     schema(
         "unfold.default",
         &["self", "dimension", "size", "step"],
         &[],
     ),
+    schema(
+        "unfold_copy.default",
+        &["self", "dimension", "size", "step"],
+        &[],
+    ),
     schema("unsqueeze.default", &["self", "dim"], &[]),
+    schema("unsqueeze_copy.default", &["self", "dim"], &[]),
     schema(
         "upsample_bicubic2d.default",
         &[
@@ -1023,6 +1125,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("var.dim", &["self", "dim", "unbiased", "keepdim"], &[]),
     schema("view.default", &["self", "size"], &[]),
     schema("view_as.default", &["self", "other"], &[]),
+    schema("view_copy.default", &["self", "size"], &[]),
     schema("where.Scalar", &["condition", "self", "other"], &[]),
     schema("where.ScalarOther", &["condition", "self", "other"], &[]),
     schema("where.ScalarSelf", &["condition", "self", "other"], &[]),

@@ -5,6 +5,8 @@
 use super::graph::{Attr, GraphBuilder, Value, Weight};
 use super::OnnxError;
 
+mod nan;
+
 /// A 2-D convolution's hyper-parameters (symmetric padding, as `nn.Conv2d` has).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Conv2d {
@@ -262,9 +264,16 @@ impl GraphBuilder {
         self.max_pool_nd(scope, x, &p.into())
     }
 
-    /// [`GraphBuilder::max_pool`] over any number of spatial axes.
+    /// [`GraphBuilder::max_pool`] over any number of spatial axes. A window holding a NaN
+    /// gives NaN, as in torch (`nan.rs`: onnxruntime's MaxPool skips it).
     pub fn max_pool_nd(&mut self, scope: &str, x: &Value, p: &PoolNd) -> Result<Value, OnnxError> {
-        self.pool("MaxPool", scope, x, p, &[])
+        let y = self.pool("MaxPool", scope, x, p, &[])?;
+        if !nan::picks_over_nan("MaxPool", x) {
+            return Ok(y);
+        }
+        let flags = self.nan_flags(scope, x);
+        let held = self.pool("MaxPool", scope, &flags, p, &[])?;
+        self.nan_where(scope, &held, &y)
     }
 
     /// `AveragePool` with `count_include_pad = 1`, as `nn.AvgPool2d` counts by default.
@@ -577,8 +586,40 @@ impl GraphBuilder {
 
     /// `op` (`ReduceMean`, `ReduceSum`, `ReduceMax`, `ReduceMin`) over per-sample `axes`
     /// (sorted, distinct, in range), kept as size 1 or dropped. The axes are an attribute,
-    /// except for `ReduceSum` from opset 13, which takes them as an int64 input.
+    /// except for `ReduceSum` from opset 13, which takes them as an int64 input. A float
+    /// `ReduceMax`/`ReduceMin` over values holding a NaN gives NaN, as torch's `amax` does
+    /// (`nan.rs`).
     pub fn reduce(
+        &mut self,
+        op: &'static str,
+        scope: &str,
+        x: &Value,
+        axes: &[usize],
+        keep: bool,
+    ) -> Result<Value, OnnxError> {
+        let y = self.reduce_values(op, scope, x, axes, keep)?;
+        if !nan::picks_over_nan(op, x) {
+            return Ok(y);
+        }
+        let held = self.any_nan(scope, x, axes, keep)?;
+        self.nan_where(scope, &held, &y)
+    }
+
+    /// 1.0 where the values of `x` that [`GraphBuilder::reduce`] over `axes` gathers into
+    /// one element held a NaN, 0.0 elsewhere (`x` float32).
+    pub(crate) fn any_nan(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        axes: &[usize],
+        keep: bool,
+    ) -> Result<Value, OnnxError> {
+        let flags = self.nan_flags(scope, x);
+        self.reduce_values("ReduceMax", scope, &flags, axes, keep)
+    }
+
+    /// [`GraphBuilder::reduce`] as the ONNX op alone.
+    fn reduce_values(
         &mut self,
         op: &'static str,
         scope: &str,

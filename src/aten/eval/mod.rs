@@ -27,7 +27,14 @@ use crate::aten::program::{Argument, Node};
 
 use tensor::{axis, Reduction};
 
-/// The aten targets (without `torch.ops.aten.`) [`evaluate`] computes.
+/// Whether [`evaluate`] computes `target` (without `torch.ops.aten.`): one of [`EVALUATED`]
+/// or a copy of one (`schema::COPIES`).
+pub fn is_evaluated(target: &str) -> bool {
+    EVALUATED.contains(&super::schema::view_of(target))
+}
+
+/// The aten targets (without `torch.ops.aten.`) [`evaluate`] computes; their `*_copy`
+/// variants too ([`is_evaluated`]).
 pub const EVALUATED: &[&str] = &[
     "view.default",
     "reshape.default",
@@ -39,6 +46,9 @@ pub const EVALUATED: &[&str] = &[
     "permute.default",
     "transpose.int",
     "t.default",
+    "mT.default",
+    "mH.default",
+    "adjoint.default",
     "unsqueeze.default",
     "squeeze.dim",
     "squeeze.dims",
@@ -49,6 +59,7 @@ pub const EVALUATED: &[&str] = &[
     "index_select.default",
     "expand.default",
     "expand_as.default",
+    "broadcast_to.default",
     "repeat.default",
     "tile.default",
     "repeat_interleave.self_int",
@@ -279,6 +290,16 @@ pub const EVALUATED: &[&str] = &[
     "feature_alpha_dropout_.default",
     "triu.default",
     "tril.default",
+    "hardshrink.default",
+    "softshrink.default",
+    "threshold.default",
+    "glu.default",
+    "pixel_shuffle.default",
+    "pixel_unshuffle.default",
+    "atleast_1d.default",
+    "atleast_2d.default",
+    "atleast_3d.default",
+    "round.decimals",
     "fill_.Scalar",
     "squeeze.default",
     "mm.default",
@@ -294,10 +315,11 @@ pub fn evaluate(
     node: &Node,
     input: &dyn Fn(&str) -> Option<Tensor>,
 ) -> Result<Vec<Tensor>, String> {
-    let op = node
-        .target
-        .strip_prefix("torch.ops.aten.")
-        .unwrap_or(&node.target);
+    let op = super::schema::view_of(
+        node.target
+            .strip_prefix("torch.ops.aten.")
+            .unwrap_or(&node.target),
+    );
     super::schema::check(node)?;
     let a = Args { node, input };
     let one = |t: Result<Tensor, String>| t.map(|t| vec![t]);
@@ -346,6 +368,17 @@ pub fn evaluate(
                 .into_iter()
                 .map(|d| axis(d, x.rank()))
                 .collect::<Result<Vec<_>, _>>()?;
+            one(x.permute(&order))
+        }
+        "mT.default" | "mH.default" | "adjoint.default" => {
+            // The last two dimensions swapped (the conjugate of a real tensor is itself).
+            let x = a.tensor("self")?;
+            let rank = x.rank();
+            if rank < 2 {
+                return Err(format!("{op} of a tensor of {rank} dimensions"));
+            }
+            let mut order: Vec<usize> = (0..rank).collect();
+            order.swap(rank - 2, rank - 1);
             one(x.permute(&order))
         }
         "transpose.int" | "t.default" => {
@@ -406,6 +439,75 @@ pub fn evaluate(
                 .ok_or("narrow's end overflows")?;
             one(x.slice(axis(a.int("dim")?, x.rank())?, start, end, 1))
         }
+        "atleast_1d.default" | "atleast_2d.default" | "atleast_3d.default" => {
+            let x = a.tensor("self")?;
+            let least = if op == "atleast_1d.default" {
+                1
+            } else if op == "atleast_2d.default" {
+                2
+            } else {
+                3
+            };
+            let sizes: Vec<i64> = x.dims().iter().map(|&d| d as i64).collect();
+            one(x.reshape(&super::schema::at_least(&sizes, least, 1)))
+        }
+        "round.decimals" => {
+            // torch's kernel: `nearbyint(x · 10^d) / 10^d`, or `nearbyint(x / 10^−d) · 10^−d`
+            // for d ≤ 0, in float32.
+            let decimals = a.int_or("decimals", 0)?;
+            let scale = 10f64.powi(
+                i32::try_from(decimals.unsigned_abs())
+                    .map_err(|_| "round's decimals out of range")?,
+            ) as f32;
+            let x = a.tensor("self")?;
+            one(Ok(if decimals > 0 {
+                x.map(|v| (v * scale).round_ties_even() / scale)
+            } else {
+                x.map(|v| (v / scale).round_ties_even() * scale)
+            }))
+        }
+        "pixel_shuffle.default" | "pixel_unshuffle.default" => {
+            let x = a.tensor("self")?;
+            let up = op == "pixel_shuffle.default";
+            let r = a.int(if up {
+                "upscale_factor"
+            } else {
+                "downscale_factor"
+            })?;
+            let rank = x.rank();
+            let lead = rank
+                .checked_sub(3)
+                .ok_or("a pixel shuffle of fewer than 3 dimensions")?;
+            let d = x.dims();
+            let plan = super::shuffle::plan([d[lead], d[lead + 1], d[lead + 2]], r, up)?;
+            let sizes = |tail: &[u64]| -> Vec<i64> {
+                d[..lead].iter().chain(tail).map(|&s| s as i64).collect()
+            };
+            let order: Vec<usize> = (0..lead)
+                .chain(plan.order.iter().map(|&o| lead + o))
+                .collect();
+            one(x
+                .reshape(&sizes(&plan.split))?
+                .permute(&order)?
+                .reshape(&sizes(&plan.merged)))
+        }
+        "glu.default" => {
+            // The first half of `dim` times the sigmoid of the second.
+            let x = a.tensor("self")?;
+            let at = axis(a.int_or("dim", -1)?, x.rank())?;
+            let size = x.dims()[at] as i64;
+            if size % 2 != 0 {
+                return Err(format!("glu halves dimension {at} of odd size {size}"));
+            }
+            let half = size / 2;
+            let (first, second) = (x.slice(at, 0, half, 1)?, x.slice(at, half, size, 1)?);
+            one(Tensor::zip(
+                &first,
+                &second,
+                |p, q| p * (1.0 / (1.0 + (-q).exp())),
+                None,
+            ))
+        }
         "index_select.default" => {
             let x = a.tensor("self")?;
             one(x.index_axis(axis(a.int("dim")?, x.rank())?, &a.tensor("index")?))
@@ -415,7 +517,7 @@ pub fn evaluate(
             let like = a.tensor("other")?;
             one(a.tensor("self")?.expand(like.dims()))
         }
-        "expand.default" => {
+        "expand.default" | "broadcast_to.default" => {
             let x = a.tensor("self")?;
             let size = a.ints("size")?;
             let offset = size
@@ -1582,12 +1684,12 @@ mod tests {
         for row in crate::aten::schema::SCHEMAS {
             match row.not_evaluated {
                 None => assert!(
-                    EVALUATED.contains(&row.target),
+                    is_evaluated(row.target),
                     "{} is neither evaluated nor marked as not evaluated with a reason",
                     row.target
                 ),
                 Some(reason) => {
-                    assert!(!EVALUATED.contains(&row.target), "{}", row.target);
+                    assert!(!is_evaluated(row.target), "{}", row.target);
                     assert!(reason.len() > 20, "{}: give the reason", row.target);
                 }
             }

@@ -65,6 +65,34 @@ fn activation(op: &str, a: &Args<'_>) -> Result<Option<Unary>, String> {
             let high = a.number_or("max_val", 1.0)? as f32;
             Box::new(move |x| nan_min(nan_max(x, low), high))
         }
+        // torch's kernels: the band is zero (`x·0` for softshrink, so NaN stays NaN), and
+        // `threshold` replaces only what is at most the threshold (NaN is kept).
+        "hardshrink.default" => {
+            let l = a.number_or("lambd", 0.5)? as f32;
+            Box::new(move |x| if x >= -l && x <= l { 0.0 } else { x })
+        }
+        "softshrink.default" => {
+            let l = a.number_or("lambd", 0.5)? as f32;
+            if l < 0.0 {
+                return Err(format!(
+                    "softshrink's lambd {l} is below 0, which torch refuses"
+                ));
+            }
+            Box::new(move |x| {
+                if x > l {
+                    x - l
+                } else if x < -l {
+                    x + l
+                } else {
+                    x * 0.0
+                }
+            })
+        }
+        "threshold.default" => {
+            let threshold = a.number("threshold")? as f32;
+            let value = a.number("value")? as f32;
+            Box::new(move |x| if x <= threshold { value } else { x })
+        }
         "leaky_relu.default" | "leaky_relu_.default" => {
             let slope = a.number_or("negative_slope", 0.01)? as f32;
             Box::new(move |x| if x > 0.0 { x } else { x * slope })

@@ -35,7 +35,7 @@ impl Lowering<'_, '_> {
             }
             return Ok(constants);
         }
-        if !eval::EVALUATED.contains(&op) {
+        if !eval::is_evaluated(op) {
             return Ok(false);
         }
         let mut names = Vec::new();

@@ -635,7 +635,7 @@ impl Converter<'_> {
             schema.name().trim_start_matches('_').trim_end_matches('_'),
             call.output.0
         );
-        let constant_op = constants_only(&named) && eval::EVALUATED.contains(&schema.target);
+        let constant_op = constants_only(&named) && eval::is_evaluated(schema.target);
         let (overload, named, shape) = match schema.name() {
             "_convolution" => {
                 let (overload, named) = convolution(named).map_err(&fail)?;

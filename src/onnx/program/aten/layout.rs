@@ -10,6 +10,7 @@ use super::super::lower::Lowering;
 use super::super::tensor::{self, Size, Tensor};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
+use crate::aten::shuffle;
 
 impl<'p> Lowering<'p, '_> {
     /// `cat(tensors, dim)`: of activations with the batch on one dimension (not `dim`);
@@ -168,6 +169,74 @@ impl<'p> Lowering<'p, '_> {
         };
         let y = x.transposed(&mut self.g, scope, order)?;
         self.bind_tensor(node, 0, y)
+    }
+
+    /// `mT`, `mH`, `adjoint` (`self`): torch's rule, the last two dimensions swapped (the
+    /// conjugate of a real tensor is the tensor); below 2-D torch refuses them.
+    pub(super) fn matrix_transpose(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let rank = x.rank();
+        if rank < 2 {
+            return Err(arg_error(format!(
+                "a matrix transpose of a rank-{rank} tensor (torch needs at least 2-D)"
+            )));
+        }
+        let mut order: Vec<usize> = (0..rank).collect();
+        order.swap(rank - 2, rank - 1);
+        let y = x.transposed(&mut self.g, scope, &order)?;
+        self.bind_tensor(node, 0, y)
+    }
+
+    /// `pixel_shuffle` (`up`) / `pixel_unshuffle`: torch's plan ([`shuffle::plan`]) over the
+    /// last three dimensions, none of which may carry the batch: a Reshape, a Transpose, a
+    /// Reshape.
+    pub(super) fn pixel_shuffle(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        up: bool,
+    ) -> Result<(), OnnxError> {
+        let op = if up {
+            "pixel_shuffle"
+        } else {
+            "pixel_unshuffle"
+        };
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let rank = x.rank();
+        if rank < 3 || x.batch_axis() >= rank - 3 {
+            return Err(arg_error(format!(
+                "{op} of {}: the batch must be outside the last three dimensions",
+                tensor::show(&x.sizes())
+            )));
+        }
+        let name = if up {
+            "upscale_factor"
+        } else {
+            "downscale_factor"
+        };
+        let factor = args
+            .optional_int(name)
+            .or_shape()?
+            .ok_or_else(|| arg_error(format!("{op} needs `{name}`")))?;
+        let shape = x.value().shape().to_vec();
+        let lead = shape.len() - 3;
+        let plan = shuffle::plan([shape[lead], shape[lead + 1], shape[lead + 2]], factor, up)
+            .map_err(|e| arg_error(format!("{op}: {e}")))?;
+        let with_tail =
+            |tail: &[u64]| -> Vec<u64> { shape[..lead].iter().chain(tail).copied().collect() };
+        let split = self.g.reshape(scope, x.value(), &with_tail(&plan.split))?;
+        let order: Vec<usize> = (0..lead)
+            .chain(plan.order.iter().map(|&o| lead + o))
+            .collect();
+        let moved = self.g.transpose(scope, &split, &order)?;
+        let y = self.g.reshape(scope, &moved, &with_tail(&plan.merged))?;
+        self.bind_tensor(node, 0, x.with_value(y)?)
     }
 
     /// `flip(self, dims)`: each dimension of `dims` (never the batch: that would reverse

@@ -92,7 +92,7 @@ impl<'p> Lowering<'p, '_> {
     }
 
     /// `clamp`, `clamp_min`, `clamp_max`, `clamp.Tensor`: `Clip` with constant bounds (an
-    /// absent one is the float range's end); a bound tensor of several values (one per
+    /// absent one is an infinity, so that an infinite input stays infinite as in torch); a bound tensor of several values (one per
     /// element) is a `Max`/`Min` with it.
     pub(super) fn clamp(
         &mut self,
@@ -101,7 +101,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let mut x = self.activation(args.tensor("self").or_shape()?)?;
-        let mut bounds = [f32::MIN, f32::MAX];
+        let mut bounds = [f32::NEG_INFINITY, f32::INFINITY];
         for (k, name) in ["min", "max"].into_iter().enumerate() {
             match args.get(name) {
                 None | Some(Argument::None) => {}
@@ -133,7 +133,7 @@ impl<'p> Lowering<'p, '_> {
                 }
             }
         }
-        let y = if bounds == [f32::MIN, f32::MAX] {
+        let y = if bounds == [f32::NEG_INFINITY, f32::INFINITY] {
             x
         } else {
             self.g.clip(scope, &x, bounds[0], bounds[1])

@@ -36,7 +36,9 @@ mod rnn;
 mod select_top;
 mod sequence;
 mod shape_ops;
+mod shrink;
 mod split;
+mod triangle;
 
 pub(super) use conv::transpose_2d;
 

@@ -44,6 +44,77 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, x.with_value(y)?)
     }
 
+    /// `glu(self, dim)`: the first half of `dim` times the sigmoid of the second (torch's
+    /// rule; `dim` must be even and never the batch).
+    pub(super) fn glu(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let dim = tensor::axis(args.int_or("dim", -1).or_shape()?, x.rank())?;
+        let size = x.value().shape()[x.sample_axis(dim, "glu")?];
+        if size % 2 != 0 {
+            return Err(arg_error(format!(
+                "glu halves dimension {dim}, of odd size {size} (torch refuses it too)"
+            )));
+        }
+        let halves = x.split(&mut self.g, scope, "glu", dim, &[size / 2, size / 2])?;
+        let [first, second] = halves.as_slice() else {
+            return Err(arg_error("glu: the split did not give two halves".into()));
+        };
+        let gate = self.g.sigmoid(scope, second.value());
+        let y = emit::binary(
+            &mut self.g,
+            "Mul",
+            scope,
+            Operand::Activation(first.value()),
+            Operand::Activation(&gate),
+        )?;
+        self.bind_tensor(node, 0, first.with_value(y)?)
+    }
+
+    /// `round(self, *, decimals)`: torch's kernel, `Round(x · 10^d) / 10^d`, or
+    /// `Round(x / 10^−d) · 10^−d` for `d ≤ 0` (ONNX's Round, like torch's, rounds half to
+    /// even), in float32.
+    pub(super) fn round_decimals(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        if x.value().elem() != crate::onnx::elem::ElemType::Float32 {
+            return Err(arg_error(format!(
+                "round with decimals of a {} tensor is not exported (float32 only)",
+                x.value().elem()
+            )));
+        }
+        let decimals = args.int_or("decimals", 0).or_shape()?;
+        let power = i32::try_from(decimals.unsigned_abs())
+            .ok()
+            .filter(|&p| p <= 38)
+            .ok_or_else(|| {
+                arg_error(format!(
+                    "round to {decimals} decimals is out of float32's range"
+                ))
+            })?;
+        let scale = self
+            .g
+            .constant_scalar(&format!("{scope}.scale"), 10f64.powi(power) as f32);
+        let y = if decimals > 0 {
+            let up = self.g.mul_constant(scope, x.value(), &scale)?;
+            let rounded = self.g.unary("Round", scope, &up, vec![]);
+            self.g.div_constant(scope, &rounded, &scale)?
+        } else {
+            let down = self.g.div_constant(scope, x.value(), &scale)?;
+            let rounded = self.g.unary("Round", scope, &down, vec![]);
+            self.g.mul_constant(scope, &rounded, &scale)?
+        };
+        self.bind_tensor(node, 0, x.with_value(y)?)
+    }
+
     pub(super) fn hardtanh(
         &mut self,
         node: &Node,

@@ -277,6 +277,16 @@ pub(super) const OPS: &[Op] = &[
     op(&["hardtanh.default", "hardtanh_.default"], |l, n, a, s| {
         l.hardtanh(n, a, s)
     }),
+    op(&["hardshrink.default"], |l, n, a, s| l.hardshrink(n, a, s)),
+    op(&["softshrink.default"], |l, n, a, s| l.softshrink(n, a, s)),
+    op(&["threshold.default"], |l, n, a, s| l.threshold(n, a, s)),
+    op(&["glu.default"], |l, n, a, s| l.glu(n, a, s)),
+    op(&["round.decimals"], |l, n, a, s| l.round_decimals(n, a, s)),
+    op(&["atleast_1d.default"], |l, n, a, s| l.at_least(n, a, s, 1)),
+    op(&["atleast_2d.default"], |l, n, a, s| l.at_least(n, a, s, 2)),
+    op(&["atleast_3d.default"], |l, n, a, s| l.at_least(n, a, s, 3)),
+    op(&["tril.default"], |l, n, a, s| l.triangle(n, a, s, true)),
+    op(&["triu.default"], |l, n, a, s| l.triangle(n, a, s, false)),
     op(&["relu6.default"], |l, n, a, s| {
         l.unary(n, a, |g, x| g.clip(s, x, 0.0, 6.0))
     }),
@@ -343,12 +353,27 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.squeeze(n, a, s),
     ),
     op(&["t.default"], |l, n, a, s| l.t(n, a, s)),
+    op(&["pixel_shuffle.default"], |l, n, a, s| {
+        l.pixel_shuffle(n, a, s, true)
+    }),
+    op(&["pixel_unshuffle.default"], |l, n, a, s| {
+        l.pixel_shuffle(n, a, s, false)
+    }),
+    op(
+        &["mT.default", "mH.default", "adjoint.default"],
+        |l, n, a, s| l.matrix_transpose(n, a, s),
+    ),
     op(&["flip.default"], |l, n, a, s| l.flip(n, a, s)),
     op(&["select.int"], |l, n, a, s| l.select(n, a, s)),
     op(&["unflatten.int"], |l, n, a, s| l.unflatten(n, a, s)),
-    op(&["expand.default", "expand_as.default"], |l, n, a, s| {
-        l.expand(n, a, s)
-    }),
+    op(
+        &[
+            "expand.default",
+            "expand_as.default",
+            "broadcast_to.default",
+        ],
+        |l, n, a, s| l.expand(n, a, s),
+    ),
     op(&["scaled_dot_product_attention.default"], |l, n, a, s| {
         l.scaled_dot_product_attention(n, a, s)
     }),
@@ -378,7 +403,7 @@ pub(super) const OPS: &[Op] = &[
             "unbind.int",
             "tensor_split.indices",
         ],
-        |l, n, a, s| l.split(n, a, s, aten_name(n)),
+        |l, n, a, s| l.split(n, a, s, schema::view_of(aten_name(n))),
     ),
     op(&["sym_size.int"], |l, n, a, _| l.sym_size(n, a)),
     op(&["item.default"], |l, n, a, _| l.item(n, a)),
@@ -500,13 +525,18 @@ pub(super) fn aten_name(node: &Node) -> &str {
 }
 
 /// The row lowering `target`.
+/// The row lowering `target`; a `*_copy` overload is lowered by its view's row
+/// (`schema::COPIES`).
 fn row(target: &str) -> Option<&'static Op> {
+    let target = schema::view_of(target);
     OPS.iter().find(|op| op.targets.contains(&target))
 }
 
-/// Every target lowered, in table order.
+/// Every target lowered, in table order, then the copies of lowered views.
 fn targets() -> impl Iterator<Item = &'static str> {
-    OPS.iter().flat_map(|op| op.targets.iter().copied())
+    OPS.iter()
+        .flat_map(|op| op.targets.iter().copied())
+        .chain(schema::COPIES.iter().map(|(copy, _)| *copy))
 }
 
 impl<'p> Lowering<'p, '_> {
@@ -623,6 +653,20 @@ mod tests {
     fn every_lowered_and_evaluated_target_has_a_schema() {
         for target in targets().chain(eval::EVALUATED.iter().copied()) {
             assert!(schema::lookup(target).is_some(), "{target} has no schema");
+        }
+    }
+
+    #[test]
+    fn every_copy_is_of_a_lowered_and_evaluated_view() {
+        for (copy, view) in schema::COPIES {
+            assert!(
+                OPS.iter().any(|op| op.targets.contains(view)),
+                "{copy}: {view} is not lowered"
+            );
+            assert!(
+                eval::EVALUATED.contains(view),
+                "{copy}: {view} is not evaluated"
+            );
         }
     }
 

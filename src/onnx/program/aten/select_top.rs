@@ -5,7 +5,7 @@
 
 use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
-use crate::onnx::graph::{Attr, Value};
+use crate::onnx::graph::{Attr, Value, Weight};
 use crate::onnx::OnnxError;
 
 use super::super::lower::Lowering;
@@ -35,6 +35,17 @@ fn with_axis(x: &Value, axis: usize, size: Option<u64>) -> Vec<u64> {
     shape
 }
 
+/// A `TopK` node's settings: `k` (and the constant input holding it), the per-sample axis,
+/// and its `largest` and `sorted` attributes.
+#[derive(Clone, Copy)]
+struct Top<'w> {
+    count: &'w Weight,
+    k: u64,
+    axis: usize,
+    largest: bool,
+    sorted: bool,
+}
+
 /// Refuses bool tensors, which ONNX's ArgMax/ReduceMax/TopK do not take.
 fn numeric(x: &Value, op: &str) -> Result<(), OnnxError> {
     if x.elem() == ElemType::Bool {
@@ -46,10 +57,39 @@ fn numeric(x: &Value, op: &str) -> Result<(), OnnxError> {
 }
 
 impl<'p> Lowering<'p, '_> {
-    /// `ArgMax`/`ArgMin` (`onnx`) of `x` along per-sample `axis`: int64 indices. ATC's
-    /// parser puts a kept axis back at position 1 whatever `axis` was, so `keepdims=1` is
-    /// written only there; elsewhere the axis is dropped and restored by a `Reshape`.
+    /// `ArgMax`/`ArgMin` (`onnx`) of `x` along per-sample `axis`: int64 indices. Where a
+    /// float `x` holds a NaN along `axis` the index is the first NaN's, as in torch (which
+    /// ranks NaN above every number; onnxruntime skips it): the same op over the NaN flags
+    /// (negated for `ArgMin`, so that both indices have the device's type for that op)
+    /// picked by `Where`.
     fn arg_extreme(
+        &mut self,
+        onnx: &'static str,
+        scope: &str,
+        x: &Value,
+        axis: usize,
+        keep: bool,
+    ) -> Result<Value, OnnxError> {
+        let plain = self.arg_index(onnx, scope, x, axis, keep)?;
+        if x.elem() != ElemType::Float32 {
+            return Ok(plain);
+        }
+        let flags = self.g.nan_flags(scope, x);
+        let key = if onnx == "ArgMin" {
+            self.g.unary("Neg", scope, &flags, vec![])
+        } else {
+            flags
+        };
+        let first = self.arg_index(onnx, scope, &key, axis, keep)?;
+        let held = self.g.any_nan(scope, x, &[axis], keep)?;
+        let held = self.g.flags_set(scope, &held);
+        self.g.select(scope, &held, &first, &plain)
+    }
+
+    /// `ArgMax`/`ArgMin` (`onnx`) alone. ATC's parser puts a kept axis back at position 1
+    /// whatever `axis` was, so `keepdims=1` is written only there; elsewhere the axis is
+    /// dropped and restored by a `Reshape`.
+    fn arg_index(
         &mut self,
         onnx: &'static str,
         scope: &str,
@@ -148,25 +188,53 @@ impl<'p> Lowering<'p, '_> {
         let largest = args.bool_or("largest", true).or_shape()?;
         let sorted = args.bool_or("sorted", true).or_shape()?;
         let count = self.g.constant_i64(&format!("{scope}.k"), &[k as i64]);
-        let shape = with_axis(&x, axis, Some(k));
-        let attrs = vec![
-            ("axis", Attr::Int(axis as i64 + 1)),
-            ("largest", Attr::Int(i64::from(largest))),
-            ("sorted", Attr::Int(i64::from(sorted))),
-        ];
-        let mut out = self.g.typed_node(
-            "TopK",
-            scope,
-            vec![x.name().to_owned(), count.name().to_owned()],
-            attrs,
-            vec![(shape.clone(), x.elem()), (shape, ElemType::Int64)],
-        );
-        let indices = out.swap_remove(1);
-        let values = out.swap_remove(0);
+        let top = Top {
+            count: &count,
+            k,
+            axis,
+            largest,
+            sorted,
+        };
+        let (values, indices) = if x.elem() == ElemType::Float32 {
+            // torch ranks NaN above every number, +inf included, largest or smallest: rank
+            // each NaN as +inf, then put NaN back where torch's sorted result has its NaNs,
+            // the positions the same TopK over the NaN flags gives 1 (first for `largest`,
+            // last otherwise). An unsorted result is sorted, which torch allows.
+            let top = Top {
+                sorted: true,
+                ..top
+            };
+            let flags = self.g.nan_flags(scope, &x);
+            let ranked = self.g.fill_where(scope, &flags, f32::INFINITY, &x)?;
+            let (values, indices) = self.top_k(scope, &ranked, &top);
+            let (held, _) = self.top_k(scope, &flags, &top);
+            (self.g.nan_where(scope, &held, &values)?, indices)
+        } else {
+            self.top_k(scope, &x, &top)
+        };
         self.bind(node, 0, values)?;
         if self.output_name(node, 1).is_ok() {
             self.bind(node, 1, indices)?;
         }
         Ok(())
+    }
+
+    /// ONNX `TopK` of `x` as `top` says: values and int64 indices.
+    fn top_k(&mut self, scope: &str, x: &Value, top: &Top<'_>) -> (Value, Value) {
+        let shape = with_axis(x, top.axis, Some(top.k));
+        let attrs = vec![
+            ("axis", Attr::Int(top.axis as i64 + 1)),
+            ("largest", Attr::Int(i64::from(top.largest))),
+            ("sorted", Attr::Int(i64::from(top.sorted))),
+        ];
+        let mut out = self.g.typed_node(
+            "TopK",
+            scope,
+            vec![x.name().to_owned(), top.count.name().to_owned()],
+            attrs,
+            vec![(shape.clone(), x.elem()), (shape, ElemType::Int64)],
+        );
+        let indices = out.swap_remove(1);
+        (out.swap_remove(0), indices)
     }
 }

@@ -10,6 +10,7 @@ use super::super::lower::{Constant, Lowering};
 use super::super::tensor::{self, Size};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
+use crate::aten::schema;
 
 impl<'p> Lowering<'p, '_> {
     /// `unsqueeze(self, dim)`: a new size-1 dimension, a Reshape.
@@ -24,6 +25,21 @@ impl<'p> Lowering<'p, '_> {
         let at = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank() + 1)?;
         let mut target = x.sizes();
         target.insert(at, Size::fixed(1));
+        self.view_to(node, input, target, scope)
+    }
+
+    /// `atleast_1d`/`atleast_2d`/`atleast_3d` (`least`): torch's sizes
+    /// ([`schema::at_least`]), a Reshape.
+    pub(super) fn at_least(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        least: usize,
+    ) -> Result<(), OnnxError> {
+        let input = args.tensor("self").or_shape()?;
+        let x = self.tensor(input)?;
+        let target = schema::at_least(&x.sizes(), least, Size::fixed(1));
         self.view_to(node, input, target, scope)
     }
 
