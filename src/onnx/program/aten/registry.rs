@@ -510,6 +510,10 @@ impl<'p> Lowering<'p, '_> {
         if target == "one_hot.default" && self.one_hot_lookup(node)? {
             return Ok(());
         }
+        // A view of `arange` over the batch stays each sample's index.
+        if self.follow_sample_index(node, target)? {
+            return Ok(());
+        }
         // An op on parameters, buffers and constants alone is evaluated, not lowered.
         if self.fold_constant(node, target)? {
             return Ok(());
