@@ -752,6 +752,21 @@ pub const SCHEMAS: &[Schema] = &[
     schema("ne.Scalar", &["self", "other"], &[]),
     schema("ne.Tensor", &["self", "other"], &[]),
     schema("neg.default", &["self"], &[]),
+    schema(
+        "new_full.default",
+        &["self", "size", "fill_value"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema(
+        "new_ones.default",
+        &["self", "size"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema(
+        "new_zeros.default",
+        &["self", "size"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
     schema("one_hot.default", &["self", "num_classes"], &[]),
     schema(
         "ones.default",

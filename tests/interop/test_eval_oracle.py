@@ -282,6 +282,10 @@ CASES = [
     C("full_like.default", T(2, 3), 7, dtypes=(F32, I64)),
     C("empty_like.default", T(2, 3), dtypes=NUMERIC, unspecified=True),
     C("empty.memory_format", [2, 3], dtypes=(F32,), unspecified=True),
+    C("new_zeros.default", T(2, 3), [3, 1], dtypes=ALL),
+    C("new_ones.default", T(2), [], dtype=BOOL, dtypes=ALL),
+    C("new_full.default", T(2), [2, 2], 7, dtypes=NUMERIC),
+    C("new_full.default", T(2), [3], -2.5, dtypes=FLOATS),
     # Products and networks' layers.
     C("matmul.default", T(2, 3, 4, edges=False), T(4, 5, edges=False)),
     C("matmul.default", T(4, edges=False), T(2, 4, 3, edges=False)),

@@ -1,6 +1,6 @@
 //! Tensors made from numbers alone (`arange`, `full`, `zeros`, `ones`, `scalar_tensor`),
 //! the symbolic-size ops on constants (`sym_size`, the `*` torch.export records on sizes),
-//! the `*_like` factories, and the in-place ops that change no value in eval mode or copy
+//! the `*_like` and `new_*` factories, and the in-place ops that change no value in eval mode or copy
 //! one (the dropouts, `copy_`, `fill_`).
 
 use super::tensor::{element_count, Tensor};
@@ -128,6 +128,20 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
                 filled(x.dims().to_vec(), integer, |_| fill)
             })()
         }
+        "new_zeros.default" | "new_ones.default" | "new_full.default" => (|| {
+            // `self` gives only the dtype, when `dtype` is not given.
+            let like_int = matches!(a.tensor("self")?.values(), super::Values::I64(_));
+            let (fill, int) = match op {
+                "new_ones.default" => (1.0, true),
+                "new_full.default" => number(a, "fill_value")?,
+                _ => (0.0, true),
+            };
+            let integer = integer_result(a, like_int)?;
+            if integer && !int && fill.fract() != 0.0 {
+                return Err(format!("an integer tensor full of {fill}"));
+            }
+            filled(sizes(a)?, integer, |_| fill)
+        })(),
         "empty.memory_format" => (|| filled(sizes(a)?, integer_result(a, false)?, |_| 0.0))(),
         "fill_.Scalar" => (|| {
             let x = a.tensor("self")?;
