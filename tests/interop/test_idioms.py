@@ -5,7 +5,8 @@ and `cos` of activations, additive attention masks built from an `attention_mask
 per-sample timestep as diffusers passes it, and gathers within each sample by indexing the
 batch with `arange` over it (CLIP's text pooling at the end token, tokens picked per sample
 by computed positions, negative ones included, and transformers' `padding_mask[batch_idx,
-kv_idx]` mask lookup). Each is exported with torch.export and a dynamic batch; the ONNX file
+kv_idx]` mask lookup, and a boolean causal and padding mask passed to SDPA, whole rows
+masked included). Each is exported with torch.export and a dynamic batch; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
 there (none of Shape/Expand/ConstantOfShape/NonZero/Identity/Loop/If), and match torch eager
 in onnxruntime at batch 1, 3 and 5 from one file.
@@ -43,6 +44,11 @@ def mask(b, gen):
     return (torch.arange(S)[None, :] < keep[:, None]).long()
 
 
+def holes(b, gen):
+    # Any position may be padding, the first included: SDPA then masks whole rows.
+    return torch.randint(0, 2, (b, S), generator=gen)
+
+
 def timestep(b, gen):
     return torch.randint(0, 1000, (b,), generator=gen)
 
@@ -69,11 +75,13 @@ MODELS = {
     "pool": (idioms.Pool, [tokens, ids]),
     "pick_tokens": (idioms.PickTokens, [tokens, positions]),
     "padding_lookup": (idioms.PaddingLookup, [tokens, mask]),
+    "sdpa_mask": (idioms.SdpaMask, [tokens, holes]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
             "causal_mask": "Softmax", "bidirectional_mask": "Softmax",
-            "pool": "GatherElements", "pick_tokens": "Where", "padding_lookup": "Softmax"}
+            "pool": "GatherElements", "pick_tokens": "Where", "padding_lookup": "Softmax",
+            "sdpa_mask": "Where"}
 
 
 def export(model, makers, path):

@@ -1,7 +1,7 @@
 """Small modules holding the idioms of users' models that the export must lower or refuse:
 `diff`, `cumsum`, `*_like` factories, in-place dropouts, `sin`/`cos`, per-sample gathers
 by `arange` over the batch (CLIP's pooling, tokens picked per sample, transformers' padding
-mask lookup), BERT's bidirectional and decoders' causal additive masks from an `attention_mask`
+mask lookup, a boolean causal and padding mask into SDPA), BERT's bidirectional and decoders' causal additive masks from an `attention_mask`
 input, and diffusers' int64 timestep embedding (test_idioms.py)."""
 import torch, torch.nn as nn
 S, D = 6, 8
@@ -30,6 +30,14 @@ class PaddingLookup(nn.Module):  # transformers' padding_mask[batch_idx, kv_idx]
         allowed = mask.bool()[b, kv]
         scores = (x @ x.transpose(-1, -2))[:, None].masked_fill(~allowed, torch.finfo(x.dtype).min)
         return (torch.softmax(scores, -1) @ x[:, None]).squeeze(1)
+class SdpaMask(nn.Module):  # transformers 5: a boolean causal & padding mask into SDPA
+    def forward(self, x, mask):
+        b, s = x.shape[0], x.shape[1]
+        kv = torch.arange(s)[None, None, None, :]
+        allowed = (kv <= torch.arange(s)[None, None, :, None]) & mask.bool()[torch.arange(b)[:, None, None, None], kv]
+        h = x.view(b, s, 2, D // 2).transpose(1, 2)
+        y = nn.functional.scaled_dot_product_attention(h, h, h, attn_mask=allowed.expand(b, -1, s, s))
+        return y.transpose(1, 2).reshape(b, s, D)
 class Bidirectional(nn.Module):
     def forward(self, x, mask):
         scores = x @ x.transpose(-1, -2)

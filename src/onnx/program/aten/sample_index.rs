@@ -19,9 +19,13 @@
 //!   by `Where(i < 0, i + size, i)` unless they come from `argmax`/`argmin`/`topk`/`sort`.
 //!
 //! The result's dimensions are placed as torch places them: `P` where the indexed
-//! dimensions were when they are adjacent, first otherwise.
+//! dimensions were when they are adjacent, first otherwise. A tensor with the same values
+//! for every sample (position ids expanded over the batch) indexed by constants besides
+//! the batch's `arange` gives the same values for every sample: evaluated for one.
 //!
 //! [`Bound::SampleIndex`]: super::super::lower::Bound::SampleIndex
+
+use std::collections::HashMap;
 
 use crate::aten::args::Args;
 use crate::aten::eval;
@@ -299,6 +303,9 @@ impl<'p> Lowering<'p, '_> {
             return Ok(false);
         }
         let source = args.tensor("self").or_shape()?;
+        if self.uniform_axis(source).is_some() {
+            return self.uniform_gather(node, source, &indices).map(|()| true);
+        }
         let x = self.tensor(source)?;
         let mut kinds = Vec::with_capacity(indices.len());
         for index in &indices {
@@ -318,6 +325,48 @@ impl<'p> Lowering<'p, '_> {
         };
         self.bind_tensor(node, 0, y)?;
         Ok(true)
+    }
+
+    /// The per-sample gather of a tensor with the same values for every sample (positions
+    /// expanded over the batch) by constant indices: the same for every sample too, computed
+    /// at export for one sample (each sample's index is then 0).
+    fn uniform_gather(
+        &mut self,
+        node: &Node,
+        source: &str,
+        indices: &[Option<&str>],
+    ) -> Result<(), OnnxError> {
+        let axis = self.uniform_axis(source);
+        let mut inputs: HashMap<&str, eval::Tensor> = HashMap::new();
+        inputs.insert(source, self.constant_tensor(source)?);
+        for (dim, name) in indices.iter().enumerate() {
+            let Some(name) = *name else { continue };
+            let t = match self.sample_index(name) {
+                Some((dims, _)) if Some(dim) == axis => {
+                    let count = dims.iter().product::<u64>() as usize;
+                    eval::Tensor::i64(dims.to_vec(), vec![0; count]).map_err(arg_error)?
+                }
+                Some(_) => {
+                    return Err(arg_error(format!(
+                        "`arange` over the batch indexes dimension {dim} of `{source}`, whose batch is on dimension {}; only the batch dimension is indexed by it",
+                        axis.unwrap_or_default()
+                    )))
+                }
+                None if self.is_constant(name) => self.constant_tensor(name)?,
+                None => {
+                    return Err(arg_error(format!(
+                        "`{source}` has the same values for every sample and the index `{name}` is computed per sample; only constant indices are exported beside `arange` over the batch there"
+                    )))
+                }
+            };
+            inputs.insert(name, t);
+        }
+        let mut out = eval::evaluate(node, &|name| inputs.get(name).cloned())
+            .map_err(|e| arg_error(format!("evaluating it for one sample: {e}")))?;
+        if out.len() != 1 {
+            return Err(arg_error(format!("it evaluates to {} tensors", out.len())));
+        }
+        self.bind_uniform(node, 0, out.swap_remove(0))
     }
 
     /// Index tensor `name` as the plan sees it.
