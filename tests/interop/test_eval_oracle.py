@@ -129,7 +129,8 @@ CASES = [
     C("softplus.default", T(2, 5), 2.0, 3.0),
     C("round.default", T(6, values=[0.5, 1.5, 2.5, -0.5, -1.5, 2.4]), dtypes=(F32,)),
     *[C(t, T(2, 3), T(3), dtypes=ALL) for t in
-      ["add.Tensor", "mul.Tensor", "maximum.default", "minimum.default", "eq.Tensor",
+      ["add.Tensor", "mul.Tensor", "maximum.default", "minimum.default", "max.other",
+       "min.other", "eq.Tensor",
        "ne.Tensor", "lt.Tensor", "le.Tensor", "gt.Tensor", "ge.Tensor"]],
     *[C(t, T(2, 3), T(2, 1), dtypes=NUMERIC) for t in
       ["sub.Tensor", "rsub.Tensor", "add_.Tensor", "sub_.Tensor", "mul_.Tensor"]],

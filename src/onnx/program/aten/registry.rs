@@ -184,10 +184,10 @@ pub(super) const OPS: &[Op] = &[
         ],
         |l, n, a, s| l.clamp(n, a, s),
     ),
-    op(&["maximum.default"], |l, n, a, s| {
+    op(&["maximum.default", "max.other"], |l, n, a, s| {
         l.scalar_arithmetic(n, a, s, "Max", false)
     }),
-    op(&["minimum.default"], |l, n, a, s| {
+    op(&["minimum.default", "min.other"], |l, n, a, s| {
         l.scalar_arithmetic(n, a, s, "Min", false)
     }),
     op(&["add.Scalar"], |l, n, a, s| {
