@@ -6,7 +6,7 @@ per-sample timestep as diffusers passes it, and gathers within each sample by in
 batch with `arange` over it (CLIP's text pooling at the end token, tokens picked per sample
 by computed positions, negative ones included, and transformers' `padding_mask[batch_idx,
 kv_idx]` mask lookup, and a boolean causal and padding mask passed to SDPA, whole rows
-masked included). Each is exported with torch.export and a dynamic batch; the ONNX file
+masked included, and T5's position bias selected by one). Each is exported with torch.export and a dynamic batch; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
 there (none of Shape/Expand/ConstantOfShape/NonZero/Identity/Loop/If), and match torch eager
 in onnxruntime at batch 1, 3 and 5 from one file.
@@ -76,12 +76,13 @@ MODELS = {
     "pick_tokens": (idioms.PickTokens, [tokens, positions]),
     "padding_lookup": (idioms.PaddingLookup, [tokens, mask]),
     "sdpa_mask": (idioms.SdpaMask, [tokens, holes]),
+    "position_bias": (idioms.PositionBias, [tokens, mask]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
             "causal_mask": "Softmax", "bidirectional_mask": "Softmax",
             "pool": "GatherElements", "pick_tokens": "Where", "padding_lookup": "Softmax",
-            "sdpa_mask": "Where"}
+            "sdpa_mask": "Where", "position_bias": "Where"}
 
 
 def export(model, makers, path):

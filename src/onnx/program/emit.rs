@@ -304,7 +304,7 @@ pub fn cast(g: &mut GraphBuilder, scope: &str, x: &Value, to: ElemType) -> Value
 }
 
 /// numpy broadcasting of two shapes aligned on the right, or `None`.
-fn broadcast(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
+pub fn broadcast(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
     let rank = a.len().max(b.len());
     let at = |s: &[u64], i: usize| (i + s.len()).checked_sub(rank).map_or(1, |j| s[j]);
     (0..rank)

@@ -1,7 +1,8 @@
 """Small modules holding the idioms of users' models that the export must lower or refuse:
 `diff`, `cumsum`, `*_like` factories, in-place dropouts, `sin`/`cos`, per-sample gathers
 by `arange` over the batch (CLIP's pooling, tokens picked per sample, transformers' padding
-mask lookup, a boolean causal and padding mask into SDPA), BERT's bidirectional and decoders' causal additive masks from an `attention_mask`
+mask lookup, a boolean causal and padding mask into SDPA, T5's position bias selected by a padding
+mask), BERT's bidirectional and decoders' causal additive masks from an `attention_mask`
 input, and diffusers' int64 timestep embedding (test_idioms.py)."""
 import torch, torch.nn as nn
 S, D = 6, 8
@@ -38,6 +39,13 @@ class SdpaMask(nn.Module):  # transformers 5: a boolean causal & padding mask in
         h = x.view(b, s, 2, D // 2).transpose(1, 2)
         y = nn.functional.scaled_dot_product_attention(h, h, h, attn_mask=allowed.expand(b, -1, s, s))
         return y.transpose(1, 2).reshape(b, s, D)
+class PositionBias(nn.Module):  # T5: a padding mask selects from a [1, H, S, S] position bias
+    def __init__(self):
+        super().__init__(); self.register_buffer("bias", torch.randn(1, 2, S, S))
+    def forward(self, x, mask):
+        bias = torch.where(mask.bool()[:, None, None, :], self.bias, torch.finfo(x.dtype).min)
+        h = x.view(x.shape[0], S, 2, D // 2).transpose(1, 2)
+        return torch.softmax(h @ h.transpose(-1, -2) + bias, -1).sum(1)
 class Bidirectional(nn.Module):
     def forward(self, x, mask):
         scores = x @ x.transpose(-1, -2)
