@@ -46,10 +46,12 @@ impl<'a> Args<'a> {
         }
     }
 
-    /// A list of tensors and `None`s (`index.Tensor`'s `indices`).
-    pub fn optional_tensors(&self, name: &str) -> Result<&'a [Option<String>], String> {
+    /// A list of tensors and `None`s (`index.Tensor`'s `indices`; torch.export writes a
+    /// list without `None` as a plain list of tensors).
+    pub fn optional_tensors(&self, name: &str) -> Result<Vec<Option<&'a str>>, String> {
         match self.get(name) {
-            Some(Argument::OptionalTensors(t)) => Ok(t),
+            Some(Argument::OptionalTensors(t)) => Ok(t.iter().map(Option::as_deref).collect()),
+            Some(Argument::Tensors(t)) => Ok(t.iter().map(|t| Some(t.as_str())).collect()),
             Some(other) => Err(Self::wrong(name, "a list of tensors and Nones", other)),
             None => Err(format!("argument `{name}` is missing")),
         }

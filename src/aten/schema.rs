@@ -725,6 +725,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("masked_fill.Tensor", &["self", "mask", "value"], &[]),
     schema("matmul.default", &["self", "other"], &[]),
     schema("max.dim", &["self", "dim", "keepdim"], &[]),
+    schema("max.other", &["self", "other"], &[]),
     schema(
         "max_pool1d.default",
         &[
@@ -803,6 +804,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("meshgrid.default", &["tensors"], &[]),
     schema("meshgrid.indexing", &["tensors"], &["indexing"]),
     schema("min.dim", &["self", "dim", "keepdim"], &[]),
+    schema("min.other", &["self", "other"], &[]),
     schema("minimum.default", &["self", "other"], &[]),
     schema("mish.default", &["self"], &[]),
     schema("mish_.default", &["self"], &[]),

@@ -79,11 +79,24 @@ pub const ALLOWED_OPS: [&str; 57] = [
 ];
 
 /// Operators on integer and bool tensors (token ids, masks, comparisons, indices), also
-/// registered by ATC's ONNX parser for opsets 9–13. `Gather` only as a table lookup: its
+/// registered by ATC's ONNX parser for opsets 9–13 (`GatherElements` from 11, where ONNX
+/// defines it and the lowering refuses it below). `Gather` only as a table lookup: its
 /// data must be an initializer (an embedding), never a computed shape.
-pub const TYPED_OPS: [&str; 13] = [
-    "And", "ArgMax", "ArgMin", "Cast", "Equal", "Gather", "Greater", "IsNaN", "Less", "Not", "Or",
-    "TopK", "Where",
+pub const TYPED_OPS: [&str; 14] = [
+    "And",
+    "ArgMax",
+    "ArgMin",
+    "Cast",
+    "Equal",
+    "Gather",
+    "GatherElements",
+    "Greater",
+    "IsNaN",
+    "Less",
+    "Not",
+    "Or",
+    "TopK",
+    "Where",
 ];
 
 /// Ops that compute shapes at run time; with a dynamic batch ATC cannot fold them.

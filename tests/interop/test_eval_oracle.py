@@ -145,7 +145,8 @@ CASES = [
     C("glu.default", T(4, 3), 0),
     C("round.default", T(6, values=[0.5, 1.5, 2.5, -0.5, -1.5, 2.4]), dtypes=(F32,)),
     *[C(t, T(2, 3), T(3), dtypes=ALL) for t in
-      ["add.Tensor", "mul.Tensor", "maximum.default", "minimum.default", "eq.Tensor",
+      ["add.Tensor", "mul.Tensor", "maximum.default", "minimum.default", "max.other",
+       "min.other", "eq.Tensor",
        "ne.Tensor", "lt.Tensor", "le.Tensor", "gt.Tensor", "ge.Tensor"]],
     *[C(t, T(2, 3), T(2, 1), dtypes=NUMERIC) for t in
       ["sub.Tensor", "rsub.Tensor", "add_.Tensor", "sub_.Tensor", "mul_.Tensor"]],
@@ -322,6 +323,10 @@ CASES = [
     C("new_full.default", T(2, 3), [2, 2], 3, dtypes=ALL),
     C("new_full.default", T(2, 3), [2, 1], 2.5, dtype=F32, dtypes=NUMERIC),
     C("new_empty.default", T(2, 3), [2, 3], dtypes=NUMERIC, unspecified=True),
+    C("new_zeros.default", T(2, 3), [3, 1], dtypes=ALL),
+    C("new_ones.default", T(2), [], dtype=BOOL, dtypes=ALL),
+    C("new_full.default", T(2), [2, 2], 7, dtypes=NUMERIC),
+    C("new_full.default", T(2), [3], -2.5, dtypes=FLOATS),
     # Products and networks' layers.
     C("matmul.default", T(2, 3, 4, edges=False), T(4, 5, edges=False)),
     C("matmul.default", T(4, edges=False), T(2, 4, 3, edges=False)),

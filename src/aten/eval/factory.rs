@@ -1,6 +1,6 @@
 //! Tensors made from numbers alone (`arange`, `full`, `zeros`, `ones`, `scalar_tensor`),
 //! the symbolic-size ops on constants (`sym_size`, the `*` torch.export records on sizes),
-//! the `*_like` factories, and the in-place ops that change no value in eval mode or copy
+//! the `*_like` and `new_*` factories, and the in-place ops that change no value in eval mode or copy
 //! one (the dropouts, `copy_`, `fill_`).
 
 use super::tensor::{element_count, Tensor, Values};

@@ -106,6 +106,8 @@ pub const EVALUATED: &[&str] = &[
     "rsub.Scalar",
     "maximum.default",
     "minimum.default",
+    "max.other",
+    "min.other",
     "pow.Tensor_Scalar",
     "neg.default",
     "sqrt.default",
@@ -890,9 +892,10 @@ pub fn evaluate(
             |p, q| p / q,
             None,
         )),
-        "maximum.default" | "minimum.default" => {
+        // `max.other`/`min.other` (`torch.max(a, b)`) are `maximum`/`minimum`.
+        "maximum.default" | "minimum.default" | "max.other" | "min.other" => {
             let (x, y) = (a.tensor("self")?, a.tensor("other")?);
-            one(if op == "maximum.default" {
+            one(if matches!(op, "maximum.default" | "max.other") {
                 Tensor::zip(&x, &y, pointwise::nan_max, Some(|p, q| Some(p.max(q))))
             } else {
                 Tensor::zip(&x, &y, pointwise::nan_min, Some(|p, q| Some(p.min(q))))

@@ -232,7 +232,9 @@ impl Operand<'_> {
 
 /// `Add`/`Sub`/`Mul`/`Div` with numpy broadcasting that never touches the batch: two
 /// activations of the same per-sample rank, or an activation and a constant whose rank is
-/// at most the activation's per-sample rank, or one more with size 1 there (the batch). Operand order is kept (`Sub`, `Div`).
+/// at most the activation's per-sample rank, or one more with size 1 there (the batch);
+/// either side may widen the other within each sample (a `[1, 1, S, 1]` causal mask and
+/// a `[N, 1, 1, S]` padding mask give `[N, 1, S, S]`). Operand order is kept (`Sub`, `Div`).
 pub fn binary(
     g: &mut GraphBuilder,
     op: &'static str,
@@ -261,14 +263,14 @@ pub fn broadcast_shape(
         | (Operand::Constant(c), Operand::Activation(x))
             if c.dims().len() <= x.shape().len() =>
         {
-            broadcast(x.shape(), c.dims()).filter(|s| s == x.shape())
+            broadcast(x.shape(), c.dims())
         }
         // A leading 1 where the activation has the batch (`pos_embedding` `[1, S, D]`).
         (Operand::Activation(x), Operand::Constant(c))
         | (Operand::Constant(c), Operand::Activation(x))
             if c.dims().len() == x.shape().len() + 1 && c.dims().first() == Some(&1) =>
         {
-            broadcast(x.shape(), &c.dims()[1..]).filter(|s| s == x.shape())
+            broadcast(x.shape(), &c.dims()[1..])
         }
         _ => None,
     };
@@ -302,7 +304,7 @@ pub fn cast(g: &mut GraphBuilder, scope: &str, x: &Value, to: ElemType) -> Value
 }
 
 /// numpy broadcasting of two shapes aligned on the right, or `None`.
-fn broadcast(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
+pub fn broadcast(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
     let rank = a.len().max(b.len());
     let at = |s: &[u64], i: usize| (i + s.len()).checked_sub(rank).map_or(1, |j| s[j]);
     (0..rank)
@@ -352,6 +354,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(y.shape(), [4]);
+        // A constant may widen the activation within each sample.
+        let column = g.input("col", vec![1, 1, 3]).unwrap();
+        let causal = g.weight("m", vec![1, 1, 3, 1], &[1.0; 3]).unwrap();
+        let w = binary(
+            &mut g,
+            "Mul",
+            "s",
+            Operand::Constant(&causal),
+            Operand::Activation(&column),
+        )
+        .unwrap();
+        assert_eq!(w.shape(), [1, 3, 3]);
         let err = binary(
             &mut g,
             "Mul",

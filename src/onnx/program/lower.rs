@@ -55,6 +55,12 @@ pub(super) enum Bound {
         axis: usize,
         label: String,
     },
+    /// `arange` over the batch (`torch.arange(x.shape[0])`) and its views: torch's value at
+    /// every position is the position's coordinate on dimension `axis`, the sample's own
+    /// index. No ONNX value holds it; an index list that indexes the batch with it is a
+    /// per-sample gather ([`super::aten`]'s `sample_index`). `dims` are torch's sizes with
+    /// 1 on `axis`. Invariant: `dims[axis] == 1`.
+    SampleIndex { dims: Vec<u64>, axis: usize },
     /// An output the lowering does not produce (max-pool indices, BN's saved statistics).
     Unproduced { by: String },
     /// An empty slice (`q[:, :, :0]` before the rotary part when a model has no prefix
@@ -396,6 +402,9 @@ impl Lowering<'_, '_> {
             Bound::Uniform { label, .. } => Err(OnnxError::Shape {
                 what: format!("`{name}` ({label}) has the same values for every sample (a constant expanded over the batch, or a factory sized by it); it is exported where it meets an activation (arithmetic, where, cat), not as this op's input"),
             }),
+            Bound::SampleIndex { .. } => Err(OnnxError::Shape {
+                what: format!("`{name}` is `arange` over the batch (each sample's own index); it is exported only as the index of the batch dimension in an indexing (`x[torch.arange(B), idx]`), views of it included"),
+            }),
             Bound::Unproduced { by } => Err(OnnxError::Shape {
                 what: format!("`{name}` is an output of {by} that the ONNX export does not compute"),
             }),
@@ -473,6 +482,56 @@ impl Lowering<'_, '_> {
             Some(Bound::Uniform { axis, .. }) => Some(*axis),
             _ => None,
         }
+    }
+
+    /// Torch's sizes (1 on the batch) and the batch dimension of value `name`, if it is
+    /// `arange` over the batch or a view of it ([`Bound::SampleIndex`]).
+    pub fn sample_index(&self, name: &str) -> Option<(&[u64], usize)> {
+        match self.values.get(name) {
+            Some(Bound::SampleIndex { dims, axis }) => Some((dims, *axis)),
+            _ => None,
+        }
+    }
+
+    /// Binds output 0 of `node` to `arange` over the batch laid out as torch recorded it
+    /// ([`Bound::SampleIndex`]): an integer tensor with the batch, once and unfolded, on
+    /// one dimension. The caller vouches that the value at every position is its
+    /// coordinate on that dimension.
+    pub fn bind_sample_index(&mut self, node: &Node) -> Result<(), OnnxError> {
+        let name = self.output_name(node, 0)?;
+        let elem = self.recorded_elem(name)?;
+        if !matches!(elem, ElemType::Int64 | ElemType::Int32) {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "`{name}` holds each sample's index as {elem}; only int64 and int32 indices are exported"
+                ),
+            });
+        }
+        let sizes = self.recorded_name_sizes(name)?;
+        let batch: Vec<usize> = (0..sizes.len()).filter(|&a| sizes[a].batch).collect();
+        let [axis] = batch[..] else {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "`{name}`, computed from `arange` over the batch, has sizes {}; only views that keep the batch once are exported",
+                    tensor::show(&sizes)
+                ),
+            });
+        };
+        if sizes[axis].count != 1 {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "`{name}`, computed from `arange` over the batch, has sizes {}, the batch folded",
+                    tensor::show(&sizes)
+                ),
+            });
+        }
+        let dims = sizes
+            .iter()
+            .map(|s| if s.batch { 1 } else { s.count })
+            .collect();
+        self.values
+            .insert(name.to_owned(), Bound::SampleIndex { dims, axis });
+        Ok(())
     }
 
     /// Whether value `name` is an empty slice ([`Bound::Empty`]).

@@ -1,6 +1,8 @@
 """Small modules holding the idioms of users' models that the export must lower or refuse:
-`diff`, `cumsum`, `*_like` factories, in-place dropouts, `sin`/`cos`, CLIP's per-sample
-pooling, BERT's bidirectional and decoders' causal additive masks from an `attention_mask`
+`diff`, `cumsum`, `*_like` factories, in-place dropouts, `sin`/`cos`, per-sample gathers
+by `arange` over the batch (CLIP's pooling, tokens picked per sample, transformers' padding
+mask lookup, a boolean causal and padding mask into SDPA, T5's position bias selected by a padding
+mask), BERT's bidirectional and decoders' causal additive masks from an `attention_mask`
 input, and diffusers' int64 timestep embedding (test_idioms.py)."""
 import torch, torch.nn as nn
 S, D = 6, 8
@@ -20,6 +22,30 @@ class SinCos(nn.Module):
     def forward(self, x): return torch.sin(x) * 2 + torch.cos(x)
 class Pool(nn.Module):  # CLIP text pooling
     def forward(self, x, ids): return x[torch.arange(x.shape[0]), ids.argmax(-1)]
+class PickTokens(nn.Module):  # several tokens per sample by computed, possibly negative positions
+    def forward(self, x, pos): return x[torch.arange(x.shape[0])[:, None], pos] * 2
+class PaddingLookup(nn.Module):  # transformers' padding_mask[batch_idx, kv_idx] mask builder
+    def forward(self, x, mask):
+        b = torch.arange(x.shape[0])[:, None, None, None]
+        kv = torch.arange(x.shape[1])[None, None, None, :]
+        allowed = mask.bool()[b, kv]
+        scores = (x @ x.transpose(-1, -2))[:, None].masked_fill(~allowed, torch.finfo(x.dtype).min)
+        return (torch.softmax(scores, -1) @ x[:, None]).squeeze(1)
+class SdpaMask(nn.Module):  # transformers 5: a boolean causal & padding mask into SDPA
+    def forward(self, x, mask):
+        b, s = x.shape[0], x.shape[1]
+        kv = torch.arange(s)[None, None, None, :]
+        allowed = (kv <= torch.arange(s)[None, None, :, None]) & mask.bool()[torch.arange(b)[:, None, None, None], kv]
+        h = x.view(b, s, 2, D // 2).transpose(1, 2)
+        y = nn.functional.scaled_dot_product_attention(h, h, h, attn_mask=allowed.expand(b, -1, s, s))
+        return y.transpose(1, 2).reshape(b, s, D)
+class PositionBias(nn.Module):  # T5: a padding mask selects from a [1, H, S, S] position bias
+    def __init__(self):
+        super().__init__(); self.register_buffer("bias", torch.randn(1, 2, S, S))
+    def forward(self, x, mask):
+        bias = torch.where(mask.bool()[:, None, None, :], self.bias, torch.finfo(x.dtype).min)
+        h = x.view(x.shape[0], S, 2, D // 2).transpose(1, 2)
+        return torch.softmax(h @ h.transpose(-1, -2) + bias, -1).sum(1)
 class Bidirectional(nn.Module):
     def forward(self, x, mask):
         scores = x @ x.transpose(-1, -2)

@@ -1,6 +1,8 @@
 //! `scaled_dot_product_attention`, decomposed as the checkpoint ViT's attention is
 //! (`crate::onnx::arch::vit`): the scale folded into a Mul on Q, `MatMul(Q, Kᵀ)`, an
-//! additive mask, Softmax over the last axis, `MatMul(·, V)`. No op reads a shape.
+//! additive mask, Softmax over the last axis, `MatMul(·, V)`. No op reads a shape. A boolean
+//! mask computed per sample (transformers' padding masks) selects the scores before the
+//! softmax and the weights after it, as torch's safe softmax does.
 
 use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
@@ -82,12 +84,62 @@ impl<'p> Lowering<'p, '_> {
             )?;
             scores = self.g.add_constant(scope, &scores, &m)?;
         }
+        // A boolean mask computed per sample, applied again after the softmax.
+        let mut keep = None;
         if let Some(mask) = mask {
-            scores = self.masked(scores, mask, scope)?;
+            if self.recorded_elem(mask)? == ElemType::Bool && !self.is_constant(mask) {
+                let m = self.any_activation(mask)?;
+                scores = self.mask_select(&m, &scores, f32::NEG_INFINITY, scope)?;
+                keep = Some(m);
+            } else {
+                scores = self.masked(scores, mask, scope)?;
+            }
         }
-        let weights = self.g.softmax(scope, &scores);
+        let mut weights = self.g.softmax(scope, &scores);
+        if let Some(m) = keep {
+            weights = self.mask_select(&m, &weights, 0.0, scope)?;
+        }
         let y = self.g.matmul_activations(scope, &weights, &v)?;
         self.bind(node, 0, y)
+    }
+
+    /// `Where(mask, x, fill)` for a boolean mask computed per sample (true: attend), which
+    /// must broadcast to `x` (the scores, or the weights after the softmax). Before the
+    /// softmax with −∞ it is torch's additive form of the mask; after it with 0 it gives
+    /// torch's result for a row that masks every key (torch's safe softmax: zeros, where
+    /// the plain softmax of −∞ alone is NaN) and changes no other weight, each masked one
+    /// being exp(−∞) = 0 already.
+    fn mask_select(
+        &mut self,
+        mask: &Value,
+        x: &Value,
+        fill: f32,
+        scope: &str,
+    ) -> Result<Value, OnnxError> {
+        let shape = emit::broadcast_shape("Where", scope, Operand::Activation(x), Operand::Activation(mask))
+            .ok()
+            .filter(|s| s == x.shape())
+            .ok_or_else(|| {
+                arg_error(format!(
+                    "a boolean attention mask of per-sample sizes {:?} for scores {:?}; only a mask that broadcasts to the scores is exported",
+                    mask.shape(),
+                    x.shape()
+                ))
+            })?;
+        let fill = self.g.constant_scalar(&format!("{scope}.masked"), fill);
+        let inputs = vec![
+            mask.name().to_owned(),
+            x.name().to_owned(),
+            fill.name().to_owned(),
+        ];
+        let mut out = self.g.typed_node(
+            "Where",
+            scope,
+            inputs,
+            vec![],
+            vec![(shape, ElemType::Float32)],
+        );
+        Ok(out.swap_remove(0))
     }
 
     /// `scores + mask` for a float mask: a constant (a buffer, or computed from constants
@@ -95,15 +147,10 @@ impl<'p> Lowering<'p, '_> {
     /// (SAM's decomposed relative positions, computed from each sample's queries). A
     /// constant boolean mask (true: attend) becomes an additive one (0 or −∞); a mask that
     /// adds nothing (all true, all zeros, as a padding mask without padding folds to) is
-    /// left out. A boolean mask computed by the graph is refused.
+    /// left out. A boolean mask computed by the graph is applied by [`Lowering::mask_select`].
     fn masked(&mut self, scores: Value, mask: &str, scope: &str) -> Result<Value, OnnxError> {
         let boolean = self.recorded_elem(mask)? == ElemType::Bool;
         if !self.is_constant(mask) {
-            if boolean {
-                return Err(arg_error(
-                    "a boolean attention mask computed by the graph; pass an additive float mask (0 to attend, -inf to mask)".into(),
-                ));
-            }
             let m = self.activation(mask).map_err(|e| {
                 arg_error(format!(
                     "the attention mask computed by the graph: {e}; a float mask with the batch first is exported"

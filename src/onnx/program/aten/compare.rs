@@ -267,8 +267,9 @@ impl<'p> Lowering<'p, '_> {
         self.where_typed(node, scope, mask, value, x)
     }
 
-    /// `Where(condition, x, y)` at the element type torch recorded for the result. The
-    /// widest computed operand sets the shape; every other operand must broadcast to it.
+    /// `Where(condition, x, y)` at the element type torch recorded for the result, of the
+    /// shape its operands broadcast to within each sample (a `[N, 1, S, S]` padding mask
+    /// selecting from a `[1, H, S, S]` position bias gives `[N, H, S, S]`).
     fn where_typed(
         &mut self,
         node: &Node,
@@ -294,26 +295,23 @@ impl<'p> Lowering<'p, '_> {
             .max_by_key(|v| v.shape().iter().product::<u64>())
             .cloned()
             .ok_or_else(|| arg_error("where of constants alone is not folded".into()))?;
+        let mut shape = widest.shape().to_vec();
         for t in &typed {
-            let shape =
+            let with =
                 emit::broadcast_shape("Where", scope, Operand::Activation(&widest), t.operand())?;
-            if shape != widest.shape() {
-                return Err(arg_error(format!(
-                    "where of operands that broadcast to {shape:?}, wider than each of them; only operands that broadcast to the widest one are exported"
-                )));
-            }
+            shape = emit::broadcast(&shape, &with).ok_or_else(|| {
+                arg_error(format!(
+                    "where of operands of per-sample sizes {shape:?} and {with:?}, which do not broadcast"
+                ))
+            })?;
         }
         let inputs = typed
             .iter()
             .map(|t| t.operand().name().to_owned())
             .collect();
-        let mut out = self.g.typed_node(
-            "Where",
-            scope,
-            inputs,
-            vec![],
-            vec![(widest.shape().to_vec(), elem)],
-        );
+        let mut out = self
+            .g
+            .typed_node("Where", scope, inputs, vec![], vec![(shape, elem)]);
         self.bind(node, 0, out.swap_remove(0))
     }
 

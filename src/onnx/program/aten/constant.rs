@@ -82,12 +82,17 @@ impl<'p> Lowering<'p, '_> {
     /// `arange.default` / `.start` / `.start_step`.
     pub(super) fn arange(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
         check_dtype(args)?;
-        let number = |name: &str, default: f64| match args.get(name) {
+        if self.arange_of_batch(node, args)? {
+            return Ok(());
+        }
+        let number = |name: &str, default: f64| {
+            match args.get(name) {
             None => Ok(default),
             Some(Argument::SymInt(_)) => Err(arg_error(format!(
-                "arange's `{name}` is the batch size; a constant cannot follow the batch"
+                "arange's `{name}` is the batch size; a constant cannot follow the batch (only `arange(B)` itself, as the batch's index in an indexing, is exported)"
             ))),
             Some(_) => args.number(name).or_shape(),
+        }
         };
         let values = arange(
             number("start", 0.0)?,

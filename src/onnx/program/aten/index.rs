@@ -113,20 +113,25 @@ impl<'p> Lowering<'p, '_> {
         self.bind(node, 0, y)
     }
 
-    /// `index.Tensor` (`x[:, [0, 2]]`) with one constant 1-D index on a per-sample
-    /// dimension and `None` for every other: the same as `index_select` on that dimension.
+    /// `index.Tensor`: a per-sample gather when the batch is indexed by `arange` over it
+    /// (`x[torch.arange(B), idx]`, [`super::sample_index`]); otherwise (`x[:, [0, 2]]`) one
+    /// constant 1-D index on a per-sample dimension and `None` for every other, the same
+    /// as `index_select` on that dimension.
     pub(super) fn index_tensor(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
+        if self.per_sample_gather(node, args, scope)? {
+            return Ok(());
+        }
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let indices = args.optional_tensors("indices").or_shape()?;
-        let given: Vec<(usize, &String)> = indices
+        let given: Vec<(usize, &str)> = indices
             .iter()
             .enumerate()
-            .filter_map(|(dim, index)| index.as_ref().map(|i| (dim, i)))
+            .filter_map(|(dim, index)| index.map(|i| (dim, i)))
             .collect();
         let &[(dim, index)] = given.as_slice() else {
             return Err(arg_error(format!(
@@ -161,7 +166,19 @@ impl<'p> Lowering<'p, '_> {
             )));
         }
         let values = index.to_i64().map_err(arg_error)?;
-        let runs = runs(&values, x.shape()[axis]).map_err(arg_error)?;
+        self.take_values(scope, x, axis, &values)
+    }
+
+    /// The entries of per-sample `axis` of `x` at `positions`, in that order: a Slice per
+    /// run of consecutive positions, concatenated (no Gather).
+    pub(super) fn take_values(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        axis: usize,
+        positions: &[i64],
+    ) -> Result<Value, OnnxError> {
+        let runs = runs(positions, x.shape()[axis]).map_err(arg_error)?;
         let parts = runs
             .into_iter()
             .map(|run| match run {

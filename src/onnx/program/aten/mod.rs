@@ -33,6 +33,7 @@ mod reduce;
 mod registry;
 mod resize;
 mod rnn;
+mod sample_index;
 mod select_top;
 mod sequence;
 mod shape_ops;

@@ -191,10 +191,10 @@ pub(super) const OPS: &[Op] = &[
         ],
         |l, n, a, s| l.clamp(n, a, s),
     ),
-    op(&["maximum.default"], |l, n, a, s| {
+    op(&["maximum.default", "max.other"], |l, n, a, s| {
         l.scalar_arithmetic(n, a, s, "Max", false)
     }),
-    op(&["minimum.default"], |l, n, a, s| {
+    op(&["minimum.default", "min.other"], |l, n, a, s| {
         l.scalar_arithmetic(n, a, s, "Min", false)
     }),
     op(&["add.Scalar"], |l, n, a, s| {
@@ -549,6 +549,10 @@ impl<'p> Lowering<'p, '_> {
         let literal = self.with_known_numbers(node);
         let node = literal.as_ref().unwrap_or(node);
         if target == "one_hot.default" && self.one_hot_lookup(node)? {
+            return Ok(());
+        }
+        // A view of `arange` over the batch stays each sample's index.
+        if self.follow_sample_index(node, target)? {
             return Ok(());
         }
         // An op on parameters, buffers and constants alone is evaluated, not lowered.

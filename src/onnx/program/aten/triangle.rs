@@ -51,9 +51,9 @@ impl<'p> Lowering<'p, '_> {
         let mut dims = vec![1u64; shape.len() + 1];
         dims[rows + 1] = shape[rows];
         dims[cols + 1] = shape[cols];
-        let mask: Vec<f32> = (0..shape[rows])
+        let mask: Vec<f64> = (0..shape[rows])
             .flat_map(|i| {
-                (0..shape[cols]).map(move |j| f32::from(u8::from(kept(i, j, diagonal, lower))))
+                (0..shape[cols]).map(move |j| f64::from(u8::from(kept(i, j, diagonal, lower))))
             })
             .collect();
         let mask = self
