@@ -700,7 +700,7 @@ impl Converter<'_> {
                 arg,
             });
         }
-        if shape::pieces_of(&node, overload).is_some() {
+        if shape::pieces_of(&node, overload).is_some() && !constant_op {
             let dims = |n: &str| self.dims(n, &named);
             let shapes = shape::infer_pieces(&node, overload, &dims)
                 .map_err(|e| fail(format!("{e} ({})", schema.signature())))?;
@@ -731,8 +731,6 @@ impl Converter<'_> {
         }
         let constant = if FACTORIES.contains(&schema.name()) {
             Some((shape::factory(&node, overload).map_err(&fail)?, false))
-        } else if constant_op {
-            Some(self.constant_sizes(&node, &named).map_err(&fail)?)
         } else if schema.name() == "embedding" {
             constant_lookup(&named).map(|dims| (dims, false))
         } else {
@@ -749,7 +747,7 @@ impl Converter<'_> {
             self.nodes.push(node);
             return Ok(());
         }
-        if shape.is_none() && !ops::shaped(schema.target) {
+        if shape.is_none() && (constant_op || !ops::shaped(schema.target)) {
             let outputs = self.evaluated_outputs(&node, &named).map_err(|e| {
                 fail(format!(
                     "the output sizes of {} are not derived: {e}",
@@ -842,39 +840,6 @@ impl Converter<'_> {
                 _ => None,
             })
             .unwrap_or(dtypes::FLOAT32)
-    }
-
-    /// The sizes of `node`'s output, computed from constants alone, and whether it is int64:
-    /// the op evaluated ([`eval::evaluate`]) on zeros of its operands' sizes (no op on
-    /// constants has sizes that depend on values). The lowering evaluates it on the values.
-    fn constant_sizes(
-        &self,
-        node: &Node,
-        named: &[(&str, Val)],
-    ) -> Result<(Vec<u64>, bool), String> {
-        let mut zeros = HashMap::new();
-        for input in &node.inputs {
-            for name in input.arg.tensor_names() {
-                let Some(Dims::Stored(dims)) = self.dims(name, named) else {
-                    return Err(format!("`{name}` is not a constant"));
-                };
-                let count = eval::element_count(&dims)? as usize;
-                let zero = if self.integers.contains(name) {
-                    Tensor::i64(dims, vec![0; count])
-                } else {
-                    Tensor::f32(dims, vec![0.0; count])
-                }?;
-                zeros.insert(name, zero);
-            }
-        }
-        let outputs = eval::evaluate(node, &|name| zeros.get(name).cloned())?;
-        match outputs.as_slice() {
-            [one] => Ok((one.dims().to_vec(), matches!(one.values(), Values::I64(_)))),
-            _ => Err(format!(
-                "{} outputs from constants, expected one",
-                outputs.len()
-            )),
-        }
     }
 
     /// The sizes and export dtype of each output of `node`, an op without a rule of its own
@@ -1633,5 +1598,18 @@ mod tests {
             .unwrap_err()
             .contains("mixed"));
         assert!(argument(&Val::Batch).is_err());
+    }
+
+    #[test]
+    fn the_batch_in_a_size_list_is_set_for_evaluation() {
+        let node: Node = serde_json::from_str(&format!(
+            r#"{{"target": "torch.ops.aten.expand.default", "outputs": [], "inputs": [
+                {{"name": "self", "arg": {{"as_tensor": {{"name": "token"}}}}}},
+                {{"name": "size", "arg": {{"as_sym_ints": [{{"as_expr": {{"expr_str": "{BATCH}"}}}}, {{"as_int": -1}}]}}}}]}}"#
+        ))
+        .unwrap();
+        let at_three = at_batch(&node, 3);
+        assert_eq!(at_three.inputs[1].arg, Argument::Ints(vec![3, -1]));
+        assert_eq!(at_three.inputs[0].arg, node.inputs[0].arg);
     }
 }

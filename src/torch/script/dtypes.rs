@@ -115,6 +115,21 @@ mod tests {
                 {"name": "other", "arg": {"as_float": 0.5}}]}"#,
         );
         assert_eq!(infer(&pick, "where.self", &types), FLOAT32);
+        let like = node(
+            r#"{"target": "t", "outputs": [], "inputs": [
+                {"name": "self", "arg": {"as_tensor": {"name": "x"}}},
+                {"name": "other", "arg": {"as_tensor": {"name": "ids"}}}]}"#,
+        );
+        assert_eq!(infer(&like, "type_as.default", &types), INT64);
+        let full = node(
+            r#"{"target": "t", "outputs": [], "inputs": [
+                {"name": "self", "arg": {"as_tensor": {"name": "x"}}},
+                {"name": "size", "arg": {"as_ints": [2]}},
+                {"name": "fill_value", "arg": {"as_int": 1}},
+                {"name": "dtype", "arg": {"as_scalar_type": 12}}]}"#,
+        );
+        assert_eq!(infer(&full, "new_full.default", &types), BOOL);
+        assert!(is_integer(BOOL) && !is_integer(FLOAT32));
         assert_eq!(of_input(DType::Float16), None);
     }
 }

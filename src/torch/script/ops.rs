@@ -137,7 +137,6 @@ pub const SHAPED: &[&str] = &[
     "unsqueeze.default",
     // `torch.squeeze(x, d)`; a call without a dimension is refused by its shape rule.
     "squeeze.dim",
-    "expand.default",
     "unflatten.int",
     "chunk.default",
     "split.Tensor",
