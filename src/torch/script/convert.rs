@@ -72,6 +72,35 @@ enum Val {
     },
 }
 
+/// An output's sizes and export dtype, as the aten evaluator gives them.
+enum Evaluated {
+    /// Per-sample sizes, behind the batch.
+    PerSample(Vec<u64>, i64),
+    /// Sizes that do not change with the batch.
+    Constant(Vec<u64>, i64),
+}
+
+/// `node` with the batch in its size lists set to `batch`.
+fn at_batch(node: &Node, batch: u64) -> Node {
+    let mut node = node.clone();
+    for input in &mut node.inputs {
+        if let Argument::SymInts(sizes) = &input.arg {
+            if let Some(ints) = sizes
+                .iter()
+                .map(|s| match s {
+                    SymInt::Int(i) => Some(*i),
+                    SymInt::Expr(e) if e == BATCH => Some(batch as i64),
+                    _ => None,
+                })
+                .collect()
+            {
+                input.arg = Argument::Ints(ints);
+            }
+        }
+    }
+    node
+}
+
 /// A call's arguments by schema name, in schema order (keyword arguments last).
 type Named = Vec<(&'static str, Val)>;
 
@@ -618,10 +647,11 @@ impl Converter<'_> {
             self.values.insert(call.output, value);
             return Ok(());
         }
+        let keywords: Vec<&str> = kwargs.iter().map(|(k, _)| k.as_str()).collect();
         let schema = call
             .op
             .strip_prefix("torch.")
-            .and_then(ops::lookup)
+            .and_then(|name| ops::lookup(name, args.len(), &keywords))
             .ok_or_else(|| {
                 fail(format!(
                     "`{}` is not supported by the TorchScript import; supported ops: torch.{}",
@@ -670,7 +700,7 @@ impl Converter<'_> {
                 arg,
             });
         }
-        if shape::pieces_of(&node, overload).is_some() {
+        if shape::pieces_of(&node, overload).is_some() && !constant_op {
             let dims = |n: &str| self.dims(n, &named);
             let shapes = shape::infer_pieces(&node, overload, &dims)
                 .map_err(|e| fail(format!("{e} ({})", schema.signature())))?;
@@ -701,8 +731,6 @@ impl Converter<'_> {
         }
         let constant = if FACTORIES.contains(&schema.name()) {
             Some((shape::factory(&node, overload).map_err(&fail)?, false))
-        } else if constant_op {
-            Some(self.constant_sizes(&node, &named).map_err(&fail)?)
         } else if schema.name() == "embedding" {
             constant_lookup(&named).map(|dims| (dims, false))
         } else {
@@ -717,6 +745,20 @@ impl Converter<'_> {
             self.values
                 .insert(call.output, Val::Stored { name: output, dims });
             self.nodes.push(node);
+            return Ok(());
+        }
+        if shape.is_none() && (constant_op || !ops::shaped(schema.target)) {
+            let outputs = self.evaluated_outputs(&node, &named).map_err(|e| {
+                fail(format!(
+                    "the output sizes of {} are not derived: {e}",
+                    schema.signature()
+                ))
+            })?;
+            let changed = match (schema.name().ends_with('_'), call.args.first()) {
+                (true, Some(Operand::Value(changed))) => Some(*changed),
+                _ => None,
+            };
+            self.record_evaluated(node, &output, outputs, call.output, changed);
             return Ok(());
         }
         let shape = match shape {
@@ -800,37 +842,136 @@ impl Converter<'_> {
             .unwrap_or(dtypes::FLOAT32)
     }
 
-    /// The sizes of `node`'s output, computed from constants alone, and whether it is int64:
-    /// the op evaluated ([`eval::evaluate`]) on zeros of its operands' sizes (no op on
-    /// constants has sizes that depend on values). The lowering evaluates it on the values.
-    fn constant_sizes(
+    /// The sizes and export dtype of each output of `node`, an op without a rule of its own
+    /// in [`shape`], from the aten evaluator ([`eval::evaluate`]) run on stand-ins of its
+    /// operands: zeros and ones of each activation's sizes at batch 1, zeros at batch 2 (the
+    /// batch in a size list follows), stored tensors at their sizes. An output whose sizes
+    /// change with the stand-ins' values is refused (its sizes depend on data); one whose
+    /// first dimension follows the batch is an activation, one that does not change with the
+    /// batch a constant-sized value, any other refused.
+    fn evaluated_outputs(
         &self,
         node: &Node,
         named: &[(&str, Val)],
-    ) -> Result<(Vec<u64>, bool), String> {
-        let mut zeros = HashMap::new();
-        for input in &node.inputs {
-            for name in input.arg.tensor_names() {
-                let Some(Dims::Stored(dims)) = self.dims(name, named) else {
-                    return Err(format!("`{name}` is not a constant"));
-                };
-                let count = eval::element_count(&dims)? as usize;
-                let zero = if self.integers.contains(name) {
-                    Tensor::i64(dims, vec![0; count])
-                } else {
-                    Tensor::f32(dims, vec![0.0; count])
-                }?;
-                zeros.insert(name, zero);
+    ) -> Result<Vec<Evaluated>, String> {
+        let run = |batch: u64, fill: u8| -> Result<Vec<Tensor>, String> {
+            let node = at_batch(node, batch);
+            let mut inputs = HashMap::new();
+            for input in &node.inputs {
+                for name in input.arg.tensor_names() {
+                    let (dims, integer) = match self.dims(name, named) {
+                        Some(Dims::PerSample(shape)) => (
+                            std::iter::once(batch).chain(shape).collect::<Vec<_>>(),
+                            self.tensor_values
+                                .get(name)
+                                .is_some_and(|m| m.dtype != dtypes::FLOAT32),
+                        ),
+                        Some(Dims::Stored(dims)) => (dims, self.integers.contains(name)),
+                        None => {
+                            return Err(format!(
+                                "`{name}` has no per-sample sizes (its batch is not its first dimension)"
+                            ))
+                        }
+                    };
+                    let count = eval::element_count(&dims)? as usize;
+                    let tensor = if integer {
+                        Tensor::i64(dims, vec![i64::from(fill); count])
+                    } else {
+                        Tensor::f32(dims, vec![f32::from(fill); count])
+                    }?;
+                    inputs.insert(name.to_owned(), tensor);
+                }
             }
+            eval::evaluate(&node, &|name| inputs.get(name).cloned())
+        };
+        let zeros = run(1, 0)?;
+        let ones = run(1, 1)?;
+        let doubled = run(2, 0)?;
+        let inferred = dtypes::infer(
+            node,
+            node.target.trim_start_matches("torch.ops.aten."),
+            &|n| self.tensor_values.get(n).map(|m| m.dtype),
+        );
+        let mut outputs = Vec::with_capacity(zeros.len());
+        for (k, ((one, other), two)) in zeros.iter().zip(&ones).zip(&doubled).enumerate() {
+            let (d1, d2) = (one.dims(), two.dims());
+            if d1 != other.dims() {
+                return Err(format!(
+                    "the sizes of output {k} depend on the values of its operands"
+                ));
+            }
+            let integer = matches!(one.values(), Values::I64(_));
+            let dtype = match (k, integer) {
+                (0, _) if dtypes::is_integer(inferred) == integer => inferred,
+                (_, true) => dtypes::INT64,
+                (_, false) => dtypes::FLOAT32,
+            };
+            outputs.push(if d1 == d2 {
+                Evaluated::Constant(d1.to_vec(), dtype)
+            } else if d1.first() == Some(&1) && d2.first() == Some(&2) && d1[1..] == d2[1..] {
+                Evaluated::PerSample(d1[1..].to_vec(), dtype)
+            } else {
+                return Err(format!(
+                    "output {k} does not keep the batch as its first dimension"
+                ));
+            });
         }
-        let outputs = eval::evaluate(node, &|name| zeros.get(name).cloned())?;
-        match outputs.as_slice() {
-            [one] => Ok((one.dims().to_vec(), matches!(one.values(), Values::I64(_)))),
-            _ => Err(format!(
-                "{} outputs from constants, expected one",
-                outputs.len()
-            )),
+        Ok(outputs)
+    }
+
+    /// Records `node` (outputs named after `output`) with its `evaluated` outputs as value
+    /// `id`, and as value `changed` too for an in-place op.
+    fn record_evaluated(
+        &mut self,
+        mut node: Node,
+        output: &str,
+        evaluated: Vec<Evaluated>,
+        id: ValueId,
+        changed: Option<ValueId>,
+    ) {
+        let several = evaluated.len() != 1;
+        let mut items = Vec::with_capacity(evaluated.len());
+        node.outputs.clear();
+        for (k, out) in evaluated.into_iter().enumerate() {
+            let name = if several {
+                format!("{output}_{k}")
+            } else {
+                output.to_owned()
+            };
+            let value = match out {
+                Evaluated::PerSample(shape, dtype) => {
+                    self.tensor_values.insert(name.clone(), meta(&shape, dtype));
+                    Val::Activation {
+                        name: name.clone(),
+                        shape,
+                    }
+                }
+                Evaluated::Constant(dims, dtype) => {
+                    if dtype != dtypes::FLOAT32 {
+                        self.integers.insert(name.clone());
+                    }
+                    self.tensor_values.insert(
+                        name.clone(),
+                        typed_meta(dims.iter().map(|&d| SymInt::Int(d as i64)).collect(), dtype),
+                    );
+                    Val::Stored {
+                        name: name.clone(),
+                        dims,
+                    }
+                }
+            };
+            node.outputs.push(Argument::Tensor(name));
+            items.push(value);
         }
+        let value = match <[Val; 1]>::try_from(items) {
+            Ok([one]) => one,
+            Err(items) => Val::List(items),
+        };
+        if let Some(changed) = changed {
+            self.values.insert(changed, value.clone());
+        }
+        self.values.insert(id, value);
+        self.nodes.push(node);
     }
 
     /// The shape of tensor value `name` among `named`'s arguments.
@@ -1457,5 +1598,18 @@ mod tests {
             .unwrap_err()
             .contains("mixed"));
         assert!(argument(&Val::Batch).is_err());
+    }
+
+    #[test]
+    fn the_batch_in_a_size_list_is_set_for_evaluation() {
+        let node: Node = serde_json::from_str(&format!(
+            r#"{{"target": "torch.ops.aten.expand.default", "outputs": [], "inputs": [
+                {{"name": "self", "arg": {{"as_tensor": {{"name": "token"}}}}}},
+                {{"name": "size", "arg": {{"as_sym_ints": [{{"as_expr": {{"expr_str": "{BATCH}"}}}}, {{"as_int": -1}}]}}}}]}}"#
+        ))
+        .unwrap();
+        let at_three = at_batch(&node, 3);
+        assert_eq!(at_three.inputs[1].arg, Argument::Ints(vec![3, -1]));
+        assert_eq!(at_three.inputs[0].arg, node.inputs[0].arg);
     }
 }

@@ -21,6 +21,11 @@ pub fn of_input(dtype: DType) -> Option<i64> {
     }
 }
 
+/// Whether export dtype `dtype` is one of the integer types above (bool included).
+pub fn is_integer(dtype: i64) -> bool {
+    matches!(dtype, INT64 | INT32 | BOOL)
+}
+
 /// torch's promotion order among the types above.
 fn promotion(dtype: i64) -> u8 {
     match dtype {
@@ -39,6 +44,10 @@ pub fn infer(node: &Node, op: &str, dtype_of: &dyn Fn(&str) -> Option<i64>) -> i
         Some(Argument::Tensor(t)) => dtype_of(t),
         _ => None,
     };
+    // An op given the result type (`to`, `new_full`, `zeros_like`, `cumsum`, …) makes it.
+    if let Some(Argument::ScalarType(t)) = arg("dtype") {
+        return *t;
+    }
     let name = op.split('.').next().unwrap_or(op);
     match name {
         "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "logical_not" | "logical_and" | "logical_or"
@@ -46,10 +55,7 @@ pub fn infer(node: &Node, op: &str, dtype_of: &dyn Fn(&str) -> Option<i64>) -> i
         "argmax" | "argmin" => INT64,
         // Tables are read as float32.
         "embedding" => FLOAT32,
-        "to" => match arg("dtype") {
-            Some(Argument::ScalarType(t)) => *t,
-            _ => tensor("self").unwrap_or(FLOAT32),
-        },
+        "type_as" => tensor("other").unwrap_or(FLOAT32),
         "where" => {
             let side = |n: &str| match arg(n) {
                 Some(Argument::Float(_)) => Some(FLOAT32),
@@ -109,6 +115,21 @@ mod tests {
                 {"name": "other", "arg": {"as_float": 0.5}}]}"#,
         );
         assert_eq!(infer(&pick, "where.self", &types), FLOAT32);
+        let like = node(
+            r#"{"target": "t", "outputs": [], "inputs": [
+                {"name": "self", "arg": {"as_tensor": {"name": "x"}}},
+                {"name": "other", "arg": {"as_tensor": {"name": "ids"}}}]}"#,
+        );
+        assert_eq!(infer(&like, "type_as.default", &types), INT64);
+        let full = node(
+            r#"{"target": "t", "outputs": [], "inputs": [
+                {"name": "self", "arg": {"as_tensor": {"name": "x"}}},
+                {"name": "size", "arg": {"as_ints": [2]}},
+                {"name": "fill_value", "arg": {"as_int": 1}},
+                {"name": "dtype", "arg": {"as_scalar_type": 12}}]}"#,
+        );
+        assert_eq!(infer(&full, "new_full.default", &types), BOOL);
+        assert!(is_integer(BOOL) && !is_integer(FLOAT32));
         assert_eq!(of_input(DType::Float16), None);
     }
 }

@@ -1,7 +1,9 @@
 //! The `torch.*` calls that traced code makes and the import reads. `torch.<name>(…)` is
-//! the aten overload listed here whose op is `<name>`; its argument names, positional and
-//! keyword-only, come from the aten schema table ([`crate::aten::schema`]), so a
-//! positional TorchScript call becomes a call by schema name, as torch.export writes it.
+//! an overload of the aten schema table ([`crate::aten::schema`]) whose op is `<name>`: the
+//! one row of that name, or for names with several rows the first of [`SHAPED`] and then the
+//! table's rows that takes the call's positional count and keywords. Its argument names,
+//! positional and keyword-only, come from the table, so a positional TorchScript call
+//! becomes a call by schema name, as torch.export writes it.
 
 use crate::aten::schema::{self, Schema};
 
@@ -21,9 +23,12 @@ pub const LSTM: &str = "lstm.input";
 /// `nn.GRU`'s kernel. It returns (output, h_n), like [`LSTM`].
 pub const GRU: &str = "gru.input";
 
-/// Every overload read, besides [`CONVOLUTION`], [`MULTI_HEAD_ATTENTION`], [`LSTM`] and
-/// [`GRU`].
-const TRACED: &[&str] = &[
+/// The overloads whose per-sample output sizes [`super::shape::infer`] computes by a rule
+/// of its own (besides [`CONVOLUTION`], [`MULTI_HEAD_ATTENTION`], [`LSTM`] and [`GRU`]):
+/// ops on activations too large to evaluate, or whose rule also checks the batch stays
+/// first. Every other overload's sizes are evaluated ([`super::convert`]). Listed first
+/// among the rows of their name, they are also the overload a call by that name prefers.
+pub const SHAPED: &[&str] = &[
     "conv1d.default",
     "conv2d.default",
     "conv3d.default",
@@ -132,7 +137,6 @@ const TRACED: &[&str] = &[
     "unsqueeze.default",
     // `torch.squeeze(x, d)`; a call without a dimension is refused by its shape rule.
     "squeeze.dim",
-    "expand.default",
     "unflatten.int",
     "chunk.default",
     "split.Tensor",
@@ -171,29 +175,44 @@ const TRACED: &[&str] = &[
     "argmin.default",
 ];
 
-/// Every overload whose calls become program nodes of its own (all but `torch._convolution`,
-/// which becomes a `conv*` node).
+/// Every overload a traced call can name: every row of the aten schema table but the
+/// Python operators on symbolic sizes, which traced code does not call.
 pub fn targets() -> impl Iterator<Item = &'static str> {
-    [MULTI_HEAD_ATTENTION, LSTM, GRU]
-        .into_iter()
-        .chain(TRACED.iter().copied())
+    schema::SCHEMAS
+        .iter()
+        .map(|s| s.target)
+        .filter(|t| !t.starts_with("_operator."))
 }
 
-/// The schema `torch.<name>` is read with.
-pub fn lookup(name: &str) -> Option<&'static Schema> {
-    std::iter::once(CONVOLUTION)
-        .chain(targets())
-        .filter_map(schema::lookup)
-        .find(|s| s.name() == name)
+/// Whether `target`'s output sizes come from [`super::shape::infer`] (see [`SHAPED`]).
+pub fn shaped(target: &str) -> bool {
+    [CONVOLUTION, MULTI_HEAD_ATTENTION, LSTM, GRU].contains(&target) || SHAPED.contains(&target)
+}
+
+/// The schema `torch.<name>` is read with when called with `positional` arguments and
+/// keywords `keywords`: the preferred overload ([`SHAPED`]) if it takes them, else the
+/// first row of the table that does. `None` when no row of that name takes them.
+pub fn lookup(name: &str, positional: usize, keywords: &[&str]) -> Option<&'static Schema> {
+    let rows = || {
+        targets()
+            .filter_map(schema::lookup)
+            .filter(move |s| s.name() == name)
+    };
+    let takes = |s: &&Schema| positional <= s.args.len() && keywords.iter().all(|k| s.has(k));
+    rows()
+        .filter(|s| shaped(s.target))
+        .chain(rows().filter(|s| !shaped(s.target)))
+        .find(takes)
 }
 
 /// Every op name read, for the unsupported-op error.
 pub fn names() -> Vec<&'static str> {
-    std::iter::once(CONVOLUTION)
-        .chain(targets())
+    let mut names: Vec<&str> = targets()
         .filter_map(schema::lookup)
         .map(Schema::name)
-        .collect()
+        .collect();
+    names.dedup();
+    names
 }
 
 #[cfg(test)]
@@ -202,16 +221,41 @@ mod tests {
 
     #[test]
     fn every_call_has_an_aten_schema_and_one_overload() {
-        for target in std::iter::once(CONVOLUTION).chain(targets()) {
+        for target in [CONVOLUTION, MULTI_HEAD_ATTENTION, LSTM, GRU]
+            .into_iter()
+            .chain(SHAPED.iter().copied())
+        {
             assert!(schema::lookup(target).is_some(), "{target} has no schema");
         }
-        assert_eq!(lookup("mean").map(|s| s.target), Some("mean.dim"));
-        assert_eq!(lookup("_convolution").map(|s| s.args.len()), Some(13));
-        assert!(lookup("grid_sampler").is_none());
-        let mut names = names();
-        let count = names.len();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), count, "an op is listed twice");
+        assert_eq!(lookup("mean", 3, &[]).map(|s| s.target), Some("mean.dim"));
+        assert_eq!(
+            lookup("_convolution", 13, &[]).map(|s| s.args.len()),
+            Some(13)
+        );
+        assert!(lookup("grid_sampler", 1, &[]).is_none());
+        let mut shaped: Vec<&str> = SHAPED
+            .iter()
+            .map(|t| t.split('.').next().unwrap())
+            .collect();
+        let count = shaped.len();
+        shaped.sort_unstable();
+        shaped.dedup();
+        assert_eq!(shaped.len(), count, "an op is listed twice");
+    }
+
+    #[test]
+    fn every_schema_row_is_read_and_calls_pick_the_overload_that_takes_them() {
+        assert_eq!(targets().count() + 1, schema::SCHEMAS.len());
+        assert_eq!(
+            lookup("gather", 3, &[]).map(|s| s.target),
+            Some("gather.default")
+        );
+        assert_eq!(lookup("min", 3, &[]).map(|s| s.target), Some("min.dim"));
+        assert_eq!(
+            lookup("div", 2, &["rounding_mode"]).map(|s| s.target),
+            Some("div.Tensor_mode")
+        );
+        assert_eq!(lookup("div", 2, &[]).map(|s| s.target), Some("div.Tensor"));
+        assert!(lookup("gather", 5, &[]).is_none());
     }
 }

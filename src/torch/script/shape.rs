@@ -3,7 +3,7 @@
 //! The lowering checks every shape it builds against these, so a disagreement between the
 //! two is an error, never a wrong graph.
 
-use crate::aten::program::{Argument, Node, SymInt};
+use crate::aten::program::{Argument, Node};
 
 /// The largest size of one dimension, and of an argument such as a stride or padding: with
 /// every operand below it, the arithmetic here cannot overflow.
@@ -736,7 +736,6 @@ pub fn infer(
             }
             Ok(x)
         }
-        "expand.default" => expanded(&stored("self")?, args.get("size")),
         "unflatten.int" => {
             let mut x = activation("self")?;
             let a = axis(args.int("dim", 0)?, x.len())?;
@@ -855,39 +854,6 @@ pub fn recurrent_states(
         },
         _ => Err("the second of `params` is not a stored recurrent weight".into()),
     }
-}
-
-/// The per-sample shape of stored tensor `dims` expanded to `size` over the batch
-/// (`class_token.expand(n, -1, -1)`): `size` leads with the batch and has one entry per
-/// dimension of `dims`, each `-1` or the size it keeps.
-fn expanded(dims: &[u64], size: Option<&Argument>) -> Result<Vec<u64>, String> {
-    let Some(Argument::SymInts(size)) = size else {
-        return Err(
-            "expand is exported only over the batch: its size list must lead with `x.size(0)`"
-                .into(),
-        );
-    };
-    let Some((SymInt::Expr(_), rest)) = size.split_first() else {
-        return Err(
-            "expand is exported only over the batch: its size list must lead with `x.size(0)`"
-                .into(),
-        );
-    };
-    if size.len() != dims.len() || dims.first() != Some(&1) {
-        return Err(format!(
-            "expand of a {dims:?} tensor to {} sizes; only a leading 1 expanded to the batch is exported",
-            size.len()
-        ));
-    }
-    rest.iter()
-        .zip(&dims[1..])
-        .map(|(s, &d)| match s {
-            SymInt::Int(i) if *i == -1 || *i == d as i64 => Ok(d),
-            other => Err(format!(
-                "expand of a {dims:?} tensor to size {other:?} beyond the batch"
-            )),
-        })
-        .collect()
 }
 
 /// The sizes `unflatten` splits a dimension of `size` into (one may be `-1`).
@@ -1054,10 +1020,9 @@ mod tests {
     }
 
     #[test]
-    fn dimensions_picked_added_dropped_split_and_expanded() {
+    fn dimensions_picked_added_dropped_and_split() {
         let dims = |n: &str| match n {
             "x" => Some(Dims::PerSample(vec![3, 1, 6])),
-            "token" => Some(Dims::Stored(vec![1, 1, 6])),
             _ => None,
         };
         let on = |input: &str, op: &str, rest: &str| {
@@ -1088,16 +1053,6 @@ mod tests {
             Ok(vec![3, 1, 2, 3])
         );
         assert!(on("x", "unflatten.int", &format!("{}, {sizes}", dim(1))).is_err());
-        // The class token over the batch: `token.expand(n, -1, -1)`.
-        let size = |first: &str| {
-            format!(
-                r#"{{"name": "size", "arg": {{"as_sym_ints": [{first}, {{"as_int": -1}}, {{"as_int": 6}}]}}}}"#
-            )
-        };
-        let batch = r#"{"as_expr": {"expr_str": "batch"}}"#;
-        assert_eq!(on("token", "expand.default", &size(batch)), Ok(vec![1, 6]));
-        assert!(on("token", "expand.default", &size(r#"{"as_int": 2}"#)).is_err());
-        assert!(on("x", "expand.default", &size(batch)).is_err());
     }
 
     fn node(inputs: &str) -> Node {
