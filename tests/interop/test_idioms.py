@@ -6,7 +6,10 @@ per-sample timestep as diffusers passes it, and gathers within each sample by in
 batch with `arange` over it (CLIP's text pooling at the end token, tokens picked per sample
 by computed positions, negative ones included, and transformers' `padding_mask[batch_idx,
 kv_idx]` mask lookup, and a boolean causal and padding mask passed to SDPA, whole rows
-masked included, and T5's position bias selected by one). Each is exported with torch.export and a dynamic batch; the ONNX file
+masked included, and T5's position bias selected by one), arithmetic at torch's promoted type
+(an int64 timestep times int64 ones, then a float table), ultralytics' anchors (`type_as` of
+constants, `new_full` by a stored stride's `item()`), and RoBERTa's position ids (`cumsum`
+of an int32 mask is int64; token types gathered from a buffer row). Each is exported with torch.export and a dynamic batch; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
 there (none of Shape/Expand/ConstantOfShape/NonZero/Identity/Loop/If), and match torch eager
 in onnxruntime at batch 1, 3 and 5 from one file.
@@ -77,12 +80,16 @@ MODELS = {
     "padding_lookup": (idioms.PaddingLookup, [tokens, mask]),
     "sdpa_mask": (idioms.SdpaMask, [tokens, holes]),
     "position_bias": (idioms.PositionBias, [tokens, mask]),
+    "timestep_scale": (idioms.TimestepScale, [float_input, timestep]),
+    "anchors": (idioms.Anchors, [float_input]),
+    "position_ids": (idioms.PositionIds, [tokens, ids]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
             "causal_mask": "Softmax", "bidirectional_mask": "Softmax",
             "pool": "GatherElements", "pick_tokens": "Where", "padding_lookup": "Softmax",
-            "sdpa_mask": "Where", "position_bias": "Where"}
+            "sdpa_mask": "Where", "position_bias": "Where", "timestep_scale": "Cast",
+            "position_ids": "CumSum"}
 
 
 def export(model, makers, path):

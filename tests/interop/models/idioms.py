@@ -3,7 +3,8 @@
 by `arange` over the batch (CLIP's pooling, tokens picked per sample, transformers' padding
 mask lookup, a boolean causal and padding mask into SDPA, T5's position bias selected by a padding
 mask), BERT's bidirectional and decoders' causal additive masks from an `attention_mask`
-input, and diffusers' int64 timestep embedding (test_idioms.py)."""
+input, diffusers' int64 timestep embedding, ultralytics' anchors and RoBERTa's position
+ids (test_idioms.py)."""
 import torch, torch.nn as nn
 S, D = 6, 8
 class Diff(nn.Module):
@@ -65,3 +66,27 @@ class Timestep(nn.Module):
         t = t.expand(x.shape[0])
         e = t[:, None].float() * self.freqs[None, :]
         return x + torch.cat([torch.sin(e), torch.cos(e)], -1)
+class TimestepScale(nn.Module):  # diffusers UNet2DModel: the int64 timestep times int64 ones, then a float table
+    def __init__(self):
+        super().__init__(); self.register_buffer("freqs", torch.exp(-torch.arange(D // 2.0)))
+    def forward(self, x, t):
+        t = t * torch.ones(x.shape[0], dtype=t.dtype)
+        e = (t[:, None] + 1) * self.freqs[None, :]
+        return x + torch.cat([torch.sin(e), torch.cos(e)], -1)
+class Anchors(nn.Module):  # ultralytics make_anchors: type_as of constants, new_full by a stored stride
+    def __init__(self):
+        super().__init__(); self.register_buffer("stride", torch.tensor([8.0, 16.0]))
+    def forward(self, x):
+        sx = torch.arange(D // 2).type_as(x) + 0.5
+        strides = torch.cat([x.new_full((D // 4, 1), self.stride[i].item()) for i in range(2)])
+        return x * torch.cat([sx, sx]) + strides.reshape(-1).repeat(2)[:D]
+class PositionIds(nn.Module):  # RoBERTa: cumsum of an int32 mask is int64; token types gathered from a buffer row
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("token_types", torch.zeros(1, 2 * S, dtype=torch.long))
+        self.pos = nn.Embedding(2 * S + 2, D); self.types = nn.Embedding(2, D)
+    def forward(self, x, ids):
+        mask = ids.ne(1).int()
+        pos = (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + 1
+        types = torch.gather(self.token_types.expand(ids.shape[0], -1), 1, pos)
+        return x + self.pos(pos) + self.types(types)
