@@ -225,17 +225,9 @@ fn refusals_say_where() {
         "{err}"
     );
 
-    let err = export("unsupported_hardshrink", None, &options, &out)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with("`code/__torch__/torch/nn/modules/activation.py` line 8: in module `act` (torch.nn.modules.activation.Hardshrink): `torch.hardshrink` is not supported"),
-        "{err}"
-    );
-    assert!(
-        err.contains("called from `code/__torch__/models.py` line 12"),
-        "{err}"
-    );
+    // `torch.hardshrink` was the fixture's unsupported op; it is lowered now.
+    export("unsupported_hardshrink", None, &options, &out).expect("hardshrink exports");
+    std::fs::remove_file(&out).unwrap();
 
     // The fused encoder layer is exported (the `encoder` case); with a mask the graph
     // builds from a buffer (its view and its expand to the batch and heads are read) it is
