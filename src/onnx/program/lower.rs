@@ -582,6 +582,24 @@ impl Lowering<'_, '_> {
         self.bind_folded(node, k, tensor)
     }
 
+    /// Constant `name` as an initializer of element type `elem` (a comparison's or an
+    /// integer op's operand): integer values exactly, any non-zero as `true` for bool;
+    /// refused where a value is not exact in `elem` (a fraction as int64).
+    pub fn constant_weight_as(&mut self, name: &str, elem: ElemType) -> Result<Weight, OnnxError> {
+        let c = self.constant_tensor(name)?;
+        let values: Vec<f64> = match (elem, c.to_i64()) {
+            (ElemType::Bool, _) => c
+                .to_f32()
+                .iter()
+                .map(|&v| f64::from(u8::from(v != 0.0)))
+                .collect(),
+            (_, Ok(v)) => v.into_iter().map(|v| v as f64).collect(),
+            (_, Err(_)) => c.to_f32().into_iter().map(f64::from).collect(),
+        };
+        self.g
+            .typed_constant(name, c.dims().to_vec(), &values, elem)
+    }
+
     /// Constant `name` as an initializer (written once).
     pub fn constant_weight(&mut self, name: &str) -> Result<Weight, OnnxError> {
         let c = self.constant(name)?;

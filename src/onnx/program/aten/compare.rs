@@ -112,15 +112,7 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<Typed, OnnxError> {
         Ok(match e {
             Elementwise::Tensor(t) if self.is_constant(t) => {
-                let (dims, values) = self.constant_values(t)?;
-                let values: Vec<f64> = match elem {
-                    ElemType::Bool => values
-                        .iter()
-                        .map(|&v| f64::from(u8::from(v != 0.0)))
-                        .collect(),
-                    _ => values.into_iter().map(f64::from).collect(),
-                };
-                Typed::Constant(self.g.typed_constant(t, dims, &values, elem)?)
+                Typed::Constant(self.constant_weight_as(t, elem)?)
             }
             Elementwise::Tensor(t) => {
                 let x = self.any_activation(t)?;

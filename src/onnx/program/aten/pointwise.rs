@@ -331,12 +331,7 @@ impl<'p> Lowering<'p, '_> {
         }
         Ok(match e {
             Elementwise::Tensor(t) if self.is_constant(t) => {
-                let c = self.constant_tensor(t)?;
-                let values: Vec<f64> = match c.to_i64() {
-                    Ok(v) => v.into_iter().map(|v| v as f64).collect(),
-                    Err(_) => c.to_f32().into_iter().map(f64::from).collect(),
-                };
-                Emitted::Constant(self.g.typed_constant(t, c.dims().to_vec(), &values, elem)?)
+                Emitted::Constant(self.constant_weight_as(t, elem)?)
             }
             Elementwise::Tensor(t) => {
                 let x = self.tensor(t)?;
