@@ -10,65 +10,17 @@ use ckpt::onnx::WriteOptions;
 use ckpt::onnx::{export, Batch, ExportOptions, ExportReport, OnnxError, Opset};
 
 mod common;
-use common::{decode, Reference};
+use common::{assert_batch_first_io, decode, Fixture};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/onnx")
 }
 
-/// One manifest entry.
-struct Case {
-    name: String,
-    arch: String,
-    input: [u64; 3],
-    seed: u64,
-    batches: Vec<u64>,
+fn case(name: &str) -> Fixture {
+    Fixture::named(&fixtures(), name)
 }
 
-fn cases() -> Vec<Case> {
-    let text = std::fs::read_to_string(fixtures().join("manifest.json")).unwrap();
-    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let ints = |v: &serde_json::Value| -> Vec<u64> {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|d| d.as_u64().unwrap())
-            .collect()
-    };
-    manifest
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(name, m)| Case {
-            name: name.clone(),
-            arch: m["arch"].as_str().unwrap().to_owned(),
-            input: ints(&m["input"]).try_into().unwrap(),
-            seed: m["seed"].as_u64().unwrap(),
-            batches: ints(&m["batches"]),
-        })
-        .collect()
-}
-
-fn case(name: &str) -> Case {
-    cases().into_iter().find(|c| c.name == name).unwrap()
-}
-
-fn reference(case: &Case) -> Reference<'_> {
-    Reference {
-        dir: fixtures(),
-        name: &case.name,
-        input: case.input,
-        seed: case.seed,
-        batches: &case.batches,
-        extra: &[],
-    }
-}
-
-fn assert_parity(model: &Path, case: &Case, label: &str) {
-    reference(case).assert_parity(model, label);
-}
-
-fn defaults(case: &Case) -> ExportOptions {
+fn defaults(case: &Fixture) -> ExportOptions {
     ExportOptions {
         input: case.input,
         ..ExportOptions::default()
@@ -76,7 +28,7 @@ fn defaults(case: &Case) -> ExportOptions {
 }
 
 fn export_case(
-    case: &Case,
+    case: &Fixture,
     options: &ExportOptions,
     out: &Path,
 ) -> Result<ExportReport, OnnxError> {
@@ -87,16 +39,18 @@ fn export_case(
 #[test]
 fn every_fixture_matches_torch_in_tract() {
     let dir = tempfile::tempdir().unwrap();
-    for case in cases() {
+    for case in Fixture::all(&fixtures()) {
         let out = dir.path().join(format!("{}.onnx", case.name));
         let report = export_case(&case, &defaults(&case), &out).unwrap();
         assert!(
-            report.arch.starts_with(&case.arch),
+            report
+                .arch
+                .starts_with(case.entry["arch"].as_str().unwrap()),
             "{}: detected {}",
             case.name,
             report.arch
         );
-        assert_parity(&out, &case, "opset 11 folded");
+        case.assert_parity(&out, "opset 11 folded");
     }
 }
 
@@ -112,19 +66,8 @@ fn file_is_atc_shaped() {
     assert_eq!(model.opset_import.len(), 1);
     assert_eq!(model.opset_import[0].domain.as_deref(), Some(""));
     assert_eq!(model.opset_import[0].version, Some(11));
+    assert_batch_first_io(&model);
     let graph = model.graph.unwrap();
-    for info in graph.input.iter().chain(&graph.output) {
-        let Some(type_proto::Value::TensorType(t)) =
-            info.r#type.as_ref().and_then(|t| t.value.as_ref())
-        else {
-            panic!("no tensor type")
-        };
-        let dims = &t.shape.as_ref().unwrap().dim;
-        assert_eq!(dims[0].value, Some(Dim::DimParam("batch".into())));
-        assert!(dims[1..]
-            .iter()
-            .all(|d| matches!(d.value, Some(Dim::DimValue(v)) if v > 0)));
-    }
     assert_eq!(graph.input[0].name.as_deref(), Some("input"));
     assert_eq!(graph.output[0].name.as_deref(), Some("output"));
     let ops: Vec<&str> = graph
@@ -176,7 +119,7 @@ fn every_opset_without_folding_matches() {
             .initializer
             .iter()
             .any(|i| i.name.as_deref() == Some("layer1.0.bn2.running_var")));
-        assert_parity(&out, &case, &format!("opset {version} unfolded"));
+        case.assert_parity(&out, &format!("opset {version} unfolded"));
     }
 }
 
@@ -236,9 +179,9 @@ fn external_data_and_fixed_batch() {
                 .iter()
                 .all(|i| i.data_location == Some(1) || i.raw_data.is_some())
     );
-    assert_parity(&out, &case, "external data");
+    case.assert_parity(&out, "external data");
 
-    let fixed = Case {
+    let fixed = Fixture {
         batches: vec![3],
         ..case
     };
@@ -260,7 +203,7 @@ fn external_data_and_fixed_batch() {
         t.shape.as_ref().unwrap().dim[0].value,
         Some(Dim::DimValue(3))
     );
-    assert_parity(&out, &fixed, "fixed batch 3");
+    fixed.assert_parity(&out, "fixed batch 3");
 }
 
 #[test]
@@ -349,7 +292,7 @@ fn opset_dependent_ops_match_at_every_opset() {
                 };
                 export_case(&case, &options, &out).unwrap();
                 let label = format!("opset {version} fold {fold_bn}");
-                assert_parity(&out, &case, &label);
+                case.assert_parity(&out, &label);
             }
         }
     }
@@ -476,7 +419,7 @@ fn regnet_groups_se_and_shortcuts() {
                 .filter(|n| n.op_type.as_deref() == Some("BatchNormalization"))
                 .count();
             assert_eq!(batch_norms, 1 + 3 * blocks + 4, "{name}");
-            assert_parity(&out, &case, &format!("opset {version} unfolded"));
+            case.assert_parity(&out, &format!("opset {version} unfolded"));
         }
     }
     let case = case("regnet_y_narrow");

@@ -14,7 +14,7 @@ use ckpt::onnx::{Batch, Extent, OnnxError, Opset};
 use ckpt::torch::pt2::{is_pt2, Pt2Archive};
 
 mod common;
-use common::{decode, Reference};
+use common::{assert_batch_first_io, decode, Fixture};
 #[path = "common/cli.rs"]
 mod cli;
 use cli::{inspect_json, inspect_text};
@@ -23,60 +23,12 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pt2")
 }
 
-/// One manifest entry.
-struct Case {
-    name: String,
-    input: [u64; 3],
-    seed: u64,
-    dynamic: bool,
-    batches: Vec<u64>,
-    /// Per-sample shapes of the inputs after the first (probed with seed + 1, …).
-    extra: Vec<Vec<u64>>,
-}
-
-fn case(name: &str) -> Case {
-    let text = std::fs::read_to_string(fixtures().join("manifest.json")).unwrap();
-    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let m = &manifest[name];
-    let ints = |v: &serde_json::Value| -> Vec<u64> {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|d| d.as_u64().unwrap())
-            .collect()
-    };
-    Case {
-        name: name.to_owned(),
-        input: ints(&m["input"]).try_into().unwrap(),
-        seed: m["seed"].as_u64().unwrap(),
-        dynamic: m["dynamic"].as_bool().unwrap(),
-        batches: ints(&m["batches"]),
-        extra: m["extra_inputs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(ints)
-            .collect(),
-    }
-}
-
-fn reference(case: &Case) -> Reference<'_> {
-    Reference {
-        dir: fixtures(),
-        name: &case.name,
-        input: case.input,
-        seed: case.seed,
-        batches: &case.batches,
-        extra: &case.extra,
-    }
-}
-
-fn assert_parity(model: &Path, case: &Case, label: &str) {
-    reference(case).assert_parity(model, label);
+fn case(name: &str) -> Fixture {
+    Fixture::named(&fixtures(), name)
 }
 
 fn export_case(
-    case: &Case,
+    case: &Fixture,
     options: &ProgramOptions,
     out: &Path,
 ) -> Result<ProgramReport, OnnxError> {
@@ -129,7 +81,10 @@ fn programs_match_torch_in_tract_at_every_opset_that_has_resize() {
                 report.inputs,
                 [("input".to_owned(), Extent::all_fixed(&case.input))]
             );
-            assert_eq!(matches!(report.batch, BatchDim::Symbol(_)), case.dynamic);
+            assert_eq!(
+                matches!(report.batch, BatchDim::Symbol(_)),
+                case.entry["dynamic"].as_bool().unwrap()
+            );
             let ops = ops(&decode(&out));
             let has_bn = !matches!(name, "tokens" | "mixer" | "attention");
             assert_eq!(
@@ -145,7 +100,7 @@ fn programs_match_torch_in_tract_at_every_opset_that_has_resize() {
                 has_bn && !fold_bn,
                 "{name}: {ops:?}"
             );
-            assert_parity(&out, &case, &format!("opset {opset}, fold {fold_bn}"));
+            case.assert_parity(&out, &format!("opset {opset}, fold {fold_bn}"));
         }
     }
 }
@@ -258,7 +213,7 @@ fn op_zoo_and_multi_input_programs_match_torch_in_tract() {
             ] {
                 assert!(!ops.iter().any(|o| o == shape_op), "{name}: {ops:?}");
             }
-            assert_parity(&out, &case, &format!("opset {opset}"));
+            case.assert_parity(&out, &format!("opset {opset}"));
             if name == "rootnet" {
                 // ONNX inputs named after forward's parameters, both with the batch.
                 let names: Vec<&str> = report.inputs.iter().map(|(n, _)| n.as_str()).collect();
@@ -331,7 +286,7 @@ fn folded_and_moved_batches_export_with_static_shapes() {
                         .count();
                 assert_eq!(batch_entries, 1, "{name}: {reshape:?}");
             }
-            assert_parity(&out, &case, &format!("opset {opset}"));
+            case.assert_parity(&out, &format!("opset {opset}"));
         }
     }
 }
@@ -352,7 +307,7 @@ fn classifier_at_opset_9_has_no_resize_to_need() {
     };
     export_case(&case, &options, &out).unwrap();
     assert_eq!(decode(&out).opset_import[0].version, Some(9));
-    assert_parity(&out, &case, "opset 9");
+    case.assert_parity(&out, "opset 9");
     // The UNet upsamples, which needs Resize (opset 11).
     let err = export_case(&self::case("unet"), &options, &out).unwrap_err();
     assert!(err.to_string().contains("opset 11"), "{err}");
@@ -368,19 +323,8 @@ fn file_is_atc_shaped_with_fqn_initializers() {
     assert_eq!(model.ir_version, Some(6));
     assert_eq!(model.opset_import.len(), 1);
     assert_eq!(model.opset_import[0].version, Some(11));
+    assert_batch_first_io(&model);
     let graph = model.graph.as_ref().unwrap();
-    for info in graph.input.iter().chain(&graph.output) {
-        let Some(type_proto::Value::TensorType(t)) =
-            info.r#type.as_ref().and_then(|t| t.value.as_ref())
-        else {
-            panic!("no tensor type")
-        };
-        let dims = &t.shape.as_ref().unwrap().dim;
-        assert_eq!(dims[0].value, Some(Dim::DimParam("batch".into())));
-        assert!(dims[1..]
-            .iter()
-            .all(|d| matches!(d.value, Some(Dim::DimValue(v)) if v > 0)));
-    }
     let ops = ops(&model);
     for banned in [
         "Identity",
@@ -454,7 +398,7 @@ fn parameter_only_subgraphs_become_initializers() {
     ] {
         assert!(!names.contains(&raw), "{raw} in {names:?}");
     }
-    assert_parity(&out, &case, "folded");
+    case.assert_parity(&out, "folded");
 }
 
 #[test]
@@ -763,7 +707,7 @@ fn recurrent_layers_are_one_node_per_layer_and_match_torch_in_tract() {
         for shape_op in ["Shape", "Gather", "ConstantOfShape", "Expand", "Identity"] {
             assert!(!ops.iter().any(|o| o == shape_op), "{ops:?}");
         }
-        assert_parity(&out, &case, &format!("opset {opset}"));
+        case.assert_parity(&out, &format!("opset {opset}"));
     }
 }
 

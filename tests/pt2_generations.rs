@@ -16,7 +16,7 @@ use ckpt::torch::pt2::{Layout, Pt2Archive};
 use ckpt::Status;
 
 mod common;
-use common::Reference;
+use common::Fixture;
 #[path = "common/cli.rs"]
 mod cli;
 use cli::{inspect_json, inspect_text};
@@ -32,14 +32,6 @@ fn manifest() -> serde_json::Map<String, serde_json::Value> {
 
 fn ckpt() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ckpt"))
-}
-
-fn ints(v: &serde_json::Value) -> Vec<u64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_u64().unwrap())
-        .collect()
 }
 
 #[test]
@@ -72,17 +64,7 @@ fn every_generation_is_read_scanned_and_exported_with_parity() {
         let mut archive = archive;
         let out = dir.path().join(format!("{name}.onnx"));
         export_program(&mut archive, &ProgramOptions::default(), &out).unwrap();
-        let input: [u64; 3] = ints(&entry["input"]).try_into().unwrap();
-        let batches = ints(&entry["batches"]);
-        let reference = Reference {
-            dir: fixtures(),
-            name,
-            input,
-            seed: entry["seed"].as_u64().unwrap(),
-            batches: &batches,
-            extra: &[],
-        };
-        reference.assert_parity(&out, name);
+        Fixture::named(&fixtures(), name).assert_parity(&out, name);
     }
 }
 

@@ -6,68 +6,20 @@
 use std::path::{Path, PathBuf};
 
 use ckpt::onnx::program::ProgramOptions;
-use ckpt::onnx::proto::{tensor_shape_proto::dimension::Value as Dim, type_proto};
 use ckpt::onnx::script::{export_script, ScriptReport};
 use ckpt::onnx::{Extent, OnnxError};
 use ckpt::torch::script::convert::GivenInput;
 use ckpt::torch::script::ScriptArchive;
 
 mod common;
-use common::{decode, Reference};
+use common::{assert_batch_first_io, decode, Fixture};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/script")
 }
 
-struct Case {
-    name: String,
-    input: [u64; 3],
-    seed: u64,
-    batches: Vec<u64>,
-    /// Per-sample shapes of the inputs after the first (probed with seed + 1, …).
-    extra: Vec<Vec<u64>>,
-}
-
-fn cases() -> Vec<Case> {
-    let text = std::fs::read_to_string(fixtures().join("manifest.json")).unwrap();
-    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let ints = |v: &serde_json::Value| -> Vec<u64> {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|d| d.as_u64().unwrap())
-            .collect()
-    };
-    manifest
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(name, m)| Case {
-            name: name.clone(),
-            input: ints(&m["input"]).try_into().unwrap(),
-            seed: m["seed"].as_u64().unwrap(),
-            batches: ints(&m["batches"]),
-            extra: m["extra_inputs"]
-                .as_array()
-                .map(|e| e.iter().map(ints).collect())
-                .unwrap_or_default(),
-        })
-        .collect()
-}
-
-fn reference(case: &Case) -> Reference<'_> {
-    Reference {
-        dir: fixtures(),
-        name: &case.name,
-        input: case.input,
-        seed: case.seed,
-        batches: &case.batches,
-        extra: &case.extra,
-    }
-}
-
-fn assert_parity(model: &Path, case: &Case, label: &str) {
-    reference(case).assert_parity(model, label);
+fn case(name: &str) -> Fixture {
+    Fixture::named(&fixtures(), name)
 }
 
 fn export(
@@ -102,7 +54,7 @@ fn ops(path: &Path) -> Vec<String> {
 #[test]
 fn traced_fixtures_match_torch_in_tract() {
     let dir = tempfile::tempdir().unwrap();
-    for case in cases() {
+    for case in Fixture::all(&fixtures()) {
         for fold_bn in [true, false] {
             let out = dir.path().join(format!("{}.{fold_bn}.onnx", case.name));
             let options = ProgramOptions {
@@ -151,7 +103,7 @@ fn traced_fixtures_match_torch_in_tract() {
                 "{}",
                 case.name
             );
-            assert_parity(&out, &case, if fold_bn { "folded" } else { "unfolded" });
+            case.assert_parity(&out, if fold_bn { "folded" } else { "unfolded" });
         }
     }
 }
@@ -172,19 +124,8 @@ fn the_unet_is_atc_shaped() {
     assert_eq!(model.ir_version, Some(6));
     assert_eq!(model.opset_import.len(), 1);
     assert_eq!(model.opset_import[0].version, Some(11));
+    assert_batch_first_io(&model);
     let graph = model.graph.unwrap();
-    for info in graph.input.iter().chain(&graph.output) {
-        let Some(type_proto::Value::TensorType(t)) =
-            info.r#type.as_ref().and_then(|t| t.value.as_ref())
-        else {
-            panic!("no tensor type")
-        };
-        let dims = &t.shape.as_ref().unwrap().dim;
-        assert_eq!(dims[0].value, Some(Dim::DimParam("batch".into())));
-        assert!(dims[1..]
-            .iter()
-            .all(|d| matches!(d.value, Some(Dim::DimValue(v)) if v > 0)));
-    }
     let ops: Vec<&str> = graph
         .node
         .iter()
@@ -291,17 +232,14 @@ fn without_traced_inputs_the_shape_must_be_given() {
     );
     let report = export("tiny_unet_no_inputs", Some(&[3, 16, 16]), &options, &out).unwrap();
     assert_eq!(report.traced_batch, None);
-    let case = cases().into_iter().find(|c| c.name == "tiny_unet").unwrap();
-    assert_parity(&out, &case, "no traced inputs");
+    let case = case("tiny_unet");
+    case.assert_parity(&out, "no traced inputs");
 }
 
 #[test]
 fn other_opsets() {
     let dir = tempfile::tempdir().unwrap();
-    let case = cases()
-        .into_iter()
-        .find(|c| c.name == "narrow_cnn")
-        .unwrap();
+    let case = case("narrow_cnn");
     for version in [9, 13] {
         let out = dir.path().join(format!("cnn{version}.onnx"));
         let options = ProgramOptions {
@@ -309,7 +247,7 @@ fn other_opsets() {
             ..ProgramOptions::default()
         };
         export("narrow_cnn", None, &options, &out).unwrap();
-        assert_parity(&out, &case, &format!("opset {version}"));
+        case.assert_parity(&out, &format!("opset {version}"));
     }
     let options = ProgramOptions {
         opset: ckpt::onnx::Opset::new(9).unwrap(),

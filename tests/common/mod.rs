@@ -1,23 +1,71 @@
-//! What the tract parity tests share: the probe input every fixture generator defines, the
-//! committed torch outputs, and one tract run compared against them.
+//! What the tract parity tests share: the fixture folders' manifests, the probe input every
+//! fixture generator defines, the committed torch outputs, and one tract run compared
+//! against them.
 
 use std::path::{Path, PathBuf};
 
-use ckpt::onnx::proto::ModelProto;
+use ckpt::onnx::proto::{tensor_shape_proto::dimension::Value as Dim, type_proto, ModelProto};
 use prost::Message;
 use tract_onnx::prelude::*;
 
-/// One fixture's committed torch outputs: `<dir>/<name>.out.b<batch>.f32` for each batch,
-/// computed on [`probe_input`] with `seed` (and, for each further input `k` of per-sample
-/// shape `extra[k]`, with `seed + k + 1`); a model with several outputs: each flattened,
-/// one after the other, in the ONNX outputs' order.
-pub struct Reference<'a> {
+/// One entry of a fixture folder's `manifest.json` (each folder's `generate.py` writes it)
+/// with torch's outputs beside it: `<dir>/<name>.out.b<batch>.f32` for each batch, computed
+/// on [`probe_input`] with `seed` (and, for each further input `k` of per-sample shape
+/// `extra[k]`, with `seed + k + 1`); a model with several outputs: each flattened, one
+/// after the other, in the ONNX outputs' order.
+pub struct Fixture {
     pub dir: PathBuf,
-    pub name: &'a str,
+    pub name: String,
+    /// The first input's per-sample shape.
     pub input: [u64; 3],
     pub seed: u64,
-    pub batches: &'a [u64],
-    pub extra: &'a [Vec<u64>],
+    pub batches: Vec<u64>,
+    /// Per-sample shapes of the inputs after the first (`extra_inputs`; none when absent).
+    pub extra: Vec<Vec<u64>>,
+    /// The whole entry, for the fields only one folder writes (`arch`, `dynamic`, `torch`).
+    // Each test crate compiles this module on its own; not all of them read this field.
+    #[allow(dead_code)]
+    pub entry: serde_json::Value,
+}
+
+fn ints(v: &serde_json::Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_u64().unwrap())
+        .collect()
+}
+
+impl Fixture {
+    /// Every entry of `dir/manifest.json`, in the manifest's order.
+    pub fn all(dir: &Path) -> Vec<Fixture> {
+        let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+        let manifest: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&text).unwrap();
+        manifest
+            .into_iter()
+            .map(|(name, entry)| Fixture {
+                dir: dir.to_owned(),
+                input: ints(&entry["input"]).try_into().unwrap(),
+                seed: entry["seed"].as_u64().unwrap(),
+                batches: ints(&entry["batches"]),
+                extra: entry["extra_inputs"]
+                    .as_array()
+                    .map(|e| e.iter().map(ints).collect())
+                    .unwrap_or_default(),
+                name,
+                entry,
+            })
+            .collect()
+    }
+
+    /// The entry `name` of `dir/manifest.json`.
+    pub fn named(dir: &Path, name: &str) -> Fixture {
+        Fixture::all(dir)
+            .into_iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("{name} is not in {}/manifest.json", dir.display()))
+    }
 }
 
 /// The generators' `probe_input`: ((i·7919 + seed·31) mod 2001 − 1000) / 1000 in f32.
@@ -29,7 +77,7 @@ pub fn probe_input(batch: u64, shape: &[u64], seed: u64) -> Vec<f32> {
         .collect()
 }
 
-impl Reference<'_> {
+impl Fixture {
     /// torch's output at `batch` (raw little-endian float32).
     fn output(&self, batch: u64) -> Vec<f32> {
         let path = self.dir.join(format!("{}.out.b{batch}.f32", self.name));
@@ -139,7 +187,7 @@ impl Reference<'_> {
             .collect()
     }
 
-    /// [`Reference::diffs`], each within its tolerance.
+    /// [`Fixture::diffs`], each within its tolerance.
     pub fn assert_parity(&self, model: &Path, label: &str) {
         for (b, diff, tol) in self.diffs(model) {
             eprintln!(
@@ -158,4 +206,33 @@ impl Reference<'_> {
 /// The ONNX file at `path`, decoded.
 pub fn decode(path: &Path) -> ModelProto {
     ModelProto::decode(std::fs::read(path).unwrap().as_slice()).unwrap()
+}
+
+/// Every graph input and output of `model` has the dynamic batch `batch` first and fixed
+/// positive sizes after it (the form ATC's `--dynamic_batch_size` takes).
+// Each test crate compiles this module on its own; not all of them call this.
+#[allow(dead_code)]
+pub fn assert_batch_first_io(model: &ModelProto) {
+    let graph = model.graph.as_ref().unwrap();
+    for info in graph.input.iter().chain(&graph.output) {
+        let Some(type_proto::Value::TensorType(t)) =
+            info.r#type.as_ref().and_then(|t| t.value.as_ref())
+        else {
+            panic!("{:?}: no tensor type", info.name)
+        };
+        let dims = &t.shape.as_ref().unwrap().dim;
+        assert_eq!(
+            dims[0].value,
+            Some(Dim::DimParam("batch".into())),
+            "{:?}",
+            info.name
+        );
+        assert!(
+            dims[1..]
+                .iter()
+                .all(|d| matches!(d.value, Some(Dim::DimValue(v)) if v > 0)),
+            "{:?}: {dims:?}",
+            info.name
+        );
+    }
 }
