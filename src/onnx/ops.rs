@@ -2,6 +2,7 @@
 //! shapes, computes the per-sample output shape, and writes the attributes the chosen opset
 //! expects. Axes are per-sample (0 = channels): the batch axis is never an operand.
 
+use super::elem::ElemType;
 use super::graph::{Attr, GraphBuilder, Value, Weight};
 use super::OnnxError;
 
@@ -496,6 +497,34 @@ impl GraphBuilder {
     /// the same at every opset.
     pub fn softmax(&mut self, scope: &str, x: &Value) -> Value {
         self.unary("Softmax", scope, x, vec![("axis", Attr::Int(-1))])
+    }
+
+    /// torch's `_safe_softmax` over the last axis (SDPA's math path since torch 2.5): a row
+    /// whose values are all −∞ (every key masked) gives zeros where `Softmax` gives NaN;
+    /// every other row is [`GraphBuilder::softmax`]'s. A row holding a NaN stays NaN, as in
+    /// torch (the row maximum is NaN-aware).
+    pub fn safe_softmax(&mut self, scope: &str, x: &Value) -> Result<Value, OnnxError> {
+        let y = self.softmax(scope, x);
+        let Some(last) = x.shape().len().checked_sub(1) else {
+            return Err(shape_error(format!("{scope}: softmax of a scalar")));
+        };
+        let max = self.reduce("ReduceMax", scope, x, &[last], true)?;
+        let neg_inf = self.constant_scalar(&format!("{scope}.neg_inf"), f32::NEG_INFINITY);
+        let masked = single(self.typed_node(
+            "Equal",
+            scope,
+            names(&[max.name(), neg_inf.name()]),
+            vec![],
+            vec![(max.shape().to_vec(), ElemType::Bool)],
+        ));
+        let zero = self.constant_scalar(&format!("{scope}.zero"), 0.0);
+        Ok(single(self.typed_node(
+            "Where",
+            scope,
+            names(&[masked.name(), zero.name(), y.name()]),
+            vec![],
+            vec![(y.shape().to_vec(), ElemType::Float32)],
+        )))
     }
 
     /// Exact GELU, `x · ½ · (1 + erf(x / √2))`, as torch's exporter writes it (ATC has no

@@ -6,7 +6,8 @@ per-sample timestep as diffusers passes it, and gathers within each sample by in
 batch with `arange` over it (CLIP's text pooling at the end token, tokens picked per sample
 by computed positions, negative ones included, and transformers' `padding_mask[batch_idx,
 kv_idx]` mask lookup, and a boolean causal and padding mask passed to SDPA, whole rows
-masked included, and T5's position bias selected by one), arithmetic at torch's promoted type
+masked included (so too an additive −∞ mask, computed or stored: torch gives such a row
+zeros, not the NaN of a plain softmax), and T5's position bias selected by one), arithmetic at torch's promoted type
 (an int64 timestep times int64 ones, then a float table), ultralytics' anchors (`type_as` of
 constants, `new_full` by a stored stride's `item()`), and RoBERTa's position ids (`cumsum`
 of an int32 mask is int64; token types gathered from a buffer row). Each is exported with torch.export and a dynamic batch; the ONNX file
@@ -79,6 +80,8 @@ MODELS = {
     "pick_tokens": (idioms.PickTokens, [tokens, positions]),
     "padding_lookup": (idioms.PaddingLookup, [tokens, mask]),
     "sdpa_mask": (idioms.SdpaMask, [tokens, holes]),
+    "sdpa_inf_mask": (idioms.SdpaInfMask, [tokens, holes]),
+    "sdpa_hidden_row": (idioms.SdpaHiddenRow, [tokens]),
     "position_bias": (idioms.PositionBias, [tokens, mask]),
     "timestep_scale": (idioms.TimestepScale, [float_input, timestep]),
     "anchors": (idioms.Anchors, [float_input]),
@@ -88,7 +91,8 @@ MODELS = {
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
             "causal_mask": "Softmax", "bidirectional_mask": "Softmax",
             "pool": "GatherElements", "pick_tokens": "Where", "padding_lookup": "Softmax",
-            "sdpa_mask": "Where", "position_bias": "Where", "timestep_scale": "Cast",
+            "sdpa_mask": "Where", "sdpa_inf_mask": "Equal", "sdpa_hidden_row": "Equal",
+            "position_bias": "Where", "timestep_scale": "Cast",
             "position_ids": "CumSum"}
 
 

@@ -40,6 +40,23 @@ class SdpaMask(nn.Module):  # transformers 5: a boolean causal & padding mask in
         h = x.view(b, s, 2, D // 2).transpose(1, 2)
         y = nn.functional.scaled_dot_product_attention(h, h, h, attn_mask=allowed.expand(b, -1, s, s))
         return y.transpose(1, 2).reshape(b, s, D)
+class SdpaInfMask(nn.Module):  # an additive −∞ causal and padding mask into SDPA
+    def forward(self, x, mask):
+        padding = torch.zeros(mask.shape).masked_fill(mask == 0, float("-inf"))[:, None, None, :]
+        additive = torch.full((S, S), float("-inf")).triu(1) + padding  # row 0: a hole hides all
+        h = x.view(x.shape[0], S, 2, D // 2).transpose(1, 2)
+        y = nn.functional.scaled_dot_product_attention(h, h, h, attn_mask=additive)
+        return y.transpose(1, 2).reshape(x.shape[0], S, D)
+class SdpaHiddenRow(nn.Module):  # a stored additive mask whose first query row hides every key
+    def __init__(self):
+        super().__init__()
+        hidden = torch.zeros(S, S)
+        hidden[0] = float("-inf")
+        self.register_buffer("hidden", hidden)
+    def forward(self, x):
+        h = x.view(x.shape[0], S, 2, D // 2).transpose(1, 2)
+        y = nn.functional.scaled_dot_product_attention(h, h, h, attn_mask=self.hidden)
+        return y.transpose(1, 2).reshape(x.shape[0], S, D)
 class PositionBias(nn.Module):  # T5: a padding mask selects from a [1, H, S, S] position bias
     def __init__(self):
         super().__init__(); self.register_buffer("bias", torch.randn(1, 2, S, S))

@@ -2,7 +2,8 @@
 //! (`crate::onnx::arch::vit`): the scale folded into a Mul on Q, `MatMul(Q, Kᵀ)`, an
 //! additive mask, Softmax over the last axis, `MatMul(·, V)`. No op reads a shape. A boolean
 //! mask computed per sample (transformers' padding masks) selects the scores before the
-//! softmax and the weights after it, as torch's safe softmax does.
+//! softmax and the weights after it, and an additive mask that may hide a whole row goes
+//! through the safe softmax, as torch's math path gives zeros for such a row.
 
 use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
@@ -84,18 +85,24 @@ impl<'p> Lowering<'p, '_> {
             )?;
             scores = self.g.add_constant(scope, &scores, &m)?;
         }
-        // A boolean mask computed per sample, applied again after the softmax.
+        // A boolean mask computed per sample, applied again after the softmax; an additive
+        // mask that may hide a whole row, through torch's safe softmax.
         let mut keep = None;
+        let mut may_hide_a_row = false;
         if let Some(mask) = mask {
             if self.recorded_elem(mask)? == ElemType::Bool && !self.is_constant(mask) {
                 let m = self.any_activation(mask)?;
                 scores = self.mask_select(&m, &scores, f32::NEG_INFINITY, scope)?;
                 keep = Some(m);
             } else {
-                scores = self.masked(scores, mask, scope)?;
+                (scores, may_hide_a_row) = self.masked(scores, mask, scope)?;
             }
         }
-        let mut weights = self.g.softmax(scope, &scores);
+        let mut weights = if may_hide_a_row {
+            self.g.safe_softmax(scope, &scores)?
+        } else {
+            self.g.softmax(scope, &scores)
+        };
         if let Some(m) = keep {
             weights = self.mask_select(&m, &weights, 0.0, scope)?;
         }
@@ -148,7 +155,14 @@ impl<'p> Lowering<'p, '_> {
     /// constant boolean mask (true: attend) becomes an additive one (0 or −∞); a mask that
     /// adds nothing (all true, all zeros, as a padding mask without padding folds to) is
     /// left out. A boolean mask computed by the graph is applied by [`Lowering::mask_select`].
-    fn masked(&mut self, scores: Value, mask: &str, scope: &str) -> Result<Value, OnnxError> {
+    /// Also says whether the mask may hide every key of a row (a computed mask, or a
+    /// constant with a row of −∞ alone), where torch's softmax gives zeros, not NaN.
+    fn masked(
+        &mut self,
+        scores: Value,
+        mask: &str,
+        scope: &str,
+    ) -> Result<(Value, bool), OnnxError> {
         let boolean = self.recorded_elem(mask)? == ElemType::Bool;
         if !self.is_constant(mask) {
             let m = self.activation(mask).map_err(|e| {
@@ -156,13 +170,14 @@ impl<'p> Lowering<'p, '_> {
                     "the attention mask computed by the graph: {e}; a float mask with the batch first is exported"
                 ))
             })?;
-            return emit::binary(
+            let scores = emit::binary(
                 &mut self.g,
                 "Add",
                 scope,
                 Operand::Activation(&scores),
                 Operand::Activation(&m),
-            );
+            )?;
+            return Ok((scores, true));
         }
         let constant = self.constant(mask)?;
         let (dims, values) = self.constant_values(mask)?;
@@ -175,21 +190,26 @@ impl<'p> Lowering<'p, '_> {
             values
         };
         if additive.iter().all(|&v| v == 0.0) {
-            return Ok(scores);
+            return Ok((scores, false));
         }
+        let row = dims.last().map_or(1, |&d| d as usize).max(1);
+        let hides_a_row = additive
+            .chunks(row)
+            .any(|r| r.iter().all(|&v| v == f32::NEG_INFINITY));
         let m = if boolean {
             self.g
                 .folded(&format!("{scope}.additive_mask"), dims, &additive)?
         } else {
             self.weight(&constant)?
         };
-        emit::binary(
+        let scores = emit::binary(
             &mut self.g,
             "Add",
             scope,
             Operand::Activation(&scores),
             Operand::Constant(&m),
-        )
+        )?;
+        Ok((scores, hides_a_row))
     }
 }
 
