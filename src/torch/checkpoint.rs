@@ -94,7 +94,7 @@ pub struct Checkpoint {
     source: Source,
     /// The input file mapped read-only, made on first use ([`Checkpoint::map_storage`]);
     /// `None` inside when the file cannot be mapped.
-    mapped: OnceLock<Option<Arc<Mmap>>>,
+    mapped: OnceLock<Option<MappedBytes>>,
 }
 
 /// The container a file's first bytes announce.
@@ -343,6 +343,17 @@ impl std::fmt::Debug for MappedBytes {
 }
 
 impl MappedBytes {
+    /// All of `file`, mapped read-only and shared; `None` when it cannot be mapped.
+    pub(crate) fn whole_file(file: &File) -> Option<MappedBytes> {
+        // SAFETY: a read-only shared mapping of an open input file; see `MappedBytes`.
+        let map = Arc::new(unsafe { Mmap::map(file) }.ok()?);
+        Some(MappedBytes {
+            len: map.len(),
+            map,
+            start: 0,
+        })
+    }
+
     /// The bytes.
     pub fn bytes(&self) -> &[u8] {
         // `start + len <= map.len()` by construction (`Checkpoint::map_storage`, `range`).
@@ -401,20 +412,12 @@ impl Checkpoint {
                 (record.header_offset + 8, record.nbytes)
             }
         };
-        let Some(map) = self
+        let Some(whole) = self
             .mapped
-            .get_or_init(|| {
-                // SAFETY: read-only shared mapping of the open input file; see `MappedBytes`.
-                unsafe { Mmap::map(self.source_file()) }.ok().map(Arc::new)
-            })
+            .get_or_init(|| MappedBytes::whole_file(self.source_file()))
             .as_ref()
         else {
             return Ok(None);
-        };
-        let whole = MappedBytes {
-            map: Arc::clone(map),
-            start: 0,
-            len: map.len(),
         };
         Ok(whole.range(offset, len))
     }

@@ -104,17 +104,38 @@ pub fn map_tensor(
         return Ok(None);
     };
     let bytes = storage.range(first, span).ok_or_else(invalid)?;
-    Ok(Some(MappedTensor {
+    Ok(Some(MappedTensor::new(
         bytes,
-        dtype: tensor.dtype,
-        order: ByteOrder::of(ckpt),
-        shape: tensor.shape.clone(),
+        tensor.dtype,
+        ByteOrder::of(ckpt),
+        tensor.shape.clone(),
         strides,
         numel,
-    }))
+    )))
 }
 
 impl MappedTensor {
+    /// The view of `numel` elements of `shape` and `strides` (in elements) whose first
+    /// element starts `bytes`. The caller has checked that `bytes` spans the view's extent
+    /// and that `dtype` is a float type [`read_f32`] reads.
+    pub(crate) fn new(
+        bytes: MappedBytes,
+        dtype: DType,
+        order: ByteOrder,
+        shape: Vec<u64>,
+        strides: Vec<u64>,
+        numel: usize,
+    ) -> MappedTensor {
+        MappedTensor {
+            bytes,
+            dtype,
+            order,
+            shape,
+            strides,
+            numel,
+        }
+    }
+
     /// Elements in the view.
     pub fn numel(&self) -> usize {
         self.numel

@@ -15,6 +15,7 @@ use crate::aten::program::{
 };
 use crate::onnx::elem::{self, ElemType};
 use crate::onnx::graph::{GraphBuilder, Model, Value, Weight};
+use crate::onnx::store::{Deferred, Transform};
 use crate::onnx::{Batch, Extent, OnnxError, Opset};
 
 use super::alias::View;
@@ -717,10 +718,18 @@ impl Lowering<'_, '_> {
             return Ok(w.clone());
         }
         let dims = self.constant_dims(c)?;
-        let values = self.read(c)?;
         let w = match c {
-            Constant::Stored(fqn) => self.g.weight(fqn, dims, &values)?,
-            Constant::Folded { label, .. } => self.g.folded(label, dims, &values)?,
+            Constant::Stored(fqn) => match self.deferred(c, Transform::Copy) {
+                Some(bytes) => self.g.deferred_weight(fqn, dims, bytes)?,
+                None => {
+                    let values = self.read(c)?;
+                    self.g.weight(fqn, dims, &values)?
+                }
+            },
+            Constant::Folded { label, .. } => {
+                let values = self.read(c)?;
+                self.g.folded(label, dims, &values)?
+            }
         };
         self.weights.insert(c.clone(), w.clone());
         Ok(w)
@@ -737,16 +746,34 @@ impl Lowering<'_, '_> {
                 what: format!("`{c}` is not a 2-D linear weight"),
             });
         };
-        let values = self.read(c)?;
-        let transposed =
-            super::aten::transpose_2d(&values, n, k).ok_or_else(|| OnnxError::Shape {
-                what: format!("`{c}` does not hold {n}×{k} values"),
-            })?;
-        let w = self
-            .g
-            .weight(&format!("{c}.transposed"), vec![k, n], &transposed)?;
+        let name = format!("{c}.transposed");
+        let transpose = Transform::Transpose {
+            rows: n as usize,
+            cols: k as usize,
+            scale: None,
+        };
+        let w = match self.deferred(c, transpose) {
+            Some(bytes) => self.g.deferred_weight(&name, vec![k, n], bytes)?,
+            None => {
+                let values = self.read(c)?;
+                let transposed =
+                    super::aten::transpose_2d(&values, n, k).ok_or_else(|| OnnxError::Shape {
+                        what: format!("`{c}` does not hold {n}×{k} values"),
+                    })?;
+                self.g.weight(&name, vec![k, n], &transposed)?
+            }
+        };
         self.transposed.insert(c.clone(), w.clone());
         Ok(w)
+    }
+
+    /// Stored constant `c` through `transform`, computed from the mapped input as the file
+    /// is written, when the source maps it (`None` for a folded constant).
+    pub fn deferred(&self, c: &Constant, transform: Transform) -> Option<Deferred> {
+        match c {
+            Constant::Stored(fqn) => Deferred::new(self.tensors.mapped(fqn)?, transform),
+            Constant::Folded { .. } => None,
+        }
     }
 
     /// The nodes reading value `name` (`usize::MAX` for a graph output).

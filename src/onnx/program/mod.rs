@@ -35,6 +35,7 @@ use std::path::Path;
 use crate::aten::eval::Tensor;
 use crate::aten::program::ExportedProgram;
 use crate::torch::pt2::Pt2Archive;
+use crate::torch::read_tensor::MappedTensor;
 use crate::torch::DType;
 
 use super::atc;
@@ -126,6 +127,11 @@ pub trait TensorSource {
     fn read_f32(&mut self, fqn: &str) -> Result<Vec<f32>, OnnxError>;
     /// Integer tensor `fqn`'s values in row-major order, exact.
     fn read_i64(&mut self, fqn: &str) -> Result<Vec<i64>, OnnxError>;
+    /// Float tensor `fqn` as a view of the mapped input, when the source can map it: an
+    /// initializer made from it is then computed as the file is written, never held.
+    fn mapped(&self, _fqn: &str) -> Option<MappedTensor> {
+        None
+    }
 
     /// Tensor `fqn` for constant evaluation: an integer tensor exact as int64, any other
     /// as float32.
@@ -157,6 +163,10 @@ impl TensorSource for Pt2Archive {
 
     fn read_i64(&mut self, fqn: &str) -> Result<Vec<i64>, OnnxError> {
         Ok(Pt2Archive::read_i64(self, fqn)?)
+    }
+
+    fn mapped(&self, fqn: &str) -> Option<MappedTensor> {
+        self.map_tensor(fqn)
     }
 }
 
@@ -229,4 +239,39 @@ pub fn export_with(
         initializers: lowered.model.initializers.len(),
         written,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::onnx::store::Bytes;
+
+    #[test]
+    fn stored_weights_are_computed_from_the_mapped_archive_as_the_file_is_written() {
+        // The classifier fixture: convolutions with a BatchNorm each (their weights scaled
+        // per output channel), then a Linear head (its weight as it is, under Gemm).
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pt2/classifier.pt2");
+        let mut archive = Pt2Archive::open(&path).unwrap();
+        let program = archive.program.clone();
+        let target = lower::Target {
+            opset: Opset::default(),
+            batch: Batch::Dynamic("batch".into()),
+            input_name: None,
+            output_name: "output",
+            fold_bn: true,
+        };
+        let lowered = lower::lower(&program, &mut archive, &target).unwrap();
+        let deferred: Vec<&str> = lowered
+            .model
+            .initializers
+            .iter()
+            .filter(|i| matches!(i.bytes, Bytes::Deferred(_)))
+            .map(|i| i.name.as_str())
+            .collect();
+        assert!(
+            deferred.iter().any(|n| n.ends_with(".fused_bn")),
+            "{deferred:?}"
+        );
+        assert!(deferred.contains(&"fc.weight"), "{deferred:?}");
+    }
 }

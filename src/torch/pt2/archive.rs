@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use serde::Deserialize;
 
@@ -12,9 +13,10 @@ use super::generations::{read_program, SchemaVersion};
 use super::Pt2Error;
 use crate::aten::inline::inline_higher_order;
 use crate::aten::program::{ExportedProgram, SymInt, TensorMeta};
+use crate::torch::checkpoint::MappedBytes;
 use crate::torch::contiguous::{increment, is_contiguous};
 use crate::torch::dtype::DType;
-use crate::torch::read_tensor::{decode, decode_integer, ByteOrder};
+use crate::torch::read_tensor::{decode, decode_integer, ByteOrder, MappedTensor};
 use crate::torch::zip_read::{TorchZip, ZipError};
 
 /// The largest JSON record we parse (the program, the weight configs). A resnet152
@@ -109,6 +111,9 @@ pub struct Pt2Archive {
     pub schema: SchemaVersion,
     /// FQN (`layer1.0.conv1.weight`, or a constant's name) → its bytes.
     tensors: HashMap<String, Stored>,
+    /// The archive file mapped read-only, made on first use ([`Pt2Archive::map_tensor`]);
+    /// `None` inside when it cannot be mapped. Every source is in this one file.
+    mapped: OnceLock<Option<MappedBytes>>,
 }
 
 /// A zip tensors are read from, with its byte order.
@@ -222,6 +227,7 @@ impl Pt2Archive {
             layout: Layout::Archive,
             schema,
             tensors: HashMap::new(),
+            mapped: OnceLock::new(),
         };
         for (pickled, config, folder) in [
             (WEIGHTS_PICKLED, WEIGHTS_CONFIG, "data/weights"),
@@ -264,6 +270,7 @@ impl Pt2Archive {
             layout: Layout::Flat,
             schema,
             tensors: HashMap::new(),
+            mapped: OnceLock::new(),
         };
         for names in [flat::STATE_DICT, flat::CONSTANTS] {
             if let Some(record) = flat::find(&archive.sources[0].zip, &names) {
@@ -370,6 +377,44 @@ impl Pt2Archive {
     /// The stored tensor named `fqn` (a parameter, buffer or constant name).
     pub fn tensor(&self, fqn: &str) -> Result<&StoredTensor, Pt2Error> {
         Ok(self.stored(fqn)?.1)
+    }
+
+    /// Float tensor `fqn` as a view of the mapped archive, read without copying it into
+    /// memory, when its record is stored as it is and the file can be mapped; `None`
+    /// otherwise (read it with [`Pt2Archive::read_f32`]), and for an overlapping view (a
+    /// zero stride), which [`Pt2Archive::read_f32`] refuses.
+    pub fn map_tensor(&self, fqn: &str) -> Option<MappedTensor> {
+        let (source, tensor) = self.stored(fqn).ok()?;
+        let layout = &tensor.layout;
+        let float = matches!(
+            layout.dtype,
+            DType::Float32 | DType::Float16 | DType::BFloat16 | DType::Float64
+        );
+        let (numel, extent) = (layout.numel()?, layout.extent()?);
+        if !float || numel == 0 || numel > extent - layout.offset {
+            return None;
+        }
+        let Source { zip, order } = &self.sources[source];
+        let info = zip.record(&tensor.record).ok().filter(|i| i.stored)?;
+        let whole = self
+            .mapped
+            .get_or_init(|| MappedBytes::whole_file(self.sources[0].zip.file()))
+            .as_ref()?;
+        let size = layout.dtype.element_size() as u64;
+        // `check_fits` proved the view's bytes lie in the record; nested records' offsets
+        // are offsets in the file.
+        let bytes = whole.range(
+            info.data_offset + layout.offset * size,
+            (extent - layout.offset) * size,
+        )?;
+        Some(MappedTensor::new(
+            bytes,
+            layout.dtype,
+            *order,
+            layout.sizes.clone(),
+            layout.strides.clone(),
+            usize::try_from(numel).ok()?,
+        ))
     }
 
     /// Tensor `fqn`'s values in row-major order as `f32` (from float32, float16, bfloat16

@@ -2,8 +2,9 @@
 //! BatchNorm on its own and `linear`.
 
 use crate::aten::program::{Argument, Node};
-use crate::onnx::fold::{fold, BatchNorm};
+use crate::onnx::fold::{fold, folded_bias, scales, BatchNorm};
 use crate::onnx::ops::ConvNd;
+use crate::onnx::store::Transform;
 use crate::onnx::OnnxError;
 
 use super::super::emit::{self, ConvTranspose};
@@ -78,17 +79,30 @@ impl<'p> Lowering<'p, '_> {
             let norm = self.norm_params(&Args(bn_node))?;
             let dims = self.constant_dims(&weight)?;
             let channels = dims.first().copied().unwrap_or(0);
-            let w_values = self.read(&weight)?;
             let b_values = bias.as_ref().map(|b| self.read(b)).transpose()?;
             let bn = self.read_norm(&norm)?;
-            let folded = fold(&w_values, b_values.as_deref(), channels as usize, &bn)?;
-            let w = self
-                .g
-                .weight(&format!("{weight}.fused_bn"), dims, &folded.weight)?;
+            let numel = usize::try_from(dims.iter().product::<u64>())
+                .map_err(|_| arg_error(format!("the weight `{weight}` is too large")))?;
+            let scale = scales(
+                &bn,
+                channels as usize,
+                numel,
+                b_values.as_ref().map(Vec::len),
+            )?;
+            let name = format!("{weight}.fused_bn");
+            // Each output channel scaled as the file is written when the weight is mapped.
+            let w = match self.deferred(&weight, Transform::ScaleRows(scale.clone().into())) {
+                Some(bytes) => self.g.deferred_weight(&name, dims, bytes)?,
+                None => {
+                    let w_values = self.read(&weight)?;
+                    let folded = fold(&w_values, b_values.as_deref(), channels as usize, &bn)?;
+                    self.g.weight(&name, dims, &folded.weight)?
+                }
+            };
             let b = self.g.weight(
                 &fused_bias_name(&weight, bias.as_ref()),
                 vec![channels],
-                &folded.bias,
+                &folded_bias(b_values.as_deref(), &bn, &scale),
             )?;
             let y = self.g.conv_nd(scope, &x, &w, Some(&b), &p)?;
             self.absorbed.insert(bn_index);
