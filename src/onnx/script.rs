@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::torch::checkpoint::Checkpoint;
-use crate::torch::read_tensor;
+use crate::torch::read_tensor::{self, MappedTensor};
 use crate::torch::script::archive::{constant_tensor, Constant, ConstantTensor, ConstantValues};
 use crate::torch::script::convert::GivenInput;
 use crate::torch::script::{convert, ScriptArchive};
@@ -97,6 +97,13 @@ impl TensorSource for ScriptTensors<'_> {
             }
         };
         read_tensor::read_i64(self.ckpt, &tensor).map_err(|e| read_error(fqn, e))
+    }
+
+    fn mapped(&self, fqn: &str) -> Option<MappedTensor> {
+        match self.get(fqn).ok()? {
+            Found::Stored(t) => read_tensor::map_tensor(self.ckpt, t).ok().flatten(),
+            Found::Constant(_) => None,
+        }
     }
 }
 
