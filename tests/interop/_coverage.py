@@ -305,7 +305,7 @@ def device_parity(onnx_path, model, inputs, ckpt=None):
         if not changed:
             return "", "device reading: no node reads differently (not run)"
         ops = sorted({c["op"] for c in changed})
-        values = compare_values(reading, model, inputs)
+        values = compare_values(reading, model, inputs, dtypes=True)
         if values.problem:
             first = changed[0]
             return (f"on the device ({len(changed)} nodes read as ATC does, e.g. {first['node']} "
@@ -322,10 +322,11 @@ class Values:
     vacuous: bool = False
 
 
-def compare_values(onnx_path, model, inputs, batches=CHECK_BATCHES):
+def compare_values(onnx_path, model, inputs, batches=CHECK_BATCHES, dtypes=False):
     """onnxruntime (graph optimizations off, so the file is run as written) against torch
     eager at each batch; the largest batch also uses each `Axis`'s alternative size.
-    `vacuous` is set when an output hardly varies across samples (under 10 tolerances)."""
+    `vacuous` is set when an output hardly varies across samples (under 10 tolerances).
+    `dtypes`: each output's element type must be torch's too."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -350,6 +351,8 @@ def compare_values(onnx_path, model, inputs, batches=CHECK_BATCHES):
         for k, (g, r) in enumerate(zip(got, refs)):
             if g.shape != r.shape:
                 return Values(f"batch {b} output {k}: shape {g.shape}, torch {r.shape}")
+            if dtypes and g.dtype != r.dtype:
+                return Values(f"output {k}: {g.dtype}, torch {r.dtype}")
             r64, g64 = r.astype(np.float64), g.astype(np.float64)
             tol = 1e-4 * max(1.0, float(np.abs(r64).max(initial=0)))
             diff = float(np.abs(g64 - r64).max(initial=0))
