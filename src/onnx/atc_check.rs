@@ -468,7 +468,9 @@ pub(super) fn on_ai_cpu(node: &NodeProto) -> bool {
     let kernel = ints_attr(node, "kernel_shape").unwrap_or_default();
     let strides = ints_attr(node, "strides").unwrap_or_default();
     let elements: i64 = kernel.iter().product();
-    kernel.len() <= 2 && (elements > 255 || strides.iter().any(|&s| s > 63))
+    kernel.len() <= 2
+        && (elements > cann::AI_CPU_KERNEL_ELEMENTS
+            || strides.iter().any(|&s| s > cann::AI_CPU_STRIDE))
 }
 
 /// `AveragePool` on the AI CPU path.

@@ -357,6 +357,13 @@ const fn refused(name: &'static str, allowed: Value) -> Attribute {
     }
 }
 
+/// An `AveragePool` whose kernel has more elements than this runs on the AI CPU
+/// ([`Rule::AvgPoolAiCpu`]).
+pub const AI_CPU_KERNEL_ELEMENTS: i64 = 255;
+
+/// An `AveragePool` with a stride above this runs on the AI CPU ([`Rule::AvgPoolAiCpu`]).
+pub const AI_CPU_STRIDE: i64 = 63;
+
 /// The plugins read for this table.
 pub const PLUGINS: [Plugin; 11] = [
     Plugin {
