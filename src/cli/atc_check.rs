@@ -1,7 +1,9 @@
-//! `ckpt atc-check MODEL.onnx [--cann GEN] [--json]`: what Ascend's ATC would refuse or
-//! compute differently in any ONNX file, read against the model of CANN's ONNX parser.
+//! `ckpt atc-check MODEL.onnx [--cann GEN] [--json] [--device-reading OUT.onnx]`: what
+//! Ascend's ATC would refuse or compute differently in any ONNX file, read against the model
+//! of CANN's ONNX parser; optionally the device reading, an ONNX file computing what the
+//! `.om` would.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args as ClapArgs;
 use prost::Message;
@@ -9,6 +11,7 @@ use serde_json::json;
 
 use crate::onnx::atc_check::{check, Level};
 use crate::onnx::cann::{generation, GENERATIONS};
+use crate::onnx::device_reading::{read, Reading};
 use crate::onnx::proto::ModelProto;
 
 use super::Failure;
@@ -24,9 +27,14 @@ pub struct Args {
     #[arg(long, value_name = "GEN", default_value = "2022")]
     cann: String,
     /// Print one JSON object (`file`, `cann`, `opset`, `nodes`, `findings`, `unmodelled`,
-    /// `exit_code`) instead of text.
+    /// `device_reading`, `exit_code`) instead of text.
     #[arg(long)]
     json: bool,
+    /// Also write OUT.onnx, the device reading: the model with each node replaced by what
+    /// ATC's parser turns it into (docs/atc.md says what it covers). A model ATC rejects, or
+    /// with a node whose device meaning is not expressed, gets no reading (exit 1).
+    #[arg(long, value_name = "OUT.onnx")]
+    device_reading: Option<PathBuf>,
 }
 
 /// Runs the check; returns the exit status.
@@ -54,10 +62,20 @@ pub(crate) fn run(args: Args) -> Result<u8, Failure> {
         })?;
     let report = check(&model, cann);
     let code = if report.passes() { 0 } else { 2 };
+    let reading = match &args.device_reading {
+        Some(out) => Some(write_reading(&model, cann, &args.model, out)?),
+        None => None,
+    };
     if args.json {
         let mut value = serde_json::to_value(&report).unwrap_or_default();
         value["file"] = json!(args.model.display().to_string());
         value["exit_code"] = json!(code);
+        if let (Some(out), Some(reading)) = (&args.device_reading, &reading) {
+            value["device_reading"] = json!({
+                "file": out.display().to_string(),
+                "changed": reading.changed,
+            });
+        }
         println!("{value}");
         return Ok(code);
     }
@@ -77,6 +95,16 @@ pub(crate) fn run(args: Args) -> Result<u8, Failure> {
             report.unmodelled.join(", ")
         );
     }
+    if let (Some(out), Some(reading)) = (&args.device_reading, &reading) {
+        println!(
+            "device reading: {} nodes read differently, written to {}",
+            reading.changed.len(),
+            out.display()
+        );
+        for change in &reading.changed {
+            println!("  {} ({}): {}", change.node, change.op, change.reading);
+        }
+    }
     let count = |level| report.findings.iter().filter(|f| f.level == level).count();
     println!(
         "{}: {} rejected, {} change meaning, {} notes",
@@ -86,4 +114,18 @@ pub(crate) fn run(args: Args) -> Result<u8, Failure> {
         count(Level::Note)
     );
     Ok(code)
+}
+
+/// The device reading of `model`, written to `out` (atomically: complete or absent).
+fn write_reading(
+    model: &ModelProto,
+    cann: &'static crate::onnx::cann::Generation,
+    source: &Path,
+    out: &Path,
+) -> Result<Reading, Failure> {
+    let reading = read(model, cann).map_err(|e| Failure::about(source, e))?;
+    let bytes = reading.model.encode_to_vec();
+    crate::atomic_file::write_atomically(out, |file| std::io::Write::write_all(file, &bytes))
+        .map_err(|e: std::io::Error| Failure::about(out, e))?;
+    Ok(reading)
 }

@@ -11,8 +11,8 @@ use serde::Serialize;
 use super::cann::{self, Generation, Rule, Treatment, Value};
 use super::proto::{
     attribute_proto::AttributeType, tensor_proto::DataType,
-    tensor_shape_proto::dimension::Value as Dim, type_proto, AttributeProto, ModelProto, NodeProto,
-    TensorProto,
+    tensor_shape_proto::dimension::Value as Dim, type_proto, AttributeProto, GraphProto,
+    ModelProto, NodeProto, TensorProto,
 };
 
 /// How much a finding matters.
@@ -94,23 +94,108 @@ const RUNTIME_SHAPE_OPS: [&str; 7] = [
 ];
 
 /// What the checks know about the graph's values.
-struct Context<'m> {
+pub(super) struct Context<'m> {
     /// Initializers and `Constant` outputs.
     constants: HashMap<&'m str, Option<&'m TensorProto>>,
     /// Declared shapes (graph inputs, outputs, value_info); `None` for an unknown extent.
     shapes: HashMap<&'m str, Vec<Option<i64>>>,
+    /// Declared element types (`TensorProto.DataType` numbers).
+    elems: HashMap<&'m str, i32>,
+}
+
+impl<'m> Context<'m> {
+    /// What `graph` declares: its constants and the shapes and element types of its values.
+    pub(super) fn of(graph: &'m GraphProto) -> Self {
+        let mut context = Context {
+            constants: graph
+                .initializer
+                .iter()
+                .filter_map(|t| t.name.as_deref().map(|n| (n, Some(t))))
+                .collect(),
+            shapes: HashMap::new(),
+            elems: HashMap::new(),
+        };
+        for info in graph
+            .input
+            .iter()
+            .chain(&graph.output)
+            .chain(&graph.value_info)
+        {
+            let Some(name) = info.name.as_deref() else {
+                continue;
+            };
+            let Some(type_proto::Value::TensorType(t)) =
+                info.r#type.as_ref().and_then(|t| t.value.as_ref())
+            else {
+                continue;
+            };
+            if let Some(elem) = t.elem_type {
+                context.elems.insert(name, elem);
+            }
+            if let Some(shape) = &t.shape {
+                let dims = shape
+                    .dim
+                    .iter()
+                    .map(|d| match d.value {
+                        Some(Dim::DimValue(n)) if n > 0 => Some(n),
+                        _ => None,
+                    })
+                    .collect();
+                context.shapes.insert(name, dims);
+            }
+        }
+        for t in &graph.initializer {
+            if let (Some(name), Some(elem)) = (t.name.as_deref(), t.data_type) {
+                context.elems.insert(name, elem);
+            }
+        }
+        for node in &graph.node {
+            if node.op_type.as_deref() == Some("Constant") {
+                let value = node
+                    .attribute
+                    .iter()
+                    .find(|a| a.name.as_deref() == Some("value"))
+                    .and_then(|a| a.t.as_ref());
+                for output in &node.output {
+                    context.constants.insert(output, value);
+                }
+            }
+        }
+        context
+    }
 }
 
 impl Context<'_> {
-    fn shape(&self, name: &str) -> Option<&[Option<i64>]> {
+    pub(super) fn shape(&self, name: &str) -> Option<&[Option<i64>]> {
         self.shapes.get(name).map(Vec::as_slice)
     }
 
-    fn rank(&self, name: &str) -> Option<usize> {
+    pub(super) fn rank(&self, name: &str) -> Option<usize> {
         self.shape(name).map(<[_]>::len)
     }
 
-    fn floats(&self, name: &str) -> Option<Vec<f32>> {
+    pub(super) fn elem(&self, name: &str) -> Option<i32> {
+        self.elems.get(name).copied()
+    }
+
+    /// The values of an int64 constant.
+    pub(super) fn ints(&self, name: &str) -> Option<Vec<i64>> {
+        let tensor = (*self.constants.get(name)?)?;
+        if tensor.data_type != Some(DataType::Int64 as i32) {
+            return None;
+        }
+        if !tensor.int64_data.is_empty() {
+            return Some(tensor.int64_data.clone());
+        }
+        let raw = tensor.raw_data.as_ref()?;
+        Some(
+            raw.chunks_exact(8)
+                .map(|b| i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+                .collect(),
+        )
+    }
+
+    pub(super) fn floats(&self, name: &str) -> Option<Vec<f32>> {
         let tensor = (*self.constants.get(name)?)?;
         if tensor.data_type != Some(DataType::Float as i32) {
             return None;
@@ -183,52 +268,7 @@ pub fn check(model: &ModelProto, cann: &'static Generation) -> Report {
             "the graph needs an input and an output (E16001)".into(),
         );
     }
-    let mut context = Context {
-        constants: graph
-            .initializer
-            .iter()
-            .filter_map(|t| t.name.as_deref().map(|n| (n, Some(t))))
-            .collect(),
-        shapes: HashMap::new(),
-    };
-    for info in graph
-        .input
-        .iter()
-        .chain(&graph.output)
-        .chain(&graph.value_info)
-    {
-        let Some(name) = info.name.as_deref() else {
-            continue;
-        };
-        let Some(type_proto::Value::TensorType(t)) =
-            info.r#type.as_ref().and_then(|t| t.value.as_ref())
-        else {
-            continue;
-        };
-        if let Some(shape) = &t.shape {
-            let dims = shape
-                .dim
-                .iter()
-                .map(|d| match d.value {
-                    Some(Dim::DimValue(n)) if n > 0 => Some(n),
-                    _ => None,
-                })
-                .collect();
-            context.shapes.insert(name, dims);
-        }
-    }
-    for node in &graph.node {
-        if node.op_type.as_deref() == Some("Constant") {
-            let value = node
-                .attribute
-                .iter()
-                .find(|a| a.name.as_deref() == Some("value"))
-                .and_then(|a| a.t.as_ref());
-            for output in &node.output {
-                context.constants.insert(output, value);
-            }
-        }
-    }
+    let context = Context::of(graph);
     let opset = opset.unwrap_or(0);
     for (k, node) in graph.node.iter().enumerate() {
         let mut found = Vec::new();
@@ -265,21 +305,21 @@ pub fn check(model: &ModelProto, cann: &'static Generation) -> Report {
 
 type Found = Vec<(Level, String)>;
 
-fn attribute<'n>(node: &'n NodeProto, name: &str) -> Option<&'n AttributeProto> {
+pub(super) fn attribute<'n>(node: &'n NodeProto, name: &str) -> Option<&'n AttributeProto> {
     node.attribute
         .iter()
         .find(|a| a.name.as_deref() == Some(name))
 }
 
-fn int_attr(node: &NodeProto, name: &str) -> Option<i64> {
+pub(super) fn int_attr(node: &NodeProto, name: &str) -> Option<i64> {
     attribute(node, name).and_then(|a| a.i)
 }
 
-fn ints_attr(node: &NodeProto, name: &str) -> Option<Vec<i64>> {
+pub(super) fn ints_attr(node: &NodeProto, name: &str) -> Option<Vec<i64>> {
     attribute(node, name).map(|a| a.ints.clone())
 }
 
-fn str_attr(node: &NodeProto, name: &str) -> Option<String> {
+pub(super) fn str_attr(node: &NodeProto, name: &str) -> Option<String> {
     attribute(node, name).and_then(|a| {
         a.s.as_ref()
             .map(|s| String::from_utf8_lossy(s).into_owned())
@@ -287,7 +327,7 @@ fn str_attr(node: &NodeProto, name: &str) -> Option<String> {
 }
 
 /// An attribute's value as the table compares it.
-fn value_of(a: &AttributeProto) -> Value {
+pub(super) fn value_of(a: &AttributeProto) -> Value {
     match a.r#type.and_then(|t| AttributeType::try_from(t).ok()) {
         Some(AttributeType::Int) => Value::Int(a.i.unwrap_or(0)),
         Some(AttributeType::Float) => Value::Float(a.f.unwrap_or(0.0)),
@@ -372,8 +412,21 @@ fn check_node(node: &NodeProto, opset: i64, cx: &Context<'_>, found: &mut Found)
             }
         }
     }
-    if let Some(dtype) = plugin.dtype {
-        found.push((Level::Note, dtype.into()));
+    for &k in plugin.dropped_inputs {
+        if let Some(input) = node.input.get(k).filter(|i| !i.is_empty()) {
+            found.push((
+                Level::ChangesMeaning,
+                format!("input {k} (`{input}`) is not passed on; the device computes without it"),
+            ));
+        }
+    }
+    for &k in plugin.int32_outputs {
+        if node.output.get(k).is_some_and(|o| !o.is_empty()) {
+            found.push((
+                Level::Note,
+                format!("output {k} comes out int32, not int64"),
+            ));
+        }
     }
     match plugin.rule {
         Some(Rule::Resize) => resize(node, opset, cx, found),
@@ -409,17 +462,25 @@ fn kept_axis(node: &NodeProto, cx: &Context<'_>, found: &mut Found) {
     }
 }
 
+/// Whether an `AveragePool` runs on the AI CPU ([`Rule::AvgPoolAiCpu`]): a 1-D or 2-D
+/// kernel of more than 255 elements or a stride above 63.
+pub(super) fn on_ai_cpu(node: &NodeProto) -> bool {
+    let kernel = ints_attr(node, "kernel_shape").unwrap_or_default();
+    let strides = ints_attr(node, "strides").unwrap_or_default();
+    let elements: i64 = kernel.iter().product();
+    kernel.len() <= 2
+        && (elements > cann::AI_CPU_KERNEL_ELEMENTS
+            || strides.iter().any(|&s| s > cann::AI_CPU_STRIDE))
+}
+
 /// `AveragePool` on the AI CPU path.
 fn avg_pool(node: &NodeProto, cx: &Context<'_>, found: &mut Found) {
-    let kernel = ints_attr(node, "kernel_shape").unwrap_or_default();
-    if kernel.len() > 2 {
+    if !on_ai_cpu(node) {
         return;
     }
+    let kernel = ints_attr(node, "kernel_shape").unwrap_or_default();
     let strides = ints_attr(node, "strides").unwrap_or_else(|| vec![1; kernel.len()]);
     let elements: i64 = kernel.iter().product();
-    if elements <= 255 && strides.iter().all(|&s| s <= 63) {
-        return;
-    }
     let pads = ints_attr(node, "pads").unwrap_or_default();
     let mut why = Vec::new();
     if int_attr(node, "count_include_pad").unwrap_or(0) == 0 && pads.iter().any(|&p| p != 0) {
@@ -602,16 +663,10 @@ fn first_difference(
             _ => x / scale,
         }
     };
-    let align = coords == "align_corners";
-    let half = coords == "pytorch_half_pixel";
-    let ratio = if align && n_out > 1 {
-        (fin - 1.0) / (fout - 1.0)
-    } else {
-        fin / fout
-    };
     let last = (n_in - 1) as f32;
     (0..n_out).find(|&dst| {
         let x = dst as f32;
+        let device = device_source(mode == "nearest", coords, n_in, n_out, dst);
         if mode == "nearest" {
             let onnx = onnx_coord(x);
             let picked = match nearest_mode {
@@ -620,35 +675,50 @@ fn first_difference(
                 "round_prefer_ceil" => (onnx + 0.5).floor(),
                 _ => (onnx - 0.5).ceil(),
             };
-            let device = if align {
-                (x * ratio).round()
-            } else if half {
-                ((x + 0.5) * ratio).floor()
-            } else {
-                (x * ratio).floor()
-            };
-            picked.clamp(0.0, last) != device.clamp(0.0, last)
+            picked.clamp(0.0, last) != device
         } else {
-            let onnx = onnx_coord(x).clamp(0.0, last);
-            let device = if half {
-                (x + 0.5) * ratio - 0.5
-            } else {
-                x * ratio
-            };
-            (onnx - device.clamp(0.0, last)).abs() > 1e-3
+            (onnx_coord(x).clamp(0.0, last) - device).abs() > 1e-3
         }
     })
 }
 
+/// Where output `dst` of an axis resized from `n_in` to `n_out` reads on the device
+/// ([`Rule::Resize`]): ResizeNearestNeighborV2/ResizeBilinearV2 with `align_corners` for
+/// the `align_corners` mode and half-pixel centres for `pytorch_half_pixel`, the ratio
+/// `in/out` (or `(in−1)/(out−1)` with corners) in f32. Nearest: the source index;
+/// linear: the source coordinate; both clamped to the input.
+pub(super) fn device_source(nearest: bool, coords: &str, n_in: i64, n_out: i64, dst: i64) -> f32 {
+    let (fin, fout, x) = (n_in as f32, n_out as f32, dst as f32);
+    let align = coords == "align_corners";
+    let half = coords == "pytorch_half_pixel";
+    let ratio = if align && n_out > 1 {
+        (fin - 1.0) / (fout - 1.0)
+    } else {
+        fin / fout
+    };
+    let at = if nearest && align {
+        (x * ratio).round()
+    } else if nearest && half {
+        ((x + 0.5) * ratio).floor()
+    } else if nearest {
+        (x * ratio).floor()
+    } else if half {
+        (x + 0.5) * ratio - 0.5
+    } else {
+        x * ratio
+    };
+    at.clamp(0.0, (n_in - 1) as f32)
+}
+
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::onnx::proto::{
         tensor_shape_proto::Dimension, type_proto::Tensor, GraphProto, OperatorSetIdProto,
         TensorShapeProto, TypeProto, ValueInfoProto,
     };
 
-    fn info(name: &str, dims: &[i64]) -> ValueInfoProto {
+    pub(crate) fn info(name: &str, dims: &[i64]) -> ValueInfoProto {
         let dim = dims
             .iter()
             .map(|&d| Dimension {
@@ -673,7 +743,7 @@ mod tests {
         }
     }
 
-    fn int(name: &str, i: i64) -> AttributeProto {
+    pub(crate) fn int(name: &str, i: i64) -> AttributeProto {
         AttributeProto {
             name: Some(name.into()),
             i: Some(i),
@@ -682,7 +752,7 @@ mod tests {
         }
     }
 
-    fn ints(name: &str, v: &[i64]) -> AttributeProto {
+    pub(crate) fn ints(name: &str, v: &[i64]) -> AttributeProto {
         AttributeProto {
             name: Some(name.into()),
             ints: v.to_vec(),
@@ -691,7 +761,7 @@ mod tests {
         }
     }
 
-    fn string(name: &str, s: &str) -> AttributeProto {
+    pub(crate) fn string(name: &str, s: &str) -> AttributeProto {
         AttributeProto {
             name: Some(name.into()),
             s: Some(s.as_bytes().to_vec()),
@@ -700,7 +770,7 @@ mod tests {
         }
     }
 
-    fn node(op: &str, inputs: &[&str], attrs: Vec<AttributeProto>) -> NodeProto {
+    pub(crate) fn node(op: &str, inputs: &[&str], attrs: Vec<AttributeProto>) -> NodeProto {
         NodeProto {
             name: Some(format!("/{op}")),
             op_type: Some(op.into()),
@@ -722,7 +792,7 @@ mod tests {
     }
 
     /// One node from `x` (shape `input`) to `y` (shape `output`) at `opset`.
-    fn model(n: NodeProto, input: &[i64], output: &[i64], opset: i64) -> ModelProto {
+    pub(crate) fn model(n: NodeProto, input: &[i64], output: &[i64], opset: i64) -> ModelProto {
         ModelProto {
             opset_import: vec![OperatorSetIdProto {
                 domain: Some(String::new()),
@@ -742,7 +812,7 @@ mod tests {
         }
     }
 
-    fn levels(m: &ModelProto) -> Vec<(Level, String)> {
+    pub(crate) fn levels(m: &ModelProto) -> Vec<(Level, String)> {
         check(m, &cann::GENERATIONS[0])
             .findings
             .into_iter()

@@ -305,6 +305,16 @@ impl Rule {
             Rule::SoftmaxOneAxis => "normalizes over the one axis `axis`; before opset 13 ONNX flattens every axis from `axis` on, so a non-last axis changes meaning (Softmax: a note, its V11 parser asks for a fusion pass); LogSoftmax without `axis` uses −1 where ONNX before 13 uses 1",
         }
     }
+
+    /// How the device reading (`atc-check --device-reading`) writes the rule in ONNX.
+    pub fn reading(self) -> &'static str {
+        match self {
+            Rule::Resize => "always re-expressed when the input's height and width are declared: the device's output size, then per resized axis a `Gather` by the device's source indices (nearest) or a `MatMul` by its interpolation matrix (linear); undeclared sizes: no reading",
+            Rule::KeptAxisAtOne => "`keepdims=1` off axis 1: `keepdims=0` and `Unsqueeze` at 1 (a 1-D input: no reading)",
+            Rule::AvgPoolAiCpu => "on the AI CPU path (always, also where the result is ONNX's): `Pad` with zeros and a VALID `AveragePool` without `ceil_mode`",
+            Rule::SoftmaxOneAxis => "where the device's axis differs from ONNX's reading: that one axis (`axis` set, or `Transpose` to the last axis and back before opset 13); undeclared rank where it matters: no reading",
+        }
+    }
 }
 
 /// What one plugin does, for the op types whose plugin was read.
@@ -318,8 +328,11 @@ pub struct Plugin {
     pub attributes: &'static [Attribute],
     /// Input positions the parser needs as constants (initializers).
     pub constant_inputs: &'static [usize],
-    /// An element-type change of an output, said in words.
-    pub dtype: Option<&'static str>,
+    /// Input positions the parser does not pass on: the device computes as if they were
+    /// absent.
+    pub dropped_inputs: &'static [usize],
+    /// Output positions that come out int32 where ONNX says int64.
+    pub int32_outputs: &'static [usize],
     pub rule: Option<Rule>,
 }
 
@@ -344,6 +357,13 @@ const fn refused(name: &'static str, allowed: Value) -> Attribute {
     }
 }
 
+/// An `AveragePool` whose kernel has more elements than this runs on the AI CPU
+/// ([`Rule::AvgPoolAiCpu`]).
+pub const AI_CPU_KERNEL_ELEMENTS: i64 = 255;
+
+/// An `AveragePool` with a stride above this runs on the AI CPU ([`Rule::AvgPoolAiCpu`]).
+pub const AI_CPU_STRIDE: i64 = 63;
+
 /// The plugins read for this table.
 pub const PLUGINS: [Plugin; 11] = [
     Plugin {
@@ -352,7 +372,8 @@ pub const PLUGINS: [Plugin; 11] = [
         becomes: "ArgMaxV2 (int64), ExpandDims at axis 1 when keepdims=1",
         attributes: &[read("axis"), read("keepdims"), refused("select_last_index", Value::Int(0))],
         constant_inputs: &[],
-        dtype: None,
+        dropped_inputs: &[],
+        int32_outputs: &[],
         rule: Some(Rule::KeptAxisAtOne),
     },
     Plugin {
@@ -361,7 +382,8 @@ pub const PLUGINS: [Plugin; 11] = [
         becomes: "ArgMin (int32), ExpandDims at axis 1 when keepdims=1",
         attributes: &[read("axis"), read("keepdims"), refused("select_last_index", Value::Int(0))],
         constant_inputs: &[],
-        dtype: Some("indices come out int32, not int64"),
+        dropped_inputs: &[],
+        int32_outputs: &[0],
         rule: Some(Rule::KeptAxisAtOne),
     },
     Plugin {
@@ -370,7 +392,8 @@ pub const PLUGINS: [Plugin; 11] = [
         becomes: "AvgPoolV2 (AI Core); AvgPool on the AI CPU (NHWC, PadV2 with zeros, VALID) when the kernel has more than 255 elements or a stride is above 63",
         attributes: &[read("auto_pad"), read("ceil_mode"), read("count_include_pad"), read("kernel_shape"), read("pads"), read("strides")],
         constant_inputs: &[],
-        dtype: None,
+        dropped_inputs: &[],
+        int32_outputs: &[],
         rule: Some(Rule::AvgPoolAiCpu),
     },
     Plugin {
@@ -379,7 +402,8 @@ pub const PLUGINS: [Plugin; 11] = [
         becomes: "MatMulV2 (plus bias)",
         attributes: &[read("transA"), read("transB"), ignored("alpha", Value::Float(1.0), Value::Float(1.0)), ignored("beta", Value::Float(1.0), Value::Float(1.0))],
         constant_inputs: &[],
-        dtype: None,
+        dropped_inputs: &[],
+        int32_outputs: &[],
         rule: None,
     },
     Plugin {
@@ -388,16 +412,19 @@ pub const PLUGINS: [Plugin; 11] = [
         becomes: "DynamicGRUV2",
         attributes: &[read("direction"), read("hidden_size"), ignored("linear_before_reset", Value::Int(0), Value::Int(1))],
         constant_inputs: &[],
-        dtype: None,
+        dropped_inputs: &[],
+        int32_outputs: &[],
         rule: None,
     },
     Plugin {
         op: "LSTM",
         source: "lstm_plugin.cc",
-        becomes: "DynamicRNN (the peephole input P is not passed on)",
+        becomes: "DynamicRNN",
         attributes: &[read("direction"), read("hidden_size"), ignored("clip", Value::Absent, Value::Absent), ignored("input_forget", Value::Int(0), Value::Int(0))],
         constant_inputs: &[],
-        dtype: None,
+        // The peepholes `P`.
+        dropped_inputs: &[7],
+        int32_outputs: &[],
         rule: None,
     },
     Plugin {
@@ -406,7 +433,8 @@ pub const PLUGINS: [Plugin; 11] = [
         becomes: "LogSoftmaxV2 over the one axis `axis`, −1 when not set (ONNX: 1 before opset 13)",
         attributes: &[read("axis")],
         constant_inputs: &[],
-        dtype: None,
+        dropped_inputs: &[],
+        int32_outputs: &[],
         rule: Some(Rule::SoftmaxOneAxis),
     },
     Plugin {
@@ -415,7 +443,8 @@ pub const PLUGINS: [Plugin; 11] = [
         becomes: "SoftmaxV2 over the one axis `axis` (default 1 before opset 13, −1 from 13)",
         attributes: &[read("axis")],
         constant_inputs: &[],
-        dtype: None,
+        dropped_inputs: &[],
+        int32_outputs: &[],
         rule: Some(Rule::SoftmaxOneAxis),
     },
     Plugin {
@@ -424,7 +453,8 @@ pub const PLUGINS: [Plugin; 11] = [
         becomes: "ResizeNearestNeighborV2 (nearest) or ResizeBilinearV2 (linear), sizes from Shape·scales or from sizes[2:4]",
         attributes: &[read("mode"), read("coordinate_transformation_mode"), ignored("nearest_mode", Value::Absent, Value::Absent)],
         constant_inputs: &[2, 3],
-        dtype: None,
+        dropped_inputs: &[],
+        int32_outputs: &[],
         rule: Some(Rule::Resize),
     },
     Plugin {
@@ -433,7 +463,8 @@ pub const PLUGINS: [Plugin; 11] = [
         becomes: "TopK (k as an int32 constant)",
         attributes: &[read("axis"), read("largest"), read("sorted")],
         constant_inputs: &[1],
-        dtype: Some("indices come out int32, not int64"),
+        dropped_inputs: &[],
+        int32_outputs: &[1],
         rule: None,
     },
     Plugin {
@@ -442,7 +473,8 @@ pub const PLUGINS: [Plugin; 11] = [
         becomes: "ReduceSum",
         attributes: &[read("axes"), read("keepdims"), read("noop_with_empty_axes")],
         constant_inputs: &[],
-        dtype: None,
+        dropped_inputs: &[],
+        int32_outputs: &[],
         rule: None,
     },
 ];
@@ -517,7 +549,7 @@ mod tests {
         }
         doc.push_str(
             "\n## Operators whose plugin was read\n\n\
-             | op | plugin | becomes | attributes | constant inputs | element types | rule |\n\
+             | op | plugin | becomes | attributes | inputs | element types | rule |\n\
              | --- | --- | --- | --- | --- | --- | --- |\n",
         );
         for p in PLUGINS {
@@ -537,18 +569,88 @@ mod tests {
                     }
                 })
                 .collect();
-            let constants: Vec<String> = p.constant_inputs.iter().map(|k| k.to_string()).collect();
+            let list = |ks: &[usize]| -> String {
+                ks.iter()
+                    .map(|k| k.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let mut inputs = Vec::new();
+            if !p.constant_inputs.is_empty() {
+                inputs.push(format!("constant: {}", list(p.constant_inputs)));
+            }
+            if !p.dropped_inputs.is_empty() {
+                inputs.push(format!("not passed on: {}", list(p.dropped_inputs)));
+            }
+            let int32 = if p.int32_outputs.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "output {} comes out int32, not int64",
+                    list(p.int32_outputs)
+                )
+            };
             doc.push_str(&format!(
                 "| {} | `{}` | {} | {} | {} | {} | {} |\n",
                 p.op,
                 p.source,
                 p.becomes,
                 attributes.join("; "),
-                constants.join(", "),
-                p.dtype.unwrap_or(""),
+                inputs.join("; "),
+                int32,
                 p.rule.map_or("", Rule::describe)
             ));
         }
+        doc.push_str(
+            "\n## The device reading (`--device-reading`)\n\n\
+             `ckpt atc-check MODEL.onnx --device-reading OUT.onnx` writes the model with each\n\
+             node replaced by ONNX nodes computing what the parser turns it into, from the\n\
+             table above: run it in any ONNX runtime to see what the `.om` would compute, and\n\
+             compare with the model's reference. The interop tests run it on every file they\n\
+             judge and compare it with torch. Per operator:\n\n\
+             | op | device reading |\n| --- | --- |\n",
+        );
+        for p in PLUGINS {
+            let mut parts: Vec<String> = p
+                .attributes
+                .iter()
+                .filter_map(|a| match a.treatment {
+                    Treatment::Ignored {
+                        device: Value::Absent,
+                        ..
+                    } => Some(format!("`{}` dropped", a.name)),
+                    Treatment::Ignored { device, .. } => {
+                        Some(format!("`{}` set to {}", a.name, show(device)))
+                    }
+                    _ => None,
+                })
+                .collect();
+            parts.extend(
+                p.dropped_inputs
+                    .iter()
+                    .map(|k| format!("input {k} dropped")),
+            );
+            parts.extend(
+                p.int32_outputs
+                    .iter()
+                    .map(|k| format!("output {k} cast to int32")),
+            );
+            parts.extend(p.rule.map(|r| r.reading().to_owned()));
+            if parts.is_empty() {
+                parts.push("the node as it is".into());
+            }
+            doc.push_str(&format!("| {} | {} |\n", p.op, parts.join("; ")));
+        }
+        doc.push_str(
+            "\nLimits: only the operators above are read differently; every other node is\n\
+             copied, so the reading is as good as the table (unread plugins may change meaning\n\
+             too). Shapes come from the file's declarations: run ONNX shape inference first\n\
+             (`onnx.shape_inference.infer_shapes_path`) so intermediate values have them. A\n\
+             model ATC rejects, or with a node whose device meaning the reading cannot write\n\
+             (named in the error), gets no reading (exit 1) rather than a partial one. The\n\
+             values are ONNX's arithmetic on the device's sampling and shapes, not the Ascend\n\
+             kernels' rounding (float16 accumulation on the AI Core is not modelled).\n",
+        );
         doc.push_str(
             "\n## How `to-onnx` keeps the device's meaning\n\n\
              - **Resize** (2-D nearest and bilinear upsampling): written only where onnxruntime\n  \

@@ -15,6 +15,7 @@ pub(crate) mod atc;
 pub(crate) mod atc_check;
 pub(crate) mod attention;
 pub(crate) mod cann;
+pub(crate) mod device_reading;
 pub(crate) mod elem;
 pub(crate) mod export;
 pub(crate) mod fold;

@@ -15,13 +15,18 @@ A conversion's `Verdict` is one of `CATEGORIES`:
   input's batch (and declared dynamic axes) a named `dim_param`, onnxruntime matches torch
   eager at batch 1 and 3 (max |diff| <= 1e-4 * max(1, max |ref|) for every output, compared
   in order), and ATC-clean: no `BANNED_OPS`, every op in CANN's opset-11 parser table
-  (`atc_opset11_ops.txt`);
-- `not-atc-clean`: all of that but the ATC rule;
+  (`atc_opset11_ops.txt`), and the device reading (`ckpt atc-check --device-reading`: the
+  file with each node replaced by what ATC's parser turns it into, docs/atc.md) matches
+  torch in onnxruntime too (`device_parity`; not run when no node reads differently,
+  which `Verdict.device` says);
+- `not-atc-clean`: all of that but the ATC rule (or the device reading's parity);
 - `wrong`: a valid file whose values differ from torch, or that onnxruntime cannot run at
   some batch (a batch baked in);
 - `failed`: the conversion raised, timed out, or wrote an invalid file; `detail` holds the
   first error line, shortened.
 """
+import json
+import os
 import re
 import subprocess
 import time
@@ -90,10 +95,12 @@ class Verdict:
     ops: dict = field(default_factory=dict)
     vacuous: bool = False
     seconds: float = 0.0
+    device: str = ""
 
     def to_json(self):
         return {"category": self.category, "detail": self.detail, "ops": self.ops,
-                "vacuous": self.vacuous, "seconds": round(self.seconds, 1)}
+                "vacuous": self.vacuous, "seconds": round(self.seconds, 1),
+                "device": self.device}
 
 
 def shorten(text, limit=DETAIL_CHARS):
@@ -224,7 +231,7 @@ def dim_names(value_info):
     return [d.dim_param for d in value_info.type.tensor_type.shape.dim]
 
 
-def judge(onnx_path, model, inputs, allowed=None):
+def judge(onnx_path, model, inputs, allowed=None, ckpt=None):
     """The `Verdict` on `onnx_path` as an export of `model` (see the module doc)."""
     import onnx
 
@@ -264,8 +271,49 @@ def judge(onnx_path, model, inputs, allowed=None):
             parts.append(f"not in CANN's opset-11 table: {', '.join(unknown)}")
         verdict.category, verdict.detail = "not-atc-clean", "; ".join(parts)
         return verdict
+    problem, verdict.device = device_parity(onnx_path, model, inputs, ckpt)
+    if problem:
+        verdict.category, verdict.detail = "not-atc-clean", problem
+        return verdict
     verdict.category = "ok"
     return verdict
+
+
+def default_ckpt():
+    """`CKPT_BIN`, or the release build of this checkout."""
+    return os.environ.get("CKPT_BIN") or str(HERE.parents[1] / "target" / "release" / "ckpt")
+
+
+def device_parity(onnx_path, model, inputs, ckpt=None):
+    """The device reading of `onnx_path` (`ckpt atc-check --device-reading`, on the file with
+    onnx's inferred shapes) against torch in onnxruntime: `(problem, note)`. When no node
+    reads differently the file is its own reading and no session is built (the note says so).
+    """
+    import onnx
+
+    path = Path(onnx_path)
+    shaped = path.with_name(path.stem + ".shapes.onnx")
+    reading = path.with_name(path.stem + ".device.onnx")
+    try:
+        onnx.shape_inference.infer_shapes_path(str(path), str(shaped))
+        proc = subprocess.run([str(ckpt or default_ckpt()), "atc-check", str(shaped),
+                               "--device-reading", str(reading), "--json"],
+                              capture_output=True, text=True, timeout=300)
+        if proc.returncode not in (0, 2):
+            return f"device reading: {shorten(proc.stderr.replace(str(shaped) + ': ', ''))}", ""
+        changed = json.loads(proc.stdout)["device_reading"]["changed"]
+        if not changed:
+            return "", "device reading: no node reads differently (not run)"
+        ops = sorted({c["op"] for c in changed})
+        values = compare_values(reading, model, inputs, dtypes=True)
+        if values.problem:
+            first = changed[0]
+            return (f"on the device ({len(changed)} nodes read as ATC does, e.g. {first['node']} "
+                    f"({first['op']}): {first['reading']}): {values.problem}"), ""
+        return "", f"device reading: {len(changed)} nodes ({', '.join(ops)}) match torch"
+    finally:
+        for p in (shaped, reading):
+            p.unlink(missing_ok=True)
 
 
 @dataclass
@@ -274,10 +322,11 @@ class Values:
     vacuous: bool = False
 
 
-def compare_values(onnx_path, model, inputs, batches=CHECK_BATCHES):
+def compare_values(onnx_path, model, inputs, batches=CHECK_BATCHES, dtypes=False):
     """onnxruntime (graph optimizations off, so the file is run as written) against torch
     eager at each batch; the largest batch also uses each `Axis`'s alternative size.
-    `vacuous` is set when an output hardly varies across samples (under 10 tolerances)."""
+    `vacuous` is set when an output hardly varies across samples (under 10 tolerances).
+    `dtypes`: each output's element type must be torch's too."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -302,6 +351,8 @@ def compare_values(onnx_path, model, inputs, batches=CHECK_BATCHES):
         for k, (g, r) in enumerate(zip(got, refs)):
             if g.shape != r.shape:
                 return Values(f"batch {b} output {k}: shape {g.shape}, torch {r.shape}")
+            if dtypes and g.dtype != r.dtype:
+                return Values(f"output {k}: {g.dtype}, torch {r.dtype}")
             r64, g64 = r.astype(np.float64), g.astype(np.float64)
             tol = 1e-4 * max(1.0, float(np.abs(r64).max(initial=0)))
             diff = float(np.abs(g64 - r64).max(initial=0))
@@ -318,7 +369,7 @@ def run_route(route, model, inputs, workdir, stem, ckpt=None, timeout=600, expor
     start = time.monotonic()
     try:
         path = convert(route, model, inputs, workdir, stem, ckpt, timeout, exported)
-        verdict = judge(path, model, inputs)
+        verdict = judge(path, model, inputs, ckpt=ckpt)
     except ConversionError as e:
         verdict = Verdict("failed", shorten(e))
     except subprocess.TimeoutExpired:

@@ -102,7 +102,8 @@ complete -c ckpt -n "__fish_ckpt_using_subcommand convert" -s v -l verbose -d 'W
 complete -c ckpt -n "__fish_ckpt_using_subcommand convert" -s q -l quiet -d 'Draw no progress bars (they are drawn only when stderr is a terminal anyway)'
 complete -c ckpt -n "__fish_ckpt_using_subcommand convert" -s h -l help -d 'Print help'
 complete -c ckpt -n "__fish_ckpt_using_subcommand atc-check" -l cann -d 'The CANN generation whose parser to model: 2022 (the plugin sources read), or 8.1, 8.3, 8.5 (their model opsets from public reports, the 2022 operator rules)' -r
-complete -c ckpt -n "__fish_ckpt_using_subcommand atc-check" -l json -d 'Print one JSON object (`file`, `cann`, `opset`, `nodes`, `findings`, `unmodelled`, `exit_code`) instead of text'
+complete -c ckpt -n "__fish_ckpt_using_subcommand atc-check" -l device-reading -d 'Also write OUT.onnx, the device reading: the model with each node replaced by what ATC\'s parser turns it into (docs/atc.md says what it covers). A model ATC rejects, or with a node whose device meaning is not expressed, gets no reading (exit 1)' -r -F
+complete -c ckpt -n "__fish_ckpt_using_subcommand atc-check" -l json -d 'Print one JSON object (`file`, `cann`, `opset`, `nodes`, `findings`, `unmodelled`, `device_reading`, `exit_code`) instead of text'
 complete -c ckpt -n "__fish_ckpt_using_subcommand atc-check" -s q -l quiet -d 'Draw no progress bars (they are drawn only when stderr is a terminal anyway)'
 complete -c ckpt -n "__fish_ckpt_using_subcommand atc-check" -s h -l help -d 'Print help'
 complete -c ckpt -n "__fish_ckpt_using_subcommand to-onnx" -s o -l output -d 'Output ONNX file (written to a temporary file beside it, then renamed into place)' -r -F
