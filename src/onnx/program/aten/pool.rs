@@ -2,6 +2,7 @@
 //! over dimensions.
 
 use crate::aten::program::{Argument, Node};
+use crate::onnx::cann;
 use crate::onnx::ops::{window_out, PoolNd};
 use crate::onnx::OnnxError;
 
@@ -25,13 +26,19 @@ fn window(args: &Args<'_>, rank: usize, op: &str) -> Result<PoolNd, OnnxError> {
     })
 }
 
-/// ATC's parser sends a 1-D or 2-D `AveragePool` whose kernel has more than 255 elements
-/// or a stride above 63 to an AI CPU kernel that pads with zeros, always counts them and
+/// ATC's parser sends a 1-D or 2-D `AveragePool` whose kernel has more than
+/// [`cann::AI_CPU_KERNEL_ELEMENTS`] elements or a stride above [`cann::AI_CPU_STRIDE`] to an
+/// AI CPU kernel that pads with zeros, always counts them and
 /// pools VALID: `count_include_pad=False` over padding and a `ceil_mode` that adds a
 /// window would compute other values or sizes there, so those are refused.
 fn ai_cpu_keeps_meaning(sizes: &[u64], p: &PoolNd, include_pad: bool) -> Result<(), OnnxError> {
     let elements: u64 = p.kernel.iter().product();
-    if p.kernel.len() > 2 || (elements <= 255 && p.stride.iter().all(|&s| s <= 63)) {
+    let (max_elements, max_stride) = (cann::AI_CPU_KERNEL_ELEMENTS, cann::AI_CPU_STRIDE);
+    let on_ai_core = i64::try_from(elements).is_ok_and(|e| e <= max_elements)
+        && p.stride
+            .iter()
+            .all(|&s| i64::try_from(s).is_ok_and(|s| s <= max_stride));
+    if p.kernel.len() > 2 || on_ai_core {
         return Ok(());
     }
     let uncounted = !include_pad && p.pad.iter().any(|&pad| pad > 0);
@@ -48,7 +55,7 @@ fn ai_cpu_keeps_meaning(sizes: &[u64], p: &PoolNd, include_pad: bool) -> Result<
             "ceil_mode adding a window"
         };
         return Err(arg_error(format!(
-            "average pooling with a {:?} kernel and stride {:?} runs on ATC's AI CPU, which ignores {what}; use a kernel of at most 255 elements and strides up to 63, or padding counted and no ceil_mode",
+            "average pooling with a {:?} kernel and stride {:?} runs on ATC's AI CPU, which ignores {what}; use a kernel of at most {max_elements} elements and strides up to {max_stride}, or padding counted and no ceil_mode",
             p.kernel, p.stride
         )));
     }
