@@ -8,10 +8,13 @@
 //! - [`inline`]: replacing higher-order ops (an autocast-off region) by their bodies.
 //! - [`sym`], [`specialize`]: symbolic sizes, and a program with some of them fixed.
 //! - [`shuffle`]: `pixel_shuffle`/`pixel_unshuffle` as a reshape, a permutation, a reshape.
+//! - [`decompose`]: torch's decompositions of element-wise ops, ported as data, which the
+//!   evaluator and the ONNX lowering both compute.
 //! - [`eval`]: evaluating ops whose inputs are all constants (parameters, buffers,
 //!   literals), so the export writes their results as initializers.
 
 pub mod args;
+pub mod decompose;
 pub mod eval;
 pub mod inline;
 pub mod program;

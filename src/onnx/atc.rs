@@ -18,9 +18,15 @@ use super::{Batch, Extent, OnnxError};
 /// default-domain opset from 9 to 13 (`Resize` from 10, `CumSum` from 11, where ONNX defines
 /// it and the lowering refuses it below; checked against the parser's table,
 /// [`super::cann::REGISTERED`]).
-pub const ALLOWED_OPS: [&str; 57] = [
+pub const ALLOWED_OPS: [&str; 66] = [
     "Abs",
+    "Acos",
+    "Acosh",
     "Add",
+    "Asin",
+    "Asinh",
+    "Atan",
+    "Atanh",
     "AveragePool",
     "BatchNormalization",
     "Ceil",
@@ -29,6 +35,7 @@ pub const ALLOWED_OPS: [&str; 57] = [
     "Conv",
     "ConvTranspose",
     "Cos",
+    "Cosh",
     "CumSum",
     "Div",
     "Elu",
@@ -68,12 +75,14 @@ pub const ALLOWED_OPS: [&str; 57] = [
     "Round",
     "Sigmoid",
     "Sin",
+    "Sinh",
     "Slice",
     "Softmax",
     "Softplus",
     "Split",
     "Sqrt",
     "Sub",
+    "Tan",
     "Tanh",
     "Transpose",
 ];

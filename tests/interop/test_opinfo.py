@@ -25,6 +25,15 @@ SUBSET = (
 )
 # Samples per op here (the sweep runs `_opinfo.MAX_SAMPLES`), evenly spaced.
 MOST = 5
+# Ops lowered by ported torch decompositions (element-wise rules with NaN/inf/-0 edges,
+# layouts, reductions, splits, values the same for every sample), each with a sample of
+# the database it must convert (`docs/opinfo.md` has them all).
+DECOMPOSED = {
+    "trunc": 0, "nan_to_num": 0, "logit": 1, "nn.functional.logsigmoid": 0,
+    "logsumexp": 1, "all": 10, "rot90": 4, "tensor_split": 5, "linalg.vector_norm": 90,
+    "nn.functional.adaptive_max_pool2d": 18, "torch.ops.aten._safe_softmax.default": 0,
+    "var_mean": 2, "zeros_like": 1,
+}
 
 _OPS = None
 
@@ -47,6 +56,13 @@ def test_no_opinfo_sample_gives_a_wrong_file(name):
     for r in results:
         if r.verdict == "refused":
             assert r.detail and "\n" not in r.detail
+
+
+@pytest.mark.parametrize("name", DECOMPOSED)
+def test_decomposed_ops_convert_exactly(name):
+    results, _ = _opinfo.run_op(Path(ckpt_bin()), op_named(name), only={DECOMPOSED[name]})
+    assert [r.verdict for r in results] == ["ok"], [
+        f"#{r.sample} {r.shape} ({r.args}): {r.verdict} {r.detail}" for r in results]
 
 
 def test_the_mixing_classifier_tells_a_reduction_over_the_batch_from_one_beside_it():

@@ -144,7 +144,14 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
             filled(sizes(a)?, integer, |_| fill)
         })(),
         "empty.memory_format" => (|| filled(sizes(a)?, integer_result(a, false)?, |_| 0.0))(),
-        "fill_.Scalar" => (|| {
+        // `torch._refs.zero_`: zeros of the tensor's dtype.
+        "zero_.default" => (|| {
+            let x = a.tensor("self")?;
+            let integer = matches!(x.values(), super::Values::I64(_));
+            filled(x.dims().to_vec(), integer, |_| 0.0)
+        })(),
+        // `fill.Scalar` is `fill_.Scalar` out of place (`torch._refs.fill`).
+        "fill_.Scalar" | "fill.Scalar" => (|| {
             let x = a.tensor("self")?;
             let value = a.operand("value")?.expand(x.dims())?;
             match x.values() {

@@ -21,6 +21,11 @@ mod window;
 pub use dtype::{is_integer, recorded};
 pub use tensor::{element_count, Tensor, Values, MAX_ELEMENTS};
 
+/// The error function in float32, for the decompositions that compute it.
+pub fn erf(x: f32) -> f32 {
+    pointwise::erf(f64::from(x)) as f32
+}
+
 use dtype::FLOAT32;
 
 use crate::aten::program::{Argument, Node};
@@ -30,12 +35,38 @@ use tensor::{axis, Reduction};
 /// Whether [`evaluate`] computes `target` (without `torch.ops.aten.`): one of [`EVALUATED`]
 /// or a copy of one (`schema::COPIES`).
 pub fn is_evaluated(target: &str) -> bool {
-    EVALUATED.contains(&super::schema::view_of(target))
+    let target = super::schema::view_of(target);
+    EVALUATED.contains(&target)
+        || super::decompose::pointwise(target).is_some()
+        || super::decompose::RELAYOUTS.contains(&target)
 }
 
 /// The aten targets (without `torch.ops.aten.`) [`evaluate`] computes; their `*_copy`
 /// variants too ([`is_evaluated`]).
 pub const EVALUATED: &[&str] = &[
+    "all.dim",
+    "all.dims",
+    "any.dim",
+    "any.dims",
+    "count_nonzero.default",
+    "count_nonzero.dim_IntList",
+    "logsumexp.default",
+    "tensor_split.sections",
+    "_safe_softmax.default",
+    "sum_to_size.default",
+    "var_mean.correction",
+    "var_mean.dim",
+    "std_mean.correction",
+    "std_mean.dim",
+    "unsafe_split.Tensor",
+    "unsafe_split_with_sizes.default",
+    "unsafe_chunk.default",
+    "hsplit.int",
+    "hsplit.array",
+    "vsplit.int",
+    "vsplit.array",
+    "dsplit.int",
+    "dsplit.array",
     "view.default",
     "reshape.default",
     "_unsafe_view.default",
@@ -142,7 +173,6 @@ pub const EVALUATED: &[&str] = &[
     "floor.default",
     "ceil.default",
     "round.default",
-    "sign.default",
     "relu.default",
     "relu_.default",
     "dropout.default",
@@ -303,6 +333,8 @@ pub const EVALUATED: &[&str] = &[
     "atleast_3d.default",
     "round.decimals",
     "fill_.Scalar",
+    "fill.Scalar",
+    "zero_.default",
     "squeeze.default",
     "mm.default",
     "addmm.default",
@@ -325,6 +357,19 @@ pub fn evaluate(
     super::schema::check(node)?;
     let a = Args { node, input };
     let one = |t: Result<Tensor, String>| t.map(|t| vec![t]);
+    if let Some(rule) = super::decompose::pointwise(op) {
+        return one(decomposed(&a, &rule.expr));
+    }
+    if super::decompose::RELAYOUTS.contains(&op) {
+        let mut x = a.tensor("self")?;
+        for step in super::decompose::relayout(node, op, x.rank()).ok_or("not a layout op")?? {
+            x = match step {
+                super::decompose::Relayout::Flip(axes) => flipped(&x, &axes)?,
+                super::decompose::Relayout::Permute(order) => x.permute(&order)?,
+            };
+        }
+        return one(Ok(x));
+    }
     match op {
         "view.default" | "reshape.default" | "_unsafe_view.default" => {
             let size = a.ints(if a.has("size") { "size" } else { "shape" })?;
@@ -587,11 +632,24 @@ pub fn evaluate(
         | "split_with_sizes.default"
         | "chunk.default"
         | "unbind.int"
-        | "tensor_split.indices" => {
+        | "tensor_split.indices"
+        | "tensor_split.sections"
+        | "unsafe_split.Tensor"
+        | "unsafe_split_with_sizes.default"
+        | "unsafe_chunk.default"
+        | "hsplit.int"
+        | "hsplit.array"
+        | "vsplit.int"
+        | "vsplit.array"
+        | "dsplit.int"
+        | "dsplit.array" => {
             let how = crate::torch::script::shape::pieces_of(node, op)
                 .ok_or_else(|| format!("`{op}` is not a splitting op"))??;
             let x = a.tensor("self")?;
-            let at = axis(a.int_or("dim", 0)?, x.rank())?;
+            let at = axis(
+                crate::torch::script::shape::split_dim(node, op, x.rank())?,
+                x.rank(),
+            )?;
             let sizes = crate::torch::script::shape::piece_sizes(x.dims()[at], how)?;
             let mut start = 0;
             let mut pieces = Vec::with_capacity(sizes.len());
@@ -677,14 +735,12 @@ pub fn evaluate(
         }
         "flip.default" => {
             let x = a.tensor("self")?;
-            let mut y = x.clone();
-            for d in a.ints("dims")? {
-                let at = axis(d, x.rank())?;
-                let n = x.dims()[at] as i64;
-                let reversed = Tensor::i64(vec![n as u64], (0..n).rev().collect())?;
-                y = y.index_axis(at, &reversed)?;
-            }
-            one(Ok(y))
+            let axes = a
+                .ints("dims")?
+                .into_iter()
+                .map(|d| axis(d, x.rank()))
+                .collect::<Result<Vec<_>, _>>()?;
+            one(flipped(&x, &axes))
         }
         "gather.default" => one(gather(
             &a.tensor("self")?,
@@ -721,7 +777,7 @@ pub fn evaluate(
                 Some(dtype) => one(dtype::convert(&x, dtype)),
             }
         }
-        "softmax.int" | "_softmax.default" => {
+        "softmax.int" | "_softmax.default" | "_safe_softmax.default" => {
             if a.dtype()?.is_some_and(|d| d != FLOAT32) || a.bool_or("half_to_float", false)? {
                 return Err("a softmax to a dtype other than float32".into());
             }
@@ -730,7 +786,50 @@ pub fn evaluate(
             let high = x.reduce(&[at], true, Reduction::Max)?;
             let e = Tensor::zip(&x, &high, |p, q| (p - q).exp(), None)?;
             let total = e.reduce(&[at], true, Reduction::Sum)?;
-            one(Tensor::zip(&e, &total, |p, q| p / q, None))
+            let y = Tensor::zip(&e, &total, |p, q| p / q, None)?;
+            if op != "_safe_softmax.default" {
+                return one(Ok(y));
+            }
+            // torch's `safe_softmax` decomposition: 0 along rows that are all −inf.
+            let masked = x
+                .map(|v| f32::from(u8::from(v != f32::NEG_INFINITY)))
+                .reduce(&[at], true, Reduction::Max)?;
+            one(Tensor::zip(
+                &y,
+                &masked,
+                |p, m| if m == 0.0 { 0.0 } else { p },
+                None,
+            ))
+        }
+        "sum_to_size.default" => {
+            let x = a.tensor("self")?;
+            let axes = sum_to_size_axes(x.dims(), &a.ints("size")?)?;
+            one(if axes.is_empty() {
+                Ok(x)
+            } else {
+                x.reduce(&axes, true, Reduction::Sum)
+            })
+        }
+        "var_mean.correction" | "var_mean.dim" | "std_mean.correction" | "std_mean.dim" => {
+            let correction = match a.optional_number("correction")? {
+                Some(c) => c,
+                None => f64::from(u8::from(a.bool_or("unbiased", true)?)),
+            };
+            let mut out = reduction(&a, "dim", Reduction::Variance(correction))?;
+            if op.starts_with("std") {
+                out = out.iter().map(|v| v.map(f32::sqrt)).collect();
+            }
+            // torch's kernel (Welford's) gives a NaN mean wherever the variance is NaN.
+            let mean = reduction(&a, "dim", Reduction::Mean)?;
+            for (m, v) in mean.iter().zip(out.clone()) {
+                out.push(Tensor::zip(
+                    m,
+                    &v,
+                    |m, v| if v.is_nan() { v } else { m },
+                    None,
+                )?);
+            }
+            Ok(out)
         }
         "cumsum.default" => {
             let x = a.tensor("self")?;
@@ -943,7 +1042,7 @@ pub fn evaluate(
         "neg.default" | "sqrt.default" | "rsqrt.default" | "exp.default" | "log.default"
         | "sigmoid.default" | "tanh.default" | "abs.default" | "reciprocal.default"
         | "sin.default" | "cos.default" | "floor.default" | "ceil.default" | "round.default"
-        | "sign.default" | "relu.default" | "relu_.default" => {
+        | "relu.default" | "relu_.default" => {
             let f: fn(f32) -> f32 = match op {
                 "sin.default" => f32::sin,
                 "cos.default" => f32::cos,
@@ -951,8 +1050,6 @@ pub fn evaluate(
                 "ceil.default" => f32::ceil,
                 // torch rounds half to even.
                 "round.default" => f32::round_ties_even,
-                // `(0 < x) − (x < 0)`: NaN gives 0.
-                "sign.default" => |x| f32::from(u8::from(x > 0.0)) - f32::from(u8::from(x < 0.0)),
                 "relu.default" | "relu_.default" => |x| pointwise::nan_max(x, 0.0),
                 "neg.default" => |x| -x,
                 "sqrt.default" => f32::sqrt,
@@ -966,6 +1063,13 @@ pub fn evaluate(
             };
             one(Ok(a.tensor("self")?.map(f)))
         }
+        "all.dim"
+        | "all.dims"
+        | "any.dim"
+        | "any.dims"
+        | "count_nonzero.default"
+        | "count_nonzero.dim_IntList"
+        | "logsumexp.default" => one(nonzero_reduction(&a, op)),
         "mean.dim" | "mean.default" | "sum.dim_IntList" | "sum.default" | "amax.default"
         | "amin.default" => {
             if a.dtype()?.is_some_and(|d| d != FLOAT32) {
@@ -1131,6 +1235,12 @@ fn gather(x: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor, String> {
 /// `how` over argument `dims` (none or empty: every axis).
 fn reduction(a: &Args<'_>, dims: &str, how: Reduction) -> Result<Vec<Tensor>, String> {
     let x = a.tensor("self")?;
+    let axes = reduced_axes(a, dims, &x)?;
+    Ok(vec![x.reduce(&axes, a.bool_or("keepdim", false)?, how)?])
+}
+
+/// The axes of `x` argument `dims` names, sorted (none named: every axis).
+fn reduced_axes(a: &Args<'_>, dims: &str, x: &Tensor) -> Result<Vec<usize>, String> {
     let listed = match a.node_arg(dims) {
         None | Some(Argument::None) => Vec::new(),
         Some(_) => a.ints(dims)?,
@@ -1147,7 +1257,37 @@ fn reduction(a: &Args<'_>, dims: &str, how: Reduction) -> Result<Vec<Tensor>, St
     if !listed.is_empty() && axes.len() != listed.len() {
         return Err(format!("dimensions {listed:?} repeat"));
     }
-    Ok(vec![x.reduce(&axes, a.bool_or("keepdim", false)?, how)?])
+    Ok(axes)
+}
+
+/// `all`/`any`/`count_nonzero` (the sum of `x != 0`, NaN counting) and `logsumexp`
+/// (`log Σ exp(x − m) + m`, `m` the maximum with ±inf as 0), as `torch._refs` computes them.
+fn nonzero_reduction(a: &Args<'_>, op: &str) -> Result<Tensor, String> {
+    let x = a.tensor("self")?;
+    let axes = match a.node_arg("dim") {
+        Some(Argument::Int(d)) => vec![axis(*d, x.rank())?],
+        _ => reduced_axes(a, "dim", &x)?,
+    };
+    let keep = a.bool_or("keepdim", false)?;
+    if op == "logsumexp.default" {
+        let most = x.reduce(&axes, true, Reduction::Max)?;
+        let shift = most.map(|m| if m.is_infinite() { 0.0 } else { m });
+        let exp = Tensor::zip(&x, &shift, |p, q| (p - q).exp(), None)?;
+        let sum = exp.reduce(&axes, keep, Reduction::Sum)?;
+        let dims: Vec<i64> = sum.dims().iter().map(|&d| d as i64).collect();
+        return Tensor::zip(&sum, &shift.reshape(&dims)?, |s, m| s.ln() + m, None);
+    }
+    let n: u64 = axes.iter().map(|&k| x.dims()[k]).product();
+    let count = x
+        .map(|v| f32::from(u8::from(v != 0.0)))
+        .reduce(&axes, keep, Reduction::Sum)?;
+    let dims = count.dims().to_vec();
+    let values = count.to_f32().into_iter().map(|c| match op {
+        "all.dim" | "all.dims" => i64::from(c == n as f32),
+        "any.dim" | "any.dims" => i64::from(c > 0.0),
+        _ => c as i64,
+    });
+    Tensor::i64(dims, values.collect())
 }
 
 /// `batch_norm(w, None, None, None, None, training=True, …)` of a constant: each channel
@@ -1255,6 +1395,52 @@ fn index(x: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor, String> {
     flat.push(indexed.iter().product::<u64>() as i64);
     flat.extend(x.dims()[leading + picked.len()..].iter().map(|&s| s as i64));
     x.reshape(&flat)?.index_axis(leading, &combined)
+}
+
+/// The axes `sum_to_size` of a tensor of sizes `dims` to `size` sums, keeping them
+/// (`torch._refs.sum_to_size`: those where `size` has 1 and the tensor does not; only a
+/// `size` of the tensor's rank).
+pub fn sum_to_size_axes(dims: &[u64], size: &[i64]) -> Result<Vec<usize>, String> {
+    if size.len() != dims.len() {
+        return Err(format!("sum_to_size of {dims:?} to {size:?}"));
+    }
+    let mut axes = Vec::new();
+    for (k, (&d, &s)) in dims.iter().zip(size).enumerate() {
+        match (d, s) {
+            (d, s) if d as i64 == s => {}
+            (_, 1) => axes.push(k),
+            _ => return Err(format!("sum_to_size of {dims:?} to {size:?}")),
+        }
+    }
+    Ok(axes)
+}
+
+/// `x` read backwards along each of `axes`.
+fn flipped(x: &Tensor, axes: &[usize]) -> Result<Tensor, String> {
+    let mut y = x.clone();
+    for &at in axes {
+        let n = x.dims()[at] as i64;
+        let reversed = Tensor::i64(vec![n as u64], (0..n).rev().collect())?;
+        y = y.index_axis(at, &reversed)?;
+    }
+    Ok(y)
+}
+
+/// A ported decomposition's expression of argument `self`, element by element (a bool
+/// result as 0/1 int64, put into torch's recorded dtype by the caller).
+fn decomposed(a: &Args<'_>, expr: &super::decompose::Expr) -> Result<Tensor, String> {
+    let x = a.tensor("self")?;
+    let values = x
+        .to_f32()
+        .iter()
+        .map(|&v| expr.eval(a.node, v))
+        .collect::<Result<Vec<f32>, String>>()?;
+    let dims = x.dims().to_vec();
+    if expr.is_bool() {
+        Tensor::i64(dims, values.iter().map(|&v| i64::from(v != 0.0)).collect())
+    } else {
+        Tensor::f32(dims, values)
+    }
 }
 
 /// A node's arguments by schema name, tensors resolved to their constant values.

@@ -136,7 +136,7 @@ fn softplus(x: f32) -> f32 {
 
 /// The error function, to double precision (W. J. Cody's rational approximations, as in
 /// the C library): GELU of a constant rounds to the float32 torch computes.
-fn erf(x: f64) -> f64 {
+pub(super) fn erf(x: f64) -> f64 {
     // Abramowitz–Stegun is too coarse for float32 ties; use the complementary series.
     if x.abs() < 0.5 {
         // Taylor series around 0, converging fast below 0.5.

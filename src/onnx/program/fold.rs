@@ -22,6 +22,29 @@ impl Lowering<'_, '_> {
     /// its outputs bound as the same for every sample, as they are whenever a uniform
     /// tensor is read. Returns whether it folded; an evaluation error is an error, never a
     /// fallback.
+    /// `nan_to_num`'s absent `posinf`/`neginf` are the result dtype's largest values; the
+    /// ported rule (`aten::decompose`) holds float32's, so another dtype is refused.
+    fn check_float32_defaults(&self, node: &Node, op: &str) -> Result<(), OnnxError> {
+        if op != "nan_to_num.default" {
+            return Ok(());
+        }
+        let given = |name: &str| {
+            node.inputs
+                .iter()
+                .any(|a| a.name == name && a.arg != Argument::None)
+        };
+        let float32 = matches!(
+            self.recorded_elem(self.output_name(node, 0)?),
+            Ok(ElemType::Float32)
+        );
+        if float32 || (given("posinf") && given("neginf")) {
+            return Ok(());
+        }
+        Err(OnnxError::Shape {
+            what: "nan_to_num of a constant other than float32 without posinf and neginf (their defaults are its dtype's largest values); give both".into(),
+        })
+    }
+
     pub fn fold_constant(&mut self, node: &Node, op: &str) -> Result<bool, OnnxError> {
         if op == alias::COPY {
             // A copy into an activation is lowered by its row.
@@ -62,6 +85,7 @@ impl Lowering<'_, '_> {
             self.check_per_sample(node, op, &names)?;
         }
         let node = one_sample.as_ref().unwrap_or(node);
+        self.check_float32_defaults(node, op)?;
         let typed = self.as_logical_not(node, &names);
         let node = typed.as_ref().unwrap_or(node);
         let mut inputs: HashMap<&str, Tensor> = HashMap::with_capacity(names.len());

@@ -20,6 +20,7 @@ use crate::onnx::{Batch, Extent, OnnxError, Opset};
 
 use super::alias::View;
 use super::batch::{show, BatchDim};
+use super::emit;
 use super::located;
 use super::outputs;
 use super::tensor::{self, Size, Tensor};
@@ -193,7 +194,7 @@ pub fn lower(
             other => located::at(node, index, other),
         })?;
     }
-    let values = lowering.outputs()?;
+    let values = lowering.outputs(first)?;
     let names = outputs::names(module.out_spec(), values.len(), target.output_name);
     let named: Vec<(Value, String, usize)> = values
         .into_iter()
@@ -1085,11 +1086,87 @@ impl Lowering<'_, '_> {
             .to_owned()
     }
 
+    /// Output `name`, the same values for every sample (`zeros_like(x)`, a constant
+    /// expanded over the batch): `tensor` (size 1 on `axis`) chosen by a constant-true
+    /// `Where` against one element of each sample of user input `first`, reshaped to put
+    /// its batch on `axis`, so the batch follows the input while no value of it (not
+    /// even a NaN) reaches the output, and no op reads the batch size.
+    fn uniform_output(
+        &mut self,
+        name: &str,
+        tensor: &eval::Tensor,
+        axis: usize,
+        first: &str,
+    ) -> Result<Tensor, OnnxError> {
+        let scope = name;
+        let input = self.tensor(first)?;
+        if input.batch_axis() != 0 || input.factor() != 1 {
+            return Err(OnnxError::Shape {
+                what: format!("the input `{first}` does not keep its batch first"),
+            });
+        }
+        let mut one = input.value().clone();
+        for a in 0..one.shape().len() {
+            if one.shape()[a] != 1 {
+                one = self.g.slice(scope, &one, a, 0..1)?;
+            }
+        }
+        let rank = tensor.rank();
+        let mut sizes = vec![Size::fixed(1); rank];
+        let batch = sizes.get_mut(axis).ok_or_else(|| OnnxError::Shape {
+            what: format!("`{name}` has no dimension {axis}"),
+        })?;
+        *batch = Size::batch(1);
+        let per_sample = vec![1; one.shape().len()];
+        let one = self.g.reshape(scope, &one, &per_sample)?;
+        let placed = Tensor::rows(one, 1).reshaped(&mut self.g, scope, &sizes)?;
+        let elem = self.recorded_elem(name)?;
+        let picked = emit::cast(&mut self.g, scope, placed.value(), elem);
+        let values: Vec<f64> = match tensor.values() {
+            eval::Values::I64(v) => v.iter().map(|&i| i as f64).collect(),
+            _ => tensor.to_f32().iter().map(|&v| f64::from(v)).collect(),
+        };
+        let constant = self.g.typed_constant(
+            &format!("{name}.value"),
+            tensor.dims().to_vec(),
+            &values,
+            elem,
+        )?;
+        let always =
+            self.g
+                .typed_constant(&format!("{name}.always"), vec![1], &[1.0], ElemType::Bool)?;
+        let mut shape = tensor.dims().to_vec();
+        shape.remove(axis);
+        let y = emit::single(self.g.typed_node(
+            "Where",
+            scope,
+            vec![
+                always.name().to_owned(),
+                constant.name().to_owned(),
+                picked.name().to_owned(),
+            ],
+            vec![],
+            vec![(shape, elem)],
+        ));
+        let y = placed.with_value(y)?;
+        let recorded = self.recorded_name_sizes(name)?;
+        if recorded != y.sizes() {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "the export computes sizes {} for `{name}`, torch recorded {}",
+                    tensor::show(&y.sizes()),
+                    tensor::show(&recorded)
+                ),
+            });
+        }
+        Ok(y)
+    }
+
     /// The program's outputs (at least one), each with the dimension that carries its
     /// batch: torch's layout is kept (`x.unsqueeze(0)` of a `[N, 4, 5]` input is `[1, N, 4,
     /// 5]`, its batch on dimension 1); an output whose batch is folded into a dimension
     /// (`4·N`) is refused, as no `dim_param` names a multiple of the batch.
-    fn outputs(&self) -> Result<Vec<(Value, usize)>, OnnxError> {
+    fn outputs(&mut self, first: &str) -> Result<Vec<(Value, usize)>, OnnxError> {
         if self.graph.outputs.is_empty() {
             return Err(located::program("the program returns nothing"));
         }
@@ -1103,7 +1180,14 @@ impl Lowering<'_, '_> {
                 ))
             })?;
             let at = |e: OnnxError| located::program(format!("the program's output `{name}`: {e}"));
-            let t = self.tensor(name).map_err(at)?;
+            let t = match self.values.get(name) {
+                Some(Bound::Uniform { tensor, axis, .. }) => {
+                    let (tensor, axis) = (tensor.clone(), *axis);
+                    self.uniform_output(name, &tensor, axis, first)
+                        .map_err(at)?
+                }
+                _ => self.tensor(name).map_err(at)?,
+            };
             if t.factor() != 1 {
                 return Err(at(OnnxError::Shape {
                     what: format!(

@@ -891,6 +891,9 @@ pub enum Pieces<'a> {
     Each,
     /// `tensor_split.indices`: cut before each of these indices.
     Indices(&'a [i64]),
+    /// `tensor_split.sections`: this many pieces, the first `size % n` one longer
+    /// (`torch._refs.tensor_split`).
+    Sections(i64),
 }
 
 /// The sizes of the pieces a dimension of `size` is split into, as torch splits it. Empty
@@ -918,6 +921,19 @@ pub fn piece_sizes(size: u64, how: Pieces<'_>) -> Result<Vec<u64>, String> {
             _ => Err(format!("chunk count {chunks} is not positive")),
         },
         Pieces::Each => even(1),
+        Pieces::Sections(n) => match u64::try_from(n) {
+            Ok(n) if n > 0 && n <= MAX_PIECES => Ok((0..n)
+                .map(|i| size / n + u64::from(i < size % n))
+                .collect::<Vec<_>>())
+            .and_then(|sizes| {
+                if sizes.contains(&0) {
+                    Err(format!("{n} sections of size {size} make an empty piece"))
+                } else {
+                    Ok(sizes)
+                }
+            }),
+            _ => Err(format!("section count {n} is not in 1..={MAX_PIECES}")),
+        },
         Pieces::Indices(cuts) => {
             let mut sizes = Vec::with_capacity(cuts.len() + 1);
             let mut start = 0u64;
@@ -952,25 +968,46 @@ pub fn piece_sizes(size: u64, how: Pieces<'_>) -> Result<Vec<u64>, String> {
     }
 }
 
-/// How `node` (`split.Tensor`, `split_with_sizes.default`, `chunk.default`, `unbind.int`)
-/// splits, and the argument names it reads; `None` for any other op.
+/// How `node` (`split.Tensor`, `split_with_sizes.default`, `chunk.default`, `unbind.int`,
+/// `tensor_split`, their `unsafe_*` forms, `hsplit`/`vsplit`/`dsplit`) splits, and the
+/// argument names it reads; `None` for any other op. The `unsafe_*` forms differ from
+/// their safe ones only in aliasing, and `hsplit`/`vsplit`/`dsplit` are `tensor_split`
+/// along a fixed dimension ([`split_dim`]), as `torch._refs` defines them.
 pub fn pieces_of<'n>(node: &'n Node, op: &str) -> Option<Result<Pieces<'n>, String>> {
     let args = Args { node };
     Some(match op {
-        "split.Tensor" => args.int("split_size", 0).map(Pieces::Size),
-        "split_with_sizes.default" => match args.ints("split_sizes") {
-            Ok(Some(sizes)) => Ok(Pieces::Sizes(sizes)),
-            Ok(None) => Err("argument `split_sizes` is missing".into()),
-            Err(e) => Err(e),
-        },
-        "chunk.default" => args.int("chunks", 0).map(Pieces::Chunks),
+        "split.Tensor" | "unsafe_split.Tensor" => args.int("split_size", 0).map(Pieces::Size),
+        "split_with_sizes.default" | "unsafe_split_with_sizes.default" => {
+            match args.ints("split_sizes") {
+                Ok(Some(sizes)) => Ok(Pieces::Sizes(sizes)),
+                Ok(None) => Err("argument `split_sizes` is missing".into()),
+                Err(e) => Err(e),
+            }
+        }
+        "chunk.default" | "unsafe_chunk.default" => args.int("chunks", 0).map(Pieces::Chunks),
         "unbind.int" => Ok(Pieces::Each),
-        "tensor_split.indices" => match args.ints("indices") {
-            Ok(Some(cuts)) => Ok(Pieces::Indices(cuts)),
-            Ok(None) => Err("argument `indices` is missing".into()),
-            Err(e) => Err(e),
-        },
+        "tensor_split.sections" => args.int("sections", 0).map(Pieces::Sections),
+        "hsplit.int" | "vsplit.int" | "dsplit.int" => args.int("sections", 0).map(Pieces::Sections),
+        "tensor_split.indices" | "hsplit.array" | "vsplit.array" | "dsplit.array" => {
+            match args.ints("indices") {
+                Ok(Some(cuts)) => Ok(Pieces::Indices(cuts)),
+                Ok(None) => Err("argument `indices` is missing".into()),
+                Err(e) => Err(e),
+            }
+        }
         _ => return None,
+    })
+}
+
+/// The dimension splitting op `op` (see [`pieces_of`]) of a rank-`rank` tensor splits:
+/// `hsplit` the second (the first of a 1-D tensor), `vsplit` the first, `dsplit` the
+/// third (`torch._refs.hsplit`, …), every other op its `dim` argument.
+pub fn split_dim(node: &Node, op: &str, rank: usize) -> Result<i64, String> {
+    Ok(match op.split('.').next() {
+        Some("hsplit") => i64::from(rank > 1),
+        Some("vsplit") => 0,
+        Some("dsplit") => 2,
+        _ => Args { node }.int("dim", 0)?,
     })
 }
 

@@ -258,16 +258,30 @@ impl<'p> Lowering<'p, '_> {
                 )))
             }
         };
-        let mut axes = Vec::with_capacity(dims.len());
-        for d in dims {
-            let axis = tensor::axis(d, x.rank())?;
-            x.sample_axis(axis, "flip")?;
-            axes.push(axis as i64);
-        }
+        let axes = dims
+            .iter()
+            .map(|&d| tensor::axis(d, x.rank()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let y = self.flipped(&x, &axes, scope)?;
+        self.bind_tensor(node, 0, y)
+    }
+
+    /// `x` reversed along each of `axes` (full-tensor axes, none the batch): one Slice
+    /// with step −1.
+    pub(super) fn flipped(
+        &mut self,
+        x: &Tensor,
+        axes: &[usize],
+        scope: &str,
+    ) -> Result<Tensor, OnnxError> {
+        let mut axes: Vec<i64> = axes
+            .iter()
+            .map(|&axis| x.sample_axis(axis, "flip").map(|_| axis as i64))
+            .collect::<Result<_, _>>()?;
         axes.sort_unstable();
         axes.dedup();
         if axes.is_empty() {
-            return self.bind_tensor(node, 0, x);
+            return Ok(x.clone());
         }
         if self.g.opset().version() < 10 {
             return Err(arg_error(
@@ -298,8 +312,7 @@ impl<'p> Lowering<'p, '_> {
             .g
             .node("Slice", scope, inputs, vec![], vec![shape])
             .swap_remove(0);
-        let y = x.with_value(value)?;
-        self.bind_tensor(node, 0, y)
+        x.with_value(value)
     }
 
     /// `flatten(start_dim, end_dim)`: the dimensions from `start_dim` to `end_dim` merged

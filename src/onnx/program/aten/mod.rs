@@ -16,6 +16,7 @@ mod compare;
 mod compound;
 mod constant;
 mod conv;
+mod decompose;
 mod embedding;
 mod fused_attention;
 mod index;

@@ -115,8 +115,10 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, y)
     }
 
-    /// `linalg_vector_norm` with `ord` 2 (ReduceL2) or 1 (ReduceL1) over `dim`, as
-    /// `F.normalize` computes it.
+    /// `linalg_vector_norm` over `dim`: `ord` 2 (ReduceL2) and 1 (ReduceL1), as
+    /// `F.normalize` computes it; the others by `torch._refs.linalg.vector_norm`: ±inf the
+    /// largest or smallest `|x|`, 0 the count of nonzero values, any other `p` the sum of
+    /// `|x|^p` to the power `1/p` (batch first for those).
     pub(super) fn vector_norm(
         &mut self,
         node: &Node,
@@ -124,16 +126,48 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         self.same_dtype(node, args, "linalg_vector_norm")?;
-        let op = match args.float_or("ord", 2.0).or_shape()? {
-            2.0 => "ReduceL2",
-            1.0 => "ReduceL1",
-            o => {
-                return Err(arg_error(format!(
-                    "a vector norm of order {o} is not exported (only 1 and 2)"
-                )))
-            }
+        let ord = args.float_or("ord", 2.0).or_shape()?;
+        let op = match ord {
+            2.0 => return self.reduce_as(node, args, scope, "ReduceL2"),
+            1.0 => return self.reduce_as(node, args, scope, "ReduceL1"),
+            f64::INFINITY => "ReduceMax",
+            f64::NEG_INFINITY => "ReduceMin",
+            _ => "ReduceSum",
         };
-        self.reduce_as(node, args, scope, op)
+        if ord.is_nan() {
+            return Err(arg_error("a vector norm of order NaN".into()));
+        }
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let axes = reduction_axes(args, &x)?;
+        let keep = args.bool_or("keepdim", false).or_shape()?;
+        let g = &mut self.g;
+        let y = if ord == 0.0 {
+            let flags = super::decompose::nonzero_flags(g, scope, &x);
+            g.reduce(op, scope, &flags, &axes, keep)?
+        } else if ord.is_infinite() {
+            let abs = g.unary("Abs", scope, &x, vec![]);
+            g.reduce(op, scope, &abs, &axes, keep)?
+        } else {
+            let abs = g.unary("Abs", scope, &x, vec![]);
+            let p = g.constant_scalar(&format!("{scope}.ord"), ord as f32);
+            let powered = emit::binary(
+                g,
+                "Pow",
+                scope,
+                Operand::Activation(&abs),
+                Operand::Constant(&p),
+            )?;
+            let sum = g.reduce(op, scope, &powered, &axes, keep)?;
+            let root = g.constant_scalar(&format!("{scope}.root"), (1.0 / ord) as f32);
+            emit::binary(
+                g,
+                "Pow",
+                scope,
+                Operand::Activation(&sum),
+                Operand::Constant(&root),
+            )?
+        };
+        self.bind(node, 0, y)
     }
 
     /// `var`/`std` (`root`) `.correction` or `.dim` (`unbiased`: correction 1 or 0): the

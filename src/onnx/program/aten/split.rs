@@ -5,7 +5,7 @@
 
 use crate::aten::program::Node;
 use crate::onnx::OnnxError;
-use crate::torch::script::shape::{piece_sizes, pieces_of, Pieces};
+use crate::torch::script::shape::{piece_sizes, pieces_of, split_dim, Pieces};
 
 use super::super::lower::Lowering;
 use super::super::tensor;
@@ -25,7 +25,7 @@ impl<'p> Lowering<'p, '_> {
             .ok_or_else(|| arg_error(format!("`{op}` is not a splitting op")))?
             .or_shape()?;
         let x = self.tensor(args.tensor("self").or_shape()?)?;
-        let dim = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
+        let dim = tensor::axis(split_dim(node, op, x.rank()).or_shape()?, x.rank())?;
         let axis = x.sample_axis(dim, op)?;
         let sizes = piece_sizes(x.value().shape()[axis], how).or_shape()?;
         let pieces = if sizes.len() == 1 {

@@ -1,0 +1,719 @@
+//! torch's own decompositions, ported as data: each rule rewrites an aten op into a few
+//! element-wise functions the export already computes, as `torch/_refs/__init__.py` and
+//! `torch/_decomp/decompositions.py` define the op (each row cites the torch function it
+//! ports). One table serves both consumers: the evaluator computes a rule on constants
+//! ([`Expr::eval`]), and the ONNX lowering writes it as one node per function
+//! (`onnx::program::aten::decompose`), so an op torch can decompose into those functions
+//! is never refused for lack of a lowering, and its NaN, ±inf and −0 behaviour is the
+//! rule's, the same in both.
+//!
+//! The functions ([`Fn`]) are IEEE float32 operations whose special values are fixed
+//! (no `Min`/`Max`, whose NaN handling runtimes differ on, and no `Sign`, which keeps NaN
+//! where torch gives 0); predicates give bools, held as 0/1.
+
+use super::args::Args;
+use super::program::{Argument, Node};
+
+/// One element-wise function of a rule, named as its ONNX operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fn {
+    Neg,
+    Abs,
+    Exp,
+    Log,
+    Sin,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Erf,
+    Floor,
+    Ceil,
+    /// `Elu` with α = 1: `x` for `x ≥ 0` (−0 kept), `eˣ − 1` below.
+    Elu,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    /// Bool `a < b`.
+    Less,
+    /// Bool `a > b`.
+    Greater,
+    /// Bool `a == b`.
+    Equal,
+    /// Bool NaN test.
+    IsNan,
+    /// `Where(condition, a, b)`.
+    Where,
+    /// A bool as float32 0/1 (`Cast`).
+    Float,
+}
+
+impl Fn {
+    /// The ONNX operator computing it.
+    pub fn onnx(self) -> &'static str {
+        match self {
+            Fn::Neg => "Neg",
+            Fn::Abs => "Abs",
+            Fn::Exp => "Exp",
+            Fn::Log => "Log",
+            Fn::Sin => "Sin",
+            Fn::Tan => "Tan",
+            Fn::Asin => "Asin",
+            Fn::Acos => "Acos",
+            Fn::Atan => "Atan",
+            Fn::Sinh => "Sinh",
+            Fn::Cosh => "Cosh",
+            Fn::Asinh => "Asinh",
+            Fn::Acosh => "Acosh",
+            Fn::Atanh => "Atanh",
+            Fn::Erf => "Erf",
+            Fn::Floor => "Floor",
+            Fn::Ceil => "Ceil",
+            Fn::Elu => "Elu",
+            Fn::Add => "Add",
+            Fn::Sub => "Sub",
+            Fn::Mul => "Mul",
+            Fn::Div => "Div",
+            Fn::Less => "Less",
+            Fn::Greater => "Greater",
+            Fn::Equal => "Equal",
+            Fn::IsNan => "IsNaN",
+            Fn::Where => "Where",
+            Fn::Float => "Cast",
+        }
+    }
+
+    /// Whether the result is a bool.
+    pub fn is_predicate(self) -> bool {
+        matches!(self, Fn::Less | Fn::Greater | Fn::Equal | Fn::IsNan)
+    }
+
+    /// The function on float32 values (bools as 0/1), as IEEE arithmetic and ONNX define it.
+    pub fn apply(self, v: &[f32]) -> Result<f32, String> {
+        let truth = |b: bool| f32::from(u8::from(b));
+        Ok(match (self, v) {
+            (Fn::Neg, [x]) => -x,
+            (Fn::Abs, [x]) => x.abs(),
+            (Fn::Exp, [x]) => x.exp(),
+            (Fn::Log, [x]) => x.ln(),
+            (Fn::Sin, [x]) => x.sin(),
+            (Fn::Tan, [x]) => x.tan(),
+            (Fn::Asin, [x]) => x.asin(),
+            (Fn::Acos, [x]) => x.acos(),
+            (Fn::Atan, [x]) => x.atan(),
+            (Fn::Sinh, [x]) => x.sinh(),
+            (Fn::Cosh, [x]) => x.cosh(),
+            (Fn::Asinh, [x]) => x.asinh(),
+            (Fn::Acosh, [x]) => x.acosh(),
+            (Fn::Atanh, [x]) => x.atanh(),
+            (Fn::Erf, [x]) => super::eval::erf(*x),
+            (Fn::Floor, [x]) => x.floor(),
+            (Fn::Ceil, [x]) => x.ceil(),
+            (Fn::Elu, [x]) => elu(*x),
+            (Fn::Add, [a, b]) => a + b,
+            (Fn::Sub, [a, b]) => a - b,
+            (Fn::Mul, [a, b]) => a * b,
+            (Fn::Div, [a, b]) => a / b,
+            (Fn::Less, [a, b]) => truth(a < b),
+            (Fn::Greater, [a, b]) => truth(a > b),
+            (Fn::Equal, [a, b]) => truth(a == b),
+            (Fn::IsNan, [x]) => truth(x.is_nan()),
+            (Fn::Where, [c, a, b]) => {
+                if *c != 0.0 {
+                    *a
+                } else {
+                    *b
+                }
+            }
+            (Fn::Float, [x]) => *x,
+            (f, v) => return Err(format!("{f:?} of {} operands", v.len())),
+        })
+    }
+}
+
+/// torch's SELU α and scale (`torch.nn.functional.selu`), as float32.
+const SELU_ALPHA: f32 = 1.673_263_2;
+const SELU_SCALE: f32 = 1.050_701;
+
+fn elu(x: f32) -> f32 {
+    if x >= 0.0 || x.is_nan() {
+        x
+    } else {
+        x.exp_m1()
+    }
+}
+
+/// An element-wise expression of the op's input.
+#[derive(Debug)]
+pub enum Expr {
+    /// The input, argument `self`.
+    X,
+    /// A float32 constant.
+    Num(f32),
+    /// Number argument `name` of the node, `default` when absent or `None`.
+    Arg(&'static str, f64),
+    /// `copysign(1, name)` of number argument `name`: ±1 by its sign bit.
+    SignOf(&'static str),
+    /// A function of the operands.
+    F(Fn, &'static [Expr]),
+}
+
+use Expr::{Arg, Num, SignOf, F, X};
+
+impl Expr {
+    /// Whether the value is a bool (a predicate, or a `Where` choosing between bools).
+    pub fn is_bool(&self) -> bool {
+        match self {
+            F(f, _) if f.is_predicate() => true,
+            F(Fn::Where, [_, a, _]) => a.is_bool(),
+            _ => false,
+        }
+    }
+
+    /// The expression at input value `x`, numbers read from `node`.
+    pub fn eval(&self, node: &Node, x: f32) -> Result<f32, String> {
+        match self {
+            X => Ok(x),
+            F(f, operands) => {
+                let values = operands
+                    .iter()
+                    .map(|e| e.eval(node, x))
+                    .collect::<Result<Vec<_>, _>>()?;
+                f.apply(&values)
+            }
+            constant => constant
+                .number(node)?
+                .ok_or_else(|| "not a constant".into()),
+        }
+    }
+
+    /// The value of a constant leaf (`Num`, `Arg`, `SignOf`); `None` for `X` and functions.
+    pub fn number(&self, node: &Node) -> Result<Option<f32>, String> {
+        let args = Args(node);
+        Ok(match self {
+            Num(v) => Some(*v),
+            Arg(name, default) => Some(match args.get(name) {
+                None | Some(Argument::None) => *default,
+                Some(_) => args.number(name)?,
+            } as f32),
+            SignOf(name) => Some(1f32.copysign(args.number(name)? as f32)),
+            X | F(..) => None,
+        })
+    }
+}
+
+/// One ported decomposition: aten overload `target` computes `expr` of its input.
+#[derive(Debug)]
+pub struct Pointwise {
+    pub target: &'static str,
+    /// The torch function the rule ports.
+    pub port: &'static str,
+    pub expr: Expr,
+}
+
+const fn rule(target: &'static str, port: &'static str, expr: Expr) -> Pointwise {
+    Pointwise { target, port, expr }
+}
+
+/// `expm1(x)`: `eˣ − 1`, ±0 kept.
+const EXPM1: Expr = F(
+    Fn::Where,
+    &[
+        F(Fn::Equal, &[X, Num(0.0)]),
+        X,
+        F(Fn::Sub, &[F(Fn::Exp, &[X]), Num(1.0)]),
+    ],
+);
+
+/// `trunc(x)`: toward zero, −0 and NaN kept.
+const TRUNC: Expr = F(
+    Fn::Where,
+    &[
+        F(Fn::Less, &[X, Num(0.0)]),
+        F(Fn::Ceil, &[X]),
+        F(Fn::Floor, &[X]),
+    ],
+);
+
+/// `sign(x)`: `(0 < x) − (x < 0)`, so NaN and −0 give 0.
+const SIGN: Expr = F(
+    Fn::Sub,
+    &[
+        F(Fn::Float, &[F(Fn::Greater, &[X, Num(0.0)])]),
+        F(Fn::Float, &[F(Fn::Less, &[X, Num(0.0)])]),
+    ],
+);
+
+/// `x` clamped to `[eps, 1 − eps]`, `eps` −1 when `None` (a clamp to `[−1, 2]`, which
+/// changes no logit): `torch._refs.logit`'s clamp, NaN kept.
+const LOGIT_CLAMPED: Expr = F(
+    Fn::Where,
+    &[
+        F(Fn::Less, &[X, Arg("eps", -1.0)]),
+        Arg("eps", -1.0),
+        F(
+            Fn::Where,
+            &[
+                F(Fn::Greater, &[X, F(Fn::Sub, &[Num(1.0), Arg("eps", -1.0)])]),
+                F(Fn::Sub, &[Num(1.0), Arg("eps", -1.0)]),
+                X,
+            ],
+        ),
+    ],
+);
+
+/// The rules, one per overload.
+pub const POINTWISE: &[Pointwise] = &[
+    rule("acos.default", "torch._refs.acos", F(Fn::Acos, &[X])),
+    rule("asin.default", "torch._refs.asin", F(Fn::Asin, &[X])),
+    rule("atan.default", "torch._refs.atan", F(Fn::Atan, &[X])),
+    rule("sinh.default", "torch._refs.sinh", F(Fn::Sinh, &[X])),
+    rule("cosh.default", "torch._refs.cosh", F(Fn::Cosh, &[X])),
+    rule("tan.default", "torch._refs.tan", F(Fn::Tan, &[X])),
+    rule("asinh.default", "torch._refs.asinh", F(Fn::Asinh, &[X])),
+    rule("acosh.default", "torch._refs.acosh", F(Fn::Acosh, &[X])),
+    rule("atanh.default", "torch._refs.atanh", F(Fn::Atanh, &[X])),
+    rule("erf.default", "torch._refs.erf", F(Fn::Erf, &[X])),
+    rule(
+        "erfc.default",
+        "torch._refs.erfc (1 − erf)",
+        F(Fn::Sub, &[Num(1.0), F(Fn::Erf, &[X])]),
+    ),
+    rule("sign.default", "torch._refs.sign", SIGN),
+    rule(
+        "sgn.default",
+        "torch._refs.sgn (sign of a real tensor)",
+        SIGN,
+    ),
+    rule(
+        "log2.default",
+        "torch._refs.log2 (log x / ln 2)",
+        F(Fn::Mul, &[F(Fn::Log, &[X]), Num(std::f32::consts::LOG2_E)]),
+    ),
+    rule(
+        "log10.default",
+        "torch._refs.log10 (log x / ln 10)",
+        F(Fn::Mul, &[F(Fn::Log, &[X]), Num(std::f32::consts::LOG10_E)]),
+    ),
+    rule(
+        "log1p.default",
+        "torch._refs.log1p (log(1 + x), ±0 kept)",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::Equal, &[X, Num(0.0)]),
+                X,
+                F(Fn::Log, &[F(Fn::Add, &[X, Num(1.0)])]),
+            ],
+        ),
+    ),
+    rule("expm1.default", "torch._refs.expm1", EXPM1),
+    rule(
+        "exp2.default",
+        "torch._refs.exp2 (e^(x·ln 2))",
+        F(Fn::Exp, &[F(Fn::Mul, &[X, Num(std::f32::consts::LN_2)])]),
+    ),
+    rule("square.default", "torch._refs.square", F(Fn::Mul, &[X, X])),
+    rule(
+        "deg2rad.default",
+        "torch._refs.deg2rad",
+        F(Fn::Mul, &[X, Num(std::f32::consts::PI / 180.0)]),
+    ),
+    rule(
+        "rad2deg.default",
+        "torch._refs.rad2deg",
+        F(Fn::Mul, &[X, Num(180.0 / std::f32::consts::PI)]),
+    ),
+    rule("trunc.default", "torch._refs.trunc", TRUNC),
+    rule("frac.default", "torch._refs.frac", F(Fn::Sub, &[X, TRUNC])),
+    rule(
+        "copysign.Scalar",
+        "torch._refs.copysign",
+        F(Fn::Mul, &[F(Fn::Abs, &[X]), SignOf("other")]),
+    ),
+    rule(
+        "nan_to_num.default",
+        "torch._refs.nan_to_num",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::IsNan, &[X]),
+                Arg("nan", 0.0),
+                F(
+                    Fn::Where,
+                    &[
+                        F(Fn::Equal, &[X, Num(f32::INFINITY)]),
+                        Arg("posinf", f32::MAX as f64),
+                        F(
+                            Fn::Where,
+                            &[
+                                F(Fn::Equal, &[X, Num(f32::NEG_INFINITY)]),
+                                Arg("neginf", f32::MIN as f64),
+                                X,
+                            ],
+                        ),
+                    ],
+                ),
+            ],
+        ),
+    ),
+    rule("positive.default", "torch._refs.positive", X),
+    rule("resolve_conj.default", "torch._refs.resolve_conj", X),
+    rule("resolve_neg.default", "torch._refs.resolve_neg", X),
+    rule("conj_physical.default", "torch._refs.conj_physical", X),
+    rule("real.default", "torch._refs.real", X),
+    rule(
+        "celu.default",
+        "torch._refs.nn.functional.celu (α·elu(x/α))",
+        F(
+            Fn::Mul,
+            &[
+                F(Fn::Elu, &[F(Fn::Div, &[X, Arg("alpha", 1.0)])]),
+                Arg("alpha", 1.0),
+            ],
+        ),
+    ),
+    rule(
+        "selu.default",
+        "torch._refs.nn.functional.selu (scale·x above 0, scale·α·expm1(x) elsewhere)",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::Greater, &[X, Num(0.0)]),
+                F(Fn::Mul, &[X, Num(SELU_SCALE)]),
+                F(Fn::Mul, &[EXPM1, Num(SELU_SCALE * SELU_ALPHA)]),
+            ],
+        ),
+    ),
+    rule(
+        "log_sigmoid.default",
+        "torch._decomp.decompositions.log_sigmoid_forward",
+        F(
+            Fn::Sub,
+            &[
+                F(Fn::Where, &[F(Fn::Less, &[X, Num(0.0)]), X, Num(0.0)]),
+                F(
+                    Fn::Log,
+                    &[F(
+                        Fn::Add,
+                        &[F(Fn::Exp, &[F(Fn::Neg, &[F(Fn::Abs, &[X])])]), Num(1.0)],
+                    )],
+                ),
+            ],
+        ),
+    ),
+    rule(
+        "logit.default",
+        "torch._refs.logit",
+        F(
+            Fn::Log,
+            &[F(
+                Fn::Div,
+                &[LOGIT_CLAMPED, F(Fn::Sub, &[Num(1.0), LOGIT_CLAMPED])],
+            )],
+        ),
+    ),
+    rule(
+        "sinc.default",
+        "torch._refs.sinc",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::Equal, &[X, Num(0.0)]),
+                Num(1.0),
+                F(
+                    Fn::Div,
+                    &[
+                        F(Fn::Sin, &[F(Fn::Mul, &[X, Num(std::f32::consts::PI)])]),
+                        F(Fn::Mul, &[X, Num(std::f32::consts::PI)]),
+                    ],
+                ),
+            ],
+        ),
+    ),
+    rule(
+        "special_ndtr.default",
+        "torch._refs.special.ndtr",
+        F(
+            Fn::Mul,
+            &[
+                F(
+                    Fn::Add,
+                    &[
+                        F(
+                            Fn::Erf,
+                            &[F(Fn::Mul, &[X, Num(std::f32::consts::FRAC_1_SQRT_2)])],
+                        ),
+                        Num(1.0),
+                    ],
+                ),
+                Num(0.5),
+            ],
+        ),
+    ),
+    rule(
+        "special_entr.default",
+        "torch._refs.special.entr",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::IsNan, &[X]),
+                X,
+                F(
+                    Fn::Where,
+                    &[
+                        F(Fn::Greater, &[X, Num(0.0)]),
+                        F(Fn::Neg, &[F(Fn::Mul, &[X, F(Fn::Log, &[X])])]),
+                        F(
+                            Fn::Where,
+                            &[
+                                F(Fn::Equal, &[X, Num(0.0)]),
+                                Num(0.0),
+                                Num(f32::NEG_INFINITY),
+                            ],
+                        ),
+                    ],
+                ),
+            ],
+        ),
+    ),
+    rule("isnan.default", "torch._refs.isnan", F(Fn::IsNan, &[X])),
+    rule(
+        "isinf.default",
+        "torch._refs.isinf (|x| = inf)",
+        F(Fn::Equal, &[F(Fn::Abs, &[X]), Num(f32::INFINITY)]),
+    ),
+    rule(
+        "isposinf.default",
+        "torch._refs.isposinf",
+        F(Fn::Equal, &[X, Num(f32::INFINITY)]),
+    ),
+    rule(
+        "isneginf.default",
+        "torch._refs.isneginf",
+        F(Fn::Equal, &[X, Num(f32::NEG_INFINITY)]),
+    ),
+];
+
+/// The rule for aten overload `target` (without `torch.ops.aten.`).
+pub fn pointwise(target: &str) -> Option<&'static Pointwise> {
+    POINTWISE.iter().find(|r| r.target == target)
+}
+
+/// One step of a ported layout decomposition ([`relayout`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Relayout {
+    /// Each of these axes read backwards (`flip`).
+    Flip(Vec<usize>),
+    /// The axes in this order (`permute`).
+    Permute(Vec<usize>),
+}
+
+/// The layout ops [`relayout`] decomposes into `flip` and `permute`.
+pub const RELAYOUTS: &[&str] = &[
+    "fliplr.default",
+    "flipud.default",
+    "rot90.default",
+    "movedim.int",
+    "movedim.intlist",
+    "numpy_T.default",
+    "matrix_H.default",
+];
+
+/// An axis of a rank-`rank` tensor from torch's possibly negative `dim`.
+fn axis(dim: i64, rank: usize) -> Result<usize, String> {
+    let r = rank as i64;
+    let a = if dim < 0 { dim + r } else { dim };
+    usize::try_from(a)
+        .ok()
+        .filter(|&a| a < rank)
+        .ok_or_else(|| format!("dimension {dim} is out of range for a rank-{rank} tensor"))
+}
+
+/// The steps torch's decomposition of layout op `op` (one of [`RELAYOUTS`]) takes on
+/// argument `self` of rank `rank`, in order; `None` for any other op.
+pub fn relayout(node: &Node, op: &str, rank: usize) -> Option<Result<Vec<Relayout>, String>> {
+    let args = Args(node);
+    let swap = |a: usize, b: usize| {
+        let mut order: Vec<usize> = (0..rank).collect();
+        order.swap(a, b);
+        Relayout::Permute(order)
+    };
+    let steps = || -> Result<Vec<Relayout>, String> {
+        Ok(match op {
+            // torch._refs.fliplr / flipud: flip(a, (1,)) of a tensor of rank ≥ 2, (0,) of ≥ 1.
+            "fliplr.default" if rank >= 2 => vec![Relayout::Flip(vec![1])],
+            "flipud.default" if rank >= 1 => vec![Relayout::Flip(vec![0])],
+            // torch._refs.rot90: by k mod 4, flips of `dims` and a transpose of them.
+            "rot90.default" => {
+                let k = args.int_or("k", 1)?;
+                let dims = args.ints_or("dims", 2, &[0, 1])?;
+                let [d0, d1] = dims[..] else {
+                    return Err(format!("rot90 dims {dims:?} are not two"));
+                };
+                let (d0, d1) = (axis(d0, rank)?, axis(d1, rank)?);
+                if d0 == d1 || rank < 2 {
+                    return Err(format!("rot90 over dims {dims:?} of a rank-{rank} tensor"));
+                }
+                match k.rem_euclid(4) {
+                    1 => vec![Relayout::Flip(vec![d1]), swap(d0, d1)],
+                    2 => vec![Relayout::Flip(vec![d0, d1])],
+                    3 => vec![Relayout::Flip(vec![d0]), swap(d0, d1)],
+                    _ => vec![],
+                }
+            }
+            // torch._refs.movedim: each source axis to its destination, the others in order.
+            "movedim.int" | "movedim.intlist" => {
+                let list = |name: &str| -> Result<Vec<usize>, String> {
+                    let dims = match args.get(name) {
+                        Some(Argument::Int(d)) => vec![*d],
+                        Some(Argument::Ints(d)) => d.clone(),
+                        _ => return Err(format!("argument `{name}` is not a list of ints")),
+                    };
+                    dims.iter().map(|&d| axis(d, rank)).collect()
+                };
+                let (source, destination) = (list("source")?, list("destination")?);
+                let distinct = |v: &[usize]| (1..v.len()).all(|i| !v[..i].contains(&v[i]));
+                if source.len() != destination.len()
+                    || !distinct(&source)
+                    || !distinct(&destination)
+                {
+                    return Err(format!("movedim from {source:?} to {destination:?}"));
+                }
+                let mut order = vec![None; rank];
+                for (&s, &d) in source.iter().zip(&destination) {
+                    order[d] = Some(s);
+                }
+                let mut rest = (0..rank).filter(|a| !source.contains(a));
+                let order = order
+                    .into_iter()
+                    .map(|o| o.or_else(|| rest.next()))
+                    .collect::<Option<Vec<usize>>>()
+                    .ok_or("movedim leaves an axis unplaced")?;
+                vec![Relayout::Permute(order)]
+            }
+            // torch._refs.T (numpy_T): every axis reversed.
+            "numpy_T.default" => vec![Relayout::Permute((0..rank).rev().collect())],
+            // matrix_H of a real matrix: its transpose.
+            "matrix_H.default" if rank == 2 => vec![swap(0, 1)],
+            _ => return Err(format!("{op} of a rank-{rank} tensor")),
+        })
+    };
+    RELAYOUTS.contains(&op).then(steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(args: &str) -> Node {
+        serde_json::from_str(&format!(
+            r#"{{"target": "t", "outputs": [], "inputs": [{args}]}}"#
+        ))
+        .unwrap()
+    }
+
+    fn at(target: &str, x: f32) -> f32 {
+        pointwise(target).unwrap().expr.eval(&node(""), x).unwrap()
+    }
+
+    #[test]
+    fn every_rule_has_a_schema_and_one_row() {
+        for (k, r) in POINTWISE.iter().enumerate() {
+            assert!(
+                super::super::schema::lookup(r.target).is_some(),
+                "{}",
+                r.target
+            );
+            assert!(
+                POINTWISE[..k].iter().all(|o| o.target != r.target),
+                "{} twice",
+                r.target
+            );
+        }
+    }
+
+    /// The special values torch gives (checked in torch 2.13).
+    #[test]
+    fn special_values_are_torchs() {
+        assert_eq!(at("sign.default", f32::NAN), 0.0);
+        assert!(at("sign.default", -0.0).is_sign_positive());
+        assert!(at("trunc.default", -0.5).is_sign_negative());
+        assert!(at("trunc.default", f32::NAN).is_nan());
+        assert!(at("frac.default", f32::INFINITY).is_nan());
+        assert!(at("expm1.default", -0.0).is_sign_negative());
+        assert!(at("log1p.default", -0.0).is_sign_negative());
+        assert_eq!(at("isinf.default", f32::NEG_INFINITY), 1.0);
+        assert_eq!(at("isinf.default", f32::NAN), 0.0);
+        assert_eq!(at("expm1.default", f32::NEG_INFINITY), -1.0);
+        assert_eq!(
+            at("log_sigmoid.default", f32::NEG_INFINITY),
+            f32::NEG_INFINITY
+        );
+        assert!(at("log_sigmoid.default", f32::INFINITY).is_sign_positive());
+        assert_eq!(at("sinc.default", 0.0), 1.0);
+        assert!(at("logit.default", 2.0).is_nan());
+        assert_eq!(at("logit.default", 1.0), f32::INFINITY);
+        assert_eq!(at("nan_to_num.default", f32::NAN), 0.0);
+        assert_eq!(at("nan_to_num.default", f32::NEG_INFINITY), f32::MIN);
+        assert_eq!(at("special_entr.default", -1.0), f32::NEG_INFINITY);
+        assert_eq!(at("isposinf.default", f32::INFINITY), 1.0);
+        assert_eq!(at("isposinf.default", f32::NEG_INFINITY), 0.0);
+        assert!(at("celu.default", -0.0).is_sign_negative());
+        assert!(at("selu.default", -0.0).is_sign_negative());
+        assert_eq!(
+            at("selu.default", f32::NEG_INFINITY),
+            -SELU_SCALE * SELU_ALPHA
+        );
+    }
+
+    #[test]
+    fn numbers_come_from_the_node() {
+        let eps = node(r#"{"name": "eps", "arg": {"as_float": 0.2}}"#);
+        let logit = &pointwise("logit.default").unwrap().expr;
+        let low = logit.eval(&eps, -5.0).unwrap();
+        assert!((low - (0.2f32 / 0.8).ln()).abs() < 1e-6, "{low}");
+        let negative = node(r#"{"name": "other", "arg": {"as_float": -0.0}}"#);
+        let copysign = &pointwise("copysign.Scalar").unwrap().expr;
+        assert!(copysign.eval(&negative, 0.0).unwrap().is_sign_negative());
+        assert_eq!(copysign.eval(&negative, 2.0).unwrap(), -2.0);
+    }
+
+    fn steps(op: &str, args: &str, rank: usize) -> Vec<Relayout> {
+        relayout(&node(args), op, rank).unwrap().unwrap()
+    }
+
+    /// torch's orders, read from `torch.movedim`/`torch.rot90` on an arange.
+    #[test]
+    fn layouts_follow_torchs_rules() {
+        use Relayout::{Flip, Permute};
+        let moved = r#"{"name": "source", "arg": {"as_ints": [0, -1]}}, {"name": "destination", "arg": {"as_ints": [2, 0]}}"#;
+        // torch.movedim(x, (0, -1), (2, 0)) of a rank-4 x has sizes (d3, d1, d0, d2).
+        assert_eq!(
+            steps("movedim.intlist", moved, 4),
+            [Permute(vec![3, 1, 0, 2])]
+        );
+        let once =
+            r#"{"name": "k", "arg": {"as_int": -3}}, {"name": "dims", "arg": {"as_ints": [1, 2]}}"#;
+        assert_eq!(
+            steps("rot90.default", once, 3),
+            [Flip(vec![2]), Permute(vec![0, 2, 1])]
+        );
+        assert_eq!(steps("numpy_T.default", "", 3), [Permute(vec![2, 1, 0])]);
+        assert!(relayout(&node(""), "fliplr.default", 1).unwrap().is_err());
+        assert!(relayout(&node(""), "flip.default", 2).is_none());
+    }
+
+    #[test]
+    fn predicates_are_bools() {
+        assert!(pointwise("isnan.default").unwrap().expr.is_bool());
+        assert!(!pointwise("nan_to_num.default").unwrap().expr.is_bool());
+        assert!(!pointwise("sign.default").unwrap().expr.is_bool());
+    }
+}

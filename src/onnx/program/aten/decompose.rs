@@ -1,0 +1,474 @@
+//! The ONNX form of torch's ported decompositions ([`crate::aten::decompose`]): each
+//! function of a rule is one ONNX node on the input's layout, wherever its batch is;
+//! subexpressions of constants alone are computed at export by the rule's own arithmetic.
+
+use crate::aten::args::Args;
+use crate::aten::decompose::{self, Expr, Fn, Relayout};
+use crate::aten::program::Node;
+use crate::onnx::elem::ElemType;
+use crate::onnx::graph::{GraphBuilder, Value};
+use crate::onnx::OnnxError;
+
+use super::super::emit;
+use super::super::lower::Lowering;
+use super::registry::aten_name;
+use super::{arg_error, OrShape};
+
+/// A rule's value in the graph: an activation shaped as the input, or a number.
+enum Term {
+    Value(Value),
+    Number(f32),
+}
+
+/// `expr` of activation `x` as ONNX nodes, numbers read from `node`.
+fn emit_expr(
+    g: &mut GraphBuilder,
+    scope: &str,
+    node: &Node,
+    x: &Value,
+    expr: &Expr,
+) -> Result<Term, OnnxError> {
+    let Expr::F(f, operands) = expr else {
+        return Ok(match expr.number(node).or_shape()? {
+            Some(v) => Term::Number(v),
+            None => Term::Value(x.clone()),
+        });
+    };
+    let terms = operands
+        .iter()
+        .map(|e| emit_expr(g, scope, node, x, e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let numbers: Option<Vec<f32>> = terms
+        .iter()
+        .map(|t| match t {
+            Term::Number(v) => Some(*v),
+            Term::Value(_) => None,
+        })
+        .collect();
+    if let Some(numbers) = numbers {
+        return Ok(Term::Number(f.apply(&numbers).or_shape()?));
+    }
+    // A bool operand is a predicate's result; a number beside it is never one.
+    let inputs = terms
+        .iter()
+        .map(|t| match t {
+            Term::Value(v) => v.name().to_owned(),
+            Term::Number(v) => g
+                .constant_scalar(&format!("{scope}.scalar"), *v)
+                .name()
+                .to_owned(),
+        })
+        .collect();
+    let shape = x.shape().to_vec();
+    let y = match f {
+        Fn::Float => {
+            let Some(Term::Value(b)) = terms.first() else {
+                return Err(arg_error("a cast of no value".into()));
+            };
+            emit::cast(g, scope, b, ElemType::Float32)
+        }
+        f => {
+            let elem = if f.is_predicate() {
+                ElemType::Bool
+            } else {
+                ElemType::Float32
+            };
+            emit::single(g.typed_node(f.onnx(), scope, inputs, vec![], vec![(shape, elem)]))
+        }
+    };
+    Ok(Term::Value(y))
+}
+
+impl Lowering<'_, '_> {
+    /// An op with a ported decomposition: its rule's functions of float32 argument `self`,
+    /// on the input's layout; the result's element type must be the one torch recorded.
+    pub(super) fn decomposed(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let target = aten_name(node);
+        let Some(rule) = decompose::pointwise(target) else {
+            return Err(arg_error(format!("{target} has no ported decomposition")));
+        };
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let elem = x.value().elem();
+        if elem != ElemType::Float32 {
+            return Err(arg_error(format!(
+                "{target} of a {elem} tensor is not exported (float32 only; its rule is {}'s)",
+                rule.port
+            )));
+        }
+        let want = if rule.expr.is_bool() {
+            ElemType::Bool
+        } else {
+            ElemType::Float32
+        };
+        let recorded = self.recorded_elem(self.output_name(node, 0)?)?;
+        if recorded != want {
+            return Err(arg_error(format!(
+                "{target} gives {want}, but torch recorded {recorded}"
+            )));
+        }
+        let y = match emit_expr(&mut self.g, scope, node, x.value(), &rule.expr)? {
+            Term::Value(y) => y,
+            Term::Number(_) => {
+                return Err(arg_error(format!(
+                    "{target} gives the same number everywhere, which is not an activation"
+                )))
+            }
+        };
+        self.bind_tensor(node, 0, x.with_value(y)?)
+    }
+}
+
+/// Float32 1.0 where `x ≠ 0` (NaN included, as torch's `x != 0`), 0.0 elsewhere.
+pub(super) fn nonzero_flags(g: &mut GraphBuilder, scope: &str, x: &Value) -> Value {
+    let zero = g.constant_scalar(&format!("{scope}.zero"), 0.0);
+    let shape = x.shape().to_vec();
+    let equal = emit::single(g.typed_node(
+        "Equal",
+        scope,
+        vec![x.name().to_owned(), zero.name().to_owned()],
+        vec![],
+        vec![(shape.clone(), ElemType::Bool)],
+    ));
+    let nonzero = emit::single(g.typed_node(
+        "Not",
+        scope,
+        vec![equal.name().to_owned()],
+        vec![],
+        vec![(shape, ElemType::Bool)],
+    ));
+    emit::cast(g, scope, &nonzero, ElemType::Float32)
+}
+
+/// Bool `a op b` (`Greater`, `Equal`) of a float32 value and a number.
+fn holds(g: &mut GraphBuilder, scope: &str, op: &'static str, a: &Value, b: f32) -> Value {
+    let b = g.constant_scalar(&format!("{scope}.bound"), b);
+    emit::single(g.typed_node(
+        op,
+        scope,
+        vec![a.name().to_owned(), b.name().to_owned()],
+        vec![],
+        vec![(a.shape().to_vec(), ElemType::Bool)],
+    ))
+}
+
+/// Which of torch's reductions over `dim` of a float32 input [`Lowering::reduced`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Reduced {
+    /// `all.dim`/`all.dims`: every element nonzero (`torch._refs.all`: not any of `x == 0`).
+    All,
+    /// `any.dim`/`any.dims` (`torch._refs.any`: a sum of `x != 0` above zero).
+    Any,
+    /// `count_nonzero` (`torch._refs.count_nonzero`: the sum of `x != 0` as int64).
+    CountNonzero,
+    /// `logsumexp` (`torch._refs.logsumexp`: `log Σ exp(x − m) + m`, `m` the maximum with
+    /// ±inf replaced by 0).
+    LogSumExp,
+}
+
+impl Lowering<'_, '_> {
+    /// A ported reduction ([`Reduced`]) of float32 argument `self` over the per-sample
+    /// axes `dim` names, the batch first.
+    pub(super) fn reduced(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        how: Reduced,
+    ) -> Result<(), OnnxError> {
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let axes = super::reduce::reduction_axes(args, &x)?;
+        let keep = args.bool_or("keepdim", false).or_shape()?;
+        let g = &mut self.g;
+        let y = match how {
+            Reduced::All | Reduced::Any | Reduced::CountNonzero => {
+                let flags = nonzero_flags(g, scope, &x);
+                let count = g.reduce("ReduceSum", scope, &flags, &axes, keep)?;
+                match how {
+                    Reduced::All => {
+                        let n: u64 = axes.iter().map(|&a| x.shape()[a]).product();
+                        holds(g, scope, "Equal", &count, n as f32)
+                    }
+                    Reduced::Any => holds(g, scope, "Greater", &count, 0.0),
+                    _ => emit::cast(g, scope, &count, ElemType::Int64),
+                }
+            }
+            Reduced::LogSumExp => {
+                let most = g.reduce("ReduceMax", scope, &x, &axes, true)?;
+                let size = g.unary("Abs", scope, &most, vec![]);
+                let infinite = holds(g, scope, "Equal", &size, f32::INFINITY);
+                let zero = g.constant_scalar(&format!("{scope}.zero"), 0.0);
+                let shift = emit::single(g.typed_node(
+                    "Where",
+                    scope,
+                    vec![
+                        infinite.name().to_owned(),
+                        zero.name().to_owned(),
+                        most.name().to_owned(),
+                    ],
+                    vec![],
+                    vec![(most.shape().to_vec(), ElemType::Float32)],
+                ));
+                let centred = g.sub(scope, &x, &shift)?;
+                let exp = g.unary("Exp", scope, &centred, vec![]);
+                let sum = g.reduce("ReduceSum", scope, &exp, &axes, keep)?;
+                let log = g.unary("Log", scope, &sum, vec![]);
+                let shift = if keep {
+                    shift
+                } else {
+                    g.reshape(scope, &shift, log.shape())?
+                };
+                g.add(scope, &log, &shift)?
+            }
+        };
+        let recorded = self.recorded_elem(self.output_name(node, 0)?)?;
+        if recorded != y.elem() {
+            return Err(arg_error(format!(
+                "{how:?} gives {}, but torch recorded {recorded}",
+                y.elem()
+            )));
+        }
+        self.bind(node, 0, y)
+    }
+}
+
+impl Lowering<'_, '_> {
+    /// A layout op torch decomposes into flips and permutations
+    /// ([`decompose::relayout`]): each step on argument `self`, wherever its batch is (a
+    /// flip never along it).
+    pub(super) fn relaid(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let target = aten_name(node);
+        let mut x = self.tensor(args.tensor("self").or_shape()?)?;
+        let steps = decompose::relayout(node, target, x.rank())
+            .ok_or_else(|| arg_error(format!("{target} is not a layout op")))?
+            .or_shape()?;
+        for step in steps {
+            x = match step {
+                Relayout::Flip(axes) => self.flipped(&x, &axes, scope)?,
+                Relayout::Permute(order) => x.transposed(&mut self.g, scope, &order)?,
+            };
+        }
+        self.bind_tensor(node, 0, x)
+    }
+}
+
+impl Lowering<'_, '_> {
+    /// `_safe_softmax(self, dim)` (torch's `safe_softmax` decomposition): the softmax, with
+    /// 0 along every row of `dim` whose values are all −inf (where Softmax gives NaN), the
+    /// batch first.
+    pub(super) fn safe_softmax(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        self.same_dtype(node, args, "_safe_softmax")?;
+        let input = args.tensor("self").or_shape()?;
+        let x = self.activation(input)?;
+        let rank = x.shape().len() + 1;
+        let dim = args.int_or("dim", -1).or_shape()?;
+        let axis = super::per_sample_axis(dim, rank)?;
+        // ONNX's Softmax over the last axis, as `softmax` is lowered (exact at every opset).
+        let soft = self.tensor(input)?.softmax(
+            &mut self.g,
+            scope,
+            "Softmax",
+            super::super::tensor::axis(dim, rank)?,
+        )?;
+        let soft = soft.value();
+        let g = &mut self.g;
+        let minus_infinity = holds(g, scope, "Equal", &x, f32::NEG_INFINITY);
+        let kept = emit::single(g.typed_node(
+            "Not",
+            scope,
+            vec![minus_infinity.name().to_owned()],
+            vec![],
+            vec![(x.shape().to_vec(), ElemType::Bool)],
+        ));
+        let kept = emit::cast(g, scope, &kept, ElemType::Float32);
+        let kept = g.reduce("ReduceSum", scope, &kept, &[axis], true)?;
+        let masked = holds(g, scope, "Equal", &kept, 0.0);
+        let zero = g.constant_scalar(&format!("{scope}.zero"), 0.0);
+        let y = emit::single(g.typed_node(
+            "Where",
+            scope,
+            vec![
+                masked.name().to_owned(),
+                zero.name().to_owned(),
+                soft.name().to_owned(),
+            ],
+            vec![],
+            vec![(x.shape().to_vec(), ElemType::Float32)],
+        ));
+        self.bind(node, 0, y)
+    }
+
+    /// `adaptive_max_pool1d/2d/3d` where every output size divides the input's (torch's
+    /// windows `⌊i·in/out⌋ .. ⌈(i+1)·in/out⌉` are then one MaxPool's), batched or not; its
+    /// indices (output 1) are not computed.
+    pub(super) fn adaptive_max_pool(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        rank: usize,
+    ) -> Result<(), OnnxError> {
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let out = args.sizes_or("output_size", rank, &[]).or_shape()?;
+        // An unbatched input (channels first, the batch along them) pools each channel
+        // alone: one channel of each, then the channel axis dropped again.
+        let unbatched = x.shape().len() == rank;
+        let x = if unbatched {
+            let lifted: Vec<u64> = std::iter::once(1)
+                .chain(x.shape().iter().copied())
+                .collect();
+            self.g.reshape(scope, &x, &lifted)?
+        } else {
+            x
+        };
+        let sizes = match x.shape().split_first() {
+            Some((_, sizes)) if sizes.len() == rank && out.len() == rank => sizes.to_vec(),
+            _ => {
+                return Err(arg_error(format!(
+                    "adaptive max pooling to {out:?} of per-sample {:?} (an N×C input with {rank} spatial axes is exported)",
+                    x.shape()
+                )))
+            }
+        };
+        if !sizes.iter().zip(&out).all(|(&i, &o)| o > 0 && i % o == 0) {
+            return Err(arg_error(format!(
+                "adaptive max pooling to {out:?} of a {sizes:?} map has uneven windows, which no ATC-safe op computes; export at an input size whose feature map is a multiple of {out:?}"
+            )));
+        }
+        let kernel: Vec<u64> = sizes.iter().zip(&out).map(|(&i, &o)| i / o).collect();
+        let p = crate::onnx::ops::PoolNd {
+            stride: kernel.clone(),
+            kernel,
+            pad: vec![0; rank],
+            ceil: false,
+        };
+        let y = self.g.max_pool_nd(scope, &x, &p)?;
+        // onnxruntime's MaxPool starts from the lowest finite float, so a window of −inf
+        // alone gives −3.4e38 there: such windows (no value other than −inf, NaN counting
+        // as other) are set to −inf, torch's maximum.
+        let g = &mut self.g;
+        let minus_infinity = holds(g, scope, "Equal", &x, f32::NEG_INFINITY);
+        let other = emit::single(g.typed_node(
+            "Not",
+            scope,
+            vec![minus_infinity.name().to_owned()],
+            vec![],
+            vec![(x.shape().to_vec(), ElemType::Bool)],
+        ));
+        let other = emit::cast(g, scope, &other, ElemType::Float32);
+        let other = g.max_pool_nd(scope, &other, &p)?;
+        let only_minus_infinity = holds(g, scope, "Equal", &other, 0.0);
+        let low = g.constant_scalar(&format!("{scope}.low"), f32::NEG_INFINITY);
+        let mut y = emit::single(g.typed_node(
+            "Where",
+            scope,
+            vec![
+                only_minus_infinity.name().to_owned(),
+                low.name().to_owned(),
+                y.name().to_owned(),
+            ],
+            vec![],
+            vec![(y.shape().to_vec(), ElemType::Float32)],
+        ));
+        if unbatched {
+            y = self.g.reshape(scope, &y, &out)?;
+        }
+        self.bind(node, 0, y)?;
+        self.unproduced_from(node, 1);
+        Ok(())
+    }
+
+    /// `sum_to_size(self, size)` (`torch._refs.sum_to_size`): a sum keeping the axes where
+    /// `size` has 1 and `self` does not, never the batch; nothing when the sizes match.
+    pub(super) fn sum_to_size(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let input = args.tensor("self").or_shape()?;
+        let t = self.tensor(input)?;
+        let size = args.ints_or("size", t.rank(), &[]).or_shape()?;
+        let recorded = self.recorded_sizes(node, 0)?;
+        if t.batch_axis() != 0 || !recorded.first().is_some_and(|s| s.batch) {
+            return Err(arg_error(format!(
+                "sum_to_size of {} to {size:?} sums over the batch or moves it; only sums within each sample are exported",
+                super::super::tensor::show(&t.sizes())
+            )));
+        }
+        let x = self.activation(input)?;
+        let axes = crate::aten::eval::sum_to_size_axes(x.shape(), size.get(1..).unwrap_or(&[]))
+            .or_shape()?;
+        if axes.is_empty() {
+            return self.bind_tensor(node, 0, t);
+        }
+        let y = self.g.reduce("ReduceSum", scope, &x, &axes, true)?;
+        self.bind(node, 0, y)
+    }
+
+    /// `var_mean`/`std_mean` (`root`): the variance (or deviation) as `var`/`std`, and the
+    /// mean over the same axes (`torch._refs.var_mean`), NaN where the variance is, as
+    /// torch's kernel gives it.
+    pub(super) fn variance_mean(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        root: bool,
+    ) -> Result<(), OnnxError> {
+        self.variance(node, args, scope, root)?;
+        let deviation = self.activation(self.output_name(node, 0)?)?;
+        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let axes = super::reduce::reduction_axes(args, &x)?;
+        let keep = args.bool_or("keepdim", false).or_shape()?;
+        let mean = self.g.reduce_mean(scope, &x, &axes, keep)?;
+        // torch's kernel (Welford's) gives a NaN mean wherever the variance is NaN (an
+        // infinite value among the reduced ones), where `mean` alone gives ±inf.
+        let undefined = emit::single(self.g.typed_node(
+            "IsNaN",
+            scope,
+            vec![deviation.name().to_owned()],
+            vec![],
+            vec![(deviation.shape().to_vec(), ElemType::Bool)],
+        ));
+        let nan = self.g.constant_scalar(&format!("{scope}.nan"), f32::NAN);
+        let mean = emit::single(self.g.typed_node(
+            "Where",
+            scope,
+            vec![
+                undefined.name().to_owned(),
+                nan.name().to_owned(),
+                mean.name().to_owned(),
+            ],
+            vec![],
+            vec![(mean.shape().to_vec(), ElemType::Float32)],
+        ));
+        self.bind(node, 1, mean)
+    }
+}
+
+impl Lowering<'_, '_> {
+    /// `fill.Scalar(self, value)` (`torch._refs.fill`: `full_like(self, value)`): the same
+    /// value for every sample, a bool `value` as 1 or 0.
+    pub(super) fn fill_like(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
+        let value = match args.get("value") {
+            Some(crate::aten::program::Argument::Bool(b)) => f32::from(u8::from(*b)),
+            _ => args.number("value").or_shape()? as f32,
+        };
+        self.like(node, args, Some(value))
+    }
+}
