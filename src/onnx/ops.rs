@@ -499,25 +499,58 @@ impl GraphBuilder {
         self.unary("Softmax", scope, x, vec![("axis", Attr::Int(-1))])
     }
 
-    /// torch's `_safe_softmax` over the last axis (SDPA's math path since torch 2.5): a row
-    /// whose values are all −∞ (every key masked) gives zeros where `Softmax` gives NaN;
-    /// every other row is [`GraphBuilder::softmax`]'s. A row holding a NaN stays NaN, as in
-    /// torch (the row maximum is NaN-aware).
+    /// torch's `_safe_softmax` over the last axis (SDPA's math path since torch 2.5):
+    /// [`GraphBuilder::softmax`] with [`GraphBuilder::zero_fully_masked`] rows.
     pub fn safe_softmax(&mut self, scope: &str, x: &Value) -> Result<Value, OnnxError> {
         let y = self.softmax(scope, x);
         let Some(last) = x.shape().len().checked_sub(1) else {
             return Err(shape_error(format!("{scope}: softmax of a scalar")));
         };
-        let max = self.reduce("ReduceMax", scope, x, &[last], true)?;
+        self.zero_fully_masked(scope, x, last, &y)
+    }
+
+    /// `y` (a softmax of `x` along per-sample `axis`, of `x`'s shape) with zeros along every
+    /// row of `axis` whose values in `x` are all −∞, where Softmax gives NaN: torch's safe
+    /// softmax (`torch._decomp`'s `safe_softmax`: a row is masked when no value is kept,
+    /// so a row holding a NaN stays NaN).
+    pub fn zero_fully_masked(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        axis: usize,
+        y: &Value,
+    ) -> Result<Value, OnnxError> {
         let neg_inf = self.constant_scalar(&format!("{scope}.neg_inf"), f32::NEG_INFINITY);
+        let hidden = single(self.typed_node(
+            "Equal",
+            scope,
+            names(&[x.name(), neg_inf.name()]),
+            vec![],
+            vec![(x.shape().to_vec(), ElemType::Bool)],
+        ));
+        let kept = single(self.typed_node(
+            "Not",
+            scope,
+            names(&[hidden.name()]),
+            vec![],
+            vec![(x.shape().to_vec(), ElemType::Bool)],
+        ));
+        let kept = single(self.typed_node(
+            "Cast",
+            scope,
+            names(&[kept.name()]),
+            vec![("to", Attr::Int(ElemType::Float32.data_type() as i64))],
+            vec![(x.shape().to_vec(), ElemType::Float32)],
+        ));
+        let kept = self.reduce("ReduceSum", scope, &kept, &[axis], true)?;
+        let zero = self.constant_scalar(&format!("{scope}.zero"), 0.0);
         let masked = single(self.typed_node(
             "Equal",
             scope,
-            names(&[max.name(), neg_inf.name()]),
+            names(&[kept.name(), zero.name()]),
             vec![],
-            vec![(max.shape().to_vec(), ElemType::Bool)],
+            vec![(kept.shape().to_vec(), ElemType::Bool)],
         ));
-        let zero = self.constant_scalar(&format!("{scope}.zero"), 0.0);
         Ok(single(self.typed_node(
             "Where",
             scope,

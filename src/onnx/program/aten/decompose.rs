@@ -263,8 +263,8 @@ impl Lowering<'_, '_> {
 
 impl Lowering<'_, '_> {
     /// `_safe_softmax(self, dim)` (torch's `safe_softmax` decomposition): the softmax, with
-    /// 0 along every row of `dim` whose values are all −inf (where Softmax gives NaN), the
-    /// batch first.
+    /// 0 along every row of `dim` whose values are all −inf
+    /// ([`GraphBuilder::zero_fully_masked`]), the batch first.
     pub(super) fn safe_softmax(
         &mut self,
         node: &Node,
@@ -284,31 +284,7 @@ impl Lowering<'_, '_> {
             "Softmax",
             super::super::tensor::axis(dim, rank)?,
         )?;
-        let soft = soft.value();
-        let g = &mut self.g;
-        let minus_infinity = holds(g, scope, "Equal", &x, f32::NEG_INFINITY);
-        let kept = emit::single(g.typed_node(
-            "Not",
-            scope,
-            vec![minus_infinity.name().to_owned()],
-            vec![],
-            vec![(x.shape().to_vec(), ElemType::Bool)],
-        ));
-        let kept = emit::cast(g, scope, &kept, ElemType::Float32);
-        let kept = g.reduce("ReduceSum", scope, &kept, &[axis], true)?;
-        let masked = holds(g, scope, "Equal", &kept, 0.0);
-        let zero = g.constant_scalar(&format!("{scope}.zero"), 0.0);
-        let y = emit::single(g.typed_node(
-            "Where",
-            scope,
-            vec![
-                masked.name().to_owned(),
-                zero.name().to_owned(),
-                soft.name().to_owned(),
-            ],
-            vec![],
-            vec![(x.shape().to_vec(), ElemType::Float32)],
-        ));
+        let y = self.g.zero_fully_masked(scope, &x, axis, soft.value())?;
         self.bind(node, 0, y)
     }
 
