@@ -18,9 +18,10 @@ use super::{Batch, Extent, OnnxError};
 /// default-domain opset from 9 to 13 (`Resize` from 10, `CumSum` from 11, where ONNX defines
 /// it and the lowering refuses it below; checked against the parser's table,
 /// [`super::cann::REGISTERED`]).
-pub const ALLOWED_OPS: [&str; 57] = [
+pub const ALLOWED_OPS: [&str; 59] = [
     "Abs",
     "Add",
+    "Atan",
     "AveragePool",
     "BatchNormalization",
     "Ceil",
@@ -75,6 +76,7 @@ pub const ALLOWED_OPS: [&str; 57] = [
     "Sqrt",
     "Sub",
     "Tanh",
+    "Tile",
     "Transpose",
 ];
 

@@ -144,9 +144,14 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
             filled(sizes(a)?, integer, |_| fill)
         })(),
         "empty.memory_format" => (|| filled(sizes(a)?, integer_result(a, false)?, |_| 0.0))(),
-        "fill_.Scalar" => (|| {
+        "fill_.Scalar" | "fill_.Tensor" => (|| {
             let x = a.tensor("self")?;
-            let value = a.operand("value")?.expand(x.dims())?;
+            let value = a.operand("value")?;
+            // torch fills with a 0-d tensor only.
+            if value.rank() != 0 {
+                return Err(format!("fill_ with a value of sizes {:?}", value.dims()));
+            }
+            let value = value.expand(x.dims())?;
             match x.values() {
                 super::Values::I64(_) => {
                     Tensor::i64(x.dims().to_vec(), super::pointwise::truncated(&value))

@@ -31,6 +31,7 @@ mod pointwise;
 mod pool;
 mod reduce;
 mod registry;
+mod repeat;
 mod resize;
 mod rnn;
 mod sample_index;
