@@ -819,6 +819,11 @@ pub const SCHEMAS: &[Schema] = &[
     schema("mul.Scalar", &["self", "other"], &[]),
     schema("mul.Tensor", &["self", "other"], &[]),
     schema("mul_.Tensor", &["self", "other"], &[]),
+    schema(
+        "nan_to_num.default",
+        &["self", "nan", "posinf", "neginf"],
+        &[],
+    ),
     schema("narrow.default", &["self", "dim", "start", "length"], &[]),
     schema(
         "narrow_copy.default",

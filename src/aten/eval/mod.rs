@@ -126,6 +126,7 @@ pub const EVALUATED: &[&str] = &[
     "clamp_.Tensor",
     "atan2.default",
     "isfinite.default",
+    "nan_to_num.default",
     "lerp.Scalar",
     "lerp.Tensor",
     "mean.dim",

@@ -221,6 +221,21 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
             let (y, x) = (a.tensor("self")?, a.tensor("other")?);
             Tensor::zip(&y, &x, f32::atan2, None)
         })(),
+        "nan_to_num.default" => (|| {
+            let nan = a.optional_number("nan")?.unwrap_or(0.0) as f32;
+            let high = a.optional_number("posinf")?.map_or(f32::MAX, |v| v as f32);
+            let low = a.optional_number("neginf")?.map_or(f32::MIN, |v| v as f32);
+            let x = a.tensor("self")?;
+            if matches!(x.values(), Values::I64(_)) {
+                return Ok(x);
+            }
+            Ok(x.map(|v| match v {
+                v if v.is_nan() => nan,
+                f32::INFINITY => high,
+                f32::NEG_INFINITY => low,
+                v => v,
+            }))
+        })(),
         "isfinite.default" => a
             .tensor("self")
             .map(|x| x.map(|v| f32::from(u8::from(v.is_finite())))),

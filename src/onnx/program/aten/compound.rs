@@ -1,9 +1,9 @@
 //! Element-wise ops that are a few ONNX ops each: `remainder` (Python's sign rule, as
 //! `a − ⌊a / b⌋ · b`), `addcmul`/`addcdiv` (`self + value · t1 ∘ t2`), `lerp`, `atan2`
-//! (from `Atan`, C's quadrant rules), `isfinite`, and `stack` (each input given the new
+//! (from `Atan`, C's quadrant rules), `isfinite`, `nan_to_num`, and `stack` (each input given the new
 //! axis, then one Concat).
 
-use crate::aten::program::Node;
+use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{GraphBuilder, Value};
 use crate::onnx::OnnxError;
@@ -215,6 +215,71 @@ impl<'p> Lowering<'p, '_> {
                 ElemType::Bool,
             )
         };
+        self.bind_tensor(node, 0, x.with_value(y)?)
+    }
+
+    /// `nan_to_num(self, nan, posinf, neginf)` of a float activation: NaN, +∞ and −∞
+    /// replaced (by 0 and float32's largest and lowest values unless given), each found
+    /// by `IsNaN` or `Equal` to the infinity and put in by `Where`.
+    pub(super) fn nan_to_num(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let v = x.value().clone();
+        if v.elem() != ElemType::Float32 {
+            return Err(arg_error(format!(
+                "nan_to_num of a {} tensor is not exported (float32 only)",
+                v.elem()
+            )));
+        }
+        let number = |name: &str, default: f32| -> Result<f32, OnnxError> {
+            match args.get(name) {
+                None | Some(Argument::None) => Ok(default),
+                Some(_) => Ok(args.number(name).or_shape()? as f32),
+            }
+        };
+        let replaced = [
+            (Some(f32::INFINITY), number("posinf", f32::MAX)?),
+            (Some(f32::NEG_INFINITY), number("neginf", f32::MIN)?),
+            (None, number("nan", 0.0)?),
+        ];
+        let shape = v.shape().to_vec();
+        let mut y = v.clone();
+        for (edge, by) in replaced {
+            let hit = match edge {
+                Some(edge) => {
+                    let c = self.g.constant_scalar(&format!("{scope}.edge"), edge);
+                    typed(
+                        &mut self.g,
+                        "Equal",
+                        scope,
+                        &[v.name(), c.name()],
+                        &shape,
+                        ElemType::Bool,
+                    )
+                }
+                None => typed(
+                    &mut self.g,
+                    "IsNaN",
+                    scope,
+                    &[v.name()],
+                    &shape,
+                    ElemType::Bool,
+                ),
+            };
+            let by = self.g.constant_scalar(&format!("{scope}.replacement"), by);
+            y = typed(
+                &mut self.g,
+                "Where",
+                scope,
+                &[hit.name(), by.name(), y.name()],
+                &shape,
+                ElemType::Float32,
+            );
+        }
         self.bind_tensor(node, 0, x.with_value(y)?)
     }
 

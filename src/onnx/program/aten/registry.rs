@@ -220,6 +220,7 @@ pub(super) const OPS: &[Op] = &[
     op(&["lerp.Scalar"], |l, n, a, s| l.lerp(n, a, s)),
     op(&["atan2.default"], |l, n, a, s| l.atan2(n, a, s)),
     op(&["isfinite.default"], |l, n, a, s| l.isfinite(n, a, s)),
+    op(&["nan_to_num.default"], |l, n, a, s| l.nan_to_num(n, a, s)),
     op(&["addcmul.default"], |l, n, a, s| {
         l.add_scaled(n, a, s, "Mul")
     }),
