@@ -18,7 +18,7 @@ use super::{Batch, Extent, OnnxError};
 /// default-domain opset from 9 to 13 (`Resize` from 10, `CumSum` from 11, where ONNX defines
 /// it and the lowering refuses it below; checked against the parser's table,
 /// [`super::cann::REGISTERED`]).
-pub const ALLOWED_OPS: [&str; 66] = [
+pub const ALLOWED_OPS: [&str; 67] = [
     "Abs",
     "Acos",
     "Acosh",
@@ -84,6 +84,7 @@ pub const ALLOWED_OPS: [&str; 66] = [
     "Sub",
     "Tan",
     "Tanh",
+    "Tile",
     "Transpose",
 ];
 

@@ -151,9 +151,14 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
             filled(x.dims().to_vec(), integer, |_| 0.0)
         })(),
         // `fill.Scalar` is `fill_.Scalar` out of place (`torch._refs.fill`).
-        "fill_.Scalar" | "fill.Scalar" => (|| {
+        "fill_.Scalar" | "fill.Scalar" | "fill_.Tensor" => (|| {
             let x = a.tensor("self")?;
-            let value = a.operand("value")?.expand(x.dims())?;
+            let value = a.operand("value")?;
+            // torch fills with a 0-d tensor only.
+            if value.rank() != 0 {
+                return Err(format!("fill_ with a value of sizes {:?}", value.dims()));
+            }
+            let value = value.expand(x.dims())?;
             match x.values() {
                 super::Values::I64(_) => {
                     Tensor::i64(x.dims().to_vec(), super::pointwise::truncated(&value))

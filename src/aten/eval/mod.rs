@@ -153,6 +153,12 @@ pub const EVALUATED: &[&str] = &[
     "clamp.default",
     "clamp_min.default",
     "clamp_max.default",
+    "clamp_.default",
+    "clamp_.Tensor",
+    "atan2.default",
+    "isfinite.default",
+    "lerp.Scalar",
+    "lerp.Tensor",
     "mean.dim",
     "mean.default",
     "sum.dim_IntList",
@@ -335,6 +341,7 @@ pub const EVALUATED: &[&str] = &[
     "fill_.Scalar",
     "fill.Scalar",
     "zero_.default",
+    "fill_.Tensor",
     "squeeze.default",
     "mm.default",
     "addmm.default",
@@ -1017,7 +1024,7 @@ pub fn evaluate(
             }
             one(Ok(x.map(|x| power(x, e))))
         }
-        "clamp.default" | "clamp_min.default" | "clamp_max.default" => {
+        "clamp.default" | "clamp_.default" | "clamp_min.default" | "clamp_max.default" => {
             let low = a
                 .optional_number("min")?
                 .map_or(f32::NEG_INFINITY, |v| v as f32);

@@ -217,7 +217,27 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
                 Some(i64::checked_add),
             )
         })(),
-        "clamp.Tensor" => (|| {
+        "atan2.default" => (|| {
+            let (y, x) = (a.tensor("self")?, a.tensor("other")?);
+            Tensor::zip(&y, &x, f32::atan2, None)
+        })(),
+        "isfinite.default" => a
+            .tensor("self")
+            .map(|x| x.map(|v| f32::from(u8::from(v.is_finite())))),
+        "lerp.Scalar" | "lerp.Tensor" => (|| {
+            let (start, end) = (a.tensor("self")?, a.tensor("end")?);
+            let weight = a.operand("weight")?;
+            let step = Tensor::zip(&end, &start, |e, s| e - s, None)?;
+            let moved = Tensor::zip(&step, &weight, |d, w| d * w, None)?;
+            // torch's kernel: `self + w·(end − self)` for |w| < ½, else
+            // `end − (end − self)·(1 − w)`.
+            let from_start = Tensor::zip(&start, &moved, |s, m| s + m, None)?;
+            let back = Tensor::zip(&step, &weight, |d, w| d * (1.0 - w), None)?;
+            let from_end = Tensor::zip(&end, &back, |e, b| e - b, None)?;
+            let small = weight.map(|w| f32::from(u8::from(w.abs() < 0.5)));
+            select(&small, &from_start, &from_end, &[], false)
+        })(),
+        "clamp.Tensor" | "clamp_.Tensor" => (|| {
             let mut x = a.tensor("self")?;
             if a.is_given("min") {
                 x = Tensor::zip(&x, &a.tensor("min")?, nan_max, Some(|p, q| Some(p.max(q))))?;

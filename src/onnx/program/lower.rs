@@ -110,6 +110,9 @@ pub(super) struct Lowering<'p, 'a> {
     /// The factor of the batch on the rows of the activations the current node read through
     /// [`Lowering::activation`], which its [`Lowering::bind`] results keep.
     rows: Cell<Option<u64>>,
+    /// The first graph input (batch first, factor 1): an activation a value the same for
+    /// every sample can be made from when no other one is at hand (`Lowering::zeros`).
+    pub carrier: Value,
 }
 
 /// The result of lowering: the model and what its input and outputs look like.
@@ -160,12 +163,14 @@ pub fn lower(
     let batch = BatchDim::of_input(input_sizes(graph, first)?.0)
         .map_err(|e| located::program(format!("the input `{first}`: {e}")))?;
     let mut inputs = Vec::with_capacity(user_inputs.len());
+    let mut carrier = None;
     for (arg, name) in user_inputs.iter().zip(names) {
         let (sizes, elem) = input_sizes(graph, arg)?;
         let shape = batch
             .per_sample(sizes)
             .map_err(|e| located::program(format!("the input `{arg}`: {e}")))?;
         let value = g.typed_input(&name, shape.clone(), elem)?;
+        carrier.get_or_insert_with(|| value.clone());
         values.insert(arg.clone(), Bound::Activation(Tensor::rows(value, 1)));
         inputs.push((name, shape));
     }
@@ -182,6 +187,7 @@ pub fn lower(
         readers: readers(graph),
         absorbed: HashSet::new(),
         rows: Cell::new(None),
+        carrier: carrier.ok_or_else(|| located::program("the program takes no tensor input"))?,
     };
     let live = live_nodes(graph);
     for (index, node) in graph.nodes.iter().enumerate() {

@@ -2,7 +2,8 @@
 //! `Gather` on the weight initializer along axis 0 (a constant table lookup, which ATC
 //! parses; never a Gather on a computed shape). Indices that are constants (the positions
 //! `torch.arange(L)` of a position embedding) are looked up at export and written as a
-//! constant instead. `gather` from a constant row by computed indices is the same lookup.
+//! constant instead. `gather` from a constant row by computed indices is the same lookup;
+//! `gather` from an activation is ONNX's `GatherElements`.
 
 use crate::aten::eval::MAX_ELEMENTS;
 use crate::aten::program::Node;
@@ -103,9 +104,7 @@ impl<'p> Lowering<'p, '_> {
         let data = args.tensor("self").or_shape()?;
         let index = args.tensor("index").or_shape()?;
         if !self.is_constant(data) {
-            return Err(arg_error(format!(
-                "gather from `{data}`, a computed tensor, is not exported; only a lookup in a constant row is"
-            )));
+            return self.gather_elements_within(node, args, data, index, scope);
         }
         let idx = self.tensor(index)?;
         if !idx.value().elem().is_integer() {
@@ -146,6 +145,58 @@ impl<'p> Lowering<'p, '_> {
             vec![lookup.name().to_owned(), idx.value().name().to_owned()],
             vec![("axis", Attr::Int(0))],
             vec![shape],
+        );
+        let y = super::super::emit::single(out);
+        self.bind_tensor(node, 0, idx.with_value(y)?)
+    }
+}
+
+impl<'p> Lowering<'p, '_> {
+    /// `gather(self, dim, index)` of an activation by an index with the same batch layout
+    /// and, but along `dim` (never the batch), the same sizes: `GatherElements` (opset 11),
+    /// torch's `gather` exactly (DeBERTa's relative-position scores, read at the positions
+    /// of a constant index table tiled over the batch).
+    fn gather_elements_within(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        data: &str,
+        index: &str,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(data)?;
+        let idx = self.tensor(index)?;
+        let dim = args
+            .optional_int("dim")
+            .or_shape()?
+            .ok_or_else(|| arg_error("gather without `dim`".into()))?;
+        let dim = super::super::tensor::axis(dim, x.rank())?;
+        let at = x.sample_axis(dim, "gather")?;
+        let same_elsewhere = x.same_batch(&idx)
+            && x.value()
+                .shape()
+                .iter()
+                .zip(idx.value().shape())
+                .enumerate()
+                .all(|(i, (a, b))| i == at || a == b);
+        if !same_elsewhere || !idx.value().elem().is_integer() {
+            return Err(arg_error(format!(
+                "gather from `{data}` {} by `{index}` {}: a computed tensor is gathered from only by an integer index of its sizes but along `dim`, the batch alike",
+                super::super::tensor::show(&x.sizes()),
+                super::super::tensor::show(&idx.sizes())
+            )));
+        }
+        if self.g.opset().version() < 11 {
+            return Err(arg_error(
+                "a gather from a computed tensor needs GatherElements from opset 11; pass --opset 11".into(),
+            ));
+        }
+        let out = self.g.node(
+            "GatherElements",
+            scope,
+            vec![x.value().name().to_owned(), idx.value().name().to_owned()],
+            vec![("axis", Attr::Int(dim as i64))],
+            vec![idx.value().shape().to_vec()],
         );
         let y = super::super::emit::single(out);
         self.bind_tensor(node, 0, idx.with_value(y)?)

@@ -33,7 +33,7 @@ impl<'p> Lowering<'p, '_> {
         };
         let unsupported = || {
             arg_error(format!(
-                "einsum {equation:?} is exported for an activation and a constant, one letter per dimension, no ellipsis and no letter summed within one operand"
+                "einsum {equation:?} is exported for two operands (an activation and a constant, or two activations batched over the batch's letter), one letter per dimension, no ellipsis and no letter summed within one operand"
             ))
         };
         let (inputs, output) = equation.split_once("->").ok_or_else(unsupported)?;
@@ -47,8 +47,15 @@ impl<'p> Lowering<'p, '_> {
             seen.dedup();
             seen.len() == s.len() && s.chars().all(|c| c.is_ascii_alphabetic())
         };
-        if !(distinct(la) && distinct(lc) && distinct(output) && self.is_constant(c_name)) {
+        if !(distinct(la) && distinct(lc) && distinct(output)) {
             return Err(unsupported());
+        }
+        if !self.is_constant(c_name) {
+            let (a, b) = (self.tensor(a_name)?, self.tensor(c_name)?);
+            let y = self
+                .einsum_activations(scope, [la, lc, output], a, b)?
+                .ok_or_else(unsupported)?;
+            return self.bind_tensor(node, 0, y);
         }
         let a = self.tensor(a_name)?;
         let c = self.constant_tensor(c_name)?;
@@ -133,6 +140,87 @@ impl<'p> Lowering<'p, '_> {
         let order_out: Vec<usize> = output.chars().map(|ch| pos(&now, ch)).collect();
         let y = y.transposed(&mut self.g, scope, &order_out)?;
         self.bind_tensor(node, 0, y)
+    }
+
+    /// `einsum` of two activations (`[la, lb, output]`, letters distinct within each; UNETR's
+    /// attention, `"blxd,blyd->blxy"`): the batch on one letter of both, kept in the
+    /// output, so it is batched over; letters of both operands in the output batched
+    /// over, letters of both not in it summed, letters of one kept (a letter of one
+    /// operand only and not in the output, or sizes that differ, give `None`). Each
+    /// operand is moved to `[shared, kept, summed]` / `[shared, summed, kept]` and viewed
+    /// as matrices, one MatMul multiplies them, and the result is viewed and moved to the
+    /// output's order.
+    fn einsum_activations(
+        &mut self,
+        scope: &str,
+        [la, lb, output]: [&str; 3],
+        a: Tensor,
+        b: Tensor,
+    ) -> Result<Option<Tensor>, OnnxError> {
+        if a.rank() != la.len() || b.rank() != lb.len() {
+            return Ok(None);
+        }
+        let letter = |s: &str, k: usize| s.chars().nth(k);
+        let batch = letter(la, a.batch_axis());
+        let (a_sizes, b_sizes) = (a.sizes(), b.sizes());
+        let pos = |s: &str, ch: char| s.chars().position(|x| x == ch).unwrap_or(0);
+        let agree = la
+            .chars()
+            .filter(|&ch| lb.contains(ch))
+            .all(|ch| a_sizes[pos(la, ch)] == b_sizes[pos(lb, ch)]);
+        let in_out = |ch: char| output.contains(ch);
+        let shared: Vec<char> = la
+            .chars()
+            .filter(|&ch| lb.contains(ch) && in_out(ch))
+            .collect();
+        let summed: Vec<char> = la
+            .chars()
+            .filter(|&ch| lb.contains(ch) && !in_out(ch))
+            .collect();
+        let kept_a: Vec<char> = la.chars().filter(|&ch| !lb.contains(ch)).collect();
+        let kept_b: Vec<char> = lb.chars().filter(|&ch| !la.contains(ch)).collect();
+        let covered = output.len() == shared.len() + kept_a.len() + kept_b.len()
+            && kept_a.iter().chain(&kept_b).all(|&ch| in_out(ch));
+        let batched =
+            batch.is_some_and(|ch| shared.contains(&ch)) && batch == letter(lb, b.batch_axis());
+        if !agree || !covered || !batched {
+            return Ok(None);
+        }
+        let order = |s: &str, groups: [&[char]; 3]| -> Vec<usize> {
+            groups
+                .iter()
+                .flat_map(|g| g.iter())
+                .map(|&ch| pos(s, ch))
+                .collect()
+        };
+        let count = |sizes: &[Size], s: &str, group: &[char]| -> u64 {
+            group.iter().map(|&ch| sizes[pos(s, ch)].count).product()
+        };
+        let s_sizes: Vec<Size> = shared.iter().map(|&ch| a_sizes[pos(la, ch)]).collect();
+        let (m, k, n) = (
+            count(&a_sizes, la, &kept_a),
+            count(&a_sizes, la, &summed),
+            count(&b_sizes, lb, &kept_b),
+        );
+        let matrix = |rows: u64, cols: u64| {
+            let mut v = s_sizes.clone();
+            v.extend([Size::fixed(rows), Size::fixed(cols)]);
+            v
+        };
+        let x = a
+            .transposed(&mut self.g, scope, &order(la, [&shared, &kept_a, &summed]))?
+            .reshaped(&mut self.g, scope, &matrix(m, k))?;
+        let w = b
+            .transposed(&mut self.g, scope, &order(lb, [&shared, &summed, &kept_b]))?
+            .reshaped(&mut self.g, scope, &matrix(k, n))?;
+        let y = self.product(&x, &w, scope)?;
+        let mut unfolded = s_sizes.clone();
+        unfolded.extend(kept_a.iter().map(|&ch| a_sizes[pos(la, ch)]));
+        unfolded.extend(kept_b.iter().map(|&ch| b_sizes[pos(lb, ch)]));
+        let y = y.reshaped(&mut self.g, scope, &unfolded)?;
+        let now: String = shared.iter().chain(&kept_a).chain(&kept_b).collect();
+        let order_out: Vec<usize> = output.chars().map(|ch| pos(&now, ch)).collect();
+        Ok(Some(y.transposed(&mut self.g, scope, &order_out)?))
     }
 
     /// `matmul(self, other)`: two activations of one rank (at least 3), or an activation

@@ -32,6 +32,7 @@ mod pointwise;
 mod pool;
 mod reduce;
 mod registry;
+mod repeat;
 mod resize;
 mod rnn;
 mod sample_index;

@@ -97,6 +97,11 @@ impl<'p> Lowering<'p, '_> {
             }
             None => return Err(arg_error(format!("argument `{list}` is missing"))),
         };
+        // A pad of width zero everywhere (MONAI's 3-D replicate pad to a size the input
+        // has already) leaves the tensor as it is, in every mode.
+        if pad.iter().all(|&p| p == 0) {
+            return self.bind(node, 0, x);
+        }
         if mode != "constant" && (pad.len() != 4 || x.shape().len() != 3) {
             return Err(arg_error(format!(
                 "a 2-D {mode} pad of {pad:?} on per-sample {:?}",

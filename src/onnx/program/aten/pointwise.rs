@@ -275,7 +275,24 @@ impl<'p> Lowering<'p, '_> {
         }
         let a = self.operand_at(&a, scope, elem)?;
         let b = self.operand_at(&b, scope, elem)?;
-        let y = match (&a, &b) {
+        match self.elementwise(scope, op, &a, &b)? {
+            Emitted::Activation(y) => self.bind_tensor(node, 0, y),
+            Emitted::Constant(_) => Err(arg_error(format!(
+                "{op} of two constants is folded, not emitted"
+            ))),
+        }
+    }
+
+    /// `a op b` for `op` an ONNX broadcasting binary op on operands in the graph, at
+    /// least one an activation: two activations must carry the batch alike.
+    pub(super) fn elementwise(
+        &mut self,
+        scope: &str,
+        op: &'static str,
+        a: &Emitted,
+        b: &Emitted,
+    ) -> Result<Emitted, OnnxError> {
+        let y = match (a, b) {
             (Emitted::Activation(x), Emitted::Activation(y)) => {
                 if !x.same_batch(y) {
                     return Err(arg_error(format!(
@@ -305,7 +322,7 @@ impl<'p> Lowering<'p, '_> {
                 )))
             }
         };
-        self.bind_tensor(node, 0, y)
+        Ok(Emitted::Activation(y))
     }
 
     /// `e` in the graph at element type `elem`, the type torch computes the op at: an
@@ -313,7 +330,7 @@ impl<'p> Lowering<'p, '_> {
     /// computes in float32), a constant or number is written at `elem` (refused where a
     /// value is not exact in it). A float activation is never narrowed to an integer
     /// type: torch's promotion never does that.
-    fn operand_at(
+    pub(super) fn operand_at(
         &mut self,
         e: &Elementwise<'_>,
         scope: &str,

@@ -3,6 +3,7 @@
 
 use crate::aten::program::{Argument, Node};
 use crate::onnx::cann;
+use crate::onnx::graph::Value;
 use crate::onnx::ops::{window_out, PoolNd};
 use crate::onnx::OnnxError;
 
@@ -141,11 +142,42 @@ impl<'p> Lowering<'p, '_> {
             };
             self.g.average_pool_nd(scope, &x, &p, true)?
         } else {
-            return Err(arg_error(format!(
-                "adaptive average pooling to {out:?} of a {sizes:?} map has uneven windows, which no ATC-safe op computes; export at an input size whose feature map is a multiple of {out:?}"
-            )));
+            self.adaptive_windows(scope, x, &out)?
         };
         self.bind(node, 0, y)
+    }
+
+    /// Adaptive average pooling of `x` `[C, spatial…]` to `out` with uneven windows, one
+    /// spatial axis at a time: output `j` of an axis of `n` is the mean of inputs
+    /// `⌊j·n/out⌋ .. ⌈(j+1)·n/out⌉` (torch's windows), a Slice and a ReduceMean each, then
+    /// one Concat. The mean over a box is the mean over each axis in turn, as every window
+    /// along an axis has one length; a NaN or infinity stays in its own windows.
+    fn adaptive_windows(&mut self, scope: &str, x: Value, out: &[u64]) -> Result<Value, OnnxError> {
+        let mut y = x;
+        for (k, &size) in out.iter().enumerate() {
+            let axis = k + 1;
+            let n = y.shape()[axis];
+            if n == size {
+                continue;
+            }
+            let mut pieces = Vec::with_capacity(size as usize);
+            for j in 0..size {
+                let (start, end) = (j * n / size, ((j + 1) * n).div_ceil(size));
+                let window = if end - start == n {
+                    y.clone()
+                } else {
+                    self.g.slice(scope, &y, axis, start..end)?
+                };
+                pieces.push(if end - start == 1 {
+                    window
+                } else {
+                    self.g.reduce_mean(scope, &window, &[axis], true)?
+                });
+            }
+            let refs: Vec<&Value> = pieces.iter().collect();
+            y = self.g.concat(scope, &refs, axis)?;
+        }
+        Ok(y)
     }
 
     pub(super) fn mean(

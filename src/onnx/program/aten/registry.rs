@@ -188,6 +188,8 @@ pub(super) const OPS: &[Op] = &[
         &[
             "clamp.default",
             "clamp.Tensor",
+            "clamp_.default",
+            "clamp_.Tensor",
             "clamp_min.default",
             "clamp_max.default",
         ],
@@ -217,6 +219,9 @@ pub(super) const OPS: &[Op] = &[
     op(&["remainder.Tensor", "remainder.Scalar"], |l, n, a, s| {
         l.remainder(n, a, s)
     }),
+    op(&["lerp.Scalar"], |l, n, a, s| l.lerp(n, a, s)),
+    op(&["atan2.default"], |l, n, a, s| l.atan2(n, a, s)),
+    op(&["isfinite.default"], |l, n, a, s| l.isfinite(n, a, s)),
     op(&["addcmul.default"], |l, n, a, s| {
         l.add_scaled(n, a, s, "Mul")
     }),
@@ -316,6 +321,7 @@ pub(super) const OPS: &[Op] = &[
     op(&["stack.default"], |l, n, a, s| l.stack(n, a, s)),
     op(&["roll.default"], |l, n, a, s| l.roll(n, a, s)),
     op(&["unfold.default"], |l, n, a, s| l.unfold(n, a, s)),
+    op(&["repeat.default"], |l, n, a, s| l.repeat(n, a, s)),
     op(&["repeat_interleave.self_int"], |l, n, a, s| {
         l.repeat_interleave(n, a, s)
     }),
@@ -614,6 +620,9 @@ impl<'p> Lowering<'p, '_> {
         let literal = self.with_known_numbers(node);
         let node = literal.as_ref().unwrap_or(node);
         if target == "one_hot.default" && self.one_hot_lookup(node)? {
+            return Ok(());
+        }
+        if self.tile_over_batch(node, target)? {
             return Ok(());
         }
         // A view of `arange` over the batch stays each sample's index.
