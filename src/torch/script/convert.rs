@@ -1817,6 +1817,48 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_on_any_dimension_is_resolved_at_each_size() {
+        let sizes = [SymInt::Int(4), batch_times(16), SymInt::Expr(BATCH.into())];
+        assert_eq!(sizes_at(&sizes, 3), Some(vec![4, 48, 3]));
+        assert_eq!(batch_times(1), SymInt::Expr(BATCH.into()));
+        assert_eq!(sizes_at(&[SymInt::Name("s".into())], 3), None);
+    }
+
+    #[test]
+    fn factories_take_torchs_inferred_dtype() {
+        let node = |args: &str| -> Node {
+            serde_json::from_str(&format!(
+                r#"{{"target": "t", "outputs": [], "inputs": [{args}]}}"#
+            ))
+            .unwrap()
+        };
+        let end = |arg: &str| node(&format!(r#"{{"name": "end", "arg": {arg}}}"#));
+        assert_eq!(
+            factory_dtype(&end(r#"{"as_int": 4}"#), "arange"),
+            dtypes::INT64
+        );
+        assert_eq!(
+            factory_dtype(&end(r#"{"as_float": 4.0}"#), "arange"),
+            dtypes::FLOAT32
+        );
+        let fill = |arg: &str| node(&format!(r#"{{"name": "fill_value", "arg": {arg}}}"#));
+        assert_eq!(
+            factory_dtype(&fill(r#"{"as_int": 1}"#), "full"),
+            dtypes::INT64
+        );
+        assert_eq!(
+            factory_dtype(&fill(r#"{"as_bool": true}"#), "full"),
+            dtypes::BOOL
+        );
+        assert_eq!(
+            factory_dtype(&fill(r#"{"as_float": 1.5}"#), "full"),
+            dtypes::FLOAT32
+        );
+        let typed = node(r#"{"name": "dtype", "arg": {"as_scalar_type": 5}}"#);
+        assert_eq!(factory_dtype(&typed, "ones"), dtypes::INT64);
+    }
+
+    #[test]
     fn the_batch_in_a_size_list_is_set_for_evaluation() {
         let node: Node = serde_json::from_str(&format!(
             r#"{{"target": "torch.ops.aten.expand.default", "outputs": [], "inputs": [
