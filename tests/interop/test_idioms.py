@@ -10,7 +10,8 @@ masked included (so too an additive −∞ mask, computed or stored: torch gives
 zeros, not the NaN of a plain softmax), and T5's position bias selected by one), arithmetic at torch's promoted type
 (an int64 timestep times int64 ones, then a float table), ultralytics' anchors (`type_as` of
 constants, `new_full` by a stored stride's `item()`), and RoBERTa's position ids (`cumsum`
-of an int32 mask is int64; token types gathered from a buffer row). Each is exported with torch.export and a dynamic batch; the ONNX file
+of an int32 mask is int64; token types gathered from a buffer row). Each is exported with torch.export and a dynamic batch, and (all but the int64
+timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
 there (none of Shape/Expand/ConstantOfShape/NonZero/Identity/Loop/If), and match torch eager
 in onnxruntime at batch 1, 3 and 5 from one file.
@@ -85,6 +86,7 @@ MODELS = {
     "position_bias": (idioms.PositionBias, [tokens, mask]),
     "timestep_scale": (idioms.TimestepScale, [float_input, timestep]),
     "anchors": (idioms.Anchors, [float_input]),
+    "stride_anchors": (idioms.StrideAnchors, [float_input]),
     "position_ids": (idioms.PositionIds, [tokens, ids]),
 }
 # The ONNX op that shows the lowering ran.
@@ -105,12 +107,38 @@ def export(model, makers, path):
     torch.export.save(program, str(path))
 
 
+def trace(model, makers, path):
+    gen = torch.Generator().manual_seed(0)
+    example = tuple(m(2, gen) for m in makers)
+    with torch.no_grad():
+        traced = torch.jit.trace(model, example, check_trace=False)
+    torch.jit.save(traced, str(path))
+
+
+# The idioms the TorchScript route exports too, traced at batch 2 (the trace's code holds
+# the batch as `x.size(0)`, the strides as 0-d constants read back with `annotate(number)`).
+TRACED = sorted(set(MODELS) - {"timestep_scale"})
+
+
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_idiom_exports_atc_clean_and_matches_torch(name, tmp_path):
     build, makers = MODELS[name]
     model = build().eval()
     archive = tmp_path / f"{name}.pt2"
     export(model, makers, archive)
+    check_export(name, model, makers, archive, tmp_path)
+
+
+@pytest.mark.parametrize("name", TRACED)
+def test_traced_idiom_exports_atc_clean_and_matches_torch(name, tmp_path):
+    build, makers = MODELS[name]
+    model = build().eval()
+    archive = tmp_path / f"{name}.pt"
+    trace(model, makers, archive)
+    check_export(name, model, makers, archive, tmp_path)
+
+
+def check_export(name, model, makers, archive, tmp_path):
     out = tmp_path / f"{name}.onnx"
     ok(run_ckpt("to-onnx", archive, "-o", out))
     proto = onnx.load(str(out))

@@ -10,6 +10,13 @@
 //! dynamic batch; a `view`/`reshape` size list that leads with the traced batch size is
 //! rewritten to follow it when the rest of the list is the per-sample size, and refused,
 //! naming the op and its line, otherwise.
+//!
+//! An op without a rule here, or whose rule does not take its operands, gets its sizes
+//! from the aten evaluator run on stand-ins at batch 1 and 2: the batch may then land on
+//! any dimension, times a constant, as in a `.pt2` program (the lowering's batch model);
+//! `arange` over the batch is recorded as such (each sample's index), and a 0-d constant
+//! read as a number (`annotate(number, stride)`) becomes an `item` node the lowering reads
+//! as that literal.
 
 use std::collections::{HashMap, HashSet};
 
@@ -25,7 +32,7 @@ use crate::torch::tensor::TensorRef;
 
 use super::archive::{constant_fqn, Constant, ScriptArchive};
 use super::dtypes;
-use super::inline::{inline, Call, Operand, Returned, Site, ValueId, LIST_UNPACK};
+use super::inline::{inline, Call, Operand, Returned, Site, ValueId, ANNOTATE_NUMBER, LIST_UNPACK};
 use crate::aten::schema::Schema;
 
 use super::ops;
@@ -70,20 +77,38 @@ enum Val {
     Moved {
         name: String,
     },
+    /// A number read back from a constant (`annotate(number, stride)` of a 0-d buffer):
+    /// the output of an `item` node, known at export.
+    Number {
+        name: String,
+        integer: bool,
+    },
 }
 
 /// An output's sizes and export dtype, as the aten evaluator gives them.
 enum Evaluated {
     /// Per-sample sizes, behind the batch.
     PerSample(Vec<u64>, i64),
+    /// Sizes with the batch, times a constant, on one dimension other than the first
+    /// (torch.export's form: `Mul(Integer(k), batch)`), or folded into the first.
+    Moved(Vec<SymInt>, i64),
     /// Sizes that do not change with the batch.
     Constant(Vec<u64>, i64),
 }
 
-/// `node` with the batch in its size lists set to `batch`.
-fn at_batch(node: &Node, batch: u64) -> Node {
+/// `node` with the batch in its size lists set to `batch`, and every number read from a
+/// constant ([`Val::Number`]) set to `fill`.
+fn at_batch(node: &Node, batch: u64, fill: u8) -> Node {
     let mut node = node.clone();
     for input in &mut node.inputs {
+        match &input.arg {
+            Argument::SymFloat(_) => input.arg = Argument::Float(f64::from(fill)),
+            Argument::SymInt(SymInt::Name(_)) => input.arg = Argument::Int(i64::from(fill)),
+            Argument::SymInt(SymInt::Expr(e)) if e == BATCH => {
+                input.arg = Argument::Int(batch as i64)
+            }
+            _ => {}
+        }
         if let Argument::SymInts(sizes) = &input.arg {
             if let Some(ints) = sizes
                 .iter()
@@ -117,6 +142,7 @@ impl Val {
             Val::Batch => "the batch size",
             Val::List(_) => "a list",
             Val::Moved { .. } => "a tensor whose batch is not its first dimension",
+            Val::Number { .. } => "a number read from a constant",
         }
     }
 }
@@ -379,14 +405,24 @@ fn inputs(
 /// lowering folds.
 const FACTORIES: [&str; 5] = ["arange", "zeros", "ones", "full", "scalar_tensor"];
 
-/// A constant of sizes `dims` (no batch): int64 when `integer`, else float32.
-fn constant_meta(dims: &[u64], integer: bool) -> TensorMeta {
-    let dtype = if integer {
-        dtypes::INT64
-    } else {
-        dtypes::FLOAT32
-    };
-    typed_meta(dims.iter().map(|&d| SymInt::Int(d as i64)).collect(), dtype)
+/// The export dtype of a factory's result (`name` one of [`FACTORIES`]), as torch infers
+/// it: the `dtype` given, else int64 for an `arange` of integers and a `full` of an
+/// integer, bool for a `full` of a bool, float32 otherwise.
+fn factory_dtype(node: &Node, name: &str) -> i64 {
+    let arg = |n: &str| node.inputs.iter().find(|a| a.name == n).map(|a| &a.arg);
+    if let Some(Argument::ScalarType(t)) = arg("dtype") {
+        return *t;
+    }
+    let int = |n: &str| matches!(arg(n), None | Some(Argument::Int(_) | Argument::SymInt(_)));
+    match name {
+        "arange" if int("start") && int("end") && int("step") => dtypes::INT64,
+        "full" => match arg("fill_value") {
+            Some(Argument::Int(_)) => dtypes::INT64,
+            Some(Argument::Bool(_)) => dtypes::BOOL,
+            _ => dtypes::FLOAT32,
+        },
+        _ => dtypes::FLOAT32,
+    }
 }
 
 /// Whether `named` computes from constants alone: some tensor operand, every one a
@@ -418,6 +454,33 @@ fn dtype(val: &Val) -> Result<Argument, String> {
         Val::Int(15) => Ok(Argument::ScalarType(13)),
         other => Err(format!("dtype {other:?} is not one this import knows")),
     }
+}
+
+/// The batch times `count` as a size, in torch.export's form.
+fn batch_times(count: u64) -> SymInt {
+    if count == 1 {
+        SymInt::Expr(BATCH.into())
+    } else {
+        SymInt::Expr(format!("Mul(Integer({count}), {BATCH})"))
+    }
+}
+
+/// `sizes` (the batch as [`batch_times`] writes it) at batch `batch`; `None` for a size
+/// in another form.
+fn sizes_at(sizes: &[SymInt], batch: u64) -> Option<Vec<u64>> {
+    sizes
+        .iter()
+        .map(|s| match s {
+            SymInt::Int(n) => u64::try_from(*n).ok(),
+            SymInt::Expr(e) if e == BATCH => Some(batch),
+            SymInt::Expr(e) => e
+                .strip_prefix("Mul(Integer(")
+                .and_then(|rest| rest.strip_suffix(&format!("), {BATCH})")))
+                .and_then(|count| count.parse::<u64>().ok())
+                .and_then(|count| count.checked_mul(batch)),
+            SymInt::Name(_) => None,
+        })
+        .collect()
 }
 
 /// A factory's size list when it holds the batch (`torch.zeros([layers, batch, hidden])`),
@@ -643,6 +706,11 @@ impl Converter<'_> {
             self.values.insert(call.output, item);
             return Ok(());
         }
+        if call.op == ANNOTATE_NUMBER {
+            let value = self.number(call, &args).map_err(&fail)?;
+            self.values.insert(call.output, value);
+            return Ok(());
+        }
         if let Some(value) = self.scalar(&call.op, &args, &kwargs).map_err(&fail)? {
             self.values.insert(call.output, value);
             return Ok(());
@@ -691,6 +759,9 @@ impl Converter<'_> {
         for (name, val) in &named {
             let arg = if *name == "dtype" {
                 dtype(val)
+            } else if schema.name() == "arange" && *val == Val::Batch {
+                // `arange(B)`: each sample's index, which the lowering follows.
+                Ok(Argument::SymInt(SymInt::Expr(BATCH.into())))
             } else {
                 argument(val)
             }
@@ -719,29 +790,55 @@ impl Converter<'_> {
             self.nodes.push(node);
             return Ok(());
         }
+        if schema.name() == "arange" && named.iter().any(|(_, v)| *v == Val::Batch) {
+            let dtype = match named.iter().find(|(n, _)| *n == "dtype") {
+                Some((_, Val::Int(6))) => dtypes::FLOAT32,
+                Some((_, Val::None)) | None => dtypes::INT64,
+                Some((_, other)) => {
+                    return Err(fail(format!(
+                        "`arange` over the batch of dtype {other:?}; only int64 and float32 are exported"
+                    )))
+                }
+            };
+            self.tensor_values.insert(output.clone(), meta(&[], dtype));
+            self.values.insert(
+                call.output,
+                Val::Activation {
+                    name: output,
+                    shape: Vec::new(),
+                },
+            );
+            self.nodes.push(node);
+            return Ok(());
+        }
         if let Some(sizes) = FACTORIES
             .contains(&schema.name())
             .then(|| batch_sized(&named))
             .flatten()
         {
-            self.tensor_values.insert(output.clone(), float_meta(sizes));
+            let dtype = factory_dtype(&node, schema.name());
+            self.tensor_values
+                .insert(output.clone(), typed_meta(sizes, dtype));
             self.values.insert(call.output, Val::Moved { name: output });
             self.nodes.push(node);
             return Ok(());
         }
         let constant = if FACTORIES.contains(&schema.name()) {
-            Some((shape::factory(&node, overload).map_err(&fail)?, false))
+            let dims = shape::factory(&node, overload).map_err(&fail)?;
+            Some((dims, factory_dtype(&node, schema.name())))
         } else if schema.name() == "embedding" {
-            constant_lookup(&named).map(|dims| (dims, false))
+            constant_lookup(&named).map(|dims| (dims, dtypes::FLOAT32))
         } else {
             None
         };
-        if let Some((dims, integer)) = constant {
-            if integer {
+        if let Some((dims, dtype)) = constant {
+            if dtype != dtypes::FLOAT32 {
                 self.integers.insert(output.clone());
             }
-            self.tensor_values
-                .insert(output.clone(), constant_meta(&dims, integer));
+            self.tensor_values.insert(
+                output.clone(),
+                typed_meta(dims.iter().map(|&d| SymInt::Int(d as i64)).collect(), dtype),
+            );
             self.values
                 .insert(call.output, Val::Stored { name: output, dims });
             self.nodes.push(node);
@@ -754,10 +851,7 @@ impl Converter<'_> {
                     schema.signature()
                 ))
             })?;
-            let changed = match (schema.name().ends_with('_'), call.args.first()) {
-                (true, Some(Operand::Value(changed))) => Some(*changed),
-                _ => None,
-            };
+            let changed = in_place(schema, call);
             self.record_evaluated(node, &output, outputs, call.output, changed);
             return Ok(());
         }
@@ -765,8 +859,19 @@ impl Converter<'_> {
             Some(s) => s,
             None => {
                 let dims = |n: &str| self.dims(n, &named);
-                shape::infer(&node, overload, &dims)
-                    .map_err(|e| fail(format!("{e} ({})", schema.signature())))?
+                match shape::infer(&node, overload, &dims) {
+                    Ok(shape) => shape,
+                    // The aten evaluator's sizes where this import's own rule has none
+                    // for these operands (a constant mask and'ed with a per-sample one).
+                    Err(e) => match self.evaluated_outputs(&node, &named) {
+                        Ok(outputs) => {
+                            let changed = in_place(schema, call);
+                            self.record_evaluated(node, &output, outputs, call.output, changed);
+                            return Ok(());
+                        }
+                        Err(_) => return Err(fail(format!("{e} ({})", schema.signature()))),
+                    },
+                }
             }
         };
         shape::check(&shape).map_err(&fail)?;
@@ -818,10 +923,8 @@ impl Converter<'_> {
             return Ok(());
         }
         // An in-place op changes its first argument: later reads of it see the result.
-        if let (true, Some(Operand::Value(changed))) =
-            (schema.name().ends_with('_'), call.args.first())
-        {
-            self.values.insert(*changed, value.clone());
+        if let Some(changed) = in_place(schema, call) {
+            self.values.insert(changed, value.clone());
         }
         self.values.insert(call.output, value);
         self.nodes.push(node);
@@ -855,7 +958,7 @@ impl Converter<'_> {
         named: &[(&str, Val)],
     ) -> Result<Vec<Evaluated>, String> {
         let run = |batch: u64, fill: u8| -> Result<Vec<Tensor>, String> {
-            let node = at_batch(node, batch);
+            let node = at_batch(node, batch, fill);
             let mut inputs = HashMap::new();
             for input in &node.inputs {
                 for name in input.arg.tensor_names() {
@@ -867,11 +970,15 @@ impl Converter<'_> {
                                 .is_some_and(|m| m.dtype != dtypes::FLOAT32),
                         ),
                         Some(Dims::Stored(dims)) => (dims, self.integers.contains(name)),
-                        None => {
-                            return Err(format!(
-                                "`{name}` has no per-sample sizes (its batch is not its first dimension)"
-                            ))
-                        }
+                        // A tensor whose batch is elsewhere: the sizes it was recorded with.
+                        None => match self.tensor_values.get(name) {
+                            Some(m) => (
+                                sizes_at(&m.sizes, batch)
+                                    .ok_or_else(|| format!("`{name}` has sizes {:?}", m.sizes))?,
+                                m.dtype != dtypes::FLOAT32,
+                            ),
+                            None => return Err(format!("`{name}` has no known sizes")),
+                        },
                     };
                     let count = eval::element_count(&dims)? as usize;
                     let tensor = if integer {
@@ -885,7 +992,10 @@ impl Converter<'_> {
             eval::evaluate(&node, &|name| inputs.get(name).cloned())
         };
         let zeros = run(1, 0)?;
-        let ones = run(1, 1)?;
+        // Ones may index out of range where zeros do not (`mask[arange(B), ids]` at batch
+        // 1); then the sizes are the zeros' (an op whose sizes follow its operands' values,
+        // `nonzero`, is not lowered, and the lowering checks each value against them).
+        let ones = run(1, 1).unwrap_or_else(|_| zeros.clone());
         let doubled = run(2, 0)?;
         let inferred = dtypes::infer(
             node,
@@ -911,9 +1021,29 @@ impl Converter<'_> {
             } else if d1.first() == Some(&1) && d2.first() == Some(&2) && d1[1..] == d2[1..] {
                 Evaluated::PerSample(d1[1..].to_vec(), dtype)
             } else {
-                return Err(format!(
-                    "output {k} does not keep the batch as its first dimension"
-                ));
+                // The batch once, times a constant, on any dimension (the lowering's model).
+                let changed: Vec<usize> = (0..d1.len().min(d2.len()))
+                    .filter(|&a| d1[a] != d2[a])
+                    .collect();
+                match changed[..] {
+                    [a] if d1.len() == d2.len() && d1[a] > 0 && d2[a] == 2 * d1[a] => {
+                        let sizes = (0..d1.len())
+                            .map(|i| {
+                                if i == a {
+                                    batch_times(d1[a])
+                                } else {
+                                    SymInt::Int(d1[i] as i64)
+                                }
+                            })
+                            .collect();
+                        Evaluated::Moved(sizes, dtype)
+                    }
+                    _ => {
+                        return Err(format!(
+                            "output {k} has sizes {d1:?} at batch 1 and {d2:?} at batch 2, which do not follow the batch on one dimension"
+                        ))
+                    }
+                }
             });
         }
         Ok(outputs)
@@ -945,6 +1075,11 @@ impl Converter<'_> {
                         name: name.clone(),
                         shape,
                     }
+                }
+                Evaluated::Moved(sizes, dtype) => {
+                    self.tensor_values
+                        .insert(name.clone(), typed_meta(sizes, dtype));
+                    Val::Moved { name: name.clone() }
                 }
                 Evaluated::Constant(dims, dtype) => {
                     if dtype != dtypes::FLOAT32 {
@@ -989,6 +1124,40 @@ impl Converter<'_> {
         named.iter().find_map(|(_, v)| find(name, v))
     }
 
+    /// A value read as a number ([`ANNOTATE_NUMBER`]): a one-element constant becomes an
+    /// `item` node, whose output the lowering reads as the literal; anything else stays
+    /// itself (as before the conversion: a tensor where torch reads a number broadcasts as
+    /// one).
+    fn number(&mut self, call: &Call, args: &[Val]) -> Result<Val, String> {
+        match args {
+            [Val::Stored { name, dims }] if dims.iter().product::<u64>() == 1 => {
+                let integer = self.integers.contains(name);
+                let output = format!("item_{}", call.output.0);
+                let out = if integer {
+                    Argument::SymInt(SymInt::Name(output.clone()))
+                } else {
+                    Argument::SymFloat(output.clone())
+                };
+                self.nodes.push(Node {
+                    target: "torch.ops.aten.item.default".into(),
+                    inputs: vec![NamedArgument {
+                        name: "self".into(),
+                        arg: Argument::Tensor(name.clone()),
+                    }],
+                    outputs: vec![out],
+                    metadata: metadata(&call.site),
+                    name: Some(output.clone()),
+                });
+                Ok(Val::Number {
+                    name: output,
+                    integer,
+                })
+            }
+            [other] => Ok(other.clone()),
+            _ => Err("`annotate` of several values".into()),
+        }
+    }
+
     /// `torch.size`, `ops.prim.NumToTensor`, `int`/`float`: evaluated, no node. `None` for
     /// any other op.
     fn scalar(
@@ -1002,6 +1171,19 @@ impl Converter<'_> {
         }
         if let ("torch.device", [Val::Str(device)]) = (op, args) {
             return Ok(Some(Val::Str(device.clone())));
+        }
+        // A size divided with rounding (`embed_dim // num_heads` in traced attention).
+        if let ("torch.div", [Val::Int(a), Val::Int(b)], [(key, Val::Str(mode))]) =
+            (op, args, kwargs)
+        {
+            if key == "rounding_mode" && *b > 0 && (mode == "trunc" || mode == "floor") {
+                let q = if mode == "trunc" {
+                    a / b
+                } else {
+                    a.div_euclid(*b)
+                };
+                return Ok(Some(Val::Int(q)));
+            }
         }
         let sizes_divided = op == "torch.floor_divide"
             && matches!(args, [Val::Int(_), Val::Int(_)] | [Val::Batch, Val::Int(_)]);
@@ -1027,6 +1209,23 @@ impl Converter<'_> {
                 match if *dim < 0 { dim + rank } else { *dim } {
                     d if (0..rank).contains(&d) => Val::Int(dims[d as usize] as i64),
                     _ => return Err(format!("dimension {dim} is out of range for rank {rank}")),
+                }
+            }
+            // A tensor whose batch is elsewhere: a fixed size, or the batch itself.
+            ("torch.size", [Val::Moved { name }, Val::Int(dim)]) => {
+                let sizes = self
+                    .tensor_values
+                    .get(name)
+                    .map_or(&[][..], |m| &m.sizes[..]);
+                let rank = sizes.len() as i64;
+                let d = if *dim < 0 { dim + rank } else { *dim };
+                match usize::try_from(d).ok().and_then(|d| sizes.get(d)) {
+                    Some(SymInt::Int(n)) => Val::Int(*n),
+                    Some(SymInt::Expr(e)) if e == BATCH => Val::Batch,
+                    Some(other) => {
+                        return Err(format!("dimension {dim} is {other:?}, the batch folded"))
+                    }
+                    None => return Err(format!("dimension {dim} is out of range for rank {rank}")),
                 }
             }
             ("torch.size", [Val::Stored { dims, .. }]) => {
@@ -1069,6 +1268,18 @@ impl Converter<'_> {
             .collect();
         named[1] = (key, Val::List(list));
         Ok((named, per_sample))
+    }
+}
+
+/// The value an in-place op (`relu_`, not `__and__`) changes: its first argument.
+fn in_place(schema: &Schema, call: &Call) -> Option<ValueId> {
+    let name = schema.name();
+    match (
+        name.ends_with('_') && !name.starts_with("__"),
+        call.args.first(),
+    ) {
+        (true, Some(Operand::Value(changed))) => Some(*changed),
+        _ => None,
     }
 }
 
@@ -1363,6 +1574,11 @@ fn argument(val: &Val) -> Result<Argument, String> {
         Val::Activation { name, .. } | Val::Stored { name, .. } | Val::Moved { name } => {
             Argument::Tensor(name.clone())
         }
+        Val::Number {
+            name,
+            integer: true,
+        } => Argument::SymInt(SymInt::Name(name.clone())),
+        Val::Number { name, .. } => Argument::SymFloat(name.clone()),
         Val::Int(i) => Argument::Int(*i),
         Val::Float(f) => Argument::Float(*f),
         Val::Bool(b) => Argument::Bool(*b),
@@ -1601,6 +1817,48 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_on_any_dimension_is_resolved_at_each_size() {
+        let sizes = [SymInt::Int(4), batch_times(16), SymInt::Expr(BATCH.into())];
+        assert_eq!(sizes_at(&sizes, 3), Some(vec![4, 48, 3]));
+        assert_eq!(batch_times(1), SymInt::Expr(BATCH.into()));
+        assert_eq!(sizes_at(&[SymInt::Name("s".into())], 3), None);
+    }
+
+    #[test]
+    fn factories_take_torchs_inferred_dtype() {
+        let node = |args: &str| -> Node {
+            serde_json::from_str(&format!(
+                r#"{{"target": "t", "outputs": [], "inputs": [{args}]}}"#
+            ))
+            .unwrap()
+        };
+        let end = |arg: &str| node(&format!(r#"{{"name": "end", "arg": {arg}}}"#));
+        assert_eq!(
+            factory_dtype(&end(r#"{"as_int": 4}"#), "arange"),
+            dtypes::INT64
+        );
+        assert_eq!(
+            factory_dtype(&end(r#"{"as_float": 4.0}"#), "arange"),
+            dtypes::FLOAT32
+        );
+        let fill = |arg: &str| node(&format!(r#"{{"name": "fill_value", "arg": {arg}}}"#));
+        assert_eq!(
+            factory_dtype(&fill(r#"{"as_int": 1}"#), "full"),
+            dtypes::INT64
+        );
+        assert_eq!(
+            factory_dtype(&fill(r#"{"as_bool": true}"#), "full"),
+            dtypes::BOOL
+        );
+        assert_eq!(
+            factory_dtype(&fill(r#"{"as_float": 1.5}"#), "full"),
+            dtypes::FLOAT32
+        );
+        let typed = node(r#"{"name": "dtype", "arg": {"as_scalar_type": 5}}"#);
+        assert_eq!(factory_dtype(&typed, "ones"), dtypes::INT64);
+    }
+
+    #[test]
     fn the_batch_in_a_size_list_is_set_for_evaluation() {
         let node: Node = serde_json::from_str(&format!(
             r#"{{"target": "torch.ops.aten.expand.default", "outputs": [], "inputs": [
@@ -1608,7 +1866,7 @@ mod tests {
                 {{"name": "size", "arg": {{"as_sym_ints": [{{"as_expr": {{"expr_str": "{BATCH}"}}}}, {{"as_int": -1}}]}}}}]}}"#
         ))
         .unwrap();
-        let at_three = at_batch(&node, 3);
+        let at_three = at_batch(&node, 3, 0);
         assert_eq!(at_three.inputs[1].arg, Argument::Ints(vec![3, -1]));
         assert_eq!(at_three.inputs[0].arg, node.inputs[0].arg);
     }

@@ -111,6 +111,13 @@ pub struct Call {
 /// (`x1, x2, = torch.chunk(x, 2, 1)`): arguments `[list, Int(i), Int(n)]`.
 pub const LIST_UNPACK: &str = "ops.prim.ListUnpack";
 
+/// The op name of the calls that read a value as a number (`annotate(number, x)` in traced
+/// code, where torch converted a tensor to a scalar): arguments `[value]`.
+pub const ANNOTATE_NUMBER: &str = "annotate(number)";
+
+/// The scalar types of `annotate(T, value)` that convert a tensor to a number.
+const SCALAR_TYPES: [&str; 3] = ["number", "int", "float"];
+
 /// What the top `forward` returns.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Returned {
@@ -508,6 +515,18 @@ impl Inliner<'_> {
                 }
             }
             "annotate" => match args {
+                // A tensor read as a number (`annotate(number, stride)` of a 0-d tensor):
+                // recorded, so the conversion can read a constant's value back.
+                [Expr::Name(ty), value]
+                    if kwargs.is_empty() && SCALAR_TYPES.contains(&ty.as_str()) =>
+                {
+                    match self.eval(env, value)? {
+                        Local::Operand(op @ (Operand::Value(_) | Operand::Constant(_))) => {
+                            self.record(ANNOTATE_NUMBER.to_owned(), vec![op], Vec::new())
+                        }
+                        other => Ok(other),
+                    }
+                }
                 [_, value] if kwargs.is_empty() => self.eval(env, value),
                 _ => Err(self.error("`annotate` takes a type and a value")),
             },

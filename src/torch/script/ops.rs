@@ -130,8 +130,6 @@ pub const SHAPED: &[&str] = &[
     "detach.default",
     "slice.Tensor",
     "permute.default",
-    "reshape_as.default",
-    "index.Tensor",
     "matmul.default",
     "select.int",
     "unsqueeze.default",

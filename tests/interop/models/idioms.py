@@ -97,6 +97,12 @@ class Anchors(nn.Module):  # ultralytics make_anchors: type_as of constants, new
         sx = torch.arange(D // 2).type_as(x) + 0.5
         strides = torch.cat([x.new_full((D // 4, 1), self.stride[i].item()) for i in range(2)])
         return x * torch.cat([sx, sx]) + strides.reshape(-1).repeat(2)[:D]
+class StrideAnchors(nn.Module):  # ultralytics make_anchors: `full` by a 0-d stride tensor (a trace reads it with annotate(number))
+    def __init__(self):
+        super().__init__(); self.register_buffer("stride", torch.tensor([8.0, 16.0]))
+    def forward(self, x):
+        strides = torch.cat([torch.full((D // 2, 1), self.stride[i], dtype=x.dtype) for i in range(2)])
+        return x * strides.reshape(-1)
 class PositionIds(nn.Module):  # RoBERTa: cumsum of an int32 mask is int64; token types gathered from a buffer row
     def __init__(self):
         super().__init__()
