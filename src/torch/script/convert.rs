@@ -1585,9 +1585,10 @@ fn argument(val: &Val) -> Result<Argument, String> {
         Val::Str(s) => Argument::String(s.clone()),
         Val::None => Argument::None,
         Val::Batch => {
-            return Err(
-                "the batch size is used as a value; only view/reshape may lead with it".into(),
-            )
+            return Err(format!(
+                "the batch size is used as a value (size arithmetic such as `bsz * num_heads`); only view/reshape may lead with it; {}",
+                super::shape::MOVED_BATCH_HINT
+            ))
         }
         Val::List(items) => list(items)?,
     })

@@ -130,7 +130,7 @@ impl<'a> Args<'a> {
 
 /// What to do when a transpose moves the batch: what an attention layer traced with
 /// gradients on does (`nn.MultiheadAttention` moves the batch behind the tokens).
-const MOVED_BATCH_HINT: &str = "if this is attention (nn.MultiheadAttention, nn.TransformerEncoderLayer), trace the model in eval mode under `torch.no_grad()` (torch then records its fused kernels, which are exported) or export it with torch.export";
+pub(super) const MOVED_BATCH_HINT: &str = "if this is attention (nn.MultiheadAttention, nn.TransformerEncoderLayer), trace the model in eval mode under `torch.no_grad()` (torch then records its fused kernels, which are exported) or export it with torch.export";
 
 /// A per-sample axis of full-rank axis `dim` (negative counts from the end); the batch,
 /// axis 0, is refused.
