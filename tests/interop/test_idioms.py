@@ -10,7 +10,9 @@ masked included (so too an additive −∞ mask, computed or stored: torch gives
 zeros, not the NaN of a plain softmax), and T5's position bias selected by one), arithmetic at torch's promoted type
 (an int64 timestep times int64 ones, then a float table), ultralytics' anchors (`type_as` of
 constants, `new_full` by a stored stride's `item()`), and RoBERTa's position ids (`cumsum`
-of an int32 mask is int64; token types gathered from a buffer row). Each is exported with torch.export and a dynamic batch, and (all but the int64
+of an int32 mask is int64; token types gathered from a buffer row), and ViT's class token
+expanded over the batch beside patch tokens holding ±∞ and NaN (the token must stay the
+stored one). Each is exported with torch.export and a dynamic batch, and (all but the int64
 timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
 there (none of Shape/Expand/ConstantOfShape/NonZero/Identity/Loop/If), and match torch eager
@@ -58,6 +60,13 @@ def timestep(b, gen):
     return torch.randint(0, 1000, (b,), generator=gen)
 
 
+def special_tokens(b, gen):
+    # Non-finite values in every sample's first token, beside which the class token stands.
+    x = tokens(b, gen)
+    x[:, 0, 0], x[:, 0, 1], x[:, 0, 2] = float("inf"), float("-inf"), float("nan")
+    return x
+
+
 def ids(b, gen):
     return torch.randint(0, 9, (b, S), generator=gen)
 
@@ -88,6 +97,7 @@ MODELS = {
     "anchors": (idioms.Anchors, [float_input]),
     "stride_anchors": (idioms.StrideAnchors, [float_input]),
     "position_ids": (idioms.PositionIds, [tokens, ids]),
+    "class_token": (idioms.ClassToken, [special_tokens]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
@@ -160,6 +170,11 @@ def check_export(name, model, makers, archive, tmp_path):
             ref = model(*inputs).numpy()
         got = session.run(None, dict(zip(names, (i.numpy() for i in inputs))))[0]
         assert got.shape == ref.shape, (got.shape, ref.shape)
+        # NaN and ±∞ where torch has them; the finite rest within the tolerance.
+        special = ~np.isfinite(ref)
+        assert np.array_equal(np.isnan(got), np.isnan(ref)), f"{name} batch {b}: NaN differs"
+        assert np.array_equal(got[special & ~np.isnan(ref)], ref[special & ~np.isnan(ref)])
+        got, ref = np.where(special, 0, got), np.where(special, 0, ref)
         diff = float(np.abs(got - ref).max())
         tol = 1e-4 * max(1.0, float(np.abs(ref).max()))
         print(f"{name} batch {b}: max |diff| {diff:.3e} (tolerance {tol:.3e})")

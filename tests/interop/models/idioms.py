@@ -3,8 +3,8 @@
 by `arange` over the batch (CLIP's pooling, tokens picked per sample, transformers' padding
 mask lookup, a boolean causal and padding mask into SDPA, T5's position bias selected by a padding
 mask), BERT's bidirectional and decoders' causal additive masks from an `attention_mask`
-input, diffusers' int64 timestep embedding, ultralytics' anchors and RoBERTa's position
-ids (test_idioms.py)."""
+input, diffusers' int64 timestep embedding, ultralytics' anchors, RoBERTa's position
+ids and ViT's class token expanded over the batch (test_idioms.py)."""
 import torch, torch.nn as nn
 S, D = 6, 8
 class Diff(nn.Module):
@@ -113,3 +113,7 @@ class PositionIds(nn.Module):  # RoBERTa: cumsum of an int32 mask is int64; toke
         pos = (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + 1
         types = torch.gather(self.token_types.expand(ids.shape[0], -1), 1, pos)
         return x + self.pos(pos) + self.types(types)
+class ClassToken(nn.Module):  # ViT: a stored class token expanded over the batch beside the patch tokens
+    def __init__(self):
+        super().__init__(); self.cls = nn.Parameter(torch.randn(1, 1, D))
+    def forward(self, x): return torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1)

@@ -2,6 +2,7 @@
 //! wherever the batch is, and `linear`'s product by a stored weight.
 
 use crate::aten::program::{Argument, Node, SymInt};
+use crate::onnx::elem::ElemType;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
 
@@ -260,10 +261,11 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, y)
     }
 
-    /// Expanded constant `c` of per-sample `shape`, built from activation `like` as
-    /// `0 · like[…:1…] + c` so that it follows the batch with no op computing it (the
-    /// checkpoint ViT's class token does the same). `c` must have `shape`'s sizes, or 1,
-    /// on every per-sample axis, and `like` the same rank.
+    /// Expanded constant `c` of per-sample `shape`, built beside activation `like` as
+    /// `Where(like[…:1…] == like[…:1…], c, c)` so that it follows the batch with no op
+    /// computing it. The condition only lends its shape: either branch is `c`, so a NaN or
+    /// ±∞ in `like` never reaches the result (as `0 · like + c` would let it). `c` must
+    /// have `shape`'s sizes, or 1, on every per-sample axis, and `like` the same rank.
     pub(super) fn expanded_like(
         &mut self,
         c: &Constant,
@@ -277,21 +279,29 @@ impl<'p> Lowering<'p, '_> {
                 like.shape()
             )));
         }
-        // `like` cut to size 1 wherever its size differs; the Add broadcasts the rest.
+        // `like` cut to size 1 wherever its size differs; the Where broadcasts the rest.
         let mut x = like.clone();
         for (axis, (&want, &have)) in shape.iter().zip(like.shape()).enumerate() {
             if want != have {
                 x = self.g.slice(scope, &x, axis, 0..1)?;
             }
         }
-        let zero = self.g.constant_scalar(&format!("{scope}.zero"), 0.0);
-        let zeros = self.g.mul_constant(scope, &x, &zero)?;
+        let rows = emit::single(self.g.typed_node(
+            "Equal",
+            scope,
+            vec![x.name().to_owned(), x.name().to_owned()],
+            vec![],
+            vec![(x.shape().to_vec(), ElemType::Bool)],
+        ));
         let constant = self.weight(c)?;
-        let inputs = vec![zeros.name().to_owned(), constant.name().to_owned()];
-        let mut outputs = self
-            .g
-            .node("Add", scope, inputs, vec![], vec![shape.to_vec()]);
-        Ok(outputs.swap_remove(0))
+        let c = constant.name().to_owned();
+        Ok(emit::single(self.g.typed_node(
+            "Where",
+            scope,
+            vec![rows.name().to_owned(), c.clone(), c],
+            vec![],
+            vec![(shape.to_vec(), ElemType::Float32)],
+        )))
     }
 
     /// `sym_size.int`: only the batch dimension's size is a symbol (the batch times its
