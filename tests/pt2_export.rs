@@ -242,7 +242,7 @@ fn op_zoo_and_multi_input_programs_match_torch_in_tract() {
 #[test]
 fn folded_and_moved_batches_export_with_static_shapes() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["windows", "patches"] {
+    for name in ["windows", "patches", "expanded_masks"] {
         let case = case(name);
         for opset in [11, 13] {
             let options = ProgramOptions {

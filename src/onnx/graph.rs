@@ -162,6 +162,12 @@ impl GraphBuilder {
         self.opset
     }
 
+    /// How many nodes and initializers were written so far: equal counts before and after
+    /// a step mean it wrote nothing.
+    pub fn written(&self) -> (usize, usize) {
+        (self.nodes.len(), self.initializers.len())
+    }
+
     /// Declares a float32 graph input of per-sample shape `shape`.
     pub fn input(&mut self, name: &str, shape: Vec<u64>) -> Result<Value, OnnxError> {
         self.typed_input(name, shape, ElemType::Float32)

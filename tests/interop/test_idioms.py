@@ -12,7 +12,8 @@ zeros, not the NaN of a plain softmax), and T5's position bias selected by one),
 constants, `new_full` by a stored stride's `item()`), and RoBERTa's position ids (`cumsum`
 of an int32 mask is int64; token types gathered from a buffer row), and ViT's class token
 expanded over the batch beside patch tokens holding ±∞ and NaN (the token must stay the
-stored one). Each is exported with torch.export and a dynamic batch, and (all but the int64
+stored one), and stored masks and biases expanded or repeated over the batch and then folded
+into Swin's windows or WavLM's batch × heads. Each is exported with torch.export and a dynamic batch, and (all but the int64
 timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
 there (none of Shape/Expand/ConstantOfShape/NonZero/Identity/Loop/If), and match torch eager
@@ -98,6 +99,8 @@ MODELS = {
     "stride_anchors": (idioms.StrideAnchors, [float_input]),
     "position_ids": (idioms.PositionIds, [tokens, ids]),
     "class_token": (idioms.ClassToken, [special_tokens]),
+    "window_mask": (idioms.WindowMask, [tokens]),
+    "repeated_bias": (idioms.RepeatedBias, [tokens]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
@@ -128,8 +131,10 @@ def trace(model, makers, path):
 # The idioms the TorchScript route exports too, traced at batch 2 (the trace's code holds
 # the batch as `x.size(0)`, the strides as 0-d constants read back with `annotate(number)`).
 # Traces refuse these (an int64 timestep times a float; attention masks whose batch size a
-# trace records as a value): the `.pt2` route converts them.
-TRACED = sorted(set(MODELS) - {"timestep_scale", "sdpa_inf_mask", "sdpa_hidden_row"})
+# trace records as a value; a view by -1 or by the batch times a number, which a trace
+# records with the traced batch folded in): the `.pt2` route converts them.
+TRACED = sorted(set(MODELS) - {"timestep_scale", "sdpa_inf_mask", "sdpa_hidden_row",
+                               "window_mask", "repeated_bias"})
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

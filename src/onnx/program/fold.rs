@@ -14,14 +14,6 @@ use super::alias;
 use super::lower::Lowering;
 
 impl Lowering<'_, '_> {
-    /// Evaluates `node` (aten op `op`) and binds its outputs when it is foldable: an op the
-    /// evaluator knows, reading at least one tensor, every tensor a constant or the same
-    /// for every sample ([`Bound::Uniform`](super::lower)). A size argument may be the
-    /// batch (`class_token.expand(n, -1, -1)`, `zeros(n, h, w)`; also the number a
-    /// program traced at a fixed batch holds): the op is then evaluated for one sample and
-    /// its outputs bound as the same for every sample, as they are whenever a uniform
-    /// tensor is read. Returns whether it folded; an evaluation error is an error, never a
-    /// fallback.
     /// `nan_to_num`'s absent `posinf`/`neginf` are the result dtype's largest values; the
     /// ported rule (`aten::decompose`) holds float32's, so another dtype is refused.
     fn check_float32_defaults(&self, node: &Node, op: &str) -> Result<(), OnnxError> {
@@ -45,6 +37,14 @@ impl Lowering<'_, '_> {
         })
     }
 
+    /// Evaluates `node` (aten op `op`) and binds its outputs when it is foldable: an op the
+    /// evaluator knows, reading at least one tensor, every tensor a constant or the same
+    /// for every sample ([`Bound::Uniform`](super::lower)). A size argument may be the
+    /// batch (`class_token.expand(n, -1, -1)`, `zeros(n, h, w)`; also the number a
+    /// program traced at a fixed batch holds): the op is then evaluated for one sample and
+    /// its outputs bound as the same for every sample, as they are whenever a uniform
+    /// tensor is read. Returns whether it folded; an evaluation error is an error, never a
+    /// fallback.
     pub fn fold_constant(&mut self, node: &Node, op: &str) -> Result<bool, OnnxError> {
         if op == alias::COPY {
             // A copy into an activation is lowered by its row.
@@ -119,6 +119,17 @@ impl Lowering<'_, '_> {
                     names.len()
                 ),
             });
+        }
+        // A result with the batch folded into another dimension (`mask.expand(B,
+        // …).reshape(-1, …)`) is not one value repeated for every sample: the row lowers
+        // it, on the inputs made activations.
+        if uniform
+            && !names
+                .iter()
+                .zip(&outputs)
+                .all(|(name, tensor)| self.fits_uniform(name, tensor))
+        {
+            return Ok(false);
         }
         for (name, tensor) in names.into_iter().zip(outputs) {
             if uniform {

@@ -3,7 +3,7 @@
 //! against the one torch recorded, and finishing with the user outputs, named as
 //! [`super::outputs`] decides.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
@@ -113,6 +113,13 @@ pub(super) struct Lowering<'p, 'a> {
     /// The first graph input (batch first, factor 1): an activation a value the same for
     /// every sample can be made from when no other one is at hand (`Lowering::zeros`).
     pub carrier: Value,
+    /// [`Bound::Uniform`] values an op needed as activations, made from the carrier
+    /// ([`Lowering::materialize_uniform`]); the binding itself stays uniform, so ops that
+    /// read the values themselves still fold them.
+    materialized: HashMap<String, Tensor>,
+    /// The uniform value the current node's row last asked for as an activation before it
+    /// was made one ([`Lowering::tensor`]).
+    uniform_asked: RefCell<Option<String>>,
 }
 
 /// The result of lowering: the model and what its input and outputs look like.
@@ -188,6 +195,8 @@ pub fn lower(
         absorbed: HashSet::new(),
         rows: Cell::new(None),
         carrier: carrier.ok_or_else(|| located::program("the program takes no tensor input"))?,
+        materialized: HashMap::new(),
+        uniform_asked: RefCell::new(None),
     };
     let live = live_nodes(graph);
     for (index, node) in graph.nodes.iter().enumerate() {
@@ -407,9 +416,15 @@ impl Lowering<'_, '_> {
             Bound::Number(v) => Err(OnnxError::Shape {
                 what: format!("the number `{name}` ({v}) is used as a tensor"),
             }),
-            Bound::Uniform { label, .. } => Err(OnnxError::Shape {
-                what: format!("`{name}` ({label}) has the same values for every sample (a constant expanded over the batch, or a factory sized by it); it is exported where it meets an activation (arithmetic, where, cat), not as this op's input"),
-            }),
+            Bound::Uniform { label, .. } => match self.materialized.get(name) {
+                Some(t) => Ok(t.clone()),
+                None => {
+                    self.uniform_asked.replace(Some(name.to_owned()));
+                    Err(OnnxError::Shape {
+                        what: format!("`{name}` ({label}) has the same values for every sample (a constant expanded over the batch, or a factory sized by it); it is exported where it meets an activation (arithmetic, where, cat), not as this op's input"),
+                    })
+                }
+            },
             Bound::SampleIndex { .. } => Err(OnnxError::Shape {
                 what: format!("`{name}` is `arange` over the batch (each sample's own index); it is exported only as the index of the batch dimension in an indexing (`x[torch.arange(B), idx]`), views of it included"),
             }),
@@ -481,6 +496,35 @@ impl Lowering<'_, '_> {
                 what: format!("`{name}` must be a parameter, buffer or constant, but it is computed by the graph"),
             }),
         }
+    }
+
+    /// Value `name`'s values for one sample, batch dimension and label, if it has the same
+    /// values for every sample ([`Bound::Uniform`]).
+    pub fn uniform(&self, name: &str) -> Option<(eval::Tensor, usize, String)> {
+        match self.values.get(name) {
+            Some(Bound::Uniform {
+                tensor,
+                axis,
+                label,
+            }) => Some((tensor.clone(), *axis, label.clone())),
+            _ => None,
+        }
+    }
+
+    /// Whether uniform value `name` was made an activation.
+    pub fn is_materialized(&self, name: &str) -> bool {
+        self.materialized.contains_key(name)
+    }
+
+    /// Records `t` as the activation uniform value `name` reads as ([`Lowering::tensor`]).
+    pub fn remember_materialized(&mut self, name: &str, t: Tensor) {
+        self.materialized.insert(name.to_owned(), t);
+    }
+
+    /// The uniform value the current row asked for as an activation before it was made
+    /// one, cleared.
+    pub fn take_uniform_asked(&self) -> Option<String> {
+        self.uniform_asked.take()
     }
 
     /// The dimension that carries the batch of value `name`, if it has the same values
@@ -595,7 +639,15 @@ impl Lowering<'_, '_> {
     /// refused where a value is not exact in `elem` (a fraction as int64).
     pub fn constant_weight_as(&mut self, name: &str, elem: ElemType) -> Result<Weight, OnnxError> {
         let c = self.constant_tensor(name)?;
-        let values: Vec<f64> = match (elem, c.to_i64()) {
+        let values = Self::initializer_values(&c, elem);
+        self.g
+            .typed_constant(name, c.dims().to_vec(), &values, elem)
+    }
+
+    /// `c`'s values for an initializer of element type `elem`: integers exactly, any
+    /// non-zero as `true` for bool, floats as float32 gives them.
+    pub fn initializer_values(c: &eval::Tensor, elem: ElemType) -> Vec<f64> {
+        match (elem, c.to_i64()) {
             (ElemType::Bool, _) => c
                 .to_f32()
                 .iter()
@@ -603,9 +655,7 @@ impl Lowering<'_, '_> {
                 .collect(),
             (_, Ok(v)) => v.into_iter().map(|v| v as f64).collect(),
             (_, Err(_)) => c.to_f32().into_iter().map(f64::from).collect(),
-        };
-        self.g
-            .typed_constant(name, c.dims().to_vec(), &values, elem)
+        }
     }
 
     /// Constant `name` as an initializer (written once).
@@ -843,7 +893,7 @@ impl Lowering<'_, '_> {
     }
 
     /// torch's recorded sizes of tensor value `name`, in terms of the batch.
-    fn recorded_name_sizes(&self, name: &str) -> Result<Vec<Size>, OnnxError> {
+    pub fn recorded_name_sizes(&self, name: &str) -> Result<Vec<Size>, OnnxError> {
         let (meta, _) = self.typed_meta(name)?;
         self.batch.sizes(&meta.sizes).map_err(|e| OnnxError::Shape {
             what: format!("its output `{name}`: {e}"),
@@ -941,33 +991,15 @@ impl Lowering<'_, '_> {
         tensor: eval::Tensor,
     ) -> Result<(), OnnxError> {
         let recorded = self.recorded_name_sizes(name)?;
-        let batch_axes: Vec<usize> = (0..recorded.len()).filter(|&a| recorded[a].batch).collect();
-        let fits =
-            recorded.len() == tensor.rank()
-                && recorded.iter().zip(tensor.dims()).all(|(r, &d)| {
-                    if r.batch {
-                        d == 1
-                    } else {
-                        r.count == d
-                    }
-                });
-        let [axis] = batch_axes[..] else {
+        let Some(axis) = Self::uniform_fit(&recorded, &tensor) else {
             return Err(OnnxError::Shape {
                 what: format!(
-                    "`{name}`, computed from a tensor with the same values for every sample, has sizes {}; only results that keep the batch once are exported",
-                    tensor::show(&recorded)
-                ),
-            });
-        };
-        if !fits {
-            return Err(OnnxError::Shape {
-                what: format!(
-                    "the export computes `{name}` per sample as {:?}, torch recorded {}",
+                    "the export computes `{name}` per sample as {:?}, torch recorded {}; only results that keep the batch once, as a dimension of size 1 per sample, are the same for every sample",
                     tensor.dims(),
                     tensor::show(&recorded)
                 ),
             });
-        }
+        };
         let (typed, label) = self.typed_and_labelled(node, name, tensor)?;
         self.values.insert(
             name.to_owned(),
@@ -978,6 +1010,29 @@ impl Lowering<'_, '_> {
             },
         );
         Ok(())
+    }
+
+    /// Whether value `name`, computed per sample as `tensor`, can be bound as the same for
+    /// every sample ([`Lowering::bind_uniform_as`]).
+    pub fn fits_uniform(&self, name: &str, tensor: &eval::Tensor) -> bool {
+        self.recorded_name_sizes(name)
+            .is_ok_and(|recorded| Self::uniform_fit(&recorded, tensor).is_some())
+    }
+
+    /// The batch dimension of a value torch recorded as `recorded` and the export computed
+    /// per sample as `tensor`, when the record has the batch on one dimension where
+    /// `tensor` has size 1 and `tensor`'s sizes elsewhere.
+    fn uniform_fit(recorded: &[Size], tensor: &eval::Tensor) -> Option<usize> {
+        let mut batch_axes = (0..recorded.len()).filter(|&a| recorded[a].batch);
+        let (Some(axis), None) = (batch_axes.next(), batch_axes.next()) else {
+            return None;
+        };
+        let fits = recorded.len() == tensor.rank()
+            && recorded
+                .iter()
+                .zip(tensor.dims())
+                .all(|(r, &d)| if r.batch { d == 1 } else { r.count == d });
+        fits.then_some(axis)
     }
 
     /// Binds `node`'s symbolic output (an int or a float) to the number `value`.

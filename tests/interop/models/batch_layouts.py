@@ -11,6 +11,9 @@ architectures do, for the batch-layout interop test and the `.pt2` fixtures:
   LayerNorm and softmax over the features, a per-timestep bias, and back.
 - `patch_fold`: MobileViT's unfold (B·C·nh rows, then B·P patches), attention over the
   patches, and the fold back before a 1×1 conv.
+- `expanded_masks`: stored masks expanded or repeated over the batch and then folded with
+  it: Swin's shifted-window mask `mask.expand(B, …).reshape(-1, L, L)` (additive and
+  boolean) and WavLM's head bias `bias.repeat(B, 1, 1, 1).view(B·H, L, L)`.
 - `levit_flatten`: LeViT's `Linear_BN`: `bn(x.flatten(0, 1)).reshape_as(x)` (BatchNorm1d over
   B·N tokens).
 
@@ -28,6 +31,7 @@ CHW = {
     "time_major": (12, 8),
     "patch_fold": (8, 8, 8),
     "levit_flatten": (16, 32),
+    "expanded_masks": (8, 8, 16),
 }
 
 
@@ -142,12 +146,34 @@ class LevitFlatten(nn.Module):
         return nn.functional.hardswish(y) + x
 
 
+class ExpandedMasks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("shift_mask", torch.randn(4, 16, 16))
+        self.register_buffer("hidden", torch.rand(4, 16, 16) < 0.2)
+        self.head_bias = nn.Parameter(torch.randn(2, 64, 64))
+        self.proj = nn.Linear(16, 16)
+
+    def forward(self, x):  # [B, 8, 8, 16]: four 4×4 windows of 16 channels
+        b = x.shape[0]
+        w = x.view(b, 2, 4, 2, 4, 16).permute(0, 1, 3, 2, 4, 5).reshape(-1, 16, 16)
+        mask = self.shift_mask.unsqueeze(0).expand(b, -1, -1, -1).reshape(-1, 16, 16)
+        hidden = self.hidden.unsqueeze(0).expand(b, -1, -1, -1).reshape(-1, 16, 16)
+        scores = (w @ w.transpose(1, 2) + mask).masked_fill(hidden, -1e4)
+        y = self.proj(torch.softmax(scores, -1) @ w)  # [B·4, 16, 16]
+        h = y.reshape(b, 64, 2, 8).transpose(1, 2).reshape(b * 2, 64, 8)
+        bias = self.head_bias.unsqueeze(0).repeat(b, 1, 1, 1).view(b * 2, 64, 64)
+        h = torch.softmax(h @ h.transpose(1, 2) + bias, -1) @ h  # [B·2, 64, 8]
+        return h.view(b, 2, 64, 8).transpose(1, 2).reshape(b, 8, 8, 16)
+
+
 MODELS = {
     "timm_attention": TimmAttention,
     "swin_windows": SwinWindows,
     "time_major": TimeMajor,
     "patch_fold": PatchFold,
     "levit_flatten": LevitFlatten,
+    "expanded_masks": ExpandedMasks,
 }
 
 

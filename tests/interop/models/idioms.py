@@ -4,7 +4,8 @@ by `arange` over the batch (CLIP's pooling, tokens picked per sample, transforme
 mask lookup, a boolean causal and padding mask into SDPA, T5's position bias selected by a padding
 mask), BERT's bidirectional and decoders' causal additive masks from an `attention_mask`
 input, diffusers' int64 timestep embedding, ultralytics' anchors, RoBERTa's position
-ids and ViT's class token expanded over the batch (test_idioms.py)."""
+ids, ViT's class token expanded over the batch, and Swin's window mask and WavLM's position
+bias expanded or repeated over the batch and folded into another dimension (test_idioms.py)."""
 import torch, torch.nn as nn
 S, D = 6, 8
 class Diff(nn.Module):
@@ -117,3 +118,22 @@ class ClassToken(nn.Module):  # ViT: a stored class token expanded over the batc
     def __init__(self):
         super().__init__(); self.cls = nn.Parameter(torch.randn(1, 1, D))
     def forward(self, x): return torch.cat([self.cls.expand(x.shape[0], -1, -1), x], 1)
+class WindowMask(nn.Module):  # Swin: a stored window mask expanded over the batch, then folded into the windows
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("bias", torch.randn(2, S // 2, S // 2))
+        self.register_buffer("hidden", torch.rand(2, S // 2, S // 2) < 0.3)
+    def forward(self, x):
+        w = x.view(-1, S // 2, D)
+        scores = w @ w.transpose(1, 2)
+        bias = self.bias.unsqueeze(0).expand(x.shape[0], -1, -1, -1).reshape(-1, S // 2, S // 2)
+        hidden = self.hidden.unsqueeze(0).expand(x.shape[0], -1, -1, -1).reshape(-1, S // 2, S // 2)
+        return torch.softmax((scores + bias).masked_fill(hidden, -1e4), -1).view(x.shape[0], -1)
+class RepeatedBias(nn.Module):  # WavLM: a position bias repeated over the batch, viewed as batch × heads
+    def __init__(self):
+        super().__init__(); self.bias = nn.Parameter(torch.randn(2, S, S))
+    def forward(self, x):
+        b = x.shape[0]
+        q = x.view(b, S, 2, D // 2).transpose(1, 2).reshape(b * 2, S, D // 2)
+        bias = self.bias.unsqueeze(0).repeat(b, 1, 1, 1).view(b * 2, S, S)
+        return (q @ q.transpose(1, 2) + bias).view(b, 2, S, S)

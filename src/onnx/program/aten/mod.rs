@@ -42,6 +42,7 @@ mod shape_ops;
 mod shrink;
 mod split;
 mod triangle;
+mod uniform;
 
 pub(super) use conv::transpose_2d;
 

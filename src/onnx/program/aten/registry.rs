@@ -644,7 +644,7 @@ impl<'p> Lowering<'p, '_> {
         };
         schema::check(node).map_err(arg_error)?;
         let scope = Self::scope(node);
-        (op.lower)(self, node, &Args(node), &scope)?;
+        self.lower_row(node, op.lower, &scope)?;
         self.rebind_changed_input(node, target)
     }
 }

@@ -1,0 +1,91 @@
+//! Values the same for every sample ([`Bound::Uniform`](super::super::lower)) made
+//! activations where an op needs one: a constant expanded over the batch and then viewed
+//! with the batch folded into another dimension (Swin's shifted-window mask
+//! `mask.expand(B, …).reshape(-1, 1, L, L)`, WavLM's position bias
+//! `bias.repeat(B, 1, 1, 1).view(B·H, L, L)`). Most ops read uniform values themselves and
+//! fold them; a row that asks for one as an activation gets it made from the carrier (the
+//! first graph input, whose values it never reads) and is lowered again.
+
+use crate::aten::program::Node;
+use crate::onnx::elem::ElemType;
+use crate::onnx::OnnxError;
+
+use super::super::emit;
+use super::super::lower::Lowering;
+use super::super::tensor::{Size, Tensor};
+use super::registry::Lower;
+use crate::aten::args::Args;
+
+impl<'p> Lowering<'p, '_> {
+    /// Lowers `node` through `row`. When the row asks for a uniform value as an activation
+    /// before writing anything, the value is made one ([`Lowering::materialize_uniform`])
+    /// and the row runs again; a row that fails after writing nodes fails as it is, so no
+    /// node without readers is left behind.
+    pub(super) fn lower_row(
+        &mut self,
+        node: &Node,
+        row: Lower,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        loop {
+            self.take_uniform_asked();
+            let written = self.g.written();
+            let error = match row(self, node, &Args(node), scope) {
+                Ok(()) => return Ok(()),
+                Err(error) => error,
+            };
+            match self.take_uniform_asked() {
+                Some(name) if self.g.written() == written && !self.is_materialized(&name) => {
+                    self.materialize_uniform(&name, scope)?;
+                }
+                _ => return Err(error),
+            }
+        }
+    }
+
+    /// Makes uniform value `name` an activation: its values for one sample as a constant,
+    /// added to zeros with the batch first (`Lowering::zeros`, or an Or for bool), the batch
+    /// then moved to the value's batch dimension. Every sample's part is the constant, as
+    /// torch's expanded value is; where torch records a multiple `f·N` there, each
+    /// sample's part is the constant's `f` copies, batch outermost (torch's order).
+    fn materialize_uniform(&mut self, name: &str, scope: &str) -> Result<(), OnnxError> {
+        let Some((tensor, axis, label)) = self.uniform(name) else {
+            return Err(OnnxError::Shape {
+                what: format!("`{name}` is not a value the same for every sample"),
+            });
+        };
+        let elem = self.recorded_elem(name)?;
+        let factor = self.recorded_name_sizes(name)?[axis].count;
+        // One sample's part: the constant's rows `factor` times along `axis`.
+        let mut dims = tensor.dims().to_vec();
+        dims[axis] = factor;
+        let block = Self::initializer_values(&tensor, elem);
+        let inner: usize = tensor.dims()[axis + 1..].iter().product::<u64>() as usize;
+        let values: Vec<f64> = block
+            .chunks(inner.max(1))
+            .flat_map(|row| std::iter::repeat_n(row, factor as usize).flatten().copied())
+            .collect();
+        let constant =
+            self.g
+                .typed_constant(&format!("{label}.per_sample"), dims.clone(), &values, elem)?;
+        let zeros = self.zeros(scope, dims.len(), elem)?;
+        let op = if elem == ElemType::Bool { "Or" } else { "Add" };
+        let sum = emit::single(self.g.typed_node(
+            op,
+            scope,
+            vec![zeros.name().to_owned(), constant.name().to_owned()],
+            vec![],
+            vec![(dims.clone(), elem)],
+        ));
+        // `[N, d…, f, d…]`: the batch moves next to `axis` and merges with it, outermost.
+        let mut perm: Vec<usize> = (1..=axis).collect();
+        perm.push(0);
+        perm.extend(axis + 1..=dims.len());
+        let moved = Tensor::rows(sum, 1).transposed(&mut self.g, scope, &perm)?;
+        let mut merged: Vec<Size> = dims.iter().map(|&d| Size::fixed(d)).collect();
+        merged[axis] = Size::batch(factor);
+        let t = moved.reshaped(&mut self.g, scope, &merged)?;
+        self.remember_materialized(name, t);
+        Ok(())
+    }
+}
