@@ -9,6 +9,10 @@ rather than only each package's defaults:
 - `hf_text`: Hugging Face text encoders (DistilBERT, RoBERTa, ALBERT, ELECTRA, DeBERTa-v2, the
   T5 encoder, CLIP's text tower, BERT) with and without an `attention_mask` input, and
   decoders without KV cache (GPT-2, LLaMA, Qwen2, Mistral, Phi), from tiny configs;
+- `hf_vision`: Hugging Face vision backbones (DINOv2, Swin, ConvNeXt, DeiT, BEiT, SegFormer,
+  MobileViT, LeViT, PoolFormer, RegNet, ResNet, EfficientNet, BiT, DPT, GLPN, YOLOS, ViT-MAE,
+  SigLIP, CLIP, FocalNet) and speech encoders (HuBERT, WavLM, Data2Vec audio, the Audio
+  Spectrogram Transformer), from tiny configs;
 - `diffusers`: UNet2DConditionModel (int64 per-sample timestep, text conditioning),
   UNet2DModel and AutoencoderKL's encoder and decoder;
 - `smp`: segmentation-models-pytorch decoders over several encoders;
@@ -378,9 +382,136 @@ class _Positive(torch.nn.Module):
 
 
 # ------------------------------------------------------------------ the table
+# ------------------------------------------------------------------ hf_vision
+HF_VISION = ("dinov2", "dinov2_registers", "swin", "swinv2", "convnext", "convnextv2", "deit",
+             "beit", "data2vec_vision", "segformer", "mobilevit", "mobilevitv2", "levit",
+             "poolformer", "regnet", "resnet", "efficientnet", "bit", "dpt", "glpn",
+             "yolos", "vit_mae", "siglip_vision", "clip_vision", "vit_pooled", "focalnet",
+             "hubert", "wavlm", "audio_spectrogram", "data2vec_audio")
+
+
+def hf_vision_model(name):
+    """`(model, inputs)`: tiny configs of Hugging Face vision and audio backbones."""
+    import transformers as hf
+
+    vit = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+               intermediate_size=64, image_size=64, patch_size=8)
+    image = (Input("pixel_values", (3, 64, 64)),)
+    stages = dict(depths=[1, 1], hidden_sizes=[16, 32])
+    if name in ("dinov2", "dinov2_registers"):
+        config = (hf.Dinov2WithRegistersConfig(num_register_tokens=4, **vit)
+                  if name == "dinov2_registers" else hf.Dinov2Config(**vit))
+        model = (hf.Dinov2WithRegistersModel if name == "dinov2_registers"
+                 else hf.Dinov2Model)(config)
+        return model, image
+    if name in ("swin", "swinv2"):
+        cls, conf = ((hf.SwinModel, hf.SwinConfig) if name == "swin"
+                     else (hf.Swinv2Model, hf.Swinv2Config))
+        return cls(conf(image_size=64, patch_size=4, embed_dim=16, depths=[2, 2],
+                        num_heads=[2, 4], window_size=4)), image
+    if name == "convnext":
+        return hf.ConvNextModel(hf.ConvNextConfig(**stages, num_stages=2)), image
+    if name == "convnextv2":
+        return hf.ConvNextV2Model(hf.ConvNextV2Config(**stages, num_stages=2)), image
+    if name == "deit":
+        return hf.DeiTModel(hf.DeiTConfig(**vit), add_pooling_layer=False), image
+    if name == "beit":
+        return hf.BeitModel(hf.BeitConfig(use_relative_position_bias=True, **vit)), image
+    if name == "data2vec_vision":
+        return hf.Data2VecVisionModel(hf.Data2VecVisionConfig(
+            use_relative_position_bias=True, **vit)), image
+    if name == "segformer":
+        return hf.SegformerForSemanticSegmentation(hf.SegformerConfig(
+            num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[16, 32],
+            num_attention_heads=[1, 2], decoder_hidden_size=32, num_labels=3,
+            patch_sizes=[7, 3], strides=[4, 2], mlp_ratios=[2, 2])), image
+    if name == "mobilevit":
+        return hf.MobileViTModel(hf.MobileViTConfig(
+            image_size=64, hidden_sizes=[32, 40, 48], neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64],
+            num_attention_heads=2)), image
+    if name == "mobilevitv2":
+        return hf.MobileViTV2Model(hf.MobileViTV2Config(image_size=64, width_multiplier=0.5)), image
+    if name == "levit":
+        return hf.LevitModel(hf.LevitConfig(
+            image_size=64, hidden_sizes=[32, 48, 64], num_attention_heads=[1, 2, 2],
+            depths=[1, 1, 1], key_dim=[8, 8, 8])), image
+    if name == "poolformer":
+        return hf.PoolFormerModel(hf.PoolFormerConfig(depths=[1, 1, 1, 1],
+                                                      hidden_sizes=[8, 16, 24, 32])), image
+    if name == "regnet":
+        return hf.RegNetModel(hf.RegNetConfig(hidden_sizes=[16, 32, 48, 64],
+                                              depths=[1, 1, 1, 1], groups_width=8)), image
+    if name == "resnet":
+        return hf.ResNetModel(hf.ResNetConfig(hidden_sizes=[16, 32, 48, 64],
+                                              depths=[1, 1, 1, 1], embedding_size=16)), image
+    if name == "efficientnet":
+        return hf.EfficientNetModel(hf.EfficientNetConfig(image_size=64, width_coefficient=0.25,
+                                                          depth_coefficient=0.25,
+                                                          hidden_dim=320)), image
+    if name == "bit":
+        return hf.BitModel(hf.BitConfig(hidden_sizes=[16, 32, 48, 64], depths=[1, 1, 1, 1],
+                                        embedding_size=16, num_groups=8)), image
+    if name == "dpt":
+        return hf.DPTForDepthEstimation(hf.DPTConfig(
+            out_indices=[0, 1], neck_hidden_sizes=[16, 32], reassemble_factors=[4, 2],
+            fusion_hidden_size=16, head_hidden_size=16, backbone_out_indices=[0, 1], **vit)), image
+    if name == "glpn":
+        return hf.GLPNForDepthEstimation(hf.GLPNConfig(
+            num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[16, 32],
+            num_attention_heads=[1, 2], patch_sizes=[7, 3], strides=[4, 2], mlp_ratios=[2, 2],
+            decoder_hidden_size=16)), image
+    if name == "yolos":
+        return hf.YolosForObjectDetection(hf.YolosConfig(num_detection_tokens=10, **{**vit, "image_size": [64, 64]})), image
+    if name == "vit_mae":
+        return hf.ViTMAEModel(hf.ViTMAEConfig(mask_ratio=0.0, **vit)), image
+    if name == "siglip_vision":
+        return hf.SiglipVisionModel(hf.SiglipVisionConfig(**vit)), image
+    if name == "clip_vision":
+        return hf.CLIPVisionModel(hf.CLIPVisionConfig(**vit)), image
+    if name == "vit_pooled":
+        return hf.ViTModel(hf.ViTConfig(**vit), add_pooling_layer=True), image
+    if name == "focalnet":
+        return hf.FocalNetModel(hf.FocalNetConfig(image_size=64, embed_dim=16, depths=[1, 1],
+                                                  focal_levels=[2, 2])), image
+    audio = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                 intermediate_size=64, conv_dim=(16, 16), conv_stride=(5, 2),
+                 conv_kernel=(10, 3), num_conv_pos_embeddings=16,
+                 num_conv_pos_embedding_groups=2)
+    wave = (Input("input_values", (800,)),)
+    if name == "hubert":
+        return hf.HubertModel(hf.HubertConfig(**audio)), wave
+    if name == "wavlm":
+        return hf.WavLMModel(hf.WavLMConfig(num_buckets=16, max_bucket_distance=40, **audio)), wave
+    if name == "data2vec_audio":
+        return hf.Data2VecAudioModel(hf.Data2VecAudioConfig(**audio)), wave
+    if name == "audio_spectrogram":
+        return hf.ASTModel(hf.ASTConfig(
+            hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+            patch_size=8, frequency_stride=8, time_stride=8, num_mel_bins=32,
+            max_length=64)), (Input("input_values", (64, 32)),)
+    raise KeyError(name)
+
+
+class FirstTensor(torch.nn.Module):
+    """A model's first output as a plain tensor."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return first_tensor(self.model(x))
+
+
+def build_hf_vision(arch):
+    model, inputs = hf_vision_model(arch)
+    return FirstTensor(model), inputs
+
+
 PACKAGES = {
     "ultralytics": (tuple(ULTRALYTICS), build_ultralytics),
     "hf_text": (HF_TEXT, build_hf_text),
+    "hf_vision": (HF_VISION, build_hf_vision),
     "diffusers": (DIFFUSERS, build_diffusers),
     "smp": (tuple(SMP), build_smp),
     "monai": (MONAI, build_monai),
