@@ -19,6 +19,10 @@
 //!   ATC-parsable nodes derive from an input that carries the dimension (`Equal`/`Or` make
 //!   ones, a `Conv` with an all-ones kernel counts them).
 //!
+//! Before probing, a product over rows that a view merged the batch and a dynamic
+//! dimension into (GPT-2's `Conv1D`: `x.view(-1, D)`, `addmm`, a view back) is written over
+//! the unmerged tensor ([`crate::aten::rows`]), as no static Reshape can split `B·S`.
+//!
 //! Anything else that differs is refused, naming the node or constant. A graph that is the
 //! same at two sizes but for these rewrites computes, at every size, what the lowering
 //! would have written for that size.
@@ -26,7 +30,7 @@
 use std::collections::HashMap;
 
 use crate::aten::program::ExportedProgram;
-use crate::aten::{specialize, sym};
+use crate::aten::{rows, specialize, sym};
 use crate::onnx::graph::{Attr, Initializer, Model};
 use crate::onnx::proto::tensor_proto::DataType;
 use crate::onnx::proto::tensor_shape_proto::dimension::Value as Dim;
@@ -158,6 +162,9 @@ pub fn lower_dynamic(
         .iter()
         .map(DynamicDim::probes)
         .collect::<Result<Vec<_>, _>>()?;
+    let mut program = program.clone();
+    rows::unmerge_row_products(&mut program.graph_module.graph);
+    let program = &program;
     let base_sizes: Vec<(&DynamicDim, u64)> =
         dims.iter().zip(&probes).map(|(d, p)| (d, p.0)).collect();
     let mut base = lower_at(program, tensors, target, &base_sizes)?;
