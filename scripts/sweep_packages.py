@@ -93,8 +93,13 @@ def build_ultralytics(arch):
 HF_ENCODERS = ("distilbert", "roberta", "albert", "electra", "deberta_v2", "t5_encoder",
                "clip_text", "bert", "xlm_roberta", "mpnet")
 HF_DECODERS = ("gpt2", "llama", "qwen2", "mistral", "phi")
+# A dynamic sequence length besides the batch (`Dim("seq", max=64)`): encoders with their
+# `attention_mask`, decoders from their ids alone and with one.
+HF_DYNAMIC_SEQ = ("distilbert_mask", "roberta_mask", "albert_mask", "electra_mask",
+                  "t5_encoder_mask", "clip_text_mask", "gpt2", "llama", "qwen2", "gpt2_mask",
+                  "llama_mask", "qwen2_mask")
 HF_TEXT = tuple(f"{a}{m}" for a in HF_ENCODERS for m in ("", "_mask")) + HF_DECODERS + tuple(
-    f"{a}_dynamic_seq" for a in ("distilbert_mask", "gpt2", "llama"))
+    f"{a}_dynamic_seq" for a in HF_DYNAMIC_SEQ)
 
 
 def hf_text_model(name):

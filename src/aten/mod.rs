@@ -7,6 +7,8 @@
 //! - [`args`]: reading a node's arguments by those names, with the schema's defaults.
 //! - [`inline`]: replacing higher-order ops (an autocast-off region) by their bodies.
 //! - [`sym`], [`specialize`]: symbolic sizes, and a program with some of them fixed.
+//! - [`rows`]: matrix products over rows a view merged (GPT-2's `Conv1D`) written over the
+//!   unmerged tensor, where the merged size is a product of symbols.
 //! - [`shuffle`]: `pixel_shuffle`/`pixel_unshuffle` as a reshape, a permutation, a reshape.
 //! - [`decompose`]: torch's decompositions of element-wise ops, ported as data, which the
 //!   evaluator and the ONNX lowering both compute.
@@ -18,6 +20,7 @@ pub mod decompose;
 pub mod eval;
 pub mod inline;
 pub mod program;
+pub mod rows;
 pub mod schema;
 pub mod shuffle;
 pub mod specialize;

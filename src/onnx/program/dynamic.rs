@@ -11,11 +11,17 @@
 //! - an entry of a Reshape's constant shape becomes `0` where the reshaped tensor keeps that
 //!   dimension in place at both probes, else `-1` (one per shape: a view that would need
 //!   two is refused);
-//! - a constant whose only change is its length along one axis, the shorter a prefix of
-//!   the longer (position embeddings `table[:seq]`, token-type rows), is taken at the
-//!   dimension's declared maximum and indexed by the positions `0..seq`, which a few
+//! - a constant whose only change is its length along one or more axes that each follow one
+//!   dimension, the smaller its leading block of the larger (position embeddings
+//!   `table[:seq]`, token-type rows, RoPE's cos/sin rows; along two axes a causal mask
+//!   `[seq, seq]` or T5's relative position bias), is taken at the dimension's declared
+//!   maximum and indexed by the positions `0..seq` along each of those axes, which a few
 //!   ATC-parsable nodes derive from an input that carries the dimension (`Equal`/`Or` make
 //!   ones, a `Conv` with an all-ones kernel counts them).
+//!
+//! Before probing, a product over rows that a view merged the batch and a dynamic
+//! dimension into (GPT-2's `Conv1D`: `x.view(-1, D)`, `addmm`, a view back) is written over
+//! the unmerged tensor ([`crate::aten::rows`]), as no static Reshape can split `B·S`.
 //!
 //! Anything else that differs is refused, naming the node or constant. A graph that is the
 //! same at two sizes but for these rewrites computes, at every size, what the lowering
@@ -24,7 +30,7 @@
 use std::collections::HashMap;
 
 use crate::aten::program::ExportedProgram;
-use crate::aten::{specialize, sym};
+use crate::aten::{rows, specialize, sym};
 use crate::onnx::graph::{Attr, Initializer, Model};
 use crate::onnx::proto::tensor_proto::DataType;
 use crate::onnx::proto::tensor_shape_proto::dimension::Value as Dim;
@@ -156,6 +162,9 @@ pub fn lower_dynamic(
         .iter()
         .map(DynamicDim::probes)
         .collect::<Result<Vec<_>, _>>()?;
+    let mut program = program.clone();
+    rows::unmerge_row_products(&mut program.graph_module.graph);
+    let program = &program;
     let base_sizes: Vec<(&DynamicDim, u64)> =
         dims.iter().zip(&probes).map(|(d, p)| (d, p.0)).collect();
     let mut base = lower_at(program, tensors, target, &base_sizes)?;
@@ -184,9 +193,8 @@ pub fn lower_dynamic(
             edit.replace.push((index, shape));
             continue;
         }
-        let prefix = prefix_axis(&base.model, &variants, index, &changes)
+        let (probe, axes) = prefix_axes(&base.model, &variants, index, &changes)
             .map_err(|why| refusal(&name, &changes, &variants, &why))?;
-        let (probe, axis) = prefix;
         let dim = variants[probe].dim;
         let Some(max) = dim.max else {
             return Err(refusal(
@@ -206,7 +214,7 @@ pub fn lower_dynamic(
             &base.model.initializers[index],
             &full.model,
             table,
-            axis,
+            &axes,
         )
         .map_err(|why| refusal(&name, &changes, &variants, &why))?;
         let mut bytes = Vec::new();
@@ -219,7 +227,7 @@ pub fn lower_dynamic(
         edit.tables.push(Table {
             index,
             probe,
-            axis,
+            axes,
             dims: table.dims.clone(),
             data_type: table.data_type,
             bytes,
@@ -511,14 +519,15 @@ fn reshape_shape(
     Ok(Some(out))
 }
 
-/// The one axis along which a constant grows with exactly one dimension (the axis's size
-/// is that dimension, the smaller constant a prefix of the larger): the probe and axis.
-fn prefix_axis(
+/// The axes along which a constant grows with exactly one dimension (each axis's size is
+/// that dimension, the smaller constant the leading block of the larger): the probe and
+/// the axes, in order.
+fn prefix_axes(
     base: &Model,
     variants: &[Probe<'_>],
     index: usize,
     changes: &Changes,
-) -> Result<(usize, usize), String> {
+) -> Result<(usize, Vec<usize>), String> {
     let &[p] = changes.as_slice() else {
         return Err("it changes with more than one dynamic dimension".into());
     };
@@ -532,53 +541,88 @@ fn prefix_axis(
     let axes: Vec<usize> = (0..a_init.dims.len())
         .filter(|&i| a_init.dims[i] != b_init.dims[i])
         .collect();
-    let &[axis] = axes.as_slice() else {
+    if axes.is_empty() {
+        return Err("its values change but not its sizes".into());
+    }
+    if axes.windows(2).any(|w| w[1] != w[0] + 1) {
         return Err(format!(
-            "its sizes {:?} and {:?} change along {} axes",
-            a_init.dims,
-            b_init.dims,
-            axes.len()
+            "its sizes {:?} and {:?} change along axes {axes:?}, which are not adjacent",
+            a_init.dims, b_init.dims
         ));
-    };
-    if (a_init.dims[axis], b_init.dims[axis]) != (a, b) {
+    }
+    if axes
+        .iter()
+        .any(|&axis| (a_init.dims[axis], b_init.dims[axis]) != (a, b))
+    {
         return Err(format!(
             "its sizes {:?} and {:?} do not follow the dimension one to one",
             a_init.dims, b_init.dims
         ));
     }
-    check_prefix(base, a_init, &probe.model, b_init, axis)?;
-    Ok((p, axis))
+    check_prefix(base, a_init, &probe.model, b_init, &axes)?;
+    Ok((p, axes))
 }
 
-/// Whether `short` is `long` cut along `axis` (every other axis the same).
+/// Whether `short` is the leading block of `long` along `axes` (every other axis the same).
 fn check_prefix(
     short_model: &Model,
     short: &Initializer,
     long_model: &Model,
     long: &Initializer,
-    axis: usize,
+    axes: &[usize],
 ) -> Result<(), String> {
     let read = |m: &Model, i: &Initializer| read(m, i).map_err(|e| e.to_string());
-    let (s, l) = (read(short_model, short)?, read(long_model, long)?);
-    let count = |d: &[u64]| d.iter().product::<u64>().max(1);
-    let width = (l.len() as u64).checked_div(count(&long.dims)).unwrap_or(0);
-    let outer = count(&long.dims[..axis]);
-    let inner = count(&long.dims[axis + 1..]) * width;
-    let (ns, nl) = (short.dims[axis], long.dims[axis]);
-    let same_rest = short.dims.len() == long.dims.len()
-        && (0..short.dims.len()).all(|i| i == axis || short.dims[i] == long.dims[i]);
-    if !same_rest || ns > nl || s.len() as u64 != outer * ns * inner {
+    leading_block(
+        (&read(short_model, short)?, &short.dims),
+        (&read(long_model, long)?, &long.dims),
+        axes,
+    )
+}
+
+/// Whether the row-major tensor `short` (bytes and sizes) is the leading block of `long`
+/// along `axes`: the same sizes elsewhere, and each element of `short` equal to the
+/// element of `long` at the same indices.
+fn leading_block(
+    short: (&[u8], &[u64]),
+    long: (&[u8], &[u64]),
+    axes: &[usize],
+) -> Result<(), String> {
+    let ((s, short_dims), (l, long_dims)) = (short, long);
+    let count = |d: &[u64]| d.iter().product::<u64>();
+    let width = (l.len() as u64).checked_div(count(long_dims)).unwrap_or(0) as usize;
+    let rank = long_dims.len();
+    let fits = short_dims.len() == rank
+        && (0..rank).all(|i| {
+            if axes.contains(&i) {
+                short_dims[i] <= long_dims[i]
+            } else {
+                short_dims[i] == long_dims[i]
+            }
+        })
+        && s.len() as u64 == count(short_dims) * width as u64;
+    if !fits {
         return Err("its other sizes change too".into());
     }
-    for o in 0..outer {
-        let s_start = (o * ns * inner) as usize;
-        let l_start = (o * nl * inner) as usize;
-        let len = (ns * inner) as usize;
-        if s[s_start..s_start + len] != l[l_start..l_start + len] {
+    // Row-major strides of `long`, in elements.
+    let mut strides = vec![1u64; rank];
+    for i in (0..rank.saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * long_dims[i + 1];
+    }
+    let mut index = vec![0u64; rank];
+    for chunk in s.chunks_exact(width.max(1)) {
+        let at = index.iter().zip(&strides).map(|(i, s)| i * s).sum::<u64>() as usize * width;
+        if l.get(at..at + width) != Some(chunk) {
             return Err(
-                "its values at the smaller size are not the first rows of its values at the larger"
+                "its values at the smaller size are not the leading rows of its values at the larger"
                     .into(),
             );
+        }
+        for i in (0..rank).rev() {
+            index[i] += 1;
+            if index[i] < short_dims[i] {
+                break;
+            }
+            index[i] = 0;
         }
     }
     Ok(())
@@ -614,7 +658,8 @@ struct Edit {
 struct Table {
     index: usize,
     probe: usize,
-    axis: usize,
+    /// The axes read up to the dimension's size, in order.
+    axes: Vec<usize>,
     dims: Vec<u64>,
     data_type: DataType,
     bytes: Vec<u8>,
@@ -635,10 +680,11 @@ fn apply(
     let mut prologue: Vec<NodeProto> = Vec::new();
     let mut extra: Vec<Initializer> = Vec::new();
     let mut positions: HashMap<usize, String> = HashMap::new();
+    let mut blocks: HashMap<(usize, usize), String> = HashMap::new();
     let mut removed = Vec::new();
     for table in edit.tables {
         let name = model.initializers[table.index].name.clone();
-        let indices = match positions.get(&table.probe) {
+        let rows = match positions.get(&table.probe) {
             Some(p) => p.clone(),
             None => {
                 let p = positions_of(
@@ -653,10 +699,30 @@ fn apply(
                 p
             }
         };
+        let (&first, &last) = match (table.axes.first(), table.axes.last()) {
+            (Some(first), Some(last)) => (first, last),
+            _ => continue,
+        };
+        let indices = match table.axes.len() {
+            1 => rows,
+            k => match blocks.get(&(table.probe, k)) {
+                Some(b) => b.clone(),
+                None => {
+                    let b = block_positions(&rows, k, table.max, &mut prologue, &mut extra);
+                    blocks.insert((table.probe, k), b.clone());
+                    b
+                }
+            },
+        };
+        // The table with its dynamic axes merged into one, read by one Gather of the
+        // row-major offsets of the leading block.
+        let mut dims = table.dims[..first].to_vec();
+        dims.push(table.dims[first..=last].iter().product());
+        dims.extend_from_slice(&table.dims[last + 1..]);
         let full = format!("{name}.upto_{}", table.max);
         extra.push(Initializer {
             name: full.clone(),
-            dims: table.dims,
+            dims,
             data_type: table.data_type,
             bytes: Bytes::Memory(table.bytes),
         });
@@ -665,7 +731,7 @@ fn apply(
             &format!("{name}.gather"),
             vec![full, indices],
             &name,
-            vec![("axis", Attr::Int(table.axis as i64))],
+            vec![("axis", Attr::Int(first as i64))],
         ));
         removed.push(table.index);
     }
@@ -739,6 +805,59 @@ fn float32s(name: &str, dims: Vec<u64>, values: &[f32]) -> Initializer {
         data_type: DataType::Float,
         bytes: Bytes::Memory(values.iter().flat_map(|v| v.to_le_bytes()).collect()),
     }
+}
+
+/// Nodes computing, from the positions `rows` (`0..size`), the row-major offsets of the
+/// leading `size^k` block of a table whose `k` adjacent axes have `max` entries each:
+/// `offset[i1, …, ik] = ((i1·max + i2)·max + …) + ik`, a `[size; k]` int64 tensor (each
+/// step a `Reshape` adding a trailing axis of 1, a `Mul` and a broadcast `Add`). Returns
+/// its name.
+fn block_positions(
+    rows: &str,
+    k: usize,
+    max: u64,
+    prologue: &mut Vec<NodeProto>,
+    extra: &mut Vec<Initializer>,
+) -> String {
+    let base = format!("{rows}.block{k}");
+    let step = |s: &str| format!("{base}.{s}");
+    extra.push(int64s(&step("max"), &[max as i64]));
+    let mut acc = rows.to_owned();
+    for j in 1..k {
+        let mut shape = vec![0i64; j];
+        shape.push(1);
+        extra.push(int64s(&step(&format!("column{j}")), &shape));
+        let column = step(&format!("as_column{j}"));
+        prologue.push(node(
+            "Reshape",
+            &column,
+            vec![acc, step(&format!("column{j}"))],
+            &column,
+            vec![],
+        ));
+        let scaled = step(&format!("scaled{j}"));
+        prologue.push(node(
+            "Mul",
+            &scaled,
+            vec![column, step("max")],
+            &scaled,
+            vec![],
+        ));
+        let out = if j + 1 == k {
+            base.clone()
+        } else {
+            step(&format!("offsets{j}"))
+        };
+        prologue.push(node(
+            "Add",
+            &out,
+            vec![scaled, rows.to_owned()],
+            &out,
+            vec![],
+        ));
+        acc = out;
+    }
+    acc
 }
 
 /// Nodes computing the int64 positions `0..size` of dimension `dim` (at most `max`) from
@@ -880,5 +999,38 @@ mod tests {
         assert_eq!(dim(2, Some(4)).probes().unwrap(), (4, 3));
         let err = dim(5, Some(5)).probes().unwrap_err().to_string();
         assert!(err.contains("allows only the sizes 5..=5"), "{err}");
+    }
+
+    fn causal(n: u64, max: u64) -> (Vec<u8>, Vec<u64>) {
+        let bytes = (0..n * max).map(|k| u8::from(k % max <= k / max)).collect();
+        (bytes, vec![1, n, max])
+    }
+
+    #[test]
+    fn a_causal_mask_is_the_leading_block_of_the_mask_at_the_maximum() {
+        let (long, long_dims) = causal(8, 8);
+        let block: Vec<u8> = (0..9u64).map(|k| u8::from(k % 3 <= k / 3)).collect();
+        assert_eq!(
+            leading_block((&block, &[1, 3, 3]), (&long, &long_dims), &[1, 2]),
+            Ok(())
+        );
+        // Along one axis only, the rows of a 3×8 mask.
+        let (rows, rows_dims) = causal(3, 8);
+        assert_eq!(
+            leading_block((&rows, &rows_dims), (&long, &long_dims), &[1]),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_block_that_is_not_the_leading_one_is_refused() {
+        let (long, long_dims) = causal(8, 8);
+        // An anti-causal 3×3 block.
+        let upper: Vec<u8> = (0..9u64).map(|k| u8::from(k % 3 >= k / 3)).collect();
+        let err = leading_block((&upper, &[1, 3, 3]), (&long, &long_dims), &[1, 2]).unwrap_err();
+        assert!(err.contains("not the leading rows"), "{err}");
+        // A size that changes off the named axes.
+        let err = leading_block((&upper, &[1, 3, 3]), (&long, &long_dims), &[2]).unwrap_err();
+        assert!(err.contains("other sizes change"), "{err}");
     }
 }
