@@ -9,17 +9,22 @@
 //! - [`sym`], [`specialize`]: symbolic sizes, and a program with some of them fixed.
 //! - [`rows`]: matrix products over rows a view merged (GPT-2's `Conv1D`) written over the
 //!   unmerged tensor, where the merged size is a product of symbols.
-//! - [`shuffle`]: `pixel_shuffle`/`pixel_unshuffle` as a reshape, a permutation, a reshape.
+//! - [`shuffle`]: `pixel_shuffle`/`pixel_unshuffle` and `channel_shuffle` as a reshape, a
+//!   permutation, a reshape.
+//! - [`diag`]: `diag_embed` as torch's reference computes it.
 //! - [`decompose`]: torch's decompositions of element-wise ops, ported as data, which the
 //!   evaluator and the ONNX lowering both compute.
+//! - [`refused`]: why an op with no lowering is refused, its class from torch's tags.
 //! - [`eval`]: evaluating ops whose inputs are all constants (parameters, buffers,
 //!   literals), so the export writes their results as initializers.
 
 pub mod args;
 pub mod decompose;
+pub mod diag;
 pub mod eval;
 pub mod inline;
 pub mod program;
+pub mod refused;
 pub mod rows;
 pub mod schema;
 pub mod shuffle;

@@ -101,7 +101,7 @@ pub fn lookup(target: &str) -> Option<&'static Schema> {
 
 /// torch's `*_copy` overloads, each with the view op it copies: torch defines every one as
 /// that view followed by a copy (`torch._refs`' `_make_copy_from_view`), and values have no
-/// aliasing here, so ckpt evaluates and lowers each as its view ([`view_of`]).
+/// aliasing here, so ckpt evaluates and lowers each as its view ([`canonical`]).
 pub const COPIES: &[(&str, &str)] = &[
     ("alias_copy.default", "alias.default"),
     ("detach_copy.default", "detach.default"),
@@ -123,11 +123,27 @@ pub const COPIES: &[(&str, &str)] = &[
     ("view_copy.default", "view.default"),
 ];
 
-/// The view op `target` (without `torch.ops.aten.`) copies when it is one of [`COPIES`];
-/// any other target itself.
-pub fn view_of(target: &str) -> &str {
+/// torch's alias overloads, each with the overload it names: `native_functions.yaml`
+/// declares each as "alias for" that op, with the same arguments (the schema rows of both
+/// are in [`SCHEMAS`]), so ckpt evaluates and lowers each as the op it names
+/// ([`canonical`]).
+pub const ALIASES: &[(&str, &str)] = &[
+    ("divide.Scalar", "div.Scalar"),
+    ("divide.Tensor", "div.Tensor"),
+    ("divide.Tensor_mode", "div.Tensor_mode"),
+    ("multiply.Scalar", "mul.Scalar"),
+    ("multiply.Tensor", "mul.Tensor"),
+    ("subtract.Tensor", "sub.Tensor"),
+    ("true_divide.Scalar", "div.Scalar"),
+    ("true_divide.Tensor", "div.Tensor"),
+];
+
+/// The op `target` (without `torch.ops.aten.`) is computed as: the view a copy of
+/// [`COPIES`] copies, the op an alias of [`ALIASES`] names, any other target itself.
+pub fn canonical(target: &str) -> &str {
     COPIES
         .iter()
+        .chain(ALIASES)
         .find(|(copy, _)| *copy == target)
         .map_or(target, |(_, view)| view)
 }
@@ -426,6 +442,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("cat.default", &["tensors", "dim"], &[]),
     schema("ceil.default", &["self"], &[]),
     schema("celu.default", &["self", "alpha"], &[]),
+    schema("channel_shuffle.default", &["self", "groups"], &[]),
     schema("chunk.default", &["self", "chunks", "dim"], &[]),
     schema("clamp.Tensor", &["self", "min", "max"], &[]),
     schema("clamp.default", &["self", "min", "max"], &[]),
@@ -560,6 +577,11 @@ pub const SCHEMAS: &[Schema] = &[
     schema("detach_.default", &["self"], &[]),
     schema("detach_copy.default", &["self"], &[]),
     schema(
+        "diag_embed.default",
+        &["self", "offset", "dim1", "dim2"],
+        &[],
+    ),
+    schema(
         "diff.default",
         &["self", "n", "dim", "prepend", "append"],
         &[],
@@ -568,6 +590,9 @@ pub const SCHEMAS: &[Schema] = &[
     schema("div.Tensor", &["self", "other"], &[]),
     schema("div.Tensor_mode", &["self", "other"], &["rounding_mode"]),
     schema("div_.Tensor", &["self", "other"], &[]),
+    schema("divide.Scalar", &["self", "other"], &[]),
+    schema("divide.Tensor", &["self", "other"], &[]),
+    schema("divide.Tensor_mode", &["self", "other"], &["rounding_mode"]),
     schema("dropout.default", &["input", "p", "train"], &[]),
     schema("dropout_.default", &["self", "p", "train"], &[]),
     schema("dsplit.array", &["self", "indices"], &[]),
@@ -878,6 +903,8 @@ pub const SCHEMAS: &[Schema] = &[
     schema("mul.Scalar", &["self", "other"], &[]),
     schema("mul.Tensor", &["self", "other"], &[]),
     schema("mul_.Tensor", &["self", "other"], &[]),
+    schema("multiply.Scalar", &["self", "other"], &[]),
+    schema("multiply.Tensor", &["self", "other"], &[]),
     schema(
         "nan_to_num.default",
         &["self", "nan", "posinf", "neginf"],
@@ -889,6 +916,7 @@ pub const SCHEMAS: &[Schema] = &[
         &["self", "dim", "start", "length"],
         &[],
     ),
+    schema("native_channel_shuffle.default", &["self", "groups"], &[]),
     schema(
         "native_layer_norm.default",
         &["input", "normalized_shape", "weight", "bias", "eps"],
@@ -1056,6 +1084,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("sub.Scalar", &["self", "other", "alpha"], &[]),
     schema("sub.Tensor", &["self", "other"], &["alpha"]),
     schema("sub_.Tensor", &["self", "other"], &["alpha"]),
+    schema("subtract.Tensor", &["self", "other"], &["alpha"]),
     schema("sum.default", &["self"], &["dtype"]),
     schema("sum.dim_IntList", &["self", "dim", "keepdim"], &["dtype"]),
     schema("sum_to_size.default", &["self", "size"], &[]),
@@ -1108,6 +1137,8 @@ pub const SCHEMAS: &[Schema] = &[
     schema("transpose_copy.int", &["self", "dim0", "dim1"], &[]),
     schema("tril.default", &["self", "diagonal"], &[]),
     schema("triu.default", &["self", "diagonal"], &[]),
+    schema("true_divide.Scalar", &["self", "other"], &[]),
+    schema("true_divide.Tensor", &["self", "other"], &[]),
     schema("trunc.default", &["self"], &[]),
     schema("type_as.default", &["self", "other"], &[]),
     schema("unbind.int", &["self", "dim"], &[]),

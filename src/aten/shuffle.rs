@@ -1,7 +1,8 @@
 //! `pixel_shuffle` and `pixel_unshuffle` as torch's reference decomposes them: the last
 //! three dimensions `[C·r², H, W]` (resp. `[C, H·r, W·r]`) reshaped to five, permuted, and
 //! reshaped back to three (`[C, H·r, W·r]`, resp. `[C·r², H, W]`); the leading dimensions
-//! are untouched. The evaluator and the lowering both follow this one plan.
+//! are untouched; `channel_shuffle` likewise splits dimension 1 into groups and swaps them.
+//! The evaluator and the lowering both follow these plans.
 
 /// How to rearrange the last three sizes `last` by factor `r` (`up`: `pixel_shuffle`).
 #[derive(Debug, PartialEq, Eq)]
@@ -46,6 +47,24 @@ pub fn plan(last: [u64; 3], r: i64, up: bool) -> Result<Plan, String> {
     }
 }
 
+/// `channel_shuffle(self, groups)` of a tensor of sizes `dims` (torch's reference,
+/// `torch._refs.nn.functional.channel_shuffle`): the channels (dimension 1) split into
+/// `[groups, channels / groups]`, those two swapped, and merged back. The split, or why
+/// torch refuses it.
+pub fn channel_groups(dims: &[u64], groups: i64) -> Result<[u64; 2], String> {
+    let &[_, channels, _, ..] = dims else {
+        return Err(format!(
+            "channel_shuffle of a rank-{} tensor (torch needs more than 2 dimensions)",
+            dims.len()
+        ));
+    };
+    let groups = u64::try_from(groups)
+        .ok()
+        .filter(|&g| g > 0 && channels.is_multiple_of(g))
+        .ok_or_else(|| format!("channel_shuffle of {channels} channels into {groups} groups"))?;
+    Ok([groups, channels / groups])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,5 +78,13 @@ mod tests {
         assert!(plan([6, 2, 3], 2, true).is_err());
         assert!(plan([2, 3, 4], 2, false).is_err());
         assert!(plan([4, 2, 2], 0, true).is_err());
+    }
+
+    #[test]
+    fn channel_groups_split_the_channels_evenly() {
+        assert_eq!(channel_groups(&[2, 6, 8, 8], 3), Ok([3, 2]));
+        assert!(channel_groups(&[2, 6, 8], 4).is_err());
+        assert!(channel_groups(&[2, 6], 2).is_err());
+        assert!(channel_groups(&[2, 6, 8], 0).is_err());
     }
 }

@@ -257,7 +257,12 @@ fn check_io(info: &ValueInfoProto, batch: &Batch, input: bool, bad: &mut Vec<Str
                 None => false,
             }
     });
-    if !others_ok {
+    let empty = dims.iter().any(|d| matches!(d, Some(Dim::DimValue(0))));
+    if empty {
+        bad.push(format!(
+            "`{name}`: it has a dimension of size 0 (an empty tensor), which ATC does not compile: every dimension but the batch must be fixed at 1 or more, or a named dynamic dimension"
+        ));
+    } else if !others_ok {
         bad.push(format!(
             "`{name}`: every dimension but the batch must be fixed or a named dynamic dimension"
         ));

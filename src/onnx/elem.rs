@@ -85,9 +85,30 @@ pub fn export_name(number: i64) -> String {
     ElemType::from_export(number).map_or_else(|| format!("dtype {number}"), |t| t.to_string())
 }
 
+/// Why a tensor of torch.export dtype `number` is not exported (it is no [`ElemType`]): the
+/// opset-11 or ATC fact in the way.
+pub fn not_exported_because(number: i64) -> &'static str {
+    match number {
+        9..=11 => "opset 11 has no complex element type",
+        13 => "opset 11 cannot cast to bfloat16 (ONNX's Cast gained it in opset 13)",
+        29..=33 => "opset 11 has no float8 element types (ONNX added them in opset 19)",
+        6 => "the graph computes in float32 and ATC chooses the precision it runs at (`--precision_mode`), so torch's float16 rounding would not be reproduced; export the float32 model",
+        8 => "the graph computes in float32, which would not hold float64's precision",
+        1..=3 | 28 | 34 | 35 => "ONNX's Cast leaves a value outside the integer type's range undefined, where torch wraps it",
+        _ => "it is no tensor element type the export knows",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_unexported_dtype_has_a_reason() {
+        assert!(not_exported_because(10).contains("complex"));
+        assert!(not_exported_because(13).contains("opset 13"));
+        assert!(not_exported_because(1).contains("Cast"));
+    }
 
     #[test]
     fn schema_numbers_map_to_onnx_types() {

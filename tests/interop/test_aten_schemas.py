@@ -50,3 +50,14 @@ def torch_signature(target):
 @pytest.mark.parametrize("target,args", ROWS, ids=[t for t, _ in ROWS])
 def test_schema_row_is_torchs(target, args):
     assert args == torch_signature(target)
+
+
+def test_refusal_classes_are_torchs():
+    # src/aten/refused.rs holds the classes scripts/aten-refusals derives from torch's tags
+    # and namespaces; a torch with other tags must regenerate them.
+    from importlib.machinery import SourceFileLoader
+    script = SourceFileLoader("aten_refusals", str(ROOT / "scripts" / "aten-refusals")).load_module()
+    source = (ROOT / "src" / "aten" / "refused.rs").read_text()
+    rows = re.findall(r'\(\s*"([A-Za-z_0-9]+)",\s*Class::(\w+),?\s*\)', source)
+    assert len(rows) >= 100, f"only {len(rows)} rows read from refused.rs"
+    assert rows == script.classes()

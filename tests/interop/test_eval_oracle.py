@@ -163,6 +163,12 @@ CASES = [
     C("pixel_shuffle.default", T(2, 8, 2, 3), 2, dtypes=ALL),
     C("pixel_shuffle.default", T(2, 1, 9, 1, 2), 3, dtypes=(F32,)),
     C("pixel_unshuffle.default", T(1, 2, 4, 6), 2, dtypes=ALL),
+    C("channel_shuffle.default", T(2, 6, 2, 3), 3, dtypes=ALL),
+    C("native_channel_shuffle.default", T(1, 8, 5), 4, dtypes=ALL),
+    C("diag_embed.default", T(2, 3), dtypes=ALL),
+    C("diag_embed.default", T(3, 4), 2, dtypes=ALL),
+    C("diag_embed.default", T(2, 3, 2), -1, 0, 2, dtypes=ALL),
+    C("diag_embed.default", T(4, 3), 1, -1, 0, dtypes=(F32,)),
     C("glu.default", T(2, 6)),
     C("glu.default", T(4, 3), 0),
     C("round.default", T(6, values=[0.5, 1.5, 2.5, -0.5, -1.5, 2.4]), dtypes=(F32,)),
@@ -188,6 +194,14 @@ CASES = [
     C("mul.Scalar", T(2, 3), 0.5, dtypes=NUMERIC),
     C("div.Scalar", T(2, 3), 4, dtypes=NUMERIC),
     C("div.Scalar", T(2, 3), -0.5, dtypes=NUMERIC),
+    # Aliases (`native_functions.yaml`: "alias for"), computed as the op they name.
+    *[C(t, T(2, 3), T(3, nonzero=True), dtypes=NUMERIC) for t in
+      ["divide.Tensor", "true_divide.Tensor", "multiply.Tensor"]],
+    C("divide.Tensor_mode", T(2, 4), T(4, nonzero=True), rounding_mode="floor",
+      dtypes=NUMERIC),
+    *[C(t, T(2, 3), -0.5, dtypes=NUMERIC) for t in
+      ["divide.Scalar", "true_divide.Scalar", "multiply.Scalar"]],
+    C("subtract.Tensor", T(2, 3), T(2, 1), alpha=2, dtypes=(F32, I64)),
     *[C(t, T(2, 3), 1, dtypes=ALL) for t in
       ["eq.Scalar", "ne.Scalar", "lt.Scalar", "le.Scalar", "gt.Scalar", "ge.Scalar"]],
     C("lt.Scalar", T(2, 3), 0.5, dtypes=NUMERIC),
@@ -231,6 +245,7 @@ CASES = [
     C("mean.dim", T(2, 3, 4), [0, 2], True),
     C("mean.default", T(2, 3)),
     C("sum.dim_IntList", T(2, 3, 4), [-1], dtypes=ALL),
+    C("sum.dim_IntList", T(2, 3, 4), [0, 2], True, dtype=I64, dtypes=(I64, BOOL)),
     C("prod.dim_int", T(2, 3, 4, edges=False), 1, dtypes=(F32,)),
     C("prod.dim_int", T(2, 3, 4), -1, True, dtypes=(F32,)),
     C("sum.default", T(2, 3), dtypes=ALL),

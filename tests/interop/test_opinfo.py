@@ -33,6 +33,21 @@ DECOMPOSED = {
     "logsumexp": 1, "all": 10, "rot90": 4, "tensor_split": 5, "linalg.vector_norm": 90,
     "nn.functional.adaptive_max_pool2d": 18, "torch.ops.aten._safe_softmax.default": 0,
     "var_mean": 2, "zeros_like": 1,
+    # torch's references: diag_embed's pad, permutation and diagonal mask; channel_shuffle's
+    # split and swap; aliases (`divide` under masked.normalize); adaptive pooling of
+    # unbatched inputs and over uneven windows; an exact int64 sum of a constant mask.
+    "diag_embed": 1, "nn.functional.channel_shuffle": 1, "masked.normalize": 15,
+    "nn.functional.adaptive_avg_pool1d": 1, "nn.functional.adaptive_avg_pool3d": 1,
+    "nn.functional.adaptive_max_pool1d": 3, "nn.functional.adaptive_max_pool2d": 6,
+    "masked.mean": 26,
+}
+# Ops refused for a reason in opset 11 or ATC that torch's own data gives (a tag, a
+# namespace, a dtype), each with a sample and words its refusal must hold.
+REFUSED = {
+    "polygamma.polygamma_n_0": (1, "opset 11 has no operator for special functions"),
+    "fft.rfft": (1, "opset 11 has no Fourier transform"),
+    "randn_like": (1, "nondeterministic_seeded"),
+    "cfloat": (2, "opset 11 has no complex element type"),
 }
 
 _OPS = None
@@ -63,6 +78,14 @@ def test_decomposed_ops_convert_exactly(name):
     results, _ = _opinfo.run_op(Path(ckpt_bin()), op_named(name), only={DECOMPOSED[name]})
     assert [r.verdict for r in results] == ["ok"], [
         f"#{r.sample} {r.shape} ({r.args}): {r.verdict} {r.detail}" for r in results]
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_refusals_name_their_opset_11_or_atc_reason(name):
+    index, words = REFUSED[name]
+    results, _ = _opinfo.run_op(Path(ckpt_bin()), op_named(name), only={index})
+    assert [r.verdict for r in results] == ["refused"], [r.detail for r in results]
+    assert words in results[0].detail, results[0].detail
 
 
 def test_the_mixing_classifier_tells_a_reduction_over_the_batch_from_one_beside_it():

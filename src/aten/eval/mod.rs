@@ -33,9 +33,9 @@ use crate::aten::program::{Argument, Node};
 use tensor::{axis, Reduction};
 
 /// Whether [`evaluate`] computes `target` (without `torch.ops.aten.`): one of [`EVALUATED`]
-/// or a copy of one (`schema::COPIES`).
+/// or a copy or an alias of one (`schema::canonical`).
 pub fn is_evaluated(target: &str) -> bool {
-    let target = super::schema::view_of(target);
+    let target = super::schema::canonical(target);
     EVALUATED.contains(&target)
         || super::decompose::pointwise(target).is_some()
         || super::decompose::RELAYOUTS.contains(&target)
@@ -334,6 +334,9 @@ pub const EVALUATED: &[&str] = &[
     "glu.default",
     "pixel_shuffle.default",
     "pixel_unshuffle.default",
+    "channel_shuffle.default",
+    "native_channel_shuffle.default",
+    "diag_embed.default",
     "atleast_1d.default",
     "atleast_2d.default",
     "atleast_3d.default",
@@ -356,7 +359,7 @@ pub fn evaluate(
     node: &Node,
     input: &dyn Fn(&str) -> Option<Tensor>,
 ) -> Result<Vec<Tensor>, String> {
-    let op = super::schema::view_of(
+    let op = super::schema::canonical(
         node.target
             .strip_prefix("torch.ops.aten.")
             .unwrap_or(&node.target),
@@ -544,6 +547,59 @@ pub fn evaluate(
                 .reshape(&sizes(&plan.split))?
                 .permute(&order)?
                 .reshape(&sizes(&plan.merged)))
+        }
+        "channel_shuffle.default" | "native_channel_shuffle.default" => {
+            let x = a.tensor("self")?;
+            let d = x.dims().to_vec();
+            let groups = super::shuffle::channel_groups(&d, a.int("groups")?)?;
+            let sizes: Vec<i64> = d.iter().map(|&s| s as i64).collect();
+            let mut split = sizes.clone();
+            split.splice(1..2, [groups[0] as i64, groups[1] as i64]);
+            let mut order: Vec<usize> = (0..split.len()).collect();
+            order.swap(1, 2);
+            one(x.reshape(&split)?.permute(&order)?.reshape(&sizes))
+        }
+        "diag_embed.default" => {
+            let x = a.tensor("self")?;
+            let rank = x.rank();
+            let last = x.dims().last().copied().unwrap_or(1);
+            let plan = super::diag::DiagEmbed::plan(
+                rank,
+                last,
+                a.int_or("offset", 0)?,
+                a.int_or("dim1", -2)?,
+                a.int_or("dim2", -1)?,
+            )?;
+            let mut parts = Vec::new();
+            for pad in [plan.pad_before, 0, plan.pad_after] {
+                if pad == 0 && !parts.is_empty() {
+                    continue;
+                }
+                let mut dims = x.dims().to_vec();
+                if let Some(end) = dims.last_mut() {
+                    *end = pad;
+                }
+                let count = element_count(&dims)? as usize;
+                parts.push(match (pad, x.values()) {
+                    (0, _) => x.clone(),
+                    (_, Values::I64(_)) => Tensor::i64(dims, vec![0; count])?,
+                    (_, Values::F32(_)) => Tensor::f32(dims, vec![0.0; count])?,
+                });
+            }
+            let padded = Tensor::cat(&parts, rank - 1)?;
+            let mut grown: Vec<i64> = padded.dims().iter().map(|&s| s as i64).collect();
+            grown.push(1);
+            let moved = padded.reshape(&grown)?.permute(&plan.order(rank))?;
+            let mut mask_dims = vec![1u64; rank + 1];
+            mask_dims[plan.dim1] = plan.size;
+            mask_dims[plan.dim2] = plan.size;
+            let mask = Tensor::i64(mask_dims, plan.mask().into_iter().map(i64::from).collect())?;
+            one(Tensor::zip(
+                &moved,
+                &mask,
+                |v, m| if m != 0.0 { v } else { 0.0 },
+                Some(|v, m| Some(if m != 0 { v } else { 0 })),
+            ))
         }
         "glu.default" => {
             // The first half of `dim` times the sigmoid of the second.
@@ -1079,8 +1135,19 @@ pub fn evaluate(
         | "logsumexp.default" => one(nonzero_reduction(&a, op)),
         "mean.dim" | "mean.default" | "sum.dim_IntList" | "sum.default" | "amax.default"
         | "amin.default" => {
-            if a.dtype()?.is_some_and(|d| d != FLOAT32) {
-                return Err("a reduction to a dtype other than float32".into());
+            let dtype = a.dtype()?;
+            let sum = matches!(op, "sum.dim_IntList" | "sum.default");
+            if sum && dtype == Some(dtype::INT64) {
+                // torch sums an integer (or bool) tensor exactly, in int64.
+                let x = a.tensor("self")?;
+                if !matches!(x.values(), Values::I64(_)) {
+                    return Err("an int64 sum of a float tensor".into());
+                }
+                let axes = reduced_axes(&a, "dim", &x)?;
+                return one(x.sum_i64(&axes, a.bool_or("keepdim", false)?));
+            }
+            if dtype.is_some_and(|d| d != FLOAT32) {
+                return Err("a reduction to a dtype other than float32 or an int64 sum".into());
             }
             let how = match op {
                 "mean.dim" | "mean.default" => Reduction::Mean,

@@ -606,6 +606,31 @@ impl Tensor {
         Tensor::f32(dims, y)
     }
 
+    /// The exact int64 sum of an integer tensor over `axes` (distinct, in range), kept as
+    /// size-1 axes when `keep`; an error when a sum overflows int64.
+    pub fn sum_i64(&self, axes: &[usize], keep: bool) -> Result<Tensor, String> {
+        let reduced: u64 = axes.iter().map(|&a| self.dims[a]).product();
+        let kept: Vec<usize> = (0..self.rank()).filter(|a| !axes.contains(a)).collect();
+        let order: Vec<usize> = kept.iter().chain(axes).copied().collect();
+        let values = self.permute(&order)?.to_i64()?;
+        let sums = values
+            .chunks(reduced.max(1) as usize)
+            .map(|run| {
+                run.iter()
+                    .try_fold(0i64, |s, &v| s.checked_add(v))
+                    .ok_or("an int64 sum overflows")
+            })
+            .collect::<Result<Vec<i64>, _>>()?;
+        let dims = (0..self.rank())
+            .filter_map(|a| match (axes.contains(&a), keep) {
+                (false, _) => Some(self.dims[a]),
+                (true, true) => Some(1),
+                (true, false) => None,
+            })
+            .collect();
+        Tensor::i64(dims, sums)
+    }
+
     /// `how` over `axes` (distinct, in range), kept as size-1 axes when `keep`.
     pub fn reduce(&self, axes: &[usize], keep: bool, how: Reduction) -> Result<Tensor, String> {
         let reduced: u64 = axes.iter().map(|&a| self.dims[a]).product();

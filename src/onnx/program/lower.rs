@@ -864,8 +864,9 @@ impl Lowering<'_, '_> {
         let meta = self.meta(name)?;
         let elem = ElemType::from_export(meta.dtype).ok_or_else(|| OnnxError::Shape {
             what: format!(
-                "`{name}` is {}; only float32, int64, int32 and bool tensors are exported",
-                elem::export_name(meta.dtype)
+                "`{name}` is {}: {}; only float32, int64, int32 and bool tensors are exported",
+                elem::export_name(meta.dtype),
+                elem::not_exported_because(meta.dtype)
             ),
         })?;
         Ok((meta, elem))

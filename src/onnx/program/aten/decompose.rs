@@ -288,9 +288,8 @@ impl Lowering<'_, '_> {
         self.bind(node, 0, y)
     }
 
-    /// `adaptive_max_pool1d/2d/3d` where every output size divides the input's (torch's
-    /// windows `⌊i·in/out⌋ .. ⌈(i+1)·in/out⌉` are then one MaxPool's), batched or not; its
-    /// indices (output 1) are not computed.
+    /// `adaptive_max_pool1d/2d/3d`, batched or not, over torch's windows
+    /// ([`Lowering::adaptive_max`]); its indices (output 1) are not computed.
     pub(super) fn adaptive_max_pool(
         &mut self,
         node: &Node,
@@ -311,8 +310,8 @@ impl Lowering<'_, '_> {
         } else {
             x
         };
-        let sizes = match x.shape().split_first() {
-            Some((_, sizes)) if sizes.len() == rank && out.len() == rank => sizes.to_vec(),
+        match x.shape().split_first() {
+            Some((_, sizes)) if sizes.len() == rank && out.len() == rank => {}
             _ => {
                 return Err(arg_error(format!(
                     "adaptive max pooling to {out:?} of per-sample {:?} (an N×C input with {rank} spatial axes is exported)",
@@ -320,19 +319,12 @@ impl Lowering<'_, '_> {
                 )))
             }
         };
-        if !sizes.iter().zip(&out).all(|(&i, &o)| o > 0 && i % o == 0) {
+        if out.contains(&0) {
             return Err(arg_error(format!(
-                "adaptive max pooling to {out:?} of a {sizes:?} map has uneven windows, which no ATC-safe op computes; export at an input size whose feature map is a multiple of {out:?}"
+                "adaptive max pooling to {out:?}, an empty map"
             )));
         }
-        let kernel: Vec<u64> = sizes.iter().zip(&out).map(|(&i, &o)| i / o).collect();
-        let p = crate::onnx::ops::PoolNd {
-            stride: kernel.clone(),
-            kernel,
-            pad: vec![0; rank],
-            ceil: false,
-        };
-        let y = self.g.max_pool_nd(scope, &x, &p)?;
+        let y = self.adaptive_max(scope, &x, &out)?;
         // onnxruntime's MaxPool starts from the lowest finite float, so a window of −inf
         // alone gives −3.4e38 there: such windows (no value other than −inf, NaN counting
         // as other) are set to −inf, torch's maximum.
@@ -346,7 +338,8 @@ impl Lowering<'_, '_> {
             vec![(x.shape().to_vec(), ElemType::Bool)],
         ));
         let other = emit::cast(g, scope, &other, ElemType::Float32);
-        let other = g.max_pool_nd(scope, &other, &p)?;
+        let other = self.adaptive_max(scope, &other, &out)?;
+        let g = &mut self.g;
         let only_minus_infinity = holds(g, scope, "Equal", &other, 0.0);
         let low = g.constant_scalar(&format!("{scope}.low"), f32::NEG_INFINITY);
         let mut y = emit::single(g.typed_node(
@@ -366,6 +359,45 @@ impl Lowering<'_, '_> {
         self.bind(node, 0, y)?;
         self.unproduced_from(node, 1);
         Ok(())
+    }
+
+    /// The maximum of `x` `[C, spatial…]` over torch's adaptive windows to `out` (output `j`
+    /// of an axis of `n` covers inputs `⌊j·n/out⌋ .. ⌈(j+1)·n/out⌉`): one MaxPool when every
+    /// output size divides the input's (the windows are then its), else one spatial axis at
+    /// a time, a Slice and a MaxPool over each window along that axis, then a Concat (the
+    /// maximum over a box is the maximum over each axis in turn).
+    fn adaptive_max(&mut self, scope: &str, x: &Value, out: &[u64]) -> Result<Value, OnnxError> {
+        let rank = out.len();
+        let sizes = x.shape()[1..].to_vec();
+        let pool = |kernel: Vec<u64>| crate::onnx::ops::PoolNd {
+            stride: kernel.clone(),
+            kernel,
+            pad: vec![0; rank],
+            ceil: false,
+        };
+        if sizes.iter().zip(out).all(|(&i, &o)| i % o == 0) {
+            let kernel = sizes.iter().zip(out).map(|(&i, &o)| i / o).collect();
+            return self.g.max_pool_nd(scope, x, &pool(kernel));
+        }
+        let mut y = x.clone();
+        for (k, &size) in out.iter().enumerate() {
+            let axis = k + 1;
+            let n = y.shape()[axis];
+            if n == size {
+                continue;
+            }
+            let mut pieces = Vec::with_capacity(size as usize);
+            for j in 0..size {
+                let (start, end) = (j * n / size, ((j + 1) * n).div_ceil(size));
+                let window = self.g.slice(scope, &y, axis, start..end)?;
+                let mut kernel = vec![1; rank];
+                kernel[k] = end - start;
+                pieces.push(self.g.max_pool_nd(scope, &window, &pool(kernel))?);
+            }
+            let refs: Vec<&Value> = pieces.iter().collect();
+            y = self.g.concat(scope, &refs, axis)?;
+        }
+        Ok(y)
     }
 
     /// `sum_to_size(self, size)` (`torch._refs.sum_to_size`): a sum keeping the axes where

@@ -239,6 +239,40 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, x.with_value(y)?)
     }
 
+    /// `channel_shuffle` / `native_channel_shuffle` (`self`, `groups`): torch's plan
+    /// ([`shuffle::channel_groups`]), a Reshape splitting the channels, a Transpose of the
+    /// two parts and a Reshape back; the channels (dimension 1) may not carry the batch.
+    pub(super) fn channel_shuffle(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let sizes = x.sizes();
+        if x.batch_axis() == 1 {
+            return Err(arg_error(format!(
+                "channel_shuffle of {}: the channels (dimension 1) carry the batch",
+                tensor::show(&sizes)
+            )));
+        }
+        let counts: Vec<u64> = sizes.iter().map(|s| s.count).collect();
+        let groups = args
+            .optional_int("groups")
+            .or_shape()?
+            .ok_or_else(|| arg_error("channel_shuffle needs `groups`".into()))?;
+        let [groups, each] = shuffle::channel_groups(&counts, groups).map_err(arg_error)?;
+        let mut split = sizes.clone();
+        split.splice(1..2, [Size::fixed(groups), Size::fixed(each)]);
+        let mut order: Vec<usize> = (0..split.len()).collect();
+        order.swap(1, 2);
+        let y = x
+            .reshaped(&mut self.g, scope, &split)?
+            .transposed(&mut self.g, scope, &order)?
+            .reshaped(&mut self.g, scope, &sizes)?;
+        self.bind_tensor(node, 0, y)
+    }
+
     /// `flip(self, dims)`: each dimension of `dims` (never the batch: that would reverse
     /// the samples) read backwards, one Slice with step −1 over all of them (opset ≥ 10).
     pub(super) fn flip(

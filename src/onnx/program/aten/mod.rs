@@ -17,6 +17,7 @@ mod compound;
 mod constant;
 mod conv;
 mod decompose;
+mod diag;
 mod embedding;
 mod fused_attention;
 mod index;

@@ -137,7 +137,7 @@ impl<'p> Lowering<'p, '_> {
     }
 
     /// `Pad`: pads and value as inputs from opset 11, attributes before.
-    fn emit_pad(
+    pub(super) fn emit_pad(
         &mut self,
         scope: &str,
         x: &Value,

@@ -107,9 +107,9 @@ impl<'p> Lowering<'p, '_> {
         self.bind(node, 0, y)
     }
 
-    /// `adaptive_avg_pool1d/2d/3d`: nothing when the size already matches,
+    /// `adaptive_avg_pool1d/2d/3d`, batched or not: nothing when the size already matches,
     /// GlobalAveragePool to all 1s, one AveragePool when each output size divides the
-    /// input's.
+    /// input's, else torch's uneven windows ([`Lowering::adaptive_windows`]).
     pub(super) fn adaptive_avg_pool(
         &mut self,
         node: &Node,
@@ -119,6 +119,17 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let out = args.sizes_or("output_size", rank, &[]).or_shape()?;
+        // An unbatched input (channels first, the batch along them) pools each channel
+        // alone: one channel of each, then the channel axis dropped again.
+        let unbatched = x.shape().len() == rank;
+        let x = if unbatched {
+            let lifted: Vec<u64> = std::iter::once(1)
+                .chain(x.shape().iter().copied())
+                .collect();
+            self.g.reshape(scope, &x, &lifted)?
+        } else {
+            x
+        };
         let sizes = match x.shape().split_first() {
             Some((_, sizes)) if sizes.len() == rank && out.len() == rank => sizes.to_vec(),
             _ => {
@@ -143,6 +154,11 @@ impl<'p> Lowering<'p, '_> {
             self.g.average_pool_nd(scope, &x, &p, true)?
         } else {
             self.adaptive_windows(scope, x, &out)?
+        };
+        let y = if unbatched {
+            self.g.reshape(scope, &y, &out)?
+        } else {
+            y
         };
         self.bind(node, 0, y)
     }

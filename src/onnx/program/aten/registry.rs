@@ -5,6 +5,7 @@
 
 use crate::aten::decompose;
 use crate::aten::program::Node;
+use crate::aten::refused;
 use crate::aten::schema;
 use crate::onnx::OnnxError;
 
@@ -361,6 +362,11 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.squeeze(n, a, s),
     ),
     op(&["t.default"], |l, n, a, s| l.t(n, a, s)),
+    op(
+        &["channel_shuffle.default", "native_channel_shuffle.default"],
+        |l, n, a, s| l.channel_shuffle(n, a, s),
+    ),
+    op(&["diag_embed.default"], |l, n, a, s| l.diag_embed(n, a, s)),
     op(&["pixel_shuffle.default"], |l, n, a, s| {
         l.pixel_shuffle(n, a, s, true)
     }),
@@ -411,7 +417,7 @@ pub(super) const OPS: &[Op] = &[
             "unbind.int",
             "tensor_split.indices",
         ],
-        |l, n, a, s| l.split(n, a, s, schema::view_of(aten_name(n))),
+        |l, n, a, s| l.split(n, a, s, schema::canonical(aten_name(n))),
     ),
     // Splits by torch's own decompositions: the `unsafe_*` forms and the `tensor_split`
     // family (`torch._refs.tensor_split`, `hsplit`, `vsplit`, `dsplit`).
@@ -428,7 +434,7 @@ pub(super) const OPS: &[Op] = &[
             "dsplit.int",
             "dsplit.array",
         ],
-        |l, n, a, s| l.split(n, a, s, schema::view_of(aten_name(n))),
+        |l, n, a, s| l.split(n, a, s, schema::canonical(aten_name(n))),
     ),
     op(&["sym_size.int"], |l, n, a, _| l.sym_size(n, a)),
     op(&["item.default"], |l, n, a, _| l.item(n, a)),
@@ -593,21 +599,51 @@ pub(super) fn aten_name(node: &Node) -> &str {
 static DECOMPOSED: Op = op(&[], |l, n, a, s| l.decomposed(n, a, s));
 
 /// The row lowering `target`; a `*_copy` overload is lowered by its view's row
-/// (`schema::COPIES`), an op with a ported decomposition by [`DECOMPOSED`].
+/// (`schema::COPIES`), an alias by its op's (`schema::ALIASES`), an op with a ported
+/// decomposition by [`DECOMPOSED`].
 fn row(target: &str) -> Option<&'static Op> {
-    let target = schema::view_of(target);
+    let target = schema::canonical(target);
     OPS.iter()
         .find(|op| op.targets.contains(&target))
         .or_else(|| decompose::pointwise(target).map(|_| &DECOMPOSED))
 }
 
-/// Every target lowered, in table order, then the copies of lowered views, then the ops
-/// with ported decompositions.
+/// Every target lowered, in table order, then the copies of lowered views, the aliases of
+/// lowered ops, then the ops with ported decompositions.
 fn targets() -> impl Iterator<Item = &'static str> {
+    let lowered = |target: &str| OPS.iter().any(|op| op.targets.contains(&target));
     OPS.iter()
         .flat_map(|op| op.targets.iter().copied())
         .chain(schema::COPIES.iter().map(|(copy, _)| *copy))
+        .chain(
+            schema::ALIASES
+                .iter()
+                .filter(move |(_, of)| lowered(of))
+                .map(|(alias, _)| *alias),
+        )
         .chain(decompose::POINTWISE.iter().map(|r| r.target))
+}
+
+/// The refusal of node `index`, whose op `target` has no row: the opset-11 or ATC reason of
+/// its class ([`refused::class`]), else the lack of a lowering, with the ops there are.
+fn unlowered(node: &Node, index: usize, target: &str) -> OnnxError {
+    let name = target.split_once('.').map_or(target, |(name, _)| name);
+    let why = match refused::class(name) {
+        Some(class) => format!(
+            "it is not exported: {} ({} {})",
+            class.reason(),
+            name,
+            class.marked()
+        ),
+        None => "ckpt has no lowering of this op to ATC-clean opset-11 operators".to_owned(),
+    };
+    let supported: Vec<&str> = targets().collect();
+    located::at_with_hint(
+        node,
+        index,
+        &why,
+        Some(&format!("supported aten ops: {}", supported.join(", "))),
+    )
 }
 
 impl<'p> Lowering<'p, '_> {
@@ -634,13 +670,7 @@ impl<'p> Lowering<'p, '_> {
             return Ok(());
         }
         let Some(op) = row(target) else {
-            let supported: Vec<&str> = targets().collect();
-            return Err(located::at_with_hint(
-                node,
-                index,
-                "this op is not supported by the ONNX export",
-                Some(&format!("supported aten ops: {}", supported.join(", "))),
-            ));
+            return Err(unlowered(node, index, target));
         };
         schema::check(node).map_err(arg_error)?;
         let scope = Self::scope(node);
@@ -702,7 +732,12 @@ mod tests {
              initializer.\n\n\
              | aten overload and arguments | TorchScript call |\n| --- | --- |\n",
         );
-        for target in eval::EVALUATED.iter().filter(|t| row(t).is_none()) {
+        let aliases = schema::ALIASES.iter().map(|(alias, _)| alias);
+        for target in eval::EVALUATED
+            .iter()
+            .chain(aliases)
+            .filter(|t| row(t).is_none())
+        {
             doc.push_str(&line(target));
         }
         doc.push_str(
@@ -716,6 +751,30 @@ mod tests {
             if let Some(reason) = row.not_evaluated {
                 doc.push_str(&format!("| `{}` | {reason} |\n", row.signature()));
             }
+        }
+        doc.push_str(
+            "\n## Refused, and why\n\n\
+             An op with no lowering above is refused, naming the node. These classes of op are\n\
+             refused for a reason in opset 11 or ATC; each op's class is torch's own data (its\n\
+             tags, and the namespace torch puts or documents it in), read from torch by\n\
+             `scripts/aten-refusals`. Any other op is refused for lacking a lowering.\n\n\
+             | class | torch marks it | reason | aten ops |\n| --- | --- | --- | --- |\n",
+        );
+        let lowered: Vec<&str> = targets()
+            .map(|t| t.split_once('.').map_or(t, |(name, _)| name))
+            .collect();
+        for class in refused::Class::ALL {
+            let ops: Vec<String> = refused::CLASSES
+                .iter()
+                .filter(|(name, c)| *c == class && !lowered.contains(name))
+                .map(|(name, _)| format!("`{name}`"))
+                .collect();
+            doc.push_str(&format!(
+                "| {class:?} | {} | {} | {} |\n",
+                class.marked(),
+                class.reason(),
+                ops.join(", ")
+            ));
         }
         doc.push_str(&format!(
             "\nNodes whose target starts with {} (size assertions) are dropped.\n",
@@ -745,6 +804,20 @@ mod tests {
     }
 
     #[test]
+    fn every_alias_names_an_evaluated_op_with_its_arguments() {
+        for (alias, of) in schema::ALIASES {
+            assert!(eval::is_evaluated(alias), "{alias}: {of} is not evaluated");
+            let (a, o) = (schema::lookup(alias), schema::lookup(of));
+            assert!(a.is_some() && o.is_some(), "{alias} or {of} has no schema");
+            assert_eq!(
+                a.map(|s| (s.args, s.kwargs)),
+                o.map(|s| (s.args, s.kwargs)),
+                "{alias} and {of} differ in arguments"
+            );
+        }
+    }
+
+    #[test]
     fn every_copy_is_of_a_lowered_and_evaluated_view() {
         for (copy, view) in schema::COPIES {
             assert!(
@@ -764,7 +837,7 @@ mod tests {
     fn every_torchscript_op_is_lowered_or_evaluated() {
         for target in crate::torch::script::traced_targets() {
             assert!(
-                row(target).is_some() || eval::EVALUATED.contains(&target),
+                row(target).is_some() || eval::is_evaluated(target),
                 "{target} is imported but neither lowered nor evaluated"
             );
         }

@@ -1,0 +1,333 @@
+//! Why an aten op with no lowering is refused: the classes of op that opset 11 or ATC
+//! cannot express, each op's class derived from torch's own data (its tags, and the
+//! `torch.fft`/`torch.linalg`/`torch.special` namespace it belongs to) by
+//! `scripts/aten-refusals`, which prints [`CLASSES`]; the interop tier checks the table
+//! against torch 2.13. An op in no class, with no lowering, is refused for lacking one.
+//! The op document (`docs/onnx-ops.md`) lists the classes and their ops.
+
+/// A class of ops the export cannot write, for a reason in opset 11 or ATC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// torch tags it `nondeterministic_seeded`: it draws from torch's random generator.
+    Random,
+    /// torch tags it `dynamic_output_shape`: its result's size depends on the values.
+    ValueShaped,
+    /// A `torch.fft` function.
+    Fourier,
+    /// A `torch.linalg` function (or one torch documents as its alias).
+    Linalg,
+    /// A `torch.special` function (or one torch documents as its alias).
+    Special,
+}
+
+impl Class {
+    /// Every class, in the order the document lists them.
+    #[cfg(test)]
+    pub const ALL: [Class; 5] = [
+        Class::Random,
+        Class::ValueShaped,
+        Class::Fourier,
+        Class::Linalg,
+        Class::Special,
+    ];
+
+    /// How torch marks the class.
+    pub fn marked(self) -> &'static str {
+        match self {
+            Class::Random => "tagged `nondeterministic_seeded`",
+            Class::ValueShaped => "tagged `dynamic_output_shape`",
+            Class::Fourier => "in `torch.fft`",
+            Class::Linalg => "in `torch.linalg`",
+            Class::Special => "in `torch.special`",
+        }
+    }
+
+    /// The opset-11 or ATC reason the class is refused for.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Class::Random => {
+                "it draws random numbers from torch's generator, which no ONNX graph reproduces, so its values could never match torch's"
+            }
+            Class::ValueShaped => {
+                "the size of its result depends on the input's values, and ATC compiles static shapes only (opset 11 computes such shapes with NonZero, which ATC rejects)"
+            }
+            Class::Fourier => {
+                "opset 11 has no Fourier transform (DFT and STFT arrived in opset 17) and no complex element type for its spectra"
+            }
+            Class::Linalg => {
+                "ckpt lowers no `torch.linalg` function but the vector norm, and opset 11 has no operator for the factorisations, inverses, solves and eigenvalues among them (ATC's operator list leaves out its one, Det)"
+            }
+            Class::Special => {
+                "ckpt lowers no `torch.special` function under that name, and opset 11 has no operator for special functions but Erf"
+            }
+        }
+    }
+}
+
+/// The class of aten op `name` (`polygamma`, without an overload), if it has one.
+pub fn class(name: &str) -> Option<Class> {
+    CLASSES
+        .binary_search_by(|(n, _)| (*n).cmp(name))
+        .ok()
+        .map(|i| CLASSES[i].1)
+}
+
+/// Every classified aten op, sorted by name; printed by `scripts/aten-refusals`.
+pub const CLASSES: &[(&str, Class)] = &[
+    ("_ctc_loss", Class::ValueShaped),
+    ("_cudnn_attention_backward", Class::Random),
+    ("_cudnn_attention_forward", Class::Random),
+    ("_cudnn_init_dropout_state", Class::Random),
+    ("_cudnn_rnn", Class::Random),
+    ("_efficient_attention_forward", Class::Random),
+    ("_fill_mem_eff_dropout_mask_", Class::Random),
+    ("_flash_attention_forward", Class::Random),
+    ("_flash_attention_forward_no_dropout_inplace", Class::Random),
+    ("_fused_dropout", Class::Random),
+    ("_fused_sdp_choice", Class::Random),
+    ("_lstm_mps", Class::Random),
+    ("_nested_tensor_softmax_with_shape", Class::Random),
+    ("_sample_dirichlet", Class::Random),
+    ("_scaled_dot_product_attention_math", Class::Random),
+    ("_scaled_dot_product_attention_math_for_mps", Class::Random),
+    ("_scaled_dot_product_cudnn_attention", Class::Random),
+    (
+        "_scaled_dot_product_cudnn_attention_backward",
+        Class::Random,
+    ),
+    ("_scaled_dot_product_efficient_attention", Class::Random),
+    (
+        "_scaled_dot_product_efficient_attention_backward",
+        Class::Random,
+    ),
+    ("_scaled_dot_product_flash_attention", Class::Random),
+    ("_scaled_dot_product_flash_attention_for_cpu", Class::Random),
+    (
+        "_scaled_dot_product_fused_attention_overrideable",
+        Class::Random,
+    ),
+    ("_standard_gamma", Class::Random),
+    ("_triton_scaled_dot_attention", Class::Random),
+    ("_unique", Class::ValueShaped),
+    ("_unique2", Class::ValueShaped),
+    ("alpha_dropout", Class::Random),
+    ("alpha_dropout_", Class::Random),
+    ("argwhere", Class::ValueShaped),
+    ("bernoulli", Class::Random),
+    ("bernoulli_", Class::Random),
+    ("bincount", Class::ValueShaped),
+    ("binomial", Class::Random),
+    ("cauchy", Class::Random),
+    ("cauchy_", Class::Random),
+    ("det", Class::Linalg),
+    ("digamma", Class::Special),
+    ("dropout", Class::Random),
+    ("dropout_", Class::Random),
+    ("erf", Class::Special),
+    ("erfc", Class::Special),
+    ("erfinv", Class::Special),
+    ("exp2", Class::Special),
+    ("expm1", Class::Special),
+    ("exponential", Class::Random),
+    ("exponential_", Class::Random),
+    ("feature_alpha_dropout", Class::Random),
+    ("feature_alpha_dropout_", Class::Random),
+    ("feature_dropout", Class::Random),
+    ("feature_dropout_", Class::Random),
+    ("fft_fft", Class::Fourier),
+    ("fft_fft2", Class::Fourier),
+    ("fft_fftfreq", Class::Fourier),
+    ("fft_fftn", Class::Fourier),
+    ("fft_fftshift", Class::Fourier),
+    ("fft_hfft", Class::Fourier),
+    ("fft_hfft2", Class::Fourier),
+    ("fft_hfftn", Class::Fourier),
+    ("fft_ifft", Class::Fourier),
+    ("fft_ifft2", Class::Fourier),
+    ("fft_ifftn", Class::Fourier),
+    ("fft_ifftshift", Class::Fourier),
+    ("fft_ihfft", Class::Fourier),
+    ("fft_ihfft2", Class::Fourier),
+    ("fft_ihfftn", Class::Fourier),
+    ("fft_irfft", Class::Fourier),
+    ("fft_irfft2", Class::Fourier),
+    ("fft_irfftn", Class::Fourier),
+    ("fft_rfft", Class::Fourier),
+    ("fft_rfft2", Class::Fourier),
+    ("fft_rfftfreq", Class::Fourier),
+    ("fft_rfftn", Class::Fourier),
+    ("geometric", Class::Random),
+    ("geometric_", Class::Random),
+    ("gru", Class::Random),
+    ("i0", Class::Special),
+    ("igamma", Class::Special),
+    ("igammac", Class::Special),
+    ("index", Class::ValueShaped),
+    ("inverse", Class::Linalg),
+    ("linalg__powsum", Class::Linalg),
+    ("linalg_cholesky", Class::Linalg),
+    ("linalg_cholesky_ex", Class::Linalg),
+    ("linalg_cond", Class::Linalg),
+    ("linalg_cross", Class::Linalg),
+    ("linalg_det", Class::Linalg),
+    ("linalg_diagonal", Class::Linalg),
+    ("linalg_eig", Class::Linalg),
+    ("linalg_eigh", Class::Linalg),
+    ("linalg_eigvals", Class::Linalg),
+    ("linalg_eigvalsh", Class::Linalg),
+    ("linalg_householder_product", Class::Linalg),
+    ("linalg_inv", Class::Linalg),
+    ("linalg_inv_ex", Class::Linalg),
+    ("linalg_ldl_factor", Class::Linalg),
+    ("linalg_ldl_factor_ex", Class::Linalg),
+    ("linalg_ldl_solve", Class::Linalg),
+    ("linalg_lstsq", Class::ValueShaped),
+    ("linalg_lu", Class::Linalg),
+    ("linalg_lu_factor", Class::Linalg),
+    ("linalg_lu_factor_ex", Class::Linalg),
+    ("linalg_lu_solve", Class::Linalg),
+    ("linalg_matmul", Class::Linalg),
+    ("linalg_matrix_exp", Class::Linalg),
+    ("linalg_matrix_norm", Class::Linalg),
+    ("linalg_matrix_power", Class::Linalg),
+    ("linalg_matrix_rank", Class::Linalg),
+    ("linalg_multi_dot", Class::Linalg),
+    ("linalg_norm", Class::Linalg),
+    ("linalg_pinv", Class::Linalg),
+    ("linalg_qr", Class::Linalg),
+    ("linalg_slogdet", Class::Linalg),
+    ("linalg_solve", Class::Linalg),
+    ("linalg_solve_ex", Class::Linalg),
+    ("linalg_solve_triangular", Class::Linalg),
+    ("linalg_svd", Class::Linalg),
+    ("linalg_svdvals", Class::Linalg),
+    ("linalg_tensorinv", Class::Linalg),
+    ("linalg_tensorsolve", Class::Linalg),
+    ("linalg_vander", Class::Linalg),
+    ("linalg_vecdot", Class::Linalg),
+    ("linalg_vector_norm", Class::Linalg),
+    ("log_normal", Class::Random),
+    ("log_normal_", Class::Random),
+    ("logit", Class::Special),
+    ("lstm", Class::Random),
+    ("masked_select", Class::ValueShaped),
+    ("matrix_exp", Class::Linalg),
+    ("matrix_power", Class::Linalg),
+    ("miopen_rnn", Class::Random),
+    ("multinomial", Class::Random),
+    ("mvlgamma", Class::Special),
+    ("native_dropout", Class::Random),
+    ("nonzero", Class::ValueShaped),
+    ("normal", Class::Random),
+    ("normal_", Class::Random),
+    ("normal_functional", Class::Random),
+    ("one_hot", Class::ValueShaped),
+    ("orgqr", Class::Linalg),
+    ("pinverse", Class::Linalg),
+    ("poisson", Class::Random),
+    ("polygamma", Class::Special),
+    ("rand", Class::Random),
+    ("rand_like", Class::Random),
+    ("randint", Class::Random),
+    ("randint_like", Class::Random),
+    ("randn", Class::Random),
+    ("randn_like", Class::Random),
+    ("random", Class::Random),
+    ("random_", Class::Random),
+    ("randperm", Class::Random),
+    ("repeat_interleave", Class::ValueShaped),
+    ("rnn_relu", Class::Random),
+    ("rnn_tanh", Class::Random),
+    ("rrelu", Class::Random),
+    ("rrelu_", Class::Random),
+    ("rrelu_with_noise", Class::Random),
+    ("rrelu_with_noise_", Class::Random),
+    ("rrelu_with_noise_functional", Class::Random),
+    ("scaled_dot_product_attention", Class::Random),
+    ("sigmoid", Class::Special),
+    ("sinc", Class::Special),
+    ("slogdet", Class::Linalg),
+    ("special_airy_ai", Class::Special),
+    ("special_bessel_j0", Class::Special),
+    ("special_bessel_j1", Class::Special),
+    ("special_bessel_y0", Class::Special),
+    ("special_bessel_y1", Class::Special),
+    ("special_chebyshev_polynomial_t", Class::Special),
+    ("special_chebyshev_polynomial_u", Class::Special),
+    ("special_chebyshev_polynomial_v", Class::Special),
+    ("special_chebyshev_polynomial_w", Class::Special),
+    ("special_digamma", Class::Special),
+    ("special_entr", Class::Special),
+    ("special_erf", Class::Special),
+    ("special_erfc", Class::Special),
+    ("special_erfcx", Class::Special),
+    ("special_erfinv", Class::Special),
+    ("special_exp2", Class::Special),
+    ("special_expit", Class::Special),
+    ("special_expm1", Class::Special),
+    ("special_gammainc", Class::Special),
+    ("special_gammaincc", Class::Special),
+    ("special_gammaln", Class::Special),
+    ("special_hermite_polynomial_h", Class::Special),
+    ("special_hermite_polynomial_he", Class::Special),
+    ("special_i0", Class::Special),
+    ("special_i0e", Class::Special),
+    ("special_i1", Class::Special),
+    ("special_i1e", Class::Special),
+    ("special_laguerre_polynomial_l", Class::Special),
+    ("special_legendre_polynomial_p", Class::Special),
+    ("special_log1p", Class::Special),
+    ("special_log_ndtr", Class::Special),
+    ("special_log_softmax", Class::Special),
+    ("special_logit", Class::Special),
+    ("special_logsumexp", Class::Special),
+    ("special_modified_bessel_i0", Class::Special),
+    ("special_modified_bessel_i1", Class::Special),
+    ("special_modified_bessel_k0", Class::Special),
+    ("special_modified_bessel_k1", Class::Special),
+    ("special_multigammaln", Class::Special),
+    ("special_ndtr", Class::Special),
+    ("special_ndtri", Class::Special),
+    ("special_polygamma", Class::Special),
+    ("special_psi", Class::Special),
+    ("special_round", Class::Special),
+    ("special_scaled_modified_bessel_k0", Class::Special),
+    ("special_scaled_modified_bessel_k1", Class::Special),
+    ("special_shifted_chebyshev_polynomial_t", Class::Special),
+    ("special_shifted_chebyshev_polynomial_u", Class::Special),
+    ("special_shifted_chebyshev_polynomial_v", Class::Special),
+    ("special_shifted_chebyshev_polynomial_w", Class::Special),
+    ("special_sinc", Class::Special),
+    ("special_softmax", Class::Special),
+    ("special_spherical_bessel_j0", Class::Special),
+    ("special_xlog1py", Class::Special),
+    ("special_xlogy", Class::Special),
+    ("special_zeta", Class::Special),
+    ("uniform", Class::Random),
+    ("uniform_", Class::Random),
+    ("unique_consecutive", Class::ValueShaped),
+    ("unique_dim", Class::ValueShaped),
+    ("unique_dim_consecutive", Class::ValueShaped),
+    ("xlogy", Class::Special),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_sorted_so_lookups_find_every_row() {
+        assert!(CLASSES.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(class("polygamma"), Some(Class::Special));
+        assert_eq!(class("randn_like"), Some(Class::Random));
+        assert_eq!(class("fft_rfft"), Some(Class::Fourier));
+        assert_eq!(class("conv2d"), None);
+    }
+
+    #[test]
+    fn every_class_has_ops() {
+        for c in Class::ALL {
+            assert!(CLASSES.iter().any(|(_, k)| *k == c), "{c:?} has no ops");
+        }
+    }
+}
