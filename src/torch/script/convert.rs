@@ -771,10 +771,21 @@ impl Converter<'_> {
                 arg,
             });
         }
-        if shape::pieces_of(&node, overload).is_some() && !constant_op {
+        let list = shape::pieces_of(&node, overload).is_some();
+        if list && !constant_op {
             let dims = |n: &str| self.dims(n, &named);
-            let shapes = shape::infer_pieces(&node, overload, &dims)
-                .map_err(|e| fail(format!("{e} ({})", schema.signature())))?;
+            let shapes = match shape::infer_pieces(&node, overload, &dims) {
+                Ok(shapes) => shapes,
+                // A tensor whose batch is not first (the stacked q, k, v of attention): the
+                // aten evaluator's sizes, as for any op without a rule of its own.
+                Err(e) => {
+                    let outputs = self
+                        .evaluated_outputs(&node, &named)
+                        .map_err(|_| fail(format!("{e} ({})", schema.signature())))?;
+                    self.record_evaluated(node, &output, outputs, call.output, None, true);
+                    return Ok(());
+                }
+            };
             let mut names = Vec::with_capacity(shapes.len());
             let mut items = Vec::with_capacity(shapes.len());
             for (k, shape) in shapes.into_iter().enumerate() {
@@ -852,7 +863,7 @@ impl Converter<'_> {
                 ))
             })?;
             let changed = in_place(schema, call);
-            self.record_evaluated(node, &output, outputs, call.output, changed);
+            self.record_evaluated(node, &output, outputs, call.output, changed, list);
             return Ok(());
         }
         let shape = match shape {
@@ -866,7 +877,14 @@ impl Converter<'_> {
                     Err(e) => match self.evaluated_outputs(&node, &named) {
                         Ok(outputs) => {
                             let changed = in_place(schema, call);
-                            self.record_evaluated(node, &output, outputs, call.output, changed);
+                            self.record_evaluated(
+                                node,
+                                &output,
+                                outputs,
+                                call.output,
+                                changed,
+                                list,
+                            );
                             return Ok(());
                         }
                         Err(_) => return Err(fail(format!("{e} ({})", schema.signature()))),
@@ -1050,7 +1068,9 @@ impl Converter<'_> {
     }
 
     /// Records `node` (outputs named after `output`) with its `evaluated` outputs as value
-    /// `id`, and as value `changed` too for an in-place op.
+    /// `id`, and as value `changed` too for an in-place op. A `list` op (one that returns a
+    /// list of tensors, [`shape::pieces_of`]) has them as one output, as torch.export
+    /// records it.
     fn record_evaluated(
         &mut self,
         mut node: Node,
@@ -1058,8 +1078,9 @@ impl Converter<'_> {
         evaluated: Vec<Evaluated>,
         id: ValueId,
         changed: Option<ValueId>,
+        list: bool,
     ) {
-        let several = evaluated.len() != 1;
+        let several = list || evaluated.len() != 1;
         let mut items = Vec::with_capacity(evaluated.len());
         node.outputs.clear();
         for (k, out) in evaluated.into_iter().enumerate() {
@@ -1098,8 +1119,13 @@ impl Converter<'_> {
             node.outputs.push(Argument::Tensor(name));
             items.push(value);
         }
+        if list {
+            let names = node.outputs.iter().filter_map(Argument::tensor_name);
+            node.outputs = vec![Argument::Tensors(names.map(str::to_owned).collect())];
+        }
         let value = match <[Val; 1]>::try_from(items) {
-            Ok([one]) => one,
+            Ok([one]) if !list => one,
+            Ok(one) => Val::List(one.into()),
             Err(items) => Val::List(items),
         };
         if let Some(changed) = changed {
