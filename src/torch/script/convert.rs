@@ -771,6 +771,10 @@ impl Converter<'_> {
                 arg,
             });
         }
+        if let Some(number) = numbers_only(&node).map_err(&fail)? {
+            self.values.insert(call.output, number);
+            return Ok(());
+        }
         let list = shape::pieces_of(&node, overload).is_some();
         if list && !constant_op {
             let dims = |n: &str| self.dims(n, &named);
@@ -1269,7 +1273,8 @@ impl Converter<'_> {
             ("torch.floor_divide", [Val::Int(a), Val::Int(b)]) if *b > 0 => {
                 Val::Int(a.div_euclid(*b))
             }
-            ("int", [Val::Float(f)]) if f.fract() == 0.0 && f.abs() < 9.0e15 => Val::Int(*f as i64),
+            // `int()` of a 0-d float tensor truncates toward zero (`aten::Int.Tensor`).
+            ("int", [Val::Float(f)]) if f.abs() < 9.0e15 => Val::Int(f.trunc() as i64),
             _ => {
                 let kinds: Vec<&str> = args.iter().map(Val::kind).collect();
                 return Err(format!("`{op}` of ({}) is not supported", kinds.join(", ")));
@@ -1307,6 +1312,47 @@ fn in_place(schema: &Schema, call: &Call) -> Option<ValueId> {
         (true, Some(Operand::Value(changed))) => Some(*changed),
         _ => None,
     }
+}
+
+/// The number an element-wise op computes from numbers alone (`(7 - H % 7) % 7` on sizes
+/// a trace turned into 0-d tensors with `NumToTensor`), by the aten evaluator: its first
+/// operand as the 0-d tensor torch holds (int64 for an int, float32 for a float), the
+/// others as the numbers they are, so the result has torch's promoted type. `None` when
+/// the node reads a tensor, its `self` is not a number, or the result is not one number;
+/// an error when the evaluator refuses the op (`remainder` by zero).
+fn numbers_only(node: &Node) -> Result<Option<Val>, String> {
+    const NUMBER: &str = "number";
+    let target = node.target.trim_start_matches("torch.ops.aten.");
+    let numbers = |a: &NamedArgument| {
+        matches!(
+            a.arg,
+            Argument::Int(_) | Argument::Float(_) | Argument::Bool(_) | Argument::None
+        )
+    };
+    if !eval::is_evaluated(target) || !node.inputs.iter().all(numbers) {
+        return Ok(None);
+    }
+    let (tensor, dtype) = match node.inputs.first().map(|a| (a.name.as_str(), &a.arg)) {
+        Some(("self", Argument::Int(i))) => (Tensor::i64(Vec::new(), vec![*i])?, dtypes::INT64),
+        Some(("self", Argument::Float(f))) => {
+            (Tensor::f32(Vec::new(), vec![*f as f32])?, dtypes::FLOAT32)
+        }
+        _ => return Ok(None),
+    };
+    let mut node = node.clone();
+    node.inputs[0].arg = Argument::Tensor(NUMBER.into());
+    // A truth value (a comparison of sizes) stays a tensor: numbers here are ints and floats.
+    if dtypes::infer(&node, target, &|_| Some(dtype)) == dtypes::BOOL {
+        return Ok(None);
+    }
+    let outputs = eval::evaluate(&node, &|name| (name == NUMBER).then(|| tensor.clone()))?;
+    Ok(match outputs.as_slice() {
+        [out] if out.dims().is_empty() => match out.values() {
+            Values::I64(v) => v.first().map(|&i| Val::Int(i)),
+            Values::F32(v) => v.first().map(|&f| Val::Float(f64::from(f))),
+        },
+        _ => None,
+    })
 }
 
 /// Arithmetic on traced sizes (`h * 8 * w` for a view's size list), evaluated.
@@ -1497,6 +1543,9 @@ fn scalar_overload(schema: &Schema, named: &[(&str, Val)]) -> &'static str {
         "gt" if number("other") => "gt.Scalar",
         "ge" if number("other") => "ge.Scalar",
         "masked_fill" if number("value") => "masked_fill.Scalar",
+        // `10000 ** (d / dim)`: a number raised to a tensor.
+        "pow" if number("self") => "pow.Scalar",
+        "pow" if !number("exponent") => "pow.Tensor_Tensor",
         _ => schema.target,
     }
 }
