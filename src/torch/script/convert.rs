@@ -1724,6 +1724,25 @@ fn list(items: &[Val]) -> Result<Argument, String> {
                 })
                 .collect(),
         )
+    } else if all(|v| {
+        matches!(
+            v,
+            Val::Activation { .. } | Val::Stored { .. } | Val::Moved { .. } | Val::None
+        )
+    }) {
+        // `Tensor?[]` (`index`'s indices, `x[:, idx]` as `[None, idx]`), as torch.export
+        // writes it.
+        Argument::OptionalTensors(
+            items
+                .iter()
+                .map(|v| match v {
+                    Val::Activation { name, .. }
+                    | Val::Stored { name, .. }
+                    | Val::Moved { name } => Some(name.clone()),
+                    _ => None,
+                })
+                .collect(),
+        )
     } else {
         let kinds: Vec<&str> = items.iter().map(Val::kind).collect();
         return Err(format!("a list of mixed kinds ({})", kinds.join(", ")));
@@ -1889,6 +1908,15 @@ mod tests {
         assert!(list(&[Val::Int(1), Val::Str("a".into())])
             .unwrap_err()
             .contains("mixed"));
+        // `x[:, idx]`'s indices: None for the dimensions taken whole.
+        let idx = Val::Stored {
+            name: "idx".into(),
+            dims: vec![4],
+        };
+        assert_eq!(
+            list(&[Val::None, idx]),
+            Ok(Argument::OptionalTensors(vec![None, Some("idx".into())]))
+        );
         assert!(argument(&Val::Batch).is_err());
     }
 
@@ -1932,6 +1960,46 @@ mod tests {
         );
         let typed = node(r#"{"name": "dtype", "arg": {"as_scalar_type": 5}}"#);
         assert_eq!(factory_dtype(&typed, "ones"), dtypes::INT64);
+    }
+
+    #[test]
+    fn ops_on_numbers_alone_are_evaluated_at_torchs_types() {
+        let node = |target: &str, a: Argument, b: Argument, other: &str| Node {
+            target: format!("torch.ops.aten.{target}"),
+            inputs: vec![
+                NamedArgument {
+                    name: "self".into(),
+                    arg: a,
+                },
+                NamedArgument {
+                    name: other.into(),
+                    arg: b,
+                },
+            ],
+            outputs: Vec::new(),
+            metadata: HashMap::new(),
+            name: None,
+        };
+        let number = |target: &str, a: Argument, b: Argument| {
+            numbers_only(&node(target, a, b, "other")).unwrap()
+        };
+        use Argument::{Float, Int};
+        // Python's remainder takes the divisor's sign; `/` of ints is a float.
+        assert_eq!(
+            number("remainder.Scalar", Int(-3), Int(7)),
+            Some(Val::Int(4))
+        );
+        assert_eq!(number("rsub.Scalar", Int(3), Int(7)), Some(Val::Int(4)));
+        assert_eq!(number("div.Tensor", Int(3), Int(2)), Some(Val::Float(1.5)));
+        assert_eq!(
+            number("mul.Tensor", Float(0.5), Int(3)),
+            Some(Val::Float(1.5))
+        );
+        // A comparison stays a tensor; a tensor operand is not a number.
+        assert_eq!(number("gt.Scalar", Int(3), Int(2)), None);
+        let tensor = Argument::Tensor("x".into());
+        assert_eq!(number("remainder.Scalar", tensor, Int(7)), None);
+        assert!(numbers_only(&node("remainder.Scalar", Int(3), Int(0), "other")).is_err());
     }
 
     #[test]
