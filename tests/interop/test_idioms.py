@@ -10,10 +10,12 @@ masked included (so too an additive −∞ mask, computed or stored: torch gives
 zeros, not the NaN of a plain softmax), and T5's position bias selected by one), arithmetic at torch's promoted type
 (an int64 timestep times int64 ones, then a float table), ultralytics' anchors (`type_as` of
 constants, `new_full` by a stored stride's `item()`), and RoBERTa's position ids (`cumsum`
-of an int32 mask is int64; token types gathered from a buffer row), and ViT's class token
+of an int32 mask is int64; token types gathered from a buffer row), ViT's class token
 expanded over the batch beside patch tokens holding ±∞ and NaN (the token must stay the
-stored one), and stored masks and biases expanded or repeated over the batch and then folded
-into Swin's windows or WavLM's batch × heads. Each is exported with torch.export and a dynamic batch, and (all but the int64
+stored one), stored masks and biases expanded or repeated over the batch and then folded
+into Swin's windows or WavLM's batch × heads, and timm's (q, k, v stacked before the batch
+and unbound, a pad to the window computed from sizes, a −∞ pad, a number raised to a
+constant tensor). Each is exported with torch.export and a dynamic batch, and (all but the int64
 timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
 there (none of Shape/Expand/ConstantOfShape/NonZero/Identity/Loop/If), and match torch eager
@@ -101,6 +103,9 @@ MODELS = {
     "class_token": (idioms.ClassToken, [special_tokens]),
     "window_mask": (idioms.WindowMask, [tokens]),
     "repeated_bias": (idioms.RepeatedBias, [tokens]),
+    "qkv_attention": (idioms.QkvAttention, [tokens]),
+    "window_pad": (idioms.WindowPad, [tokens]),
+    "fourier_scale": (idioms.FourierScale, [tokens]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
@@ -108,7 +113,8 @@ EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos
             "pool": "GatherElements", "pick_tokens": "Where", "padding_lookup": "Softmax",
             "sdpa_mask": "Where", "sdpa_inf_mask": "Equal", "sdpa_hidden_row": "Equal",
             "position_bias": "Where", "timestep_scale": "Cast",
-            "position_ids": "CumSum"}
+            "position_ids": "CumSum", "qkv_attention": "Softmax", "window_pad": "MaxPool",
+            "fourier_scale": "Div"}
 
 
 def export(model, makers, path):

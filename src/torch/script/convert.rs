@@ -771,10 +771,25 @@ impl Converter<'_> {
                 arg,
             });
         }
-        if shape::pieces_of(&node, overload).is_some() && !constant_op {
+        if let Some(number) = numbers_only(&node).map_err(&fail)? {
+            self.values.insert(call.output, number);
+            return Ok(());
+        }
+        let list = shape::pieces_of(&node, overload).is_some();
+        if list && !constant_op {
             let dims = |n: &str| self.dims(n, &named);
-            let shapes = shape::infer_pieces(&node, overload, &dims)
-                .map_err(|e| fail(format!("{e} ({})", schema.signature())))?;
+            let shapes = match shape::infer_pieces(&node, overload, &dims) {
+                Ok(shapes) => shapes,
+                // A tensor whose batch is not first (the stacked q, k, v of attention): the
+                // aten evaluator's sizes, as for any op without a rule of its own.
+                Err(e) => {
+                    let outputs = self
+                        .evaluated_outputs(&node, &named)
+                        .map_err(|_| fail(format!("{e} ({})", schema.signature())))?;
+                    self.record_evaluated(node, &output, outputs, call.output, None, true);
+                    return Ok(());
+                }
+            };
             let mut names = Vec::with_capacity(shapes.len());
             let mut items = Vec::with_capacity(shapes.len());
             for (k, shape) in shapes.into_iter().enumerate() {
@@ -852,7 +867,7 @@ impl Converter<'_> {
                 ))
             })?;
             let changed = in_place(schema, call);
-            self.record_evaluated(node, &output, outputs, call.output, changed);
+            self.record_evaluated(node, &output, outputs, call.output, changed, list);
             return Ok(());
         }
         let shape = match shape {
@@ -866,7 +881,14 @@ impl Converter<'_> {
                     Err(e) => match self.evaluated_outputs(&node, &named) {
                         Ok(outputs) => {
                             let changed = in_place(schema, call);
-                            self.record_evaluated(node, &output, outputs, call.output, changed);
+                            self.record_evaluated(
+                                node,
+                                &output,
+                                outputs,
+                                call.output,
+                                changed,
+                                list,
+                            );
                             return Ok(());
                         }
                         Err(_) => return Err(fail(format!("{e} ({})", schema.signature()))),
@@ -1050,7 +1072,9 @@ impl Converter<'_> {
     }
 
     /// Records `node` (outputs named after `output`) with its `evaluated` outputs as value
-    /// `id`, and as value `changed` too for an in-place op.
+    /// `id`, and as value `changed` too for an in-place op. A `list` op (one that returns a
+    /// list of tensors, [`shape::pieces_of`]) has them as one output, as torch.export
+    /// records it.
     fn record_evaluated(
         &mut self,
         mut node: Node,
@@ -1058,8 +1082,9 @@ impl Converter<'_> {
         evaluated: Vec<Evaluated>,
         id: ValueId,
         changed: Option<ValueId>,
+        list: bool,
     ) {
-        let several = evaluated.len() != 1;
+        let several = list || evaluated.len() != 1;
         let mut items = Vec::with_capacity(evaluated.len());
         node.outputs.clear();
         for (k, out) in evaluated.into_iter().enumerate() {
@@ -1098,8 +1123,13 @@ impl Converter<'_> {
             node.outputs.push(Argument::Tensor(name));
             items.push(value);
         }
+        if list {
+            let names = node.outputs.iter().filter_map(Argument::tensor_name);
+            node.outputs = vec![Argument::Tensors(names.map(str::to_owned).collect())];
+        }
         let value = match <[Val; 1]>::try_from(items) {
-            Ok([one]) => one,
+            Ok([one]) if !list => one,
+            Ok(one) => Val::List(one.into()),
             Err(items) => Val::List(items),
         };
         if let Some(changed) = changed {
@@ -1243,7 +1273,8 @@ impl Converter<'_> {
             ("torch.floor_divide", [Val::Int(a), Val::Int(b)]) if *b > 0 => {
                 Val::Int(a.div_euclid(*b))
             }
-            ("int", [Val::Float(f)]) if f.fract() == 0.0 && f.abs() < 9.0e15 => Val::Int(*f as i64),
+            // `int()` of a 0-d float tensor truncates toward zero (`aten::Int.Tensor`).
+            ("int", [Val::Float(f)]) if f.abs() < 9.0e15 => Val::Int(f.trunc() as i64),
             _ => {
                 let kinds: Vec<&str> = args.iter().map(Val::kind).collect();
                 return Err(format!("`{op}` of ({}) is not supported", kinds.join(", ")));
@@ -1281,6 +1312,47 @@ fn in_place(schema: &Schema, call: &Call) -> Option<ValueId> {
         (true, Some(Operand::Value(changed))) => Some(*changed),
         _ => None,
     }
+}
+
+/// The number an element-wise op computes from numbers alone (`(7 - H % 7) % 7` on sizes
+/// a trace turned into 0-d tensors with `NumToTensor`), by the aten evaluator: its first
+/// operand as the 0-d tensor torch holds (int64 for an int, float32 for a float), the
+/// others as the numbers they are, so the result has torch's promoted type. `None` when
+/// the node reads a tensor, its `self` is not a number, or the result is not one number;
+/// an error when the evaluator refuses the op (`remainder` by zero).
+fn numbers_only(node: &Node) -> Result<Option<Val>, String> {
+    const NUMBER: &str = "number";
+    let target = node.target.trim_start_matches("torch.ops.aten.");
+    let numbers = |a: &NamedArgument| {
+        matches!(
+            a.arg,
+            Argument::Int(_) | Argument::Float(_) | Argument::Bool(_) | Argument::None
+        )
+    };
+    if !eval::is_evaluated(target) || !node.inputs.iter().all(numbers) {
+        return Ok(None);
+    }
+    let (tensor, dtype) = match node.inputs.first().map(|a| (a.name.as_str(), &a.arg)) {
+        Some(("self", Argument::Int(i))) => (Tensor::i64(Vec::new(), vec![*i])?, dtypes::INT64),
+        Some(("self", Argument::Float(f))) => {
+            (Tensor::f32(Vec::new(), vec![*f as f32])?, dtypes::FLOAT32)
+        }
+        _ => return Ok(None),
+    };
+    let mut node = node.clone();
+    node.inputs[0].arg = Argument::Tensor(NUMBER.into());
+    // A truth value (a comparison of sizes) stays a tensor: numbers here are ints and floats.
+    if dtypes::infer(&node, target, &|_| Some(dtype)) == dtypes::BOOL {
+        return Ok(None);
+    }
+    let outputs = eval::evaluate(&node, &|name| (name == NUMBER).then(|| tensor.clone()))?;
+    Ok(match outputs.as_slice() {
+        [out] if out.dims().is_empty() => match out.values() {
+            Values::I64(v) => v.first().map(|&i| Val::Int(i)),
+            Values::F32(v) => v.first().map(|&f| Val::Float(f64::from(f))),
+        },
+        _ => None,
+    })
 }
 
 /// Arithmetic on traced sizes (`h * 8 * w` for a view's size list), evaluated.
@@ -1471,6 +1543,9 @@ fn scalar_overload(schema: &Schema, named: &[(&str, Val)]) -> &'static str {
         "gt" if number("other") => "gt.Scalar",
         "ge" if number("other") => "ge.Scalar",
         "masked_fill" if number("value") => "masked_fill.Scalar",
+        // `10000 ** (d / dim)`: a number raised to a tensor.
+        "pow" if number("self") => "pow.Scalar",
+        "pow" if !number("exponent") => "pow.Tensor_Tensor",
         _ => schema.target,
     }
 }
@@ -1649,6 +1724,25 @@ fn list(items: &[Val]) -> Result<Argument, String> {
                 })
                 .collect(),
         )
+    } else if all(|v| {
+        matches!(
+            v,
+            Val::Activation { .. } | Val::Stored { .. } | Val::Moved { .. } | Val::None
+        )
+    }) {
+        // `Tensor?[]` (`index`'s indices, `x[:, idx]` as `[None, idx]`), as torch.export
+        // writes it.
+        Argument::OptionalTensors(
+            items
+                .iter()
+                .map(|v| match v {
+                    Val::Activation { name, .. }
+                    | Val::Stored { name, .. }
+                    | Val::Moved { name } => Some(name.clone()),
+                    _ => None,
+                })
+                .collect(),
+        )
     } else {
         let kinds: Vec<&str> = items.iter().map(Val::kind).collect();
         return Err(format!("a list of mixed kinds ({})", kinds.join(", ")));
@@ -1814,6 +1908,15 @@ mod tests {
         assert!(list(&[Val::Int(1), Val::Str("a".into())])
             .unwrap_err()
             .contains("mixed"));
+        // `x[:, idx]`'s indices: None for the dimensions taken whole.
+        let idx = Val::Stored {
+            name: "idx".into(),
+            dims: vec![4],
+        };
+        assert_eq!(
+            list(&[Val::None, idx]),
+            Ok(Argument::OptionalTensors(vec![None, Some("idx".into())]))
+        );
         assert!(argument(&Val::Batch).is_err());
     }
 
@@ -1857,6 +1960,46 @@ mod tests {
         );
         let typed = node(r#"{"name": "dtype", "arg": {"as_scalar_type": 5}}"#);
         assert_eq!(factory_dtype(&typed, "ones"), dtypes::INT64);
+    }
+
+    #[test]
+    fn ops_on_numbers_alone_are_evaluated_at_torchs_types() {
+        let node = |target: &str, a: Argument, b: Argument, other: &str| Node {
+            target: format!("torch.ops.aten.{target}"),
+            inputs: vec![
+                NamedArgument {
+                    name: "self".into(),
+                    arg: a,
+                },
+                NamedArgument {
+                    name: other.into(),
+                    arg: b,
+                },
+            ],
+            outputs: Vec::new(),
+            metadata: HashMap::new(),
+            name: None,
+        };
+        let number = |target: &str, a: Argument, b: Argument| {
+            numbers_only(&node(target, a, b, "other")).unwrap()
+        };
+        use Argument::{Float, Int};
+        // Python's remainder takes the divisor's sign; `/` of ints is a float.
+        assert_eq!(
+            number("remainder.Scalar", Int(-3), Int(7)),
+            Some(Val::Int(4))
+        );
+        assert_eq!(number("rsub.Scalar", Int(3), Int(7)), Some(Val::Int(4)));
+        assert_eq!(number("div.Tensor", Int(3), Int(2)), Some(Val::Float(1.5)));
+        assert_eq!(
+            number("mul.Tensor", Float(0.5), Int(3)),
+            Some(Val::Float(1.5))
+        );
+        // A comparison stays a tensor; a tensor operand is not a number.
+        assert_eq!(number("gt.Scalar", Int(3), Int(2)), None);
+        let tensor = Argument::Tensor("x".into());
+        assert_eq!(number("remainder.Scalar", tensor, Int(7)), None);
+        assert!(numbers_only(&node("remainder.Scalar", Int(3), Int(0), "other")).is_err());
     }
 
     #[test]

@@ -58,6 +58,16 @@ pub enum Stmt {
     },
 }
 
+/// The value of a float TorchScript prints as a name: `inf` and `nan` (the names its
+/// language defines for them, as Python's `math` does); `None` for any other name.
+fn float_name(name: &str) -> Option<f64> {
+    match name {
+        "inf" => Some(f64::INFINITY),
+        "nan" => Some(f64::NAN),
+        _ => None,
+    }
+}
+
 /// An expression.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
@@ -406,13 +416,17 @@ impl Parser<'_> {
         result
     }
 
-    /// A postfix expression, or a negated number literal. Binary operators are refused:
+    /// A postfix expression, or a negated number literal (`-inf` and `-nan` included, as
+    /// TorchScript prints a negative infinite or NaN float). Binary operators are refused:
     /// the tracer prints every op as a `torch.*` call.
     fn unary(&mut self) -> Result<Expr, ScriptError> {
         let e = if self.eat_op("-") {
             match self.bump() {
                 Tok::Int(i) => Expr::Int(-i),
                 Tok::Float(f) => Expr::Float(-f),
+                Tok::Name(n) if float_name(&n).is_some() => {
+                    Expr::Float(-float_name(&n).unwrap_or(f64::NAN))
+                }
                 other => {
                     return Err(self.error(format!(
                         "unary `-` applied to {}: only negative number literals are read",
@@ -530,6 +544,7 @@ impl Parser<'_> {
                 "None" => Expr::None,
                 "True" => Expr::Bool(true),
                 "False" => Expr::Bool(false),
+                _ if float_name(&n).is_some() => Expr::Float(float_name(&n).unwrap_or(f64::NAN)),
                 _ if SCRIPTED.contains(&n.as_str()) || n == "return" => {
                     return Err(ScriptError::at(
                         self.file,
@@ -662,6 +677,30 @@ mod tests {
         let keys: Vec<&Expr> = entries.iter().map(|(k, _)| k).collect();
         assert_eq!(keys, [&Expr::Str("out".into()), &Expr::Str("aux".into())]);
         assert!(parse("a.py", &src.replace(": x,", " x,")).is_err());
+    }
+
+    #[test]
+    fn infinities_and_nan_read_as_the_floats_torchscript_prints() {
+        let src = "class A(Module):\n  def forward(self: A,\n    x: Tensor) -> Tensor:\n    return torch.f(x, -inf, inf, nan, -nan, -x)\n";
+        let err = parse("a.py", src).unwrap_err().to_string();
+        assert!(err.contains("unary `-` applied to `x`"), "{err}");
+        let source = parse("a.py", &src.replace(", -x)", ")")).unwrap();
+        let Stmt::Return {
+            value: Expr::Call { args, .. },
+            ..
+        } = &source.classes[0].methods[0].body[0]
+        else {
+            panic!()
+        };
+        let floats: Vec<f64> = args[1..]
+            .iter()
+            .map(|a| match a {
+                Expr::Float(f) => *f,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(floats[..2], [f64::NEG_INFINITY, f64::INFINITY]);
+        assert!(floats[2].is_nan() && floats[3].is_nan());
     }
 
     #[test]

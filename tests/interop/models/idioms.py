@@ -4,8 +4,11 @@ by `arange` over the batch (CLIP's pooling, tokens picked per sample, transforme
 mask lookup, a boolean causal and padding mask into SDPA, T5's position bias selected by a padding
 mask), BERT's bidirectional and decoders' causal additive masks from an `attention_mask`
 input, diffusers' int64 timestep embedding, ultralytics' anchors, RoBERTa's position
-ids, ViT's class token expanded over the batch, and Swin's window mask and WavLM's position
-bias expanded or repeated over the batch and folded into another dimension (test_idioms.py)."""
+ids, ViT's class token expanded over the batch, Swin's window mask and WavLM's position bias
+expanded or repeated over the batch and folded into another dimension, and timm's:
+attention's q, k, v stacked in front of the batch and unbound, a pad to a multiple of the
+window computed from sizes, a −∞ pad before max pooling, a number raised to a constant
+tensor (test_idioms.py)."""
 import torch, torch.nn as nn
 S, D = 6, 8
 class Diff(nn.Module):
@@ -137,3 +140,22 @@ class RepeatedBias(nn.Module):  # WavLM: a position bias repeated over the batch
         q = x.view(b, S, 2, D // 2).transpose(1, 2).reshape(b * 2, S, D // 2)
         bias = self.bias.unsqueeze(0).repeat(b, 1, 1, 1).view(b * 2, S, S)
         return (q @ q.transpose(1, 2) + bias).view(b, 2, S, S)
+class QkvAttention(nn.Module):  # timm's Attention: q, k, v stacked before the batch, then unbound
+    def __init__(self):
+        super().__init__(); self.qkv = nn.Linear(D, 3 * D)
+    def forward(self, x):
+        b, n, c = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, 2, c // 2).permute(2, 0, 3, 1, 4).unbind(0)
+        a = (q @ k.transpose(-2, -1) * 0.5).softmax(-1)
+        return (a @ v).transpose(1, 2).reshape(b, n, c)
+class WindowPad(nn.Module):  # swin's pad to a multiple of the window; timm's MaxPool2dSame −∞ pad
+    def forward(self, x):
+        x = x[:, None]
+        h, w = x.shape[2], x.shape[3]
+        x = torch.nn.functional.pad(x, (0, (5 - w % 5) % 5, 0, (5 - h % 5) % 5))
+        x = torch.nn.functional.pad(x, (1, 1, 1, 1), value=-float("inf"))
+        return torch.nn.functional.max_pool2d(x, 3, 1)[:, 0]
+class FourierScale(nn.Module):  # timm's PositionalEncodingFourier: a number raised to a constant tensor
+    def forward(self, x):
+        d = torch.div(torch.arange(D, dtype=torch.float32), 2, rounding_mode="floor")
+        return x / 10000 ** (2 * d / D)
