@@ -9,8 +9,11 @@ kv_idx]` mask lookup, and a boolean causal and padding mask passed to SDPA, whol
 masked included (so too an additive −∞ mask, computed or stored: torch gives such a row
 zeros, not the NaN of a plain softmax), and T5's position bias selected by one), arithmetic at torch's promoted type
 (an int64 timestep times int64 ones, then a float table), ultralytics' anchors (`type_as` of
-constants, `new_full` by a stored stride's `item()`), and RoBERTa's position ids (`cumsum`
-of an int32 mask is int64; token types gathered from a buffer row). Each is exported with torch.export and a dynamic batch, and (all but the int64
+constants, `new_full` by a stored stride's `item()`), RoBERTa's position ids (`cumsum`
+of an int32 mask is int64; token types gathered from a buffer row), and the batch folded or
+moved by size arithmetic (`nn.MultiheadAttention` on sequence-first inputs viewing to `bsz *
+num_heads` rows, transformers' Conv1D folding the tokens into rows with `view(-1, d)`,
+kornia's filters taking each channel as a sample, einops' sizes multiplied in place). Each is exported with torch.export and a dynamic batch, and (all but the int64
 timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
 there (none of Shape/Expand/ConstantOfShape/NonZero/Identity/Loop/If), and match torch eager
@@ -88,6 +91,10 @@ MODELS = {
     "anchors": (idioms.Anchors, [float_input]),
     "stride_anchors": (idioms.StrideAnchors, [float_input]),
     "position_ids": (idioms.PositionIds, [tokens, ids]),
+    "seq_first_attention": (idioms.SeqFirstAttention, [tokens]),
+    "folded_rows": (idioms.FoldedRows, [tokens]),
+    "channels_as_samples": (idioms.ChannelsAsSamples, [tokens]),
+    "size_product": (idioms.SizeProduct, [tokens]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
@@ -95,7 +102,8 @@ EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos
             "pool": "GatherElements", "pick_tokens": "Where", "padding_lookup": "Softmax",
             "sdpa_mask": "Where", "sdpa_inf_mask": "Equal", "sdpa_hidden_row": "Equal",
             "position_bias": "Where", "timestep_scale": "Cast",
-            "position_ids": "CumSum"}
+            "position_ids": "CumSum", "seq_first_attention": "Softmax", "folded_rows": "MatMul",
+            "channels_as_samples": "Conv"}
 
 
 def export(model, makers, path):

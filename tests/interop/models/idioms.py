@@ -3,8 +3,9 @@
 by `arange` over the batch (CLIP's pooling, tokens picked per sample, transformers' padding
 mask lookup, a boolean causal and padding mask into SDPA, T5's position bias selected by a padding
 mask), BERT's bidirectional and decoders' causal additive masks from an `attention_mask`
-input, diffusers' int64 timestep embedding, ultralytics' anchors and RoBERTa's position
-ids (test_idioms.py)."""
+input, diffusers' int64 timestep embedding, ultralytics' anchors, RoBERTa's position
+ids, and the batch folded or moved by size arithmetic (sequence-first attention, Conv1D's
+rows, kornia's channels as samples, einops' size products) (test_idioms.py)."""
 import torch, torch.nn as nn
 S, D = 6, 8
 class Diff(nn.Module):
@@ -113,3 +114,31 @@ class PositionIds(nn.Module):  # RoBERTa: cumsum of an int32 mask is int64; toke
         pos = (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + 1
         types = torch.gather(self.token_types.expand(ids.shape[0], -1), 1, pos)
         return x + self.pos(pos) + self.types(types)
+class SeqFirstAttention(nn.Module):  # nn.MultiheadAttention on (L, N, E): a trace views to `bsz * num_heads` rows
+    def __init__(self):
+        super().__init__(); self.a = nn.MultiheadAttention(D, 2)
+    def forward(self, x):
+        y = x.transpose(0, 1)
+        return self.a(y, y, y, need_weights=False)[0].transpose(0, 1)
+class FoldedRows(nn.Module):  # transformers' Conv1D: the batch and the tokens folded into rows by view(-1, d)
+    def __init__(self):
+        super().__init__(); self.w = nn.Parameter(torch.randn(D, 3 * D)); self.b = nn.Parameter(torch.randn(3 * D))
+    def forward(self, x):
+        y = torch.addmm(self.b, x.view(-1, x.size(-1)), self.w)
+        return y.view(x.size()[:-1] + (3 * D,))
+class ChannelsAsSamples(nn.Module):  # kornia's filters: reshape(b * c, 1, h, w), a padded conv, back to (b, c, 2, h, w)
+    def __init__(self):
+        super().__init__(); self.register_buffer("k", torch.randn(2, 1, 3, 3))
+    def forward(self, x):
+        x = x.reshape(x.shape[0], 2, 3, D)
+        b, c, h, w = x.shape
+        y = nn.functional.conv2d(nn.functional.pad(x.reshape(b * c, 1, h, w), [1, 1, 1, 1], "replicate"), self.k)
+        y = y.reshape(b, c, 2, h, w)
+        return y[:, :, 0] * y[:, :, 1]
+class SizeProduct(nn.Module):  # einops' Rearrange: sizes multiplied in place (a trace's `mul_` of sizes), the batch times 1
+    def forward(self, x):
+        x = x.reshape(x.shape[0], S, 2, D // 2).permute(0, 2, 1, 3)
+        b, h, l, d = x.shape
+        hd = h * 1
+        hd *= d
+        return x.permute(0, 2, 1, 3).reshape(b * 1, l, hd) * 2
