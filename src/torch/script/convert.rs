@@ -138,6 +138,14 @@ fn at_batch(node: &Node, batch: u64, fill: u8) -> Node {
 type Named = Vec<(&'static str, Val)>;
 
 impl Val {
+    /// Whether the value is a tensor (computed or stored).
+    fn is_tensor(&self) -> bool {
+        matches!(
+            self,
+            Val::Activation { .. } | Val::Stored { .. } | Val::Moved { .. }
+        )
+    }
+
     fn kind(&self) -> &'static str {
         match self {
             Val::Activation { .. } => "a tensor",
@@ -738,8 +746,12 @@ impl Converter<'_> {
             .iter()
             .map(|(k, a)| Ok((k.clone(), self.operand(a, Some((&call.site, &shown)))?)))
             .collect::<Result<Vec<_>, ScriptError>>()?;
-        if call.op == "torch.to" {
+        let mut op = call.op.as_str();
+        if op == "torch.to" {
             to_dtype_call(&mut args, &mut kwargs).map_err(&fail)?;
+            if number_to_tensor(&mut args, &mut kwargs) {
+                op = "torch.scalar_tensor";
+            }
         }
         if call.op == LIST_UNPACK {
             let item = unpack(&args).map_err(&fail)?;
@@ -762,18 +774,18 @@ impl Converter<'_> {
             return Ok(());
         }
         let keywords: Vec<&str> = kwargs.iter().map(|(k, _)| k.as_str()).collect();
-        let schema = call
-            .op
+        let tensors: Vec<bool> = args.iter().map(Val::is_tensor).collect();
+        let schema = op
             .strip_prefix("torch.")
-            .and_then(|name| ops::lookup(name, args.len(), &keywords))
+            .and_then(|name| ops::lookup(name, &tensors, &keywords))
             .ok_or_else(|| {
                 fail(format!(
-                    "`{}` is not supported by the TorchScript import; supported ops: torch.{}",
-                    call.op,
+                    "`{op}` is not supported by the TorchScript import; supported ops: torch.{}",
                     ops::names().join(", torch.")
                 ))
             })?;
-        let named = name_args(schema, args, kwargs).map_err(&fail)?;
+        let mut named = name_args(schema, args, kwargs).map_err(&fail)?;
+        self.number_as_tensor(&mut named, schema, call);
         let output = format!(
             "{}_{}",
             schema.name().trim_start_matches('_').trim_end_matches('_'),
@@ -990,6 +1002,51 @@ impl Converter<'_> {
         self.values.insert(call.output, value);
         self.nodes.push(node);
         Ok(())
+    }
+
+    /// A number given as `self` (a size made a tensor by `ops.prim.NumToTensor`, a 0-d
+    /// tensor constant, both read as numbers here) where `schema` takes a tensor (every
+    /// row but [`ops::SCALAR_SELF`]) made the 0-d tensor it is: a `scalar_tensor` node
+    /// (int64 for an integer, float32 for a float, bool for a bool).
+    fn number_as_tensor(&mut self, named: &mut Named, schema: &Schema, call: &Call) {
+        if ops::SCALAR_SELF.contains(&schema.target) {
+            return;
+        }
+        let Some((_, value)) = named.iter_mut().find(|(n, _)| *n == "self") else {
+            return;
+        };
+        let (literal, dtype) = match value {
+            Val::Int(i) => (Argument::Int(*i), dtypes::INT64),
+            Val::Float(f) => (Argument::Float(*f), dtypes::FLOAT32),
+            Val::Bool(b) => (Argument::Bool(*b), dtypes::BOOL),
+            _ => return,
+        };
+        let name = format!("scalar_tensor_{}_self", call.output.0);
+        self.nodes.push(Node {
+            target: "torch.ops.aten.scalar_tensor.default".into(),
+            inputs: vec![
+                NamedArgument {
+                    name: "s".into(),
+                    arg: literal,
+                },
+                NamedArgument {
+                    name: "dtype".into(),
+                    arg: Argument::ScalarType(dtype),
+                },
+            ],
+            outputs: vec![Argument::Tensor(name.clone())],
+            metadata: metadata(&call.site),
+            name: Some(name.clone()),
+        });
+        if dtype != dtypes::FLOAT32 {
+            self.integers.insert(name.clone());
+        }
+        self.tensor_values
+            .insert(name.clone(), typed_meta(Vec::new(), dtype));
+        *value = Val::Stored {
+            name,
+            dims: Vec::new(),
+        };
     }
 
     /// The rank (batch included) of argument `arg` among `named` when it is a computed
@@ -1541,6 +1598,29 @@ fn to_dtype_call(args: &mut Vec<Val>, kwargs: &mut Vec<(String, Val)>) -> Result
     error.map_or(Ok(()), Err)
 }
 
+/// `torch.to(c, dtype)` (after [`to_dtype_call`]) of a 0-d tensor constant, which this
+/// import reads as its number (`torch.tensor(0.2)` in kornia, DeBERTa's bucket bounds):
+/// rewritten to `scalar_tensor(c, dtype=dtype)`, the 0-d tensor of that dtype `to` gives
+/// (`non_blocking`, `copy` and `memory_format` change no value of a new 0-d tensor).
+/// Whether it was.
+fn number_to_tensor(args: &mut Vec<Val>, kwargs: &mut Vec<(String, Val)>) -> bool {
+    if !matches!(
+        args.first(),
+        Some(Val::Int(_) | Val::Float(_) | Val::Bool(_))
+    ) {
+        return false;
+    }
+    let dtype = match (args.get(1), kwargs.iter().find(|(k, _)| k == "dtype")) {
+        (Some(d @ Val::Int(_)), None) => d.clone(),
+        (None, Some((_, d @ Val::Int(_)))) => d.clone(),
+        _ => return false,
+    };
+    args.truncate(1);
+    kwargs.clear();
+    kwargs.push(("dtype".to_owned(), dtype));
+    true
+}
+
 /// The overload of a comparison or `masked_fill` whose operand is a number (`ids != 0`,
 /// `masked_fill(m, -1e9)`): `.Scalar` instead of the schema's `.Tensor`.
 fn scalar_overload(schema: &Schema, named: &[(&str, Val)]) -> &'static str {
@@ -1557,6 +1637,9 @@ fn scalar_overload(schema: &Schema, named: &[(&str, Val)]) -> &'static str {
         "gt" if number("other") => "gt.Scalar",
         "ge" if number("other") => "ge.Scalar",
         "masked_fill" if number("value") => "masked_fill.Scalar",
+        // `clamp_(x, 0., 1.)`: the bounds as numbers (the `.Tensor` row is listed first).
+        "clamp" if number("min") || number("max") => "clamp.default",
+        "clamp_" if number("min") || number("max") => "clamp_.default",
         _ => schema.target,
     }
 }
@@ -1905,6 +1988,28 @@ mod tests {
             .unwrap_err()
             .contains("mixed"));
         assert!(argument(&Val::Batch(1)).is_err());
+    }
+
+    #[test]
+    fn a_number_read_from_a_0d_constant_converted_by_to_is_a_0d_tensor() {
+        let mut args = vec![Val::Float(0.2), Val::Int(6), Val::Bool(false)];
+        let mut kwargs = Vec::new();
+        assert!(number_to_tensor(&mut args, &mut kwargs));
+        assert_eq!(args, [Val::Float(0.2)]);
+        assert_eq!(kwargs, [("dtype".to_owned(), Val::Int(6))]);
+        let mut args = vec![Val::Int(4)];
+        let mut kwargs = vec![("dtype".to_owned(), Val::Int(4))];
+        assert!(number_to_tensor(&mut args, &mut kwargs));
+        // A tensor's conversion, or one without a dtype, stays `to`.
+        let tensor = Val::Activation {
+            name: "x".into(),
+            shape: vec![2],
+        };
+        assert!(!number_to_tensor(
+            &mut vec![tensor, Val::Int(6)],
+            &mut Vec::new()
+        ));
+        assert!(!number_to_tensor(&mut vec![Val::Int(4)], &mut Vec::new()));
     }
 
     #[test]

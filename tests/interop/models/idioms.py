@@ -142,3 +142,13 @@ class SizeProduct(nn.Module):  # einops' Rearrange: sizes multiplied in place (a
         hd = h * 1
         hd *= d
         return x.permute(0, 2, 1, 3).reshape(b * 1, l, hd) * 2
+class SizeScale(nn.Module):  # DeBERTa's sqrt of a size made a float tensor; kornia's 0-d brightness factor, clamp_ by numbers
+    def forward(self, x):
+        scale = torch.sqrt(torch.tensor(x.size(-1), dtype=torch.float) * 2)
+        factor = torch.tensor(0.2).to(x.dtype)
+        return torch.clamp_(x / scale + factor, 0.0, 1.0)
+class BucketMin(nn.Module):  # T5's and MPNet's relative position buckets: torch.min and torch.max of two tensors
+    def forward(self, x):
+        pos = torch.arange(x.shape[1])[:, None] - torch.arange(x.shape[1])[None, :]
+        buckets = torch.min(pos.abs() + 2, torch.full_like(pos, 4))
+        return torch.max(x, x * 0.5)[:, :, :S] + buckets.float()
