@@ -413,6 +413,7 @@ impl Parser<'_> {
             match self.bump() {
                 Tok::Int(i) => Expr::Int(-i),
                 Tok::Float(f) => Expr::Float(-f),
+                Tok::Name(n) if n == "inf" => Expr::Float(f64::NEG_INFINITY),
                 other => {
                     return Err(self.error(format!(
                         "unary `-` applied to {}: only negative number literals are read",
@@ -530,6 +531,10 @@ impl Parser<'_> {
                 "None" => Expr::None,
                 "True" => Expr::Bool(true),
                 "False" => Expr::Bool(false),
+                // TorchScript prints infinite and NaN floats as the names its compiler
+                // resolves to them (`full_like(x, nan)`, `masked_fill(m, -inf)`).
+                "inf" => Expr::Float(f64::INFINITY),
+                "nan" => Expr::Float(f64::NAN),
                 _ if SCRIPTED.contains(&n.as_str()) || n == "return" => {
                     return Err(ScriptError::at(
                         self.file,
@@ -646,6 +651,22 @@ mod tests {
         assert!(
             matches!(&method.body[5], Stmt::Return { value: Expr::Tuple(t), line: 16 } if t.len() == 2)
         );
+    }
+
+    #[test]
+    fn inf_and_nan_are_the_floats_torchscript_prints_them_for() {
+        let src = "class A(Module):\n  def forward(self: A,\n    x: Tensor) -> Tensor:\n    return torch.f(x, inf, -inf, nan)\n";
+        let source = parse("a.py", src).unwrap();
+        let Stmt::Return {
+            value: Expr::Call { args, .. },
+            ..
+        } = &source.classes[0].methods[0].body[0]
+        else {
+            panic!()
+        };
+        assert_eq!(args[1], Expr::Float(f64::INFINITY));
+        assert_eq!(args[2], Expr::Float(f64::NEG_INFINITY));
+        assert!(matches!(args[3], Expr::Float(f) if f.is_nan()));
     }
 
     #[test]
