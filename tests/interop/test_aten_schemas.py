@@ -61,3 +61,46 @@ def test_refusal_classes_are_torchs():
     rows = re.findall(r'\(\s*"([A-Za-z_0-9]+)",\s*Class::(\w+),?\s*\)', source)
     assert len(rows) >= 100, f"only {len(rows)} rows read from refused.rs"
     assert rows == script.classes()
+
+
+# The TorchScript import picks an overload by where tensors fall: no row of torch's schemas
+# types these arguments as a tensor (`torch.min(a, b)` of two tensors is `min.other`, not
+# `min.dim`); `NEVER_TENSOR` in src/torch/script/ops.rs.
+NEVER_TENSOR = re.search(r"pub const NEVER_TENSOR: &\[&str\] = &\[([^\]]*)\]",
+                         (ROOT / "src" / "torch" / "script" / "ops.rs").read_text())[1]
+NEVER_TENSOR = [n.strip().strip('"') for n in NEVER_TENSOR.split(",") if n.strip()]
+
+
+def test_arguments_the_import_reads_as_never_tensors_are_not_tensors_in_torch():
+    assert NEVER_TENSOR, "NEVER_TENSOR not read from ops.rs"
+    seen = 0
+    for target, _ in ROWS:
+        if target.startswith("_operator."):
+            continue
+        name, overload = target.rsplit(".", 1)
+        for arg in getattr(getattr(torch.ops.aten, name), overload)._schema.arguments:
+            if arg.name in NEVER_TENSOR:
+                seen += 1
+                assert "Tensor" not in str(arg.type), f"{target}: `{arg.name}` is {arg.type}"
+    assert seen >= 20, f"only {seen} rows have an argument in {NEVER_TENSOR}"
+
+
+def test_self_is_a_tensor_but_in_the_rows_the_import_lists():
+    # The TorchScript import makes a number given as `self` a 0-d tensor unless the row
+    # is one of `SCALAR_SELF` in src/torch/script/ops.rs.
+    listed = re.search(r"pub const SCALAR_SELF: &\[&str\] = &\[([^\]]*)\]",
+                       (ROOT / "src" / "torch" / "script" / "ops.rs").read_text())[1]
+    listed = {n.strip().strip('"') for n in listed.split(",") if n.strip()}
+    scalar_self = set()
+    for target in re.findall(r'"([A-Za-z_0-9]+\.[A-Za-z_0-9]+)"',
+                             (ROOT / "src" / "aten" / "schema.rs").read_text()):
+        if target.startswith("_operator."):
+            continue
+        name, overload = target.rsplit(".", 1)
+        packet = getattr(torch.ops.aten, name, None)
+        if packet is None or overload not in packet.overloads():
+            continue
+        for a in getattr(packet, overload)._schema.arguments:
+            if a.name == "self" and "Tensor" not in str(a.type):
+                scalar_self.add(target)
+    assert scalar_self == listed

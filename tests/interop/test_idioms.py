@@ -15,7 +15,13 @@ expanded over the batch beside patch tokens holding ±∞ and NaN (the token mus
 stored one), stored masks and biases expanded or repeated over the batch and then folded
 into Swin's windows or WavLM's batch × heads, and timm's (q, k, v stacked before the batch
 and unbound, a pad to the window computed from sizes, a −∞ pad, a number raised to a
-constant tensor). Each is exported with torch.export and a dynamic batch, and (all but the int64
+constant tensor), the batch folded or
+moved by size arithmetic (`nn.MultiheadAttention` on sequence-first inputs viewing to `bsz *
+num_heads` rows, transformers' Conv1D folding the tokens into rows with `view(-1, d)`,
+kornia's filters taking each channel as a sample, einops' sizes multiplied in place), a size
+and a 0-d constant made tensors (DeBERTa's attention scale, kornia's brightness factor,
+`clamp_` by numbers) and `torch.min`/`torch.max` of two tensors (T5's and MPNet's position
+buckets). Each is exported with torch.export and a dynamic batch, and (all but the int64
 timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
 there (none of Shape/Expand/ConstantOfShape/NonZero/Identity/Loop/If), and match torch eager
@@ -106,6 +112,12 @@ MODELS = {
     "qkv_attention": (idioms.QkvAttention, [tokens]),
     "window_pad": (idioms.WindowPad, [tokens]),
     "fourier_scale": (idioms.FourierScale, [tokens]),
+    "seq_first_attention": (idioms.SeqFirstAttention, [tokens]),
+    "folded_rows": (idioms.FoldedRows, [tokens]),
+    "channels_as_samples": (idioms.ChannelsAsSamples, [tokens]),
+    "size_product": (idioms.SizeProduct, [tokens]),
+    "size_scale": (idioms.SizeScale, [tokens]),
+    "bucket_min": (idioms.BucketMin, [tokens]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
@@ -114,7 +126,10 @@ EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos
             "sdpa_mask": "Where", "sdpa_inf_mask": "Equal", "sdpa_hidden_row": "Equal",
             "position_bias": "Where", "timestep_scale": "Cast",
             "position_ids": "CumSum", "qkv_attention": "Softmax", "window_pad": "MaxPool",
-            "fourier_scale": "Div"}
+            "fourier_scale": "Div",
+            "seq_first_attention": "Softmax", "folded_rows": "MatMul",
+            "channels_as_samples": "Conv", "size_scale": "Clip", "bucket_min": "Max"}
+
 
 
 def export(model, makers, path):

@@ -4,12 +4,14 @@
 //! Each `torch.<op>(…)` becomes a node `torch.ops.aten.<overload>` with its arguments
 //! named by the aten schema (`super::ops`); `torch._convolution` becomes `conv{1,2,3}d` or
 //! `conv_transpose{1,2,3}d` once the arguments those do not carry are checked. Scalar calls
-//! (`torch.size`, `ops.prim.NumToTensor`, `int`) are evaluated here: a size of a per-sample
-//! dimension is a constant, the size of dimension 0 is the batch. Every tensor value gets
-//! its shape (`super::shape`) with the batch as the symbol [`BATCH`], so the program has a
+//! (`torch.size`, `ops.prim.NumToTensor`, `int`, arithmetic on sizes) are evaluated here: a
+//! size of a per-sample dimension is a constant, the size of dimension 0 is the batch, and
+//! the batch times a constant (`bsz * num_heads`) stays that. Every tensor value gets its
+//! shape (`super::shape`) with the batch as the symbol [`BATCH`], so the program has a
 //! dynamic batch; a `view`/`reshape` size list that leads with the traced batch size is
-//! rewritten to follow it when the rest of the list is the per-sample size, and refused,
-//! naming the op and its line, otherwise.
+//! rewritten to follow it when the rest of the list is the per-sample size; any other size
+//! list (the batch folded, `x.view(-1, d)`, or moved, `q.view(L, bsz * heads, d)`) gets the
+//! aten evaluator's sizes as below, or is refused, naming the op and its line.
 //!
 //! An op without a rule here, or whose rule does not take its operands, gets its sizes
 //! from the aten evaluator run on stand-ins at batch 1 and 2: the batch may then land on
@@ -68,8 +70,12 @@ enum Val {
     Bool(bool),
     Str(String),
     None,
-    /// The batch size (`torch.size(x, 0)`).
-    Batch,
+    /// The batch size times a positive constant: `torch.size(x, 0)` is the batch (1),
+    /// `bsz * num_heads` the batch times the heads, the size of a dimension the batch is
+    /// folded into (`Mul(Integer(k), batch)` in torch.export's form) the batch times `k`.
+    /// Size lists read it (a view to `[bsz * heads, L, d]` folds the batch as torch.export
+    /// records it); any other argument refuses it.
+    Batch(u64),
     List(Vec<Val>),
     /// A tensor whose batch is not its first dimension: an RNN's initial state made by
     /// `torch.zeros([layers, batch, hidden])`, or its final states. It has no per-sample
@@ -104,8 +110,10 @@ fn at_batch(node: &Node, batch: u64, fill: u8) -> Node {
         match &input.arg {
             Argument::SymFloat(_) => input.arg = Argument::Float(f64::from(fill)),
             Argument::SymInt(SymInt::Name(_)) => input.arg = Argument::Int(i64::from(fill)),
-            Argument::SymInt(SymInt::Expr(e)) if e == BATCH => {
-                input.arg = Argument::Int(batch as i64)
+            Argument::SymInt(size @ SymInt::Expr(_)) => {
+                if let Some(n) = size_at(size, batch) {
+                    input.arg = Argument::Int(n as i64)
+                }
             }
             _ => {}
         }
@@ -114,8 +122,8 @@ fn at_batch(node: &Node, batch: u64, fill: u8) -> Node {
                 .iter()
                 .map(|s| match s {
                     SymInt::Int(i) => Some(*i),
-                    SymInt::Expr(e) if e == BATCH => Some(batch as i64),
-                    _ => None,
+                    expr @ SymInt::Expr(_) => size_at(expr, batch).map(|n| n as i64),
+                    SymInt::Name(_) => None,
                 })
                 .collect()
             {
@@ -130,6 +138,14 @@ fn at_batch(node: &Node, batch: u64, fill: u8) -> Node {
 type Named = Vec<(&'static str, Val)>;
 
 impl Val {
+    /// Whether the value is a tensor (computed or stored).
+    fn is_tensor(&self) -> bool {
+        matches!(
+            self,
+            Val::Activation { .. } | Val::Stored { .. } | Val::Moved { .. }
+        )
+    }
+
     fn kind(&self) -> &'static str {
         match self {
             Val::Activation { .. } => "a tensor",
@@ -139,7 +155,8 @@ impl Val {
             Val::Bool(_) => "a bool",
             Val::Str(_) => "a string",
             Val::None => "None",
-            Val::Batch => "the batch size",
+            Val::Batch(1) => "the batch size",
+            Val::Batch(_) => "the batch size times a constant",
             Val::List(_) => "a list",
             Val::Moved { .. } => "a tensor whose batch is not its first dimension",
             Val::Number { .. } => "a number read from a constant",
@@ -434,7 +451,7 @@ fn constants_only(named: &[(&str, Val)]) -> bool {
                 *stored = true;
                 true
             }
-            Val::Activation { .. } | Val::Batch => false,
+            Val::Activation { .. } | Val::Batch(_) => false,
             Val::List(items) => items.iter().all(|i| kinds(i, stored)),
             _ => true,
         }
@@ -465,22 +482,53 @@ fn batch_times(count: u64) -> SymInt {
     }
 }
 
-/// `sizes` (the batch as [`batch_times`] writes it) at batch `batch`; `None` for a size
-/// in another form.
+/// The constant an expression [`batch_times`] wrote multiplies the batch by; `None` for
+/// any other expression.
+fn batch_factor(expr: &str) -> Option<u64> {
+    if expr == BATCH {
+        return Some(1);
+    }
+    expr.strip_prefix("Mul(Integer(")
+        .and_then(|rest| rest.strip_suffix(&format!("), {BATCH})")))
+        .and_then(|count| count.parse::<u64>().ok())
+        .filter(|&count| count > 0)
+}
+
+/// Size `size` (the batch as [`batch_times`] writes it) at batch `batch`; `None` for a
+/// size in another form.
+fn size_at(size: &SymInt, batch: u64) -> Option<u64> {
+    match size {
+        SymInt::Int(n) => u64::try_from(*n).ok(),
+        SymInt::Expr(e) => batch_factor(e)?.checked_mul(batch),
+        SymInt::Name(_) => None,
+    }
+}
+
+/// `sizes` at batch `batch` ([`size_at`]).
 fn sizes_at(sizes: &[SymInt], batch: u64) -> Option<Vec<u64>> {
-    sizes
-        .iter()
-        .map(|s| match s {
-            SymInt::Int(n) => u64::try_from(*n).ok(),
-            SymInt::Expr(e) if e == BATCH => Some(batch),
-            SymInt::Expr(e) => e
-                .strip_prefix("Mul(Integer(")
-                .and_then(|rest| rest.strip_suffix(&format!("), {BATCH})")))
-                .and_then(|count| count.parse::<u64>().ok())
-                .and_then(|count| count.checked_mul(batch)),
-            SymInt::Name(_) => None,
+    sizes.iter().map(|s| size_at(s, batch)).collect()
+}
+
+/// The batch times `k`, times `n` (`bsz * num_heads`): a size only while `n` is positive.
+fn scaled_batch(k: u64, n: i64) -> Result<Val, String> {
+    u64::try_from(n)
+        .ok()
+        .filter(|&n| n > 0)
+        .and_then(|n| k.checked_mul(n))
+        .map(Val::Batch)
+        .ok_or_else(|| format!("the batch size times {k} is multiplied by {n}"))
+}
+
+/// The batch times `k`, divided by `d` with rounding: the batch times `k / d` when `d`
+/// divides `k`; otherwise the quotient is no multiple of the batch and is refused.
+fn divided_batch(k: u64, d: i64) -> Result<Val, String> {
+    u64::try_from(d)
+        .ok()
+        .filter(|&d| d > 0 && k.is_multiple_of(d))
+        .map(|d| Val::Batch(k / d))
+        .ok_or_else(|| {
+            format!("the batch size times {k} is divided by {d}, which is no multiple of the batch")
         })
-        .collect()
 }
 
 /// A factory's size list when it holds the batch (`torch.zeros([layers, batch, hidden])`),
@@ -489,13 +537,13 @@ fn batch_sized(named: &[(&str, Val)]) -> Option<Vec<SymInt>> {
     let (_, Val::List(items)) = named.iter().find(|(name, _)| *name == "size")? else {
         return None;
     };
-    if !items.contains(&Val::Batch) {
+    if !items.iter().any(|v| matches!(v, Val::Batch(_))) {
         return None;
     }
     items
         .iter()
         .map(|v| match v {
-            Val::Batch => Some(SymInt::Expr(BATCH.into())),
+            Val::Batch(k) => Some(batch_times(*k)),
             Val::Int(i) => Some(SymInt::Int(*i)),
             _ => None,
         })
@@ -698,8 +746,12 @@ impl Converter<'_> {
             .iter()
             .map(|(k, a)| Ok((k.clone(), self.operand(a, Some((&call.site, &shown)))?)))
             .collect::<Result<Vec<_>, ScriptError>>()?;
-        if call.op == "torch.to" {
+        let mut op = call.op.as_str();
+        if op == "torch.to" {
             to_dtype_call(&mut args, &mut kwargs).map_err(&fail)?;
+            if number_to_tensor(&mut args, &mut kwargs) {
+                op = "torch.scalar_tensor";
+            }
         }
         if call.op == LIST_UNPACK {
             let item = unpack(&args).map_err(&fail)?;
@@ -712,41 +764,55 @@ impl Converter<'_> {
             return Ok(());
         }
         if let Some(value) = self.scalar(&call.op, &args, &kwargs).map_err(&fail)? {
+            // In-place size arithmetic (einops' `torch.mul_(size, n)`) changes its operand.
+            if let (true, Some(Operand::Value(changed))) =
+                (call.op.ends_with('_'), call.args.first())
+            {
+                self.values.insert(*changed, value.clone());
+            }
             self.values.insert(call.output, value);
             return Ok(());
         }
         let keywords: Vec<&str> = kwargs.iter().map(|(k, _)| k.as_str()).collect();
-        let schema = call
-            .op
+        let tensors: Vec<bool> = args.iter().map(Val::is_tensor).collect();
+        let schema = op
             .strip_prefix("torch.")
-            .and_then(|name| ops::lookup(name, args.len(), &keywords))
+            .and_then(|name| ops::lookup(name, &tensors, &keywords))
             .ok_or_else(|| {
                 fail(format!(
-                    "`{}` is not supported by the TorchScript import; supported ops: torch.{}",
-                    call.op,
+                    "`{op}` is not supported by the TorchScript import; supported ops: torch.{}",
                     ops::names().join(", torch.")
                 ))
             })?;
-        let named = name_args(schema, args, kwargs).map_err(&fail)?;
+        let mut named = name_args(schema, args, kwargs).map_err(&fail)?;
+        self.number_as_tensor(&mut named, schema, call);
         let output = format!(
             "{}_{}",
             schema.name().trim_start_matches('_').trim_end_matches('_'),
             call.output.0
         );
         let constant_op = constants_only(&named) && eval::is_evaluated(schema.target);
+        let mut refused_view = None;
         let (overload, named, shape) = match schema.name() {
             "_convolution" => {
-                let (overload, named) = convolution(named).map_err(&fail)?;
+                let rank = self.rank_of(&named, "input");
+                let (overload, named) = convolution(named, rank).map_err(&fail)?;
                 (overload, named, None)
             }
             "arange" => {
                 let (overload, named) = arange(named);
                 (overload, named, None)
             }
-            "view" | "reshape" if !constant_op => {
-                let (named, shape) = self.reshape(named).map_err(&fail)?;
-                (schema.target, named, Some(shape))
-            }
+            "view" | "reshape" if !constant_op => match self.reshape(&named) {
+                Ok((named, shape)) => (schema.target, named, Some(shape)),
+                // Not the batch first and one sample after it: the aten evaluator's sizes
+                // say where the batch goes (folded into a dimension, `x.view(-1, d)`, or
+                // moved, `q.view(L, bsz * heads, d)`), else this refusal.
+                Err(e) => {
+                    refused_view = Some(e);
+                    (schema.target, named, None)
+                }
+            },
             _ => (scalar_overload(schema, &named), named, None),
         };
         let mut node = Node {
@@ -759,7 +825,7 @@ impl Converter<'_> {
         for (name, val) in &named {
             let arg = if *name == "dtype" {
                 dtype(val)
-            } else if schema.name() == "arange" && *val == Val::Batch {
+            } else if schema.name() == "arange" && *val == Val::Batch(1) {
                 // `arange(B)`: each sample's index, which the lowering follows.
                 Ok(Argument::SymInt(SymInt::Expr(BATCH.into())))
             } else {
@@ -805,7 +871,7 @@ impl Converter<'_> {
             self.nodes.push(node);
             return Ok(());
         }
-        if schema.name() == "arange" && named.iter().any(|(_, v)| *v == Val::Batch) {
+        if schema.name() == "arange" && named.iter().any(|(_, v)| *v == Val::Batch(1)) {
             let dtype = match named.iter().find(|(n, _)| *n == "dtype") {
                 Some((_, Val::Int(6))) => dtypes::FLOAT32,
                 Some((_, Val::None)) | None => dtypes::INT64,
@@ -857,6 +923,13 @@ impl Converter<'_> {
             self.values
                 .insert(call.output, Val::Stored { name: output, dims });
             self.nodes.push(node);
+            return Ok(());
+        }
+        if let Some(refused) = refused_view {
+            let outputs = self
+                .evaluated_outputs(&node, &named)
+                .map_err(|_| fail(refused))?;
+            self.record_evaluated(node, &output, outputs, call.output, None, false);
             return Ok(());
         }
         if shape.is_none() && (constant_op || !ops::shaped(schema.target)) {
@@ -951,6 +1024,61 @@ impl Converter<'_> {
         self.values.insert(call.output, value);
         self.nodes.push(node);
         Ok(())
+    }
+
+    /// A number given as `self` (a size made a tensor by `ops.prim.NumToTensor`, a 0-d
+    /// tensor constant, both read as numbers here) where `schema` takes a tensor (every
+    /// row but [`ops::SCALAR_SELF`]) made the 0-d tensor it is: a `scalar_tensor` node
+    /// (int64 for an integer, float32 for a float, bool for a bool).
+    fn number_as_tensor(&mut self, named: &mut Named, schema: &Schema, call: &Call) {
+        if ops::SCALAR_SELF.contains(&schema.target) {
+            return;
+        }
+        let Some((_, value)) = named.iter_mut().find(|(n, _)| *n == "self") else {
+            return;
+        };
+        let (literal, dtype) = match value {
+            Val::Int(i) => (Argument::Int(*i), dtypes::INT64),
+            Val::Float(f) => (Argument::Float(*f), dtypes::FLOAT32),
+            Val::Bool(b) => (Argument::Bool(*b), dtypes::BOOL),
+            _ => return,
+        };
+        let name = format!("scalar_tensor_{}_self", call.output.0);
+        self.nodes.push(Node {
+            target: "torch.ops.aten.scalar_tensor.default".into(),
+            inputs: vec![
+                NamedArgument {
+                    name: "s".into(),
+                    arg: literal,
+                },
+                NamedArgument {
+                    name: "dtype".into(),
+                    arg: Argument::ScalarType(dtype),
+                },
+            ],
+            outputs: vec![Argument::Tensor(name.clone())],
+            metadata: metadata(&call.site),
+            name: Some(name.clone()),
+        });
+        if dtype != dtypes::FLOAT32 {
+            self.integers.insert(name.clone());
+        }
+        self.tensor_values
+            .insert(name.clone(), typed_meta(Vec::new(), dtype));
+        *value = Val::Stored {
+            name,
+            dims: Vec::new(),
+        };
+    }
+
+    /// The rank (batch included) of argument `arg` among `named` when it is a computed
+    /// tensor: one with the batch first, or one whose batch is elsewhere.
+    fn rank_of(&self, named: &[(&str, Val)], arg: &str) -> Option<usize> {
+        match named.iter().find(|(n, _)| *n == arg).map(|(_, v)| v)? {
+            Val::Activation { shape, .. } => Some(shape.len() + 1),
+            Val::Moved { name } => self.tensor_values.get(name).map(|m| m.sizes.len()),
+            _ => None,
+        }
     }
 
     /// The export dtype of argument `arg` among `named` (float32 unless it is a computed
@@ -1196,27 +1324,38 @@ impl Converter<'_> {
         args: &[Val],
         kwargs: &[(String, Val)],
     ) -> Result<Option<Val>, String> {
-        if let ("torch.mul" | "torch.add" | "torch.sub", [Val::Int(a), Val::Int(b)]) = (op, args) {
-            return integer_arithmetic(op, *a, *b).map(Some);
+        // Size arithmetic, in place too (einops multiplies sizes with `mul_`).
+        let arithmetic = match op {
+            "torch.mul_" | "torch.add_" | "torch.sub_" => &op[..op.len() - 1],
+            _ => op,
+        };
+        if let ("torch.mul" | "torch.add" | "torch.sub", [Val::Int(a), Val::Int(b)]) =
+            (arithmetic, args)
+        {
+            return integer_arithmetic(arithmetic, *a, *b).map(Some);
+        }
+        // `bsz * num_heads`: the batch times a constant, which size lists read.
+        if let ("torch.mul", [Val::Batch(k), Val::Int(n)] | [Val::Int(n), Val::Batch(k)]) =
+            (arithmetic, args)
+        {
+            return scaled_batch(*k, *n).map(Some);
         }
         if let ("torch.device", [Val::Str(device)]) = (op, args) {
             return Ok(Some(Val::Str(device.clone())));
         }
         // A size divided with rounding (`embed_dim // num_heads` in traced attention).
-        if let ("torch.div", [Val::Int(a), Val::Int(b)], [(key, Val::Str(mode))]) =
-            (op, args, kwargs)
-        {
+        if let ("torch.div", [a, Val::Int(b)], [(key, Val::Str(mode))]) = (op, args, kwargs) {
             if key == "rounding_mode" && *b > 0 && (mode == "trunc" || mode == "floor") {
-                let q = if mode == "trunc" {
-                    a / b
-                } else {
-                    a.div_euclid(*b)
-                };
-                return Ok(Some(Val::Int(q)));
+                match a {
+                    Val::Int(a) if mode == "trunc" => return Ok(Some(Val::Int(a / b))),
+                    Val::Int(a) => return Ok(Some(Val::Int(a.div_euclid(*b)))),
+                    Val::Batch(k) => return divided_batch(*k, *b).map(Some),
+                    _ => {}
+                }
             }
         }
         let sizes_divided = op == "torch.floor_divide"
-            && matches!(args, [Val::Int(_), Val::Int(_)] | [Val::Batch, Val::Int(_)]);
+            && matches!(args, [Val::Int(_) | Val::Batch(_), Val::Int(_)]);
         if !sizes_divided && !matches!(op, "torch.size" | "ops.prim.NumToTensor" | "int" | "float")
         {
             return Ok(None);
@@ -1228,7 +1367,7 @@ impl Converter<'_> {
             ("torch.size", [Val::Activation { shape, .. }, Val::Int(dim)]) => {
                 let rank = shape.len() as i64 + 1;
                 match if *dim < 0 { dim + rank } else { *dim } {
-                    0 => Val::Batch,
+                    0 => Val::Batch(1),
                     d if (1..rank).contains(&d) => Val::Int(shape[d as usize - 1] as i64),
                     _ => return Err(format!("dimension {dim} is out of range for rank {rank}")),
                 }
@@ -1251,10 +1390,11 @@ impl Converter<'_> {
                 let d = if *dim < 0 { dim + rank } else { *dim };
                 match usize::try_from(d).ok().and_then(|d| sizes.get(d)) {
                     Some(SymInt::Int(n)) => Val::Int(*n),
-                    Some(SymInt::Expr(e)) if e == BATCH => Val::Batch,
-                    Some(other) => {
-                        return Err(format!("dimension {dim} is {other:?}, the batch folded"))
-                    }
+                    Some(SymInt::Expr(e)) => match batch_factor(e) {
+                        Some(k) => Val::Batch(k),
+                        None => return Err(format!("dimension {dim} has size {e}")),
+                    },
+                    Some(other) => return Err(format!("dimension {dim} has size {other:?}")),
                     None => return Err(format!("dimension {dim} is out of range for rank {rank}")),
                 }
             }
@@ -1262,17 +1402,18 @@ impl Converter<'_> {
                 Val::List(dims.iter().map(|&d| Val::Int(d as i64)).collect())
             }
             ("torch.size", [Val::Activation { shape, .. }]) => Val::List(
-                std::iter::once(Val::Batch)
+                std::iter::once(Val::Batch(1))
                     .chain(shape.iter().map(|&d| Val::Int(d as i64)))
                     .collect(),
             ),
-            ("ops.prim.NumToTensor" | "int", [v @ (Val::Int(_) | Val::Batch)]) => v.clone(),
+            ("ops.prim.NumToTensor" | "int", [v @ (Val::Int(_) | Val::Batch(_))]) => v.clone(),
             ("ops.prim.NumToTensor" | "float", [v @ Val::Float(_)]) => v.clone(),
             ("float", [Val::Int(i)]) => Val::Float(*i as f64),
             // A channel count divided into groups (ShuffleNet's channel shuffle).
             ("torch.floor_divide", [Val::Int(a), Val::Int(b)]) if *b > 0 => {
                 Val::Int(a.div_euclid(*b))
             }
+            ("torch.floor_divide", [Val::Batch(k), Val::Int(d)]) => divided_batch(*k, *d)?,
             // `int()` of a 0-d float tensor truncates toward zero (`aten::Int.Tensor`).
             ("int", [Val::Float(f)]) if f.abs() < 9.0e15 => Val::Int(f.trunc() as i64),
             _ => {
@@ -1284,7 +1425,8 @@ impl Converter<'_> {
 
     /// `view`/`reshape`: the size list with its first entry following the batch, and the
     /// per-sample output shape.
-    fn reshape(&self, mut named: Named) -> Result<(Named, Vec<u64>), String> {
+    fn reshape(&self, named: &Named) -> Result<(Named, Vec<u64>), String> {
+        let mut named = named.clone();
         let (Some((_, Val::Activation { shape: input, .. })), Some((key, Val::List(sizes)))) =
             (named.first(), named.get(1))
         else {
@@ -1294,7 +1436,7 @@ impl Converter<'_> {
         };
         let key = *key;
         let per_sample = batch_following(input, sizes, self.traced_batch)?;
-        let list = std::iter::once(Val::Batch)
+        let list = std::iter::once(Val::Batch(1))
             .chain(per_sample.iter().map(|&d| Val::Int(d as i64)))
             .collect();
         named[1] = (key, Val::List(list));
@@ -1381,7 +1523,8 @@ fn batch_following(
             .iter()
             .map(|s| match s {
                 Val::Int(i) => i.to_string(),
-                Val::Batch => "batch".into(),
+                Val::Batch(1) => "batch".into(),
+                Val::Batch(k) => format!("batch*{k}"),
                 other => other.kind().into(),
             })
             .collect();
@@ -1421,7 +1564,7 @@ fn batch_following(
         _ => None,
     };
     let leads = match first {
-        Val::Batch => true,
+        Val::Batch(1) => true,
         Val::Int(-1) => holes == 0,
         Val::Int(n) => match traced_batch {
             Some(b) => *n >= 0 && *n as u64 == b,
@@ -1527,6 +1670,29 @@ fn to_dtype_call(args: &mut Vec<Val>, kwargs: &mut Vec<(String, Val)>) -> Result
     error.map_or(Ok(()), Err)
 }
 
+/// `torch.to(c, dtype)` (after [`to_dtype_call`]) of a 0-d tensor constant, which this
+/// import reads as its number (`torch.tensor(0.2)` in kornia, DeBERTa's bucket bounds):
+/// rewritten to `scalar_tensor(c, dtype=dtype)`, the 0-d tensor of that dtype `to` gives
+/// (`non_blocking`, `copy` and `memory_format` change no value of a new 0-d tensor).
+/// Whether it was.
+fn number_to_tensor(args: &mut Vec<Val>, kwargs: &mut Vec<(String, Val)>) -> bool {
+    if !matches!(
+        args.first(),
+        Some(Val::Int(_) | Val::Float(_) | Val::Bool(_))
+    ) {
+        return false;
+    }
+    let dtype = match (args.get(1), kwargs.iter().find(|(k, _)| k == "dtype")) {
+        (Some(d @ Val::Int(_)), None) => d.clone(),
+        (None, Some((_, d @ Val::Int(_)))) => d.clone(),
+        _ => return false,
+    };
+    args.truncate(1);
+    kwargs.clear();
+    kwargs.push(("dtype".to_owned(), dtype));
+    true
+}
+
 /// The overload of a comparison or `masked_fill` whose operand is a number (`ids != 0`,
 /// `masked_fill(m, -1e9)`): `.Scalar` instead of the schema's `.Tensor`.
 fn scalar_overload(schema: &Schema, named: &[(&str, Val)]) -> &'static str {
@@ -1546,6 +1712,9 @@ fn scalar_overload(schema: &Schema, named: &[(&str, Val)]) -> &'static str {
         // `10000 ** (d / dim)`: a number raised to a tensor.
         "pow" if number("self") => "pow.Scalar",
         "pow" if !number("exponent") => "pow.Tensor_Tensor",
+        // `clamp_(x, 0., 1.)`: the bounds as numbers (the `.Tensor` row is listed first).
+        "clamp" if number("min") || number("max") => "clamp.default",
+        "clamp_" if number("min") || number("max") => "clamp_.default",
         _ => schema.target,
     }
 }
@@ -1583,10 +1752,11 @@ fn arange(mut named: Named) -> (&'static str, Named) {
     }
 }
 
-/// `_convolution` as `conv{1,2,3}d` / `conv_transpose{1,2,3}d` by the input's rank: the performance flags (`benchmark`,
-/// `deterministic`, `cudnn_enabled`, `allow_tf32`) do not change the result; a
-/// non-transposed convolution must have no output padding.
-fn convolution(named: Named) -> Result<(&'static str, Named), String> {
+/// `_convolution` as `conv{1,2,3}d` / `conv_transpose{1,2,3}d` by the input's rank
+/// (`rank`, batch included; `None` when the input is no computed tensor): the performance
+/// flags (`benchmark`, `deterministic`, `cudnn_enabled`, `allow_tf32`) do not change the
+/// result; a non-transposed convolution must have no output padding.
+fn convolution(named: Named, rank: Option<usize>) -> Result<(&'static str, Named), String> {
     let get = |name: &str| {
         named
             .iter()
@@ -1597,11 +1767,10 @@ fn convolution(named: Named) -> Result<(&'static str, Named), String> {
         Some(Val::Bool(b)) => b,
         _ => return Err("`transposed` is not a bool".into()),
     };
-    // The spatial rank: the per-sample input's, less the channels.
-    let rank = match get("input") {
-        Some(Val::Activation { shape, .. }) => shape.len().saturating_sub(1),
-        _ => return Err("the convolution's input is not an activation".into()),
-    };
+    // The spatial rank: the input's, less the batch and the channels.
+    let rank = rank
+        .ok_or("the convolution's input is not a computed tensor")?
+        .saturating_sub(2);
     let keep: &[&str] = if transposed {
         &[
             "input",
@@ -1659,7 +1828,7 @@ fn argument(val: &Val) -> Result<Argument, String> {
         Val::Bool(b) => Argument::Bool(*b),
         Val::Str(s) => Argument::String(s.clone()),
         Val::None => Argument::None,
-        Val::Batch => {
+        Val::Batch(_) => {
             return Err(format!(
                 "the batch size is used as a value (size arithmetic such as `bsz * num_heads`); only view/reshape may lead with it; {}",
                 super::shape::MOVED_BATCH_HINT
@@ -1670,11 +1839,11 @@ fn argument(val: &Val) -> Result<Argument, String> {
 }
 
 fn list(items: &[Val]) -> Result<Argument, String> {
-    if items.iter().any(|v| matches!(v, Val::Batch)) {
+    if items.iter().any(|v| matches!(v, Val::Batch(_))) {
         return items
             .iter()
             .map(|v| match v {
-                Val::Batch => Ok(SymInt::Expr(BATCH.into())),
+                Val::Batch(k) => Ok(batch_times(*k)),
                 Val::Int(i) => Ok(SymInt::Int(*i)),
                 other => Err(format!("a size list holds {}", other.kind())),
             })
@@ -1776,7 +1945,7 @@ mod tests {
             batch_following(&[4, 6, 6], &ints(&[2, 4, 36]), None),
             Ok(vec![4, 36])
         );
-        let mut with_batch = vec![Val::Batch];
+        let mut with_batch = vec![Val::Batch(1)];
         with_batch.extend(ints(&[-1]));
         assert_eq!(
             batch_following(&[4, 6, 6], &with_batch, Some(2)),
@@ -1819,20 +1988,23 @@ mod tests {
                 ("benchmark", Val::Bool(false)),
             ]
         };
-        let (overload, kept) = convolution(base(false, 0)).unwrap();
+        let (overload, kept) = convolution(base(false, 0), Some(4)).unwrap();
         assert_eq!(overload, "conv2d.default");
         let names: Vec<&str> = kept.iter().map(|(n, _)| *n).collect();
         assert_eq!(
             names,
             ["input", "weight", "bias", "stride", "padding", "dilation", "groups"]
         );
-        assert!(convolution(base(false, 1))
+        assert!(convolution(base(false, 1), Some(4))
             .unwrap_err()
             .contains("output padding"));
         assert_eq!(
-            convolution(base(true, 1)).unwrap().0,
+            convolution(base(true, 1), Some(4)).unwrap().0,
             "conv_transpose2d.input"
         );
+        assert!(convolution(base(false, 0), None)
+            .unwrap_err()
+            .contains("not a computed tensor"));
         // The input's rank picks the 1-D and 3-D overloads.
         for (shape, plain, transposed) in [
             (vec![3, 8], "conv1d.default", "conv_transpose1d.default"),
@@ -1846,8 +2018,9 @@ mod tests {
                 };
                 named
             };
-            assert_eq!(convolution(with_input(false)).unwrap().0, plain);
-            assert_eq!(convolution(with_input(true)).unwrap().0, transposed);
+            let rank = Some(shape.len() + 1);
+            assert_eq!(convolution(with_input(false), rank).unwrap().0, plain);
+            assert_eq!(convolution(with_input(true), rank).unwrap().0, transposed);
         }
     }
 
@@ -1899,7 +2072,7 @@ mod tests {
             Ok(Argument::Floats(vec![2.0, 2.0]))
         );
         assert_eq!(
-            list(&[Val::Batch, Val::Int(4)]),
+            list(&[Val::Batch(1), Val::Int(4)]),
             Ok(Argument::SymInts(vec![
                 SymInt::Expr(BATCH.into()),
                 SymInt::Int(4)
@@ -1917,7 +2090,61 @@ mod tests {
             list(&[Val::None, idx]),
             Ok(Argument::OptionalTensors(vec![None, Some("idx".into())]))
         );
-        assert!(argument(&Val::Batch).is_err());
+        assert!(argument(&Val::Batch(1)).is_err());
+    }
+
+    #[test]
+    fn a_number_read_from_a_0d_constant_converted_by_to_is_a_0d_tensor() {
+        let mut args = vec![Val::Float(0.2), Val::Int(6), Val::Bool(false)];
+        let mut kwargs = Vec::new();
+        assert!(number_to_tensor(&mut args, &mut kwargs));
+        assert_eq!(args, [Val::Float(0.2)]);
+        assert_eq!(kwargs, [("dtype".to_owned(), Val::Int(6))]);
+        let mut args = vec![Val::Int(4)];
+        let mut kwargs = vec![("dtype".to_owned(), Val::Int(4))];
+        assert!(number_to_tensor(&mut args, &mut kwargs));
+        // A tensor's conversion, or one without a dtype, stays `to`.
+        let tensor = Val::Activation {
+            name: "x".into(),
+            shape: vec![2],
+        };
+        assert!(!number_to_tensor(
+            &mut vec![tensor, Val::Int(6)],
+            &mut Vec::new()
+        ));
+        assert!(!number_to_tensor(&mut vec![Val::Int(4)], &mut Vec::new()));
+    }
+
+    #[test]
+    fn size_arithmetic_keeps_the_batch_times_a_constant() {
+        assert_eq!(scaled_batch(1, 8), Ok(Val::Batch(8)));
+        assert_eq!(scaled_batch(8, 4), Ok(Val::Batch(32)));
+        assert!(scaled_batch(1, 0).is_err());
+        assert!(scaled_batch(1, -2).is_err());
+        assert!(scaled_batch(u64::MAX, 2).is_err());
+        assert_eq!(divided_batch(8, 4), Ok(Val::Batch(2)));
+        assert_eq!(divided_batch(8, 8), Ok(Val::Batch(1)));
+        let err = divided_batch(8, 3).unwrap_err();
+        assert!(err.contains("no multiple of the batch"), "{err}");
+        assert!(divided_batch(8, 0).is_err());
+        for k in [1, 2, 40] {
+            let SymInt::Expr(e) = batch_times(k) else {
+                panic!("batch_times({k}) is no expression")
+            };
+            assert_eq!(batch_factor(&e), Some(k));
+        }
+        assert_eq!(batch_factor("Mul(Integer(0), batch)"), None);
+        assert_eq!(batch_factor("s0"), None);
+        // In a size list, the batch times a constant is that expression.
+        assert_eq!(
+            list(&[Val::Int(5), Val::Batch(4), Val::Int(2)]),
+            Ok(Argument::SymInts(vec![
+                SymInt::Int(5),
+                batch_times(4),
+                SymInt::Int(2)
+            ]))
+        );
+        assert!(argument(&Val::Batch(4)).is_err());
     }
 
     #[test]
@@ -2013,5 +2240,12 @@ mod tests {
         let at_three = at_batch(&node, 3, 0);
         assert_eq!(at_three.inputs[1].arg, Argument::Ints(vec![3, -1]));
         assert_eq!(at_three.inputs[0].arg, node.inputs[0].arg);
+        // The batch times a constant (`q.view(L, bsz * heads, d)`) is set to its value.
+        let mut folded = node.clone();
+        folded.inputs[1].arg = Argument::SymInts(vec![SymInt::Int(5), batch_times(4)]);
+        assert_eq!(
+            at_batch(&folded, 3, 0).inputs[1].arg,
+            Argument::Ints(vec![5, 12])
+        );
     }
 }

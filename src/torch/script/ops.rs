@@ -187,16 +187,37 @@ pub fn shaped(target: &str) -> bool {
     [CONVOLUTION, MULTI_HEAD_ATTENTION, LSTM, GRU].contains(&target) || SHAPED.contains(&target)
 }
 
-/// The schema `torch.<name>` is read with when called with `positional` arguments and
-/// keywords `keywords`: the preferred overload ([`SHAPED`]) if it takes them, else the
-/// first row of the table that does. `None` when no row of that name takes them.
-pub fn lookup(name: &str, positional: usize, keywords: &[&str]) -> Option<&'static Schema> {
+/// The argument names no row of torch's schemas types as a tensor (`dim` is an int, a list
+/// of ints, an optional int or a dimension name), so a call passing a tensor there means
+/// another overload: `torch.min(a, b)` of two tensors is `min.other`, `torch.min(a, 1)`
+/// is `min.dim`. The interop tier checks this against torch's schemas.
+pub const NEVER_TENSOR: &[&str] = &["dim"];
+
+/// The rows of the schema table whose `self` is a number, not a tensor (torch's
+/// `Scalar self`); every other row's `self` is a tensor. The interop tier checks this
+/// against torch's schemas.
+pub const SCALAR_SELF: &[&str] = &["pow.Scalar", "where.Scalar", "where.ScalarSelf"];
+
+/// The schema `torch.<name>` is read with when called with positional arguments of which
+/// `tensors` says which are tensors, and keywords `keywords`: the preferred overload
+/// ([`SHAPED`]) if it takes them, else the first row of the table that does. A row takes
+/// them when it has that many positional arguments or more, every keyword, and no tensor
+/// falls on a [`NEVER_TENSOR`] argument. `None` when no row of that name takes them.
+pub fn lookup(name: &str, tensors: &[bool], keywords: &[&str]) -> Option<&'static Schema> {
     let rows = || {
         targets()
             .filter_map(schema::lookup)
             .filter(move |s| s.name() == name)
     };
-    let takes = |s: &&Schema| positional <= s.args.len() && keywords.iter().all(|k| s.has(k));
+    let takes = |s: &&Schema| {
+        tensors.len() <= s.args.len()
+            && keywords.iter().all(|k| s.has(k))
+            && !s
+                .args
+                .iter()
+                .zip(tensors)
+                .any(|(arg, &tensor)| tensor && NEVER_TENSOR.contains(arg))
+    };
     rows()
         .filter(|s| shaped(s.target))
         .chain(rows().filter(|s| !shaped(s.target)))
@@ -225,12 +246,17 @@ mod tests {
         {
             assert!(schema::lookup(target).is_some(), "{target} has no schema");
         }
-        assert_eq!(lookup("mean", 3, &[]).map(|s| s.target), Some("mean.dim"));
+        let numbers =
+            |n: usize| -> Vec<bool> { std::iter::once(true).chain(vec![false; n - 1]).collect() };
         assert_eq!(
-            lookup("_convolution", 13, &[]).map(|s| s.args.len()),
+            lookup("mean", &numbers(3), &[]).map(|s| s.target),
+            Some("mean.dim")
+        );
+        assert_eq!(
+            lookup("_convolution", &numbers(13), &[]).map(|s| s.args.len()),
             Some(13)
         );
-        assert!(lookup("grid_sampler", 1, &[]).is_none());
+        assert!(lookup("grid_sampler", &numbers(1), &[]).is_none());
         let mut shaped: Vec<&str> = SHAPED
             .iter()
             .map(|t| t.split('.').next().unwrap())
@@ -245,15 +271,36 @@ mod tests {
     fn every_schema_row_is_read_and_calls_pick_the_overload_that_takes_them() {
         assert_eq!(targets().count() + 1, schema::SCHEMAS.len());
         assert_eq!(
-            lookup("gather", 3, &[]).map(|s| s.target),
+            lookup("gather", &[true, false, true], &[]).map(|s| s.target),
             Some("gather.default")
         );
-        assert_eq!(lookup("min", 3, &[]).map(|s| s.target), Some("min.dim"));
         assert_eq!(
-            lookup("div", 2, &["rounding_mode"]).map(|s| s.target),
+            lookup("min", &[true, false, false], &[]).map(|s| s.target),
+            Some("min.dim")
+        );
+        assert_eq!(
+            lookup("div", &[true, true], &["rounding_mode"]).map(|s| s.target),
             Some("div.Tensor_mode")
         );
-        assert_eq!(lookup("div", 2, &[]).map(|s| s.target), Some("div.Tensor"));
-        assert!(lookup("gather", 5, &[]).is_none());
+        assert_eq!(
+            lookup("div", &[true, true], &[]).map(|s| s.target),
+            Some("div.Tensor")
+        );
+        assert!(lookup("gather", &[true; 5], &[]).is_none());
+    }
+
+    #[test]
+    fn a_tensor_where_a_dimension_goes_picks_the_elementwise_overload() {
+        // `torch.min(a, b)` of two tensors (T5's and MPNet's relative position buckets).
+        for name in ["min", "max"] {
+            assert_eq!(
+                lookup(name, &[true, true], &[]).map(|s| s.target),
+                Some(format!("{name}.other").as_str())
+            );
+            assert_eq!(
+                lookup(name, &[true, false], &[]).map(|s| s.target),
+                Some(format!("{name}.dim").as_str())
+            );
+        }
     }
 }

@@ -664,6 +664,22 @@ mod tests {
     }
 
     #[test]
+    fn inf_and_nan_are_the_floats_torchscript_prints_them_for() {
+        let src = "class A(Module):\n  def forward(self: A,\n    x: Tensor) -> Tensor:\n    return torch.f(x, inf, -inf, nan)\n";
+        let source = parse("a.py", src).unwrap();
+        let Stmt::Return {
+            value: Expr::Call { args, .. },
+            ..
+        } = &source.classes[0].methods[0].body[0]
+        else {
+            panic!()
+        };
+        assert_eq!(args[1], Expr::Float(f64::INFINITY));
+        assert_eq!(args[2], Expr::Float(f64::NEG_INFINITY));
+        assert!(matches!(args[3], Expr::Float(f) if f.is_nan()));
+    }
+
+    #[test]
     fn dict_returns_parse_in_order() {
         let src = "class A(Module):\n  def forward(self: A,\n    x: Tensor) -> Dict[str, Tensor]:\n    return {\"out\": x, \"aux\": torch.relu(x)}\n";
         let source = parse("a.py", src).unwrap();

@@ -8,7 +8,8 @@ ids, ViT's class token expanded over the batch, Swin's window mask and WavLM's p
 expanded or repeated over the batch and folded into another dimension, and timm's:
 attention's q, k, v stacked in front of the batch and unbound, a pad to a multiple of the
 window computed from sizes, a −∞ pad before max pooling, a number raised to a constant
-tensor (test_idioms.py)."""
+tensor, and the batch folded or moved by size arithmetic (sequence-first attention,
+Conv1D's rows, kornia's channels as samples, einops' size products) (test_idioms.py)."""
 import torch, torch.nn as nn
 S, D = 6, 8
 class Diff(nn.Module):
@@ -159,3 +160,41 @@ class FourierScale(nn.Module):  # timm's PositionalEncodingFourier: a number rai
     def forward(self, x):
         d = torch.div(torch.arange(D, dtype=torch.float32), 2, rounding_mode="floor")
         return x / 10000 ** (2 * d / D)
+class SeqFirstAttention(nn.Module):  # nn.MultiheadAttention on (L, N, E): a trace views to `bsz * num_heads` rows
+    def __init__(self):
+        super().__init__(); self.a = nn.MultiheadAttention(D, 2)
+    def forward(self, x):
+        y = x.transpose(0, 1)
+        return self.a(y, y, y, need_weights=False)[0].transpose(0, 1)
+class FoldedRows(nn.Module):  # transformers' Conv1D: the batch and the tokens folded into rows by view(-1, d)
+    def __init__(self):
+        super().__init__(); self.w = nn.Parameter(torch.randn(D, 3 * D)); self.b = nn.Parameter(torch.randn(3 * D))
+    def forward(self, x):
+        y = torch.addmm(self.b, x.view(-1, x.size(-1)), self.w)
+        return y.view(x.size()[:-1] + (3 * D,))
+class ChannelsAsSamples(nn.Module):  # kornia's filters: reshape(b * c, 1, h, w), a padded conv, back to (b, c, 2, h, w)
+    def __init__(self):
+        super().__init__(); self.register_buffer("k", torch.randn(2, 1, 3, 3))
+    def forward(self, x):
+        x = x.reshape(x.shape[0], 2, 3, D)
+        b, c, h, w = x.shape
+        y = nn.functional.conv2d(nn.functional.pad(x.reshape(b * c, 1, h, w), [1, 1, 1, 1], "replicate"), self.k)
+        y = y.reshape(b, c, 2, h, w)
+        return y[:, :, 0] * y[:, :, 1]
+class SizeProduct(nn.Module):  # einops' Rearrange: sizes multiplied in place (a trace's `mul_` of sizes), the batch times 1
+    def forward(self, x):
+        x = x.reshape(x.shape[0], S, 2, D // 2).permute(0, 2, 1, 3)
+        b, h, l, d = x.shape
+        hd = h * 1
+        hd *= d
+        return x.permute(0, 2, 1, 3).reshape(b * 1, l, hd) * 2
+class SizeScale(nn.Module):  # DeBERTa's sqrt of a size made a float tensor; kornia's 0-d brightness factor, clamp_ by numbers
+    def forward(self, x):
+        scale = torch.sqrt(torch.tensor(x.size(-1), dtype=torch.float) * 2)
+        factor = torch.tensor(0.2).to(x.dtype)
+        return torch.clamp_(x / scale + factor, 0.0, 1.0)
+class BucketMin(nn.Module):  # T5's and MPNet's relative position buckets: torch.min and torch.max of two tensors
+    def forward(self, x):
+        pos = torch.arange(x.shape[1])[:, None] - torch.arange(x.shape[1])[None, :]
+        buckets = torch.min(pos.abs() + 2, torch.full_like(pos, 4))
+        return torch.max(x, x * 0.5)[:, :, :S] + buckets.float()
