@@ -152,10 +152,8 @@ def trace(model, makers, path):
 # The idioms the TorchScript route exports too, traced at batch 2 (the trace's code holds
 # the batch as `x.size(0)`, the strides as 0-d constants read back with `annotate(number)`).
 # Traces refuse these (an int64 timestep times a float; attention masks whose batch size a
-# trace records as a value; a view by -1 or by the batch times a number, which a trace
-# records with the traced batch folded in): the `.pt2` route converts them.
-TRACED = sorted(set(MODELS) - {"timestep_scale", "sdpa_inf_mask", "sdpa_hidden_row",
-                               "window_mask", "repeated_bias"})
+# trace records as a value): the `.pt2` route converts them.
+TRACED = sorted(set(MODELS) - {"timestep_scale", "sdpa_inf_mask", "sdpa_hidden_row"})
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

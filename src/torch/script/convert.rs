@@ -1034,6 +1034,17 @@ impl Converter<'_> {
         if ops::SCALAR_SELF.contains(&schema.target) {
             return;
         }
+        // An op on numbers alone (`(7 - H % 7) % 7` on sizes) is computed as a number
+        // ([`numbers_only`]).
+        let tensor = |v: &Val| {
+            matches!(
+                v,
+                Val::Activation { .. } | Val::Stored { .. } | Val::Moved { .. } | Val::List(_)
+            )
+        };
+        if !named.iter().any(|(_, v)| tensor(v)) {
+            return;
+        }
         let Some((_, value)) = named.iter_mut().find(|(n, _)| *n == "self") else {
             return;
         };
