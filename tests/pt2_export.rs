@@ -447,7 +447,7 @@ fn an_unsupported_op_is_named_with_its_call_and_place() {
         .to_string();
     assert!(
         err.starts_with(
-            "node `logcumsumexp` (#1, torch.ops.aten.logcumsumexp.default): this op is not supported"
+            "node `logcumsumexp` (#1, torch.ops.aten.logcumsumexp.default): ckpt has no lowering of this op to ATC-clean opset-11 operators"
         ),
         "{err}"
     );

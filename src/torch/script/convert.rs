@@ -233,7 +233,10 @@ pub fn convert(
     let mut outputs = Vec::with_capacity(operands.len());
     for op in operands {
         match c.operand(op, None)? {
-            Val::Activation { name, .. } => outputs.push(Argument::Tensor(name)),
+            // The lowering places a batch moved or folded, or refuses it naming the op.
+            Val::Activation { name, .. } | Val::Moved { name } => {
+                outputs.push(Argument::Tensor(name))
+            }
             other => {
                 return Err(ScriptError::archive(format!(
                     "`forward` returns {}; only computed tensors can be exported",
