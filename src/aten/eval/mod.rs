@@ -570,21 +570,25 @@ pub fn evaluate(
                 a.int_or("dim1", -2)?,
                 a.int_or("dim2", -1)?,
             )?;
-            let mut parts = Vec::new();
-            for pad in [plan.pad_before, 0, plan.pad_after] {
-                if pad == 0 && !parts.is_empty() {
-                    continue;
-                }
+            // Zeros before and after the last dimension's entries.
+            let zeros = |pad: u64| -> Result<Tensor, String> {
                 let mut dims = x.dims().to_vec();
                 if let Some(end) = dims.last_mut() {
                     *end = pad;
                 }
                 let count = element_count(&dims)? as usize;
-                parts.push(match (pad, x.values()) {
-                    (0, _) => x.clone(),
-                    (_, Values::I64(_)) => Tensor::i64(dims, vec![0; count])?,
-                    (_, Values::F32(_)) => Tensor::f32(dims, vec![0.0; count])?,
-                });
+                match x.values() {
+                    Values::I64(_) => Tensor::i64(dims, vec![0; count]),
+                    Values::F32(_) => Tensor::f32(dims, vec![0.0; count]),
+                }
+            };
+            let mut parts = Vec::with_capacity(3);
+            if plan.pad_before > 0 {
+                parts.push(zeros(plan.pad_before)?);
+            }
+            parts.push(x.clone());
+            if plan.pad_after > 0 {
+                parts.push(zeros(plan.pad_after)?);
             }
             let padded = Tensor::cat(&parts, rank - 1)?;
             let mut grown: Vec<i64> = padded.dims().iter().map(|&s| s as i64).collect();
