@@ -8,7 +8,7 @@
 use crate::aten::eval;
 use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
-use crate::onnx::graph::Value;
+use crate::onnx::graph::{Value, Weight};
 use crate::onnx::OnnxError;
 
 use super::super::emit;
@@ -135,30 +135,39 @@ impl<'p> Lowering<'p, '_> {
             &values,
             elem,
         )?;
-        // `[N, 1, …]` zeros plus the constant is `[N, per_sample…]`; the batch moves next
-        // to `axis` and merges with it, outermost.
-        let zeros = self.zeros(&scope, per_sample.len(), elem)?;
-        let mut dims = vec![1];
-        dims.extend(&per_sample);
-        let sum = self
-            .g
-            .node(
-                "Add",
-                &scope,
-                vec![zeros.name().to_owned(), constant.name().to_owned()],
-                vec![],
-                vec![per_sample.clone()],
-            )
-            .swap_remove(0);
-        let mut perm: Vec<usize> = (1..=axis).collect();
-        perm.push(0);
-        perm.extend(axis + 1..=per_sample.len());
-        let moved = Tensor::rows(sum, 1).transposed(&mut self.g, &scope, &perm)?;
-        let mut merged: Vec<Size> = per_sample.iter().map(|&d| Size::fixed(d)).collect();
-        merged[axis] = Size::batch(per_sample[axis]);
-        let y = moved.reshaped(&mut self.g, &scope, &merged)?;
+        let y = self.over_batch(&scope, &constant, &per_sample, axis, elem)?;
         self.bind_tensor(node, 0, y)?;
         Ok(true)
+    }
+
+    /// `constant` (one sample's part, of sizes `dims`) for every sample, as an activation
+    /// whose batch merges into dimension `axis`, outermost (torch's order for a constant
+    /// expanded or repeated over the batch and then viewed): zeros with the batch first
+    /// plus the constant (an Or for bool), the batch moved next to `axis`, then merged.
+    pub(super) fn over_batch(
+        &mut self,
+        scope: &str,
+        constant: &Weight,
+        dims: &[u64],
+        axis: usize,
+        elem: ElemType,
+    ) -> Result<Tensor, OnnxError> {
+        let zeros = self.zeros(scope, dims.len(), elem)?;
+        let op = if elem == ElemType::Bool { "Or" } else { "Add" };
+        let sum = emit::single(self.g.typed_node(
+            op,
+            scope,
+            vec![zeros.name().to_owned(), constant.name().to_owned()],
+            vec![],
+            vec![(dims.to_vec(), elem)],
+        ));
+        let mut perm: Vec<usize> = (1..=axis).collect();
+        perm.push(0);
+        perm.extend(axis + 1..=dims.len());
+        let moved = Tensor::rows(sum, 1).transposed(&mut self.g, scope, &perm)?;
+        let mut merged: Vec<Size> = dims.iter().map(|&d| Size::fixed(d)).collect();
+        merged[axis] = Size::batch(dims[axis]);
+        moved.reshaped(&mut self.g, scope, &merged)
     }
 
     /// Zeros of element type `elem` with the batch first and `rank` size-1 dimensions

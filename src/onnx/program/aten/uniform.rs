@@ -7,12 +7,9 @@
 //! first graph input, whose values it never reads) and is lowered again.
 
 use crate::aten::program::Node;
-use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
 
-use super::super::emit;
 use super::super::lower::Lowering;
-use super::super::tensor::{Size, Tensor};
 use super::registry::Lower;
 use crate::aten::args::Args;
 
@@ -44,8 +41,7 @@ impl<'p> Lowering<'p, '_> {
     }
 
     /// Makes uniform value `name` an activation: its values for one sample as a constant,
-    /// added to zeros with the batch first (`Lowering::zeros`, or an Or for bool), the batch
-    /// then moved to the value's batch dimension. Every sample's part is the constant, as
+    /// laid over the batch by [`Lowering::over_batch`]. Every sample's part is the constant, as
     /// torch's expanded value is; where torch records a multiple `f·N` there, each
     /// sample's part is the constant's `f` copies, batch outermost (torch's order).
     fn materialize_uniform(&mut self, name: &str, scope: &str) -> Result<(), OnnxError> {
@@ -68,23 +64,7 @@ impl<'p> Lowering<'p, '_> {
         let constant =
             self.g
                 .typed_constant(&format!("{label}.per_sample"), dims.clone(), &values, elem)?;
-        let zeros = self.zeros(scope, dims.len(), elem)?;
-        let op = if elem == ElemType::Bool { "Or" } else { "Add" };
-        let sum = emit::single(self.g.typed_node(
-            op,
-            scope,
-            vec![zeros.name().to_owned(), constant.name().to_owned()],
-            vec![],
-            vec![(dims.clone(), elem)],
-        ));
-        // `[N, d…, f, d…]`: the batch moves next to `axis` and merges with it, outermost.
-        let mut perm: Vec<usize> = (1..=axis).collect();
-        perm.push(0);
-        perm.extend(axis + 1..=dims.len());
-        let moved = Tensor::rows(sum, 1).transposed(&mut self.g, scope, &perm)?;
-        let mut merged: Vec<Size> = dims.iter().map(|&d| Size::fixed(d)).collect();
-        merged[axis] = Size::batch(factor);
-        let t = moved.reshaped(&mut self.g, scope, &merged)?;
+        let t = self.over_batch(scope, &constant, &dims, axis, elem)?;
         self.remember_materialized(name, t);
         Ok(())
     }
