@@ -403,7 +403,7 @@ impl GraphBuilder {
     /// a Reshape that keeps every dimension (shape `[0, 0, …]`). Each name must be new to
     /// the graph. A graph breaking ONNX's type constraints ([`super::typing`]) is refused.
     pub fn finish_placed(mut self, outputs: &[(Value, String, usize)]) -> Result<Model, OnnxError> {
-        let violations = super::typing::violations(&self.nodes, &self.elems);
+        let violations = super::typing::violations(&self.nodes, &self.elems, self.opset);
         if !violations.is_empty() {
             return Err(OnnxError::Typing { violations });
         }
@@ -613,8 +613,10 @@ mod tests {
             vec![(vec![4], ElemType::Bool)],
         );
         let is_pad = is_pad.remove(0);
-        let kept = relu(&mut g, &ids);
-        assert_eq!(kept.elem(), ElemType::Int64);
+        // An op without an element type of its own keeps its input's (ONNX's Abs takes
+        // int64; its Relu does not before opset 14).
+        let kept = g.node("Abs", "", vec![ids.name().into()], vec![], vec![vec![4]]);
+        assert_eq!(kept[0].elem(), ElemType::Int64);
         assert!(g.typed_scalar("half", 0.5, ElemType::Int64).is_err());
         let model = g
             .finish_outputs(&[(rows, "rows".into()), (is_pad, "pad".into())])

@@ -20,8 +20,10 @@ moved by size arithmetic (`nn.MultiheadAttention` on sequence-first inputs viewi
 num_heads` rows, transformers' Conv1D folding the tokens into rows with `view(-1, d)`,
 kornia's filters taking each channel as a sample, einops' sizes multiplied in place), a size
 and a 0-d constant made tensors (DeBERTa's attention scale, kornia's brightness factor,
-`clamp_` by numbers) and `torch.min`/`torch.max` of two tensors (T5's and MPNet's position
-buckets). Each is exported with torch.export and a dynamic batch, and (all but the int64
+`clamp_` by numbers), `torch.min`/`torch.max` of two tensors (T5's and MPNet's position
+buckets) and integer arithmetic on token ids (min, max and clamp of int64 tensors, which
+ONNX's Min, Max and Clip take only from opset 12; numbers beyond float32's 2^24, exact at
+int64). Each is exported with torch.export and a dynamic batch, and (all but the int64
 timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
 there (none of Shape/Expand/ConstantOfShape/NonZero/Identity/Loop/If), and match torch eager
@@ -118,6 +120,7 @@ MODELS = {
     "size_product": (idioms.SizeProduct, [tokens]),
     "size_scale": (idioms.SizeScale, [tokens]),
     "bucket_min": (idioms.BucketMin, [tokens]),
+    "integer_extremes": (idioms.IntegerExtremes, [ids]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
@@ -128,7 +131,7 @@ EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos
             "position_ids": "CumSum", "qkv_attention": "Softmax", "window_pad": "MaxPool",
             "fourier_scale": "Div",
             "seq_first_attention": "Softmax", "folded_rows": "MatMul",
-            "channels_as_samples": "Conv", "size_scale": "Clip", "bucket_min": "Max"}
+            "channels_as_samples": "Conv", "size_scale": "Clip", "bucket_min": "Max", "integer_extremes": "Where"}
 
 
 
@@ -194,6 +197,10 @@ def check_export(name, model, makers, archive, tmp_path):
             ref = model(*inputs).numpy()
         got = session.run(None, dict(zip(names, (i.numpy() for i in inputs))))[0]
         assert got.shape == ref.shape, (got.shape, ref.shape)
+        assert got.dtype == ref.dtype, (got.dtype, ref.dtype)
+        if not np.issubdtype(ref.dtype, np.floating):
+            assert np.array_equal(got, ref), f"{name} batch {b}: integer values differ"
+            continue
         # NaN and ±∞ where torch has them; the finite rest within the tolerance.
         special = ~np.isfinite(ref)
         assert np.array_equal(np.isnan(got), np.isnan(ref)), f"{name} batch {b}: NaN differs"

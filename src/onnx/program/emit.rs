@@ -243,8 +243,39 @@ pub fn binary(
     b: Operand<'_>,
 ) -> Result<Value, OnnxError> {
     let shape = broadcast_shape(op, scope, a, b)?;
-    let inputs = vec![a.name().to_owned(), b.name().to_owned()];
-    Ok(single(g.node(op, scope, inputs, vec![], vec![shape])))
+    Ok(binary_node(g, op, scope, [a.name(), b.name()], shape))
+}
+
+/// The node `op(a, b)` of per-sample `shape`, at the operands' element type. ONNX's `Min`
+/// and `Max` take integers only from opset 12 on: before it, an integer minimum is
+/// `Where(Less(a, b), a, b)` and a maximum `Where(Greater(a, b), a, b)` (equal operands
+/// are the same number whichever is picked).
+pub fn binary_node(
+    g: &mut GraphBuilder,
+    op: &'static str,
+    scope: &str,
+    [a, b]: [&str; 2],
+    shape: Vec<u64>,
+) -> Value {
+    let elem = g.elem_of(a).unwrap_or(ElemType::Float32);
+    let pick = match op {
+        "Min" => Some("Less"),
+        "Max" => Some("Greater"),
+        _ => None,
+    };
+    match pick {
+        Some(compare) if elem != ElemType::Float32 && g.opset().version() < 12 => {
+            let inputs = vec![a.to_owned(), b.to_owned()];
+            let outputs = vec![(shape.clone(), ElemType::Bool)];
+            let first = single(g.typed_node(compare, scope, inputs, vec![], outputs));
+            let inputs = vec![first.name().to_owned(), a.to_owned(), b.to_owned()];
+            single(g.typed_node("Where", scope, inputs, vec![], vec![(shape, elem)]))
+        }
+        _ => {
+            let inputs = vec![a.to_owned(), b.to_owned()];
+            single(g.node(op, scope, inputs, vec![], vec![shape]))
+        }
+    }
 }
 
 /// The per-sample shape `a op b` broadcasts to under [`binary`]'s rules; the error names

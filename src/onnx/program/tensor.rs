@@ -440,15 +440,9 @@ impl Tensor {
                 _ => s.count,
             })
             .collect();
-        let (x, c) = (self.value.name().to_owned(), c.name().to_owned());
-        let inputs = if constant_first {
-            vec![c, x]
-        } else {
-            vec![x, c]
-        };
-        let value = g
-            .node(op, scope, inputs, vec![], vec![shape])
-            .swap_remove(0);
+        let (x, c) = (self.value.name(), c.name());
+        let inputs = if constant_first { [c, x] } else { [x, c] };
+        let value = super::emit::binary_node(g, op, scope, inputs, shape);
         Ok(Tensor { value, ..*self })
     }
 }

@@ -193,6 +193,11 @@ class SizeScale(nn.Module):  # DeBERTa's sqrt of a size made a float tensor; kor
         scale = torch.sqrt(torch.tensor(x.size(-1), dtype=torch.float) * 2)
         factor = torch.tensor(0.2).to(x.dtype)
         return torch.clamp_(x / scale + factor, 0.0, 1.0)
+class IntegerExtremes(nn.Module):  # hashing and bucketing on token ids: min/max of two int64 tensors, clamp by integer bounds, numbers beyond float32's 2^24
+    def forward(self, ids):
+        other = ids.flip(-1)
+        bucket = torch.clamp(torch.minimum(ids, other) + torch.max(ids, other), min=1, max=12)
+        return (ids * 1000003 + 16777217).clamp_max(2**40) + bucket
 class BucketMin(nn.Module):  # T5's and MPNet's relative position buckets: torch.min and torch.max of two tensors
     def forward(self, x):
         pos = torch.arange(x.shape[1])[:, None] - torch.arange(x.shape[1])[None, :]

@@ -118,11 +118,9 @@ impl<'p> Lowering<'p, '_> {
                 let x = self.any_activation(t)?;
                 Typed::Activation(emit::cast(&mut self.g, scope, &x, elem))
             }
-            Elementwise::Scalar(v) => Typed::Constant(self.g.typed_scalar(
-                &format!("{scope}.scalar"),
-                f64::from(*v),
-                elem,
-            )?),
+            Elementwise::Scalar(v) => {
+                Typed::Constant(self.g.typed_scalar(&format!("{scope}.scalar"), *v, elem)?)
+            }
         })
     }
 
@@ -238,14 +236,17 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let value = match operand(args, "value")? {
-            Elementwise::Tensor(t) if self.is_constant(t) => match self.constant_values(t)? {
-                (dims, values) if values.len() == 1 && dims.iter().all(|&d| d == 1) => {
-                    Elementwise::Scalar(values[0])
+            Elementwise::Tensor(t) if self.is_constant(t) => match self.constant_tensor(t)? {
+                c if c.dims().iter().all(|&d| d == 1) => {
+                    // Exactly: an int64 fill beyond float32's 2^24 stays itself.
+                    let exact = Self::initializer_values(&c, ElemType::Int64);
+                    Elementwise::Scalar(exact[0])
                 }
-                (dims, _) => {
+                c => {
+                    let dims = c.dims();
                     return Err(arg_error(format!(
                     "masked_fill with a value of sizes {dims:?}; only a single value is exported"
-                )))
+                )));
                 }
             },
             Elementwise::Tensor(t) => {

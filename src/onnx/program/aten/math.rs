@@ -4,12 +4,13 @@
 //! `elu`, `leaky_relu`, `softplus`, `prelu`, `mish` and tanh-approximated `gelu`.
 
 use crate::aten::program::{Argument, Node};
+use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, GraphBuilder, Value};
 use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
-use super::pointwise::{operand, Elementwise};
+use super::pointwise::{operand, Elementwise, Emitted};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
@@ -81,7 +82,7 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let exponent = args.number("exponent").or_shape()? as f32;
+        let exponent = args.number("exponent").or_shape()?;
         self.arithmetic(
             node,
             scope,
@@ -92,14 +93,20 @@ impl<'p> Lowering<'p, '_> {
     }
 
     /// `clamp`, `clamp_min`, `clamp_max`, `clamp.Tensor`: `Clip` with constant bounds (an
-    /// absent one is an infinity, so that an infinite input stays infinite as in torch); a bound tensor of several values (one per
-    /// element) is a `Max`/`Min` with it.
+    /// absent one is an infinity, so that an infinite input stays infinite as in torch); a
+    /// bound tensor of several values (one per element) is a `Max`/`Min` with it. An
+    /// integer result is `Max` with the lower bound, then `Min` with the upper (ONNX's
+    /// `Clip` takes integers only from opset 12).
     pub(super) fn clamp(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
+        let elem = self.recorded_elem(self.output_name(node, 0)?)?;
+        if elem != ElemType::Float32 {
+            return self.clamp_integer(node, args, scope, elem);
+        }
         let mut x = self.activation(args.tensor("self").or_shape()?)?;
         let mut bounds = [f32::NEG_INFINITY, f32::INFINITY];
         for (k, name) in ["min", "max"].into_iter().enumerate() {
@@ -139,6 +146,31 @@ impl<'p> Lowering<'p, '_> {
             self.g.clip(scope, &x, bounds[0], bounds[1])
         };
         self.bind(node, 0, y)
+    }
+
+    /// `clamp` of an integer tensor (torch's result type is the input's: the bounds are
+    /// integers): `Max(x, min)`, then `Min(·, max)`, each bound at the tensor's type.
+    fn clamp_integer(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        elem: ElemType,
+    ) -> Result<(), OnnxError> {
+        let mut y = self.operand_at(&operand(args, "self")?, scope, elem)?;
+        for (name, op) in [("min", "Max"), ("max", "Min")] {
+            if matches!(args.get(name), None | Some(Argument::None)) {
+                continue;
+            }
+            let bound = self.operand_at(&operand(args, name)?, scope, elem)?;
+            y = self.elementwise(scope, op, &y, &bound)?;
+        }
+        match y {
+            Emitted::Activation(t) => self.bind_tensor(node, 0, t),
+            Emitted::Constant(_) => Err(arg_error(
+                "clamp of a constant is folded, not emitted".into(),
+            )),
+        }
     }
 
     /// `elu` (`scale` and `input_scale` must be 1: that is `F.elu`, not selu/celu).

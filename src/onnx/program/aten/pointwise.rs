@@ -361,11 +361,9 @@ impl<'p> Lowering<'p, '_> {
                 let cast = emit::cast(&mut self.g, scope, x.value(), elem);
                 Emitted::Activation(x.with_value(cast)?)
             }
-            Elementwise::Scalar(v) => Emitted::Constant(self.g.typed_scalar(
-                &format!("{scope}.scalar"),
-                f64::from(*v),
-                elem,
-            )?),
+            Elementwise::Scalar(v) => {
+                Emitted::Constant(self.g.typed_scalar(&format!("{scope}.scalar"), *v, elem)?)
+            }
         })
     }
 
@@ -380,9 +378,10 @@ impl<'p> Lowering<'p, '_> {
                 Emitted::Constant(self.constant_weight(t)?)
             }
             Elementwise::Tensor(t) => Emitted::Activation(self.tensor(t)?),
-            Elementwise::Scalar(v) => {
-                Emitted::Constant(self.g.constant_scalar(&format!("{scope}.scalar"), *v))
-            }
+            Elementwise::Scalar(v) => Emitted::Constant(
+                self.g
+                    .constant_scalar(&format!("{scope}.scalar"), *v as f32),
+            ),
         })
     }
 }
@@ -391,15 +390,17 @@ impl<'p> Lowering<'p, '_> {
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Elementwise<'a> {
     Tensor(&'a str),
-    Scalar(f32),
+    /// A number, exactly as the program gives it (an int64 operand beyond float32's 2^24
+    /// stays exact); written at the element type the op computes in.
+    Scalar(f64),
 }
 
 /// Argument `name` as an element-wise operand.
 pub(super) fn operand<'a>(args: &Args<'a>, name: &str) -> Result<Elementwise<'a>, OnnxError> {
     match args.get(name) {
         Some(Argument::Tensor(t)) => Ok(Elementwise::Tensor(t)),
-        Some(Argument::Int(i)) => Ok(Elementwise::Scalar(*i as f32)),
-        Some(Argument::Float(f)) => Ok(Elementwise::Scalar(*f as f32)),
+        Some(Argument::Int(i)) => Ok(Elementwise::Scalar(*i as f64)),
+        Some(Argument::Float(f)) => Ok(Elementwise::Scalar(*f)),
         Some(other) => Err(arg_error(format!("argument `{name}` is {}", other.kind()))),
         None => Err(arg_error(format!("argument `{name}` is missing"))),
     }
