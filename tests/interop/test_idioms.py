@@ -23,7 +23,7 @@ and a 0-d constant made tensors (DeBERTa's attention scale, kornia's brightness 
 `clamp_` by numbers), `torch.min`/`torch.max` of two tensors (T5's and MPNet's position
 buckets) and integer arithmetic on token ids (min, max and clamp of int64 tensors, which
 ONNX's Min, Max and Clip take only from opset 12; numbers beyond float32's 2^24, exact at
-int64). Each is exported with torch.export and a dynamic batch, and (all but the int64
+int64, in arithmetic and in factories, over the batch or not). Each is exported with torch.export and a dynamic batch, and (all but the int64
 timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
 there (none of Shape/Expand/ConstantOfShape/NonZero/Identity/Loop/If), and match torch eager
@@ -121,6 +121,7 @@ MODELS = {
     "size_scale": (idioms.SizeScale, [tokens]),
     "bucket_min": (idioms.BucketMin, [tokens]),
     "integer_extremes": (idioms.IntegerExtremes, [ids]),
+    "exact_integers": (idioms.ExactIntegers, [ids]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",

@@ -38,8 +38,8 @@ impl Lowering<'_, '_> {
     }
 
     /// Evaluates `node` (aten op `op`) and binds its outputs when it is foldable: an op the
-    /// evaluator knows, reading at least one tensor, every tensor a constant or the same
-    /// for every sample ([`Bound::Uniform`](super::lower)). A size argument may be the
+    /// evaluator knows, every tensor it reads a constant or the same for every sample (a
+    /// factory reads none; sized by the batch, its row lowers it) ([`Bound::Uniform`](super::lower)). A size argument may be the
     /// batch (`class_token.expand(n, -1, -1)`, `zeros(n, h, w)`; also the number a
     /// program traced at a fixed batch holds): the op is then evaluated for one sample and
     /// its outputs bound as the same for every sample, as they are whenever a uniform
@@ -65,7 +65,7 @@ impl Lowering<'_, '_> {
         for input in &node.inputs {
             names.extend(input.arg.tensor_names());
         }
-        if names.is_empty() || !names.iter().all(|name| self.is_constant(name)) {
+        if !names.iter().all(|name| self.is_constant(name)) {
             return Ok(false);
         }
         // A size (`sym_size`) is not bound as a tensor; its row lowers it.
@@ -79,6 +79,11 @@ impl Lowering<'_, '_> {
         let Some(one_sample) = self.for_one_sample(node) else {
             return Ok(false);
         };
+        // A factory (no tensor read) sized by the batch is its row's: `arange(B)` indexes
+        // the samples, `zeros(B, …)` is one value for every sample.
+        if names.is_empty() && one_sample.is_some() {
+            return Ok(false);
+        }
         let uniform =
             one_sample.is_some() || names.iter().any(|name| self.uniform_axis(name).is_some());
         if uniform {

@@ -198,6 +198,10 @@ class IntegerExtremes(nn.Module):  # hashing and bucketing on token ids: min/max
         other = ids.flip(-1)
         bucket = torch.clamp(torch.minimum(ids, other) + torch.max(ids, other), min=1, max=12)
         return (ids * 1000003 + 16777217).clamp_max(2**40) + bucket
+class ExactIntegers(nn.Module):  # int64 numbers beyond float32's 2^24 in factories: full, arange, full_like and new_full over the batch
+    def forward(self, ids):
+        a = ids + torch.full((S,), 16777219, dtype=torch.long) + torch.arange(16777217, 16777217 + S)
+        return a + torch.full_like(ids, 16777221) + ids.new_full((ids.shape[0], S), 16777223)
 class BucketMin(nn.Module):  # T5's and MPNet's relative position buckets: torch.min and torch.max of two tensors
     def forward(self, x):
         pos = torch.arange(x.shape[1])[:, None] - torch.arange(x.shape[1])[None, :]

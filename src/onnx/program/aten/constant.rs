@@ -1,18 +1,20 @@
-//! The factories (`arange`, `zeros`, `ones`, `full`, `scalar_tensor`), folded at export
-//! time like every op on constants alone ([`super::super::fold`]): written as an
-//! initializer where an op uses them (ATC gets no `Range`/`ConstantOfShape`). A factory
+//! The factories sized by the batch (`arange(B)`, `zeros(B, …)`, `full(…)`, the `new_*`
+//! ones): factories of numbers alone are folded at export time by the evaluator like
+//! every op on constants alone ([`super::super::fold`]). A factory whose values are the
+//! same for every sample is bound as such, at the element type torch recorded; any other
 //! whose size involves the batch is refused: its values would have to follow it.
 
-use crate::aten::eval::{element_count, Tensor, MAX_ELEMENTS};
+use crate::aten::eval::{element_count, Tensor};
 use crate::aten::program::{Argument, Node, SymInt};
+use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
 
 use super::super::lower::Lowering;
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
-/// The export schema's dtype numbers a factory may make: int32, int64 and float32 (its
-/// values are exact integers below [`MAX_ELEMENTS`]).
+/// The export schema's dtype numbers a factory may make: int32, int64, float32 and bool
+/// (integers are held exactly).
 const FOLDABLE_DTYPES: [(i64, &str); 4] =
     [(4, "int32"), (5, "int64"), (7, "float32"), (12, "bool")];
 
@@ -29,23 +31,6 @@ fn check_dtype(args: &Args<'_>) -> Result<(), OnnxError> {
                 .join(", ")
         ))),
     }
-}
-
-/// `arange`'s values, as torch computes them: `start + i·step` for `i` below
-/// `⌈(end − start) / step⌉`.
-pub(super) fn arange(start: f64, end: f64, step: f64) -> Result<Vec<f32>, String> {
-    if step == 0.0 || !(start.is_finite() && end.is_finite() && step.is_finite()) {
-        return Err(format!("arange({start}, {end}, {step})"));
-    }
-    let count = ((end - start) / step).ceil().max(0.0);
-    if count > MAX_ELEMENTS as f64 {
-        return Err(format!(
-            "arange({start}, {end}, {step}) has more than {MAX_ELEMENTS} values"
-        ));
-    }
-    Ok((0..count as u64)
-        .map(|i| (start + i as f64 * step) as f32)
-        .collect())
 }
 
 /// A factory's size list: fixed sizes only (a size that is the batch is refused).
@@ -73,34 +58,21 @@ fn sizes(args: &Args<'_>, name: &str) -> Result<Vec<u64>, OnnxError> {
     Ok(dims)
 }
 
-/// A float32 constant of sizes `dims`.
-fn folded(dims: Vec<u64>, values: Vec<f32>) -> Result<Tensor, OnnxError> {
-    Tensor::f32(dims, values).map_err(arg_error)
-}
-
 impl<'p> Lowering<'p, '_> {
-    /// `arange.default` / `.start` / `.start_step`.
+    /// `arange.default` / `.start` / `.start_step` sized by the batch: `arange(B)` as each
+    /// sample's index. An `arange` of numbers alone is folded by the evaluator, exactly.
     pub(super) fn arange(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
         check_dtype(args)?;
         if self.arange_of_batch(node, args)? {
             return Ok(());
         }
-        let number = |name: &str, default: f64| {
-            match args.get(name) {
-            None => Ok(default),
-            Some(Argument::SymInt(_)) => Err(arg_error(format!(
-                "arange's `{name}` is the batch size; a constant cannot follow the batch (only `arange(B)` itself, as the batch's index in an indexing, is exported)"
-            ))),
-            Some(_) => args.number(name).or_shape(),
-        }
-        };
-        let values = arange(
-            number("start", 0.0)?,
-            number("end", 0.0)?,
-            number("step", 1.0)?,
-        )
-        .map_err(|e| arg_error(format!("{e} is not folded")))?;
-        self.bind_folded(node, 0, folded(vec![values.len() as u64], values)?)
+        let name = ["start", "end", "step"]
+            .into_iter()
+            .find(|name| matches!(args.get(name), Some(Argument::SymInt(_))))
+            .unwrap_or("end");
+        Err(arg_error(format!(
+            "arange's `{name}` is the batch size; a constant cannot follow the batch (only `arange(B)` itself, as the batch's index in an indexing, is exported)"
+        )))
     }
 
     /// `zeros`, `ones`, `full` (`fill`: `None` reads `fill_value`).
@@ -108,7 +80,7 @@ impl<'p> Lowering<'p, '_> {
         &mut self,
         node: &Node,
         args: &Args<'_>,
-        fill: Option<f32>,
+        fill: Option<f64>,
     ) -> Result<(), OnnxError> {
         check_dtype(args)?;
         let value = match fill {
@@ -118,16 +90,36 @@ impl<'p> Lowering<'p, '_> {
                 }
                 v
             }
-            None => args.number("fill_value").or_shape()? as f32,
+            None => args.number("fill_value").or_shape()?,
         };
         if let Some(dims) = self.one_sample_sizes(args) {
             // The same values for every sample (`zeros(n, h, w)`, an RNN's initial state).
-            let count = dims.iter().product::<u64>() as usize;
-            return self.bind_uniform(node, 0, folded(dims, vec![value; count])?);
+            let tensor = self.filled(node, dims, value)?;
+            return self.bind_uniform(node, 0, tensor);
         }
         let dims = sizes(args, "size")?;
-        let count = dims.iter().product::<u64>() as usize;
-        self.bind_folded(node, 0, folded(dims, vec![value; count])?)
+        let tensor = self.filled(node, dims, value)?;
+        self.bind_folded(node, 0, tensor)
+    }
+
+    /// A constant of sizes `dims` holding `value`, at the element type torch recorded for
+    /// `node`'s result: an integer exactly (`full(…, 16777217)` stays itself, beyond
+    /// float32's 2^24), else float32.
+    pub(super) fn filled(
+        &self,
+        node: &Node,
+        dims: Vec<u64>,
+        value: f64,
+    ) -> Result<Tensor, OnnxError> {
+        let count = element_count(&dims).map_err(arg_error)? as usize;
+        let tensor = match self.recorded_elem(self.output_name(node, 0)?)? {
+            ElemType::Float32 => Tensor::f32(dims, vec![value as f32; count]),
+            _ if value.fract() == 0.0 && value.abs() < 9.0e15 => {
+                Tensor::i64(dims, vec![value as i64; count])
+            }
+            elem => return Err(arg_error(format!("a {elem} constant full of {value}"))),
+        };
+        tensor.map_err(arg_error)
     }
 
     /// A factory's sizes for one sample when its size list is fixed sizes and the batch
@@ -157,28 +149,11 @@ impl<'p> Lowering<'p, '_> {
         }
         (batches == 1 && element_count(&dims).is_ok()).then_some(dims)
     }
-
-    /// `scalar_tensor`: a 0-d constant.
-    pub(super) fn scalar_tensor(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
-        check_dtype(args)?;
-        let value = args.number("s").or_shape()? as f32;
-        self.bind_folded(node, 0, folded(vec![], vec![value])?)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn arange_counts_as_torch() {
-        assert_eq!(arange(0.0, 4.0, 1.0), Ok(vec![0.0, 1.0, 2.0, 3.0]));
-        assert_eq!(arange(1.0, 2.0, 0.25), Ok(vec![1.0, 1.25, 1.5, 1.75]));
-        assert_eq!(arange(3.0, 0.0, -1.5), Ok(vec![3.0, 1.5]));
-        assert_eq!(arange(2.0, 1.0, 1.0), Ok(vec![]));
-        assert!(arange(0.0, 1.0, 0.0).is_err());
-        assert!(arange(0.0, 1e12, 1.0).unwrap_err().contains("more than"));
-    }
 
     #[test]
     fn factory_sizes_are_fixed() {

@@ -474,8 +474,8 @@ impl Lowering<'_, '_> {
     /// value for every sample, a bool `value` as 1 or 0.
     pub(super) fn fill_like(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
         let value = match args.get("value") {
-            Some(crate::aten::program::Argument::Bool(b)) => f32::from(u8::from(*b)),
-            _ => args.number("value").or_shape()? as f32,
+            Some(crate::aten::program::Argument::Bool(b)) => f64::from(u8::from(*b)),
+            _ => args.number("value").or_shape()?,
         };
         self.like(node, args, Some(value))
     }

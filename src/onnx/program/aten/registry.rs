@@ -140,9 +140,6 @@ pub(super) const OPS: &[Op] = &[
         l.fill(n, a, Some(0.0))
     }),
     op(&["new_ones.default"], |l, n, a, _| l.fill(n, a, Some(1.0))),
-    op(&["scalar_tensor.default"], |l, n, a, _| {
-        l.scalar_tensor(n, a)
-    }),
     op(&["softmax.int", "_softmax.default"], |l, n, a, s| {
         l.softmax(n, a, s, "Softmax")
     }),

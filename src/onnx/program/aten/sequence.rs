@@ -3,7 +3,6 @@
 //! `*_like` factories of an activation, which are the same for every sample.
 
 use crate::aten::args::Args;
-use crate::aten::eval::Tensor;
 use crate::aten::program::{Argument, Node};
 use crate::onnx::graph::Attr;
 use crate::onnx::program::emit::{self, Operand};
@@ -102,7 +101,7 @@ impl Lowering<'_, '_> {
         &mut self,
         node: &Node,
         args: &Args<'_>,
-        fill: Option<f32>,
+        fill: Option<f64>,
     ) -> Result<(), OnnxError> {
         if !matches!(args.get("dtype"), None | Some(Argument::None)) {
             return Err(arg_error(
@@ -111,7 +110,7 @@ impl Lowering<'_, '_> {
         }
         let value = match fill {
             Some(v) => v,
-            None => args.number("fill_value").or_shape()? as f32,
+            None => args.number("fill_value").or_shape()?,
         };
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         if x.factor() != 1 {
@@ -121,8 +120,7 @@ impl Lowering<'_, '_> {
         }
         let mut dims = x.value().shape().to_vec();
         dims.insert(x.batch_axis(), 1);
-        let count = dims.iter().product::<u64>() as usize;
-        let tensor = Tensor::f32(dims, vec![value; count]).map_err(arg_error)?;
+        let tensor = self.filled(node, dims, value)?;
         self.bind_uniform(node, 0, tensor)
     }
 }
