@@ -92,9 +92,9 @@ pub enum DcpError {
     /// A pickle (`.metadata`, an item's) could not be decoded.
     #[error(transparent)]
     Pickle(#[from] crate::pickle::PickleError),
-    /// A safetensors input or output failed.
+    /// A safetensors output's header could not be written.
     #[error(transparent)]
-    Safetensors(#[from] crate::safetensors::SafetensorsError),
+    Safetensors(#[from] crate::torch::safetensors::WriteError),
     /// Reading or writing a file failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
