@@ -75,9 +75,9 @@ fn inspect_deepspeed(args: &Args) -> Result<(), Failure> {
     use crate::security::{check_deepspeed, Policy};
     use crate::torch::dcp::deepspeed::{layout, summary};
     let fail = |e: &dyn std::fmt::Display| Failure::about(&args.file, e);
-    let folder = check_deepspeed(&args.file, Policy::AllowUnknown).map_err(|e| fail(&e))?;
-    let layout = layout::read(&folder).map_err(|e| fail(&e))?;
-    let report = summary::report(&folder, &layout, folder.scan.name());
+    let checked = check_deepspeed(&args.file, Policy::AllowUnknown).map_err(|e| fail(&e))?;
+    let layout = layout::read(&checked.folder).map_err(|e| fail(&e))?;
+    let report = summary::report(&checked.folder, &layout, checked.scan.name());
     if args.json {
         println!("{report}");
     } else {

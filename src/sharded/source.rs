@@ -22,9 +22,9 @@ use crate::torch::safetensors::{self as format, Header, ReadError};
 use crate::torch::tensor::{composite, is_tensor_like};
 use crate::torch::{Checkpoint, DType, TensorRef};
 
-use super::item::FileSlice;
-use super::metadata::PathKey;
-use super::DcpError;
+use crate::torch::dcp::item::FileSlice;
+use crate::torch::dcp::metadata::PathKey;
+use crate::torch::dcp::DcpError;
 
 /// Where a tensor's bytes are in the input.
 #[derive(Clone, Debug)]

@@ -22,12 +22,12 @@ use crate::torch::zip_write::{Piece, Pieces, TorchZipWriter};
 use crate::torch::DType;
 use crate::transform::select::TRAINING_STATE_KEYS;
 
-use super::gather::{ChunkSource, GatherReader, Step};
-use super::item::{self, ChunkBytes};
-use super::item_write::fresh_tensor;
-use super::metadata::{ChunkBox, EntryKind, PathKey};
-use super::tiling::tile;
-use super::{DcpError, Folder};
+use crate::torch::dcp::gather::{ChunkSource, GatherReader, Step};
+use crate::torch::dcp::item::{self, ChunkBytes};
+use crate::torch::dcp::item_write::fresh_tensor;
+use crate::torch::dcp::metadata::{ChunkBox, EntryKind, PathKey};
+use crate::torch::dcp::tiling::tile;
+use crate::torch::dcp::{DcpError, Folder};
 
 /// Which entries to write.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -18,13 +18,13 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use crate::atomic_dir::write_folder_atomically;
+use crate::torch::dcp::item_write::{write_tensor, write_value};
+use crate::torch::dcp::metadata::{Entry, EntryKind, Metadata, StorageInfo};
+use crate::torch::dcp::write_metadata::{self, DCP_VERSION};
+use crate::torch::dcp::{DcpError, METADATA_FILE};
 
-use super::item_write::{write_tensor, write_value};
-use super::metadata::{Entry, EntryKind, Metadata, StorageInfo};
 use super::source::{Input, LeafKind};
 use super::split::{chunk, MAX_RANKS};
-use super::write_metadata::{self, DCP_VERSION};
-use super::{DcpError, METADATA_FILE};
 
 /// What [`shard`] wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
