@@ -15,7 +15,6 @@ pub(crate) mod gather;
 pub(crate) mod item;
 pub(crate) mod item_write;
 pub(crate) mod metadata;
-pub(crate) mod summary;
 pub(crate) mod tiling;
 pub(crate) mod write_metadata;
 

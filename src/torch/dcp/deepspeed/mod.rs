@@ -10,7 +10,6 @@
 //! tensor's bytes are from their pickles. [`crate::sharded::deepspeed`] writes the result.
 
 pub mod layout;
-pub mod summary;
 
 use std::path::{Path, PathBuf};
 
