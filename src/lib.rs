@@ -47,6 +47,7 @@ pub(crate) mod progress;
 pub mod report;
 pub mod safetensors;
 pub mod security;
+pub mod sharded;
 pub mod torch;
 pub mod transform;
 

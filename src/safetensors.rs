@@ -1,8 +1,6 @@
-//! Export of a state dict to safetensors: the header is built with the `safetensors` crate's
-//! own types ([`Metadata`], [`TensorInfo`], [`Dtype`]) and laid out as its serializer lays it
-//! out (tensors by descending dtype alignment, then by name; header padded to 8 bytes); the
-//! tensor bytes are then streamed from the checkpoint one tensor at a time
-//! (`copy_contiguous`), never the whole file in memory.
+//! Export of a state dict to safetensors: the header is laid out by the format module
+//! ([`crate::torch::safetensors`]); the tensor bytes are then streamed from the checkpoint one
+//! tensor at a time (`copy_contiguous`), never the whole file in memory.
 //!
 //! Shared tensors follow `safetensors.torch.save_model` (`_remove_duplicate_names`): tensors
 //! of one storage whose byte ranges overlap form a group; the group keeps the alphabetically
@@ -15,17 +13,15 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use ::safetensors::tensor::{Dtype, Metadata, TensorInfo};
+use ::safetensors::tensor::Dtype;
 
 use crate::atomic_file::write_atomically;
 use crate::pickle::{Graph, NodeId};
 use crate::torch::contiguous::copy_contiguous;
+use crate::torch::safetensors::{self as format, Describe, Described, WriteError};
 use crate::torch::state_dict::{find_state_dicts, is_state_dict};
 use crate::torch::tensor::composite;
 use crate::torch::{Checkpoint, DType, TensorRef, TorchError};
-
-/// The largest header the `safetensors` readers accept.
-pub const MAX_HEADER_BYTES: usize = 100_000_000;
 
 /// Why a state dict could not be exported.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +57,19 @@ pub enum SafetensorsError {
     /// Writing the output failed.
     #[error("cannot write the output: {0}")]
     Io(#[from] std::io::Error),
+}
+
+impl From<WriteError> for SafetensorsError {
+    fn from(e: WriteError) -> Self {
+        match e {
+            WriteError::TooLarge(name) => {
+                SafetensorsError::Header(format!("tensor `{name}` is too large"))
+            }
+            WriteError::HeaderTooLarge(len) => SafetensorsError::HeaderTooLarge(len),
+            WriteError::Invalid(what) => SafetensorsError::Header(what),
+            duplicate @ WriteError::Duplicate(_) => SafetensorsError::Header(duplicate.to_string()),
+        }
+    }
 }
 
 /// What [`write()`] produced.
@@ -166,11 +175,9 @@ pub(crate) fn prepare(ckpt: &Checkpoint, key: Option<&str>) -> Result<Prepared, 
     let state_dict = select(&ckpt.graph, ckpt.root, key)?;
     let (entries, _) = entries(ckpt, state_dict)?;
     let (kept, aliases) = deduplicate(entries);
-    let (header, layout) = layout(kept, &aliases)?;
+    let (head, layout) = layout(kept, &aliases)?;
     let little = crate::torch::read_tensor::ByteOrder::of(ckpt)
         == crate::torch::read_tensor::ByteOrder::Little;
-    let mut head = (header.len() as u64).to_le_bytes().to_vec();
-    head.extend_from_slice(&header);
     let mut pieces = Vec::with_capacity(layout.len());
     for entry in &layout {
         let t = &entry.tensor;
@@ -204,6 +211,16 @@ struct Entry {
     dtype: Dtype,
 }
 
+impl Describe for Entry {
+    fn described(&self) -> Described<'_> {
+        Described {
+            name: &self.name,
+            dtype: self.dtype,
+            shape: &self.tensor.shape,
+        }
+    }
+}
+
 /// Writes the state dict at `state_dict` (a node of `ckpt.graph`) to `out` atomically.
 pub fn write(
     ckpt: &mut Checkpoint,
@@ -212,13 +229,12 @@ pub fn write(
 ) -> Result<Written, SafetensorsError> {
     let (entries, skipped) = entries(ckpt, state_dict)?;
     let (kept, aliases) = deduplicate(entries);
-    let (header, layout) = layout(kept, &aliases)?;
+    let (head, layout) = layout(kept, &aliases)?;
 
     let bytes = write_atomically(out, |file| -> Result<u64, SafetensorsError> {
         let mut writer = BufWriter::with_capacity(1 << 20, file);
-        writer.write_all(&(header.len() as u64).to_le_bytes())?;
-        writer.write_all(&header)?;
-        let mut bytes = 8 + header.len() as u64;
+        writer.write_all(&head)?;
+        let mut bytes = head.len() as u64;
         for entry in &layout {
             bytes += copy_contiguous(ckpt, &entry.tensor, &mut writer)?;
         }
@@ -274,7 +290,7 @@ fn entries(
             skipped.push(name);
             continue;
         };
-        let dtype = safetensors_dtype(tensor.dtype).ok_or(SafetensorsError::Dtype {
+        let dtype = format::dtype(tensor.dtype).ok_or(SafetensorsError::Dtype {
             key: name.clone(),
             dtype: tensor.dtype,
         })?;
@@ -285,32 +301,6 @@ fn entries(
         });
     }
     Ok((entries, skipped))
-}
-
-/// The safetensors dtype holding torch `dtype` bit for bit, if there is one.
-pub fn safetensors_dtype(dtype: DType) -> Option<Dtype> {
-    Some(match dtype {
-        DType::Float64 => Dtype::F64,
-        DType::Float32 => Dtype::F32,
-        DType::Float16 => Dtype::F16,
-        DType::BFloat16 => Dtype::BF16,
-        DType::Int64 => Dtype::I64,
-        DType::Int32 => Dtype::I32,
-        DType::Int16 => Dtype::I16,
-        DType::Int8 => Dtype::I8,
-        DType::UInt8 => Dtype::U8,
-        DType::UInt16 => Dtype::U16,
-        DType::UInt32 => Dtype::U32,
-        DType::UInt64 => Dtype::U64,
-        DType::Bool => Dtype::BOOL,
-        DType::Complex64 => Dtype::C64,
-        DType::Float8E5M2 => Dtype::F8_E5M2,
-        DType::Float8E4M3Fn => Dtype::F8_E4M3,
-        DType::Float8E5M2Fnuz => Dtype::F8_E5M2FNUZ,
-        DType::Float8E4M3Fnuz => Dtype::F8_E4M3FNUZ,
-        DType::Float8E8M0Fnu => Dtype::F8_E8M0,
-        _ => return None,
-    })
 }
 
 /// Byte range of a view within its storage: `[offset, extent) × element size`.
@@ -385,139 +375,14 @@ fn deduplicate(entries: Vec<Entry>) -> (Vec<Entry>, Vec<(String, String)>) {
     (kept, aliases)
 }
 
-/// Sorts the entries into file order (descending dtype alignment, then name, as the
-/// `safetensors` serializer does) and builds the padded header describing them.
+/// Sorts the entries into file order and returns the file's first bytes (see
+/// [`format::lay_out`]), the aliases recorded in the metadata beside `format: pt`.
 fn layout(
     mut entries: Vec<Entry>,
     aliases: &[(String, String)],
 ) -> Result<(Vec<u8>, Vec<Entry>), SafetensorsError> {
-    entries.sort_by(|a, b| b.dtype.cmp(&a.dtype).then_with(|| a.name.cmp(&b.name)));
-    let mut offset = 0usize;
-    let mut infos = Vec::with_capacity(entries.len());
-    for e in &entries {
-        let too_big = || SafetensorsError::Header(format!("tensor `{}` is too large", e.name));
-        let shape: Vec<usize> = e
-            .tensor
-            .shape
-            .iter()
-            .map(|&d| usize::try_from(d).map_err(|_| too_big()))
-            .collect::<Result<_, _>>()?;
-        let len = e
-            .tensor
-            .numel()
-            .checked_mul(e.tensor.dtype.element_size() as u64)
-            .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(too_big)?;
-        let end = offset.checked_add(len).ok_or_else(too_big)?;
-        infos.push((
-            e.name.clone(),
-            TensorInfo {
-                dtype: e.dtype,
-                shape,
-                data_offsets: (offset, end),
-            },
-        ));
-        offset = end;
-    }
     let mut metadata: BTreeMap<String, String> = aliases.iter().cloned().collect();
     metadata.insert("format".into(), "pt".into());
-    Ok((header(infos, metadata)?, entries))
-}
-
-/// The padded header for tensors laid out as `infos` says (in file order, offsets from the
-/// end of the header) and the given string `metadata`.
-///
-/// The same JSON as the `safetensors` crate writes (`__metadata__` first, then the tensors in
-/// file order), except that the metadata's keys are sorted: the crate takes them as a
-/// `HashMap`, whose order changes from run to run, so the same input would give files with
-/// different bytes (and SHA-256) whenever there is more than one key, as with aliases.
-pub fn header(
-    infos: Vec<(String, TensorInfo)>,
-    metadata: BTreeMap<String, String>,
-) -> Result<Vec<u8>, SafetensorsError> {
-    // The crate's checks: names unique, offsets contiguous from 0, sizes matching shapes.
-    Metadata::new(Some(metadata.clone().into_iter().collect()), infos.clone())
-        .map_err(|e| SafetensorsError::Header(e.to_string()))?;
-    let json = HeaderJson {
-        metadata: &metadata,
-        tensors: &infos,
-    };
-    let mut bytes =
-        serde_json::to_vec(&json).map_err(|e| SafetensorsError::Header(e.to_string()))?;
-    bytes.resize(bytes.len().next_multiple_of(8), b' ');
-    if bytes.len() > MAX_HEADER_BYTES {
-        return Err(SafetensorsError::HeaderTooLarge(bytes.len()));
-    }
-    Ok(bytes)
-}
-
-/// The header's JSON object, in the order [`header`] describes.
-struct HeaderJson<'a> {
-    metadata: &'a BTreeMap<String, String>,
-    tensors: &'a [(String, TensorInfo)],
-}
-
-impl serde::Serialize for HeaderJson<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(Some(self.tensors.len() + 1))?;
-        map.serialize_entry("__metadata__", self.metadata)?;
-        for (name, info) in self.tensors {
-            map.serialize_entry(name, info)?;
-        }
-        map.end()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn info(start: usize, end: usize) -> TensorInfo {
-        TensorInfo {
-            dtype: Dtype::F32,
-            shape: vec![(end - start) / 4],
-            data_offsets: (start, end),
-        }
-    }
-
-    #[test]
-    fn header_bytes_are_the_same_every_time_metadata_sorted_tensors_in_file_order() {
-        let metadata: BTreeMap<String, String> = ["e", "b", "format", "d", "c"]
-            .iter()
-            .map(|k| {
-                (
-                    k.to_string(),
-                    if *k == "format" { "pt" } else { "a" }.into(),
-                )
-            })
-            .collect();
-        // File order, not name order: `z` comes first in the file.
-        let infos = vec![
-            ("z".to_string(), info(0, 8)),
-            ("a".to_string(), info(8, 24)),
-        ];
-        let bytes = header(infos, metadata).unwrap();
-        let text = std::str::from_utf8(&bytes).unwrap().trim_end();
-        assert_eq!(
-            text,
-            r#"{"__metadata__":{"b":"a","c":"a","d":"a","e":"a","format":"pt"},"#.to_owned()
-                + r#""z":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"#
-                + r#""a":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}}"#
-        );
-        assert_eq!(bytes.len() % 8, 0);
-    }
-
-    #[test]
-    fn header_refuses_offsets_with_a_gap() {
-        let metadata = BTreeMap::from([("format".to_string(), "pt".to_string())]);
-        let infos = vec![
-            ("a".to_string(), info(0, 8)),
-            ("b".to_string(), info(16, 24)),
-        ];
-        assert!(matches!(
-            header(infos, metadata),
-            Err(SafetensorsError::Header(_))
-        ));
-    }
+    let head = format::lay_out(&mut entries, metadata)?;
+    Ok((head, entries))
 }

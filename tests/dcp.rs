@@ -7,8 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use ckpt::security::{check_dcp, Policy};
-use ckpt::torch::dcp::consolidate::OutputKind;
-use ckpt::torch::dcp::{consolidate, Selection};
+use ckpt::sharded::{consolidate, OutputKind, Selection};
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/dcp/fsdp2_2ranks")
@@ -197,7 +196,7 @@ fn batch_without_consolidate_refuses_a_dcp_folder() {
 /// The leaves of a checkpoint or safetensors file, as DCP flattens them, with every tensor's
 /// row-major bytes and every value's pickle, sorted by key.
 fn flattened(path: &Path) -> Vec<(String, String)> {
-    use ckpt::torch::dcp::source::{Input, LeafKind, Safetensors};
+    use ckpt::sharded::source::{Input, LeafKind, Safetensors};
     let mut input = if path.extension().is_some_and(|e| e == "safetensors") {
         Input::Safetensors(Safetensors::open(path).unwrap())
     } else {
@@ -227,14 +226,14 @@ fn flattened(path: &Path) -> Vec<(String, String)> {
     out
 }
 
-fn shard_to(input: &Path, ranks: u64, dir: &Path) -> ckpt::torch::dcp::Sharded {
-    use ckpt::torch::dcp::source::{Input, Safetensors};
+fn shard_to(input: &Path, ranks: u64, dir: &Path) -> ckpt::sharded::Sharded {
+    use ckpt::sharded::source::{Input, Safetensors};
     let mut input = if input.extension().is_some_and(|e| e == "safetensors") {
         Input::Safetensors(Safetensors::open(input).unwrap())
     } else {
         Input::Checkpoint(Box::new(ckpt::torch::open(input).unwrap()))
     };
-    ckpt::torch::dcp::shard(&mut input, ranks, dir, false).unwrap()
+    ckpt::sharded::shard(&mut input, ranks, dir, false).unwrap()
 }
 
 #[test]
@@ -329,7 +328,7 @@ fn a_safetensors_input_round_trips_byte_for_byte() {
 
 #[test]
 fn a_truncated_safetensors_input_is_refused_when_opened() {
-    use ckpt::torch::dcp::source::Safetensors;
+    use ckpt::sharded::source::Safetensors;
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let work = tempfile::tempdir().unwrap();
     let st = work.path().join("model.safetensors");
@@ -346,11 +345,11 @@ fn a_truncated_safetensors_input_is_refused_when_opened() {
 
 #[test]
 fn conjugate_views_are_refused_before_anything_is_written() {
-    use ckpt::torch::dcp::source::Input;
+    use ckpt::sharded::source::Input;
     let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/zip_dtypes.pth");
     let work = tempfile::tempdir().unwrap();
     let mut opened = Input::Checkpoint(Box::new(ckpt::torch::open(&input).unwrap()));
-    let err = ckpt::torch::dcp::shard(&mut opened, 2, &work.path().join("dcp"), false)
+    let err = ckpt::sharded::shard(&mut opened, 2, &work.path().join("dcp"), false)
         .unwrap_err()
         .to_string();
     assert!(err.contains("`conj_complex64`: a conjugate"), "{err}");
@@ -359,23 +358,23 @@ fn conjugate_views_are_refused_before_anything_is_written() {
 
 #[test]
 fn shard_refuses_a_non_empty_folder_and_bad_rank_counts_leaving_nothing() {
-    use ckpt::torch::dcp::source::Input;
+    use ckpt::sharded::source::Input;
     let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/zip_tinycnn_sd.pth");
     let work = tempfile::tempdir().unwrap();
     let dir = work.path().join("dcp");
     fs::create_dir(&dir).unwrap();
     fs::write(dir.join("notes.txt"), b"mine").unwrap();
     let mut opened = Input::Checkpoint(Box::new(ckpt::torch::open(&input).unwrap()));
-    let err = ckpt::torch::dcp::shard(&mut opened, 2, &dir, false)
+    let err = ckpt::sharded::shard(&mut opened, 2, &dir, false)
         .unwrap_err()
         .to_string();
     assert!(err.contains("--force"), "{err}");
-    let err = ckpt::torch::dcp::shard(&mut opened, 2, &dir, true)
+    let err = ckpt::sharded::shard(&mut opened, 2, &dir, true)
         .unwrap_err()
         .to_string();
     assert!(err.contains("not a DCP checkpoint"), "{err}");
     let fresh = work.path().join("fresh");
-    let err = ckpt::torch::dcp::shard(&mut opened, 0, &fresh, false)
+    let err = ckpt::sharded::shard(&mut opened, 0, &fresh, false)
         .unwrap_err()
         .to_string();
     assert!(err.contains("--ranks 0"), "{err}");

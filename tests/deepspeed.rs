@@ -10,9 +10,8 @@ use std::process::Command;
 
 use ckpt::pickle::Value;
 use ckpt::security::{check_deepspeed, Policy};
-use ckpt::torch::dcp::consolidate::OutputKind;
-use ckpt::torch::dcp::deepspeed::consolidate::consolidate;
-use ckpt::torch::dcp::Selection;
+use ckpt::sharded::deepspeed::consolidate;
+use ckpt::sharded::{OutputKind, Selection};
 
 const CONFIGS: [&str; 4] = ["zero1", "zero2", "zero3", "bf16"];
 
@@ -117,7 +116,9 @@ fn every_fixture_consolidates_to_what_deepspeed_returns() {
     let out = tempfile::tempdir().unwrap();
     for config in CONFIGS {
         let want = expected(config);
-        let folder = check_deepspeed(&fixtures().join(config), Policy::SafeOnly).unwrap();
+        let folder = check_deepspeed(&fixtures().join(config), Policy::SafeOnly)
+            .unwrap()
+            .folder;
         let pth = out.path().join(format!("{config}.pth"));
         consolidate(&folder, &Selection::default(), OutputKind::Pth, &pth).unwrap();
         let (got, storages) = read_pth(&pth);
@@ -160,7 +161,9 @@ fn every_fixture_consolidates_to_what_deepspeed_returns() {
 #[test]
 fn extracting_a_tied_name_whose_source_is_outside_the_prefix_keeps_it() {
     let out = tempfile::tempdir().unwrap();
-    let folder = check_deepspeed(&fixtures().join("zero2"), Policy::SafeOnly).unwrap();
+    let folder = check_deepspeed(&fixtures().join("zero2"), Policy::SafeOnly)
+        .unwrap()
+        .folder;
     let whole = out.path().join("whole.pth");
     consolidate(&folder, &Selection::default(), OutputKind::Pth, &whole).unwrap();
     let (all, _) = read_pth(&whole);
@@ -183,7 +186,9 @@ fn extracting_a_tied_name_whose_source_is_outside_the_prefix_keeps_it() {
 #[test]
 fn fixtures_hold_buffers_frozen_tied_and_split_parameters() {
     use ckpt::torch::dcp::deepspeed::layout::{read, Role};
-    let folder = check_deepspeed(&fixtures().join("zero2"), Policy::SafeOnly).unwrap();
+    let folder = check_deepspeed(&fixtures().join("zero2"), Policy::SafeOnly)
+        .unwrap()
+        .folder;
     let layout = read(&folder).unwrap();
     assert_eq!((layout.stage, layout.world), (2, 2));
     let role = |r| layout.tensors.iter().filter(|t| t.role == r).count();
@@ -193,7 +198,9 @@ fn fixtures_hold_buffers_frozen_tied_and_split_parameters() {
         .tensors
         .iter()
         .any(|t| t.role == Role::Trained && t.pieces.len() == 2));
-    let bf16 = check_deepspeed(&fixtures().join("bf16"), Policy::SafeOnly).unwrap();
+    let bf16 = check_deepspeed(&fixtures().join("bf16"), Policy::SafeOnly)
+        .unwrap()
+        .folder;
     let widened = read(&bf16).unwrap();
     assert!(widened.tensors.iter().any(|t| t.stored.is_some()));
 }

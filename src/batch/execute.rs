@@ -7,8 +7,8 @@ use crate::onnx::{self, ExportOptions};
 use crate::pipeline::{output_format, Rewrite};
 use crate::safetensors;
 use crate::security::{check_dcp, check_deepspeed, check_rewrite, Policy};
-use crate::torch::dcp::consolidate::OutputKind as DcpOutput;
-use crate::torch::dcp::{consolidate, deepspeed, is_deepspeed_only};
+use crate::sharded::{consolidate, deepspeed, OutputKind as DcpOutput};
+use crate::torch::dcp::is_deepspeed_only;
 use crate::torch::{self, Checkpoint, OutputFormat};
 
 use super::fused::{self, InputHash, InputRest};
@@ -92,9 +92,9 @@ pub fn run(
             let path = slot.join(".consolidated.pth");
             let consolidating = failed("consolidate");
             if is_deepspeed_only(input) {
-                let folder = check_deepspeed(input, policy).map_err(|e| failed("scan")(&e))?;
+                let checked = check_deepspeed(input, policy).map_err(|e| failed("scan")(&e))?;
                 on_step("consolidate");
-                deepspeed::consolidate::consolidate(&folder, selection, DcpOutput::Pth, &path)
+                deepspeed::consolidate(&checked.folder, selection, DcpOutput::Pth, &path)
                     .map_err(|e| consolidating(&e))?;
             } else {
                 let folder = check_dcp(input, policy).map_err(|e| failed("scan")(&e))?;

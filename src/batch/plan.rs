@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use crate::onnx::{Batch, Opset};
-use crate::torch::dcp::Selection;
+use crate::sharded::Selection;
 use crate::torch::{DType, Location, LocationMap, LocationPattern};
 use crate::transform::{AmpKind, CastScope, PrefixRule};
 

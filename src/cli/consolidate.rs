@@ -6,10 +6,8 @@ use std::path::PathBuf;
 use clap::{Args as ClapArgs, ValueEnum};
 
 use crate::security::{check_dcp, check_deepspeed};
-use crate::torch::dcp::consolidate::OutputKind;
-use crate::torch::dcp::{
-    consolidate, deepspeed, is_checkpoint_folder, is_deepspeed_only, Selection,
-};
+use crate::sharded::{consolidate, deepspeed, OutputKind, Selection};
+use crate::torch::dcp::{is_checkpoint_folder, is_deepspeed_only};
 
 use super::safety::SafetyArgs;
 use super::Failure;
@@ -69,8 +67,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }));
     }
     let summary = if is_deepspeed_only(&args.dir) {
-        let folder = check_deepspeed(&args.dir, policy).map_err(|e| fail(&e))?;
-        deepspeed::consolidate::consolidate(&folder, &selection, kind, &args.output)
+        let checked = check_deepspeed(&args.dir, policy).map_err(|e| fail(&e))?;
+        deepspeed::consolidate(&checked.folder, &selection, kind, &args.output)
             .map_err(|e| fail(&e))?
     } else {
         let folder = check_dcp(&args.dir, policy).map_err(|e| fail(&e))?;

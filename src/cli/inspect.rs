@@ -53,17 +53,18 @@ pub fn run(args: Args) -> Result<(), Failure> {
 
 /// A DCP folder: its `.metadata` scanned and read, its layout checked; no item is read.
 fn inspect_dcp(args: &Args) -> Result<(), Failure> {
-    use crate::torch::dcp::{summary, Folder, METADATA_FILE};
+    use crate::torch::dcp::{Folder, METADATA_FILE};
     let path = args.file.join(METADATA_FILE);
     let fail = |e: &dyn std::fmt::Display| Failure::about(&path, e);
     let file = File::open(&path).map_err(|e| fail(&e))?;
     let security = scan_open(&path, &file, &AllowList::default());
     let folder = Folder::open(&args.file, file).map_err(|e| Failure::about(&args.file, e))?;
-    let report = summary::report(&folder, security.status().name());
+    let report = crate::report::dcp(&folder, security.status().name());
     if args.json {
-        println!("{report}");
+        let json = serde_json::to_string(&report).map_err(|e| Failure::about(&args.file, e))?;
+        println!("{json}");
     } else {
-        print!("{}", summary::render_text(&report));
+        print!("{}", crate::report::render_dcp(&report));
     }
     Ok(())
 }
@@ -73,15 +74,16 @@ fn inspect_dcp(args: &Args) -> Result<(), Failure> {
 /// are unknown are still inspected (nothing is imported); dangerous ones are refused.
 fn inspect_deepspeed(args: &Args) -> Result<(), Failure> {
     use crate::security::{check_deepspeed, Policy};
-    use crate::torch::dcp::deepspeed::{layout, summary};
+    use crate::torch::dcp::deepspeed::layout;
     let fail = |e: &dyn std::fmt::Display| Failure::about(&args.file, e);
-    let folder = check_deepspeed(&args.file, Policy::AllowUnknown).map_err(|e| fail(&e))?;
-    let layout = layout::read(&folder).map_err(|e| fail(&e))?;
-    let report = summary::report(&folder, &layout, folder.scan.name());
+    let checked = check_deepspeed(&args.file, Policy::AllowUnknown).map_err(|e| fail(&e))?;
+    let layout = layout::read(&checked.folder).map_err(|e| fail(&e))?;
+    let report = crate::report::deepspeed(&checked.folder, &layout, checked.scan.name());
     if args.json {
-        println!("{report}");
+        let json = serde_json::to_string(&report).map_err(|e| fail(&e))?;
+        println!("{json}");
     } else {
-        print!("{}", summary::render_text(&report));
+        print!("{}", crate::report::render_deepspeed(&report));
     }
     Ok(())
 }

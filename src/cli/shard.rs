@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use crate::torch::dcp::source::Safetensors;
-use crate::torch::dcp::{shard, Input};
-use crate::torch::input::looks_like_safetensors;
+use crate::sharded::source::Safetensors;
+use crate::sharded::{shard, Input};
+use crate::torch::safetensors::looks_like as looks_like_safetensors;
 
 use super::safety::SafetyArgs;
 use super::Failure;

@@ -8,10 +8,15 @@
 //! preview (with the length alongside in [`InspectReport::keys`]).
 
 mod build;
+mod folder;
 mod model;
 mod text;
 
 pub use build::inspect;
+pub use folder::{
+    dcp, deepspeed, render_dcp, render_deepspeed, ChunkReport, DcpEntry, DcpReport, DeepSpeedEntry,
+    DeepSpeedReport, FileReport,
+};
 pub use model::{
     AmpReport, AmpSettings, ApexScalerReport, ArchiveReport, InspectReport, KeyMap, PyFloat,
     Scalar, ScanVerdict, StateDictReport, StructureNode,

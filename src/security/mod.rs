@@ -19,7 +19,9 @@ pub(crate) mod scan_tree;
 mod source;
 
 pub use classify::{classify, AllowError, AllowList, Class, Context, Verdict};
-pub use policy::{check_dcp, check_deepspeed, check_rewrite, Checked, Policy, RefuseError};
+pub use policy::{
+    check_dcp, check_deepspeed, check_rewrite, Checked, CheckedDeepSpeed, Policy, RefuseError,
+};
 pub use rules::DANGEROUS;
 pub use scan::{
     scan_file, scan_open, scan_zip_at, FileScan, GlobalUse, Issue, PickleScan, Severity, Status,

@@ -131,11 +131,19 @@ pub fn check_dcp(dir: &Path, policy: Policy) -> Result<Folder, RefuseError> {
     Ok(folder)
 }
 
+/// A DeepSpeed ZeRO folder that passed [`check_deepspeed`].
+pub struct CheckedDeepSpeed {
+    /// Its files, decoded from the bytes that were scanned.
+    pub folder: deepspeed::Folder,
+    /// The worst scan status of its files.
+    pub scan: Status,
+}
+
 /// [`check_rewrite`] for a DeepSpeed ZeRO folder (the tag folder, or the save folder whose
 /// `latest` names it): every model and optimizer states file is scanned and decided on, then
 /// decoded by the checkpoint reader from the same open file. Refuses on the first file that
 /// fails, naming it.
-pub fn check_deepspeed(dir: &Path, policy: Policy) -> Result<deepspeed::Folder, RefuseError> {
+pub fn check_deepspeed(dir: &Path, policy: Policy) -> Result<CheckedDeepSpeed, RefuseError> {
     let tag = deepspeed::find(dir).ok_or_else(|| DcpError::Request {
         what: "not a DeepSpeed checkpoint folder (no *_model_states.pt or *_optim_states.pt, \
                and no `latest` naming a folder that has them)"
@@ -164,10 +172,12 @@ pub fn check_deepspeed(dir: &Path, policy: Policy) -> Result<deepspeed::Folder, 
         .iter()
         .map(&mut open)
         .collect::<Result<_, _>>()?;
-    Ok(deepspeed::Folder {
-        model,
-        optim,
-        dir: tag,
+    Ok(CheckedDeepSpeed {
+        folder: deepspeed::Folder {
+            model,
+            optim,
+            dir: tag,
+        },
         scan,
     })
 }

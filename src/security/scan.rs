@@ -826,25 +826,8 @@ fn is_pickle_start(head: &[u8]) -> bool {
 /// and validates with the `safetensors` crate, and the data it describes ends exactly at the
 /// end of the file.
 fn is_safetensors(r: &mut dyn ReadSeek, len: u64) -> bool {
-    let Ok(size) = read_at(r, 0, 8) else {
-        return false;
-    };
-    let Ok(size) = <[u8; 8]>::try_from(size.as_slice()) else {
-        return false;
-    };
-    let header_len = u64::from_le_bytes(size);
-    if header_len > crate::safetensors::MAX_HEADER_BYTES as u64
-        || header_len > len.saturating_sub(8)
-    {
-        return false;
-    }
-    let Ok(header) = read_at(r, 8, header_len) else {
-        return false;
-    };
-    match serde_json::from_slice::<::safetensors::tensor::Metadata>(&header) {
-        Ok(meta) => (meta.data_len() as u64).checked_add(8 + header_len) == Some(len),
-        Err(_) => false,
-    }
+    crate::torch::safetensors::Header::read(r, len)
+        .is_ok_and(|h| h.data_len().checked_add(h.data_start()) == Some(len))
 }
 
 fn is_legacy_magic(bytes: &[u8]) -> bool {

@@ -119,7 +119,7 @@ fn sniff(file: &mut File) -> Result<Container, TorchError> {
         Ok(Container::Tar)
     } else if legacy::is_legacy(&head) {
         Ok(Container::Legacy)
-    } else if input::looks_like_safetensors(&head) {
+    } else if super::safetensors::looks_like(&head) {
         Err(TorchError::Safetensors)
     } else if head.is_empty() {
         Err(TorchError::Invalid {

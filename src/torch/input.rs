@@ -1,5 +1,5 @@
 //! Opening the file a command reads, with the messages a user needs when it is not a
-//! checkpoint file at all: not there, a folder, a safetensors file.
+//! checkpoint file at all: not there, or a folder.
 
 use std::fs::File;
 use std::io;
@@ -19,12 +19,6 @@ pub fn open_input(path: &Path) -> Result<File, TorchError> {
         });
     }
     Ok(file)
-}
-
-/// Whether `head` (a file's first bytes) starts like a safetensors file: an 8-byte
-/// little-endian header length below 2⁴⁰, then a JSON object.
-pub fn looks_like_safetensors(head: &[u8]) -> bool {
-    head.len() > 8 && head[8] == b'{' && head[..8].iter().skip(5).all(|&b| b == 0)
 }
 
 /// The message of [`TorchError::Open`]: the reason without Rust's `(os error N)` suffix.
@@ -59,15 +53,5 @@ mod tests {
         let dcp = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/dcp/fsdp2_2ranks");
         let error = open_input(&dcp).unwrap_err().to_string();
         assert!(error.contains("ckpt consolidate"), "{error}");
-    }
-
-    #[test]
-    fn safetensors_first_bytes_are_recognised() {
-        let mut head = 64u64.to_le_bytes().to_vec();
-        head.extend_from_slice(b"{\"w\":");
-        assert!(looks_like_safetensors(&head));
-        assert!(!looks_like_safetensors(
-            b"PK\x03\x04\x14\x00\x00\x00\x00\x00"
-        ));
     }
 }

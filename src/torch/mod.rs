@@ -16,6 +16,7 @@ pub(crate) mod legacy;
 pub(crate) mod location;
 pub mod pt2;
 pub(crate) mod read_tensor;
+pub mod safetensors;
 pub(crate) mod save;
 pub mod script;
 pub(crate) mod state_dict;

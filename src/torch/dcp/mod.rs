@@ -4,21 +4,17 @@
 //! [`Folder::open`] reads the metadata through the non-executing pickle reader
 //! (`metadata`) and records every file's size; [`Folder::problems`] checks, before any
 //! stored item is read, that every tensor's chunks tile it exactly (`tiling`) and every
-//! storage range lies inside its file. [`consolidate()`] then writes one state dict, streaming
-//! each tensor's chunks into place (`gather`) with memory for one buffer, never a tensor.
-//! The reverse, [`shard()`], writes one checkpoint as such a folder for `N` ranks
-//! (`split`, `item_write`, `write_metadata`).
+//! storage range lies inside its file; `item` reads a stored item (a chunk's bytes, a value's
+//! pickle) and `gather` streams a tensor's bytes from its chunks, with memory for one buffer.
+//! The writers are `item_write` (one stored item) and `write_metadata` (`.metadata`).
+//! [`deepspeed`] reads DeepSpeed ZeRO folders. The pipelines over these (consolidate, shard)
+//! are [`crate::sharded`].
 
-pub mod consolidate;
 pub mod deepspeed;
 pub(crate) mod gather;
 pub(crate) mod item;
 pub(crate) mod item_write;
 pub(crate) mod metadata;
-pub(crate) mod shard;
-pub mod source;
-pub(crate) mod split;
-pub(crate) mod summary;
 pub(crate) mod tiling;
 pub(crate) mod write_metadata;
 
@@ -27,10 +23,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-pub use consolidate::{consolidate, Selection, Summary};
 pub use metadata::{ChunkBox, Entry, EntryKind, Metadata, PathKey, StorageInfo};
-pub use shard::{shard, Sharded};
-pub use source::Input;
 
 /// The metadata file's name inside the folder.
 pub const METADATA_FILE: &str = ".metadata";
@@ -92,9 +85,9 @@ pub enum DcpError {
     /// A pickle (`.metadata`, an item's) could not be decoded.
     #[error(transparent)]
     Pickle(#[from] crate::pickle::PickleError),
-    /// A safetensors input or output failed.
+    /// A safetensors output's header could not be written.
     #[error(transparent)]
-    Safetensors(#[from] crate::safetensors::SafetensorsError),
+    Safetensors(#[from] crate::torch::safetensors::WriteError),
     /// Reading or writing a file failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

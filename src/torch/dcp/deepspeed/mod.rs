@@ -7,11 +7,9 @@
 //! `[bf16_]zero_pp_rank_<dp>_mp_rank_00_optim_states.pt` per data-parallel rank. Either folder
 //! is recognised by those names ([`find`]); [`Names::list`] orders the files as DeepSpeed does,
 //! the caller opens each through the security check, and [`layout::read`] reads where every
-//! tensor's bytes are from their pickles. `consolidate` writes the result.
+//! tensor's bytes are from their pickles. [`crate::sharded::deepspeed`] writes the result.
 
-pub mod consolidate;
 pub mod layout;
-pub mod summary;
 
 use std::path::{Path, PathBuf};
 
@@ -141,8 +139,9 @@ fn natural_key(name: &str) -> Vec<Part> {
     parts
 }
 
-/// A tag folder whose files all passed the security check, each decoded by the checkpoint
-/// reader (structure only; no tensor bytes read).
+/// A tag folder's files, each decoded by the checkpoint reader (structure only; no tensor
+/// bytes read); [`crate::security::check_deepspeed`] opens them, each through the security
+/// check.
 pub struct Folder {
     /// The tag folder.
     pub dir: PathBuf,
@@ -150,8 +149,6 @@ pub struct Folder {
     pub model: Vec<(String, Checkpoint)>,
     /// The optimizer states files, by name, in [`Names::optim`] order.
     pub optim: Vec<(String, Checkpoint)>,
-    /// The worst security scan status of its files.
-    pub scan: crate::security::Status,
 }
 
 #[cfg(test)]

@@ -15,18 +15,16 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
-use ::safetensors::tensor::Metadata as SafetensorsHeader;
-
 use crate::pickle::{self, Graph, NodeId, Value, MAX_DEPTH};
-use crate::safetensors::{safetensors_dtype, MAX_HEADER_BYTES};
 use crate::torch::contiguous::{copy_contiguous, is_contiguous};
 use crate::torch::read_tensor::ByteOrder;
+use crate::torch::safetensors::{self as format, Header, ReadError};
 use crate::torch::tensor::{composite, is_tensor_like};
 use crate::torch::{Checkpoint, DType, TensorRef};
 
-use super::item::FileSlice;
-use super::metadata::PathKey;
-use super::DcpError;
+use crate::torch::dcp::item::FileSlice;
+use crate::torch::dcp::metadata::PathKey;
+use crate::torch::dcp::DcpError;
 
 /// Where a tensor's bytes are in the input.
 #[derive(Clone, Debug)]
@@ -88,36 +86,21 @@ fn bad(what: impl Into<String>) -> DcpError {
 impl Safetensors {
     /// Reads and checks the header of the safetensors file at `path`.
     pub fn open(path: &Path) -> Result<Safetensors, DcpError> {
-        let file = File::open(path)?;
+        let mut file = File::open(path)?;
         let file_len = file.metadata()?.len();
-        let mut len = [0u8; 8];
-        (&file)
-            .read_exact(&mut len)
-            .map_err(|_| bad("the safetensors file is truncated"))?;
-        let header_len = u64::from_le_bytes(len);
-        if header_len > MAX_HEADER_BYTES as u64 || header_len + 8 > file_len {
-            return Err(bad(format!(
-                "the safetensors header claims {header_len} bytes, more than the file or the {MAX_HEADER_BYTES}-byte limit allow"
-            )));
-        }
-        let mut header = vec![0u8; header_len as usize];
-        (&file).read_exact(&mut header)?;
-        let parsed: SafetensorsHeader = serde_json::from_slice(&header)
-            .map_err(|e| bad(format!("the safetensors header is invalid: {e}")))?;
-        let data_start = 8 + header_len;
+        let header = Header::read(&mut file, file_len).map_err(|e| match e {
+            ReadError::Io(e) => DcpError::Io(e),
+            other => bad(other.to_string()),
+        })?;
+        let data_start = header.data_start();
         let mut tensors = Vec::new();
-        for name in parsed.offset_keys() {
-            let info = parsed
-                .info(&name)
-                .ok_or_else(|| bad(format!("`{name}` has no header entry")))?;
-            let dtype = DType::all()
-                .find(|&d| safetensors_dtype(d) == Some(info.dtype))
-                .ok_or_else(|| {
-                    bad(format!(
-                        "`{name}` is {:?}, which ckpt cannot shard",
-                        info.dtype
-                    ))
-                })?;
+        for (name, info) in header.tensors() {
+            let dtype = format::torch_dtype(info.dtype).ok_or_else(|| {
+                bad(format!(
+                    "`{name}` is {:?}, which ckpt cannot shard",
+                    info.dtype
+                ))
+            })?;
             let size: Vec<u64> = info.shape.iter().map(|&s| s as u64).collect();
             let (start, end) = (info.data_offsets.0 as u64, info.data_offsets.1 as u64);
             let want = size

@@ -1,16 +1,13 @@
 //! One checkpoint written as a DCP folder, laid out as FSDP2 (`fully_shard`) on `N` ranks
-//! saves it: every tensor with rows split along dim 0 in `torch.chunk` pieces ([`split`]),
+//! saves it: every tensor with rows split along dim 0 in `torch.chunk` pieces (`split`),
 //! rank `r`'s pieces in `__<r>_0.distcp`; 0-d and empty tensors and every non-tensor value
 //! stored once, by rank 0. Entries are the input flattened as DCP flattens a state dict
-//! ([`source`]), so `dcp.load` into the same nesting finds them, and `ckpt consolidate` of the
+//! ([`super::source`]), so `dcp.load` into the same nesting finds them, and `ckpt consolidate` of the
 //! folder gives the input's tensors back.
 //!
 //! Memory: one piece of one chunk at a time (tensor bytes are streamed from the input into
 //! each item). Everything that can be refused is checked before the folder is created, and
-//! the folder appears complete or not at all ([`write_folder_atomically`]).
-//!
-//! [`split`]: super::split
-//! [`source`]: super::source
+//! the folder appears complete or not at all (`atomic_dir`).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -18,13 +15,13 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use crate::atomic_dir::write_folder_atomically;
+use crate::torch::dcp::item_write::{write_tensor, write_value};
+use crate::torch::dcp::metadata::{Entry, EntryKind, Metadata, StorageInfo};
+use crate::torch::dcp::write_metadata::{self, DCP_VERSION};
+use crate::torch::dcp::{DcpError, METADATA_FILE};
 
-use super::item_write::{write_tensor, write_value};
-use super::metadata::{Entry, EntryKind, Metadata, StorageInfo};
 use super::source::{Input, LeafKind};
 use super::split::{chunk, MAX_RANKS};
-use super::write_metadata::{self, DCP_VERSION};
-use super::{DcpError, METADATA_FILE};
 
 /// What [`shard`] wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -14,22 +14,20 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 
-use ::safetensors::tensor::TensorInfo;
-
 use crate::atomic_file::write_atomically;
 use crate::pickle::{self, Graph, NodeId, Value};
-use crate::safetensors::safetensors_dtype;
 use crate::torch::copy::copy_range;
+use crate::torch::safetensors::{self as format, Describe, Described, WriteError};
 use crate::torch::zip_write::{Piece, Pieces, TorchZipWriter};
 use crate::torch::DType;
 use crate::transform::select::TRAINING_STATE_KEYS;
 
-use super::gather::{ChunkSource, GatherReader, Step};
-use super::item::{self, ChunkBytes};
-use super::item_write::fresh_tensor;
-use super::metadata::{ChunkBox, EntryKind, PathKey};
-use super::tiling::tile;
-use super::{DcpError, Folder};
+use crate::torch::dcp::gather::{ChunkSource, GatherReader, Step};
+use crate::torch::dcp::item::{self, ChunkBytes};
+use crate::torch::dcp::item_write::fresh_tensor;
+use crate::torch::dcp::metadata::{ChunkBox, EntryKind, PathKey};
+use crate::torch::dcp::tiling::tile;
+use crate::torch::dcp::{DcpError, Folder};
 
 /// Which entries to write.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -501,15 +499,32 @@ fn archive_prefix(out: &Path) -> String {
     }
 }
 
+/// A tensor of a safetensors output: its plan, under the name its bytes are stored by.
+struct Stored<'a> {
+    plan: &'a TensorPlan,
+    name: String,
+    dtype: ::safetensors::Dtype,
+}
+
+impl Describe for Stored<'_> {
+    fn described(&self) -> Described<'_> {
+        Described {
+            name: &self.name,
+            dtype: self.dtype,
+            shape: &self.plan.size,
+        }
+    }
+}
+
 fn write_safetensors(
     tensors: &[TensorPlan],
     files: &HashMap<String, File>,
     out: &Path,
 ) -> Result<u64, DcpError> {
-    let mut order: Vec<(&TensorPlan, String, ::safetensors::Dtype)> = Vec::new();
+    let mut order: Vec<Stored> = Vec::new();
     let mut metadata = BTreeMap::from([("format".to_owned(), "pt".to_owned())]);
     for t in tensors {
-        let dtype = safetensors_dtype(t.dtype).ok_or_else(|| DcpError::Unsupported {
+        let dtype = format::dtype(t.dtype).ok_or_else(|| DcpError::Unsupported {
             what: format!("`{}`: {} tensors in safetensors", t.name, t.dtype),
         })?;
         // Tied names as `safetensors.torch.save_model` writes them (and `to-safetensors`):
@@ -521,52 +536,25 @@ fn write_safetensors(
         for alias in names {
             metadata.insert(alias, kept.clone());
         }
-        order.push((t, kept, dtype));
+        order.push(Stored {
+            plan: t,
+            name: kept,
+            dtype,
+        });
     }
-    order.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.1.cmp(&b.1)));
-    let mut infos = Vec::with_capacity(order.len());
-    let mut offset = 0usize;
-    let mut seen = HashSet::new();
-    for (t, name, dtype) in &order {
-        if !seen.insert(name.as_str()) {
-            return Err(DcpError::Layout {
-                what: format!("two tensors are named `{name}`"),
-            });
-        }
-        let too_big = || DcpError::Layout {
-            what: format!("`{name}` is too large"),
-        };
-        let len = t
-            .size
-            .iter()
-            .try_fold(t.dtype.element_size() as u64, |n, &s| n.checked_mul(s))
-            .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(too_big)?;
-        let shape = t
-            .size
-            .iter()
-            .map(|&s| usize::try_from(s).map_err(|_| too_big()))
-            .collect::<Result<_, _>>()?;
-        let end = offset.checked_add(len).ok_or_else(too_big)?;
-        infos.push((
-            name.clone(),
-            TensorInfo {
-                dtype: *dtype,
-                shape,
-                data_offsets: (offset, end),
-            },
-        ));
-        offset = end;
-    }
-    let header = crate::safetensors::header(infos, metadata)?;
+    let head = format::lay_out(&mut order, metadata).map_err(|e| match e {
+        WriteError::TooLarge(_) | WriteError::Duplicate(_) => DcpError::Layout {
+            what: e.to_string(),
+        },
+        other => DcpError::Safetensors(other),
+    })?;
     write_atomically(out, |file| -> Result<u64, DcpError> {
         let mut out: &File = file;
-        out.write_all(&(header.len() as u64).to_le_bytes())?;
-        out.write_all(&header)?;
+        out.write_all(&head)?;
         let mut buf = vec![0; BUFFER];
         let mut bytes = 0;
-        for (t, _, _) in &order {
-            bytes += copy_tensor(&mut reader(t, files), out, &mut buf)?;
+        for stored in &order {
+            bytes += copy_tensor(&mut reader(stored.plan, files), out, &mut buf)?;
         }
         Ok(bytes)
     })

@@ -11,11 +11,12 @@ use std::path::Path;
 use crate::torch::read_tensor::{decode, ByteOrder};
 use crate::torch::DType;
 
-use super::super::consolidate::{write, ChunkPlace, OutputKind, Selection, Summary, TensorPlan};
-use super::super::metadata::{ChunkBox, PathKey};
-use super::super::DcpError;
-use super::layout::{self, Piece, Tensor};
-use super::Folder;
+use crate::torch::dcp::deepspeed::layout::{self, Piece, Tensor};
+use crate::torch::dcp::deepspeed::Folder;
+use crate::torch::dcp::metadata::{ChunkBox, PathKey};
+use crate::torch::dcp::DcpError;
+
+use super::consolidate::{write, ChunkPlace, OutputKind, Selection, Summary, TensorPlan};
 
 /// Elements converted per step when a buffer is widened to float32.
 const CONVERT_STEP: u64 = 1 << 16;
