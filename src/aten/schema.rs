@@ -105,6 +105,7 @@ pub fn lookup(target: &str) -> Option<&'static Schema> {
 pub const COPIES: &[(&str, &str)] = &[
     ("alias_copy.default", "alias.default"),
     ("detach_copy.default", "detach.default"),
+    ("diagonal_copy.default", "diagonal.default"),
     ("expand_copy.default", "expand.default"),
     ("narrow_copy.default", "narrow.default"),
     ("permute_copy.default", "permute.default"),
@@ -576,8 +577,15 @@ pub const SCHEMAS: &[Schema] = &[
     schema("detach.default", &["self"], &[]),
     schema("detach_.default", &["self"], &[]),
     schema("detach_copy.default", &["self"], &[]),
+    schema("diag.default", &["self", "diagonal"], &[]),
     schema(
         "diag_embed.default",
+        &["self", "offset", "dim1", "dim2"],
+        &[],
+    ),
+    schema("diagonal.default", &["self", "offset", "dim1", "dim2"], &[]),
+    schema(
+        "diagonal_copy.default",
         &["self", "offset", "dim1", "dim2"],
         &[],
     ),
@@ -770,6 +778,11 @@ pub const SCHEMAS: &[Schema] = &[
     schema("lerp.Scalar", &["self", "end", "weight"], &[]),
     schema("lerp.Tensor", &["self", "end", "weight"], &[]),
     schema("lift_fresh_copy.default", &["self"], &[]),
+    schema(
+        "linalg_diagonal.default",
+        &["A"],
+        &["offset", "dim1", "dim2"],
+    ),
     schema(
         "linalg_vector_norm.default",
         &["self", "ord", "dim", "keepdim"],
@@ -973,6 +986,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("prelu.default", &["self", "weight"], &[]),
     schema("prod.dim_int", &["self", "dim", "keepdim"], &["dtype"]),
     schema("rad2deg.default", &["self"], &[]),
+    schema("ravel.default", &["self"], &[]),
     schema("real.default", &["self"], &[]),
     schema("reciprocal.default", &["self"], &[]),
     schema("reflection_pad2d.default", &["self", "padding"], &[]),
@@ -1133,6 +1147,7 @@ pub const SCHEMAS: &[Schema] = &[
         &["self", "k", "dim", "largest", "sorted"],
         &[],
     ),
+    schema("trace.default", &["self"], &[]),
     schema("transpose.int", &["self", "dim0", "dim1"], &[]),
     schema("transpose_copy.int", &["self", "dim0", "dim1"], &[]),
     schema("tril.default", &["self", "diagonal"], &[]),
