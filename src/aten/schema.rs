@@ -572,6 +572,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("cosh.default", &["self"], &[]),
     schema("count_nonzero.default", &["self", "dim"], &[]),
     schema("count_nonzero.dim_IntList", &["self", "dim"], &[]),
+    schema("cumprod.default", &["self", "dim"], &["dtype"]),
     schema("cumsum.default", &["self", "dim"], &["dtype"]),
     schema("deg2rad.default", &["self"], &[]),
     schema("detach.default", &["self"], &[]),

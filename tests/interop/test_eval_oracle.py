@@ -388,6 +388,8 @@ CASES = [
     C("lerp.Scalar", T(2, 5), T(2, 5), 0.3, dtypes=(F32,)),
     C("lerp.Tensor", T(2, 5), T(2, 5), T(2, 5), dtypes=(F32,)),
     C("zero_.default", T(2, 3), dtypes=NUMERIC),
+    C("cumprod.default", T(3, 4), 1, dtypes=ALL),
+    C("cumprod.default", T(4, 2), 0, dtype=F32, dtypes=(I64, BOOL)),
     C("diff.default", T(2, 5), dtypes=ALL),
     C("diff.default", T(3, 4), 2, 0, T(1, 4), T(2, 4), dtypes=NUMERIC),
     C("triu.default", T(3, 4), 1, dtypes=ALL),

@@ -42,6 +42,8 @@ DECOMPOSED = {
     "masked.mean": 26,
     # A flip along the batch: whole samples in reverse order (one Slice with step -1).
     "flip": 1, "rot90": 25,
+    # A running product entry by entry.
+    "cumprod": 1,
 }
 # Ops refused for a reason in opset 11 or ATC that torch's own data gives (a tag, a
 # namespace, a dtype), each with a sample and words its refusal must hold.

@@ -342,6 +342,7 @@ pub const EVALUATED: &[&str] = &[
     "diag.default",
     "trace.default",
     "ravel.default",
+    "cumprod.default",
     "atleast_1d.default",
     "atleast_2d.default",
     "atleast_3d.default",
@@ -911,6 +912,14 @@ pub fn evaluate(
                 Some(dtype) => x.cast(is_integer(dtype)?)?,
             };
             one(x.cumsum(axis(a.int("dim")?, x.rank().max(1))?))
+        }
+        "cumprod.default" => {
+            let x = a.tensor("self")?;
+            let x = match a.dtype()? {
+                None => x,
+                Some(dtype) => x.cast(is_integer(dtype)?)?,
+            };
+            one(x.cumprod(axis(a.int("dim")?, x.rank().max(1))?))
         }
         "div.Tensor_mode" => {
             let (x, y) = (a.tensor("self")?, a.operand("other")?);

@@ -130,6 +130,7 @@ pub(super) const OPS: &[Op] = &[
     op(&["ones_like.default"], |l, n, a, _| l.like(n, a, Some(1.0))),
     op(&["full_like.default"], |l, n, a, _| l.like(n, a, None)),
     op(&["cumsum.default"], |l, n, a, s| l.cumsum(n, a, s)),
+    op(&["cumprod.default"], |l, n, a, s| l.cumprod(n, a, s)),
     op(&["diff.default"], |l, n, a, s| l.diff(n, a, s)),
     op(&["ones.default"], |l, n, a, _| l.fill(n, a, Some(1.0))),
     op(&["full.default", "new_full.default"], |l, n, a, _| {
