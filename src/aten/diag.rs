@@ -4,6 +4,11 @@
 //! at `dim1` and the last dimension moved to `dim2`, and a `where` with the diagonal mask
 //! keeps the element at (`i`, `j`) of (`dim1`, `dim2`) when `j − i == offset`, zero
 //! elsewhere (so a NaN or an infinity off the diagonal becomes zero, as in torch).
+//!
+//! `diagonal` (and `diag` of a 2-D tensor, `linalg_diagonal`, `trace`'s sum) as torch's
+//! view computes it (`torch._refs.diagonal`: a strided view of the same storage): the two
+//! dimensions moved last and merged, so that element (`i`, `j`) sits at `i·cols + j`, and
+//! the diagonal read from its first element with a step of `cols + 1` ([`Diagonal`]).
 
 /// How `diag_embed(self, offset, dim1, dim2)` of a rank-`rank` input is computed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,9 +93,94 @@ impl DiagEmbed {
     }
 }
 
+/// How `diagonal(self, offset, dim1, dim2)` of a tensor of sizes `sizes` is read: permute
+/// by `order` (the other dimensions in order, then `dim1`, then `dim2`), merge the last two
+/// dimensions (`rows`·`cols` entries), and take `len` entries from `start`, `step` apart.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagonal {
+    pub order: Vec<usize>,
+    pub dim1: usize,
+    pub dim2: usize,
+    pub rows: u64,
+    pub cols: u64,
+    pub start: u64,
+    pub step: u64,
+    /// The diagonal's length (0 when the offset passes the matrix: an empty result).
+    pub len: u64,
+}
+
+impl Diagonal {
+    /// The plan for sizes `sizes` (torch's rule: distinct dimensions, negative ones counted
+    /// from the end; a positive offset above the main diagonal, a negative one below).
+    pub fn plan(sizes: &[u64], offset: i64, dim1: i64, dim2: i64) -> Result<Self, String> {
+        let rank = sizes.len();
+        let canonical = |d: i64| -> Result<usize, String> {
+            let r = rank as i64;
+            let a = if d < 0 { d + r } else { d };
+            if (0..r).contains(&a) {
+                Ok(a as usize)
+            } else {
+                Err(format!(
+                    "diagonal dimension {d} is out of range for a rank-{rank} tensor"
+                ))
+            }
+        };
+        let (dim1, dim2) = (canonical(dim1)?, canonical(dim2)?);
+        if dim1 == dim2 {
+            return Err(format!(
+                "diagonal dimensions cannot be identical ({dim1}, {dim2})"
+            ));
+        }
+        let (rows, cols) = (sizes[dim1], sizes[dim2]);
+        let (row0, col0) = (offset.min(0).unsigned_abs(), offset.max(0).unsigned_abs());
+        let len = rows.saturating_sub(row0).min(cols.saturating_sub(col0));
+        let mut order: Vec<usize> = (0..rank).filter(|&d| d != dim1 && d != dim2).collect();
+        order.extend([dim1, dim2]);
+        Ok(Diagonal {
+            order,
+            dim1,
+            dim2,
+            rows,
+            cols,
+            start: if len == 0 { 0 } else { row0 * cols + col0 },
+            step: cols + 1,
+            len,
+        })
+    }
+
+    /// The end (exclusive) of the merged dimension's range read.
+    pub fn end(&self) -> u64 {
+        if self.len == 0 {
+            self.start
+        } else {
+            self.start + (self.len - 1) * self.step + 1
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_diagonal_reads_every_cols_plus_one_entry_from_its_offset() {
+        // [3, 5] with offset 1: (0,1), (1,2), (2,3) at 1, 7, 13.
+        let p = Diagonal::plan(&[3, 5], 1, 0, 1).unwrap();
+        assert_eq!((p.start, p.step, p.len, p.end()), (1, 6, 3, 14));
+        // offset -2 of [5, 3]: (2,0), (3,1), (4,2).
+        let p = Diagonal::plan(&[5, 3], -2, 0, 1).unwrap();
+        assert_eq!((p.start, p.step, p.len), (6, 4, 3));
+        // An offset past the matrix: empty.
+        assert_eq!(Diagonal::plan(&[3, 5], 5, 0, 1).unwrap().len, 0);
+        // Swapped dimensions read (dim1, dim2) as (rows, cols); the rest keep their order.
+        let p = Diagonal::plan(&[2, 3, 4], 0, -1, 0).unwrap();
+        assert_eq!(
+            (p.order.clone(), p.rows, p.cols, p.len),
+            (vec![1, 2, 0], 4, 2, 2)
+        );
+        assert!(Diagonal::plan(&[2, 3], 0, 1, -1).is_err());
+        assert!(Diagonal::plan(&[2, 3], 0, 0, 2).is_err());
+    }
 
     #[test]
     fn offsets_pad_the_last_dimension_and_swapped_dims_negate_them() {

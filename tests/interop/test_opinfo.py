@@ -40,6 +40,10 @@ DECOMPOSED = {
     "nn.functional.adaptive_avg_pool1d": 1, "nn.functional.adaptive_avg_pool3d": 1,
     "nn.functional.adaptive_max_pool1d": 3, "nn.functional.adaptive_max_pool2d": 6,
     "masked.mean": 26,
+    # A flip along the batch: whole samples in reverse order (one Slice with step -1).
+    "flip": 1, "rot90": 25,
+    # A running product entry by entry.
+    "cumprod": 1,
 }
 # Ops refused for a reason in opset 11 or ATC that torch's own data gives (a tag, a
 # namespace, a dtype), each with a sample and words its refusal must hold.

@@ -337,6 +337,12 @@ pub const EVALUATED: &[&str] = &[
     "channel_shuffle.default",
     "native_channel_shuffle.default",
     "diag_embed.default",
+    "diagonal.default",
+    "linalg_diagonal.default",
+    "diag.default",
+    "trace.default",
+    "ravel.default",
+    "cumprod.default",
     "atleast_1d.default",
     "atleast_2d.default",
     "atleast_3d.default",
@@ -394,7 +400,8 @@ pub fn evaluate(
                 .collect();
             one(a.tensor("self")?.reshape(&like))
         }
-        "flatten.using_ints" => {
+        // `ravel` is `flatten()` (`torch._refs.ravel`: `reshape(a, (-1,))`).
+        "flatten.using_ints" | "ravel.default" => {
             let x = a.tensor("self")?;
             if x.rank() == 0 {
                 return one(x.reshape(&[1]));
@@ -559,51 +566,51 @@ pub fn evaluate(
             order.swap(1, 2);
             one(x.reshape(&split)?.permute(&order)?.reshape(&sizes))
         }
-        "diag_embed.default" => {
+        "diag_embed.default" => one(diag_embedded(
+            &a.tensor("self")?,
+            a.int_or("offset", 0)?,
+            a.int_or("dim1", -2)?,
+            a.int_or("dim2", -1)?,
+        )),
+        "diagonal.default" => one(diagonal(
+            &a.tensor("self")?,
+            a.int_or("offset", 0)?,
+            a.int_or("dim1", 0)?,
+            a.int_or("dim2", 1)?,
+        )),
+        "linalg_diagonal.default" => one(diagonal(
+            &a.tensor("A")?,
+            a.int_or("offset", 0)?,
+            a.int_or("dim1", -2)?,
+            a.int_or("dim2", -1)?,
+        )),
+        // `torch._refs.diag`: a 1-D tensor's matrix, a 2-D tensor's diagonal.
+        "diag.default" => {
             let x = a.tensor("self")?;
-            let rank = x.rank();
-            let last = x.dims().last().copied().unwrap_or(1);
-            let plan = super::diag::DiagEmbed::plan(
-                rank,
-                last,
-                a.int_or("offset", 0)?,
-                a.int_or("dim1", -2)?,
-                a.int_or("dim2", -1)?,
-            )?;
-            // Zeros before and after the last dimension's entries.
-            let zeros = |pad: u64| -> Result<Tensor, String> {
-                let mut dims = x.dims().to_vec();
-                if let Some(end) = dims.last_mut() {
-                    *end = pad;
-                }
-                let count = element_count(&dims)? as usize;
-                match x.values() {
-                    Values::I64(_) => Tensor::i64(dims, vec![0; count]),
-                    Values::F32(_) => Tensor::f32(dims, vec![0.0; count]),
-                }
-            };
-            let mut parts = Vec::with_capacity(3);
-            if plan.pad_before > 0 {
-                parts.push(zeros(plan.pad_before)?);
+            let offset = a.int_or("diagonal", 0)?;
+            match x.rank() {
+                1 => one(diag_embedded(&x, offset, 0, 1)),
+                2 => one(diagonal(&x, offset, 0, 1)),
+                r => Err(format!(
+                    "diag of a rank-{r} tensor (torch takes 1-D or 2-D)"
+                )),
             }
-            parts.push(x.clone());
-            if plan.pad_after > 0 {
-                parts.push(zeros(plan.pad_after)?);
+        }
+        // The sum of the main diagonal of a matrix (`torch._refs.trace`'s reduction), an
+        // int64 for integer tensors.
+        "trace.default" => {
+            let x = a.tensor("self")?;
+            if x.rank() != 2 {
+                return Err(format!(
+                    "trace of a rank-{} tensor (torch takes a matrix)",
+                    x.rank()
+                ));
             }
-            let padded = Tensor::cat(&parts, rank - 1)?;
-            let mut grown: Vec<i64> = padded.dims().iter().map(|&s| s as i64).collect();
-            grown.push(1);
-            let moved = padded.reshape(&grown)?.permute(&plan.order(rank))?;
-            let mut mask_dims = vec![1u64; rank + 1];
-            mask_dims[plan.dim1] = plan.size;
-            mask_dims[plan.dim2] = plan.size;
-            let mask = Tensor::i64(mask_dims, plan.mask().into_iter().map(i64::from).collect())?;
-            one(Tensor::zip(
-                &moved,
-                &mask,
-                |v, m| if m != 0.0 { v } else { 0.0 },
-                Some(|v, m| Some(if m != 0 { v } else { 0 })),
-            ))
+            let d = diagonal(&x, 0, 0, 1)?;
+            one(match d.values() {
+                Values::I64(_) => d.sum_i64(&[0], false),
+                Values::F32(_) => d.reduce(&[0], false, Reduction::Sum),
+            })
         }
         "glu.default" => {
             // The first half of `dim` times the sigmoid of the second.
@@ -905,6 +912,14 @@ pub fn evaluate(
                 Some(dtype) => x.cast(is_integer(dtype)?)?,
             };
             one(x.cumsum(axis(a.int("dim")?, x.rank().max(1))?))
+        }
+        "cumprod.default" => {
+            let x = a.tensor("self")?;
+            let x = match a.dtype()? {
+                None => x,
+                Some(dtype) => x.cast(is_integer(dtype)?)?,
+            };
+            one(x.cumprod(axis(a.int("dim")?, x.rank().max(1))?))
         }
         "div.Tensor_mode" => {
             let (x, y) = (a.tensor("self")?, a.operand("other")?);
@@ -1494,6 +1509,65 @@ pub fn sum_to_size_axes(dims: &[u64], size: &[i64]) -> Result<Vec<usize>, String
 }
 
 /// `x` read backwards along each of `axes`.
+/// `diag_embed(x, offset, dim1, dim2)` by torch's reference ([`super::diag::DiagEmbed`]).
+fn diag_embedded(x: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor, String> {
+    let rank = x.rank();
+    let last = x.dims().last().copied().unwrap_or(1);
+    let plan = super::diag::DiagEmbed::plan(rank, last, offset, dim1, dim2)?;
+    // Zeros before and after the last dimension's entries.
+    let zeros = |pad: u64| -> Result<Tensor, String> {
+        let mut dims = x.dims().to_vec();
+        if let Some(end) = dims.last_mut() {
+            *end = pad;
+        }
+        let count = element_count(&dims)? as usize;
+        match x.values() {
+            Values::I64(_) => Tensor::i64(dims, vec![0; count]),
+            Values::F32(_) => Tensor::f32(dims, vec![0.0; count]),
+        }
+    };
+    let mut parts = Vec::with_capacity(3);
+    if plan.pad_before > 0 {
+        parts.push(zeros(plan.pad_before)?);
+    }
+    parts.push(x.clone());
+    if plan.pad_after > 0 {
+        parts.push(zeros(plan.pad_after)?);
+    }
+    let padded = Tensor::cat(&parts, rank - 1)?;
+    let mut grown: Vec<i64> = padded.dims().iter().map(|&s| s as i64).collect();
+    grown.push(1);
+    let moved = padded.reshape(&grown)?.permute(&plan.order(rank))?;
+    let mut mask_dims = vec![1u64; rank + 1];
+    mask_dims[plan.dim1] = plan.size;
+    mask_dims[plan.dim2] = plan.size;
+    let mask = Tensor::i64(mask_dims, plan.mask().into_iter().map(i64::from).collect())?;
+    Tensor::zip(
+        &moved,
+        &mask,
+        |v, m| if m != 0.0 { v } else { 0.0 },
+        Some(|v, m| Some(if m != 0 { v } else { 0 })),
+    )
+}
+
+/// `diagonal(x, offset, dim1, dim2)` read as torch's view reads it
+/// ([`super::diag::Diagonal`]).
+fn diagonal(x: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor, String> {
+    let plan = super::diag::Diagonal::plan(x.dims(), offset, dim1, dim2)?;
+    let mut merged: Vec<i64> = plan.order[..plan.order.len() - 2]
+        .iter()
+        .map(|&d| x.dims()[d] as i64)
+        .collect();
+    merged.push((plan.rows * plan.cols) as i64);
+    let last = merged.len() - 1;
+    x.permute(&plan.order)?.reshape(&merged)?.slice(
+        last,
+        plan.start as i64,
+        plan.end() as i64,
+        plan.step,
+    )
+}
+
 fn flipped(x: &Tensor, axes: &[usize]) -> Result<Tensor, String> {
     let mut y = x.clone();
     for &at in axes {
@@ -1741,6 +1815,47 @@ mod tests {
             &[("w", w())],
         );
         assert!(eval_mode.unwrap_err().contains("eval mode"));
+    }
+
+    #[test]
+    fn diagonals_read_torchs_strided_view_and_diag_builds_or_reads_one() {
+        // [[0, 1, 2], [3, 4, 5]]: diagonal(offset=1) is [1, 5]; with the dimensions swapped
+        // and offset -1 it reads (row 1 of dim 1, col 0 of dim 0) = 1, then 5.
+        let m = Tensor::i64(vec![2, 3], (0..6).collect()).unwrap();
+        let tensor = r#"{"name": "self", "arg": {"as_tensor": {"name": "m"}}}"#;
+        let diagonal = |args: &str| {
+            run(
+                "diagonal.default",
+                &format!("[{tensor}, {args}]"),
+                &[("m", m.clone())],
+            )
+            .unwrap()
+            .remove(0)
+        };
+        let d = diagonal(r#"{"name": "offset", "arg": {"as_int": 1}}"#);
+        assert_eq!((d.dims(), d.to_i64().unwrap()), (&[2][..], vec![1, 5]));
+        let d = diagonal(
+            r#"{"name": "offset", "arg": {"as_int": -1}}, {"name": "dim1", "arg": {"as_int": 1}},
+               {"name": "dim2", "arg": {"as_int": 0}}"#,
+        );
+        assert_eq!(d.to_i64().unwrap(), vec![1, 5]);
+        let d = diagonal(r#"{"name": "offset", "arg": {"as_int": 3}}"#);
+        assert_eq!(d.dims(), [0]);
+        let trace = run("trace.default", &format!("[{tensor}]"), &[("m", m.clone())]).unwrap();
+        assert_eq!(
+            (trace[0].dims(), trace[0].to_i64().unwrap()),
+            (&[][..], vec![4])
+        );
+        // diag of a vector: its matrix, offset above the main diagonal.
+        let v = Tensor::f32(vec![2], vec![7.0, 8.0]).unwrap();
+        let d = run(
+            "diag.default",
+            &format!(r#"[{tensor}, {{"name": "diagonal", "arg": {{"as_int": 1}}}}]"#),
+            &[("m", v)],
+        )
+        .unwrap();
+        assert_eq!(d[0].dims(), [3, 3]);
+        assert_eq!(d[0].to_f32(), [0., 7., 0., 0., 0., 8., 0., 0., 0.]);
     }
 
     #[test]

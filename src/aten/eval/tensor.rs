@@ -567,6 +567,30 @@ impl Tensor {
         Tensor::new(self.dims.clone(), values)
     }
 
+    /// The running product along `axis` (in range) as torch's CPU kernel computes it:
+    /// float32 accumulated in float64 and rounded at each entry (`cumprod` accumulates in
+    /// `acc_type`, double), int64 wrapping.
+    pub fn cumprod(&self, axis: usize) -> Result<Tensor, String> {
+        let outer = self.dims[..axis].iter().product::<u64>() as usize;
+        let (n, inner) = (
+            self.dims[axis] as usize,
+            self.dims[axis + 1..].iter().product::<u64>() as usize,
+        );
+        let values = match &self.values {
+            Values::F32(v) => {
+                let mut wide: Vec<f64> = v.iter().map(|&x| f64::from(x)).collect();
+                running(&mut wide, outer, n, inner, |p, q| Some(p * q))?;
+                Values::F32(wide.into_iter().map(|x| x as f32).collect())
+            }
+            Values::I64(v) => {
+                let mut v = v.clone();
+                running(&mut v, outer, n, inner, |p, q| Some(p.wrapping_mul(q)))?;
+                Values::I64(v)
+            }
+        };
+        Tensor::new(self.dims.clone(), values)
+    }
+
     /// `self · weightᵀ` over the last axis (`linear` without its bias): `self` is
     /// `[…, k]`, `weight` is `[m, k]`; the result is `[…, m]`, float32.
     pub fn linear(&self, weight: &Tensor) -> Result<Tensor, String> {
@@ -703,6 +727,18 @@ fn running<T: Copy>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cumprod_accumulates_floats_in_f64_and_wraps_int64() {
+        // torch: 1e-30, then 1e-60 (0 in float32), then back to 1e-30 from the double.
+        let x = Tensor::f32(vec![3], vec![1e-30, 1e-30, 1e30]).unwrap();
+        assert_eq!(x.cumprod(0).unwrap().to_f32(), [1e-30, 0.0, 1e-30]);
+        let x = Tensor::f32(vec![2, 2], vec![0.0, f32::INFINITY, 2.0, -3.0]).unwrap();
+        let y = x.cumprod(1).unwrap().to_f32();
+        assert!(y[0] == 0.0 && y[1].is_nan() && y[2..] == [2.0, -6.0]);
+        let x = Tensor::i64(vec![2], vec![i64::MAX, 2]).unwrap();
+        assert_eq!(x.cumprod(0).unwrap().to_i64().unwrap(), [i64::MAX, -2]);
+    }
 
     #[test]
     fn matmul_broadcasts_and_promotes_vectors_as_torch() {

@@ -3,9 +3,13 @@
 //! size-1 dimension at `dim1`, and one `Where` with the constant diagonal mask, so that a
 //! NaN or an infinity off the diagonal becomes zero as in torch (a product with a 0/1 mask
 //! would keep NaN).
+//!
+//! `diagonal` as torch's view reads it ([`Diagonal`]): the two dimensions moved last and
+//! merged by a Transpose and a Reshape, and one Slice with step `cols + 1`, so each entry
+//! is copied, never computed.
 
 use crate::aten::args::Args;
-use crate::aten::diag::DiagEmbed;
+use crate::aten::diag::{DiagEmbed, Diagonal};
 use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
@@ -93,4 +97,84 @@ impl<'p> Lowering<'p, '_> {
             .swap_remove(0);
         self.bind_tensor(node, 0, x.with_value(y)?)
     }
+}
+
+impl Lowering<'_, '_> {
+    /// `diagonal(self, offset, dim1, dim2)` and `linalg_diagonal(A, *, offset, dim1, dim2)`
+    /// (`tensor` names the input, `dims` the default dimensions), read as torch's view
+    /// ([`Diagonal`]): a Transpose putting `dim1` and `dim2` last, a Reshape merging them and
+    /// one Slice with step `cols + 1`.
+    pub(super) fn diagonal(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        tensor: &str,
+        dims: (i64, i64),
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor(tensor).or_shape()?)?;
+        let sizes: Vec<u64> = x.sizes().iter().map(|s| s.count).collect();
+        let plan = Diagonal::plan(
+            &sizes,
+            args.int_or("offset", 0).or_shape()?,
+            args.int_or("dim1", dims.0).or_shape()?,
+            args.int_or("dim2", dims.1).or_shape()?,
+        )
+        .map_err(arg_error)?;
+        if [plan.dim1, plan.dim2].contains(&x.batch_axis()) {
+            return Err(across_batch(&x.sizes()));
+        }
+        if plan.len == 0 {
+            return Err(arg_error(format!(
+                "the diagonal of {} at this offset is empty, which ATC does not compile",
+                tensor::show(&x.sizes())
+            )));
+        }
+        if self.g.opset().version() < 10 {
+            return Err(arg_error(
+                "a diagonal needs Slice's steps from opset 10; export at opset 11".into(),
+            ));
+        }
+        let moved = x.transposed(&mut self.g, scope, &plan.order)?;
+        let mut merged = moved.sizes();
+        merged.truncate(merged.len() - 2);
+        merged.push(Size::fixed(plan.rows * plan.cols));
+        let flat = moved.reshaped(&mut self.g, scope, &merged)?;
+        let last = merged.len() - 1;
+        let constant = |g: &mut crate::onnx::graph::GraphBuilder, what: &str, v: u64| {
+            g.constant_i64(&format!("{scope}.{what}"), &[v as i64])
+        };
+        let starts = constant(&mut self.g, "starts", plan.start);
+        let ends = constant(&mut self.g, "ends", plan.end());
+        let axes = constant(&mut self.g, "axes", last as u64);
+        let steps = constant(&mut self.g, "steps", plan.step);
+        let mut shape = flat.value().shape().to_vec();
+        if let Some(end) = shape.last_mut() {
+            *end = plan.len;
+        }
+        let inputs = [
+            flat.value().name(),
+            starts.name(),
+            ends.name(),
+            axes.name(),
+            steps.name(),
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let y = self
+            .g
+            .node("Slice", scope, inputs, vec![], vec![shape])
+            .swap_remove(0);
+        self.bind_tensor(node, 0, flat.with_value(y)?)
+    }
+}
+
+/// The refusal of a diagonal that would run across the batch of a tensor of `sizes`: entry
+/// `i` would come from sample `i` (and the length be the least of the batch and another
+/// size), which no layout with one batch dimension holds.
+fn across_batch(sizes: &[Size]) -> OnnxError {
+    arg_error(format!(
+        "a diagonal of {} runs across the dimension that carries the batch: its entries would come from different samples and its length depend on the batch; only a diagonal of two other dimensions is exported",
+        tensor::show(sizes)
+    ))
 }

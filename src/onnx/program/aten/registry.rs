@@ -130,6 +130,7 @@ pub(super) const OPS: &[Op] = &[
     op(&["ones_like.default"], |l, n, a, _| l.like(n, a, Some(1.0))),
     op(&["full_like.default"], |l, n, a, _| l.like(n, a, None)),
     op(&["cumsum.default"], |l, n, a, s| l.cumsum(n, a, s)),
+    op(&["cumprod.default"], |l, n, a, s| l.cumprod(n, a, s)),
     op(&["diff.default"], |l, n, a, s| l.diff(n, a, s)),
     op(&["ones.default"], |l, n, a, _| l.fill(n, a, Some(1.0))),
     op(&["full.default", "new_full.default"], |l, n, a, _| {
@@ -319,11 +320,18 @@ pub(super) const OPS: &[Op] = &[
     op(&["stack.default"], |l, n, a, s| l.stack(n, a, s)),
     op(&["roll.default"], |l, n, a, s| l.roll(n, a, s)),
     op(&["unfold.default"], |l, n, a, s| l.unfold(n, a, s)),
-    op(&["repeat.default"], |l, n, a, s| l.repeat(n, a, s)),
+    // `tile` is `repeat` with its list padded by leading ones (`torch._refs.tile`); the
+    // lowering reads the repeats off torch's recorded result.
+    op(&["repeat.default", "tile.default"], |l, n, a, s| {
+        l.repeat(n, a, s)
+    }),
     op(&["repeat_interleave.self_int"], |l, n, a, s| {
         l.repeat_interleave(n, a, s)
     }),
-    op(&["flatten.using_ints"], |l, n, a, s| l.flatten(n, a, s)),
+    // `ravel` is `flatten()` (`torch._refs.ravel`).
+    op(&["flatten.using_ints", "ravel.default"], |l, n, a, s| {
+        l.flatten(n, a, s)
+    }),
     op(
         &["view.default", "reshape.default", "_unsafe_view.default"],
         |l, n, a, s| l.reshape(n, a, s),
@@ -364,6 +372,12 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.channel_shuffle(n, a, s),
     ),
     op(&["diag_embed.default"], |l, n, a, s| l.diag_embed(n, a, s)),
+    op(&["diagonal.default"], |l, n, a, s| {
+        l.diagonal(n, a, s, "self", (0, 1))
+    }),
+    op(&["linalg_diagonal.default"], |l, n, a, s| {
+        l.diagonal(n, a, s, "A", (-2, -1))
+    }),
     op(&["pixel_shuffle.default"], |l, n, a, s| {
         l.pixel_shuffle(n, a, s, true)
     }),

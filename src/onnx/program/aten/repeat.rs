@@ -79,6 +79,7 @@ impl<'p> Lowering<'p, '_> {
         let args = Args(node);
         let list = match op {
             "repeat.default" => "repeats",
+            "tile.default" => "dims",
             "expand.default" => "size",
             _ => return Ok(false),
         };

@@ -1,5 +1,6 @@
 //! Ops along one sample axis of an activation: the running sum (`cumsum`, ONNX CumSum, in
-//! CANN's opset-11 table) and the first difference (`diff`: two Slices and a Sub), and the
+//! CANN's opset-11 table), the running product (`cumprod`: opset 11 has no CumProd, so
+//! entry by entry in torch's order), the first difference (`diff`: two Slices and a Sub), and the
 //! `*_like` factories of an activation, which are the same for every sample.
 
 use crate::aten::args::Args;
@@ -11,6 +12,9 @@ use crate::onnx::program::tensor;
 use crate::onnx::OnnxError;
 
 use super::{arg_error, OrShape};
+
+/// The longest axis `cumprod` is written along, one Slice and one Mul per entry.
+const CUMPROD_ENTRIES: u64 = 256;
 
 impl Lowering<'_, '_> {
     /// `cumsum(x, dim)`: a CumSum along a sample axis, in the type torch records for the result.
@@ -52,6 +56,58 @@ impl Lowering<'_, '_> {
         );
         let y = emit::single(y);
         self.bind_tensor(node, 0, x.with_value(y)?)
+    }
+
+    /// `cumprod(x, dim)`: the running product along a sample axis in the type torch records
+    /// for the result (after `dtype`'s cast; int64 for integer and bool inputs), entry by
+    /// entry as torch's kernel multiplies, `y₀ = x₀`, `yₖ = yₖ₋₁ · xₖ` (Slices, Muls and
+    /// one Concat), so a NaN, an infinity or a zero reaches every later entry as in torch.
+    /// torch accumulates float32 in float64 on the CPU; here each product is float32, as
+    /// ckpt's `cumsum` sums in float32. Axes longer than [`CUMPROD_ENTRIES`] are refused.
+    pub(super) fn cumprod(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let dim = args
+            .optional_int("dim")
+            .or_shape()?
+            .ok_or_else(|| arg_error("cumprod without `dim`".into()))?;
+        let axis = tensor::axis(dim, x.rank())?;
+        let at = x.sample_axis(axis, "cumprod")?;
+        let elem = self.recorded_elem(self.output_name(node, 0)?)?;
+        let x = x.with_value(emit::cast(&mut self.g, scope, x.value(), elem))?;
+        let n = x.value().shape()[at];
+        if n == 0 || n > CUMPROD_ENTRIES {
+            return Err(arg_error(format!(
+                "cumprod along a dimension of {n} entries: it is written entry by entry, for 1 to {CUMPROD_ENTRIES}"
+            )));
+        }
+        if n == 1 {
+            return self.bind_tensor(node, 0, x);
+        }
+        let mut parts: Vec<tensor::Tensor> = Vec::with_capacity(n as usize);
+        for k in 0..n {
+            let entry = x.sliced(&mut self.g, scope, "cumprod", axis, k..k + 1)?;
+            let product = match parts.last() {
+                None => entry,
+                Some(before) => {
+                    let y = emit::binary(
+                        &mut self.g,
+                        "Mul",
+                        scope,
+                        Operand::Activation(before.value()),
+                        Operand::Activation(entry.value()),
+                    )?;
+                    entry.with_value(y)?
+                }
+            };
+            parts.push(product);
+        }
+        let y = tensor::Tensor::concat(&mut self.g, scope, &parts, axis)?;
+        self.bind_tensor(node, 0, y)
     }
 
     /// `diff(x, n, dim)` without `prepend`/`append`: `x[1:] − x[:-1]` along `dim`, `n` times.
