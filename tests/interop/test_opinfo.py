@@ -40,8 +40,6 @@ DECOMPOSED = {
     "nn.functional.adaptive_avg_pool1d": 1, "nn.functional.adaptive_avg_pool3d": 1,
     "nn.functional.adaptive_max_pool1d": 3, "nn.functional.adaptive_max_pool2d": 6,
     "masked.mean": 26,
-    # A flip along the batch: whole samples in reverse order (one Slice with step -1).
-    "flip": 1, "rot90": 25,
     # A running product entry by entry.
     "cumprod": 1,
 }

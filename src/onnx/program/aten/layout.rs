@@ -273,8 +273,8 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, y)
     }
 
-    /// `flip(self, dims)`: each dimension of `dims` read backwards, one Slice with step −1
-    /// over all of them (opset ≥ 10).
+    /// `flip(self, dims)`: each dimension of `dims` (never the batch: that would reverse
+    /// the samples) read backwards, one Slice with step −1 over all of them (opset ≥ 10).
     pub(super) fn flip(
         &mut self,
         node: &Node,
@@ -300,20 +300,18 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, y)
     }
 
-    /// `x` reversed along each of `axes` (full-tensor axes, in range): one Slice with step
-    /// −1. Along the batch dimension too: the Slice reads it backwards from its last entry
-    /// whatever the batch (`starts` −1, `ends` below the front), so output sample `n` is
-    /// input sample `N − 1 − n`, whole (a batch folded `k·N` is sample-major, so reversed it
-    /// stays so, each sample's `k` rows reversed as torch reverses them). CANN's parser
-    /// passes an opset-11 Slice's `steps` on unchanged as StridedSliceV2's strides, which
-    /// may be negative.
+    /// `x` reversed along each of `axes` (full-tensor axes, none the batch): one Slice
+    /// with step −1.
     pub(super) fn flipped(
         &mut self,
         x: &Tensor,
         axes: &[usize],
         scope: &str,
     ) -> Result<Tensor, OnnxError> {
-        let mut axes: Vec<i64> = axes.iter().map(|&axis| axis as i64).collect();
+        let mut axes: Vec<i64> = axes
+            .iter()
+            .map(|&axis| x.sample_axis(axis, "flip").map(|_| axis as i64))
+            .collect::<Result<_, _>>()?;
         axes.sort_unstable();
         axes.dedup();
         if axes.is_empty() {
