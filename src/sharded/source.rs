@@ -139,6 +139,8 @@ impl Input {
                     ckpt,
                     tensors: ckpt.scan.tensors.iter().map(|t| (t.node, t)).collect(),
                     leaves: Vec::new(),
+                    visits: 0,
+                    walked: HashMap::new(),
                 };
                 if ckpt.graph.mapping(ckpt.root).is_none() || walk.tensor(ckpt.root).is_some() {
                     return Err(bad(
@@ -244,11 +246,22 @@ impl Input {
     }
 }
 
+/// The most values the flattening visits: DCP repeats a value shared by several paths
+/// once per path, so a pickle whose lists share one another (a memo bomb: a few kilobytes
+/// that name 1000^k entries) would otherwise expand without end. Real state dicts, with
+/// optimizer state, have some hundreds of thousands of leaves.
+const MAX_VISITS: usize = 1 << 22;
+
 /// The DCP flattening walk over a checkpoint's graph.
 struct Flatten<'a> {
     ckpt: &'a Checkpoint,
     tensors: HashMap<NodeId, &'a TensorRef>,
     leaves: Vec<Leaf>,
+    /// Values visited so far, at most [`MAX_VISITS`].
+    visits: usize,
+    /// [`Flatten::walked`]'s answer per list, each computed once (a list reached again
+    /// while its answer is computed, through a cycle, counts as not walked).
+    walked: HashMap<NodeId, bool>,
 }
 
 impl Flatten<'_> {
@@ -265,20 +278,27 @@ impl Flatten<'_> {
     }
 
     /// Whether a value holds a tensor or a mapping at some depth (DCP walks it then).
-    fn walked(&self, node: NodeId) -> bool {
-        let graph = &self.ckpt.graph;
+    fn walked(&mut self, node: NodeId) -> bool {
+        let ckpt = self.ckpt;
+        let graph = &ckpt.graph;
         if graph.mapping(node).is_some() {
             return true;
         }
-        match graph.get(node) {
-            Value::List(items) => items.iter().any(|&item| {
-                self.tensor(item).is_some()
-                    || is_tensor_like(graph, item)
-                    || graph.mapping(item).is_some()
-                    || (matches!(graph.get(item), Value::List(_)) && self.walked(item))
-            }),
-            _ => false,
+        let Value::List(items) = graph.get(node) else {
+            return false;
+        };
+        if let Some(&known) = self.walked.get(&node) {
+            return known;
         }
+        self.walked.insert(node, false);
+        let walked = items.iter().any(|&item| {
+            self.tensor(item).is_some()
+                || is_tensor_like(graph, item)
+                || graph.mapping(item).is_some()
+                || (matches!(graph.get(item), Value::List(_)) && self.walked(item))
+        });
+        self.walked.insert(node, walked);
+        walked
     }
 
     fn walk(
@@ -290,7 +310,14 @@ impl Flatten<'_> {
         if depth > MAX_DEPTH {
             return Err(bad("the checkpoint nests too deeply"));
         }
-        let graph = &self.ckpt.graph;
+        self.visits += 1;
+        if self.visits > MAX_VISITS {
+            return Err(bad(format!(
+                "flattened as DCP does, its values repeat past {MAX_VISITS} entries (lists that share one another, as in a memo bomb)"
+            )));
+        }
+        let ckpt = self.ckpt;
+        let graph = &ckpt.graph;
         let fqn = |path: &[PathKey]| {
             path.iter()
                 .map(ToString::to_string)
