@@ -827,9 +827,12 @@ impl Converter<'_> {
                 return Ok(());
             }
         }
-        if op == "torch.floor_divide" && args.iter().any(Val::is_tensor) {
-            // torch._refs.floor_divide: `div(a, b, rounding_mode="floor")` (sizes divided
-            // alone are numbers, [`Converter::scalar`]).
+        if op == "torch.floor_divide"
+            && !matches!(args[..], [Val::Int(_) | Val::Batch(_), Val::Int(_)])
+        {
+            // torch._refs.floor_divide: `div(a, b, rounding_mode="floor")` (integer sizes
+            // divided alone stay sizes, [`Converter::scalar`]; a float size, timm's
+            // `pad_w // 2` of a ceil, is computed as a number).
             op = "torch.div";
             kwargs.push(("rounding_mode".to_owned(), Val::Str("floor".to_owned())));
         }
@@ -1582,7 +1585,12 @@ fn numbers_only(node: &Node) -> Result<Option<Val>, String> {
     let numbers = |a: &NamedArgument| {
         matches!(
             a.arg,
-            Argument::Int(_) | Argument::Float(_) | Argument::Bool(_) | Argument::None
+            Argument::Int(_)
+                | Argument::Float(_)
+                | Argument::Bool(_)
+                | Argument::None
+                // A mode (`rounding_mode="floor"`).
+                | Argument::String(_)
         )
     };
     if !eval::is_evaluated(target) || !node.inputs.iter().all(numbers) {
