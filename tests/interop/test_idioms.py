@@ -21,9 +21,13 @@ num_heads` rows, transformers' Conv1D folding the tokens into rows with `view(-1
 kornia's filters taking each channel as a sample, einops' sizes multiplied in place), a size
 and a 0-d constant made tensors (DeBERTa's attention scale, kornia's brightness factor,
 `clamp_` by numbers), `torch.min`/`torch.max` of two tensors (T5's and MPNet's position
-buckets) and integer arithmetic on token ids (min, max and clamp of int64 tensors, which
+buckets), sizes computed through 0-d tensors (DINOv2's `int(sqrt(n - 1))`, MobileViT's
+ceil and floor division of sizes), DeBERTa's scores gathered by clamped int64
+positions expanded over batch × heads, kornia's mask of non-finite pixels (`isfinite` is
+bool) and integer arithmetic on token ids (min, max and clamp of int64 tensors, which
 ONNX's Min, Max and Clip take only from opset 12; numbers beyond float32's 2^24, exact at
-int64, in arithmetic and in factories, over the batch or not). Each is exported with torch.export and a dynamic batch, and (all but the int64
+int64, in arithmetic and in factories, over the batch or not). Each is exported with
+torch.export and a dynamic batch, and (all but the int64
 timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
 there (none of Shape/Expand/ConstantOfShape/NonZero/Identity/Loop/If), and match torch eager
@@ -120,6 +124,9 @@ MODELS = {
     "size_product": (idioms.SizeProduct, [tokens]),
     "size_scale": (idioms.SizeScale, [tokens]),
     "bucket_min": (idioms.BucketMin, [tokens]),
+    "size_root": (idioms.SizeRoot, [tokens]),
+    "non_finite_pixels": (idioms.NonFinitePixels, [special_tokens]),
+    "gather_scores": (idioms.GatherScores, [tokens]),
     "integer_extremes": (idioms.IntegerExtremes, [ids]),
     "exact_integers": (idioms.ExactIntegers, [ids]),
 }
@@ -132,7 +139,9 @@ EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos
             "position_ids": "CumSum", "qkv_attention": "Softmax", "window_pad": "MaxPool",
             "fourier_scale": "Div",
             "seq_first_attention": "Softmax", "folded_rows": "MatMul",
-            "channels_as_samples": "Conv", "size_scale": "Clip", "bucket_min": "Max", "integer_extremes": "Where"}
+            "channels_as_samples": "Conv", "size_scale": "Clip", "bucket_min": "Max",
+            "size_root": "ReduceSum", "non_finite_pixels": "Where",
+            "gather_scores": "GatherElements", "integer_extremes": "Where"}
 
 
 

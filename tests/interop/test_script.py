@@ -12,7 +12,9 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 import onnx
+import onnxruntime as ort
 import pytest
 import torch
 import torchvision
@@ -162,3 +164,52 @@ def test_scripted_model_is_refused_with_its_line(tmp_path):
     assert proc.returncode == 1
     assert "`code/__torch__" in proc.stderr and "scripted control flow is not supported" in proc.stderr
     assert not (tmp_path / "x.onnx").exists()
+
+
+@torch.jit.script
+def _halve_until_small(x: torch.Tensor) -> torch.Tensor:
+    # A loop torch.jit.script keeps (kornia's canny hysteresis).
+    while bool((x.abs() > 1).any()):
+        x = x / 2
+    return x
+
+
+class _ScriptedBeside(torch.nn.Module):
+    """A scripted function called in the traced forward; `use` says whether the output
+    reads its result."""
+
+    def __init__(self, use):
+        super().__init__()
+        self.use = use
+
+    def forward(self, x):
+        small = _halve_until_small(x)
+        return x * 2 + (small if self.use else 0)
+
+
+def test_a_scripted_call_no_output_reads_is_dropped_and_one_it_reads_is_refused(tmp_path):
+    """A trace keeps what the model computed and did not return (kornia's canny computes
+    its hysteresis edges beside the magnitude): that part never blocks the export, as
+    torch.export drops it; a scripted function whose result an output reads is refused,
+    naming it."""
+    gen = torch.Generator().manual_seed(3)
+    example = torch.randn(2, 3, 4, generator=gen)
+    for use in (False, True):
+        archive = tmp_path / f"scripted_{use}.pt"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)
+            torch.jit.save(torch.jit.trace(_ScriptedBeside(use), example), str(archive))
+        out = tmp_path / f"scripted_{use}.onnx"
+        proc = run_ckpt("to-onnx", archive, "-o", out)
+        if use:
+            assert proc.returncode == 1, proc.stderr
+            assert "_halve_until_small` is a scripted function" in proc.stderr, proc.stderr
+            assert not out.exists()
+            continue
+        ok(proc)
+        session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+        name = session.get_inputs()[0].name
+        for b in (1, 3):
+            x = torch.randn(b, 3, 4, generator=gen)
+            got = session.run(None, {name: x.numpy()})[0]
+            np.testing.assert_allclose(got, (x * 2).numpy(), rtol=1e-6, atol=1e-6)

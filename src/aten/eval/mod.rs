@@ -1100,13 +1100,28 @@ pub fn evaluate(
             one(Ok(x.map(|x| power(x, e))))
         }
         "clamp.default" | "clamp_.default" | "clamp_min.default" | "clamp_max.default" => {
+            let x = a.tensor("self")?;
+            // An integer tensor clamped by integers stays integers (torch's type
+            // promotion), exact beyond float32's 2^24.
+            let integral = |n: &str| {
+                matches!(
+                    a.node_arg(n),
+                    None | Some(Argument::None) | Some(Argument::Int(_))
+                )
+            };
+            if let (Values::I64(v), true, true) = (x.values(), integral("min"), integral("max")) {
+                let low = a.optional_int("min")?.unwrap_or(i64::MIN);
+                let high = a.optional_int("max")?.unwrap_or(i64::MAX);
+                let clamped = v.iter().map(|&v| v.max(low).min(high)).collect();
+                return one(Tensor::i64(x.dims().to_vec(), clamped));
+            }
             let low = a
                 .optional_number("min")?
                 .map_or(f32::NEG_INFINITY, |v| v as f32);
             let high = a
                 .optional_number("max")?
                 .map_or(f32::INFINITY, |v| v as f32);
-            one(Ok(a.tensor("self")?.map(|x| {
+            one(Ok(x.map(|x| {
                 pointwise::nan_min(pointwise::nan_max(x, low), high)
             })))
         }
@@ -1125,6 +1140,22 @@ pub fn evaluate(
         | "sigmoid.default" | "tanh.default" | "abs.default" | "reciprocal.default"
         | "sin.default" | "cos.default" | "floor.default" | "ceil.default" | "round.default"
         | "relu.default" | "relu_.default" => {
+            let x = a.tensor("self")?;
+            // On integers torch keeps the dtype for these (and floor, ceil and round change
+            // nothing); computed exactly, wrapping as torch's kernels do.
+            let exact: Option<fn(i64) -> i64> = match op {
+                "neg.default" => Some(i64::wrapping_neg),
+                "abs.default" => Some(i64::wrapping_abs),
+                "relu.default" | "relu_.default" => Some(|v| v.max(0)),
+                "floor.default" | "ceil.default" | "round.default" => Some(|v| v),
+                _ => None,
+            };
+            if let (Values::I64(v), Some(f)) = (x.values(), exact) {
+                return one(Tensor::i64(
+                    x.dims().to_vec(),
+                    v.iter().map(|&v| f(v)).collect(),
+                ));
+            }
             let f: fn(f32) -> f32 = match op {
                 "sin.default" => f32::sin,
                 "cos.default" => f32::cos,
@@ -1143,7 +1174,7 @@ pub fn evaluate(
                 "abs.default" => f32::abs,
                 _ => f32::recip,
             };
-            one(Ok(a.tensor("self")?.map(f)))
+            one(Ok(x.map(f)))
         }
         "all.dim"
         | "all.dims"
@@ -1782,6 +1813,41 @@ mod tests {
         )
         .unwrap();
         assert_eq!(product[0].to_f32(), [0.5, 1., 1.5]);
+    }
+
+    #[test]
+    fn integers_negated_or_clamped_by_integers_stay_exact_integers() {
+        // DeBERTa clamps its int64 relative positions before gathering by them.
+        let big = (1 << 40) + 1;
+        let ids = Tensor::i64(vec![3], vec![-7, 3, big]).unwrap();
+        let clamp = |bounds: &str| {
+            run(
+                "clamp.default",
+                &format!(
+                    r#"[{{"name": "self", "arg": {{"as_tensor": {{"name": "i"}}}}}}, {bounds}]"#
+                ),
+                &[("i", ids.clone())],
+            )
+            .unwrap()
+            .remove(0)
+        };
+        let y = clamp(r#"{"name": "min", "arg": {"as_int": 0}}"#);
+        assert_eq!(y.values(), &Values::I64(vec![0, 3, big]));
+        let y = clamp(
+            r#"{"name": "min", "arg": {"as_int": 0}}, {"name": "max", "arg": {"as_int": 5}}"#,
+        );
+        assert_eq!(y.values(), &Values::I64(vec![0, 3, 5]));
+        let neg = run(
+            "neg.default",
+            r#"[{"name": "self", "arg": {"as_tensor": {"name": "i"}}}]"#,
+            &[("i", ids.clone())],
+        )
+        .unwrap();
+        assert_eq!(neg[0].values(), &Values::I64(vec![7, -3, -big]));
+        // A float bound promotes to float, as in torch.
+        let y = clamp(r#"{"name": "max", "arg": {"as_float": 2.5}}"#);
+        assert_eq!(y.to_f32(), [-7.0, 2.5, 2.5]);
+        assert!(matches!(y.values(), Values::F32(_)));
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //! as that literal.
 
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use serde_json::Value as Json;
 
@@ -34,7 +35,9 @@ use crate::torch::tensor::TensorRef;
 
 use super::archive::{constant_fqn, Constant, ScriptArchive};
 use super::dtypes;
-use super::inline::{inline, Call, Operand, Returned, Site, ValueId, ANNOTATE_NUMBER, LIST_UNPACK};
+use super::inline::{
+    inline, Call, Operand, Returned, Site, ValueId, ANNOTATE_NUMBER, LIST_UNPACK, SCRIPTED_CALL,
+};
 use crate::aten::schema::Schema;
 
 use super::ops;
@@ -175,6 +178,10 @@ struct Converter<'a> {
     /// The names of the int64 constants: index buffers and what is computed from them.
     integers: HashSet<String>,
     traced_batch: Option<u64>,
+    /// The values whose call was refused, each with the refusal: an error only where an
+    /// output needs one (a trace records what the model computed and did not use, which
+    /// torch.export drops).
+    failed: HashMap<ValueId, Rc<ScriptError>>,
 }
 
 /// Inlines `archive`'s `forward` and converts it. `given` input shapes are required when
@@ -196,6 +203,7 @@ pub fn convert(
         stored_seen: HashSet::new(),
         integers: HashSet::new(),
         traced_batch,
+        failed: HashMap::new(),
     };
     // Graph inputs are named after the forward's parameters (the ONNX names of a
     // multi-input model); stored tensors are `p_<fqn>` and node outputs `<op>_<n>`.
@@ -212,7 +220,7 @@ pub fn convert(
         input_names.push(param.clone());
     }
     for call in &inlined.calls {
-        c.call(call)?;
+        c.step(call)?;
     }
     let returned = inlined.output.as_ref().map_err(|what| {
         ScriptError::archive(format!(
@@ -232,6 +240,11 @@ pub fn convert(
     };
     let mut outputs = Vec::with_capacity(operands.len());
     for op in operands {
+        if let Some(refused) = operand_values(op).find_map(|id| c.failed.remove(&id)) {
+            return Err(
+                Rc::try_unwrap(refused).unwrap_or_else(|e| ScriptError::archive(e.to_string()))
+            );
+        }
         match c.operand(op, None)? {
             // The lowering places a batch moved or folded, or refuses it naming the op.
             Val::Activation { name, .. } | Val::Moved { name } => {
@@ -661,7 +674,64 @@ fn metadata(site: &Site) -> HashMap<String, Json> {
     ])
 }
 
+/// The values `op` reads (itself, or the items of a list).
+fn operand_values(op: &Operand) -> Box<dyn Iterator<Item = ValueId> + '_> {
+    match op {
+        Operand::Value(id) => Box::new(std::iter::once(*id)),
+        Operand::List(items) => Box::new(items.iter().flat_map(operand_values)),
+        _ => Box::new(std::iter::empty()),
+    }
+}
+
+/// Whether `call` changes its first argument (`relu_`, `mul_`; not `__and__`).
+fn changes_first(call: &Call) -> bool {
+    let name = call.op.rsplit('.').next().unwrap_or(&call.op);
+    name.ends_with('_') && !name.starts_with("__")
+}
+
 impl Converter<'_> {
+    /// Converts `call`, or records its output as refused when it reads a refused value or
+    /// its own conversion fails: a value no output needs never blocks a model. An op that
+    /// changes its argument in place is refused at once (what reads the changed value is
+    /// not followed).
+    fn step(&mut self, call: &Call) -> Result<(), ScriptError> {
+        let reads = call
+            .args
+            .iter()
+            .chain(call.kwargs.iter().map(|(_, v)| v))
+            .flat_map(operand_values);
+        let refused = match reads
+            .into_iter()
+            .find_map(|id| self.failed.get(&id).cloned())
+        {
+            Some(refused) => refused,
+            None if call.op == SCRIPTED_CALL => {
+                let function = match call.args.first() {
+                    Some(Operand::Str(f)) => f.trim_start_matches("__torch__."),
+                    _ => "a function",
+                };
+                Rc::new(at(
+                    &call.site,
+                    function,
+                    format!(
+                        "`{function}` is a scripted function (compiled by torch.jit.script, so its loops and branches were kept rather than traced), which is not exported; call plain Python code from the traced model, or export it with torch.export"
+                    ),
+                ))
+            }
+            None => match self.call(call) {
+                Ok(()) => return Ok(()),
+                Err(e) => Rc::new(e),
+            },
+        };
+        if changes_first(call) {
+            return Err(
+                Rc::try_unwrap(refused).unwrap_or_else(|e| ScriptError::archive(e.to_string()))
+            );
+        }
+        self.failed.insert(call.output, refused);
+        Ok(())
+    }
+
     fn operand(&mut self, op: &Operand, site: Option<(&Site, &str)>) -> Result<Val, ScriptError> {
         let fail = |what: String| match site {
             Some((site, call)) => at(site, call, what),
@@ -752,9 +822,28 @@ impl Converter<'_> {
         let mut op = call.op.as_str();
         if op == "torch.to" {
             to_dtype_call(&mut args, &mut kwargs).map_err(&fail)?;
-            if number_to_tensor(&mut args, &mut kwargs) {
-                op = "torch.scalar_tensor";
+            if let Some(number) = converted_number(&args, &kwargs).map_err(&fail)? {
+                self.values.insert(call.output, number);
+                return Ok(());
             }
+        }
+        if op == "torch.floor_divide"
+            && !matches!(args[..], [Val::Int(_) | Val::Batch(_), Val::Int(_)])
+        {
+            // torch._refs.floor_divide: `div(a, b, rounding_mode="floor")` (integer sizes
+            // divided alone stay sizes, [`Converter::scalar`]; a float size, timm's
+            // `pad_w // 2` of a ceil, is computed as a number).
+            op = "torch.div";
+            kwargs.push(("rounding_mode".to_owned(), Val::Str("floor".to_owned())));
+        }
+        if op == "torch._convolution_mode" {
+            // A convolution padded "same" or "valid" (`aten::_convolution_mode`, what
+            // `conv{1,2,3}d.padding` calls): that overload, by the input's spatial rank.
+            op = match args.first().and_then(|x| self.rank(x)) {
+                Some(3) => "torch.conv1d",
+                Some(5) => "torch.conv3d",
+                _ => "torch.conv2d",
+            };
         }
         if call.op == LIST_UNPACK {
             let item = unpack(&args).map_err(&fail)?;
@@ -935,7 +1024,11 @@ impl Converter<'_> {
             self.record_evaluated(node, &output, outputs, call.output, None, false);
             return Ok(());
         }
-        if shape.is_none() && (constant_op || !ops::shaped(schema.target)) {
+        if shape.is_none()
+            && (constant_op
+                || !ops::shaped(schema.target)
+                || ops::PADDED_BY_NAME.contains(&overload))
+        {
             let outputs = self.evaluated_outputs(&node, &named).map_err(|e| {
                 fail(format!(
                     "the output sizes of {} are not derived: {e}",
@@ -1029,14 +1122,12 @@ impl Converter<'_> {
         Ok(())
     }
 
-    /// A number given as `self` (a size made a tensor by `ops.prim.NumToTensor`, a 0-d
-    /// tensor constant, both read as numbers here) where `schema` takes a tensor (every
-    /// row but [`ops::SCALAR_SELF`]) made the 0-d tensor it is: a `scalar_tensor` node
-    /// (int64 for an integer, float32 for a float, bool for a bool).
+    /// A number given as `self` or `src` (a size made a tensor by `ops.prim.NumToTensor`, a
+    /// 0-d tensor constant, both read as numbers here) where `schema` takes a tensor (every
+    /// row's `src`, and its `self` but in [`ops::SCALAR_SELF`]) made the 0-d tensor it is:
+    /// a `scalar_tensor` node (int64 for an integer, float32 for a float, bool for a bool).
+    /// BEiT writes a size into its relative position index with `copy_(view, n)`.
     fn number_as_tensor(&mut self, named: &mut Named, schema: &Schema, call: &Call) {
-        if ops::SCALAR_SELF.contains(&schema.target) {
-            return;
-        }
         // An op on numbers alone (`(7 - H % 7) % 7` on sizes) is computed as a number
         // ([`numbers_only`]).
         let tensor = |v: &Val| {
@@ -1048,47 +1139,56 @@ impl Converter<'_> {
         if !named.iter().any(|(_, v)| tensor(v)) {
             return;
         }
-        let Some((_, value)) = named.iter_mut().find(|(n, _)| *n == "self") else {
-            return;
-        };
-        let (literal, dtype) = match value {
-            Val::Int(i) => (Argument::Int(*i), dtypes::INT64),
-            Val::Float(f) => (Argument::Float(*f), dtypes::FLOAT32),
-            Val::Bool(b) => (Argument::Bool(*b), dtypes::BOOL),
-            _ => return,
-        };
-        let name = format!("scalar_tensor_{}_self", call.output.0);
-        self.nodes.push(Node {
-            target: "torch.ops.aten.scalar_tensor.default".into(),
-            inputs: vec![
-                NamedArgument {
-                    name: "s".into(),
-                    arg: literal,
-                },
-                NamedArgument {
-                    name: "dtype".into(),
-                    arg: Argument::ScalarType(dtype),
-                },
-            ],
-            outputs: vec![Argument::Tensor(name.clone())],
-            metadata: metadata(&call.site),
-            name: Some(name.clone()),
-        });
-        if dtype != dtypes::FLOAT32 {
-            self.integers.insert(name.clone());
+        for (arg, value) in named.iter_mut() {
+            let tensor_only = match *arg {
+                "self" => !ops::SCALAR_SELF.contains(&schema.target),
+                "src" => true,
+                _ => false,
+            };
+            let (literal, dtype) = match value {
+                Val::Int(i) if tensor_only => (Argument::Int(*i), dtypes::INT64),
+                Val::Float(f) if tensor_only => (Argument::Float(*f), dtypes::FLOAT32),
+                Val::Bool(b) if tensor_only => (Argument::Bool(*b), dtypes::BOOL),
+                _ => continue,
+            };
+            let name = format!("scalar_tensor_{}_{arg}", call.output.0);
+            self.nodes.push(Node {
+                target: "torch.ops.aten.scalar_tensor.default".into(),
+                inputs: vec![
+                    NamedArgument {
+                        name: "s".into(),
+                        arg: literal,
+                    },
+                    NamedArgument {
+                        name: "dtype".into(),
+                        arg: Argument::ScalarType(dtype),
+                    },
+                ],
+                outputs: vec![Argument::Tensor(name.clone())],
+                metadata: metadata(&call.site),
+                name: Some(name.clone()),
+            });
+            if dtype != dtypes::FLOAT32 {
+                self.integers.insert(name.clone());
+            }
+            self.tensor_values
+                .insert(name.clone(), typed_meta(Vec::new(), dtype));
+            *value = Val::Stored {
+                name,
+                dims: Vec::new(),
+            };
         }
-        self.tensor_values
-            .insert(name.clone(), typed_meta(Vec::new(), dtype));
-        *value = Val::Stored {
-            name,
-            dims: Vec::new(),
-        };
     }
 
     /// The rank (batch included) of argument `arg` among `named` when it is a computed
     /// tensor: one with the batch first, or one whose batch is elsewhere.
     fn rank_of(&self, named: &[(&str, Val)], arg: &str) -> Option<usize> {
-        match named.iter().find(|(n, _)| *n == arg).map(|(_, v)| v)? {
+        self.rank(named.iter().find(|(n, _)| *n == arg).map(|(_, v)| v)?)
+    }
+
+    /// The rank (batch included) of `value` when it is a computed tensor.
+    fn rank(&self, value: &Val) -> Option<usize> {
+        match value {
             Val::Activation { shape, .. } => Some(shape.len() + 1),
             Val::Moved { name } => self.tensor_values.get(name).map(|m| m.sizes.len()),
             _ => None,
@@ -1176,7 +1276,10 @@ impl Converter<'_> {
             }
             let integer = matches!(one.values(), Values::I64(_));
             let dtype = match (k, integer) {
-                (0, _) if dtypes::is_integer(inferred) == integer => inferred,
+                // The evaluator holds truth values as numbers of either kind.
+                (0, _) if inferred == dtypes::BOOL || dtypes::is_integer(inferred) == integer => {
+                    inferred
+                }
                 (_, true) => dtypes::INT64,
                 (_, false) => dtypes::FLOAT32,
             };
@@ -1482,7 +1585,12 @@ fn numbers_only(node: &Node) -> Result<Option<Val>, String> {
     let numbers = |a: &NamedArgument| {
         matches!(
             a.arg,
-            Argument::Int(_) | Argument::Float(_) | Argument::Bool(_) | Argument::None
+            Argument::Int(_)
+                | Argument::Float(_)
+                | Argument::Bool(_)
+                | Argument::None
+                // A mode (`rounding_mode="floor"`).
+                | Argument::String(_)
         )
     };
     if !eval::is_evaluated(target) || !node.inputs.iter().all(numbers) {
@@ -1684,27 +1792,56 @@ fn to_dtype_call(args: &mut Vec<Val>, kwargs: &mut Vec<(String, Val)>) -> Result
     error.map_or(Ok(()), Err)
 }
 
-/// `torch.to(c, dtype)` (after [`to_dtype_call`]) of a 0-d tensor constant, which this
-/// import reads as its number (`torch.tensor(0.2)` in kornia, DeBERTa's bucket bounds):
-/// rewritten to `scalar_tensor(c, dtype=dtype)`, the 0-d tensor of that dtype `to` gives
-/// (`non_blocking`, `copy` and `memory_format` change no value of a new 0-d tensor).
-/// Whether it was.
-fn number_to_tensor(args: &mut Vec<Val>, kwargs: &mut Vec<(String, Val)>) -> bool {
-    if !matches!(
-        args.first(),
-        Some(Val::Int(_) | Val::Float(_) | Val::Bool(_))
-    ) {
-        return false;
-    }
-    let dtype = match (args.get(1), kwargs.iter().find(|(k, _)| k == "dtype")) {
-        (Some(d @ Val::Int(_)), None) => d.clone(),
-        (None, Some((_, d @ Val::Int(_)))) => d.clone(),
-        _ => return false,
+/// `torch.to(n, dtype)` (after [`to_dtype_call`]) of a number: a size made a tensor
+/// (`ops.prim.NumToTensor`), a 0-d tensor constant, or arithmetic on them, which this
+/// import holds as numbers (`torch.tensor(0.2)` in kornia, DeBERTa's attention scale,
+/// `int(sqrt(n - 1))` in DINOv2's position grid, MobileViT's patch counts): the number the
+/// 0-d tensor of that dtype holds, converted by the aten evaluator's `to.dtype` (torch's
+/// conversion: truncation toward zero, wrapping to the width, rounding to float16), so
+/// later size arithmetic reads it; an op that needs it as a tensor makes it one
+/// ([`Converter::number_as_tensor`]). `non_blocking`, `copy` and `memory_format` change no
+/// value of a new 0-d tensor. `None` when `n` is not a number or no dtype is given.
+fn converted_number(args: &[Val], kwargs: &[(String, Val)]) -> Result<Option<Val>, String> {
+    const NUMBER: &str = "number";
+    let tensor = match args.first() {
+        Some(Val::Int(i)) => Tensor::i64(Vec::new(), vec![*i])?,
+        Some(Val::Bool(b)) => Tensor::i64(Vec::new(), vec![i64::from(*b)])?,
+        Some(Val::Float(f)) => Tensor::f32(Vec::new(), vec![*f as f32])?,
+        _ => return Ok(None),
     };
-    args.truncate(1);
-    kwargs.clear();
-    kwargs.push(("dtype".to_owned(), dtype));
-    true
+    let code = match (args.get(1), kwargs.iter().find(|(k, _)| k == "dtype")) {
+        (Some(d @ Val::Int(_)), None) | (None, Some((_, d @ Val::Int(_)))) => d,
+        _ => return Ok(None),
+    };
+    let Argument::ScalarType(export) = dtype(code)? else {
+        return Ok(None);
+    };
+    let node = Node {
+        target: "torch.ops.aten.to.dtype".into(),
+        inputs: vec![
+            NamedArgument {
+                name: "self".into(),
+                arg: Argument::Tensor(NUMBER.into()),
+            },
+            NamedArgument {
+                name: "dtype".into(),
+                arg: Argument::ScalarType(export),
+            },
+        ],
+        outputs: Vec::new(),
+        metadata: HashMap::new(),
+        name: None,
+    };
+    let outputs = eval::evaluate(&node, &|name| (name == NUMBER).then(|| tensor.clone()))?;
+    let out = match outputs.as_slice() {
+        [out] => eval::recorded(out, export)?,
+        _ => return Err("`to` gave several values".into()),
+    };
+    Ok(match out.values() {
+        Values::I64(v) if export == dtypes::BOOL => v.first().map(|&b| Val::Bool(b != 0)),
+        Values::I64(v) => v.first().map(|&i| Val::Int(i)),
+        Values::F32(v) => v.first().map(|&f| Val::Float(f64::from(f))),
+    })
 }
 
 /// The overload of a comparison or `masked_fill` whose operand is a number (`ids != 0`,
@@ -1715,6 +1852,11 @@ fn scalar_overload(schema: &Schema, named: &[(&str, Val)]) -> &'static str {
             .iter()
             .any(|(n, v)| *n == arg && matches!(v, Val::Int(_) | Val::Float(_) | Val::Bool(_)))
     };
+    let text = |arg: &str| {
+        named
+            .iter()
+            .any(|(n, v)| *n == arg && matches!(v, Val::Str(_)))
+    };
     match schema.name() {
         "eq" if number("other") => "eq.Scalar",
         "ne" if number("other") => "ne.Scalar",
@@ -1723,12 +1865,18 @@ fn scalar_overload(schema: &Schema, named: &[(&str, Val)]) -> &'static str {
         "gt" if number("other") => "gt.Scalar",
         "ge" if number("other") => "ge.Scalar",
         "masked_fill" if number("value") => "masked_fill.Scalar",
-        // `10000 ** (d / dim)`: a number raised to a tensor.
-        "pow" if number("self") => "pow.Scalar",
+        // `10000 ** (d / dim)`: a number raised to a tensor; a number raised to a number
+        // (`(n - 1) ** 0.5` of sizes) is computed on the 0-d tensor torch holds.
+        "pow" if number("self") && !number("exponent") => "pow.Scalar",
+        "pow" if number("self") => "pow.Tensor_Scalar",
         "pow" if !number("exponent") => "pow.Tensor_Tensor",
         // `clamp_(x, 0., 1.)`: the bounds as numbers (the `.Tensor` row is listed first).
         "clamp" if number("min") || number("max") => "clamp.default",
         "clamp_" if number("min") || number("max") => "clamp_.default",
+        // Padding "same" or "valid" ([`Converter::call`]'s `_convolution_mode`).
+        "conv1d" if text("padding") => "conv1d.padding",
+        "conv2d" if text("padding") => "conv2d.padding",
+        "conv3d" if text("padding") => "conv3d.padding",
         _ => schema.target,
     }
 }
@@ -2108,25 +2256,30 @@ mod tests {
     }
 
     #[test]
-    fn a_number_read_from_a_0d_constant_converted_by_to_is_a_0d_tensor() {
-        let mut args = vec![Val::Float(0.2), Val::Int(6), Val::Bool(false)];
-        let mut kwargs = Vec::new();
-        assert!(number_to_tensor(&mut args, &mut kwargs));
-        assert_eq!(args, [Val::Float(0.2)]);
-        assert_eq!(kwargs, [("dtype".to_owned(), Val::Int(6))]);
-        let mut args = vec![Val::Int(4)];
-        let mut kwargs = vec![("dtype".to_owned(), Val::Int(4))];
-        assert!(number_to_tensor(&mut args, &mut kwargs));
+    fn a_number_converted_by_to_stays_a_number_of_that_dtype() {
+        let dtype = |code: i64| vec![("dtype".to_owned(), Val::Int(code))];
+        let to = |n: Val, code: i64| converted_number(&[n], &dtype(code));
+        // float32, int32 (truncated toward zero, as DINOv2's `int(sqrt(n))`), bool.
+        assert_eq!(to(Val::Int(4), 6), Ok(Some(Val::Float(4.0))));
+        assert_eq!(to(Val::Float(3.87), 3), Ok(Some(Val::Int(3))));
+        assert_eq!(to(Val::Float(-2.7), 4), Ok(Some(Val::Int(-2))));
+        assert_eq!(to(Val::Int(2), 11), Ok(Some(Val::Bool(true))));
+        assert_eq!(to(Val::Int(300), 0), Ok(Some(Val::Int(44))));
+        assert_eq!(
+            to(Val::Float(0.1), 6),
+            Ok(Some(Val::Float(f64::from(0.1f32))))
+        );
+        assert_eq!(
+            converted_number(&[Val::Float(0.2), Val::Int(6), Val::Bool(false)], &[]),
+            Ok(Some(Val::Float(f64::from(0.2f32))))
+        );
         // A tensor's conversion, or one without a dtype, stays `to`.
         let tensor = Val::Activation {
             name: "x".into(),
             shape: vec![2],
         };
-        assert!(!number_to_tensor(
-            &mut vec![tensor, Val::Int(6)],
-            &mut Vec::new()
-        ));
-        assert!(!number_to_tensor(&mut vec![Val::Int(4)], &mut Vec::new()));
+        assert_eq!(converted_number(&[tensor, Val::Int(6)], &[]), Ok(None));
+        assert_eq!(converted_number(&[Val::Int(4)], &[]), Ok(None));
     }
 
     #[test]

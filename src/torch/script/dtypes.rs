@@ -48,10 +48,17 @@ pub fn infer(node: &Node, op: &str, dtype_of: &dyn Fn(&str) -> Option<i64>) -> i
     if let Some(Argument::ScalarType(t)) = arg("dtype") {
         return *t;
     }
+    // A ported element-wise rule whose value is a truth value (`isnan`, `isinf`, …).
+    if crate::aten::decompose::pointwise(crate::aten::schema::canonical(op))
+        .is_some_and(|rule| rule.expr.is_bool())
+    {
+        return BOOL;
+    }
     let name = op.split('.').next().unwrap_or(op);
     match name {
         "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "logical_not" | "logical_and" | "logical_or"
-        | "bitwise_not" | "bitwise_and" | "bitwise_or" | "__and__" | "__or__" => BOOL,
+        | "logical_xor" | "bitwise_not" | "bitwise_and" | "bitwise_or" | "__and__" | "__or__"
+        | "isfinite" | "all" | "any" => BOOL,
         "argmax" | "argmin" => INT64,
         // Tables are read as float32.
         "embedding" => FLOAT32,
@@ -68,12 +75,17 @@ pub fn infer(node: &Node, op: &str, dtype_of: &dyn Fn(&str) -> Option<i64>) -> i
                 .max_by_key(|&t| promotion(t))
                 .unwrap_or(FLOAT32)
         }
-        // Every other op keeps the type of its first tensor argument.
+        // Every other op keeps the type of its first tensor argument; a list of tensors
+        // (`stack`, `cat`) the promoted type of its items.
         _ => node
             .inputs
             .iter()
             .find_map(|a| match &a.arg {
                 Argument::Tensor(t) => Some(dtype_of(t).unwrap_or(FLOAT32)),
+                Argument::Tensors(items) => items
+                    .iter()
+                    .map(|t| dtype_of(t).unwrap_or(FLOAT32))
+                    .max_by_key(|&t| promotion(t)),
                 _ => None,
             })
             .unwrap_or(FLOAT32),
@@ -130,6 +142,27 @@ mod tests {
         );
         assert_eq!(infer(&full, "new_full.default", &types), BOOL);
         assert!(is_integer(BOOL) && !is_integer(FLOAT32));
+        // Predicates on floats are truth values (kornia's median blur masks `isfinite`).
+        let unary = node(
+            r#"{"target": "t", "outputs": [], "inputs": [
+                {"name": "self", "arg": {"as_tensor": {"name": "x"}}}]}"#,
+        );
+        for op in ["isfinite.default", "isnan.default", "isinf.default"] {
+            assert_eq!(infer(&unary, op, &types), BOOL, "{op}");
+        }
+        assert_eq!(infer(&unary, "sign.default", &types), FLOAT32);
+        // Stacked indices stay integers (kornia's canny neighbours); mixed ones promote.
+        let stack = |items: &str| {
+            node(&format!(
+                r#"{{"target": "t", "outputs": [], "inputs": [
+                {{"name": "tensors", "arg": {{"as_tensors": [{items}]}}}},
+                {{"name": "dim", "arg": {{"as_int": 2}}}}]}}"#
+            ))
+        };
+        let ids = stack(r#"{"name": "ids"}, {"name": "ids"}"#);
+        assert_eq!(infer(&ids, "stack.default", &types), INT64);
+        let mixed = stack(r#"{"name": "ids"}, {"name": "x"}"#);
+        assert_eq!(infer(&mixed, "cat.default", &types), FLOAT32);
         assert_eq!(of_input(DType::Float16), None);
     }
 }

@@ -115,6 +115,12 @@ pub const LIST_UNPACK: &str = "ops.prim.ListUnpack";
 /// code, where torch converted a tensor to a scalar): arguments `[value]`.
 pub const ANNOTATE_NUMBER: &str = "annotate(number)";
 
+/// The op name of the calls of a scripted function (`_0 = __torch__.kornia.filters.canny.
+/// _hysteresis_loop` then `_0(edges, kernels, )`: code `torch.jit.script` compiled, whose
+/// loops and branches a trace keeps): arguments `[Str(function), operands…]`. The
+/// conversion refuses its result where an output needs it.
+pub const SCRIPTED_CALL: &str = "scripted function";
+
 /// The scalar types of `annotate(T, value)` that convert a tensor to a number.
 const SCALAR_TYPES: [&str; 3] = ["number", "int", "float"];
 
@@ -156,6 +162,8 @@ enum Local {
     Tuple(Vec<Local>),
     /// A dict literal with string keys, in order.
     Dict(Vec<(String, Local)>),
+    /// A scripted function (`__torch__.kornia.filters.canny._hysteresis_loop`), by name.
+    Function(String),
 }
 
 struct Inliner<'a> {
@@ -217,6 +225,7 @@ fn returned(result: Local) -> Result<Returned, String> {
         Local::Tuple(items) => Err(format!("a nested tuple of {} values", items.len())),
         Local::Dict(items) => Err(format!("a nested dict of {} values", items.len())),
         Local::Module(m) => Err(format!("the module `{}`", m.path)),
+        Local::Function(f) => Err(format!("the scripted function `{f}`")),
     };
     match result {
         Local::Tuple(items) => Ok(Returned::Tuple(
@@ -454,6 +463,12 @@ impl Inliner<'_> {
                         })?;
                     return Ok(Local::Operand(Operand::Constant(index)));
                 }
+                if let Some(function) = expr
+                    .dotted()
+                    .filter(|d| d.starts_with("__torch__.") && !env.contains_key("__torch__"))
+                {
+                    return Ok(Local::Function(function));
+                }
                 match self.eval(env, base)? {
                     Local::Module(m) => self.attribute(&m, name)?,
                     _ => {
@@ -478,6 +493,9 @@ impl Inliner<'_> {
             Local::Module(m) => Err(self.error(format!("module `{}` is used as a value", m.path))),
             Local::Tuple(_) => Err(self.error("a tuple is used as an argument")),
             Local::Dict(_) => Err(self.error("a dict is used as an argument")),
+            Local::Function(f) => {
+                Err(self.error(format!("the scripted function `{f}` is used as a value")))
+            }
         }
     }
 
@@ -503,6 +521,24 @@ impl Inliner<'_> {
         let name = func.dotted().ok_or_else(|| {
             self.error("a call of something that is not a name or a module method")
         })?;
+        let function = match env.get(&name) {
+            Some(Local::Function(function)) => Some(function.clone()),
+            None if name.starts_with("__torch__.") && !env.contains_key("__torch__") => {
+                Some(name.clone())
+            }
+            _ => None,
+        };
+        if let Some(function) = function {
+            let mut operands = vec![Operand::Str(function)];
+            for a in args {
+                operands.push(self.eval_operand(env, a)?);
+            }
+            let kwargs = kwargs
+                .iter()
+                .map(|(k, e)| Ok((k.clone(), self.eval_operand(env, e)?)))
+                .collect::<Result<_, ScriptError>>()?;
+            return self.record(SCRIPTED_CALL.to_owned(), operands, kwargs);
+        }
         match name.as_str() {
             "getattr" => {
                 let (Some(Expr::Str(attr)), 2, true) = (args.get(1), args.len(), kwargs.is_empty())

@@ -173,6 +173,11 @@ pub const SHAPED: &[&str] = &[
     "argmin.default",
 ];
 
+/// The convolutions padded by name (`padding="same"`, `"valid"`), which a call of a
+/// [`SHAPED`] convolution's name takes when its padding is a string; their sizes come from
+/// the aten evaluator, as for any op without a rule of its own.
+pub const PADDED_BY_NAME: &[&str] = &["conv1d.padding", "conv2d.padding", "conv3d.padding"];
+
 /// Every overload a traced call can name: every row of the aten schema table but the
 /// Python operators on symbolic sizes, which traced code does not call.
 pub fn targets() -> impl Iterator<Item = &'static str> {

@@ -139,6 +139,10 @@ pub fn parse(file: &str, source: &str) -> Result<Source, ScriptError> {
             Tok::Eof => break,
             Tok::Newline => p.pos += 1,
             Tok::Name(n) if n == "class" => classes.push(p.class()?),
+            // A scripted function beside the classes (`@torch.jit.script` code a traced
+            // model calls): not run here, so its body is skipped, loops and all; the
+            // conversion refuses a call of it whose result an output reads.
+            Tok::Name(n) if n == "def" => p.skip_block()?,
             other => {
                 let what = format!("expected a class definition, found {}", other.show());
                 return Err(p.error(what));
@@ -226,6 +230,26 @@ impl Parser<'_> {
 
     fn is_keyword(&self, word: &str) -> bool {
         matches!(self.peek(), Tok::Name(n) if n == word)
+    }
+
+    /// Skips a block statement: its header up to the end of the line, then its indented
+    /// body.
+    fn skip_block(&mut self) -> Result<(), ScriptError> {
+        while !matches!(self.peek(), Tok::Newline | Tok::Eof) {
+            self.bump();
+        }
+        self.expect(Tok::Newline)?;
+        self.expect(Tok::Indent)?;
+        let mut open = 1usize;
+        while open > 0 {
+            match self.bump() {
+                Tok::Indent => open += 1,
+                Tok::Dedent => open -= 1,
+                Tok::Eof => return Err(self.error("a function body does not end")),
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     fn class(&mut self) -> Result<ClassDef, ScriptError> {
@@ -717,6 +741,15 @@ mod tests {
             .collect();
         assert_eq!(floats[..2], [f64::NEG_INFINITY, f64::INFINITY]);
         assert!(floats[2].is_nan() && floats[3].is_nan());
+    }
+
+    #[test]
+    fn a_scripted_function_beside_the_classes_is_skipped_loops_and_all() {
+        let src = "def halve(x: Tensor) -> Tensor:\n  while bool(x):\n    x = x\n  return x\nclass A(Module):\n  def forward(self: A,\n    x: Tensor) -> Tensor:\n    return x\ndef other(y: Tensor) -> Tensor:\n  return y\n";
+        let source = parse("code/__torch__/a.py", src).unwrap();
+        assert_eq!(source.classes.len(), 1);
+        assert_eq!(source.classes[0].methods[0].name, "forward");
+        assert!(parse("a.py", "def halve(x: Tensor) -> Tensor:\n").is_err());
     }
 
     #[test]

@@ -9,8 +9,11 @@ expanded or repeated over the batch and folded into another dimension, and timm'
 attention's q, k, v stacked in front of the batch and unbound, a pad to a multiple of the
 window computed from sizes, a −∞ pad before max pooling, a number raised to a constant
 tensor, and the batch folded or moved by size arithmetic (sequence-first attention,
-Conv1D's rows, kornia's channels as samples, einops' size products) (test_idioms.py)."""
-import torch, torch.nn as nn
+Conv1D's rows, kornia's channels as samples, einops' size products), DeBERTa's
+relative position scores gathered by a clamped int64 index over batch × heads, sizes computed through
+0-d tensors (DINOv2's `int(sqrt(n - 1))`, MobileViT's ceil and floor division) and
+kornia's mask of non-finite pixels (test_idioms.py)."""
+import torch, torch.nn as nn, torch.nn.functional as F
 S, D = 6, 8
 class Diff(nn.Module):
     def forward(self, x): return torch.diff(x, dim=-1)
@@ -207,3 +210,29 @@ class BucketMin(nn.Module):  # T5's and MPNet's relative position buckets: torch
         pos = torch.arange(x.shape[1])[:, None] - torch.arange(x.shape[1])[None, :]
         buckets = torch.min(pos.abs() + 2, torch.full_like(pos, 4))
         return torch.max(x, x * 0.5)[:, :, :S] + buckets.float()
+class SizeRoot(nn.Module):  # DINOv2's grid side int(sqrt(n - 1)) of a table's length; MobileViT's patch count by ceil and floor division
+    def __init__(self):
+        super().__init__(); self.pos = nn.Parameter(torch.randn(1, 5, S))
+    def forward(self, x):
+        n, w = self.pos.shape[1] - 1, x.shape[2]
+        if torch.jit.is_tracing():  # transformers' torch_int: sizes are 0-d tensors in a trace
+            side, cols = (n ** 0.5).to(torch.int64), (torch.ceil(w / 4) * 4).to(torch.int64) // 4
+        else:
+            side, cols = int(n ** 0.5), -(-w // 4)
+        grid = self.pos[:, 1:].reshape(1, side, side, S).permute(0, 3, 1, 2).reshape(1, S, side * side)
+        return x.reshape(x.shape[0], S, cols, 4).sum(-1) + grid[:, :, :cols]
+class NonFinitePixels(nn.Module):  # kornia's median blur: a mask of non-finite pixels padded in the input dtype
+    def forward(self, x):
+        y = x.unsqueeze(1)
+        marked = F.pad((~torch.isfinite(y)).to(y.dtype), (1, 1, 1, 1), mode="reflect") != 0
+        near = marked[..., 1:-1, 1:-1] | marked[..., 2:, 2:]
+        return torch.where(near, torch.zeros_like(y), y).squeeze(1)
+class GatherScores(nn.Module):  # DeBERTa's c2p and p2c scores: int64 relative positions clamped (and negated) into an index expanded over batch × heads
+    def forward(self, x):
+        b = x.shape[0]
+        q = x.view(b, S, 2, D // 2).permute(0, 2, 1, 3).reshape(-1, S, D // 2)
+        scores = torch.bmm(q, q.transpose(-1, -2))
+        pos = torch.arange(S)[:, None] - torch.arange(S)[None, :]
+        c2p = torch.clamp(pos + 2, 0, S - 1).unsqueeze(0).squeeze(0).expand([q.size(0), q.size(1), S])
+        p2c = torch.clamp(-pos + 2, 0, S - 1).expand([q.size(0), q.size(1), S])
+        return (torch.gather(scores, -1, c2p) + torch.gather(scores, -1, p2c)).view(b, 2, S, S)
