@@ -357,6 +357,13 @@ CASES = [
     *[C("pad.default", T(1, 2, 4, 5), [2, 1, 1, 2], m) for m in
       ("reflect", "replicate", "circular")],
     C("pad.default", T(1, 2, 4), [1, 2], "constant", -3.0),
+    # Negative amounts: circular wraps what the crop leaves, replicate clamps to the input
+    # (a crop of a whole axis included), reflect crops then reflects; three padded axes.
+    C("pad.default", T(1, 2, 4, 5), [-1, 2, 1, -1], "circular"),
+    C("pad.default", T(1, 2, 4, 5), [-5, 3, 2, -4], "replicate"),
+    C("pad.default", T(1, 2, 4, 5), [-1, 2, 3, -1], "reflect"),
+    *[C("pad.default", T(1, 2, 3, 4, 5), [1, 2, 0, 1, 2, 1], m) for m in
+      ("reflect", "replicate", "circular")],
     C("reflection_pad2d.default", T(1, 2, 4, 5), [2, 1, 3, 1]),
     C("replication_pad2d.default", T(1, 2, 4, 5), [2, 1, 3, 1]),
     C("copy_.default", T(2, 3), T(3), dtypes=NUMERIC),

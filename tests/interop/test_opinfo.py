@@ -40,6 +40,10 @@ DECOMPOSED = {
     "nn.functional.adaptive_avg_pool1d": 1, "nn.functional.adaptive_avg_pool3d": 1,
     "nn.functional.adaptive_max_pool1d": 3, "nn.functional.adaptive_max_pool2d": 6,
     "masked.mean": 26,
+    # Padding in every mode over any axes (circular after a crop, reflect over three axes,
+    # a replicate pad that crops a whole axis).
+    "nn.functional.pad.circular": 7, "nn.functional.pad.reflect": 9,
+    "nn.functional.pad.replicate_negative": 2,
 }
 # Ops refused for a reason in opset 11 or ATC that torch's own data gives (a tag, a
 # namespace, a dtype), each with a sample and words its refusal must hold.

@@ -20,6 +20,7 @@ mod window;
 
 pub use dtype::{is_integer, recorded};
 pub use tensor::{element_count, Tensor, Values, MAX_ELEMENTS};
+pub use window::swept;
 
 /// The error function in float32, for the decompositions that compute it.
 pub fn erf(x: f32) -> f32 {
