@@ -44,6 +44,9 @@ DECOMPOSED = {
     # a replicate pad that crops a whole axis).
     "nn.functional.pad.circular": 7, "nn.functional.pad.reflect": 9,
     "nn.functional.pad.replicate_negative": 2,
+    # Max pooling whose indices are read (ATC's MaxPool has none): torch's window scan, on
+    # a batch and on an unbatched input.
+    "nn.functional.max_pool2d": 720, "nn.functional.max_pool3d": 432,
 }
 # Ops refused for a reason in opset 11 or ATC that torch's own data gives (a tag, a
 # namespace, a dtype), each with a sample and words its refusal must hold.

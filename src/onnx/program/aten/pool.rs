@@ -64,8 +64,10 @@ fn ai_cpu_keeps_meaning(sizes: &[u64], p: &PoolNd, include_pad: bool) -> Result<
 }
 
 impl<'p> Lowering<'p, '_> {
-    /// `max_pool1d/2d/3d` (and `_with_indices`, whose indices are never produced) over
-    /// `rank` spatial axes.
+    /// `max_pool1d/2d/3d` and `_with_indices` over `rank` spatial axes, batched or not (an
+    /// unbatched input pools each channel alone, the batch along them): ONNX `MaxPool`,
+    /// unless the indices are read or the window is dilated, which ATC's `MaxPool` cannot
+    /// compute: then torch's own scan ([`Lowering::max_pool_scan`]).
     pub(super) fn max_pool(
         &mut self,
         node: &Node,
@@ -75,13 +77,56 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let p = window(args, rank, "max pooling")?;
-        if args.sizes_or("dilation", rank, &[1]).or_shape()? != vec![1; rank] {
-            return Err(arg_error("dilated max pooling is not exported".into()));
+        let dilation = args.sizes_or("dilation", rank, &[1]).or_shape()?;
+        if dilation.len() != rank || dilation.contains(&0) {
+            return Err(arg_error(format!("max pooling with dilation {dilation:?}")));
         }
-        let y = self.g.max_pool_nd(scope, &x, &p)?;
+        let unbatched = x.shape().len() == rank;
+        let x = if unbatched {
+            let lifted: Vec<u64> = std::iter::once(1)
+                .chain(x.shape().iter().copied())
+                .collect();
+            self.g.reshape(scope, &x, &lifted)?
+        } else {
+            x
+        };
+        if x.shape().len() != rank + 1 {
+            return Err(arg_error(format!(
+                "max pooling over {rank} spatial axes of per-sample {:?}",
+                x.shape()
+            )));
+        }
+        let indexed = node
+            .outputs
+            .get(1)
+            .and_then(Argument::tensor_name)
+            .is_some_and(|name| !self.readers_of(name).is_empty());
+        let (y, indices) = if indexed || dilation.iter().any(|&d| d != 1) {
+            let (y, indices) = self.max_pool_scan(scope, &x, &p, &dilation)?;
+            (y, indexed.then_some(indices))
+        } else {
+            (self.g.max_pool_nd(scope, &x, &p)?, None)
+        };
+        let drop_channel = |l: &mut Self, v: Value| -> Result<Value, OnnxError> {
+            if unbatched {
+                let shape = v.shape()[1..].to_vec();
+                l.g.reshape(scope, &v, &shape)
+            } else {
+                Ok(v)
+            }
+        };
+        let y = drop_channel(self, y)?;
         self.bind(node, 0, y)?;
-        self.unproduced_from(node, 1);
-        Ok(())
+        match indices {
+            Some(indices) => {
+                let indices = drop_channel(self, indices)?;
+                self.bind(node, 1, indices)
+            }
+            None => {
+                self.unproduced_from(node, 1);
+                Ok(())
+            }
+        }
     }
 
     /// `avg_pool1d/2d/3d` over `rank` spatial axes; `ceil_mode` and `count_include_pad` are
