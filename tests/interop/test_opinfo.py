@@ -47,6 +47,8 @@ DECOMPOSED = {
     # Max pooling whose indices are read (ATC's MaxPool has none): torch's window scan, on
     # a batch and on an unbatched input.
     "nn.functional.max_pool2d": 720, "nn.functional.max_pool3d": 432,
+    # Average pooling by divisor_override: window sums (a depthwise Conv of ones) divided.
+    "nn.functional.avg_pool2d": 2, "nn.functional.avg_pool3d": 1,
 }
 # Ops refused for a reason in opset 11 or ATC that torch's own data gives (a tag, a
 # namespace, a dtype), each with a sample and words its refusal must hold.

@@ -1,10 +1,11 @@
 //! Max, average and adaptive average pooling over one to three spatial axes, and `mean`
 //! over dimensions.
 
+use crate::aten::eval::swept;
 use crate::aten::program::{Argument, Node};
 use crate::onnx::cann;
 use crate::onnx::graph::Value;
-use crate::onnx::ops::{window_out, PoolNd};
+use crate::onnx::ops::{window_out, ConvNd, PoolNd};
 use crate::onnx::OnnxError;
 
 use super::super::lower::Lowering;
@@ -141,15 +142,72 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let p = window(args, rank, "average pooling")?;
-        if args.optional_int("divisor_override").or_shape()?.is_some() {
-            return Err(arg_error(
-                "average pooling with divisor_override is not exported".into(),
-            ));
+        if let Some(divisor) = args.optional_int("divisor_override").or_shape()? {
+            let y = self.window_sum(scope, &x, &p)?;
+            let divisor = self
+                .g
+                .constant_scalar(&format!("{scope}.divisor"), divisor as f32);
+            let y = self.g.div_constant(scope, &y, &divisor)?;
+            return self.bind(node, 0, y);
         }
         let include_pad = args.bool_or("count_include_pad", true).or_shape()?;
         ai_cpu_keeps_meaning(&x.shape()[1..], &p, include_pad)?;
         let y = self.g.average_pool_nd(scope, &x, &p, include_pad)?;
         self.bind(node, 0, y)
+    }
+
+    /// The sum over each window of `x` (`[C, spatial…]`), the padding counting 0, as torch's
+    /// average pooling sums before dividing by `divisor_override`: the input padded with
+    /// zeros (also where a `ceil_mode` window reaches beyond), then a depthwise `Conv` by
+    /// a kernel of ones.
+    fn window_sum(&mut self, scope: &str, x: &Value, p: &PoolNd) -> Result<Value, OnnxError> {
+        let rank = p.kernel.len();
+        let (channels, sizes) = match x.shape().split_first() {
+            Some((&c, sizes)) if sizes.len() == rank => (c, sizes.to_vec()),
+            _ => {
+                return Err(arg_error(format!(
+                    "average pooling over {rank} spatial axes of per-sample {:?}",
+                    x.shape()
+                )))
+            }
+        };
+        let mut begin = vec![0i64; rank + 2];
+        let mut end = vec![0i64; rank + 2];
+        let mut padded = x.shape().to_vec();
+        for i in 0..rank {
+            let (k, s, pad) = (p.kernel[i], p.stride[i], p.pad[i]);
+            let o = swept(sizes[i], k, s, pad, 1, p.ceil)
+                .map_err(|e| arg_error(format!("average pooling of {sizes:?}: {e}")))?;
+            // Exactly what the `o` windows cover, so that the Conv makes no other window.
+            let reach = (o - 1) * s + k;
+            begin[i + 2] = pad as i64;
+            end[i + 2] = reach as i64 - (sizes[i] + pad) as i64;
+            padded[i + 1] = reach;
+        }
+        // A window sum needs no padding past its last window: a negative end crops.
+        let mut source = x.clone();
+        for i in 0..rank {
+            if end[i + 2] < 0 {
+                let keep = (sizes[i] as i64 + end[i + 2]) as u64;
+                source = self.g.slice(scope, &source, i + 1, 0..keep)?;
+                end[i + 2] = 0;
+            }
+        }
+        if begin.iter().chain(&end).any(|&v| v != 0) {
+            begin.extend(end);
+            source = self.emit_pad(scope, &source, begin, padded, "constant", 0.0);
+        }
+        let elements: u64 = p.kernel.iter().product();
+        let dims: Vec<u64> = [channels, 1].into_iter().chain(p.kernel.clone()).collect();
+        let ones = vec![1.0; (channels * elements) as usize];
+        let w = self.g.folded(&format!("{scope}.ones"), dims, &ones)?;
+        let conv = ConvNd {
+            stride: p.stride.clone(),
+            pad: vec![0; rank],
+            dilation: vec![1; rank],
+            groups: channels,
+        };
+        self.g.conv_nd(scope, &source, &w, None, &conv)
     }
 
     /// `adaptive_avg_pool1d/2d/3d`, batched or not: nothing when the size already matches,
