@@ -49,6 +49,10 @@ DECOMPOSED = {
     "nn.functional.max_pool2d": 720, "nn.functional.max_pool3d": 432,
     # Average pooling by divisor_override: window sums (a depthwise Conv of ones) divided.
     "nn.functional.avg_pool2d": 2, "nn.functional.avg_pool3d": 1,
+    # Scale factors whose output sizes torch floors: sources at 1 / factor.
+    "nn.functional.interpolate.bicubic": 12, "nn.functional.upsample_nearest": 6,
+    # nearest-exact (ATC's Resize never reads nearest_mode): a MatMul picking the samples.
+    "nn.functional.interpolate.nearest-exact": 20,
 }
 # Ops refused for a reason in opset 11 or ATC that torch's own data gives (a tag, a
 # namespace, a dtype), each with a sample and words its refusal must hold.
