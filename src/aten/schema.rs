@@ -304,6 +304,36 @@ pub const SCHEMAS: &[Schema] = &[
         &["input", "output_size", "align_corners", "scale_factors"],
         &[],
     ),
+    schema(
+        "_upsample_nearest_exact1d.default",
+        &["self", "output_size", "scales"],
+        &[],
+    ),
+    schema(
+        "_upsample_nearest_exact1d.vec",
+        &["input", "output_size", "scale_factors"],
+        &[],
+    ),
+    schema(
+        "_upsample_nearest_exact2d.default",
+        &["self", "output_size", "scales_h", "scales_w"],
+        &[],
+    ),
+    schema(
+        "_upsample_nearest_exact2d.vec",
+        &["input", "output_size", "scale_factors"],
+        &[],
+    ),
+    schema(
+        "_upsample_nearest_exact3d.default",
+        &["self", "output_size", "scales_d", "scales_h", "scales_w"],
+        &[],
+    ),
+    schema(
+        "_upsample_nearest_exact3d.vec",
+        &["input", "output_size", "scale_factors"],
+        &[],
+    ),
     schema("_weight_norm.default", &["v", "g", "dim"], &[]),
     schema("abs.default", &["self"], &[]),
     schema("acos.default", &["self"], &[]),

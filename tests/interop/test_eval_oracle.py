@@ -369,6 +369,13 @@ CASES = [
     *[C("pad.default", T(1, 2, 4, 5), [2, 1, 1, 2], m) for m in
       ("reflect", "replicate", "circular")],
     C("pad.default", T(1, 2, 4), [1, 2], "constant", -3.0),
+    # Negative amounts: circular wraps what the crop leaves, replicate clamps to the input
+    # (a crop of a whole axis included), reflect crops then reflects; three padded axes.
+    C("pad.default", T(1, 2, 4, 5), [-1, 2, 1, -1], "circular"),
+    C("pad.default", T(1, 2, 4, 5), [-5, 3, 2, -4], "replicate"),
+    C("pad.default", T(1, 2, 4, 5), [-1, 2, 3, -1], "reflect"),
+    *[C("pad.default", T(1, 2, 3, 4, 5), [1, 2, 0, 1, 2, 1], m) for m in
+      ("reflect", "replicate", "circular")],
     C("reflection_pad2d.default", T(1, 2, 4, 5), [2, 1, 3, 1]),
     C("replication_pad2d.default", T(1, 2, 4, 5), [2, 1, 3, 1]),
     C("copy_.default", T(2, 3), T(3), dtypes=NUMERIC),
@@ -503,6 +510,16 @@ CASES = [
     C("upsample_bicubic2d.vec", T(1, 2, 3, 4, edges=False), [6, 9], False, None),
     C("upsample_bicubic2d.vec", T(1, 2, 4, 4, edges=False), None, True, [1.5, 2.0]),
     C("upsample_bicubic2d.default", T(1, 2, 3, 4, edges=False), [5, 5], True),
+    # Factors whose products torch floors: sources at 1 / factor, not in / out.
+    C("upsample_nearest1d.vec", T(1, 2, 4, edges=False), None, [1.7]),
+    C("upsample_bilinear2d.vec", T(1, 2, 4, 4, edges=False), None, False, [1.7, 0.6]),
+    C("upsample_bicubic2d.vec", T(1, 2, 4, 4, edges=False), None, False, [0.6, 1.7]),
+    C("_upsample_nearest_exact1d.vec", T(1, 2, 4, edges=False), [3], None),
+    C("_upsample_nearest_exact1d.default", T(1, 2, 5, edges=False), [7]),
+    C("_upsample_nearest_exact2d.vec", T(1, 2, 4, 4, edges=False), None, [0.6, 1.7]),
+    C("_upsample_nearest_exact2d.default", T(1, 2, 3, 4, edges=False), [5, 3]),
+    C("_upsample_nearest_exact3d.vec", T(1, 1, 4, 3, 5, edges=False), [3, 2, 4], None),
+    C("_upsample_nearest_exact3d.default", T(1, 1, 2, 3, 2, edges=False), [4, 6, 3]),
     C("_upsample_bilinear2d_aa.vec", T(1, 2, 3, 4, edges=False), [3, 4], False, None),
     C("_upsample_bicubic2d_aa.vec", T(1, 2, 3, 4, edges=False), [3, 4], False, None),
     # Factories (no tensor operand).

@@ -56,6 +56,18 @@ CASES = {
     "max_pool2d": (lambda t: F.max_pool2d(t, 2), (3, 2, 6, 6)),
     "max_pool2d_ceil": (lambda t: F.max_pool2d(t, 3, 2, 1, ceil_mode=True), (3, 2, 7, 7)),
     "max_pool3d": (lambda t: F.max_pool3d(t, 2), (2, 1, 4, 4, 4)),
+    # With the indices, or dilated (ATC's MaxPool computes neither): torch's scan, whose
+    # index is the first maximum's, or the last NaN's.
+    "max_pool2d_indices": (lambda t: tuple(F.max_pool2d(t, 3, 2, 1, return_indices=True)),
+                           (3, 2, 7, 7)),
+    "max_pool1d_dilated_indices": (
+        lambda t: tuple(F.max_pool1d(t, 3, 1, 1, dilation=2, return_indices=True)), (3, 2, 9)),
+    "max_pool3d_ceil_indices": (
+        lambda t: tuple(F.max_pool3d(t, 2, 2, 1, ceil_mode=True, return_indices=True)),
+        (2, 1, 5, 4, 5)),
+    "max_pool2d_dilated": (lambda t: F.max_pool2d(t, 2, 1, 1, dilation=(2, 3)), (3, 2, 7, 8)),
+    "max_pool2d_unbatched_indices": (lambda t: tuple(F.max_pool2d(t, 2, return_indices=True)),
+                                     (3, 6, 6)),
     "clamp_min": (lambda t: t.clamp_min(0.5), (6, 7)),
     "clamp_max": (lambda t: t.clamp_max(-0.5), (6, 7)),
     # Several NaN in a row are ties whose indices torch orders as its kernel happens to:

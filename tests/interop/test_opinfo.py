@@ -42,6 +42,19 @@ DECOMPOSED = {
     "masked.mean": 26,
     # A running product entry by entry.
     "cumprod": 1,
+    # Padding in every mode over any axes (circular after a crop, reflect over three axes,
+    # a replicate pad that crops a whole axis).
+    "nn.functional.pad.circular": 7, "nn.functional.pad.reflect": 9,
+    "nn.functional.pad.replicate_negative": 2,
+    # Max pooling whose indices are read (ATC's MaxPool has none): torch's window scan, on
+    # a batch and on an unbatched input.
+    "nn.functional.max_pool2d": 720, "nn.functional.max_pool3d": 432,
+    # Average pooling by divisor_override: window sums (a depthwise Conv of ones) divided.
+    "nn.functional.avg_pool2d": 2, "nn.functional.avg_pool3d": 1,
+    # Scale factors whose output sizes torch floors: sources at 1 / factor.
+    "nn.functional.interpolate.bicubic": 12, "nn.functional.upsample_nearest": 6,
+    # nearest-exact (ATC's Resize never reads nearest_mode): a MatMul picking the samples.
+    "nn.functional.interpolate.nearest-exact": 20,
 }
 # Ops refused for a reason in opset 11 or ATC that torch's own data gives (a tag, a
 # namespace, a dtype), each with a sample and words its refusal must hold.

@@ -19,7 +19,9 @@ mod tensor;
 mod window;
 
 pub use dtype::{is_integer, recorded};
+pub use resample::nearest_exact;
 pub use tensor::{element_count, Tensor, Values, MAX_ELEMENTS};
+pub use window::swept;
 
 /// The error function in float32, for the decompositions that compute it.
 pub fn erf(x: f32) -> f32 {
@@ -102,6 +104,12 @@ pub const EVALUATED: &[&str] = &[
     "flip.default",
     "_upsample_bicubic2d_aa.vec",
     "_upsample_bilinear2d_aa.vec",
+    "_upsample_nearest_exact1d.default",
+    "_upsample_nearest_exact1d.vec",
+    "_upsample_nearest_exact2d.default",
+    "_upsample_nearest_exact2d.vec",
+    "_upsample_nearest_exact3d.default",
+    "_upsample_nearest_exact3d.vec",
     "type_as.default",
     "_weight_norm.default",
     "one_hot.default",

@@ -11,6 +11,8 @@ use crate::aten::program::Argument;
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
     Nearest,
+    /// `_upsample_nearest_exact*d`: the sample under each output's centre.
+    NearestExact,
     Linear,
     Cubic,
 }
@@ -50,6 +52,7 @@ fn taps(
                 let src = ((dst as f32 * s).floor() as i64).min(last);
                 vec![(src as u64, 1.0)]
             }
+            Mode::NearestExact => vec![(nearest_exact(dst, input, output, factor), 1.0)],
             Mode::Linear => {
                 let s = scale(input, output, align, factor);
                 let src = if align {
@@ -78,6 +81,17 @@ fn taps(
             }
         })
         .collect()
+}
+
+/// torch's `nearest_exact_idx`: output `dst` reads input `min(⌊f32((dst + ½) · scale)⌋,
+/// in − 1)`, the scale `1 / factor` or `in / out` in `f32`.
+pub fn nearest_exact(dst: u64, input: u64, output: u64, factor: Option<f64>) -> u64 {
+    let scale = match factor {
+        Some(f) if f > 0.0 => (1.0 / f) as f32,
+        _ => input as f32 / output as f32,
+    };
+    let src = (((dst as f64 + 0.5) * f64::from(scale)) as f32).floor() as u64;
+    src.min(input - 1)
 }
 
 /// Keys' cubic convolution weights for the four taps around `t ∈ [0, 1)`, `A = −0.75`.
@@ -162,7 +176,7 @@ fn upsample(op: &str, a: &Args<'_>, n_sp: usize, mode: Mode) -> Result<Tensor, S
             .collect::<Result<_, _>>()?,
     };
     // The `.vec` overloads use the factors for the coordinates only when no size is given.
-    let align = mode != Mode::Nearest && a.bool_or("align_corners", false)?;
+    let align = matches!(mode, Mode::Linear | Mode::Cubic) && a.bool_or("align_corners", false)?;
     let mut y = x.clone();
     for i in 0..n_sp {
         let at = x.rank() - n_sp + i;
@@ -181,6 +195,15 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "upsample_nearest1d.vec" | "upsample_nearest1d.default" => (1, Mode::Nearest),
         "upsample_nearest2d.vec" | "upsample_nearest2d.default" => (2, Mode::Nearest),
         "upsample_nearest3d.vec" | "upsample_nearest3d.default" => (3, Mode::Nearest),
+        "_upsample_nearest_exact1d.vec" | "_upsample_nearest_exact1d.default" => {
+            (1, Mode::NearestExact)
+        }
+        "_upsample_nearest_exact2d.vec" | "_upsample_nearest_exact2d.default" => {
+            (2, Mode::NearestExact)
+        }
+        "_upsample_nearest_exact3d.vec" | "_upsample_nearest_exact3d.default" => {
+            (3, Mode::NearestExact)
+        }
         "upsample_linear1d.vec" | "upsample_linear1d.default" => (1, Mode::Linear),
         "upsample_bilinear2d.vec" | "upsample_bilinear2d.default" => (2, Mode::Linear),
         "upsample_trilinear3d.vec" | "upsample_trilinear3d.default" => (3, Mode::Linear),
@@ -212,5 +235,16 @@ mod tests {
         let (first, second) = (linear[1][0], linear[1][1]);
         assert_eq!((first.0, second.0), (0, 1));
         assert!((first.1 - 2.0 / 3.0).abs() < 1e-6 && (second.1 - 1.0 / 3.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn nearest_exact_reads_the_sample_under_each_centre() {
+        // torch: interpolate(arange(4), size=3, mode="nearest-exact") is [0, 2, 3]; plain
+        // nearest gives [0, 1, 2].
+        let picks: Vec<u64> = (0..3).map(|d| nearest_exact(d, 4, 3, None)).collect();
+        assert_eq!(picks, [0, 2, 3]);
+        // scale_factor=0.6 on 4: two outputs at ⌊0.5/0.6⌋ and ⌊1.5/0.6⌋.
+        let picks: Vec<u64> = (0..2).map(|d| nearest_exact(d, 4, 2, Some(0.6))).collect();
+        assert_eq!(picks, [0, 2]);
     }
 }

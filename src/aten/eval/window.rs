@@ -55,7 +55,7 @@ fn per_axis(a: &Args<'_>, name: &str, n: usize, default: &[u64]) -> Result<Vec<u
 }
 
 /// Output size of a window sweep (torch's `pooling_output_shape` / conv rule).
-fn swept(size: u64, k: u64, s: u64, p: u64, d: u64, ceil: bool) -> Result<u64, String> {
+pub fn swept(size: u64, k: u64, s: u64, p: u64, d: u64, ceil: bool) -> Result<u64, String> {
     if s == 0 || k == 0 {
         return Err("a window with a stride or kernel of 0".into());
     }
@@ -512,9 +512,20 @@ fn pad(x: &Tensor, pad: &[i64], mode: &str, value: f64) -> Result<Tensor, String
                 ));
             }
         }
+        // Circular padding wraps around what the negative amounts leave (torch's
+        // `_pad_circular` crops first): `kept` entries from `cut`.
+        let (cut, kept) = ((-before).max(0), size - (-before).max(0) - (-after).max(0));
+        if mode == "circular" && (before.max(after) > kept || kept <= 0) {
+            return Err(format!(
+                "circular padding of {before}/{after} of a size-{size} axis cropped to {kept}"
+            ));
+        }
         // Output position `i` reads input `i - before`, mapped into range by the mode
         // (`None`: the fill value).
         let source = |i: i64| -> Option<i64> {
+            if mode == "circular" {
+                return Some((i - before.max(0)).rem_euclid(kept) + cut);
+            }
             let p = i - before;
             if (0..size).contains(&p) {
                 return Some(p);
@@ -522,8 +533,7 @@ fn pad(x: &Tensor, pad: &[i64], mode: &str, value: f64) -> Result<Tensor, String
             match mode {
                 "constant" => None,
                 "reflect" => Some(if p < 0 { -p } else { 2 * (size - 1) - p }),
-                "replicate" => Some(p.clamp(0, size - 1)),
-                _ => Some(p.rem_euclid(size)),
+                _ => Some(p.clamp(0, size - 1)),
             }
         };
         let picks: Vec<Option<i64>> = (0..new).map(source).collect();
@@ -779,5 +789,17 @@ mod tests {
             pad(&x, &[-1, 0], "constant", 0.0).unwrap().to_f32(),
             [2., 3.]
         );
+    }
+
+    #[test]
+    fn circular_pads_wrap_what_the_crop_leaves_and_replicate_clamps_to_the_input() {
+        let x = Tensor::f32(vec![4], vec![0., 1., 2., 3.]).unwrap();
+        let got = |pads: &[i64], mode| pad(&x, pads, mode, 0.0).unwrap().to_f32();
+        // torch: F.pad(arange(4), (-1, 1), "circular") is [1, 2, 3, 1], (1, −1) [2, 0, 1, 2].
+        assert_eq!(got(&[-1, 1], "circular"), [1., 2., 3., 1.]);
+        assert_eq!(got(&[1, -1], "circular"), [2., 0., 1., 2.]);
+        assert!(pad(&x, &[-2, 3], "circular", 0.0).is_err());
+        // (−4, 5) replicate reads the last entry only: [3, 3, 3, 3, 3].
+        assert_eq!(got(&[-4, 5], "replicate"), [3.; 5]);
     }
 }

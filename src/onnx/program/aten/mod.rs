@@ -31,6 +31,7 @@ mod one_hot;
 mod pad;
 mod pointwise;
 mod pool;
+mod pool_scan;
 mod reduce;
 mod registry;
 mod repeat;

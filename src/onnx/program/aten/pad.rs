@@ -1,6 +1,8 @@
-//! Padding: `constant_pad_nd` (`F.pad` constant), `reflection_pad2d` and
-//! `replication_pad2d` as ONNX `Pad` (modes constant, reflect, edge). torch lists pads from
-//! the last axis backwards (`[left, right, top, bottom]`); padding the batch is refused.
+//! Padding: `constant_pad_nd` and `F.pad` in every mode, `reflection_pad2d` and
+//! `replication_pad2d`, over any per-sample axes: constant and reflect as ONNX `Pad` after
+//! Slices for the negative amounts, replicate as the Slice of the entries torch reads and an
+//! `edge` Pad, circular as Concats of Slices. torch lists pads from the last axis backwards
+//! (`[left, right, top, bottom]`); padding the batch is refused.
 
 use crate::aten::program::{Argument, Node};
 use crate::onnx::graph::{Attr, Value};
@@ -40,6 +42,54 @@ pub(super) fn onnx_pads(shape: &[u64], pad: &[i64]) -> Result<(Vec<i64>, Vec<u64
     Ok((begin, out))
 }
 
+/// What a replicate pad of an axis of `n` by `before` and `after` (negative: cropped)
+/// reads and repeats: output `j` is input `clamp(j − before, 0, n − 1)` (torch's
+/// `replication_pad*d`), so the inputs read are one run, whose first entry is repeated
+/// `first` more times before it and whose last `last` more times after it.
+#[derive(Debug, PartialEq, Eq)]
+struct Replicated {
+    read: std::ops::Range<u64>,
+    first: u64,
+    last: u64,
+}
+
+/// The run of an axis of `n` that a replicate pad by `before`/`after` reads; `None` when
+/// the output is empty.
+fn replicated(n: u64, before: i64, after: i64) -> Option<Replicated> {
+    let out = u64::try_from(n as i64 + before + after)
+        .ok()
+        .filter(|&o| o > 0)?;
+    let at = |j: u64| (j as i64 - before).clamp(0, n as i64 - 1) as u64;
+    let (lo, hi) = (at(0), at(out - 1));
+    let repeats = |v: u64| (0..out).filter(|&j| at(j) == v).count() as u64;
+    Some(if lo == hi {
+        Replicated {
+            read: lo..lo + 1,
+            first: 0,
+            last: out - 1,
+        }
+    } else {
+        Replicated {
+            read: lo..hi + 1,
+            first: repeats(lo) - 1,
+            last: repeats(hi) - 1,
+        }
+    })
+}
+
+/// torch's reflect pad reads no entry twice: each amount must be below its axis' size.
+fn reflect_fits(shape: &[u64], pad: &[i64]) -> Result<(), String> {
+    for (k, pair) in pad.chunks(2).enumerate() {
+        let n = shape[shape.len() - 1 - k] as i64;
+        if pair[0] >= n || pair[1] >= n {
+            return Err(format!(
+                "a reflect pad of {pad:?} needs amounts below the size {n} of the axis it pads"
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl<'p> Lowering<'p, '_> {
     /// `pad` (`F.pad`): its `mode` read, then as [`Lowering::pad`].
     pub(super) fn pad_by_mode(
@@ -53,18 +103,19 @@ impl<'p> Lowering<'p, '_> {
             Some(Argument::String(m)) if m == "constant" => "constant",
             Some(Argument::String(m)) if m == "reflect" => "reflect",
             Some(Argument::String(m)) if m == "replicate" => "edge",
+            Some(Argument::String(m)) if m == "circular" => "circular",
             Some(other) => {
                 return Err(arg_error(format!(
-                    "pad with mode {other:?} is not exported (constant, reflect and replicate are)"
+                    "pad with mode {other:?} is not exported (constant, reflect, replicate and circular are)"
                 )))
             }
         };
         self.pad(node, args, scope, mode)
     }
 
-    /// `constant_pad_nd` / `pad` (`mode` constant, reading `pad` and `value`) or the 2-D
-    /// reflection/replication pads (`mode` reflect or edge, reading `padding`, or `pad`
-    /// for `pad`).
+    /// `constant_pad_nd` / `pad` (`mode` constant, reading `pad` and `value`), the other
+    /// modes of `pad` (reflect, edge, circular, reading `pad`) or the reflection/replication
+    /// pads (reading `padding`).
     pub(super) fn pad(
         &mut self,
         node: &Node,
@@ -102,13 +153,34 @@ impl<'p> Lowering<'p, '_> {
         if pad.iter().all(|&p| p == 0) {
             return self.bind(node, 0, x);
         }
-        if mode != "constant" && (pad.len() != 4 || x.shape().len() != 3) {
+        if !pad.len().is_multiple_of(2) || pad.len() / 2 > x.shape().len() {
             return Err(arg_error(format!(
-                "a 2-D {mode} pad of {pad:?} on per-sample {:?}",
+                "pad list {pad:?} for per-sample {:?}: it must be pairs for at most the per-sample axes (the batch is not padded)",
                 x.shape()
             )));
         }
-        // Negative entries crop (`F.pad(x, (-1, 1, -1, 1))`): Slices first, then the Pad.
+        let y = match mode {
+            "edge" => self.replicate_pad(scope, x, &pad)?,
+            "circular" => self.circular_pad(scope, x, &pad)?,
+            _ => {
+                let x = self.crop(scope, x, &pad)?;
+                let grown: Vec<i64> = pad.iter().map(|&p| p.max(0)).collect();
+                if grown.iter().all(|&p| p == 0) {
+                    return self.bind(node, 0, x);
+                }
+                if mode == "reflect" {
+                    reflect_fits(x.shape(), &grown).map_err(arg_error)?;
+                }
+                let (pads, out) = onnx_pads(x.shape(), &grown).map_err(arg_error)?;
+                self.emit_pad(scope, &x, pads, out, mode, value)
+            }
+        };
+        self.bind(node, 0, y)
+    }
+
+    /// The negative entries of torch's pad list `pad` applied: each crops its side of its
+    /// axis (`F.pad(x, (-1, 1))` drops the first column), by Slices.
+    fn crop(&mut self, scope: &str, x: Value, pad: &[i64]) -> Result<Value, OnnxError> {
         let mut x = x;
         for (k, pair) in pad.chunks(2).enumerate() {
             let Some(axis) = x.shape().len().checked_sub(k + 1) else {
@@ -127,13 +199,72 @@ impl<'p> Lowering<'p, '_> {
                 x = self.g.slice(scope, &x, axis, cut_begin..end)?;
             }
         }
-        let grown: Vec<i64> = pad.iter().map(|&p| p.max(0)).collect();
-        if grown.iter().all(|&p| p == 0) {
-            return self.bind(node, 0, x);
+        Ok(x)
+    }
+
+    /// A replicate pad as torch computes it (`replication_pad*d`: output `j` of an axis
+    /// padded by `before` reads input `clamp(j − before, 0, n − 1)`, negative amounts
+    /// included): per axis the Slice of the inputs read, then an `edge` Pad repeating its
+    /// first and last entries.
+    fn replicate_pad(&mut self, scope: &str, x: Value, pad: &[i64]) -> Result<Value, OnnxError> {
+        let rank = x.shape().len();
+        let mut pads = vec![0i64; 2 * (rank + 1)];
+        let mut y = x;
+        for (k, pair) in pad.chunks(2).enumerate() {
+            let axis = rank - 1 - k;
+            let n = y.shape()[axis];
+            let Some(span) = replicated(n, pair[0], pair[1]) else {
+                return Err(arg_error(format!(
+                    "pad list {pad:?} leaves no entry of an axis of {n}"
+                )));
+            };
+            if span.read.start > 0 || span.read.end < n {
+                y = self.g.slice(scope, &y, axis, span.read.clone())?;
+            }
+            pads[axis + 1] = span.first as i64;
+            pads[rank + 1 + axis + 1] = span.last as i64;
         }
-        let (pads, out) = onnx_pads(x.shape(), &grown).map_err(arg_error)?;
-        let y = self.emit_pad(scope, &x, pads, out, mode, value);
-        self.bind(node, 0, y)
+        if pads.iter().all(|&p| p == 0) {
+            return Ok(y);
+        }
+        let out: Vec<u64> = y
+            .shape()
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| d + (pads[i + 1] + pads[rank + 2 + i]) as u64)
+            .collect();
+        Ok(self.emit_pad(scope, &y, pads, out, "edge", 0.0))
+    }
+
+    /// A circular pad as torch's `_pad_circular` computes it: the negative amounts crop
+    /// first, then each axis (the last first) gets the end of the cropped axis before it
+    /// and its start after it: a Concat of Slices.
+    fn circular_pad(&mut self, scope: &str, x: Value, pad: &[i64]) -> Result<Value, OnnxError> {
+        let mut y = self.crop(scope, x, pad)?;
+        let rank = y.shape().len();
+        for (k, pair) in pad.chunks(2).enumerate() {
+            let axis = rank - 1 - k;
+            let n = y.shape()[axis];
+            let (before, after) = (pair[0].max(0) as u64, pair[1].max(0) as u64);
+            if before > n || after > n {
+                return Err(arg_error(format!(
+                    "a circular pad of {pad:?} wraps more than the {n} entries of an axis"
+                )));
+            }
+            let mut parts = Vec::with_capacity(3);
+            if before > 0 {
+                parts.push(self.g.slice(scope, &y, axis, n - before..n)?);
+            }
+            parts.push(y.clone());
+            if after > 0 {
+                parts.push(self.g.slice(scope, &y, axis, 0..after)?);
+            }
+            if parts.len() > 1 {
+                let refs: Vec<&Value> = parts.iter().collect();
+                y = self.g.concat(scope, &refs, axis)?;
+            }
+        }
+        Ok(y)
     }
 
     /// `Pad`: pads and value as inputs from opset 11, attributes before.
@@ -181,5 +312,27 @@ mod tests {
             .contains("batch"));
         assert!(onnx_pads(&[2, 3], &[1]).is_err());
         assert!(onnx_pads(&[2, 3], &[-1, 0]).unwrap_err().contains("crops"));
+    }
+
+    #[test]
+    fn replicate_pads_read_what_torch_clamps_to() {
+        let run = |read, first, last| Replicated { read, first, last };
+        // (1, 2) on 4: x0 x0 x1 x2 x3 x3 x3.
+        assert_eq!(replicated(4, 1, 2), Some(run(0..4, 1, 2)));
+        // (−1, 2): x1 x2 x3 x3 x3.
+        assert_eq!(replicated(4, -1, 2), Some(run(1..4, 0, 2)));
+        // (−4, 5) crops all four, then repeats the last: x3 ×5, as torch does.
+        assert_eq!(replicated(4, -4, 5), Some(run(3..4, 0, 4)));
+        // (2, −4) on 4: x0 x0.
+        assert_eq!(replicated(4, 2, -4), Some(run(0..1, 0, 1)));
+        assert_eq!(replicated(4, -2, -2), None);
+    }
+
+    #[test]
+    fn reflect_pads_stay_below_the_axis_size() {
+        assert!(reflect_fits(&[3, 3], &[2, 2, 2, 2]).is_ok());
+        assert!(reflect_fits(&[3, 3], &[0, 3])
+            .unwrap_err()
+            .contains("below"));
     }
 }

@@ -1,10 +1,11 @@
 //! Max, average and adaptive average pooling over one to three spatial axes, and `mean`
 //! over dimensions.
 
+use crate::aten::eval::swept;
 use crate::aten::program::{Argument, Node};
 use crate::onnx::cann;
 use crate::onnx::graph::Value;
-use crate::onnx::ops::{window_out, PoolNd};
+use crate::onnx::ops::{window_out, ConvNd, PoolNd};
 use crate::onnx::OnnxError;
 
 use super::super::lower::Lowering;
@@ -64,8 +65,10 @@ fn ai_cpu_keeps_meaning(sizes: &[u64], p: &PoolNd, include_pad: bool) -> Result<
 }
 
 impl<'p> Lowering<'p, '_> {
-    /// `max_pool1d/2d/3d` (and `_with_indices`, whose indices are never produced) over
-    /// `rank` spatial axes.
+    /// `max_pool1d/2d/3d` and `_with_indices` over `rank` spatial axes, batched or not (an
+    /// unbatched input pools each channel alone, the batch along them): ONNX `MaxPool`,
+    /// unless the indices are read or the window is dilated, which ATC's `MaxPool` cannot
+    /// compute: then torch's own scan ([`Lowering::max_pool_scan`]).
     pub(super) fn max_pool(
         &mut self,
         node: &Node,
@@ -75,13 +78,56 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let p = window(args, rank, "max pooling")?;
-        if args.sizes_or("dilation", rank, &[1]).or_shape()? != vec![1; rank] {
-            return Err(arg_error("dilated max pooling is not exported".into()));
+        let dilation = args.sizes_or("dilation", rank, &[1]).or_shape()?;
+        if dilation.len() != rank || dilation.contains(&0) {
+            return Err(arg_error(format!("max pooling with dilation {dilation:?}")));
         }
-        let y = self.g.max_pool_nd(scope, &x, &p)?;
+        let unbatched = x.shape().len() == rank;
+        let x = if unbatched {
+            let lifted: Vec<u64> = std::iter::once(1)
+                .chain(x.shape().iter().copied())
+                .collect();
+            self.g.reshape(scope, &x, &lifted)?
+        } else {
+            x
+        };
+        if x.shape().len() != rank + 1 {
+            return Err(arg_error(format!(
+                "max pooling over {rank} spatial axes of per-sample {:?}",
+                x.shape()
+            )));
+        }
+        let indexed = node
+            .outputs
+            .get(1)
+            .and_then(Argument::tensor_name)
+            .is_some_and(|name| !self.readers_of(name).is_empty());
+        let (y, indices) = if indexed || dilation.iter().any(|&d| d != 1) {
+            let (y, indices) = self.max_pool_scan(scope, &x, &p, &dilation)?;
+            (y, indexed.then_some(indices))
+        } else {
+            (self.g.max_pool_nd(scope, &x, &p)?, None)
+        };
+        let drop_channel = |l: &mut Self, v: Value| -> Result<Value, OnnxError> {
+            if unbatched {
+                let shape = v.shape()[1..].to_vec();
+                l.g.reshape(scope, &v, &shape)
+            } else {
+                Ok(v)
+            }
+        };
+        let y = drop_channel(self, y)?;
         self.bind(node, 0, y)?;
-        self.unproduced_from(node, 1);
-        Ok(())
+        match indices {
+            Some(indices) => {
+                let indices = drop_channel(self, indices)?;
+                self.bind(node, 1, indices)
+            }
+            None => {
+                self.unproduced_from(node, 1);
+                Ok(())
+            }
+        }
     }
 
     /// `avg_pool1d/2d/3d` over `rank` spatial axes; `ceil_mode` and `count_include_pad` are
@@ -96,15 +142,72 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let p = window(args, rank, "average pooling")?;
-        if args.optional_int("divisor_override").or_shape()?.is_some() {
-            return Err(arg_error(
-                "average pooling with divisor_override is not exported".into(),
-            ));
+        if let Some(divisor) = args.optional_int("divisor_override").or_shape()? {
+            let y = self.window_sum(scope, &x, &p)?;
+            let divisor = self
+                .g
+                .constant_scalar(&format!("{scope}.divisor"), divisor as f32);
+            let y = self.g.div_constant(scope, &y, &divisor)?;
+            return self.bind(node, 0, y);
         }
         let include_pad = args.bool_or("count_include_pad", true).or_shape()?;
         ai_cpu_keeps_meaning(&x.shape()[1..], &p, include_pad)?;
         let y = self.g.average_pool_nd(scope, &x, &p, include_pad)?;
         self.bind(node, 0, y)
+    }
+
+    /// The sum over each window of `x` (`[C, spatial…]`), the padding counting 0, as torch's
+    /// average pooling sums before dividing by `divisor_override`: the input padded with
+    /// zeros (also where a `ceil_mode` window reaches beyond), then a depthwise `Conv` by
+    /// a kernel of ones.
+    fn window_sum(&mut self, scope: &str, x: &Value, p: &PoolNd) -> Result<Value, OnnxError> {
+        let rank = p.kernel.len();
+        let (channels, sizes) = match x.shape().split_first() {
+            Some((&c, sizes)) if sizes.len() == rank => (c, sizes.to_vec()),
+            _ => {
+                return Err(arg_error(format!(
+                    "average pooling over {rank} spatial axes of per-sample {:?}",
+                    x.shape()
+                )))
+            }
+        };
+        let mut begin = vec![0i64; rank + 2];
+        let mut end = vec![0i64; rank + 2];
+        let mut padded = x.shape().to_vec();
+        for i in 0..rank {
+            let (k, s, pad) = (p.kernel[i], p.stride[i], p.pad[i]);
+            let o = swept(sizes[i], k, s, pad, 1, p.ceil)
+                .map_err(|e| arg_error(format!("average pooling of {sizes:?}: {e}")))?;
+            // Exactly what the `o` windows cover, so that the Conv makes no other window.
+            let reach = (o - 1) * s + k;
+            begin[i + 2] = pad as i64;
+            end[i + 2] = reach as i64 - (sizes[i] + pad) as i64;
+            padded[i + 1] = reach;
+        }
+        // A window sum needs no padding past its last window: a negative end crops.
+        let mut source = x.clone();
+        for i in 0..rank {
+            if end[i + 2] < 0 {
+                let keep = (sizes[i] as i64 + end[i + 2]) as u64;
+                source = self.g.slice(scope, &source, i + 1, 0..keep)?;
+                end[i + 2] = 0;
+            }
+        }
+        if begin.iter().chain(&end).any(|&v| v != 0) {
+            begin.extend(end);
+            source = self.emit_pad(scope, &source, begin, padded, "constant", 0.0);
+        }
+        let elements: u64 = p.kernel.iter().product();
+        let dims: Vec<u64> = [channels, 1].into_iter().chain(p.kernel.clone()).collect();
+        let ones = vec![1.0; (channels * elements) as usize];
+        let w = self.g.folded(&format!("{scope}.ones"), dims, &ones)?;
+        let conv = ConvNd {
+            stride: p.stride.clone(),
+            pad: vec![0; rank],
+            dilation: vec![1; rank],
+            groups: channels,
+        };
+        self.g.conv_nd(scope, &source, &w, None, &conv)
     }
 
     /// `adaptive_avg_pool1d/2d/3d`, batched or not: nothing when the size already matches,

@@ -462,6 +462,27 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.upsample(n, a, s, 3, Upsample::Nearest),
     ),
     op(
+        &[
+            "_upsample_nearest_exact1d.vec",
+            "_upsample_nearest_exact1d.default",
+        ],
+        |l, n, a, s| l.upsample(n, a, s, 1, Upsample::NearestExact),
+    ),
+    op(
+        &[
+            "_upsample_nearest_exact2d.vec",
+            "_upsample_nearest_exact2d.default",
+        ],
+        |l, n, a, s| l.upsample(n, a, s, 2, Upsample::NearestExact),
+    ),
+    op(
+        &[
+            "_upsample_nearest_exact3d.vec",
+            "_upsample_nearest_exact3d.default",
+        ],
+        |l, n, a, s| l.upsample(n, a, s, 3, Upsample::NearestExact),
+    ),
+    op(
         &["upsample_linear1d.vec", "upsample_linear1d.default"],
         |l, n, a, s| l.upsample(n, a, s, 1, Upsample::Linear),
     ),

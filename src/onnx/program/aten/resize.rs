@@ -18,6 +18,7 @@ use crate::aten::args::Args;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Upsample {
     Nearest,
+    NearestExact,
     Linear,
     Cubic,
 }
@@ -27,6 +28,7 @@ impl Upsample {
     fn kernel(self, align_corners: bool) -> Kernel {
         match self {
             Upsample::Nearest => Kernel::Nearest,
+            Upsample::NearestExact => Kernel::NearestExact,
             Upsample::Linear => Kernel::Linear { align_corners },
             Upsample::Cubic => Kernel::Cubic { align_corners },
         }
@@ -42,14 +44,10 @@ fn scale_names(rank: usize) -> &'static [&'static str] {
     }
 }
 
-/// Scale factors that do not give whole output sizes would make torch's source index use
-/// the factor, not out/in; only exact factors are exported.
-fn exact_factors(
-    args: &Args<'_>,
-    rank: usize,
-    sizes: &[u64],
-    out: &[u64],
-) -> Result<(), OnnxError> {
+/// The scale factor the call gives for each of the `rank` spatial axes (`None` for all
+/// when it gives output sizes): torch then maps sources by `1 / factor`, not by the ratio
+/// of the sizes, wherever the product is not a whole size.
+fn scale_factors(args: &Args<'_>, rank: usize) -> Result<Vec<Option<f64>>, OnnxError> {
     let factors: Vec<f64> = match args.optional_floats("scale_factors").or_shape()? {
         Some(f) => f.to_vec(),
         None => scale_names(rank)
@@ -60,24 +58,28 @@ fn exact_factors(
             })
             .collect(),
     };
-    let exact = factors.is_empty()
-        || (factors.len() == rank
-            && factors
-                .iter()
-                .zip(sizes.iter().zip(out))
-                .all(|(f, (&i, &o))| f * i as f64 == o as f64));
-    if exact {
-        Ok(())
-    } else {
-        Err(arg_error(format!(
-            "scale factors {factors:?} on {sizes:?} do not give whole sizes ({out:?}); pass size= instead"
-        )))
+    match factors.len() {
+        0 => Ok(vec![None; rank]),
+        n if n == rank => Ok(factors.into_iter().map(Some).collect()),
+        _ => Err(arg_error(format!(
+            "scale factors {factors:?} for {rank} spatial axes"
+        ))),
     }
+}
+
+/// Whether every factor gives its output size exactly (the sizes' ratio is then torch's
+/// scale, which ONNX `Resize` can take).
+fn exact(factors: &[Option<f64>], sizes: &[u64], out: &[u64]) -> bool {
+    factors
+        .iter()
+        .zip(sizes.iter().zip(out))
+        .all(|(f, (&i, &o))| f.is_none_or(|f| f * i as f64 == o as f64))
 }
 
 impl<'p> Lowering<'p, '_> {
     /// `upsample_<how>{rank}d` (`.vec` or `.default`): the output sizes are the recorded
-    /// ones, and scale factors, when given, must give exactly those sizes.
+    /// ones (torch's `⌊in · factor⌋` for scale factors), the sources torch's for the
+    /// factors given.
     pub(super) fn upsample(
         &mut self,
         node: &Node,
@@ -109,12 +111,14 @@ impl<'p> Lowering<'p, '_> {
                 x.shape()
             )));
         }
-        exact_factors(args, rank, sizes, out)?;
+        let factors = scale_factors(args, rank)?;
         let align_corners = args.bool_or("align_corners", false).or_shape()?;
         let kernel = how.kernel(align_corners);
-        // ATC's `Resize` takes 4-D inputs only; elsewhere, and on any axis where `Resize`
-        // would read other samples than torch, one MatMul per axis.
+        // ATC's `Resize` takes 4-D inputs only; elsewhere, on any axis where `Resize`
+        // would read other samples than torch, and for factors that are not the sizes'
+        // ratio, one MatMul per axis.
         let as_resize = rank == 2
+            && exact(&factors, sizes, out)
             && sizes
                 .iter()
                 .zip(out)
@@ -132,7 +136,7 @@ impl<'p> Lowering<'p, '_> {
                 let mode = Interpolation::Linear { align_corners };
                 emit::resize(&mut self.g, scope, node.label(), &x, out, mode)?
             }
-            _ => self.separable_resize(scope, node.label(), x, out, kernel)?,
+            _ => self.separable_resize(scope, node.label(), x, out, kernel, &factors)?,
         };
         self.bind(node, 0, y)
     }
@@ -164,17 +168,18 @@ impl<'p> Lowering<'p, '_> {
                 y.dims()
             )));
         };
-        exact_factors(args, rank, &y.dims()[first..], &target[first..])?;
+        let factors = scale_factors(args, rank)?;
         let align_corners = args.bool_or("align_corners", false).or_shape()?;
         let kernel = how.kernel(align_corners);
         let last = y.rank() - 1;
         for (axis, &to) in target.iter().enumerate().skip(first) {
             let from = y.dims()[axis];
-            if from == to {
+            let factor = factors[axis - first];
+            if from == to && factor.is_none() {
                 continue;
             }
             // `x · M` along the last axis is `linear` by `Mᵀ` (`[to, from]`).
-            let m = matrix(from, to, kernel);
+            let m = matrix(from, to, kernel, factor);
             let mt: Vec<f32> = (0..to as usize)
                 .flat_map(|j| (0..from as usize).map(move |i| (i, j)))
                 .map(|(i, j)| m[i * to as usize + j])
@@ -206,19 +211,20 @@ impl<'p> Lowering<'p, '_> {
         x: Value,
         out: &[u64],
         kernel: Kernel,
+        factors: &[Option<f64>],
     ) -> Result<Value, OnnxError> {
         let last = x.shape().len() - 1;
         let mut y = x;
         for (k, &size) in out.iter().enumerate() {
             let axis = k + 1;
             let input = y.shape()[axis];
-            if input == size {
+            if input == size && factors[k].is_none() {
                 continue;
             }
             let m = self.g.weight(
                 &format!("{names}.axis{k}"),
                 vec![input, size],
-                &matrix(input, size, kernel),
+                &matrix(input, size, kernel, factors[k]),
             )?;
             let mut swap: Vec<usize> = (0..=last).collect();
             swap.swap(axis, last);
