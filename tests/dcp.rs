@@ -386,6 +386,18 @@ fn shard_refuses_a_non_empty_folder_and_bad_rank_counts_leaving_nothing() {
 }
 
 #[test]
+fn a_memo_bomb_without_tensors_is_one_value_to_shard() {
+    // Lists that share one another name 1000^k entries in a few kilobytes. DCP walks into a
+    // list only when it holds a tensor or a mapping at some depth: this one holds neither,
+    // so it is one value, decided once per shared list rather than once per path (which
+    // ran for minutes).
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hostile/memo_bomb.pth");
+    let work = tempfile::tempdir().unwrap();
+    let sharded = shard_to(&input, 2, &work.path().join("dcp"));
+    assert_eq!((sharded.tensors, sharded.values), (0, 1));
+}
+
+#[test]
 fn the_cli_writes_a_folder_and_refuses_to_overwrite_without_force() {
     use std::process::Command;
     let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/zip_train_ckpt.pth");

@@ -411,7 +411,13 @@ impl GraphBuilder {
         let mut returned: HashSet<String> = HashSet::new();
         for (value, name, _) in &mut outputs {
             let produced = self.nodes.iter().any(|n| n.output.contains(&value.name));
-            if !produced || !returned.insert(value.name.clone()) {
+            if self.narrowed_by_atc(&value.name) {
+                // ATC's parser gives this output int32 (its plugin casts it; see
+                // `cann::Plugin::int32_outputs`): the graph's own Cast returns the type
+                // torch returns.
+                *value = self.cast_copy(value, name);
+                returned.insert(value.name.clone());
+            } else if !produced || !returned.insert(value.name.clone()) {
                 *value = self.copy(value, name);
                 returned.insert(value.name.clone());
             }
@@ -460,6 +466,28 @@ impl GraphBuilder {
         let shape = self.constant_i64(&format!("{name}.copy"), &vec![0; value.shape.len() + 1]);
         let inputs = vec![value.name.clone(), shape.name().to_owned()];
         self.node("Reshape", name, inputs, vec![], vec![value.shape.clone()])
+            .swap_remove(0)
+    }
+
+    /// Whether `name` is an output ATC's parser turns int32 where ONNX says int64 (TopK's
+    /// indices, ArgMax's result: [`super::cann::Plugin::int32_outputs`]).
+    fn narrowed_by_atc(&self, name: &str) -> bool {
+        self.nodes.iter().any(|n| {
+            let op = n.op_type.as_deref().unwrap_or("");
+            let narrowed = super::cann::plugin(op).map_or(&[][..], |p| p.int32_outputs);
+            n.output
+                .iter()
+                .position(|o| o == name)
+                .is_some_and(|k| narrowed.contains(&k))
+        })
+    }
+
+    /// A copy of `value` (named after output `name`) through a Cast to its own element
+    /// type: on the device, the Cast from the int32 ATC computes.
+    fn cast_copy(&mut self, value: &Value, name: &str) -> Value {
+        let attrs = vec![("to", Attr::Int(value.elem.data_type() as i64))];
+        let outputs = vec![(value.shape.clone(), value.elem)];
+        self.typed_node("Cast", name, vec![value.name.clone()], attrs, outputs)
             .swap_remove(0)
     }
 

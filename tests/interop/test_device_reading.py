@@ -36,11 +36,13 @@ class Interpolate(torch.nn.Module):
 
 
 class Args(torch.nn.Module):
-    """Kept arg axes off 1, argmin and topk indices as outputs (int64 in torch)."""
+    """Kept arg axes off 1, argmin and topk indices as outputs (int64 in torch; ATC's
+    plugins give int32, so an output straight from TopK's indices needs the graph's Cast)."""
 
     def forward(self, x):
         return (x.argmax(dim=2, keepdim=True), x.argmin(dim=-1, keepdim=True),
-                x.argmin(dim=1), x.topk(3, dim=-1)[1].float() * 2, x.topk(2, dim=1)[0])
+                x.argmin(dim=1), x.topk(3, dim=-1)[1].float() * 2, x.topk(2, dim=1)[0],
+                x.topk(2, dim=-1)[1])
 
 
 class Pool(torch.nn.Module):
