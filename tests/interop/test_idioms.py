@@ -24,7 +24,8 @@ and a 0-d constant made tensors (DeBERTa's attention scale, kornia's brightness 
 buckets), sizes computed through 0-d tensors (DINOv2's `int(sqrt(n - 1))`, MobileViT's
 ceil and floor division of sizes), DeBERTa's scores gathered by clamped int64
 positions expanded over batch × heads, kornia's mask of non-finite pixels (`isfinite` is
-bool) and integer arithmetic on token ids (min, max and clamp of int64 tensors, which
+bool), MobileBERT's shifted tokens (a pad list whose last pair reaches the batch and pads it by
+nothing) and integer arithmetic on token ids (min, max and clamp of int64 tensors, which
 ONNX's Min, Max and Clip take only from opset 12; numbers beyond float32's 2^24, exact at
 int64, in arithmetic and in factories, over the batch or not). Each is exported with
 torch.export and a dynamic batch, and (all but the int64
@@ -127,6 +128,7 @@ MODELS = {
     "size_root": (idioms.SizeRoot, [tokens]),
     "non_finite_pixels": (idioms.NonFinitePixels, [special_tokens]),
     "gather_scores": (idioms.GatherScores, [tokens]),
+    "shifted_tokens": (idioms.ShiftedTokens, [tokens]),
     "integer_extremes": (idioms.IntegerExtremes, [ids]),
     "exact_integers": (idioms.ExactIntegers, [ids]),
 }
@@ -141,7 +143,7 @@ EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos
             "seq_first_attention": "Softmax", "folded_rows": "MatMul",
             "channels_as_samples": "Conv", "size_scale": "Clip", "bucket_min": "Max",
             "size_root": "ReduceSum", "non_finite_pixels": "Where",
-            "gather_scores": "GatherElements", "integer_extremes": "Where"}
+            "gather_scores": "GatherElements", "integer_extremes": "Where", "shifted_tokens": "Pad"}
 
 
 

@@ -236,3 +236,8 @@ class GatherScores(nn.Module):  # DeBERTa's c2p and p2c scores: int64 relative p
         c2p = torch.clamp(pos + 2, 0, S - 1).unsqueeze(0).squeeze(0).expand([q.size(0), q.size(1), S])
         p2c = torch.clamp(-pos + 2, 0, S - 1).expand([q.size(0), q.size(1), S])
         return (torch.gather(scores, -1, c2p) + torch.gather(scores, -1, p2c)).view(b, 2, S, S)
+class ShiftedTokens(nn.Module):  # MobileBERT's trigram input: the tokens shifted by one, padded with a pair reaching the batch by nothing
+    def forward(self, x):
+        after = F.pad(x[:, 1:], [0, 0, 0, 1, 0, 0], value=0.0)
+        before = F.pad(x[:, :-1], [0, 0, 1, 0, 0, 0], value=0.0)
+        return torch.cat([after, x, before], dim=2)

@@ -42,6 +42,17 @@ pub(super) fn onnx_pads(shape: &[u64], pad: &[i64]) -> Result<(Vec<i64>, Vec<u64
     Ok((begin, out))
 }
 
+/// torch's pad list `pad` for a tensor of `per_sample_rank` axes after the batch, without
+/// its last pair when that pair reaches the batch and pads it by nothing (MobileBERT's
+/// `F.pad(x, [0, 0, 0, 1, 0, 0])` on a `[batch, seq, dim]` tensor): such a pad treats each
+/// sample alike. A pair that does pad the batch stays, and is refused.
+fn without_batch_pair(mut pad: Vec<i64>, per_sample_rank: usize) -> Vec<i64> {
+    if pad.len() == 2 * (per_sample_rank + 1) && pad[pad.len() - 2..] == [0, 0] {
+        pad.truncate(2 * per_sample_rank);
+    }
+    pad
+}
+
 /// What a replicate pad of an axis of `n` by `before` and `after` (negative: cropped)
 /// reads and repeats: output `j` is input `clamp(j − before, 0, n − 1)` (torch's
 /// `replication_pad*d`), so the inputs read are one run, whose first entry is repeated
@@ -148,6 +159,7 @@ impl<'p> Lowering<'p, '_> {
             }
             None => return Err(arg_error(format!("argument `{list}` is missing"))),
         };
+        let pad = without_batch_pair(pad, x.shape().len());
         // A pad of width zero everywhere (MONAI's 3-D replicate pad to a size the input
         // has already) leaves the tensor as it is, in every mode.
         if pad.iter().all(|&p| p == 0) {
@@ -300,6 +312,18 @@ impl<'p> Lowering<'p, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pair_padding_the_batch_by_nothing_is_dropped() {
+        // MobileBERT: F.pad(x, [0, 0, 0, 1, 0, 0]) on [batch, 15, 16].
+        assert_eq!(without_batch_pair(vec![0, 0, 0, 1, 0, 0], 2), [0, 0, 0, 1]);
+        // A pair that pads the batch stays (and is refused), as do shorter lists.
+        assert_eq!(
+            without_batch_pair(vec![0, 0, 0, 1, 1, 0], 2),
+            [0, 0, 0, 1, 1, 0]
+        );
+        assert_eq!(without_batch_pair(vec![0, 0, 0, 0], 2), [0, 0, 0, 0]);
+    }
 
     #[test]
     fn torch_pad_lists_become_onnx_pads() {
