@@ -855,6 +855,8 @@ pub const SCHEMAS: &[Schema] = &[
     schema("mT.default", &["self"], &[]),
     schema("masked_fill.Scalar", &["self", "mask", "value"], &[]),
     schema("masked_fill.Tensor", &["self", "mask", "value"], &[]),
+    schema("masked_fill_.Scalar", &["self", "mask", "value"], &[]),
+    schema("masked_fill_.Tensor", &["self", "mask", "value"], &[]),
     schema("matmul.default", &["self", "other"], &[]),
     schema("matrix_H.default", &["self"], &[]),
     schema("max.dim", &["self", "dim", "keepdim"], &[]),

@@ -25,7 +25,9 @@ buckets), sizes computed through 0-d tensors (DINOv2's `int(sqrt(n - 1))`, Mobil
 ceil and floor division of sizes), DeBERTa's scores gathered by clamped int64
 positions expanded over batch × heads, kornia's mask of non-finite pixels (`isfinite` is
 bool), MobileBERT's shifted tokens (a pad list whose last pair reaches the batch and pads it by
-nothing) and integer arithmetic on token ids (min, max and clamp of int64 tensors, which
+nothing), Falcon's key and value heads picked by negative indices, SEW-D's masked softmax
+(an autograd.Function whose in-place `masked_fill_` torch.export keeps; torch.jit.trace cannot
+record it) and integer arithmetic on token ids (min, max and clamp of int64 tensors, which
 ONNX's Min, Max and Clip take only from opset 12; numbers beyond float32's 2^24, exact at
 int64, in arithmetic and in factories, over the batch or not). Each is exported with
 torch.export and a dynamic batch, and (all but the int64
@@ -70,6 +72,10 @@ def mask(b, gen):
 def holes(b, gen):
     # Any position may be padding, the first included: SDPA then masks whole rows.
     return torch.randint(0, 2, (b, S), generator=gen)
+
+
+def scores(b, gen):
+    return torch.randn(b, S, S, generator=gen)
 
 
 def timestep(b, gen):
@@ -129,6 +135,8 @@ MODELS = {
     "non_finite_pixels": (idioms.NonFinitePixels, [special_tokens]),
     "gather_scores": (idioms.GatherScores, [tokens]),
     "shifted_tokens": (idioms.ShiftedTokens, [tokens]),
+    "fused_qkv": (idioms.FusedQkv, [tokens]),
+    "in_place_masked_softmax": (idioms.InPlaceMaskedSoftmax, [scores, holes]),
     "integer_extremes": (idioms.IntegerExtremes, [ids]),
     "exact_integers": (idioms.ExactIntegers, [ids]),
 }
@@ -167,8 +175,10 @@ def trace(model, makers, path):
 # The idioms the TorchScript route exports too, traced at batch 2 (the trace's code holds
 # the batch as `x.size(0)`, the strides as 0-d constants read back with `annotate(number)`).
 # Traces refuse these (an int64 timestep times a float; attention masks whose batch size a
-# trace records as a value): the `.pt2` route converts them.
-TRACED = sorted(set(MODELS) - {"timestep_scale", "sdpa_inf_mask", "sdpa_hidden_row"})
+# trace records as a value; an autograd.Function, which torch.jit.trace cannot record): the
+# `.pt2` route converts them.
+TRACED = sorted(set(MODELS) - {"timestep_scale", "sdpa_inf_mask", "sdpa_hidden_row",
+                               "in_place_masked_softmax"})
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

@@ -271,6 +271,8 @@ pub const EVALUATED: &[&str] = &[
     "logical_or.default",
     "masked_fill.Scalar",
     "masked_fill.Tensor",
+    "masked_fill_.Scalar",
+    "masked_fill_.Tensor",
     "max.dim",
     "max_pool1d.default",
     "max_pool1d_with_indices.default",

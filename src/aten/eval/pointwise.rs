@@ -259,7 +259,10 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
             };
             Tensor::zip(&x, &slope, |p, s| if p > 0.0 { p } else { p * s }, None)
         })(),
-        "masked_fill.Scalar" | "masked_fill.Tensor" => (|| {
+        "masked_fill.Scalar"
+        | "masked_fill.Tensor"
+        | "masked_fill_.Scalar"
+        | "masked_fill_.Tensor" => (|| {
             let x = a.tensor("self")?;
             let value = a.operand("value")?;
             if value.rank() != 0 {

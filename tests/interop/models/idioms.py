@@ -241,3 +241,17 @@ class ShiftedTokens(nn.Module):  # MobileBERT's trigram input: the tokens shifte
         after = F.pad(x[:, 1:], [0, 0, 0, 1, 0, 0], value=0.0)
         before = F.pad(x[:, :-1], [0, 0, 1, 0, 0, 0], value=0.0)
         return torch.cat([after, x, before], dim=2)
+class FusedQkv(nn.Module):  # Falcon's multi-query split: the key and value heads picked by the negative indices [-2] and [-1]
+    def forward(self, x):
+        qkv = x.view(x.shape[0], S, 4, D // 4)
+        return qkv[..., :-2, :] * qkv[..., [-2], :] + qkv[..., [-1], :]
+class _XSoftmax(torch.autograd.Function):  # SEW-D's and DeBERTa-v1's masked softmax; export keeps its in-place masked_fill_
+    @staticmethod
+    def forward(ctx, x, mask, dim):
+        hidden = ~(mask.to(torch.bool))
+        out = torch.softmax(x.masked_fill(hidden, torch.finfo(x.dtype).min), dim)
+        out.masked_fill_(hidden, 0)
+        return out
+class InPlaceMaskedSoftmax(nn.Module):  # the masked softmax of an autograd.Function: an in-place masked_fill_ on an activation
+    def forward(self, x, mask):
+        return _XSoftmax.apply(x, mask[:, None, :], -1)

@@ -32,6 +32,24 @@ pub(super) fn runs(indices: &[i64], size: u64) -> Result<Vec<Range<u64>>, String
     Ok(runs)
 }
 
+/// Python's negative positions into an axis of `size` made positive (`-1` is the last);
+/// those below `-size` stay negative, for [`runs`] to refuse as torch raises.
+fn from_the_end(positions: &mut [i64], size: u64) {
+    let size = size as i64;
+    for p in positions.iter_mut().filter(|p| (-size..0).contains(*p)) {
+        *p += size;
+    }
+}
+
+/// What a negative constant index means to the op that reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Negative {
+    /// `x[..., [-2]]` (`index.Tensor`): counted from the end of the axis, as Python's.
+    FromTheEnd,
+    /// `index_select`: torch raises "index out of range", so it is refused.
+    Refused,
+}
+
 impl<'p> Lowering<'p, '_> {
     /// Elements `from, from + step, …` below `to` of per-sample `axis` (`step` > 1).
     pub(super) fn strided_slice(
@@ -109,7 +127,7 @@ impl<'p> Lowering<'p, '_> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let axis = per_sample_axis(args.int_or("dim", 0).or_shape()?, x.shape().len() + 1)?;
         let index = args.tensor("index").or_shape()?;
-        let y = self.take_constant(scope, &x, axis, index)?;
+        let y = self.take_constant(scope, &x, axis, index, Negative::Refused)?;
         self.bind(node, 0, y)
     }
 
@@ -140,7 +158,7 @@ impl<'p> Lowering<'p, '_> {
             )));
         };
         let axis = per_sample_axis(dim as i64, x.shape().len() + 1)?;
-        let y = self.take_constant(scope, &x, axis, index)?;
+        let y = self.take_constant(scope, &x, axis, index, Negative::FromTheEnd)?;
         self.bind(node, 0, y)
     }
 
@@ -152,6 +170,7 @@ impl<'p> Lowering<'p, '_> {
         x: &Value,
         axis: usize,
         index: &str,
+        negative: Negative,
     ) -> Result<Value, OnnxError> {
         if !self.is_constant(index) {
             return Err(arg_error(
@@ -165,7 +184,10 @@ impl<'p> Lowering<'p, '_> {
                 index.dims()
             )));
         }
-        let values = index.to_i64().map_err(arg_error)?;
+        let mut values = index.to_i64().map_err(arg_error)?;
+        if negative == Negative::FromTheEnd {
+            from_the_end(&mut values, x.shape()[axis]);
+        }
         self.take_values(scope, x, axis, &values)
     }
 
@@ -199,6 +221,14 @@ impl<'p> Lowering<'p, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn negative_positions_count_from_the_end() {
+        let mut positions = [-2, 1, -1, -5];
+        from_the_end(&mut positions, 4);
+        assert_eq!(positions, [2, 1, 3, -5]);
+        assert!(runs(&positions, 4).is_err());
+    }
 
     #[test]
     fn indices_group_into_runs() {

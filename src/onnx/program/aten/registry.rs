@@ -548,7 +548,12 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.where_(n, a, s),
     ),
     op(
-        &["masked_fill.Scalar", "masked_fill.Tensor"],
+        &[
+            "masked_fill.Scalar",
+            "masked_fill.Tensor",
+            "masked_fill_.Scalar",
+            "masked_fill_.Tensor",
+        ],
         |l, n, a, s| l.masked_fill(n, a, s),
     ),
     op(
