@@ -7,12 +7,18 @@ rather than only each package's defaults:
   model YAMLs, set up as its ONNX exporter sets them (fused, every head in export mode with the
   raw output and no NMS);
 - `hf_text`: Hugging Face text encoders (DistilBERT, RoBERTa, ALBERT, ELECTRA, DeBERTa-v2, the
-  T5 encoder, CLIP's text tower, BERT) with and without an `attention_mask` input, and
-  decoders without KV cache (GPT-2, LLaMA, Qwen2, Mistral, Phi), from tiny configs;
-- `hf_vision`: Hugging Face vision backbones (DINOv2, Swin, ConvNeXt, DeiT, BEiT, SegFormer,
-  MobileViT, LeViT, PoolFormer, RegNet, ResNet, EfficientNet, BiT, DPT, GLPN, YOLOS, ViT-MAE,
-  SigLIP, CLIP, FocalNet) and speech encoders (HuBERT, WavLM, Data2Vec audio, the Audio
-  Spectrogram Transformer), from tiny configs;
+  T5 encoder, CLIP's text tower, BERT, XLM-R, MPNet, MobileBERT, SqueezeBERT, ConvBERT,
+  ModernBERT, RoFormer, Funnel, ESM, ERNIE, BigBird, Longformer, XLNet) with and without an
+  `attention_mask` input, and decoders without KV cache (GPT-2, LLaMA, Qwen2, Qwen3, Mistral,
+  Phi, Phi-3, Gemma 1-3, OPT, BLOOM, GPT-NeoX, StableLM, StarCoder2, OLMo 1-2, Granite,
+  Falcon, GPT-J, CodeGen, SmolLM3), from tiny configs;
+- `hf_vision`: Hugging Face vision backbones (DINOv2, DINOv3, Swin, ConvNeXt, DeiT, BEiT,
+  SegFormer, MobileViT, LeViT, PoolFormer, RegNet, ResNet, EfficientNet, BiT, DPT, GLPN,
+  YOLOS, ViT-MAE, SigLIP, CLIP, FocalNet, PVTv2, MobileNet v1-v2, CvT, SwiftFormer, Hiera,
+  ViTDet, I-JEPA, ViT-MSN, TextNet, SAM's image encoder), dense and detection heads (UperNet,
+  Depth Anything, DETR, RT-DETR), video (VideoMAE, TimeSformer, ViViT) and speech encoders
+  (HuBERT, WavLM, Data2Vec audio, the Audio Spectrogram Transformer, Wav2Vec2-Conformer, SEW,
+  SEW-D, UniSpeech-SAT), from tiny configs;
 - `diffusers`: UNet2DConditionModel (int64 per-sample timestep, text conditioning),
   UNet2DModel and AutoencoderKL's encoder and decoder;
 - `smp`: segmentation-models-pytorch decoders over several encoders;
@@ -91,8 +97,12 @@ def build_ultralytics(arch):
 
 # ------------------------------------------------------------------ Hugging Face text
 HF_ENCODERS = ("distilbert", "roberta", "albert", "electra", "deberta_v2", "t5_encoder",
-               "clip_text", "bert", "xlm_roberta", "mpnet")
-HF_DECODERS = ("gpt2", "llama", "qwen2", "mistral", "phi")
+               "clip_text", "bert", "xlm_roberta", "mpnet", "mobilebert", "squeezebert",
+               "convbert", "modernbert", "roformer", "funnel", "esm", "ernie", "big_bird",
+               "longformer", "xlnet")
+HF_DECODERS = ("gpt2", "llama", "qwen2", "mistral", "phi", "gemma", "gemma2", "gemma3_text",
+               "phi3", "opt", "bloom", "gpt_neox", "stablelm", "starcoder2", "olmo", "olmo2",
+               "granite", "falcon", "gptj", "codegen", "qwen3", "smollm3")
 # A dynamic sequence length besides the batch (`Dim("seq", max=64)`): encoders with their
 # `attention_mask`, decoders from their ids alone and with one.
 HF_DYNAMIC_SEQ = ("distilbert_mask", "roberta_mask", "albert_mask", "electra_mask",
@@ -146,6 +156,88 @@ def hf_text_model(name):
                                                 **dec))
     if name == "phi":
         return hf.PhiModel(hf.PhiConfig(**dec))
+    return hf_text_model_more(name)
+
+
+def hf_text_model_more(name):
+    """Tiny configs of the text models added in the second batch."""
+    import transformers as hf
+    small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                 intermediate_size=64, vocab_size=VOCAB)
+    enc = dict(max_position_embeddings=64, **small)
+    dec = dict(max_position_embeddings=64, **small)
+    if name == "mobilebert":
+        return hf.MobileBertModel(hf.MobileBertConfig(embedding_size=16, intra_bottleneck_size=16,
+                                                      num_feedforward_networks=2, **enc),
+                                  add_pooling_layer=False)
+    if name == "squeezebert":
+        return hf.SqueezeBertModel(hf.SqueezeBertConfig(embedding_size=32, **enc))
+    if name == "convbert":
+        return hf.ConvBertModel(hf.ConvBertConfig(embedding_size=32, conv_kernel_size=3, **enc))
+    if name == "modernbert":
+        return hf.ModernBertModel(hf.ModernBertConfig(
+            global_attn_every_n_layers=2, local_attention=8, pad_token_id=0,
+            **{k: v for k, v in enc.items()}))
+    if name == "roformer":
+        return hf.RoFormerModel(hf.RoFormerConfig(embedding_size=32, **enc))
+    if name == "funnel":
+        return hf.FunnelBaseModel(hf.FunnelConfig(vocab_size=VOCAB, block_sizes=[1, 1], d_model=32,
+                                                  n_head=2, d_head=16, d_inner=64))
+    if name == "esm":
+        return hf.EsmModel(hf.EsmConfig(position_embedding_type="rotary", pad_token_id=1,
+                                        mask_token_id=2, **enc), add_pooling_layer=False)
+    if name == "ernie":
+        return hf.ErnieModel(hf.ErnieConfig(**enc), add_pooling_layer=False)
+    if name == "big_bird":
+        return hf.BigBirdModel(hf.BigBirdConfig(attention_type="original_full", **enc),
+                               add_pooling_layer=False)
+    if name == "longformer":
+        return hf.LongformerModel(hf.LongformerConfig(attention_window=[4, 4], pad_token_id=1,
+                                                      **enc), add_pooling_layer=False)
+    if name == "xlnet":
+        return hf.XLNetModel(hf.XLNetConfig(vocab_size=VOCAB, d_model=32, n_layer=2, n_head=2,
+                                            d_inner=64))
+    if name == "gemma":
+        return hf.GemmaModel(hf.GemmaConfig(num_key_value_heads=1, head_dim=16, **dec))
+    if name == "gemma2":
+        return hf.Gemma2Model(hf.Gemma2Config(num_key_value_heads=1, head_dim=16,
+                                              sliding_window=8, **dec))
+    if name == "gemma3_text":
+        return hf.Gemma3TextModel(hf.Gemma3TextConfig(num_key_value_heads=1, head_dim=16,
+                                                      sliding_window=8, **dec))
+    if name == "phi3":
+        return hf.Phi3Model(hf.Phi3Config(num_key_value_heads=1, pad_token_id=0, **dec))
+    if name == "opt":
+        return hf.OPTModel(hf.OPTConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
+                                        num_attention_heads=2, ffn_dim=64, word_embed_proj_dim=32,
+                                        max_position_embeddings=64))
+    if name == "bloom":
+        return hf.BloomModel(hf.BloomConfig(vocab_size=VOCAB, hidden_size=32, n_layer=2, n_head=2))
+    if name == "gpt_neox":
+        return hf.GPTNeoXModel(hf.GPTNeoXConfig(**dec))
+    if name == "stablelm":
+        return hf.StableLmModel(hf.StableLmConfig(num_key_value_heads=1, **dec))
+    if name == "starcoder2":
+        return hf.Starcoder2Model(hf.Starcoder2Config(num_key_value_heads=1, **dec))
+    if name == "olmo":
+        return hf.OlmoModel(hf.OlmoConfig(num_key_value_heads=1, pad_token_id=0, **dec))
+    if name == "olmo2":
+        return hf.Olmo2Model(hf.Olmo2Config(num_key_value_heads=1, pad_token_id=0, **dec))
+    if name == "granite":
+        return hf.GraniteModel(hf.GraniteConfig(num_key_value_heads=1, **dec))
+    if name == "falcon":
+        return hf.FalconModel(hf.FalconConfig(vocab_size=VOCAB, hidden_size=32,
+                                              num_hidden_layers=2, num_attention_heads=2))
+    if name == "gptj":
+        return hf.GPTJModel(hf.GPTJConfig(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=2,
+                                          rotary_dim=8, n_positions=64))
+    if name == "codegen":
+        return hf.CodeGenModel(hf.CodeGenConfig(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4,
+                                                rotary_dim=4, n_positions=64, n_ctx=64))
+    if name == "qwen3":
+        return hf.Qwen3Model(hf.Qwen3Config(num_key_value_heads=1, head_dim=16, **dec))
+    if name == "smollm3":
+        return hf.SmolLM3Model(hf.SmolLM3Config(num_key_value_heads=1, pad_token_id=0, **dec))
     raise KeyError(name)
 
 
@@ -392,7 +484,10 @@ HF_VISION = ("dinov2", "dinov2_registers", "swin", "swinv2", "convnext", "convne
              "beit", "data2vec_vision", "segformer", "mobilevit", "mobilevitv2", "levit",
              "poolformer", "regnet", "resnet", "efficientnet", "bit", "dpt", "glpn",
              "yolos", "vit_mae", "siglip_vision", "clip_vision", "vit_pooled", "focalnet",
-             "hubert", "wavlm", "audio_spectrogram", "data2vec_audio")
+             "hubert", "wavlm", "audio_spectrogram", "data2vec_audio", "pvt_v2", "mobilenet_v2",
+             "mobilenet_v1", "cvt", "swiftformer", "hiera", "vitdet", "upernet", "depth_anything",
+             "sam_vision", "detr", "rt_detr", "ijepa", "vit_msn", "dinov3", "textnet", "videomae",
+             "timesformer", "vivit", "wav2vec2_conformer", "sew", "sew_d", "unispeech_sat")
 
 
 def hf_vision_model(name):
@@ -494,6 +589,118 @@ def hf_vision_model(name):
             hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
             patch_size=8, frequency_stride=8, time_stride=8, num_mel_bins=32,
             max_length=64)), (Input("input_values", (64, 32)),)
+    return hf_vision_model_more(name)
+
+
+def hf_vision_model_more(name):
+    """`(model, inputs)`: tiny configs of the vision, video and audio models added in the second
+    batch."""
+    import transformers as hf
+    vit = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+               intermediate_size=64, image_size=64, patch_size=8)
+    image = (Input("pixel_values", (3, 64, 64)),)
+    if name == "pvt_v2":
+        return hf.PvtV2Model(hf.PvtV2Config(image_size=64, depths=[1, 1], hidden_sizes=[16, 32],
+                                            num_encoder_blocks=2, sr_ratios=[2, 1],
+                                            num_attention_heads=[1, 2], patch_sizes=[7, 3],
+                                            strides=[4, 2], mlp_ratios=[2, 2])), image
+    if name == "mobilenet_v2":
+        return hf.MobileNetV2Model(hf.MobileNetV2Config(image_size=64, depth_multiplier=0.35)), image
+    if name == "mobilenet_v1":
+        return hf.MobileNetV1Model(hf.MobileNetV1Config(image_size=64, depth_multiplier=0.25)), image
+    if name == "cvt":
+        return hf.CvtModel(hf.CvtConfig(depth=[1, 2, 3], embed_dim=[16, 24, 32],
+                                        num_heads=[1, 2, 2])), image
+    if name == "swiftformer":
+        return hf.SwiftFormerModel(hf.SwiftFormerConfig(depths=[1, 1, 1, 1],
+                                                        embed_dims=[16, 16, 32, 32])), image
+    if name == "hiera":
+        return hf.HieraModel(hf.HieraConfig(image_size=[64, 64], embed_dim=16, depths=[1, 1, 1, 1],
+                                            num_heads=[1, 2, 2, 4], patch_stride=[4, 4],
+                                            query_stride=[2, 2], masked_unit_size=[8, 8])), image
+    if name == "vitdet":
+        return hf.VitDetModel(hf.VitDetConfig(hidden_size=32, num_hidden_layers=2,
+                                              num_attention_heads=2, image_size=64,
+                                              patch_size=8, pretrain_image_size=64,
+                                              window_size=4, window_block_indices=[0],
+                                              use_relative_position_embeddings=True)), image
+    if name == "upernet":
+        backbone = hf.ConvNextConfig(depths=[1, 1, 1, 1], hidden_sizes=[8, 16, 24, 32],
+                                     out_features=["stage1", "stage2", "stage3", "stage4"])
+        return hf.UperNetForSemanticSegmentation(hf.UperNetConfig(
+            backbone_config=backbone, hidden_size=16, auxiliary_in_channels=24,
+            auxiliary_channels=8, num_labels=3)), image
+    if name == "depth_anything":
+        backbone = hf.Dinov2Config(hidden_size=32, num_hidden_layers=4, num_attention_heads=2,
+                                   intermediate_size=64, image_size=56, patch_size=14,
+                                   out_indices=[1, 2, 3, 4], reshape_hidden_states=False)
+        return hf.DepthAnythingForDepthEstimation(hf.DepthAnythingConfig(
+            backbone_config=backbone, neck_hidden_sizes=[8, 16, 24, 32], fusion_hidden_size=16,
+            head_hidden_size=8, reassemble_hidden_size=32, patch_size=14)), (Input("pixel_values", (3, 56, 56)),)
+    if name == "sam_vision":
+        return hf.SamVisionModel(hf.SamVisionConfig(hidden_size=32, output_channels=16,
+                                                    num_hidden_layers=2, num_attention_heads=2,
+                                                    image_size=64, patch_size=8, window_size=4,
+                                                    global_attn_indexes=[1], mlp_dim=64)), image
+    if name == "detr":
+        backbone = hf.ResNetConfig(hidden_sizes=[16, 32, 48, 64], depths=[1, 1, 1, 1],
+                                   embedding_size=16, out_features=["stage4"])
+        return hf.DetrForObjectDetection(hf.DetrConfig(
+            use_timm_backbone=False, backbone_config=backbone, d_model=32, encoder_layers=1,
+            decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
+            encoder_ffn_dim=64, decoder_ffn_dim=64, num_queries=10, num_labels=3,
+            use_pretrained_backbone=False)), image
+    if name == "rt_detr":
+        backbone = hf.RTDetrResNetConfig(hidden_sizes=[16, 32, 48, 64], depths=[1, 1, 1, 1],
+                                         embedding_size=16, out_features=["stage2", "stage3", "stage4"])
+        return hf.RTDetrForObjectDetection(hf.RTDetrConfig(
+            backbone_config=backbone, encoder_hidden_dim=32, encoder_in_channels=[32, 48, 64],
+            d_model=32, encoder_ffn_dim=64, decoder_ffn_dim=64, num_queries=10,
+            decoder_layers=1, encoder_layers=1, num_labels=3, num_feature_levels=3,
+            decoder_in_channels=[32, 32, 32], anchor_image_size=None,
+            encoder_attention_heads=2, decoder_attention_heads=2)), image
+    if name == "ijepa":
+        return hf.IJepaModel(hf.IJepaConfig(**vit)), image
+    if name == "vit_msn":
+        return hf.ViTMSNModel(hf.ViTMSNConfig(**vit)), image
+    if name == "dinov3":
+        return hf.DINOv3ViTModel(hf.DINOv3ViTConfig(hidden_size=32, num_hidden_layers=2,
+                                                    num_attention_heads=2, intermediate_size=64,
+                                                    image_size=64, patch_size=8,
+                                                    num_register_tokens=2)), image
+    if name == "textnet":
+        return hf.TextNetModel(hf.TextNetConfig()), image
+    video = (Input("pixel_values", (4, 3, 32, 32)),)
+    if name == "videomae":
+        return hf.VideoMAEModel(hf.VideoMAEConfig(image_size=32, patch_size=8, num_frames=4,
+                                                  tubelet_size=2, hidden_size=32,
+                                                  num_hidden_layers=2, num_attention_heads=2,
+                                                  intermediate_size=64)), video
+    if name == "timesformer":
+        return hf.TimesformerModel(hf.TimesformerConfig(image_size=32, patch_size=8, num_frames=4,
+                                                        hidden_size=32, num_hidden_layers=2,
+                                                        num_attention_heads=2,
+                                                        intermediate_size=64)), video
+    if name == "vivit":
+        return hf.VivitModel(hf.VivitConfig(image_size=32, num_frames=4, tubelet_size=[2, 8, 8],
+                                            hidden_size=32, num_hidden_layers=2,
+                                            num_attention_heads=2, intermediate_size=64),
+                             add_pooling_layer=False), (Input("pixel_values", (4, 3, 32, 32)),)
+    audio = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                 intermediate_size=64, conv_dim=(16, 16), conv_stride=(5, 2),
+                 conv_kernel=(10, 3), num_conv_pos_embeddings=16,
+                 num_conv_pos_embedding_groups=2)
+    wave = (Input("input_values", (800,)),)
+    if name == "wav2vec2_conformer":
+        return hf.Wav2Vec2ConformerModel(hf.Wav2Vec2ConformerConfig(
+            position_embeddings_type="rotary", conv_depthwise_kernel_size=7, **audio)), wave
+    if name == "sew":
+        return hf.SEWModel(hf.SEWConfig(squeeze_factor=2, **audio)), wave
+    if name == "sew_d":
+        return hf.SEWDModel(hf.SEWDConfig(squeeze_factor=2, max_position_embeddings=64,
+                                          position_buckets=16, **audio)), wave
+    if name == "unispeech_sat":
+        return hf.UniSpeechSatModel(hf.UniSpeechSatConfig(**audio)), wave
     raise KeyError(name)
 
 
