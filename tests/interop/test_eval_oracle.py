@@ -385,6 +385,9 @@ CASES = [
       ["feature_dropout.default", "feature_dropout_.default", "alpha_dropout.default",
        "alpha_dropout_.default", "feature_alpha_dropout.default",
        "feature_alpha_dropout_.default"]],
+    # In training mode without a mask: p = 0 is the input, p = 1 the input times 0.
+    *[C(t, T(2, 3, 2), p, True) for t in ("dropout.default", "feature_alpha_dropout.default")
+      for p in (0.0, 1.0)],
     C("fill_.Scalar", T(2, 3), -1.5, dtypes=NUMERIC),
     C("fill.Scalar", T(2, 3), -1.5, dtypes=NUMERIC),
     C("fill_.Tensor", T(2, 3), T(), dtypes=(F32,)),
