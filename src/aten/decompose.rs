@@ -484,6 +484,39 @@ pub const POINTWISE: &[Pointwise] = &[
         ),
     ),
     rule("isnan.default", "torch._refs.isnan", F(Fn::IsNan, &[X])),
+    // A real tensor's entries are all real: true, NaN included (its NaN flag equals
+    // itself; onnxruntime has no `Where` of bools).
+    rule(
+        "isreal.default",
+        "torch._refs.isreal (ones_like of a real tensor)",
+        F(
+            Fn::Equal,
+            &[
+                F(Fn::Float, &[F(Fn::IsNan, &[X])]),
+                F(Fn::Float, &[F(Fn::IsNan, &[X])]),
+            ],
+        ),
+    ),
+    // ATen's angle_impl of a real value: NaN kept, π below 0, 0 otherwise (−0 included).
+    rule(
+        "angle.default",
+        "aten angle_impl (π for x < 0, NaN kept)",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::IsNan, &[X]),
+                X,
+                F(
+                    Fn::Where,
+                    &[
+                        F(Fn::Less, &[X, Num(0.0)]),
+                        Num(std::f32::consts::PI),
+                        Num(0.0),
+                    ],
+                ),
+            ],
+        ),
+    ),
     rule(
         "isinf.default",
         "torch._refs.isinf (|x| = inf)",
@@ -608,6 +641,38 @@ pub fn relayout(node: &Node, op: &str, rank: usize) -> Option<Result<Vec<Relayou
     RELAYOUTS.contains(&op).then(steps)
 }
 
+/// What a dropout computes (`dropout`, `feature_dropout`, `alpha_dropout`,
+/// `feature_alpha_dropout`, in place or not), as ATen's `_dropout_impl` (Dropout.cpp)
+/// decides before drawing any random number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dropout {
+    /// Its input: out of training mode, or with probability 0.
+    Identity,
+    /// Its input times 0 (`multiply(input, zeros({}))`), with probability 1: ±0 by the
+    /// input's sign, NaN for NaN and ±inf.
+    Zeroed,
+}
+
+/// The [`Dropout`] of a dropout `node` (tensor argument `input`, or `self` in place);
+/// an error for a probability strictly between 0 and 1 in training mode, whose mask is
+/// drawn from torch's generator, or for one outside [0, 1], which torch rejects.
+pub fn dropout(node: &Node) -> Result<Dropout, String> {
+    let args = Args(node);
+    let p = args.float_or("p", 0.5)?;
+    if !args.bool_or("train", false)? || p == 0.0 {
+        return Ok(Dropout::Identity);
+    }
+    if p == 1.0 {
+        return Ok(Dropout::Zeroed);
+    }
+    if !(0.0..=1.0).contains(&p) {
+        return Err(format!("dropout probability {p} is outside [0, 1]"));
+    }
+    Err(format!(
+        "dropout with probability {p} is in training mode, so its mask is drawn from torch's generator; export the model after `model.eval()`"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -639,6 +704,20 @@ mod tests {
         }
     }
 
+    #[test]
+    fn dropout_is_computed_only_when_no_mask_is_drawn() {
+        let case = |p: &str, train: bool| {
+            dropout(&node(&format!(
+                r#"{{"name": "p", "arg": {{"as_float": {p}}}}}, {{"name": "train", "arg": {{"as_bool": {train}}}}}"#
+            )))
+        };
+        assert_eq!(case("0.5", false), Ok(Dropout::Identity));
+        assert_eq!(case("0.0", true), Ok(Dropout::Identity));
+        assert_eq!(case("1.0", true), Ok(Dropout::Zeroed));
+        assert!(case("0.5", true).unwrap_err().contains("generator"));
+        assert!(case("1.5", true).unwrap_err().contains("outside"));
+    }
+
     /// The special values torch gives (checked in torch 2.13).
     #[test]
     fn special_values_are_torchs() {
@@ -663,6 +742,10 @@ mod tests {
         assert_eq!(at("nan_to_num.default", f32::NAN), 0.0);
         assert_eq!(at("nan_to_num.default", f32::NEG_INFINITY), f32::MIN);
         assert_eq!(at("special_entr.default", -1.0), f32::NEG_INFINITY);
+        assert_eq!(at("isreal.default", f32::NAN), 1.0);
+        assert_eq!(at("angle.default", -0.0), 0.0);
+        assert!(at("angle.default", f32::NAN).is_nan());
+        assert_eq!(at("angle.default", f32::NEG_INFINITY), std::f32::consts::PI);
         assert_eq!(at("isposinf.default", f32::INFINITY), 1.0);
         assert_eq!(at("isposinf.default", f32::NEG_INFINITY), 0.0);
         assert!(at("celu.default", -0.0).is_sign_negative());

@@ -22,6 +22,7 @@ pub mod args;
 pub mod decompose;
 pub mod diag;
 pub mod eval;
+pub mod fourier;
 pub mod inline;
 pub mod program;
 pub mod refused;

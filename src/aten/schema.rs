@@ -64,10 +64,6 @@ const fn schema(
     }
 }
 
-/// Why adaptive max pooling of a constant is not evaluated.
-const ADAPTIVE_MAX: &str =
-    "its indices output (the place of each window's maximum) is not computed on constants";
-
 /// A row whose op is not evaluated on constants, for `reason`.
 const fn not_evaluated(schema: Schema, reason: &'static str) -> Schema {
     Schema {
@@ -295,8 +291,30 @@ pub const SCHEMAS: &[Schema] = &[
     ),
     schema("_unsafe_view.default", &["self", "size"], &[]),
     schema(
+        "_upsample_bicubic2d_aa.default",
+        &[
+            "self",
+            "output_size",
+            "align_corners",
+            "scales_h",
+            "scales_w",
+        ],
+        &[],
+    ),
+    schema(
         "_upsample_bicubic2d_aa.vec",
         &["input", "output_size", "align_corners", "scale_factors"],
+        &[],
+    ),
+    schema(
+        "_upsample_bilinear2d_aa.default",
+        &[
+            "self",
+            "output_size",
+            "align_corners",
+            "scales_h",
+            "scales_w",
+        ],
         &[],
     ),
     schema(
@@ -341,18 +359,9 @@ pub const SCHEMAS: &[Schema] = &[
     schema("adaptive_avg_pool1d.default", &["self", "output_size"], &[]),
     schema("adaptive_avg_pool2d.default", &["self", "output_size"], &[]),
     schema("adaptive_avg_pool3d.default", &["self", "output_size"], &[]),
-    not_evaluated(
-        schema("adaptive_max_pool1d.default", &["self", "output_size"], &[]),
-        ADAPTIVE_MAX,
-    ),
-    not_evaluated(
-        schema("adaptive_max_pool2d.default", &["self", "output_size"], &[]),
-        ADAPTIVE_MAX,
-    ),
-    not_evaluated(
-        schema("adaptive_max_pool3d.default", &["self", "output_size"], &[]),
-        ADAPTIVE_MAX,
-    ),
+    schema("adaptive_max_pool1d.default", &["self", "output_size"], &[]),
+    schema("adaptive_max_pool2d.default", &["self", "output_size"], &[]),
+    schema("adaptive_max_pool3d.default", &["self", "output_size"], &[]),
     schema("add.Scalar", &["self", "other", "alpha"], &[]),
     schema("add.Tensor", &["self", "other"], &["alpha"]),
     schema("add_.Tensor", &["self", "other"], &["alpha"]),
@@ -380,6 +389,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("alpha_dropout_.default", &["self", "p", "train"], &[]),
     schema("amax.default", &["self", "dim", "keepdim"], &[]),
     schema("amin.default", &["self", "dim", "keepdim"], &[]),
+    schema("angle.default", &["self"], &[]),
     schema("any.dim", &["self", "dim", "keepdim"], &[]),
     schema("any.dims", &["self", "dim", "keepdim"], &[]),
     schema(
@@ -399,6 +409,12 @@ pub const SCHEMAS: &[Schema] = &[
     ),
     schema("argmax.default", &["self", "dim", "keepdim"], &[]),
     schema("argmin.default", &["self", "dim", "keepdim"], &[]),
+    schema("argsort.default", &["self", "dim", "descending"], &[]),
+    schema(
+        "argsort.stable",
+        &["self"],
+        &["stable", "dim", "descending"],
+    ),
     schema("asin.default", &["self"], &[]),
     schema("asinh.default", &["self"], &[]),
     schema("atan.default", &["self"], &[]),
@@ -690,6 +706,14 @@ pub const SCHEMAS: &[Schema] = &[
     ),
     schema("feature_dropout.default", &["input", "p", "train"], &[]),
     schema("feature_dropout_.default", &["self", "p", "train"], &[]),
+    schema("fft_fftshift.default", &["self", "dim"], &[]),
+    schema("fft_hfft.default", &["self", "n", "dim", "norm"], &[]),
+    schema("fft_hfft2.default", &["self", "s", "dim", "norm"], &[]),
+    schema("fft_hfftn.default", &["self", "s", "dim", "norm"], &[]),
+    schema("fft_ifftshift.default", &["self", "dim"], &[]),
+    schema("fft_irfft.default", &["self", "n", "dim", "norm"], &[]),
+    schema("fft_irfft2.default", &["self", "s", "dim", "norm"], &[]),
+    schema("fft_irfftn.default", &["self", "s", "dim", "norm"], &[]),
     schema("fill.Scalar", &["self", "value"], &[]),
     schema("fill_.Scalar", &["self", "value"], &[]),
     schema("fill_.Tensor", &["self", "value"], &[]),
@@ -786,6 +810,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("isnan.default", &["self"], &[]),
     schema("isneginf.default", &["self"], &[]),
     schema("isposinf.default", &["self"], &[]),
+    schema("isreal.default", &["self"], &[]),
     not_evaluated(
         schema("item.default", &["self"], &[]),
         "its result is a number, not a tensor: a constant's is read where an argument names it",
@@ -956,6 +981,8 @@ pub const SCHEMAS: &[Schema] = &[
         &["self", "nan", "posinf", "neginf"],
         &[],
     ),
+    schema("nanmean.default", &["self", "dim", "keepdim"], &["dtype"]),
+    schema("nansum.default", &["self", "dim", "keepdim"], &["dtype"]),
     schema("narrow.default", &["self", "dim", "start", "length"], &[]),
     schema(
         "narrow_copy.default",

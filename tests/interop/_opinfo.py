@@ -250,7 +250,10 @@ def check_file(path, fn, inputs):
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
-    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    try:
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as e:  # noqa: BLE001 - a file onnxruntime cannot load is wrong
+        return f"onnxruntime cannot load the file: {last_line(str(e))}"
     name = session.get_inputs()[0].name
     for x in inputs:
         try:

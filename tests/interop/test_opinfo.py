@@ -55,6 +55,14 @@ DECOMPOSED = {
     "nn.functional.interpolate.bicubic": 12, "nn.functional.upsample_nearest": 6,
     # nearest-exact (ATC's Resize never reads nearest_mode): a MatMul picking the samples.
     "nn.functional.interpolate.nearest-exact": 20,
+    # Deterministic dropouts in training mode (p = 0: the input; p = 1: the input times 0).
+    "nn.functional.dropout": 4, "nn.functional.feature_alpha_dropout.with_train": 3,
+    # Real-valued FFTs as MatMuls by cos/sin matrices, and shifts as rolls.
+    "fft.irfft": 0, "fft.hfftn": 0, "fft.fftshift": 2,
+    # Adaptive max pooling with its indices (torch's scan), argsort by pairwise ranks.
+    "nn.functional.adaptive_max_pool3d": 17, "argsort": 36,
+    # nansum/nanmean, and antialiased bilinear resampling as a MatMul per axis.
+    "nansum": 13, "_upsample_bilinear2d_aa": 2,
 }
 # Ops refused for a reason in opset 11 or ATC that torch's own data gives (a tag, a
 # namespace, a dtype), each with a sample and words its refusal must hold.

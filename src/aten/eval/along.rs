@@ -5,6 +5,7 @@
 
 use super::tensor::{axis, element_count, Reduction, Tensor};
 use super::Args;
+use crate::aten::fourier;
 use crate::aten::program::Argument;
 
 /// `x` viewed as `[outer, n, inner]` around axis `at`.
@@ -137,6 +138,53 @@ fn topk(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     Ok(vec![values, Tensor::i64(dims, indices)?])
 }
 
+/// `argsort`: the indices of `sort` along `dim`, NaN above every number (last ascending,
+/// first descending), ties in their input order as torch's stable sort keeps them; a tie
+/// without `stable=True` is refused, torch leaving its order unspecified.
+fn argsort(a: &Args<'_>) -> Result<Tensor, String> {
+    let x = a.tensor("self")?;
+    let dims = x.dims().to_vec();
+    let at = axis(a.int_or("dim", -1)?, x.rank().max(1))?;
+    let descending = a.bool_or("descending", false)?;
+    let stable = a.bool_or("stable", false)?;
+    let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
+    let (outer, n, inner) = around(&x, at);
+    let v = x.to_f32();
+    let mut indices = vec![0i64; outer * n * inner];
+    for o in 0..outer {
+        for q in 0..inner {
+            let key = |i: usize| v[(o * n + i) * inner + q];
+            let compare = |p: usize, r: usize| {
+                let (kp, kr) = (key(p), key(r));
+                let c = match (kp.is_nan(), kr.is_nan()) {
+                    (true, true) => std::cmp::Ordering::Equal,
+                    (true, false) => std::cmp::Ordering::Greater,
+                    (false, true) => std::cmp::Ordering::Less,
+                    _ => kp.partial_cmp(&kr).unwrap_or(std::cmp::Ordering::Equal),
+                };
+                if descending {
+                    c.reverse()
+                } else {
+                    c
+                }
+            };
+            let mut order: Vec<usize> = (0..n).collect();
+            // A stable sort: ties keep their input order.
+            order.sort_by(|&p, &r| compare(p, r));
+            if !stable && order.windows(2).any(|w| compare(w[0], w[1]).is_eq()) {
+                return Err(
+                    "argsort of tied values without stable=True: torch's order of their indices is unspecified"
+                        .into(),
+                );
+            }
+            for (j, &i) in order.iter().enumerate() {
+                indices[(o * n + j) * inner + q] = i as i64;
+            }
+        }
+    }
+    Tensor::i64(dims, indices)
+}
+
 /// `roll`: entries shifted along `dims` (none: over the flattened tensor), wrapping.
 fn roll(a: &Args<'_>) -> Result<Tensor, String> {
     let x = a.tensor("self")?;
@@ -160,6 +208,30 @@ fn roll(a: &Args<'_>) -> Result<Tensor, String> {
     let mut y = x.clone();
     for (&d, &s) in dims.iter().zip(&shifts) {
         y = roll_axis(&y, axis(d, x.rank())?, s)?;
+    }
+    Ok(y)
+}
+
+/// A complex-to-real `torch.fft` transform of a real tensor ([`fourier::real_transform`]),
+/// computed in float64.
+fn real_transform(op: &str, a: &Args<'_>) -> Result<Tensor, String> {
+    let x = a.tensor("self")?;
+    let passes = fourier::real_transform(a.node, op, x.dims())?;
+    let dims: Vec<usize> = x.dims().iter().map(|&d| d as usize).collect();
+    let values: Vec<f64> = x.to_f32().into_iter().map(f64::from).collect();
+    let (dims, y) = fourier::apply(&passes, &dims, &values);
+    Tensor::f32(
+        dims.into_iter().map(|d| d as u64).collect(),
+        y.into_iter().map(|v| v as f32).collect(),
+    )
+}
+
+/// `fftshift`/`ifftshift`: rolls by [`fourier::shifts`].
+fn fft_shift(op: &str, a: &Args<'_>) -> Result<Tensor, String> {
+    let x = a.tensor("self")?;
+    let mut y = x.clone();
+    for (at, shift) in fourier::shifts(a.node, op, x.dims())? {
+        y = roll_axis(&y, at, shift)?;
     }
     Ok(y)
 }
@@ -463,7 +535,10 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "log_softmax.int" | "_log_softmax.default" => one(log_softmax(a)),
         "argmax.default" | "argmin.default" | "max.dim" | "min.dim" => Some(arg_extreme(op, a)),
         "topk.default" => Some(topk(a)),
+        "argsort.default" | "argsort.stable" => one(argsort(a)),
         "roll.default" => one(roll(a)),
+        op if fourier::REAL_TRANSFORMS.contains(&op) => one(real_transform(op, a)),
+        op if fourier::SHIFTS.contains(&op) => one(fft_shift(op, a)),
         "diff.default" => one(diff(a)),
         "triu.default" | "tril.default" => one(triangle(a, op == "triu.default")),
         "unfold.default" => one(unfold(a)),

@@ -99,17 +99,19 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
             let product = p.checked_mul(q).ok_or("a size product overflows")?;
             Tensor::i64(Vec::new(), vec![product])
         })(),
-        "dropout_.default"
+        "dropout.default"
+        | "dropout_.default"
         | "feature_dropout.default"
         | "feature_dropout_.default"
         | "alpha_dropout.default"
         | "alpha_dropout_.default"
         | "feature_alpha_dropout.default"
         | "feature_alpha_dropout_.default" => (|| {
-            if a.bool_or("train", false)? {
-                return Err("dropout in training mode".into());
-            }
-            a.tensor(if a.has("input") { "input" } else { "self" })
+            let x = a.tensor(if a.has("input") { "input" } else { "self" })?;
+            Ok(match crate::aten::decompose::dropout(a.node)? {
+                crate::aten::decompose::Dropout::Identity => x,
+                crate::aten::decompose::Dropout::Zeroed => x.map(|v| v * 0.0),
+            })
         })(),
         "zeros_like.default" | "ones_like.default" | "full_like.default" | "empty_like.default" => {
             (|| {

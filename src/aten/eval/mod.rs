@@ -19,9 +19,9 @@ mod tensor;
 mod window;
 
 pub use dtype::{is_integer, recorded};
-pub use resample::nearest_exact;
+pub use resample::{antialiased_taps, nearest_exact};
 pub use tensor::{element_count, Tensor, Values, MAX_ELEMENTS};
-pub use window::swept;
+pub use window::{adaptive_window, swept};
 
 /// The error function in float32, for the decompositions that compute it.
 pub fn erf(x: f32) -> f32 {
@@ -41,6 +41,8 @@ pub fn is_evaluated(target: &str) -> bool {
     EVALUATED.contains(&target)
         || super::decompose::pointwise(target).is_some()
         || super::decompose::RELAYOUTS.contains(&target)
+        || super::fourier::REAL_TRANSFORMS.contains(&target)
+        || super::fourier::SHIFTS.contains(&target)
 }
 
 /// The aten targets (without `torch.ops.aten.`) [`evaluate`] computes; their `*_copy`
@@ -53,6 +55,8 @@ pub const EVALUATED: &[&str] = &[
     "count_nonzero.default",
     "count_nonzero.dim_IntList",
     "logsumexp.default",
+    "nansum.default",
+    "nanmean.default",
     "tensor_split.sections",
     "_safe_softmax.default",
     "sum_to_size.default",
@@ -102,7 +106,9 @@ pub const EVALUATED: &[&str] = &[
     "unbind.int",
     "tensor_split.indices",
     "flip.default",
+    "_upsample_bicubic2d_aa.default",
     "_upsample_bicubic2d_aa.vec",
+    "_upsample_bilinear2d_aa.default",
     "_upsample_bilinear2d_aa.vec",
     "_upsample_nearest_exact1d.default",
     "_upsample_nearest_exact1d.vec",
@@ -221,6 +227,9 @@ pub const EVALUATED: &[&str] = &[
     "adaptive_avg_pool1d.default",
     "adaptive_avg_pool2d.default",
     "adaptive_avg_pool3d.default",
+    "adaptive_max_pool1d.default",
+    "adaptive_max_pool2d.default",
+    "adaptive_max_pool3d.default",
     "addcdiv.default",
     "addcmul.default",
     "arange.default",
@@ -228,6 +237,8 @@ pub const EVALUATED: &[&str] = &[
     "arange.start_step",
     "argmax.default",
     "argmin.default",
+    "argsort.default",
+    "argsort.stable",
     "avg_pool1d.default",
     "avg_pool2d.default",
     "avg_pool3d.default",
@@ -786,37 +797,6 @@ pub fn evaluate(
             }
             one(Tensor::i64(dims, values))
         }
-        "_upsample_bicubic2d_aa.vec" | "_upsample_bilinear2d_aa.vec" => {
-            // A position table resampled to the grid it already has (a ViT with a dynamic
-            // image size exported at its native size): the antialiased kernels weigh the
-            // source pixel 1 and its neighbours 0, so the values are the input's.
-            let x = a.tensor("input")?;
-            let spatial = &x.dims()[x.rank().saturating_sub(2)..];
-            let size: Vec<u64> = match a.node_arg("output_size") {
-                None | Some(Argument::None) => Vec::new(),
-                Some(_) => a
-                    .ints("output_size")?
-                    .into_iter()
-                    .map(|s| s as u64)
-                    .collect(),
-            };
-            let scales = match a.node_arg("scale_factors") {
-                None | Some(Argument::None) => None,
-                Some(Argument::Floats(f)) => Some(f.clone()),
-                got => return Err(Args::wrong("scale_factors", "a list of floats", got)),
-            };
-            let same = match scales {
-                Some(f) => f.iter().all(|&s| s == 1.0) && size.is_empty(),
-                None => size == spatial,
-            };
-            if x.rank() != 4 || !same {
-                return Err(format!(
-                    "an antialiased resampling of a constant of sizes {:?} to another size is not evaluated; only one to its own size",
-                    x.dims()
-                ));
-            }
-            one(Ok(x))
-        }
         "flip.default" => {
             let x = a.tensor("self")?;
             let axes = a
@@ -954,12 +934,6 @@ pub fn evaluate(
             f32::powf,
             None,
         )),
-        "dropout.default" => {
-            if a.bool_or("train", false)? {
-                return Err("dropout in training mode".into());
-            }
-            one(a.tensor("input"))
-        }
         "matmul.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("other")?)),
         "mm.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("mat2")?)),
         // beta·self + alpha·(mat1 @ mat2); with beta 0, `self` is not read (torch ignores its
@@ -1192,7 +1166,9 @@ pub fn evaluate(
         | "any.dims"
         | "count_nonzero.default"
         | "count_nonzero.dim_IntList"
-        | "logsumexp.default" => one(nonzero_reduction(&a, op)),
+        | "logsumexp.default"
+        | "nansum.default"
+        | "nanmean.default" => one(nonzero_reduction(&a, op)),
         "mean.dim" | "mean.default" | "sum.dim_IntList" | "sum.default" | "amax.default"
         | "amin.default" => {
             let dtype = a.dtype()?;
@@ -1394,8 +1370,9 @@ fn reduced_axes(a: &Args<'_>, dims: &str, x: &Tensor) -> Result<Vec<usize>, Stri
     Ok(axes)
 }
 
-/// `all`/`any`/`count_nonzero` (the sum of `x != 0`, NaN counting) and `logsumexp`
-/// (`log Σ exp(x − m) + m`, `m` the maximum with ±inf as 0), as `torch._refs` computes them.
+/// `all`/`any`/`count_nonzero` (the sum of `x != 0`, NaN counting), `logsumexp`
+/// (`log Σ exp(x − m) + m`, `m` the maximum with ±inf as 0) and `nansum`/`nanmean` (NaN as
+/// 0, the mean over the non-NaN count), as `torch._refs` computes them.
 fn nonzero_reduction(a: &Args<'_>, op: &str) -> Result<Tensor, String> {
     let x = a.tensor("self")?;
     let axes = match a.node_arg("dim") {
@@ -1403,6 +1380,20 @@ fn nonzero_reduction(a: &Args<'_>, op: &str) -> Result<Tensor, String> {
         _ => reduced_axes(a, "dim", &x)?,
     };
     let keep = a.bool_or("keepdim", false)?;
+    if op == "nansum.default" || op == "nanmean.default" {
+        if !matches!(a.node_arg("dtype"), None | Some(Argument::None)) {
+            return Err(format!("{op} with a dtype"));
+        }
+        let kept = x.map(|v| if v.is_nan() { 0.0 } else { v });
+        let sum = kept.reduce(&axes, keep, Reduction::Sum)?;
+        if op == "nansum.default" {
+            return Ok(sum);
+        }
+        let count =
+            x.map(|v| f32::from(u8::from(!v.is_nan())))
+                .reduce(&axes, keep, Reduction::Sum)?;
+        return Tensor::zip(&sum, &count, |s, c| s / c, None);
+    }
     if op == "logsumexp.default" {
         let most = x.reduce(&axes, true, Reduction::Max)?;
         let shift = most.map(|m| if m.is_infinite() { 0.0 } else { m });
@@ -2011,7 +2002,8 @@ mod tests {
     }
 
     /// timm's ViT with a dynamic image size resamples its position table in every forward;
-    /// at the native grid that is the table itself. To another size it is refused.
+    /// at the native grid that is the table itself (the antialiased filters weigh each
+    /// source 1 and its neighbours 0); to another size it is resampled.
     #[test]
     fn an_antialiased_resampling_to_the_same_grid_is_the_input() {
         let table = Tensor::f32(vec![1, 2, 3, 3], (0..18).map(|i| i as f32).collect()).unwrap();
@@ -2025,7 +2017,7 @@ mod tests {
             )
         };
         assert_eq!(resample("[3, 3]").unwrap(), std::slice::from_ref(&table));
-        assert!(resample("[4, 4]").unwrap_err().contains("another size"));
+        assert_eq!(resample("[4, 4]").unwrap()[0].dims(), [1, 2, 4, 4]);
     }
 
     fn t(name: &str) -> String {

@@ -1,6 +1,7 @@
 //! `upsample_*` of a constant, one spatial axis at a time, with torch's source-index
 //! rules: nearest (`floor(dst · scale)`), linear with or without aligned corners, and
-//! bicubic (`A = −0.75`, edges clamped). A scale factor given by the call is used as
+//! bicubic (`A = −0.75`, edges clamped), and torch's antialiased bilinear and bicubic
+//! filters. A scale factor given by the call is used as
 //! `1 / factor`, as torch does, rather than the ratio of the sizes.
 
 use super::tensor::{element_count, Tensor};
@@ -15,6 +16,11 @@ enum Mode {
     NearestExact,
     Linear,
     Cubic,
+    /// `_upsample_bilinear2d_aa`/`_upsample_bicubic2d_aa`: torch's antialiased filters
+    /// ([`antialiased_taps`]).
+    Antialiased {
+        cubic: bool,
+    },
 }
 
 /// The source scale of one axis (torch's `area_pixel_compute_scale`).
@@ -79,6 +85,66 @@ fn taps(
                     .map(|k| ((i - 1 + k as i64).clamp(0, last) as u64, w[k]))
                     .collect()
             }
+            Mode::Antialiased { .. } => Vec::new(),
+        })
+        .collect()
+}
+
+/// torch's antialiased resampling weights along one axis
+/// (`HelperInterpBase::_compute_indices_min_size_weights_aa`, in its `float` arithmetic):
+/// output `i` reads the inputs within `support` of its centre `scale · (i + ½)`, where
+/// `support` is the filter's half width (1 linear, 2 cubic) times the scale when
+/// downsampling, each weighed by the filter (a triangle, or Keys' cubic with `a = −½`)
+/// at its distance over the scale, normalised to sum 1. Per output, the source indices
+/// and their weights.
+pub fn antialiased_taps(
+    input: u64,
+    output: u64,
+    align_corners: bool,
+    factor: Option<f64>,
+    cubic: bool,
+) -> Vec<Vec<(u64, f32)>> {
+    let filter = |x: f32| {
+        let x = x.abs();
+        if cubic {
+            const A: f32 = -0.5;
+            if x < 1.0 {
+                ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0
+            } else if x < 2.0 {
+                (((x - 5.0) * x + 8.0) * x - 4.0) * A
+            } else {
+                0.0
+            }
+        } else if x < 1.0 {
+            1.0 - x
+        } else {
+            0.0
+        }
+    };
+    let s = scale(input, output, align_corners, factor);
+    let half: f32 = if cubic { 2.0 } else { 1.0 };
+    let support = if s >= 1.0 { half * s } else { half };
+    let widest = (support.ceil() as i64) * 2 + 1;
+    let invscale = if s >= 1.0 { 1.0 / s } else { 1.0 };
+    (0..output)
+        .map(|i| {
+            let center = s * (i as f32 + 0.5);
+            // `static_cast<int64_t>` truncates toward zero.
+            let xmin = ((center - support + 0.5) as i64).max(0);
+            let xsize =
+                (((center + support + 0.5) as i64).min(input as i64) - xmin).clamp(0, widest);
+            let weights: Vec<f32> = (0..xsize)
+                .map(|j| filter((j as f32 + xmin as f32 - center + 0.5) * invscale))
+                .collect();
+            let total: f32 = weights.iter().sum();
+            weights
+                .into_iter()
+                .enumerate()
+                .map(|(j, w)| {
+                    let w = if total != 0.0 { w / total } else { w };
+                    ((xmin + j as i64) as u64, w)
+                })
+                .collect()
         })
         .collect()
 }
@@ -176,14 +242,20 @@ fn upsample(op: &str, a: &Args<'_>, n_sp: usize, mode: Mode) -> Result<Tensor, S
             .collect::<Result<_, _>>()?,
     };
     // The `.vec` overloads use the factors for the coordinates only when no size is given.
-    let align = matches!(mode, Mode::Linear | Mode::Cubic) && a.bool_or("align_corners", false)?;
+    let align = matches!(mode, Mode::Linear | Mode::Cubic | Mode::Antialiased { .. })
+        && a.bool_or("align_corners", false)?;
     let mut y = x.clone();
     for i in 0..n_sp {
         let at = x.rank() - n_sp + i;
         if sizes[i] == 0 || spatial[i] == 0 {
             return Err("a resampling to or from size 0".into());
         }
-        let weights = taps(mode, spatial[i], sizes[i], align, factors[i]);
+        let weights = match mode {
+            Mode::Antialiased { cubic } => {
+                antialiased_taps(spatial[i], sizes[i], align, factors[i], cubic)
+            }
+            _ => taps(mode, spatial[i], sizes[i], align, factors[i]),
+        };
         y = along(&y, at, sizes[i], &weights)?;
     }
     Ok(y)
@@ -208,6 +280,12 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "upsample_bilinear2d.vec" | "upsample_bilinear2d.default" => (2, Mode::Linear),
         "upsample_trilinear3d.vec" | "upsample_trilinear3d.default" => (3, Mode::Linear),
         "upsample_bicubic2d.vec" | "upsample_bicubic2d.default" => (2, Mode::Cubic),
+        "_upsample_bilinear2d_aa.vec" | "_upsample_bilinear2d_aa.default" => {
+            (2, Mode::Antialiased { cubic: false })
+        }
+        "_upsample_bicubic2d_aa.vec" | "_upsample_bicubic2d_aa.default" => {
+            (2, Mode::Antialiased { cubic: true })
+        }
         _ => return None,
     };
     Some(upsample(op, a, n_sp, mode).map(|t| vec![t]))
@@ -235,6 +313,22 @@ mod tests {
         let (first, second) = (linear[1][0], linear[1][1]);
         assert_eq!((first.0, second.0), (0, 1));
         assert!((first.1 - 2.0 / 3.0).abs() < 1e-6 && (second.1 - 1.0 / 3.0).abs() < 1e-6);
+    }
+
+    /// torch 2.13: `interpolate(arange(4.), size=2, mode="bilinear", antialias=True)`
+    /// along one axis is [5/7, 16/7]: a triangle of half width 2 around 1 and 3, cut at
+    /// the edges and normalised.
+    #[test]
+    fn antialiased_taps_widen_with_the_scale() {
+        let taps = antialiased_taps(4, 2, false, None, false);
+        let at = |t: &[(u64, f32)]| t.iter().map(|&(i, w)| i as f32 * w).sum::<f32>();
+        assert!((at(&taps[0]) - 5.0 / 7.0).abs() < 1e-6, "{taps:?}");
+        assert!((at(&taps[1]) - 16.0 / 7.0).abs() < 1e-6, "{taps:?}");
+        // The same size: each output reads its own input alone.
+        let same = antialiased_taps(3, 3, false, None, true);
+        assert!(same.iter().enumerate().all(|(i, t)| t
+            .iter()
+            .all(|&(j, w)| w == if i as u64 == j { 1.0 } else { 0.0 })));
     }
 
     #[test]

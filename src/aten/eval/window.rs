@@ -447,6 +447,62 @@ fn pool(op: &str, a: &Args<'_>, n_sp: usize) -> Result<Vec<Tensor>, String> {
     Ok(vec![y])
 }
 
+/// Output `j` of an adaptive pool of an axis of `size` to `out`: inputs
+/// `⌊j·size/out⌋ .. ⌈(j+1)·size/out⌉` (torch's `start_index`/`end_index`). `out > 0`.
+pub fn adaptive_window(j: u64, size: u64, out: u64) -> (u64, u64) {
+    (j * size / out, ((j + 1) * size).div_ceil(out))
+}
+
+/// Adaptive max pooling with its indices, as torch's CPU kernel scans each window
+/// (`adaptive_max_pool*d` in AdaptiveMaxPoolKernel.cpp): row-major, a value taken when
+/// greater or NaN, the index flat in the spatial map, starting at the window's first point.
+fn adaptive_max_pool(a: &Args<'_>, n_sp: usize) -> Result<Vec<Tensor>, String> {
+    let x = a.tensor("self")?;
+    let out = per_axis(a, "output_size", n_sp, &[])?;
+    if out.len() != n_sp || x.rank() < n_sp + 1 || out.contains(&0) {
+        return Err(format!("an adaptive max pool of {:?} to {out:?}", x.dims()));
+    }
+    let split = x.rank() - n_sp;
+    let sizes = &x.dims()[split..];
+    if sizes.contains(&0) {
+        return Err("an adaptive max pool of an empty map".into());
+    }
+    let planes: u64 = x.dims()[..split].iter().product();
+    let plane: u64 = sizes.iter().product();
+    let mut dims = x.dims()[..split].to_vec();
+    dims.extend(&out);
+    element_count(&dims)?;
+    check_steps(&[planes, plane])?;
+    let xv = x.to_f32();
+    let ps = strides(sizes);
+    let (mut values, mut indices) = (Vec::new(), Vec::new());
+    for p in 0..planes {
+        let base = (p * plane) as usize;
+        for at in points(&out) {
+            let windows: Vec<(u64, u64)> = (0..n_sp)
+                .map(|i| adaptive_window(at[i], sizes[i], out[i]))
+                .collect();
+            let lengths: Vec<u64> = windows.iter().map(|(s, e)| e - s).collect();
+            let first: u64 = (0..n_sp).map(|i| windows[i].0 * ps[i]).sum();
+            let (mut best, mut best_at) = (f32::NEG_INFINITY, first as i64);
+            for k in points(&lengths) {
+                let flat: u64 = (0..n_sp).map(|i| (windows[i].0 + k[i]) * ps[i]).sum();
+                let v = xv[base + flat as usize];
+                if v > best || v.is_nan() {
+                    best = v;
+                    best_at = flat as i64;
+                }
+            }
+            values.push(best);
+            indices.push(best_at);
+        }
+    }
+    Ok(vec![
+        Tensor::f32(dims.clone(), values)?,
+        Tensor::i64(dims, indices)?,
+    ])
+}
+
 /// Adaptive average pooling: output cell `i` of an axis averages input
 /// `floor(i·in/out) .. ceil((i+1)·in/out)`.
 fn adaptive_pool(a: &Args<'_>, n_sp: usize) -> Result<Tensor, String> {
@@ -469,7 +525,7 @@ fn adaptive_pool(a: &Args<'_>, n_sp: usize) -> Result<Tensor, String> {
         let mut r = Vec::with_capacity((outer * to * inner) as usize);
         for o in 0..outer {
             for j in 0..to {
-                let (s, e) = (j * size / to, ((j + 1) * size).div_ceil(to));
+                let (s, e) = adaptive_window(j, size, to);
                 for q in 0..inner {
                     let sum: f32 = (s..e)
                         .map(|p| v[((o * size + p) * inner + q) as usize])
@@ -730,6 +786,9 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "adaptive_avg_pool1d.default" => one(adaptive_pool(a, 1)),
         "adaptive_avg_pool2d.default" => one(adaptive_pool(a, 2)),
         "adaptive_avg_pool3d.default" => one(adaptive_pool(a, 3)),
+        "adaptive_max_pool1d.default" => Some(adaptive_max_pool(a, 1)),
+        "adaptive_max_pool2d.default" => Some(adaptive_max_pool(a, 2)),
+        "adaptive_max_pool3d.default" => Some(adaptive_max_pool(a, 3)),
         "im2col.default" => one(im2col(a)),
         "col2im.default" => one(col2im(a)),
         "constant_pad_nd.default" => one((|| {

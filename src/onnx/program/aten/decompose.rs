@@ -4,7 +4,7 @@
 
 use crate::aten::args::Args;
 use crate::aten::decompose::{self, Expr, Fn, Relayout};
-use crate::aten::program::Node;
+use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{GraphBuilder, Value};
 use crate::onnx::OnnxError;
@@ -68,7 +68,8 @@ fn emit_expr(
             emit::cast(g, scope, b, ElemType::Float32)
         }
         f => {
-            let elem = if f.is_predicate() {
+            // A predicate, or a `Where` choosing between predicates, gives bools.
+            let elem = if expr.is_bool() {
                 ElemType::Bool
             } else {
                 ElemType::Float32
@@ -168,6 +169,11 @@ pub(super) enum Reduced {
     /// `logsumexp` (`torch._refs.logsumexp`: `log Σ exp(x − m) + m`, `m` the maximum with
     /// ±inf replaced by 0).
     LogSumExp,
+    /// `nansum` (`torch._refs.nansum`: the sum with NaN as 0).
+    NanSum,
+    /// `nanmean` (`torch._refs.nanmean`: `nansum` over the count of non-NaN entries, NaN
+    /// where there is none).
+    NanMean,
 }
 
 impl Lowering<'_, '_> {
@@ -183,8 +189,48 @@ impl Lowering<'_, '_> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let axes = super::reduce::reduction_axes(args, &x)?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
+        if !matches!(args.get("dtype"), None | Some(Argument::None)) {
+            return Err(arg_error(format!("{how:?} with a dtype is not exported")));
+        }
         let g = &mut self.g;
         let y = match how {
+            Reduced::NanSum | Reduced::NanMean => {
+                let shape = x.shape().to_vec();
+                let nan = emit::single(g.typed_node(
+                    "IsNaN",
+                    scope,
+                    vec![x.name().to_owned()],
+                    vec![],
+                    vec![(shape.clone(), ElemType::Bool)],
+                ));
+                let zero = g.constant_scalar(&format!("{scope}.zero"), 0.0);
+                let kept = emit::single(g.typed_node(
+                    "Where",
+                    scope,
+                    vec![
+                        nan.name().to_owned(),
+                        zero.name().to_owned(),
+                        x.name().to_owned(),
+                    ],
+                    vec![],
+                    vec![(shape.clone(), ElemType::Float32)],
+                ));
+                let sum = g.reduce("ReduceSum", scope, &kept, &axes, keep)?;
+                if how == Reduced::NanSum {
+                    sum
+                } else {
+                    let present = emit::single(g.typed_node(
+                        "Not",
+                        scope,
+                        vec![nan.name().to_owned()],
+                        vec![],
+                        vec![(shape, ElemType::Bool)],
+                    ));
+                    let present = emit::cast(g, scope, &present, ElemType::Float32);
+                    let count = g.reduce("ReduceSum", scope, &present, &axes, keep)?;
+                    g.div(scope, &sum, &count)?
+                }
+            }
             Reduced::All | Reduced::Any | Reduced::CountNonzero => {
                 let flags = nonzero_flags(g, scope, &x);
                 let count = g.reduce("ReduceSum", scope, &flags, &axes, keep)?;
@@ -289,7 +335,8 @@ impl Lowering<'_, '_> {
     }
 
     /// `adaptive_max_pool1d/2d/3d`, batched or not, over torch's windows
-    /// ([`Lowering::adaptive_max`]); its indices (output 1) are not computed.
+    /// ([`Lowering::adaptive_max`]); when its indices (output 1) are read, both by torch's
+    /// scan ([`Lowering::adaptive_max_scan`]).
     pub(super) fn adaptive_max_pool(
         &mut self,
         node: &Node,
@@ -299,17 +346,7 @@ impl Lowering<'_, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let out = args.sizes_or("output_size", rank, &[]).or_shape()?;
-        // An unbatched input (channels first, the batch along them) pools each channel
-        // alone: one channel of each, then the channel axis dropped again.
-        let unbatched = x.shape().len() == rank;
-        let x = if unbatched {
-            let lifted: Vec<u64> = std::iter::once(1)
-                .chain(x.shape().iter().copied())
-                .collect();
-            self.g.reshape(scope, &x, &lifted)?
-        } else {
-            x
-        };
+        let (x, unbatched) = self.lift_unbatched(scope, x, rank)?;
         match x.shape().split_first() {
             Some((_, sizes)) if sizes.len() == rank && out.len() == rank => {}
             _ => {
@@ -323,6 +360,24 @@ impl Lowering<'_, '_> {
             return Err(arg_error(format!(
                 "adaptive max pooling to {out:?}, an empty map"
             )));
+        }
+        let indexed = node
+            .outputs
+            .get(1)
+            .and_then(Argument::tensor_name)
+            .is_some_and(|name| !self.readers_of(name).is_empty());
+        if indexed {
+            let (y, indices) = self.adaptive_max_scan(scope, &x, &out)?;
+            for (k, v) in [y, indices].into_iter().enumerate() {
+                let v = if unbatched {
+                    let shape = v.shape()[1..].to_vec();
+                    self.g.reshape(scope, &v, &shape)?
+                } else {
+                    v
+                };
+                self.bind(node, k, v)?;
+            }
+            return Ok(());
         }
         let y = self.adaptive_max(scope, &x, &out)?;
         // onnxruntime's MaxPool starts from the lowest finite float, so a window of −inf

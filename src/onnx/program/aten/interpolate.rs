@@ -24,6 +24,9 @@ pub(super) enum Kernel {
     /// `upsample_bicubic2d`: four neighbours, cubic convolution with A = −0.75, indices
     /// clamped to the edge.
     Cubic { align_corners: bool },
+    /// `_upsample_bilinear2d_aa`/`_upsample_bicubic2d_aa`: torch's antialiased filters
+    /// ([`crate::aten::eval::antialiased_taps`]).
+    Antialiased { cubic: bool, align_corners: bool },
 }
 
 /// torch's cubic convolution coefficient.
@@ -121,7 +124,7 @@ pub(super) fn onnx_resize_agrees(input: u64, output: u64, kernel: Kernel) -> boo
         Kernel::Linear {
             align_corners: false,
         } => output > 1 || input == 1,
-        Kernel::Cubic { .. } | Kernel::NearestExact => false,
+        Kernel::Cubic { .. } | Kernel::NearestExact | Kernel::Antialiased { .. } => false,
     }
 }
 
@@ -136,9 +139,22 @@ pub(super) fn matrix(input: u64, output: u64, kernel: Kernel, factor: Option<f64
         let row = src.clamp(0, last) as usize;
         m[row * cols + dst] += w;
     };
+    if let Kernel::Antialiased {
+        cubic,
+        align_corners,
+    } = kernel
+    {
+        let taps = crate::aten::eval::antialiased_taps(input, output, align_corners, factor, cubic);
+        for (d, taps) in taps.iter().enumerate() {
+            for &(src, w) in taps {
+                add(src as i64, d, f64::from(w));
+            }
+        }
+    }
     for dst in 0..output {
         let d = dst as usize;
         match kernel {
+            Kernel::Antialiased { .. } => {}
             Kernel::Nearest => {
                 add(nearest_source(dst, input, output, factor) as i64, d, 1.0);
             }

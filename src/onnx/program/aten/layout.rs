@@ -10,6 +10,7 @@ use super::super::lower::Lowering;
 use super::super::tensor::{self, Size, Tensor};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
+use crate::aten::decompose;
 use crate::aten::shuffle;
 
 impl<'p> Lowering<'p, '_> {
@@ -110,7 +111,7 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let mut x = self.tensor(args.tensor("self").or_shape()?)?;
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
         let list = |name: &str| match args.get(name) {
             Some(Argument::Ints(v)) => Ok(v.clone()),
             Some(Argument::Int(i)) => Ok(vec![*i]),
@@ -123,20 +124,37 @@ impl<'p> Lowering<'p, '_> {
                 "roll by {shifts:?} along {dims:?}: only a shift per named dimension is exported"
             )));
         }
-        for (&shift, &dim) in shifts.iter().zip(&dims) {
-            let axis = tensor::axis(dim, x.rank())?;
-            let at = x.sample_axis(axis, "roll")?;
+        let rolls = dims
+            .iter()
+            .zip(&shifts)
+            .map(|(&dim, &shift)| Ok((tensor::axis(dim, x.rank())?, shift)))
+            .collect::<Result<Vec<_>, OnnxError>>()?;
+        let y = self.rolled(scope, x, &rolls, "roll")?;
+        self.bind_tensor(node, 0, y)
+    }
+
+    /// `x` rolled by each `(axis, shift)` in turn (torch axes, per-sample ones: `op`
+    /// along the batch is refused): two Slices and a Concat per axis.
+    pub(super) fn rolled(
+        &mut self,
+        scope: &str,
+        mut x: Tensor,
+        rolls: &[(usize, i64)],
+        op: &str,
+    ) -> Result<Tensor, OnnxError> {
+        for &(axis, shift) in rolls {
+            let at = x.sample_axis(axis, op)?;
             let n = x.value().shape()[at] as i64;
             let k = shift.rem_euclid(n.max(1)) as u64;
             if k == 0 {
                 continue;
             }
             let n = n as u64;
-            let tail = x.sliced(&mut self.g, scope, "roll", axis, n - k..n)?;
-            let head = x.sliced(&mut self.g, scope, "roll", axis, 0..n - k)?;
+            let tail = x.sliced(&mut self.g, scope, op, axis, n - k..n)?;
+            let head = x.sliced(&mut self.g, scope, op, axis, 0..n - k)?;
             x = Tensor::concat(&mut self.g, scope, &[tail, head], axis)?;
         }
-        self.bind_tensor(node, 0, x)
+        Ok(x)
     }
 
     /// `view`/`reshape`/`_unsafe_view` and `unflatten` (their arguments checked by the
@@ -412,21 +430,30 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, x)
     }
 
-    /// `dropout` in eval mode: the input itself.
-    pub(super) fn dropout(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
+    /// A dropout whose result needs no random mask ([`decompose::dropout`]): the input
+    /// itself, or the input times 0 with probability 1 in training mode.
+    pub(super) fn dropout(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
         // aten names the in-place form's tensor `self`, the other's `input`.
         let tensor = if args.get("input").is_some() {
             "input"
         } else {
             "self"
         };
-        if args.bool_or("train", false).or_shape()? {
-            return Err(arg_error(
-                "dropout is in training mode; export the model after `model.eval()`".into(),
-            ));
-        }
+        let rule = decompose::dropout(node).map_err(arg_error)?;
         let x = self.tensor(args.tensor(tensor).or_shape()?)?;
-        self.bind_tensor(node, 0, x)
+        let y = match rule {
+            decompose::Dropout::Identity => x,
+            decompose::Dropout::Zeroed => {
+                let zero = self.g.constant_scalar(&format!("{scope}.zero"), 0.0);
+                x.with_constant(&mut self.g, scope, "Mul", &zero, false)?
+            }
+        };
+        self.bind_tensor(node, 0, y)
     }
 
     /// `reshape_as`: the Reshape follows torch's recorded result.

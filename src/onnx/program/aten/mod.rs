@@ -19,6 +19,7 @@ mod conv;
 mod decompose;
 mod diag;
 mod embedding;
+mod fourier;
 mod fused_attention;
 mod index;
 mod interpolate;

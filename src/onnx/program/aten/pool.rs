@@ -65,6 +65,24 @@ fn ai_cpu_keeps_meaning(sizes: &[u64], p: &PoolNd, include_pad: bool) -> Result<
 }
 
 impl<'p> Lowering<'p, '_> {
+    /// A pool's input over `rank` spatial axes with its channel axis: an unbatched input
+    /// (channels first, the batch along them) pools each channel alone, so it gains one
+    /// channel per sample (a Reshape), which the caller drops again; `true` then.
+    pub(super) fn lift_unbatched(
+        &mut self,
+        scope: &str,
+        x: Value,
+        rank: usize,
+    ) -> Result<(Value, bool), OnnxError> {
+        if x.shape().len() != rank {
+            return Ok((x, false));
+        }
+        let lifted: Vec<u64> = std::iter::once(1)
+            .chain(x.shape().iter().copied())
+            .collect();
+        Ok((self.g.reshape(scope, &x, &lifted)?, true))
+    }
+
     /// `max_pool1d/2d/3d` and `_with_indices` over `rank` spatial axes, batched or not (an
     /// unbatched input pools each channel alone, the batch along them): ONNX `MaxPool`,
     /// unless the indices are read or the window is dilated, which ATC's `MaxPool` cannot
@@ -82,15 +100,7 @@ impl<'p> Lowering<'p, '_> {
         if dilation.len() != rank || dilation.contains(&0) {
             return Err(arg_error(format!("max pooling with dilation {dilation:?}")));
         }
-        let unbatched = x.shape().len() == rank;
-        let x = if unbatched {
-            let lifted: Vec<u64> = std::iter::once(1)
-                .chain(x.shape().iter().copied())
-                .collect();
-            self.g.reshape(scope, &x, &lifted)?
-        } else {
-            x
-        };
+        let (x, unbatched) = self.lift_unbatched(scope, x, rank)?;
         if x.shape().len() != rank + 1 {
             return Err(arg_error(format!(
                 "max pooling over {rank} spatial axes of per-sample {:?}",
@@ -222,17 +232,7 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let out = args.sizes_or("output_size", rank, &[]).or_shape()?;
-        // An unbatched input (channels first, the batch along them) pools each channel
-        // alone: one channel of each, then the channel axis dropped again.
-        let unbatched = x.shape().len() == rank;
-        let x = if unbatched {
-            let lifted: Vec<u64> = std::iter::once(1)
-                .chain(x.shape().iter().copied())
-                .collect();
-            self.g.reshape(scope, &x, &lifted)?
-        } else {
-            x
-        };
+        let (x, unbatched) = self.lift_unbatched(scope, x, rank)?;
         let sizes = match x.shape().split_first() {
             Some((_, sizes)) if sizes.len() == rank && out.len() == rank => sizes.to_vec(),
             _ => {

@@ -11,7 +11,7 @@
 //! position in the input's spatial map (`h·W + w`), starting at each window's first
 //! position inside the input, as torch's kernel starts.
 
-use crate::aten::eval::swept;
+use crate::aten::eval::{adaptive_window, swept};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{GraphBuilder, Value};
 use crate::onnx::ops::PoolNd;
@@ -207,6 +207,194 @@ impl Lowering<'_, '_> {
     }
 }
 
+/// The entry each adaptive window along an axis of `size` pooled to `out` reads at step
+/// `q` of the scan: its `q`-th, or its last when shorter (a repeated entry changes
+/// nothing: neither greater than itself nor a new NaN's place).
+fn adaptive_step(size: u64, out: u64, q: u64) -> Vec<u64> {
+    (0..out)
+        .map(|j| {
+            let (start, end) = adaptive_window(j, size, out);
+            (start + q).min(end - 1)
+        })
+        .collect()
+}
+
+/// `positions` split into runs of evenly increasing entries, each `(first, step, count)`:
+/// one strided Slice each.
+fn runs(positions: &[u64]) -> Vec<(u64, u64, u64)> {
+    let mut runs: Vec<(u64, u64, u64)> = Vec::new();
+    for &p in positions {
+        match runs.last_mut() {
+            Some((first, step, count)) if *count == 1 && p > *first => {
+                *step = p - *first;
+                *count = 2;
+            }
+            Some((first, step, count)) if *count > 1 && p == *first + *step * *count => {
+                *count += 1;
+            }
+            _ => runs.push((p, 1, 1)),
+        }
+    }
+    runs
+}
+
+impl Lowering<'_, '_> {
+    /// Entries `positions` (in order) of `x` along per-sample axis `axis`: a strided Slice
+    /// per run of evenly spaced positions, joined by a Concat.
+    fn picked(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        axis: usize,
+        positions: &[u64],
+        elem: ElemType,
+    ) -> Result<Value, OnnxError> {
+        let mut pieces = Vec::new();
+        for (first, step, count) in runs(positions) {
+            let mut shape = x.shape().to_vec();
+            shape[axis] = count;
+            let g = &mut self.g;
+            let end = first + step * (count - 1) + 1;
+            let inputs = vec![
+                x.name().to_owned(),
+                g.constant_i64(&format!("{scope}.starts"), &[first as i64])
+                    .name()
+                    .to_owned(),
+                g.constant_i64(&format!("{scope}.ends"), &[end as i64])
+                    .name()
+                    .to_owned(),
+                g.constant_i64(&format!("{scope}.axes"), &[axis as i64 + 1])
+                    .name()
+                    .to_owned(),
+                g.constant_i64(&format!("{scope}.steps"), &[step as i64])
+                    .name()
+                    .to_owned(),
+            ];
+            pieces.push(emit::single(g.typed_node(
+                "Slice",
+                scope,
+                inputs,
+                vec![],
+                vec![(shape, elem)],
+            )));
+        }
+        if pieces.len() == 1 {
+            return Ok(pieces.swap_remove(0));
+        }
+        let refs: Vec<&Value> = pieces.iter().collect();
+        self.g.concat(scope, &refs, axis)
+    }
+
+    /// Adaptive max pooling of `x` (`[C, spatial…]`) to `out` with its indices, as torch's
+    /// CPU kernel scans each window (row-major, a value taken when greater or NaN, the
+    /// index flat in the spatial map from the window's first point). One spatial axis at
+    /// a time, the last first: the first maximum in row-major order is the first along
+    /// the outer axes of the first along the inner ones, and the last NaN likewise, so
+    /// each axis is scanned alone over its windows, a strided Slice per step.
+    pub(super) fn adaptive_max_scan(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        out: &[u64],
+    ) -> Result<(Value, Value), OnnxError> {
+        if self.g.opset().version() < 10 {
+            return Err(arg_error(
+                "adaptive max pooling with its indices reads strided Slices, which need opset 10; pass --opset 11".into(),
+            ));
+        }
+        let sizes = x.shape()[1..].to_vec();
+        let shape = x.shape().to_vec();
+        let count: u64 = sizes.iter().product();
+        let flat: Vec<f64> = (0..count).map(|i| i as f64).collect();
+        let g = &mut self.g;
+        let at = g.typed_constant(
+            &format!("{scope}.at"),
+            sizes.clone(),
+            &flat,
+            ElemType::Int64,
+        )?;
+        // A zero of the input's shape (`x < x` is false, NaN included) plus the positions:
+        // the index of every entry, an activation the scan narrows.
+        let never = emit::single(g.typed_node(
+            "Less",
+            scope,
+            vec![x.name().to_owned(), x.name().to_owned()],
+            vec![],
+            vec![(shape.clone(), ElemType::Bool)],
+        ));
+        let zero = emit::cast(g, scope, &never, ElemType::Int64);
+        let mut index = emit::single(g.typed_node(
+            "Add",
+            scope,
+            vec![zero.name().to_owned(), at.name().to_owned()],
+            vec![],
+            vec![(shape, ElemType::Int64)],
+        ));
+        let mut value = x.clone();
+        for k in (0..sizes.len()).rev() {
+            let (axis, size, to) = (k + 1, sizes[k], out[k]);
+            if size == to {
+                continue;
+            }
+            let longest = (0..to)
+                .map(|j| {
+                    let (start, end) = adaptive_window(j, size, to);
+                    end - start
+                })
+                .max()
+                .unwrap_or(1);
+            let first = adaptive_step(size, to, 0);
+            let mut best = self.picked(scope, &value, axis, &first, ElemType::Float32)?;
+            let mut best_at = self.picked(scope, &index, axis, &first, ElemType::Int64)?;
+            for q in 1..longest {
+                let step = adaptive_step(size, to, q);
+                let v = self.picked(scope, &value, axis, &step, ElemType::Float32)?;
+                let i = self.picked(scope, &index, axis, &step, ElemType::Int64)?;
+                let mapped = v.shape().to_vec();
+                let g = &mut self.g;
+                let flag = |g: &mut GraphBuilder, op: &'static str, inputs: Vec<String>| {
+                    emit::single(g.typed_node(
+                        op,
+                        scope,
+                        inputs,
+                        vec![],
+                        vec![(mapped.clone(), ElemType::Bool)],
+                    ))
+                };
+                let greater = flag(
+                    g,
+                    "Greater",
+                    vec![v.name().to_owned(), best.name().to_owned()],
+                );
+                let nan = flag(g, "IsNaN", vec![v.name().to_owned()]);
+                let take = flag(
+                    g,
+                    "Or",
+                    vec![greater.name().to_owned(), nan.name().to_owned()],
+                );
+                let choose = |g: &mut GraphBuilder, a: &Value, b: &Value, elem| {
+                    emit::single(g.typed_node(
+                        "Where",
+                        scope,
+                        vec![
+                            take.name().to_owned(),
+                            a.name().to_owned(),
+                            b.name().to_owned(),
+                        ],
+                        vec![],
+                        vec![(mapped.clone(), elem)],
+                    ))
+                };
+                best = choose(g, &v, &best, ElemType::Float32);
+                best_at = choose(g, &i, &best_at, ElemType::Int64);
+            }
+            value = best;
+            index = best_at;
+        }
+        Ok((value, index))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,6 +423,17 @@ mod tests {
         let p = window(2, 1, 1, false);
         assert_eq!(output_sizes(&[5], &p, &[2]).unwrap(), [5]);
         assert_eq!(positions(&[5], &[5], &p, &[2], None), [1., 0., 1., 2., 3.]);
+    }
+
+    #[test]
+    fn adaptive_steps_slice_evenly_spaced_runs() {
+        // 4 pooled to 3: windows 0..2, 1..3, 2..4.
+        assert_eq!(adaptive_step(4, 3, 0), [0, 1, 2]);
+        assert_eq!(adaptive_step(4, 3, 1), [1, 2, 3]);
+        // 3 pooled to 5 (windows overlap, some repeat): 0..1, 0..2, 1..2, 1..3, 2..3.
+        assert_eq!(adaptive_step(3, 5, 1), [0, 1, 1, 2, 2]);
+        assert_eq!(runs(&[0, 1, 1, 2, 2]), [(0, 1, 2), (1, 1, 2), (2, 1, 1)]);
+        assert_eq!(runs(&[0, 2, 4, 5]), [(0, 2, 3), (5, 1, 1)]);
     }
 
     #[test]

@@ -319,6 +319,21 @@ pub(super) const OPS: &[Op] = &[
     op(&["cat.default"], |l, n, a, s| l.cat(n, a, s)),
     op(&["stack.default"], |l, n, a, s| l.stack(n, a, s)),
     op(&["roll.default"], |l, n, a, s| l.roll(n, a, s)),
+    op(
+        &[
+            "fft_irfft.default",
+            "fft_irfft2.default",
+            "fft_irfftn.default",
+            "fft_hfft.default",
+            "fft_hfft2.default",
+            "fft_hfftn.default",
+        ],
+        |l, n, a, s| l.real_fft(n, a, s),
+    ),
+    op(
+        &["fft_fftshift.default", "fft_ifftshift.default"],
+        |l, n, a, s| l.fft_shift(n, a, s),
+    ),
     op(&["unfold.default"], |l, n, a, s| l.unfold(n, a, s)),
     // `tile` is `repeat` with its list padded by leading ones (`torch._refs.tile`); the
     // lowering reads the repeats off torch's recorded result.
@@ -349,7 +364,7 @@ pub(super) const OPS: &[Op] = &[
             "feature_alpha_dropout.default",
             "feature_alpha_dropout_.default",
         ],
-        |l, n, a, _| l.dropout(n, a),
+        |l, n, a, s| l.dropout(n, a, s),
     ),
     op(
         &[
@@ -498,6 +513,20 @@ pub(super) const OPS: &[Op] = &[
         &["upsample_bicubic2d.vec", "upsample_bicubic2d.default"],
         |l, n, a, s| l.upsample(n, a, s, 2, Upsample::Cubic),
     ),
+    op(
+        &[
+            "_upsample_bilinear2d_aa.vec",
+            "_upsample_bilinear2d_aa.default",
+        ],
+        |l, n, a, s| l.upsample(n, a, s, 2, Upsample::Antialiased { cubic: false }),
+    ),
+    op(
+        &[
+            "_upsample_bicubic2d_aa.vec",
+            "_upsample_bicubic2d_aa.default",
+        ],
+        |l, n, a, s| l.upsample(n, a, s, 2, Upsample::Antialiased { cubic: true }),
+    ),
     op(&["lstm.input"], |l, n, a, s| l.lstm(n, a, s)),
     op(&["gru.input"], |l, n, a, s| l.gru(n, a, s)),
     // Integer and bool tensors (token models).
@@ -578,6 +607,9 @@ pub(super) const OPS: &[Op] = &[
         l.extreme_along(n, a, s, ["ReduceMin", "ArgMin"])
     }),
     op(&["topk.default"], |l, n, a, s| l.topk(n, a, s)),
+    op(&["argsort.default", "argsort.stable"], |l, n, a, s| {
+        l.argsort(n, a, s)
+    }),
     // Reductions by torch's own decompositions (`decompose.rs`; the element-wise ones are
     // the `aten::decompose` table's, dispatched by `row`).
     op(&["all.dim", "all.dims"], |l, n, a, s| {
@@ -592,6 +624,12 @@ pub(super) const OPS: &[Op] = &[
     ),
     op(&["logsumexp.default"], |l, n, a, s| {
         l.reduced(n, a, s, Reduced::LogSumExp)
+    }),
+    op(&["nansum.default"], |l, n, a, s| {
+        l.reduced(n, a, s, Reduced::NanSum)
+    }),
+    op(&["nanmean.default"], |l, n, a, s| {
+        l.reduced(n, a, s, Reduced::NanMean)
     }),
     op(decompose::RELAYOUTS, |l, n, a, s| l.relaid(n, a, s)),
     op(&["_safe_softmax.default"], |l, n, a, s| {

@@ -21,6 +21,10 @@ pub(super) enum Upsample {
     NearestExact,
     Linear,
     Cubic,
+    /// torch's antialiased bilinear (or bicubic) filters.
+    Antialiased {
+        cubic: bool,
+    },
 }
 
 impl Upsample {
@@ -31,6 +35,10 @@ impl Upsample {
             Upsample::NearestExact => Kernel::NearestExact,
             Upsample::Linear => Kernel::Linear { align_corners },
             Upsample::Cubic => Kernel::Cubic { align_corners },
+            Upsample::Antialiased { cubic } => Kernel::Antialiased {
+                cubic,
+                align_corners,
+            },
         }
     }
 }

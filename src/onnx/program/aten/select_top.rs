@@ -1,12 +1,16 @@
 //! Ops that pick elements along a per-sample axis and return where they were: `argmax`,
-//! `argmin`, `max.dim`/`min.dim` (values and int64 indices), and `topk` (ONNX `TopK` with
-//! `K` as a constant input, opset 11 for `largest`/`sorted`). Along the batch they are
+//! `argmin`, `max.dim`/`min.dim` (values and int64 indices), `topk` (ONNX `TopK` with
+//! `K` as a constant input, opset 11 for `largest`/`sorted`), and `argsort` (ranks by
+//! comparing every pair). Along the batch they are
 //! refused, like every op that mixes samples.
 
 use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
-use crate::onnx::graph::{Attr, Value, Weight};
+use crate::onnx::graph::{Attr, GraphBuilder, Value, Weight};
 use crate::onnx::OnnxError;
+
+use super::super::emit;
+use super::super::tensor;
 
 use super::super::lower::Lowering;
 use super::{arg_error, per_sample_axis, OrShape};
@@ -57,6 +61,129 @@ fn numeric(x: &Value, op: &str) -> Result<(), OnnxError> {
 }
 
 impl<'p> Lowering<'p, '_> {
+    /// `argsort` of a float32 activation along a per-sample axis, without TopK (whose
+    /// order of ties and of NaN ONNX leaves open): each entry's rank is the count of the
+    /// entries sorting before it (smaller, or NaN-free against a NaN, or equal and earlier;
+    /// greater descending, NaN first), a comparison of every pair along the axis, and the
+    /// index at rank `r` the sum of `i · [rankᵢ = r]`. Ties keep their input order, as
+    /// torch's stable sort does (torch leaves the order of ties open without it).
+    pub(super) fn argsort(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        if x.value().elem() != ElemType::Float32 {
+            return Err(arg_error(format!(
+                "argsort of a {} tensor is not exported; convert it with `.float()` first",
+                x.value().elem()
+            )));
+        }
+        let axis = tensor::axis(args.int_or("dim", -1).or_shape()?, x.rank())?;
+        x.sample_axis(axis, "argsort")?;
+        let descending = args.bool_or("descending", false).or_shape()?;
+        let last = x.rank() - 1;
+        let mut swap: Vec<usize> = (0..=last).collect();
+        swap.swap(axis, last);
+        let moved = x.transposed(&mut self.g, scope, &swap)?;
+        if moved.batch_axis() != 0 {
+            return Err(arg_error(
+                "argsort of a tensor whose batch is not its first dimension is not exported".into(),
+            ));
+        }
+        let v = moved.value().clone();
+        let shape = v.shape().to_vec();
+        let (Some(&n), false) = (shape.last(), shape.is_empty()) else {
+            return Err(arg_error("argsort of a per-sample scalar".into()));
+        };
+        let g = &mut self.g;
+        // `a` indexes the entry ranked (i), `b` the one compared with it (j).
+        let mut column = shape.clone();
+        column.push(1);
+        let mut row = shape.clone();
+        row.insert(shape.len() - 1, 1);
+        let mut pair = shape.clone();
+        pair.push(n);
+        let a = g.reshape(scope, &v, &column)?;
+        let b = g.reshape(scope, &v, &row)?;
+        let bool_ = ElemType::Bool;
+        let put = |g: &mut GraphBuilder, op: &'static str, inputs: &[&str], shape: &[u64], elem| {
+            emit::single(g.typed_node(
+                op,
+                scope,
+                inputs.iter().map(|&n| n.to_owned()).collect(),
+                vec![],
+                vec![(shape.to_vec(), elem)],
+            ))
+        };
+        let nan_a = put(g, "IsNaN", &[a.name()], &column, bool_);
+        let nan_b = put(g, "IsNaN", &[b.name()], &row, bool_);
+        let (ordered, nan_side, number_side) = if descending {
+            (
+                put(g, "Greater", &[b.name(), a.name()], &pair, bool_),
+                &nan_b,
+                &nan_a,
+            )
+        } else {
+            (
+                put(g, "Less", &[b.name(), a.name()], &pair, bool_),
+                &nan_a,
+                &nan_b,
+            )
+        };
+        let number = put(g, "Not", &[number_side.name()], number_side.shape(), bool_);
+        let past_nan = put(g, "And", &[nan_side.name(), number.name()], &pair, bool_);
+        let both_nan = put(g, "And", &[nan_a.name(), nan_b.name()], &pair, bool_);
+        let same = put(g, "Equal", &[b.name(), a.name()], &pair, bool_);
+        let tied = put(g, "Or", &[same.name(), both_nan.name()], &pair, bool_);
+        let earlier: Vec<f64> = (0..n)
+            .flat_map(|i| (0..n).map(move |j| f64::from(u8::from(j < i))))
+            .collect();
+        let earlier = g.typed_constant(&format!("{scope}.earlier"), vec![n, n], &earlier, bool_)?;
+        let tie_before = put(g, "And", &[tied.name(), earlier.name()], &pair, bool_);
+        let sorted_before = put(g, "Or", &[ordered.name(), past_nan.name()], &pair, bool_);
+        let before = put(
+            g,
+            "Or",
+            &[sorted_before.name(), tie_before.name()],
+            &pair,
+            bool_,
+        );
+        let before = emit::cast(g, scope, &before, ElemType::Float32);
+        let inner = shape.len();
+        let rank = g.reduce("ReduceSum", scope, &before, &[inner], true)?;
+        let ranks: Vec<f64> = (0..n).map(|r| r as f64).collect();
+        let ranks = g.typed_constant(
+            &format!("{scope}.ranks"),
+            vec![n],
+            &ranks,
+            ElemType::Float32,
+        )?;
+        let at_rank = put(g, "Equal", &[rank.name(), ranks.name()], &pair, bool_);
+        let at_rank = emit::cast(g, scope, &at_rank, ElemType::Float32);
+        let places: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        let places = g.typed_constant(
+            &format!("{scope}.places"),
+            vec![n, 1],
+            &places,
+            ElemType::Float32,
+        )?;
+        let picked = put(
+            g,
+            "Mul",
+            &[at_rank.name(), places.name()],
+            &pair,
+            ElemType::Float32,
+        );
+        let index = g.reduce("ReduceSum", scope, &picked, &[inner - 1], false)?;
+        let index = emit::cast(g, scope, &index, ElemType::Int64);
+        let y = moved
+            .with_value(index)?
+            .transposed(&mut self.g, scope, &swap)?;
+        self.bind_tensor(node, 0, y)
+    }
+
     /// `ArgMax`/`ArgMin` (`onnx`) of `x` along per-sample `axis`: int64 indices. Where a
     /// float `x` holds a NaN along `axis` the index is the first NaN's, as in torch (which
     /// ranks NaN above every number; onnxruntime skips it): the same op over the NaN flags

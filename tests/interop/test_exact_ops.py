@@ -1,0 +1,204 @@
+"""`ckpt to-onnx` on ops whose result needs no randomness and no complex tensor even
+though their family does: dropouts that draw no mask (out of training, or with
+probability 0 or 1), the `torch.fft` transforms whose result is real (`irfft*`, `hfft*`
+with torch's `n`/`s`, `dim` and `norm`, `fftshift`/`ifftshift`), and adaptive max pooling
+with its indices (torch's scan: ties, NaN, −inf-only windows, unbatched inputs),
+`argsort` (NaN last ascending and first descending, ties in input order),
+`nansum`/`nanmean`, `angle` and `isreal` of real inputs, and antialiased bilinear and bicubic
+resampling (torch's filters as one MatMul per axis). Each
+module is exported with a dynamic batch, converted, and judged as the OpInfo sweep judges
+a sample (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean, onnxruntime equal to
+torch eager) at two batch sizes, on inputs holding special values; a random dropout and an
+FFT along the batch are refused by name.
+"""
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+import torch.nn.functional as F
+
+import _opinfo
+from _util import ok, run_ckpt
+
+SPECIAL = (float("nan"), float("inf"), float("-inf"), -0.0, 0.0, -1.5)
+
+
+def inputs(shape, seed):
+    """Two inputs of `shape` (batch first) at batch sizes 2 and 5, special values planted."""
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for batch in (2, 5):
+        x = torch.randn(batch, *shape, generator=gen)
+        flat = x.view(-1)
+        flat[: len(SPECIAL)] = torch.tensor(SPECIAL)
+        out.append(x)
+    return out
+
+
+class Op(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def convert(fn, xs, tmp_path):
+    module = Op(fn).eval()
+    program = torch.export.export(module, (xs[0],),
+                                  dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(program, str(archive))
+    return module, archive, out
+
+
+DROPOUTS = {
+    "dropout p=0": (lambda x: F.dropout(x, 0.0, True), (3, 4)),
+    "dropout p=1": (lambda x: F.dropout(x, 1.0, True), (3, 4)),
+    "dropout2d p=1": (lambda x: F.dropout2d(x, 1.0, True), (3, 4, 4)),
+    "alpha_dropout p=1": (lambda x: F.alpha_dropout(x, 1.0, True), (3, 4)),
+    "feature_alpha_dropout p=0": (lambda x: F.feature_alpha_dropout(x, 0.0, True),
+                                  (3, 4, 4)),
+    "feature_alpha_dropout p=1": (lambda x: F.feature_alpha_dropout(x, 1.0, True),
+                                  (3, 4, 4)),
+}
+
+
+@pytest.mark.parametrize("name", DROPOUTS)
+def test_dropout_without_a_mask_matches_torch(name, tmp_path):
+    fn, shape = DROPOUTS[name]
+    xs = inputs(shape, 5)
+    module, archive, out = convert(fn, xs, tmp_path)
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    why = _opinfo.check_file(out, module, xs)
+    assert why is None, why
+    # Zeros keep the input's sign, as torch's `input * 0` does.
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    got = session.run(None, {session.get_inputs()[0].name: xs[1].numpy()})[0]
+    assert np.array_equal(np.signbit(got), np.signbit(module(xs[1]).numpy()))
+
+
+def test_a_dropout_that_draws_a_mask_is_refused(tmp_path):
+    xs = inputs((3, 4), 6)
+    _, archive, out = convert(lambda x: F.dropout(x, 0.5, True), xs, tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "probability 0.5 is in training mode" in proc.stderr, proc.stderr
+    assert not Path(out).exists()
+
+
+def planted(shape, seed, values):
+    """Inputs of `shape` at batch sizes 2 and 5, integers (so that ties occur) with `values`
+    planted at the start of each."""
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for batch in (2, 5):
+        x = torch.randint(-3, 4, (batch, *shape), generator=gen).float()
+        x.view(-1)[: len(values)] = torch.tensor(values)
+        out.append(x)
+    return out
+
+
+FFTS = {
+    "irfft n=10 dim=1 ortho": (lambda x: torch.fft.irfft(x, n=10, dim=1, norm="ortho"),
+                               (6, 7)),
+    "irfft n=7": (lambda x: torch.fft.irfft(x, n=7), (6, 7)),
+    "irfft forward": (lambda x: torch.fft.irfft(x, norm="forward"), (3, 5)),
+    "hfft dim=-2": (lambda x: torch.fft.hfft(x, dim=-2), (6, 7)),
+    "irfft2 s=(3, 10)": (lambda x: torch.fft.irfft2(x, s=(3, 10)), (6, 7)),
+    "hfft2 ortho": (lambda x: torch.fft.hfft2(x, norm="ortho"), (6, 7)),
+    "irfftn three axes": (lambda x: torch.fft.irfftn(x, dim=(1, 2, 3)), (3, 4, 5)),
+    "hfftn s=(4, -1) forward": (lambda x: torch.fft.hfftn(x, s=(4, -1), norm="forward"),
+                                (3, 4, 5)),
+    "fftshift": (lambda x: torch.fft.fftshift(x, dim=(1, 2)), (5, 6)),
+    "ifftshift": (lambda x: torch.fft.ifftshift(x, dim=-1), (5, 7)),
+}
+
+
+@pytest.mark.parametrize("name", FFTS)
+def test_real_valued_ffts_match_torch(name, tmp_path):
+    fn, shape = FFTS[name]
+    # A NaN makes its whole transformed line NaN, as in torch; −0 is an ordinary zero.
+    xs = [x * 0.5 for x in planted(shape, 7, (float("nan"), -0.0))]
+    module, archive, out = convert(fn, xs, tmp_path)
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    why = _opinfo.check_file(out, module, xs)
+    assert why is None, why
+
+
+def test_an_fft_along_the_batch_is_refused(tmp_path):
+    xs = inputs((3, 4), 8)
+    _, archive, out = convert(lambda x: torch.fft.irfftn(x, dim=(0, 2)), xs, tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "fft_irfftn" in proc.stderr and "mixes samples" in proc.stderr, proc.stderr
+
+
+POOLS = {
+    "1d": (lambda x: F.adaptive_max_pool1d(x, 3, True), (2, 7)),
+    "2d uneven": (lambda x: F.adaptive_max_pool2d(x, (3, 2), True), (2, 5, 7)),
+    "2d upsampled": (lambda x: F.adaptive_max_pool2d(x, (6, 4), True), (2, 4, 3)),
+    "2d unbatched": (lambda x: F.adaptive_max_pool2d(x, 3, True), (4, 5)),
+    "3d": (lambda x: F.adaptive_max_pool3d(x, (2, 3, 2), True), (2, 4, 5, 3)),
+}
+
+
+@pytest.mark.parametrize("name", POOLS)
+def test_adaptive_max_pool_indices_are_torchs(name, tmp_path):
+    fn, shape = POOLS[name]
+    inf = float("inf")
+    # Ties (integers), a NaN, and a corner of −inf alone.
+    xs = planted(shape, 9, (-inf, -inf, -inf, float("nan")))
+    module, archive, out = convert(fn, xs, tmp_path)
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    why = _opinfo.check_file(out, module, xs)
+    assert why is None, why
+
+
+SPECIAL_VALUES = (float("nan"), float("inf"), float("-inf"), -0.0, 0.0, float("nan"))
+OTHERS = {
+    "argsort stable": (lambda x: torch.argsort(x, dim=-2, stable=True), (4, 6)),
+    "argsort descending stable": (
+        lambda x: torch.argsort(x, dim=1, descending=True, stable=True), (6, 3)),
+    "nansum": (lambda x: torch.nansum(x, dim=-1), (3, 6)),
+    "nanmean keepdim": (lambda x: torch.nanmean(x, dim=(1, 2), keepdim=True), (2, 3)),
+    "angle": (torch.angle, (3, 4)),
+    "isreal": (torch.isreal, (3, 4)),
+}
+RESAMPLES = {
+    "bilinear aa down": (lambda x: F.interpolate(x, size=(3, 5), mode="bilinear",
+                                                 antialias=True), (3, 10, 12)),
+    "bilinear aa factors, corners": (
+        lambda x: F.interpolate(x, scale_factor=(1.7, 0.45), mode="bilinear",
+                                antialias=True, align_corners=True), (2, 6, 9)),
+    "bicubic aa": (lambda x: F.interpolate(x, size=(4, 7), mode="bicubic", antialias=True),
+                   (2, 9, 5)),
+}
+
+
+@pytest.mark.parametrize("name", RESAMPLES)
+def test_antialiased_resampling_matches_torch(name, tmp_path):
+    fn, shape = RESAMPLES[name]
+    xs = inputs(shape, 12)
+    xs = [torch.nan_to_num(x, nan=0.5, posinf=2.0, neginf=-2.0) for x in xs]
+    module, archive, out = convert(fn, xs, tmp_path)
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    why = _opinfo.check_file(out, module, xs)
+    assert why is None, why
+
+
+@pytest.mark.parametrize("name", OTHERS)
+def test_ops_torch_decomposes_match_torch(name, tmp_path):
+    fn, shape = OTHERS[name]
+    # Ties (integers), NaN, ±inf and signed zeros; a row of NaN alone for nanmean.
+    xs = planted(shape, 11, SPECIAL_VALUES)
+    if name.startswith("nanmean"):
+        for x in xs:
+            x[0] = float("nan")
+    module, archive, out = convert(fn, xs, tmp_path)
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    why = _opinfo.check_file(out, module, xs)
+    assert why is None, why
