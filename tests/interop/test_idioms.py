@@ -26,7 +26,8 @@ ceil and floor division of sizes), DeBERTa's scores gathered by clamped int64
 positions expanded over batch × heads, kornia's mask of non-finite pixels (`isfinite` is
 bool) and integer arithmetic on token ids (min, max and clamp of int64 tensors, which
 ONNX's Min, Max and Clip take only from opset 12; numbers beyond float32's 2^24, exact at
-int64, in arithmetic and in factories, over the batch or not). Each is exported with
+int64, in arithmetic and in factories, over the batch or not), and gcvit's global query
+repeated over each image's windows by a quotient of traced batch sizes. Each is exported with
 torch.export and a dynamic batch, and (all but the int64
 timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
@@ -129,6 +130,7 @@ MODELS = {
     "gather_scores": (idioms.GatherScores, [tokens]),
     "integer_extremes": (idioms.IntegerExtremes, [ids]),
     "exact_integers": (idioms.ExactIntegers, [ids]),
+    "global_query": (idioms.GlobalQuery, [tokens]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
@@ -141,7 +143,8 @@ EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos
             "seq_first_attention": "Softmax", "folded_rows": "MatMul",
             "channels_as_samples": "Conv", "size_scale": "Clip", "bucket_min": "Max",
             "size_root": "ReduceSum", "non_finite_pixels": "Where",
-            "gather_scores": "GatherElements", "integer_extremes": "Where"}
+            "gather_scores": "GatherElements", "integer_extremes": "Where",
+            "global_query": "Softmax"}
 
 
 

@@ -547,6 +547,17 @@ fn divided_batch(k: u64, d: i64) -> Result<Val, String> {
         })
 }
 
+/// The batch times `k` divided by the batch times `m`, rounded down: `k / m` whatever the
+/// batch (`k·B / (m·B)`), a number.
+fn batch_quotient(k: u64, m: u64) -> Result<Val, String> {
+    (k / m.max(1))
+        .try_into()
+        .ok()
+        .filter(|_| m > 0)
+        .map(Val::Int)
+        .ok_or_else(|| format!("the batch size times {k} is divided by the batch size times {m}"))
+}
+
 /// A factory's size list when it holds the batch (`torch.zeros([layers, batch, hidden])`),
 /// as sizes in the export schema's form; `None` for fixed sizes.
 fn batch_sized(named: &[(&str, Val)]) -> Option<Vec<SymInt>> {
@@ -828,7 +839,10 @@ impl Converter<'_> {
             }
         }
         if op == "torch.floor_divide"
-            && !matches!(args[..], [Val::Int(_) | Val::Batch(_), Val::Int(_)])
+            && !matches!(
+                args[..],
+                [Val::Int(_) | Val::Batch(_), Val::Int(_)] | [Val::Batch(_), Val::Batch(_)]
+            )
         {
             // torch._refs.floor_divide: `div(a, b, rounding_mode="floor")` (integer sizes
             // divided alone stay sizes, [`Converter::scalar`]; a float size, timm's
@@ -1469,6 +1483,16 @@ impl Converter<'_> {
                     Val::Batch(k) => return divided_batch(*k, *b).map(Some),
                     _ => {}
                 }
+            }
+        }
+        // The batch times `k` over the batch times `m` (gcvit's windows per image, `B_ //
+        // B`): `k / m` at every batch, floored as both rounding modes floor a positive.
+        if let ("torch.div" | "torch.floor_divide", [Val::Batch(k), Val::Batch(m)]) = (op, args) {
+            let rounded = op == "torch.floor_divide"
+                || matches!(kwargs, [(key, Val::Str(mode))]
+                    if key == "rounding_mode" && (mode == "trunc" || mode == "floor"));
+            if rounded {
+                return batch_quotient(*k, *m).map(Some);
             }
         }
         let sizes_divided = op == "torch.floor_divide"
@@ -2294,6 +2318,11 @@ mod tests {
         let err = divided_batch(8, 3).unwrap_err();
         assert!(err.contains("no multiple of the batch"), "{err}");
         assert!(divided_batch(8, 0).is_err());
+        // Windows per image: the batch of windows over the batch of images.
+        assert_eq!(batch_quotient(49, 1), Ok(Val::Int(49)));
+        assert_eq!(batch_quotient(8, 4), Ok(Val::Int(2)));
+        assert_eq!(batch_quotient(7, 2), Ok(Val::Int(3)));
+        assert!(batch_quotient(7, 0).is_err());
         for k in [1, 2, 40] {
             let SymInt::Expr(e) = batch_times(k) else {
                 panic!("batch_times({k}) is no expression")

@@ -11,8 +11,9 @@ window computed from sizes, a −∞ pad before max pooling, a number raised to 
 tensor, and the batch folded or moved by size arithmetic (sequence-first attention,
 Conv1D's rows, kornia's channels as samples, einops' size products), DeBERTa's
 relative position scores gathered by a clamped int64 index over batch × heads, sizes computed through
-0-d tensors (DINOv2's `int(sqrt(n - 1))`, MobileViT's ceil and floor division) and
-kornia's mask of non-finite pixels (test_idioms.py)."""
+0-d tensors (DINOv2's `int(sqrt(n - 1))`, MobileViT's ceil and floor division),
+kornia's mask of non-finite pixels and gcvit's global query repeated over each image's
+windows (test_idioms.py)."""
 import torch, torch.nn as nn, torch.nn.functional as F
 S, D = 6, 8
 class Diff(nn.Module):
@@ -236,3 +237,9 @@ class GatherScores(nn.Module):  # DeBERTa's c2p and p2c scores: int64 relative p
         c2p = torch.clamp(pos + 2, 0, S - 1).unsqueeze(0).squeeze(0).expand([q.size(0), q.size(1), S])
         p2c = torch.clamp(-pos + 2, 0, S - 1).expand([q.size(0), q.size(1), S])
         return (torch.gather(scores, -1, c2p) + torch.gather(scores, -1, p2c)).view(b, 2, S, S)
+class GlobalQuery(nn.Module):  # gcvit's global query: one per image, repeated over its windows by `windows.size(0) // q.size(0)`
+    def forward(self, x):
+        windows = x.reshape(-1, S // 2, D)
+        q = x[:, : S // 2] * 0.5
+        q = q.repeat_interleave(windows.shape[0] // q.shape[0], 0)
+        return torch.softmax(q @ windows.transpose(1, 2), -1).view(x.shape[0], -1)
