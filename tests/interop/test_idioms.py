@@ -27,7 +27,9 @@ positions expanded over batch × heads, kornia's mask of non-finite pixels (`isf
 bool) and integer arithmetic on token ids (min, max and clamp of int64 tensors, which
 ONNX's Min, Max and Clip take only from opset 12; numbers beyond float32's 2^24, exact at
 int64, in arithmetic and in factories, over the batch or not), and gcvit's global query
-repeated over each image's windows by a quotient of traced batch sizes. Each is exported with
+repeated over each image's windows by a quotient of traced batch sizes, and timm's rotary
+embedding beside an empty prefix of tokens (a trace slices `q[:, :, :0, :]` on every
+dimension). Each is exported with
 torch.export and a dynamic batch, and (all but the int64
 timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
@@ -131,6 +133,7 @@ MODELS = {
     "integer_extremes": (idioms.IntegerExtremes, [ids]),
     "exact_integers": (idioms.ExactIntegers, [ids]),
     "global_query": (idioms.GlobalQuery, [tokens]),
+    "rotary_prefix": (idioms.RotaryPrefix, [tokens]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
