@@ -91,11 +91,15 @@ fn traced_fixtures_match_torch_in_tract() {
                 _ => &["output"],
             };
             assert_eq!(names, expected);
-            // The reductions and indexing zoos, the transformer encoder and the constant
-            // tensors have no BatchNorm; every other fixture has.
+            // The reductions and indexing zoos, the transformer encoder, the constant
+            // tensors and the folded windows have no BatchNorm; every other fixture has.
             let has_bn = !matches!(
                 case.name.as_str(),
-                "zoo_reductions" | "zoo_indexing" | "encoder" | "constant_tensors"
+                "zoo_reductions"
+                    | "zoo_indexing"
+                    | "encoder"
+                    | "constant_tensors"
+                    | "folded_windows"
             );
             assert_eq!(
                 ops(&out).contains(&"BatchNormalization".to_string()),

@@ -27,9 +27,12 @@ positions expanded over batch × heads, kornia's mask of non-finite pixels (`isf
 bool), MobileBERT's shifted tokens (a pad list whose last pair reaches the batch and pads it by
 nothing), Falcon's key and value heads picked by negative indices, SEW-D's masked softmax
 (an autograd.Function whose in-place `masked_fill_` torch.export keeps; torch.jit.trace cannot
-record it) and integer arithmetic on token ids (min, max and clamp of int64 tensors, which
+record it), integer arithmetic on token ids (min, max and clamp of int64 tensors, which
 ONNX's Min, Max and Clip take only from opset 12; numbers beyond float32's 2^24, exact at
-int64, in arithmetic and in factories, over the batch or not). Each is exported with
+int64, in arithmetic and in factories, over the batch or not), and gcvit's global query
+repeated over each image's windows by a quotient of traced batch sizes, and timm's rotary
+embedding beside an empty prefix of tokens (a trace slices `q[:, :, :0, :]` on every
+dimension). Each is exported with
 torch.export and a dynamic batch, and (all but the int64
 timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
@@ -139,6 +142,8 @@ MODELS = {
     "in_place_masked_softmax": (idioms.InPlaceMaskedSoftmax, [scores, holes]),
     "integer_extremes": (idioms.IntegerExtremes, [ids]),
     "exact_integers": (idioms.ExactIntegers, [ids]),
+    "global_query": (idioms.GlobalQuery, [tokens]),
+    "rotary_prefix": (idioms.RotaryPrefix, [tokens]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
@@ -151,7 +156,8 @@ EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos
             "seq_first_attention": "Softmax", "folded_rows": "MatMul",
             "channels_as_samples": "Conv", "size_scale": "Clip", "bucket_min": "Max",
             "size_root": "ReduceSum", "non_finite_pixels": "Where",
-            "gather_scores": "GatherElements", "integer_extremes": "Where", "shifted_tokens": "Pad"}
+            "gather_scores": "GatherElements", "integer_extremes": "Where", "shifted_tokens": "Pad",
+            "global_query": "Softmax"}
 
 
 

@@ -47,6 +47,16 @@ impl BatchDim {
         }
     }
 
+    /// The constant `k` when a size is this batch times `k` (`Mul(Integer(4), Symbol('s77',
+    /// …))` is 4·N; the batch itself is 1·N); `None` for any other size, and for every size
+    /// at a traced batch (where `8` could be 4·N or 8).
+    pub fn factor(&self, size: &SymInt) -> Option<u64> {
+        match self {
+            BatchDim::Symbol(batch) => batch_factor(batch, size),
+            BatchDim::Traced(_) => None,
+        }
+    }
+
     /// Whether a size is this batch.
     pub fn is(&self, size: &SymInt) -> bool {
         match (self, size) {
@@ -112,16 +122,7 @@ impl BatchDim {
             .iter()
             .map(|s| match s {
                 SymInt::Int(n) if *n >= 0 => Some(Size::fixed(*n as u64)),
-                SymInt::Expr(e) if e == batch => Some(Size::batch(1)),
-                SymInt::Expr(e) => e
-                    .strip_prefix("Mul(Integer(")
-                    .and_then(|rest| rest.strip_suffix(')'))
-                    .and_then(|rest| rest.split_once("), "))
-                    .filter(|(_, sym)| sym == batch)
-                    .and_then(|(count, _)| count.parse().ok())
-                    .filter(|&count| count > 0)
-                    .map(Size::batch),
-                _ => None,
+                _ => batch_factor(batch, s).map(Size::batch),
             })
             .collect::<Option<Vec<Size>>>()
             .ok_or_else(|| {
@@ -138,6 +139,21 @@ impl BatchDim {
                 show(sizes)
             )),
         }
+    }
+}
+
+/// The constant `k` when `size` is the symbol `batch` times `k`, in sympy's form.
+fn batch_factor(batch: &str, size: &SymInt) -> Option<u64> {
+    match size {
+        SymInt::Expr(e) if e == batch => Some(1),
+        SymInt::Expr(e) => e
+            .strip_prefix("Mul(Integer(")
+            .and_then(|rest| rest.strip_suffix(')'))
+            .and_then(|rest| rest.split_once("), "))
+            .filter(|(_, sym)| *sym == batch)
+            .and_then(|(count, _)| count.parse().ok())
+            .filter(|&count| count > 0),
+        _ => None,
     }
 }
 
@@ -192,6 +208,14 @@ mod tests {
         assert!(traced.per_sample(&[]).is_err());
         assert!(BatchDim::of_input(&[]).is_err());
         let folded = SymInt::Expr(format!("Mul(Integer(4), {S})"));
+        assert_eq!(dynamic.factor(&folded), Some(4));
+        assert_eq!(dynamic.factor(&SymInt::Expr(S.into())), Some(1));
+        assert_eq!(dynamic.factor(&SymInt::Int(4)), None);
+        assert_eq!(
+            dynamic.factor(&SymInt::Expr(format!("Mul(Integer(0), {S})"))),
+            None
+        );
+        assert_eq!(traced.factor(&SymInt::Int(2)), None);
         assert_eq!(
             dynamic.sizes(&[SymInt::Int(10), folded, SymInt::Expr(S.into())]),
             Ok(vec![Size::fixed(10), Size::batch(4), Size::batch(1)])

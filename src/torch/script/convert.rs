@@ -467,7 +467,7 @@ fn constants_only(named: &[(&str, Val)]) -> bool {
                 *stored = true;
                 true
             }
-            Val::Activation { .. } | Val::Batch(_) => false,
+            Val::Activation { .. } | Val::Moved { .. } | Val::Batch(_) => false,
             Val::List(items) => items.iter().all(|i| kinds(i, stored)),
             _ => true,
         }
@@ -545,6 +545,17 @@ fn divided_batch(k: u64, d: i64) -> Result<Val, String> {
         .ok_or_else(|| {
             format!("the batch size times {k} is divided by {d}, which is no multiple of the batch")
         })
+}
+
+/// The batch times `k` divided by the batch times `m`, rounded down: `k / m` whatever the
+/// batch (`k·B / (m·B)`), a number.
+fn batch_quotient(k: u64, m: u64) -> Result<Val, String> {
+    (k / m.max(1))
+        .try_into()
+        .ok()
+        .filter(|_| m > 0)
+        .map(Val::Int)
+        .ok_or_else(|| format!("the batch size times {k} is divided by the batch size times {m}"))
 }
 
 /// A factory's size list when it holds the batch (`torch.zeros([layers, batch, hidden])`),
@@ -828,7 +839,10 @@ impl Converter<'_> {
             }
         }
         if op == "torch.floor_divide"
-            && !matches!(args[..], [Val::Int(_) | Val::Batch(_), Val::Int(_)])
+            && !matches!(
+                args[..],
+                [Val::Int(_) | Val::Batch(_), Val::Int(_)] | [Val::Batch(_), Val::Batch(_)]
+            )
         {
             // torch._refs.floor_divide: `div(a, b, rounding_mode="floor")` (integer sizes
             // divided alone stay sizes, [`Converter::scalar`]; a float size, timm's
@@ -885,6 +899,9 @@ impl Converter<'_> {
         );
         let constant_op = constants_only(&named) && eval::is_evaluated(schema.target);
         let mut refused_view = None;
+        // The factor of the batch on the operands' first dimension, which the output's
+        // first dimension keeps (a view's is its size list's).
+        let mut lead = self.lead_factor(&named);
         let (overload, named, shape) = match schema.name() {
             "_convolution" => {
                 let rank = self.rank_of(&named, "input");
@@ -896,7 +913,10 @@ impl Converter<'_> {
                 (overload, named, None)
             }
             "view" | "reshape" if !constant_op => match self.reshape(&named) {
-                Ok((named, shape)) => (schema.target, named, Some(shape)),
+                Ok((named, factor, shape)) => {
+                    lead = Some(factor);
+                    (schema.target, named, Some(shape))
+                }
                 // Not the batch first and one sample after it: the aten evaluator's sizes
                 // say where the batch goes (folded into a dimension, `x.view(-1, d)`, or
                 // moved, `q.view(L, bsz * heads, d)`), else this refusal.
@@ -935,7 +955,7 @@ impl Converter<'_> {
         }
         let list = shape::pieces_of(&node, overload).is_some();
         if list && !constant_op {
-            let dims = |n: &str| self.dims(n, &named);
+            let dims = |n: &str| self.dims_at(n, &named, lead);
             let shapes = match shape::infer_pieces(&node, overload, &dims) {
                 Ok(shapes) => shapes,
                 // A tensor whose batch is not first (the stacked q, k, v of attention): the
@@ -954,9 +974,8 @@ impl Converter<'_> {
                 shape::check(&shape).map_err(&fail)?;
                 let name = format!("{output}_{k}");
                 let dtype = self.dtype_of_arg(&named, "self");
-                self.tensor_values.insert(name.clone(), meta(&shape, dtype));
                 names.push(name.clone());
-                items.push(Val::Activation { name, shape });
+                items.push(self.computed(&name, lead.unwrap_or(1), shape, dtype));
             }
             node.outputs = vec![Argument::Tensors(names)];
             self.values.insert(call.output, Val::List(items));
@@ -1042,7 +1061,7 @@ impl Converter<'_> {
         let shape = match shape {
             Some(s) => s,
             None => {
-                let dims = |n: &str| self.dims(n, &named);
+                let dims = |n: &str| self.dims_at(n, &named, lead);
                 match shape::infer(&node, overload, &dims) {
                     Ok(shape) => shape,
                     // The aten evaluator's sizes where this import's own rule has none
@@ -1069,12 +1088,7 @@ impl Converter<'_> {
         let dtype = dtypes::infer(&node, overload, &|n| {
             self.tensor_values.get(n).map(|m| m.dtype)
         });
-        self.tensor_values
-            .insert(output.clone(), meta(&shape, dtype));
-        let value = Val::Activation {
-            name: output.clone(),
-            shape,
-        };
+        let value = self.computed(&output, lead.unwrap_or(1), shape, dtype);
         if schema.target == ops::MULTI_HEAD_ATTENTION {
             // Its second output, the attention weights, is None with `need_weights=False`.
             let weights = named
@@ -1094,7 +1108,7 @@ impl Converter<'_> {
         }
         if [ops::LSTM, ops::GRU].contains(&schema.target) {
             // The final states follow the output: (layers · directions, batch, hidden).
-            let dims = |n: &str| self.dims(n, &named);
+            let dims = |n: &str| self.dims_at(n, &named, lead);
             let [stacked, hidden] = shape::recurrent_states(&node, &dims)
                 .map_err(|e| fail(format!("{e} ({})", schema.signature())))?;
             let mut items = vec![value];
@@ -1102,7 +1116,7 @@ impl Converter<'_> {
                 let name = format!("{output}_state_{k}");
                 let sizes = vec![
                     SymInt::Int(stacked as i64),
-                    SymInt::Expr(BATCH.into()),
+                    batch_times(lead.unwrap_or(1)),
                     SymInt::Int(hidden as i64),
                 ];
                 self.tensor_values.insert(name.clone(), float_meta(sizes));
@@ -1180,17 +1194,19 @@ impl Converter<'_> {
         }
     }
 
-    /// The rank (batch included) of argument `arg` among `named` when it is a computed
-    /// tensor: one with the batch first, or one whose batch is elsewhere.
+    /// The rank (batch included) of argument `arg` among `named` when it is a tensor.
     fn rank_of(&self, named: &[(&str, Val)], arg: &str) -> Option<usize> {
         self.rank(named.iter().find(|(n, _)| *n == arg).map(|(_, v)| v)?)
     }
 
-    /// The rank (batch included) of `value` when it is a computed tensor.
+    /// The rank (batch included) of `value` when it is a tensor: computed (with the batch
+    /// first or elsewhere), or a constant (xcit's Fourier position encoding, convolved
+    /// before it meets the batch).
     fn rank(&self, value: &Val) -> Option<usize> {
         match value {
             Val::Activation { shape, .. } => Some(shape.len() + 1),
             Val::Moved { name } => self.tensor_values.get(name).map(|m| m.sizes.len()),
+            Val::Stored { dims, .. } => Some(dims.len()),
             _ => None,
         }
     }
@@ -1201,7 +1217,7 @@ impl Converter<'_> {
         named
             .iter()
             .find_map(|(n, v)| match v {
-                Val::Activation { name, .. } if *n == arg => {
+                Val::Activation { name, .. } | Val::Moved { name } if *n == arg => {
                     self.tensor_values.get(name).map(|m| m.dtype)
                 }
                 _ => None,
@@ -1471,6 +1487,16 @@ impl Converter<'_> {
                 }
             }
         }
+        // The batch times `k` over the batch times `m` (gcvit's windows per image, `B_ //
+        // B`): `k / m` at every batch, floored as both rounding modes floor a positive.
+        if let ("torch.div" | "torch.floor_divide", [Val::Batch(k), Val::Batch(m)]) = (op, args) {
+            let rounded = op == "torch.floor_divide"
+                || matches!(kwargs, [(key, Val::Str(mode))]
+                    if key == "rounding_mode" && (mode == "trunc" || mode == "floor"));
+            if rounded {
+                return batch_quotient(*k, *m).map(Some);
+            }
+        }
         let sizes_divided = op == "torch.floor_divide"
             && matches!(args, [Val::Int(_) | Val::Batch(_), Val::Int(_)]);
         if !sizes_divided && !matches!(op, "torch.size" | "ops.prim.NumToTensor" | "int" | "float")
@@ -1540,24 +1566,133 @@ impl Converter<'_> {
         }))
     }
 
-    /// `view`/`reshape`: the size list with its first entry following the batch, and the
-    /// per-sample output shape.
-    fn reshape(&self, named: &Named) -> Result<(Named, Vec<u64>), String> {
+    /// `view`/`reshape`: the size list with its first entry following the batch (times the
+    /// constant returned, [`folded_view`]), and the sizes after the first dimension.
+    fn reshape(&self, named: &Named) -> Result<(Named, u64, Vec<u64>), String> {
         let mut named = named.clone();
-        let (Some((_, Val::Activation { shape: input, .. })), Some((key, Val::List(sizes)))) =
-            (named.first(), named.get(1))
+        let (Some((_, input)), Some((key, Val::List(sizes)))) = (named.first(), named.get(1))
         else {
             return Err(
                 "view/reshape of something other than a computed tensor by a size list".into(),
             );
         };
         let key = *key;
-        let per_sample = batch_following(input, sizes, self.traced_batch)?;
-        let list = std::iter::once(Val::Batch(1))
-            .chain(per_sample.iter().map(|&d| Val::Int(d as i64)))
+        let (lead, rest) = match input {
+            Val::Activation { shape, .. } => match batch_following(shape, sizes, self.traced_batch)
+            {
+                Ok(rest) => (1, rest),
+                Err(e) => folded_view(1, shape.iter().product(), sizes).map_err(|_| e)?,
+            },
+            Val::Moved { name } => {
+                let (k, rest) = self.folded_rest(name).ok_or_else(|| {
+                    format!("view/reshape of `{name}`, whose batch is not on its first dimension")
+                })?;
+                folded_view(k, rest.iter().product(), sizes)?
+            }
+            _ => {
+                return Err(
+                    "view/reshape of something other than a computed tensor by a size list".into(),
+                )
+            }
+        };
+        let list = std::iter::once(Val::Batch(lead))
+            .chain(rest.iter().map(|&d| Val::Int(d as i64)))
             .collect();
         named[1] = (key, Val::List(list));
-        Ok((named, per_sample))
+        Ok((named, lead, rest))
+    }
+
+    /// The factor `k` and the other sizes of a tensor whose first dimension is the batch
+    /// times `k` and whose others are fixed (the batch folded with the windows, `[B·nW, ws,
+    /// ws, C]`); `None` for any other.
+    fn folded_rest(&self, name: &str) -> Option<(u64, Vec<u64>)> {
+        let sizes = &self.tensor_values.get(name)?.sizes;
+        let (SymInt::Expr(first), rest) = sizes.split_first()? else {
+            return None;
+        };
+        let rest = rest
+            .iter()
+            .map(|s| match s {
+                SymInt::Int(n) => u64::try_from(*n).ok(),
+                _ => None,
+            })
+            .collect::<Option<Vec<u64>>>()?;
+        Some((batch_factor(first)?, rest))
+    }
+
+    /// The factor of the batch on the first dimension that every computed tensor among
+    /// `named` has: 1 for an activation, `k` for a tensor with the batch times `k` first
+    /// ([`Self::folded_rest`]). Each op with a rule in [`shape`] keeps its operands' first
+    /// dimension, so its rule applies with that dimension as the batch. `None` without such
+    /// a tensor, or with two factors. A tensor whose batch is on another dimension has no
+    /// per-sample shape, so a rule that reads it refuses; only one that never reads its
+    /// sizes takes it (an RNN's initial state, whose zeros the lowering checks).
+    fn lead_factor(&self, named: &[(&str, Val)]) -> Option<u64> {
+        fn visit(c: &Converter<'_>, v: &Val, lead: &mut Option<Option<u64>>) {
+            let k = match v {
+                Val::Activation { .. } => Some(1),
+                Val::Moved { name } => match c.folded_rest(name) {
+                    Some((k, _)) => Some(k),
+                    None => return,
+                },
+                Val::List(items) => return items.iter().for_each(|i| visit(c, i, lead)),
+                _ => return,
+            };
+            *lead = match *lead {
+                None => Some(k),
+                Some(seen) if seen == k => Some(seen),
+                Some(_) => Some(None),
+            };
+        }
+        let mut lead = None;
+        named.iter().for_each(|(_, v)| visit(self, v, &mut lead));
+        lead.flatten()
+    }
+
+    /// The shape of tensor value `name` among `named`'s arguments, a tensor with the batch
+    /// times `lead` first taken per sample as an activation is.
+    fn dims_at(&self, name: &str, named: &[(&str, Val)], lead: Option<u64>) -> Option<Dims> {
+        self.dims(name, named).or_else(|| {
+            lead?;
+            named
+                .iter()
+                .any(|(_, v)| holds(v, name))
+                .then(|| self.folded_rest(name))
+                .flatten()
+                .map(|(_, rest)| Dims::PerSample(rest))
+        })
+    }
+
+    /// The value of a computed tensor `name` of `dtype` whose first dimension is the batch
+    /// times `lead`, with `shape` after it.
+    fn computed(&mut self, name: &str, lead: u64, shape: Vec<u64>, dtype: i64) -> Val {
+        if lead == 1 {
+            self.tensor_values
+                .insert(name.to_owned(), meta(&shape, dtype));
+            return Val::Activation {
+                name: name.to_owned(),
+                shape,
+            };
+        }
+        let sizes = std::iter::once(batch_times(lead))
+            .chain(shape.iter().map(|&d| SymInt::Int(d as i64)))
+            .collect();
+        self.tensor_values
+            .insert(name.to_owned(), typed_meta(sizes, dtype));
+        Val::Moved {
+            name: name.to_owned(),
+        }
+    }
+}
+
+/// Whether `v` is, or lists, the tensor value `name`.
+fn holds(v: &Val, name: &str) -> bool {
+    match v {
+        Val::Moved { name: n } | Val::Activation { name: n, .. } | Val::Stored { name: n, .. } => {
+            n == name
+        }
+        Val::List(items) => items.iter().any(|i| holds(i, name)),
+        _ => false,
     }
 }
 
@@ -1700,6 +1835,57 @@ fn batch_following(
             "size list {} does not keep the batch{} as its first dimension with one sample's {sample} elements after it, so the graph would only work at one batch size; write x.view(x.size(0), …) or x.flatten(1) in the model",
             show(sizes),
             traced_batch.map_or(String::new(), |b| format!(" (traced at {b})"))
+        )),
+    }
+}
+
+/// A view/reshape of a tensor whose first dimension is the batch times `k` and whose
+/// other dimensions hold `sample` elements, to `sizes`: the factor `k'` the output's first
+/// dimension has and the sizes after it, when the list leads with the batch times `k'`
+/// (the rest fixed, at most one `-1`) or with `-1` (the rest fixed). Both hold at every
+/// batch `B`, since `B·k·sample = B·k'·rest` (Swin's and SAM2's windows folded into the
+/// batch, `x.view(-1, ws, ws, C)`, and back, `x.view(B, H, W, -1)`): row-major, sample `b`
+/// is rows `b·k'` to `b·k' + k' − 1`.
+fn folded_view(k: u64, sample: u64, sizes: &[Val]) -> Result<(u64, Vec<u64>), String> {
+    let total = k
+        .checked_mul(sample)
+        .ok_or("the per-sample element count overflows")?;
+    let Some((first, rest)) = sizes.split_first() else {
+        return Err("reshape to a scalar drops the batch".into());
+    };
+    let rest: Vec<i64> = rest
+        .iter()
+        .map(|v| match v {
+            Val::Int(i) if *i >= -1 => Ok(*i),
+            other => Err(format!(
+                "a size list holds {} after its first entry",
+                other.kind()
+            )),
+        })
+        .collect::<Result<_, _>>()?;
+    let holes = rest.iter().filter(|&&d| d == -1).count();
+    let known = rest
+        .iter()
+        .filter(|&&d| d != -1)
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+        .ok_or("the size list overflows")?;
+    let fixed = |hole: u64| {
+        rest.iter()
+            .map(move |&d| if d == -1 { hole } else { d as u64 })
+    };
+    let lead = match first {
+        Val::Batch(lead) if *lead > 0 => *lead,
+        Val::Int(-1) if holes == 0 && known > 0 && total.is_multiple_of(known) => total / known,
+        _ => 0,
+    };
+    let per = (lead > 0 && total.is_multiple_of(lead)).then(|| total / lead);
+    match (per, holes) {
+        (Some(per), 0) if lead > 0 && known == per => Ok((lead, fixed(0).collect())),
+        (Some(per), 1) if known > 0 && per.is_multiple_of(known) => {
+            Ok((lead, fixed(per / known).collect()))
+        }
+        _ => Err(format!(
+            "the size list does not lead with the batch (times a constant) over {total} elements per sample"
         )),
     }
 }
@@ -1931,7 +2117,7 @@ fn convolution(named: Named, rank: Option<usize>) -> Result<(&'static str, Named
     };
     // The spatial rank: the input's, less the batch and the channels.
     let rank = rank
-        .ok_or("the convolution's input is not a computed tensor")?
+        .ok_or("the convolution's input is not a tensor")?
         .saturating_sub(2);
     let keep: &[&str] = if transposed {
         &[
@@ -2125,6 +2311,33 @@ mod tests {
     }
 
     #[test]
+    fn views_keep_the_batch_times_a_constant_first() {
+        // Windows folded into the batch: [B, 8, 8, 3] → [-1, 4, 4, 3] is [4·B, 4, 4, 3].
+        assert_eq!(
+            folded_view(1, 8 * 8 * 3, &ints(&[-1, 4, 4, 3])),
+            Ok((4, vec![4, 4, 3]))
+        );
+        // And back: [4·B, 16, 3] viewed as [B, 8, 8, -1].
+        let mut back = vec![Val::Batch(1)];
+        back.extend(ints(&[8, 8, -1]));
+        assert_eq!(folded_view(4, 16 * 3, &back), Ok((1, vec![8, 8, 3])));
+        // The batch times 4 kept, the rest re-split with a hole.
+        let mut kept = vec![Val::Batch(4)];
+        kept.extend(ints(&[16, 3, 1, -1]));
+        assert_eq!(folded_view(4, 16 * 3, &kept), Ok((4, vec![16, 3, 1, 1])));
+        // A quotient that is no whole number of rows per sample, a fixed first size (the
+        // traced batch baked in), a hole beside -1 first: refused.
+        let mut uneven = vec![Val::Batch(3)];
+        uneven.extend(ints(&[-1]));
+        assert!(folded_view(1, 8, &uneven).is_err());
+        assert!(folded_view(1, 8, &ints(&[-1, 3])).is_err());
+        assert!(folded_view(1, 8, &ints(&[2, 4])).is_err());
+        assert!(folded_view(1, 8, &ints(&[-1, -1])).is_err());
+        assert!(folded_view(1, 8, &[]).is_err());
+        assert!(folded_view(1, 0, &ints(&[-1, 4])).is_err());
+    }
+
+    #[test]
     fn convolution_becomes_conv_or_transposed_by_rank() {
         let act = Val::Activation {
             name: "x".into(),
@@ -2166,7 +2379,7 @@ mod tests {
         );
         assert!(convolution(base(false, 0), None)
             .unwrap_err()
-            .contains("not a computed tensor"));
+            .contains("not a tensor"));
         // The input's rank picks the 1-D and 3-D overloads.
         for (shape, plain, transposed) in [
             (vec![3, 8], "conv1d.default", "conv_transpose1d.default"),
@@ -2294,6 +2507,11 @@ mod tests {
         let err = divided_batch(8, 3).unwrap_err();
         assert!(err.contains("no multiple of the batch"), "{err}");
         assert!(divided_batch(8, 0).is_err());
+        // Windows per image: the batch of windows over the batch of images.
+        assert_eq!(batch_quotient(49, 1), Ok(Val::Int(49)));
+        assert_eq!(batch_quotient(8, 4), Ok(Val::Int(2)));
+        assert_eq!(batch_quotient(7, 2), Ok(Val::Int(3)));
+        assert!(batch_quotient(7, 0).is_err());
         for k in [1, 2, 40] {
             let SymInt::Expr(e) = batch_times(k) else {
                 panic!("batch_times({k}) is no expression")

@@ -11,8 +11,9 @@ window computed from sizes, a −∞ pad before max pooling, a number raised to 
 tensor, and the batch folded or moved by size arithmetic (sequence-first attention,
 Conv1D's rows, kornia's channels as samples, einops' size products), DeBERTa's
 relative position scores gathered by a clamped int64 index over batch × heads, sizes computed through
-0-d tensors (DINOv2's `int(sqrt(n - 1))`, MobileViT's ceil and floor division) and
-kornia's mask of non-finite pixels (test_idioms.py)."""
+0-d tensors (DINOv2's `int(sqrt(n - 1))`, MobileViT's ceil and floor division),
+kornia's mask of non-finite pixels, gcvit's global query repeated over each image's
+windows and timm's rotary embedding beside an empty prefix of tokens (test_idioms.py)."""
 import torch, torch.nn as nn, torch.nn.functional as F
 S, D = 6, 8
 class Diff(nn.Module):
@@ -255,3 +256,17 @@ class _XSoftmax(torch.autograd.Function):  # SEW-D's and DeBERTa-v1's masked sof
 class InPlaceMaskedSoftmax(nn.Module):  # the masked softmax of an autograd.Function: an in-place masked_fill_ on an activation
     def forward(self, x, mask):
         return _XSoftmax.apply(x, mask[:, None, :], -1)
+class GlobalQuery(nn.Module):  # gcvit's global query: one per image, repeated over its windows by `windows.size(0) // q.size(0)`
+    def forward(self, x):
+        windows = x.reshape(-1, S // 2, D)
+        q = x[:, : S // 2] * 0.5
+        q = q.repeat_interleave(windows.shape[0] // q.shape[0], 0)
+        return torch.softmax(q @ windows.transpose(1, 2), -1).view(x.shape[0], -1)
+class RotaryPrefix(nn.Module):  # timm's eva/qwen3_vit: `cat([q[:, :, :npt, :], rope(q[:, :, npt:, :])], 2)` with no prefix tokens (npt = 0)
+    def forward(self, x):
+        q = x.view(x.shape[0], S, 2, D // 2).transpose(1, 2)
+        npt = 0
+        t = q[:, :, npt:, :]
+        half = D // 4
+        rotated = torch.cat([-t[..., half:], t[..., :half]], -1) * 0.5 + t * 0.25
+        return torch.cat([q[:, :, :npt, :], rotated], 2).reshape(x.shape[0], -1)

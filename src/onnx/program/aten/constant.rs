@@ -140,7 +140,8 @@ impl<'p> Lowering<'p, '_> {
                     batches += 1;
                     dims.push(1);
                 }
-                expr @ SymInt::Expr(_) if self.batch.is(expr) => {
+                // In a trace's form, `Mul(Integer(48), batch)`.
+                expr @ SymInt::Expr(_) if self.batch.factor(expr).is_some() => {
                     batches += 1;
                     dims.push(1);
                 }

@@ -486,7 +486,13 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let input = args.tensor("self").or_shape()?;
+        if self.is_empty_slice(input) {
+            // A slice of an empty slice holds no element either (Qwen3-VL's and
+            // DeepSeek's rotary `q[:, :, :0, :]`, whose trace slices every dimension).
+            return self.bind_empty(node);
+        }
+        let x = self.tensor(input)?;
         let dim = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
         let start = args.optional_int("start").or_shape()?.unwrap_or(0);
         let end = args.optional_int("end").or_shape()?.unwrap_or(i64::MAX);
