@@ -32,14 +32,19 @@ pub enum Fn {
     Acosh,
     Atanh,
     Erf,
+    Sqrt,
     Floor,
     Ceil,
+    /// To the nearest integer, ties to even (`Round`).
+    Round,
     /// `Elu` with α = 1: `x` for `x ≥ 0` (−0 kept), `eˣ − 1` below.
     Elu,
     Add,
     Sub,
     Mul,
     Div,
+    /// `aᵇ` (`Pow`).
+    Pow,
     /// Bool `a < b`.
     Less,
     /// Bool `a > b`.
@@ -48,6 +53,8 @@ pub enum Fn {
     Equal,
     /// Bool NaN test.
     IsNan,
+    /// Bool `a and b`.
+    And,
     /// `Where(condition, a, b)`.
     Where,
     /// A bool as float32 0/1 (`Cast`).
@@ -73,17 +80,21 @@ impl Fn {
             Fn::Acosh => "Acosh",
             Fn::Atanh => "Atanh",
             Fn::Erf => "Erf",
+            Fn::Sqrt => "Sqrt",
             Fn::Floor => "Floor",
             Fn::Ceil => "Ceil",
+            Fn::Round => "Round",
             Fn::Elu => "Elu",
             Fn::Add => "Add",
             Fn::Sub => "Sub",
             Fn::Mul => "Mul",
             Fn::Div => "Div",
+            Fn::Pow => "Pow",
             Fn::Less => "Less",
             Fn::Greater => "Greater",
             Fn::Equal => "Equal",
             Fn::IsNan => "IsNaN",
+            Fn::And => "And",
             Fn::Where => "Where",
             Fn::Float => "Cast",
         }
@@ -91,12 +102,17 @@ impl Fn {
 
     /// Whether the result is a bool.
     pub fn is_predicate(self) -> bool {
-        matches!(self, Fn::Less | Fn::Greater | Fn::Equal | Fn::IsNan)
+        matches!(
+            self,
+            Fn::Less | Fn::Greater | Fn::Equal | Fn::IsNan | Fn::And
+        )
     }
 
-    /// The function on float32 values (bools as 0/1), as IEEE arithmetic and ONNX define it.
-    pub fn apply(self, v: &[f32]) -> Result<f32, String> {
-        let truth = |b: bool| f32::from(u8::from(b));
+    /// The function on values (bools as 0/1), as IEEE arithmetic and ONNX define it;
+    /// computed in double precision (a float32 rule rounds each result,
+    /// [`Expr::eval`]; a special function keeps double precision, `aten::special`).
+    pub fn apply(self, v: &[f64]) -> Result<f64, String> {
+        let truth = |b: bool| f64::from(u8::from(b));
         Ok(match (self, v) {
             (Fn::Neg, [x]) => -x,
             (Fn::Abs, [x]) => x.abs(),
@@ -113,17 +129,21 @@ impl Fn {
             (Fn::Acosh, [x]) => x.acosh(),
             (Fn::Atanh, [x]) => x.atanh(),
             (Fn::Erf, [x]) => super::eval::erf(*x),
+            (Fn::Sqrt, [x]) => x.sqrt(),
             (Fn::Floor, [x]) => x.floor(),
             (Fn::Ceil, [x]) => x.ceil(),
+            (Fn::Round, [x]) => x.round_ties_even(),
             (Fn::Elu, [x]) => elu(*x),
             (Fn::Add, [a, b]) => a + b,
             (Fn::Sub, [a, b]) => a - b,
             (Fn::Mul, [a, b]) => a * b,
             (Fn::Div, [a, b]) => a / b,
+            (Fn::Pow, [a, b]) => a.powf(*b),
             (Fn::Less, [a, b]) => truth(a < b),
             (Fn::Greater, [a, b]) => truth(a > b),
             (Fn::Equal, [a, b]) => truth(a == b),
             (Fn::IsNan, [x]) => truth(x.is_nan()),
+            (Fn::And, [a, b]) => truth(*a != 0.0 && *b != 0.0),
             (Fn::Where, [c, a, b]) => {
                 if *c != 0.0 {
                     *a
@@ -141,7 +161,7 @@ impl Fn {
 const SELU_ALPHA: f32 = 1.673_263_2;
 const SELU_SCALE: f32 = 1.050_701;
 
-fn elu(x: f32) -> f32 {
+fn elu(x: f64) -> f64 {
     if x >= 0.0 || x.is_nan() {
         x
     } else {
@@ -183,9 +203,10 @@ impl Expr {
             F(f, operands) => {
                 let values = operands
                     .iter()
-                    .map(|e| e.eval(node, x))
+                    .map(|e| e.eval(node, x).map(f64::from))
                     .collect::<Result<Vec<_>, _>>()?;
-                f.apply(&values)
+                // Each function's result is a float32, as the graph's node computes it.
+                Ok(f.apply(&values)? as f32)
             }
             constant => constant
                 .number(node)?

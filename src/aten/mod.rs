@@ -14,6 +14,10 @@
 //! - [`diag`]: `diag_embed` as torch's reference computes it.
 //! - [`decompose`]: torch's decompositions of element-wise ops, ported as data, which the
 //!   evaluator and the ONNX lowering both compute.
+//! - [`series`]: element-wise programs written once over an algebra (Horner, Chebyshev,
+//!   rational pieces chosen by `Where`), computed on numbers or written as ONNX nodes.
+//! - [`special`]: torch's special functions (`digamma`, `lgamma`, `polygamma`, `erfinv`,
+//!   Bessel functions, …) as such programs, following torch's kernels.
 //! - [`refused`]: why an op with no lowering is refused, its class from torch's tags.
 //! - [`eval`]: evaluating ops whose inputs are all constants (parameters, buffers,
 //!   literals), so the export writes their results as initializers.
@@ -28,6 +32,8 @@ pub mod program;
 pub mod refused;
 pub mod rows;
 pub mod schema;
+pub mod series;
 pub mod shuffle;
+pub mod special;
 pub mod specialize;
 pub mod sym;

@@ -124,6 +124,17 @@ CASES = [
             "log_sigmoid.default", "logit.default", "sinc.default", "special_ndtr.default",
             "special_entr.default", "isnan.default", "isinf.default", "isposinf.default",
             "isneginf.default", "angle.default", "isreal.default"], FLOATS),
+    # Special functions (ckpt's `aten::special` programs, computed in double precision).
+    *unary(["digamma.default", "lgamma.default", "erfinv.default", "i0.default",
+            "special_i0e.default", "special_i1.default", "special_i1e.default",
+            "special_ndtri.default", "special_modified_bessel_i0.default",
+            "special_modified_bessel_i1.default", "special_spherical_bessel_j0.default",
+            "special_digamma.default", "special_psi.default", "special_gammaln.default",
+            "special_erfinv.default", "special_i0.default"], (*FLOATS, I64)),
+    *[C(t, n, T(2, 5)) for t in ("polygamma.default", "special_polygamma.default")
+      for n in (0, 1, 2, 5)],
+    *[C(t, T(2, 5), p) for t in ("mvlgamma.default", "special_multigammaln.default")
+      for p in (1, 3)],
     C("copysign.Scalar", T(2, 5), -0.0),
     C("celu.default", T(2, 5), 2.0),
     C("logit.default", T(2, 5), 0.2),

@@ -23,9 +23,9 @@ pub use resample::{antialiased_taps, nearest_exact};
 pub use tensor::{element_count, Tensor, Values, MAX_ELEMENTS};
 pub use window::{adaptive_window, swept};
 
-/// The error function in float32, for the decompositions that compute it.
-pub fn erf(x: f32) -> f32 {
-    pointwise::erf(f64::from(x)) as f32
+/// The error function, for the decompositions and special functions that compute it.
+pub fn erf(x: f64) -> f64 {
+    pointwise::erf(x)
 }
 
 use dtype::FLOAT32;
@@ -43,6 +43,7 @@ pub fn is_evaluated(target: &str) -> bool {
         || super::decompose::RELAYOUTS.contains(&target)
         || super::fourier::REAL_TRANSFORMS.contains(&target)
         || super::fourier::SHIFTS.contains(&target)
+        || super::special::special(target).is_some()
 }
 
 /// The aten targets (without `torch.ops.aten.`) [`evaluate`] computes; their `*_copy`
@@ -396,6 +397,9 @@ pub fn evaluate(
     let one = |t: Result<Tensor, String>| t.map(|t| vec![t]);
     if let Some(rule) = super::decompose::pointwise(op) {
         return one(decomposed(&a, &rule.expr));
+    }
+    if let Some(row) = super::special::special(op) {
+        return one(special(&a, row));
     }
     if super::decompose::RELAYOUTS.contains(&op) {
         let mut x = a.tensor("self")?;
@@ -1625,6 +1629,18 @@ fn decomposed(a: &Args<'_>, expr: &super::decompose::Expr) -> Result<Tensor, Str
     } else {
         Tensor::f32(dims, values)
     }
+}
+
+/// A special function's program of its tensor argument, element by element, in double
+/// precision.
+fn special(a: &Args<'_>, row: &super::special::Special) -> Result<Tensor, String> {
+    let x = a.tensor(row.input)?;
+    let values = x
+        .to_f32()
+        .iter()
+        .map(|&v| Ok(row.build(&mut super::series::Scalar, a.node, &f64::from(v))? as f32))
+        .collect::<Result<Vec<f32>, String>>()?;
+    Tensor::f32(x.dims().to_vec(), values)
 }
 
 /// A node's arguments by schema name, tensors resolved to their constant values.

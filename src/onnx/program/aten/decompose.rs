@@ -3,7 +3,7 @@
 //! subexpressions of constants alone are computed at export by the rule's own arithmetic.
 
 use crate::aten::args::Args;
-use crate::aten::decompose::{self, Expr, Fn, Relayout};
+use crate::aten::decompose::{self, Expr, Relayout};
 use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{GraphBuilder, Value};
@@ -12,72 +12,28 @@ use crate::onnx::OnnxError;
 use super::super::emit;
 use super::super::lower::Lowering;
 use super::registry::aten_name;
+use super::series::{Graph, Term};
 use super::{arg_error, OrShape};
+use crate::aten::series::Algebra;
 
-/// A rule's value in the graph: an activation shaped as the input, or a number.
-enum Term {
-    Value(Value),
-    Number(f32),
-}
-
-/// `expr` of activation `x` as ONNX nodes, numbers read from `node`.
-fn emit_expr(
-    g: &mut GraphBuilder,
-    scope: &str,
-    node: &Node,
-    x: &Value,
-    expr: &Expr,
-) -> Result<Term, OnnxError> {
+/// `expr` of `x` in `graph`, numbers read from `node`; a result of numbers alone is
+/// rounded to float32 after each function, as the rule's evaluation ([`Expr::eval`]).
+fn emit_expr(graph: &mut Graph<'_>, node: &Node, x: &Term, expr: &Expr) -> Result<Term, String> {
     let Expr::F(f, operands) = expr else {
-        return Ok(match expr.number(node).or_shape()? {
-            Some(v) => Term::Number(v),
-            None => Term::Value(x.clone()),
+        return Ok(match expr.number(node)? {
+            Some(v) => Term::Number(f64::from(v)),
+            None => x.clone(),
         });
     };
     let terms = operands
         .iter()
-        .map(|e| emit_expr(g, scope, node, x, e))
+        .map(|e| emit_expr(graph, node, x, e))
         .collect::<Result<Vec<_>, _>>()?;
-    let numbers: Option<Vec<f32>> = terms
-        .iter()
-        .map(|t| match t {
-            Term::Number(v) => Some(*v),
-            Term::Value(_) => None,
-        })
-        .collect();
-    if let Some(numbers) = numbers {
-        return Ok(Term::Number(f.apply(&numbers).or_shape()?));
-    }
-    // A bool operand is a predicate's result; a number beside it is never one.
-    let inputs = terms
-        .iter()
-        .map(|t| match t {
-            Term::Value(v) => v.name().to_owned(),
-            Term::Number(v) => g
-                .constant_scalar(&format!("{scope}.scalar"), *v)
-                .name()
-                .to_owned(),
-        })
-        .collect();
-    let shape = x.shape().to_vec();
-    let y = match f {
-        Fn::Float => {
-            let Some(Term::Value(b)) = terms.first() else {
-                return Err(arg_error("a cast of no value".into()));
-            };
-            emit::cast(g, scope, b, ElemType::Float32)
-        }
-        f => {
-            // A predicate, or a `Where` choosing between predicates, gives bools.
-            let elem = if expr.is_bool() {
-                ElemType::Bool
-            } else {
-                ElemType::Float32
-            };
-            emit::single(g.typed_node(f.onnx(), scope, inputs, vec![], vec![(shape, elem)]))
-        }
-    };
-    Ok(Term::Value(y))
+    let refs: Vec<&Term> = terms.iter().collect();
+    Ok(match graph.apply(*f, &refs)? {
+        Term::Number(v) => Term::Number(f64::from(v as f32)),
+        value => value,
+    })
 }
 
 impl Lowering<'_, '_> {
@@ -112,7 +68,9 @@ impl Lowering<'_, '_> {
                 "{target} gives {want}, but torch recorded {recorded}"
             )));
         }
-        let y = match emit_expr(&mut self.g, scope, node, x.value(), &rule.expr)? {
+        let mut graph = Graph::new(&mut self.g, scope, x.value().shape());
+        let input = Term::Value(x.value().clone());
+        let y = match emit_expr(&mut graph, node, &input, &rule.expr).or_shape()? {
             Term::Value(y) => y,
             Term::Number(_) => {
                 return Err(arg_error(format!(

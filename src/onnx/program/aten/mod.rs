@@ -41,6 +41,7 @@ mod rnn;
 mod sample_index;
 mod select_top;
 mod sequence;
+mod series;
 mod shape_ops;
 mod shrink;
 mod split;

@@ -7,6 +7,7 @@ use crate::aten::decompose;
 use crate::aten::program::Node;
 use crate::aten::refused;
 use crate::aten::schema;
+use crate::aten::special;
 use crate::onnx::OnnxError;
 
 use super::super::emit;
@@ -673,30 +674,34 @@ pub(super) fn aten_name(node: &Node) -> &str {
 /// table that names them).
 static DECOMPOSED: Op = op(&[], |l, n, a, s| l.decomposed(n, a, s));
 
+/// The row of every special function (`aten::special::SPECIAL`, the table that names them).
+static SPECIAL: Op = op(&[], |l, n, a, s| l.special(n, a, s));
+
 /// The row lowering `target`; a `*_copy` overload is lowered by its view's row
 /// (`schema::COPIES`), an alias by its op's (`schema::ALIASES`), an op with a ported
-/// decomposition by [`DECOMPOSED`].
+/// decomposition by [`DECOMPOSED`], a special function by [`SPECIAL`].
 fn row(target: &str) -> Option<&'static Op> {
     let target = schema::canonical(target);
     OPS.iter()
         .find(|op| op.targets.contains(&target))
         .or_else(|| decompose::pointwise(target).map(|_| &DECOMPOSED))
+        .or_else(|| special::special(target).map(|_| &SPECIAL))
 }
 
 /// Every target lowered, in table order, then the copies of lowered views, the aliases of
-/// lowered ops, then the ops with ported decompositions.
+/// lowered ops, then the ops with ported decompositions and the special functions.
 fn targets() -> impl Iterator<Item = &'static str> {
-    let lowered = |target: &str| OPS.iter().any(|op| op.targets.contains(&target));
     OPS.iter()
         .flat_map(|op| op.targets.iter().copied())
         .chain(schema::COPIES.iter().map(|(copy, _)| *copy))
         .chain(
             schema::ALIASES
                 .iter()
-                .filter(move |(_, of)| lowered(of))
+                .filter(|(_, of)| row(of).is_some())
                 .map(|(alias, _)| *alias),
         )
         .chain(decompose::POINTWISE.iter().map(|r| r.target))
+        .chain(special::SPECIAL.iter().map(|r| r.target))
 }
 
 /// The refusal of node `index`, whose op `target` has no row: the opset-11 or ATC reason of
@@ -798,6 +803,20 @@ mod tests {
         );
         for rule in decompose::POINTWISE {
             doc.push_str(&format!("| `{}` | `{}` |\n", rule.target, rule.port));
+        }
+        doc.push_str(
+            "\n## Special functions\n\n\
+             These overloads (in the table above) are written as the algorithm of torch's own\n\
+             float32 kernel: its polynomial, Chebyshev and rational approximations with torch's\n\
+             coefficients, each piece of a piecewise function computed and the one whose range\n\
+             holds chosen by `Where`; a loop that torch runs a number of times depending on the\n\
+             value is unrolled to a count that covers every input, or replaced by the reflection\n\
+             identity it computes. Special values (poles, NaN, ±inf) are torch's. A constant\n\
+             input is computed by the same program in double precision.\n\n\
+             | aten overload | torch's kernel |\n| --- | --- |\n",
+        );
+        for row in special::SPECIAL {
+            doc.push_str(&format!("| `{}` | {} |\n", row.target, row.port));
         }
         doc.push_str(
             "\n## Evaluated on constants only\n\n\
