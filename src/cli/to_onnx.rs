@@ -37,8 +37,11 @@ pub struct Args {
     /// archives, whose program fixes it.
     #[arg(long, value_name = "C,H,W|NAME:DIMS[:DTYPE]", value_parser = parse_shape)]
     input_shape: Vec<GivenInput>,
-    /// `dynamic` (a named batch dimension, compiled with ATC's dynamic batch) or a fixed size.
-    #[arg(long, value_name = "dynamic|N", default_value = "dynamic", value_parser = parse_batch)]
+    /// `dynamic` (a named batch dimension, compiled with ATC's dynamic batch), a fixed
+    /// size, or `static` (`.pt2` and TorchScript traces: every size as the program records
+    /// it and no batch axis, so ops may work along any axis; for ATC without dynamic
+    /// profiles; a program with a declared dynamic dimension is refused).
+    #[arg(long, value_name = "dynamic|N|static", default_value = "dynamic", value_parser = parse_batch)]
     batch: Batch,
     /// Name of the graph input [default: input]. A `.pt2` or TorchScript model with
     /// several inputs names them after its forward's parameters and refuses this flag.
@@ -124,13 +127,15 @@ fn image_shape(given: &[GivenInput]) -> Result<[u64; 3], String> {
 }
 
 fn parse_batch(text: &str) -> Result<Batch, String> {
-    if text == "dynamic" {
-        return Ok(Batch::Dynamic("batch".to_owned()));
+    match text {
+        "dynamic" => return Ok(Batch::Dynamic("batch".to_owned())),
+        "static" => return Ok(Batch::Static),
+        _ => {}
     }
     match text.parse::<u64>() {
         Ok(n) if n > 0 => Ok(Batch::Fixed(n)),
         _ => Err(format!(
-            "`{text}` is neither `dynamic` nor a positive batch size"
+            "`{text}` is neither `dynamic`, `static` nor a positive batch size"
         )),
     }
 }
@@ -297,6 +302,7 @@ fn run_pt2(args: &Args, file: File) -> Result<(), Failure> {
     let report = export_program(&mut archive, &options, &args.output).map_err(|e| fail(&e))?;
     let batch = match &report.batch {
         BatchDim::Symbol(_) => format!("{} (declared dynamic)", report.batch),
+        BatchDim::Static => report.batch.to_string(),
         BatchDim::Traced(_) => format!(
             "{}, made dynamic: every node keeps it as its first dimension",
             report.batch
@@ -329,6 +335,7 @@ fn run_script(args: &Args, file: File) -> Result<(), Failure> {
     let exported = match &args.batch {
         Batch::Dynamic(_) => "a dynamic batch".to_owned(),
         Batch::Fixed(n) => format!("batch {n}"),
+        Batch::Static => "every size static".to_owned(),
     };
     let traced = match report.traced_batch {
         Some(b) => format!("; traced at batch {b}, exported with {exported}"),
@@ -348,6 +355,17 @@ fn run_script(args: &Args, file: File) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_batch_is_dynamic_a_size_or_static() {
+        assert_eq!(parse_batch("dynamic"), Ok(Batch::Dynamic("batch".into())));
+        assert_eq!(parse_batch("4"), Ok(Batch::Fixed(4)));
+        assert_eq!(parse_batch("static"), Ok(Batch::Static));
+        for bad in ["0", "-1", "Static", ""] {
+            let err = parse_batch(bad).unwrap_err();
+            assert!(err.contains("`static`"), "{err}");
+        }
+    }
 
     #[test]
     fn input_shapes_name_the_input_and_its_dtype() {

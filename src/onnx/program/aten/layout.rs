@@ -7,7 +7,7 @@ use crate::onnx::OnnxError;
 
 use super::super::batch::BatchDim;
 use super::super::lower::Lowering;
-use super::super::tensor::{self, Size, Tensor};
+use super::super::tensor::{self, Placement, Size, Tensor};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 use crate::aten::shuffle;
@@ -43,7 +43,7 @@ impl<'p> Lowering<'p, '_> {
                     let c = self.constant(t)?;
                     let shape = self.constant_dims(&c)?[1..].to_vec();
                     let x = self.expanded_like(&c, &shape, &rows, scope)?;
-                    Tensor::rows(x, like.factor())
+                    Tensor::from_rows(self.rows_of(like)?, x)
                 }
                 _ => self.tensor(t)?,
             });
@@ -209,7 +209,7 @@ impl<'p> Lowering<'p, '_> {
         };
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let rank = x.rank();
-        if rank < 3 || x.batch_axis() >= rank - 3 {
+        if rank < 3 || x.batch_axis().is_some_and(|a| a >= rank - 3) {
             return Err(arg_error(format!(
                 "{op} of {}: the batch must be outside the last three dimensions",
                 tensor::show(&x.sizes())
@@ -250,7 +250,7 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let sizes = x.sizes();
-        if x.batch_axis() == 1 {
+        if x.batch_axis() == Some(1) {
             return Err(arg_error(format!(
                 "channel_shuffle of {}: the channels (dimension 1) carry the batch",
                 tensor::show(&sizes)
@@ -464,7 +464,7 @@ impl<'p> Lowering<'p, '_> {
         let start = args.optional_int("start").or_shape()?.unwrap_or(0);
         let end = args.optional_int("end").or_shape()?.unwrap_or(i64::MAX);
         let step = args.int_or("step", 1).or_shape()?;
-        if dim == x.batch_axis() && start == 0 && end == i64::MAX && step == 1 {
+        if Some(dim) == x.batch_axis() && start == 0 && end == i64::MAX && step == 1 {
             return self.bind_tensor(node, 0, x);
         }
         let axis = x.sample_axis(dim, "slice")?;
@@ -492,21 +492,34 @@ impl<'p> Lowering<'p, '_> {
             let y = x.sliced(&mut self.g, scope, "slice", dim, from..to)?;
             return self.bind_tensor(node, 0, y);
         }
-        let rows = self.batch_first(&x)?;
-        let y = self.strided_slice(scope, &rows, axis, from..to, step)?;
-        self.bind_tensor(node, 0, Tensor::rows(y, x.factor()))
+        let y = match x.placement() {
+            Placement::Static => {
+                let lifted = self.lift(&x, scope)?;
+                let y = self.strided_slice(scope, &lifted, axis, from..to, step)?;
+                self.unlift(y, scope)?
+            }
+            Placement::Batch { factor, .. } => {
+                let rows = self.batch_first(&x)?;
+                let y = self.strided_slice(scope, &rows, axis, from..to, step)?;
+                Tensor::rows(y, factor)
+            }
+        };
+        self.bind_tensor(node, 0, y)
     }
 
-    /// `t`'s value when its batch is on the first dimension (any factor); else an error.
+    /// `t`'s value when its batch is on the first dimension (any factor), or in a static
+    /// export its value seen without its first dimension ([`Tensor::as_rows`]); else an
+    /// error.
     pub(super) fn batch_first(&self, t: &Tensor) -> Result<crate::onnx::graph::Value, OnnxError> {
-        if t.batch_axis() == 0 {
-            Ok(t.value().clone())
-        } else {
-            Err(arg_error(format!(
-                "its input has sizes {} with the batch on dimension {}; this op is exported only with the batch first",
+        match t.as_rows() {
+            Some((_, value)) => Ok(value),
+            None => Err(arg_error(format!(
+                "its input has sizes {}{}; this op is exported only with the batch first",
                 tensor::show(&t.sizes()),
-                t.batch_axis()
-            )))
+                t.batch_axis().map_or(String::new(), |a| format!(
+                    " with the batch on dimension {a}"
+                ))
+            ))),
         }
     }
 
