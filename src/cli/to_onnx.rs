@@ -242,14 +242,19 @@ fn dims_text(shape: &[Extent]) -> String {
         .join(", ")
 }
 
-/// `input [batch, 3, 224, 224]`, or `inputs x [batch, …], k [batch, 1]` for several.
-fn inputs_text(inputs: &[(String, Vec<Extent>)]) -> String {
+/// `input [batch, 3, 224, 224]`, or `inputs x [batch, …], k [batch, 1]` for several (no
+/// `batch` in a static export, whose shapes are whole).
+fn inputs_text(inputs: &[(String, Vec<Extent>)], batch: &Batch) -> String {
+    let shape_text = |shape: &[Extent]| match batch {
+        Batch::Static => format!("[{}]", dims_text(shape)),
+        Batch::Dynamic(_) | Batch::Fixed(_) => format!("[batch, {}]", dims_text(shape)),
+    };
     match inputs {
-        [(_, shape)] => format!("input [batch, {}]", dims_text(shape)),
+        [(_, shape)] => format!("input {}", shape_text(shape)),
         several => {
             let each: Vec<String> = several
                 .iter()
-                .map(|(name, shape)| format!("{name} [batch, {}]", dims_text(shape)))
+                .map(|(name, shape)| format!("{name} {}", shape_text(shape)))
                 .collect();
             format!("inputs {}", each.join(", "))
         }
@@ -311,7 +316,7 @@ fn run_pt2(args: &Args, file: File) -> Result<(), Failure> {
     eprintln!(
         "program: {} nodes, {}; batch: {batch}",
         report.program_nodes,
-        inputs_text(&report.inputs)
+        inputs_text(&report.inputs, &options.batch)
     );
     finish_program(args, &options, &report)
 }
@@ -344,7 +349,7 @@ fn run_script(args: &Args, file: File) -> Result<(), Failure> {
     eprintln!(
         "TorchScript trace: {} aten calls, {}{traced}",
         report.program.program_nodes,
-        inputs_text(&report.program.inputs)
+        inputs_text(&report.program.inputs, &options.batch)
     );
     eprintln!(
         "note: a trace records one example: every input dimension but the batch is fixed at the size shown (trace again, or use torch.export with a dynamic dimension, for other sizes)"

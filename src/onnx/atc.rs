@@ -328,7 +328,12 @@ impl AtcCommand {
     /// `NCHW` when every input is an image (C, H, W per sample), else `ND` (ATC wants one
     /// format for all inputs).
     fn format(&self) -> &'static str {
-        if self.inputs.iter().all(|(_, shape)| shape.len() == 3) && self.dynamic().is_empty() {
+        // An image is C, H, W after the batch; a static input's shape has no batch.
+        let image = match self.batch {
+            Batch::Static => 4,
+            Batch::Dynamic(_) | Batch::Fixed(_) => 3,
+        };
+        if self.inputs.iter().all(|(_, shape)| shape.len() == image) && self.dynamic().is_empty() {
             "NCHW"
         } else {
             "ND"

@@ -1010,6 +1010,25 @@ impl Lowering<'_, '_> {
             })
     }
 
+    /// The value an op written for rows reads `t` as, so that every per-sample axis of
+    /// its result is a torch dimension of `t` from the second on (a batch first) or from
+    /// the first (a static tensor, [`Lowering::lift`]ed); [`Lowering::rows_result`] makes
+    /// the result an activation again.
+    pub fn rows_input(&mut self, t: &Tensor, scope: &str) -> Result<Value, OnnxError> {
+        match t.placement() {
+            Placement::Static => self.lift(t, scope),
+            Placement::Batch { .. } => Ok(t.value().clone()),
+        }
+    }
+
+    /// The result `y` of an op on [`Lowering::rows_input`] of `t`, with `t`'s layout.
+    pub fn rows_result(&mut self, t: &Tensor, y: Value, scope: &str) -> Result<Tensor, OnnxError> {
+        match t.placement() {
+            Placement::Static => self.unlift(y, scope),
+            Placement::Batch { .. } => t.with_value(y),
+        }
+    }
+
     /// The inverse of [`Lowering::lift`]: lifted `value` as a static activation.
     pub fn unlift(&mut self, value: Value, scope: &str) -> Result<Tensor, OnnxError> {
         let sizes: Vec<Size> = value.shape().iter().map(|&d| Size::fixed(d)).collect();

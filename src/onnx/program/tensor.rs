@@ -586,10 +586,13 @@ mod tests {
         let x = Tensor::rows(g.input("x", vec![10, 3, 2, 8]).unwrap(), 1);
         let p = x.transposed(&mut g, "s", &[2, 0, 3, 1, 4]).unwrap();
         assert_eq!(p.sizes(), [f(3), n(1), f(2), f(10), f(8)]);
-        assert_eq!(p.batch_axis(), 1);
+        assert_eq!(p.batch_axis(), Some(1));
         let q = p.sliced(&mut g, "s", "select", 0, 0..1).unwrap();
         let q = q.reshaped(&mut g, "s", &[n(1), f(2), f(10), f(8)]).unwrap();
-        assert_eq!((q.batch_axis(), q.value().shape()), (0, &[2, 10, 8][..]));
+        assert_eq!(
+            (q.batch_axis(), q.value().shape()),
+            (Some(0), &[2, 10, 8][..])
+        );
         let err = p.sliced(&mut g, "s", "select", 1, 0..1).unwrap_err();
         assert!(err.to_string().contains("mixes samples"), "{err}");
     }
@@ -606,15 +609,41 @@ mod tests {
             .unwrap()
             .reshaped(&mut g, "s", &[n(4), f(4), f(6)])
             .unwrap();
-        assert_eq!((w.batch_axis(), w.factor()), (0, 4));
+        assert_eq!((w.batch_axis(), w.factor()), (Some(0), Some(4)));
         let back = w
             .reshaped(&mut g, "s", &[n(1), f(2), f(2), f(2), f(2), f(6)])
             .unwrap();
-        assert_eq!(back.factor(), 1);
+        assert_eq!(back.factor(), Some(1));
         let err = back
             .reshaped(&mut g, "s", &[n(1), n(1), f(96)])
             .unwrap_err();
         assert!(err.to_string().contains("exactly one"), "{err}");
+    }
+
+    /// `--batch static`: no axis is the batch, so a select, a cat and a softmax along
+    /// dimension 0 are plain ONNX ops, and views are Reshapes to exact sizes.
+    #[test]
+    fn a_static_tensor_works_along_every_axis() {
+        let mut g = GraphBuilder::new(Opset::default(), Batch::Static);
+        let x = Tensor::fixed(g.input("x", vec![3, 4]).unwrap());
+        assert_eq!((x.rank(), x.sizes()), (2, vec![f(3), f(4)]));
+        assert_eq!(x.batch_axis(), None);
+        let row = x
+            .sliced(&mut g, "s", "select", 0, 1..2)
+            .unwrap()
+            .reshaped(&mut g, "s", &[f(4)])
+            .unwrap();
+        assert_eq!(
+            (row.placement(), row.value().shape()),
+            (Placement::Static, &[4][..])
+        );
+        let both = Tensor::concat(&mut g, "s", &[x.clone(), x.clone()], 0).unwrap();
+        assert_eq!(both.sizes(), [f(6), f(4)]);
+        let soft = x.clone().softmax(&mut g, "s", "Softmax", 0).unwrap();
+        assert_eq!(soft.value().shape(), [3, 4]);
+        let (rows, value) = x.as_rows().unwrap();
+        assert_eq!((rows, value.shape()), (Rows::Static(3), &[4][..]));
+        assert!(x.reshaped(&mut g, "s", &[n(1), f(12)]).is_err());
     }
 
     #[test]

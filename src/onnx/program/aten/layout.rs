@@ -224,19 +224,21 @@ impl<'p> Lowering<'p, '_> {
             .optional_int(name)
             .or_shape()?
             .ok_or_else(|| arg_error(format!("{op} needs `{name}`")))?;
-        let shape = x.value().shape().to_vec();
+        let source = self.rows_input(&x, scope)?;
+        let shape = source.shape().to_vec();
         let lead = shape.len() - 3;
         let plan = shuffle::plan([shape[lead], shape[lead + 1], shape[lead + 2]], factor, up)
             .map_err(|e| arg_error(format!("{op}: {e}")))?;
         let with_tail =
             |tail: &[u64]| -> Vec<u64> { shape[..lead].iter().chain(tail).copied().collect() };
-        let split = self.g.reshape(scope, x.value(), &with_tail(&plan.split))?;
+        let split = self.g.reshape(scope, &source, &with_tail(&plan.split))?;
         let order: Vec<usize> = (0..lead)
             .chain(plan.order.iter().map(|&o| lead + o))
             .collect();
         let moved = self.g.transpose(scope, &split, &order)?;
         let y = self.g.reshape(scope, &moved, &with_tail(&plan.merged))?;
-        self.bind_tensor(node, 0, x.with_value(y)?)
+        let y = self.rows_result(&x, y, scope)?;
+        self.bind_tensor(node, 0, y)
     }
 
     /// `channel_shuffle` / `native_channel_shuffle` (`self`, `groups`): torch's plan
