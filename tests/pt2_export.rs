@@ -130,12 +130,12 @@ fn splits_are_split_nodes_and_dilations_reach_the_convs() {
             [
                 OutputShape {
                     name: "y_0".to_owned(),
-                    batch_axis: 0,
+                    batch_axis: Some(0),
                     sizes: Extent::all_fixed(&[3, 8, 8])
                 },
                 OutputShape {
                     name: "y_1".to_owned(),
-                    batch_axis: 0,
+                    batch_axis: Some(0),
                     sizes: Extent::all_fixed(&[3, 8])
                 }
             ]
@@ -255,7 +255,7 @@ fn folded_and_moved_batches_export_with_static_shapes() {
                 report.outputs,
                 [OutputShape {
                     name: "output".to_owned(),
-                    batch_axis: 0,
+                    batch_axis: Some(0),
                     sizes: Extent::all_fixed(&case.input)
                 }]
             );

@@ -37,8 +37,11 @@ pub struct Args {
     /// archives, whose program fixes it.
     #[arg(long, value_name = "C,H,W|NAME:DIMS[:DTYPE]", value_parser = parse_shape)]
     input_shape: Vec<GivenInput>,
-    /// `dynamic` (a named batch dimension, compiled with ATC's dynamic batch) or a fixed size.
-    #[arg(long, value_name = "dynamic|N", default_value = "dynamic", value_parser = parse_batch)]
+    /// `dynamic` (a named batch dimension, compiled with ATC's dynamic batch), a fixed
+    /// size, or `static` (`.pt2` and TorchScript traces: every size as the program records
+    /// it and no batch axis, so ops may work along any axis; for ATC without dynamic
+    /// profiles; a program with a declared dynamic dimension is refused).
+    #[arg(long, value_name = "dynamic|N|static", default_value = "dynamic", value_parser = parse_batch)]
     batch: Batch,
     /// Name of the graph input [default: input]. A `.pt2` or TorchScript model with
     /// several inputs names them after its forward's parameters and refuses this flag.
@@ -124,13 +127,15 @@ fn image_shape(given: &[GivenInput]) -> Result<[u64; 3], String> {
 }
 
 fn parse_batch(text: &str) -> Result<Batch, String> {
-    if text == "dynamic" {
-        return Ok(Batch::Dynamic("batch".to_owned()));
+    match text {
+        "dynamic" => return Ok(Batch::Dynamic("batch".to_owned())),
+        "static" => return Ok(Batch::Static),
+        _ => {}
     }
     match text.parse::<u64>() {
         Ok(n) if n > 0 => Ok(Batch::Fixed(n)),
         _ => Err(format!(
-            "`{text}` is neither `dynamic` nor a positive batch size"
+            "`{text}` is neither `dynamic`, `static` nor a positive batch size"
         )),
     }
 }
@@ -237,14 +242,19 @@ fn dims_text(shape: &[Extent]) -> String {
         .join(", ")
 }
 
-/// `input [batch, 3, 224, 224]`, or `inputs x [batch, …], k [batch, 1]` for several.
-fn inputs_text(inputs: &[(String, Vec<Extent>)]) -> String {
+/// `input [batch, 3, 224, 224]`, or `inputs x [batch, …], k [batch, 1]` for several (no
+/// `batch` in a static export, whose shapes are whole).
+fn inputs_text(inputs: &[(String, Vec<Extent>)], batch: &Batch) -> String {
+    let shape_text = |shape: &[Extent]| match batch {
+        Batch::Static => format!("[{}]", dims_text(shape)),
+        Batch::Dynamic(_) | Batch::Fixed(_) => format!("[batch, {}]", dims_text(shape)),
+    };
     match inputs {
-        [(_, shape)] => format!("input [batch, {}]", dims_text(shape)),
+        [(_, shape)] => format!("input {}", shape_text(shape)),
         several => {
             let each: Vec<String> = several
                 .iter()
-                .map(|(name, shape)| format!("{name} [batch, {}]", dims_text(shape)))
+                .map(|(name, shape)| format!("{name} {}", shape_text(shape)))
                 .collect();
             format!("inputs {}", each.join(", "))
         }
@@ -297,6 +307,7 @@ fn run_pt2(args: &Args, file: File) -> Result<(), Failure> {
     let report = export_program(&mut archive, &options, &args.output).map_err(|e| fail(&e))?;
     let batch = match &report.batch {
         BatchDim::Symbol(_) => format!("{} (declared dynamic)", report.batch),
+        BatchDim::Static => report.batch.to_string(),
         BatchDim::Traced(_) => format!(
             "{}, made dynamic: every node keeps it as its first dimension",
             report.batch
@@ -305,7 +316,7 @@ fn run_pt2(args: &Args, file: File) -> Result<(), Failure> {
     eprintln!(
         "program: {} nodes, {}; batch: {batch}",
         report.program_nodes,
-        inputs_text(&report.inputs)
+        inputs_text(&report.inputs, &options.batch)
     );
     finish_program(args, &options, &report)
 }
@@ -329,6 +340,7 @@ fn run_script(args: &Args, file: File) -> Result<(), Failure> {
     let exported = match &args.batch {
         Batch::Dynamic(_) => "a dynamic batch".to_owned(),
         Batch::Fixed(n) => format!("batch {n}"),
+        Batch::Static => "every size static".to_owned(),
     };
     let traced = match report.traced_batch {
         Some(b) => format!("; traced at batch {b}, exported with {exported}"),
@@ -337,7 +349,7 @@ fn run_script(args: &Args, file: File) -> Result<(), Failure> {
     eprintln!(
         "TorchScript trace: {} aten calls, {}{traced}",
         report.program.program_nodes,
-        inputs_text(&report.program.inputs)
+        inputs_text(&report.program.inputs, &options.batch)
     );
     eprintln!(
         "note: a trace records one example: every input dimension but the batch is fixed at the size shown (trace again, or use torch.export with a dynamic dimension, for other sizes)"
@@ -348,6 +360,17 @@ fn run_script(args: &Args, file: File) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_batch_is_dynamic_a_size_or_static() {
+        assert_eq!(parse_batch("dynamic"), Ok(Batch::Dynamic("batch".into())));
+        assert_eq!(parse_batch("4"), Ok(Batch::Fixed(4)));
+        assert_eq!(parse_batch("static"), Ok(Batch::Static));
+        for bad in ["0", "-1", "Static", ""] {
+            let err = parse_batch(bad).unwrap_err();
+            assert!(err.contains("`static`"), "{err}");
+        }
+    }
 
     #[test]
     fn input_shapes_name_the_input_and_its_dtype() {

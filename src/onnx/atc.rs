@@ -221,6 +221,21 @@ fn check_io(info: &ValueInfoProto, batch: &Batch, input: bool, bad: &mut Vec<Str
         .as_ref()
         .map(|s| s.dim.iter().map(|d| d.value.as_ref()).collect())
         .unwrap_or_default();
+    if *batch == Batch::Static {
+        if dims.iter().any(|d| matches!(d, Some(Dim::DimValue(0)))) {
+            bad.push(format!(
+                "`{name}`: it has a dimension of size 0 (an empty tensor), which ATC does not compile"
+            ));
+        } else if !dims
+            .iter()
+            .all(|d| matches!(d, Some(Dim::DimValue(n)) if *n > 0))
+        {
+            bad.push(format!(
+                "`{name}`: a static export fixes every dimension, but {dims:?} are not all sizes"
+            ));
+        }
+        return;
+    }
     let is_batch = |d: &Option<&Dim>| match (d, batch) {
         (Some(Dim::DimParam(p)), Batch::Dynamic(want)) => p == want && !p.is_empty(),
         (Some(Dim::DimValue(n)), Batch::Fixed(want)) => *n > 0 && *n as u64 == *want,
@@ -273,7 +288,8 @@ fn check_io(info: &ValueInfoProto, batch: &Batch, input: bool, bad: &mut Vec<Str
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AtcCommand {
     pub model: PathBuf,
-    /// Each graph input's name and per-sample sizes (without the batch), in order.
+    /// Each graph input's name and per-sample sizes (without the batch; every size with
+    /// [`Batch::Static`]), in order.
     pub inputs: Vec<(String, Vec<Extent>)>,
     pub batch: Batch,
     /// Batch sizes for `--dynamic_batch_size` (dynamic batch only), or the batch's sizes in
@@ -312,7 +328,12 @@ impl AtcCommand {
     /// `NCHW` when every input is an image (C, H, W per sample), else `ND` (ATC wants one
     /// format for all inputs).
     fn format(&self) -> &'static str {
-        if self.inputs.iter().all(|(_, shape)| shape.len() == 3) && self.dynamic().is_empty() {
+        // An image is C, H, W after the batch; a static input's shape has no batch.
+        let image = match self.batch {
+            Batch::Static => 4,
+            Batch::Dynamic(_) | Batch::Fixed(_) => 3,
+        };
+        if self.inputs.iter().all(|(_, shape)| shape.len() == image) && self.dynamic().is_empty() {
             "NCHW"
         } else {
             "ND"
@@ -337,7 +358,7 @@ impl AtcCommand {
     fn profile_axes(&self) -> Vec<(Option<&Extent>, Vec<u64>)> {
         let batch: Vec<u64> = match self.batch {
             Batch::Dynamic(_) => self.profiles.clone(),
-            Batch::Fixed(_) => Vec::new(),
+            Batch::Fixed(_) | Batch::Static => Vec::new(),
         };
         let mut axes: Vec<(Option<&Extent>, Vec<u64>)> = std::iter::once((None, batch))
             .filter(|(_, sizes)| !sizes.is_empty())
@@ -427,6 +448,7 @@ impl fmt::Display for AtcCommand {
         let n = match &self.batch {
             Batch::Dynamic(_) => "-1".to_owned(),
             Batch::Fixed(n) => n.to_string(),
+            Batch::Static => String::new(),
         };
         // One profile is no dynamic shape to ATC (it takes 2 to 100): its sizes are written
         // into `--input_shape` instead of `-1`s.
@@ -450,11 +472,14 @@ impl fmt::Display for AtcCommand {
             .iter()
             .map(|(name, shape)| {
                 let batch = match self.batch {
-                    Batch::Fixed(_) => Some(n.clone()),
-                    Batch::Dynamic(_) if gears.len() == 1 => None,
-                    Batch::Dynamic(_) => Some(n.clone()),
+                    Batch::Fixed(_) => Some(Some(n.clone())),
+                    Batch::Dynamic(_) if gears.len() == 1 => Some(None),
+                    Batch::Dynamic(_) => Some(Some(n.clone())),
+                    Batch::Static => None,
                 };
-                let dims: Vec<String> = std::iter::once(dim(batch))
+                let dims: Vec<String> = batch
+                    .map(&mut dim)
+                    .into_iter()
                     .chain(shape.iter().map(|e| match e {
                         Extent::Fixed(d) => dim(Some(d.to_string())),
                         Extent::Dynamic { .. } => dim(None),

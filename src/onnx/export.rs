@@ -95,6 +95,11 @@ pub fn export(
     options: &ExportOptions,
     out: &Path,
 ) -> Result<ExportReport, OnnxError> {
+    if options.batch == Batch::Static {
+        return Err(OnnxError::Option {
+            what: "--batch static applies to torch.export (.pt2) and TorchScript programs; a torchvision checkpoint is exported with `--batch dynamic` or a fixed size".into(),
+        });
+    }
     if options.batch == Batch::Fixed(0) || options.input.contains(&0) {
         return Err(OnnxError::Option {
             what: "the batch and every input dimension must be at least 1".into(),

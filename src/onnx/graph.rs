@@ -37,6 +37,25 @@ impl Value {
     pub fn elem(&self) -> ElemType {
         self.elem
     }
+
+    /// A static tensor's first size and the same ONNX value seen without it, as an
+    /// activation whose first axis is the batch is seen (`None` for a scalar).
+    pub fn without_first(&self) -> Option<(u64, Value)> {
+        let (&first, rest) = self.shape.split_first()?;
+        Some((
+            first,
+            Value {
+                shape: rest.to_vec(),
+                ..self.clone()
+            },
+        ))
+    }
+
+    /// The inverse of [`Value::without_first`]: this value with first size `first`.
+    pub fn with_first(mut self, first: u64) -> Value {
+        self.shape.insert(0, first);
+        self
+    }
 }
 
 /// A constant tensor stored as an initializer (no batch axis).
@@ -461,9 +480,14 @@ impl GraphBuilder {
     }
 
     /// A copy of `value` (named after output `name`): a Reshape keeping every dimension in
-    /// place, which holds at every batch and every dynamic size.
+    /// place, which holds at every batch and every dynamic size (with [`Batch::Static`],
+    /// a Reshape to its exact sizes).
     fn copy(&mut self, value: &Value, name: &str) -> Value {
-        let shape = self.constant_i64(&format!("{name}.copy"), &vec![0; value.shape.len() + 1]);
+        let sizes: Vec<i64> = match self.batch {
+            Batch::Static => value.shape.iter().map(|&d| d as i64).collect(),
+            Batch::Dynamic(_) | Batch::Fixed(_) => vec![0; value.shape.len() + 1],
+        };
+        let shape = self.constant_i64(&format!("{name}.copy"), &sizes);
         let inputs = vec![value.name.clone(), shape.name().to_owned()];
         self.node("Reshape", name, inputs, vec![], vec![value.shape.clone()])
             .swap_remove(0)
@@ -544,9 +568,8 @@ impl GraphBuilder {
     }
 }
 
-/// A tensor value info of element type `elem` and shape `[batch, shape…]`.
 /// A tensor `name` of per-sample `shape` with the batch inserted as dimension `batch_axis`
-/// (at most `shape.len()`).
+/// (at most `shape.len()`); with [`Batch::Static`], `shape` is the whole shape.
 fn value_info(
     name: &str,
     batch: &Batch,
@@ -556,11 +579,14 @@ fn value_info(
 ) -> ValueInfoProto {
     use tensor_shape_proto::{dimension::Value as Dim, Dimension};
     let batch_dim = match batch {
-        Batch::Dynamic(param) => Dim::DimParam(param.clone()),
-        Batch::Fixed(n) => Dim::DimValue(*n as i64),
+        Batch::Dynamic(param) => Some(Dim::DimParam(param.clone())),
+        Batch::Fixed(n) => Some(Dim::DimValue(*n as i64)),
+        Batch::Static => None,
     };
     let mut dims: Vec<Dim> = shape.iter().map(|&d| Dim::DimValue(d as i64)).collect();
-    dims.insert(batch_axis.min(dims.len()), batch_dim);
+    if let Some(batch_dim) = batch_dim {
+        dims.insert(batch_axis.min(dims.len()), batch_dim);
+    }
     let dim = dims
         .into_iter()
         .map(|value| Dimension {

@@ -95,6 +95,11 @@ pub enum Batch {
     Dynamic(String),
     /// A fixed size (`dim_value`), at least 1.
     Fixed(u64),
+    /// No batch at all (`--batch static`, aten programs only): every dimension of every
+    /// input and output is the size the program records, none is the batch, and ops may
+    /// work along any axis. For compilers that take a fully static graph (ATC without
+    /// dynamic profiles).
+    Static,
 }
 
 /// One dimension of a graph input or output after the batch.

@@ -5,16 +5,20 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::aten::program::ExportedProgram;
+use crate::aten::specialize::specialize;
+use crate::aten::sym::symbols;
 use crate::torch::checkpoint::Checkpoint;
 use crate::torch::read_tensor::{self, MappedTensor};
 use crate::torch::script::archive::{constant_tensor, Constant, ConstantTensor, ConstantValues};
 use crate::torch::script::convert::GivenInput;
+use crate::torch::script::convert::BATCH;
 use crate::torch::script::{convert, ScriptArchive};
 use crate::torch::tensor::TensorRef;
 use crate::torch::{DType, TorchError};
 
 use super::program::{export_with, ProgramOptions, ProgramReport, TensorSource};
-use super::OnnxError;
+use super::{Batch, OnnxError};
 
 /// What a TorchScript export did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,6 +111,22 @@ impl TensorSource for ScriptTensors<'_> {
     }
 }
 
+/// The converted `program` at the sizes the trace recorded (`--batch static`): its batch
+/// symbol fixed at the traced batch size, which the archive must record.
+fn at_traced_sizes(
+    program: &ExportedProgram,
+    traced_batch: Option<u64>,
+) -> Result<ExportedProgram, OnnxError> {
+    let batch = traced_batch.ok_or_else(|| OnnxError::Option {
+        what: "--batch static exports a trace at the sizes it recorded, but the archive records no example input (traced_inputs.pkl); use --batch N with --input-shape".into(),
+    })?;
+    let name = symbols(BATCH).into_iter().next().unwrap_or_default();
+    let values = HashMap::from([(name, batch as i64)]);
+    specialize(program, &values).map_err(|what| OnnxError::Program {
+        what: format!("at the traced batch size {batch}: {what}"),
+    })
+}
+
 fn read_error(fqn: &str, e: TorchError) -> OnnxError {
     OnnxError::Program {
         what: format!("tensor `{fqn}`: {e}"),
@@ -122,7 +142,10 @@ pub fn export_script(
     options: &ProgramOptions,
     out: &Path,
 ) -> Result<ScriptReport, OnnxError> {
-    let converted = convert(archive, given)?;
+    let mut converted = convert(archive, given)?;
+    if options.batch == Batch::Static {
+        converted.program = at_traced_sizes(&converted.program, converted.traced_batch)?;
+    }
     let mut tensors = ScriptTensors {
         ckpt: &mut archive.ckpt,
         tensors: &converted.tensors,

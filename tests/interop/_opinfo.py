@@ -11,7 +11,10 @@ or list of tensors; of an op with more than `MAX_SAMPLES` such samples, that man
 spaced ones. Each sample is a module `forward(x) = op(x, *args, **kwargs)`,
 exported with `torch.export.export` (a dynamic `Dim("batch")` on axis 0 when the input
 has rank >= 2; when torch cannot keep that axis dynamic for this op, at a fixed batch),
-saved, and converted with `ckpt to-onnx`.
+saved, and converted with `ckpt to-onnx`. A sample exported at a fixed batch (no dynamic
+dimension: a 0-d or 1-D input, or an op torch will not keep dynamic) is what a user with a
+static program has, so it is converted with `--batch static`: every size as the program
+records it, no axis the batch, every dimension of the file fixed.
 
 A sample's `verdict` is one of `VERDICTS`:
 
@@ -19,20 +22,19 @@ A sample's `verdict` is one of `VERDICTS`:
   only, is ATC-clean (no `BANNED_OPS`, every op in `atc_opset11_ops.txt`), and
   onnxruntime returns torch eager's outputs on the sample's input: the same number of
   outputs, each with torch's shape, dtype and values (max |diff| <= 1e-4 * max(1,
-  max |ref|), NaN where torch has NaN). When the file's batch is a `dim_param` (always
-  with a dynamic batch, and when ckpt made a traced batch dynamic), also on an input of
-  another batch size made of the sample's rows;
+  max |ref|), NaN where torch has NaN). When the file's batch is a `dim_param` (with a
+  dynamic batch), also on an input of another batch size made of the sample's rows;
 - `refused`: ckpt exited 1 with one error line (`detail`: that line);
 - `wrong`: anything else ckpt did: a file that differs from torch in any way above, an
   invalid or non-ATC-clean file, a crash or a timeout (`detail` says which);
 - `not-exported`: torch.export itself cannot export the module (not ckpt's business).
 
-Orthogonal to the verdict, `mixes` says whether the op mixes values along the batch axis
-(the first: ckpt follows a traced batch on it too) on this sample (at least two rows;
-`None` otherwise): the input's rows are redrawn one at a time
-and an output element that changes for two different rows depends on both. Such an op
-cannot be exported with a dynamic batch without mixing samples, so ckpt refuses it; these
-samples are counted apart from those that keep the batch independent.
+Orthogonal to the verdict, `mixes` says whether the op mixes values along the first axis
+on this sample (at least two rows; `None` otherwise): the input's rows are redrawn one at
+a time and an output element that changes for two different rows depends on both. Such
+an op cannot be exported with a dynamic batch without mixing samples, so ckpt refuses it
+there; these samples are counted apart from those that keep the batch independent. In a
+static export no axis is the batch, so nothing mixes samples and such ops convert.
 """
 import os
 import re
@@ -245,7 +247,7 @@ def check_file(path, fn, inputs):
         return f"not ATC-clean: {', '.join(unclean)}"
     batch_dim = model.graph.input[0].type.tensor_type.shape.dim
     if batch_dim and batch_dim[0].dim_param and len(inputs) == 1:
-        # ckpt made a traced batch dynamic: the file must hold at other batch sizes too.
+        # A dynamic batch: the file must hold at other batch sizes too.
         inputs = [*inputs, other_batch(inputs[0])]
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
@@ -301,9 +303,11 @@ def run_sample(ckpt, key, fn, index, s, workdir, timeout=120):
     except Exception as e:  # noqa: BLE001
         result.verdict, result.detail = "not-exported", last_line(f"{type(e).__name__}: {e}")
         return result
+    command = [str(ckpt), "to-onnx", str(archive), "-o", str(out)]
+    if not result.dynamic:
+        command += ["--batch", "static"]
     try:
-        proc = subprocess.run([str(ckpt), "to-onnx", str(archive), "-o", str(out)],
-                              capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         result.verdict, result.detail = "wrong", f"ckpt timed out after {timeout} s"
         return result

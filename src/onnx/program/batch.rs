@@ -25,6 +25,9 @@ pub enum BatchDim {
     Symbol(String),
     /// No dynamic batch declared: the example's batch size.
     Traced(u64),
+    /// No batch (`--batch static`): every size is the literal the program records, and
+    /// no dimension is the batch.
+    Static,
 }
 
 impl fmt::Display for BatchDim {
@@ -32,6 +35,7 @@ impl fmt::Display for BatchDim {
         match self {
             BatchDim::Symbol(expr) => write!(f, "the dynamic dimension {}", symbol_name(expr)),
             BatchDim::Traced(n) => write!(f, "the traced batch size {n}"),
+            BatchDim::Static => write!(f, "no batch (every size static)"),
         }
     }
 }
@@ -49,11 +53,11 @@ impl BatchDim {
 
     /// The constant `k` when a size is this batch times `k` (`Mul(Integer(4), Symbol('s77',
     /// …))` is 4·N; the batch itself is 1·N); `None` for any other size, and for every size
-    /// at a traced batch (where `8` could be 4·N or 8).
+    /// at a traced batch (where `8` could be 4·N or 8) and in a static program (no batch).
     pub fn factor(&self, size: &SymInt) -> Option<u64> {
         match self {
             BatchDim::Symbol(batch) => batch_factor(batch, size),
-            BatchDim::Traced(_) => None,
+            BatchDim::Traced(_) | BatchDim::Static => None,
         }
     }
 
@@ -67,8 +71,12 @@ impl BatchDim {
     }
 
     /// The per-sample shape of a tensor of `sizes`: its first size must be the batch and
-    /// every other size a literal. The error says which rule was broken.
+    /// every other size a literal (with [`BatchDim::Static`], every size is a literal and
+    /// the whole shape is returned). The error says which rule was broken.
     pub fn per_sample(&self, sizes: &[SymInt]) -> Result<Vec<u64>, String> {
+        if *self == BatchDim::Static {
+            return static_shape(sizes);
+        }
         let Some((first, rest)) = sizes.split_first() else {
             return Err(format!(
                 "it is a scalar, but {self} must stay its first dimension"
@@ -109,6 +117,9 @@ impl BatchDim {
     pub fn sizes(&self, sizes: &[SymInt]) -> Result<Vec<Size>, String> {
         let batch = match self {
             BatchDim::Symbol(batch) => batch,
+            BatchDim::Static => {
+                return Ok(static_shape(sizes)?.into_iter().map(Size::fixed).collect())
+            }
             BatchDim::Traced(_) => {
                 let rest = self.per_sample(sizes).map_err(|e| {
                     format!("{e}; to move or fold the batch, declare the batch dynamic when exporting (`dynamic_shapes` with `Dim(\"batch\")`)")
@@ -154,6 +165,28 @@ fn batch_factor(batch: &str, size: &SymInt) -> Option<u64> {
             .and_then(|(count, _)| count.parse().ok())
             .filter(|&count| count > 0),
         _ => None,
+    }
+}
+
+/// The sizes of a tensor of a static program: literals, with at most
+/// [`MAX_SAMPLE_ELEMENTS`] elements in all.
+fn static_shape(sizes: &[SymInt]) -> Result<Vec<u64>, String> {
+    let shape = sizes
+        .iter()
+        .map(|s| match s {
+            SymInt::Int(n) if *n >= 0 => Ok(*n as u64),
+            _ => Err(format!(
+                "its sizes {} have a dynamic dimension, which a static export (`--batch static`) cannot fix; export the program without `dynamic_shapes`, or use `--batch dynamic`",
+                show(sizes)
+            )),
+        })
+        .collect::<Result<Vec<u64>, String>>()?;
+    match shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d)) {
+        Some(n) if n <= MAX_SAMPLE_ELEMENTS => Ok(shape),
+        _ => Err(format!(
+            "its sizes {} exceed {MAX_SAMPLE_ELEMENTS} elements",
+            show(sizes)
+        )),
     }
 }
 

@@ -183,7 +183,9 @@ pub fn lower_dynamic(
     let batch_axes: BatchAxes = base
         .outputs
         .iter()
-        .map(|o| (o.name.clone(), o.batch_axis))
+        // A static export refuses dynamic dimensions before it lowers: every output here
+        // has a batch.
+        .map(|o| (o.name.clone(), o.batch_axis.unwrap_or(0)))
         .collect();
     let io = io_extents(&base.model, &variants, &batch_axes)?;
     let mut edit = Edit::default();

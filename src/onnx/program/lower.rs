@@ -23,7 +23,7 @@ use super::batch::{show, BatchDim};
 use super::emit;
 use super::located;
 use super::outputs;
-use super::tensor::{self, Size, Tensor};
+use super::tensor::{self, Placement, Rows, Size, Tensor};
 use super::{OutputShape, TensorSource};
 
 /// What a program value name stands for during lowering.
@@ -107,9 +107,10 @@ pub(super) struct Lowering<'p, 'a> {
     readers: HashMap<String, Vec<usize>>,
     /// Nodes already lowered as part of an earlier one (a BatchNorm folded into its Conv).
     pub absorbed: HashSet<usize>,
-    /// The factor of the batch on the rows of the activations the current node read through
-    /// [`Lowering::activation`], which its [`Lowering::bind`] results keep.
-    rows: Cell<Option<u64>>,
+    /// The rows of the activations the current node read through [`Lowering::activation`]
+    /// (the batch's factor, or a static tensor's first size), which its
+    /// [`Lowering::bind`] results keep.
+    rows: Cell<Option<Rows>>,
     /// The first graph input (batch first, factor 1): an activation a value the same for
     /// every sample can be made from when no other one is at hand (`Lowering::zeros`).
     pub carrier: Value,
@@ -127,8 +128,8 @@ pub struct Lowered {
     pub model: Model,
     /// The graph inputs in the program's order: ONNX name and per-sample shape.
     pub inputs: Vec<(String, Vec<u64>)>,
-    /// Each output's ONNX name, batch dimension and per-sample shape, in the program's
-    /// order.
+    /// Each output's ONNX name, batch dimension (none in a static export) and per-sample
+    /// shape, in the program's order.
     pub outputs: Vec<OutputShape>,
     /// The batch as the archive declared it.
     pub batch: BatchDim,
@@ -167,8 +168,11 @@ pub fn lower(
             "the program takes no tensor input; only models with tensor inputs are exported",
         )
     })?;
-    let batch = BatchDim::of_input(input_sizes(graph, first)?.0)
-        .map_err(|e| located::program(format!("the input `{first}`: {e}")))?;
+    let batch = match target.batch {
+        Batch::Static => BatchDim::Static,
+        Batch::Dynamic(_) | Batch::Fixed(_) => BatchDim::of_input(input_sizes(graph, first)?.0)
+            .map_err(|e| located::program(format!("the input `{first}`: {e}")))?,
+    };
     let mut inputs = Vec::with_capacity(user_inputs.len());
     let mut carrier = None;
     for (arg, name) in user_inputs.iter().zip(names) {
@@ -178,7 +182,11 @@ pub fn lower(
             .map_err(|e| located::program(format!("the input `{arg}`: {e}")))?;
         let value = g.typed_input(&name, shape.clone(), elem)?;
         carrier.get_or_insert_with(|| value.clone());
-        values.insert(arg.clone(), Bound::Activation(Tensor::rows(value, 1)));
+        let input = match batch {
+            BatchDim::Static => Tensor::fixed(value),
+            BatchDim::Symbol(_) | BatchDim::Traced(_) => Tensor::rows(value, 1),
+        };
+        values.insert(arg.clone(), Bound::Activation(input));
         inputs.push((name, shape));
     }
     let mut lowering = Lowering {
@@ -211,18 +219,20 @@ pub fn lower(
     }
     let values = lowering.outputs(first)?;
     let names = outputs::names(module.out_spec(), values.len(), target.output_name);
-    let named: Vec<(Value, String, usize)> = values
-        .into_iter()
-        .zip(names)
-        .map(|((value, axis), name)| (value, name, axis))
-        .collect();
-    let outputs = named
+    let outputs = values
         .iter()
-        .map(|(value, name, axis)| OutputShape {
+        .zip(&names)
+        .map(|((value, axis), name)| OutputShape {
             name: name.clone(),
             batch_axis: *axis,
             sizes: Extent::all_fixed(value.shape()),
         })
+        .collect();
+    // A static output's axis is not read: the builder inserts no batch.
+    let named: Vec<(Value, String, usize)> = values
+        .into_iter()
+        .zip(names)
+        .map(|((value, axis), name)| (value, name, axis.unwrap_or(0)))
         .collect();
     let model = lowering
         .g
@@ -376,6 +386,18 @@ fn live_nodes(graph: &Graph) -> Vec<bool> {
     live
 }
 
+/// `value`, the activation `name` is read as, if it is float32.
+fn float32_only(name: &str, value: Value) -> Result<Value, OnnxError> {
+    match value.elem() {
+        ElemType::Float32 => Ok(value),
+        other => Err(OnnxError::Shape {
+            what: format!(
+                "`{name}` is a {other} tensor; this op is exported on float32 tensors only (convert it with `.float()` in the model)"
+            ),
+        }),
+    }
+}
+
 fn readers(graph: &Graph) -> HashMap<String, Vec<usize>> {
     let mut readers: HashMap<String, Vec<usize>> = HashMap::new();
     for (index, node) in graph.nodes.iter().enumerate() {
@@ -442,15 +464,7 @@ impl Lowering<'_, '_> {
     /// only, so that an integer or bool tensor reaching one is an error naming it rather
     /// than an ONNX file whose types do not check.
     pub fn activation(&self, name: &str) -> Result<Value, OnnxError> {
-        let value = self.any_activation(name)?;
-        match value.elem() {
-            ElemType::Float32 => Ok(value),
-            other => Err(OnnxError::Shape {
-                what: format!(
-                    "`{name}` is a {other} tensor; this op is exported on float32 tensors only (convert it with `.float()` in the model)"
-                ),
-            }),
-        }
+        float32_only(name, self.any_activation(name)?)
     }
 
     /// Value `name`, of any element type, as an activation whose batch is on its first
@@ -458,28 +472,42 @@ impl Lowering<'_, '_> {
     /// that work on each row alike (convolutions, pooling, normalisations, per-sample
     /// axes, comparisons, indices). The values an op binds with [`Lowering::bind`] get the
     /// same rows, so every activation a node reads this way must have the same factor.
+    ///
+    /// In a static export the rows are the first size (the ONNX value is the same, seen
+    /// without it); a scalar has none.
     pub fn any_activation(&self, name: &str) -> Result<Value, OnnxError> {
         let t = self.tensor(name)?;
-        if t.batch_axis() != 0 {
+        let Some((rows, value)) = t.as_rows() else {
             return Err(OnnxError::Shape {
-                what: format!(
-                    "`{name}` has sizes {} with the batch on dimension {}; this op is exported only with the batch on the first dimension (permute it back first)",
-                    tensor::show(&t.sizes()),
-                    t.batch_axis()
-                ),
+                what: match t.batch_axis() {
+                    Some(axis) => format!(
+                        "`{name}` has sizes {} with the batch on dimension {axis}; this op is exported only with the batch on the first dimension (permute it back first)",
+                        tensor::show(&t.sizes()),
+                    ),
+                    None => format!(
+                        "`{name}` is a scalar; this op is exported on tensors of at least one dimension"
+                    ),
+                },
             });
-        }
+        };
         match self.rows.get() {
-            Some(k) if k != t.factor() => Err(OnnxError::Shape {
-                what: format!(
-                    "it combines activations with {} and {} rows; that mixes samples",
-                    tensor::show(&[Size::batch(k)]),
-                    tensor::show(&[Size::batch(t.factor())])
-                ),
+            Some(k) if k != rows => Err(OnnxError::Shape {
+                what: match (k, rows) {
+                    (Rows::Batch(_), Rows::Batch(_)) => format!(
+                        "it combines activations with {} and {} rows; that mixes samples",
+                        tensor::show(&[k.size()]),
+                        tensor::show(&[rows.size()])
+                    ),
+                    _ => format!(
+                        "it combines activations with {} and {} rows; this op is exported only on tensors of the same first size",
+                        tensor::show(&[k.size()]),
+                        tensor::show(&[rows.size()])
+                    ),
+                },
             }),
             _ => {
-                self.rows.set(Some(t.factor()));
-                Ok(t.value().clone())
+                self.rows.set(Some(rows));
+                Ok(value)
             }
         }
     }
@@ -880,10 +908,12 @@ impl Lowering<'_, '_> {
     /// The shape of a row torch recorded for tensor value `name`, whose batch (possibly
     /// folded) must be its first dimension; also checks that its element type is one the
     /// export handles.
+    /// In a static export, the first size is the rows.
     pub fn recorded_shape(&self, name: &str) -> Result<Vec<u64>, OnnxError> {
         let sizes = self.recorded_name_sizes(name)?;
+        let rows = |first: &Size| first.batch || self.batch == BatchDim::Static;
         match sizes.split_first() {
-            Some((first, rest)) if first.batch => Ok(rest.iter().map(|s| s.count).collect()),
+            Some((first, rest)) if rows(first) => Ok(rest.iter().map(|s| s.count).collect()),
             _ => Err(OnnxError::Shape {
                 what: format!(
                     "its output `{name}` has sizes {}, without the batch first",
@@ -904,11 +934,111 @@ impl Lowering<'_, '_> {
     /// Binds output `k` of `node` to `value`, after checking `value`'s shape against the
     /// one torch recorded (so a lowering bug is an error, never a wrong graph).
     /// `value`'s rows are those of the activations the node read ([`Lowering::activation`]).
+    /// A lifted result ([`Lowering::lifted_activation`]) loses its added row.
     pub fn bind(&mut self, node: &Node, k: usize, value: Value) -> Result<(), OnnxError> {
-        let factor = self.rows.get().ok_or_else(|| OnnxError::Shape {
+        let rows = self.rows.get().ok_or_else(|| OnnxError::Shape {
             what: "it computes an activation without reading one".into(),
         })?;
-        self.bind_tensor(node, k, Tensor::rows(value, factor))
+        let t = match rows {
+            Rows::Lifted => {
+                let name = self.output_name(node, k)?;
+                self.unlift(value, name)?
+            }
+            Rows::Batch(_) | Rows::Static(_) => Tensor::from_rows(rows, value),
+        };
+        self.bind_tensor(node, k, t)
+    }
+
+    /// Value `name` as a float32 activation for an op written for rows that is to work
+    /// along any torch dimension: in a static export, the tensor lifted under one added
+    /// row ([`Rows::Lifted`]: a Reshape to `[1, sizes…]`, seen without that row, so torch
+    /// dimension `d` is per-sample axis `d`); otherwise [`Lowering::activation`].
+    pub fn lifted_activation(&mut self, name: &str) -> Result<Value, OnnxError> {
+        let value = self.lifted_any_activation(name)?;
+        float32_only(name, value)
+    }
+
+    /// [`Lowering::lifted_activation`] of any element type (see
+    /// [`Lowering::any_activation`]).
+    pub fn lifted_any_activation(&mut self, name: &str) -> Result<Value, OnnxError> {
+        let t = self.tensor(name)?;
+        if t.placement() != Placement::Static {
+            return self.any_activation(name);
+        }
+        if self.rows.get().is_some_and(|r| r != Rows::Lifted) {
+            return Err(OnnxError::Shape {
+                what: format!("`{name}` is read both lifted and by rows"),
+            });
+        }
+        let value = self.lift(&t, &format!("{name}.lifted"))?;
+        self.rows.set(Some(Rows::Lifted));
+        Ok(value)
+    }
+
+    /// The rows of the activations the current node read ([`Lowering::any_activation`]).
+    pub fn rows_read(&self) -> Result<Rows, OnnxError> {
+        self.rows.get().ok_or_else(|| OnnxError::Shape {
+            what: "it computes an activation without reading one".into(),
+        })
+    }
+
+    /// The rows of activation `t` ([`Tensor::as_rows`]), which must have its batch (or,
+    /// static, a dimension) first.
+    pub fn rows_of(&self, t: &Tensor) -> Result<Rows, OnnxError> {
+        t.as_rows()
+            .map(|(rows, _)| rows)
+            .ok_or_else(|| OnnxError::Shape {
+                what: format!(
+                    "its input has sizes {}; this op is exported only with the batch first",
+                    tensor::show(&t.sizes())
+                ),
+            })
+    }
+
+    /// Static activation `t` lifted under one added row (see [`Rows::Lifted`]): the
+    /// ONNX value `[1, sizes…]`, seen without that row.
+    pub fn lift(&mut self, t: &Tensor, scope: &str) -> Result<Value, OnnxError> {
+        let mut sizes = t.sizes();
+        sizes.insert(0, Size::fixed(1));
+        let lifted = t.clone().reshaped(&mut self.g, scope, &sizes)?;
+        lifted
+            .value()
+            .without_first()
+            .map(|(_, value)| value)
+            .ok_or_else(|| OnnxError::Shape {
+                what: "a lifted tensor has no row".into(),
+            })
+    }
+
+    /// The value an op written for rows reads `t` as, so that every per-sample axis of
+    /// its result is a torch dimension of `t` from the second on (a batch first) or from
+    /// the first (a static tensor, [`Lowering::lift`]ed); [`Lowering::rows_result`] makes
+    /// the result an activation again.
+    pub fn rows_input(&mut self, t: &Tensor, scope: &str) -> Result<Value, OnnxError> {
+        match t.placement() {
+            Placement::Static => self.lift(t, scope),
+            Placement::Batch { .. } => Ok(t.value().clone()),
+        }
+    }
+
+    /// The result `y` of an op on [`Lowering::rows_input`] of `t`, with `t`'s layout.
+    pub fn rows_result(&mut self, t: &Tensor, y: Value, scope: &str) -> Result<Tensor, OnnxError> {
+        match t.placement() {
+            Placement::Static => self.unlift(y, scope),
+            Placement::Batch { .. } => t.with_value(y),
+        }
+    }
+
+    /// The inverse of [`Lowering::lift`]: lifted `value` as a static activation.
+    pub fn unlift(&mut self, value: Value, scope: &str) -> Result<Tensor, OnnxError> {
+        let sizes: Vec<Size> = value.shape().iter().map(|&d| Size::fixed(d)).collect();
+        Tensor::from_rows(Rows::Lifted, value).reshaped(&mut self.g, scope, &sizes)
+    }
+
+    /// Whether the current node read its activations lifted
+    /// ([`Lowering::lifted_activation`]): their per-sample axes are then torch's own.
+    pub fn is_lifted(&self) -> bool {
+        self.rows.get() == Some(Rows::Lifted)
     }
 
     /// Binds output `k` of `node` to `t`, after checking its sizes, batch axis and factor
@@ -1162,7 +1292,7 @@ impl Lowering<'_, '_> {
     ) -> Result<Tensor, OnnxError> {
         let scope = name;
         let input = self.tensor(first)?;
-        if input.batch_axis() != 0 || input.factor() != 1 {
+        if input.placement() != (Placement::Batch { axis: 0, factor: 1 }) {
             return Err(OnnxError::Shape {
                 what: format!("the input `{first}` does not keep its batch first"),
             });
@@ -1227,8 +1357,9 @@ impl Lowering<'_, '_> {
     /// The program's outputs (at least one), each with the dimension that carries its
     /// batch: torch's layout is kept (`x.unsqueeze(0)` of a `[N, 4, 5]` input is `[1, N, 4,
     /// 5]`, its batch on dimension 1); an output whose batch is folded into a dimension
-    /// (`4·N`) is refused, as no `dim_param` names a multiple of the batch.
-    fn outputs(&mut self, first: &str) -> Result<Vec<(Value, usize)>, OnnxError> {
+    /// (`4·N`) is refused, as no `dim_param` names a multiple of the batch. A static
+    /// export's outputs have no batch dimension.
+    fn outputs(&mut self, first: &str) -> Result<Vec<(Value, Option<usize>)>, OnnxError> {
         if self.graph.outputs.is_empty() {
             return Err(located::program("the program returns nothing"));
         }
@@ -1250,15 +1381,19 @@ impl Lowering<'_, '_> {
                 }
                 _ => self.tensor(name).map_err(at)?,
             };
-            if t.factor() != 1 {
-                return Err(at(OnnxError::Shape {
-                    what: format!(
-                        "its sizes {} fold the batch into a dimension; return it with the batch alone on one dimension",
-                        tensor::show(&t.sizes())
-                    ),
-                }));
-            }
-            values.push((t.value().clone(), t.batch_axis()));
+            let axis = match t.placement() {
+                Placement::Batch { axis, factor: 1 } => Some(axis),
+                Placement::Batch { .. } => {
+                    return Err(at(OnnxError::Shape {
+                        what: format!(
+                            "its sizes {} fold the batch into a dimension; return it with the batch alone on one dimension",
+                            tensor::show(&t.sizes())
+                        ),
+                    }))
+                }
+                Placement::Static => None,
+            };
+            values.push((t.value().clone(), axis));
         }
         Ok(values)
     }

@@ -33,7 +33,7 @@ use std::fmt;
 use std::path::Path;
 
 use crate::aten::eval::Tensor;
-use crate::aten::program::ExportedProgram;
+use crate::aten::program::{ExportedProgram, SymInt};
 use crate::torch::pt2::Pt2Archive;
 use crate::torch::read_tensor::MappedTensor;
 use crate::torch::DType;
@@ -101,8 +101,9 @@ pub struct ProgramReport {
 pub struct OutputShape {
     /// The ONNX name.
     pub name: String,
-    /// The dimension that carries the batch (its `dim_param`, or `--batch N`'s size).
-    pub batch_axis: usize,
+    /// The dimension that carries the batch (its `dim_param`, or `--batch N`'s size);
+    /// `None` in a static export (`--batch static`), where `sizes` are every dimension.
+    pub batch_axis: Option<usize>,
     /// The other dimensions, in order.
     pub sizes: Vec<Extent>,
 }
@@ -111,7 +112,9 @@ impl fmt::Display for OutputShape {
     /// `` `output` [1, batch, 4, 5] ``.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut dims: Vec<String> = self.sizes.iter().map(ToString::to_string).collect();
-        dims.insert(self.batch_axis.min(dims.len()), "batch".into());
+        if let Some(axis) = self.batch_axis {
+            dims.insert(axis.min(dims.len()), "batch".into());
+        }
         write!(f, "`{}` [{}]", self.name, dims.join(", "))
     }
 }
@@ -192,6 +195,9 @@ pub fn export_with(
             what: "the batch must be at least 1".into(),
         });
     }
+    if options.batch == Batch::Static {
+        refuse_dynamic(program)?;
+    }
     let program_nodes = program.graph_module.graph.nodes.len();
     let target = lower::Target {
         opset: options.opset,
@@ -241,10 +247,137 @@ pub fn export_with(
     })
 }
 
+/// A static export (`--batch static`) fixes every size as the program records it: a
+/// program whose inputs declare a dynamic dimension is refused, naming it.
+fn refuse_dynamic(program: &ExportedProgram) -> Result<(), OnnxError> {
+    for sizes in lower::user_input_sizes(program)? {
+        let dynamic = sizes.iter().find_map(|s| match s {
+            SymInt::Int(_) => None,
+            SymInt::Expr(expr) => Some(crate::aten::program::symbol_name(expr)),
+            SymInt::Name(name) => Some(name.as_str()),
+        });
+        if let Some(name) = dynamic {
+            return Err(OnnxError::Option {
+                what: format!(
+                    "--batch static exports every size as the program records it, but the program declares the dynamic dimension {name} (an input of sizes {}); export it without `dynamic_shapes` (at the sizes to deploy), or use `--batch dynamic`",
+                    batch::show(sizes)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::onnx::store::Bytes;
+
+    /// A program reading no stored tensor.
+    struct NoTensors;
+
+    impl TensorSource for NoTensors {
+        fn dims(&self, fqn: &str) -> Result<Vec<u64>, OnnxError> {
+            Err(OnnxError::Program { what: fqn.into() })
+        }
+        fn dtype(&self, fqn: &str) -> Result<DType, OnnxError> {
+            Err(OnnxError::Program { what: fqn.into() })
+        }
+        fn read_f32(&mut self, fqn: &str) -> Result<Vec<f32>, OnnxError> {
+            Err(OnnxError::Program { what: fqn.into() })
+        }
+        fn read_i64(&mut self, fqn: &str) -> Result<Vec<i64>, OnnxError> {
+            Err(OnnxError::Program { what: fqn.into() })
+        }
+    }
+
+    /// `x.sum(0)` of an input of `sizes` (JSON sizes), its result of `out` sizes.
+    fn sum_over_axis_0(sizes: &str, out: &str) -> ExportedProgram {
+        let meta = |sizes: &str| {
+            format!(
+                r#"{{"dtype": 7, "sizes": {sizes}, "strides": [], "storage_offset": {{"as_int": 0}}, "device": {{"type": "cpu"}}, "layout": 0}}"#
+            )
+        };
+        let json = format!(
+            r#"{{"graph_module": {{
+                "graph": {{
+                  "inputs": [{{"as_tensor": {{"name": "x"}}}}],
+                  "outputs": [{{"as_tensor": {{"name": "sum"}}}}],
+                  "nodes": [{{"target": "torch.ops.aten.sum.dim_IntList",
+                    "inputs": [{{"name": "self", "arg": {{"as_tensor": {{"name": "x"}}}}}},
+                               {{"name": "dim", "arg": {{"as_ints": [0]}}}}],
+                    "outputs": [{{"as_tensor": {{"name": "sum"}}}}]}}],
+                  "tensor_values": {{"x": {}, "sum": {}}},
+                  "sym_int_values": {{}}
+                }},
+                "signature": {{
+                  "input_specs": [{{"user_input": {{"arg": {{"as_tensor": {{"name": "x"}}}}}}}}],
+                  "output_specs": [{{"user_output": {{"arg": {{"as_tensor": {{"name": "sum"}}}}}}}}]
+                }}
+              }},
+              "range_constraints": {{}}}}"#,
+            meta(sizes),
+            meta(out)
+        );
+        serde_json::from_str(&json).unwrap()
+    }
+
+    fn target(batch: Batch) -> lower::Target<'static> {
+        lower::Target {
+            opset: Opset::default(),
+            batch,
+            input_name: None,
+            output_name: "output",
+            fold_bn: true,
+        }
+    }
+
+    #[test]
+    fn a_static_program_reduces_along_axis_0_with_every_size_fixed() {
+        let program = sum_over_axis_0(r#"[{"as_int": 3}, {"as_int": 4}]"#, r#"[{"as_int": 4}]"#);
+        let lowered = lower::lower(&program, &mut NoTensors, &target(Batch::Static)).unwrap();
+        let ops: Vec<&str> = lowered
+            .model
+            .graph
+            .node
+            .iter()
+            .filter_map(|n| n.op_type.as_deref())
+            .collect();
+        assert!(ops.contains(&"ReduceSum"), "{ops:?}");
+        assert_eq!(lowered.inputs, [("input".to_owned(), vec![3, 4])]);
+        assert_eq!(lowered.outputs[0].batch_axis, None);
+        assert_eq!(lowered.outputs[0].to_string(), "`output` [4]");
+        atc::validate(&lowered.model, &Batch::Static).unwrap();
+        // With a batch, the same program mixes samples.
+        let err = lower::lower(&program, &mut NoTensors, &target(Batch::Fixed(3)))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("the batch"), "{err}");
+    }
+
+    #[test]
+    fn a_declared_dynamic_dimension_is_refused_in_static_mode() {
+        let batch = r#"{"as_expr": {"expr_str": "Symbol('s77', positive=True, integer=True)"}}"#;
+        let program = sum_over_axis_0(
+            &format!(r#"[{batch}, {{"as_int": 4}}]"#),
+            r#"[{"as_int": 4}]"#,
+        );
+        let options = ProgramOptions {
+            batch: Batch::Static,
+            ..ProgramOptions::default()
+        };
+        let out = std::env::temp_dir().join("ckpt-static-refused.onnx");
+        let err = export_with(&program, &mut NoTensors, &options, &out)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("declares the dynamic dimension s77") && err.contains("dynamic_shapes"),
+            "{err}"
+        );
+        assert!(!out.exists());
+    }
 
     #[test]
     fn stored_weights_are_computed_from_the_mapped_archive_as_the_file_is_written() {

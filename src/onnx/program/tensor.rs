@@ -13,6 +13,10 @@
 //! lowers (a Reshape is torch's row-major `view`); what must never happen is an op that
 //! works *across* the batch axis (a reduction or softmax along it, a select of one of its
 //! rows, a cat along it): that mixes samples, and [`mixes_samples`] says so.
+//!
+//! A static export (`--batch static`) has no batch: its activations are
+//! [`Placement::Static`], their ONNX values have torch's whole shape, and no axis is one an
+//! op may not work along, so the refusals above never arise for them.
 
 use std::ops::Range;
 
@@ -81,14 +85,49 @@ pub fn axis(dim: i64, rank: usize) -> Result<usize, OnnxError> {
     }
 }
 
-/// An activation: ONNX value `value` whose full shape is `value.shape()` with `factor`·N
-/// inserted at axis `axis` (see the module docs). Invariant: `factor ≥ 1` and
-/// `axis ≤ value.shape().len()`.
+/// Where an activation's batch is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Torch dimension `axis` is `factor`·N; the ONNX value's `shape()` leaves it out.
+    /// Invariant: `factor ≥ 1` and `axis ≤ value.shape().len()`.
+    Batch { axis: usize, factor: u64 },
+    /// No batch (a static export): the ONNX value's `shape()` is torch's whole shape.
+    Static,
+}
+
+/// The first dimension of an activation, as ops that work on each row alike see it: the
+/// batch (`factor`·N rows) or, in a static export, the first size. The ONNX value of such
+/// an op leaves it out of its `shape()` ([`Tensor::as_rows`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rows {
+    /// `factor`·N rows, the batch folded `factor` times.
+    Batch(u64),
+    /// A static tensor's first size.
+    Static(u64),
+    /// A static tensor under one row added in front (a Reshape to `[1, sizes…]`), so that
+    /// an op written for rows works along every torch dimension `d` as its per-sample
+    /// axis `d` (a reduction over dimension 0 or over all of them); the result loses the
+    /// row again ([`super::lower::Lowering::lifted_activation`]).
+    Lifted,
+}
+
+impl Rows {
+    /// The rows as torch's size of the first dimension.
+    pub fn size(self) -> Size {
+        match self {
+            Rows::Batch(factor) => Size::batch(factor),
+            Rows::Static(count) => Size::fixed(count),
+            Rows::Lifted => Size::fixed(1),
+        }
+    }
+}
+
+/// An activation: ONNX value `value` whose full shape is `value.shape()` with the batch
+/// inserted where `placement` says (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tensor {
     value: Value,
-    axis: usize,
-    factor: u64,
+    placement: Placement,
 }
 
 impl Tensor {
@@ -97,8 +136,42 @@ impl Tensor {
     pub fn rows(value: Value, factor: u64) -> Tensor {
         Tensor {
             value,
-            axis: 0,
-            factor: factor.max(1),
+            placement: Placement::Batch {
+                axis: 0,
+                factor: factor.max(1),
+            },
+        }
+    }
+
+    /// `value` as a tensor of a static export: its shape is torch's whole shape.
+    pub fn fixed(value: Value) -> Tensor {
+        Tensor {
+            value,
+            placement: Placement::Static,
+        }
+    }
+
+    /// The rows `rows` of ONNX value `value`, whose `shape()` leaves them out (the result
+    /// of an op that works on each row alike, [`Tensor::as_rows`]).
+    pub fn from_rows(rows: Rows, value: Value) -> Tensor {
+        match rows {
+            Rows::Batch(factor) => Tensor::rows(value, factor),
+            Rows::Static(count) => Tensor::fixed(value.with_first(count)),
+            Rows::Lifted => Tensor::fixed(value.with_first(1)),
+        }
+    }
+
+    /// This tensor's first dimension as [`Rows`], and its ONNX value with that dimension
+    /// left out of its `shape()` (the same ONNX value): `None` when the batch is on another
+    /// dimension, or a static tensor has no dimension.
+    pub fn as_rows(&self) -> Option<(Rows, Value)> {
+        match self.placement {
+            Placement::Batch { axis: 0, factor } => Some((Rows::Batch(factor), self.value.clone())),
+            Placement::Batch { .. } => None,
+            Placement::Static => {
+                let (first, rest) = self.value.without_first()?;
+                Some((Rows::Static(first), rest))
+            }
         }
     }
 
@@ -107,36 +180,56 @@ impl Tensor {
         &self.value
     }
 
-    /// The torch dimension that carries the batch.
-    pub fn batch_axis(&self) -> usize {
-        self.axis
+    /// Where the batch is.
+    pub fn placement(&self) -> Placement {
+        self.placement
     }
 
-    /// How many times the batch that dimension is.
-    pub fn factor(&self) -> u64 {
-        self.factor
+    /// The torch dimension that carries the batch (`None` in a static export).
+    pub fn batch_axis(&self) -> Option<usize> {
+        match self.placement {
+            Placement::Batch { axis, .. } => Some(axis),
+            Placement::Static => None,
+        }
+    }
+
+    /// How many times the batch that dimension is (`None` in a static export).
+    pub fn factor(&self) -> Option<u64> {
+        match self.placement {
+            Placement::Batch { factor, .. } => Some(factor),
+            Placement::Static => None,
+        }
     }
 
     pub fn rank(&self) -> usize {
-        self.value.shape().len() + 1
+        match self.placement {
+            Placement::Batch { .. } => self.value.shape().len() + 1,
+            Placement::Static => self.value.shape().len(),
+        }
     }
 
     /// Torch's sizes of this tensor.
     pub fn sizes(&self) -> Vec<Size> {
         let mut sizes: Vec<Size> = self.value.shape().iter().map(|&d| Size::fixed(d)).collect();
-        sizes.insert(self.axis, Size::batch(self.factor));
+        if let Placement::Batch { axis, factor } = self.placement {
+            sizes.insert(axis, Size::batch(factor));
+        }
         sizes
     }
 
-    /// Whether `other` has its batch on the same axis with the same factor.
+    /// Whether `other` has the same rank and its batch on the same axis with the same
+    /// factor (or neither has a batch).
     pub fn same_batch(&self, other: &Tensor) -> bool {
-        (self.axis, self.factor, self.rank()) == (other.axis, other.factor, other.rank())
+        (self.placement, self.rank()) == (other.placement, other.rank())
     }
 
     /// The index in `value().shape()` of torch dimension `axis` (in range), which `op`
     /// works along: refused when it is the batch.
     pub fn sample_axis(&self, axis: usize, op: &str) -> Result<usize, OnnxError> {
-        match axis.cmp(&self.axis) {
+        let Placement::Batch { axis: batch, .. } = self.placement else {
+            return Ok(axis);
+        };
+        match axis.cmp(&batch) {
             std::cmp::Ordering::Less => Ok(axis),
             std::cmp::Ordering::Equal => Err(mixes_samples(op, axis, &self.sizes())),
             std::cmp::Ordering::Greater => Ok(axis - 1),
@@ -155,8 +248,7 @@ impl Tensor {
         }
         Ok(Tensor {
             value,
-            axis: self.axis,
-            factor: self.factor,
+            placement: self.placement,
         })
     }
 
@@ -194,10 +286,16 @@ impl Tensor {
             return Ok(self);
         }
         let sizes = self.sizes();
-        let axis = perm.iter().position(|&p| p == self.axis).unwrap_or(0);
+        let placement = match self.placement {
+            Placement::Batch { axis, factor } => Placement::Batch {
+                axis: perm.iter().position(|&p| p == axis).unwrap_or(0),
+                factor,
+            },
+            Placement::Static => Placement::Static,
+        };
         let shape = perm
             .iter()
-            .filter(|&&p| p != self.axis)
+            .filter(|&&p| !sizes[p].batch)
             .map(|&p| sizes[p].count)
             .collect();
         let perm = perm.iter().map(|&p| p as i64).collect();
@@ -210,17 +308,14 @@ impl Tensor {
                 vec![shape],
             )
             .swap_remove(0);
-        Ok(Tensor {
-            value,
-            axis,
-            factor: self.factor,
-        })
+        Ok(Tensor { value, placement })
     }
 
     /// torch's `view`/`reshape` (and `flatten`, `unflatten`, `unsqueeze`, `squeeze`) to
     /// `target`: a Reshape to a constant shape with the batch axis as `-1` (`0` where it
     /// stays in place with its factor); none when the sizes do not change. `target` must
-    /// carry the batch on one axis and hold the same number of elements.
+    /// carry the batch on one axis and hold the same number of elements. A static tensor is
+    /// reshaped to `target`'s exact sizes (none of which may be the batch).
     pub fn reshaped(
         self,
         g: &mut GraphBuilder,
@@ -238,13 +333,34 @@ impl Tensor {
                 show(target)
             ))
         };
+        let elements = |s: &[Size]| s.iter().try_fold(1u64, |n, d| n.checked_mul(d.count));
+        let Placement::Batch {
+            axis: from_axis,
+            factor: from_factor,
+        } = self.placement
+        else {
+            if target.iter().any(|s| s.batch) {
+                return Err(fail("a static tensor has no batch"));
+            }
+            if elements(&sizes) != elements(target) || target.iter().any(|s| s.count == 0) {
+                return Err(fail("the element counts differ"));
+            }
+            let exact: Vec<u64> = target.iter().map(|s| s.count).collect();
+            let onnx: Vec<i64> = exact.iter().map(|&d| d as i64).collect();
+            let onnx = g.constant_i64(&format!("{scope}.shape"), &onnx);
+            g.note_reshaped(&onnx, sizes.iter().map(|s| Some(s.count)).collect());
+            let inputs = vec![self.value.name().to_owned(), onnx.name().to_owned()];
+            let value = g
+                .node("Reshape", scope, inputs, vec![], vec![exact])
+                .swap_remove(0);
+            return Ok(Tensor::fixed(value));
+        };
         let batch_axes: Vec<usize> = (0..target.len()).filter(|&i| target[i].batch).collect();
         let &[axis] = batch_axes.as_slice() else {
             return Err(fail(
                 "the result must carry the batch on exactly one dimension",
             ));
         };
-        let elements = |s: &[Size]| s.iter().try_fold(1u64, |n, d| n.checked_mul(d.count));
         if elements(&sizes) != elements(target) || target.iter().any(|s| s.count == 0) {
             return Err(fail("the element counts differ"));
         }
@@ -253,7 +369,7 @@ impl Tensor {
             .iter()
             .enumerate()
             .map(
-                |(i, s)| match (s.batch, i == self.axis && factor == self.factor) {
+                |(i, s)| match (s.batch, i == from_axis && factor == from_factor) {
                     (true, true) => 0,
                     (true, false) => -1,
                     (false, _) => s.count as i64,
@@ -279,8 +395,7 @@ impl Tensor {
             .swap_remove(0);
         Ok(Tensor {
             value,
-            axis,
-            factor,
+            placement: Placement::Batch { axis, factor },
         })
     }
 
@@ -471,10 +586,13 @@ mod tests {
         let x = Tensor::rows(g.input("x", vec![10, 3, 2, 8]).unwrap(), 1);
         let p = x.transposed(&mut g, "s", &[2, 0, 3, 1, 4]).unwrap();
         assert_eq!(p.sizes(), [f(3), n(1), f(2), f(10), f(8)]);
-        assert_eq!(p.batch_axis(), 1);
+        assert_eq!(p.batch_axis(), Some(1));
         let q = p.sliced(&mut g, "s", "select", 0, 0..1).unwrap();
         let q = q.reshaped(&mut g, "s", &[n(1), f(2), f(10), f(8)]).unwrap();
-        assert_eq!((q.batch_axis(), q.value().shape()), (0, &[2, 10, 8][..]));
+        assert_eq!(
+            (q.batch_axis(), q.value().shape()),
+            (Some(0), &[2, 10, 8][..])
+        );
         let err = p.sliced(&mut g, "s", "select", 1, 0..1).unwrap_err();
         assert!(err.to_string().contains("mixes samples"), "{err}");
     }
@@ -491,15 +609,41 @@ mod tests {
             .unwrap()
             .reshaped(&mut g, "s", &[n(4), f(4), f(6)])
             .unwrap();
-        assert_eq!((w.batch_axis(), w.factor()), (0, 4));
+        assert_eq!((w.batch_axis(), w.factor()), (Some(0), Some(4)));
         let back = w
             .reshaped(&mut g, "s", &[n(1), f(2), f(2), f(2), f(2), f(6)])
             .unwrap();
-        assert_eq!(back.factor(), 1);
+        assert_eq!(back.factor(), Some(1));
         let err = back
             .reshaped(&mut g, "s", &[n(1), n(1), f(96)])
             .unwrap_err();
         assert!(err.to_string().contains("exactly one"), "{err}");
+    }
+
+    /// `--batch static`: no axis is the batch, so a select, a cat and a softmax along
+    /// dimension 0 are plain ONNX ops, and views are Reshapes to exact sizes.
+    #[test]
+    fn a_static_tensor_works_along_every_axis() {
+        let mut g = GraphBuilder::new(Opset::default(), Batch::Static);
+        let x = Tensor::fixed(g.input("x", vec![3, 4]).unwrap());
+        assert_eq!((x.rank(), x.sizes()), (2, vec![f(3), f(4)]));
+        assert_eq!(x.batch_axis(), None);
+        let row = x
+            .sliced(&mut g, "s", "select", 0, 1..2)
+            .unwrap()
+            .reshaped(&mut g, "s", &[f(4)])
+            .unwrap();
+        assert_eq!(
+            (row.placement(), row.value().shape()),
+            (Placement::Static, &[4][..])
+        );
+        let both = Tensor::concat(&mut g, "s", &[x.clone(), x.clone()], 0).unwrap();
+        assert_eq!(both.sizes(), [f(6), f(4)]);
+        let soft = x.clone().softmax(&mut g, "s", "Softmax", 0).unwrap();
+        assert_eq!(soft.value().shape(), [3, 4]);
+        let (rows, value) = x.as_rows().unwrap();
+        assert_eq!((rows, value.shape()), (Rows::Static(3), &[4][..]));
+        assert!(x.reshaped(&mut g, "s", &[n(1), f(12)]).is_err());
     }
 
     #[test]

@@ -170,9 +170,9 @@ impl<'p> Lowering<'p, '_> {
         };
         let w = self.one_hot_kernels(&format!("{scope}.im2col"), c, [kh, kw])?;
         let patches = self.g.conv_nd(scope, &x, &w, None, &p)?;
-        let factor = self.tensor(input)?.factor();
+        let rows = self.rows_read()?;
         let target = self.recorded_sizes(node, 0)?;
-        let y = tensor::Tensor::rows(patches, factor).reshaped(&mut self.g, scope, &target)?;
+        let y = tensor::Tensor::from_rows(rows, patches).reshaped(&mut self.g, scope, &target)?;
         self.bind_tensor(node, 0, y)
     }
 
@@ -246,7 +246,7 @@ impl<'p> Lowering<'p, '_> {
             ));
         };
         let grid = vec![
-            Size::batch(t.factor()),
+            self.rows_of(&t)?.size(),
             Size::fixed(rows),
             Size::fixed(oh),
             Size::fixed(ow),

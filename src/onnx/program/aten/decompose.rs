@@ -144,8 +144,8 @@ impl Lowering<'_, '_> {
         scope: &str,
         how: Reduced,
     ) -> Result<(), OnnxError> {
-        let x = self.activation(args.tensor("self").or_shape()?)?;
-        let axes = super::reduce::reduction_axes(args, &x)?;
+        let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
+        let axes = super::reduce::reduction_axes(args, &x, self.is_lifted())?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         if !matches!(args.get("dtype"), None | Some(Argument::None)) {
             return Err(arg_error(format!("{how:?} with a dtype is not exported")));
@@ -425,7 +425,16 @@ impl Lowering<'_, '_> {
         let t = self.tensor(input)?;
         let size = args.ints_or("size", t.rank(), &[]).or_shape()?;
         let recorded = self.recorded_sizes(node, 0)?;
-        if t.batch_axis() != 0 || !recorded.first().is_some_and(|s| s.batch) {
+        let keeps_rows = match t.placement() {
+            super::super::tensor::Placement::Batch { axis: 0, .. } => {
+                recorded.first().is_some_and(|s| s.batch)
+            }
+            super::super::tensor::Placement::Batch { .. } => false,
+            super::super::tensor::Placement::Static => {
+                recorded.len() == t.rank() && recorded.first() == t.sizes().first()
+            }
+        };
+        if !keeps_rows {
             return Err(arg_error(format!(
                 "sum_to_size of {} to {size:?} sums over the batch or moves it; only sums within each sample are exported",
                 super::super::tensor::show(&t.sizes())
@@ -452,9 +461,9 @@ impl Lowering<'_, '_> {
         root: bool,
     ) -> Result<(), OnnxError> {
         self.variance(node, args, scope, root)?;
-        let deviation = self.activation(self.output_name(node, 0)?)?;
-        let x = self.activation(args.tensor("self").or_shape()?)?;
-        let axes = super::reduce::reduction_axes(args, &x)?;
+        let deviation = self.lifted_activation(self.output_name(node, 0)?)?;
+        let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
+        let axes = super::reduce::reduction_axes(args, &x, self.is_lifted())?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         let mean = self.g.reduce_mean(scope, &x, &axes, keep)?;
         // torch's kernel (Welford's) gives a NaN mean wherever the variance is NaN (an

@@ -29,7 +29,7 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let rank = x.rank();
-        if x.batch_axis() + 1 == rank {
+        if x.batch_axis().is_some_and(|a| a + 1 == rank) {
             return Err(arg_error(format!(
                 "diag_embed of {}: its last dimension, which becomes the diagonal, carries the batch; only a batch outside it is exported",
                 tensor::show(&x.sizes())
@@ -79,7 +79,7 @@ impl<'p> Lowering<'p, '_> {
         // The result: every dimension of the permuted input, with the size-1 one at `dim1`
         // broadcast to the diagonal's size.
         let mut shape = x.value().shape().to_vec();
-        let at = plan.dim1 - usize::from(x.batch_axis() < plan.dim1);
+        let at = plan.dim1 - usize::from(x.batch_axis().is_some_and(|a| a < plan.dim1));
         shape[at] = plan.size;
         let y = self
             .g
@@ -121,7 +121,9 @@ impl Lowering<'_, '_> {
             args.int_or("dim2", dims.1).or_shape()?,
         )
         .map_err(arg_error)?;
-        if [plan.dim1, plan.dim2].contains(&x.batch_axis()) {
+        if x.batch_axis()
+            .is_some_and(|a| [plan.dim1, plan.dim2].contains(&a))
+        {
             return Err(across_batch(&x.sizes()));
         }
         if plan.len == 0 {

@@ -121,11 +121,11 @@ impl<'p> Lowering<'p, '_> {
             .ok_or_else(|| arg_error("gather without `dim`".into()))?;
         let dim = super::super::tensor::axis(dim, dims.len())?;
         let batch_matches = match self.uniform_axis(data) {
-            Some(axis) => axis == idx.batch_axis(),
+            Some(axis) => Some(axis) == idx.batch_axis(),
             None => false,
         };
         let one_row = dims.iter().enumerate().all(|(a, &d)| a == dim || d == 1);
-        if !one_row || !batch_matches || dim == idx.batch_axis() || idx.rank() != dims.len() {
+        if !one_row || !batch_matches || Some(dim) == idx.batch_axis() || idx.rank() != dims.len() {
             return Err(arg_error(format!(
                 "gather along dimension {dim} of `{data}` (per sample {dims:?}) by computed indices is exported only when the table is the same for every sample and holds one row along that dimension"
             )));

@@ -10,7 +10,7 @@ use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
 
 use super::super::lower::Lowering;
-use super::{arg_error, per_sample_axis, OrShape};
+use super::{arg_error, row_axis, OrShape};
 use crate::aten::args::Args;
 
 /// Constant `indices` into an axis of `size` as runs of consecutive indices.
@@ -98,8 +98,8 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let x = self.activation(args.tensor("self").or_shape()?)?;
-        let axis = per_sample_axis(args.int_or("dim", 0).or_shape()?, x.shape().len() + 1)?;
+        let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
+        let axis = row_axis(args.int_or("dim", 0).or_shape()?, &x, self.is_lifted())?;
         let size = x.shape()[axis] as i64;
         let start = args.int_or("start", 0).or_shape()?;
         let start = if start < 0 { start + size } else { start };
@@ -124,8 +124,8 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let x = self.activation(args.tensor("self").or_shape()?)?;
-        let axis = per_sample_axis(args.int_or("dim", 0).or_shape()?, x.shape().len() + 1)?;
+        let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
+        let axis = row_axis(args.int_or("dim", 0).or_shape()?, &x, self.is_lifted())?;
         let index = args.tensor("index").or_shape()?;
         let y = self.take_constant(scope, &x, axis, index, Negative::Refused)?;
         self.bind(node, 0, y)
@@ -144,7 +144,7 @@ impl<'p> Lowering<'p, '_> {
         if self.per_sample_gather(node, args, scope)? {
             return Ok(());
         }
-        let x = self.activation(args.tensor("self").or_shape()?)?;
+        let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
         let indices = args.optional_tensors("indices").or_shape()?;
         let given: Vec<(usize, &str)> = indices
             .iter()
@@ -157,7 +157,7 @@ impl<'p> Lowering<'p, '_> {
                 given.len()
             )));
         };
-        let axis = per_sample_axis(dim as i64, x.shape().len() + 1)?;
+        let axis = row_axis(dim as i64, &x, self.is_lifted())?;
         let y = self.take_constant(scope, &x, axis, index, Negative::FromTheEnd)?;
         self.bind(node, 0, y)
     }

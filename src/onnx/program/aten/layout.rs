@@ -7,7 +7,7 @@ use crate::onnx::OnnxError;
 
 use super::super::batch::BatchDim;
 use super::super::lower::Lowering;
-use super::super::tensor::{self, Size, Tensor};
+use super::super::tensor::{self, Placement, Size, Tensor};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 use crate::aten::decompose;
@@ -44,7 +44,7 @@ impl<'p> Lowering<'p, '_> {
                     let c = self.constant(t)?;
                     let shape = self.constant_dims(&c)?[1..].to_vec();
                     let x = self.expanded_like(&c, &shape, &rows, scope)?;
-                    Tensor::rows(x, like.factor())
+                    Tensor::from_rows(self.rows_of(like)?, x)
                 }
                 _ => self.tensor(t)?,
             });
@@ -227,7 +227,7 @@ impl<'p> Lowering<'p, '_> {
         };
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let rank = x.rank();
-        if rank < 3 || x.batch_axis() >= rank - 3 {
+        if rank < 3 || x.batch_axis().is_some_and(|a| a >= rank - 3) {
             return Err(arg_error(format!(
                 "{op} of {}: the batch must be outside the last three dimensions",
                 tensor::show(&x.sizes())
@@ -242,19 +242,21 @@ impl<'p> Lowering<'p, '_> {
             .optional_int(name)
             .or_shape()?
             .ok_or_else(|| arg_error(format!("{op} needs `{name}`")))?;
-        let shape = x.value().shape().to_vec();
+        let source = self.rows_input(&x, scope)?;
+        let shape = source.shape().to_vec();
         let lead = shape.len() - 3;
         let plan = shuffle::plan([shape[lead], shape[lead + 1], shape[lead + 2]], factor, up)
             .map_err(|e| arg_error(format!("{op}: {e}")))?;
         let with_tail =
             |tail: &[u64]| -> Vec<u64> { shape[..lead].iter().chain(tail).copied().collect() };
-        let split = self.g.reshape(scope, x.value(), &with_tail(&plan.split))?;
+        let split = self.g.reshape(scope, &source, &with_tail(&plan.split))?;
         let order: Vec<usize> = (0..lead)
             .chain(plan.order.iter().map(|&o| lead + o))
             .collect();
         let moved = self.g.transpose(scope, &split, &order)?;
         let y = self.g.reshape(scope, &moved, &with_tail(&plan.merged))?;
-        self.bind_tensor(node, 0, x.with_value(y)?)
+        let y = self.rows_result(&x, y, scope)?;
+        self.bind_tensor(node, 0, y)
     }
 
     /// `channel_shuffle` / `native_channel_shuffle` (`self`, `groups`): torch's plan
@@ -268,7 +270,7 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let sizes = x.sizes();
-        if x.batch_axis() == 1 {
+        if x.batch_axis() == Some(1) {
             return Err(arg_error(format!(
                 "channel_shuffle of {}: the channels (dimension 1) carry the batch",
                 tensor::show(&sizes)
@@ -497,7 +499,7 @@ impl<'p> Lowering<'p, '_> {
         let start = args.optional_int("start").or_shape()?.unwrap_or(0);
         let end = args.optional_int("end").or_shape()?.unwrap_or(i64::MAX);
         let step = args.int_or("step", 1).or_shape()?;
-        if dim == x.batch_axis() && start == 0 && end == i64::MAX && step == 1 {
+        if Some(dim) == x.batch_axis() && start == 0 && end == i64::MAX && step == 1 {
             return self.bind_tensor(node, 0, x);
         }
         let axis = x.sample_axis(dim, "slice")?;
@@ -525,21 +527,34 @@ impl<'p> Lowering<'p, '_> {
             let y = x.sliced(&mut self.g, scope, "slice", dim, from..to)?;
             return self.bind_tensor(node, 0, y);
         }
-        let rows = self.batch_first(&x)?;
-        let y = self.strided_slice(scope, &rows, axis, from..to, step)?;
-        self.bind_tensor(node, 0, Tensor::rows(y, x.factor()))
+        let y = match x.placement() {
+            Placement::Static => {
+                let lifted = self.lift(&x, scope)?;
+                let y = self.strided_slice(scope, &lifted, axis, from..to, step)?;
+                self.unlift(y, scope)?
+            }
+            Placement::Batch { factor, .. } => {
+                let rows = self.batch_first(&x)?;
+                let y = self.strided_slice(scope, &rows, axis, from..to, step)?;
+                Tensor::rows(y, factor)
+            }
+        };
+        self.bind_tensor(node, 0, y)
     }
 
-    /// `t`'s value when its batch is on the first dimension (any factor); else an error.
+    /// `t`'s value when its batch is on the first dimension (any factor), or in a static
+    /// export its value seen without its first dimension ([`Tensor::as_rows`]); else an
+    /// error.
     pub(super) fn batch_first(&self, t: &Tensor) -> Result<crate::onnx::graph::Value, OnnxError> {
-        if t.batch_axis() == 0 {
-            Ok(t.value().clone())
-        } else {
-            Err(arg_error(format!(
-                "its input has sizes {} with the batch on dimension {}; this op is exported only with the batch first",
+        match t.as_rows() {
+            Some((_, value)) => Ok(value),
+            None => Err(arg_error(format!(
+                "its input has sizes {}{}; this op is exported only with the batch first",
                 tensor::show(&t.sizes()),
-                t.batch_axis()
-            )))
+                t.batch_axis().map_or(String::new(), |a| format!(
+                    " with the batch on dimension {a}"
+                ))
+            ))),
         }
     }
 

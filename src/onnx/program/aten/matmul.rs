@@ -9,7 +9,7 @@ use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
-use super::super::tensor::{self, Size, Tensor};
+use super::super::tensor::{self, Placement, Size, Tensor};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
@@ -91,7 +91,7 @@ impl<'p> Lowering<'p, '_> {
         let sizes = moved.sizes();
         let (s_sizes, rest) = sizes.split_at(shared.len());
         let (kept_sizes, k_sizes) = rest.split_at(kept_a.len());
-        if s_sizes.iter().chain(k_sizes).any(|s| s.batch) {
+        if let Some(a_axis) = a_axis.filter(|_| s_sizes.iter().chain(k_sizes).any(|s| s.batch)) {
             return Err(tensor::mixes_samples("einsum", a_axis, &a_sizes));
         }
         let rows = kept_sizes.iter().fold(Size::fixed(1), |m, s| Size {
@@ -160,7 +160,7 @@ impl<'p> Lowering<'p, '_> {
         if a.rank() != la.len() || b.rank() != lb.len() {
             return Ok(None);
         }
-        let letter = |s: &str, k: usize| s.chars().nth(k);
+        let letter = |s: &str, k: Option<usize>| k.and_then(|k| s.chars().nth(k));
         let batch = letter(la, a.batch_axis());
         let (a_sizes, b_sizes) = (a.sizes(), b.sizes());
         let pos = |s: &str, ch: char| s.chars().position(|x| x == ch).unwrap_or(0);
@@ -181,8 +181,10 @@ impl<'p> Lowering<'p, '_> {
         let kept_b: Vec<char> = lb.chars().filter(|&ch| !la.contains(ch)).collect();
         let covered = output.len() == shared.len() + kept_a.len() + kept_b.len()
             && kept_a.iter().chain(&kept_b).all(|&ch| in_out(ch));
-        let batched =
-            batch.is_some_and(|ch| shared.contains(&ch)) && batch == letter(lb, b.batch_axis());
+        // A static export has no batch to batch over.
+        let batched = (a.placement(), b.placement()) == (Placement::Static, Placement::Static)
+            || (batch.is_some_and(|ch| shared.contains(&ch))
+                && batch == letter(lb, b.batch_axis()));
         if !agree || !covered || !batched {
             return Ok(None);
         }

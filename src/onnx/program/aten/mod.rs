@@ -81,6 +81,18 @@ fn per_sample_axis(dim: i64, rank: usize) -> Result<usize, OnnxError> {
     }
 }
 
+/// The per-sample axis of torch dimension `dim` of an activation read as `x`: as
+/// [`per_sample_axis`] for rows, torch's own when `x` is lifted
+/// ([`Lowering::lifted_activation`]: a static tensor, where any dimension may be worked
+/// along).
+fn row_axis(dim: i64, x: &crate::onnx::graph::Value, lifted: bool) -> Result<usize, OnnxError> {
+    if lifted {
+        super::tensor::axis(dim, x.shape().len())
+    } else {
+        per_sample_axis(dim, x.shape().len() + 1)
+    }
+}
+
 impl Lowering<'_, '_> {
     /// Refuses `op`'s `dtype` argument (and `half_to_float`) unless it keeps the element
     /// type: torch's record of the result has the input's (`softmax(x, dim,

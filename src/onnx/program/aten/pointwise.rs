@@ -174,13 +174,14 @@ impl<'p> Lowering<'p, '_> {
     /// The input of a norm over the last axis (`layer_norm`, `rms_norm`), which must not
     /// carry the batch and must be the one `normalized_shape` names.
     fn last_axis_norm_input(
-        &self,
+        &mut self,
         args: &Args<'_>,
         op: &str,
+        scope: &str,
     ) -> Result<(Tensor, Value), OnnxError> {
         let t = self.tensor(args.tensor("input").or_shape()?)?;
         t.sample_axis(t.rank() - 1, op)?;
-        let x = t.value().clone();
+        let x = self.rows_input(&t, scope)?;
         let Some(&width) = x.shape().last() else {
             return Err(arg_error(format!(
                 "{op} of a tensor with only a batch axis"
@@ -204,7 +205,7 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let (t, x) = self.last_axis_norm_input(args, "rms_norm")?;
+        let (t, x) = self.last_axis_norm_input(args, "rms_norm", scope)?;
         let gamma = match args.optional_tensor("weight").or_shape()? {
             Some(w) => Some(self.weight(&self.constant(w)?)?),
             None => None,
@@ -215,7 +216,8 @@ impl<'p> Lowering<'p, '_> {
         };
         let axis = x.shape().len() - 1;
         let y = self.g.rms_norm(scope, &x, axis, gamma.as_ref(), eps)?;
-        self.bind_tensor(node, 0, t.with_value(y)?)
+        let y = self.rows_result(&t, y, scope)?;
+        self.bind_tensor(node, 0, y)
     }
 
     /// `layer_norm` over the last axis (a one-element `normalized_shape`), decomposed.
@@ -225,7 +227,7 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let (t, x) = self.last_axis_norm_input(args, "layer_norm")?;
+        let (t, x) = self.last_axis_norm_input(args, "layer_norm", scope)?;
         let mut affine = [None, None];
         for (slot, name) in affine.iter_mut().zip(["weight", "bias"]) {
             if let Some(t) = args.optional_tensor(name).or_shape()? {
@@ -238,7 +240,8 @@ impl<'p> Lowering<'p, '_> {
         let y = self
             .g
             .layer_norm(scope, &x, axis, [gamma.as_ref(), beta.as_ref()], eps)?;
-        self.bind_tensor(node, 0, t.with_value(y)?)
+        let y = self.rows_result(&t, y, scope)?;
+        self.bind_tensor(node, 0, y)
     }
 
     pub(super) fn binary(

@@ -309,11 +309,11 @@ impl<'p> Lowering<'p, '_> {
             return Err(arg_error("mean with a dtype is not exported".into()));
         }
         let input = args.tensor("self").or_shape()?;
-        if self.tensor(input)?.batch_axis() != 0 {
+        if self.tensor(input)?.batch_axis().is_some_and(|a| a != 0) {
             return self.reduce_moved_batch(node, args, scope, "ReduceMean");
         }
-        let x = self.activation(input)?;
-        let axes = reduction_axes(args, &x)?;
+        let x = self.lifted_activation(input)?;
+        let axes = reduction_axes(args, &x, self.is_lifted())?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         let y = if x.shape().len() == 3 && axes == [1, 2] {
             let pooled = self.g.global_average_pool(scope, &x)?;

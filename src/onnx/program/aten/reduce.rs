@@ -7,20 +7,39 @@ use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
-use super::super::tensor::{self, Tensor};
+use super::super::tensor::{self, Placement, Tensor};
 use super::{arg_error, per_sample_axis, OrShape};
 use crate::aten::args::Args;
 
 /// The per-sample axes of a reduction's `dim` argument (`None` or empty: every axis, which
-/// includes the batch and is refused), sorted and distinct.
-pub(super) fn reduction_axes(args: &Args<'_>, x: &Value) -> Result<Vec<usize>, OnnxError> {
-    let rank = x.shape().len() + 1;
+/// includes the batch and is refused), sorted and distinct. A `lifted` operand
+/// ([`Lowering::lifted_activation`]: a static tensor, whose per-sample axes are torch's)
+/// may be reduced along any of them, or all.
+pub(super) fn reduction_axes(
+    args: &Args<'_>,
+    x: &Value,
+    lifted: bool,
+) -> Result<Vec<usize>, OnnxError> {
     let dims = match args.get("dim") {
         None | Some(Argument::None) => vec![],
         Some(Argument::Ints(d)) => d.clone(),
         Some(Argument::Int(d)) => vec![*d],
         Some(other) => return Err(arg_error(format!("argument `dim` is {}", other.kind()))),
     };
+    if lifted {
+        let rank = x.shape().len();
+        if dims.is_empty() {
+            return Ok((0..rank).collect());
+        }
+        let mut axes = dims
+            .iter()
+            .map(|&d| tensor::axis(d, rank))
+            .collect::<Result<Vec<_>, _>>()?;
+        axes.sort_unstable();
+        axes.dedup();
+        return Ok(axes);
+    }
+    let rank = x.shape().len() + 1;
     if dims.is_empty() {
         return Err(arg_error(
             "it reduces every dimension, the batch included; only reductions within each sample are exported (give `dim`)".into(),
@@ -57,11 +76,11 @@ impl<'p> Lowering<'p, '_> {
         op: &'static str,
     ) -> Result<(), OnnxError> {
         let input = args.tensor("self").or_shape()?;
-        if self.tensor(input)?.batch_axis() != 0 {
+        if self.tensor(input)?.batch_axis().is_some_and(|a| a != 0) {
             return self.reduce_moved_batch(node, args, scope, op);
         }
-        let x = self.activation(input)?;
-        let axes = reduction_axes(args, &x)?;
+        let x = self.lifted_activation(input)?;
+        let axes = reduction_axes(args, &x, self.is_lifted())?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         let y = self.g.reduce(op, scope, &x, &axes, keep)?;
         self.bind(node, 0, y)
@@ -79,7 +98,16 @@ impl<'p> Lowering<'p, '_> {
         op: &'static str,
     ) -> Result<(), OnnxError> {
         let t = self.tensor(args.tensor("self").or_shape()?)?;
-        let (rank, batch, factor) = (t.rank(), t.batch_axis(), t.factor());
+        let rank = t.rank();
+        let Placement::Batch {
+            axis: batch,
+            factor,
+        } = t.placement()
+        else {
+            return Err(arg_error(
+                "a reduction with the batch moved, of a tensor without one".into(),
+            ));
+        };
         let dims = match args.get("dim") {
             Some(Argument::Ints(d)) if !d.is_empty() => d.clone(),
             Some(Argument::Int(d)) => vec![*d],
@@ -137,8 +165,8 @@ impl<'p> Lowering<'p, '_> {
         if ord.is_nan() {
             return Err(arg_error("a vector norm of order NaN".into()));
         }
-        let x = self.activation(args.tensor("self").or_shape()?)?;
-        let axes = reduction_axes(args, &x)?;
+        let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
+        let axes = reduction_axes(args, &x, self.is_lifted())?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         let g = &mut self.g;
         let y = if ord == 0.0 {
@@ -180,8 +208,8 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         root: bool,
     ) -> Result<(), OnnxError> {
-        let x = self.activation(args.tensor("self").or_shape()?)?;
-        let axes = reduction_axes(args, &x)?;
+        let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
+        let axes = reduction_axes(args, &x, self.is_lifted())?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         let correction = match args.get("correction") {
             None | Some(Argument::None) => {
@@ -234,7 +262,7 @@ mod tests {
     fn reductions_stay_within_a_sample() {
         let mut g = GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()));
         let x = g.input("x", vec![4, 5, 6]).unwrap();
-        let axes = |dim: &str| reduction_axes(&Args(&node(dim)), &x);
+        let axes = |dim: &str| reduction_axes(&Args(&node(dim)), &x, false);
         assert_eq!(axes(r#"{"as_ints": [3, -1, 2]}"#).unwrap(), [1, 2]);
         assert_eq!(axes(r#"{"as_int": 1}"#).unwrap(), [0]);
         let batch = axes(r#"{"as_ints": [0, 1]}"#).unwrap_err().to_string();

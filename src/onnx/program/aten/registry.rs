@@ -93,8 +93,8 @@ pub(super) const OPS: &[Op] = &[
     op(&["adaptive_avg_pool3d.default"], |l, n, a, s| {
         l.adaptive_avg_pool(n, a, s, 3)
     }),
-    op(&["mean.dim"], |l, n, a, s| l.mean(n, a, s)),
-    op(&["sum.dim_IntList"], |l, n, a, s| {
+    op(&["mean.dim", "mean.default"], |l, n, a, s| l.mean(n, a, s)),
+    op(&["sum.dim_IntList", "sum.default"], |l, n, a, s| {
         l.reduce(n, a, s, "ReduceSum")
     }),
     op(&["prod.dim_int"], |l, n, a, s| {

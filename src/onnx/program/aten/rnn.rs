@@ -37,7 +37,7 @@ use crate::onnx::OnnxError;
 
 use super::super::emit::single;
 use super::super::lower::Lowering;
-use super::super::tensor::Tensor;
+use super::super::tensor::{Rows, Tensor};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
@@ -278,7 +278,7 @@ impl<'p> Lowering<'p, '_> {
         // `(T, D, N, H)` → `(N, T, D, H)` → `(N, T, D·H)`.
         let out = transpose_full(&mut self.g, scope, &input.0, &[2, 0, 1, 3], vec![seq, d, h]);
         let out = self.g.reshape(scope, &out, &[seq, d * h])?;
-        let out = Tensor::rows(out, rows);
+        let out = Tensor::from_rows(rows, out);
         let out = if batch_first {
             out
         } else {
@@ -387,7 +387,7 @@ impl<'p> Lowering<'p, '_> {
         input: &str,
         batch_first: bool,
         scope: &str,
-    ) -> Result<(Value, u64), OnnxError> {
+    ) -> Result<(Value, Rows), OnnxError> {
         let t = self.tensor(input)?;
         if t.rank() != 3 {
             return Err(arg_error(format!(
@@ -400,14 +400,14 @@ impl<'p> Lowering<'p, '_> {
         } else {
             t.transposed(&mut self.g, scope, &[1, 0, 2])?
         };
-        if t.batch_axis() != 0 {
+        let Some((rows, value)) = t.as_rows() else {
             return Err(arg_error(if batch_first {
                 "batch_first=True reads dimension 0 as the batch, but the input's batch is elsewhere".into()
             } else {
                 "batch_first=False reads dimension 1 as the batch, but the input's batch is elsewhere; feed it `x.permute(1, 0, 2)` of a batch-first tensor, or use batch_first=True".into()
             }));
-        }
-        Ok((t.value().clone(), t.factor()))
+        };
+        Ok((value, rows))
     }
 
     /// Layer `layer`'s `W`, `R` and (with biases) `B` initializers, re-laid from torch's
@@ -481,7 +481,7 @@ impl<'p> Lowering<'p, '_> {
         k: usize,
         per_layer: &[Moved],
         [d, h]: [u64; 2],
-        rows: u64,
+        rows: Rows,
         scope: &str,
     ) -> Result<(), OnnxError> {
         let firsts: Vec<Value> = per_layer
@@ -495,7 +495,7 @@ impl<'p> Lowering<'p, '_> {
                 self.g.concat(scope, &refs, 0)?
             }
         };
-        let all = Tensor::rows(all, rows).transposed(&mut self.g, scope, &[1, 0, 2])?;
+        let all = Tensor::from_rows(rows, all).transposed(&mut self.g, scope, &[1, 0, 2])?;
         self.bind_tensor(node, k, all)
     }
 }

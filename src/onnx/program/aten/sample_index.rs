@@ -413,8 +413,11 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<Tensor, OnnxError> {
         let sizes = x.sizes();
+        let batch = x.batch_axis().ok_or_else(|| {
+            arg_error("a gather within each sample of a tensor without a batch".into())
+        })?;
         // `x` as [batch, gathered…, kept…], the gathered dimensions flattened into one.
-        let order: Vec<usize> = std::iter::once(x.batch_axis())
+        let order: Vec<usize> = std::iter::once(batch)
             .chain(plan.gathered.iter().copied())
             .chain(plan.kept.iter().copied())
             .collect();
@@ -532,13 +535,19 @@ impl<'p> Lowering<'p, '_> {
             return Ok(Term::Constant(t.reshape(&dims).map_err(arg_error)?));
         }
         let t = self.tensor(name)?;
-        let t = if t.batch_axis() == 0 {
-            t
-        } else {
-            let order: Vec<usize> = std::iter::once(t.batch_axis())
-                .chain((0..t.rank()).filter(|&a| a != t.batch_axis()))
-                .collect();
-            t.transposed(&mut self.g, scope, &order)?
+        let t = match t.batch_axis() {
+            Some(0) => t,
+            Some(batch) => {
+                let order: Vec<usize> = std::iter::once(batch)
+                    .chain((0..t.rank()).filter(|&a| a != batch))
+                    .collect();
+                t.transposed(&mut self.g, scope, &order)?
+            }
+            None => {
+                return Err(arg_error(format!(
+                    "`{name}` indexes each sample, but it has no batch"
+                )))
+            }
         };
         let value = emit::cast(&mut self.g, scope, t.value(), ElemType::Int64);
         let mut shape = vec![1; each.len() - value.shape().len()];

@@ -13,18 +13,18 @@ use super::super::emit;
 use super::super::tensor;
 
 use super::super::lower::Lowering;
-use super::{arg_error, per_sample_axis, OrShape};
+use super::{arg_error, row_axis, OrShape};
 use crate::aten::args::Args;
 
 /// The per-sample axis of argument `dim` (required: `None` means the whole tensor, the
 /// batch included).
-fn axis_of(args: &Args<'_>, x: &Value) -> Result<usize, OnnxError> {
+fn axis_of(args: &Args<'_>, x: &Value, lifted: bool) -> Result<usize, OnnxError> {
     let dim = args.optional_int("dim").or_shape()?.ok_or_else(|| {
         arg_error(
             "it works over the whole tensor, the batch included; give `dim` so that each sample is treated alone".into(),
         )
     })?;
-    per_sample_axis(dim, x.shape().len() + 1)
+    row_axis(dim, x, lifted)
 }
 
 /// `x`'s shape with `axis` set to `size`, or dropped when `size` is `None`.
@@ -87,9 +87,9 @@ impl<'p> Lowering<'p, '_> {
         let mut swap: Vec<usize> = (0..=last).collect();
         swap.swap(axis, last);
         let moved = x.transposed(&mut self.g, scope, &swap)?;
-        if moved.batch_axis() != 0 {
+        if moved.batch_axis() != Some(0) {
             return Err(arg_error(
-                "argsort of a tensor whose batch is not its first dimension is not exported".into(),
+                "argsort of a tensor whose batch is not its first dimension (or of a static tensor) is not exported".into(),
             ));
         }
         let v = moved.value().clone();
@@ -253,9 +253,9 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         onnx: &'static str,
     ) -> Result<(), OnnxError> {
-        let x = self.any_activation(args.tensor("self").or_shape()?)?;
+        let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, onnx)?;
-        let axis = axis_of(args, &x)?;
+        let axis = axis_of(args, &x, self.is_lifted())?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         let y = self.arg_extreme(onnx, scope, &x, axis, keep)?;
         self.bind(node, 0, y)
@@ -270,10 +270,10 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         [reduce, arg]: [&'static str; 2],
     ) -> Result<(), OnnxError> {
-        let x = self.any_activation(args.tensor("self").or_shape()?)?;
+        let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, reduce)?;
         let dim = args.int_or("dim", 0).or_shape()?;
-        let axis = per_sample_axis(dim, x.shape().len() + 1)?;
+        let axis = row_axis(dim, &x, self.is_lifted())?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         let values = self.g.reduce(reduce, scope, &x, &[axis], keep)?;
         self.bind(node, 0, values)?;
@@ -297,9 +297,9 @@ impl<'p> Lowering<'p, '_> {
                 "topk needs TopK's `largest` and `sorted` from opset 11; pass --opset 11".into(),
             ));
         }
-        let x = self.any_activation(args.tensor("self").or_shape()?)?;
+        let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, "TopK")?;
-        let axis = per_sample_axis(args.int_or("dim", -1).or_shape()?, x.shape().len() + 1)?;
+        let axis = row_axis(args.int_or("dim", -1).or_shape()?, &x, self.is_lifted())?;
         let k = match args.get("k") {
             Some(Argument::Int(k)) => u64::try_from(*k).ok(),
             _ => None,

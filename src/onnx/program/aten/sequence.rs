@@ -8,7 +8,7 @@ use crate::aten::program::{Argument, Node};
 use crate::onnx::graph::Attr;
 use crate::onnx::program::emit::{self, Operand};
 use crate::onnx::program::lower::Lowering;
-use crate::onnx::program::tensor;
+use crate::onnx::program::tensor::{self, Placement};
 use crate::onnx::OnnxError;
 
 use super::{arg_error, OrShape};
@@ -169,14 +169,21 @@ impl Lowering<'_, '_> {
             None => args.number("fill_value").or_shape()?,
         };
         let x = self.tensor(args.tensor("self").or_shape()?)?;
-        if x.factor() != 1 {
-            return Err(arg_error(
+        match x.placement() {
+            Placement::Batch { axis, factor: 1 } => {
+                let mut dims = x.value().shape().to_vec();
+                dims.insert(axis, 1);
+                let tensor = self.filled(node, dims, value)?;
+                self.bind_uniform(node, 0, tensor)
+            }
+            Placement::Batch { .. } => Err(arg_error(
                 "a *_like factory of a tensor whose batch is folded into a dimension".into(),
-            ));
+            )),
+            // Without a batch, the result is a constant.
+            Placement::Static => {
+                let tensor = self.filled(node, x.value().shape().to_vec(), value)?;
+                self.bind_folded(node, 0, tensor)
+            }
         }
-        let mut dims = x.value().shape().to_vec();
-        dims.insert(x.batch_axis(), 1);
-        let tensor = self.filled(node, dims, value)?;
-        self.bind_uniform(node, 0, tensor)
     }
 }

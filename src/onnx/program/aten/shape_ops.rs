@@ -8,7 +8,7 @@ use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::{Constant, Lowering};
-use super::super::tensor::{self, Size};
+use super::super::tensor::{self, Placement, Size};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 use crate::aten::schema;
@@ -71,7 +71,7 @@ impl<'p> Lowering<'p, '_> {
         let mut drop = vec![false; x.rank()];
         for &d in &dims {
             let axis = tensor::axis(d, x.rank())?;
-            if axis == x.batch_axis() {
+            if Some(axis) == x.batch_axis() {
                 return Err(arg_error(
                     "squeeze of the batch dimension would freeze the batch at 1".into(),
                 ));
@@ -174,9 +174,13 @@ impl<'p> Lowering<'p, '_> {
             // To its own sizes (diffusers' `timesteps.expand(sample.shape[0])`): any dtype.
             return self.bind_tensor(node, 0, x);
         }
+        self.activation(input)?;
+        if x.placement() == Placement::Static {
+            return self.expand_static(node, x, &target, scope);
+        }
         let value = self.activation(input)?;
         let grows = target.len() == x.rank()
-            && target[0] == tensor::Size::batch(x.factor())
+            && Some(target[0]) == x.factor().map(tensor::Size::batch)
             && target[1..]
                 .iter()
                 .zip(value.shape())
@@ -198,7 +202,52 @@ impl<'p> Lowering<'p, '_> {
         let inputs = vec![value.name().to_owned(), ones.name().to_owned()];
         let mut outputs = self.g.node("Mul", scope, inputs, vec![], vec![shape]);
         let y = outputs.swap_remove(0);
-        self.bind_tensor(node, 0, tensor::Tensor::rows(y, x.factor()))
+        let y = tensor::Tensor::from_rows(self.rows_read()?, y);
+        self.bind_tensor(node, 0, y)
+    }
+
+    /// [`Lowering::expand`] of static float activation `x` to `target`: along any size-1
+    /// dimension, and to more dimensions in front as torch allows (size-1 ones added by a
+    /// Reshape first), as a `Mul` by ones of `target`'s sizes.
+    fn expand_static(
+        &mut self,
+        node: &Node,
+        x: tensor::Tensor,
+        target: &[tensor::Size],
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let sizes = x.sizes();
+        let grows = target.len() >= sizes.len()
+            && sizes
+                .iter()
+                .rev()
+                .zip(target.iter().rev())
+                .all(|(s, t)| s.count == t.count || s.count == 1);
+        if !grows {
+            return Err(arg_error(format!(
+                "expand of {} to {} is exported only along size-1 dimensions",
+                tensor::show(&sizes),
+                tensor::show(target)
+            )));
+        }
+        let mut padded = vec![tensor::Size::fixed(1); target.len() - sizes.len()];
+        padded.extend(sizes);
+        let x = x.reshaped(&mut self.g, scope, &padded)?;
+        let lifted = self.lift(&x, scope)?;
+        let shape: Vec<u64> = target.iter().map(|t| t.count).collect();
+        let count = shape.iter().product::<u64>() as usize;
+        let mut dims = vec![1];
+        dims.extend(&shape);
+        let ones = self
+            .g
+            .folded(&format!("{scope}.ones"), dims, &vec![1.0; count])?;
+        let inputs = vec![lifted.name().to_owned(), ones.name().to_owned()];
+        let y = self
+            .g
+            .node("Mul", scope, inputs, vec![], vec![shape])
+            .swap_remove(0);
+        let y = self.unlift(y, scope)?;
+        self.bind_tensor(node, 0, y)
     }
 
     /// `repeat_interleave(self, repeats, dim)` of a float activation by a fixed count:
@@ -238,8 +287,8 @@ impl<'p> Lowering<'p, '_> {
         let mut shape = Vec::with_capacity(lifted.len() - 1);
         for (i, size) in lifted.iter().enumerate() {
             let count = if i == dim + 1 { repeats } else { size.count };
-            ones_dims.push(if i == batch { 1 } else { count });
-            if i != batch {
+            ones_dims.push(if Some(i) == batch { 1 } else { count });
+            if Some(i) != batch {
                 shape.push(count);
             }
         }
@@ -309,10 +358,15 @@ impl<'p> Lowering<'p, '_> {
     pub(super) fn sym_size(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let dim = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
-        if dim != x.batch_axis() {
+        let (Some(batch), Some(factor)) = (x.batch_axis(), x.factor()) else {
+            return Err(arg_error(
+                "it reads a size of a static tensor as a symbol".into(),
+            ));
+        };
+        if dim != batch {
             return Err(arg_error("it reads a fixed dimension as a symbol".into()));
         }
-        self.bind_batch_times(node, x.factor())
+        self.bind_batch_times(node, factor)
     }
 
     /// `item()` of a one-element constant (ultralytics' `new_full(…, strides[i])`): a

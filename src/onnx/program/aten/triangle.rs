@@ -39,18 +39,19 @@ impl<'p> Lowering<'p, '_> {
                 "{op} of a rank-{rank} tensor (torch needs at least 2-D)"
             )));
         }
-        if x.batch_axis() >= rank - 2 {
+        if let Some(batch) = x.batch_axis().filter(|&a| a >= rank - 2) {
             return Err(arg_error(format!(
-                "{op} over dimension {}, which carries the batch, keeps what depends on each sample's place in the batch; only a batch outside the last two dimensions is exported",
-                x.batch_axis()
+                "{op} over dimension {batch}, which carries the batch, keeps what depends on each sample's place in the batch; only a batch outside the last two dimensions is exported"
             )));
         }
         let diagonal = args.int_or("diagonal", 0).or_shape()?;
         let shape = x.value().shape().to_vec();
         let (rows, cols) = (shape.len() - 2, shape.len() - 1);
-        let mut dims = vec![1u64; shape.len() + 1];
-        dims[rows + 1] = shape[rows];
-        dims[cols + 1] = shape[cols];
+        // The mask has the tensor's rank: its value's, and the batch's axis if it has one.
+        let lead = x.rank() - shape.len();
+        let mut dims = vec![1u64; x.rank()];
+        dims[rows + lead] = shape[rows];
+        dims[cols + lead] = shape[cols];
         let mask: Vec<f64> = (0..shape[rows])
             .flat_map(|i| {
                 (0..shape[cols]).map(move |j| f64::from(u8::from(kept(i, j, diagonal, lower))))

@@ -110,7 +110,7 @@ complete -c ckpt -n "__fish_ckpt_using_subcommand to-onnx" -s o -l output -d 'Ou
 complete -c ckpt -n "__fish_ckpt_using_subcommand to-onnx" -l arch -d 'torchvision architecture name, or `auto` (the default): the checkpoint\'s `arch` field, else the keys. Not for `.pt2` archives, which carry their own graph' -r
 complete -c ckpt -n "__fish_ckpt_using_subcommand to-onnx" -l opset -d 'ONNX opset (ATC takes 9–13)' -r
 complete -c ckpt -n "__fish_ckpt_using_subcommand to-onnx" -l input-shape -d 'Per-sample input shape [default: 3,224,224]. For a TorchScript trace, repeat it as NAME:DIMS[:DTYPE] per input (`ids:128:int64`, `mask:128:bool`). Not for `.pt2` archives, whose program fixes it' -r
-complete -c ckpt -n "__fish_ckpt_using_subcommand to-onnx" -l batch -d '`dynamic` (a named batch dimension, compiled with ATC\'s dynamic batch) or a fixed size' -r
+complete -c ckpt -n "__fish_ckpt_using_subcommand to-onnx" -l batch -d '`dynamic` (a named batch dimension, compiled with ATC\'s dynamic batch), a fixed size, or `static` (`.pt2` and TorchScript traces: every size as the program records it and no batch axis, so ops may work along any axis; for ATC without dynamic profiles; a program with a declared dynamic dimension is refused)' -r
 complete -c ckpt -n "__fish_ckpt_using_subcommand to-onnx" -l input-name -d 'Name of the graph input [default: input]. A `.pt2` or TorchScript model with several inputs names them after its forward\'s parameters and refuses this flag' -r
 complete -c ckpt -n "__fish_ckpt_using_subcommand to-onnx" -l output-name -d 'Name of the graph output' -r
 complete -c ckpt -n "__fish_ckpt_using_subcommand to-onnx" -l soc -d 'Ascend SoC for the printed ATC command' -r

@@ -1,0 +1,86 @@
+"""`ckpt to-onnx --batch static` on programs exported at fixed sizes (no `dynamic_shapes`),
+judged as every export is (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean,
+torch eager's shapes, dtypes and values in onnxruntime): ops along the first axis (a
+select of row 0, a sum, a softmax, a cat, an unbind), 0-d and 1-D inputs; every dimension
+of the file is fixed. A program that declares a dynamic dimension is refused in static
+mode with one line naming it, and the same fixed-size programs are still refused under the
+default dynamic batch, where they mix samples.
+"""
+import onnx
+import pytest
+import torch
+
+import _opinfo
+from _util import ok, run_ckpt
+
+
+class Op(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+CASES = {
+    "select_row_0": (lambda x: x[0] * 2, (1, 3, 4)),
+    "sum_axis_0": (lambda x: x.sum(0), (3, 4)),
+    "sum_all_1d": (lambda x: x.sum(), (5,)),
+    "mean_all": (lambda x: x.mean(), (2, 3)),
+    "softmax_axis_0": (lambda x: x.softmax(0), (3, 4)),
+    "cat_axis_0": (lambda x: torch.cat([x, x * 2], 0), (3, 4)),
+    "unbind_axis_0": (lambda x: x.unbind(0)[1] * 2, (3, 4)),
+    "scalar_input": (lambda x: x * 3 + 1, ()),
+    "vector_input": (lambda x: torch.relu(x) - 0.5, (7,)),
+    "amax_axis_0": (lambda x: x.amax(0), (4, 5)),
+    "var_axis_0": (lambda x: x.var(0), (5, 4)),
+    "flip_axis_0": (lambda x: x.flip(0), (3, 4)),
+    "expand_axis_0": (lambda x: x.expand(3, 4) + 1, (1, 4)),
+    "strided_axis_0": (lambda x: x[::2] + 1, (5, 4)),
+}
+
+
+def exported(fn, shape, tmp_path):
+    module = Op(fn).eval()
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(0))
+    archive = tmp_path / "m.pt2"
+    torch.export.save(torch.export.export(module, (x,)), str(archive))
+    return module, x, archive
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_static_program_converts_with_every_size_fixed(name, tmp_path):
+    fn, shape = CASES[name]
+    module, x, archive = exported(fn, shape, tmp_path)
+    out = tmp_path / "m.onnx"
+    ok(run_ckpt("to-onnx", archive, "-o", out, "--batch", "static"))
+    why = _opinfo.check_file(out, module.forward, [x])
+    assert why is None, why
+    model = onnx.load(str(out))
+    for io in [*model.graph.input, *model.graph.output]:
+        dims = io.type.tensor_type.shape.dim
+        assert all(d.HasField("dim_value") and d.dim_value > 0 for d in dims), io
+    assert [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim] == list(shape)
+
+
+def test_the_same_programs_still_mix_samples_under_a_dynamic_batch(tmp_path):
+    _, _, archive = exported(CASES["sum_axis_0"][0], (3, 4), tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", tmp_path / "m.onnx")
+    assert proc.returncode == 1
+    assert "mixes samples" in proc.stderr or "the batch" in proc.stderr, proc.stderr
+
+
+def test_a_declared_dynamic_dimension_is_refused_in_static_mode(tmp_path):
+    from torch.export import Dim
+    module = Op(lambda x: x * 2).eval()
+    program = torch.export.export(module, (torch.randn(3, 4),),
+                                  dynamic_shapes={"x": {0: Dim("batch")}})
+    archive = tmp_path / "m.pt2"
+    torch.export.save(program, str(archive))
+    out = tmp_path / "m.onnx"
+    proc = run_ckpt("to-onnx", archive, "-o", out, "--batch", "static")
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "declares the dynamic dimension" in lines[0], proc.stderr
+    assert "dynamic_shapes" in lines[0] and not out.exists()
