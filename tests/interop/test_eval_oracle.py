@@ -243,6 +243,8 @@ CASES = [
     C("masked_fill.Scalar", T(2, 3), T(3, dtype=BOOL), float("-inf"), dtypes=FLOATS),
     C("masked_fill.Scalar", T(2, 3), T(2, 1, dtype=BOOL), 7, dtypes=ALL),
     C("masked_fill.Tensor", T(2, 3), T(3, dtype=BOOL), T(dtype=F32, values=-1.5), dtypes=NUMERIC),
+    C("masked_fill_.Scalar", T(2, 3), T(3, dtype=BOOL), float("-inf"), dtypes=FLOATS),
+    C("masked_fill_.Tensor", T(2, 3), T(3, dtype=BOOL), T(dtype=F32, values=-1.5), dtypes=NUMERIC),
     C("clamp.default", T(2, 5), -1.0, 1.5, dtypes=NUMERIC),
     C("clamp.default", T(2, 5), None, 1, dtypes=NUMERIC),
     C("clamp_min.default", T(2, 5), -0.5, dtypes=NUMERIC),
