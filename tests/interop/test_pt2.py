@@ -168,10 +168,20 @@ class BatchCumsum(torch.nn.Module):
         return torch.ones(x.shape[0], 3, 4, 4).cumsum(0) * x
 
 
+class FirstFramesOfFoldedBatch(torch.nn.Module):
+    """TimeSformer's `embeddings[:batch_size, 0]` on a batch×frames axis: the first B rows
+    are the first samples' frames, not one row per sample."""
+
+    def forward(self, x):
+        frames = x.reshape(x.shape[0] * 3, 4, 4)
+        return frames[: x.shape[0], 0] * 2
+
+
 @pytest.mark.parametrize("model,node,reason", [
     (BatchSum(), "node `sum_1`", "it works along dimension 0, the batch"),
     (BatchCumsum(), "node `cumsum`", "which carries the batch; that mixes samples"),
-], ids=["batch-reduction", "running-sum-over-the-batch"])
+    (FirstFramesOfFoldedBatch(), "node `slice", "takes rows of other samples: it mixes samples"),
+], ids=["batch-reduction", "running-sum-over-the-batch", "first-rows-of-batch-times-frames"])
 def test_constants_and_reductions_across_the_batch_are_refused(model, node, reason, tmp_path):
     archive = tmp_path / "m.pt2"
     common.export_pt2(model, (3, 4, 4), True, archive)

@@ -84,6 +84,23 @@ fn arg_extreme(op: &str, a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     Ok(vec![values, index])
 }
 
+/// torch's sort order of two values: NaN above every number and equal to NaN, `-0.0` equal
+/// to `0.0`; `descending` reverses it (NaN first).
+fn sort_order(a: f32, b: f32, descending: bool) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let ascending = match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    };
+    if descending {
+        ascending.reverse()
+    } else {
+        ascending
+    }
+}
+
 /// `topk`: the `k` largest (or smallest) along `dim`, sorted, with their indices; tied
 /// values among those kept (or at the cut) are refused.
 fn topk(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
@@ -105,24 +122,11 @@ fn topk(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
         for q in 0..inner {
             let mut order: Vec<usize> = (0..n).collect();
             let key = |i: usize| v[(o * n + i) * inner + q];
-            // NaN is the largest value, as in torch's sort.
-            order.sort_by(|&p, &r| {
-                let (kp, kr) = (key(p), key(r));
-                let c = match (kp.is_nan(), kr.is_nan()) {
-                    (true, true) => std::cmp::Ordering::Equal,
-                    (true, false) => std::cmp::Ordering::Greater,
-                    (false, true) => std::cmp::Ordering::Less,
-                    _ => kp.partial_cmp(&kr).unwrap_or(std::cmp::Ordering::Equal),
-                };
-                if largest {
-                    c.reverse()
-                } else {
-                    c
-                }
-            });
+            let compare = |p: usize, r: usize| sort_order(key(p), key(r), largest);
+            order.sort_by(|&p, &r| compare(p, r));
             // torch leaves the order of tied values' indices unspecified.
             let kept = &order[..(k + 1).min(n)];
-            if kept.windows(2).any(|w| key(w[0]) == key(w[1])) {
+            if kept.windows(2).any(|w| compare(w[0], w[1]).is_eq()) {
                 return Err(
                     "topk of tied values: torch's order of their indices is unspecified".into(),
                 );
@@ -154,20 +158,7 @@ fn argsort(a: &Args<'_>) -> Result<Tensor, String> {
     for o in 0..outer {
         for q in 0..inner {
             let key = |i: usize| v[(o * n + i) * inner + q];
-            let compare = |p: usize, r: usize| {
-                let (kp, kr) = (key(p), key(r));
-                let c = match (kp.is_nan(), kr.is_nan()) {
-                    (true, true) => std::cmp::Ordering::Equal,
-                    (true, false) => std::cmp::Ordering::Greater,
-                    (false, true) => std::cmp::Ordering::Less,
-                    _ => kp.partial_cmp(&kr).unwrap_or(std::cmp::Ordering::Equal),
-                };
-                if descending {
-                    c.reverse()
-                } else {
-                    c
-                }
-            };
+            let compare = |p: usize, r: usize| sort_order(key(p), key(r), descending);
             let mut order: Vec<usize> = (0..n).collect();
             // A stable sort: ties keep their input order.
             order.sort_by(|&p, &r| compare(p, r));

@@ -2,7 +2,7 @@
 //! batch is ([`super::super::tensor`]): a view or permute may move the batch to any
 //! dimension or fold it into one, and the result is checked against torch's record.
 
-use crate::aten::program::{Argument, Node};
+use crate::aten::program::{Argument, Node, SymInt};
 use crate::onnx::OnnxError;
 
 use super::super::batch::BatchDim;
@@ -497,8 +497,11 @@ impl<'p> Lowering<'p, '_> {
         let x = self.tensor(input)?;
         let dim = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
         let start = args.optional_int("start").or_shape()?.unwrap_or(0);
-        let end = args.optional_int("end").or_shape()?.unwrap_or(i64::MAX);
         let step = args.int_or("step", 1).or_shape()?;
+        let end = match self.batch_bound(args, "end") {
+            Some(k) => return self.slice_to_batch_multiple(node, x, dim, (start, step), k),
+            None => args.optional_int("end").or_shape()?.unwrap_or(i64::MAX),
+        };
         if Some(dim) == x.batch_axis() && start == 0 && end == i64::MAX && step == 1 {
             return self.bind_tensor(node, 0, x);
         }
@@ -540,6 +543,40 @@ impl<'p> Lowering<'p, '_> {
             }
         };
         self.bind_tensor(node, 0, y)
+    }
+
+    /// The multiple of the batch a symbolic-int argument `name` is (`x.shape[0]`, or
+    /// `batch * frames`), if it is one.
+    fn batch_bound(&self, args: &Args<'_>, name: &str) -> Option<u64> {
+        match args.get(name) {
+            Some(Argument::SymInt(SymInt::Name(value))) => self.batch_times(value),
+            _ => None,
+        }
+    }
+
+    /// `x[start:k·N]` along `dim` (`embeddings[:batch_size]`): the whole dimension when it
+    /// holds the batch `k` times over and the slice starts at 0 with step 1; anything else
+    /// cut at a multiple of the batch takes rows of one sample's neighbours, so it mixes
+    /// samples and is refused.
+    fn slice_to_batch_multiple(
+        &mut self,
+        node: &Node,
+        x: Tensor,
+        dim: usize,
+        (start, step): (i64, i64),
+        k: u64,
+    ) -> Result<(), OnnxError> {
+        let whole = Some(dim) == x.batch_axis() && x.factor() == Some(k);
+        if whole && start == 0 && step == 1 {
+            return self.bind_tensor(node, 0, x);
+        }
+        let holds = match (x.batch_axis(), x.factor()) {
+            (Some(axis), Some(factor)) if axis == dim => format!("the batch ×{factor}"),
+            _ => "no batch".to_owned(),
+        };
+        Err(arg_error(format!(
+            "a slice of dimension {dim} ({holds}) ending at the batch size ×{k} takes rows of other samples: it mixes samples; only ops that treat each sample alike are exported"
+        )))
     }
 
     /// `t`'s value when its batch is on the first dimension (any factor), or in a static

@@ -82,6 +82,17 @@ fn output_sizes(sizes: &[u64], p: &PoolNd, dilation: &[u64]) -> Result<Vec<u64>,
 }
 
 impl Lowering<'_, '_> {
+    /// Refuses a graph below opset 10, where Slice has no steps: a scan of `what` reads
+    /// strided Slices.
+    fn strided_slices_for(&self, what: &str) -> Result<(), OnnxError> {
+        if self.g.opset().version() < 10 {
+            return Err(arg_error(format!(
+                "{what} reads strided Slices, which need opset 10; pass --opset 11"
+            )));
+        }
+        Ok(())
+    }
+
     /// The maximum of each window of `x` (`[C, spatial…]`) and its flat index (int64), as
     /// torch's max pooling computes both.
     pub(super) fn max_pool_scan(
@@ -91,11 +102,7 @@ impl Lowering<'_, '_> {
         p: &PoolNd,
         dilation: &[u64],
     ) -> Result<(Value, Value), OnnxError> {
-        if self.g.opset().version() < 10 {
-            return Err(arg_error(
-                "max pooling with its indices or dilation reads strided Slices, which need opset 10; pass --opset 11".into(),
-            ));
-        }
+        self.strided_slices_for("max pooling with its indices or dilation")?;
         let rank = p.kernel.len();
         let sizes = x.shape()[1..].to_vec();
         let out = output_sizes(&sizes, p, dilation)?;
@@ -297,11 +304,7 @@ impl Lowering<'_, '_> {
         x: &Value,
         out: &[u64],
     ) -> Result<(Value, Value), OnnxError> {
-        if self.g.opset().version() < 10 {
-            return Err(arg_error(
-                "adaptive max pooling with its indices reads strided Slices, which need opset 10; pass --opset 11".into(),
-            ));
-        }
+        self.strided_slices_for("adaptive max pooling with its indices")?;
         let sizes = x.shape()[1..].to_vec();
         let shape = x.shape().to_vec();
         let count: u64 = sizes.iter().product();
