@@ -704,6 +704,16 @@ pub const SCHEMAS: &[Schema] = &[
     schema("expand_copy.default", &["self", "size"], &["implicit"]),
     schema("expm1.default", &["self"], &[]),
     schema(
+        "eye.default",
+        &["n"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema(
+        "eye.m",
+        &["n", "m"],
+        &["dtype", "layout", "device", "pin_memory"],
+    ),
+    schema(
         "feature_alpha_dropout.default",
         &["input", "p", "train"],
         &[],

@@ -32,7 +32,9 @@ ONNX's Min, Max and Clip take only from opset 12; numbers beyond float32's 2^24,
 int64, in arithmetic and in factories, over the batch or not), and gcvit's global query
 repeated over each image's windows by a quotient of traced batch sizes, and timm's rotary
 embedding beside an empty prefix of tokens (a trace slices `q[:, :, :0, :]` on every
-dimension). Each is exported with
+dimension), and XLNet's sequence-first tokens (ids looked up and a padding mask compared with
+the batch on their second dimension, positions expanded over the batch in an einsum, a
+one-operand einsum moving the batch first). Each is exported with
 torch.export and a dynamic batch, and (all but the int64
 timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
@@ -144,6 +146,7 @@ MODELS = {
     "exact_integers": (idioms.ExactIntegers, [ids]),
     "global_query": (idioms.GlobalQuery, [tokens]),
     "rotary_prefix": (idioms.RotaryPrefix, [tokens]),
+    "seq_first_tokens": (idioms.SeqFirstTokens, [ids, mask]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
@@ -157,7 +160,7 @@ EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos
             "channels_as_samples": "Conv", "size_scale": "Clip", "bucket_min": "Max",
             "size_root": "ReduceSum", "non_finite_pixels": "Where",
             "gather_scores": "GatherElements", "integer_extremes": "Where", "shifted_tokens": "Pad",
-            "global_query": "Softmax"}
+            "global_query": "Softmax", "seq_first_tokens": "Gather"}
 
 
 

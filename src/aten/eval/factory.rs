@@ -1,4 +1,4 @@
-//! Tensors made from numbers alone (`arange`, `full`, `zeros`, `ones`, `scalar_tensor`),
+//! Tensors made from numbers alone (`arange`, `eye`, `full`, `zeros`, `ones`, `scalar_tensor`),
 //! the symbolic-size ops on constants (`sym_size`, the `*` torch.export records on sizes),
 //! the `*_like` and `new_*` factories, and the in-place ops that change no value in eval mode or copy
 //! one (the dropouts, `copy_`, `fill_`).
@@ -75,6 +75,16 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "zeros.default" | "ones.default" => (|| {
             let fill = if op == "ones.default" { 1.0 } else { 0.0 };
             filled(sizes(a)?, integer_result(a, false)?, |_| fill)
+        })(),
+        "eye.default" | "eye.m" => (|| {
+            let rows = u64::try_from(a.int("n")?).map_err(|_| "an eye with negative n")?;
+            let columns = if op == "eye.m" {
+                u64::try_from(a.int("m")?).map_err(|_| "an eye with negative m")?
+            } else {
+                rows
+            };
+            let diagonal = |i: u64| f64::from(u8::from(i / columns == i % columns));
+            filled(vec![rows, columns], integer_result(a, false)?, diagonal)
         })(),
         "full.default" => (|| {
             let (fill, int) = number(a, "fill_value")?;

@@ -332,6 +332,8 @@ pub const EVALUATED: &[&str] = &[
     "where.ScalarOther",
     "where.ScalarSelf",
     "zeros.default",
+    "eye.default",
+    "eye.m",
     "diff.default",
     "zeros_like.default",
     "ones_like.default",

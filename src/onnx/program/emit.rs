@@ -272,8 +272,13 @@ pub fn binary_node(
             single(g.typed_node("Where", scope, inputs, vec![], vec![(shape, elem)]))
         }
         _ => {
+            // A comparison's result is a bool mask; arithmetic keeps its operands' type.
+            let out = match op {
+                "Equal" | "Less" | "Greater" => ElemType::Bool,
+                _ => elem,
+            };
             let inputs = vec![a.to_owned(), b.to_owned()];
-            single(g.node(op, scope, inputs, vec![], vec![shape]))
+            single(g.typed_node(op, scope, inputs, vec![], vec![(shape, out)]))
         }
     }
 }

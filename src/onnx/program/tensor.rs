@@ -252,6 +252,23 @@ impl Tensor {
         })
     }
 
+    /// This layout over `value`, the result of an op that keeps every axis where it is and
+    /// appends one (an embedding's lookup adds the table's width): `value` must have one
+    /// axis more.
+    pub fn with_axis_appended(&self, value: Value) -> Result<Tensor, OnnxError> {
+        if value.shape().len() != self.value.shape().len() + 1 {
+            return Err(error(format!(
+                "{:?} does not append one axis to {:?}",
+                value.shape(),
+                self.value.shape()
+            )));
+        }
+        Ok(Tensor {
+            value,
+            placement: self.placement,
+        })
+    }
+
     /// Emits a one-output node reading this tensor (and `extra` inputs) that keeps its
     /// layout and the shape of its value.
     fn same_shape_node(

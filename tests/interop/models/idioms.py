@@ -270,3 +270,15 @@ class RotaryPrefix(nn.Module):  # timm's eva/qwen3_vit: `cat([q[:, :, :npt, :], 
         half = D // 4
         rotated = torch.cat([-t[..., half:], t[..., :half]], -1) * 0.5 + t * 0.25
         return torch.cat([q[:, :, :npt, :], rotated], 2).reshape(x.shape[0], -1)
+class SeqFirstTokens(nn.Module):  # XLNet: ids moved to [seq, batch] and looked up there, a padding mask compared there, positions expanded over the batch in an einsum, a one-operand einsum moving the batch first
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Embedding(9, D)
+        self.r = nn.Parameter(torch.randn(S, D))
+    def forward(self, ids, mask):
+        h = self.table(ids.transpose(0, 1).contiguous())
+        pos = self.r[:, None, :].expand(-1, ids.shape[0], -1)
+        scores = torch.einsum("ibd,jbd->ijb", h, pos) - 1e4 * torch.eye(S)[:, :, None]
+        hidden = mask.transpose(0, 1)[None, :, :] == 0
+        scores = scores.masked_fill(hidden, -1e4)
+        return torch.einsum("ijb->bij", scores).softmax(-1)

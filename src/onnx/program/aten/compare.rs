@@ -16,7 +16,8 @@ use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
-use super::pointwise::{operand, Elementwise};
+use super::super::tensor::{self, Tensor};
+use super::pointwise::{operand, Elementwise, Emitted};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
@@ -73,7 +74,7 @@ impl<'p> Lowering<'p, '_> {
     fn computed_elem(&self, e: &Elementwise<'_>) -> Result<Option<ElemType>, OnnxError> {
         match e {
             Elementwise::Tensor(t) if !self.is_constant(t) => {
-                Ok(Some(self.any_activation(t)?.elem()))
+                Ok(Some(self.tensor(t)?.value().elem()))
             }
             _ => Ok(None),
         }
@@ -141,11 +142,41 @@ impl<'p> Lowering<'p, '_> {
             // ONNX orders numbers only; false < true as 0 < 1.
             elem = ElemType::Int32;
         }
+        if self.batch_apart(&sides)? {
+            // The batch on another dimension than the first (XLNet's `[seq, batch]`
+            // masks): the comparison keeps every axis where it is.
+            let a = self.operand_at(&sides[0], scope, elem)?;
+            let b = self.operand_at(&sides[1], scope, elem)?;
+            let Emitted::Activation(mut y) = self.elementwise(scope, onnx, &a, &b)? else {
+                return Err(arg_error(format!("{onnx} of two constants is folded")));
+            };
+            if negated {
+                let not = self.g.unary("Not", scope, y.value(), vec![]);
+                y = y.with_value(not)?;
+            }
+            return self.bind_tensor(node, 0, y);
+        }
         let mut y = self.bool_binary(onnx, scope, sides, elem)?;
         if negated {
             y = self.g.unary("Not", scope, &y, vec![]);
         }
         self.bind(node, 0, y)
+    }
+
+    /// Whether an operand computed from the input has no rows to work on: its batch on a
+    /// dimension other than the first.
+    fn batch_apart(&self, operands: &[Elementwise<'_>]) -> Result<bool, OnnxError> {
+        for e in operands {
+            if let Elementwise::Tensor(t) = e {
+                if !self.is_constant(t) {
+                    let x = self.tensor(t)?;
+                    if x.batch_axis().is_some_and(|axis| axis != 0) {
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        Ok(false)
     }
 
     /// `logical_not`, and `bitwise_not` of a bool tensor (`~mask`): `Not`.
@@ -274,6 +305,10 @@ impl<'p> Lowering<'p, '_> {
         // Some operand must be computed from the input (a constant result is not folded).
         self.common_elem(&[condition, x, y])?;
         let elem = self.recorded_elem(self.output_name(node, 0)?)?;
+        if self.batch_apart(&[condition, x, y])? {
+            let y = self.where_apart(scope, [(condition, ElemType::Bool), (x, elem), (y, elem)])?;
+            return self.bind_tensor(node, 0, y);
+        }
         let typed = [
             self.typed(&condition, ElemType::Bool, scope)?,
             self.typed(&x, elem, scope)?,
@@ -306,6 +341,92 @@ impl<'p> Lowering<'p, '_> {
             .g
             .typed_node("Where", scope, inputs, vec![], vec![(shape, elem)]);
         self.bind(node, 0, out.swap_remove(0))
+    }
+
+    /// `Where` of operands at their types when the batch is on a dimension other than the
+    /// first: every activation of one rank with the batch on one dimension (torch aligns
+    /// them from the right, so the batch meets the batch), every constant of size 1 there;
+    /// the result keeps that layout.
+    fn where_apart(
+        &mut self,
+        scope: &str,
+        operands: [(Elementwise<'_>, ElemType); 3],
+    ) -> Result<Tensor, OnnxError> {
+        let mut layout: Option<Tensor> = None;
+        let mut names = Vec::new();
+        let mut constants = Vec::new();
+        let mut activations: Vec<Vec<u64>> = Vec::new();
+        for (e, elem) in &operands {
+            match e {
+                Elementwise::Tensor(t) if !self.is_constant(t) => {
+                    let x = self.tensor(t)?;
+                    if layout.as_ref().is_some_and(|l| !l.same_batch(&x)) {
+                        return Err(arg_error(format!(
+                            "where of {} and {}: the batch must be on the same dimension of both, the same number of times",
+                            tensor::show(&layout.as_ref().map_or_else(Vec::new, Tensor::sizes)),
+                            tensor::show(&x.sizes())
+                        )));
+                    }
+                    let cast = emit::cast(&mut self.g, scope, x.value(), *elem);
+                    names.push(cast.name().to_owned());
+                    activations.push(cast.shape().to_vec());
+                    layout = Some(x.with_value(cast)?);
+                }
+                e => {
+                    let Typed::Constant(w) = self.typed(e, *elem, scope)? else {
+                        return Err(arg_error("a constant operand was computed".into()));
+                    };
+                    names.push(w.name().to_owned());
+                    constants.push(w);
+                }
+            }
+        }
+        let layout =
+            layout.ok_or_else(|| arg_error("where of constants alone is not folded".into()))?;
+        let sizes = layout.sizes();
+        let mut shape: Vec<u64> = layout.value().shape().to_vec();
+        for other in &activations {
+            shape = emit::broadcast(&shape, other).ok_or_else(|| {
+                arg_error(format!("where of per-sample sizes {shape:?} and {other:?}"))
+            })?;
+        }
+        for w in &constants {
+            let dims = w.dims();
+            let offset = sizes.len().checked_sub(dims.len());
+            let mut widened = sizes.clone();
+            let fits = offset.is_some_and(|offset| {
+                dims.iter().enumerate().all(|(i, &d)| {
+                    let s = &mut widened[offset + i];
+                    let fits = d == 1 || (!s.batch && (d == s.count || s.count == 1));
+                    if fits && !s.batch && s.count == 1 {
+                        s.count = d;
+                    }
+                    fits
+                })
+            });
+            if !fits {
+                return Err(arg_error(format!(
+                    "where of {} and `{}` {dims:?}: the constant must broadcast to the tensor, with size 1 on the batch dimension",
+                    tensor::show(&sizes),
+                    w.name()
+                )));
+            }
+            let per_sample: Vec<u64> = widened
+                .iter()
+                .filter(|s| !s.batch)
+                .map(|s| s.count)
+                .collect();
+            shape = emit::broadcast(&shape, &per_sample).ok_or_else(|| {
+                arg_error(format!(
+                    "where of per-sample sizes {shape:?} and {per_sample:?}"
+                ))
+            })?;
+        }
+        let elem = operands[1].1;
+        let mut out = self
+            .g
+            .typed_node("Where", scope, names, vec![], vec![(shape, elem)]);
+        layout.with_value(out.swap_remove(0))
     }
 
     /// `to.dtype`, `to.dtype_layout`, `to.device`, `_to_copy`, `type_as` (whose `other`

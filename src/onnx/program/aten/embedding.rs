@@ -68,24 +68,27 @@ impl<'p> Lowering<'p, '_> {
             }
             return self.bind_folded_f32(node, 0, out_dims, values);
         }
-        let ids = self.any_activation(indices)?;
-        if !ids.elem().is_integer() {
+        // Each id is looked up alone, so the batch may be on any dimension of the ids
+        // (XLNet's `[seq, batch]`); it stays there, the width appended after.
+        let ids = self.tensor(indices)?;
+        let elem = ids.value().elem();
+        if !elem.is_integer() {
             return Err(arg_error(format!(
-                "the ids `{indices}` are a {} tensor; an embedding looks up int64 or int32 ids",
-                ids.elem()
+                "the ids `{indices}` are a {elem} tensor; an embedding looks up int64 or int32 ids"
             )));
         }
         let table = self.weight(&fqn)?;
-        let mut shape = ids.shape().to_vec();
+        let mut shape = ids.value().shape().to_vec();
         shape.push(width);
         let mut out = self.g.node(
             "Gather",
             scope,
-            vec![table.name().to_owned(), ids.name().to_owned()],
+            vec![table.name().to_owned(), ids.value().name().to_owned()],
             vec![("axis", Attr::Int(0))],
             vec![shape],
         );
-        self.bind(node, 0, out.swap_remove(0))
+        let looked_up = ids.with_axis_appended(out.swap_remove(0))?;
+        self.bind_tensor(node, 0, looked_up)
     }
 
     /// `gather(self, dim, index)` from a constant `self` that holds one row along `dim`

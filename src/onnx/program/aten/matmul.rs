@@ -33,10 +33,28 @@ impl<'p> Lowering<'p, '_> {
         };
         let unsupported = || {
             arg_error(format!(
-                "einsum {equation:?} is exported for two operands (an activation and a constant, or two activations batched over the batch's letter), one letter per dimension, no ellipsis and no letter summed within one operand"
+                "einsum {equation:?} is exported for one operand whose letters it permutes, or two operands (an activation and a constant, or two activations batched over the batch's letter), one letter per dimension, no ellipsis and no letter summed within one operand"
             ))
         };
         let (inputs, output) = equation.split_once("->").ok_or_else(unsupported)?;
+        if let [x_name] = args.tensors("tensors").or_shape()? {
+            // One operand and the same letters in another order (XLNet's `"ijbn->bnij"`):
+            // a permutation.
+            let x = self.tensor(x_name)?;
+            let mut sorted_in: Vec<char> = inputs.chars().collect();
+            let mut sorted_out: Vec<char> = output.chars().collect();
+            sorted_in.sort_unstable();
+            sorted_out.sort_unstable();
+            let distinct = sorted_in.windows(2).all(|w| w[0] != w[1]);
+            if !distinct || sorted_in != sorted_out || x.rank() != inputs.len() {
+                return Err(unsupported());
+            }
+            let order: Vec<usize> = (output.chars())
+                .filter_map(|ch| inputs.chars().position(|x| x == ch))
+                .collect();
+            let y = x.transposed(&mut self.g, scope, &order)?;
+            return self.bind_tensor(node, 0, y);
+        }
         let (la, lc) = inputs.split_once(',').ok_or_else(unsupported)?;
         let [a_name, c_name] = args.tensors("tensors").or_shape()? else {
             return Err(unsupported());
@@ -62,6 +80,22 @@ impl<'p> Lowering<'p, '_> {
         if a.rank() != la.len() || c.rank() != lc.len() {
             return Err(unsupported());
         }
+        // A constant of size 1 on the batch's letter (the same for every sample, expanded
+        // over the batch: XLNet's relative positions) broadcasts over it, so that letter
+        // is the activation's alone.
+        let batch_letter = a.batch_axis().and_then(|k| la.chars().nth(k));
+        let (lc, c) = match batch_letter.and_then(|b| lc.chars().position(|ch| ch == b)) {
+            Some(at) if c.dims()[at] == 1 => {
+                let dims: Vec<i64> = (c.dims().iter().enumerate())
+                    .filter(|&(i, _)| i != at)
+                    .map(|(_, &d)| d as i64)
+                    .collect();
+                let letters: String = lc.chars().filter(|&ch| Some(ch) != batch_letter).collect();
+                (letters, c.reshape(&dims).map_err(arg_error)?)
+            }
+            _ => (lc.to_owned(), c),
+        };
+        let lc = lc.as_str();
         let in_out = |ch: char| output.contains(ch);
         let shared: Vec<char> = la
             .chars()
