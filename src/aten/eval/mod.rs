@@ -44,6 +44,7 @@ pub fn is_evaluated(target: &str) -> bool {
         || super::fourier::REAL_TRANSFORMS.contains(&target)
         || super::fourier::SHIFTS.contains(&target)
         || super::special::special(target).is_some()
+        || super::linalg::function(target).is_some()
 }
 
 /// The aten targets (without `torch.ops.aten.`) [`evaluate`] computes; their `*_copy`
@@ -363,6 +364,9 @@ pub const EVALUATED: &[&str] = &[
     "linalg_diagonal.default",
     "diag.default",
     "trace.default",
+    "linalg_matrix_power.default",
+    "matrix_power.default",
+    "linalg_vander.default",
     "ravel.default",
     "cumprod.default",
     "atleast_1d.default",
