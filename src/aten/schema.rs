@@ -640,6 +640,7 @@ pub const SCHEMAS: &[Schema] = &[
         &["self", "offset", "dim1", "dim2"],
         &[],
     ),
+    schema("diagflat.default", &["self", "offset"], &[]),
     schema("diagonal.default", &["self", "offset", "dim1", "dim2"], &[]),
     schema(
         "diagonal_copy.default",

@@ -199,6 +199,8 @@ CASES = [
     C("diag.default", T(3), -2, dtypes=(F32,)),
     C("diag.default", T(3, 5), 1, dtypes=ALL),
     C("trace.default", T(3, 4), dtypes=NUMERIC),
+    C("diagflat.default", T(2, 3), dtypes=ALL),
+    C("diagflat.default", T(4), -1, dtypes=(F32,)),
     # Small matrices (LU with partial pivoting, Cholesky): positive, negative and zero
     # determinants (logdet NaN and -inf), a zero on the diagonal that needs a row swap.
     *[C(t, T(3, 3, 3, values=SQUARES), dtypes=(F32,))

@@ -1,6 +1,7 @@
 """`ckpt to-onnx` on torch's linear algebra of small matrices: determinants (`det`,
 `slogdet`, `logdet`), inverses, Cholesky factors (lower and upper) and `cholesky_inverse`,
-matrix powers (positive, zero, negative), `vander` and `trace`, each unrolled over the
+matrix powers (positive, zero, negative), `vander` and `trace` (and `diag`/`diagflat`
+of a static tensor), each unrolled over the
 matrix order with LAPACK's partial pivoting. Each module is exported with a dynamic batch
 (the matrices on the last two dimensions, a leading batch), converted, and judged as the
 OpInfo sweep judges a sample (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean,
@@ -148,3 +149,17 @@ def test_orders_above_the_cap_are_refused_by_size(tmp_path):
     proc = run_ckpt("to-onnx", archive, "-o", out)
     assert proc.returncode == 1, proc.stderr
     assert "9×9 matrices" in proc.stderr and not out.exists(), proc.stderr
+
+
+DIAGONALS = {
+    "diag of a vector": (lambda x: torch.diag(x, -2), torch.randn(4)),
+    "diag of a matrix": (lambda x: torch.diag(x, 1), torch.randn(3, 5)),
+    "diagflat": (lambda x: torch.diagflat(x, 1), torch.randn(2, 3)),
+}
+
+
+@pytest.mark.parametrize("name", DIAGONALS)
+def test_static_diagonals_match_torch(name, tmp_path):
+    fn, x = DIAGONALS[name]
+    x.view(-1)[:3] = torch.tensor([float("nan"), float("inf"), -0.0])
+    judged(fn, [x], tmp_path, dynamic=False)

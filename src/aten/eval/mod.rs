@@ -363,6 +363,7 @@ pub const EVALUATED: &[&str] = &[
     "diagonal.default",
     "linalg_diagonal.default",
     "diag.default",
+    "diagflat.default",
     "trace.default",
     "linalg_matrix_power.default",
     "matrix_power.default",
@@ -624,6 +625,17 @@ pub fn evaluate(
                     "diag of a rank-{r} tensor (torch takes 1-D or 2-D)"
                 )),
             }
+        }
+        // ATen's `diagflat`: `self.contiguous().view(-1).diag(offset)`.
+        "diagflat.default" => {
+            let x = a.tensor("self")?;
+            let count = x.dims().iter().product::<u64>() as i64;
+            one(diag_embedded(
+                &x.reshape(&[count])?,
+                a.int_or("offset", 0)?,
+                0,
+                1,
+            ))
         }
         // The sum of the main diagonal of a matrix (`torch._refs.trace`'s reduction), an
         // int64 for integer tensors.

@@ -409,6 +409,8 @@ pub(super) const OPS: &[Op] = &[
     op(&["linalg_vander.default"], |l, n, a, s| l.vander(n, a, s)),
     op(&["trace.default"], |l, n, a, s| l.trace(n, a, s)),
     op(&["diag_embed.default"], |l, n, a, s| l.diag_embed(n, a, s)),
+    op(&["diag.default"], |l, n, a, s| l.diag(n, a, s)),
+    op(&["diagflat.default"], |l, n, a, s| l.diagflat(n, a, s)),
     op(&["diagonal.default"], |l, n, a, s| {
         l.diagonal(n, a, s, "self", (0, 1))
     }),
