@@ -28,6 +28,7 @@ pub mod diag;
 pub mod eval;
 pub mod fourier;
 pub mod inline;
+pub mod linalg;
 pub mod program;
 pub mod refused;
 pub mod rows;

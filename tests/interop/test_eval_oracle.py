@@ -96,6 +96,15 @@ class Case:
         return self.target.split(".")[0].endswith("_") and not self.target.startswith("__")
 
 
+# Three 3x3 matrices: determinant 18, -5 (a zero pivot first), 0.
+SQUARES = [2, 1, 0, 1, 3, 1, 0, 1, 4,
+           0, 2, 1, 1, 1, 0, 3, 0, 1,
+           1, 2, 3, 2, 4, 6, 1, 0, 1]
+# Two symmetric positive definite 3x3 matrices.
+DEFINITE = [2, 1, 0, 1, 3, 1, 0, 1, 4,
+            4, 2, 0.5, 2, 5, 1, 0.5, 1, 3]
+
+
 def C(target, *args, **kwargs):
     return Case(target, *args, **kwargs)
 
@@ -190,6 +199,21 @@ CASES = [
     C("diag.default", T(3), -2, dtypes=(F32,)),
     C("diag.default", T(3, 5), 1, dtypes=ALL),
     C("trace.default", T(3, 4), dtypes=NUMERIC),
+    C("diagflat.default", T(2, 3), dtypes=ALL),
+    C("diagflat.default", T(4), -1, dtypes=(F32,)),
+    # Small matrices (LU with partial pivoting, Cholesky): positive, negative and zero
+    # determinants (logdet NaN and -inf), a zero on the diagonal that needs a row swap.
+    *[C(t, T(3, 3, 3, values=SQUARES), dtypes=(F32,))
+      for t in ("linalg_det.default", "det.default", "logdet.default",
+                "linalg_slogdet.default", "slogdet.default")],
+    *[C(t, T(2, 3, 3, values=SQUARES[:18]), dtypes=(F32,))
+      for t in ("linalg_inv.default", "inverse.default")],
+    C("linalg_cholesky.default", T(2, 3, 3, values=DEFINITE), upper=True, dtypes=(F32,)),
+    C("cholesky.default", T(2, 3, 3, values=DEFINITE), False, dtypes=(F32,)),
+    C("cholesky_inverse.default", T(2, 3, 3, values=DEFINITE), True, dtypes=(F32,)),
+    C("linalg_matrix_power.default", T(2, 3, 3, values=SQUARES[:18]), -2, dtypes=(F32,)),
+    C("matrix_power.default", T(2, 3, 3, values=SQUARES[:18]), 3, dtypes=(F32,)),
+    C("linalg_vander.default", T(2, 4), N=3, dtypes=(F32,)),
     C("glu.default", T(2, 6)),
     C("glu.default", T(4, 3), 0),
     C("round.default", T(6, values=[0.5, 1.5, 2.5, -0.5, -1.5, 2.4]), dtypes=(F32,)),

@@ -63,6 +63,10 @@ DECOMPOSED = {
     "nn.functional.adaptive_max_pool3d": 17, "argsort": 36,
     # nansum/nanmean, and antialiased bilinear resampling as a MatMul per axis.
     "nansum": 13, "_upsample_bilinear2d_aa": 2,
+    # Small matrices unrolled: LU with partial pivoting (det, inverse, a negative power),
+    # Cholesky (upper), a Vandermonde matrix's cumulative products.
+    "linalg.det": 7, "linalg.inv": 4, "linalg.matrix_power": 15, "cholesky": 8,
+    "linalg.vander": 6,
 }
 # Ops refused for a reason in opset 11 or ATC that torch's own data gives (a tag, a
 # namespace, a dtype), each with a sample and words its refusal must hold.
@@ -71,6 +75,7 @@ REFUSED = {
     "fft.rfft": (1, "opset 11 has no Fourier transform"),
     "randn_like": (1, "nondeterministic_seeded"),
     "cfloat": (2, "opset 11 has no complex element type"),
+    "linalg.eigvalsh": (4, "opset 11 has no operator for the other factorisations"),
 }
 
 _OPS = None

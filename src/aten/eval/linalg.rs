@@ -1,9 +1,13 @@
 //! Products of constants: `bmm`, `baddbmm`, `einsum`, `embedding` lookups and
-//! `scaled_dot_product_attention` (its math form: scale, causal or given mask, softmax).
+//! `scaled_dot_product_attention` (its math form: scale, causal or given mask, softmax);
+//! the matrix functions of [`crate::aten::linalg`] (determinants, inverses, Cholesky
+//! factors, powers, Vandermonde matrices), computed by its programs on numbers.
 
 use super::tensor::{axis, broadcast, element_count, Reduction, Tensor, MAX_CONV_STEPS};
 use super::Args;
+use crate::aten::linalg;
 use crate::aten::program::Argument;
+use crate::aten::series::Scalar;
 
 /// `einsum` of explicit subscripts (`ij,jk->ik`; without `->`, the letters used once, in
 /// alphabetical order); an ellipsis is refused.
@@ -179,9 +183,145 @@ fn repeat_heads(x: &Tensor, times: u64) -> Result<Tensor, String> {
     x.reshape(&lifted)?.expand(&expanded)?.reshape(&merged)
 }
 
+/// The float32 values of matrix argument `name` of `op`, with its sizes and order.
+fn matrices(a: &Args<'_>, op: &str, name: &str) -> Result<(Tensor, usize), String> {
+    let x = a.tensor(name)?;
+    if matches!(x.values(), super::Values::I64(_)) {
+        return Err(format!(
+            "{op} of an integer tensor (torch takes floating ones)"
+        ));
+    }
+    let n = linalg::order(op, x.dims())?;
+    Ok((x, n))
+}
+
+/// Function `f` of every matrix of `x` (`n`×`n` in its last two dimensions).
+fn matrix_function(
+    x: &Tensor,
+    n: usize,
+    f: linalg::Function,
+    upper: bool,
+) -> Result<Vec<Tensor>, String> {
+    let values = x.to_f32();
+    let count = if n == 0 {
+        element_count(&x.dims()[..x.rank() - 2])? as usize
+    } else {
+        values.len() / (n * n)
+    };
+    let mut numbers: Vec<Vec<f32>> = Vec::new();
+    let mut matrices: Vec<Vec<f32>> = Vec::new();
+    for b in 0..count {
+        let m: Vec<f64> = values[b * n * n..(b + 1) * n * n]
+            .iter()
+            .map(|&v| f64::from(v))
+            .collect();
+        let outs = linalg::apply(&mut Scalar, f, upper, &m, n)?;
+        numbers.resize(outs.len(), Vec::new());
+        matrices.resize(outs.len(), Vec::new());
+        for (k, out) in outs.into_iter().enumerate() {
+            match out {
+                linalg::Output::Number(v) => numbers[k].push(v as f32),
+                linalg::Output::Matrix(v) => matrices[k].extend(v.iter().map(|&v| v as f32)),
+            }
+        }
+    }
+    let lead = x.dims()[..x.rank() - 2].to_vec();
+    let outputs = match f {
+        linalg::Function::Slogdet => 2,
+        _ => 1,
+    };
+    let scalar = matches!(
+        f,
+        linalg::Function::Det | linalg::Function::Slogdet | linalg::Function::Logdet
+    );
+    (0..outputs)
+        .map(|k| {
+            if scalar {
+                Tensor::f32(lead.clone(), numbers.get(k).cloned().unwrap_or_default())
+            } else {
+                Tensor::f32(
+                    x.dims().to_vec(),
+                    matrices.get(k).cloned().unwrap_or_default(),
+                )
+            }
+        })
+        .collect()
+}
+
+/// `linalg_matrix_power(self, n)` by torch's steps ([`linalg::power_steps`]).
+fn matrix_power(a: &Args<'_>, op: &str) -> Result<Tensor, String> {
+    let (x, order) = matrices(a, op, "self")?;
+    let power = a.int_or("n", 1)?;
+    if power == 0 {
+        let values = x.to_f32();
+        let identity: Vec<f32> = (0..values.len())
+            .map(|at| {
+                let k = at % (order * order).max(1);
+                if k / order == k % order {
+                    1.0
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        return Tensor::f32(x.dims().to_vec(), identity);
+    }
+    let base = if power < 0 {
+        matrix_function(&x, order, linalg::Function::Inverse, false)?.swap_remove(0)
+    } else {
+        x
+    };
+    let (mut z, mut result): (Tensor, Option<Tensor>) = (base.clone(), None);
+    for step in linalg::power_steps(power) {
+        match step {
+            linalg::Step::Square => z = Tensor::matmul(&z, &z)?,
+            linalg::Step::Multiply => {
+                result = Some(match result {
+                    Some(r) => Tensor::matmul(&r, &z)?,
+                    None => z.clone(),
+                })
+            }
+            linalg::Step::TimesBase => {
+                let r = result.ok_or("a power step before its first product")?;
+                result = Some(Tensor::matmul(&r, &base)?);
+            }
+        }
+    }
+    result.ok_or_else(|| "a matrix power with no product".into())
+}
+
+/// `linalg_vander(x, *, N)`: the columns of [`linalg::vander`] along a new last dimension.
+fn vander(a: &Args<'_>) -> Result<Tensor, String> {
+    let x = a.tensor("x")?;
+    if x.rank() == 0 || matches!(x.values(), super::Values::I64(_)) {
+        return Err("vander of a 0-d or integer tensor".into());
+    }
+    let columns = match a.optional_int("N")? {
+        Some(n) => u64::try_from(n).map_err(|_| format!("vander with N = {n}"))?,
+        None => x.dims()[x.rank() - 1],
+    };
+    let mut values = Vec::new();
+    for v in x.to_f32() {
+        let row = linalg::vander(&mut Scalar, &f64::from(v), columns)?;
+        values.extend(row.iter().map(|&c| c as f32));
+    }
+    let mut dims = x.dims().to_vec();
+    dims.push(columns);
+    Tensor::f32(dims, values)
+}
+
 /// The ops of this file, or `None` for another op.
 pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, String>> {
+    if let Some((input, f)) = linalg::function(op) {
+        return Some((|| {
+            let (x, n) = matrices(a, op, input)?;
+            let upper = a.bool_or("upper", false)?;
+            matrix_function(&x, n, f, upper)
+        })());
+    }
     let result = match op {
+        "linalg_matrix_power.default" | "matrix_power.default" => matrix_power(a, op),
+        "linalg_vander.default" => vander(a),
         "bmm.default" => (|| {
             let (x, y) = (a.tensor("self")?, a.tensor("mat2")?);
             if x.rank() != 3 || y.rank() != 3 || x.dims()[0] != y.dims()[0] {

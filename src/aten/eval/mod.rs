@@ -44,6 +44,7 @@ pub fn is_evaluated(target: &str) -> bool {
         || super::fourier::REAL_TRANSFORMS.contains(&target)
         || super::fourier::SHIFTS.contains(&target)
         || super::special::special(target).is_some()
+        || super::linalg::function(target).is_some()
 }
 
 /// The aten targets (without `torch.ops.aten.`) [`evaluate`] computes; their `*_copy`
@@ -364,7 +365,11 @@ pub const EVALUATED: &[&str] = &[
     "diagonal.default",
     "linalg_diagonal.default",
     "diag.default",
+    "diagflat.default",
     "trace.default",
+    "linalg_matrix_power.default",
+    "matrix_power.default",
+    "linalg_vander.default",
     "ravel.default",
     "cumprod.default",
     "atleast_1d.default",
@@ -622,6 +627,17 @@ pub fn evaluate(
                     "diag of a rank-{r} tensor (torch takes 1-D or 2-D)"
                 )),
             }
+        }
+        // ATen's `diagflat`: `self.contiguous().view(-1).diag(offset)`.
+        "diagflat.default" => {
+            let x = a.tensor("self")?;
+            let count = x.dims().iter().product::<u64>() as i64;
+            one(diag_embedded(
+                &x.reshape(&[count])?,
+                a.int_or("offset", 0)?,
+                0,
+                1,
+            ))
         }
         // The sum of the main diagonal of a matrix (`torch._refs.trace`'s reduction), an
         // int64 for integer tensors.

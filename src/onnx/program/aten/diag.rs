@@ -1,4 +1,5 @@
-//! `diag_embed(self, offset, dim1, dim2)` by torch's reference ([`DiagEmbed`]): a `Pad` of
+//! `diag_embed(self, offset, dim1, dim2)` (and `diag` of a 1-D tensor, `diagflat`) by
+//! torch's reference ([`DiagEmbed`]): a `Pad` of
 //! the last dimension with zeros, a Reshape and a Transpose that put it at `dim2` with a
 //! size-1 dimension at `dim1`, and one `Where` with the constant diagonal mask, so that a
 //! NaN or an infinity off the diagonal becomes zero as in torch (a product with a 0/1 mask
@@ -15,7 +16,7 @@ use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
 
 use super::super::lower::Lowering;
-use super::super::tensor::{self, Size};
+use super::super::tensor::{self, Size, Tensor};
 use super::{arg_error, OrShape};
 
 impl<'p> Lowering<'p, '_> {
@@ -28,6 +29,20 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let offset = args.int_or("offset", 0).or_shape()?;
+        let dim1 = args.int_or("dim1", -2).or_shape()?;
+        let dim2 = args.int_or("dim2", -1).or_shape()?;
+        self.embed_diagonal(node, x, (offset, dim1, dim2), scope)
+    }
+
+    /// `diag_embed` of activation `x` at `(offset, dim1, dim2)`.
+    fn embed_diagonal(
+        &mut self,
+        node: &Node,
+        x: Tensor,
+        (offset, dim1, dim2): (i64, i64, i64),
+        scope: &str,
+    ) -> Result<(), OnnxError> {
         let rank = x.rank();
         if x.batch_axis().is_some_and(|a| a + 1 == rank) {
             return Err(arg_error(format!(
@@ -37,14 +52,7 @@ impl<'p> Lowering<'p, '_> {
         }
         let sizes = x.sizes();
         let last = sizes[rank - 1].count;
-        let plan = DiagEmbed::plan(
-            rank,
-            last,
-            args.int_or("offset", 0).or_shape()?,
-            args.int_or("dim1", -2).or_shape()?,
-            args.int_or("dim2", -1).or_shape()?,
-        )
-        .map_err(arg_error)?;
+        let plan = DiagEmbed::plan(rank, last, offset, dim1, dim2).map_err(arg_error)?;
         let mut x = x;
         if plan.pad_before + plan.pad_after > 0 {
             let mut pads = vec![0i64; 2 * rank];
@@ -113,14 +121,59 @@ impl Lowering<'_, '_> {
         dims: (i64, i64),
     ) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor(tensor).or_shape()?)?;
+        let offset = args.int_or("offset", 0).or_shape()?;
+        let dim1 = args.int_or("dim1", dims.0).or_shape()?;
+        let dim2 = args.int_or("dim2", dims.1).or_shape()?;
+        self.read_diagonal(node, x, (offset, dim1, dim2), scope)
+    }
+
+    /// `diag(self, diagonal)`: a 1-D input embedded as the diagonal of a matrix
+    /// (`diag_embed` over dimensions 0 and 1), a 2-D one's diagonal read (`diagonal`).
+    pub(super) fn diag(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let offset = args.int_or("diagonal", 0).or_shape()?;
+        match x.rank() {
+            1 => self.embed_diagonal(node, x, (offset, 0, 1), scope),
+            2 => self.read_diagonal(node, x, (offset, 0, 1), scope),
+            r => Err(arg_error(format!(
+                "diag of a rank-{r} tensor (torch takes 1-D or 2-D)"
+            ))),
+        }
+    }
+
+    /// `diagflat(self, offset)`: ATen's `self.contiguous().view(-1).diag(offset)`, the
+    /// flattened input embedded as a matrix's diagonal; a batch would spread over it.
+    pub(super) fn diagflat(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        if let Some(batch) = x.batch_axis() {
+            return Err(tensor::mixes_samples("diagflat", batch, &x.sizes()));
+        }
+        let count = x.sizes().iter().map(|s| s.count).product::<u64>();
+        let flat = x.reshaped(&mut self.g, scope, &[Size::fixed(count)])?;
+        let offset = args.int_or("offset", 0).or_shape()?;
+        self.embed_diagonal(node, flat, (offset, 0, 1), scope)
+    }
+
+    /// The diagonal of activation `x` at `(offset, dim1, dim2)`.
+    fn read_diagonal(
+        &mut self,
+        node: &Node,
+        x: Tensor,
+        (offset, dim1, dim2): (i64, i64, i64),
+        scope: &str,
+    ) -> Result<(), OnnxError> {
         let sizes: Vec<u64> = x.sizes().iter().map(|s| s.count).collect();
-        let plan = Diagonal::plan(
-            &sizes,
-            args.int_or("offset", 0).or_shape()?,
-            args.int_or("dim1", dims.0).or_shape()?,
-            args.int_or("dim2", dims.1).or_shape()?,
-        )
-        .map_err(arg_error)?;
+        let plan = Diagonal::plan(&sizes, offset, dim1, dim2).map_err(arg_error)?;
         if x.batch_axis()
             .is_some_and(|a| [plan.dim1, plan.dim2].contains(&a))
         {

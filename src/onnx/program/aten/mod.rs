@@ -24,6 +24,7 @@ mod fused_attention;
 mod index;
 mod interpolate;
 mod layout;
+mod linalg;
 mod math;
 mod matmul;
 mod multi_head_attention;

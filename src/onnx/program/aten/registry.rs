@@ -387,7 +387,30 @@ pub(super) const OPS: &[Op] = &[
         &["channel_shuffle.default", "native_channel_shuffle.default"],
         |l, n, a, s| l.channel_shuffle(n, a, s),
     ),
+    op(
+        &[
+            "linalg_det.default",
+            "det.default",
+            "linalg_slogdet.default",
+            "slogdet.default",
+            "logdet.default",
+            "linalg_inv.default",
+            "inverse.default",
+            "linalg_cholesky.default",
+            "cholesky.default",
+            "cholesky_inverse.default",
+        ],
+        |l, n, a, s| l.matrix_function(n, a, s),
+    ),
+    op(
+        &["linalg_matrix_power.default", "matrix_power.default"],
+        |l, n, a, s| l.matrix_power(n, a, s),
+    ),
+    op(&["linalg_vander.default"], |l, n, a, s| l.vander(n, a, s)),
+    op(&["trace.default"], |l, n, a, s| l.trace(n, a, s)),
     op(&["diag_embed.default"], |l, n, a, s| l.diag_embed(n, a, s)),
+    op(&["diag.default"], |l, n, a, s| l.diag(n, a, s)),
+    op(&["diagflat.default"], |l, n, a, s| l.diagflat(n, a, s)),
     op(&["diagonal.default"], |l, n, a, s| {
         l.diagonal(n, a, s, "self", (0, 1))
     }),

@@ -1,0 +1,397 @@
+//! torch's linear algebra of small matrices ([`crate::aten::linalg`]): the matrices of the
+//! last two dimensions split into their entries (two Splits; each entry an activation
+//! holding that entry of every matrix), the plan's program written over them with the
+//! series algebra (one element-wise node per operation, a pivot choice a `Where`), and
+//! the result's entries put back together by Concats (an entry the program knows at
+//! export, such as a zero above a Cholesky factor, by one `Where` with a constant mask).
+//! Neither matrix dimension may carry the batch: a matrix would mix samples.
+//! `matrix_power` multiplies whole matrices (MatMul), `vander` and `trace` are element-wise
+//! over the same entries.
+
+use crate::aten::args::Args;
+use crate::aten::linalg::{self, Output, Step};
+use crate::aten::program::Node;
+use crate::aten::series::Algebra;
+use crate::onnx::elem::ElemType;
+use crate::onnx::OnnxError;
+
+use super::super::lower::Lowering;
+use super::super::tensor::{self, Size, Tensor};
+use super::series::{Graph, Term};
+use super::{arg_error, OrShape};
+
+impl Lowering<'_, '_> {
+    /// The float32 matrix argument `name` of `op` (`node`'s), refused when a matrix
+    /// dimension carries the batch.
+    fn matrix_input(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        name: &str,
+        op: &str,
+    ) -> Result<(Tensor, usize), OnnxError> {
+        let x = self.tensor(args.tensor(name).or_shape()?)?;
+        if x.value().elem() != ElemType::Float32 {
+            return Err(arg_error(format!(
+                "{op} of a {} tensor is not exported (float32 only)",
+                x.value().elem()
+            )));
+        }
+        let recorded = self.recorded_elem(self.output_name(node, 0)?)?;
+        if recorded != ElemType::Float32 {
+            return Err(arg_error(format!(
+                "{op} giving {recorded} is not exported (float32 only)"
+            )));
+        }
+        let sizes: Vec<u64> = x.sizes().iter().map(|s| s.count).collect();
+        let n = linalg::order(op, &sizes).map_err(arg_error)?;
+        let rank = x.rank();
+        if let Some(batch) = x.batch_axis().filter(|&a| a + 2 >= rank) {
+            return Err(tensor::mixes_samples(op, batch, &x.sizes()));
+        }
+        if n == 0 {
+            return Err(arg_error(format!(
+                "{op} of empty matrices ({}), which ATC does not compile",
+                tensor::show(&x.sizes())
+            )));
+        }
+        Ok((x, n))
+    }
+
+    /// The entries of the matrices of `x`'s last two dimensions (`rows`×`cols`), row-major,
+    /// each of sizes `[…, 1, 1]`.
+    fn entries(
+        &mut self,
+        scope: &str,
+        x: &Tensor,
+        op: &str,
+        rows: u64,
+        cols: u64,
+    ) -> Result<Vec<Tensor>, OnnxError> {
+        let rank = x.rank();
+        let row_tensors = if rows == 1 {
+            vec![x.clone()]
+        } else {
+            x.split(&mut self.g, scope, op, rank - 2, &vec![1; rows as usize])?
+        };
+        let mut out = Vec::with_capacity((rows * cols) as usize);
+        for r in row_tensors {
+            if cols == 1 {
+                out.push(r);
+            } else {
+                out.extend(r.split(&mut self.g, scope, op, rank - 1, &vec![1; cols as usize])?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// A `rows`×`cols` matrix from program entries `terms` (row-major) on the layout of
+    /// `like` (an entry): activations concatenated, numbers set by one `Where`.
+    fn assemble(
+        &mut self,
+        scope: &str,
+        terms: &[Term],
+        rows: usize,
+        cols: usize,
+        like: &Tensor,
+    ) -> Result<Tensor, OnnxError> {
+        let placeholder = terms
+            .iter()
+            .find_map(|t| match t {
+                Term::Value(v) => Some(v.clone()),
+                Term::Number(_) => None,
+            })
+            .unwrap_or_else(|| like.value().clone());
+        let rank = like.rank();
+        let entry = |t: &Term| match t {
+            Term::Value(v) => like.with_value(v.clone()),
+            Term::Number(_) => like.with_value(placeholder.clone()),
+        };
+        let mut row_tensors = Vec::with_capacity(rows);
+        for r in 0..rows {
+            let row: Vec<Tensor> = terms[r * cols..(r + 1) * cols]
+                .iter()
+                .map(entry)
+                .collect::<Result<_, _>>()?;
+            row_tensors.push(if cols == 1 {
+                row[0].clone()
+            } else {
+                Tensor::concat(&mut self.g, scope, &row, rank - 1)?
+            });
+        }
+        let matrix = if rows == 1 {
+            row_tensors[0].clone()
+        } else {
+            Tensor::concat(&mut self.g, scope, &row_tensors, rank - 2)?
+        };
+        let numbers: Vec<Option<f64>> = terms
+            .iter()
+            .map(|t| match t {
+                Term::Number(c) => Some(*c),
+                Term::Value(_) => None,
+            })
+            .collect();
+        if numbers.iter().all(Option::is_none) {
+            return Ok(matrix);
+        }
+        let mut dims = vec![1u64; rank];
+        dims[rank - 2] = rows as u64;
+        dims[rank - 1] = cols as u64;
+        let mask: Vec<f64> = numbers
+            .iter()
+            .map(|c| f64::from(u8::from(c.is_some())))
+            .collect();
+        let values: Vec<f64> = numbers.iter().map(|c| c.unwrap_or(0.0)).collect();
+        let mask = self.g.typed_constant(
+            &format!("{scope}.known"),
+            dims.clone(),
+            &mask,
+            ElemType::Bool,
+        )?;
+        let values =
+            self.g
+                .typed_constant(&format!("{scope}.values"), dims, &values, ElemType::Float32)?;
+        let shape = matrix.value().shape().to_vec();
+        let y = self
+            .g
+            .typed_node(
+                "Where",
+                scope,
+                vec![
+                    mask.name().to_owned(),
+                    values.name().to_owned(),
+                    matrix.value().name().to_owned(),
+                ],
+                vec![],
+                vec![(shape, ElemType::Float32)],
+            )
+            .swap_remove(0);
+        matrix.with_value(y)
+    }
+
+    /// A function of square matrices ([`linalg::FUNCTIONS`]): determinants, inverses,
+    /// Cholesky factors.
+    pub(super) fn matrix_function(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let target = super::registry::aten_name(node);
+        let Some((input, f)) = linalg::function(target) else {
+            return Err(arg_error(format!("{target} is not a matrix function")));
+        };
+        let (x, n) = self.matrix_input(node, args, input, target)?;
+        let upper = args.bool_or("upper", false).or_shape()?;
+        let entries = self.entries(scope, &x, target, n as u64, n as u64)?;
+        let like = entries[0].clone();
+        let terms: Vec<Term> = entries
+            .iter()
+            .map(|e| Term::Value(e.value().clone()))
+            .collect();
+        let outputs = {
+            let mut graph = Graph::new(&mut self.g, scope, like.value().shape());
+            linalg::apply(&mut graph, f, upper, &terms, n).or_shape()?
+        };
+        let mut lead = x.sizes();
+        lead.truncate(lead.len() - 2);
+        for (k, out) in outputs.into_iter().enumerate() {
+            let y = match out {
+                Output::Number(t) => {
+                    let one = self.assemble(scope, &[t], 1, 1, &like)?;
+                    one.reshaped(&mut self.g, scope, &lead)?
+                }
+                Output::Matrix(ts) => self.assemble(scope, &ts, n, n, &like)?,
+            };
+            self.bind_tensor(node, k, y)?;
+        }
+        Ok(())
+    }
+
+    /// `linalg_matrix_power(self, n)`: the identity for `n = 0`, else torch's products
+    /// ([`linalg::power_steps`]) as MatMuls, of the inverse for a negative `n`.
+    pub(super) fn matrix_power(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let target = super::registry::aten_name(node);
+        let (x, n) = self.matrix_input(node, args, "self", target)?;
+        let power = args.int_or("n", 1).or_shape()?;
+        let base = if power < 0 {
+            let entries = self.entries(scope, &x, target, n as u64, n as u64)?;
+            let like = entries[0].clone();
+            let terms: Vec<Term> = entries
+                .iter()
+                .map(|e| Term::Value(e.value().clone()))
+                .collect();
+            let inverse = {
+                let mut graph = Graph::new(&mut self.g, scope, like.value().shape());
+                linalg::inverse(&mut graph, &terms, n).or_shape()?
+            };
+            self.assemble(scope, &inverse, n, n, &like)?
+        } else {
+            x.clone()
+        };
+        if power == 0 {
+            let identity: Vec<Term> = (0..n * n)
+                .map(|k| Term::Number(if k / n == k % n { 1.0 } else { 0.0 }))
+                .collect();
+            let y = self.assemble_over(scope, &identity, n, &x)?;
+            return self.bind_tensor(node, 0, y);
+        }
+        let (mut z, mut result): (Tensor, Option<Tensor>) = (base.clone(), None);
+        for step in linalg::power_steps(power) {
+            match step {
+                Step::Square => z = self.times(scope, &z, &z)?,
+                Step::Multiply => {
+                    result = Some(match result {
+                        Some(r) => self.times(scope, &r, &z)?,
+                        None => z.clone(),
+                    })
+                }
+                Step::TimesBase => {
+                    let r =
+                        result.ok_or_else(|| arg_error("a power step before a product".into()))?;
+                    result = Some(self.times(scope, &r, &base)?);
+                }
+            }
+        }
+        let y = result.ok_or_else(|| arg_error("a matrix power with no product".into()))?;
+        self.bind_tensor(node, 0, y)
+    }
+
+    /// A matrix of numbers only (`terms`, `n`×`n`) on the layout of `x`: one `Where` over
+    /// `x` itself, whose values it replaces all.
+    fn assemble_over(
+        &mut self,
+        scope: &str,
+        terms: &[Term],
+        n: usize,
+        x: &Tensor,
+    ) -> Result<Tensor, OnnxError> {
+        let rank = x.rank();
+        let mut dims = vec![1u64; rank];
+        dims[rank - 2] = n as u64;
+        dims[rank - 1] = n as u64;
+        let values: Vec<f64> = terms
+            .iter()
+            .map(|t| match t {
+                Term::Number(c) => *c,
+                Term::Value(_) => 0.0,
+            })
+            .collect();
+        let mask = self.g.typed_constant(
+            &format!("{scope}.known"),
+            dims.clone(),
+            &vec![1.0; n * n],
+            ElemType::Bool,
+        )?;
+        let values =
+            self.g
+                .typed_constant(&format!("{scope}.values"), dims, &values, ElemType::Float32)?;
+        let shape = x.value().shape().to_vec();
+        let y = self
+            .g
+            .typed_node(
+                "Where",
+                scope,
+                vec![
+                    mask.name().to_owned(),
+                    values.name().to_owned(),
+                    x.value().name().to_owned(),
+                ],
+                vec![],
+                vec![(shape, ElemType::Float32)],
+            )
+            .swap_remove(0);
+        x.with_value(y)
+    }
+
+    /// `a·b` of two activations of the same layout (MatMul over the last two dimensions).
+    fn times(&mut self, scope: &str, a: &Tensor, b: &Tensor) -> Result<Tensor, OnnxError> {
+        let y = self.g.matmul_activations(scope, a.value(), b.value())?;
+        a.with_value(y)
+    }
+
+    /// `linalg_vander(x, *, N)`: the columns of [`linalg::vander`] (a row of ones, then
+    /// cumulative products) along a new last dimension, which cannot carry the batch.
+    pub(super) fn vander(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("x").or_shape()?)?;
+        let rank = x.rank();
+        if rank == 0 || x.value().elem() != ElemType::Float32 {
+            return Err(arg_error(format!(
+                "vander of a rank-{rank} {} tensor is not exported (float32, at least 1-D)",
+                x.value().elem()
+            )));
+        }
+        if x.batch_axis().is_some_and(|a| a + 1 == rank) {
+            return Err(tensor::mixes_samples("vander", rank - 1, &x.sizes()));
+        }
+        let sizes = x.sizes();
+        let columns = match args.optional_int("N").or_shape()? {
+            Some(n) => u64::try_from(n).map_err(|_| arg_error(format!("vander with N = {n}")))?,
+            None => sizes[rank - 1].count,
+        };
+        let mut grown = sizes;
+        grown.push(Size::fixed(1));
+        let column = x.reshaped(&mut self.g, scope, &grown)?;
+        let terms = {
+            let mut graph = Graph::new(&mut self.g, scope, column.value().shape());
+            let input = Term::Value(column.value().clone());
+            linalg::vander(&mut graph, &input, columns).or_shape()?
+        };
+        let y = self.assemble(scope, &terms, 1, columns as usize, &column)?;
+        self.bind_tensor(node, 0, y)
+    }
+
+    /// `trace(self)`: the sum of a matrix's diagonal, entry by entry from the first.
+    pub(super) fn trace(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        if x.rank() != 2 || x.value().elem() != ElemType::Float32 {
+            return Err(arg_error(format!(
+                "trace of a rank-{} {} tensor is not exported (a float32 matrix)",
+                x.rank(),
+                x.value().elem()
+            )));
+        }
+        if let Some(batch) = x.batch_axis() {
+            return Err(tensor::mixes_samples("trace", batch, &x.sizes()));
+        }
+        let sizes = x.sizes();
+        let (rows, cols) = (sizes[0].count, sizes[1].count);
+        if rows * cols == 0 || rows.max(cols) > 64 {
+            return Err(arg_error(format!(
+                "trace of a {} matrix is not exported (1 to 64 rows and columns)",
+                tensor::show(&sizes)
+            )));
+        }
+        let entries = self.entries(scope, &x, "trace", rows, cols)?;
+        let like = entries[0].clone();
+        let sum = {
+            let mut graph = Graph::new(&mut self.g, scope, like.value().shape());
+            let mut sum = Term::Value(like.value().clone());
+            for i in 1..rows.min(cols) as usize {
+                let d = Term::Value(entries[i * cols as usize + i].value().clone());
+                sum = graph
+                    .apply(crate::aten::decompose::Fn::Add, &[&sum, &d])
+                    .or_shape()?;
+            }
+            sum
+        };
+        let one = self.assemble(scope, &[sum], 1, 1, &like)?;
+        let y = one.reshaped(&mut self.g, scope, &[])?;
+        self.bind_tensor(node, 0, y)
+    }
+}

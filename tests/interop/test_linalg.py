@@ -1,0 +1,165 @@
+"""`ckpt to-onnx` on torch's linear algebra of small matrices: determinants (`det`,
+`slogdet`, `logdet`), inverses, Cholesky factors (lower and upper) and `cholesky_inverse`,
+matrix powers (positive, zero, negative), `vander` and `trace` (and `diag`/`diagflat`
+of a static tensor), each unrolled over the
+matrix order with LAPACK's partial pivoting. Each module is exported with a dynamic batch
+(the matrices on the last two dimensions, a leading batch), converted, and judged as the
+OpInfo sweep judges a sample (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean,
+onnxruntime equal to torch eager) at two batch sizes; the inputs are random
+well-conditioned matrices, singular ones (det 0, logdet −inf, slogdet sign 0), ones of
+negative determinant (logdet NaN), and pivoting cases (zeros on the diagonal, ties in a
+pivot column). A matrix order above the cap is refused by name.
+"""
+import pytest
+import torch
+
+import _opinfo
+from _util import ok, run_ckpt
+
+
+class Op(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def well_conditioned(batch, n, seed):
+    gen = torch.Generator().manual_seed(seed)
+    q, _ = torch.linalg.qr(torch.randn(batch, n, n, generator=gen, dtype=torch.float64))
+    scales = torch.rand(batch, n, generator=gen, dtype=torch.float64) + 0.5
+    signs = torch.where(torch.rand(batch, n, generator=gen) < 0.5, -1.0, 1.0).double()
+    return (q * (scales * signs).unsqueeze(-2)) @ q.transpose(-1, -2).flip(-1)
+
+
+def pivoting(n):
+    """Matrices whose factorisation needs row swaps: zeros on the diagonal, tied
+    magnitudes in pivot columns, a permutation, a singular and a rank-deficient one."""
+    cases = []
+    perm = torch.eye(n).flip(0)
+    cases.append(perm)
+    ties = torch.eye(n) + torch.diag(torch.ones(n - 1), 1)
+    ties[:, 0] = torch.tensor([1.0, -1.0, 1.0, -1.0, 1.0][:n]) * 2
+    cases.append(ties)
+    zero_diag = torch.arange(1.0, n * n + 1).reshape(n, n)
+    zero_diag.fill_diagonal_(0.0)
+    cases.append(zero_diag)
+    singular = torch.arange(1.0, n * n + 1).reshape(n, n)  # rank 2
+    cases.append(singular)
+    rank_one = torch.ones(n, n)
+    cases.append(rank_one)
+    return torch.stack(cases)
+
+
+def convert(fn, x, tmp_path, dynamic=True):
+    module = Op(fn).eval()
+    shapes = {"x": {0: torch.export.Dim("batch")}} if dynamic else None
+    program = torch.export.export(module, (x,), dynamic_shapes=shapes)
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(program, str(archive))
+    return module, archive, out
+
+
+def judged(fn, xs, tmp_path, dynamic=True):
+    module, archive, out = convert(fn, xs[0], tmp_path, dynamic)
+    command = ["to-onnx", archive, "-o", out] + ([] if dynamic else ["--batch", "static"])
+    ok(run_ckpt(*command))
+    why = _opinfo.check_file(out, module, xs)
+    assert why is None, why
+
+
+DETERMINANTS = {
+    "linalg.det": torch.linalg.det,
+    "det": torch.det,
+    "logdet": torch.logdet,
+    "slogdet": lambda x: tuple(torch.linalg.slogdet(x)),
+}
+
+
+@pytest.mark.parametrize("name", DETERMINANTS)
+@pytest.mark.parametrize("n", [1, 5])
+def test_determinants_match_torch_with_pivoting(name, n, tmp_path):
+    fn = DETERMINANTS[name]
+    xs = [well_conditioned(3, n, n).float(), well_conditioned(6, n, n + 10).float()]
+    if n == 5:
+        # Singular, negative-determinant and pivoting matrices with well-conditioned ones.
+        xs.append(torch.cat([pivoting(n), xs[0]]))
+    judged(fn, xs, tmp_path)
+
+
+@pytest.mark.parametrize("name", ["linalg.inv", "inverse"])
+@pytest.mark.parametrize("n", [5, 8])
+def test_inverses_match_torch(name, n, tmp_path):
+    fn = torch.linalg.inv if name == "linalg.inv" else torch.inverse
+    xs = [well_conditioned(2, n, n).float(), well_conditioned(5, n, n + 3).float()]
+    if n == 5:
+        # Row swaps: a permutation, ties in a column, zeros on the diagonal (invertible).
+        xs.append(pivoting(n)[:3].float())
+    judged(fn, xs, tmp_path)
+
+
+def positive_definite(batch, n, seed):
+    gen = torch.Generator().manual_seed(seed)
+    a = torch.randn(batch, n, n, generator=gen, dtype=torch.float64)
+    return (a @ a.transpose(-1, -2) + n * torch.eye(n, dtype=torch.float64)).float()
+
+
+CHOLESKY = {
+    "linalg.cholesky upper": lambda x: torch.linalg.cholesky(x, upper=True),
+    "cholesky": torch.cholesky,
+    "cholesky_inverse": lambda x: torch.cholesky_inverse(torch.linalg.cholesky(x)),
+    "cholesky_inverse upper": lambda x: torch.cholesky_inverse(
+        torch.linalg.cholesky(x, upper=True), upper=True),
+}
+
+
+@pytest.mark.parametrize("name", CHOLESKY)
+def test_cholesky_matches_torch(name, tmp_path):
+    fn = CHOLESKY[name]
+    # A non-symmetric input: each triangle is read as torch's LAPACK call reads it.
+    skewed = positive_definite(2, 4, 1) + torch.triu(torch.ones(4, 4), 1) * 0.25
+    xs = [positive_definite(3, 4, 0), skewed]
+    judged(fn, xs, tmp_path)
+
+
+@pytest.mark.parametrize("power", [0, 3, 5, -2])
+def test_matrix_power_matches_torch(power, tmp_path):
+    xs = [well_conditioned(2, 3, 7).float(), well_conditioned(4, 3, 8).float()]
+    xs[0][0, 0, 0] = float("nan")  # ignored by the 0th power, spread by the others
+    judged(lambda x: torch.linalg.matrix_power(x, power), xs, tmp_path)
+
+
+@pytest.mark.parametrize("columns", [None, 5])
+def test_vander_matches_torch(columns, tmp_path):
+    gen = torch.Generator().manual_seed(3)
+    xs = [torch.randn(2, 4, generator=gen), torch.randn(5, 4, generator=gen)]
+    xs[0][0, :3] = torch.tensor([float("nan"), float("inf"), -0.0])
+    judged(lambda x: torch.linalg.vander(x, N=columns), xs, tmp_path)
+
+
+def test_trace_of_a_static_matrix_matches_torch(tmp_path):
+    x = torch.randn(3, 5)
+    judged(torch.trace, [x], tmp_path, dynamic=False)
+
+
+def test_orders_above_the_cap_are_refused_by_size(tmp_path):
+    _, archive, out = convert(torch.linalg.det, torch.randn(2, 9, 9), tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "9×9 matrices" in proc.stderr and not out.exists(), proc.stderr
+
+
+DIAGONALS = {
+    "diag of a vector": (lambda x: torch.diag(x, -2), torch.randn(4)),
+    "diag of a matrix": (lambda x: torch.diag(x, 1), torch.randn(3, 5)),
+    "diagflat": (lambda x: torch.diagflat(x, 1), torch.randn(2, 3)),
+}
+
+
+@pytest.mark.parametrize("name", DIAGONALS)
+def test_static_diagonals_match_torch(name, tmp_path):
+    fn, x = DIAGONALS[name]
+    x.view(-1)[:3] = torch.tensor([float("nan"), float("inf"), -0.0])
+    judged(fn, [x], tmp_path, dynamic=False)
