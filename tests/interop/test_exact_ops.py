@@ -5,7 +5,10 @@ with torch's `n`/`s`, `dim` and `norm`, `fftshift`/`ifftshift`), and adaptive ma
 with its indices (torch's scan: ties, NaN, −inf-only windows, unbatched inputs),
 `argsort` (NaN last ascending and first descending, ties in input order),
 `nansum`/`nanmean`, `angle` and `isreal` of real inputs, and antialiased bilinear and bicubic
-resampling (torch's filters as one MatMul per axis). Each
+resampling (torch's filters as one MatMul per axis), `softplus` at any threshold, the
+`unbiased=` overloads of `std`/`var`/`std_mean`/`var_mean`, and a static program whose output
+is a constant torch computes without reading the input (`new_zeros`, `full_like`,
+`ones_like(dtype=...)`, `fill`). Each
 module is exported with a dynamic batch, converted, and judged as the OpInfo sweep judges
 a sample (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean, onnxruntime equal to
 torch eager) at two batch sizes, on inputs holding special values; a random dropout and an
@@ -202,3 +205,73 @@ def test_ops_torch_decomposes_match_torch(name, tmp_path):
     ok(run_ckpt("to-onnx", archive, "-o", out))
     why = _opinfo.check_file(out, module, xs)
     assert why is None, why
+
+
+SOFTPLUS = {
+    "beta 3 threshold 0.2": (3.0, 0.2),
+    "beta 0.5 threshold 2": (0.5, 2.0),
+    "beta 1 threshold 1": (1.0, 1.0),
+    "beta 2 threshold 20": (2.0, 20.0),
+}
+
+
+@pytest.mark.parametrize("name", SOFTPLUS)
+def test_softplus_switches_to_x_above_the_threshold_as_torch_does(name, tmp_path):
+    beta, threshold = SOFTPLUS[name]
+    fn = lambda x: F.softplus(x, beta=beta, threshold=threshold)  # noqa: E731
+    xs = inputs((4, 7), 13)
+    for x in xs:
+        # Values either side of the switch, and on it.
+        x[0, 0, :3] = torch.tensor([threshold / beta, threshold / beta + 1e-3, 40.0])
+    module, archive, out = convert(fn, xs, tmp_path)
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    why = _opinfo.check_file(out, module, xs)
+    assert why is None, why
+
+
+def convert_static(fn, x, tmp_path):
+    module = Op(fn).eval()
+    program = torch.export.export(module, (x,))
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(program, str(archive))
+    ok(run_ckpt("to-onnx", archive, "-o", out, "--batch", "static"))
+    return module, out
+
+
+STATIC = {
+    "new_zeros": (lambda x: x.new_zeros((2, 3)), (5,)),
+    "new_full": (lambda x: x.new_full((1, 1, 4), -2.5), (3, 2)),
+    "full_like 0-d": (lambda x: torch.full_like(x, 7.25), ()),
+    "ones_like float32": (lambda x: torch.ones_like(x, dtype=torch.float32), (6,)),
+    "zeros_like int64": (lambda x: torch.zeros_like(x, dtype=torch.int64), (2, 3)),
+    "ones_like bool": (lambda x: torch.ones_like(x, dtype=torch.bool), (4,)),
+    "fill True": (lambda x: torch.fill(x, True), (5,)),
+    "std unbiased": (lambda x: torch.std(x, unbiased=True), (6,)),
+    "var biased": (lambda x: torch.var(x, False), (2, 3)),
+    "std_mean unbiased": (lambda x: torch.std_mean(x, True), (5,)),
+    "var_mean biased": (lambda x: torch.var_mean(x, False), (3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", STATIC)
+def test_a_static_program_of_constants_and_whole_tensor_moments_matches_torch(name, tmp_path):
+    fn, shape = STATIC[name]
+    gen = torch.Generator().manual_seed(14)
+    x = torch.randn(shape, generator=gen)
+    module, out = convert_static(fn, x, tmp_path)
+    # The input's values are never read for a constant: inf and NaN change nothing.
+    special = torch.full(shape, float("nan")) if x.dim() == 0 else x.clone()
+    if x.dim():
+        special.view(-1)[:2] = torch.tensor([float("inf"), float("nan")])[: special.numel()]
+    checked = [x] if name.startswith(("std", "var")) else [x, special]
+    for y in checked:
+        why = _opinfo.check_file(out, module, [y])
+        assert why is None, why
+
+
+def test_a_constant_output_of_a_dynamic_batch_program_is_refused_by_name(tmp_path):
+    xs = inputs((3,), 15)
+    module, archive, out = convert(lambda x: x.new_zeros((2, 3)), xs, tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "does not depend on the input" in proc.stderr and "--batch static" in proc.stderr

@@ -64,8 +64,10 @@ pub const EVALUATED: &[&str] = &[
     "sum_to_size.default",
     "var_mean.correction",
     "var_mean.dim",
+    "var_mean.default",
     "std_mean.correction",
     "std_mean.dim",
+    "std_mean.default",
     "unsafe_split.Tensor",
     "unsafe_split_with_sizes.default",
     "unsafe_chunk.default",
@@ -183,8 +185,10 @@ pub const EVALUATED: &[&str] = &[
     "amin.default",
     "var.correction",
     "var.dim",
+    "var.default",
     "std.correction",
     "std.dim",
+    "std.default",
     "linalg_vector_norm.default",
     "cumsum.default",
     "div.Tensor_mode",
@@ -896,7 +900,12 @@ pub fn evaluate(
                 x.reduce(&axes, true, Reduction::Sum)
             })
         }
-        "var_mean.correction" | "var_mean.dim" | "std_mean.correction" | "std_mean.dim" => {
+        "var_mean.correction"
+        | "var_mean.dim"
+        | "var_mean.default"
+        | "std_mean.correction"
+        | "std_mean.dim"
+        | "std_mean.default" => {
             let correction = match a.optional_number("correction")? {
                 Some(c) => c,
                 None => f64::from(u8::from(a.bool_or("unbiased", true)?)),
@@ -1215,7 +1224,8 @@ pub fn evaluate(
             };
             reduction(&a, "dim", how)
         }
-        "var.correction" | "var.dim" | "std.correction" | "std.dim" => {
+        "var.correction" | "var.dim" | "var.default" | "std.correction" | "std.dim"
+        | "std.default" => {
             let correction = match a.optional_number("correction")? {
                 Some(c) => c,
                 None => f64::from(u8::from(a.bool_or("unbiased", true)?)),
@@ -1957,6 +1967,27 @@ mod tests {
         .unwrap();
         assert_eq!(d[0].dims(), [3, 3]);
         assert_eq!(d[0].to_f32(), [0., 7., 0., 0., 0., 8., 0., 0., 0.]);
+    }
+
+    #[test]
+    fn var_default_reduces_every_dimension_with_or_without_bessel_correction() {
+        let unbiased = |b: bool| {
+            run(
+                "var.default",
+                &format!(
+                    r#"[{{"name": "self", "arg": {{"as_tensor": {{"name": "w"}}}}}}, {{"name": "unbiased", "arg": {{"as_bool": {b}}}}}]"#
+                ),
+                &[("w", w())],
+            )
+            .unwrap()
+        };
+        // Mean 4, squared deviations 9+4+1+0+4+16 = 34.
+        let (y, biased) = (unbiased(true), unbiased(false));
+        assert_eq!(y[0].dims(), &[] as &[u64]);
+        assert_eq!(
+            (y[0].to_f32(), biased[0].to_f32()),
+            (vec![6.8], vec![34. / 6.])
+        );
     }
 
     #[test]

@@ -1354,6 +1354,69 @@ impl Lowering<'_, '_> {
         Ok(y)
     }
 
+    /// The static program output `name`, a constant torch computed without reading the
+    /// input (`x.new_zeros(2, 3)`, `torch.full_like(x, v)` of a static input), as a value
+    /// of the graph: `Where(true, constant, c)`, `c` one element of the carrier (the first
+    /// graph input) cast to the output's type, whose value is never taken (so an infinite
+    /// or NaN input changes nothing, as `x·0` would). An ONNX output must be computed from
+    /// the graph's inputs for ATC; an input with an empty dimension is left to the ATC
+    /// check, which refuses it.
+    fn folded_output(&mut self, name: &str, tensor: &eval::Tensor) -> Result<Tensor, OnnxError> {
+        let scope = name;
+        let rank = tensor.rank();
+        let mut one = Tensor::fixed(self.carrier.clone());
+        if one.value().shape().contains(&0) {
+            return Err(OnnxError::Shape {
+                what: format!(
+                    "`{name}` is a constant computed without the input, which has no element to carry it (its sizes {:?} hold a 0; ATC compiles no empty tensor)",
+                    one.value().shape()
+                ),
+            });
+        }
+        for axis in 0..one.rank() {
+            if one.value().shape()[axis] > 1 {
+                one = one.sliced(&mut self.g, scope, name, axis, 0..1)?;
+            }
+        }
+        let one = one.reshaped(&mut self.g, scope, &vec![Size::fixed(1); rank])?;
+        let elem = self.recorded_elem(name)?;
+        // onnxruntime has no bool Where: a bool constant is picked as int32 and cast.
+        let picked_elem = if elem == ElemType::Bool {
+            ElemType::Int32
+        } else {
+            elem
+        };
+        let picked = emit::cast(&mut self.g, scope, one.value(), picked_elem);
+        let values: Vec<f64> = match tensor.values() {
+            eval::Values::I64(v) => v.iter().map(|&i| i as f64).collect(),
+            _ => tensor.to_f32().iter().map(|&v| f64::from(v)).collect(),
+        };
+        let constant = self.g.typed_constant(
+            &format!("{name}.value"),
+            tensor.dims().to_vec(),
+            &values,
+            picked_elem,
+        )?;
+        let always = self.g.typed_constant(
+            &format!("{name}.always"),
+            vec![1; rank],
+            &[1.0],
+            ElemType::Bool,
+        )?;
+        let y = emit::single(self.g.typed_node(
+            "Where",
+            scope,
+            vec![
+                always.name().to_owned(),
+                constant.name().to_owned(),
+                picked.name().to_owned(),
+            ],
+            vec![],
+            vec![(tensor.dims().to_vec(), picked_elem)],
+        ));
+        Ok(Tensor::fixed(emit::cast(&mut self.g, scope, &y, elem)))
+    }
+
     /// The program's outputs (at least one), each with the dimension that carries its
     /// batch: torch's layout is kept (`x.unsqueeze(0)` of a `[N, 4, 5]` input is `[1, N, 4,
     /// 5]`, its batch on dimension 1); an output whose batch is folded into a dimension
@@ -1378,6 +1441,18 @@ impl Lowering<'_, '_> {
                     let (tensor, axis) = (tensor.clone(), *axis);
                     self.uniform_output(name, &tensor, axis, first)
                         .map_err(at)?
+                }
+                Some(Bound::Folded { tensor, .. }) if self.batch == BatchDim::Static => {
+                    let tensor = tensor.clone();
+                    self.folded_output(name, &tensor).map_err(at)?
+                }
+                Some(Bound::Folded { tensor, .. }) => {
+                    return Err(at(OnnxError::Shape {
+                        what: format!(
+                            "`{name}` is a constant {:?} that does not depend on the input, so it has no batch dimension; every output of a file with a dynamic batch carries the batch (export the program at a fixed batch and convert it with `--batch static`)",
+                            tensor.dims()
+                        ),
+                    }))
                 }
                 _ => self.tensor(name).map_err(at)?,
             };

@@ -130,6 +130,10 @@ pub struct Tensor {
     placement: Placement,
 }
 
+/// Why a view to sizes with a dimension of size 0 is refused.
+const EMPTY_VIEW: &str =
+    "it has a dimension of size 0 (an empty tensor), which ATC does not compile";
+
 impl Tensor {
     /// `value` (a [`GraphBuilder`] value: its axis 0 is the rows) whose rows are `factor`
     /// times the batch.
@@ -359,7 +363,10 @@ impl Tensor {
             if target.iter().any(|s| s.batch) {
                 return Err(fail("a static tensor has no batch"));
             }
-            if elements(&sizes) != elements(target) || target.iter().any(|s| s.count == 0) {
+            if target.iter().any(|s| s.count == 0) {
+                return Err(fail(EMPTY_VIEW));
+            }
+            if elements(&sizes) != elements(target) {
                 return Err(fail("the element counts differ"));
             }
             let exact: Vec<u64> = target.iter().map(|s| s.count).collect();
@@ -378,7 +385,10 @@ impl Tensor {
                 "the result must carry the batch on exactly one dimension",
             ));
         };
-        if elements(&sizes) != elements(target) || target.iter().any(|s| s.count == 0) {
+        if target.iter().any(|s| s.count == 0) {
+            return Err(fail(EMPTY_VIEW));
+        }
+        if elements(&sizes) != elements(target) {
             return Err(fail("the element counts differ"));
         }
         let factor = target[axis].count;
@@ -594,6 +604,21 @@ mod tests {
 
     fn f(count: u64) -> Size {
         Size::fixed(count)
+    }
+
+    #[test]
+    fn a_view_to_an_empty_dimension_is_refused_as_empty_not_as_a_count_mismatch() {
+        let mut g = builder();
+        let x = Tensor::rows(g.input("x", vec![1, 0, 1]).unwrap(), 1);
+        let err = x
+            .reshaped(&mut g, "s", &[n(1), f(1), f(1), f(0), f(1)])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("size 0 (an empty tensor)"), "{err}");
+        let mut g = GraphBuilder::new(Opset::default(), Batch::Static);
+        let x = Tensor::fixed(g.input("x", vec![2, 3]).unwrap());
+        let err = x.reshaped(&mut g, "s", &[f(5)]).unwrap_err().to_string();
+        assert!(err.contains("the element counts differ"), "{err}");
     }
 
     /// timm attention: `qkv.reshape(B, L, 3, H, D).permute(2, 0, 3, 1, 4)`, then `[0]`.

@@ -208,9 +208,9 @@ impl<'p> Lowering<'p, '_> {
         self.bind(node, 0, y)
     }
 
-    /// `softplus`: `Softplus(β·x) / β`. torch returns `x` where `β·x > threshold`; there
-    /// Softplus differs from `x` by `log(1 + e^−threshold)/β` (2e-9 at the default 20), so
-    /// thresholds below 15 are refused.
+    /// `softplus`, torch's formula (`softplus_kernel`): `x` where `β·x > threshold`, else
+    /// `Softplus(β·x) / β`; a threshold of 15 or more leaves the switch out (there Softplus
+    /// differs from `x` by `log(1 + e^−threshold)/β`, 2e-9 at the default 20).
     pub(super) fn softplus(
         &mut self,
         node: &Node,
@@ -219,18 +219,50 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let beta = args.float_or("beta", 1.0).or_shape()?;
         let threshold = args.float_or("threshold", 20.0).or_shape()?;
-        if threshold < 15.0 || beta <= 0.0 {
+        if beta <= 0.0 {
             return Err(arg_error(format!(
-                "softplus with beta {beta}, threshold {threshold} is not exported (beta > 0 and threshold ≥ 15 are)"
+                "softplus with beta {beta} is not exported (beta > 0 is)"
             )));
         }
         let x = self.activation(args.tensor("self").or_shape()?)?;
-        let y = if beta == 1.0 {
-            self.g.unary("Softplus", scope, &x, vec![])
+        let bx = if beta == 1.0 {
+            x.clone()
         } else {
-            let bx = scaled(&mut self.g, scope, &x, beta as f32)?;
-            let s = self.g.unary("Softplus", scope, &bx, vec![]);
+            scaled(&mut self.g, scope, &x, beta as f32)?
+        };
+        let s = self.g.unary("Softplus", scope, &bx, vec![]);
+        let soft = if beta == 1.0 {
+            s
+        } else {
             scaled(&mut self.g, scope, &s, (1.0 / beta) as f32)?
+        };
+        // Above 15, log1p(exp(βx))/β is x in float32 (the gap is below 3e-7·x), so only a
+        // lower threshold needs torch's switch to x written out.
+        let y = if threshold >= 15.0 {
+            soft
+        } else {
+            let limit = self
+                .g
+                .constant_scalar(&format!("{scope}.threshold"), threshold as f32);
+            let shape = x.shape().to_vec();
+            let above = emit::single(self.g.typed_node(
+                "Greater",
+                scope,
+                vec![bx.name().to_owned(), limit.name().to_owned()],
+                vec![],
+                vec![(shape.clone(), ElemType::Bool)],
+            ));
+            emit::single(self.g.typed_node(
+                "Where",
+                scope,
+                vec![
+                    above.name().to_owned(),
+                    x.name().to_owned(),
+                    soft.name().to_owned(),
+                ],
+                vec![],
+                vec![(shape, ElemType::Float32)],
+            ))
         };
         self.bind(node, 0, y)
     }

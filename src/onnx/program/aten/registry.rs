@@ -109,12 +109,14 @@ pub(super) const OPS: &[Op] = &[
     op(&["linalg_vector_norm.default"], |l, n, a, s| {
         l.vector_norm(n, a, s)
     }),
-    op(&["var.correction", "var.dim"], |l, n, a, s| {
-        l.variance(n, a, s, false)
-    }),
-    op(&["std.correction", "std.dim"], |l, n, a, s| {
-        l.variance(n, a, s, true)
-    }),
+    op(
+        &["var.correction", "var.dim", "var.default"],
+        |l, n, a, s| l.variance(n, a, s, false),
+    ),
+    op(
+        &["std.correction", "std.dim", "std.default"],
+        |l, n, a, s| l.variance(n, a, s, true),
+    ),
     op(
         &["arange.default", "arange.start", "arange.start_step"],
         |l, n, a, _| l.arange(n, a),
@@ -673,12 +675,14 @@ pub(super) const OPS: &[Op] = &[
     }),
     op(&["fill.Scalar"], |l, n, a, _| l.fill_like(n, a)),
     op(&["zero_.default"], |l, n, a, _| l.like(n, a, Some(0.0))),
-    op(&["var_mean.correction", "var_mean.dim"], |l, n, a, s| {
-        l.variance_mean(n, a, s, false)
-    }),
-    op(&["std_mean.correction", "std_mean.dim"], |l, n, a, s| {
-        l.variance_mean(n, a, s, true)
-    }),
+    op(
+        &["var_mean.correction", "var_mean.dim", "var_mean.default"],
+        |l, n, a, s| l.variance_mean(n, a, s, false),
+    ),
+    op(
+        &["std_mean.correction", "std_mean.dim", "std_mean.default"],
+        |l, n, a, s| l.variance_mean(n, a, s, true),
+    ),
 ];
 
 /// A node's target without `torch.ops.aten.`.

@@ -152,18 +152,15 @@ impl Lowering<'_, '_> {
 
     /// `zeros_like`, `ones_like`, `full_like`, `empty_like` of an activation: the same
     /// value for every sample, bound with size 1 on the batch axis (made an activation
-    /// where one is needed, as a factory sized by the batch). `empty_like` is zeros.
+    /// where one is needed, as a factory sized by the batch). `empty_like` is zeros. A
+    /// `dtype` argument is the element type torch recorded for the result, which the
+    /// constant is made in (a dtype the export does not handle is refused there).
     pub(super) fn like(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         fill: Option<f64>,
     ) -> Result<(), OnnxError> {
-        if !matches!(args.get("dtype"), None | Some(Argument::None)) {
-            return Err(arg_error(
-                "a *_like factory with another dtype is not exported".into(),
-            ));
-        }
         let value = match fill {
             Some(v) => v,
             None => args.number("fill_value").or_shape()?,
