@@ -33,7 +33,6 @@ pub(crate) mod aten;
 pub(crate) mod atomic_dir;
 pub(crate) mod atomic_file;
 pub mod batch;
-#[cfg(feature = "libtorch")]
 pub(crate) mod check;
 pub mod cli;
 #[cfg(test)]

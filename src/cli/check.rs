@@ -1,5 +1,5 @@
 //! `ckpt check OUT.onnx --against MODEL.pt`: ONNX (tract) against TorchScript (libtorch). The
-//! work is in `crate::check`, which only exists with the `libtorch` cargo feature; without it
+//! work is in `crate::check`, which only runs with the `libtorch` cargo feature; without it
 //! the command still parses its arguments (so `--help` explains it) and then says how to get
 //! a binary that has it.
 
@@ -9,9 +9,7 @@ use clap::Args as ClapArgs;
 
 use super::safety::SafetyArgs;
 use super::Failure;
-
-/// The default `--tolerance`: the interop tier's `max|diff| <= 1e-4 · max(1, max|ref|)`.
-pub(crate) const DEFAULT_TOLERANCE: f64 = 1e-4;
+use crate::check::DEFAULT_TOLERANCE;
 
 // Without the `libtorch` feature only `onnx` is read (to name it in the error).
 #[cfg_attr(not(feature = "libtorch"), allow(dead_code))]

@@ -15,6 +15,7 @@ pub(crate) mod input;
 pub(crate) mod legacy;
 pub(crate) mod location;
 pub mod pt2;
+pub(crate) mod pt2_layout;
 pub(crate) mod read_tensor;
 pub mod safetensors;
 pub(crate) mod save;
