@@ -3,11 +3,11 @@
 //! model it came from in libtorch on the same seeded random inputs, at several batch sizes, and
 //! measures how far each ONNX output is from torch's.
 //!
-//! - [`signature`]: the ONNX graph's inputs (per-sample shapes, batch dimension) and outputs.
-//! - [`torch_run`]: libtorch loads the TorchScript archive (eval mode, no grad), draws the
-//!   inputs and runs the model; [`torch_outputs`] matches what it returns to the ONNX outputs.
-//! - [`tract_run`]: tract runs the ONNX file.
-//! - [`compare`]: the difference figures and the tolerance rule.
+//! - `signature`: the ONNX graph's inputs (per-sample shapes, batch dimension) and outputs.
+//! - `torch_run`: libtorch loads the TorchScript archive (eval mode, no grad), draws the
+//!   inputs and runs the model; `torch_outputs` matches what it returns to the ONNX outputs.
+//! - `tract_run`: tract runs the ONNX file.
+//! - `compare`: the difference figures and the tolerance rule.
 //!
 //! Inputs are drawn by libtorch, so they can be reproduced in Python:
 //! `torch.manual_seed(seed)`, then for each batch size in order and each ONNX input in order,

@@ -15,7 +15,9 @@ pub use super::signature::Signature;
 /// A dense float32 array in row-major order; `data.len()` is the product of `shape`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Array {
+    /// The sizes.
     pub shape: Vec<usize>,
+    /// The elements, row-major.
     pub data: Vec<f32>,
 }
 
@@ -23,17 +25,24 @@ pub struct Array {
 /// largest relative difference ([`compare::Difference::rel`]) that passes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckOptions {
+    /// Batch sizes, in order.
     pub batches: Vec<u64>,
+    /// The seed libtorch draws the inputs with.
     pub seed: u64,
+    /// The largest relative difference that passes.
     pub tolerance: f64,
 }
 
 /// One output at one batch size; `shape` is torch's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
+    /// The batch size.
     pub batch: u64,
+    /// The ONNX output's name.
     pub output: String,
+    /// torch's shape of it.
     pub shape: Vec<usize>,
+    /// How far apart the two are.
     pub outcome: Outcome,
 }
 
@@ -41,7 +50,9 @@ pub struct Comparison {
 /// judged by.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
+    /// The tolerance the comparisons are judged by.
     pub tolerance: f64,
+    /// Every comparison made.
     pub comparisons: Vec<Comparison>,
 }
 
@@ -58,11 +69,14 @@ impl Report {
 /// A check that could not be made: the file it concerns and why, on one line.
 #[derive(Debug, PartialEq)]
 pub struct CheckError {
+    /// The file it concerns.
     pub file: PathBuf,
+    /// Why, on one line.
     pub message: String,
 }
 
 impl CheckError {
+    /// An error about `file`.
     pub fn new(file: &Path, message: impl fmt::Display) -> Self {
         CheckError {
             file: file.to_owned(),

@@ -5,7 +5,7 @@
 //! tensors in a graph; [`save()`] writes a graph back with the storages copied byte for byte.
 
 pub(crate) mod allowlist;
-pub(crate) mod amp;
+pub mod amp;
 pub(crate) mod checkpoint;
 pub(crate) mod contiguous;
 pub(crate) mod copy;
