@@ -3,8 +3,8 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
+use ckpt::report::pt2::{render_text, summary};
 use ckpt::security::{scan_open, AllowList};
-use ckpt::torch::pt2::summary::{render_text, summary};
 use ckpt::torch::pt2::{is_pt2, Pt2Archive};
 
 use super::Failure;

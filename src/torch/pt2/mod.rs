@@ -14,7 +14,6 @@
 mod archive;
 pub mod flat;
 pub mod generations;
-pub mod summary;
 mod sympy_str;
 
 pub use super::pt2_layout::{is_pt2, Layout, Pt2Error};
