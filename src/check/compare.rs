@@ -26,7 +26,12 @@ pub enum Outcome {
     /// The shapes agree and the values were compared.
     Measured(Difference),
     /// torch and the ONNX graph returned different shapes: a failure at any tolerance.
-    ShapeDiffers { torch: Vec<usize>, onnx: Vec<usize> },
+    ShapeDiffers {
+        /// torch's shape.
+        torch: Vec<usize>,
+        /// The ONNX output's shape.
+        onnx: Vec<usize>,
+    },
 }
 
 impl Outcome {
