@@ -12,13 +12,31 @@ use crate::interrupt::InFlight;
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum OutputFolderError {
     #[error("{path}: exists and is not a folder")]
-    NotFolder { path: String },
+    /// Something other than a folder is at the path.
+    NotFolder {
+        /// The output path.
+        path: String,
+    },
     #[error("{path}: the folder is not empty; pass --force to replace it")]
-    NotEmpty { path: String },
+    /// A non-empty folder is there and replacing was not asked for.
+    NotEmpty {
+        /// The output path.
+        path: String,
+    },
     #[error("{path}: the folder holds files that are not a DCP checkpoint; refusing to replace it, even with --force")]
-    NotReplaceable { path: String },
+    /// The folder there is not a DCP checkpoint, so it is never replaced.
+    NotReplaceable {
+        /// The output path.
+        path: String,
+    },
     #[error("{path}: the folder {folder} does not exist")]
-    NoParent { path: String, folder: String },
+    /// The folder the output would be written in is missing.
+    NoParent {
+        /// The output path.
+        path: String,
+        /// Its parent folder.
+        folder: String,
+    },
 }
 
 /// Checks that [`write_folder_atomically`] may write `path`: it does not exist, or is an empty

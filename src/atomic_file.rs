@@ -170,15 +170,41 @@ pub fn folder_of(path: &Path) -> &Path {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum OutputPathError {
     #[error("{path}: is a folder; give a file name for the output")]
-    IsFolder { path: String },
+    /// The path names a folder.
+    IsFolder {
+        /// The output path.
+        path: String,
+    },
     #[error("{path}: the folder {folder} does not exist")]
-    NoFolder { path: String, folder: String },
+    /// The folder the file would be written in is missing.
+    NoFolder {
+        /// The output path.
+        path: String,
+        /// Its folder.
+        folder: String,
+    },
     #[error("{path}: {folder} is not a folder")]
-    ParentNotFolder { path: String, folder: String },
+    /// What should be the file's folder is something else.
+    ParentNotFolder {
+        /// The output path.
+        path: String,
+        /// Its would-be folder.
+        folder: String,
+    },
     #[error("{path}: cannot write into the folder {folder} (permission denied)")]
-    FolderNotWritable { path: String, folder: String },
+    /// The folder does not let us create the temporary file.
+    FolderNotWritable {
+        /// The output path.
+        path: String,
+        /// Its folder.
+        folder: String,
+    },
     #[error("{path}: the existing file is not writable")]
-    FileNotWritable { path: String },
+    /// The file to be replaced is read-only.
+    FileNotWritable {
+        /// The output path.
+        path: String,
+    },
 }
 
 /// Checks that [`write_atomically`] can create its temporary file beside `path`'s destination

@@ -17,6 +17,8 @@
 //! (unless [`OpenOptions::allow_unknown_globals`]), is refused before anything is decoded.
 //! Nothing in a pickle is ever executed or imported: globals are names.
 //!
+//! The `ckpt` binary's command line is built on this public API only.
+//!
 //! Layers, data flowing one way: [`pickle`] (bytes ↔ value graph) → `torch` (containers and
 //! the meaning of the graph: tensors, storages, locations) → `transform` (graph → graph) →
 //! `torch` writers (graph + storage plan → file). [`security`] scans and classifies globals;
@@ -30,20 +32,18 @@ compile_error!(
 );
 
 pub(crate) mod aten;
-pub(crate) mod atomic_dir;
-pub(crate) mod atomic_file;
+pub mod atomic_dir;
+pub mod atomic_file;
 pub mod batch;
-#[cfg(feature = "libtorch")]
-pub(crate) mod check;
-pub mod cli;
+pub mod check;
 #[cfg(test)]
 mod generated_docs;
-pub(crate) mod interrupt;
+pub mod interrupt;
 pub mod onnx;
 mod open;
 pub mod pickle;
 pub mod pipeline;
-pub(crate) mod progress;
+pub mod progress;
 pub mod report;
 pub mod safetensors;
 pub mod security;

@@ -1,7 +1,9 @@
-//! The `ckpt` binary: the command line lives in the library ([`ckpt::cli`]).
+//! The `ckpt` binary: the command line ([`cli`]), over the library's public API.
+
+mod cli;
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    ckpt::cli::main()
+    cli::main()
 }

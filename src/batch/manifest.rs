@@ -97,8 +97,11 @@ pub enum Decision {
 /// What an input is now, to compare with its earlier entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Identity<'a> {
+    /// The input's SHA-256, hex.
     pub sha256: &'a str,
+    /// Its size in bytes.
     pub size: u64,
+    /// The steps the plan runs on it, as the manifest records them.
     pub steps: &'a [serde_json::Value],
     /// Outputs this run would write: `(kind, path relative to the plan's folder)`.
     pub outputs: &'a [(String, String)],
@@ -261,6 +264,7 @@ fn folder_files(dir: &Path) -> io::Result<Vec<std::path::PathBuf>> {
     Ok(files)
 }
 
+/// `bytes` as lowercase hex, two digits a byte (how the manifest writes digests).
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -356,6 +360,7 @@ fn manifest_error(path: &Path, what: &str) -> BatchError {
 /// What a merge found.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Merged {
+    /// The merged manifest.
     pub manifest: Manifest,
     /// Shards `I/N` of the count the inputs used that none of them was.
     pub missing_shards: Vec<String>,

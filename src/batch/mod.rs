@@ -10,7 +10,7 @@
 pub(crate) mod execute;
 pub(crate) mod fused;
 pub(crate) mod inputs;
-pub(crate) mod manifest;
+pub mod manifest;
 pub(crate) mod plan;
 pub(crate) mod progress;
 pub(crate) mod run;

@@ -26,7 +26,12 @@ pub enum Outcome {
     /// The shapes agree and the values were compared.
     Measured(Difference),
     /// torch and the ONNX graph returned different shapes: a failure at any tolerance.
-    ShapeDiffers { torch: Vec<usize>, onnx: Vec<usize> },
+    ShapeDiffers {
+        /// torch's shape.
+        torch: Vec<usize>,
+        /// The ONNX output's shape.
+        onnx: Vec<usize>,
+    },
 }
 
 impl Outcome {
@@ -119,7 +124,7 @@ mod tests {
         let d = measured(&[1e-6, -2e-6], &[3e-6, -2e-6]);
         assert!((d.max_abs - 2e-6).abs() < 1e-12);
         assert_eq!(d.rel, d.max_abs);
-        assert!(Outcome::Measured(d).passes(crate::cli::check::DEFAULT_TOLERANCE));
+        assert!(Outcome::Measured(d).passes(crate::check::DEFAULT_TOLERANCE));
     }
 
     #[test]
@@ -127,7 +132,7 @@ mod tests {
         let d = measured(&[100.0, -200.0], &[100.05, -200.0]);
         assert_eq!(d.max_ref, 200.0);
         assert!((d.rel - 0.05 / 200.0).abs() < 1e-7);
-        assert!(!Outcome::Measured(d).passes(crate::cli::check::DEFAULT_TOLERANCE));
+        assert!(!Outcome::Measured(d).passes(crate::check::DEFAULT_TOLERANCE));
         assert!(Outcome::Measured(d).passes(1e-3));
     }
 

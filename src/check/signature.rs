@@ -16,8 +16,11 @@ use crate::onnx::Batch;
 /// One graph input: float32, `[batch, per_sample…]` with every per-sample size fixed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Input {
+    /// The input's name.
     pub name: String,
+    /// How its batch dimension is declared.
     pub batch: Batch,
+    /// The sizes after the batch.
     pub per_sample: Vec<usize>,
 }
 
@@ -25,7 +28,9 @@ pub struct Input {
 /// list is empty.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Signature {
+    /// The graph inputs.
     pub inputs: Vec<Input>,
+    /// The output names.
     pub outputs: Vec<String>,
 }
 

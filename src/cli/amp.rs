@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 use serde_json::{json, Value as Json};
 
-use crate::pipeline::Rewrite;
-use crate::torch::amp::{self, AmpState, FoundAmp};
-use crate::torch::{self, OutputFormat};
-use crate::transform::{AmpConverted, AmpKind};
+use ckpt::pipeline::Rewrite;
+use ckpt::torch::amp::{self, AmpState, FoundAmp};
+use ckpt::torch::{self, OutputFormat};
+use ckpt::transform::{AmpConverted, AmpKind};
 
 use super::output::OutputArgs;
 use super::safety::SafetyArgs;
@@ -64,7 +64,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     let out = destination.resolve(input)?;
     let checked = args.safety.check(input)?;
-    let _progress = crate::progress::Task::start(input);
+    let _progress = ckpt::progress::Task::start(input);
     let mut ckpt = checked.open().map_err(|e| fail(&e))?.checkpoint;
     let format = OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?;
     let mut rewrite = Rewrite::new(&ckpt);

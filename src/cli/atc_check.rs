@@ -9,10 +9,10 @@ use clap::Args as ClapArgs;
 use prost::Message;
 use serde_json::json;
 
-use crate::onnx::atc_check::{check, Level};
-use crate::onnx::cann::{generation, GENERATIONS};
-use crate::onnx::device_reading::{read, Reading};
-use crate::onnx::proto::ModelProto;
+use ckpt::onnx::atc_check::{check, Level};
+use ckpt::onnx::cann::{generation, GENERATIONS};
+use ckpt::onnx::device_reading::{read, Reading};
+use ckpt::onnx::proto::ModelProto;
 
 use super::Failure;
 
@@ -119,13 +119,13 @@ pub(crate) fn run(args: Args) -> Result<u8, Failure> {
 /// The device reading of `model`, written to `out` (atomically: complete or absent).
 fn write_reading(
     model: &ModelProto,
-    cann: &'static crate::onnx::cann::Generation,
+    cann: &'static ckpt::onnx::cann::Generation,
     source: &Path,
     out: &Path,
 ) -> Result<Reading, Failure> {
     let reading = read(model, cann).map_err(|e| Failure::about(source, e))?;
     let bytes = reading.model.encode_to_vec();
-    crate::atomic_file::write_atomically(out, |file| std::io::Write::write_all(file, &bytes))
+    ckpt::atomic_file::write_atomically(out, |file| std::io::Write::write_all(file, &bytes))
         .map_err(|e: std::io::Error| Failure::about(out, e))?;
     Ok(reading)
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use crate::batch::{self, Options, Shard};
+use ckpt::batch::{self, Options, Shard};
 
 use super::safety::SafetyArgs;
 use super::Failure;

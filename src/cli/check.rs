@@ -1,5 +1,5 @@
 //! `ckpt check OUT.onnx --against MODEL.pt`: ONNX (tract) against TorchScript (libtorch). The
-//! work is in `crate::check`, which only exists with the `libtorch` cargo feature; without it
+//! work is in `ckpt::check`, which only runs with the `libtorch` cargo feature; without it
 //! the command still parses its arguments (so `--help` explains it) and then says how to get
 //! a binary that has it.
 
@@ -9,9 +9,7 @@ use clap::Args as ClapArgs;
 
 use super::safety::SafetyArgs;
 use super::Failure;
-
-/// The default `--tolerance`: the interop tier's `max|diff| <= 1e-4 · max(1, max|ref|)`.
-pub(crate) const DEFAULT_TOLERANCE: f64 = 1e-4;
+use ckpt::check::DEFAULT_TOLERANCE;
 
 // Without the `libtorch` feature only `onnx` is read (to name it in the error).
 #[cfg_attr(not(feature = "libtorch"), allow(dead_code))]
@@ -69,7 +67,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
 
 #[cfg(feature = "libtorch")]
 pub fn run(args: Args) -> Result<(), Failure> {
-    use crate::check::{check, CheckOptions};
+    use ckpt::check::{check, CheckOptions};
 
     // libtorch unpickles the archive: refuse dangerous globals first, as conversions do.
     args.safety.check(&args.against)?;
@@ -107,7 +105,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
 
 /// One line per comparison on stdout: batch, output, shape, the figures and the verdict.
 #[cfg(feature = "libtorch")]
-fn print_table(report: &crate::check::Report) {
+fn print_table(report: &ckpt::check::Report) {
     println!(
         "{:>5}  {:<16} {:<20} {:>10} {:>10} {:>10}  result",
         "batch", "output", "shape", "max|diff|", "max|ref|", "rel"
@@ -130,8 +128,8 @@ fn print_table(report: &crate::check::Report) {
 
 /// The figures column of a comparison.
 #[cfg(feature = "libtorch")]
-fn figures(outcome: &crate::check::Outcome) -> String {
-    use crate::check::Outcome;
+fn figures(outcome: &ckpt::check::Outcome) -> String {
+    use ckpt::check::Outcome;
     match outcome {
         Outcome::Measured(d) => {
             format!("{:>10.3e} {:>10.3e} {:>10.3e}", d.max_abs, d.max_ref, d.rel)

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, ValueEnum};
 
-use crate::security::{check_dcp, check_deepspeed};
-use crate::sharded::{consolidate, deepspeed, OutputKind, Selection};
-use crate::torch::dcp::{is_checkpoint_folder, is_deepspeed_only};
+use ckpt::security::{check_dcp, check_deepspeed};
+use ckpt::sharded::{consolidate, deepspeed, OutputKind, Selection};
+use ckpt::torch::dcp::{is_checkpoint_folder, is_deepspeed_only};
 
 use super::safety::SafetyArgs;
 use super::Failure;

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use crate::pipeline::{output_format, Rewrite};
-use crate::torch::{self, DType, Location, LocationMap, OutputFormat};
-use crate::transform::{select, AmpKind, CastScope, Plain, PrefixRule};
+use ckpt::pipeline::{output_format, Rewrite};
+use ckpt::torch::{self, DType, Location, LocationMap, OutputFormat};
+use ckpt::transform::{AmpKind, CastScope, Plain, PrefixRule, TRAINING_STATE_KEYS};
 
 use super::output::OutputArgs;
 use super::safety::SafetyArgs;
@@ -82,7 +82,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if let Some(key) = args
         .keep
         .iter()
-        .find(|k| args.drop_optimizer && select::TRAINING_STATE_KEYS.contains(&k.as_str()))
+        .find(|k| args.drop_optimizer && TRAINING_STATE_KEYS.contains(&k.as_str()))
     {
         return Err(fail(&format!(
             "--keep `{key}` and --drop-optimizer contradict each other: --drop-optimizer removes `{key}`"
@@ -94,7 +94,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         allow_unknown_globals: args.safety.allow_unknown_globals || args.plain,
     };
     let checked = safety.check(input)?;
-    let _progress = crate::progress::Task::start(input);
+    let _progress = ckpt::progress::Task::start(input);
     let mut ckpt = checked.open().map_err(|e| fail(&e))?.checkpoint;
     let format = output_format(args.format.as_deref(), ckpt.format).map_err(|e| fail(&e))?;
     let mut rewrite = Rewrite::new(&ckpt);

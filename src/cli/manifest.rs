@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, Subcommand};
 
-use crate::batch::manifest::{merge, Manifest};
+use ckpt::batch::manifest::{merge, Manifest};
 
 use super::Failure;
 
@@ -48,7 +48,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let failed = m
         .entries
         .iter()
-        .filter(|e| e.status == crate::batch::Status::Failed)
+        .filter(|e| e.status == ckpt::batch::Status::Failed)
         .count();
     eprintln!(
         "merged {} manifests: {} of {} inputs recorded, {failed} failed; wrote {}",

@@ -1,7 +1,7 @@
 //! The `ckpt` command line: argument parsing and printing only; the work is in the library.
 //!
-//! Part of the library so the binary is one call ([`main`]) and the subcommands can use the
-//! library's internals without making them public API.
+//! The binary's module tree: every subcommand uses the library (`ckpt`) through its public
+//! API only.
 
 mod amp;
 mod atc_check;
@@ -27,7 +27,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::security::Status;
+use ckpt::security::Status;
 
 /// A failure to report: one line, naming the file it concerns.
 #[derive(Debug)]
@@ -127,7 +127,7 @@ pub fn main() -> ExitCode {
         }
         _ => "interrupted; nothing written",
     };
-    if let Err(e) = crate::interrupt::install(interrupted) {
+    if let Err(e) = ckpt::interrupt::install(interrupted) {
         eprintln!("ckpt: error: cannot handle interrupts: {e}");
         return ExitCode::FAILURE;
     }
@@ -142,7 +142,7 @@ pub fn main() -> ExitCode {
 
 /// Runs the parsed command line.
 pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
-    crate::progress::set_quiet(cli.quiet);
+    ckpt::progress::set_quiet(cli.quiet);
     match cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Scan(args) => {

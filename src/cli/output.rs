@@ -44,7 +44,7 @@ impl OutputArgs {
 /// Refuses an output path that cannot be written (a folder, a missing or read-only folder),
 /// naming the path as the user gave it, before any work is done.
 pub fn writable(output: &Path) -> Result<(), Failure> {
-    crate::atomic_file::check_writable(output).map_err(|e| Failure {
+    ckpt::atomic_file::check_writable(output).map_err(|e| Failure {
         file: None,
         message: e.to_string(),
     })

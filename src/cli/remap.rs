@@ -2,9 +2,9 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use crate::pipeline::Rewrite;
-use crate::torch::{self, Location, LocationMap, OutputFormat};
-use crate::transform::Remapped;
+use ckpt::pipeline::Rewrite;
+use ckpt::torch::{self, Location, LocationMap, OutputFormat};
+use ckpt::transform::Remapped;
 
 use super::output::OutputArgs;
 use super::safety::SafetyArgs;
@@ -56,7 +56,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         None => LocationMap::Rules(args.map),
     };
     let checked = args.safety.check(input)?;
-    let _progress = crate::progress::Task::start(input);
+    let _progress = ckpt::progress::Task::start(input);
     let mut ckpt = checked.open().map_err(|e| fail(&e))?.checkpoint;
     let format = OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?;
     let mut rewrite = Rewrite::new(&ckpt);

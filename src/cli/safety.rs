@@ -5,8 +5,8 @@ use std::path::Path;
 
 use clap::Args as ClapArgs;
 
-use crate::security::Checked;
-use crate::OpenOptions;
+use ckpt::security::Checked;
+use ckpt::OpenOptions;
 
 use super::Failure;
 
@@ -30,7 +30,7 @@ impl SafetyArgs {
     }
 
     /// Opens `input` once, scans it and refuses it before anything is written (see
-    /// [`crate::open`]). The command reads its input from the returned check
+    /// [`ckpt::open`]). The command reads its input from the returned check
     /// ([`Checked::open`]), never by name again.
     pub fn check(&self, input: &Path) -> Result<Checked, Failure> {
         self.options()

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use clap::Args as ClapArgs;
 use serde_json::json;
 
-use crate::security::{
+use ckpt::security::{
     render, scan_dcp, scan_dcp_member, scan_file, scan_tree, AllowError, AllowList, FileScan,
     Status,
 };
-use crate::torch::dcp::is_dcp;
+use ckpt::torch::dcp::is_dcp;
 
 use super::Failure;
 
@@ -157,9 +157,9 @@ mod tests {
             format: "zip",
             pickles: Vec::new(),
             issues: if status_issue {
-                vec![crate::security::Issue {
+                vec![ckpt::security::Issue {
                     location: String::new(),
-                    severity: crate::security::Severity::Unreadable,
+                    severity: ckpt::security::Severity::Unreadable,
                     message: "broken".into(),
                 }]
             } else {

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use crate::sharded::source::Safetensors;
-use crate::sharded::{shard, Input};
-use crate::torch::safetensors::looks_like as looks_like_safetensors;
+use ckpt::sharded::source::Safetensors;
+use ckpt::sharded::{shard, Input};
+use ckpt::torch::safetensors::looks_like as looks_like_safetensors;
 
 use super::safety::SafetyArgs;
 use super::Failure;
@@ -35,12 +35,12 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let about = |e: &dyn std::fmt::Display| Failure::about(&args.input, e);
-    crate::atomic_dir::check_folder(&args.output, args.force).map_err(|e| Failure {
+    ckpt::atomic_dir::check_folder(&args.output, args.force).map_err(|e| Failure {
         file: None,
         message: e.to_string(),
     })?;
     let mut head = Vec::new();
-    crate::torch::open_input(&args.input)
+    ckpt::torch::open_input(&args.input)
         .map_err(|e| about(&e))?
         .take(16)
         .read_to_end(&mut head)

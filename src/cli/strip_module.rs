@@ -2,9 +2,9 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use crate::pipeline::Rewrite;
-use crate::torch::OutputFormat;
-use crate::transform::PrefixRule;
+use ckpt::pipeline::Rewrite;
+use ckpt::torch::OutputFormat;
+use ckpt::transform::PrefixRule;
 
 use super::output::OutputArgs;
 use super::safety::SafetyArgs;
@@ -32,7 +32,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
     let out = args.output.resolve(input)?;
     let checked = args.safety.check(input)?;
-    let _progress = crate::progress::Task::start(input);
+    let _progress = ckpt::progress::Task::start(input);
     let mut ckpt = checked.open().map_err(|e| fail(&e))?.checkpoint;
     let format = OutputFormat::same_as(ckpt.format).map_err(|e| fail(&e))?;
     let rule = if args.prefixes.is_empty() {

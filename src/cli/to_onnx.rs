@@ -3,15 +3,15 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use crate::onnx::arch::Choice;
-use crate::onnx::atc::AtcCommand;
-use crate::onnx::program::{export_program, BatchDim, ProgramOptions, ProgramReport};
-use crate::onnx::script::export_script;
-use crate::onnx::{export, Batch, ExportOptions, Extent, Opset};
-use crate::torch::dtype::DType;
-use crate::torch::pt2::{is_pt2, Pt2Archive};
-use crate::torch::script::convert::GivenInput;
-use crate::torch::script::{is_torchscript, ScriptArchive};
+use ckpt::onnx::program::{export_program, BatchDim, ProgramOptions, ProgramReport};
+use ckpt::onnx::script::export_script;
+use ckpt::onnx::AtcCommand;
+use ckpt::onnx::Choice;
+use ckpt::onnx::{export, Batch, ExportOptions, Extent, Opset};
+use ckpt::torch::pt2::{is_pt2, Pt2Archive};
+use ckpt::torch::script::convert::GivenInput;
+use ckpt::torch::script::{is_torchscript, ScriptArchive};
+use ckpt::torch::DType;
 
 use super::safety::SafetyArgs;
 use super::Failure;
@@ -147,7 +147,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     // Like every conversion: dangerous globals refused, unknown ones only when allowed. The
     // file scanned is the file read from here on, not the path again.
     let checked = args.safety.check(input)?;
-    let _progress = crate::progress::Task::start(input);
+    let _progress = ckpt::progress::Task::start(input);
     // A file that cannot be opened as a zip is left to the checkpoint reader, which says why.
     if is_pt2(&checked.file).unwrap_or(false) {
         return run_pt2(&args, checked.file);

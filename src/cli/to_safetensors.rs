@@ -27,10 +27,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let fail = |e: &dyn std::fmt::Display| Failure::about(input, e);
     super::output::writable(&args.output)?;
     let checked = args.safety.check(input)?;
-    let _progress = crate::progress::Task::start(input);
+    let _progress = ckpt::progress::Task::start(input);
     let mut ckpt = checked.open().map_err(|e| fail(&e))?.checkpoint;
-    let written = crate::to_safetensors(&mut ckpt, args.key.as_deref(), &args.output)
-        .map_err(|e| fail(&e))?;
+    let written =
+        ckpt::to_safetensors(&mut ckpt, args.key.as_deref(), &args.output).map_err(|e| fail(&e))?;
     if !written.skipped.is_empty() {
         eprintln!(
             "left out {} entries that are not tensors: {}",

@@ -287,14 +287,17 @@ fn check_io(info: &ValueInfoProto, batch: &Batch, input: bool, bad: &mut Vec<Str
 /// The `atc` invocation that compiles an exported model.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AtcCommand {
+    /// The ONNX file (`--model`).
     pub model: PathBuf,
     /// Each graph input's name and per-sample sizes (without the batch; every size with
     /// [`Batch::Static`]), in order.
     pub inputs: Vec<(String, Vec<Extent>)>,
+    /// How the batch dimension was exported.
     pub batch: Batch,
     /// Batch sizes for `--dynamic_batch_size` (dynamic batch only), or the batch's sizes in
     /// the `--dynamic_dims` profiles when other dimensions are dynamic too.
     pub profiles: Vec<u64>,
+    /// The `--soc_version` to compile for.
     pub soc: String,
 }
 

@@ -40,9 +40,13 @@ impl fmt::Display for Level {
 /// One finding: about a node (its name and op type) or, with both empty, the model.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Finding {
+    /// How bad it is.
     pub level: Level,
+    /// The node's name (empty for the model).
     pub node: String,
+    /// The node's op type (empty for the model).
     pub op: String,
+    /// What ATC does with it, for users.
     pub message: String,
 }
 
@@ -63,11 +67,15 @@ impl fmt::Display for Finding {
 /// Every finding on a model, models first, then in node order.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The CANN generation whose parser the model was read against.
     pub cann: &'static str,
     /// The plugin sources the operator rules were read from.
     pub source: String,
+    /// The model's default-domain opset, if it declares one.
     pub opset: Option<i64>,
+    /// How many nodes the graph has.
     pub nodes: usize,
+    /// The findings, model first, then in node order.
     pub findings: Vec<Finding>,
     /// Op types of the model whose plugin the table has not read: checked for
     /// registration only.

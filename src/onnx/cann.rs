@@ -3,7 +3,7 @@
 //! (attributes read, ignored or refused; inputs that must be constant; element types it
 //! changes; the Ascend operator it builds and how that computes). `ckpt atc-check`
 //! ([`super::atc_check`]) applies it to any ONNX file, `to-onnx`'s own rules
-//! ([`super::atc`]) are checked against it, and `docs/atc.md` is generated from it.
+//! (`onnx::atc`) are checked against it, and `docs/atc.md` is generated from it.
 //!
 //! Source: CANN's op library, `ops/built-in/framework/onnx_plugin/*.cc`, as mirrored in
 //! the public repository `dengguojie/vue-element-admin`, branch `stp`, commit
@@ -256,7 +256,9 @@ pub fn registered(op: &str) -> &'static [i64] {
 /// computes with when the plugin does not pass it on.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Value {
+    /// An integer.
     Int(i64),
+    /// A float.
     Float(f32),
     /// Not set (no clip, no activation list).
     Absent,
@@ -269,22 +271,32 @@ pub enum Treatment {
     Read,
     /// Not read: the device computes as if it were `device`; ONNX's default is `onnx`. A
     /// node whose value (or ONNX's default) differs computes something else on the device.
-    Ignored { onnx: Value, device: Value },
+    Ignored {
+        /// ONNX's default.
+        onnx: Value,
+        /// What the device computes with.
+        device: Value,
+    },
     /// The plugin fails the conversion unless the value is `allowed`.
-    Refused { allowed: Value },
+    Refused {
+        /// The one value the plugin accepts.
+        allowed: Value,
+    },
 }
 
 /// One attribute of a plugin.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Attribute {
+    /// The ONNX attribute's name.
     pub name: &'static str,
+    /// What the plugin does with it.
     pub treatment: Treatment,
 }
 
 /// A rule that needs the node's context (shapes, constants), checked by `atc_check`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rule {
-    /// `Resize` ([`Rule::describe`] says what each rule checks).
+    /// `Resize` (`Rule::describe` says what each rule checks).
     Resize,
     /// `ArgMax`/`ArgMin`.
     KeptAxisAtOne,
@@ -320,11 +332,13 @@ impl Rule {
 /// What one plugin does, for the op types whose plugin was read.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Plugin {
+    /// The ONNX op type it converts.
     pub op: &'static str,
     /// The plugin file under [`PLUGIN_DIR`].
     pub source: &'static str,
     /// The Ascend operator(s) it builds.
     pub becomes: &'static str,
+    /// What it does with each attribute it knows.
     pub attributes: &'static [Attribute],
     /// Input positions the parser needs as constants (initializers).
     pub constant_inputs: &'static [usize],
@@ -333,6 +347,7 @@ pub struct Plugin {
     pub dropped_inputs: &'static [usize],
     /// Output positions that come out int32 where ONNX says int64.
     pub int32_outputs: &'static [usize],
+    /// The rule that needs the node's context, if any.
     pub rule: Option<Rule>,
 }
 

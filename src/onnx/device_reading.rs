@@ -41,8 +41,11 @@ pub struct Reading {
 /// One node read differently from its ONNX meaning (or re-expressed in the device's form).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Change {
+    /// The node's name.
     pub node: String,
+    /// Its op type.
     pub op: String,
+    /// How the device reads it, for users.
     pub reading: String,
 }
 
@@ -53,8 +56,11 @@ pub enum ReadingError {
     Rejected(Finding),
     /// A node whose device meaning this reading cannot write in ONNX.
     Unexpressed {
+        /// The node's name.
         node: String,
+        /// Its op type.
         op: String,
+        /// What cannot be written.
         why: String,
     },
 }

@@ -12,10 +12,10 @@
 
 pub(crate) mod arch;
 pub(crate) mod atc;
-pub(crate) mod atc_check;
+pub mod atc_check;
 pub(crate) mod attention;
-pub(crate) mod cann;
-pub(crate) mod device_reading;
+pub mod cann;
+pub mod device_reading;
 pub(crate) mod elem;
 pub(crate) mod export;
 pub(crate) mod fold;
@@ -32,6 +32,7 @@ pub(crate) mod write;
 use std::fmt;
 
 pub use arch::{Choice, Source};
+pub use atc::AtcCommand;
 pub use export::{export, ExportOptions, ExportReport};
 pub use write::{WriteOptions, Written};
 

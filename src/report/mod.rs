@@ -1,5 +1,6 @@
 //! What `ckpt inspect` reports about a checkpoint: [`InspectReport`], built by [`inspect`],
-//! serialized as the JSON of `ckpt inspect --json` and rendered as text by [`render_text`].
+//! serialized as the JSON of `ckpt inspect --json` and rendered as text by [`render_text`];
+//! about a `.pt2` archive: [`pt2`].
 //!
 //! The JSON fields are documented in the user guide (`docs/guide.md`); the text view is
 //! rendered from the same report, so the two never disagree. JSON has no spelling for some
@@ -10,6 +11,7 @@
 mod build;
 mod folder;
 mod model;
+pub mod pt2;
 mod text;
 
 pub use build::inspect;

@@ -27,7 +27,12 @@ pub enum AmpState {
     /// `torch.amp.GradScaler` / `torch.cuda.amp.GradScaler`.
     Native(NativeScaler),
     /// torch_npu's GradScaler: the native fields plus `dynamic`.
-    Npu { scaler: NativeScaler, dynamic: bool },
+    Npu {
+        /// The native fields.
+        scaler: NativeScaler,
+        /// Whether the scale is dynamic.
+        dynamic: bool,
+    },
     /// apex `amp.state_dict()`: one `loss_scalerN` entry per loss.
     Apex(Vec<ApexScaler>),
     /// A disabled GradScaler saves `{}`.
@@ -35,6 +40,7 @@ pub enum AmpState {
 }
 
 impl AmpState {
+    /// `native`, `npu`, `apex` or `disabled`, as reports print it.
     pub fn kind(&self) -> &'static str {
         match self {
             AmpState::Native(_) => "native",
@@ -45,28 +51,40 @@ impl AmpState {
     }
 }
 
+/// torch's `GradScaler.state_dict()`, by its keys.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NativeScaler {
+    /// `scale`.
     pub scale: f64,
+    /// `growth_factor`.
     pub growth_factor: f64,
+    /// `backoff_factor`.
     pub backoff_factor: f64,
+    /// `growth_interval`.
     pub growth_interval: i64,
+    /// `_growth_tracker`.
     pub growth_tracker: i64,
 }
 
+/// One apex loss scaler (`loss_scalerN`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApexScaler {
     /// `loss_scaler0` → 0.
     pub index: u32,
+    /// `loss_scale`.
     pub loss_scale: f64,
+    /// `unskipped`.
     pub unskipped: i64,
 }
 
 /// An AMP state and where it is: the path of keys from the top-level object.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FoundAmp {
+    /// The keys from the top-level object to the state.
     pub path: Vec<String>,
+    /// The state's node in the graph.
     pub node: NodeId,
+    /// The state read.
     pub state: AmpState,
 }
 

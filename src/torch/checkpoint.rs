@@ -160,7 +160,7 @@ fn open_zip(path: &Path, file: File) -> Result<Checkpoint, TorchError> {
     let mut zip = match TorchZip::open(file.try_clone()?) {
         // torch 2.1–2.7 wrote `.pt2` archives with records at the zip root.
         Err(e @ (ZipError::NoFolder(_) | ZipError::MixedFolders { .. })) => {
-            return Err(match super::pt2::is_pt2(&file) {
+            return Err(match super::pt2_layout::is_pt2(&file) {
                 Ok(true) => pt2(),
                 _ => e.into(),
             });

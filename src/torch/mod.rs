@@ -5,7 +5,7 @@
 //! tensors in a graph; [`save()`] writes a graph back with the storages copied byte for byte.
 
 pub(crate) mod allowlist;
-pub(crate) mod amp;
+pub mod amp;
 pub(crate) mod checkpoint;
 pub(crate) mod contiguous;
 pub(crate) mod copy;
@@ -15,6 +15,7 @@ pub(crate) mod input;
 pub(crate) mod legacy;
 pub(crate) mod location;
 pub mod pt2;
+pub(crate) mod pt2_layout;
 pub(crate) mod read_tensor;
 pub mod safetensors;
 pub(crate) mod save;

@@ -13,6 +13,7 @@ pub use dtype::{cast_floating, CastDone, CastScope};
 pub use location::{remap, Remapped};
 pub use plain::{make_plain, weights_only_blockers, Found, Plain, PlainKind};
 pub use prefix::{strip_state_dict, PrefixRule};
+pub use select::TRAINING_STATE_KEYS;
 
 /// Why a transform could not be applied.
 #[derive(Debug, thiserror::Error)]

@@ -8,7 +8,7 @@
 //! pickle) and `gather` streams a tensor's bytes from its chunks, with memory for one buffer.
 //! The writers are `item_write` (one stored item) and `write_metadata` (`.metadata`).
 //! [`deepspeed`] reads DeepSpeed ZeRO folders. The pipelines over these (consolidate, shard)
-//! are [`crate::sharded`].
+//! are a layer below, in the tool.
 
 pub mod deepspeed;
 pub(crate) mod gather;

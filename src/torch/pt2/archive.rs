@@ -16,8 +16,9 @@ use crate::aten::program::{ExportedProgram, SymInt, TensorMeta};
 use crate::torch::checkpoint::MappedBytes;
 use crate::torch::contiguous::{increment, is_contiguous};
 use crate::torch::dtype::DType;
+use crate::torch::pt2_layout::{open_layout, Layout};
 use crate::torch::read_tensor::{decode, decode_integer, ByteOrder, MappedTensor};
-use crate::torch::zip_read::{TorchZip, ZipError};
+use crate::torch::zip_read::TorchZip;
 
 /// The largest JSON record we parse (the program, the weight configs). A resnet152
 /// program is about 2 MiB; this leaves room for very large graphs.
@@ -75,27 +76,6 @@ pub struct StoredTensor {
     pub layout: TensorLayout,
 }
 
-/// How the archive's records are laid out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Layout {
-    /// Under one archive folder (torch ≥ 2.8): weights as raw records described by JSON
-    /// configs, or (torch 2.8) `torch.save`d into records.
-    Archive,
-    /// At the zip root, weights `torch.save`d into nested archives (torch 2.1–2.7,
-    /// [`flat`]).
-    Flat,
-}
-
-impl Layout {
-    /// `archive` or `flat`, as reports print it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Layout::Archive => "archive",
-            Layout::Flat => "flat",
-        }
-    }
-}
-
 /// An opened `.pt2` archive of either layout and any known schema version.
 ///
 /// Invariant: every entry of `tensors` names an existing record of one of `sources` with
@@ -142,38 +122,6 @@ struct ConfigEntry {
 #[derive(Deserialize)]
 struct Config {
     config: HashMap<String, ConfigEntry>,
-}
-
-/// Whether `file` is a `.pt2` archive: a zip whose `archive_format` record says `pt2`
-/// (archive layout), or whose root holds the schema `version` and the program (flat
-/// layout). Files that are not zips, or other zips, are not.
-pub fn is_pt2(file: &File) -> Result<bool, Pt2Error> {
-    let mut head = [0u8; 4];
-    if file.read_at(&mut head, 0)? < 4 || head != *b"PK\x03\x04" {
-        return Ok(false);
-    }
-    Ok(open_layout(file.try_clone()?)?.is_some())
-}
-
-/// The zip and its layout, or `None` for a zip that is no `.pt2` archive. A zip whose
-/// entries are not under one folder can only be the flat layout.
-fn open_layout(file: File) -> Result<Option<(TorchZip, Layout)>, Pt2Error> {
-    match TorchZip::open(file.try_clone()?) {
-        Ok(mut zip) => Ok(archive_format_is_pt2(&mut zip)?.then_some((zip, Layout::Archive))),
-        Err(ZipError::NoFolder(_) | ZipError::MixedFolders { .. }) => {
-            let zip = TorchZip::open_flat(file)?;
-            Ok(flat::is_flat(&zip).then_some((zip, Layout::Flat)))
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
-fn archive_format_is_pt2(zip: &mut TorchZip) -> Result<bool, Pt2Error> {
-    if !zip.has("archive_format") {
-        return Ok(false);
-    }
-    let bytes = zip.read_small("archive_format", 64)?;
-    Ok(String::from_utf8_lossy(&bytes).trim() == "pt2")
 }
 
 impl Pt2Archive {

@@ -26,19 +26,11 @@ use crate::torch::zip_read::TorchZip;
 use super::archive::TensorLayout;
 use super::Pt2Error;
 
-/// The record holding the schema version; torch's loader requires it.
-pub const VERSION: &str = "version";
-/// The record holding the program.
-pub const PROGRAM: &str = "serialized_exported_program.json";
+pub use crate::torch::pt2_layout::{is_flat, PROGRAM, VERSION};
 /// The state dict's record, by the names torch's loader accepts.
 pub const STATE_DICT: [&str; 2] = ["serialized_state_dict.pt", "serialized_state_dict.json"];
 /// The lifted constants' record, by the names torch's loader accepts.
 pub const CONSTANTS: [&str; 2] = ["serialized_constants.pt", "serialized_constants.json"];
-
-/// Whether a zip opened from its root (`TorchZip::open_flat`) is a flat `.pt2`.
-pub fn is_flat(zip: &TorchZip) -> bool {
-    zip.has(VERSION) && zip.has(PROGRAM)
-}
 
 /// The first of `names` the archive holds.
 pub fn find<'a>(zip: &TorchZip, names: &[&'a str]) -> Option<&'a str> {

@@ -14,35 +14,8 @@
 mod archive;
 pub mod flat;
 pub mod generations;
-pub mod summary;
 mod sympy_str;
 
-pub use archive::{is_pt2, Layout, Pt2Archive, StoredTensor, TensorLayout, MAX_JSON_BYTES};
+pub use super::pt2_layout::{is_pt2, Layout, Pt2Error};
+pub use archive::{Pt2Archive, StoredTensor, TensorLayout, MAX_JSON_BYTES};
 pub use generations::SchemaVersion;
-
-/// Why a `.pt2` archive could not be read. Each message names the record or tensor.
-#[derive(Debug, thiserror::Error)]
-pub enum Pt2Error {
-    /// The archive is not a readable zip.
-    #[error(transparent)]
-    Zip(#[from] super::zip_read::ZipError),
-    /// Reading the file failed.
-    #[error("I/O error: {0}")]
-    Io(#[from] std::io::Error),
-    /// A record is missing or malformed.
-    #[error("`{record}`: {what}")]
-    Record {
-        /// The record (`models/model.json`).
-        record: String,
-        /// What is wrong.
-        what: String,
-    },
-    /// A stored tensor does not fit its record or cannot be read.
-    #[error("tensor `{name}`: {what}")]
-    Tensor {
-        /// Its FQN.
-        name: String,
-        /// What is wrong.
-        what: String,
-    },
-}

@@ -7,7 +7,8 @@
 //! `[bf16_]zero_pp_rank_<dp>_mp_rank_00_optim_states.pt` per data-parallel rank. Either folder
 //! is recognised by those names ([`find`]); [`Names::list`] orders the files as DeepSpeed does,
 //! the caller opens each through the security check, and [`layout::read`] reads where every
-//! tensor's bytes are from their pickles. [`crate::sharded::deepspeed`] writes the result.
+//! tensor's bytes are from their pickles. The consolidation pipeline
+//! (`ckpt consolidate`, a layer below) writes the result.
 
 pub mod layout;
 
@@ -140,7 +141,7 @@ fn natural_key(name: &str) -> Vec<Part> {
 }
 
 /// A tag folder's files, each decoded by the checkpoint reader (structure only; no tensor
-/// bytes read); [`crate::security::check_deepspeed`] opens them, each through the security
+/// bytes read); the security layer's DeepSpeed check opens them, each through the security
 /// check.
 pub struct Folder {
     /// The tag folder.
