@@ -46,11 +46,6 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// occurs fails the test, so the list only shrinks.
 const ALLOWED: &[(&str, &str, &str)] = &[
     (
-        "aten/eval/mod.rs",
-        "torch::script::shape",
-        "split's piece sizes are read by TorchScript's shape rules until those rules move into aten",
-    ),
-    (
         "torch/tar.rs",
         "security",
         "unit tests judging the loader and the scanner together on hand-built tars, until they move beside the scanner",

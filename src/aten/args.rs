@@ -113,6 +113,15 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// An optional int list as written (absent or `None` → `None`; no repeat, no default).
+    pub fn optional_ints(&self, name: &str) -> Result<Option<&'a [i64]>, String> {
+        match self.get(name) {
+            None | Some(Argument::None) => Ok(None),
+            Some(Argument::Ints(v)) => Ok(Some(v)),
+            Some(other) => Err(Self::wrong(name, "a list of ints or None", other)),
+        }
+    }
+
     /// Like [`Args::ints_or`], for non-negative values.
     pub fn sizes_or(&self, name: &str, len: usize, default: &[i64]) -> Result<Vec<u64>, String> {
         self.ints_or(name, len, default)?
@@ -176,5 +185,8 @@ mod tests {
         assert_eq!(args.float_or("eps", 1e-5), Ok(0.001));
         assert!(args.tensor("input").unwrap_err().contains("missing"));
         assert!(args.int_or("eps", 0).unwrap_err().contains("as_float"));
+        assert_eq!(args.optional_ints("padding"), Ok(Some(&[1, 0][..])));
+        assert_eq!(args.optional_ints("dilation"), Ok(None));
+        assert!(args.optional_ints("eps").is_err());
     }
 }

@@ -5,6 +5,8 @@
 //!   `.pt2` importer reads it as is; the TorchScript importer builds one).
 //! - [`schema`]: every op's argument names, declared once.
 //! - [`args`]: reading a node's arguments by those names, with the schema's defaults.
+//! - [`shape`]: each op's output sizes from its inputs' sizes and its arguments, per
+//!   sample (the batch kept first), without building values.
 //! - [`inline`]: replacing higher-order ops (an autocast-off region) by their bodies.
 //! - [`sym`], [`specialize`]: symbolic sizes, and a program with some of them fixed.
 //! - [`rows`]: matrix products over rows a view merged (GPT-2's `Conv1D`) written over the
@@ -34,6 +36,7 @@ pub mod refused;
 pub mod rows;
 pub mod schema;
 pub mod series;
+pub mod shape;
 pub mod shuffle;
 pub mod special;
 pub mod specialize;

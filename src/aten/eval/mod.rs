@@ -764,14 +764,14 @@ pub fn evaluate(
         | "vsplit.array"
         | "dsplit.int"
         | "dsplit.array" => {
-            let how = crate::torch::script::shape::pieces_of(node, op)
+            let how = crate::aten::shape::split::pieces_of(node, op)
                 .ok_or_else(|| format!("`{op}` is not a splitting op"))??;
             let x = a.tensor("self")?;
             let at = axis(
-                crate::torch::script::shape::split_dim(node, op, x.rank())?,
+                crate::aten::shape::split::split_dim(node, op, x.rank())?,
                 x.rank(),
             )?;
-            let sizes = crate::torch::script::shape::piece_sizes(x.dims()[at], how)?;
+            let sizes = crate::aten::shape::split::piece_sizes(x.dims()[at], how)?;
             let mut start = 0;
             let mut pieces = Vec::with_capacity(sizes.len());
             for size in sizes {

@@ -41,8 +41,8 @@ use super::inline::{
 use crate::aten::schema::Schema;
 
 use super::ops;
-use super::shape::{self, Dims};
 use super::ScriptError;
+use crate::aten::shape::{self, Dims};
 
 /// The symbol the converted program uses for the batch.
 pub const BATCH: &str = "Symbol('batch', positive=True, integer=True)";
@@ -953,10 +953,10 @@ impl Converter<'_> {
             self.values.insert(call.output, number);
             return Ok(());
         }
-        let list = shape::pieces_of(&node, overload).is_some();
+        let list = shape::split::pieces_of(&node, overload).is_some();
         if list && !constant_op {
             let dims = |n: &str| self.dims_at(n, &named, lead);
-            let shapes = match shape::infer_pieces(&node, overload, &dims) {
+            let shapes = match shape::split::infer_pieces(&node, overload, &dims) {
                 Ok(shapes) => shapes,
                 // A tensor whose batch is not first (the stacked q, k, v of attention): the
                 // aten evaluator's sizes, as for any op without a rule of its own.
@@ -1109,7 +1109,7 @@ impl Converter<'_> {
         if [ops::LSTM, ops::GRU].contains(&schema.target) {
             // The final states follow the output: (layers · directions, batch, hidden).
             let dims = |n: &str| self.dims_at(n, &named, lead);
-            let [stacked, hidden] = shape::recurrent_states(&node, &dims)
+            let [stacked, hidden] = shape::recurrent::states(&node, &dims)
                 .map_err(|e| fail(format!("{e} ({})", schema.signature())))?;
             let mut items = vec![value];
             for k in 1..=if schema.target == ops::LSTM { 2 } else { 1 } {
@@ -1334,7 +1334,7 @@ impl Converter<'_> {
 
     /// Records `node` (outputs named after `output`) with its `evaluated` outputs as value
     /// `id`, and as value `changed` too for an in-place op. A `list` op (one that returns a
-    /// list of tensors, [`shape::pieces_of`]) has them as one output, as torch.export
+    /// list of tensors, [`shape::split::pieces_of`]) has them as one output, as torch.export
     /// records it.
     fn record_evaluated(
         &mut self,
@@ -2179,7 +2179,7 @@ fn argument(val: &Val) -> Result<Argument, String> {
         Val::Batch(_) => {
             return Err(format!(
                 "the batch size is used as a value (size arithmetic such as `bsz * num_heads`); only view/reshape may lead with it; {}",
-                super::shape::MOVED_BATCH_HINT
+                shape::MOVED_BATCH_HINT
             ))
         }
         Val::List(items) => list(items)?,

@@ -6,7 +6,7 @@
 //! `forward` through every submodule call into one flat list of `torch.*` calls, each with
 //! its source location; [`convert()`] turns that list into the aten program form of
 //! `crate::aten::program` (argument names from `crate::aten::schema`, shapes
-//! propagated, traced batch sizes rewritten to follow the batch), so that one lowering
+//! propagated by `crate::aten::shape`, traced batch sizes rewritten to follow the batch), so that one lowering
 //! (`crate::onnx::program`) serves `.pt2` and TorchScript alike.
 //!
 //! Nothing is executed: code is parsed as data, and only straight-line traced code is
@@ -18,7 +18,6 @@ mod dtypes;
 pub(crate) mod inline;
 mod ops;
 pub mod parse;
-pub(crate) mod shape;
 pub(crate) mod token;
 
 pub use archive::{is_torchscript, ScriptArchive};

@@ -23,7 +23,7 @@ pub const LSTM: &str = "lstm.input";
 /// `nn.GRU`'s kernel. It returns (output, h_n), like [`LSTM`].
 pub const GRU: &str = "gru.input";
 
-/// The overloads whose per-sample output sizes [`super::shape::infer`] computes by a rule
+/// The overloads whose per-sample output sizes [`crate::aten::shape::infer`] computes by a rule
 /// of its own (besides [`CONVOLUTION`], [`MULTI_HEAD_ATTENTION`], [`LSTM`] and [`GRU`]):
 /// ops on activations too large to evaluate, or whose rule also checks the batch stays
 /// first. Every other overload's sizes are evaluated ([`super::convert`]). Listed first
@@ -187,7 +187,7 @@ pub fn targets() -> impl Iterator<Item = &'static str> {
         .filter(|t| !t.starts_with("_operator."))
 }
 
-/// Whether `target`'s output sizes come from [`super::shape::infer`] (see [`SHAPED`]).
+/// Whether `target`'s output sizes come from [`crate::aten::shape::infer`] (see [`SHAPED`]).
 pub fn shaped(target: &str) -> bool {
     [CONVOLUTION, MULTI_HEAD_ATTENTION, LSTM, GRU].contains(&target) || SHAPED.contains(&target)
 }

@@ -4,8 +4,8 @@
 //! sized as torch sizes them ([`piece_sizes`]), and checked against the recorded ones.
 
 use crate::aten::program::Node;
+use crate::aten::shape::split::{piece_sizes, pieces_of, split_dim, Pieces};
 use crate::onnx::OnnxError;
-use crate::torch::script::shape::{piece_sizes, pieces_of, split_dim, Pieces};
 
 use super::super::lower::Lowering;
 use super::super::tensor;

@@ -1,0 +1,106 @@
+//! Layers of `torch.nn` traced as one op: norms and dropout (the input's shape), fused
+//! attention, recurrent layers ([`super::recurrent`]), linear maps, matrix products and
+//! embeddings.
+
+use super::{recurrent, Dims, Operands};
+use crate::aten::program::Node;
+
+/// The per-sample shape of layer op `op`; `None` when `op` is not one.
+pub(super) fn infer(o: &Operands<'_>, node: &Node, op: &str) -> Option<Result<Vec<u64>, String>> {
+    Some(match op {
+        "batch_norm.default"
+        | "layer_norm.default"
+        | "dropout.default"
+        | "instance_norm.default"
+        | "group_norm.default" => o.activation("input"),
+        // torch names the in-place form's tensor `self`.
+        "dropout_.default" => o.activation("self"),
+        "_transformer_encoder_layer_fwd.default" => o.activation("src"),
+        // The attention output (the weights, its second output, are never exported).
+        "_native_multi_head_attention.default" => o.activation("query"),
+        "lstm.input" | "gru.input" => recurrent::output(o, node),
+        "linear.default" => (|| {
+            let x = o.activation("input")?;
+            let w = o.stored("weight")?;
+            match (x.split_last(), w.first()) {
+                (Some((_, rest)), Some(&out)) => Ok(rest.iter().copied().chain([out]).collect()),
+                _ => Err(format!("linear of per-sample {x:?} by {w:?}")),
+            }
+        })(),
+        "matmul.default" => matmul(o),
+        // Attention over the last two axes: the query's tokens, the value's features.
+        "scaled_dot_product_attention.default" => (|| {
+            let q = o.activation("query")?;
+            let v = o.activation("value")?;
+            match (q.split_last(), v.last()) {
+                (Some((_, rest)), Some(&features)) if q.len() == v.len() => {
+                    Ok(rest.iter().copied().chain([features]).collect())
+                }
+                _ => Err(format!(
+                    "attention of per-sample query {q:?} and value {v:?}"
+                )),
+            }
+        })(),
+        "embedding.default" => (|| {
+            let ids = o.activation("indices")?;
+            match o.stored("weight")?.as_slice() {
+                [_, width] => Ok(ids.into_iter().chain([*width]).collect()),
+                w => Err(format!("an embedding table of sizes {w:?}; it must be 2-D")),
+            }
+        })(),
+        _ => return None,
+    })
+}
+
+/// Two activations of one rank with the same leading sizes, or an activation times a
+/// stored `[K, N]` matrix.
+fn matmul(o: &Operands<'_>) -> Result<Vec<u64>, String> {
+    let a = o.activation("self")?;
+    let (b, broadcast) = match o.tensor("other")? {
+        Dims::PerSample(b) => (b, false),
+        Dims::Stored(b) => (b, true),
+    };
+    let fits = |rows: &[u64], lead: &[u64], k: u64| {
+        let (rows_lead, b_lead) = (&rows[..rows.len() - 1], &lead[..lead.len() - 1]);
+        lead.last() == Some(&k)
+            && if broadcast {
+                b_lead.is_empty()
+            } else {
+                rows_lead == b_lead
+            }
+    };
+    match (a.split_last(), b.split_last()) {
+        (Some((&k, rows)), Some((&n, lead)))
+            if !rows.is_empty() && !lead.is_empty() && fits(rows, lead, k) =>
+        {
+            Ok(rows.iter().copied().chain([n]).collect())
+        }
+        _ => Err(format!("matmul of per-sample {a:?} by {b:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{infer, tests::node, Dims};
+
+    #[test]
+    fn matmul_takes_a_batched_pair_or_a_stored_matrix() {
+        let dims = |n: &str| match n {
+            "a" => Some(Dims::PerSample(vec![4, 3, 5])),
+            "b" => Some(Dims::PerSample(vec![4, 5, 2])),
+            "w" => Some(Dims::Stored(vec![5, 7])),
+            "w3" => Some(Dims::Stored(vec![4, 5, 7])),
+            _ => None,
+        };
+        let mm = |other: &str| {
+            let n = node(&format!(
+                r#"{{"name": "self", "arg": {{"as_tensor": {{"name": "a"}}}}}},
+                   {{"name": "other", "arg": {{"as_tensor": {{"name": "{other}"}}}}}}"#
+            ));
+            infer(&n, "matmul.default", &dims)
+        };
+        assert_eq!(mm("b"), Ok(vec![4, 3, 2]));
+        assert_eq!(mm("w"), Ok(vec![4, 3, 7]));
+        assert!(mm("w3").is_err());
+    }
+}
