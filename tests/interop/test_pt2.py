@@ -158,6 +158,33 @@ def test_factories_sized_by_the_batch_are_the_same_for_every_sample(tmp_path):
     check_parity(model, out, (3, 4, 4), torch.Generator().manual_seed(0))
 
 
+class BoolFactoriesSizedByTheBatch(torch.nn.Module):
+    """Bool masks the same for every sample, sized by the batch: onnxruntime has no bool
+    `Where`, so the file must pick them at another type and cast."""
+
+    def forward(self, x):
+        return torch.zeros(x.shape[0], 3, dtype=torch.bool), torch.ones_like(x, dtype=torch.bool)
+
+
+def test_bool_factories_sized_by_the_batch_run_in_onnxruntime_and_match_torch(tmp_path):
+    import numpy as np
+    import onnxruntime as ort
+
+    model = BoolFactoriesSizedByTheBatch().eval()
+    archive = tmp_path / "m.pt2"
+    common.export_pt2(model, (4,), True, archive)
+    out = tmp_path / "m.onnx"
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    onnx.checker.check_model(onnx.load(str(out)), full_check=True)
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    for b in (1, 3):
+        x = torch.randn(b, 4)
+        x[0, 0] = float("nan")
+        got = session.run(None, {session.get_inputs()[0].name: x.numpy()})
+        for g, r in zip(got, model(x)):
+            assert g.dtype == np.bool_ and np.array_equal(g, r.numpy()), (b, g, r)
+
+
 class BatchSum(torch.nn.Module):
     def forward(self, x):
         return x.sum(dim=0, keepdim=True) + x

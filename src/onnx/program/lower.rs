@@ -1312,34 +1312,9 @@ impl Lowering<'_, '_> {
         let per_sample = vec![1; one.shape().len()];
         let one = self.g.reshape(scope, &one, &per_sample)?;
         let placed = Tensor::rows(one, 1).reshaped(&mut self.g, scope, &sizes)?;
-        let elem = self.recorded_elem(name)?;
-        let picked = emit::cast(&mut self.g, scope, placed.value(), elem);
-        let values: Vec<f64> = match tensor.values() {
-            eval::Values::I64(v) => v.iter().map(|&i| i as f64).collect(),
-            _ => tensor.to_f32().iter().map(|&v| f64::from(v)).collect(),
-        };
-        let constant = self.g.typed_constant(
-            &format!("{name}.value"),
-            tensor.dims().to_vec(),
-            &values,
-            elem,
-        )?;
-        let always =
-            self.g
-                .typed_constant(&format!("{name}.always"), vec![1], &[1.0], ElemType::Bool)?;
         let mut shape = tensor.dims().to_vec();
         shape.remove(axis);
-        let y = emit::single(self.g.typed_node(
-            "Where",
-            scope,
-            vec![
-                always.name().to_owned(),
-                constant.name().to_owned(),
-                picked.name().to_owned(),
-            ],
-            vec![],
-            vec![(shape, elem)],
-        ));
+        let y = self.picked_constant(name, tensor, placed.value(), shape)?;
         let y = placed.with_value(y)?;
         let recorded = self.recorded_name_sizes(name)?;
         if recorded != y.sizes() {
@@ -1379,14 +1354,29 @@ impl Lowering<'_, '_> {
             }
         }
         let one = one.reshaped(&mut self.g, scope, &vec![Size::fixed(1); rank])?;
+        let y = self.picked_constant(name, tensor, one.value(), tensor.dims().to_vec())?;
+        Ok(Tensor::fixed(y))
+    }
+
+    /// Output `name`'s constant `tensor` as `Where(true, tensor, c)` at the type torch
+    /// recorded, `c` the value `carrier` (one element of the input, per sample or not)
+    /// cast to that type, whose value is never taken; `shape` is the result's per-sample
+    /// shape. onnxruntime has no bool `Where`: a bool constant is picked as int32 and cast.
+    fn picked_constant(
+        &mut self,
+        name: &str,
+        tensor: &eval::Tensor,
+        carrier: &Value,
+        shape: Vec<u64>,
+    ) -> Result<Value, OnnxError> {
+        let scope = name;
         let elem = self.recorded_elem(name)?;
-        // onnxruntime has no bool Where: a bool constant is picked as int32 and cast.
         let picked_elem = if elem == ElemType::Bool {
             ElemType::Int32
         } else {
             elem
         };
-        let picked = emit::cast(&mut self.g, scope, one.value(), picked_elem);
+        let picked = emit::cast(&mut self.g, scope, carrier, picked_elem);
         let values: Vec<f64> = match tensor.values() {
             eval::Values::I64(v) => v.iter().map(|&i| i as f64).collect(),
             _ => tensor.to_f32().iter().map(|&v| f64::from(v)).collect(),
@@ -1399,7 +1389,7 @@ impl Lowering<'_, '_> {
         )?;
         let always = self.g.typed_constant(
             &format!("{name}.always"),
-            vec![1; rank],
+            vec![1; tensor.rank()],
             &[1.0],
             ElemType::Bool,
         )?;
@@ -1412,9 +1402,9 @@ impl Lowering<'_, '_> {
                 picked.name().to_owned(),
             ],
             vec![],
-            vec![(tensor.dims().to_vec(), picked_elem)],
+            vec![(shape, picked_elem)],
         ));
-        Ok(Tensor::fixed(emit::cast(&mut self.g, scope, &y, elem)))
+        Ok(emit::cast(&mut self.g, scope, &y, elem))
     }
 
     /// The program's outputs (at least one), each with the dimension that carries its
