@@ -134,39 +134,7 @@ impl Lowering<'_, '_> {
         if numbers.iter().all(Option::is_none) {
             return Ok(matrix);
         }
-        let mut dims = vec![1u64; rank];
-        dims[rank - 2] = rows as u64;
-        dims[rank - 1] = cols as u64;
-        let mask: Vec<f64> = numbers
-            .iter()
-            .map(|c| f64::from(u8::from(c.is_some())))
-            .collect();
-        let values: Vec<f64> = numbers.iter().map(|c| c.unwrap_or(0.0)).collect();
-        let mask = self.g.typed_constant(
-            &format!("{scope}.known"),
-            dims.clone(),
-            &mask,
-            ElemType::Bool,
-        )?;
-        let values =
-            self.g
-                .typed_constant(&format!("{scope}.values"), dims, &values, ElemType::Float32)?;
-        let shape = matrix.value().shape().to_vec();
-        let y = self
-            .g
-            .typed_node(
-                "Where",
-                scope,
-                vec![
-                    mask.name().to_owned(),
-                    values.name().to_owned(),
-                    matrix.value().name().to_owned(),
-                ],
-                vec![],
-                vec![(shape, ElemType::Float32)],
-            )
-            .swap_remove(0);
-        matrix.with_value(y)
+        self.with_numbers(scope, &matrix, [rows, cols], &numbers)
     }
 
     /// A function of square matrices ([`linalg::FUNCTIONS`]): determinants, inverses,
@@ -271,27 +239,44 @@ impl Lowering<'_, '_> {
         n: usize,
         x: &Tensor,
     ) -> Result<Tensor, OnnxError> {
-        let rank = x.rank();
-        let mut dims = vec![1u64; rank];
-        dims[rank - 2] = n as u64;
-        dims[rank - 1] = n as u64;
-        let values: Vec<f64> = terms
+        let numbers: Vec<Option<f64>> = terms
             .iter()
             .map(|t| match t {
-                Term::Number(c) => *c,
-                Term::Value(_) => 0.0,
+                Term::Number(c) => Some(*c),
+                Term::Value(_) => Some(0.0),
             })
             .collect();
+        self.with_numbers(scope, x, [n, n], &numbers)
+    }
+
+    /// `matrix` (its last two dimensions `rows`×`cols`) with the entries `numbers` knows
+    /// replaced by those numbers: one `Where` over it, the same for every sample.
+    fn with_numbers(
+        &mut self,
+        scope: &str,
+        matrix: &Tensor,
+        [rows, cols]: [usize; 2],
+        numbers: &[Option<f64>],
+    ) -> Result<Tensor, OnnxError> {
+        let rank = matrix.rank();
+        let mut dims = vec![1u64; rank];
+        dims[rank - 2] = rows as u64;
+        dims[rank - 1] = cols as u64;
+        let mask: Vec<f64> = numbers
+            .iter()
+            .map(|c| f64::from(u8::from(c.is_some())))
+            .collect();
+        let values: Vec<f64> = numbers.iter().map(|c| c.unwrap_or(0.0)).collect();
         let mask = self.g.typed_constant(
             &format!("{scope}.known"),
             dims.clone(),
-            &vec![1.0; n * n],
+            &mask,
             ElemType::Bool,
         )?;
         let values =
             self.g
                 .typed_constant(&format!("{scope}.values"), dims, &values, ElemType::Float32)?;
-        let shape = x.value().shape().to_vec();
+        let shape = matrix.value().shape().to_vec();
         let y = self
             .g
             .typed_node(
@@ -300,13 +285,13 @@ impl Lowering<'_, '_> {
                 vec![
                     mask.name().to_owned(),
                     values.name().to_owned(),
-                    x.value().name().to_owned(),
+                    matrix.value().name().to_owned(),
                 ],
                 vec![],
                 vec![(shape, ElemType::Float32)],
             )
             .swap_remove(0);
-        x.with_value(y)
+        matrix.with_value(y)
     }
 
     /// `a·b` of two activations of the same layout (MatMul over the last two dimensions).
