@@ -201,3 +201,29 @@ fn series<A: Algebra>(a: &mut A, x: &A::V) -> Result<A::V> {
     let g = a.mul_c(&g, SERIES_G)?;
     a.sub(&f, &g)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{at, close};
+
+    /// Values from torch 2.13 in float64 in each of its forms, and its special values.
+    #[test]
+    fn airy_values_are_torchs() {
+        let f = |x: f64| at("special_airy_ai.default", "", x);
+        for (x, expected) in [
+            (0.0, 0.3550280538878172),
+            (-1.0, 0.5355608832923521),
+            (1.5, 0.07174949700810533),
+            (-5.0, 0.35076100902415286),
+            (3.0, 0.00659113935746072),
+        ] {
+            assert!(close(f(x), expected, 1e-7), "Ai({x}) = {}", f(x));
+        }
+        let relative = (f(10.0) - 1.1047532552898654e-10).abs() / 1.1047532552898654e-10;
+        assert!(relative < 1e-6, "Ai(10) = {}", f(10.0));
+        assert_eq!(f(200.0), 0.0);
+        assert!(f(f64::INFINITY).is_nan());
+        assert!(f(f64::NEG_INFINITY).is_nan());
+        assert!(f(f64::NAN).is_nan());
+    }
+}

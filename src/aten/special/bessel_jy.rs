@@ -173,8 +173,8 @@ const Y1_YQ: [f64; 8] = [
 
 /// `√(2/π)`, torch's `0.797884560802865355879892119868763737`.
 const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_355_879_892_119_868_763_737;
-/// `2/π`, torch's `0.636619772367581343075535053490057448`.
-const TWO_OVER_PI: f64 = 0.636_619_772_367_581_343_075_535_053_490_057_448;
+/// `2/π` (torch's `0.636619772367581343075535053490057448`).
+const TWO_OVER_PI: f64 = std::f64::consts::FRAC_2_PI;
 
 /// The rational and oscillating parts of one order's asymptotic form above 5.
 struct Asymptotic<'c> {
@@ -194,7 +194,7 @@ const ORDER0: Asymptotic<'static> = Asymptotic {
     pq: &ORDER0_PQ,
     qp: &ORDER0_QP,
     qq: &ORDER0_QQ,
-    phase: 0.785_398_163_397_448_309_615_660_845_819_875_721,
+    phase: std::f64::consts::FRAC_PI_4,
     squared_first: true,
 };
 
@@ -203,7 +203,7 @@ const ORDER1: Asymptotic<'static> = Asymptotic {
     pq: &ORDER1_PQ,
     qp: &ORDER1_QP,
     qq: &ORDER1_QQ,
-    phase: 2.356_194_490_192_344_928_846_982_537_459_627_163,
+    phase: 3.0 * std::f64::consts::FRAC_PI_4,
     squared_first: false,
 };
 
@@ -339,4 +339,54 @@ pub(super) fn y1<A: Algebra>(a: &mut A, x: &A::V) -> Result<A::V> {
     let above = a.greater_c(x, 5.0)?;
     let y = a.select(&above, &far, &near)?;
     y_domain(a, x, &y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{at, close};
+
+    /// Values from torch 2.13 in float64 (at 100 in float32), on both sides of 5 and at
+    /// torch's special values.
+    #[test]
+    fn first_and_second_kind_values_are_torchs() {
+        let f = |target: &str, x: f64| at(target, "", x);
+        for (target, x, expected) in [
+            ("special_bessel_j0.default", 1e-6, 0.99999999999975),
+            ("special_bessel_j0.default", 2.5, -0.048383776468256645),
+            ("special_bessel_j0.default", -3.0, -0.2600519549074645),
+            ("special_bessel_j0.default", 7.0, 0.3000792697173623),
+            // torch's float32 value: the phase `x − π/4` rounded to float32 as its kernel does.
+            ("special_bessel_j0.default", 100.0, 0.019985679537057877),
+            ("special_bessel_j1.default", -2.5, -0.4970941024644698),
+            ("special_bessel_j1.default", 4.0, -0.06604332806420507),
+            ("special_bessel_j1.default", 7.0, -0.004682797275893047),
+            ("special_bessel_j1.default", -30.0, 0.11875106261662309),
+            ("special_bessel_y0.default", 0.5, -0.4445187335067066),
+            ("special_bessel_y0.default", 3.0, 0.3768500100184375),
+            ("special_bessel_y0.default", 7.0, -0.02594975564546204),
+            ("special_bessel_y0.default", 50.0, -0.09806499547007692),
+            ("special_bessel_y1.default", 0.5, -1.4714723926702433),
+            ("special_bessel_y1.default", 3.0, 0.32467442479622594),
+            ("special_bessel_y1.default", 7.0, -0.3026672388243377),
+        ] {
+            let value = f(target, x);
+            assert!(close(value, expected, 1e-7), "{target}({x}) = {value}");
+        }
+        assert_eq!(f("special_bessel_j0.default", 0.0), 1.0);
+        assert_eq!(f("special_bessel_j1.default", 0.0), 0.0);
+        for target in ["special_bessel_y0.default", "special_bessel_y1.default"] {
+            assert_eq!(f(target, 0.0), f64::NEG_INFINITY);
+            assert!(f(target, -1.0).is_nan());
+            assert!(f(target, f64::NEG_INFINITY).is_nan());
+        }
+        for target in [
+            "special_bessel_j0.default",
+            "special_bessel_j1.default",
+            "special_bessel_y0.default",
+            "special_bessel_y1.default",
+        ] {
+            assert!(f(target, f64::INFINITY).is_nan(), "{target}");
+            assert!(f(target, f64::NAN).is_nan(), "{target}");
+        }
+    }
 }

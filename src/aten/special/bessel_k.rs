@@ -149,3 +149,93 @@ pub(super) fn k<A: Algebra>(a: &mut A, x: &A::V, order: Order) -> Result<A::V> {
     let negative = a.less_c(x, 0.0)?;
     a.select_c(&negative, f64::NAN, &y)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::at;
+
+    /// Values from torch 2.13 in float64, on both sides of 2 and at torch's special values.
+    #[test]
+    fn second_kind_values_are_torchs() {
+        let f = |target: &str, x: f64| at(target, "", x);
+        for (target, x, expected) in [
+            ("special_modified_bessel_k0.default", 0.5, 0.924419071227666),
+            (
+                "special_modified_bessel_k0.default",
+                2.0,
+                0.1138938727495334,
+            ),
+            (
+                "special_modified_bessel_k0.default",
+                3.0,
+                0.03473950438627925,
+            ),
+            (
+                "special_modified_bessel_k0.default",
+                50.0,
+                3.410167749789495e-23,
+            ),
+            (
+                "special_modified_bessel_k1.default",
+                0.5,
+                1.6564411200033007,
+            ),
+            (
+                "special_modified_bessel_k1.default",
+                2.0,
+                0.13986588181652246,
+            ),
+            (
+                "special_modified_bessel_k1.default",
+                3.0,
+                0.04015643112819419,
+            ),
+            (
+                "special_scaled_modified_bessel_k0.default",
+                0.5,
+                1.5241093857739099,
+            ),
+            (
+                "special_scaled_modified_bessel_k0.default",
+                3.0,
+                0.6977615980438517,
+            ),
+            (
+                "special_scaled_modified_bessel_k0.default",
+                1e4,
+                0.012532984717699288,
+            ),
+            (
+                "special_scaled_modified_bessel_k1.default",
+                0.5,
+                2.7310097082117855,
+            ),
+            (
+                "special_scaled_modified_bessel_k1.default",
+                3.0,
+                0.806563480128787,
+            ),
+            (
+                "special_scaled_modified_bessel_k1.default",
+                1e4,
+                0.012533611351270504,
+            ),
+        ] {
+            let value = f(target, x);
+            let relative = (value - expected).abs() / expected;
+            assert!(relative < 1e-6, "{target}({x}) = {value}");
+        }
+        for target in [
+            "special_modified_bessel_k0.default",
+            "special_modified_bessel_k1.default",
+            "special_scaled_modified_bessel_k0.default",
+            "special_scaled_modified_bessel_k1.default",
+        ] {
+            assert_eq!(f(target, 0.0), f64::INFINITY, "{target}");
+            assert_eq!(f(target, -0.0), f64::INFINITY, "{target}");
+            assert!(f(target, -1.0).is_nan(), "{target}");
+            assert_eq!(f(target, f64::INFINITY), 0.0, "{target}");
+            assert!(f(target, f64::NAN).is_nan(), "{target}");
+        }
+    }
+}

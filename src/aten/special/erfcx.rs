@@ -1019,3 +1019,50 @@ pub(super) fn log_ndtr<A: Algebra>(a: &mut A, x: &A::V) -> Result<A::V> {
     let below = a.less_c(x, -1.0)?;
     a.select(&below, &tail, &body)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{at, close};
+
+    /// Values from torch 2.13 in float64, in each of `calc_erfcx`'s ranges, and its
+    /// special values; `special_log_ndtr` on both sides of −1.
+    #[test]
+    fn erfcx_and_log_ndtr_values_are_torchs() {
+        let erfcx = |x: f64| at("special_erfcx.default", "", x);
+        for (x, expected) in [
+            (0.0, 1.0),
+            (-0.0, 1.0),
+            (0.3, 0.7345993345676554),
+            (-2.0, 108.94090438997797),
+            (-8.0, 1.2470298161623233e+28),
+            (10.0, 0.05614099274382259),
+            (100.0, 0.005641613782989433),
+            (1e8, 5.641895835477563e-09),
+        ] {
+            let relative = (erfcx(x) - expected).abs() / expected;
+            assert!(relative < 1e-7, "erfcx({x}) = {}", erfcx(x));
+        }
+        assert_eq!(erfcx(-30.0), f64::INFINITY);
+        assert_eq!(erfcx(f64::NEG_INFINITY), f64::INFINITY);
+        assert_eq!(erfcx(f64::INFINITY), 0.0);
+        assert!(erfcx(f64::NAN).is_nan());
+        let log_ndtr = |x: f64| at("special_log_ndtr.default", "", x);
+        for (x, expected) in [
+            (0.0, -std::f64::consts::LN_2),
+            (-0.5, -1.1759117615936185),
+            (-3.0, -6.60772622151035),
+            (2.0, -0.02301290932896348),
+            (-50.0, -1254.8313611394199),
+            (10.0, -7.619853024160498e-24),
+        ] {
+            assert!(
+                close(log_ndtr(x), expected, 1e-7),
+                "log_ndtr({x}) = {}",
+                log_ndtr(x)
+            );
+        }
+        assert_eq!(log_ndtr(f64::INFINITY), 0.0);
+        assert_eq!(log_ndtr(f64::NEG_INFINITY), f64::NEG_INFINITY);
+        assert!(log_ndtr(f64::NAN).is_nan());
+    }
+}

@@ -216,7 +216,7 @@ pub const SPECIAL: &[Special] = &[
     ),
     row(
         "special_erfcx.default",
-        "calc_erfcx (Faddeeva erfcx): 100 polynomials in 400/(4 + |x|) (looked up by piece), continued fraction above 50",
+        "calc_erfcx (Faddeeva erfcx): 100 polynomials in 400/(4 + x) on either side of 0 (looked up by piece), continued fraction above 50",
         "self",
         Function::Erfcx,
     ),
