@@ -67,6 +67,8 @@ DECOMPOSED = {
     # Cholesky (upper), a Vandermonde matrix's cumulative products.
     "linalg.det": 7, "linalg.inv": 4, "linalg.matrix_power": 15, "cholesky": 8,
     "linalg.vander": 6,
+    # A product without ReduceProd (off the ATC list): a Split and a tree of Muls.
+    "prod": 19, "masked.prod": 55,
 }
 # Ops refused for a reason in opset 11 or ATC that torch's own data gives (a tag, a
 # namespace, a dtype), each with a sample and words its refusal must hold.
@@ -76,6 +78,7 @@ REFUSED = {
     "randn_like": (1, "nondeterministic_seeded"),
     "cfloat": (2, "opset 11 has no complex element type"),
     "linalg.eigvalsh": (4, "opset 11 has no operator for the other factorisations"),
+    "prod": (34, "ReduceProd is not on the ATC operator list"),
 }
 
 _OPS = None
