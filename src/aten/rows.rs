@@ -32,8 +32,16 @@ const ADD: &str = "torch.ops.aten.add.Tensor";
 /// `x`'s leading sizes whose merged dimension is a product of several symbols, as the
 /// module docs say. Returns how many products were rewritten.
 pub fn unmerge_row_products(graph: &mut Graph) -> usize {
+    unmerge_row_products_where(graph, is_symbol_product)
+}
+
+/// [`unmerge_row_products`] of every product whose merged dimension's size passes
+/// `merged`: a trace converted at fixed sizes of its dynamic dimensions records `B·7`,
+/// one symbol, where torch.export records `B·s`, so its importer passes any symbolic size
+/// (the rewrite computes the same values whatever merged dimension it undoes).
+pub fn unmerge_row_products_where(graph: &mut Graph, merged: fn(&SymInt) -> bool) -> usize {
     let mut rewritten = 0;
-    while let Some(found) = find(graph) {
+    while let Some(found) = find(graph, merged) {
         apply(graph, found);
         rewritten += 1;
     }
@@ -91,7 +99,7 @@ fn is_symbol_product(size: &SymInt) -> bool {
     matches!(size, SymInt::Expr(e) if sym::symbols(e).len() >= 2)
 }
 
-fn find(graph: &Graph) -> Option<Found> {
+fn find(graph: &Graph, merged_passes: fn(&SymInt) -> bool) -> Option<Found> {
     let readers = readers(graph);
     let sizes = |name: &str| graph.tensor_values.get(name).map(|m| &m.sizes);
     let producer: HashMap<&str, usize> = graph
@@ -141,7 +149,7 @@ fn find(graph: &Graph) -> Option<Found> {
         let Some((x_d, leading)) = x_sizes.split_last() else {
             continue;
         };
-        if leading.len() < 2 || x_d != d || w_d != d || out_e != e || !is_symbol_product(merged) {
+        if leading.len() < 2 || x_d != d || w_d != d || out_e != e || !merged_passes(merged) {
             continue;
         }
         if product.target == ADDMM {

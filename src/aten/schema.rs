@@ -1080,6 +1080,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("pow.Tensor_Scalar", &["self", "exponent"], &[]),
     schema("pow.Tensor_Tensor", &["self", "exponent"], &[]),
     schema("prelu.default", &["self", "weight"], &[]),
+    schema("prod.default", &["self"], &["dtype"]),
     schema("prod.dim_int", &["self", "dim", "keepdim"], &["dtype"]),
     schema("rad2deg.default", &["self"], &[]),
     schema("ravel.default", &["self"], &[]),

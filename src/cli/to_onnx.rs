@@ -9,7 +9,7 @@ use ckpt::onnx::AtcCommand;
 use ckpt::onnx::Choice;
 use ckpt::onnx::{export, Batch, ExportOptions, Extent, Opset};
 use ckpt::torch::pt2::{is_pt2, Pt2Archive};
-use ckpt::torch::script::convert::GivenInput;
+use ckpt::torch::script::convert::{GivenInput, GivenSize};
 use ckpt::torch::script::{is_torchscript, ScriptArchive};
 use ckpt::torch::DType;
 
@@ -81,21 +81,21 @@ fn parse_opset(text: &str) -> Result<i64, String> {
 /// `C,H,W`, or `NAME:DIMS[:DTYPE]` (`ids:128:int64`), or `DIMS:DTYPE`: a per-sample shape
 /// of positive sizes, the input it is for, its torch dtype.
 fn parse_shape(text: &str) -> Result<GivenInput, String> {
-    let dims = |part: &str| -> Option<Vec<u64>> {
-        part.split(',')
-            .map(|d| d.trim().parse::<u64>().ok().filter(|&d| d > 0))
-            .collect()
+    let dims = |part: &str| -> Option<Vec<GivenSize>> {
+        part.split(',').map(|d| given_size(d.trim())).collect()
     };
     let dtype = |part: &str| {
         DType::from_name(part.trim()).ok_or_else(|| {
             format!("`{part}` in `{text}` is not a torch dtype (float32, int64, int32, bool)")
         })
     };
-    let wrong = || format!("`{text}` is not C,H,W or NAME:DIMS[:DTYPE] with positive sizes");
+    let wrong = || {
+        format!("`{text}` is not C,H,W or NAME:DIMS[:DTYPE] with positive sizes or dynamic ones (`seq<=512`)")
+    };
     let parts: Vec<&str> = text.split(':').collect();
     let (name, shape, dtype) = match parts.as_slice() {
         [shape] => (None, dims(shape).ok_or_else(wrong)?, None),
-        [shape, ty] if dims(shape).is_some() => {
+        [shape, ty] if dims(shape).is_some() && DType::from_name(ty.trim()).is_some() => {
             (None, dims(shape).ok_or_else(wrong)?, Some(dtype(ty)?))
         }
         [name, shape] => (Some(name), dims(shape).ok_or_else(wrong)?, None),
@@ -112,7 +112,31 @@ fn parse_shape(text: &str) -> Result<GivenInput, String> {
     })
 }
 
-/// The torchvision export's `C,H,W` from `--input-shape` (one, unnamed, float32, rank 3).
+/// One size of `--input-shape`: a positive number, or a dynamic dimension `NAME` or
+/// `NAME<=MAX` (a name that is not a number).
+fn given_size(text: &str) -> Option<GivenSize> {
+    if let Ok(n) = text.parse::<u64>() {
+        return (n > 0).then_some(GivenSize::Fixed(n));
+    }
+    let (symbol, max) = match text.split_once("<=") {
+        Some((symbol, max)) => (symbol.trim(), Some(max.trim().parse::<u64>().ok()?)),
+        None => (text, None),
+    };
+    let named = symbol
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && symbol
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (named && symbol != "batch" && max != Some(0)).then(|| GivenSize::Dynamic {
+        symbol: symbol.to_owned(),
+        max,
+    })
+}
+
+/// The torchvision export's `C,H,W` from `--input-shape` (one, unnamed, float32, rank 3,
+/// every size fixed).
 fn image_shape(given: &[GivenInput]) -> Result<[u64; 3], String> {
     match given {
         [] => Ok(DEFAULT_INPUT_SHAPE),
@@ -120,8 +144,20 @@ fn image_shape(given: &[GivenInput]) -> Result<[u64; 3], String> {
             name: None,
             shape,
             dtype: None | Some(DType::Float32),
-        }] => <[u64; 3]>::try_from(shape.as_slice())
-            .map_err(|_| format!("--input-shape {shape:?} is not three dimensions C,H,W")),
+        }] => {
+            let fixed: Option<Vec<u64>> = shape
+                .iter()
+                .map(|size| match size {
+                    GivenSize::Fixed(n) => Some(*n),
+                    GivenSize::Dynamic { .. } => None,
+                })
+                .collect();
+            fixed
+                .and_then(|sizes| <[u64; 3]>::try_from(sizes).ok())
+                .ok_or_else(|| {
+                    "--input-shape of a torchvision checkpoint is three fixed sizes C,H,W".into()
+                })
+        }
         _ => Err("a torchvision checkpoint takes one --input-shape C,H,W".into()),
     }
 }
@@ -351,9 +387,16 @@ fn run_script(args: &Args, file: File) -> Result<(), Failure> {
         report.program.program_nodes,
         inputs_text(&report.program.inputs, &options.batch)
     );
-    eprintln!(
-        "note: a trace records one example: every input dimension but the batch is fixed at the size shown (trace again, or use torch.export with a dynamic dimension, for other sizes)"
-    );
+    let dynamic = args
+        .input_shape
+        .iter()
+        .flat_map(|g| &g.shape)
+        .any(|size| matches!(size, GivenSize::Dynamic { .. }));
+    if !dynamic {
+        eprintln!(
+            "note: a trace records one example: every input dimension but the batch is fixed at the size shown (name a dimension that varies in --input-shape, as `ids:seq<=512:int64`, or trace again, for other sizes)"
+        );
+    }
     finish_program(args, &options, &report.program)
 }
 
@@ -376,7 +419,7 @@ mod tests {
     fn input_shapes_name_the_input_and_its_dtype() {
         let given = |name: Option<&str>, shape: &[u64], dtype: Option<DType>| GivenInput {
             name: name.map(str::to_owned),
-            shape: shape.to_vec(),
+            shape: shape.iter().map(|&n| GivenSize::Fixed(n)).collect(),
             dtype,
         };
         assert_eq!(
@@ -392,6 +435,7 @@ mod tests {
             Ok(given(Some("mask"), &[128], Some(DType::Bool)))
         );
         assert_eq!(parse_shape("x:3,8"), Ok(given(Some("x"), &[3, 8], None)));
+        assert_eq!(parse_shape("ids:128"), Ok(given(Some("ids"), &[128], None)));
         assert_eq!(
             parse_shape("16:int32"),
             Ok(given(None, &[16], Some(DType::Int32)))
@@ -401,6 +445,28 @@ mod tests {
             .unwrap_err()
             .contains("not a torch dtype"));
         assert!(parse_shape(":8").is_err());
+        let seq = |max| GivenSize::Dynamic {
+            symbol: "seq".into(),
+            max,
+        };
+        assert_eq!(
+            parse_shape("ids:seq<=512:int64").map(|g| g.shape),
+            Ok(vec![seq(Some(512))])
+        );
+        assert_eq!(
+            parse_shape("x:seq,768").map(|g| g.shape),
+            Ok(vec![seq(None), GivenSize::Fixed(768)])
+        );
+        for bad in [
+            "ids:seq<=0",
+            "ids:seq<=many",
+            "ids:2seq",
+            "ids:batch",
+            "ids:s-q",
+        ] {
+            assert!(parse_shape(bad).is_err(), "{bad}");
+        }
+        assert!(image_shape(&[parse_shape("3,h<=224,224").unwrap()]).is_err());
         assert_eq!(image_shape(&[]), Ok(DEFAULT_INPUT_SHAPE));
         assert!(image_shape(&[given(Some("ids"), &[128], None)]).is_err());
         assert!(image_shape(&[given(None, &[3, 8], None)]).is_err());

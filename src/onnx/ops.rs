@@ -7,6 +7,7 @@ use super::graph::{Attr, GraphBuilder, Value, Weight};
 use super::OnnxError;
 
 mod nan;
+mod product;
 
 /// A 2-D convolution's hyper-parameters (symmetric padding, as `nn.Conv2d` has).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -646,8 +647,9 @@ impl GraphBuilder {
         self.reduce("ReduceMean", scope, x, axes, keep)
     }
 
-    /// `op` (`ReduceMean`, `ReduceSum`, `ReduceMax`, `ReduceMin`) over per-sample `axes`
-    /// (sorted, distinct, in range), kept as size 1 or dropped. The axes are an attribute,
+    /// `op` (`ReduceMean`, `ReduceSum`, `ReduceMax`, `ReduceMin`, `ReduceProd`) over per-sample `axes`
+    /// (sorted, distinct, in range), kept as size 1 or dropped. `ReduceProd`, which ATC
+    /// lacks, is written as `Mul`s of each entry (`product.rs`). The axes are an attribute,
     /// except for `ReduceSum` from opset 13, which takes them as an int64 input. A float
     /// `ReduceMax`/`ReduceMin` over values holding a NaN gives NaN, as torch's `amax` does
     /// (`nan.rs`).
@@ -695,6 +697,9 @@ impl GraphBuilder {
                 "{scope}: {op} over {axes:?} of {:?}",
                 x.shape()
             )));
+        }
+        if op == "ReduceProd" {
+            return self.reduce_product(scope, x, axes, keep);
         }
         let shape: Vec<u64> = x
             .shape()

@@ -5,19 +5,20 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::aten::program::ExportedProgram;
+use crate::aten::program::{ExportedProgram, SymInt};
+use crate::aten::rows::unmerge_row_products_where;
 use crate::aten::specialize::specialize;
 use crate::aten::sym::symbols;
 use crate::torch::checkpoint::Checkpoint;
 use crate::torch::read_tensor::{self, MappedTensor};
 use crate::torch::script::archive::{constant_tensor, Constant, ConstantTensor, ConstantValues};
-use crate::torch::script::convert::GivenInput;
-use crate::torch::script::convert::BATCH;
+use crate::torch::script::convert::{convert_at, GivenInput, GivenSize, BATCH};
 use crate::torch::script::{convert, ScriptArchive};
 use crate::torch::tensor::TensorRef;
 use crate::torch::{DType, TorchError};
 
-use super::program::{export_with, ProgramOptions, ProgramReport, TensorSource};
+use super::program::dynamic::{sizes_lowered, DynamicDim, Sizes};
+use super::program::{export_dynamic, export_with, ProgramOptions, ProgramReport, TensorSource};
 use super::{Batch, OnnxError};
 
 /// What a TorchScript export did.
@@ -142,6 +143,10 @@ pub fn export_script(
     options: &ProgramOptions,
     out: &Path,
 ) -> Result<ScriptReport, OnnxError> {
+    let dims = dynamic_dims(given)?;
+    if !dims.is_empty() {
+        return export_dynamic_script(archive, given, &dims, options, out);
+    }
     let mut converted = convert(archive, given)?;
     if options.batch == Batch::Static {
         converted.program = at_traced_sizes(&converted.program, converted.traced_batch)?;
@@ -156,4 +161,108 @@ pub fn export_script(
         program,
         traced_batch: converted.traced_batch,
     })
+}
+
+/// The dynamic dimensions `given` names, each once: inputs that name one symbol share its
+/// size, and must agree on its maximum.
+fn dynamic_dims(given: &[GivenInput]) -> Result<Vec<DynamicDim>, OnnxError> {
+    let mut dims: Vec<DynamicDim> = Vec::new();
+    for size in given.iter().flat_map(|g| &g.shape) {
+        let GivenSize::Dynamic { symbol, max } = size else {
+            continue;
+        };
+        match dims.iter().find(|d| &d.symbol == symbol) {
+            Some(seen) if seen.max != *max => {
+                return Err(OnnxError::Option {
+                    what: format!(
+                    "--input-shape gives the dynamic dimension `{symbol}` two maximums ({} and {})",
+                    seen.max.map_or("none".into(), |m| m.to_string()),
+                    max.map_or("none".into(), |m| m.to_string()),
+                ),
+                })
+            }
+            Some(_) => {}
+            None => dims.push(DynamicDim {
+                symbol: symbol.clone(),
+                min: 1,
+                max: *max,
+            }),
+        }
+    }
+    Ok(dims)
+}
+
+/// A trace exported with dynamic dimensions besides the batch: converted once at each set
+/// of sizes the lowering compares ([`sizes_lowered`]), so that a size the trace baked in
+/// shows as a difference between the programs (refused) rather than as a wrong graph.
+fn export_dynamic_script(
+    archive: &mut ScriptArchive,
+    given: &[GivenInput],
+    dims: &[DynamicDim],
+    options: &ProgramOptions,
+    out: &Path,
+) -> Result<ScriptReport, OnnxError> {
+    if options.batch == Batch::Static {
+        return Err(OnnxError::Option {
+            what: format!(
+                "--batch static exports every size as the trace recorded it, but --input-shape names the dynamic dimension {}",
+                dims[0].symbol
+            ),
+        });
+    }
+    let mut converted = Vec::new();
+    for sizes in sizes_lowered(dims)? {
+        let values: HashMap<String, u64> =
+            sizes.iter().map(|(s, &v)| (s.clone(), v as u64)).collect();
+        let at = convert_at(archive, given, &values).map_err(|e| e.to_string());
+        converted.push((sizes, at));
+    }
+    let Some((_, Ok(base))) = converted.first() else {
+        let what = match converted.into_iter().next() {
+            Some((sizes, Err(e))) => format!("converted with {}: {e}", shown(&sizes)),
+            _ => "no sizes to convert at".into(),
+        };
+        return Err(OnnxError::Program { what });
+    };
+    let (tensors, traced_batch, program_nodes) = (
+        base.tensors.clone(),
+        base.traced_batch,
+        base.program.graph_module.graph.nodes.len(),
+    );
+    let program_at = |sizes: &Sizes| -> Result<ExportedProgram, OnnxError> {
+        let (_, at) =
+            converted
+                .iter()
+                .find(|(s, _)| s == sizes)
+                .ok_or_else(|| OnnxError::Program {
+                    what: format!("the trace was not converted at the sizes {sizes:?}"),
+                })?;
+        let mut program = at
+            .as_ref()
+            .map_err(|what| OnnxError::Program {
+                what: format!("converted with {}: {what}", shown(sizes)),
+            })?
+            .program_with_parameter_sizes();
+        unmerge_row_products_where(&mut program.graph_module.graph, |size| {
+            matches!(size, SymInt::Expr(_))
+        });
+        Ok(program)
+    };
+    let mut source = ScriptTensors {
+        ckpt: &mut archive.ckpt,
+        tensors: &tensors,
+        constants: &archive.constants,
+    };
+    let program = export_dynamic(&program_at, dims, program_nodes, &mut source, options, out)?;
+    Ok(ScriptReport {
+        program,
+        traced_batch,
+    })
+}
+
+/// Sizes by symbol as a user reads them (`seq=7`).
+fn shown(sizes: &Sizes) -> String {
+    let mut each: Vec<String> = sizes.iter().map(|(s, v)| format!("{s}={v}")).collect();
+    each.sort();
+    each.join(", ")
 }

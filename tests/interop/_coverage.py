@@ -176,10 +176,12 @@ def torch_onnx(model, inputs, path):
                           dynamic_axes=axes)
 
 
-def ckpt_to_onnx(ckpt, source, out, timeout):
-    """`ckpt to-onnx SOURCE -o OUT`; raises `ConversionError` with ckpt's first error line.
-    The file written must pass `ckpt atc-check` (`assert_atc_check`)."""
-    proc = subprocess.run([str(ckpt), "to-onnx", str(source), "-o", str(out)],
+def ckpt_to_onnx(ckpt, source, out, timeout, shapes=()):
+    """`ckpt to-onnx SOURCE -o OUT` (with an `--input-shape` per entry of `shapes`); raises
+    `ConversionError` with ckpt's first error line. The file written must pass `ckpt
+    atc-check` (`assert_atc_check`)."""
+    given = [arg for shape in shapes for arg in ("--input-shape", shape)]
+    proc = subprocess.run([str(ckpt), "to-onnx", str(source), "-o", str(out), *given],
                           capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         message = proc.stderr.strip() or f"exit {proc.returncode}"
@@ -222,8 +224,23 @@ def convert(route, model, inputs, workdir, stem, ckpt=None, timeout=600, exporte
     except Exception as e:  # noqa: BLE001 - any torch failure is a verdict, not a crash
         step = "torch.export" if route == "pt2" else "torch.jit.trace"
         raise ConversionError(f"{step} failed: {type(e).__name__}: {shorten(e)}") from e
-    ckpt_to_onnx(ckpt, source, out, timeout)
+    ckpt_to_onnx(ckpt, source, out, timeout,
+                 trace_shapes(inputs) if route == "trace" else ())
     return out
+
+
+def trace_shapes(inputs):
+    """`--input-shape` for a trace whose inputs have dynamic axes besides the batch: each
+    input's per-sample sizes, a dynamic axis as `NAME<=MAX` (none when no axis is)."""
+    if not any(i.axes for i in inputs):
+        return ()
+    shapes = []
+    for i in inputs:
+        sizes = [str(n) for n in i.shape]
+        for a in i.axes:
+            sizes[a.axis - 1] = f"{a.name}<={a.max}"
+        shapes.append(f"{i.name}:{','.join(sizes)}")
+    return shapes
 
 
 # ------------------------------------------------------------------ checks

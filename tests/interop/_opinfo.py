@@ -31,10 +31,15 @@ A sample's `verdict` is one of `VERDICTS`:
 
 Orthogonal to the verdict, `mixes` says whether the op mixes values along the first axis
 on this sample (at least two rows; `None` otherwise): the input's rows are redrawn one at
-a time and an output element that changes for two different rows depends on both. Such
-an op cannot be exported with a dynamic batch without mixing samples, so ckpt refuses it
-there; these samples are counted apart from those that keep the batch independent. In a
-static export no axis is the batch, so nothing mixes samples and such ops convert.
+a time and an output element that changes for two different rows depends on both. An op
+also mixes the first axis when it does not treat the rows alike, by their place: moving
+each row one place on (a cyclic shift) must move the rows of some output axis the same
+way (one row per input row, or a block of rows each, as a flatten makes), or leave an
+output unchanged (a value the same for every sample); a diagonal across the first axis,
+`tril` over it or a flip along it does neither. Such an op cannot be exported with a
+dynamic batch without mixing samples, so ckpt refuses it there; these samples are counted
+apart from those that keep the batch independent. In a static export no axis is the
+batch, so nothing mixes samples and such ops convert.
 """
 import os
 import re
@@ -194,7 +199,38 @@ def mixes_batch(fn, x):
             changed = ~((o == b) | (torch.isnan(o) & torch.isnan(b))) if o.is_floating_point() \
                 else o != b
             t += changed.to(torch.int64)
-    return any(bool((t > 1).any()) for t in touched)
+    if any(bool((t > 1).any()) for t in touched):
+        return True
+    shifted = flat_outputs(fn(x.roll(1, 0)))
+    return not all(follows_rows(o, b, x.shape[0]) for o, b in zip(shifted, base))
+
+
+def equal_outputs(a, b):
+    """Equal up to rounding: torch's vectorized kernels round a value by its place in the
+    tensor (a SIMD lane or the scalar tail), so a moved row may differ in its last bits."""
+    if a.shape != b.shape:
+        return False
+    if a.is_floating_point():
+        return torch.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
+    return torch.equal(a, b)
+
+
+def follows_rows(shifted, base, rows):
+    """Whether `shifted` (the output for the input's rows each moved one place on) is
+    `base` unchanged, or `base` with the rows of one axis moved the same way: one output
+    row per input row, or a block of rows each (batch-major, or batch-minor)."""
+    if equal_outputs(shifted, base):
+        return True
+    for axis, size in enumerate(base.shape):
+        if size % rows:
+            continue
+        block = size // rows
+        for split in ((rows, block), (block, rows)):
+            along = 0 if split[0] == rows else 1
+            view = base.unflatten(axis, split)
+            if equal_outputs(shifted, view.roll(1, axis + along).flatten(axis, axis + 1)):
+                return True
+    return False
 
 
 def export(module, x, path):

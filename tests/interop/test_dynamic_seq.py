@@ -7,6 +7,10 @@ Shape/Expand/ConstantOfShape/NonZero/Identity/Loop/If, and no Gather that reads 
 computed tensor: `ckpt atc-check` runs on it), and matches torch eager in onnxruntime at
 several (batch, length) pairs, the smallest and the declared maximum included, from one
 file. Without a declared maximum the export is refused in one line naming it.
+
+The same decoder traced with `torch.jit.trace` at one length exports with the length named
+in `--input-shape` (`seq<=32`), matching torch at the same pairs; a trace that took the
+length as a Python int (so recorded the example's) is refused, not exported at one length.
 """
 import sys
 from pathlib import Path
@@ -83,3 +87,66 @@ def test_a_causal_mask_without_a_declared_maximum_length_is_refused_in_one_line(
     assert len(lines) == 1 and lines[0].startswith("ckpt: error: "), proc.stderr
     assert "needs a declared maximum" in lines[0] and "Dim(..., max=...)" in lines[0], lines[0]
     assert not out.exists()
+
+
+def trace(model, path):
+    ids = torch.randint(0, decoder.VOCAB, (2, 9), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        torch.jit.save(torch.jit.trace(model, (ids,), check_trace=False), str(path))
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_a_traced_decoder_with_a_named_length_matches_torch_at_every_batch_and_length(
+        variant, tmp_path):
+    torch.manual_seed(0)
+    model = decoder.Decoder(**VARIANTS[variant]).eval()
+    traced, out = tmp_path / "decoder.pt", tmp_path / "decoder.onnx"
+    trace(model, traced)
+    proc = ok(run_ckpt("to-onnx", traced, "-o", out, "--input-shape", f"seq<={MAX}"))
+    assert '--input_shape="input:-1,-1"' in proc.stdout, proc.stdout
+    assert "--dynamic_dims=" in proc.stdout, proc.stdout
+    proto = onnx.load(str(out))
+    onnx.checker.check_model(proto, full_check=True)
+    ops = {n.op_type for n in proto.graph.node}
+    assert not ops & BANNED and ops <= atc_ops(), sorted(ops)
+    dims = [d.dim_param for d in proto.graph.input[0].type.tensor_type.shape.dim]
+    assert dims == ["batch", "seq"], dims
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    gen = torch.Generator().manual_seed(5)
+    for b, s in PAIRS:
+        ids = torch.randint(0, decoder.VOCAB, (b, s), generator=gen)
+        with torch.no_grad():
+            ref = model(ids).numpy()
+        got = session.run(None, {"input": ids.numpy()})[0]
+        assert got.shape == ref.shape, (got.shape, ref.shape)
+        tol = 1e-4 * max(1.0, float(np.abs(ref).max()))
+        assert float(np.abs(got - ref).max()) <= tol, (b, s)
+
+
+class BakedLength(torch.nn.Module):
+    """Takes the length as a Python int, so the trace records the example's 9."""
+
+    def __init__(self):
+        super().__init__()
+        self.tokens = torch.nn.Embedding(decoder.VOCAB, decoder.D)
+        self.positions = torch.nn.Embedding(decoder.MAX_POSITIONS, decoder.D)
+
+    def forward(self, ids):
+        length = int(ids.shape[1])
+        return self.tokens(ids) + self.positions(torch.arange(length))[None]
+
+
+def test_a_trace_that_baked_the_length_in_is_refused_rather_than_exported_at_one_length(
+        tmp_path):
+    traced, out = tmp_path / "baked.pt", tmp_path / "baked.onnx"
+    trace(BakedLength().eval(), traced)
+    proc = run_ckpt("to-onnx", traced, "-o", out, "--input-shape", f"seq<={MAX}")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    first = proc.stderr.strip().splitlines()[0]
+    # The error names the size converted at and the op that fails there (a trace error
+    # goes on with the call it is in, as every trace error does).
+    assert first.startswith("ckpt: error: ") and "converted with seq=7" in first, proc.stderr
+    assert "do not broadcast" in first, proc.stderr
+    assert not out.exists()
+    # The same trace at its recorded length exports.
+    ok(run_ckpt("to-onnx", traced, "-o", out))

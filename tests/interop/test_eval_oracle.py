@@ -301,6 +301,8 @@ CASES = [
     C("sum.dim_IntList", T(2, 3, 4), [0, 2], True, dtype=I64, dtypes=(I64, BOOL)),
     C("prod.dim_int", T(2, 3, 4, edges=False), 1, dtypes=(F32,)),
     C("prod.dim_int", T(2, 3, 4), -1, True, dtypes=(F32,)),
+    C("prod.default", T(2, 3, 4, edges=False), dtypes=(F32,)),
+    C("prod.default", T(3, 2), dtypes=(F32,)),
     C("sum.default", T(2, 3), dtypes=ALL),
     C("amax.default", T(2, 3, 4), [0, 1], True, dtypes=(F32, I64, BOOL)),
     C("var.correction", T(2, 5), [1], correction=0),

@@ -8,7 +8,7 @@ with its indices (torch's scan: ties, NaN, −inf-only windows, unbatched inputs
 resampling (torch's filters as one MatMul per axis), `softplus` at any threshold, the
 `unbiased=` overloads of `std`/`var`/`std_mean`/`var_mean`, and a static program whose output
 is a constant torch computes without reading the input (`new_zeros`, `full_like`,
-`ones_like(dtype=...)`, `fill`). Each
+`ones_like(dtype=...)`, `fill`), and `prod` (ATC's operator list has no `ReduceProd`). Each
 module is exported with a dynamic batch, converted, and judged as the OpInfo sweep judges
 a sample (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean, onnxruntime equal to
 torch eager) at two batch sizes, on inputs holding special values; a random dropout and an
@@ -170,6 +170,10 @@ OTHERS = {
     "nanmean keepdim": (lambda x: torch.nanmean(x, dim=(1, 2), keepdim=True), (2, 3)),
     "angle": (torch.angle, (3, 4)),
     "isreal": (torch.isreal, (3, 4)),
+    # ReduceProd is off the ATC list: a Split and a tree of Muls, NaN, ±inf and −0 through it.
+    "prod dim 1": (lambda x: torch.prod(x, 1), (7, 3)),
+    "prod dim -1 keepdim": (lambda x: x.prod(-1, keepdim=True), (3, 5)),
+    "prod dim 2 of 4-d": (lambda x: x.prod(2), (2, 6, 3)),
 }
 RESAMPLES = {
     "bilinear aa down": (lambda x: F.interpolate(x, size=(3, 5), mode="bilinear",
@@ -250,6 +254,8 @@ STATIC = {
     "var biased": (lambda x: torch.var(x, False), (2, 3)),
     "std_mean unbiased": (lambda x: torch.std_mean(x, True), (5,)),
     "var_mean biased": (lambda x: torch.var_mean(x, False), (3, 4)),
+    "prod of every entry": (lambda x: torch.prod(x), (3, 4)),
+    "prod along dimension 0": (lambda x: torch.prod(x, 0, keepdim=True), (5, 2)),
 }
 
 

@@ -67,6 +67,8 @@ DECOMPOSED = {
     # Cholesky (upper), a Vandermonde matrix's cumulative products.
     "linalg.det": 7, "linalg.inv": 4, "linalg.matrix_power": 15, "cholesky": 8,
     "linalg.vander": 6,
+    # A product without ReduceProd (off the ATC list): a Split and a tree of Muls.
+    "prod": 19, "masked.prod": 55,
 }
 # Ops refused for a reason in opset 11 or ATC that torch's own data gives (a tag, a
 # namespace, a dtype), each with a sample and words its refusal must hold.
@@ -76,6 +78,7 @@ REFUSED = {
     "randn_like": (1, "nondeterministic_seeded"),
     "cfloat": (2, "opset 11 has no complex element type"),
     "linalg.eigvalsh": (4, "opset 11 has no operator for the other factorisations"),
+    "prod": (34, "ReduceProd is not on the ATC operator list"),
 }
 
 _OPS = None
@@ -121,8 +124,20 @@ def test_the_mixing_classifier_tells_a_reduction_over_the_batch_from_one_beside_
     assert _opinfo.mixes_batch(lambda t: t.sum(0), x) is True
     assert _opinfo.mixes_batch(lambda t: t.sum(1), x) is False
     assert _opinfo.mixes_batch(lambda t: t.unsqueeze(0), x) is False
-    assert _opinfo.mixes_batch(lambda t: t.flip(0), x) is False
     assert _opinfo.mixes_batch(lambda t: t.cumsum(0), x) is True
+    assert _opinfo.mixes_batch(lambda t: t.new_zeros(2, 5), x) is False
+    assert _opinfo.mixes_batch(lambda t: t.flatten(), x) is False
+    assert _opinfo.mixes_batch(lambda t: t.t().flatten(), x) is False
+    assert _opinfo.mixes_batch(lambda t: t.unsqueeze(-1).expand(4, 3, 2).transpose(0, 2), x) is False
+
+
+def test_an_op_that_treats_rows_by_their_place_mixes_the_batch():
+    x = torch.randn(4, 4)
+    assert _opinfo.mixes_batch(lambda t: t.flip(0), x) is True
+    assert _opinfo.mixes_batch(lambda t: t.diagonal(), x) is True
+    assert _opinfo.mixes_batch(lambda t: t.tril(), x) is True
+    assert _opinfo.mixes_batch(lambda t: t.triu(1), x) is True
+    assert _opinfo.mixes_batch(lambda t: t.tril(), torch.randn(4, 3, 3)) is False
     assert _opinfo.mixes_batch(lambda t: t.sum(), torch.randn(1, 3)) is None
 
 

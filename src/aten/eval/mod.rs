@@ -388,6 +388,7 @@ pub const EVALUATED: &[&str] = &[
     "mm.default",
     "addmm.default",
     "prod.dim_int",
+    "prod.default",
     "convolution.default",
     "native_layer_norm.default",
 ];
@@ -991,6 +992,14 @@ pub fn evaluate(
             let x = a.tensor("self")?;
             let at = axis(a.int("dim")?, x.rank().max(1))?;
             one(x.reduce(&[at], a.bool_or("keepdim", false)?, Reduction::Prod))
+        }
+        "prod.default" => {
+            if a.dtype()?.is_some_and(|d| d != FLOAT32) {
+                return Err("a product to a dtype other than float32".into());
+            }
+            let x = a.tensor("self")?;
+            let every: Vec<usize> = (0..x.rank()).collect();
+            one(x.reduce(&every, false, Reduction::Prod))
         }
         "linear.default" => {
             let y = a.tensor("input")?.linear(&a.tensor("weight")?)?;

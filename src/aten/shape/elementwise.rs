@@ -17,6 +17,18 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
             let term = elementwise(o.operand("tensor1")?, o.operand("tensor2")?)?;
             elementwise(o.operand("self")?, Some(Dims::PerSample(term)))
         })(),
+        // `self.copy_(src)`: `self` keeps its sizes, `src` is broadcast into them.
+        "copy_.default" => (|| {
+            let into = o.activation("self")?;
+            let sizes = elementwise(Some(Dims::PerSample(into.clone())), o.operand("src")?)?;
+            if sizes == into {
+                Ok(into)
+            } else {
+                Err(format!(
+                    "copy_ into per-sample sizes {into:?} from a value that broadcasts to {sizes:?}"
+                ))
+            }
+        })(),
         _ => return None,
     })
 }
@@ -103,6 +115,27 @@ mod tests {
         assert_eq!(elementwise(x.clone(), None), Ok(vec![4, 8]));
         assert!(elementwise(x, Some(Dims::PerSample(vec![8]))).is_err());
         assert!(elementwise(Some(Dims::Stored(vec![2])), None).is_err());
+    }
+
+    #[test]
+    fn copy_keeps_the_destinations_sizes_and_refuses_a_source_that_would_grow_it() {
+        let dims = |n: &str| match n {
+            "x" => Some(Dims::PerSample(vec![2, 49, 8])),
+            "row" => Some(Dims::PerSample(vec![1, 49, 8])),
+            "wide" => Some(Dims::PerSample(vec![2, 49, 16])),
+            "bias" => Some(Dims::Stored(vec![8])),
+            _ => None,
+        };
+        let copy = |src: &str| {
+            let n = super::super::tests::node(&format!(
+                r#"{{"name": "self", "arg": {{"as_tensor": {{"name": "x"}}}}}},
+                   {{"name": "src", "arg": {{"as_tensor": {{"name": "{src}"}}}}}}"#
+            ));
+            super::super::infer(&n, "copy_.default", &dims)
+        };
+        assert_eq!(copy("row"), Ok(vec![2, 49, 8]));
+        assert_eq!(copy("bias"), Ok(vec![2, 49, 8]));
+        assert!(copy("wide").is_err());
     }
 
     #[test]

@@ -15,6 +15,15 @@ pub(super) fn infer(o: &Operands<'_>, node: &Node, op: &str) -> Option<Result<Ve
         | "group_norm.default" => o.activation("input"),
         // torch names the in-place form's tensor `self`.
         "dropout_.default" => o.activation("self"),
+        // One class axis appended; `num_classes=-1` sizes it by the largest index, a value.
+        "one_hot.default" => (|| {
+            let indices = o.activation("self")?;
+            match o.args.int_or("num_classes", -1)? {
+                n if n > 0 => Ok(indices.into_iter().chain([n as u64]).collect()),
+                -1 => Err("one_hot with num_classes=-1 takes its class count from the largest index, a value of the input; give num_classes".into()),
+                n => Err(format!("one_hot with num_classes={n}")),
+            }
+        })(),
         "_transformer_encoder_layer_fwd.default" => o.activation("src"),
         // The attention output (the weights, its second output, are never exported).
         "_native_multi_head_attention.default" => o.activation("query"),
@@ -60,11 +69,20 @@ fn matmul(o: &Operands<'_>) -> Result<Vec<u64>, String> {
         Dims::PerSample(b) => (b, false),
         Dims::Stored(b) => (b, true),
     };
+    // A stored stack of matrices: its leading sizes, right-aligned with the activation's,
+    // each 1 or the activation's own, and none on the batch but a 1 (as the lowering's
+    // `batched_matmul` takes them).
     let fits = |rows: &[u64], lead: &[u64], k: u64| {
         let (rows_lead, b_lead) = (&rows[..rows.len() - 1], &lead[..lead.len() - 1]);
         lead.last() == Some(&k)
             && if broadcast {
-                b_lead.is_empty()
+                let beside = b_lead.len().saturating_sub(rows_lead.len());
+                b_lead.len() <= rows_lead.len() + 1
+                    && b_lead[..beside].iter().all(|&d| d == 1)
+                    && b_lead[beside..]
+                        .iter()
+                        .zip(&rows_lead[rows_lead.len() + beside - b_lead.len()..])
+                        .all(|(&d, &r)| d == 1 || d == r)
             } else {
                 rows_lead == b_lead
             }
@@ -84,12 +102,16 @@ mod tests {
     use super::super::{infer, tests::node, Dims};
 
     #[test]
-    fn matmul_takes_a_batched_pair_or_a_stored_matrix() {
+    fn matmul_takes_a_batched_pair_or_a_stored_matrix_or_stack_beside_the_batch() {
         let dims = |n: &str| match n {
             "a" => Some(Dims::PerSample(vec![4, 3, 5])),
             "b" => Some(Dims::PerSample(vec![4, 5, 2])),
             "w" => Some(Dims::Stored(vec![5, 7])),
             "w3" => Some(Dims::Stored(vec![4, 5, 7])),
+            "w13" => Some(Dims::Stored(vec![1, 5, 7])),
+            "w143" => Some(Dims::Stored(vec![1, 4, 5, 7])),
+            "w2" => Some(Dims::Stored(vec![2, 5, 7])),
+            "w243" => Some(Dims::Stored(vec![2, 4, 5, 7])),
             _ => None,
         };
         let mm = |other: &str| {
@@ -101,6 +123,27 @@ mod tests {
         };
         assert_eq!(mm("b"), Ok(vec![4, 3, 2]));
         assert_eq!(mm("w"), Ok(vec![4, 3, 7]));
-        assert!(mm("w3").is_err());
+        assert_eq!(mm("w3"), Ok(vec![4, 3, 7]));
+        assert_eq!(mm("w13"), Ok(vec![4, 3, 7]));
+        assert_eq!(mm("w143"), Ok(vec![4, 3, 7]));
+        assert!(mm("w2").is_err());
+        assert!(mm("w243").is_err());
+    }
+
+    #[test]
+    fn one_hot_appends_its_class_count_and_refuses_one_read_from_the_values() {
+        let dims = |n: &str| (n == "ids").then(|| Dims::PerSample(vec![256, 2]));
+        let one_hot = |classes: &str| {
+            let n = node(&format!(
+                r#"{{"name": "self", "arg": {{"as_tensor": {{"name": "ids"}}}}}}{classes}"#
+            ));
+            infer(&n, "one_hot.default", &dims)
+        };
+        assert_eq!(
+            one_hot(r#", {"name": "num_classes", "arg": {"as_int": 10240}}"#),
+            Ok(vec![256, 2, 10240])
+        );
+        assert!(one_hot("").unwrap_err().contains("give num_classes"));
+        assert!(one_hot(r#", {"name": "num_classes", "arg": {"as_int": 0}}"#).is_err());
     }
 }

@@ -133,38 +133,84 @@ pub fn find(program: &ExportedProgram) -> Result<Vec<DynamicDim>, OnnxError> {
     Ok(found)
 }
 
+/// Each dynamic dimension's size, by symbol.
+pub type Sizes = HashMap<String, i64>;
+
+/// The program with every dynamic dimension at a size: a `.pt2` program specialized
+/// ([`specialized`]), or a trace converted again at those sizes.
+pub type ProgramAt<'a> = dyn Fn(&Sizes) -> Result<ExportedProgram, OnnxError> + 'a;
+
+/// `program` (symbolic in the dynamic dimensions) at given sizes: its row products over a
+/// merged batch and dimension unmerged ([`rows`]), then specialized.
+pub fn specialized(
+    program: &ExportedProgram,
+) -> impl Fn(&Sizes) -> Result<ExportedProgram, OnnxError> {
+    let mut program = program.clone();
+    rows::unmerge_row_products(&mut program.graph_module.graph);
+    move |values: &Sizes| {
+        specialize::specialize(&program, values).map_err(|what| OnnxError::Program {
+            what: format!("with a dynamic dimension other than the batch: {what}"),
+        })
+    }
+}
+
+/// Every set of sizes [`lower_dynamic`] lowers the program at: the first probe of each
+/// dimension, each dimension alone at its second probe, and each at its declared maximum
+/// (taken only when a table is read up to the dimension). A source that cannot compute a
+/// program on demand (a trace, converted once per set) prepares these.
+pub fn sizes_lowered(dims: &[DynamicDim]) -> Result<Vec<Sizes>, OnnxError> {
+    let probes = probe_sizes(dims)?;
+    let at = |sizes: &[u64]| -> Sizes {
+        dims.iter()
+            .zip(sizes)
+            .map(|(d, &v)| (d.symbol.clone(), v as i64))
+            .collect()
+    };
+    let base: Vec<u64> = probes.iter().map(|p| p.0).collect();
+    let mut sets = vec![at(&base)];
+    for (i, dim) in dims.iter().enumerate() {
+        let mut second = base.clone();
+        second[i] = probes[i].1;
+        sets.push(at(&second));
+        if let Some(max) = dim.max {
+            let mut full = base.clone();
+            full[i] = max;
+            sets.push(at(&full));
+        }
+    }
+    Ok(sets)
+}
+
+/// Each dimension's two probe sizes.
+fn probe_sizes(dims: &[DynamicDim]) -> Result<Vec<(u64, u64)>, OnnxError> {
+    dims.iter().map(DynamicDim::probes).collect()
+}
+
 /// A lowering at one set of sizes for the dynamic dimensions.
 fn lower_at(
-    program: &ExportedProgram,
+    program_at: &ProgramAt<'_>,
     tensors: &mut dyn TensorSource,
     target: &Target<'_>,
     sizes: &[(&DynamicDim, u64)],
 ) -> Result<Lowered, OnnxError> {
-    let values: HashMap<String, i64> = sizes
+    let values: Sizes = sizes
         .iter()
         .map(|(d, v)| (d.symbol.clone(), *v as i64))
         .collect();
-    let fixed = specialize::specialize(program, &values).map_err(|what| OnnxError::Program {
-        what: format!("with a dynamic dimension other than the batch: {what}"),
-    })?;
-    lower::lower(&fixed, tensors, target)
+    lower::lower(&program_at(&values)?, tensors, target)
 }
 
 /// The export of a program whose inputs have the dynamic dimensions `dims` besides the
-/// batch: the model, and each input's and output's name and sizes after the batch.
+/// batch, at the sizes [`sizes_lowered`] lists (`program_at`): the model, and each input's
+/// and output's name and sizes after the batch.
 pub fn lower_dynamic(
-    program: &ExportedProgram,
+    program_at: &ProgramAt<'_>,
     tensors: &mut dyn TensorSource,
     target: &Target<'_>,
     dims: &[DynamicDim],
 ) -> Result<(Lowered, IoExtents), OnnxError> {
-    let probes = dims
-        .iter()
-        .map(DynamicDim::probes)
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut program = program.clone();
-    rows::unmerge_row_products(&mut program.graph_module.graph);
-    let program = &program;
+    let probes = probe_sizes(dims)?;
+    let program = program_at;
     let base_sizes: Vec<(&DynamicDim, u64)> =
         dims.iter().zip(&probes).map(|(d, p)| (d, p.0)).collect();
     let mut base = lower_at(program, tensors, target, &base_sizes)?;
@@ -633,7 +679,7 @@ fn leading_block(
 /// The base lowering with one dimension at its declared maximum, to take tables from.
 #[allow(clippy::too_many_arguments)]
 fn table_at_max(
-    program: &ExportedProgram,
+    program: &ProgramAt<'_>,
     tensors: &mut dyn TensorSource,
     target: &Target<'_>,
     base_sizes: &[(&DynamicDim, u64)],

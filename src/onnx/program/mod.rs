@@ -21,7 +21,7 @@
 mod alias;
 mod aten;
 mod batch;
-mod dynamic;
+pub(crate) mod dynamic;
 mod emit;
 mod fold;
 mod located;
@@ -190,31 +190,65 @@ pub fn export_with(
     options: &ProgramOptions,
     out: &Path,
 ) -> Result<ProgramReport, OnnxError> {
+    let target = target(options)?;
+    if options.batch == Batch::Static {
+        refuse_dynamic(program)?;
+    }
+    let program_nodes = program.graph_module.graph.nodes.len();
+    let dims = dynamic::find(program)?;
+    if !dims.is_empty() {
+        let program_at = dynamic::specialized(program);
+        return export_dynamic(&program_at, &dims, program_nodes, tensors, options, out);
+    }
+    let lowered = lower::lower(program, tensors, &target)?;
+    finish(
+        lowered,
+        dynamic::IoExtents::new(),
+        program_nodes,
+        options,
+        out,
+    )
+}
+
+/// Exports a program with the dynamic dimensions `dims` besides the batch, given at any
+/// of their sizes by `program_at` (of `program_nodes` nodes), to `out`.
+pub(crate) fn export_dynamic(
+    program_at: &dynamic::ProgramAt<'_>,
+    dims: &[dynamic::DynamicDim],
+    program_nodes: usize,
+    tensors: &mut dyn TensorSource,
+    options: &ProgramOptions,
+    out: &Path,
+) -> Result<ProgramReport, OnnxError> {
+    let target = target(options)?;
+    let (lowered, extents) = dynamic::lower_dynamic(program_at, tensors, &target, dims)?;
+    finish(lowered, extents, program_nodes, options, out)
+}
+
+/// The lowering's target from `options`; a batch of 0 is refused.
+fn target(options: &ProgramOptions) -> Result<lower::Target<'_>, OnnxError> {
     if options.batch == Batch::Fixed(0) {
         return Err(OnnxError::Option {
             what: "the batch must be at least 1".into(),
         });
     }
-    if options.batch == Batch::Static {
-        refuse_dynamic(program)?;
-    }
-    let program_nodes = program.graph_module.graph.nodes.len();
-    let target = lower::Target {
+    Ok(lower::Target {
         opset: options.opset,
         batch: options.batch.clone(),
         input_name: options.input_name.as_deref(),
         output_name: &options.output_name,
         fold_bn: options.fold_bn,
-    };
-    let dims = dynamic::find(program)?;
-    let (lowered, extents) = if dims.is_empty() {
-        (
-            lower::lower(program, tensors, &target)?,
-            dynamic::IoExtents::new(),
-        )
-    } else {
-        dynamic::lower_dynamic(program, tensors, &target, &dims)?
-    };
+    })
+}
+
+/// The ATC check, the file written, and the report on it.
+fn finish(
+    lowered: lower::Lowered,
+    extents: dynamic::IoExtents,
+    program_nodes: usize,
+    options: &ProgramOptions,
+    out: &Path,
+) -> Result<ProgramReport, OnnxError> {
     atc::validate(&lowered.model, &options.batch)?;
     let written = write::write(&lowered.model, out, &options.write)?;
     let with_extents = |io: Vec<(String, Vec<u64>)>| -> Vec<(String, Vec<Extent>)> {

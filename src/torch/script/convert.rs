@@ -57,6 +57,39 @@ pub struct Converted {
     pub traced_batch: Option<u64>,
 }
 
+impl Converted {
+    /// The program with the sizes of every parameter it reads recorded in its tensor values
+    /// (this import leaves them to the tensor source, where torch.export records each), for
+    /// a pass that reads operand sizes from the program alone ([`crate::aten::rows`]).
+    /// Parameters of a dtype the import does not compute in are left out.
+    pub fn program_with_parameter_sizes(&self) -> ExportedProgram {
+        let mut program = self.program.clone();
+        for spec in &program.graph_module.signature.input_specs {
+            let InputSpec::Parameter { arg, fqn } = spec else {
+                continue;
+            };
+            let Some(tensor) = self.tensors.get(fqn) else {
+                continue;
+            };
+            let Some(dtype) = dtypes::of_input(tensor.dtype) else {
+                continue;
+            };
+            let sizes = tensor
+                .shape
+                .iter()
+                .map(|&d| SymInt::Int(d as i64))
+                .collect();
+            program
+                .graph_module
+                .graph
+                .tensor_values
+                .entry(arg.clone())
+                .or_insert_with(|| typed_meta(sizes, dtype));
+        }
+        program
+    }
+}
+
 /// What a value is during conversion.
 #[derive(Clone, Debug, PartialEq)]
 enum Val {
@@ -190,9 +223,19 @@ pub fn convert(
     archive: &mut ScriptArchive,
     given: &[GivenInput],
 ) -> Result<Converted, ScriptError> {
+    convert_at(archive, given, &HashMap::new())
+}
+
+/// [`convert`] with each dynamic dimension of `given` at its size in `values` (every one
+/// must have one).
+pub fn convert_at(
+    archive: &mut ScriptArchive,
+    given: &[GivenInput],
+    values: &HashMap<String, u64>,
+) -> Result<Converted, ScriptError> {
     // The code first: a scripted model is refused for that, whatever its inputs.
     let inlined = inline(archive)?;
-    let (shapes, traced_batch) = inputs(archive, given, &inlined.params)?;
+    let (shapes, traced_batch) = inputs(archive, given, values, &inlined.params)?;
     let mut c = Converter {
         archive,
         tensors: &inlined.tensors,
@@ -296,16 +339,62 @@ pub fn convert(
 }
 
 /// An input's per-sample shape and dtype as the user gives it (`--input-shape
-/// ids:128:int64`). `name` is the forward's parameter it is for; a model with one input
-/// may leave it out. `dtype` defaults to the traced one, else float32.
+/// ids:128:int64`, or `ids:seq<=512:int64` for a dynamic sequence length). `name` is the
+/// forward's parameter it is for; a model with one input may leave it out. `dtype`
+/// defaults to the traced one, else float32.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GivenInput {
     /// The forward's parameter it is for (optional for a model with one input).
     pub name: Option<String>,
     /// Per-sample sizes (without the batch).
-    pub shape: Vec<u64>,
+    pub shape: Vec<GivenSize>,
     /// Element type (default: the traced one, else float32).
     pub dtype: Option<DType>,
+}
+
+/// One per-sample size of a [`GivenInput`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GivenSize {
+    /// A fixed size, which a trace must have recorded.
+    Fixed(u64),
+    /// A dynamic dimension named `symbol` (inputs that share the name share the size), at
+    /// most `max` when given. The trace is converted at two sizes of it and the two
+    /// programs must lower to one graph but for what scales with it.
+    Dynamic {
+        /// The dimension's name, also the ONNX `dim_param`.
+        symbol: String,
+        /// Its largest size, when given (`seq<=512`).
+        max: Option<u64>,
+    },
+}
+
+impl GivenInput {
+    /// The sizes with each dynamic dimension at its value in `values`.
+    fn at(&self, values: &HashMap<String, u64>) -> Result<Vec<u64>, ScriptError> {
+        self.shape
+            .iter()
+            .map(|size| match size {
+                GivenSize::Fixed(n) => Ok(*n),
+                GivenSize::Dynamic { symbol, .. } => values.get(symbol).copied().ok_or_else(|| {
+                    ScriptError::archive(format!("the dynamic dimension `{symbol}` has no size"))
+                }),
+            })
+            .collect()
+    }
+
+    /// Whether these sizes describe a traced input's `recorded` ones: the same rank, and
+    /// the same size wherever the size is fixed.
+    fn fits(&self, recorded: &[u64]) -> bool {
+        self.shape.len() == recorded.len()
+            && self
+                .shape
+                .iter()
+                .zip(recorded)
+                .all(|(size, &r)| match size {
+                    GivenSize::Fixed(n) => *n == r,
+                    GivenSize::Dynamic { .. } => true,
+                })
+    }
 }
 
 /// Each input's per-sample shape and export dtype number, and the traced batch size.
@@ -376,6 +465,7 @@ fn traced(traced: &[TracedInput]) -> Result<(Vec<TracedInput>, u64), ScriptError
 fn inputs(
     archive: &ScriptArchive,
     given: &[GivenInput],
+    values: &HashMap<String, u64>,
     params: &[String],
 ) -> Result<Inputs, ScriptError> {
     let by_param = given_by_param(given, params)?;
@@ -397,18 +487,18 @@ fn inputs(
     for ((param, recorded), given) in params.iter().zip(recorded).zip(by_param) {
         let (dtype, shape) = match (recorded, given) {
             (Some((dtype, shape)), Some(g)) => {
-                if g.shape != shape || g.dtype.is_some_and(|d| d != dtype) {
+                if !g.fits(&shape) || g.dtype.is_some_and(|d| d != dtype) {
                     return Err(ScriptError::archive(format!(
-                        "--input-shape {:?}{} for `{param}` differs from the traced input's per-sample shape {shape:?} ({}); traced code has sizes of the example baked in, so trace the model again at the shape wanted",
-                        g.shape,
+                        "--input-shape {}{} for `{param}` differs from the traced input's per-sample shape {shape:?} ({}); traced code has sizes of the example baked in, so trace the model again at the shape wanted, or name the dimensions that vary (`ids:seq<=512:int64`)",
+                        shown(&g.shape),
                         g.dtype.map_or(String::new(), |d| format!(" {}", d.name())),
                         dtype.name()
                     )));
                 }
-                (dtype, shape)
+                (dtype, g.at(values)?)
             }
             (Some(recorded), None) => recorded,
-            (None, Some(g)) => (g.dtype.unwrap_or(DType::Float32), g.shape.clone()),
+            (None, Some(g)) => (g.dtype.unwrap_or(DType::Float32), g.at(values)?),
             (None, None) if params.len() == 1 => {
                 return Err(ScriptError::archive(
                     "the archive has no `traced_inputs.pkl` (traced with `_store_inputs=False`?), so the input shape is unknown: pass --input-shape C,H,W (or NAME:DIMS:DTYPE, e.g. ids:128:int64)",
@@ -432,6 +522,22 @@ fn inputs(
         inputs.push((shape, number));
     }
     Ok((inputs, batch))
+}
+
+/// Given sizes as `--input-shape` writes them (`[seq<=512, 768]`).
+fn shown(sizes: &[GivenSize]) -> String {
+    let each: Vec<String> = sizes
+        .iter()
+        .map(|size| match size {
+            GivenSize::Fixed(n) => n.to_string(),
+            GivenSize::Dynamic { symbol, max: None } => symbol.clone(),
+            GivenSize::Dynamic {
+                symbol,
+                max: Some(max),
+            } => format!("{symbol}<={max}"),
+        })
+        .collect();
+    format!("[{}]", each.join(", "))
 }
 
 /// The ops whose result is a constant computed from their arguments (no batch), which the

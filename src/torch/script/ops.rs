@@ -171,6 +171,9 @@ pub const SHAPED: &[&str] = &[
     "to.dtype",
     "argmax.default",
     "argmin.default",
+    // In place into an activation (`x[:, 1:] += y` records `copy_` into the slice).
+    "copy_.default",
+    "one_hot.default",
 ];
 
 /// The convolutions padded by name (`padding="same"`, `"valid"`), which a call of a

@@ -97,7 +97,7 @@ pub(super) const OPS: &[Op] = &[
     op(&["sum.dim_IntList", "sum.default"], |l, n, a, s| {
         l.reduce(n, a, s, "ReduceSum")
     }),
-    op(&["prod.dim_int"], |l, n, a, s| {
+    op(&["prod.dim_int", "prod.default"], |l, n, a, s| {
         l.reduce(n, a, s, "ReduceProd")
     }),
     op(&["amax.default"], |l, n, a, s| {
