@@ -23,6 +23,10 @@ pub trait Algebra {
     /// `v` as torch computes it in float32 where its kernel does (a product fed to `sin`):
     /// rounded by the evaluator, already float32 in the graph.
     fn float32(&mut self, v: &Self::V) -> Self::V;
+    /// `table[index]`: a lookup in a table of numbers (a piecewise polynomial's
+    /// coefficients by piece), `index` an integer in `0..table.len()` wherever it is
+    /// computed (the program clamps it, NaN included; the graph's `Gather` fails on any other).
+    fn lookup(&mut self, index: &Self::V, table: &[f64]) -> Result<Self::V>;
 }
 
 /// A program's result: a value, or why it cannot be computed.
@@ -154,6 +158,15 @@ impl Algebra for Scalar {
 
     fn float32(&mut self, v: &f64) -> f64 {
         f64::from(*v as f32)
+    }
+
+    fn lookup(&mut self, index: &f64, table: &[f64]) -> Result<f64> {
+        let position = (index.fract() == 0.0 && *index >= 0.0)
+            .then_some(*index as usize)
+            .and_then(|i| table.get(i));
+        position
+            .copied()
+            .ok_or_else(|| format!("index {index} outside a table of {}", table.len()))
     }
 }
 

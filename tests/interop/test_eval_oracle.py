@@ -139,7 +139,12 @@ CASES = [
             "special_ndtri.default", "special_modified_bessel_i0.default",
             "special_modified_bessel_i1.default", "special_spherical_bessel_j0.default",
             "special_digamma.default", "special_psi.default", "special_gammaln.default",
-            "special_erfinv.default", "special_i0.default"], (*FLOATS, I64)),
+            "special_erfinv.default", "special_i0.default", "special_bessel_j0.default",
+            "special_bessel_j1.default", "special_bessel_y0.default", "special_bessel_y1.default",
+            "special_modified_bessel_k0.default", "special_modified_bessel_k1.default",
+            "special_scaled_modified_bessel_k0.default",
+            "special_scaled_modified_bessel_k1.default", "special_airy_ai.default",
+            "special_erfcx.default", "special_log_ndtr.default"], (*FLOATS, I64)),
     *[C(t, n, T(2, 5)) for t in ("polygamma.default", "special_polygamma.default")
       for n in (0, 1, 2, 5)],
     *[C(t, T(2, 5), p) for t in ("mvlgamma.default", "special_multigammaln.default")

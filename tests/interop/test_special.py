@@ -1,6 +1,7 @@
 """torch's special functions (`digamma`, `lgamma`, `polygamma`, `mvlgamma`, `erfinv`,
-`special_ndtri`, the modified Bessel functions `i0`, `i1` and their scaled forms,
-`special_spherical_bessel_j0`) through `.pt2` ->
+`special_ndtri`, the modified Bessel functions `i0`, `i1`, `k0`, `k1` and their scaled forms,
+`special_spherical_bessel_j0`, the Bessel functions `j0`, `j1`, `y0`, `y1`, `special_airy_ai`,
+`special_erfcx`, `special_log_ndtr`) through `.pt2` ->
 `ckpt to-onnx`, over each function's whole domain: a dense grid, points beside every pole,
 large and tiny magnitudes, ±0, ±inf and NaN (`mvlgamma` too: torch 2.13 computes it
 below `(p - 1)/2`, where it once raised). Each module is exported with a dynamic batch;
@@ -44,6 +45,17 @@ UNIT = grid(-1, 1, 4001) + near([-1.0, 1.0]) + [1 - 2 ** -24, -1 + 2 ** -24] + [
 PROBABILITY = (grid(0, 1, 4001) + [1e-38, 1e-30, 1e-20, 1e-14, 1e-10, 1e-6, 1 - 1e-6, 1 - 2 ** -24]
                + near([0.0, 1.0]) + [2.0, -1.0] + SPECIALS)
 BESSEL = grid(-100, 100, 8001) + near([-8.0, 8.0]) + [88.0, 89.0, 90.0, 95.0, -89.0] + LARGE + TINY + SPECIALS
+# The Bessel functions of the first and second kind change form at 5 (J0 also below 1e-5),
+# those of the second kind (K) at 2; their zeros near 2.405, 3.832, 0.894 and 2.197.
+CYLINDER = (BESSEL + grid(-6, 6, 2401) + near([-5.0, 5.0, 2.0, 1e-5, 2.404825557695773,
+                                               3.8317059702075125, 0.8935769662791675,
+                                               2.197141326031017]) + [1e3 + 0.5, 12345.678])
+# The Airy function changes form at -2.09, 2.09, 8.3203353 and 103.892.
+AIRY = (grid(-200, 200, 8001) + grid(-3, 9, 2401) + near([-2.09, 2.09, 8.3203353, 103.892])
+        + [-1e3, -1e4, -1e5] + LARGE + TINY + SPECIALS)
+# erfcx changes form at 50 and 5e7 (and -6.1, -26.7 below 0); log_ndtr at -1.
+ERFCX = (grid(-30, 60, 9001) + grid(-1, 1, 2001) + near([-26.7, -6.1, 0.0, 50.0, 5e7])
+         + LARGE + TINY + SPECIALS)
 
 
 class Special(torch.nn.Module):
@@ -75,6 +87,17 @@ CASES = {
     "modified_bessel_i0": (torch.special.modified_bessel_i0, BESSEL),
     "modified_bessel_i1": (torch.special.modified_bessel_i1, BESSEL),
     "spherical_bessel_j0": (torch.special.spherical_bessel_j0, BESSEL + grid(-0.6, 0.6, 1201)),
+    "bessel_j0": (torch.special.bessel_j0, CYLINDER),
+    "bessel_j1": (torch.special.bessel_j1, CYLINDER),
+    "bessel_y0": (torch.special.bessel_y0, CYLINDER),
+    "bessel_y1": (torch.special.bessel_y1, CYLINDER),
+    "modified_bessel_k0": (torch.special.modified_bessel_k0, CYLINDER),
+    "modified_bessel_k1": (torch.special.modified_bessel_k1, CYLINDER),
+    "scaled_modified_bessel_k0": (torch.special.scaled_modified_bessel_k0, CYLINDER),
+    "scaled_modified_bessel_k1": (torch.special.scaled_modified_bessel_k1, CYLINDER),
+    "airy_ai": (torch.special.airy_ai, AIRY),
+    "erfcx": (torch.special.erfcx, ERFCX),
+    "log_ndtr": (torch.special.log_ndtr, ERFCX + grid(-60, -20, 401)),
 }
 
 

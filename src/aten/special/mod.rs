@@ -1,5 +1,6 @@
 //! torch's special functions (`digamma`, `lgamma`, `polygamma`, `mvlgamma`, `erfinv`,
-//! `special_ndtri`, the modified Bessel functions, …) as element-wise programs over a
+//! `special_ndtri`, `special_erfcx`, `special_log_ndtr`, the Bessel functions, the Airy
+//! function, …) as element-wise programs over a
 //! [`series`](super::series) algebra: the constant evaluator computes a program in double
 //! precision, the ONNX lowering writes the same program as float32 nodes of opset 11
 //! (`Where` choosing between the pieces of a piecewise function, no loop). Each program
@@ -11,8 +12,12 @@
 //!
 //! [`SPECIAL`] is the table both consumers read: one row per aten overload.
 
+mod airy;
 mod bessel;
+mod bessel_jy;
+mod bessel_k;
 mod erf;
+mod erfcx;
 mod gamma;
 
 use super::args::Args;
@@ -35,6 +40,19 @@ pub enum Function {
     I1,
     I1e,
     SphericalJ0,
+    J0,
+    J1,
+    Y0,
+    Y1,
+    K0,
+    K1,
+    /// `exp(x)·K0(x)`.
+    K0e,
+    /// `exp(x)·K1(x)`.
+    K1e,
+    AiryAi,
+    Erfcx,
+    LogNdtr,
 }
 
 /// One aten overload computed by a special-function program.
@@ -142,6 +160,72 @@ pub const SPECIAL: &[Special] = &[
         "x",
         Function::SphericalJ0,
     ),
+    row(
+        "special_bessel_j0.default",
+        "bessel_j0_forward (cephes j0): rational approximation up to 5, asymptotic form above",
+        "self",
+        Function::J0,
+    ),
+    row(
+        "special_bessel_j1.default",
+        "bessel_j1_forward (cephes j1): rational approximation up to 5, asymptotic form above, odd",
+        "self",
+        Function::J1,
+    ),
+    row(
+        "special_bessel_y0.default",
+        "bessel_y0_forward (cephes y0): rational approximation plus (2/π)·log(x)·J0(x) up to 5, asymptotic form above",
+        "self",
+        Function::Y0,
+    ),
+    row(
+        "special_bessel_y1.default",
+        "bessel_y1_forward (cephes y1): rational approximation plus (2/π)·(J1(x)·log(x) − 1/x) up to 5, asymptotic form above",
+        "self",
+        Function::Y1,
+    ),
+    row(
+        "special_modified_bessel_k0.default",
+        "modified_bessel_k0_forward (cephes k0): Chebyshev series on (0, 2] and (2, ∞)",
+        "self",
+        Function::K0,
+    ),
+    row(
+        "special_modified_bessel_k1.default",
+        "modified_bessel_k1_forward (cephes k1): Chebyshev series on (0, 2] and (2, ∞)",
+        "self",
+        Function::K1,
+    ),
+    row(
+        "special_scaled_modified_bessel_k0.default",
+        "scaled_modified_bessel_k0_forward (cephes k0e): Chebyshev series on (0, 2] and (2, ∞)",
+        "x",
+        Function::K0e,
+    ),
+    row(
+        "special_scaled_modified_bessel_k1.default",
+        "scaled_modified_bessel_k1_forward (cephes k1e): Chebyshev series on (0, 2] and (2, ∞)",
+        "x",
+        Function::K1e,
+    ),
+    row(
+        "special_airy_ai.default",
+        "airy_ai_forward (cephes airy): power series on [−2.09, 2.09), asymptotic forms outside",
+        "x",
+        Function::AiryAi,
+    ),
+    row(
+        "special_erfcx.default",
+        "calc_erfcx (Faddeeva erfcx): 100 polynomials in 400/(4 + x) on either side of 0 (looked up by piece), continued fraction above 50",
+        "self",
+        Function::Erfcx,
+    ),
+    row(
+        "special_log_ndtr.default",
+        "calc_log_ndtr: log(erfcx(−x/√2)/2) − x²/2 below −1, log1p(−erfc(x/√2)/2) above",
+        "self",
+        Function::LogNdtr,
+    ),
 ];
 
 /// Required int argument `name`.
@@ -172,6 +256,45 @@ impl Special {
             Function::I1 => bessel::i1(a, x, false),
             Function::I1e => bessel::i1(a, x, true),
             Function::SphericalJ0 => bessel::spherical_j0(a, x),
+            Function::J0 => bessel_jy::j0(a, x),
+            Function::J1 => bessel_jy::j1(a, x),
+            Function::Y0 => bessel_jy::y0(a, x),
+            Function::Y1 => bessel_jy::y1(a, x),
+            Function::K0 => bessel_k::k(
+                a,
+                x,
+                bessel_k::Order {
+                    one: false,
+                    scaled: false,
+                },
+            ),
+            Function::K1 => bessel_k::k(
+                a,
+                x,
+                bessel_k::Order {
+                    one: true,
+                    scaled: false,
+                },
+            ),
+            Function::K0e => bessel_k::k(
+                a,
+                x,
+                bessel_k::Order {
+                    one: false,
+                    scaled: true,
+                },
+            ),
+            Function::K1e => bessel_k::k(
+                a,
+                x,
+                bessel_k::Order {
+                    one: true,
+                    scaled: true,
+                },
+            ),
+            Function::AiryAi => airy::airy_ai(a, x),
+            Function::Erfcx => erfcx::erfcx(a, x),
+            Function::LogNdtr => erfcx::log_ndtr(a, x),
         }
     }
 }

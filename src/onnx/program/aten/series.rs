@@ -12,7 +12,7 @@ use crate::aten::program::Node;
 use crate::aten::series::{self, Algebra};
 use crate::aten::special;
 use crate::onnx::elem::ElemType;
-use crate::onnx::graph::{GraphBuilder, Value};
+use crate::onnx::graph::{Attr, GraphBuilder, Value};
 use crate::onnx::OnnxError;
 
 use super::super::emit;
@@ -128,6 +128,33 @@ impl Algebra for Graph<'_> {
             Term::Number(c) => Term::Number(f64::from(*c as f32)),
             value => value.clone(),
         }
+    }
+
+    /// A float32 initializer holding `table`, gathered at `index` cast to int64 (a lookup
+    /// in a constant table, which ATC accepts).
+    fn lookup(&mut self, index: &Term, table: &[f64]) -> series::Result<Term> {
+        let index = match index {
+            Term::Number(i) => return series::Scalar.lookup(i, table).map(Term::Number),
+            Term::Value(v) => v,
+        };
+        let values: Vec<f32> = table.iter().map(|&v| v as f32).collect();
+        let table = self
+            .g
+            .folded(
+                &format!("{}.table", self.scope),
+                vec![values.len() as u64],
+                &values,
+            )
+            .map_err(|e| e.to_string())?;
+        let positions = emit::cast(self.g, self.scope, index, ElemType::Int64);
+        let y = emit::single(self.g.typed_node(
+            "Gather",
+            self.scope,
+            vec![table.name().to_owned(), positions.name().to_owned()],
+            vec![("axis", Attr::Int(0))],
+            vec![(self.shape.clone(), ElemType::Float32)],
+        ));
+        Ok(Term::Value(y))
     }
 }
 
