@@ -797,7 +797,7 @@ mod tests {
         let traced: Vec<&str> = crate::torch::script::traced_targets().collect();
         let line = |target: &str| {
             let signature = schema::lookup(target)
-                .map(|s| format!("`{}`", s.signature()))
+                .map(|s| format!("`{}`", s.declaration()))
                 .unwrap_or_default();
             let call = if traced.contains(&target) {
                 format!("`torch.{}`", target.split('.').next().unwrap_or(target))
@@ -870,7 +870,7 @@ mod tests {
         );
         for row in schema::SCHEMAS {
             if let Some(reason) = row.not_evaluated {
-                doc.push_str(&format!("| `{}` | {reason} |\n", row.signature()));
+                doc.push_str(&format!("| `{}` | {reason} |\n", row.declaration()));
             }
         }
         doc.push_str(
