@@ -74,7 +74,7 @@ fn ints(args: &Args<'_>, name: &str) -> Result<Option<Vec<i64>>, String> {
 pub fn transform_axes(node: &Node, op: &str, rank: usize) -> Result<Vec<usize>, String> {
     let args = Args(node);
     if matches!(op, "fft_irfft.default" | "fft_hfft.default") {
-        return Ok(vec![axis(args.int_or("dim", -1)?, rank)?]);
+        return Ok(vec![axis(args.int("dim")?, rank)?]);
     }
     let s = ints(&args, "s")?;
     let default_dims =

@@ -9,7 +9,7 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
         "mean.dim" | "sum.dim_IntList" | "amax.default" | "amin.default" | "var.dim"
         | "std.dim" => (|| {
             let x = o.activation("self")?;
-            let keep = o.args.bool_or("keepdim", false)?;
+            let keep = o.args.bool("keepdim")?;
             let axes: Vec<usize> = match o.args.optional_ints("dim")? {
                 None | Some([]) => {
                     return Err("a reduction over every dimension reduces the batch".into())
@@ -35,7 +35,7 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
                 .optional_int("dim")?
                 .ok_or("argmax/argmin over the whole tensor mixes the batch; give `dim`")?;
             let a = axis(dim, x.len())?;
-            if o.args.bool_or("keepdim", false)? {
+            if o.args.bool("keepdim")? {
                 x[a] = 1;
             } else {
                 x.remove(a);

@@ -414,10 +414,10 @@ pub(super) const OPS: &[Op] = &[
     op(&["diag.default"], |l, n, a, s| l.diag(n, a, s)),
     op(&["diagflat.default"], |l, n, a, s| l.diagflat(n, a, s)),
     op(&["diagonal.default"], |l, n, a, s| {
-        l.diagonal(n, a, s, "self", (0, 1))
+        l.diagonal(n, a, s, "self")
     }),
     op(&["linalg_diagonal.default"], |l, n, a, s| {
-        l.diagonal(n, a, s, "A", (-2, -1))
+        l.diagonal(n, a, s, "A")
     }),
     op(&["pixel_shuffle.default"], |l, n, a, s| {
         l.pixel_shuffle(n, a, s, true)
