@@ -35,21 +35,19 @@ use crate::aten::schema::DefaultValue;
 
 use tensor::{axis, Reduction};
 
-/// Whether [`evaluate`] computes `target` (without `torch.ops.aten.`): one of [`EVALUATED`]
-/// or a copy or an alias of one (`schema::canonical`).
+/// Whether [`evaluate`] computes `target` (with or without `torch.ops.aten.`): its schema
+/// row, or the row of the view a copy copies or the op an alias names
+/// (`schema::canonical`), gives no reason why not (`not_evaluated`). Which module computes
+/// each row is tied to the table by `every_evaluated_row_is_computed_by_one_module`.
 pub fn is_evaluated(target: &str) -> bool {
-    let target = super::schema::canonical(target);
-    EVALUATED.contains(&target)
-        || super::decompose::pointwise(target).is_some()
-        || super::decompose::RELAYOUTS.contains(&target)
-        || super::fourier::REAL_TRANSFORMS.contains(&target)
-        || super::fourier::SHIFTS.contains(&target)
-        || super::special::special(target).is_some()
-        || super::linalg::function(target).is_some()
+    let target = target.strip_prefix("torch.ops.aten.").unwrap_or(target);
+    super::schema::lookup(super::schema::canonical(target))
+        .is_some_and(|row| row.not_evaluated.is_none())
 }
 
-/// The aten targets (without `torch.ops.aten.`) [`evaluate`] computes; their `*_copy`
-/// variants too ([`is_evaluated`]).
+/// The aten targets (without `torch.ops.aten.`) [`evaluate`] computes by its own match,
+/// not by a decomposition, a special function, a relayout, a Fourier transform or a
+/// linear-algebra function; their `*_copy` variants and aliases too ([`is_evaluated`]).
 pub const EVALUATED: &[&str] = &[
     "all.dim",
     "all.dims",
@@ -2214,22 +2212,65 @@ mod tests {
         assert_eq!(gt[0].to_i64().unwrap(), [0, 0, 1, 1, 1, 1]);
     }
 
+    /// The modules that compute `target` (one, or none).
+    fn computed_by(target: &str) -> Vec<&'static str> {
+        use crate::aten::{decompose, fourier, linalg, special};
+        [
+            (
+                "decompose::pointwise",
+                decompose::pointwise(target).is_some(),
+            ),
+            (
+                "decompose::RELAYOUTS",
+                decompose::RELAYOUTS.contains(&target),
+            ),
+            (
+                "fourier",
+                fourier::REAL_TRANSFORMS.contains(&target) || fourier::SHIFTS.contains(&target),
+            ),
+            ("special", special::special(target).is_some()),
+            ("linalg", linalg::function(target).is_some()),
+            ("EVALUATED", EVALUATED.contains(&target)),
+        ]
+        .into_iter()
+        .filter(|(_, computes)| *computes)
+        .map(|(module, _)| module)
+        .collect()
+    }
+
     /// Total evaluation: every op the schema table knows is computed on constants, or its
-    /// row says why not; a row cannot be left out silently.
+    /// row says why not; a row cannot be left out silently, and [`EVALUATED`] lists exactly
+    /// the rows no other module computes (a copy or an alias as the op it stands for).
     #[test]
-    fn every_schema_row_is_evaluated_or_says_why() {
+    fn every_evaluated_row_is_computed_by_one_module() {
         for row in crate::aten::schema::SCHEMAS {
+            let target = crate::aten::schema::canonical(row.target);
             match row.not_evaluated {
-                None => assert!(
-                    is_evaluated(row.target),
-                    "{} is neither evaluated nor marked as not evaluated with a reason",
+                None => assert_eq!(
+                    computed_by(target).len(),
+                    1,
+                    "{} is evaluated by one module, or marked as not evaluated with a reason",
                     row.target
                 ),
                 Some(reason) => {
-                    assert!(!is_evaluated(row.target), "{}", row.target);
+                    assert!(computed_by(target).is_empty(), "{}", row.target);
                     assert!(reason.len() > 20, "{}: give the reason", row.target);
                 }
             }
+        }
+        for target in EVALUATED {
+            let row = crate::aten::schema::lookup(target);
+            assert!(
+                row.is_some_and(|r| r.not_evaluated.is_none()),
+                "{target} is listed as evaluated but its row is missing or says it is not"
+            );
+            assert_eq!(
+                crate::aten::schema::canonical(target),
+                *target,
+                "{target} is a copy or an alias: list the op it stands for"
+            );
+            let listed = EVALUATED.iter().filter(|t| *t == target).count();
+            assert_eq!(listed, 1, "{target} is listed twice");
         }
     }
 
