@@ -48,7 +48,8 @@ pub fn is_evaluated(target: &str) -> bool {
 /// The aten targets (without `torch.ops.aten.`) [`evaluate`] computes by its own match,
 /// not by a decomposition, a special function, a relayout, a Fourier transform or a
 /// linear-algebra function; their `*_copy` variants and aliases too ([`is_evaluated`]).
-pub const EVALUATED: &[&str] = &[
+#[cfg(test)]
+pub(crate) const EVALUATED: &[&str] = &[
     "all.dim",
     "all.dims",
     "any.dim",

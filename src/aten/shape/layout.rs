@@ -230,7 +230,7 @@ fn unflattened(size: u64, sizes: &[i64]) -> Result<Vec<u64>, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{infer, tests::node, Dims};
+    use super::super::{infer, tests::node, tests::node_of, Dims};
 
     #[test]
     fn dimensions_picked_added_dropped_and_split() {
@@ -272,7 +272,10 @@ mod tests {
     fn slices_and_permutations() {
         let dims = |n: &str| (n == "x").then(|| Dims::PerSample(vec![5, 4, 6]));
         let x = r#"{"name": "self", "arg": {"as_tensor": {"name": "x"}}}"#;
-        let slice = |rest: &str| infer(&node(&format!("{x}, {rest}")), "slice.Tensor", &dims);
+        let slice = |rest: &str| {
+            let n = node_of("slice.Tensor", &format!("{x}, {rest}"));
+            infer(&n, "slice.Tensor", &dims)
+        };
         let every_other = r#"{"name": "dim", "arg": {"as_int": 1}}, {"name": "start", "arg": {"as_int": 1}}, {"name": "step", "arg": {"as_int": 2}}"#;
         // x[:, 1::2] of 5 → indices 1 and 3.
         assert_eq!(slice(every_other), Ok(vec![2, 4, 6]));

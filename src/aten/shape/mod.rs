@@ -201,8 +201,13 @@ mod tests {
 
     /// A node of op `t` with these JSON inputs.
     pub(super) fn node(inputs: &str) -> Node {
+        node_of("t", inputs)
+    }
+
+    /// A node of `op` (its absent arguments read as the op's schema defaults).
+    pub(super) fn node_of(op: &str, inputs: &str) -> Node {
         serde_json::from_str(&format!(
-            r#"{{"target": "t", "outputs": [], "inputs": [{inputs}]}}"#
+            r#"{{"target": "{op}", "outputs": [], "inputs": [{inputs}]}}"#
         ))
         .unwrap()
     }
