@@ -609,8 +609,8 @@ pub fn relayout(node: &Node, op: &str, rank: usize) -> Option<Result<Vec<Relayou
             "flipud.default" if rank >= 1 => vec![Relayout::Flip(vec![0])],
             // torch._refs.rot90: by k mod 4, flips of `dims` and a transpose of them.
             "rot90.default" => {
-                let k = args.int_or("k", 1)?;
-                let dims = args.ints_or("dims", 2, &[0, 1])?;
+                let k = args.int("k")?;
+                let dims = args.ints("dims", 2)?;
                 let [d0, d1] = dims[..] else {
                     return Err(format!("rot90 dims {dims:?} are not two"));
                 };
@@ -682,8 +682,8 @@ pub enum Dropout {
 /// drawn from torch's generator, or for one outside [0, 1], which torch rejects.
 pub fn dropout(node: &Node) -> Result<Dropout, String> {
     let args = Args(node);
-    let p = args.float_or("p", 0.5)?;
-    if !args.bool_or("train", false)? || p == 0.0 {
+    let p = args.float("p")?;
+    if !args.bool("train")? || p == 0.0 {
         return Ok(Dropout::Identity);
     }
     if p == 1.0 {

@@ -74,7 +74,7 @@ fn ints(args: &Args<'_>, name: &str) -> Result<Option<Vec<i64>>, String> {
 pub fn transform_axes(node: &Node, op: &str, rank: usize) -> Result<Vec<usize>, String> {
     let args = Args(node);
     if matches!(op, "fft_irfft.default" | "fft_hfft.default") {
-        return Ok(vec![axis(args.int_or("dim", -1)?, rank)?]);
+        return Ok(vec![axis(args.int("dim")?, rank)?]);
     }
     let s = ints(&args, "s")?;
     let default_dims =
@@ -278,16 +278,17 @@ pub fn shifts(node: &Node, op: &str, sizes: &[u64]) -> Result<Vec<(usize, i64)>,
 mod tests {
     use super::*;
 
-    fn node(args: &str) -> Node {
+    /// A node of `op` (its absent arguments read as the op's schema defaults).
+    fn node_of(op: &str, args: &str) -> Node {
         serde_json::from_str(&format!(
-            r#"{{"target": "t", "outputs": [], "inputs": [{args}]}}"#
+            r#"{{"target": "{op}", "outputs": [], "inputs": [{args}]}}"#
         ))
         .unwrap()
     }
 
     fn run(op: &str, args: &str, dims: &[usize], values: &[f64]) -> (Vec<usize>, Vec<f64>) {
         let sizes: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
-        let passes = real_transform(&node(args), op, &sizes).unwrap();
+        let passes = real_transform(&node_of(op, args), op, &sizes).unwrap();
         apply(&passes, dims, values)
     }
 
@@ -337,13 +338,21 @@ mod tests {
 
     #[test]
     fn shifts_roll_by_half_the_size() {
-        let n = node(r#"{"name": "dim", "arg": {"as_ints": [1]}}"#);
+        let n = node_of(
+            "fft_fftshift.default",
+            r#"{"name": "dim", "arg": {"as_ints": [1]}}"#,
+        );
         assert_eq!(
             shifts(&n, "fft_fftshift.default", &[4, 5]).unwrap(),
             [(1, 2)]
         );
         assert_eq!(
-            shifts(&node(""), "fft_ifftshift.default", &[4, 5]).unwrap(),
+            shifts(
+                &node_of("fft_ifftshift.default", ""),
+                "fft_ifftshift.default",
+                &[4, 5]
+            )
+            .unwrap(),
             [(0, 2), (1, 3)]
         );
     }

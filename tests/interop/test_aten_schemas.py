@@ -5,8 +5,10 @@ Every argument name the importers and the lowering read comes from one table
 (generated from the table, and checked current by `cargo test`). Each printed signature must
 be exactly torch 2.13's: the same positional names in the same order and the same
 keyword-only names, so a TorchScript call's positional arguments and a `.pt2` node's named
-ones are read as torch means them.
+ones are read as torch means them, and the same defaults (`name=value`, as Python writes the
+value), so an argument a `.pt2` node leaves out is read as torch's default.
 """
+import ast
 import re
 
 import pytest
@@ -18,13 +20,28 @@ DOC = ROOT / "docs" / "onnx-ops.md"
 ROW = re.compile(r"^\| `(?P<target>[A-Za-z_0-9]+\.[A-Za-z_0-9]+)\((?P<args>[^)]*)\)` \|")
 
 
+def split_arguments(text):
+    """`self, dim=[0, 1], *, dtype=None` as its arguments (commas inside a list kept)."""
+    args, depth, current = [], 0, ""
+    for ch in text:
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "," and depth == 0:
+            args.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        args.append(current.strip())
+    return args
+
+
 def documented():
     rows = []
     for line in DOC.read_text().splitlines():
         m = ROW.match(line)
         if m:
-            args = [a.strip() for a in m["args"].split(",") if a.strip()]
-            rows.append((m["target"], args))
+            rows.append((m["target"], split_arguments(m["args"])))
     return rows
 
 
@@ -37,19 +54,45 @@ def test_the_document_lists_the_table():
 
 
 def torch_signature(target):
+    """torch's arguments of `target`: (name, default) pairs (`NO_DEFAULT` for a required
+    one), with `("*", NO_DEFAULT)` before the keyword-only ones."""
     if target.startswith("_operator."):
         # Python's operator.mul on symbolic sizes; torch.export names its operands a, b.
-        return ["a", "b"]
+        return [("a", NO_DEFAULT), ("b", NO_DEFAULT)]
     name, overload = target.rsplit(".", 1)
     schema = getattr(getattr(torch.ops.aten, name), overload)._schema
-    positional = [a.name for a in schema.arguments if not a.kwarg_only]
-    keyword = [a.name for a in schema.arguments if a.kwarg_only]
-    return positional + (["*"] + keyword if keyword else [])
+
+    def arg(a):
+        return (a.name, a.default_value if a.has_default_value() else NO_DEFAULT)
+
+    positional = [arg(a) for a in schema.arguments if not a.kwarg_only]
+    keyword = [arg(a) for a in schema.arguments if a.kwarg_only]
+    return positional + ([("*", NO_DEFAULT)] + keyword if keyword else [])
+
+
+NO_DEFAULT = object()
+
+
+def read(argument):
+    """A documented argument as (name, default): `dim=[1]` is ("dim", [1])."""
+    name, eq, value = argument.partition("=")
+    return name, ast.literal_eval(value) if eq else NO_DEFAULT
 
 
 @pytest.mark.parametrize("target,args", ROWS, ids=[t for t, _ in ROWS])
 def test_schema_row_is_torchs(target, args):
-    assert args == torch_signature(target)
+    theirs = torch_signature(target)
+    ours = [read(a) for a in args]
+    assert [n for n, _ in ours] == [n for n, _ in theirs]
+    for (name, mine), (_, default) in zip(ours, theirs):
+        if mine is NO_DEFAULT or default is NO_DEFAULT:
+            assert mine is default, f"{name}: {mine!r} against torch's {default!r}"
+        elif isinstance(mine, list) and isinstance(default, list) and len(mine) == 1:
+            # torch's `int[2] dilation=1`: one value, repeated to the list's size.
+            assert mine * len(default) == default, f"{name}: {mine} against torch's {default}"
+        else:
+            assert mine == default and type(mine) is type(default), (
+                f"{name}: {mine!r} against torch's {default!r}")
 
 
 def test_refusal_classes_are_torchs():

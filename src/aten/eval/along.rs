@@ -59,7 +59,7 @@ fn reduced_dims(x: &Tensor, at: usize, keep: bool) -> Vec<u64> {
 fn arg_extreme(op: &str, a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     let s = a.tensor("self")?;
     let largest = op.starts_with("argmax") || op.starts_with("max");
-    let keep = a.bool_or("keepdim", false)?;
+    let keep = a.bool("keepdim")?;
     let (x, at, dims) = match a.optional_int("dim")? {
         Some(d) => {
             let at = axis(d, s.rank().max(1))?;
@@ -105,8 +105,8 @@ fn sort_order(a: f32, b: f32, descending: bool) -> std::cmp::Ordering {
 /// values among those kept (or at the cut) are refused.
 fn topk(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     let x = a.tensor("self")?;
-    let at = axis(a.int_or("dim", -1)?, x.rank().max(1))?;
-    let largest = a.bool_or("largest", true)?;
+    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let largest = a.bool("largest")?;
     let k = usize::try_from(a.int("k")?).map_err(|_| "a negative k")?;
     let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
     let (outer, n, inner) = around(&x, at);
@@ -148,8 +148,8 @@ fn topk(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
 fn argsort(a: &Args<'_>) -> Result<Tensor, String> {
     let x = a.tensor("self")?;
     let dims = x.dims().to_vec();
-    let at = axis(a.int_or("dim", -1)?, x.rank().max(1))?;
-    let descending = a.bool_or("descending", false)?;
+    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let descending = a.bool("descending")?;
     let stable = a.bool_or("stable", false)?;
     let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
     let (outer, n, inner) = around(&x, at);
@@ -240,7 +240,7 @@ fn roll_axis(x: &Tensor, at: usize, shift: i64) -> Result<Tensor, String> {
 /// joining `prepend` and `append` (bools: `!=`, as torch's logical xor).
 fn diff(a: &Args<'_>) -> Result<Tensor, String> {
     let mut x = a.tensor("self")?;
-    let at = axis(a.int_or("dim", -1)?, x.rank())?;
+    let at = axis(a.int("dim")?, x.rank())?;
     let mut parts = Vec::new();
     if a.is_given("prepend") {
         parts.push(a.tensor("prepend")?);
@@ -252,7 +252,7 @@ fn diff(a: &Args<'_>) -> Result<Tensor, String> {
     if parts.len() > 1 {
         x = Tensor::cat(&parts, at)?;
     }
-    for _ in 0..a.int_or("n", 1)? {
+    for _ in 0..a.int("n")? {
         let n = x.dims()[at] as i64;
         if n == 0 {
             break;
@@ -268,7 +268,7 @@ fn diff(a: &Args<'_>) -> Result<Tensor, String> {
 /// axes kept, the others 0.
 fn triangle(a: &Args<'_>, upper: bool) -> Result<Tensor, String> {
     let x = a.tensor("self")?;
-    let diagonal = a.int_or("diagonal", 0)?;
+    let diagonal = a.int("diagonal")?;
     let &[.., rows, cols] = x.dims() else {
         return Err("triu/tril of a tensor below rank 2".into());
     };
@@ -361,6 +361,7 @@ fn affine(
 /// The normalisations.
 fn norm(op: &str, a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     let x = a.tensor("input")?;
+    // rms_norm's default eps (None) is read below; the others' is 1e-5 or required.
     let eps = a.number_or("eps", 1e-5)? as f32;
     match op {
         "layer_norm.default" | "rms_norm.default" | "native_layer_norm.default" => {
@@ -427,7 +428,7 @@ fn norm(op: &str, a: &Args<'_>) -> Result<Vec<Tensor>, String> {
             if x.rank() < 3 {
                 return Err("instance_norm of fewer than three axes".into());
             }
-            let use_input_stats = a.bool_or("use_input_stats", true)?;
+            let use_input_stats = a.bool("use_input_stats")?;
             let mut per_channel = vec![1i64; x.rank()];
             per_channel[1] = x.dims()[1] as i64;
             let y = if use_input_stats {
@@ -539,7 +540,7 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         | "group_norm.default"
         | "instance_norm.default"
         | "_native_batch_norm_legit_no_training.default" => Some(norm(op, a)),
-        "batch_norm.default" if !a.bool_or("training", false).unwrap_or(true) => Some(norm(op, a)),
+        "batch_norm.default" if !a.bool("training").unwrap_or(true) => Some(norm(op, a)),
         _ => None,
     }
 }

@@ -112,7 +112,7 @@ fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor, String> {
 
 /// `softmax(q·kᵀ·scale + mask)·v`, torch's math attention.
 fn attention(a: &Args<'_>) -> Result<Tensor, String> {
-    if a.number_or("dropout_p", 0.0)? != 0.0 {
+    if a.number("dropout_p")? != 0.0 {
         return Err("attention with dropout".into());
     }
     let (q, mut k, mut v) = (a.tensor("query")?, a.tensor("key")?, a.tensor("value")?);
@@ -120,7 +120,7 @@ fn attention(a: &Args<'_>) -> Result<Tensor, String> {
     if r < 2 || rk < 2 || v.rank() < 2 {
         return Err("attention of tensors below rank 2".into());
     }
-    if a.bool_or("enable_gqa", false)? && r >= 3 && rk >= 3 {
+    if a.bool("enable_gqa")? && r >= 3 && rk >= 3 {
         let (hq, hk) = (q.dims()[r - 3], k.dims()[rk - 3]);
         if hk == 0 || hq % hk != 0 {
             return Err(format!("grouped attention of {hq} query heads by {hk}"));
@@ -140,7 +140,7 @@ fn attention(a: &Args<'_>) -> Result<Tensor, String> {
     let scores = Tensor::matmul(&q, &k.permute(&order)?)?;
     let mut scores = scores.map(|s| s * scale);
     let (l, s) = (q.dims()[r - 2], k.dims()[k.rank() - 2]);
-    if a.bool_or("is_causal", false)? {
+    if a.bool("is_causal")? {
         let mask: Vec<f32> = (0..l)
             .flat_map(|i| (0..s).map(move |j| if j <= i { 0.0 } else { f32::NEG_INFINITY }))
             .collect();
@@ -251,7 +251,7 @@ fn matrix_function(
 /// `linalg_matrix_power(self, n)` by torch's steps ([`linalg::power_steps`]).
 fn matrix_power(a: &Args<'_>, op: &str) -> Result<Tensor, String> {
     let (x, order) = matrices(a, op, "self")?;
-    let power = a.int_or("n", 1)?;
+    let power = a.int("n")?;
     if power == 0 {
         let values = x.to_f32();
         let identity: Vec<f32> = (0..values.len())
@@ -315,7 +315,7 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
     if let Some((input, f)) = linalg::function(op) {
         return Some((|| {
             let (x, n) = matrices(a, op, input)?;
-            let upper = a.bool_or("upper", false)?;
+            let upper = a.bool("upper")?;
             matrix_function(&x, n, f, upper)
         })());
     }
@@ -334,10 +334,7 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
             if x.rank() != 3 || y.rank() != 3 {
                 return Err(format!("baddbmm of {:?} and {:?}", x.dims(), y.dims()));
             }
-            let (beta, alpha) = (
-                a.number_or("beta", 1.0)? as f32,
-                a.number_or("alpha", 1.0)? as f32,
-            );
+            let (beta, alpha) = (a.number("beta")? as f32, a.number("alpha")? as f32);
             let product = Tensor::matmul(&x, &y)?.map(|p| p * alpha);
             let base = a.tensor("self")?;
             broadcast(&[base.dims(), product.dims()])?;

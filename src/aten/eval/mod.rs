@@ -31,25 +31,25 @@ pub fn erf(x: f64) -> f64 {
 use dtype::FLOAT32;
 
 use crate::aten::program::{Argument, Node};
+use crate::aten::schema::DefaultValue;
 
 use tensor::{axis, Reduction};
 
-/// Whether [`evaluate`] computes `target` (without `torch.ops.aten.`): one of [`EVALUATED`]
-/// or a copy or an alias of one (`schema::canonical`).
+/// Whether [`evaluate`] computes `target` (with or without `torch.ops.aten.`): its schema
+/// row, or the row of the view a copy copies or the op an alias names
+/// (`schema::canonical`), gives no reason why not (`not_evaluated`). Which module computes
+/// each row is tied to the table by `every_evaluated_row_is_computed_by_one_module`.
 pub fn is_evaluated(target: &str) -> bool {
-    let target = super::schema::canonical(target);
-    EVALUATED.contains(&target)
-        || super::decompose::pointwise(target).is_some()
-        || super::decompose::RELAYOUTS.contains(&target)
-        || super::fourier::REAL_TRANSFORMS.contains(&target)
-        || super::fourier::SHIFTS.contains(&target)
-        || super::special::special(target).is_some()
-        || super::linalg::function(target).is_some()
+    let target = target.strip_prefix("torch.ops.aten.").unwrap_or(target);
+    super::schema::lookup(super::schema::canonical(target))
+        .is_some_and(|row| row.not_evaluated.is_none())
 }
 
-/// The aten targets (without `torch.ops.aten.`) [`evaluate`] computes; their `*_copy`
-/// variants too ([`is_evaluated`]).
-pub const EVALUATED: &[&str] = &[
+/// The aten targets (without `torch.ops.aten.`) [`evaluate`] computes by its own match,
+/// not by a decomposition, a special function, a relayout, a Fourier transform or a
+/// linear-algebra function; their `*_copy` variants and aliases too ([`is_evaluated`]).
+#[cfg(test)]
+pub(crate) const EVALUATED: &[&str] = &[
     "all.dim",
     "all.dims",
     "any.dim",
@@ -443,8 +443,8 @@ pub fn evaluate(
             if x.rank() == 0 {
                 return one(x.reshape(&[1]));
             }
-            let start = axis(a.int_or("start_dim", 0)?, x.rank())?;
-            let end = axis(a.int_or("end_dim", -1)?, x.rank())?;
+            let start = axis(a.int("start_dim")?, x.rank())?;
+            let end = axis(a.int("end_dim")?, x.rank())?;
             if start > end {
                 return Err(format!("flatten from dimension {start} to {end}"));
             }
@@ -523,8 +523,8 @@ pub fn evaluate(
         }
         "slice.Tensor" => {
             let x = a.tensor("self")?;
-            let at = axis(a.int_or("dim", 0)?, x.rank())?;
-            let step = u64::try_from(a.int_or("step", 1)?).map_err(|_| "a negative slice step")?;
+            let at = axis(a.int("dim")?, x.rank())?;
+            let step = u64::try_from(a.int("step")?).map_err(|_| "a negative slice step")?;
             one(x.slice(
                 at,
                 a.optional_int("start")?.unwrap_or(0),
@@ -555,7 +555,7 @@ pub fn evaluate(
         "round.decimals" => {
             // torch's kernel: `nearbyint(x · 10^d) / 10^d`, or `nearbyint(x / 10^−d) · 10^−d`
             // for d ≤ 0, in float32.
-            let decimals = a.int_or("decimals", 0)?;
+            let decimals = a.int("decimals")?;
             let scale = 10f64.powi(
                 i32::try_from(decimals.unsigned_abs())
                     .map_err(|_| "round's decimals out of range")?,
@@ -605,26 +605,26 @@ pub fn evaluate(
         }
         "diag_embed.default" => one(diag_embedded(
             &a.tensor("self")?,
-            a.int_or("offset", 0)?,
-            a.int_or("dim1", -2)?,
-            a.int_or("dim2", -1)?,
+            a.int("offset")?,
+            a.int("dim1")?,
+            a.int("dim2")?,
         )),
         "diagonal.default" => one(diagonal(
             &a.tensor("self")?,
-            a.int_or("offset", 0)?,
-            a.int_or("dim1", 0)?,
-            a.int_or("dim2", 1)?,
+            a.int("offset")?,
+            a.int("dim1")?,
+            a.int("dim2")?,
         )),
         "linalg_diagonal.default" => one(diagonal(
             &a.tensor("A")?,
-            a.int_or("offset", 0)?,
-            a.int_or("dim1", -2)?,
-            a.int_or("dim2", -1)?,
+            a.int("offset")?,
+            a.int("dim1")?,
+            a.int("dim2")?,
         )),
         // `torch._refs.diag`: a 1-D tensor's matrix, a 2-D tensor's diagonal.
         "diag.default" => {
             let x = a.tensor("self")?;
-            let offset = a.int_or("diagonal", 0)?;
+            let offset = a.int("diagonal")?;
             match x.rank() {
                 1 => one(diag_embedded(&x, offset, 0, 1)),
                 2 => one(diagonal(&x, offset, 0, 1)),
@@ -637,12 +637,7 @@ pub fn evaluate(
         "diagflat.default" => {
             let x = a.tensor("self")?;
             let count = x.dims().iter().product::<u64>() as i64;
-            one(diag_embedded(
-                &x.reshape(&[count])?,
-                a.int_or("offset", 0)?,
-                0,
-                1,
-            ))
+            one(diag_embedded(&x.reshape(&[count])?, a.int("offset")?, 0, 1))
         }
         // The sum of the main diagonal of a matrix (`torch._refs.trace`'s reduction), an
         // int64 for integer tensors.
@@ -663,7 +658,7 @@ pub fn evaluate(
         "glu.default" => {
             // The first half of `dim` times the sigmoid of the second.
             let x = a.tensor("self")?;
-            let at = axis(a.int_or("dim", -1)?, x.rank())?;
+            let at = axis(a.int("dim")?, x.rank())?;
             let size = x.dims()[at] as i64;
             if size % 2 != 0 {
                 return Err(format!("glu halves dimension {at} of odd size {size}"));
@@ -789,7 +784,7 @@ pub fn evaluate(
         "_weight_norm.default" => {
             // `g · v / ‖v‖`, the norm over every dimension but `dim` (`nn.utils.weight_norm`).
             let v = a.tensor("v")?;
-            let keep = axis(a.int_or("dim", 0)?, v.rank().max(1))?;
+            let keep = axis(a.int("dim")?, v.rank().max(1))?;
             let axes: Vec<usize> = (0..v.rank()).filter(|&d| d != keep).collect();
             let norm = v.reduce(&axes, true, Reduction::Norm)?;
             let unit = Tensor::zip(&v, &norm, |p, q| p / q, None)?;
@@ -806,7 +801,7 @@ pub fn evaluate(
         "one_hot.default" => {
             let x = a.tensor("self")?;
             let ids = x.to_i64()?;
-            let classes = match a.int_or("num_classes", -1)? {
+            let classes = match a.int("num_classes")? {
                 -1 => ids.iter().max().map_or(0, |m| m + 1),
                 n => n,
             };
@@ -842,9 +837,9 @@ pub fn evaluate(
             let parts = a.tensors("tensors")?;
             let rank = parts.first().map_or(0, Tensor::rank);
             if op == "cat.default" {
-                return one(Tensor::cat(&parts, axis(a.int_or("dim", 0)?, rank)?));
+                return one(Tensor::cat(&parts, axis(a.int("dim")?, rank)?));
             }
-            let at = axis(a.int_or("dim", 0)?, rank + 1)?;
+            let at = axis(a.int("dim")?, rank + 1)?;
             let lifted = parts
                 .iter()
                 .map(|t| {
@@ -971,8 +966,8 @@ pub fn evaluate(
         // beta·self + alpha·(mat1 @ mat2); with beta 0, `self` is not read (torch ignores its
         // NaNs then).
         "addmm.default" => {
-            let alpha = a.number_or("alpha", 1.0)? as f32;
-            let beta = a.number_or("beta", 1.0)? as f32;
+            let alpha = a.number("alpha")? as f32;
+            let beta = a.number("beta")? as f32;
             let product =
                 Tensor::matmul(&a.tensor("mat1")?, &a.tensor("mat2")?)?.map(|v| alpha * v);
             if beta == 0.0 {
@@ -991,7 +986,7 @@ pub fn evaluate(
             }
             let x = a.tensor("self")?;
             let at = axis(a.int("dim")?, x.rank().max(1))?;
-            one(x.reduce(&[at], a.bool_or("keepdim", false)?, Reduction::Prod))
+            one(x.reduce(&[at], a.bool("keepdim")?, Reduction::Prod))
         }
         "prod.default" => {
             if a.dtype()?.is_some_and(|d| d != FLOAT32) {
@@ -1055,7 +1050,7 @@ pub fn evaluate(
         }
         "add.Tensor" | "add_.Tensor" | "sub.Tensor" | "sub_.Tensor" | "add.Scalar"
         | "sub.Scalar" => {
-            let alpha = a.number_or("alpha", 1.0)?;
+            let alpha = a.number("alpha")?;
             let other = a.operand("other")?;
             let other = if alpha == 1.0 {
                 other
@@ -1075,7 +1070,7 @@ pub fn evaluate(
             })
         }
         "rsub.Tensor" | "rsub.Scalar" => {
-            if a.number_or("alpha", 1.0)? != 1.0 {
+            if a.number("alpha")? != 1.0 {
                 return Err("rsub with alpha other than 1".into());
             }
             one(Tensor::zip(
@@ -1150,8 +1145,8 @@ pub fn evaluate(
             })))
         }
         "softplus.default" => {
-            let beta = a.number_or("beta", 1.0)? as f32;
-            let threshold = a.number_or("threshold", 20.0)? as f32;
+            let beta = a.number("beta")? as f32;
+            let threshold = a.number("threshold")? as f32;
             one(Ok(a.tensor("self")?.map(|x| {
                 if x * beta > threshold {
                     x
@@ -1247,12 +1242,12 @@ pub fn evaluate(
             })
         }
         "linalg_vector_norm.default" => {
-            if a.number_or("ord", 2.0)? != 2.0 || a.dtype()?.is_some() {
+            if a.number("ord")? != 2.0 || a.dtype()?.is_some() {
                 return Err("a vector norm other than the float32 L2 norm".into());
             }
             reduction(&a, "dim", Reduction::Norm)
         }
-        "batch_norm.default" if !a.bool_or("training", false)? => {
+        "batch_norm.default" if !a.bool("training")? => {
             along::evaluate(op, &a).unwrap_or_else(|| Err("BatchNorm in eval mode".into()))
         }
         "batch_norm.default"
@@ -1461,7 +1456,7 @@ fn nonzero_reduction(a: &Args<'_>, op: &str) -> Result<Tensor, String> {
 /// timm's StdConv. The native forms also return the mean and the reciprocal std.
 fn standardise(a: &Args<'_>, op: &str) -> Result<Vec<Tensor>, String> {
     let functional = op == "_native_batch_norm_legit_functional.default";
-    if functional && !a.bool_or("training", false)? {
+    if functional && !a.bool("training")? {
         return Err("the functional BatchNorm of a constant in eval mode".into());
     }
     for unused in ["running_mean", "running_var"] {
@@ -1471,14 +1466,14 @@ fn standardise(a: &Args<'_>, op: &str) -> Result<Vec<Tensor>, String> {
             ));
         }
     }
-    if op == "batch_norm.default" && !a.bool_or("training", false)? {
+    if op == "batch_norm.default" && !a.bool("training")? {
         return Err("BatchNorm of a constant in eval mode without running statistics".into());
     }
     let x = a.tensor("input")?;
     if x.rank() < 2 {
         return Err("BatchNorm of a constant with fewer than two axes".into());
     }
-    let eps = a.number_or("eps", 1e-5)? as f32;
+    let eps = a.number("eps")? as f32;
     let axes: Vec<usize> = (0..x.rank()).filter(|&d| d != 1).collect();
     let mean = x.reduce(&axes, true, Reduction::Mean)?;
     let variance = x.reduce(&axes, true, Reduction::Variance(0.0))?;
@@ -1507,7 +1502,7 @@ fn standardise(a: &Args<'_>, op: &str) -> Result<Vec<Tensor>, String> {
     ];
     if functional {
         // The running statistics updated: `(1 − m)·old + m·batch`, the variance unbiased.
-        let m = a.number_or("momentum", 0.1)? as f32;
+        let m = a.number("momentum")? as f32;
         let count = x.dims().iter().product::<u64>() / x.dims()[1].max(1);
         let unbiased = count as f32 / (count.max(2) - 1) as f32;
         let batch_var = variance.map(|v| v * unbiased).to_f32();
@@ -1749,15 +1744,18 @@ impl Args<'_> {
         }
     }
 
-    pub(super) fn int(&self, name: &str) -> Result<i64, String> {
-        match self.node_arg(name) {
-            Some(Argument::Int(i)) => Ok(*i),
-            other => Err(Self::wrong(name, "an int", other)),
-        }
+    /// Argument `name`'s default in the node's schema row (`None`: a required argument).
+    fn default(&self, name: &str) -> Option<DefaultValue> {
+        super::schema::lookup(&self.node.target).and_then(|s| s.default(name))
     }
 
-    pub(super) fn int_or(&self, name: &str, default: i64) -> Result<i64, String> {
-        Ok(self.optional_int(name)?.unwrap_or(default))
+    /// An int argument, or its schema default.
+    pub(super) fn int(&self, name: &str) -> Result<i64, String> {
+        match (self.node_arg(name), self.default(name)) {
+            (Some(Argument::Int(i)), _) => Ok(*i),
+            (None | Some(Argument::None), Some(DefaultValue::Int(i))) => Ok(i),
+            (other, _) => Err(Self::wrong(name, "an int", other)),
+        }
     }
 
     pub(super) fn optional_int(&self, name: &str) -> Result<Option<i64>, String> {
@@ -1789,15 +1787,22 @@ impl Args<'_> {
         }
     }
 
+    /// A number argument (absent or `None`: its schema default).
     pub(super) fn number(&self, name: &str) -> Result<f64, String> {
-        self.optional_number(name)?
-            .ok_or_else(|| format!("argument `{name}` is missing"))
+        match (self.optional_number(name)?, self.default(name)) {
+            (Some(x), _) => Ok(x),
+            (None, Some(DefaultValue::Float(f))) => Ok(f),
+            (None, Some(DefaultValue::Int(i))) => Ok(i as f64),
+            (None, _) => Err(format!("argument `{name}` is missing")),
+        }
     }
 
     pub(super) fn number_or(&self, name: &str, default: f64) -> Result<f64, String> {
         Ok(self.optional_number(name)?.unwrap_or(default))
     }
 
+    /// A bool, `default` when absent: for a reading shared by ops of which some lack the
+    /// argument (`sum.default` has no `keepdim`).
     pub(super) fn bool_or(&self, name: &str, default: bool) -> Result<bool, String> {
         match self.node_arg(name) {
             None => Ok(default),
@@ -1806,16 +1811,32 @@ impl Args<'_> {
         }
     }
 
+    /// An int, `default` when absent or `None`: for a reading shared by ops of which some
+    /// lack the argument (`t` read as `transpose`).
+    pub(super) fn int_or(&self, name: &str, default: i64) -> Result<i64, String> {
+        Ok(self.optional_int(name)?.unwrap_or(default))
+    }
+
+    /// A bool argument, or its schema default.
+    pub(super) fn bool(&self, name: &str) -> Result<bool, String> {
+        match (self.node_arg(name), self.default(name)) {
+            (Some(Argument::Bool(b)), _) => Ok(*b),
+            (None, Some(DefaultValue::Bool(b))) => Ok(b),
+            (other, _) => Err(Self::wrong(name, "a bool", other)),
+        }
+    }
+
     /// Whether argument `name` is given and not `None`.
     pub(super) fn is_given(&self, name: &str) -> bool {
         !matches!(self.node_arg(name), None | Some(Argument::None))
     }
 
-    pub(super) fn string_or(&self, name: &str, default: &str) -> Result<String, String> {
-        match self.node_arg(name) {
-            None | Some(Argument::None) => Ok(default.to_owned()),
-            Some(Argument::String(s)) => Ok(s.clone()),
-            other => Err(Self::wrong(name, "a string", other)),
+    /// A string argument (absent or `None`: its schema default).
+    pub(super) fn string(&self, name: &str) -> Result<String, String> {
+        match (self.node_arg(name), self.default(name)) {
+            (Some(Argument::String(s)), _) => Ok(s.clone()),
+            (None | Some(Argument::None), Some(DefaultValue::Str(s))) => Ok(s.to_owned()),
+            (other, _) => Err(Self::wrong(name, "a string", other)),
         }
     }
 
@@ -2201,22 +2222,65 @@ mod tests {
         assert_eq!(gt[0].to_i64().unwrap(), [0, 0, 1, 1, 1, 1]);
     }
 
+    /// The modules that compute `target` (one, or none).
+    fn computed_by(target: &str) -> Vec<&'static str> {
+        use crate::aten::{decompose, fourier, linalg, special};
+        [
+            (
+                "decompose::pointwise",
+                decompose::pointwise(target).is_some(),
+            ),
+            (
+                "decompose::RELAYOUTS",
+                decompose::RELAYOUTS.contains(&target),
+            ),
+            (
+                "fourier",
+                fourier::REAL_TRANSFORMS.contains(&target) || fourier::SHIFTS.contains(&target),
+            ),
+            ("special", special::special(target).is_some()),
+            ("linalg", linalg::function(target).is_some()),
+            ("EVALUATED", EVALUATED.contains(&target)),
+        ]
+        .into_iter()
+        .filter(|(_, computes)| *computes)
+        .map(|(module, _)| module)
+        .collect()
+    }
+
     /// Total evaluation: every op the schema table knows is computed on constants, or its
-    /// row says why not; a row cannot be left out silently.
+    /// row says why not; a row cannot be left out silently, and [`EVALUATED`] lists exactly
+    /// the rows no other module computes (a copy or an alias as the op it stands for).
     #[test]
-    fn every_schema_row_is_evaluated_or_says_why() {
+    fn every_evaluated_row_is_computed_by_one_module() {
         for row in crate::aten::schema::SCHEMAS {
+            let target = crate::aten::schema::canonical(row.target);
             match row.not_evaluated {
-                None => assert!(
-                    is_evaluated(row.target),
-                    "{} is neither evaluated nor marked as not evaluated with a reason",
+                None => assert_eq!(
+                    computed_by(target).len(),
+                    1,
+                    "{} is evaluated by one module, or marked as not evaluated with a reason",
                     row.target
                 ),
                 Some(reason) => {
-                    assert!(!is_evaluated(row.target), "{}", row.target);
+                    assert!(computed_by(target).is_empty(), "{}", row.target);
                     assert!(reason.len() > 20, "{}: give the reason", row.target);
                 }
             }
+        }
+        for target in EVALUATED {
+            let row = crate::aten::schema::lookup(target);
+            assert!(
+                row.is_some_and(|r| r.not_evaluated.is_none()),
+                "{target} is listed as evaluated but its row is missing or says it is not"
+            );
+            assert_eq!(
+                crate::aten::schema::canonical(target),
+                *target,
+                "{target} is a copy or an alias: list the op it stands for"
+            );
+            let listed = EVALUATED.iter().filter(|t| *t == target).count();
+            assert_eq!(listed, 1, "{target} is listed twice");
         }
     }
 

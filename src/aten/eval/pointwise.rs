@@ -61,18 +61,18 @@ fn activation(op: &str, a: &Args<'_>) -> Result<Option<Unary>, String> {
             Box::new(|x| x * nan_min(nan_max(x + 3.0, 0.0), 6.0) / 6.0)
         }
         "hardtanh.default" | "hardtanh_.default" => {
-            let low = a.number_or("min_val", -1.0)? as f32;
-            let high = a.number_or("max_val", 1.0)? as f32;
+            let low = a.number("min_val")? as f32;
+            let high = a.number("max_val")? as f32;
             Box::new(move |x| nan_min(nan_max(x, low), high))
         }
         // torch's kernels: the band is zero (`x·0` for softshrink, so NaN stays NaN), and
         // `threshold` replaces only what is at most the threshold (NaN is kept).
         "hardshrink.default" => {
-            let l = a.number_or("lambd", 0.5)? as f32;
+            let l = a.number("lambd")? as f32;
             Box::new(move |x| if x >= -l && x <= l { 0.0 } else { x })
         }
         "softshrink.default" => {
-            let l = a.number_or("lambd", 0.5)? as f32;
+            let l = a.number("lambd")? as f32;
             if l < 0.0 {
                 return Err(format!(
                     "softshrink's lambd {l} is below 0, which torch refuses"
@@ -94,13 +94,13 @@ fn activation(op: &str, a: &Args<'_>) -> Result<Option<Unary>, String> {
             Box::new(move |x| if x <= threshold { value } else { x })
         }
         "leaky_relu.default" | "leaky_relu_.default" => {
-            let slope = a.number_or("negative_slope", 0.01)? as f32;
+            let slope = a.number("negative_slope")? as f32;
             Box::new(move |x| if x > 0.0 { x } else { x * slope })
         }
         "elu.default" | "elu_.default" => {
-            let alpha = a.number_or("alpha", 1.0)? as f32;
-            let scale = a.number_or("scale", 1.0)? as f32;
-            let input_scale = a.number_or("input_scale", 1.0)? as f32;
+            let alpha = a.number("alpha")? as f32;
+            let scale = a.number("scale")? as f32;
+            let input_scale = a.number("input_scale")? as f32;
             Box::new(move |x| {
                 if x > 0.0 {
                     x * scale
@@ -109,7 +109,7 @@ fn activation(op: &str, a: &Args<'_>) -> Result<Option<Unary>, String> {
                 }
             })
         }
-        "gelu.default" => match a.string_or("approximate", "none")?.as_str() {
+        "gelu.default" => match a.string("approximate")?.as_str() {
             "none" => Box::new(|x| {
                 (0.5 * f64::from(x) * (1.0 + erf(f64::from(x) / std::f64::consts::SQRT_2))) as f32
             }),

@@ -288,10 +288,10 @@ fn conv(op: &str, a: &Args<'_>) -> Result<Tensor, String> {
     let ones = vec![1; n_sp];
     let transposed_op = op.starts_with("conv_transpose")
         || (matches!(op, "_convolution.default" | "convolution.default")
-            && a.bool_or("transposed", false)?);
+            && a.bool("transposed")?);
     let stride = per_axis(a, "stride", n_sp, &ones)?;
     let dilation = per_axis(a, "dilation", n_sp, &ones)?;
-    let groups = u64::try_from(a.int_or("groups", 1)?).map_err(|_| "negative groups")?;
+    let groups = u64::try_from(a.int("groups")?).map_err(|_| "negative groups")?;
     let padding = match a.node_arg("padding") {
         Some(Argument::String(mode)) if mode == "valid" => vec![0; n_sp],
         Some(Argument::String(mode)) if mode == "same" => {
@@ -345,7 +345,7 @@ fn pool(op: &str, a: &Args<'_>, n_sp: usize) -> Result<Vec<Tensor>, String> {
     } else {
         vec![1; n_sp]
     };
-    let ceil = a.bool_or("ceil_mode", false)?;
+    let ceil = a.bool("ceil_mode")?;
     let split = x.rank() - n_sp;
     let sizes = &x.dims()[split..];
     if (0..n_sp).any(|i| padding[i] * 2 > kernel[i]) {
@@ -372,7 +372,7 @@ fn pool(op: &str, a: &Args<'_>, n_sp: usize) -> Result<Vec<Tensor>, String> {
     element_count(&dims)?;
     let xv = x.to_f32();
     let ps = strides(sizes);
-    let count_pad = a.bool_or("count_include_pad", true)?;
+    let count_pad = a.bool("count_include_pad")?;
     let divisor = match a.node_arg("divisor_override") {
         None | Some(Argument::None) => None,
         Some(_) => Some(a.int("divisor_override")?),
@@ -796,11 +796,11 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
                 &a.tensor("self")?,
                 &a.ints("pad")?,
                 "constant",
-                a.number_or("value", 0.0)?,
+                a.number("value")?,
             )
         })()),
         "pad.default" => one((|| {
-            let mode = a.string_or("mode", "constant")?;
+            let mode = a.string("mode")?;
             if !["constant", "reflect", "replicate", "circular"].contains(&mode.as_str()) {
                 return Err(format!("padding mode `{mode}`"));
             }
@@ -808,6 +808,7 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
                 &a.tensor("self")?,
                 &a.ints("pad")?,
                 &mode,
+                // torch's `pad` fills with 0 when `value` is None, its default.
                 a.number_or("value", 0.0)?,
             )
         })()),

@@ -18,8 +18,8 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
         "slice.Tensor" => slice(o),
         "narrow.default" => (|| {
             let mut x = o.activation("self")?;
-            let a = axis(o.args.int_or("dim", 0)?, x.len())?;
-            let length = o.args.int_or("length", 0)?;
+            let a = axis(o.args.int("dim")?, x.len())?;
+            let length = o.args.int("length")?;
             x[a] = u64::try_from(length)
                 .ok()
                 .filter(|&l| l <= x[a])
@@ -28,7 +28,7 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
         })(),
         "index_select.default" => (|| {
             let mut x = o.activation("self")?;
-            let a = axis(o.args.int_or("dim", 0)?, x.len())?;
+            let a = axis(o.args.int("dim")?, x.len())?;
             match o.tensor("index")? {
                 super::Dims::Stored(d) if d.len() <= 1 => {
                     x[a] = d.first().copied().unwrap_or(1);
@@ -42,8 +42,8 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
         "permute.default" => permute(o),
         "select.int" => (|| {
             let mut x = o.activation("self")?;
-            let a = axis(o.args.int_or("dim", 0)?, x.len())?;
-            let index = o.args.int_or("index", 0)?;
+            let a = axis(o.args.int("dim")?, x.len())?;
+            let index = o.args.int("index")?;
             let size = x[a] as i64;
             if !(-size..size).contains(&index) {
                 return Err(format!(
@@ -56,7 +56,7 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
         "unsqueeze.default" => (|| {
             let mut x = o.activation("self")?;
             // The new dimension may go after every existing one.
-            let a = axis(o.args.int_or("dim", 0)?, x.len() + 1)
+            let a = axis(o.args.int("dim")?, x.len() + 1)
                 .map_err(|e| format!("unsqueeze where {e}"))?;
             x.insert(a, 1);
             Ok(x)
@@ -76,7 +76,7 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
         })(),
         "unflatten.int" => (|| {
             let mut x = o.activation("self")?;
-            let a = axis(o.args.int_or("dim", 0)?, x.len())?;
+            let a = axis(o.args.int("dim")?, x.len())?;
             let sizes = o
                 .args
                 .optional_ints("sizes")?
@@ -108,8 +108,7 @@ fn stack(o: &Operands<'_>) -> Result<Vec<u64>, String> {
         ));
     }
     // The new dimension may go after every existing one.
-    let a = axis(o.args.int_or("dim", 0)?, first.len() + 1)
-        .map_err(|e| format!("stacking where {e}"))?;
+    let a = axis(o.args.int("dim")?, first.len() + 1).map_err(|e| format!("stacking where {e}"))?;
     let mut out = first.clone();
     out.insert(a, shapes.len() as u64);
     Ok(out)
@@ -119,7 +118,7 @@ fn stack(o: &Operands<'_>) -> Result<Vec<u64>, String> {
 fn cat(o: &Operands<'_>) -> Result<Vec<u64>, String> {
     let shapes = o.activations("tensors")?;
     let first = shapes.first().ok_or("cat of no tensors")?.clone();
-    let a = axis(o.args.int_or("dim", 0)?, first.len())?;
+    let a = axis(o.args.int("dim")?, first.len())?;
     let mut out = first.clone();
     out[a] = 0;
     for s in &shapes {
@@ -142,9 +141,9 @@ fn cat(o: &Operands<'_>) -> Result<Vec<u64>, String> {
 /// Dimensions `start_dim..=end_dim` merged into one, never from the batch.
 fn flatten(o: &Operands<'_>) -> Result<Vec<u64>, String> {
     let x = o.activation("self")?;
-    let start = axis(o.args.int_or("start_dim", 0)?, x.len())
+    let start = axis(o.args.int("start_dim")?, x.len())
         .map_err(|e| format!("flattening from {e}, which folds the batch into the features"))?;
-    let end = axis(o.args.int_or("end_dim", -1)?, x.len())?;
+    let end = axis(o.args.int("end_dim")?, x.len())?;
     if end < start {
         return Err(format!("flatten from axis {} to {}", start + 1, end + 1));
     }
@@ -161,10 +160,10 @@ fn flatten(o: &Operands<'_>) -> Result<Vec<u64>, String> {
 /// may be "sliced" (a no-op), a part of it not.
 fn slice(o: &Operands<'_>) -> Result<Vec<u64>, String> {
     let x = o.activation("self")?;
-    let dim = o.args.int_or("dim", 0)?;
+    let dim = o.args.int("dim")?;
     let start = o.args.optional_int("start")?.unwrap_or(0);
     let end = o.args.optional_int("end")?.unwrap_or(i64::MAX);
-    let step = o.args.int_or("step", 1)?;
+    let step = o.args.int("step")?;
     if step < 1 {
         return Err(format!("slice step {step}"));
     }
@@ -231,7 +230,7 @@ fn unflattened(size: u64, sizes: &[i64]) -> Result<Vec<u64>, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{infer, tests::node, Dims};
+    use super::super::{infer, tests::node, tests::node_of, Dims};
 
     #[test]
     fn dimensions_picked_added_dropped_and_split() {
@@ -273,7 +272,10 @@ mod tests {
     fn slices_and_permutations() {
         let dims = |n: &str| (n == "x").then(|| Dims::PerSample(vec![5, 4, 6]));
         let x = r#"{"name": "self", "arg": {"as_tensor": {"name": "x"}}}"#;
-        let slice = |rest: &str| infer(&node(&format!("{x}, {rest}")), "slice.Tensor", &dims);
+        let slice = |rest: &str| {
+            let n = node_of("slice.Tensor", &format!("{x}, {rest}"));
+            infer(&n, "slice.Tensor", &dims)
+        };
         let every_other = r#"{"name": "dim", "arg": {"as_int": 1}}, {"name": "start", "arg": {"as_int": 1}}, {"name": "step", "arg": {"as_int": 2}}"#;
         // x[:, 1::2] of 5 → indices 1 and 3.
         assert_eq!(slice(every_other), Ok(vec![2, 4, 6]));

@@ -119,9 +119,17 @@ impl<'a> Operands<'a> {
     }
 
     /// A size list of `n` entries, each at most [`MAX_DIM`]; one entry is repeated; absent
-    /// or empty gives `default` (repeated the same way).
-    fn sizes(&self, name: &str, n: usize, default: &[i64]) -> Result<Vec<u64>, String> {
-        let values = self.args.ints_or(name, n, default)?;
+    /// or empty gives the schema's default (repeated the same way).
+    fn sizes(&self, name: &str, n: usize) -> Result<Vec<u64>, String> {
+        self.checked_sizes(name, n, self.args.ints(name, n)?)
+    }
+
+    /// Like [`Operands::sizes`], with a default of the caller's where it is not torch's.
+    fn sizes_or(&self, name: &str, n: usize, default: &[i64]) -> Result<Vec<u64>, String> {
+        self.checked_sizes(name, n, self.args.ints_or(name, n, default)?)
+    }
+
+    fn checked_sizes(&self, name: &str, n: usize, values: Vec<i64>) -> Result<Vec<u64>, String> {
         if values.len() != n {
             return Err(format!(
                 "argument `{name}` has {} entries, expected {n}",
@@ -193,8 +201,13 @@ mod tests {
 
     /// A node of op `t` with these JSON inputs.
     pub(super) fn node(inputs: &str) -> Node {
+        node_of("t", inputs)
+    }
+
+    /// A node of `op` (its absent arguments read as the op's schema defaults).
+    pub(super) fn node_of(op: &str, inputs: &str) -> Node {
         serde_json::from_str(&format!(
-            r#"{{"target": "t", "outputs": [], "inputs": [{inputs}]}}"#
+            r#"{{"target": "{op}", "outputs": [], "inputs": [{inputs}]}}"#
         ))
         .unwrap()
     }
@@ -217,15 +230,15 @@ mod tests {
         );
         let none = |_: &str| None;
         let o = Operands::new(&n, &none);
-        assert_eq!(o.sizes("stride", 2, &[1]), Ok(vec![2, 2]));
-        assert_eq!(o.sizes("dilation", 3, &[1]), Ok(vec![1, 1, 1]));
+        assert_eq!(o.sizes_or("stride", 2, &[1]), Ok(vec![2, 2]));
+        assert_eq!(o.sizes_or("dilation", 3, &[1]), Ok(vec![1, 1, 1]));
         assert!(o
-            .sizes("padding", 2, &[0])
+            .sizes_or("padding", 2, &[0])
             .unwrap_err()
             .contains("out of range"));
-        assert!(o.sizes("stride", 2, &[]).is_ok());
+        assert!(o.sizes_or("stride", 2, &[]).is_ok());
         assert!(o
-            .sizes("kernel_size", 2, &[])
+            .sizes_or("kernel_size", 2, &[])
             .unwrap_err()
             .contains("0 entries"));
     }

@@ -18,7 +18,7 @@ pub(super) fn infer(o: &Operands<'_>, node: &Node, op: &str) -> Option<Result<Ve
         // One class axis appended; `num_classes=-1` sizes it by the largest index, a value.
         "one_hot.default" => (|| {
             let indices = o.activation("self")?;
-            match o.args.int_or("num_classes", -1)? {
+            match o.args.int("num_classes")? {
                 n if n > 0 => Ok(indices.into_iter().chain([n as u64]).collect()),
                 -1 => Err("one_hot with num_classes=-1 takes its class count from the largest index, a value of the input; give num_classes".into()),
                 n => Err(format!("one_hot with num_classes={n}")),

@@ -8,17 +8,13 @@ use crate::aten::program::{Argument, Node};
 /// refused, as a trace cannot follow its batch.
 pub(super) fn output(o: &Operands<'_>, node: &Node) -> Result<Vec<u64>, String> {
     let x = o.activation("input")?;
-    if !o.args.bool_or("batch_first", false)? {
+    if !o.args.bool("batch_first")? {
         return Err(
             "batch_first=False reads the sequence time-major, its batch second, which a trace cannot follow; use batch_first=True, or export the model with torch.export and a dynamic batch".into(),
         );
     }
     let [_, hidden] = states(node, o.dims)?;
-    let directions = if o.args.bool_or("bidirectional", false)? {
-        2
-    } else {
-        1
-    };
+    let directions = if o.args.bool("bidirectional")? { 2 } else { 1 };
     match x.as_slice() {
         &[seq, _] => Ok(vec![seq, directions * hidden]),
         _ => Err(format!(
@@ -32,15 +28,11 @@ pub(super) fn output(o: &Operands<'_>, node: &Node) -> Result<Vec<u64>, String> 
 /// first `weight_hh` (`[gates · hidden, hidden]`, the second of `params`).
 pub fn states(node: &Node, dims: DimsOf<'_>) -> Result<[u64; 2], String> {
     let args = crate::aten::args::Args(node);
-    let layers = u64::try_from(args.int_or("num_layers", 1)?)
+    let layers = u64::try_from(args.int("num_layers")?)
         .ok()
         .filter(|l| (1..=MAX_DIM).contains(l))
         .ok_or("num_layers out of range")?;
-    let directions = if args.bool_or("bidirectional", false)? {
-        2
-    } else {
-        1
-    };
+    let directions = if args.bool("bidirectional")? { 2 } else { 1 };
     let Some(Argument::Tensors(params)) = args.get("params") else {
         return Err("argument `params` is not a list of weights".into());
     };

@@ -9,7 +9,7 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
         "mean.dim" | "sum.dim_IntList" | "amax.default" | "amin.default" | "var.dim"
         | "std.dim" => (|| {
             let x = o.activation("self")?;
-            let keep = o.args.bool_or("keepdim", false)?;
+            let keep = o.args.bool("keepdim")?;
             let axes: Vec<usize> = match o.args.optional_ints("dim")? {
                 None | Some([]) => {
                     return Err("a reduction over every dimension reduces the batch".into())
@@ -35,7 +35,7 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
                 .optional_int("dim")?
                 .ok_or("argmax/argmin over the whole tensor mixes the batch; give `dim`")?;
             let a = axis(dim, x.len())?;
-            if o.args.bool_or("keepdim", false)? {
+            if o.args.bool("keepdim")? {
                 x[a] = 1;
             } else {
                 x.remove(a);
@@ -48,15 +48,16 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
 
 #[cfg(test)]
 mod tests {
-    use super::super::{infer, tests::node, Dims};
+    use super::super::{infer, tests::node_of, Dims};
 
     #[test]
     fn reductions_keep_or_drop_their_axes_and_refuse_the_batch() {
         let dims = |n: &str| (n == "x").then(|| Dims::PerSample(vec![3, 4, 5]));
         let mean = |rest: &str| {
-            let n = node(&format!(
-                r#"{{"name": "self", "arg": {{"as_tensor": {{"name": "x"}}}}}}{rest}"#
-            ));
+            let n = node_of(
+                "mean.dim",
+                &format!(r#"{{"name": "self", "arg": {{"as_tensor": {{"name": "x"}}}}}}{rest}"#),
+            );
             infer(&n, "mean.dim", &dims)
         };
         let dim = r#", {"name": "dim", "arg": {"as_ints": [-1, 1]}}"#;

@@ -109,7 +109,7 @@ pub fn piece_sizes(size: u64, how: Pieces<'_>) -> Result<Vec<u64>, String> {
 pub fn pieces_of<'n>(node: &'n Node, op: &str) -> Option<Result<Pieces<'n>, String>> {
     let args = Args(node);
     Some(match op {
-        "split.Tensor" | "unsafe_split.Tensor" => args.int_or("split_size", 0).map(Pieces::Size),
+        "split.Tensor" | "unsafe_split.Tensor" => args.int("split_size").map(Pieces::Size),
         "split_with_sizes.default" | "unsafe_split_with_sizes.default" => {
             match args.optional_ints("split_sizes") {
                 Ok(Some(sizes)) => Ok(Pieces::Sizes(sizes)),
@@ -117,12 +117,10 @@ pub fn pieces_of<'n>(node: &'n Node, op: &str) -> Option<Result<Pieces<'n>, Stri
                 Err(e) => Err(e),
             }
         }
-        "chunk.default" | "unsafe_chunk.default" => args.int_or("chunks", 0).map(Pieces::Chunks),
+        "chunk.default" | "unsafe_chunk.default" => args.int("chunks").map(Pieces::Chunks),
         "unbind.int" => Ok(Pieces::Each),
-        "tensor_split.sections" => args.int_or("sections", 0).map(Pieces::Sections),
-        "hsplit.int" | "vsplit.int" | "dsplit.int" => {
-            args.int_or("sections", 0).map(Pieces::Sections)
-        }
+        "tensor_split.sections" => args.int("sections").map(Pieces::Sections),
+        "hsplit.int" | "vsplit.int" | "dsplit.int" => args.int("sections").map(Pieces::Sections),
         "tensor_split.indices" | "hsplit.array" | "vsplit.array" | "dsplit.array" => {
             match args.optional_ints("indices") {
                 Ok(Some(cuts)) => Ok(Pieces::Indices(cuts)),
@@ -142,7 +140,7 @@ pub fn split_dim(node: &Node, op: &str, rank: usize) -> Result<i64, String> {
         Some("hsplit") => i64::from(rank > 1),
         Some("vsplit") => 0,
         Some("dsplit") => 2,
-        _ => Args(node).int_or("dim", 0)?,
+        _ => Args(node).int("dim")?,
     })
 }
 
@@ -157,6 +155,7 @@ pub fn infer_pieces(node: &Node, op: &str, dims: DimsOf<'_>) -> Result<Vec<Vec<u
         },
         _ => return Err("argument `self` is not a tensor".into()),
     };
+    // hsplit, vsplit and dsplit have no `dim`; they are read along the first axis here.
     let a = axis(args.int_or("dim", 0)?, x.len())?;
     Ok(piece_sizes(x[a], how)?
         .into_iter()

@@ -25,7 +25,7 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
         | "adaptive_avg_pool3d.default" => (|| {
             let x = o.activation("self")?;
             let rank = spatial_rank(op);
-            let out = o.sizes("output_size", rank, &[0])?;
+            let out = o.sizes("output_size", rank)?;
             match x.split_first() {
                 Some((&c, sizes)) if sizes.len() == rank => {
                     Ok([c].into_iter().chain(out).collect())
@@ -89,15 +89,16 @@ fn convolution(o: &Operands<'_>, op: &str) -> Result<Vec<u64>, String> {
     if kernel.len() != rank || !(1..=3).contains(&rank) || w.iter().any(|&d| d > MAX_DIM) {
         return Err(format!("convolution of per-sample {x:?} by {w:?}"));
     }
-    let stride = o.sizes("stride", rank, &[1])?;
-    let pad = o.sizes("padding", rank, &[0])?;
-    let dil = o.sizes("dilation", rank, &[1])?;
-    let groups = u64::try_from(o.args.int_or("groups", 1)?)
+    let stride = o.sizes("stride", rank)?;
+    // `conv*.padding` defaults to the string "valid", which is no padding.
+    let pad = o.sizes_or("padding", rank, &[0])?;
+    let dil = o.sizes("dilation", rank)?;
+    let groups = u64::try_from(o.args.int("groups")?)
         .ok()
         .filter(|&g| (1..=MAX_DIM).contains(&g))
         .ok_or("groups out of range")?;
     if op.starts_with("conv_transpose") {
-        let out_pad = o.sizes("output_padding", rank, &[0])?;
+        let out_pad = o.sizes("output_padding", rank)?;
         let size = |i: usize| {
             ((sizes[i].saturating_sub(1)) * stride[i]
                 + dil[i] * kernel[i].saturating_sub(1)
@@ -157,16 +158,16 @@ fn pool(o: &Operands<'_>, op: &str) -> Result<Vec<u64>, String> {
     let Some((&c, sizes)) = x.split_first().filter(|(_, s)| s.len() == rank) else {
         return Err(format!("{rank}-D pooling of per-sample {x:?}"));
     };
-    let kernel = o.sizes("kernel_size", rank, &[0])?;
+    let kernel = o.sizes("kernel_size", rank)?;
     let kernel_i64: Vec<i64> = kernel.iter().map(|&k| k as i64).collect();
-    let stride = o.sizes("stride", rank, &kernel_i64)?;
-    let pad = o.sizes("padding", rank, &[0])?;
+    let stride = o.sizes_or("stride", rank, &kernel_i64)?;
+    let pad = o.sizes("padding", rank)?;
     let dil = if op.starts_with("max_pool") {
-        o.sizes("dilation", rank, &[1])?
+        o.sizes("dilation", rank)?
     } else {
         vec![1; rank]
     };
-    let ceil = o.args.bool_or("ceil_mode", false)?;
+    let ceil = o.args.bool("ceil_mode")?;
     [Ok(c)]
         .into_iter()
         .chain((0..rank).map(|i| window(sizes[i], kernel[i], stride[i], pad[i], dil[i], ceil)))

@@ -283,10 +283,10 @@ fn step_one_slice(node: &Node, parent: &Activation) -> Option<(usize, std::ops::
     }
     let args = Args(node);
     let rank = parent.rank() as i64;
-    let dim = args.int_or("dim", 0).ok()?;
+    let dim = args.int("dim").ok()?;
     let dim = usize::try_from(if dim < 0 { dim + rank } else { dim }).ok()?;
     let size = parent.sizes().get(dim)?.count as i64;
-    if args.int_or("step", 1).ok()? != 1 {
+    if args.int("step").ok()? != 1 {
         return None;
     }
     let clamp = |i: i64| (if i < 0 { i.saturating_add(size) } else { i }).clamp(0, size) as u64;

@@ -2038,20 +2038,19 @@ fn name_args(schema: &Schema, args: Vec<Val>, kwargs: Vec<(String, Val)>) -> Res
             schema.signature()
         ));
     }
-    let mut named: Named = schema.args.iter().copied().zip(args).collect();
+    let mut named: Named = schema.args.iter().map(|a| a.name).zip(args).collect();
     for (key, val) in kwargs {
         let name = schema
-            .args
-            .iter()
-            .chain(schema.kwargs)
-            .find(|n| **n == key)
+            .arguments()
+            .map(|a| a.name)
+            .find(|n| *n == key)
             .ok_or_else(|| {
                 format!(
                     "unknown keyword argument `{key}` for {}",
                     schema.signature()
                 )
             })?;
-        if named.iter().any(|(n, _)| n == name) {
+        if named.iter().any(|(n, _)| *n == name) {
             return Err(format!("argument `{key}` given twice"));
         }
         named.push((name, val));

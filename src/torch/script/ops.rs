@@ -224,7 +224,7 @@ pub fn lookup(name: &str, tensors: &[bool], keywords: &[&str]) -> Option<&'stati
                 .args
                 .iter()
                 .zip(tensors)
-                .any(|(arg, &tensor)| tensor && NEVER_TENSOR.contains(arg))
+                .any(|(arg, &tensor)| tensor && NEVER_TENSOR.contains(&arg.name))
     };
     rows()
         .filter(|s| shaped(s.target))

@@ -30,12 +30,12 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        if args.float_or("dropout_p", 0.0).or_shape()? != 0.0 {
+        if args.float("dropout_p").or_shape()? != 0.0 {
             return Err(arg_error(
                 "attention dropout is on; export the model after `model.eval()`".into(),
             ));
         }
-        if args.bool_or("enable_gqa", false).or_shape()? {
+        if args.bool("enable_gqa").or_shape()? {
             return Err(arg_error(
                 "grouped-query attention (enable_gqa=True) is not exported".into(),
             ));
@@ -70,7 +70,7 @@ impl<'p> Lowering<'p, '_> {
         let kt = self.g.transpose(scope, &k, &perm)?;
         let mut scores = self.g.matmul_activations(scope, &q, &kt)?;
         let (rows, cols) = (scores.shape()[rank - 2], scores.shape()[rank - 1]);
-        let causal = args.bool_or("is_causal", false).or_shape()?;
+        let causal = args.bool("is_causal").or_shape()?;
         let mask = args.optional_tensor("attn_mask").or_shape()?;
         if causal && mask.is_some() {
             return Err(arg_error(

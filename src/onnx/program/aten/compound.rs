@@ -90,7 +90,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         op: &'static str,
     ) -> Result<(), OnnxError> {
-        let value = args.float_or("value", 1.0).or_shape()? as f32;
+        let value = args.float("value").or_shape()? as f32;
         let (t1, t2) = self.emitted_pair(
             operand(args, "tensor1")?,
             operand(args, "tensor2")?,
@@ -130,7 +130,7 @@ impl<'p> Lowering<'p, '_> {
             return Err(arg_error("stack of no tensors".into()));
         };
         // The output has one dimension more than each input.
-        let axis = tensor::axis(args.int_or("dim", 0).or_shape()?, first.rank() + 1)?;
+        let axis = tensor::axis(args.int("dim").or_shape()?, first.rank() + 1)?;
         let mut lifted = Vec::with_capacity(xs.len());
         for x in xs {
             let mut sizes = x.sizes();

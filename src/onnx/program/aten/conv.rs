@@ -38,7 +38,7 @@ impl<'p> Lowering<'p, '_> {
     }
 
     fn groups(args: &Args<'_>) -> Result<u64, OnnxError> {
-        let groups = args.int_or("groups", 1).or_shape()?;
+        let groups = args.int("groups").or_shape()?;
         u64::try_from(groups)
             .ok()
             .filter(|&g| g > 0)
@@ -59,13 +59,14 @@ impl<'p> Lowering<'p, '_> {
             None => None,
         };
         let rank = self.conv_rank(&weight)?;
-        let stride = args.sizes_or("stride", rank, &[1]).or_shape()?;
-        let dilation = args.sizes_or("dilation", rank, &[1]).or_shape()?;
+        let stride = args.sizes("stride", rank).or_shape()?;
+        let dilation = args.sizes("dilation", rank).or_shape()?;
         let pad = match args.get("padding") {
             Some(Argument::String(mode)) => {
                 let kernel = &self.constant_dims(&weight)?[2..];
                 padding_for(mode, kernel, &stride, &dilation)?
             }
+            // `conv*.padding` defaults to the string "valid", which is no padding.
             _ => args.sizes_or("padding", rank, &[0]).or_shape()?,
         };
         let p = ConvNd {
@@ -125,7 +126,7 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        if args.bool_or("transposed", false).or_shape()? {
+        if args.bool("transposed").or_shape()? {
             return self.conv_transpose(node, args, scope);
         }
         let padded = match args.get("output_padding") {
@@ -158,14 +159,14 @@ impl<'p> Lowering<'p, '_> {
                 x.shape()
             )));
         };
-        let kernel = args.sizes_or("kernel_size", 2, &[]).or_shape()?;
+        let kernel = args.sizes("kernel_size", 2).or_shape()?;
         let &[kh, kw] = kernel.as_slice() else {
             return Err(arg_error("im2col without a 2-D kernel_size".into()));
         };
         let p = ConvNd {
-            stride: args.sizes_or("stride", 2, &[1]).or_shape()?,
-            pad: args.sizes_or("padding", 2, &[0]).or_shape()?,
-            dilation: args.sizes_or("dilation", 2, &[1]).or_shape()?,
+            stride: args.sizes("stride", 2).or_shape()?,
+            pad: args.sizes("padding", 2).or_shape()?,
+            dilation: args.sizes("dilation", 2).or_shape()?,
             groups: c,
         };
         let w = self.one_hot_kernels(&format!("{scope}.im2col"), c, [kh, kw])?;
@@ -209,11 +210,11 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let input = args.tensor("self").or_shape()?;
         let t = self.tensor(input)?;
-        let kernel = args.sizes_or("kernel_size", 2, &[]).or_shape()?;
-        let out = args.sizes_or("output_size", 2, &[]).or_shape()?;
-        let stride = args.sizes_or("stride", 2, &[1]).or_shape()?;
-        let pad = args.sizes_or("padding", 2, &[0]).or_shape()?;
-        let dilation = args.sizes_or("dilation", 2, &[1]).or_shape()?;
+        let kernel = args.sizes("kernel_size", 2).or_shape()?;
+        let out = args.sizes("output_size", 2).or_shape()?;
+        let stride = args.sizes("stride", 2).or_shape()?;
+        let pad = args.sizes("padding", 2).or_shape()?;
+        let dilation = args.sizes("dilation", 2).or_shape()?;
         let (&[kh, kw], &[h, w]) = (kernel.as_slice(), out.as_slice()) else {
             return Err(arg_error(
                 "col2im without 2-D kernel and output sizes".into(),
@@ -320,7 +321,7 @@ impl<'p> Lowering<'p, '_> {
             bias: constant("bias")?,
             mean: required("running_mean")?,
             var: required("running_var")?,
-            eps: args.float_or("eps", 1e-5).or_shape()?,
+            eps: args.float("eps").or_shape()?,
         })
     }
 
@@ -391,10 +392,10 @@ impl<'p> Lowering<'p, '_> {
         };
         let rank = self.conv_rank(&weight)?;
         let p = ConvTranspose {
-            stride: args.sizes_or("stride", rank, &[1]).or_shape()?,
-            pad: args.sizes_or("padding", rank, &[0]).or_shape()?,
-            output_padding: args.sizes_or("output_padding", rank, &[0]).or_shape()?,
-            dilation: args.sizes_or("dilation", rank, &[1]).or_shape()?,
+            stride: args.sizes("stride", rank).or_shape()?,
+            pad: args.sizes("padding", rank).or_shape()?,
+            output_padding: args.sizes("output_padding", rank).or_shape()?,
+            dilation: args.sizes("dilation", rank).or_shape()?,
             groups: Self::groups(args)?,
         };
         let out = self.output_name(node, 0)?;

@@ -279,7 +279,7 @@ impl Lowering<'_, '_> {
         let input = args.tensor("self").or_shape()?;
         let x = self.activation(input)?;
         let rank = x.shape().len() + 1;
-        let dim = args.int_or("dim", -1).or_shape()?;
+        let dim = args.int("dim").or_shape()?;
         let axis = super::per_sample_axis(dim, rank)?;
         // ONNX's Softmax over the last axis, as `softmax` is lowered (exact at every opset).
         let soft = self.tensor(input)?.softmax(
@@ -303,7 +303,7 @@ impl Lowering<'_, '_> {
         rank: usize,
     ) -> Result<(), OnnxError> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
-        let out = args.sizes_or("output_size", rank, &[]).or_shape()?;
+        let out = args.sizes("output_size", rank).or_shape()?;
         let (x, unbatched) = self.lift_unbatched(scope, x, rank)?;
         match x.shape().split_first() {
             Some((_, sizes)) if sizes.len() == rank && out.len() == rank => {}
@@ -423,7 +423,7 @@ impl Lowering<'_, '_> {
     ) -> Result<(), OnnxError> {
         let input = args.tensor("self").or_shape()?;
         let t = self.tensor(input)?;
-        let size = args.ints_or("size", t.rank(), &[]).or_shape()?;
+        let size = args.ints("size", t.rank()).or_shape()?;
         let recorded = self.recorded_sizes(node, 0)?;
         let keeps_rows = match t.placement() {
             super::super::tensor::Placement::Batch { axis: 0, .. } => {

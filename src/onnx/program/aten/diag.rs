@@ -29,9 +29,9 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("self").or_shape()?)?;
-        let offset = args.int_or("offset", 0).or_shape()?;
-        let dim1 = args.int_or("dim1", -2).or_shape()?;
-        let dim2 = args.int_or("dim2", -1).or_shape()?;
+        let offset = args.int("offset").or_shape()?;
+        let dim1 = args.int("dim1").or_shape()?;
+        let dim2 = args.int("dim2").or_shape()?;
         self.embed_diagonal(node, x, (offset, dim1, dim2), scope)
     }
 
@@ -109,7 +109,8 @@ impl<'p> Lowering<'p, '_> {
 
 impl Lowering<'_, '_> {
     /// `diagonal(self, offset, dim1, dim2)` and `linalg_diagonal(A, *, offset, dim1, dim2)`
-    /// (`tensor` names the input, `dims` the default dimensions), read as torch's view
+    /// (`tensor` names the input; `dim1` and `dim2` default as each row of the schema table
+    /// says), read as torch's view
     /// ([`Diagonal`]): a Transpose putting `dim1` and `dim2` last, a Reshape merging them and
     /// one Slice with step `cols + 1`.
     pub(super) fn diagonal(
@@ -118,12 +119,11 @@ impl Lowering<'_, '_> {
         args: &Args<'_>,
         scope: &str,
         tensor: &str,
-        dims: (i64, i64),
     ) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor(tensor).or_shape()?)?;
-        let offset = args.int_or("offset", 0).or_shape()?;
-        let dim1 = args.int_or("dim1", dims.0).or_shape()?;
-        let dim2 = args.int_or("dim2", dims.1).or_shape()?;
+        let offset = args.int("offset").or_shape()?;
+        let dim1 = args.int("dim1").or_shape()?;
+        let dim2 = args.int("dim2").or_shape()?;
         self.read_diagonal(node, x, (offset, dim1, dim2), scope)
     }
 
@@ -136,7 +136,7 @@ impl Lowering<'_, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("self").or_shape()?)?;
-        let offset = args.int_or("diagonal", 0).or_shape()?;
+        let offset = args.int("diagonal").or_shape()?;
         match x.rank() {
             1 => self.embed_diagonal(node, x, (offset, 0, 1), scope),
             2 => self.read_diagonal(node, x, (offset, 0, 1), scope),
@@ -160,7 +160,7 @@ impl Lowering<'_, '_> {
         }
         let count = x.sizes().iter().map(|s| s.count).product::<u64>();
         let flat = x.reshaped(&mut self.g, scope, &[Size::fixed(count)])?;
-        let offset = args.int_or("offset", 0).or_shape()?;
+        let offset = args.int("offset").or_shape()?;
         self.embed_diagonal(node, flat, (offset, 0, 1), scope)
     }
 

@@ -40,8 +40,8 @@ impl<'p> Lowering<'p, '_> {
             [constant("ffn_weight_1")?, constant("ffn_bias_1")?],
             [constant("ffn_weight_2")?, constant("ffn_bias_2")?],
         ];
-        let gelu = args.bool_or("use_gelu", false).or_shape()?;
-        let eps = args.float_or("eps", 1e-5).or_shape()? as f32;
+        let gelu = args.bool("use_gelu").or_shape()?;
+        let eps = args.float("eps").or_shape()? as f32;
         let attend = |me: &mut Self, y: &Value| -> Result<Value, OnnxError> {
             let scope = format!("{scope}.self_attn");
             let [q, k, v] = &qkv;
@@ -58,7 +58,7 @@ impl<'p> Lowering<'p, '_> {
             };
             me.linear_value(&h, w2, Some(b2), &format!("{scope}.linear2"))
         };
-        let y = if args.bool_or("norm_first", false).or_shape()? {
+        let y = if args.bool("norm_first").or_shape()? {
             let a = self.norm(&x, &norms[0], eps, &format!("{scope}.norm1"))?;
             let a = attend(self, &a)?;
             let x = self.g.add(scope, &x, &a)?;
@@ -92,8 +92,8 @@ impl<'p> Lowering<'p, '_> {
                 x.shape()
             )));
         };
-        let embed = args.int_or("embed_dim", 0).or_shape()?;
-        let count = args.int_or(heads, 0).or_shape()?;
+        let embed = args.int("embed_dim").or_shape()?;
+        let count = args.int(heads).or_shape()?;
         let count = u64::try_from(count)
             .ok()
             .filter(|&h| embed == width as i64 && h > 0 && width % h == 0)

@@ -99,11 +99,11 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
-        let axis = row_axis(args.int_or("dim", 0).or_shape()?, &x, self.is_lifted())?;
+        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
         let size = x.shape()[axis] as i64;
-        let start = args.int_or("start", 0).or_shape()?;
+        let start = args.int("start").or_shape()?;
         let start = if start < 0 { start + size } else { start };
-        let length = args.int_or("length", 0).or_shape()?;
+        let length = args.int("length").or_shape()?;
         let fits = (0..=size).contains(&start) && length >= 0 && start + length <= size;
         if !fits || length == 0 {
             return Err(arg_error(format!(
@@ -125,7 +125,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
-        let axis = row_axis(args.int_or("dim", 0).or_shape()?, &x, self.is_lifted())?;
+        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
         let index = args.tensor("index").or_shape()?;
         let y = self.take_constant(scope, &x, axis, index, Negative::Refused)?;
         self.bind(node, 0, y)

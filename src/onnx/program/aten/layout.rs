@@ -50,7 +50,7 @@ impl<'p> Lowering<'p, '_> {
             });
         }
         let rank = xs.first().map_or(1, Tensor::rank);
-        let axis = tensor::axis(args.int_or("dim", 0).or_shape()?, rank)?;
+        let axis = tensor::axis(args.int("dim").or_shape()?, rank)?;
         let y = Tensor::concat(&mut self.g, scope, &xs, axis)?;
         self.bind_tensor(node, 0, y)
     }
@@ -67,13 +67,10 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         const MAX_WINDOWS: u64 = 64;
         let x = self.tensor(args.tensor("self").or_shape()?)?;
-        let dim = tensor::axis(args.int_or("dimension", 0).or_shape()?, x.rank())?;
+        let dim = tensor::axis(args.int("dimension").or_shape()?, x.rank())?;
         let at = x.sample_axis(dim, "unfold")?;
         let length = x.value().shape()[at];
-        let (size, step) = (
-            args.int_or("size", 0).or_shape()?,
-            args.int_or("step", 0).or_shape()?,
-        );
+        let (size, step) = (args.int("size").or_shape()?, args.int("step").or_shape()?);
         let (Ok(size @ 1..), Ok(step @ 1..)) = (u64::try_from(size), u64::try_from(step)) else {
             return Err(arg_error(format!("unfold by size {size} and step {step}")));
         };
@@ -381,8 +378,8 @@ impl<'p> Lowering<'p, '_> {
         let x = self.tensor(input)?;
         let sizes = x.sizes();
         let rank = x.rank();
-        let start = tensor::axis(args.int_or("start_dim", 0).or_shape()?, rank)?;
-        let end = tensor::axis(args.int_or("end_dim", -1).or_shape()?, rank)?;
+        let start = tensor::axis(args.int("start_dim").or_shape()?, rank)?;
+        let end = tensor::axis(args.int("end_dim").or_shape()?, rank)?;
         if start > end {
             return Err(arg_error(format!(
                 "flatten from dimension {start} to {end}: the start is after the end"
@@ -495,9 +492,9 @@ impl<'p> Lowering<'p, '_> {
             return self.bind_empty(node);
         }
         let x = self.tensor(input)?;
-        let dim = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
+        let dim = tensor::axis(args.int("dim").or_shape()?, x.rank())?;
         let start = args.optional_int("start").or_shape()?.unwrap_or(0);
-        let step = args.int_or("step", 1).or_shape()?;
+        let step = args.int("step").or_shape()?;
         let end = match self.batch_bound(args, "end") {
             Some(k) => return self.slice_to_batch_multiple(node, x, dim, (start, step), k),
             None => args.optional_int("end").or_shape()?.unwrap_or(i64::MAX),

@@ -150,7 +150,7 @@ impl Lowering<'_, '_> {
             return Err(arg_error(format!("{target} is not a matrix function")));
         };
         let (x, n) = self.matrix_input(node, args, input, target)?;
-        let upper = args.bool_or("upper", false).or_shape()?;
+        let upper = args.bool("upper").or_shape()?;
         let entries = self.entries(scope, &x, target, n as u64, n as u64)?;
         let like = entries[0].clone();
         let terms: Vec<Term> = entries
@@ -186,7 +186,7 @@ impl Lowering<'_, '_> {
     ) -> Result<(), OnnxError> {
         let target = super::registry::aten_name(node);
         let (x, n) = self.matrix_input(node, args, "self", target)?;
-        let power = args.int_or("n", 1).or_shape()?;
+        let power = args.int("n").or_shape()?;
         let base = if power < 0 {
             let entries = self.entries(scope, &x, target, n as u64, n as u64)?;
             let like = entries[0].clone();

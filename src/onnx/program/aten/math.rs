@@ -180,9 +180,9 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let alpha = args.float_or("alpha", 1.0).or_shape()? as f32;
+        let alpha = args.float("alpha").or_shape()? as f32;
         for name in ["scale", "input_scale"] {
-            if args.float_or(name, 1.0).or_shape()? != 1.0 {
+            if args.float(name).or_shape()? != 1.0 {
                 return Err(arg_error(format!("elu with {name} ≠ 1 is not exported")));
             }
         }
@@ -200,7 +200,7 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let slope = args.float_or("negative_slope", 0.01).or_shape()? as f32;
+        let slope = args.float("negative_slope").or_shape()? as f32;
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let y = self
             .g
@@ -217,8 +217,8 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let beta = args.float_or("beta", 1.0).or_shape()?;
-        let threshold = args.float_or("threshold", 20.0).or_shape()?;
+        let beta = args.float("beta").or_shape()?;
+        let threshold = args.float("threshold").or_shape()?;
         if beta <= 0.0 {
             return Err(arg_error(format!(
                 "softplus with beta {beta} is not exported (beta > 0 is)"

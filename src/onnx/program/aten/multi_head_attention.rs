@@ -34,13 +34,13 @@ impl<'p> Lowering<'p, '_> {
                 "fused attention with a mask is not exported; call it without attn_mask/key_padding_mask".into(),
             ));
         }
-        if args.bool_or("need_weights", true).or_shape()? {
+        if args.bool("need_weights").or_shape()? {
             return Err(arg_error(
                 "the attention weights (need_weights=True) are not exported; call nn.MultiheadAttention with need_weights=False".into(),
             ));
         }
         // `average_attn_weights` only shapes the weights, which are not computed.
-        args.bool_or("average_attn_weights", true).or_shape()?;
+        args.bool("average_attn_weights").or_shape()?;
         let (x, width, heads) = self.attention_input(args, "query", "num_head")?;
         let [q, k, v] = self.in_projections(args, width, heads)?;
         let proj = self.constant(args.tensor("proj_weight").or_shape()?)?;

@@ -68,7 +68,7 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        if !args.bool_or("use_input_stats", true).or_shape()? {
+        if !args.bool("use_input_stats").or_shape()? {
             return Err(arg_error(
                 "instance_norm with running statistics (track_running_stats=True in eval mode) is not exported".into(),
             ));
@@ -83,7 +83,7 @@ impl<'p> Lowering<'p, '_> {
         let label = node.label();
         let scale = self.affine(args, "weight", label, vec![channels], 1.0)?;
         let bias = self.affine(args, "bias", label, vec![channels], 0.0)?;
-        let eps = args.float_or("eps", 1e-5).or_shape()? as f32;
+        let eps = args.float("eps").or_shape()? as f32;
         let y = self.instance_normalization(scope, &x, &scale, &bias, eps);
         self.bind(node, 0, y)
     }
@@ -97,7 +97,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.activation(args.tensor("input").or_shape()?)?;
-        let groups = args.int_or("num_groups", 1).or_shape()?;
+        let groups = args.int("num_groups").or_shape()?;
         let (Some(&channels), Ok(groups)) = (x.shape().first(), u64::try_from(groups)) else {
             return Err(arg_error(format!(
                 "group_norm of per-sample {:?} in {groups} groups",
@@ -112,7 +112,7 @@ impl<'p> Lowering<'p, '_> {
         }
         let numel: u64 = x.shape().iter().product();
         let label = node.label();
-        let eps = args.float_or("eps", 1e-5).or_shape()? as f32;
+        let eps = args.float("eps").or_shape()? as f32;
         let grouped = self.g.reshape(scope, &x, &[groups, numel / groups])?;
         let ones = self.g.folded(
             &format!("{label}.group_scale"),

@@ -25,7 +25,7 @@ impl Lowering<'_, '_> {
         if !self.is_constant(index) {
             return Ok(false);
         }
-        let classes = match args.int_or("num_classes", -1) {
+        let classes = match args.int("num_classes") {
             Ok(c) if c > 0 => c as u64,
             _ => return Ok(false),
         };

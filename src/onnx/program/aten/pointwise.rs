@@ -53,7 +53,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("self").or_shape()?)?;
-        let dim = tensor::axis(args.int_or("dim", -1).or_shape()?, x.rank())?;
+        let dim = tensor::axis(args.int("dim").or_shape()?, x.rank())?;
         let size = x.value().shape()[x.sample_axis(dim, "glu")?];
         if size % 2 != 0 {
             return Err(arg_error(format!(
@@ -91,7 +91,7 @@ impl<'p> Lowering<'p, '_> {
                 x.value().elem()
             )));
         }
-        let decimals = args.int_or("decimals", 0).or_shape()?;
+        let decimals = args.int("decimals").or_shape()?;
         let power = i32::try_from(decimals.unsigned_abs())
             .ok()
             .filter(|&p| p <= 38)
@@ -122,8 +122,8 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("self").or_shape()?)?;
-        let lo = args.float_or("min_val", -1.0).or_shape()? as f32;
-        let hi = args.float_or("max_val", 1.0).or_shape()? as f32;
+        let lo = args.float("min_val").or_shape()? as f32;
+        let hi = args.float("max_val").or_shape()? as f32;
         let y = self.g.clip(scope, x.value(), lo, hi);
         self.bind_tensor(node, 0, x.with_value(y)?)
     }
@@ -140,7 +140,7 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         self.same_dtype(node, args, op)?;
         let x = self.tensor(args.tensor("self").or_shape()?)?;
-        let axis = tensor::axis(args.int_or("dim", -1).or_shape()?, x.rank())?;
+        let axis = tensor::axis(args.int("dim").or_shape()?, x.rank())?;
         let y = x.softmax(&mut self.g, scope, op, axis)?;
         self.bind_tensor(node, 0, y)
     }
@@ -187,7 +187,7 @@ impl<'p> Lowering<'p, '_> {
                 "{op} of a tensor with only a batch axis"
             )));
         };
-        let normalized = args.ints_or("normalized_shape", 1, &[]).or_shape()?;
+        let normalized = args.ints("normalized_shape", 1).or_shape()?;
         if normalized != [width as i64] {
             return Err(arg_error(format!(
                 "{op} over {normalized:?} of per-sample {:?}: only the last axis is exported",
@@ -234,7 +234,7 @@ impl<'p> Lowering<'p, '_> {
                 *slot = Some(self.weight(&self.constant(t)?)?);
             }
         }
-        let eps = args.float_or("eps", 1e-5).or_shape()? as f32;
+        let eps = args.float("eps").or_shape()? as f32;
         let axis = x.shape().len() - 1;
         let [gamma, beta] = &affine;
         let y = self

@@ -15,15 +15,15 @@ use crate::aten::args::Args;
 
 /// The pooling window of a `max_pool*d`/`avg_pool*d` node with `rank` spatial axes.
 fn window(args: &Args<'_>, rank: usize, op: &str) -> Result<PoolNd, OnnxError> {
-    let kernel = args.sizes_or("kernel_size", rank, &[]).or_shape()?;
+    let kernel = args.sizes("kernel_size", rank).or_shape()?;
     if kernel.len() != rank || kernel.contains(&0) {
         return Err(arg_error(format!("{op} without a kernel size")));
     }
     let kernel_i64: Vec<i64> = kernel.iter().map(|&k| k as i64).collect();
     Ok(PoolNd {
         stride: args.sizes_or("stride", rank, &kernel_i64).or_shape()?,
-        pad: args.sizes_or("padding", rank, &[0]).or_shape()?,
-        ceil: args.bool_or("ceil_mode", false).or_shape()?,
+        pad: args.sizes("padding", rank).or_shape()?,
+        ceil: args.bool("ceil_mode").or_shape()?,
         kernel,
     })
 }
@@ -96,7 +96,7 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let p = window(args, rank, "max pooling")?;
-        let dilation = args.sizes_or("dilation", rank, &[1]).or_shape()?;
+        let dilation = args.sizes("dilation", rank).or_shape()?;
         if dilation.len() != rank || dilation.contains(&0) {
             return Err(arg_error(format!("max pooling with dilation {dilation:?}")));
         }
@@ -160,7 +160,7 @@ impl<'p> Lowering<'p, '_> {
             let y = self.g.div_constant(scope, &y, &divisor)?;
             return self.bind(node, 0, y);
         }
-        let include_pad = args.bool_or("count_include_pad", true).or_shape()?;
+        let include_pad = args.bool("count_include_pad").or_shape()?;
         ai_cpu_keeps_meaning(&x.shape()[1..], &p, include_pad)?;
         let y = self.g.average_pool_nd(scope, &x, &p, include_pad)?;
         self.bind(node, 0, y)
@@ -231,7 +231,7 @@ impl<'p> Lowering<'p, '_> {
         rank: usize,
     ) -> Result<(), OnnxError> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
-        let out = args.sizes_or("output_size", rank, &[]).or_shape()?;
+        let out = args.sizes("output_size", rank).or_shape()?;
         let (x, unbatched) = self.lift_unbatched(scope, x, rank)?;
         let sizes = match x.shape().split_first() {
             Some((_, sizes)) if sizes.len() == rank && out.len() == rank => sizes.to_vec(),

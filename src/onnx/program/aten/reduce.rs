@@ -154,7 +154,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         self.same_dtype(node, args, "linalg_vector_norm")?;
-        let ord = args.float_or("ord", 2.0).or_shape()?;
+        let ord = args.float("ord").or_shape()?;
         let op = match ord {
             2.0 => return self.reduce_as(node, args, scope, "ReduceL2"),
             1.0 => return self.reduce_as(node, args, scope, "ReduceL1"),
@@ -167,7 +167,7 @@ impl<'p> Lowering<'p, '_> {
         }
         let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
         let axes = reduction_axes(args, &x, self.is_lifted())?;
-        let keep = args.bool_or("keepdim", false).or_shape()?;
+        let keep = args.bool("keepdim").or_shape()?;
         let g = &mut self.g;
         let y = if ord == 0.0 {
             let flags = super::decompose::nonzero_flags(g, scope, &x);

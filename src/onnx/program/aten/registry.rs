@@ -414,10 +414,10 @@ pub(super) const OPS: &[Op] = &[
     op(&["diag.default"], |l, n, a, s| l.diag(n, a, s)),
     op(&["diagflat.default"], |l, n, a, s| l.diagflat(n, a, s)),
     op(&["diagonal.default"], |l, n, a, s| {
-        l.diagonal(n, a, s, "self", (0, 1))
+        l.diagonal(n, a, s, "self")
     }),
     op(&["linalg_diagonal.default"], |l, n, a, s| {
-        l.diagonal(n, a, s, "A", (-2, -1))
+        l.diagonal(n, a, s, "A")
     }),
     op(&["pixel_shuffle.default"], |l, n, a, s| {
         l.pixel_shuffle(n, a, s, true)
@@ -797,7 +797,7 @@ mod tests {
         let traced: Vec<&str> = crate::torch::script::traced_targets().collect();
         let line = |target: &str| {
             let signature = schema::lookup(target)
-                .map(|s| format!("`{}`", s.signature()))
+                .map(|s| format!("`{}`", s.declaration()))
                 .unwrap_or_default();
             let call = if traced.contains(&target) {
                 format!("`torch.{}`", target.split('.').next().unwrap_or(target))
@@ -870,7 +870,7 @@ mod tests {
         );
         for row in schema::SCHEMAS {
             if let Some(reason) = row.not_evaluated {
-                doc.push_str(&format!("| `{}` | {reason} |\n", row.signature()));
+                doc.push_str(&format!("| `{}` | {reason} |\n", row.declaration()));
             }
         }
         doc.push_str(

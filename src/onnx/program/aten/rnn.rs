@@ -211,7 +211,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         cell: Cell,
     ) -> Result<(), OnnxError> {
-        if args.bool_or("train", false).or_shape()? {
+        if args.bool("train").or_shape()? {
             return Err(arg_error(
                 "the recurrent layer is in training mode (dropout between layers); export the model after `model.eval()`".into(),
             ));
@@ -219,7 +219,7 @@ impl<'p> Lowering<'p, '_> {
         let params = args.tensors("params").or_shape()?;
         let rnn = self.recurrence(args, cell, params)?;
         self.check_zero_state(args, cell)?;
-        let batch_first = args.bool_or("batch_first", false).or_shape()?;
+        let batch_first = args.bool("batch_first").or_shape()?;
         let (x, rows) = self.sequence(args.tensor("input").or_shape()?, batch_first, scope)?;
         let &[seq, features] = x.shape() else {
             return Err(arg_error(format!(
@@ -304,13 +304,13 @@ impl<'p> Lowering<'p, '_> {
         cell: Cell,
         params: &[String],
     ) -> Result<Recurrence, OnnxError> {
-        let layers = args.int_or("num_layers", 1).or_shape()?;
+        let layers = args.int("num_layers").or_shape()?;
         let layers = usize::try_from(layers)
             .ok()
             .filter(|&l| l > 0)
             .ok_or_else(|| arg_error(format!("num_layers {layers}")))?;
-        let bidirectional = args.bool_or("bidirectional", false).or_shape()?;
-        let biased = args.bool_or("has_biases", true).or_shape()?;
+        let bidirectional = args.bool("bidirectional").or_shape()?;
+        let biased = args.bool("has_biases").or_shape()?;
         let directions = if bidirectional { 2 } else { 1 };
         let per_layer = directions * tensors_per_direction(biased);
         if params.len() != layers * per_layer {

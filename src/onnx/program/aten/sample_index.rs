@@ -264,9 +264,9 @@ impl<'p> Lowering<'p, '_> {
         let (dims, axis) = (dims.to_vec(), axis);
         match op {
             "slice.Tensor" => {
-                let dim = tensor::axis(args.int_or("dim", 0).or_shape()?, dims.len())?;
+                let dim = tensor::axis(args.int("dim").or_shape()?, dims.len())?;
                 let start = args.optional_int("start").or_shape()?.unwrap_or(0);
-                let step = args.int_or("step", 1).or_shape()?;
+                let step = args.int("step").or_shape()?;
                 if dim == axis && (start != 0 || step != 1) {
                     return Err(arg_error(format!(
                         "a slice of `arange` over the batch from {start} by {step}; only the whole of it is exported"

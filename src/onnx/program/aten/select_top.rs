@@ -80,9 +80,9 @@ impl<'p> Lowering<'p, '_> {
                 x.value().elem()
             )));
         }
-        let axis = tensor::axis(args.int_or("dim", -1).or_shape()?, x.rank())?;
+        let axis = tensor::axis(args.int("dim").or_shape()?, x.rank())?;
         x.sample_axis(axis, "argsort")?;
-        let descending = args.bool_or("descending", false).or_shape()?;
+        let descending = args.bool("descending").or_shape()?;
         let last = x.rank() - 1;
         let mut swap: Vec<usize> = (0..=last).collect();
         swap.swap(axis, last);
@@ -256,7 +256,7 @@ impl<'p> Lowering<'p, '_> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, onnx)?;
         let axis = axis_of(args, &x, self.is_lifted())?;
-        let keep = args.bool_or("keepdim", false).or_shape()?;
+        let keep = args.bool("keepdim").or_shape()?;
         let y = self.arg_extreme(onnx, scope, &x, axis, keep)?;
         self.bind(node, 0, y)
     }
@@ -272,9 +272,9 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, reduce)?;
-        let dim = args.int_or("dim", 0).or_shape()?;
+        let dim = args.int("dim").or_shape()?;
         let axis = row_axis(dim, &x, self.is_lifted())?;
-        let keep = args.bool_or("keepdim", false).or_shape()?;
+        let keep = args.bool("keepdim").or_shape()?;
         let values = self.g.reduce(reduce, scope, &x, &[axis], keep)?;
         self.bind(node, 0, values)?;
         if self.output_name(node, 1).is_ok() {
@@ -299,7 +299,7 @@ impl<'p> Lowering<'p, '_> {
         }
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, "TopK")?;
-        let axis = row_axis(args.int_or("dim", -1).or_shape()?, &x, self.is_lifted())?;
+        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
         let k = match args.get("k") {
             Some(Argument::Int(k)) => u64::try_from(*k).ok(),
             _ => None,
@@ -312,8 +312,8 @@ impl<'p> Lowering<'p, '_> {
                 axis + 1
             ))
         })?;
-        let largest = args.bool_or("largest", true).or_shape()?;
-        let sorted = args.bool_or("sorted", true).or_shape()?;
+        let largest = args.bool("largest").or_shape()?;
+        let sorted = args.bool("sorted").or_shape()?;
         let count = self.g.constant_i64(&format!("{scope}.k"), &[k as i64]);
         let top = Top {
             count: &count,

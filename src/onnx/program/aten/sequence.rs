@@ -123,8 +123,8 @@ impl Lowering<'_, '_> {
             }
         }
         let mut x = self.tensor(args.tensor("self").or_shape()?)?;
-        let axis = tensor::axis(args.int_or("dim", -1).or_shape()?, x.rank())?;
-        let n = args.int_or("n", 1).or_shape()?;
+        let axis = tensor::axis(args.int("dim").or_shape()?, x.rank())?;
+        let n = args.int("n").or_shape()?;
         if n < 1 {
             return Err(arg_error(format!("diff with n = {n}")));
         }

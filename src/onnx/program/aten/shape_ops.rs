@@ -23,7 +23,7 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let input = args.tensor("self").or_shape()?;
         let x = self.tensor(input)?;
-        let at = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank() + 1)?;
+        let at = tensor::axis(args.int("dim").or_shape()?, x.rank() + 1)?;
         let mut target = x.sizes();
         target.insert(at, Size::fixed(1));
         self.view_to(node, input, target, scope)
@@ -97,7 +97,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("self").or_shape()?)?;
-        let dim = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
+        let dim = tensor::axis(args.int("dim").or_shape()?, x.rank())?;
         let Some(Argument::Int(index)) = args.get("index") else {
             return Err(arg_error("select needs a constant index".into()));
         };
@@ -269,7 +269,7 @@ impl<'p> Lowering<'p, '_> {
                 t.value().elem()
             )));
         }
-        let repeats = u64::try_from(args.int_or("repeats", 0).or_shape()?)
+        let repeats = u64::try_from(args.int("repeats").or_shape()?)
             .ok()
             .filter(|&r| r > 0)
             .ok_or_else(|| arg_error("repeat_interleave by a count that is not positive".into()))?;
@@ -357,7 +357,7 @@ impl<'p> Lowering<'p, '_> {
     /// factor).
     pub(super) fn sym_size(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("self").or_shape()?)?;
-        let dim = tensor::axis(args.int_or("dim", 0).or_shape()?, x.rank())?;
+        let dim = tensor::axis(args.int("dim").or_shape()?, x.rank())?;
         let (Some(batch), Some(factor)) = (x.batch_axis(), x.factor()) else {
             return Err(arg_error(
                 "it reads a size of a static tensor as a symbol".into(),

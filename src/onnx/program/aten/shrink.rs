@@ -48,7 +48,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.float_tensor(args, "hardshrink")?;
-        let lambd = args.float_or("lambd", 0.5).or_shape()? as f32;
+        let lambd = args.float("lambd").or_shape()? as f32;
         let abs = self.g.unary("Abs", scope, x.value(), vec![]);
         let outside = self.against(scope, "Greater", &abs, lambd);
         let keep = emit::cast(&mut self.g, scope, &outside, ElemType::Float32);
@@ -71,7 +71,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.float_tensor(args, "softshrink")?;
-        let lambd = args.float_or("lambd", 0.5).or_shape()? as f32;
+        let lambd = args.float("lambd").or_shape()? as f32;
         if lambd < 0.0 {
             return Err(arg_error(format!(
                 "softshrink with a negative lambd ({lambd}) is not exported (torch requires it to be at least 0)"

@@ -44,7 +44,7 @@ impl<'p> Lowering<'p, '_> {
                 "{op} over dimension {batch}, which carries the batch, keeps what depends on each sample's place in the batch; only a batch outside the last two dimensions is exported"
             )));
         }
-        let diagonal = args.int_or("diagonal", 0).or_shape()?;
+        let diagonal = args.int("diagonal").or_shape()?;
         let shape = x.value().shape().to_vec();
         let (rows, cols) = (shape.len() - 2, shape.len() - 1);
         // The mask has the tensor's rank: its value's, and the batch's axis if it has one.
