@@ -231,7 +231,9 @@ def convert(route, model, inputs, workdir, stem, ckpt=None, timeout=600, exporte
 
 def trace_shapes(inputs):
     """`--input-shape` for a trace whose inputs have dynamic axes besides the batch: each
-    input's per-sample sizes, a dynamic axis as `NAME<=MAX` (none when no axis is)."""
+    input's per-sample sizes, a dynamic axis as `NAME<=MAX` (none when no axis is). A lone
+    input goes unnamed (its forward's parameter may be named otherwise); several are named
+    after their parameters."""
     if not any(i.axes for i in inputs):
         return ()
     shapes = []
@@ -239,7 +241,8 @@ def trace_shapes(inputs):
         sizes = [str(n) for n in i.shape]
         for a in i.axes:
             sizes[a.axis - 1] = f"{a.name}<={a.max}"
-        shapes.append(f"{i.name}:{','.join(sizes)}")
+        sizes = ",".join(sizes)
+        shapes.append(sizes if len(inputs) == 1 else f"{i.name}:{sizes}")
     return shapes
 
 
