@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use ckpt::onnx::program::ProgramOptions;
 use ckpt::onnx::script::{export_script, ScriptReport};
 use ckpt::onnx::{Extent, OnnxError};
-use ckpt::torch::script::convert::GivenInput;
+use ckpt::torch::script::convert::{GivenInput, GivenSize};
 use ckpt::torch::script::ScriptArchive;
 
 mod common;
@@ -31,7 +31,7 @@ fn export(
     let given: Vec<GivenInput> = input
         .map(|shape| GivenInput {
             name: None,
-            shape: shape.to_vec(),
+            shape: shape.iter().map(|&n| GivenSize::Fixed(n)).collect(),
             dtype: None,
         })
         .into_iter()

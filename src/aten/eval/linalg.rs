@@ -215,6 +215,16 @@ fn matrix_function(
             .iter()
             .map(|&v| f64::from(v))
             .collect();
+        let from_rounding = matches!(
+            f,
+            linalg::Function::Slogdet | linalg::Function::Logdet | linalg::Function::Inverse
+        );
+        if from_rounding && linalg::singular_in_float32(&m, n)? {
+            return Err(format!(
+                "matrix {b} is singular to float32 precision: torch's {} of it is its LAPACK kernel's rounding (or an error), which ckpt does not reproduce",
+                if f == linalg::Function::Inverse { "inverse" } else { "log-determinant" }
+            ));
+        }
         let outs = linalg::apply(&mut Scalar, f, upper, &m, n)?;
         numbers.resize(outs.len(), Vec::new());
         matrices.resize(outs.len(), Vec::new());
@@ -315,7 +325,8 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
     if let Some((input, f)) = linalg::function(op) {
         return Some((|| {
             let (x, n) = matrices(a, op, input)?;
-            let upper = a.bool("upper")?;
+            // Only the Cholesky functions have `upper`.
+            let upper = a.bool_or("upper", false)?;
             matrix_function(&x, n, f, upper)
         })());
     }

@@ -443,8 +443,9 @@ pub fn evaluate(
             if x.rank() == 0 {
                 return one(x.reshape(&[1]));
             }
-            let start = axis(a.int("start_dim")?, x.rank())?;
-            let end = axis(a.int("end_dim")?, x.rank())?;
+            // `ravel` has neither dimension: it flattens them all.
+            let start = axis(a.int_or("start_dim", 0)?, x.rank())?;
+            let end = axis(a.int_or("end_dim", -1)?, x.rank())?;
             if start > end {
                 return Err(format!("flatten from dimension {start} to {end}"));
             }

@@ -372,7 +372,8 @@ fn pool(op: &str, a: &Args<'_>, n_sp: usize) -> Result<Vec<Tensor>, String> {
     element_count(&dims)?;
     let xv = x.to_f32();
     let ps = strides(sizes);
-    let count_pad = a.bool("count_include_pad")?;
+    // Shared with the max pools, which have no `count_include_pad`.
+    let count_pad = a.bool_or("count_include_pad", true)?;
     let divisor = match a.node_arg("divisor_override") {
         None | Some(Argument::None) => None,
         Some(_) => Some(a.int("divisor_override")?),

@@ -99,7 +99,7 @@ fn matmul(o: &Operands<'_>) -> Result<Vec<u64>, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{infer, tests::node, Dims};
+    use super::super::{infer, tests::node, tests::node_of, Dims};
 
     #[test]
     fn matmul_takes_a_batched_pair_or_a_stored_matrix_or_stack_beside_the_batch() {
@@ -134,9 +134,12 @@ mod tests {
     fn one_hot_appends_its_class_count_and_refuses_one_read_from_the_values() {
         let dims = |n: &str| (n == "ids").then(|| Dims::PerSample(vec![256, 2]));
         let one_hot = |classes: &str| {
-            let n = node(&format!(
-                r#"{{"name": "self", "arg": {{"as_tensor": {{"name": "ids"}}}}}}{classes}"#
-            ));
+            let n = node_of(
+                "one_hot.default",
+                &format!(
+                    r#"{{"name": "self", "arg": {{"as_tensor": {{"name": "ids"}}}}}}{classes}"#
+                ),
+            );
             infer(&n, "one_hot.default", &dims)
         };
         assert_eq!(

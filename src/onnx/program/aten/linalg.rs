@@ -150,7 +150,8 @@ impl Lowering<'_, '_> {
             return Err(arg_error(format!("{target} is not a matrix function")));
         };
         let (x, n) = self.matrix_input(node, args, input, target)?;
-        let upper = args.bool("upper").or_shape()?;
+        // Only the Cholesky functions have `upper`.
+        let upper = args.bool_or("upper", false).or_shape()?;
         let entries = self.entries(scope, &x, target, n as u64, n as u64)?;
         let like = entries[0].clone();
         let terms: Vec<Term> = entries
