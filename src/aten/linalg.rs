@@ -123,6 +123,19 @@ pub fn lu<A: Ops>(a: &mut A, mut m: Vec<A::V>, n: usize) -> Result<Lu<A::V>> {
     Ok(Lu { lu: m, swaps, sign })
 }
 
+/// Whether `m` (`n`×`n`, row-major) is singular to float32 precision: a pivot of its LU
+/// factors (those [`det`] takes) is at most `n · ε · max|m|`, ε float32's. torch computes
+/// such a matrix's log-determinant or inverse from its LAPACK kernel's rounding (a pivot
+/// that exact arithmetic makes 0 comes out as noise, or the kernel reports the matrix
+/// singular), which no other order of the same operations reproduces.
+pub fn singular_in_float32(m: &[f64], n: usize) -> Result<bool> {
+    use super::series::Scalar;
+    let scale = m.iter().fold(0f64, |acc, v| acc.max(v.abs()));
+    let f = lu(&mut Scalar, transpose(m, n), n)?;
+    let tiny = n as f64 * f64::from(f32::EPSILON) * scale;
+    Ok(tiny.is_finite() && (0..n).any(|i| f.lu[i * n + i].abs() <= tiny))
+}
+
 /// `det(m)` as `torch.linalg.det` computes it (the factors of `mᵀ`).
 pub fn det<A: Ops>(a: &mut A, m: &[A::V], n: usize) -> Result<A::V> {
     let f = lu(a, transpose(m, n), n)?;
@@ -441,6 +454,18 @@ mod tests {
             logdet(&mut Scalar, &singular, 2).unwrap(),
             f64::NEG_INFINITY
         );
+    }
+
+    #[test]
+    fn a_matrix_singular_to_float32_precision_is_told_apart() {
+        let singular = [1.0, 2.0, 3.0, 2.0, 4.0, 6.0, 1.0, 0.0, 1.0];
+        assert_eq!(singular_in_float32(&singular, 3), Ok(true));
+        let nearly = [1.0, 2.0, 2.0, 4.0 + 1e-9];
+        assert_eq!(singular_in_float32(&nearly, 2), Ok(true));
+        let regular = [2.0, 1.0, 0.0, 1.0, 3.0, 1.0, 0.0, 1.0, 4.0];
+        assert_eq!(singular_in_float32(&regular, 3), Ok(false));
+        let infinite = [f64::INFINITY, 1.0, 1.0, 2.0];
+        assert_eq!(singular_in_float32(&infinite, 2), Ok(false));
     }
 
     #[test]
