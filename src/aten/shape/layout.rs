@@ -141,9 +141,10 @@ fn cat(o: &Operands<'_>) -> Result<Vec<u64>, String> {
 /// Dimensions `start_dim..=end_dim` merged into one, never from the batch.
 fn flatten(o: &Operands<'_>) -> Result<Vec<u64>, String> {
     let x = o.activation("self")?;
-    let start = axis(o.args.int("start_dim")?, x.len())
+    // `ravel` has neither dimension: it flattens them all.
+    let start = axis(o.args.int_or("start_dim", 0)?, x.len())
         .map_err(|e| format!("flattening from {e}, which folds the batch into the features"))?;
-    let end = axis(o.args.int("end_dim")?, x.len())?;
+    let end = axis(o.args.int_or("end_dim", -1)?, x.len())?;
     if end < start {
         return Err(format!("flatten from axis {} to {}", start + 1, end + 1));
     }

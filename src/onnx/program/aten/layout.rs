@@ -378,8 +378,9 @@ impl<'p> Lowering<'p, '_> {
         let x = self.tensor(input)?;
         let sizes = x.sizes();
         let rank = x.rank();
-        let start = tensor::axis(args.int("start_dim").or_shape()?, rank)?;
-        let end = tensor::axis(args.int("end_dim").or_shape()?, rank)?;
+        // `ravel` has neither dimension: it flattens them all.
+        let start = tensor::axis(args.int_or("start_dim", 0).or_shape()?, rank)?;
+        let end = tensor::axis(args.int_or("end_dim", -1).or_shape()?, rank)?;
         if start > end {
             return Err(arg_error(format!(
                 "flatten from dimension {start} to {end}: the start is after the end"
