@@ -60,7 +60,8 @@ pub struct Converted {
 impl Converted {
     /// The program with the sizes of every parameter it reads recorded in its tensor values
     /// (this import leaves them to the tensor source, where torch.export records each), for
-    /// a pass that reads operand sizes from the program alone ([`crate::aten::rows`]).
+    /// a pass that reads operand sizes from the program alone (the dynamic lowering's
+    /// unmerging of row products).
     /// Parameters of a dtype the import does not compute in are left out.
     pub fn program_with_parameter_sizes(&self) -> ExportedProgram {
         let mut program = self.program.clone();
