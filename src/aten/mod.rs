@@ -14,6 +14,8 @@
 //! - [`shuffle`]: `pixel_shuffle`/`pixel_unshuffle` and `channel_shuffle` as a reshape, a
 //!   permutation, a reshape.
 //! - [`diag`]: `diag_embed` as torch's reference computes it.
+//! - [`order`]: the order statistics (`median`, `quantile` and their NaN-skipping forms)
+//!   as torch's `quantile_compute` ranks and reads the sorted values.
 //! - [`decompose`]: torch's decompositions of element-wise ops, ported as data, which the
 //!   evaluator and the ONNX lowering both compute.
 //! - [`series`]: element-wise programs written once over an algebra (Horner, Chebyshev,
@@ -31,6 +33,7 @@ pub mod eval;
 pub mod fourier;
 pub mod inline;
 pub mod linalg;
+pub mod order;
 pub mod program;
 pub mod refused;
 pub mod rows;

@@ -1639,6 +1639,12 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self"), arg("dim"), arg_or("keepdim", D::Bool(false))],
         &[arg_or("dtype", D::None)],
     ),
+    schema("median.default", &[arg("self")], &[]),
+    schema(
+        "median.dim",
+        &[arg("self"), arg("dim"), arg_or("keepdim", D::Bool(false))],
+        &[],
+    ),
     schema("meshgrid.default", &[arg("tensors")], &[]),
     schema("meshgrid.indexing", &[arg("tensors")], &[arg("indexing")]),
     schema(
@@ -1661,6 +1667,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self"), arg("source"), arg("destination")],
         &[],
     ),
+    schema("msort.default", &[arg("self")], &[]),
     schema("mul.Scalar", &[arg("self"), arg("other")], &[]),
     schema("mul.Tensor", &[arg("self"), arg("other")], &[]),
     schema("mul_.Tensor", &[arg("self"), arg("other")], &[]),
@@ -1685,6 +1692,22 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("keepdim", D::Bool(false)),
         ],
         &[arg_or("dtype", D::None)],
+    ),
+    schema("nanmedian.default", &[arg("self")], &[]),
+    schema(
+        "nanmedian.dim",
+        &[arg("self"), arg("dim"), arg_or("keepdim", D::Bool(false))],
+        &[],
+    ),
+    schema(
+        "nanquantile.scalar",
+        &[
+            arg("self"),
+            arg("q"),
+            arg_or("dim", D::None),
+            arg_or("keepdim", D::Bool(false)),
+        ],
+        &[arg_or("interpolation", D::Str("linear"))],
     ),
     schema(
         "nansum.default",
@@ -1824,6 +1847,16 @@ pub const SCHEMAS: &[Schema] = &[
         "prod.dim_int",
         &[arg("self"), arg("dim"), arg_or("keepdim", D::Bool(false))],
         &[arg_or("dtype", D::None)],
+    ),
+    schema(
+        "quantile.scalar",
+        &[
+            arg("self"),
+            arg("q"),
+            arg_or("dim", D::None),
+            arg_or("keepdim", D::Bool(false)),
+        ],
+        &[arg_or("interpolation", D::Str("linear"))],
     ),
     schema("rad2deg.default", &[arg("self")], &[]),
     schema("ravel.default", &[arg("self")], &[]),

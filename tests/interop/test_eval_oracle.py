@@ -325,6 +325,20 @@ CASES = [
     C("topk.default", T(3, 6, edges=False), 2, dtypes=FLOATS),
     C("topk.default", T(2, 4, values=[5, -1, 3, 0, 2, 9, -4, 7]), 2, dtypes=(I64,)),
     C("topk.default", T(3, 6, edges=False), 3, 0, False, dtypes=(F32,)),
+    # Order statistics: the lower middle (NaN through median, and the first NaN's index;
+    # skipped by nanmedian), every interpolation of quantile, msort along dimension 0.
+    C("median.default", T(3, 6), dtypes=(F32, I64)),
+    C("nanmedian.default", T(3, 6), dtypes=(F32,)),
+    C("median.dim", T(3, 7), 1, True, dtypes=(F32,)),
+    C("median.dim", T(4, 3, edges=False), 0, dtypes=(F32,)),
+    C("nanmedian.dim", T(3, 6, edges=False), 1, dtypes=(F32,)),
+    C("quantile.scalar", T(3, 6), 0.3, dtypes=(F32,)),
+    *[C("quantile.scalar", T(3, 6, edges=False), 0.4, 1, interpolation=m, dtypes=(F32,))
+      for m in ("linear", "lower", "higher", "midpoint", "nearest")],
+    *[C("nanquantile.scalar", T(3, 6), 0.7, 1, True, interpolation=m, dtypes=(F32,))
+      for m in ("linear", "lower", "higher", "midpoint", "nearest")],
+    C("nanquantile.scalar", T(2, 5), 0.25, dtypes=(F32,)),
+    C("msort.default", T(3, 6), dtypes=(F32, I64)),
     C("softmax.int", T(2, 5), 1),
     C("_softmax.default", T(2, 5), 0, False),
     C("log_softmax.int", T(2, 5, edges=False), -1),

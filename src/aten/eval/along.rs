@@ -1,11 +1,13 @@
 //! Ops that work along one axis or a group of trailing axes of a constant: log-softmax,
 //! arg-extremes and `max.dim`/`min.dim` (first index on ties, NaN wins as in torch),
-//! `topk`, `roll`, `unfold`, and the normalisations (layer, group, instance, RMS, and
-//! BatchNorm with running statistics).
+//! `topk`, the order statistics (`median`, `quantile` and their NaN-skipping forms, by
+//! [`order`]'s plan), `msort`, `roll`, `unfold`, and the normalisations (layer, group,
+//! instance, RMS, and BatchNorm with running statistics).
 
 use super::tensor::{axis, element_count, Reduction, Tensor};
 use super::Args;
 use crate::aten::fourier;
+use crate::aten::order;
 use crate::aten::program::Argument;
 
 /// `x` viewed as `[outer, n, inner]` around axis `at`.
@@ -174,6 +176,100 @@ fn argsort(a: &Args<'_>) -> Result<Tensor, String> {
         }
     }
     Tensor::i64(dims, indices)
+}
+
+/// An order statistic ([`order::plan`]: `median`, `nanmedian`, `quantile`,
+/// `nanquantile`) along `dim` or over the flattened tensor; with `.dim` the medians also
+/// give the index of their value: the first NaN's where a NaN makes `median` NaN (torch's
+/// `median_impl` finds it first), else the one entry holding the value; a value held by
+/// several entries is refused, torch leaving which of them it names unspecified.
+fn order_statistic(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
+    let (stat, along) = order::plan(a.node)?;
+    let s = a.tensor("self")?;
+    let integer = matches!(s.values(), super::Values::I64(_));
+    if integer && a.node.target.contains("quantile") {
+        return Err("quantile of an integer tensor (torch needs float)".into());
+    }
+    let (x, at, dims) = match along.dim {
+        Some(d) => {
+            let at = axis(d, s.rank().max(1))?;
+            if s.rank() == 0 {
+                (s.reshape(&[1])?, 0, Vec::new())
+            } else {
+                (s.clone(), at, reduced_dims(&s, at, along.keep))
+            }
+        }
+        None => {
+            let dims = if along.keep {
+                vec![1; s.rank()]
+            } else {
+                Vec::new()
+            };
+            (s.reshape(&[-1])?, 0, dims)
+        }
+    };
+    let (outer, n, inner) = around(&x, at);
+    if n == 0 {
+        return Err("an order statistic of no values".into());
+    }
+    let v = x.to_f32();
+    let (mut values, mut indices) = (Vec::new(), Vec::new());
+    for o in 0..outer {
+        for q in 0..inner {
+            let key = |i: usize| v[(o * n + i) * inner + q];
+            let mut sorted: Vec<f32> = (0..n).map(key).collect();
+            sorted.sort_by(|&p, &r| sort_order(p, r, false));
+            let value = stat.of_sorted(&sorted);
+            values.push(value);
+            if !stat.indexed {
+                continue;
+            }
+            let same = |i: &usize| {
+                let k = key(*i);
+                k == value || (k.is_nan() && value.is_nan())
+            };
+            let holders: Vec<usize> = (0..n).filter(same).collect();
+            let index = match holders[..] {
+                [first, ..] if value.is_nan() && !stat.skip_nan => first,
+                [only] => only,
+                _ => {
+                    return Err(
+                        "a median held by several entries: torch's choice of their index is unspecified"
+                            .into(),
+                    )
+                }
+            };
+            indices.push(index as i64);
+        }
+    }
+    let values = Tensor::f32(dims.clone(), values)?.cast(integer)?;
+    if stat.indexed {
+        Ok(vec![values, Tensor::i64(dims, indices)?])
+    } else {
+        Ok(vec![values])
+    }
+}
+
+/// `msort`: the values sorted ascending along the first dimension (NaN last), as
+/// `sort(self, 0).values`.
+fn msort(a: &Args<'_>) -> Result<Tensor, String> {
+    let x = a.tensor("self")?;
+    if x.rank() == 0 {
+        return Ok(x);
+    }
+    let (outer, n, inner) = around(&x, 0);
+    let v = x.to_f32();
+    let mut y = vec![0f32; v.len()];
+    for o in 0..outer {
+        for q in 0..inner {
+            let mut run: Vec<f32> = (0..n).map(|i| v[(o * n + i) * inner + q]).collect();
+            run.sort_by(|&p, &r| sort_order(p, r, false));
+            for (i, value) in run.into_iter().enumerate() {
+                y[(o * n + i) * inner + q] = value;
+            }
+        }
+    }
+    Tensor::f32(x.dims().to_vec(), y)?.cast(matches!(x.values(), super::Values::I64(_)))
 }
 
 /// `roll`: entries shifted along `dims` (none: over the flattened tensor), wrapping.
@@ -528,6 +624,8 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "argmax.default" | "argmin.default" | "max.dim" | "min.dim" => Some(arg_extreme(op, a)),
         "topk.default" => Some(topk(a)),
         "argsort.default" | "argsort.stable" => one(argsort(a)),
+        op if order::OPS.contains(&op) => Some(order_statistic(a)),
+        "msort.default" => one(msort(a)),
         "roll.default" => one(roll(a)),
         op if fourier::REAL_TRANSFORMS.contains(&op) => one(real_transform(op, a)),
         op if fourier::SHIFTS.contains(&op) => one(fft_shift(op, a)),

@@ -30,6 +30,7 @@ mod matmul;
 mod multi_head_attention;
 mod norm;
 mod one_hot;
+mod order;
 mod pad;
 mod pointwise;
 mod pool;

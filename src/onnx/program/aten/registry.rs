@@ -4,6 +4,7 @@
 //! module's tests) all read [`OPS`], so an op is added in one place.
 
 use crate::aten::decompose;
+use crate::aten::order;
 use crate::aten::program::Node;
 use crate::aten::refused;
 use crate::aten::schema;
@@ -636,6 +637,8 @@ pub(super) const OPS: &[Op] = &[
     op(&["argsort.default", "argsort.stable"], |l, n, a, s| {
         l.argsort(n, a, s)
     }),
+    op(&order::OPS, |l, n, a, s| l.order_statistic(n, a, s)),
+    op(&["msort.default"], |l, n, a, s| l.msort(n, a, s)),
     // Reductions by torch's own decompositions (`decompose.rs`; the element-wise ones are
     // the `aten::decompose` table's, dispatched by `row`).
     op(&["all.dim", "all.dims"], |l, n, a, s| {
