@@ -984,6 +984,11 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self"), arg("dim")],
         &[arg_or("dtype", D::None)],
     ),
+    schema(
+        "cumulative_trapezoid.dx",
+        &[arg("y")],
+        &[arg_or("dx", D::Int(1)), arg_or("dim", D::Int(-1))],
+    ),
     schema("deg2rad.default", &[arg("self")], &[]),
     schema("det.default", &[arg("self")], &[]),
     schema("detach.default", &[arg("self")], &[]),
@@ -1499,6 +1504,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self"), arg("dim"), arg_or("dtype", D::None)],
         &[],
     ),
+    schema("logcumsumexp.default", &[arg("self"), arg("dim")], &[]),
     schema("logdet.default", &[arg("self")], &[]),
     schema("logical_and.default", &[arg("self"), arg("other")], &[]),
     schema("logical_not.default", &[arg("self")], &[]),
@@ -2231,6 +2237,16 @@ pub const SCHEMAS: &[Schema] = &[
         "transpose_copy.int",
         &[arg("self"), arg("dim0"), arg("dim1")],
         &[],
+    ),
+    schema(
+        "trapezoid.dx",
+        &[arg("y")],
+        &[arg_or("dx", D::Int(1)), arg_or("dim", D::Int(-1))],
+    ),
+    schema(
+        "trapz.dx",
+        &[arg("y")],
+        &[arg_or("dx", D::Float(1.0)), arg_or("dim", D::Int(-1))],
     ),
     schema(
         "tril.default",

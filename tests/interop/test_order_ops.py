@@ -1,6 +1,9 @@
 """`ckpt to-onnx` on the ops by order along an axis: `median`/`nanmedian` (the lower of
 the two middles, and the index of the value: the first NaN's where a NaN makes `median`
-NaN), `quantile`/`nanquantile` with every `interpolation=`, and `msort`. Each module is
+NaN), `quantile`/`nanquantile` with every `interpolation=`, and `msort`; and the running
+and integrating ops along an axis: `logcumsumexp` (torch's log-add-exp step, infinities
+and NaN included), `trapezoid`/`trapz` and `cumulative_trapezoid` at a constant spacing,
+`diff` with `n = 0`. Each module is
 exported with a dynamic batch (the op along a per-sample axis) or static (over the whole
 tensor, or along its first dimension), converted, and judged as the OpInfo sweep judges a
 sample (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean, onnxruntime equal to
@@ -72,6 +75,13 @@ PER_SAMPLE = {
         (4, 7), True) for q in (0.0, 0.35, 0.5, 1.0) for mode in MODES},
     "quantile dim 1 keepdim": (
         lambda x: torch.quantile(x, 0.25, dim=1, keepdim=True), (4, 6), True),
+    "logcumsumexp dim -1": (lambda x: torch.logcumsumexp(x, -1), (4, 7), True),
+    "logcumsumexp dim 1 of 4-d": (lambda x: torch.logcumsumexp(x * 40, 1), (5, 3, 4), False),
+    "trapezoid": (torch.trapezoid, (4, 7), True),
+    "trapz dx 2.5 dim 1": (lambda x: torch.trapz(x, dx=2.5, dim=1), (4, 6), True),
+    "cumulative_trapezoid dx 3": (
+        lambda x: torch.cumulative_trapezoid(x, dx=3, dim=-1), (4, 7), True),
+    "diff n 0": (lambda x: torch.diff(x, n=0, dim=1), (4, 7), True),
 }
 
 
@@ -95,6 +105,10 @@ STATIC = {
     "median along dimension 0 with index": (lambda x: tuple(torch.median(x, 0)), (7, 3)),
     "msort": (torch.msort, (6, 4)),
     "msort 1-d": (torch.msort, (9,)),
+    "logcumsumexp 1-d": (lambda x: torch.logcumsumexp(x, 0), (8,)),
+    "logcumsumexp 0-d": (lambda x: torch.logcumsumexp(x, 0), ()),
+    "trapezoid 1-d": (lambda x: torch.trapezoid(x, dx=2), (6,)),
+    "cumulative_trapezoid 1-d": (torch.cumulative_trapezoid, (6,)),
 }
 
 
@@ -119,6 +133,7 @@ MIXING = {
     "median over a batched tensor": (torch.median, "reduces every dimension"),
     "quantile along the batch": (lambda x: torch.quantile(x, 0.5, dim=0), "the batch"),
     "msort along the batch": (torch.msort, "the batch"),
+    "logcumsumexp along the batch": (lambda x: torch.logcumsumexp(x, 0), "the batch"),
 }
 
 

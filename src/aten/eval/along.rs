@@ -1,7 +1,7 @@
 //! Ops that work along one axis or a group of trailing axes of a constant: log-softmax,
 //! arg-extremes and `max.dim`/`min.dim` (first index on ties, NaN wins as in torch),
 //! `topk`, the order statistics (`median`, `quantile` and their NaN-skipping forms, by
-//! [`order`]'s plan), `msort`, `roll`, `unfold`, and the normalisations (layer, group,
+//! [`order`]'s plan), `msort`, `logcumsumexp`, the trapezoid rule, `diff`, `roll`, `unfold`, and the normalisations (layer, group,
 //! instance, RMS, and BatchNorm with running statistics).
 
 use super::tensor::{axis, element_count, Reduction, Tensor};
@@ -334,9 +334,17 @@ fn roll_axis(x: &Tensor, at: usize, shift: i64) -> Result<Tensor, String> {
 
 /// `diff(x, n, dim, prepend, append)`: `x[1:] − x[:-1]` along `dim`, `n` times, after
 /// joining `prepend` and `append` (bools: `!=`, as torch's logical xor).
+/// `n = 0` is `self` itself, `prepend` and `append` unread (torch's `diff`).
 fn diff(a: &Args<'_>) -> Result<Tensor, String> {
     let mut x = a.tensor("self")?;
     let at = axis(a.int("dim")?, x.rank())?;
+    let times = a.int("n")?;
+    if times < 0 {
+        return Err(format!("diff with n = {times} (torch needs n ≥ 0)"));
+    }
+    if times == 0 {
+        return Ok(x);
+    }
     let mut parts = Vec::new();
     if a.is_given("prepend") {
         parts.push(a.tensor("prepend")?);
@@ -348,7 +356,7 @@ fn diff(a: &Args<'_>) -> Result<Tensor, String> {
     if parts.len() > 1 {
         x = Tensor::cat(&parts, at)?;
     }
-    for _ in 0..a.int("n")? {
+    for _ in 0..times {
         let n = x.dims()[at] as i64;
         if n == 0 {
             break;
@@ -358,6 +366,79 @@ fn diff(a: &Args<'_>) -> Result<Tensor, String> {
         x = Tensor::zip(&later, &earlier, |p, q| p - q, Some(i64::checked_sub))?;
     }
     Ok(x)
+}
+
+/// torch's `_log_add_exp_helper(x, y)`, in float64 as its CPU kernel accumulates:
+/// `log1p(exp(min − max)) + max`, NaN propagated, `x` where both are the same infinity.
+fn log_add_exp(x: f64, y: f64) -> f64 {
+    let (low, high) = if y.is_nan() {
+        (y, y)
+    } else if y < x {
+        (y, x)
+    } else {
+        (x, y)
+    };
+    if low != high || low.is_finite() {
+        (low - high).exp().ln_1p() + high
+    } else {
+        x
+    }
+}
+
+/// `logcumsumexp(self, dim)`: the running [`log_add_exp`] from −inf, in float64, each
+/// result rounded to float32.
+fn logcumsumexp(a: &Args<'_>) -> Result<Tensor, String> {
+    let x = a.tensor("self")?;
+    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let dims = x.dims().to_vec();
+    let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
+    let (outer, n, inner) = around(&x, at);
+    let v = x.to_f32();
+    let mut y = vec![0f32; v.len()];
+    for o in 0..outer {
+        for q in 0..inner {
+            let mut running = f64::NEG_INFINITY;
+            for i in 0..n {
+                let k = (o * n + i) * inner + q;
+                running = log_add_exp(f64::from(v[k]), running);
+                y[k] = running as f32;
+            }
+        }
+    }
+    Tensor::f32(dims, y)
+}
+
+/// `trapezoid.dx`/`trapz.dx(y, dx, dim)`: torch's `do_trapezoid`, `(Σ y − (y₀ + yₙ₋₁)·0.5)·dx`
+/// (the sum in float64, the rest in float32); no entries give zeros.
+fn trapezoid(a: &Args<'_>) -> Result<Tensor, String> {
+    let y = a.tensor("y")?;
+    let at = axis(a.int("dim")?, y.rank())?;
+    let dx = a.number("dx")? as f32;
+    let n = y.dims()[at] as i64;
+    let dims = reduced_dims(&y, at, false);
+    if n == 0 {
+        return Tensor::f32(dims.clone(), vec![0.0; element_count(&dims)? as usize]);
+    }
+    let total = y.reduce(&[at], false, Reduction::Sum)?;
+    let ends = Tensor::zip(
+        &y.select(at, 0)?,
+        &y.select(at, n - 1)?,
+        |p, q| (p + q) * 0.5,
+        None,
+    )?;
+    Ok(Tensor::zip(&total, &ends, |s, e| s - e, None)?.map(|v| v * dx))
+}
+
+/// `cumulative_trapezoid.dx(y, dx, dim)`: torch's `do_cumulative_trapezoid`,
+/// `cumsum(dx / 2 · (y[:-1] + y[1:]))`.
+fn cumulative_trapezoid(a: &Args<'_>) -> Result<Tensor, String> {
+    let y = a.tensor("y")?;
+    let at = axis(a.int("dim")?, y.rank())?;
+    let step = (a.number("dx")? / 2.0) as f32;
+    let n = y.dims()[at] as i64;
+    let left = y.slice(at, 0, (n - 1).max(0), 1)?;
+    let right = y.slice(at, 1.min(n), n, 1)?;
+    Tensor::zip(&left, &right, |p, q| step * (p + q), None)?.cumsum(at)
 }
 
 /// `triu`/`tril`: the entries on and above (below) diagonal `diagonal` of the last two
@@ -630,6 +711,9 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         op if fourier::REAL_TRANSFORMS.contains(&op) => one(real_transform(op, a)),
         op if fourier::SHIFTS.contains(&op) => one(fft_shift(op, a)),
         "diff.default" => one(diff(a)),
+        "logcumsumexp.default" => one(logcumsumexp(a)),
+        "trapezoid.dx" | "trapz.dx" => one(trapezoid(a)),
+        "cumulative_trapezoid.dx" => one(cumulative_trapezoid(a)),
         "triu.default" | "tril.default" => one(triangle(a, op == "triu.default")),
         "unfold.default" => one(unfold(a)),
         "layer_norm.default"

@@ -136,6 +136,15 @@ pub(super) const OPS: &[Op] = &[
     op(&["cumsum.default"], |l, n, a, s| l.cumsum(n, a, s)),
     op(&["cumprod.default"], |l, n, a, s| l.cumprod(n, a, s)),
     op(&["diff.default"], |l, n, a, s| l.diff(n, a, s)),
+    op(&["logcumsumexp.default"], |l, n, a, s| {
+        l.logcumsumexp(n, a, s)
+    }),
+    op(&["trapezoid.dx", "trapz.dx"], |l, n, a, s| {
+        l.trapezoid(n, a, s)
+    }),
+    op(&["cumulative_trapezoid.dx"], |l, n, a, s| {
+        l.cumulative_trapezoid(n, a, s)
+    }),
     op(&["ones.default"], |l, n, a, _| l.fill(n, a, Some(1.0))),
     op(&["full.default", "new_full.default"], |l, n, a, _| {
         l.fill(n, a, None)
