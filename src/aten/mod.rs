@@ -14,6 +14,7 @@
 //! - [`shuffle`]: `pixel_shuffle`/`pixel_unshuffle` and `channel_shuffle` as a reshape, a
 //!   permutation, a reshape.
 //! - [`diag`]: `diag_embed` as torch's reference computes it.
+//! - [`gradient`]: `torch.gradient` at scalar spacings, as torch's differences.
 //! - [`order`]: the order statistics (`median`, `quantile` and their NaN-skipping forms)
 //!   as torch's `quantile_compute` ranks and reads the sorted values.
 //! - [`decompose`]: torch's decompositions of element-wise ops, ported as data, which the
@@ -31,6 +32,7 @@ pub mod decompose;
 pub mod diag;
 pub mod eval;
 pub mod fourier;
+pub mod gradient;
 pub mod inline;
 pub mod linalg;
 pub mod order;

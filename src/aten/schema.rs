@@ -1316,6 +1316,29 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema(
+        "gradient.scalarint",
+        &[arg("self")],
+        &[
+            arg_or("spacing", D::None),
+            arg_or("dim", D::None),
+            arg_or("edge_order", D::Int(1)),
+        ],
+    ),
+    schema(
+        "gradient.scalarrayarray",
+        &[arg("self")],
+        &[arg("spacing"), arg("dim"), arg_or("edge_order", D::Int(1))],
+    ),
+    schema(
+        "gradient.scalarrayint",
+        &[arg("self")],
+        &[
+            arg("spacing"),
+            arg_or("dim", D::None),
+            arg_or("edge_order", D::Int(1)),
+        ],
+    ),
+    schema(
         "group_norm.default",
         &[
             arg("input"),

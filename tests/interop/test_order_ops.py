@@ -3,7 +3,7 @@ the two middles, and the index of the value: the first NaN's where a NaN makes `
 NaN), `quantile`/`nanquantile` with every `interpolation=`, and `msort`; and the running
 and integrating ops along an axis: `logcumsumexp` (torch's log-add-exp step, infinities
 and NaN included), `trapezoid`/`trapz` and `cumulative_trapezoid` at a constant spacing,
-`diff` with `n = 0`. Each module is
+`diff` with `n = 0`, `gradient` at scalar spacings (edge orders 1 and 2). Each module is
 exported with a dynamic batch (the op along a per-sample axis) or static (over the whole
 tensor, or along its first dimension), converted, and judged as the OpInfo sweep judges a
 sample (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean, onnxruntime equal to
@@ -109,6 +109,13 @@ STATIC = {
     "logcumsumexp 0-d": (lambda x: torch.logcumsumexp(x, 0), ()),
     "trapezoid 1-d": (lambda x: torch.trapezoid(x, dx=2), (6,)),
     "cumulative_trapezoid 1-d": (torch.cumulative_trapezoid, (6,)),
+    "gradient of every dimension": (torch.gradient, (5, 4)),
+    "gradient edge order 2, spacings": (
+        lambda x: torch.gradient(x, spacing=[2.0, 1.5, 0.5], edge_order=2), (3, 4, 5)),
+    # torch.export fixes every size for gradient (its checks read them): static only.
+    "gradient along 1 and 2, edge order 2": (
+        lambda x: torch.gradient(x, spacing=[2.0, 0.5], dim=(1, 2), edge_order=2), (2, 3, 5)),
+    "gradient of 2 entries": (lambda x: torch.gradient(x, spacing=3.0, dim=1), (4, 2)),
 }
 
 

@@ -1,12 +1,13 @@
 //! Ops that work along one axis or a group of trailing axes of a constant: log-softmax,
 //! arg-extremes and `max.dim`/`min.dim` (first index on ties, NaN wins as in torch),
 //! `topk`, the order statistics (`median`, `quantile` and their NaN-skipping forms, by
-//! [`order`]'s plan), `msort`, `logcumsumexp`, the trapezoid rule, `diff`, `roll`, `unfold`, and the normalisations (layer, group,
+//! [`order`]'s plan), `msort`, `logcumsumexp`, the trapezoid rule, `gradient`, `diff`, `roll`, `unfold`, and the normalisations (layer, group,
 //! instance, RMS, and BatchNorm with running statistics).
 
 use super::tensor::{axis, element_count, Reduction, Tensor};
 use super::Args;
 use crate::aten::fourier;
+use crate::aten::gradient;
 use crate::aten::order;
 use crate::aten::program::Argument;
 
@@ -441,6 +442,48 @@ fn cumulative_trapezoid(a: &Args<'_>) -> Result<Tensor, String> {
     Tensor::zip(&left, &right, |p, q| step * (p + q), None)?.cumsum(at)
 }
 
+/// `gradient` at scalar spacings ([`gradient::plan`]), one tensor per dimension asked for.
+fn gradients(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
+    let x = a.tensor("self")?;
+    if matches!(x.values(), super::Values::I64(_)) {
+        return Err("gradient of an integer tensor".into());
+    }
+    let (directions, edge_order) = gradient::plan(a.node, x.dims())?;
+    let mut out = Vec::with_capacity(directions.len());
+    for gradient::Direction { dim, spacing } in directions {
+        let n = x.dims()[dim] as i64;
+        let h = spacing as f32;
+        let edge = |at_end: bool| -> Result<Tensor, String> {
+            let weights = gradient::edge_weights(edge_order, at_end);
+            let start = if at_end { n - weights.len() as i64 } else { 0 };
+            let mut sum: Option<Tensor> = None;
+            for (k, &w) in weights.iter().enumerate() {
+                let at = start + k as i64;
+                let term = x.slice(dim, at, at + 1, 1)?.map(|v| w * v);
+                sum = Some(match sum {
+                    None => term,
+                    Some(s) => Tensor::zip(&s, &term, |p, q| p + q, None)?,
+                });
+            }
+            Ok(sum.ok_or("gradient without edge weights")?.map(|v| v / h))
+        };
+        let mut parts = vec![edge(false)?];
+        if n > 2 {
+            let later = x.slice(dim, 2, n, 1)?;
+            let earlier = x.slice(dim, 0, n - 2, 1)?;
+            parts.push(Tensor::zip(
+                &later,
+                &earlier,
+                |p, q| (p - q) / h / 2.0,
+                None,
+            )?);
+        }
+        parts.push(edge(true)?);
+        out.push(Tensor::cat(&parts, dim)?);
+    }
+    Ok(out)
+}
+
 /// `triu`/`tril`: the entries on and above (below) diagonal `diagonal` of the last two
 /// axes kept, the others 0.
 fn triangle(a: &Args<'_>, upper: bool) -> Result<Tensor, String> {
@@ -714,6 +757,7 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "logcumsumexp.default" => one(logcumsumexp(a)),
         "trapezoid.dx" | "trapz.dx" => one(trapezoid(a)),
         "cumulative_trapezoid.dx" => one(cumulative_trapezoid(a)),
+        op if gradient::OPS.contains(&op) => Some(gradients(a)),
         "triu.default" | "tril.default" => one(triangle(a, op == "triu.default")),
         "unfold.default" => one(unfold(a)),
         "layer_norm.default"

@@ -4,6 +4,7 @@
 //! module's tests) all read [`OPS`], so an op is added in one place.
 
 use crate::aten::decompose;
+use crate::aten::gradient;
 use crate::aten::order;
 use crate::aten::program::Node;
 use crate::aten::refused;
@@ -139,6 +140,7 @@ pub(super) const OPS: &[Op] = &[
     op(&["logcumsumexp.default"], |l, n, a, s| {
         l.logcumsumexp(n, a, s)
     }),
+    op(&gradient::OPS, |l, n, a, s| l.gradient(n, a, s)),
     op(&["trapezoid.dx", "trapz.dx"], |l, n, a, s| {
         l.trapezoid(n, a, s)
     }),

@@ -3,9 +3,11 @@
 //! entry by entry in torch's order), the running log-sum-exp (`logcumsumexp`, entry by
 //! entry as torch's kernel), the first difference (`diff`: two Slices and a Sub), the
 //! trapezoid rule at a constant spacing (`trapezoid`/`trapz`, `cumulative_trapezoid`),
+//! `gradient` at scalar spacings (torch's differences, [`crate::aten::gradient`]),
 //! and the `*_like` factories of an activation, which are the same for every sample.
 
 use crate::aten::args::Args;
+use crate::aten::gradient::{self, Direction};
 use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, GraphBuilder, Value};
@@ -221,6 +223,79 @@ impl Lowering<'_, '_> {
         let parts: Vec<&Value> = parts.iter().collect();
         let y = self.g.concat(scope, &parts, axis)?;
         self.bind(node, 0, y)
+    }
+
+    /// `gradient` at scalar spacings ([`gradient::plan`]): for each dimension asked for,
+    /// the one-sided differences at its ends and the central ones between, joined; each
+    /// along a sample axis (with a batch, every dimension but the first).
+    pub(super) fn gradient(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
+        let lifted = self.is_lifted();
+        let mut sizes = x.shape().to_vec();
+        if !lifted {
+            // The batch: any size; asked for, it is refused below.
+            sizes.insert(0, u64::MAX);
+        }
+        let (directions, edge_order) = gradient::plan(node, &sizes).or_shape()?;
+        let rows = self.rows_read()?;
+        let mut outputs = Vec::with_capacity(directions.len());
+        for Direction { dim, spacing } in directions {
+            let axis = row_axis(dim as i64, &x, lifted)?;
+            let n = x.shape()[axis];
+            let g = &mut self.g;
+            let h = g.constant_scalar(&format!("{scope}.spacing"), spacing as f32);
+            let edge = |g: &mut GraphBuilder, at_end: bool| -> Result<Value, OnnxError> {
+                let weights = gradient::edge_weights(edge_order, at_end);
+                let count = weights.len() as u64;
+                let start = if at_end { n - count } else { 0 };
+                let mut sum: Option<Value> = None;
+                for (k, &w) in weights.iter().enumerate() {
+                    let at = start + k as u64;
+                    let entry = g.slice(scope, &x, axis, at..at + 1)?;
+                    let shape = entry.shape().to_vec();
+                    let w = g.constant_scalar(&format!("{scope}.weight"), w);
+                    let term = float_node(g, "Mul", scope, [w.name(), entry.name()], &shape);
+                    sum = Some(match sum {
+                        None => term,
+                        Some(s) => float_node(g, "Add", scope, [s.name(), term.name()], &shape),
+                    });
+                }
+                let sum = sum.ok_or_else(|| arg_error("gradient without edge weights".into()))?;
+                let shape = sum.shape().to_vec();
+                Ok(float_node(g, "Div", scope, [sum.name(), h.name()], &shape))
+            };
+            let first = edge(g, false)?;
+            let last = edge(g, true)?;
+            let mut parts = vec![first];
+            if n > 2 {
+                let later = g.slice(scope, &x, axis, 2..n)?;
+                let earlier = g.slice(scope, &x, axis, 0..n - 2)?;
+                let shape = later.shape().to_vec();
+                let step = float_node(g, "Sub", scope, [later.name(), earlier.name()], &shape);
+                let step = float_node(g, "Div", scope, [step.name(), h.name()], &shape);
+                let two = g.constant_scalar(&format!("{scope}.two"), 2.0);
+                parts.push(float_node(
+                    g,
+                    "Div",
+                    scope,
+                    [step.name(), two.name()],
+                    &shape,
+                ));
+            }
+            parts.push(last);
+            let parts: Vec<&Value> = parts.iter().collect();
+            let y = g.concat(scope, &parts, axis)?;
+            outputs.push(match rows {
+                tensor::Rows::Lifted => self.unlift(y, scope)?,
+                rows => tensor::Tensor::from_rows(rows, y),
+            });
+        }
+        self.bind_list(node, outputs)
     }
 
     /// `trapezoid.dx`/`trapz.dx(y, dx, dim)`: torch's `do_trapezoid` at a constant spacing,
