@@ -2291,6 +2291,7 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("memory_format", "MemoryFormat?", D::None),
         ],
     ),
+    schema("outer.default", &[arg("self", "Tensor"), arg("vec2", "Tensor")], &[]),
     schema(
         "pad.default",
         &[

@@ -35,7 +35,8 @@ embedding beside an empty prefix of tokens (a trace slices `q[:, :, :0, :]` on e
 dimension), and XLNet's sequence-first tokens (ids looked up and a padding mask compared with
 the batch on their second dimension, positions expanded over the batch in an einsum, a
 one-operand einsum moving the batch first), and splits whose overload the argument's type
-picks (`hsplit(x, 2)` by a count, `hsplit(x, [1, 4])` by indices, `dsplit`, `tensor_split`).
+picks (`hsplit(x, 2)` by a count, `hsplit(x, [1, 4])` by indices, `dsplit`, `tensor_split`),
+and RT-DETR's sine position embedding (`torch.outer` of constant positions and frequencies).
 Each is exported with
 torch.export and a dynamic batch, and (all but the int64
 timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
@@ -150,6 +151,7 @@ MODELS = {
     "rotary_prefix": (idioms.RotaryPrefix, [tokens]),
     "seq_first_tokens": (idioms.SeqFirstTokens, [ids, mask]),
     "splits_by_type": (idioms.SplitsByType, [tokens]),
+    "sine_positions": (idioms.SinePositions, [tokens]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",

@@ -292,3 +292,9 @@ class SplitsByType(nn.Module):  # hsplit, dsplit and tensor_split by a count or 
         return torch.cat([(halves[0] * halves[1] + thirds[1]).flatten(1),
                           pieces[1].sum(1) + depth[0].sum(2, keepdim=True).mean(1),
                           (cuts[2] + depth[1][..., :3]).flatten(1)], 1)
+class SinePositions(nn.Module):  # RT-DETR's 2-D sine position embedding: torch.outer of constant positions and frequencies
+    def forward(self, x):
+        positions = torch.arange(x.size(1), dtype=torch.float32)
+        omega = 1.0 / 10000 ** (torch.arange(x.size(2) // 2, dtype=torch.float32) / (x.size(2) // 2))
+        angles = torch.outer(positions, omega)
+        return x + torch.cat([angles.sin(), angles.cos()], 1)[None]
