@@ -154,7 +154,6 @@ impl Schema {
     /// The schema with torch's types and defaults, as the op documents print it (and the
     /// interop tier checks against torch):
     /// `mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None)`.
-    #[cfg(test)]
     pub fn declaration(&self) -> String {
         self.written(|a| match a.default {
             Some(d) => format!("{} {}={d}", a.ty, a.name),
@@ -2291,7 +2290,11 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("memory_format", "MemoryFormat?", D::None),
         ],
     ),
-    schema("outer.default", &[arg("self", "Tensor"), arg("vec2", "Tensor")], &[]),
+    schema(
+        "outer.default",
+        &[arg("self", "Tensor"), arg("vec2", "Tensor")],
+        &[],
+    ),
     schema(
         "pad.default",
         &[
