@@ -14,6 +14,8 @@
 //! - [`shuffle`]: `pixel_shuffle`/`pixel_unshuffle` and `channel_shuffle` as a reshape, a
 //!   permutation, a reshape.
 //! - [`diag`]: `diag_embed` as torch's reference computes it.
+//! - [`matrix_norm`]: the matrix norms torch computes without singular values, and which
+//!   norm `linalg_norm` is.
 //! - [`decompose`]: torch's decompositions of element-wise ops, ported as data, which the
 //!   evaluator and the ONNX lowering both compute.
 //! - [`series`]: element-wise programs written once over an algebra (Horner, Chebyshev,
@@ -31,6 +33,7 @@ pub mod eval;
 pub mod fourier;
 pub mod inline;
 pub mod linalg;
+pub mod matrix_norm;
 pub mod program;
 pub mod refused;
 pub mod rows;

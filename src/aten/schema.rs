@@ -1467,7 +1467,47 @@ pub const SCHEMAS: &[Schema] = &[
         ],
     ),
     schema("linalg_inv.default", &[arg("A")], &[]),
+    schema(
+        "linalg_matrix_norm.default",
+        &[
+            arg("self"),
+            arg("ord"),
+            arg_or("dim", D::Ints(&[-2, -1])),
+            arg_or("keepdim", D::Bool(false)),
+        ],
+        &[arg_or("dtype", D::None)],
+    ),
+    schema(
+        "linalg_matrix_norm.str_ord",
+        &[
+            arg("self"),
+            arg_or("ord", D::Str("fro")),
+            arg_or("dim", D::Ints(&[-2, -1])),
+            arg_or("keepdim", D::Bool(false)),
+        ],
+        &[arg_or("dtype", D::None)],
+    ),
     schema("linalg_matrix_power.default", &[arg("self"), arg("n")], &[]),
+    schema(
+        "linalg_norm.default",
+        &[
+            arg("self"),
+            arg_or("ord", D::None),
+            arg_or("dim", D::None),
+            arg_or("keepdim", D::Bool(false)),
+        ],
+        &[arg_or("dtype", D::None)],
+    ),
+    schema(
+        "linalg_norm.ord_str",
+        &[
+            arg("self"),
+            arg("ord"),
+            arg_or("dim", D::None),
+            arg_or("keepdim", D::Bool(false)),
+        ],
+        &[arg_or("dtype", D::None)],
+    ),
     schema("linalg_slogdet.default", &[arg("A")], &[]),
     schema(
         "linalg_vander.default",

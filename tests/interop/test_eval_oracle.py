@@ -223,6 +223,13 @@ CASES = [
     C("linalg_matrix_power.default", T(2, 3, 3, values=SQUARES[:18]), -2, dtypes=(F32,)),
     C("matrix_power.default", T(2, 3, 3, values=SQUARES[:18]), 3, dtypes=(F32,)),
     C("linalg_vander.default", T(2, 4), N=3, dtypes=(F32,)),
+    # Matrix norms without singular values, and linalg_norm's choice of vector or matrix.
+    C("linalg_matrix_norm.default", T(2, 3, 4), 1, dtypes=(F32,)),
+    C("linalg_matrix_norm.default", T(2, 3, 4), float("-inf"), [0, 2], True, dtypes=(F32,)),
+    C("linalg_matrix_norm.str_ord", T(2, 3, 4), dtypes=(F32,)),
+    C("linalg_norm.default", T(2, 3, 4), dtypes=(F32,)),
+    C("linalg_norm.default", T(3, 4), float("inf"), dtypes=(F32,)),
+    C("linalg_norm.ord_str", T(2, 3, 4), "fro", [2, 0], dtypes=(F32,)),
     C("glu.default", T(2, 6)),
     C("glu.default", T(4, 3), 0),
     C("round.default", T(6, values=[0.5, 1.5, 2.5, -0.5, -1.5, 2.4]), dtypes=(F32,)),

@@ -27,6 +27,7 @@ mod layout;
 mod linalg;
 mod math;
 mod matmul;
+mod matrix_norm;
 mod multi_head_attention;
 mod norm;
 mod one_hot;

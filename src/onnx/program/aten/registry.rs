@@ -110,6 +110,14 @@ pub(super) const OPS: &[Op] = &[
         l.vector_norm(n, a, s)
     }),
     op(
+        &["linalg_matrix_norm.default", "linalg_matrix_norm.str_ord"],
+        |l, n, a, s| l.matrix_norm(n, a, s),
+    ),
+    op(
+        &["linalg_norm.default", "linalg_norm.ord_str"],
+        |l, n, a, s| l.linalg_norm(n, a, s),
+    ),
+    op(
         &["var.correction", "var.dim", "var.default"],
         |l, n, a, s| l.variance(n, a, s, false),
     ),
