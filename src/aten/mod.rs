@@ -22,6 +22,7 @@
 //!   rational pieces chosen by `Where`), computed on numbers or written as ONNX nodes.
 //! - [`special`]: torch's special functions (`digamma`, `lgamma`, `polygamma`, `erfinv`,
 //!   Bessel functions, …) as such programs, following torch's kernels.
+//! - [`spaced`]: the points of `linspace`/`logspace` as torch's kernel places them.
 //! - [`refused`]: why an op with no lowering is refused, its class from torch's tags.
 //! - [`eval`]: evaluating ops whose inputs are all constants (parameters, buffers,
 //!   literals), so the export writes their results as initializers.
@@ -41,6 +42,7 @@ pub mod schema;
 pub mod series;
 pub mod shape;
 pub mod shuffle;
+pub mod spaced;
 pub mod special;
 pub mod specialize;
 pub mod sym;

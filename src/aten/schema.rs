@@ -1529,6 +1529,36 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("input"), arg("weight"), arg_or("bias", D::None)],
         &[],
     ),
+    schema(
+        "linspace.Scalar_Tensor",
+        &[arg("start"), arg("end"), arg("steps")],
+        &[
+            arg_or("dtype", D::None),
+            arg_or("layout", D::None),
+            arg_or("device", D::None),
+            arg_or("pin_memory", D::None),
+        ],
+    ),
+    schema(
+        "linspace.Tensor_Scalar",
+        &[arg("start"), arg("end"), arg("steps")],
+        &[
+            arg_or("dtype", D::None),
+            arg_or("layout", D::None),
+            arg_or("device", D::None),
+            arg_or("pin_memory", D::None),
+        ],
+    ),
+    schema(
+        "linspace.Tensor_Tensor",
+        &[arg("start"), arg("end"), arg("steps")],
+        &[
+            arg_or("dtype", D::None),
+            arg_or("layout", D::None),
+            arg_or("device", D::None),
+            arg_or("pin_memory", D::None),
+        ],
+    ),
     schema("log.default", &[arg("self")], &[]),
     schema("log10.default", &[arg("self")], &[]),
     schema("log1p.default", &[arg("self")], &[]),
@@ -1544,6 +1574,51 @@ pub const SCHEMAS: &[Schema] = &[
     schema("logical_not.default", &[arg("self")], &[]),
     schema("logical_or.default", &[arg("self"), arg("other")], &[]),
     schema("logit.default", &[arg("self"), arg_or("eps", D::None)], &[]),
+    schema(
+        "logspace.Scalar_Tensor",
+        &[
+            arg("start"),
+            arg("end"),
+            arg("steps"),
+            arg_or("base", D::Float(10.0)),
+        ],
+        &[
+            arg_or("dtype", D::None),
+            arg_or("layout", D::None),
+            arg_or("device", D::None),
+            arg_or("pin_memory", D::None),
+        ],
+    ),
+    schema(
+        "logspace.Tensor_Scalar",
+        &[
+            arg("start"),
+            arg("end"),
+            arg("steps"),
+            arg_or("base", D::Float(10.0)),
+        ],
+        &[
+            arg_or("dtype", D::None),
+            arg_or("layout", D::None),
+            arg_or("device", D::None),
+            arg_or("pin_memory", D::None),
+        ],
+    ),
+    schema(
+        "logspace.Tensor_Tensor",
+        &[
+            arg("start"),
+            arg("end"),
+            arg("steps"),
+            arg_or("base", D::Float(10.0)),
+        ],
+        &[
+            arg_or("dtype", D::None),
+            arg_or("layout", D::None),
+            arg_or("device", D::None),
+            arg_or("pin_memory", D::None),
+        ],
+    ),
     schema(
         "logsumexp.default",
         &[arg("self"), arg("dim"), arg_or("keepdim", D::Bool(false))],

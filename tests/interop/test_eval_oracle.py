@@ -230,6 +230,13 @@ CASES = [
     C("linalg_norm.default", T(2, 3, 4), dtypes=(F32,)),
     C("linalg_norm.default", T(3, 4), float("inf"), dtypes=(F32,)),
     C("linalg_norm.ord_str", T(2, 3, 4), "fro", [2, 0], dtypes=(F32,)),
+    # linspace/logspace with 0-d tensor ends (torch's kernel: each half from its own end).
+    C("linspace.Tensor_Scalar", T(values=-2.5), 4, 50, dtypes=(F32,)),
+    C("linspace.Tensor_Tensor", T(values=0.1), T(values=7.7), 13, dtypes=(F32,)),
+    C("linspace.Scalar_Tensor", -3, T(values=4.3), 1, dtypes=(F32,)),
+    C("logspace.Tensor_Scalar", T(values=-2.0), 2, 4, 3.0, dtypes=(F32,)),
+    C("logspace.Tensor_Tensor", T(values=0.5), T(values=-1.5), 6, dtypes=(F32,)),
+    C("logspace.Scalar_Tensor", 1.2, T(values=2.0), 5, 1.1, dtypes=(F32,)),
     C("glu.default", T(2, 6)),
     C("glu.default", T(4, 3), 0),
     C("round.default", T(6, values=[0.5, 1.5, 2.5, -0.5, -1.5, 2.4]), dtypes=(F32,)),

@@ -2,7 +2,7 @@
 judged as every export is (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean,
 torch eager's shapes, dtypes and values in onnxruntime): ops along the first axis (a
 select of row 0, a sum, a softmax, a cat, an unbind, a repeat with leading repeats), 0-d
-and 1-D inputs; every dimension
+and 1-D inputs (`linspace`/`logspace` from a 0-d input); every dimension
 of the file is fixed. A program that declares a dynamic dimension is refused in static
 mode with one line naming it, and the same fixed-size programs are still refused under the
 default dynamic batch, where they mix samples.
@@ -41,6 +41,11 @@ CASES = {
     "strided_axis_0": (lambda x: x[::2] + 1, (5, 4)),
     "repeat_axis_0_and_leading": (lambda x: x.repeat(2, 3, 1), (3, 4)),
     "tile_leading": (lambda x: x.tile((2, 1, 2)) - 1, (3, 4)),
+    "linspace_from_input": (lambda x: torch.linspace(x, 4, 50), ()),
+    "linspace_one_point": (lambda x: torch.linspace(x, 1, 1), ()),
+    "linspace_both_ends": (lambda x: torch.linspace(x, x * 3 + 1, 7), ()),
+    "logspace_to_input": (lambda x: torch.logspace(-2.0, x, 5, 3.0), ()),
+    "logspace_from_input": (lambda x: torch.logspace(x, 2, 4), ()),
 }
 
 

@@ -46,6 +46,7 @@ mod sequence;
 mod series;
 mod shape_ops;
 mod shrink;
+mod spaced;
 mod split;
 mod triangle;
 mod uniform;

@@ -129,6 +129,22 @@ pub(super) const OPS: &[Op] = &[
         &["arange.default", "arange.start", "arange.start_step"],
         |l, n, a, _| l.arange(n, a),
     ),
+    op(
+        &[
+            "linspace.Tensor_Scalar",
+            "linspace.Tensor_Tensor",
+            "linspace.Scalar_Tensor",
+        ],
+        |l, n, a, s| l.spaced(n, a, s, false),
+    ),
+    op(
+        &[
+            "logspace.Tensor_Scalar",
+            "logspace.Tensor_Tensor",
+            "logspace.Scalar_Tensor",
+        ],
+        |l, n, a, s| l.spaced(n, a, s, true),
+    ),
     op(&["zeros.default"], |l, n, a, _| l.fill(n, a, Some(0.0))),
     // `empty`'s values are unspecified: zeros are as good as any.
     op(&["empty.memory_format"], |l, n, a, _| {
