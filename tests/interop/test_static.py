@@ -2,7 +2,8 @@
 judged as every export is (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean,
 torch eager's shapes, dtypes and values in onnxruntime): ops along the first axis (a
 select of row 0, a sum, a softmax, a cat, an unbind, a repeat with leading repeats), 0-d
-and 1-D inputs (`linspace`/`logspace` from a 0-d input); every dimension
+and 1-D inputs (`linspace`/`logspace` from a 0-d input, `meshgrid` of 0-d and
+1-D ones); every dimension
 of the file is fixed. A program that declares a dynamic dimension is refused in static
 mode with one line naming it, and the same fixed-size programs are still refused under the
 default dynamic batch, where they mix samples.
@@ -46,6 +47,10 @@ CASES = {
     "linspace_both_ends": (lambda x: torch.linspace(x, x * 3 + 1, 7), ()),
     "logspace_to_input": (lambda x: torch.logspace(-2.0, x, 5, 3.0), ()),
     "logspace_from_input": (lambda x: torch.logspace(x, 2, 4), ()),
+    "meshgrid_of_one_xy": (lambda x: torch.meshgrid(x, indexing="xy"), (3,)),
+    "meshgrid_of_a_0d_input": (lambda x: torch.meshgrid(x, indexing="ij"), ()),
+    "meshgrid_of_three_xy": (lambda x: torch.meshgrid(x, x[:2] * 2, x + 1, indexing="xy"), (3,)),
+    "meshgrid_of_two_ij": (lambda x: torch.meshgrid(x, x[:2] * 2, indexing="ij"), (3,)),
 }
 
 

@@ -21,6 +21,7 @@ mod diag;
 mod embedding;
 mod fourier;
 mod fused_attention;
+mod grids;
 mod index;
 mod interpolate;
 mod layout;

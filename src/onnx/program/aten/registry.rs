@@ -367,6 +367,9 @@ pub(super) const OPS: &[Op] = &[
     op(&["repeat.default", "tile.default"], |l, n, a, s| {
         l.repeat(n, a, s)
     }),
+    op(&["meshgrid.indexing", "meshgrid.default"], |l, n, a, s| {
+        l.meshgrid(n, a, s)
+    }),
     op(&["repeat_interleave.self_int"], |l, n, a, s| {
         l.repeat_interleave(n, a, s)
     }),
