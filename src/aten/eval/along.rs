@@ -550,7 +550,7 @@ fn norm_of_matrix(op: &str, a: &Args<'_>) -> Result<Tensor, String> {
         Norm::plan(ord, dim.as_deref(), x.rank(), keep)?
     };
     match plan {
-        Norm::Vector { ord, dim } if ord == 2.0 => {
+        Norm::Vector { ord: 2.0, dim } => {
             let mut axes = match dim {
                 Some(d) => d
                     .iter()
