@@ -41,6 +41,22 @@ def export(model, path, max_len=MAX):
     torch.export.save(torch.export.export(model, (ids,), dynamic_shapes=shapes), str(path))
 
 
+def matches_torch_at_every_pair(model, onnx_path, label):
+    """onnxruntime on the file against torch eager at every (batch, length) of PAIRS."""
+    session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    gen = torch.Generator().manual_seed(5)
+    for b, s in PAIRS:
+        ids = torch.randint(0, decoder.VOCAB, (b, s), generator=gen)
+        with torch.no_grad():
+            ref = model(ids).numpy()
+        got = session.run(None, {session.get_inputs()[0].name: ids.numpy()})[0]
+        assert got.shape == ref.shape, (got.shape, ref.shape)
+        diff = float(np.abs(got - ref).max())
+        tol = 1e-4 * max(1.0, float(np.abs(ref).max()))
+        print(f"{label} batch {b} length {s}: max |diff| {diff:.3e} (tolerance {tol:.3e})")
+        assert diff <= tol, f"batch {b} length {s}: max |diff| {diff:.3e} > {tol:.3e}"
+
+
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_a_decoder_with_a_dynamic_length_matches_torch_at_every_batch_and_length(variant,
                                                                                  tmp_path):
@@ -61,18 +77,7 @@ def test_a_decoder_with_a_dynamic_length_matches_torch_at_every_batch_and_length
     assert dims[0] == "batch" and dims[1], dims
     out_dims = [d.dim_param for d in proto.graph.output[0].type.tensor_type.shape.dim]
     assert out_dims[:2] == dims, out_dims
-    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
-    gen = torch.Generator().manual_seed(5)
-    for b, s in PAIRS:
-        ids = torch.randint(0, decoder.VOCAB, (b, s), generator=gen)
-        with torch.no_grad():
-            ref = model(ids).numpy()
-        got = session.run(None, {session.get_inputs()[0].name: ids.numpy()})[0]
-        assert got.shape == ref.shape, (got.shape, ref.shape)
-        diff = float(np.abs(got - ref).max())
-        tol = 1e-4 * max(1.0, float(np.abs(ref).max()))
-        print(f"{variant} batch {b} length {s}: max |diff| {diff:.3e} (tolerance {tol:.3e})")
-        assert diff <= tol, f"batch {b} length {s}: max |diff| {diff:.3e} > {tol:.3e}"
+    matches_torch_at_every_pair(model, out, variant)
 
 
 def test_a_causal_mask_without_a_declared_maximum_length_is_refused_in_one_line(tmp_path):
@@ -111,16 +116,7 @@ def test_a_traced_decoder_with_a_named_length_matches_torch_at_every_batch_and_l
     assert not ops & BANNED and ops <= atc_ops(), sorted(ops)
     dims = [d.dim_param for d in proto.graph.input[0].type.tensor_type.shape.dim]
     assert dims == ["batch", "seq"], dims
-    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
-    gen = torch.Generator().manual_seed(5)
-    for b, s in PAIRS:
-        ids = torch.randint(0, decoder.VOCAB, (b, s), generator=gen)
-        with torch.no_grad():
-            ref = model(ids).numpy()
-        got = session.run(None, {"input": ids.numpy()})[0]
-        assert got.shape == ref.shape, (got.shape, ref.shape)
-        tol = 1e-4 * max(1.0, float(np.abs(ref).max()))
-        assert float(np.abs(got - ref).max()) <= tol, (b, s)
+    matches_torch_at_every_pair(model, out, f"traced {variant}")
 
 
 class BakedLength(torch.nn.Module):

@@ -491,6 +491,7 @@ CASES = [
     C("linear.default", T(2, 4, edges=False), T(3, 4, edges=False), T(3, edges=False)),
     C("bmm.default", T(2, 3, 4, edges=False), T(2, 4, 2, edges=False)),
     C("mm.default", T(3, 4, edges=False), T(4, 2, edges=False)),
+    C("outer.default", T(3), T(4)),
     C("addmm.default", T(2, edges=False), T(3, 4, edges=False), T(4, 2, edges=False)),
     C("addmm.default", T(3, 2), T(3, 4, edges=False), T(4, 2, edges=False), beta=0.5, alpha=2.0),
     C("baddbmm.default", T(2, 3, 2), T(2, 3, 4, edges=False), T(2, 4, 2, edges=False),

@@ -34,7 +34,10 @@ repeated over each image's windows by a quotient of traced batch sizes, and timm
 embedding beside an empty prefix of tokens (a trace slices `q[:, :, :0, :]` on every
 dimension), and XLNet's sequence-first tokens (ids looked up and a padding mask compared with
 the batch on their second dimension, positions expanded over the batch in an einsum, a
-one-operand einsum moving the batch first). Each is exported with
+one-operand einsum moving the batch first), and splits whose overload the argument's type
+picks (`hsplit(x, 2)` by a count, `hsplit(x, [1, 4])` by indices, `dsplit`, `tensor_split`),
+and RT-DETR's sine position embedding (`torch.outer` of constant positions and frequencies).
+Each is exported with
 torch.export and a dynamic batch, and (all but the int64
 timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
 must pass `onnx.checker.check_model(full_check=True)`, be opset 11 with only ops ATC parses
@@ -147,6 +150,8 @@ MODELS = {
     "global_query": (idioms.GlobalQuery, [tokens]),
     "rotary_prefix": (idioms.RotaryPrefix, [tokens]),
     "seq_first_tokens": (idioms.SeqFirstTokens, [ids, mask]),
+    "splits_by_type": (idioms.SplitsByType, [tokens]),
+    "sine_positions": (idioms.SinePositions, [tokens]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
@@ -160,7 +165,7 @@ EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos
             "channels_as_samples": "Conv", "size_scale": "Clip", "bucket_min": "Max",
             "size_root": "ReduceSum", "non_finite_pixels": "Where",
             "gather_scores": "GatherElements", "integer_extremes": "Where", "shifted_tokens": "Pad",
-            "global_query": "Softmax", "seq_first_tokens": "Gather"}
+            "global_query": "Softmax", "seq_first_tokens": "Gather", "splits_by_type": "Split"}
 
 
 

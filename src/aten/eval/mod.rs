@@ -396,6 +396,7 @@ pub(crate) const EVALUATED: &[&str] = &[
     "fill_.Tensor",
     "squeeze.default",
     "mm.default",
+    "outer.default",
     "addmm.default",
     "prod.dim_int",
     "prod.default",
@@ -974,6 +975,23 @@ pub fn evaluate(
         )),
         "matmul.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("other")?)),
         "mm.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("mat2")?)),
+        // `self.reshape({self.size(0), 1}) * vec2` (torch's `outer`, of two vectors).
+        "outer.default" => {
+            let (x, y) = (a.tensor("self")?, a.tensor("vec2")?);
+            if x.rank() != 1 || y.rank() != 1 {
+                return Err(format!(
+                    "outer of sizes {:?} and {:?}: both must be vectors",
+                    x.dims(),
+                    y.dims()
+                ));
+            }
+            one(Tensor::zip(
+                &x.reshape(&[-1, 1])?,
+                &y,
+                |p, q| p * q,
+                Some(i64::checked_mul),
+            ))
+        }
         // beta·self + alpha·(mat1 @ mat2); with beta 0, `self` is not read (torch ignores its
         // NaNs then).
         "addmm.default" => {

@@ -155,8 +155,7 @@ pub fn infer_pieces(node: &Node, op: &str, dims: DimsOf<'_>) -> Result<Vec<Vec<u
         },
         _ => return Err("argument `self` is not a tensor".into()),
     };
-    // hsplit, vsplit and dsplit have no `dim`; they are read along the first axis here.
-    let a = axis(args.int_or("dim", 0)?, x.len())?;
+    let a = axis(split_dim(node, op, x.len() + 1)?, x.len())?;
     Ok(piece_sizes(x[a], how)?
         .into_iter()
         .map(|size| {
@@ -206,6 +205,21 @@ mod tests {
             infer_pieces(&unbind, "unbind.int", &dims),
             Ok(vec![vec![6, 4]; 4])
         );
+        // hsplit, vsplit and dsplit have no `dim`: each splits a fixed axis of the full rank.
+        let sections = node(&format!(
+            r#"{x}, {{"name": "sections", "arg": {{"as_int": 2}}}}"#
+        ));
+        assert_eq!(
+            infer_pieces(&sections, "hsplit.int", &dims),
+            Ok(vec![vec![3, 4, 4]; 2])
+        );
+        assert_eq!(
+            infer_pieces(&sections, "dsplit.int", &dims),
+            Ok(vec![vec![6, 2, 4]; 2])
+        );
+        assert!(infer_pieces(&sections, "vsplit.int", &dims)
+            .unwrap_err()
+            .contains("the batch"));
         let batch = node(&format!(
             r#"{x}, {{"name": "dim", "arg": {{"as_int": 0}}}}"#
         ));

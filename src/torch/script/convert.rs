@@ -176,11 +176,17 @@ type Named = Vec<(&'static str, Val)>;
 
 impl Val {
     /// Whether the value is a tensor (computed or stored).
-    fn is_tensor(&self) -> bool {
-        matches!(
-            self,
-            Val::Activation { .. } | Val::Stored { .. } | Val::Moved { .. }
-        )
+    /// The value as the choice of a call's overload sees it ([`ops::lookup`]).
+    fn passed(&self) -> ops::Passed {
+        match self {
+            Val::Activation { .. } | Val::Stored { .. } | Val::Moved { .. } => ops::Passed::Tensor,
+            Val::Int(_) | Val::Batch(_) | Val::Number { integer: true, .. } => ops::Passed::Int,
+            Val::Float(_) | Val::Number { integer: false, .. } => ops::Passed::Float,
+            Val::Bool(_) => ops::Passed::Bool,
+            Val::Str(_) => ops::Passed::Str,
+            Val::None => ops::Passed::None,
+            Val::List(items) => ops::Passed::List(items.iter().map(Val::passed).collect()),
+        }
     }
 
     fn kind(&self) -> &'static str {
@@ -986,11 +992,14 @@ impl Converter<'_> {
             self.values.insert(call.output, value);
             return Ok(());
         }
-        let keywords: Vec<&str> = kwargs.iter().map(|(k, _)| k.as_str()).collect();
-        let tensors: Vec<bool> = args.iter().map(Val::is_tensor).collect();
+        let passed: Vec<ops::Passed> = args.iter().map(Val::passed).collect();
+        let keywords: Vec<(&str, ops::Passed)> = kwargs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.passed()))
+            .collect();
         let schema = op
             .strip_prefix("torch.")
-            .and_then(|name| ops::lookup(name, &tensors, &keywords))
+            .and_then(|name| ops::lookup(name, &passed, &keywords))
             .ok_or_else(|| {
                 fail(format!(
                     "`{op}` is not supported by the TorchScript import; supported ops: torch.{}",
@@ -1032,7 +1041,7 @@ impl Converter<'_> {
                     (schema.target, named, None)
                 }
             },
-            _ => (scalar_overload(schema, &named), named, None),
+            _ => (schema.target, named, None),
         };
         let mut node = Node {
             target: format!("torch.ops.aten.{overload}"),
@@ -1245,7 +1254,7 @@ impl Converter<'_> {
 
     /// A number given as `self` or `src` (a size made a tensor by `ops.prim.NumToTensor`, a
     /// 0-d tensor constant, both read as numbers here) where `schema` takes a tensor (every
-    /// row's `src`, and its `self` but in [`ops::SCALAR_SELF`]) made the 0-d tensor it is:
+    /// `self` or `src` typed `Tensor`) made the 0-d tensor it is:
     /// a `scalar_tensor` node (int64 for an integer, float32 for a float, bool for a bool).
     /// BEiT writes a size into its relative position index with `copy_(view, n)`.
     fn number_as_tensor(&mut self, named: &mut Named, schema: &Schema, call: &Call) {
@@ -1261,11 +1270,10 @@ impl Converter<'_> {
             return;
         }
         for (arg, value) in named.iter_mut() {
-            let tensor_only = match *arg {
-                "self" => !ops::SCALAR_SELF.contains(&schema.target),
-                "src" => true,
-                _ => false,
-            };
+            let tensor_only = ["self", "src"].contains(arg)
+                && schema
+                    .arguments()
+                    .any(|a| a.name == *arg && a.ty == "Tensor");
             let (literal, dtype) = match value {
                 Val::Int(i) if tensor_only => (Argument::Int(*i), dtypes::INT64),
                 Val::Float(f) if tensor_only => (Argument::Float(*f), dtypes::FLOAT32),
@@ -2134,43 +2142,6 @@ fn converted_number(args: &[Val], kwargs: &[(String, Val)]) -> Result<Option<Val
         Values::I64(v) => v.first().map(|&i| Val::Int(i)),
         Values::F32(v) => v.first().map(|&f| Val::Float(f64::from(f))),
     })
-}
-
-/// The overload of a comparison or `masked_fill` whose operand is a number (`ids != 0`,
-/// `masked_fill(m, -1e9)`): `.Scalar` instead of the schema's `.Tensor`.
-fn scalar_overload(schema: &Schema, named: &[(&str, Val)]) -> &'static str {
-    let number = |arg: &str| {
-        named
-            .iter()
-            .any(|(n, v)| *n == arg && matches!(v, Val::Int(_) | Val::Float(_) | Val::Bool(_)))
-    };
-    let text = |arg: &str| {
-        named
-            .iter()
-            .any(|(n, v)| *n == arg && matches!(v, Val::Str(_)))
-    };
-    match schema.name() {
-        "eq" if number("other") => "eq.Scalar",
-        "ne" if number("other") => "ne.Scalar",
-        "lt" if number("other") => "lt.Scalar",
-        "le" if number("other") => "le.Scalar",
-        "gt" if number("other") => "gt.Scalar",
-        "ge" if number("other") => "ge.Scalar",
-        "masked_fill" if number("value") => "masked_fill.Scalar",
-        // `10000 ** (d / dim)`: a number raised to a tensor; a number raised to a number
-        // (`(n - 1) ** 0.5` of sizes) is computed on the 0-d tensor torch holds.
-        "pow" if number("self") && !number("exponent") => "pow.Scalar",
-        "pow" if number("self") => "pow.Tensor_Scalar",
-        "pow" if !number("exponent") => "pow.Tensor_Tensor",
-        // `clamp_(x, 0., 1.)`: the bounds as numbers (the `.Tensor` row is listed first).
-        "clamp" if number("min") || number("max") => "clamp.default",
-        "clamp_" if number("min") || number("max") => "clamp_.default",
-        // Padding "same" or "valid" ([`Converter::call`]'s `_convolution_mode`).
-        "conv1d" if text("padding") => "conv1d.padding",
-        "conv2d" if text("padding") => "conv2d.padding",
-        "conv3d" if text("padding") => "conv3d.padding",
-        _ => schema.target,
-    }
 }
 
 /// The sizes of an embedding of constant ids (`positions(torch.arange(L))`), which the

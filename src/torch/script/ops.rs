@@ -1,11 +1,11 @@
 //! The `torch.*` calls that traced code makes and the import reads. `torch.<name>(…)` is
 //! an overload of the aten schema table ([`crate::aten::schema`]) whose op is `<name>`: the
 //! one row of that name, or for names with several rows the first of [`SHAPED`] and then the
-//! table's rows that takes the call's positional count and keywords. Its argument names,
+//! table's rows whose argument types take the call's values ([`lookup`]). Its argument names,
 //! positional and keyword-only, come from the table, so a positional TorchScript call
 //! becomes a call by schema name, as torch.export writes it.
 
-use crate::aten::schema::{self, Schema};
+use crate::aten::schema::{self, Arg, ListSize, Schema};
 
 /// `torch._convolution`. [`super::convert`] turns it into `conv{1,2,3}d` or
 /// `conv_transpose{1,2,3}d` after checking the arguments those do not have.
@@ -195,41 +195,106 @@ pub fn shaped(target: &str) -> bool {
     [CONVOLUTION, MULTI_HEAD_ATTENTION, LSTM, GRU].contains(&target) || SHAPED.contains(&target)
 }
 
-/// The argument names no row of torch's schemas types as a tensor (`dim` is an int, a list
-/// of ints, an optional int or a dimension name), so a call passing a tensor there means
-/// another overload: `torch.min(a, b)` of two tensors is `min.other`, `torch.min(a, 1)`
-/// is `min.dim`. The interop tier checks this against torch's schemas.
-pub const NEVER_TENSOR: &[&str] = &["dim"];
+/// What a call passes for one argument, as the choice of overload sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Passed {
+    Tensor,
+    Int,
+    Float,
+    Bool,
+    Str,
+    None,
+    List(Vec<Passed>),
+}
 
-/// The rows of the schema table whose `self` is a number, not a tensor (torch's
-/// `Scalar self`); every other row's `self` is a tensor. The interop tier checks this
-/// against torch's schemas.
-pub const SCALAR_SELF: &[&str] = &["pow.Scalar", "where.Scalar", "where.ScalarSelf"];
+/// Whether a value passed as `passed` is one argument `arg` takes, as TorchScript's
+/// schema matching decides it (`tryConvertToType`): exactly, or with `conversions` also a
+/// number where a tensor goes (the 0-d tensor TorchScript makes of it). An `int` is a
+/// `float` and a `Scalar`; dtypes, layouts and memory formats are ints in traced code, a
+/// device a string; a list of fixed size (`int[2] stride`) also takes one number.
+fn takes(arg: &Arg, passed: &Passed, conversions: bool) -> bool {
+    match (passed, arg.list()) {
+        (Passed::None, _) => arg.optional(),
+        (Passed::List(items), Some(_)) => items
+            .iter()
+            .all(|item| element_takes(arg.element(), item, conversions)),
+        (Passed::List(_), None) => false,
+        (_, Some(ListSize::Any)) => false,
+        (Passed::Tensor, Some(ListSize::Fixed)) => false,
+        (single, _) => element_takes(arg.element(), single, conversions),
+    }
+}
 
-/// The schema `torch.<name>` is read with when called with positional arguments of which
-/// `tensors` says which are tensors, and keywords `keywords`: the preferred overload
-/// ([`SHAPED`]) if it takes them, else the first row of the table that does. A row takes
-/// them when it has that many positional arguments or more, every keyword, and no tensor
-/// falls on a [`NEVER_TENSOR`] argument. `None` when no row of that name takes them.
-pub fn lookup(name: &str, tensors: &[bool], keywords: &[&str]) -> Option<&'static Schema> {
+/// [`takes`] for one value of type `element` (`Tensor?` in a `Tensor?[]` takes `None`).
+fn element_takes(element: &str, passed: &Passed, conversions: bool) -> bool {
+    let (element, optional) = match element.strip_suffix('?') {
+        Some(e) => (e, true),
+        None => (element, false),
+    };
+    match passed {
+        Passed::None => optional,
+        Passed::Tensor => element == "Tensor",
+        Passed::Int => {
+            matches!(
+                element,
+                "int" | "SymInt" | "float" | "Scalar" | "ScalarType" | "Layout" | "MemoryFormat"
+            ) || (conversions && element == "Tensor")
+        }
+        Passed::Float => {
+            matches!(element, "float" | "Scalar") || (conversions && element == "Tensor")
+        }
+        Passed::Bool => {
+            matches!(element, "bool" | "Scalar") || (conversions && element == "Tensor")
+        }
+        Passed::Str => matches!(element, "str" | "Device" | "Dimname"),
+        Passed::List(_) => false,
+    }
+}
+
+/// The schema `torch.<name>` is read with when called with positional arguments `args`
+/// and keyword arguments `kwargs`: the first row of that name that takes them all, the
+/// preferred overloads ([`SHAPED`]) first, trying exact matches before conversions (as
+/// TorchScript resolves an overloaded call). A row takes them when it has that many
+/// positional arguments or more, every keyword, and each value is one its argument takes
+/// ([`takes`]). `None` when no row of that name takes them.
+///
+/// The types are torch's ([`Arg::ty`]), so a call is read as the overload TorchScript
+/// compiled it to: `torch.min(a, b)` of two tensors is `min.other` and `torch.min(a, 1)`
+/// is `min.dim`; `torch.hsplit(x, 2)` is `hsplit.int` and `torch.hsplit(x, [1, 3])`
+/// `hsplit.array`; `eq(x, 0)` is `eq.Scalar`.
+pub fn lookup(name: &str, args: &[Passed], kwargs: &[(&str, Passed)]) -> Option<&'static Schema> {
     let rows = || {
         targets()
             .filter_map(schema::lookup)
             .filter(move |s| s.name() == name)
     };
-    let takes = |s: &&Schema| {
-        tensors.len() <= s.args.len()
-            && keywords.iter().all(|k| s.has(k))
-            && !s
-                .args
-                .iter()
-                .zip(tensors)
-                .any(|(arg, &tensor)| tensor && NEVER_TENSOR.contains(&arg.name))
+    let ordered = || {
+        rows()
+            .filter(|s| shaped(s.target))
+            .chain(rows().filter(|s| !shaped(s.target)))
     };
-    rows()
-        .filter(|s| shaped(s.target))
-        .chain(rows().filter(|s| !shaped(s.target)))
-        .find(takes)
+    let fits = |s: &Schema, conversions: bool| {
+        args.len() <= s.args.len()
+            && s.args
+                .iter()
+                .zip(args)
+                .all(|(arg, passed)| takes(arg, passed, conversions))
+            && kwargs.iter().all(|(key, passed)| {
+                s.arguments()
+                    .find(|a| a.name == *key)
+                    .is_some_and(|arg| takes(arg, passed, conversions))
+            })
+    };
+    // With conversions, rows whose `self` is a tensor first: a number passed there is, in
+    // traced code, a size torch holds as a 0-d tensor (`NumToTensor`), so `n ** 0.5` of a
+    // size is `pow.Tensor_Scalar`, not `pow.Scalar`.
+    let self_tensor = |s: &&Schema| s.args.first().is_some_and(|a| a.ty == "Tensor");
+    ordered().find(|s| fits(s, false)).or_else(|| {
+        ordered()
+            .filter(self_tensor)
+            .chain(ordered().filter(|s| !self_tensor(s)))
+            .find(|s| fits(s, true))
+    })
 }
 
 /// Every op name read, for the unsupported-op error.
@@ -245,6 +310,11 @@ pub fn names() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use Passed::{Float, Int, Tensor};
+
+    fn target(name: &str, args: &[Passed], kwargs: &[(&str, Passed)]) -> Option<&'static str> {
+        lookup(name, args, kwargs).map(|s| s.target)
+    }
 
     #[test]
     fn every_call_has_an_aten_schema_and_one_overload() {
@@ -254,17 +324,20 @@ mod tests {
         {
             assert!(schema::lookup(target).is_some(), "{target} has no schema");
         }
-        let numbers =
-            |n: usize| -> Vec<bool> { std::iter::once(true).chain(vec![false; n - 1]).collect() };
+        let ints = Passed::List(vec![Int]);
         assert_eq!(
-            lookup("mean", &numbers(3), &[]).map(|s| s.target),
+            target("mean", &[Tensor, ints, Passed::Bool], &[]),
             Some("mean.dim")
         );
+        let mut convolution = vec![Tensor, Tensor, Passed::None];
+        convolution.extend(std::iter::repeat_n(Passed::List(vec![Int, Int]), 3));
+        convolution.extend([Passed::Bool, Passed::List(vec![Int, Int]), Int]);
+        convolution.extend(std::iter::repeat_n(Passed::Bool, 4));
         assert_eq!(
-            lookup("_convolution", &numbers(13), &[]).map(|s| s.args.len()),
+            lookup("_convolution", &convolution, &[]).map(|s| s.args.len()),
             Some(13)
         );
-        assert!(lookup("grid_sampler", &numbers(1), &[]).is_none());
+        assert!(lookup("grid_sampler", &[Tensor], &[]).is_none());
         let mut shaped: Vec<&str> = SHAPED
             .iter()
             .map(|t| t.split('.').next().unwrap())
@@ -279,22 +352,21 @@ mod tests {
     fn every_schema_row_is_read_and_calls_pick_the_overload_that_takes_them() {
         assert_eq!(targets().count() + 1, schema::SCHEMAS.len());
         assert_eq!(
-            lookup("gather", &[true, false, true], &[]).map(|s| s.target),
+            target("gather", &[Tensor, Int, Tensor], &[]),
             Some("gather.default")
         );
         assert_eq!(
-            lookup("min", &[true, false, false], &[]).map(|s| s.target),
+            target("min", &[Tensor, Int, Passed::Bool], &[]),
             Some("min.dim")
         );
+        let mode = [("rounding_mode", Passed::Str)];
         assert_eq!(
-            lookup("div", &[true, true], &["rounding_mode"]).map(|s| s.target),
+            target("div", &[Tensor, Tensor], &mode),
             Some("div.Tensor_mode")
         );
-        assert_eq!(
-            lookup("div", &[true, true], &[]).map(|s| s.target),
-            Some("div.Tensor")
-        );
-        assert!(lookup("gather", &[true; 5], &[]).is_none());
+        assert_eq!(target("div", &[Tensor, Tensor], &[]), Some("div.Tensor"));
+        assert_eq!(target("div", &[Tensor, Float], &[]), Some("div.Scalar"));
+        assert!(lookup("gather", &[Tensor, Tensor, Tensor, Tensor, Tensor], &[]).is_none());
     }
 
     #[test]
@@ -302,13 +374,67 @@ mod tests {
         // `torch.min(a, b)` of two tensors (T5's and MPNet's relative position buckets).
         for name in ["min", "max"] {
             assert_eq!(
-                lookup(name, &[true, true], &[]).map(|s| s.target),
+                target(name, &[Tensor, Tensor], &[]),
                 Some(format!("{name}.other").as_str())
             );
             assert_eq!(
-                lookup(name, &[true, false], &[]).map(|s| s.target),
+                target(name, &[Tensor, Int], &[]),
                 Some(format!("{name}.dim").as_str())
             );
         }
+    }
+
+    #[test]
+    fn a_number_or_a_list_picks_the_overload_whose_type_takes_it() {
+        // `torch.hsplit(x, 2)` and `torch.hsplit(x, [1, 3])`.
+        assert_eq!(target("hsplit", &[Tensor, Int], &[]), Some("hsplit.int"));
+        let indices = Passed::List(vec![Int, Int]);
+        assert_eq!(
+            target("hsplit", &[Tensor, indices.clone()], &[]),
+            Some("hsplit.array")
+        );
+        assert_eq!(
+            target("tensor_split", &[Tensor, indices, Int], &[]),
+            Some("tensor_split.indices")
+        );
+        assert_eq!(
+            target("tensor_split", &[Tensor, Int, Int], &[]),
+            Some("tensor_split.sections")
+        );
+        // A number, a tensor, or a string where torch's overloads differ by type.
+        assert_eq!(target("eq", &[Tensor, Int], &[]), Some("eq.Scalar"));
+        assert_eq!(target("eq", &[Tensor, Tensor], &[]), Some("eq.Tensor"));
+        assert_eq!(
+            target("masked_fill", &[Tensor, Tensor, Float], &[]),
+            Some("masked_fill.Scalar")
+        );
+        assert_eq!(
+            target("clamp", &[Tensor, Float, Float], &[]),
+            Some("clamp.default")
+        );
+        assert_eq!(
+            target("clamp", &[Tensor, Passed::None, Tensor], &[]),
+            Some("clamp.Tensor")
+        );
+        assert_eq!(target("pow", &[Float, Tensor], &[]), Some("pow.Scalar"));
+        assert_eq!(target("pow", &[Int, Float], &[]), Some("pow.Tensor_Scalar"));
+        assert_eq!(
+            target("pow", &[Tensor, Float], &[]),
+            Some("pow.Tensor_Scalar")
+        );
+        let padding = Passed::Str;
+        let conv = [
+            Tensor,
+            Tensor,
+            Passed::None,
+            Passed::List(vec![Int]),
+            padding,
+        ];
+        assert_eq!(target("conv2d", &conv, &[]), Some("conv2d.padding"));
+        // A number where only a tensor goes: the 0-d tensor TorchScript makes of it.
+        assert_eq!(
+            target("maximum", &[Tensor, Float], &[]),
+            lookup("maximum", &[Tensor, Tensor], &[]).map(|s| s.target)
+        );
     }
 }

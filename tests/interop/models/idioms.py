@@ -282,3 +282,19 @@ class SeqFirstTokens(nn.Module):  # XLNet: ids moved to [seq, batch] and looked 
         hidden = mask.transpose(0, 1)[None, :, :] == 0
         scores = scores.masked_fill(hidden, -1e4)
         return torch.einsum("ijb->bij", scores).softmax(-1)
+class SplitsByType(nn.Module):  # hsplit, dsplit and tensor_split by a count or by indices: the argument's type picks the overload
+    def forward(self, x):
+        halves = torch.hsplit(x, 2)
+        pieces = torch.hsplit(x, [1, 4])
+        depth = torch.dsplit(x, [3])
+        thirds = torch.tensor_split(x, 2, dim=1)
+        cuts = torch.tensor_split(x, [2, 5], dim=2)
+        return torch.cat([(halves[0] * halves[1] + thirds[1]).flatten(1),
+                          pieces[1].sum(1) + depth[0].sum(2, keepdim=True).mean(1),
+                          (cuts[2] + depth[1][..., :3]).flatten(1)], 1)
+class SinePositions(nn.Module):  # RT-DETR's 2-D sine position embedding: torch.outer of constant positions and frequencies
+    def forward(self, x):
+        positions = torch.arange(x.size(1), dtype=torch.float32)
+        omega = 1.0 / 10000 ** (torch.arange(x.size(2) // 2, dtype=torch.float32) / (x.size(2) // 2))
+        angles = torch.outer(positions, omega)
+        return x + torch.cat([angles.sin(), angles.cos()], 1)[None]
