@@ -14,12 +14,15 @@
 //! - [`shuffle`]: `pixel_shuffle`/`pixel_unshuffle` and `channel_shuffle` as a reshape, a
 //!   permutation, a reshape.
 //! - [`diag`]: `diag_embed` as torch's reference computes it.
+//! - [`matrix_norm`]: the matrix norms torch computes without singular values, and which
+//!   norm `linalg_norm` is.
 //! - [`decompose`]: torch's decompositions of element-wise ops, ported as data, which the
 //!   evaluator and the ONNX lowering both compute.
 //! - [`series`]: element-wise programs written once over an algebra (Horner, Chebyshev,
 //!   rational pieces chosen by `Where`), computed on numbers or written as ONNX nodes.
 //! - [`special`]: torch's special functions (`digamma`, `lgamma`, `polygamma`, `erfinv`,
 //!   Bessel functions, …) as such programs, following torch's kernels.
+//! - [`spaced`]: the points of `linspace`/`logspace` as torch's kernel places them.
 //! - [`refused`]: why an op with no lowering is refused, its class from torch's tags.
 //! - [`eval`]: evaluating ops whose inputs are all constants (parameters, buffers,
 //!   literals), so the export writes their results as initializers.
@@ -31,6 +34,7 @@ pub mod eval;
 pub mod fourier;
 pub mod inline;
 pub mod linalg;
+pub mod matrix_norm;
 pub mod program;
 pub mod refused;
 pub mod rows;
@@ -38,6 +42,7 @@ pub mod schema;
 pub mod series;
 pub mod shape;
 pub mod shuffle;
+pub mod spaced;
 pub mod special;
 pub mod specialize;
 pub mod sym;
