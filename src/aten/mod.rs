@@ -17,12 +17,15 @@
 //! - [`gradient`]: `torch.gradient` at scalar spacings, as torch's differences.
 //! - [`order`]: the order statistics (`median`, `quantile` and their NaN-skipping forms)
 //!   as torch's `quantile_compute` ranks and reads the sorted values.
+//! - [`matrix_norm`]: the matrix norms torch computes without singular values, and which
+//!   norm `linalg_norm` is.
 //! - [`decompose`]: torch's decompositions of element-wise ops, ported as data, which the
 //!   evaluator and the ONNX lowering both compute.
 //! - [`series`]: element-wise programs written once over an algebra (Horner, Chebyshev,
 //!   rational pieces chosen by `Where`), computed on numbers or written as ONNX nodes.
 //! - [`special`]: torch's special functions (`digamma`, `lgamma`, `polygamma`, `erfinv`,
 //!   Bessel functions, …) as such programs, following torch's kernels.
+//! - [`spaced`]: the points of `linspace`/`logspace` as torch's kernel places them.
 //! - [`refused`]: why an op with no lowering is refused, its class from torch's tags.
 //! - [`eval`]: evaluating ops whose inputs are all constants (parameters, buffers,
 //!   literals), so the export writes their results as initializers.
@@ -35,6 +38,7 @@ pub mod fourier;
 pub mod gradient;
 pub mod inline;
 pub mod linalg;
+pub mod matrix_norm;
 pub mod order;
 pub mod program;
 pub mod refused;
@@ -43,6 +47,7 @@ pub mod schema;
 pub mod series;
 pub mod shape;
 pub mod shuffle;
+pub mod spaced;
 pub mod special;
 pub mod specialize;
 pub mod sym;

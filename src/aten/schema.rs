@@ -154,7 +154,6 @@ impl Schema {
     /// The schema with torch's types and defaults, as the op documents print it (and the
     /// interop tier checks against torch):
     /// `mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None)`.
-    #[cfg(test)]
     pub fn declaration(&self) -> String {
         self.written(|a| match a.default {
             Some(d) => format!("{} {}={d}", a.ty, a.name),
@@ -1846,9 +1845,49 @@ pub const SCHEMAS: &[Schema] = &[
     ),
     schema("linalg_inv.default", &[arg("A", "Tensor")], &[]),
     schema(
+        "linalg_matrix_norm.default",
+        &[
+            arg("self", "Tensor"),
+            arg("ord", "Scalar"),
+            arg_or("dim", "int[]", D::Ints(&[-2, -1])),
+            arg_or("keepdim", "bool", D::Bool(false)),
+        ],
+        &[arg_or("dtype", "ScalarType?", D::None)],
+    ),
+    schema(
+        "linalg_matrix_norm.str_ord",
+        &[
+            arg("self", "Tensor"),
+            arg_or("ord", "str", D::Str("fro")),
+            arg_or("dim", "int[]", D::Ints(&[-2, -1])),
+            arg_or("keepdim", "bool", D::Bool(false)),
+        ],
+        &[arg_or("dtype", "ScalarType?", D::None)],
+    ),
+    schema(
         "linalg_matrix_power.default",
         &[arg("self", "Tensor"), arg("n", "int")],
         &[],
+    ),
+    schema(
+        "linalg_norm.default",
+        &[
+            arg("self", "Tensor"),
+            arg_or("ord", "Scalar?", D::None),
+            arg_or("dim", "int[1]?", D::None),
+            arg_or("keepdim", "bool", D::Bool(false)),
+        ],
+        &[arg_or("dtype", "ScalarType?", D::None)],
+    ),
+    schema(
+        "linalg_norm.ord_str",
+        &[
+            arg("self", "Tensor"),
+            arg("ord", "str"),
+            arg_or("dim", "int[1]?", D::None),
+            arg_or("keepdim", "bool", D::Bool(false)),
+        ],
+        &[arg_or("dtype", "ScalarType?", D::None)],
     ),
     schema("linalg_slogdet.default", &[arg("A", "Tensor")], &[]),
     schema(
@@ -1874,6 +1913,48 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("bias", "Tensor?", D::None),
         ],
         &[],
+    ),
+    schema(
+        "linspace.Scalar_Tensor",
+        &[
+            arg("start", "Scalar"),
+            arg("end", "Tensor"),
+            arg("steps", "int"),
+        ],
+        &[
+            arg_or("dtype", "ScalarType?", D::None),
+            arg_or("layout", "Layout?", D::None),
+            arg_or("device", "Device?", D::None),
+            arg_or("pin_memory", "bool?", D::None),
+        ],
+    ),
+    schema(
+        "linspace.Tensor_Scalar",
+        &[
+            arg("start", "Tensor"),
+            arg("end", "Scalar"),
+            arg("steps", "int"),
+        ],
+        &[
+            arg_or("dtype", "ScalarType?", D::None),
+            arg_or("layout", "Layout?", D::None),
+            arg_or("device", "Device?", D::None),
+            arg_or("pin_memory", "bool?", D::None),
+        ],
+    ),
+    schema(
+        "linspace.Tensor_Tensor",
+        &[
+            arg("start", "Tensor"),
+            arg("end", "Tensor"),
+            arg("steps", "int"),
+        ],
+        &[
+            arg_or("dtype", "ScalarType?", D::None),
+            arg_or("layout", "Layout?", D::None),
+            arg_or("device", "Device?", D::None),
+            arg_or("pin_memory", "bool?", D::None),
+        ],
     ),
     schema("log.default", &[arg("self", "Tensor")], &[]),
     schema("log10.default", &[arg("self", "Tensor")], &[]),
@@ -1910,6 +1991,51 @@ pub const SCHEMAS: &[Schema] = &[
         "logit.default",
         &[arg("self", "Tensor"), arg_or("eps", "float?", D::None)],
         &[],
+    ),
+    schema(
+        "logspace.Scalar_Tensor",
+        &[
+            arg("start", "Scalar"),
+            arg("end", "Tensor"),
+            arg("steps", "int"),
+            arg_or("base", "float", D::Float(10.0)),
+        ],
+        &[
+            arg_or("dtype", "ScalarType?", D::None),
+            arg_or("layout", "Layout?", D::None),
+            arg_or("device", "Device?", D::None),
+            arg_or("pin_memory", "bool?", D::None),
+        ],
+    ),
+    schema(
+        "logspace.Tensor_Scalar",
+        &[
+            arg("start", "Tensor"),
+            arg("end", "Scalar"),
+            arg("steps", "int"),
+            arg_or("base", "float", D::Float(10.0)),
+        ],
+        &[
+            arg_or("dtype", "ScalarType?", D::None),
+            arg_or("layout", "Layout?", D::None),
+            arg_or("device", "Device?", D::None),
+            arg_or("pin_memory", "bool?", D::None),
+        ],
+    ),
+    schema(
+        "logspace.Tensor_Tensor",
+        &[
+            arg("start", "Tensor"),
+            arg("end", "Tensor"),
+            arg("steps", "int"),
+            arg_or("base", "float", D::Float(10.0)),
+        ],
+        &[
+            arg_or("dtype", "ScalarType?", D::None),
+            arg_or("layout", "Layout?", D::None),
+            arg_or("device", "Device?", D::None),
+            arg_or("pin_memory", "bool?", D::None),
+        ],
     ),
     schema(
         "logsumexp.default",

@@ -1,7 +1,9 @@
 """`ckpt to-onnx --batch static` on programs exported at fixed sizes (no `dynamic_shapes`),
 judged as every export is (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean,
 torch eager's shapes, dtypes and values in onnxruntime): ops along the first axis (a
-select of row 0, a sum, a softmax, a cat, an unbind), 0-d and 1-D inputs; every dimension
+select of row 0, a sum, a softmax, a cat, an unbind, a repeat with leading repeats), 0-d
+and 1-D inputs (`linspace`/`logspace` from a 0-d input, `meshgrid` of 0-d and
+1-D ones); every dimension
 of the file is fixed. A program that declares a dynamic dimension is refused in static
 mode with one line naming it, and the same fixed-size programs are still refused under the
 default dynamic batch, where they mix samples.
@@ -38,6 +40,17 @@ CASES = {
     "flip_axis_0": (lambda x: x.flip(0), (3, 4)),
     "expand_axis_0": (lambda x: x.expand(3, 4) + 1, (1, 4)),
     "strided_axis_0": (lambda x: x[::2] + 1, (5, 4)),
+    "repeat_axis_0_and_leading": (lambda x: x.repeat(2, 3, 1), (3, 4)),
+    "tile_leading": (lambda x: x.tile((2, 1, 2)) - 1, (3, 4)),
+    "linspace_from_input": (lambda x: torch.linspace(x, 4, 50), ()),
+    "linspace_one_point": (lambda x: torch.linspace(x, 1, 1), ()),
+    "linspace_both_ends": (lambda x: torch.linspace(x, x * 3 + 1, 7), ()),
+    "logspace_to_input": (lambda x: torch.logspace(-2.0, x, 5, 3.0), ()),
+    "logspace_from_input": (lambda x: torch.logspace(x, 2, 4), ()),
+    "meshgrid_of_one_xy": (lambda x: torch.meshgrid(x, indexing="xy"), (3,)),
+    "meshgrid_of_a_0d_input": (lambda x: torch.meshgrid(x, indexing="ij"), ()),
+    "meshgrid_of_three_xy": (lambda x: torch.meshgrid(x, x[:2] * 2, x + 1, indexing="xy"), (3,)),
+    "meshgrid_of_two_ij": (lambda x: torch.meshgrid(x, x[:2] * 2, indexing="ij"), (3,)),
 }
 
 
@@ -84,3 +97,17 @@ def test_a_declared_dynamic_dimension_is_refused_in_static_mode(tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "declares the dynamic dimension" in lines[0], proc.stderr
     assert "dynamic_shapes" in lines[0] and not out.exists()
+
+
+def test_a_repeat_of_the_batch_is_refused_saying_why(tmp_path):
+    from torch.export import Dim
+    module = Op(lambda x: x.tile((2, 3, 2))).eval()
+    program = torch.export.export(module, (torch.randn(3, 2),),
+                                  dynamic_shapes={"x": {0: Dim("batch")}})
+    archive = tmp_path / "m.pt2"
+    torch.export.save(program, str(archive))
+    out = tmp_path / "m.onnx"
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1 and not out.exists()
+    first = proc.stderr.strip().splitlines()[0]
+    assert "row i is input row i mod N" in first and "--batch static" in first, proc.stderr

@@ -1,13 +1,15 @@
 //! Ops that work along one axis or a group of trailing axes of a constant: log-softmax,
 //! arg-extremes and `max.dim`/`min.dim` (first index on ties, NaN wins as in torch),
 //! `topk`, the order statistics (`median`, `quantile` and their NaN-skipping forms, by
-//! [`order`]'s plan), `msort`, `logcumsumexp`, the trapezoid rule, `gradient`, `diff`, `roll`, `unfold`, and the normalisations (layer, group,
-//! instance, RMS, and BatchNorm with running statistics).
+//! [`order`]'s plan), `msort`, `logcumsumexp`, the trapezoid rule, `gradient`, `diff`,
+//! `roll`, `unfold`, the normalisations (layer, group, instance, RMS, and BatchNorm with
+//! running statistics), and the matrix norms torch computes without singular values.
 
 use super::tensor::{axis, element_count, Reduction, Tensor};
 use super::Args;
 use crate::aten::fourier;
 use crate::aten::gradient;
+use crate::aten::matrix_norm::{MatrixNorm, Norm, Order};
 use crate::aten::order;
 use crate::aten::program::Argument;
 
@@ -741,6 +743,73 @@ fn log_softmax(a: &Args<'_>) -> Result<Tensor, String> {
 }
 
 /// The ops of this file, or `None` for another op.
+/// `linalg_matrix_norm` and `linalg_norm` as [`crate::aten::matrix_norm`] plans them, in
+/// float32; of the vector norms `linalg_norm` may be, the 2-norm only (as
+/// `linalg_vector_norm`'s evaluation).
+fn norm_of_matrix(op: &str, a: &Args<'_>) -> Result<Tensor, String> {
+    if a.dtype()?.is_some() {
+        return Err("a norm computed in another dtype".into());
+    }
+    let x = a.tensor("self")?;
+    let keep = a.bool("keepdim")?;
+    let ord = match op {
+        "linalg_matrix_norm.str_ord" | "linalg_norm.ord_str" => {
+            Some(Order::named(&a.string("ord")?)?)
+        }
+        _ => a.optional_number("ord")?.map(Order::Number),
+    };
+    let plan = if op.starts_with("linalg_matrix_norm") {
+        let ord = ord.ok_or("argument `ord` is missing")?;
+        Norm::Matrix(MatrixNorm::plan(ord, &a.ints("dim")?, x.rank(), keep)?)
+    } else {
+        let dim = if a.is_given("dim") {
+            Some(a.ints("dim")?)
+        } else {
+            None
+        };
+        Norm::plan(ord, dim.as_deref(), x.rank(), keep)?
+    };
+    match plan {
+        Norm::Vector { ord: 2.0, dim } => {
+            let mut axes = match dim {
+                Some(d) => d
+                    .iter()
+                    .map(|&d| axis(d, x.rank()))
+                    .collect::<Result<Vec<_>, _>>()?,
+                None => (0..x.rank()).collect(),
+            };
+            axes.sort_unstable();
+            axes.dedup();
+            x.reduce(&axes, keep, Reduction::Norm)
+        }
+        Norm::Vector { ord, .. } => Err(format!(
+            "a vector norm of order {ord} (the 2-norm only is evaluated on constants)"
+        )),
+        Norm::Matrix(MatrixNorm::Frobenius(axes)) => x.reduce(&axes, keep, Reduction::Norm),
+        Norm::Matrix(MatrixNorm::Induced {
+            summed,
+            extreme,
+            largest,
+        }) => {
+            let sums = x.map(f32::abs).reduce(&[summed], keep, Reduction::Sum)?;
+            if sums.dims()[extreme] == 0 {
+                // torch's reference gives zeros for the largest of nothing; amin refuses.
+                if !largest {
+                    return Err("the smallest of an empty dimension".into());
+                }
+                let dims = reduced_dims(&sums, extreme, keep);
+                return Tensor::f32(dims.clone(), vec![0.0; element_count(&dims)? as usize]);
+            }
+            let how = if largest {
+                Reduction::Max
+            } else {
+                Reduction::Min
+            };
+            sums.reduce(&[extreme], keep, how)
+        }
+    }
+}
+
 pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, String>> {
     let one = |t: Result<Tensor, String>| Some(t.map(|t| vec![t]));
     match op {
@@ -767,6 +836,10 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         | "instance_norm.default"
         | "_native_batch_norm_legit_no_training.default" => Some(norm(op, a)),
         "batch_norm.default" if !a.bool("training").unwrap_or(true) => Some(norm(op, a)),
+        "linalg_matrix_norm.default"
+        | "linalg_matrix_norm.str_ord"
+        | "linalg_norm.default"
+        | "linalg_norm.ord_str" => one(norm_of_matrix(op, a)),
         _ => None,
     }
 }

@@ -44,6 +44,33 @@ fn integer_result(a: &Args<'_>, default: bool) -> Result<bool, String> {
     }
 }
 
+/// `linspace`/`logspace` whose ends may be 0-d tensors, by [`crate::aten::spaced`], in
+/// float32 (torch's default dtype; another is refused).
+fn spaced(op: &str, a: &Args<'_>) -> Result<Tensor, String> {
+    if a.dtype()?.is_some_and(|d| d != super::FLOAT32) {
+        return Err(format!("{op} to a dtype other than float32"));
+    }
+    let end = |name: &str| -> Result<f32, String> {
+        match a.node_arg(name) {
+            Some(Argument::Tensor(_)) => match a.tensor(name)?.to_f32()[..] {
+                [value] => Ok(value),
+                _ => Err(format!("argument `{name}` is not a 0-d tensor")),
+            },
+            _ => Ok(number(a, name)?.0 as f32),
+        }
+    };
+    let steps = u64::try_from(a.int("steps")?).map_err(|_| "a negative step count")?;
+    element_count(&[steps])?;
+    let points = crate::aten::spaced::linspace(end("start")?, end("end")?, steps);
+    let points = if op.starts_with("logspace") {
+        let base = a.number("base")? as f32;
+        points.into_iter().map(|p| base.powf(p)).collect()
+    } else {
+        points
+    };
+    Tensor::f32(vec![steps], points)
+}
+
 /// `arange`: `ceil((end − start) / step)` values `start + i·step`.
 fn arange(op: &str, a: &Args<'_>) -> Result<Tensor, String> {
     let (start, s_int) = if op == "arange.default" {
@@ -99,6 +126,12 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
             let (s, _) = number(a, "s")?;
             filled(Vec::new(), integer_result(a, false)?, |_| s)
         })(),
+        "linspace.Tensor_Scalar"
+        | "linspace.Tensor_Tensor"
+        | "linspace.Scalar_Tensor"
+        | "logspace.Tensor_Scalar"
+        | "logspace.Tensor_Tensor"
+        | "logspace.Scalar_Tensor" => spaced(op, a),
         "sym_size.int" => (|| {
             let x = a.tensor("self")?;
             let at = super::tensor::axis(a.int("dim")?, x.rank())?;

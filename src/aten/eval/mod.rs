@@ -190,6 +190,16 @@ pub(crate) const EVALUATED: &[&str] = &[
     "std.dim",
     "std.default",
     "linalg_vector_norm.default",
+    "linalg_matrix_norm.default",
+    "linalg_matrix_norm.str_ord",
+    "linalg_norm.default",
+    "linalg_norm.ord_str",
+    "linspace.Tensor_Scalar",
+    "linspace.Tensor_Tensor",
+    "linspace.Scalar_Tensor",
+    "logspace.Tensor_Scalar",
+    "logspace.Tensor_Tensor",
+    "logspace.Scalar_Tensor",
     "cumsum.default",
     "div.Tensor_mode",
     "pow.Scalar",
@@ -1799,11 +1809,15 @@ impl Args<'_> {
         }
     }
 
-    /// A list of ints (a single int is a list of one).
+    /// A list of ints (a single int is a list of one; absent: its schema default).
     pub(super) fn ints(&self, name: &str) -> Result<Vec<i64>, String> {
         match self.node_arg(name) {
             Some(Argument::Ints(v)) => Ok(v.clone()),
             Some(Argument::Int(i)) => Ok(vec![*i]),
+            None => match self.default(name) {
+                Some(DefaultValue::Ints(v)) => Ok(v.to_vec()),
+                _ => Err(Self::wrong(name, "a list of ints", None)),
+            },
             Some(Argument::SymInts(_)) => Err(format!(
                 "argument `{name}` involves the batch; a constant cannot follow the batch"
             )),

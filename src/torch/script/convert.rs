@@ -1000,12 +1000,7 @@ impl Converter<'_> {
         let schema = op
             .strip_prefix("torch.")
             .and_then(|name| ops::lookup(name, &passed, &keywords))
-            .ok_or_else(|| {
-                fail(format!(
-                    "`{op}` is not supported by the TorchScript import; supported ops: torch.{}",
-                    ops::names().join(", torch.")
-                ))
-            })?;
+            .ok_or_else(|| fail(unread_call(&op, &passed, &keywords)))?;
         let mut named = name_args(schema, args, kwargs).map_err(&fail)?;
         self.number_as_tensor(&mut named, schema, call);
         let output = format!(
@@ -2067,6 +2062,35 @@ fn name_args(schema: &Schema, args: Vec<Val>, kwargs: Vec<(String, Val)>) -> Res
     Ok(named)
 }
 
+/// Why no row of the schema table reads a call of `op` with these values: no op of that
+/// name (the import reads the ops of the ONNX op reference), or none of its overloads takes
+/// their types (each is named with torch's declaration).
+fn unread_call(op: &str, passed: &[ops::Passed], keywords: &[(&str, ops::Passed)]) -> String {
+    let name = op.strip_prefix("torch.").unwrap_or(op);
+    let rows = ops::overloads(name);
+    if rows.is_empty() {
+        return format!(
+            "`{op}` is not supported by the TorchScript import (it reads {} torch ops, listed in the ONNX op reference, onnx-ops.md)",
+            ops::name_count()
+        );
+    }
+    let given: Vec<String> = passed
+        .iter()
+        .map(ops::Passed::describe)
+        .chain(
+            keywords
+                .iter()
+                .map(|(k, v)| format!("{k}={}", v.describe())),
+        )
+        .collect();
+    let declared: Vec<String> = rows.iter().map(|s| s.declaration()).collect();
+    format!(
+        "`{op}` called with ({}): no overload of it takes these arguments ({})",
+        given.join(", "),
+        declared.join("; ")
+    )
+}
+
 /// `torch.to(x, device, dtype, …)` (the `to.device` overload) and `torch.to(x, dtype=…,
 /// layout=…, device=…, pin_memory=…)` (`to.dtype_layout`) as the `to.dtype` call they are
 /// in an export: the device (every tensor is on the CPU), a strided layout and pinning
@@ -2349,6 +2373,26 @@ mod tests {
 
     fn ints(v: &[i64]) -> Vec<Val> {
         v.iter().map(|&i| Val::Int(i)).collect()
+    }
+
+    #[test]
+    fn a_call_no_row_reads_is_named_with_the_overloads_it_has() {
+        use ops::Passed::{Str, Tensor};
+        let unknown = unread_call("torch.frobnicate", &[Tensor], &[]);
+        assert!(
+            unknown.contains("`torch.frobnicate` is not supported"),
+            "{unknown}"
+        );
+        assert!(
+            unknown.contains("onnx-ops.md") && unknown.len() < 200,
+            "{unknown}"
+        );
+        let untyped = unread_call("torch.hsplit", &[Tensor, Str], &[("x", Tensor)]);
+        assert!(
+            untyped.contains("called with (Tensor, str, x=Tensor)")
+                && untyped.contains("hsplit.int(Tensor self, int sections)"),
+            "{untyped}"
+        );
     }
 
     #[test]

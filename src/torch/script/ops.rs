@@ -207,6 +207,33 @@ pub enum Passed {
     List(Vec<Passed>),
 }
 
+impl Passed {
+    /// The value's type as torch's schemas name it (`Tensor`, `int[]`), for errors.
+    pub fn describe(&self) -> String {
+        match self {
+            Passed::Tensor => "Tensor".into(),
+            Passed::Int => "int".into(),
+            Passed::Float => "float".into(),
+            Passed::Bool => "bool".into(),
+            Passed::Str => "str".into(),
+            Passed::None => "None".into(),
+            Passed::List(items) => match items.first() {
+                Some(first) if items.iter().all(|i| i == first) => {
+                    format!("{}[]", first.describe())
+                }
+                _ => format!(
+                    "[{}]",
+                    items
+                        .iter()
+                        .map(Passed::describe)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
+        }
+    }
+}
+
 /// Whether a value passed as `passed` is one argument `arg` takes, as TorchScript's
 /// schema matching decides it (`tryConvertToType`): exactly, or with `conversions` also a
 /// number where a tensor goes (the 0-d tensor TorchScript makes of it). An `int` is a
@@ -297,14 +324,22 @@ pub fn lookup(name: &str, args: &[Passed], kwargs: &[(&str, Passed)]) -> Option<
     })
 }
 
-/// Every op name read, for the unsupported-op error.
-pub fn names() -> Vec<&'static str> {
+/// The rows a call of `torch.<name>` may be read with, for the error when none takes it.
+pub fn overloads(name: &str) -> Vec<&'static Schema> {
+    targets()
+        .filter_map(schema::lookup)
+        .filter(|s| s.name() == name)
+        .collect()
+}
+
+/// How many op names a traced call can name.
+pub fn name_count() -> usize {
     let mut names: Vec<&str> = targets()
         .filter_map(schema::lookup)
         .map(Schema::name)
         .collect();
     names.dedup();
-    names
+    names.len()
 }
 
 #[cfg(test)]

@@ -112,6 +112,14 @@ pub(super) const OPS: &[Op] = &[
         l.vector_norm(n, a, s)
     }),
     op(
+        &["linalg_matrix_norm.default", "linalg_matrix_norm.str_ord"],
+        |l, n, a, s| l.matrix_norm(n, a, s),
+    ),
+    op(
+        &["linalg_norm.default", "linalg_norm.ord_str"],
+        |l, n, a, s| l.linalg_norm(n, a, s),
+    ),
+    op(
         &["var.correction", "var.dim", "var.default"],
         |l, n, a, s| l.variance(n, a, s, false),
     ),
@@ -122,6 +130,22 @@ pub(super) const OPS: &[Op] = &[
     op(
         &["arange.default", "arange.start", "arange.start_step"],
         |l, n, a, _| l.arange(n, a),
+    ),
+    op(
+        &[
+            "linspace.Tensor_Scalar",
+            "linspace.Tensor_Tensor",
+            "linspace.Scalar_Tensor",
+        ],
+        |l, n, a, s| l.spaced(n, a, s, false),
+    ),
+    op(
+        &[
+            "logspace.Tensor_Scalar",
+            "logspace.Tensor_Tensor",
+            "logspace.Scalar_Tensor",
+        ],
+        |l, n, a, s| l.spaced(n, a, s, true),
     ),
     op(&["zeros.default"], |l, n, a, _| l.fill(n, a, Some(0.0))),
     // `empty`'s values are unspecified: zeros are as good as any.
@@ -354,6 +378,9 @@ pub(super) const OPS: &[Op] = &[
     // lowering reads the repeats off torch's recorded result.
     op(&["repeat.default", "tile.default"], |l, n, a, s| {
         l.repeat(n, a, s)
+    }),
+    op(&["meshgrid.indexing", "meshgrid.default"], |l, n, a, s| {
+        l.meshgrid(n, a, s)
     }),
     op(&["repeat_interleave.self_int"], |l, n, a, s| {
         l.repeat_interleave(n, a, s)

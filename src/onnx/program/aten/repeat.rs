@@ -18,9 +18,10 @@ use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
-    /// `repeat(self, repeats)` of an activation: a `Tile` by the repeat counts, 1 on the
-    /// batch dimension (repeating the batch itself would interleave the samples' copies,
-    /// which no batch layout holds). Extra leading repeats must be 1.
+    /// `repeat(self, repeats)` of an activation: the input viewed with a size-1 dimension
+    /// for each extra leading repeat, then a `Tile` by the repeat counts, 1 on the
+    /// dimension that carries the batch. Repeating that dimension is refused
+    /// ([`batch_repeated`]). The counts are read off torch's recorded result.
     pub(super) fn repeat(
         &mut self,
         node: &Node,
@@ -29,32 +30,38 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let target = self.recorded_sizes(node, 0)?;
-        let sizes = x.sizes();
-        let refuse = || {
+        let offset = target.len().checked_sub(x.rank()).ok_or_else(|| {
             arg_error(format!(
-                "repeat of {} to {} is exported only along dimensions that do not carry the batch",
-                tensor::show(&sizes),
+                "repeat of {} to {}, fewer dimensions than its input has",
+                tensor::show(&x.sizes()),
                 tensor::show(&target)
             ))
-        };
-        let offset = target.len().checked_sub(sizes.len()).ok_or_else(refuse)?;
-        if target[..offset].iter().any(|s| s.batch || s.count != 1) {
-            return Err(refuse());
-        }
-        let mut repeats = Vec::with_capacity(sizes.len());
-        for (have, want) in sizes.iter().zip(&target[offset..]) {
-            match (have.batch, want.batch) {
-                (true, true) if have == want => repeats.push(1),
+        })?;
+        let mut viewed = vec![Size::fixed(1); offset];
+        viewed.extend(x.sizes());
+        let mut repeats = Vec::with_capacity(target.len());
+        for (have, want) in viewed.iter().zip(&target) {
+            let count = match (have.batch, want.batch) {
+                (true, true) if have == want => 1,
+                (false, false) if have.count == 0 && want.count == 0 => 1,
                 (false, false) if have.count > 0 && want.count % have.count == 0 => {
-                    repeats.push((want.count / have.count) as i64)
+                    want.count / have.count
                 }
-                _ => return Err(refuse()),
-            }
+                (false, false) => {
+                    return Err(arg_error(format!(
+                        "repeat of {} to {}: the sizes are not multiples",
+                        tensor::show(&x.sizes()),
+                        tensor::show(&target)
+                    )))
+                }
+                _ => return Err(batch_repeated(&x.sizes(), &target)),
+            };
+            repeats.push(count as i64);
         }
-        let mut y = x;
+        let mut y = x.reshaped(&mut self.g, scope, &viewed)?;
         if repeats.iter().any(|&r| r != 1) {
             let counts = self.g.constant_i64(&format!("{scope}.repeats"), &repeats);
-            let shape: Vec<u64> = target[offset..]
+            let shape: Vec<u64> = target
                 .iter()
                 .filter(|s| !s.batch)
                 .map(|s| s.count)
@@ -65,9 +72,6 @@ impl<'p> Lowering<'p, '_> {
                 .node("Tile", scope, inputs, vec![], vec![shape])
                 .swap_remove(0);
             y = y.with_value(tiled)?;
-        }
-        if offset > 0 {
-            y = y.reshaped(&mut self.g, scope, &target)?;
         }
         self.bind_tensor(node, 0, y)
     }
@@ -203,4 +207,18 @@ impl<'p> Lowering<'p, '_> {
             .swap_remove(0);
         Ok(emit::cast(&mut self.g, scope, &never, elem))
     }
+}
+
+/// Why `repeat` along the dimension that carries the batch is refused: torch's result
+/// holds `k` copies of the whole batch one after another (its row `i` is input row
+/// `i mod N`), so a sample's rows are `N` apart, while an activation of `k·N` rows holds
+/// each sample's `k` rows together (the layout every op of the lowering keeps, and the
+/// only one a `k·N` dimension means), and a graph output's `dim_param` names the batch,
+/// never a multiple of it.
+fn batch_repeated(from: &[Size], to: &[Size]) -> OnnxError {
+    arg_error(format!(
+        "repeat of {} to {} repeats the dimension that carries the batch: torch's result puts the copies of the whole batch one after another (its row i is input row i mod N), a layout no activation of ckpt holds (a dimension of k·N keeps each sample's k rows together) and no output dim_param names (it is the batch, not a multiple of it); export the program at a fixed batch and convert it with `--batch static`",
+        tensor::show(from),
+        tensor::show(to)
+    ))
 }
