@@ -14,6 +14,9 @@
 //! - [`shuffle`]: `pixel_shuffle`/`pixel_unshuffle` and `channel_shuffle` as a reshape, a
 //!   permutation, a reshape.
 //! - [`diag`]: `diag_embed` as torch's reference computes it.
+//! - [`gradient`]: `torch.gradient` at scalar spacings, as torch's differences.
+//! - [`order`]: the order statistics (`median`, `quantile` and their NaN-skipping forms)
+//!   as torch's `quantile_compute` ranks and reads the sorted values.
 //! - [`matrix_norm`]: the matrix norms torch computes without singular values, and which
 //!   norm `linalg_norm` is.
 //! - [`decompose`]: torch's decompositions of element-wise ops, ported as data, which the
@@ -32,9 +35,11 @@ pub mod decompose;
 pub mod diag;
 pub mod eval;
 pub mod fourier;
+pub mod gradient;
 pub mod inline;
 pub mod linalg;
 pub mod matrix_norm;
+pub mod order;
 pub mod program;
 pub mod refused;
 pub mod rows;

@@ -1185,6 +1185,14 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("dim", "int")],
         &[arg_or("dtype", "ScalarType?", D::None)],
     ),
+    schema(
+        "cumulative_trapezoid.dx",
+        &[arg("y", "Tensor")],
+        &[
+            arg_or("dx", "Scalar", D::Int(1)),
+            arg_or("dim", "int", D::Int(-1)),
+        ],
+    ),
     schema("deg2rad.default", &[arg("self", "Tensor")], &[]),
     schema("det.default", &[arg("self", "Tensor")], &[]),
     schema("detach.default", &[arg("self", "Tensor")], &[]),
@@ -1604,6 +1612,33 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema(
+        "gradient.scalarint",
+        &[arg("self", "Tensor")],
+        &[
+            arg_or("spacing", "Scalar?", D::None),
+            arg_or("dim", "int?", D::None),
+            arg_or("edge_order", "int", D::Int(1)),
+        ],
+    ),
+    schema(
+        "gradient.scalarrayarray",
+        &[arg("self", "Tensor")],
+        &[
+            arg("spacing", "Scalar[]"),
+            arg("dim", "int[]"),
+            arg_or("edge_order", "int", D::Int(1)),
+        ],
+    ),
+    schema(
+        "gradient.scalarrayint",
+        &[arg("self", "Tensor")],
+        &[
+            arg("spacing", "Scalar[]"),
+            arg_or("dim", "int?", D::None),
+            arg_or("edge_order", "int", D::Int(1)),
+        ],
+    ),
+    schema(
         "group_norm.default",
         &[
             arg("input", "Tensor"),
@@ -1935,6 +1970,11 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema(
+        "logcumsumexp.default",
+        &[arg("self", "Tensor"), arg("dim", "int")],
+        &[],
+    ),
     schema("logdet.default", &[arg("self", "Tensor")], &[]),
     schema(
         "logical_and.default",
@@ -2188,6 +2228,16 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[arg_or("dtype", "ScalarType?", D::None)],
     ),
+    schema("median.default", &[arg("self", "Tensor")], &[]),
+    schema(
+        "median.dim",
+        &[
+            arg("self", "Tensor"),
+            arg("dim", "int"),
+            arg_or("keepdim", "bool", D::Bool(false)),
+        ],
+        &[],
+    ),
     schema("meshgrid.default", &[arg("tensors", "Tensor[]")], &[]),
     schema(
         "meshgrid.indexing",
@@ -2238,6 +2288,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("msort.default", &[arg("self", "Tensor")], &[]),
     schema(
         "mul.Scalar",
         &[arg("self", "Tensor"), arg("other", "Scalar")],
@@ -2286,6 +2337,26 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("keepdim", "bool", D::Bool(false)),
         ],
         &[arg_or("dtype", "ScalarType?", D::None)],
+    ),
+    schema("nanmedian.default", &[arg("self", "Tensor")], &[]),
+    schema(
+        "nanmedian.dim",
+        &[
+            arg("self", "Tensor"),
+            arg("dim", "int"),
+            arg_or("keepdim", "bool", D::Bool(false)),
+        ],
+        &[],
+    ),
+    schema(
+        "nanquantile.scalar",
+        &[
+            arg("self", "Tensor"),
+            arg("q", "float"),
+            arg_or("dim", "int?", D::None),
+            arg_or("keepdim", "bool", D::Bool(false)),
+        ],
+        &[arg_or("interpolation", "str", D::Str("linear"))],
     ),
     schema(
         "nansum.default",
@@ -2491,6 +2562,16 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("keepdim", "bool", D::Bool(false)),
         ],
         &[arg_or("dtype", "ScalarType?", D::None)],
+    ),
+    schema(
+        "quantile.scalar",
+        &[
+            arg("self", "Tensor"),
+            arg("q", "float"),
+            arg_or("dim", "int?", D::None),
+            arg_or("keepdim", "bool", D::Bool(false)),
+        ],
+        &[arg_or("interpolation", "str", D::Str("linear"))],
     ),
     schema("rad2deg.default", &[arg("self", "Tensor")], &[]),
     schema("ravel.default", &[arg("self", "Tensor")], &[]),
@@ -3026,6 +3107,22 @@ pub const SCHEMAS: &[Schema] = &[
             arg("dim1", "int"),
         ],
         &[],
+    ),
+    schema(
+        "trapezoid.dx",
+        &[arg("y", "Tensor")],
+        &[
+            arg_or("dx", "Scalar", D::Int(1)),
+            arg_or("dim", "int", D::Int(-1)),
+        ],
+    ),
+    schema(
+        "trapz.dx",
+        &[arg("y", "Tensor")],
+        &[
+            arg_or("dx", "float", D::Float(1.0)),
+            arg_or("dim", "int", D::Int(-1)),
+        ],
     ),
     schema(
         "tril.default",

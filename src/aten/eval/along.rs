@@ -1,13 +1,16 @@
 //! Ops that work along one axis or a group of trailing axes of a constant: log-softmax,
 //! arg-extremes and `max.dim`/`min.dim` (first index on ties, NaN wins as in torch),
-//! `topk`, `roll`, `unfold`, and the normalisations (layer, group, instance, RMS, and
-//! BatchNorm with running statistics), and the matrix norms torch computes without
-//! singular values.
+//! `topk`, the order statistics (`median`, `quantile` and their NaN-skipping forms, by
+//! [`order`]'s plan), `msort`, `logcumsumexp`, the trapezoid rule, `gradient`, `diff`,
+//! `roll`, `unfold`, the normalisations (layer, group, instance, RMS, and BatchNorm with
+//! running statistics), and the matrix norms torch computes without singular values.
 
 use super::tensor::{axis, element_count, Reduction, Tensor};
 use super::Args;
 use crate::aten::fourier;
+use crate::aten::gradient;
 use crate::aten::matrix_norm::{MatrixNorm, Norm, Order};
+use crate::aten::order;
 use crate::aten::program::Argument;
 
 /// `x` viewed as `[outer, n, inner]` around axis `at`.
@@ -178,6 +181,100 @@ fn argsort(a: &Args<'_>) -> Result<Tensor, String> {
     Tensor::i64(dims, indices)
 }
 
+/// An order statistic ([`order::plan`]: `median`, `nanmedian`, `quantile`,
+/// `nanquantile`) along `dim` or over the flattened tensor; with `.dim` the medians also
+/// give the index of their value: the first NaN's where a NaN makes `median` NaN (torch's
+/// `median_impl` finds it first), else the one entry holding the value; a value held by
+/// several entries is refused, torch leaving which of them it names unspecified.
+fn order_statistic(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
+    let (stat, along) = order::plan(a.node)?;
+    let s = a.tensor("self")?;
+    let integer = matches!(s.values(), super::Values::I64(_));
+    if integer && a.node.target.contains("quantile") {
+        return Err("quantile of an integer tensor (torch needs float)".into());
+    }
+    let (x, at, dims) = match along.dim {
+        Some(d) => {
+            let at = axis(d, s.rank().max(1))?;
+            if s.rank() == 0 {
+                (s.reshape(&[1])?, 0, Vec::new())
+            } else {
+                (s.clone(), at, reduced_dims(&s, at, along.keep))
+            }
+        }
+        None => {
+            let dims = if along.keep {
+                vec![1; s.rank()]
+            } else {
+                Vec::new()
+            };
+            (s.reshape(&[-1])?, 0, dims)
+        }
+    };
+    let (outer, n, inner) = around(&x, at);
+    if n == 0 {
+        return Err("an order statistic of no values".into());
+    }
+    let v = x.to_f32();
+    let (mut values, mut indices) = (Vec::new(), Vec::new());
+    for o in 0..outer {
+        for q in 0..inner {
+            let key = |i: usize| v[(o * n + i) * inner + q];
+            let mut sorted: Vec<f32> = (0..n).map(key).collect();
+            sorted.sort_by(|&p, &r| sort_order(p, r, false));
+            let value = stat.of_sorted(&sorted);
+            values.push(value);
+            if !stat.indexed {
+                continue;
+            }
+            let same = |i: &usize| {
+                let k = key(*i);
+                k == value || (k.is_nan() && value.is_nan())
+            };
+            let holders: Vec<usize> = (0..n).filter(same).collect();
+            let index = match holders[..] {
+                [first, ..] if value.is_nan() && !stat.skip_nan => first,
+                [only] => only,
+                _ => {
+                    return Err(
+                        "a median held by several entries: torch's choice of their index is unspecified"
+                            .into(),
+                    )
+                }
+            };
+            indices.push(index as i64);
+        }
+    }
+    let values = Tensor::f32(dims.clone(), values)?.cast(integer)?;
+    if stat.indexed {
+        Ok(vec![values, Tensor::i64(dims, indices)?])
+    } else {
+        Ok(vec![values])
+    }
+}
+
+/// `msort`: the values sorted ascending along the first dimension (NaN last), as
+/// `sort(self, 0).values`.
+fn msort(a: &Args<'_>) -> Result<Tensor, String> {
+    let x = a.tensor("self")?;
+    if x.rank() == 0 {
+        return Ok(x);
+    }
+    let (outer, n, inner) = around(&x, 0);
+    let v = x.to_f32();
+    let mut y = vec![0f32; v.len()];
+    for o in 0..outer {
+        for q in 0..inner {
+            let mut run: Vec<f32> = (0..n).map(|i| v[(o * n + i) * inner + q]).collect();
+            run.sort_by(|&p, &r| sort_order(p, r, false));
+            for (i, value) in run.into_iter().enumerate() {
+                y[(o * n + i) * inner + q] = value;
+            }
+        }
+    }
+    Tensor::f32(x.dims().to_vec(), y)?.cast(matches!(x.values(), super::Values::I64(_)))
+}
+
 /// `roll`: entries shifted along `dims` (none: over the flattened tensor), wrapping.
 fn roll(a: &Args<'_>) -> Result<Tensor, String> {
     let x = a.tensor("self")?;
@@ -240,9 +337,17 @@ fn roll_axis(x: &Tensor, at: usize, shift: i64) -> Result<Tensor, String> {
 
 /// `diff(x, n, dim, prepend, append)`: `x[1:] − x[:-1]` along `dim`, `n` times, after
 /// joining `prepend` and `append` (bools: `!=`, as torch's logical xor).
+/// `n = 0` is `self` itself, `prepend` and `append` unread (torch's `diff`).
 fn diff(a: &Args<'_>) -> Result<Tensor, String> {
     let mut x = a.tensor("self")?;
     let at = axis(a.int("dim")?, x.rank())?;
+    let times = a.int("n")?;
+    if times < 0 {
+        return Err(format!("diff with n = {times} (torch needs n ≥ 0)"));
+    }
+    if times == 0 {
+        return Ok(x);
+    }
     let mut parts = Vec::new();
     if a.is_given("prepend") {
         parts.push(a.tensor("prepend")?);
@@ -254,7 +359,7 @@ fn diff(a: &Args<'_>) -> Result<Tensor, String> {
     if parts.len() > 1 {
         x = Tensor::cat(&parts, at)?;
     }
-    for _ in 0..a.int("n")? {
+    for _ in 0..times {
         let n = x.dims()[at] as i64;
         if n == 0 {
             break;
@@ -264,6 +369,121 @@ fn diff(a: &Args<'_>) -> Result<Tensor, String> {
         x = Tensor::zip(&later, &earlier, |p, q| p - q, Some(i64::checked_sub))?;
     }
     Ok(x)
+}
+
+/// torch's `_log_add_exp_helper(x, y)`, in float64 as its CPU kernel accumulates:
+/// `log1p(exp(min − max)) + max`, NaN propagated, `x` where both are the same infinity.
+fn log_add_exp(x: f64, y: f64) -> f64 {
+    let (low, high) = if y.is_nan() {
+        (y, y)
+    } else if y < x {
+        (y, x)
+    } else {
+        (x, y)
+    };
+    if low != high || low.is_finite() {
+        (low - high).exp().ln_1p() + high
+    } else {
+        x
+    }
+}
+
+/// `logcumsumexp(self, dim)`: the running [`log_add_exp`] from −inf, in float64, each
+/// result rounded to float32.
+fn logcumsumexp(a: &Args<'_>) -> Result<Tensor, String> {
+    let x = a.tensor("self")?;
+    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let dims = x.dims().to_vec();
+    let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
+    let (outer, n, inner) = around(&x, at);
+    let v = x.to_f32();
+    let mut y = vec![0f32; v.len()];
+    for o in 0..outer {
+        for q in 0..inner {
+            let mut running = f64::NEG_INFINITY;
+            for i in 0..n {
+                let k = (o * n + i) * inner + q;
+                running = log_add_exp(f64::from(v[k]), running);
+                y[k] = running as f32;
+            }
+        }
+    }
+    Tensor::f32(dims, y)
+}
+
+/// `trapezoid.dx`/`trapz.dx(y, dx, dim)`: torch's `do_trapezoid`, `(Σ y − (y₀ + yₙ₋₁)·0.5)·dx`
+/// (the sum in float64, the rest in float32); no entries give zeros.
+fn trapezoid(a: &Args<'_>) -> Result<Tensor, String> {
+    let y = a.tensor("y")?;
+    let at = axis(a.int("dim")?, y.rank())?;
+    let dx = a.number("dx")? as f32;
+    let n = y.dims()[at] as i64;
+    let dims = reduced_dims(&y, at, false);
+    if n == 0 {
+        return Tensor::f32(dims.clone(), vec![0.0; element_count(&dims)? as usize]);
+    }
+    let total = y.reduce(&[at], false, Reduction::Sum)?;
+    let ends = Tensor::zip(
+        &y.select(at, 0)?,
+        &y.select(at, n - 1)?,
+        |p, q| (p + q) * 0.5,
+        None,
+    )?;
+    Ok(Tensor::zip(&total, &ends, |s, e| s - e, None)?.map(|v| v * dx))
+}
+
+/// `cumulative_trapezoid.dx(y, dx, dim)`: torch's `do_cumulative_trapezoid`,
+/// `cumsum(dx / 2 · (y[:-1] + y[1:]))`.
+fn cumulative_trapezoid(a: &Args<'_>) -> Result<Tensor, String> {
+    let y = a.tensor("y")?;
+    let at = axis(a.int("dim")?, y.rank())?;
+    let step = (a.number("dx")? / 2.0) as f32;
+    let n = y.dims()[at] as i64;
+    let left = y.slice(at, 0, (n - 1).max(0), 1)?;
+    let right = y.slice(at, 1.min(n), n, 1)?;
+    Tensor::zip(&left, &right, |p, q| step * (p + q), None)?.cumsum(at)
+}
+
+/// `gradient` at scalar spacings ([`gradient::plan`]), one tensor per dimension asked for.
+fn gradients(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
+    let x = a.tensor("self")?;
+    if matches!(x.values(), super::Values::I64(_)) {
+        return Err("gradient of an integer tensor".into());
+    }
+    let (directions, edge_order) = gradient::plan(a.node, x.dims())?;
+    let mut out = Vec::with_capacity(directions.len());
+    for gradient::Direction { dim, spacing } in directions {
+        let n = x.dims()[dim] as i64;
+        let h = spacing as f32;
+        let edge = |at_end: bool| -> Result<Tensor, String> {
+            let weights = gradient::edge_weights(edge_order, at_end);
+            let start = if at_end { n - weights.len() as i64 } else { 0 };
+            let mut sum: Option<Tensor> = None;
+            for (k, &w) in weights.iter().enumerate() {
+                let at = start + k as i64;
+                let term = x.slice(dim, at, at + 1, 1)?.map(|v| w * v);
+                sum = Some(match sum {
+                    None => term,
+                    Some(s) => Tensor::zip(&s, &term, |p, q| p + q, None)?,
+                });
+            }
+            Ok(sum.ok_or("gradient without edge weights")?.map(|v| v / h))
+        };
+        let mut parts = vec![edge(false)?];
+        if n > 2 {
+            let later = x.slice(dim, 2, n, 1)?;
+            let earlier = x.slice(dim, 0, n - 2, 1)?;
+            parts.push(Tensor::zip(
+                &later,
+                &earlier,
+                |p, q| (p - q) / h / 2.0,
+                None,
+            )?);
+        }
+        parts.push(edge(true)?);
+        out.push(Tensor::cat(&parts, dim)?);
+    }
+    Ok(out)
 }
 
 /// `triu`/`tril`: the entries on and above (below) diagonal `diagonal` of the last two
@@ -597,10 +817,16 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "argmax.default" | "argmin.default" | "max.dim" | "min.dim" => Some(arg_extreme(op, a)),
         "topk.default" => Some(topk(a)),
         "argsort.default" | "argsort.stable" => one(argsort(a)),
+        op if order::OPS.contains(&op) => Some(order_statistic(a)),
+        "msort.default" => one(msort(a)),
         "roll.default" => one(roll(a)),
         op if fourier::REAL_TRANSFORMS.contains(&op) => one(real_transform(op, a)),
         op if fourier::SHIFTS.contains(&op) => one(fft_shift(op, a)),
         "diff.default" => one(diff(a)),
+        "logcumsumexp.default" => one(logcumsumexp(a)),
+        "trapezoid.dx" | "trapz.dx" => one(trapezoid(a)),
+        "cumulative_trapezoid.dx" => one(cumulative_trapezoid(a)),
+        op if gradient::OPS.contains(&op) => Some(gradients(a)),
         "triu.default" | "tril.default" => one(triangle(a, op == "triu.default")),
         "unfold.default" => one(unfold(a)),
         "layer_norm.default"

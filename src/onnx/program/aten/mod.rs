@@ -32,6 +32,7 @@ mod matrix_norm;
 mod multi_head_attention;
 mod norm;
 mod one_hot;
+mod order;
 mod pad;
 mod pointwise;
 mod pool;

@@ -4,6 +4,8 @@
 //! module's tests) all read [`OPS`], so an op is added in one place.
 
 use crate::aten::decompose;
+use crate::aten::gradient;
+use crate::aten::order;
 use crate::aten::program::Node;
 use crate::aten::refused;
 use crate::aten::schema;
@@ -159,6 +161,16 @@ pub(super) const OPS: &[Op] = &[
     op(&["cumsum.default"], |l, n, a, s| l.cumsum(n, a, s)),
     op(&["cumprod.default"], |l, n, a, s| l.cumprod(n, a, s)),
     op(&["diff.default"], |l, n, a, s| l.diff(n, a, s)),
+    op(&["logcumsumexp.default"], |l, n, a, s| {
+        l.logcumsumexp(n, a, s)
+    }),
+    op(&gradient::OPS, |l, n, a, s| l.gradient(n, a, s)),
+    op(&["trapezoid.dx", "trapz.dx"], |l, n, a, s| {
+        l.trapezoid(n, a, s)
+    }),
+    op(&["cumulative_trapezoid.dx"], |l, n, a, s| {
+        l.cumulative_trapezoid(n, a, s)
+    }),
     op(&["ones.default"], |l, n, a, _| l.fill(n, a, Some(1.0))),
     op(&["full.default", "new_full.default"], |l, n, a, _| {
         l.fill(n, a, None)
@@ -663,6 +675,8 @@ pub(super) const OPS: &[Op] = &[
     op(&["argsort.default", "argsort.stable"], |l, n, a, s| {
         l.argsort(n, a, s)
     }),
+    op(&order::OPS, |l, n, a, s| l.order_statistic(n, a, s)),
+    op(&["msort.default"], |l, n, a, s| l.msort(n, a, s)),
     // Reductions by torch's own decompositions (`decompose.rs`; the element-wise ones are
     // the `aten::decompose` table's, dispatched by `row`).
     op(&["all.dim", "all.dims"], |l, n, a, s| {

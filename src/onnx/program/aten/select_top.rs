@@ -42,12 +42,12 @@ fn with_axis(x: &Value, axis: usize, size: Option<u64>) -> Vec<u64> {
 /// A `TopK` node's settings: `k` (and the constant input holding it), the per-sample axis,
 /// and its `largest` and `sorted` attributes.
 #[derive(Clone, Copy)]
-struct Top<'w> {
-    count: &'w Weight,
-    k: u64,
-    axis: usize,
-    largest: bool,
-    sorted: bool,
+pub(super) struct Top<'w> {
+    pub(super) count: &'w Weight,
+    pub(super) k: u64,
+    pub(super) axis: usize,
+    pub(super) largest: bool,
+    pub(super) sorted: bool,
 }
 
 /// Refuses bool tensors, which ONNX's ArgMax/ReduceMax/TopK do not take.
@@ -216,7 +216,7 @@ impl<'p> Lowering<'p, '_> {
     /// `ArgMax`/`ArgMin` (`onnx`) alone. ATC's parser puts a kept axis back at position 1
     /// whatever `axis` was, so `keepdims=1` is written only there; elsewhere the axis is
     /// dropped and restored by a `Reshape`.
-    fn arg_index(
+    pub(super) fn arg_index(
         &mut self,
         onnx: &'static str,
         scope: &str,
@@ -347,7 +347,7 @@ impl<'p> Lowering<'p, '_> {
     }
 
     /// ONNX `TopK` of `x` as `top` says: values and int64 indices.
-    fn top_k(&mut self, scope: &str, x: &Value, top: &Top<'_>) -> (Value, Value) {
+    pub(super) fn top_k(&mut self, scope: &str, x: &Value, top: &Top<'_>) -> (Value, Value) {
         let shape = with_axis(x, top.axis, Some(top.k));
         let attrs = vec![
             ("axis", Attr::Int(top.axis as i64 + 1)),

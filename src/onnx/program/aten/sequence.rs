@@ -1,20 +1,99 @@
 //! Ops along one sample axis of an activation: the running sum (`cumsum`, ONNX CumSum, in
 //! CANN's opset-11 table), the running product (`cumprod`: opset 11 has no CumProd, so
-//! entry by entry in torch's order), the first difference (`diff`: two Slices and a Sub), and the
-//! `*_like` factories of an activation, which are the same for every sample.
+//! entry by entry in torch's order), the running log-sum-exp (`logcumsumexp`, entry by
+//! entry as torch's kernel), the first difference (`diff`: two Slices and a Sub), the
+//! trapezoid rule at a constant spacing (`trapezoid`/`trapz`, `cumulative_trapezoid`),
+//! `gradient` at scalar spacings (torch's differences, [`crate::aten::gradient`]),
+//! and the `*_like` factories of an activation, which are the same for every sample.
 
 use crate::aten::args::Args;
+use crate::aten::gradient::{self, Direction};
 use crate::aten::program::{Argument, Node};
-use crate::onnx::graph::Attr;
+use crate::onnx::elem::ElemType;
+use crate::onnx::graph::{Attr, GraphBuilder, Value};
 use crate::onnx::program::emit::{self, Operand};
 use crate::onnx::program::lower::Lowering;
 use crate::onnx::program::tensor::{self, Placement};
 use crate::onnx::OnnxError;
 
-use super::{arg_error, OrShape};
+use super::{arg_error, row_axis, OrShape};
 
-/// The longest axis `cumprod` is written along, one Slice and one Mul per entry.
+/// The longest axis `cumprod` and `logcumsumexp` are written along, a few nodes per entry.
 const CUMPROD_ENTRIES: u64 = 256;
+
+/// `op(a, b)` of two float32 values (either may be a constant's name) broadcast to `shape`.
+fn float_node(
+    g: &mut GraphBuilder,
+    op: &'static str,
+    scope: &str,
+    [a, b]: [&str; 2],
+    shape: &[u64],
+) -> Value {
+    emit::single(g.typed_node(
+        op,
+        scope,
+        vec![a.to_owned(), b.to_owned()],
+        vec![],
+        vec![(shape.to_vec(), ElemType::Float32)],
+    ))
+}
+
+/// torch's `_log_add_exp_helper(x, y)` (the step of its `logcumsumexp` kernel) on two
+/// float32 values of one shape: `log1p(exp(min − max)) + max`, NaN from either operand
+/// propagated, and `x` itself where both are the same infinity (`min − max` would be NaN).
+/// The minimum and maximum are picked by `Less`, never by ONNX `Min`/`Max`, whose NaN
+/// rule ONNX leaves open; `log1p(e)` is `Log(1 + e)`, which ONNX's opset 11 has.
+fn log_add_exp(g: &mut GraphBuilder, scope: &str, x: &Value, y: &Value) -> Value {
+    let shape = x.shape().to_vec();
+    let pick = |g: &mut GraphBuilder, c: &Value, a: &Value, b: &Value| {
+        emit::single(g.typed_node(
+            "Where",
+            scope,
+            vec![
+                c.name().to_owned(),
+                a.name().to_owned(),
+                b.name().to_owned(),
+            ],
+            vec![],
+            vec![(shape.clone(), ElemType::Float32)],
+        ))
+    };
+    let below = emit::single(g.typed_node(
+        "Less",
+        scope,
+        vec![y.name().to_owned(), x.name().to_owned()],
+        vec![],
+        vec![(shape.clone(), ElemType::Bool)],
+    ));
+    // NaN on either side leaves `below` false: the minimum is x, the maximum y.
+    let low = pick(g, &below, y, x);
+    let high = pick(g, &below, x, y);
+    let gap = float_node(g, "Sub", scope, [low.name(), high.name()], &shape);
+    let exp = g.unary("Exp", scope, &gap, vec![]);
+    let one = g.constant_scalar(&format!("{scope}.one"), 1.0);
+    let plus = float_node(g, "Add", scope, [exp.name(), one.name()], &shape);
+    let log = g.unary("Log", scope, &plus, vec![]);
+    let sum = float_node(g, "Add", scope, [log.name(), high.name()], &shape);
+    let bool_node = |g: &mut GraphBuilder, op: &'static str, inputs: [&str; 2]| {
+        emit::single(g.typed_node(
+            op,
+            scope,
+            inputs.iter().map(|&n| n.to_owned()).collect(),
+            vec![],
+            vec![(shape.clone(), ElemType::Bool)],
+        ))
+    };
+    let same = bool_node(g, "Equal", [low.name(), high.name()]);
+    let undefined = emit::single(g.typed_node(
+        "IsNaN",
+        scope,
+        vec![gap.name().to_owned()],
+        vec![],
+        vec![(shape.clone(), ElemType::Bool)],
+    ));
+    let infinite = bool_node(g, "And", [same.name(), undefined.name()]);
+    pick(g, &infinite, x, &sum)
+}
 
 impl Lowering<'_, '_> {
     /// `cumsum(x, dim)`: a CumSum along a sample axis, in the type torch records for the result.
@@ -110,13 +189,197 @@ impl Lowering<'_, '_> {
         self.bind_tensor(node, 0, y)
     }
 
-    /// `diff(x, n, dim)` without `prepend`/`append`: `x[1:] − x[:-1]` along `dim`, `n` times.
+    /// `logcumsumexp(x, dim)`: the running log-sum-exp along a sample axis as torch's CPU
+    /// kernel runs it, `y₀ = x₀`, `yₖ = log_add_exp(xₖ, yₖ₋₁)` ([`log_add_exp`]), in
+    /// float32 (torch accumulates in float64). Axes longer than [`CUMPROD_ENTRIES`] are
+    /// refused.
+    pub(super) fn logcumsumexp(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
+        if x.shape().is_empty() {
+            // One value: its log-sum-exp is itself.
+            return self.bind(node, 0, x);
+        }
+        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
+        let n = x.shape()[axis];
+        if n == 0 || n > CUMPROD_ENTRIES {
+            return Err(arg_error(format!(
+                "logcumsumexp along a dimension of {n} entries: it is written entry by entry, for 1 to {CUMPROD_ENTRIES}"
+            )));
+        }
+        let mut parts: Vec<Value> = Vec::with_capacity(n as usize);
+        for k in 0..n {
+            let entry = self.g.slice(scope, &x, axis, k..k + 1)?;
+            let running = match parts.last() {
+                None => entry,
+                Some(before) => log_add_exp(&mut self.g, scope, &entry, before),
+            };
+            parts.push(running);
+        }
+        let parts: Vec<&Value> = parts.iter().collect();
+        let y = self.g.concat(scope, &parts, axis)?;
+        self.bind(node, 0, y)
+    }
+
+    /// `gradient` at scalar spacings ([`gradient::plan`]): for each dimension asked for,
+    /// the one-sided differences at its ends and the central ones between, joined; each
+    /// along a sample axis (with a batch, every dimension but the first).
+    pub(super) fn gradient(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
+        let lifted = self.is_lifted();
+        let mut sizes = x.shape().to_vec();
+        if !lifted {
+            // The batch: any size; asked for, it is refused below.
+            sizes.insert(0, u64::MAX);
+        }
+        let (directions, edge_order) = gradient::plan(node, &sizes).or_shape()?;
+        let rows = self.rows_read()?;
+        let mut outputs = Vec::with_capacity(directions.len());
+        for Direction { dim, spacing } in directions {
+            let axis = row_axis(dim as i64, &x, lifted)?;
+            let n = x.shape()[axis];
+            let g = &mut self.g;
+            let h = g.constant_scalar(&format!("{scope}.spacing"), spacing as f32);
+            let edge = |g: &mut GraphBuilder, at_end: bool| -> Result<Value, OnnxError> {
+                let weights = gradient::edge_weights(edge_order, at_end);
+                let count = weights.len() as u64;
+                let start = if at_end { n - count } else { 0 };
+                let mut sum: Option<Value> = None;
+                for (k, &w) in weights.iter().enumerate() {
+                    let at = start + k as u64;
+                    let entry = g.slice(scope, &x, axis, at..at + 1)?;
+                    let shape = entry.shape().to_vec();
+                    let w = g.constant_scalar(&format!("{scope}.weight"), w);
+                    let term = float_node(g, "Mul", scope, [w.name(), entry.name()], &shape);
+                    sum = Some(match sum {
+                        None => term,
+                        Some(s) => float_node(g, "Add", scope, [s.name(), term.name()], &shape),
+                    });
+                }
+                let sum = sum.ok_or_else(|| arg_error("gradient without edge weights".into()))?;
+                let shape = sum.shape().to_vec();
+                Ok(float_node(g, "Div", scope, [sum.name(), h.name()], &shape))
+            };
+            let first = edge(g, false)?;
+            let last = edge(g, true)?;
+            let mut parts = vec![first];
+            if n > 2 {
+                let later = g.slice(scope, &x, axis, 2..n)?;
+                let earlier = g.slice(scope, &x, axis, 0..n - 2)?;
+                let shape = later.shape().to_vec();
+                let step = float_node(g, "Sub", scope, [later.name(), earlier.name()], &shape);
+                let step = float_node(g, "Div", scope, [step.name(), h.name()], &shape);
+                let two = g.constant_scalar(&format!("{scope}.two"), 2.0);
+                parts.push(float_node(
+                    g,
+                    "Div",
+                    scope,
+                    [step.name(), two.name()],
+                    &shape,
+                ));
+            }
+            parts.push(last);
+            let parts: Vec<&Value> = parts.iter().collect();
+            let y = g.concat(scope, &parts, axis)?;
+            outputs.push(match rows {
+                tensor::Rows::Lifted => self.unlift(y, scope)?,
+                rows => tensor::Tensor::from_rows(rows, y),
+            });
+        }
+        self.bind_list(node, outputs)
+    }
+
+    /// `trapezoid.dx`/`trapz.dx(y, dx, dim)`: torch's `do_trapezoid` at a constant spacing,
+    /// `(Σ y − (y₀ + yₙ₋₁)·0.5)·dx` along a sample axis.
+    pub(super) fn trapezoid(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let y = self.lifted_activation(args.tensor("y").or_shape()?)?;
+        let axis = row_axis(args.int("dim").or_shape()?, &y, self.is_lifted())?;
+        let dx = args.float("dx").or_shape()?;
+        let n = y.shape()[axis];
+        if n == 0 {
+            return Err(arg_error(
+                "trapezoid along a dimension of no entries (torch's result is zeros that no input reaches)".into(),
+            ));
+        }
+        let g = &mut self.g;
+        let total = g.reduce("ReduceSum", scope, &y, &[axis], true)?;
+        let first = g.slice(scope, &y, axis, 0..1)?;
+        let last = g.slice(scope, &y, axis, n - 1..n)?;
+        let shape = first.shape().to_vec();
+        let ends = float_node(g, "Add", scope, [first.name(), last.name()], &shape);
+        let half = g.constant_scalar(&format!("{scope}.half"), 0.5);
+        let ends = float_node(g, "Mul", scope, [ends.name(), half.name()], &shape);
+        let inner = float_node(g, "Sub", scope, [total.name(), ends.name()], &shape);
+        let dx = g.constant_scalar(&format!("{scope}.dx"), dx as f32);
+        let area = float_node(g, "Mul", scope, [inner.name(), dx.name()], &shape);
+        let mut dims = shape;
+        dims.remove(axis);
+        let area = g.reshape(scope, &area, &dims)?;
+        self.bind(node, 0, area)
+    }
+
+    /// `cumulative_trapezoid.dx(y, dx, dim)`: torch's `do_cumulative_trapezoid` at a
+    /// constant spacing, `cumsum(dx / 2 · (y[:-1] + y[1:]))` along a sample axis (`dx / 2`
+    /// in double, then float32, as torch scales a float32 tensor by a double).
+    pub(super) fn cumulative_trapezoid(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let y = self.lifted_activation(args.tensor("y").or_shape()?)?;
+        let axis = row_axis(args.int("dim").or_shape()?, &y, self.is_lifted())?;
+        let dx = args.float("dx").or_shape()?;
+        let n = y.shape()[axis];
+        if n < 2 {
+            return Err(arg_error(format!(
+                "cumulative_trapezoid along a dimension of {n} entries: its result has none, which ATC cannot compile"
+            )));
+        }
+        let g = &mut self.g;
+        let left = g.slice(scope, &y, axis, 0..n - 1)?;
+        let right = g.slice(scope, &y, axis, 1..n)?;
+        let shape = left.shape().to_vec();
+        let sum = float_node(g, "Add", scope, [left.name(), right.name()], &shape);
+        let step = g.constant_scalar(&format!("{scope}.step"), (dx / 2.0) as f32);
+        let parts = float_node(g, "Mul", scope, [step.name(), sum.name()], &shape);
+        let at = g.typed_scalar("cumsum.axis", (axis + 1) as f64, ElemType::Int64)?;
+        let running = emit::single(g.node(
+            "CumSum",
+            scope,
+            vec![parts.name().to_owned(), at.name().to_owned()],
+            Vec::<(&'static str, Attr)>::new(),
+            vec![shape],
+        ));
+        self.bind(node, 0, running)
+    }
+
+    /// `diff(x, n, dim)` without `prepend`/`append`: `x[1:] − x[:-1]` along `dim`, `n` times
+    /// (torch's `diff`: `n = 0` is `x` itself, `prepend` and `append` unread).
     pub(super) fn diff(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
+        if args.int("n").or_shape()? == 0 {
+            let x = self.tensor(args.tensor("self").or_shape()?)?;
+            return self.bind_tensor(node, 0, x);
+        }
         for extra in ["prepend", "append"] {
             if !matches!(args.get(extra), None | Some(Argument::None)) {
                 return Err(arg_error(format!("diff with `{extra}` is not exported")));
@@ -126,7 +389,7 @@ impl Lowering<'_, '_> {
         let axis = tensor::axis(args.int("dim").or_shape()?, x.rank())?;
         let n = args.int("n").or_shape()?;
         if n < 1 {
-            return Err(arg_error(format!("diff with n = {n}")));
+            return Err(arg_error(format!("diff with n = {n} (torch needs n ≥ 0)")));
         }
         for _ in 0..n {
             let at = x.sample_axis(axis, "diff")?;
