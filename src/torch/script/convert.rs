@@ -1000,7 +1000,7 @@ impl Converter<'_> {
         let schema = op
             .strip_prefix("torch.")
             .and_then(|name| ops::lookup(name, &passed, &keywords))
-            .ok_or_else(|| fail(unread_call(&op, &passed, &keywords)))?;
+            .ok_or_else(|| fail(unread_call(op, &passed, &keywords)))?;
         let mut named = name_args(schema, args, kwargs).map_err(&fail)?;
         self.number_as_tensor(&mut named, schema, call);
         let output = format!(
