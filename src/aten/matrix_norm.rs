@@ -6,6 +6,8 @@
 //! norms (±2) need singular values, which opset 11 has no operator for, so they are
 //! refused by name.
 
+use super::eval::axis;
+
 /// A norm order as torch's `ord` gives it: a name or a number.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Order {
@@ -61,7 +63,7 @@ impl MatrixNorm {
                 dim.len()
             )
         })?;
-        let (first, second) = (canonical(first, rank)?, canonical(second, rank)?);
+        let (first, second) = (axis(first, rank)?, axis(second, rank)?);
         if first == second {
             return Err(format!(
                 "a matrix norm over dimension {first} twice (torch needs two different ones)"
@@ -160,19 +162,6 @@ impl Norm {
                 dim: dim.map(<[i64]>::to_vec),
             }),
         }
-    }
-}
-
-/// Torch dimension `d` of a rank-`rank` tensor.
-fn canonical(d: i64, rank: usize) -> Result<usize, String> {
-    let r = rank as i64;
-    let a = if d < 0 { d + r } else { d };
-    if (0..r).contains(&a) {
-        Ok(a as usize)
-    } else {
-        Err(format!(
-            "dimension {d} is out of range for a rank-{rank} tensor"
-        ))
     }
 }
 

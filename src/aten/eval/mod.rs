@@ -20,7 +20,7 @@ mod window;
 
 pub use dtype::{is_integer, recorded};
 pub use resample::{antialiased_taps, nearest_exact};
-pub use tensor::{element_count, Tensor, Values, MAX_ELEMENTS};
+pub use tensor::{axis, element_count, Tensor, Values, MAX_ELEMENTS};
 pub use window::{adaptive_window, swept};
 
 /// The error function, for the decompositions and special functions that compute it.
@@ -33,7 +33,7 @@ use dtype::FLOAT32;
 use crate::aten::program::{Argument, Node};
 use crate::aten::schema::DefaultValue;
 
-use tensor::{axis, Reduction};
+use tensor::Reduction;
 
 /// Whether [`evaluate`] computes `target` (with or without `torch.ops.aten.`): its schema
 /// row, or the row of the view a copy copies or the op an alias names

@@ -246,6 +246,24 @@ pub fn binary(
     Ok(binary_node(g, op, scope, [a.name(), b.name()], shape))
 }
 
+/// The node `op(a, b)` broadcast to `shape`, with element type `elem` as the caller states it.
+pub fn typed_binary(
+    g: &mut GraphBuilder,
+    op: &'static str,
+    scope: &str,
+    [a, b]: [&str; 2],
+    shape: &[u64],
+    elem: ElemType,
+) -> Value {
+    single(g.typed_node(
+        op,
+        scope,
+        vec![a.to_owned(), b.to_owned()],
+        vec![],
+        vec![(shape.to_vec(), elem)],
+    ))
+}
+
 /// The node `op(a, b)` of per-sample `shape`, at the operands' element type. ONNX's `Min`
 /// and `Max` take integers only from opset 12 on: before it, an integer minimum is
 /// `Where(Less(a, b), a, b)` and a maximum `Where(Greater(a, b), a, b)` (equal operands

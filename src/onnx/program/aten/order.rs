@@ -19,24 +19,6 @@ use crate::onnx::OnnxError;
 use super::select_top::Top;
 use super::{arg_error, row_axis, OrShape};
 
-/// `op(a, b)` of two values, broadcast to `shape`, with element type `elem`.
-fn node2(
-    g: &mut GraphBuilder,
-    op: &'static str,
-    scope: &str,
-    [a, b]: [&str; 2],
-    shape: &[u64],
-    elem: ElemType,
-) -> Value {
-    emit::single(g.typed_node(
-        op,
-        scope,
-        vec![a.to_owned(), b.to_owned()],
-        vec![],
-        vec![(shape.to_vec(), elem)],
-    ))
-}
-
 /// `Where(condition, a, b)` broadcast to `shape` (float32).
 fn choose(g: &mut GraphBuilder, scope: &str, [c, a, b]: [&str; 3], shape: &[u64]) -> Value {
     emit::single(g.typed_node(
@@ -94,7 +76,7 @@ impl Lowering<'_, '_> {
         );
         let g = &mut self.g;
         let one = g.constant_scalar(&format!("{scope}.one"), 1.0);
-        let kept = node2(
+        let kept = emit::typed_binary(
             g,
             "Sub",
             scope,
@@ -112,7 +94,7 @@ impl Lowering<'_, '_> {
             &places,
             ElemType::Float32,
         )?;
-        let before = node2(
+        let before = emit::typed_binary(
             g,
             "Less",
             scope,
@@ -136,7 +118,7 @@ impl Lowering<'_, '_> {
     fn read_at(&mut self, scope: &str, sorted: &Sorted, at: &Value) -> Result<Value, OnnxError> {
         let g = &mut self.g;
         let shape = sorted.values.shape().to_vec();
-        let hit = node2(
+        let hit = emit::typed_binary(
             g,
             "Equal",
             scope,
@@ -168,7 +150,7 @@ impl Lowering<'_, '_> {
         let rank = if stat.skip_nan {
             // q · (present − 1), below 0 (no value) read as 0.
             let one = g.constant_scalar(&format!("{scope}.one"), 1.0);
-            let less = node2(
+            let less = emit::typed_binary(
                 g,
                 "Sub",
                 scope,
@@ -177,7 +159,7 @@ impl Lowering<'_, '_> {
                 ElemType::Float32,
             );
             let q = g.constant_scalar(&format!("{scope}.q"), stat.q);
-            let rank = node2(
+            let rank = emit::typed_binary(
                 g,
                 "Mul",
                 scope,
@@ -189,7 +171,7 @@ impl Lowering<'_, '_> {
         } else {
             // q · (n − 1), or the last position (a NaN) when a NaN is there.
             let all = g.constant_scalar(&format!("{scope}.n"), n as f32);
-            let complete = node2(
+            let complete = emit::typed_binary(
                 g,
                 "Less",
                 scope,
@@ -222,7 +204,7 @@ impl Lowering<'_, '_> {
         let half = g.constant_scalar(&format!("{scope}.half"), 0.5);
         if stat.interpolation == Interpolation::Midpoint {
             // lerp by 0.5: end − (end − start) · 0.5.
-            let part = node2(
+            let part = emit::typed_binary(
                 g,
                 "Mul",
                 scope,
@@ -235,7 +217,7 @@ impl Lowering<'_, '_> {
         // torch's lerp: start + w·(end − start) for |w| < 0.5, else end − (end − start)·(1 − w).
         let weight = g.sub(scope, &rank, &below)?;
         let size = g.unary("Abs", scope, &weight, vec![]);
-        let small = node2(
+        let small = emit::typed_binary(
             g,
             "Less",
             scope,
@@ -246,7 +228,7 @@ impl Lowering<'_, '_> {
         let rise = g.mul(scope, &weight, &step)?;
         let from_low = g.add(scope, &low, &rise)?;
         let one = g.constant_scalar(&format!("{scope}.one"), 1.0);
-        let rest = node2(
+        let rest = emit::typed_binary(
             g,
             "Sub",
             scope,
@@ -278,7 +260,7 @@ impl Lowering<'_, '_> {
         let g = &mut self.g;
         let shape = x.shape().to_vec();
         let bool_ = ElemType::Bool;
-        let equal = node2(g, "Equal", scope, [x.name(), value.name()], &shape, bool_);
+        let equal = emit::typed_binary(g, "Equal", scope, [x.name(), value.name()], &shape, bool_);
         let is_nan = |g: &mut GraphBuilder, v: &Value| {
             emit::single(g.typed_node(
                 "IsNaN",
@@ -290,8 +272,8 @@ impl Lowering<'_, '_> {
         };
         let nan_x = is_nan(g, x);
         let nan_v = is_nan(g, value);
-        let both = node2(g, "And", scope, [nan_x.name(), nan_v.name()], &shape, bool_);
-        let holds = node2(g, "Or", scope, [equal.name(), both.name()], &shape, bool_);
+        let both = emit::typed_binary(g, "And", scope, [nan_x.name(), nan_v.name()], &shape, bool_);
+        let holds = emit::typed_binary(g, "Or", scope, [equal.name(), both.name()], &shape, bool_);
         let holds = emit::cast(g, scope, &holds, ElemType::Float32);
         self.arg_index("ArgMax", scope, &holds, axis, true)
     }

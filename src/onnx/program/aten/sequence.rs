@@ -26,16 +26,10 @@ fn float_node(
     g: &mut GraphBuilder,
     op: &'static str,
     scope: &str,
-    [a, b]: [&str; 2],
+    operands: [&str; 2],
     shape: &[u64],
 ) -> Value {
-    emit::single(g.typed_node(
-        op,
-        scope,
-        vec![a.to_owned(), b.to_owned()],
-        vec![],
-        vec![(shape.to_vec(), ElemType::Float32)],
-    ))
+    emit::typed_binary(g, op, scope, operands, shape, ElemType::Float32)
 }
 
 /// torch's `_log_add_exp_helper(x, y)` (the step of its `logcumsumexp` kernel) on two
