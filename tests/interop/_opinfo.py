@@ -8,7 +8,9 @@ samples (`op.sample_inputs("cpu", torch.float32)`, drawn after `torch.manual_see
 those whose input is a tensor and the only tensor argument (the other arguments become
 constants of the module), whose op is deterministic and returns a tensor or a flat tuple
 or list of tensors; of an op with more than `MAX_SAMPLES` such samples, that many evenly
-spaced ones. Each sample is a module `forward(x) = op(x, *args, **kwargs)`,
+spaced ones. Each sample is a module `forward(x) = op(x, *args, **kwargs)` (a named
+result such as topk's returned as the plain tuple of its values, which torch.export.save
+can serialize),
 exported with `torch.export.export` (a dynamic `Dim("batch")` on axis 0 when the input
 has rank >= 2; when torch cannot keep that axis dynamic for this op, at a fixed batch),
 saved, and converted with `ckpt to-onnx`. A sample exported at a fixed batch (no dynamic
@@ -124,7 +126,10 @@ class OpModule(torch.nn.Module):
         self.fn, self.args, self.kwargs = fn, args, kwargs
 
     def forward(self, x):
-        return self.fn(x, *self.args, **self.kwargs)
+        out = self.fn(x, *self.args, **self.kwargs)
+        # torch.export.save has no serialization for torch.return_types (topk's, sort's,
+        # max.dim's named results): a user's module returns their values as a plain tuple.
+        return tuple(out) if isinstance(out, tuple) else out
 
 
 def flat_outputs(out):
