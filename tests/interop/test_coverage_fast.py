@@ -109,6 +109,43 @@ def test_the_checks_flag_values_that_differ_from_torch(tmp_path):
     assert verdict.category == "wrong" and "max |diff|" in verdict.detail, verdict
 
 
+class Cancelling(torch.nn.Module):
+    """`(x + 1e4) - 1e4`: in float32 torch rounds x to the spacing of 1e4 (about 1e-3), more
+    than the tolerance; the exact result is x."""
+
+    def forward(self, x):
+        return (x + 1e4) - 1e4
+
+
+def cancelling_file(path, offset):
+    """`(x + 1e4) - 1e4 + offset` computed in float64 inside the file: exact up to `offset`."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 5])
+    y = helper.make_tensor_value_info("output", TensorProto.FLOAT, ["batch", 5])
+    big = helper.make_tensor("big", TensorProto.DOUBLE, [], [1e4])
+    shift = helper.make_tensor("shift", TensorProto.DOUBLE, [], [offset])
+    nodes = [helper.make_node("Cast", ["input"], ["wide"], to=TensorProto.DOUBLE),
+             helper.make_node("Add", ["wide", "big"], ["up"]),
+             helper.make_node("Sub", ["up", "big"], ["down"]),
+             helper.make_node("Add", ["down", "shift"], ["moved"]),
+             helper.make_node("Cast", ["moved"], ["output"], to=TensorProto.FLOAT)]
+    graph = helper.make_graph(nodes, "cancelling", [x], [y], [big, shift])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=6)
+    onnx.save(model, str(path))
+    return path
+
+
+def test_a_file_closer_to_float64_than_torch_float32_is_not_wrong(tmp_path):
+    model, inputs = Cancelling().eval(), (cov.Input("input", (5,)),)
+    exact = cov.compare_values(cancelling_file(tmp_path / "exact.onnx", 0.0), model, inputs)
+    assert not exact.problem, exact.problem
+    assert exact.refereed, "torch float32 was within tolerance: the referee was not exercised"
+    off = cov.compare_values(cancelling_file(tmp_path / "off.onnx", 1e-2), model, inputs)
+    assert "from the float64 result" in off.problem, off
+
+
 def test_the_checks_require_a_named_batch_dim(tmp_path):
     model = Flatten().eval()
     path = tmp_path / "static.onnx"
