@@ -121,9 +121,9 @@ def samples(op):
 class OpModule(torch.nn.Module):
     """`forward(x) = op(x, *args, **kwargs)`, the other arguments constants."""
 
-    def __init__(self, fn, args, kwargs):
+    def __init__(self, fn, args=(), kwargs=None):
         super().__init__()
-        self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.fn, self.args, self.kwargs = fn, args, kwargs or {}
 
     def forward(self, x):
         out = self.fn(x, *self.args, **self.kwargs)

@@ -16,15 +16,6 @@ import _opinfo
 from _util import ok, run_ckpt
 
 
-class Op(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
-
-
 CASES = {
     "select_row_0": (lambda x: x[0] * 2, (1, 3, 4)),
     "sum_axis_0": (lambda x: x.sum(0), (3, 4)),
@@ -55,7 +46,7 @@ CASES = {
 
 
 def exported(fn, shape, tmp_path):
-    module = Op(fn).eval()
+    module = _opinfo.OpModule(fn).eval()
     x = torch.randn(shape, generator=torch.Generator().manual_seed(0))
     archive = tmp_path / "m.pt2"
     torch.export.save(torch.export.export(module, (x,)), str(archive))
@@ -86,7 +77,7 @@ def test_the_same_programs_still_mix_samples_under_a_dynamic_batch(tmp_path):
 
 def test_a_declared_dynamic_dimension_is_refused_in_static_mode(tmp_path):
     from torch.export import Dim
-    module = Op(lambda x: x * 2).eval()
+    module = _opinfo.OpModule(lambda x: x * 2).eval()
     program = torch.export.export(module, (torch.randn(3, 4),),
                                   dynamic_shapes={"x": {0: Dim("batch")}})
     archive = tmp_path / "m.pt2"
@@ -101,7 +92,7 @@ def test_a_declared_dynamic_dimension_is_refused_in_static_mode(tmp_path):
 
 def test_a_repeat_of_the_batch_is_refused_saying_why(tmp_path):
     from torch.export import Dim
-    module = Op(lambda x: x.tile((2, 3, 2))).eval()
+    module = _opinfo.OpModule(lambda x: x.tile((2, 3, 2))).eval()
     program = torch.export.export(module, (torch.randn(3, 2),),
                                   dynamic_shapes={"x": {0: Dim("batch")}})
     archive = tmp_path / "m.pt2"
