@@ -42,6 +42,7 @@ CASES = {
     "meshgrid_of_a_0d_input": (lambda x: torch.meshgrid(x, indexing="ij"), ()),
     "meshgrid_of_three_xy": (lambda x: torch.meshgrid(x, x[:2] * 2, x + 1, indexing="xy"), (3,)),
     "meshgrid_of_two_ij": (lambda x: torch.meshgrid(x, x[:2] * 2, indexing="ij"), (3,)),
+    "gram_across_rows": (lambda x: (x @ (x * 2).transpose(0, 1)).softmax(-1) @ x, (3, 4)),
 }
 
 
@@ -73,6 +74,27 @@ def test_the_same_programs_still_mix_samples_under_a_dynamic_batch(tmp_path):
     proc = run_ckpt("to-onnx", archive, "-o", tmp_path / "m.onnx")
     assert proc.returncode == 1
     assert "mixes samples" in proc.stderr or "the batch" in proc.stderr, proc.stderr
+
+
+MIXING_PRODUCTS = {
+    # timm csatv2's single-head attention over [B, N] rows: q @ k.transpose(-1, -2) is [B, B].
+    "pairs each sample of one operand with every sample of the other":
+        lambda x: (x @ (x * 2).transpose(0, 1)).softmax(-1) @ x,
+    "sums over the batch": lambda x: x.transpose(0, 1) @ (x + 1),
+}
+
+
+@pytest.mark.parametrize("how", sorted(MIXING_PRODUCTS))
+def test_a_matrix_product_across_samples_is_refused_saying_how(how, tmp_path):
+    from torch.export import Dim
+    module = _opinfo.OpModule(MIXING_PRODUCTS[how]).eval()
+    program = torch.export.export(module, (torch.randn(3, 4),),
+                                  dynamic_shapes={"x": {0: Dim("batch")}})
+    archive = tmp_path / "m.pt2"
+    torch.export.save(program, str(archive))
+    proc = run_ckpt("to-onnx", archive, "-o", tmp_path / "m.onnx")
+    assert proc.returncode == 1
+    assert f"{how}: it mixes samples" in proc.stderr, proc.stderr
 
 
 def test_a_declared_dynamic_dimension_is_refused_in_static_mode(tmp_path):
