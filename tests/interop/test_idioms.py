@@ -36,7 +36,8 @@ dimension), and XLNet's sequence-first tokens (ids looked up and a padding mask 
 the batch on their second dimension, positions expanded over the batch in an einsum, a
 one-operand einsum moving the batch first), and splits whose overload the argument's type
 picks (`hsplit(x, 2)` by a count, `hsplit(x, [1, 4])` by indices, `dsplit`, `tensor_split`),
-and RT-DETR's sine position embedding (`torch.outer` of constant positions and frequencies).
+and RT-DETR's sine position embedding (`torch.outer` of constant positions and frequencies),
+and kornia's brightness factor, a 0-d constant unsqueezed to the image's rank.
 Each is exported with
 torch.export and a dynamic batch, and (all but the int64
 timestep scale) traced with torch.jit.trace at batch 2; the ONNX file
@@ -152,6 +153,7 @@ MODELS = {
     "seq_first_tokens": (idioms.SeqFirstTokens, [ids, mask]),
     "splits_by_type": (idioms.SplitsByType, [tokens]),
     "sine_positions": (idioms.SinePositions, [tokens]),
+    "broadcast_factor": (idioms.BroadcastFactor, [tokens]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
@@ -165,7 +167,8 @@ EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos
             "channels_as_samples": "Conv", "size_scale": "Clip", "bucket_min": "Max",
             "size_root": "ReduceSum", "non_finite_pixels": "Where",
             "gather_scores": "GatherElements", "integer_extremes": "Where", "shifted_tokens": "Pad",
-            "global_query": "Softmax", "seq_first_tokens": "Gather", "splits_by_type": "Split"}
+            "global_query": "Softmax", "seq_first_tokens": "Gather", "splits_by_type": "Split",
+            "broadcast_factor": "Clip"}
 
 
 

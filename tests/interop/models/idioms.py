@@ -298,3 +298,9 @@ class SinePositions(nn.Module):  # RT-DETR's 2-D sine position embedding: torch.
         omega = 1.0 / 10000 ** (torch.arange(x.size(2) // 2, dtype=torch.float32) / (x.size(2) // 2))
         angles = torch.outer(positions, omega)
         return x + torch.cat([angles.sin(), angles.cos()], 1)[None]
+class BroadcastFactor(nn.Module):  # kornia's adjust_brightness: a 0-d factor made the image's rank by `factor[..., None]`
+    def forward(self, x):
+        factor = torch.as_tensor(0.2, device=x.device, dtype=x.dtype)
+        while factor.dim() != x.dim():
+            factor = factor[..., None]
+        return (x + factor).clamp(0.0, 1.0)
