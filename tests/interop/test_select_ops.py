@@ -22,16 +22,6 @@ from _util import ok, run_ckpt
 NAN, INF = float("nan"), float("inf")
 
 
-class Op(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        out = self.fn(x)
-        return tuple(out) if isinstance(out, tuple) else out
-
-
 def rows(shape, seed, ties=False):
     """Inputs of `shape` (batch first) at batch sizes 2 and 5, with special rows along the
     last axis: one NaN, +inf and −inf, −0.0 next to a NaN; `ties`: repeated values too (two
@@ -53,7 +43,7 @@ def rows(shape, seed, ties=False):
 
 
 def convert(fn, xs, tmp_path, static=False):
-    module = Op(fn).eval()
+    module = _opinfo.OpModule(fn).eval()
     dynamic = None if static else {"x": {0: torch.export.Dim("batch")}}
     program = torch.export.export(module, (xs[0],), dynamic_shapes=dynamic)
     archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"

@@ -62,7 +62,7 @@ impl Lowering<'_, '_> {
         let powers = g.typed_constant(&format!("{scope}.powers"), vec![count], &powers, f32_)?;
         let mut compared = shape.clone();
         compared.push(count);
-        let below = emit::typed_binary(
+        let below = emit::typed(
             g,
             "Less",
             scope,
@@ -94,7 +94,7 @@ impl Lowering<'_, '_> {
                 vec![],
                 vec![(shape.clone(), f32_)],
             ));
-            mantissa = emit::typed_binary(
+            mantissa = emit::typed(
                 g,
                 "Mul",
                 scope,
@@ -105,7 +105,7 @@ impl Lowering<'_, '_> {
         }
         // The exponent where `x` is finite and not zero, 0 elsewhere.
         let offset = g.constant_scalar(&format!("{scope}.offset"), LOWEST as f32);
-        let exponent = emit::typed_binary(
+        let exponent = emit::typed(
             g,
             "Add",
             scope,
@@ -114,7 +114,7 @@ impl Lowering<'_, '_> {
             f32_,
         );
         let lowest = g.constant_scalar(&format!("{scope}.lowest"), 0.0);
-        let some = emit::typed_binary(
+        let some = emit::typed(
             g,
             "Greater",
             scope,
@@ -133,13 +133,11 @@ impl Lowering<'_, '_> {
         };
         // IsInf is off ATC's list: |x| = +inf.
         let inf = g.constant_scalar(&format!("{scope}.inf"), f32::INFINITY);
-        let infinite =
-            emit::typed_binary(g, "Equal", scope, [abs.name(), inf.name()], &shape, bool_);
+        let infinite = emit::typed(g, "Equal", scope, [abs.name(), inf.name()], &shape, bool_);
         let nan = unary(g, "IsNaN", v.name());
-        let special =
-            emit::typed_binary(g, "Or", scope, [infinite.name(), nan.name()], &shape, bool_);
+        let special = emit::typed(g, "Or", scope, [infinite.name(), nan.name()], &shape, bool_);
         let all = unary(g, "Not", special.name());
-        let finite = emit::typed_binary(g, "And", scope, [some.name(), all.name()], &shape, bool_);
+        let finite = emit::typed(g, "And", scope, [some.name(), all.name()], &shape, bool_);
         let zero = g.constant_scalar(&format!("{scope}.zero"), 0.0);
         let exponent = emit::single(g.typed_node(
             "Where",

@@ -290,7 +290,7 @@ impl<'p> Lowering<'p, '_> {
         let limit = g.constant_scalar(&format!("{scope}.maxnorm"), maxnorm);
         let eps = g.constant_scalar(&format!("{scope}.eps"), 1e-7);
         let one = g.constant_scalar(&format!("{scope}.one"), 1.0);
-        let over = emit::typed_binary(
+        let over = emit::typed(
             g,
             "Greater",
             scope,
@@ -298,9 +298,8 @@ impl<'p> Lowering<'p, '_> {
             &shape,
             bool_,
         );
-        let padded = emit::typed_binary(g, "Add", scope, [norm.name(), eps.name()], &shape, f32_);
-        let scale =
-            emit::typed_binary(g, "Div", scope, [limit.name(), padded.name()], &shape, f32_);
+        let padded = emit::typed(g, "Add", scope, [norm.name(), eps.name()], &shape, f32_);
+        let scale = emit::typed(g, "Div", scope, [limit.name(), padded.name()], &shape, f32_);
         let factor = emit::single(g.typed_node(
             "Where",
             scope,
@@ -312,7 +311,7 @@ impl<'p> Lowering<'p, '_> {
             vec![],
             vec![(shape, f32_)],
         ));
-        let y = emit::typed_binary(g, "Mul", scope, [x.name(), factor.name()], x.shape(), f32_);
+        let y = emit::typed(g, "Mul", scope, [x.name(), factor.name()], x.shape(), f32_);
         self.bind(node, 0, y)
     }
 

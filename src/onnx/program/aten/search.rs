@@ -15,24 +15,6 @@ use super::super::lower::Lowering;
 use super::order::float32;
 use super::{arg_error, OrShape};
 
-/// The node `op(inputs…)` of per-sample `shape` and element type `elem`.
-fn put(
-    g: &mut GraphBuilder,
-    op: &'static str,
-    scope: &str,
-    inputs: &[&str],
-    shape: &[u64],
-    elem: ElemType,
-) -> Value {
-    emit::single(g.typed_node(
-        op,
-        scope,
-        inputs.iter().map(|&n| n.to_owned()).collect(),
-        vec![],
-        vec![(shape.to_vec(), elem)],
-    ))
-}
-
 impl Lowering<'_, '_> {
     /// `searchsorted.Scalar(sorted_sequence, self, out_int32, right, side, sorter)`.
     pub(super) fn searchsorted(
@@ -70,7 +52,7 @@ impl Lowering<'_, '_> {
         let last = g.constant_scalar(&format!("{scope}.last"), n.saturating_sub(1) as f32);
         // Whether the search moves right past the middle entry `mid` (float32 index).
         let past = |g: &mut GraphBuilder, mid: &str| -> Value {
-            let mid = put(g, "Min", scope, &[mid, last.name()], &one, f32_);
+            let mid = emit::typed(g, "Min", scope, [mid, last.name()], &one, f32_);
             let index = emit::cast(g, scope, &mid, ElemType::Int64);
             let at = emit::single(g.typed_node(
                 "GatherElements",
@@ -79,21 +61,14 @@ impl Lowering<'_, '_> {
                 vec![("axis", Attr::Int(1))],
                 vec![(one.to_vec(), f32_)],
             ));
-            let above = put(
-                g,
-                "Greater",
-                scope,
-                &[at.name(), target.name()],
-                &one,
-                bool_,
-            );
+            let above = emit::typed(g, "Greater", scope, [at.name(), target.name()], &one, bool_);
             let stops = if upper {
                 above
             } else {
-                let equal = put(g, "Equal", scope, &[at.name(), target.name()], &one, bool_);
-                put(g, "Or", scope, &[above.name(), equal.name()], &one, bool_)
+                let equal = emit::typed(g, "Equal", scope, [at.name(), target.name()], &one, bool_);
+                emit::typed(g, "Or", scope, [above.name(), equal.name()], &one, bool_)
             };
-            put(g, "Not", scope, &[stops.name()], &one, bool_)
+            emit::typed(g, "Not", scope, [stops.name()], &one, bool_)
         };
         // The range `[start, end)` still searched, float32 per row.
         let mut range: Option<(Value, Value)> = None;
@@ -117,24 +92,26 @@ impl Lowering<'_, '_> {
                     let whole =
                         g.typed_constant(&format!("{scope}.n"), vec![1, 1], &[n as f64], f32_)?;
                     let names = [right.name(), after.name(), zero.name()];
-                    let s = put(g, "Where", scope, &names, &one, f32_);
+                    let s = emit::typed(g, "Where", scope, names, &one, f32_);
                     let names = [right.name(), whole.name(), mid.name()];
-                    (s, put(g, "Where", scope, &names, &one, f32_))
+                    (s, emit::typed(g, "Where", scope, names, &one, f32_))
                 }
                 Some((s, e)) => {
-                    let active = put(g, "Less", scope, &[s.name(), e.name()], &one, bool_);
-                    let sum = put(g, "Add", scope, &[s.name(), e.name()], &one, f32_);
-                    let sum = put(g, "Mul", scope, &[sum.name(), half.name()], &one, f32_);
-                    let mid = put(g, "Floor", scope, &[sum.name()], &one, f32_);
+                    let active = emit::typed(g, "Less", scope, [s.name(), e.name()], &one, bool_);
+                    let sum = emit::typed(g, "Add", scope, [s.name(), e.name()], &one, f32_);
+                    let sum = emit::typed(g, "Mul", scope, [sum.name(), half.name()], &one, f32_);
+                    let mid = emit::typed(g, "Floor", scope, [sum.name()], &one, f32_);
                     let right = past(g, mid.name());
-                    let left = put(g, "Not", scope, &[right.name()], &one, bool_);
-                    let right = put(g, "And", scope, &[active.name(), right.name()], &one, bool_);
-                    let left = put(g, "And", scope, &[active.name(), left.name()], &one, bool_);
-                    let after = put(g, "Add", scope, &[mid.name(), step.name()], &one, f32_);
+                    let left = emit::typed(g, "Not", scope, [right.name()], &one, bool_);
+                    let right =
+                        emit::typed(g, "And", scope, [active.name(), right.name()], &one, bool_);
+                    let left =
+                        emit::typed(g, "And", scope, [active.name(), left.name()], &one, bool_);
+                    let after = emit::typed(g, "Add", scope, [mid.name(), step.name()], &one, f32_);
                     let names = [right.name(), after.name(), s.name()];
-                    let s = put(g, "Where", scope, &names, &one, f32_);
+                    let s = emit::typed(g, "Where", scope, names, &one, f32_);
                     let names = [left.name(), mid.name(), e.name()];
-                    (s, put(g, "Where", scope, &names, &one, f32_))
+                    (s, emit::typed(g, "Where", scope, names, &one, f32_))
                 }
             };
             range = Some(next);

@@ -340,16 +340,6 @@ impl<'p> Lowering<'p, '_> {
         let mut pair = shape.clone();
         pair.push(n);
         let (bool_, f32_) = (ElemType::Bool, ElemType::Float32);
-        let node3 =
-            |g: &mut GraphBuilder, op: &'static str, inputs: [&str; 3], shape: &[u64], elem| {
-                emit::single(g.typed_node(
-                    op,
-                    scope,
-                    inputs.iter().map(|&n| n.to_owned()).collect(),
-                    vec![],
-                    vec![(shape.to_vec(), elem)],
-                ))
-            };
         let b = g.reshape(scope, &v, &row)?;
         let nan_b = emit::single(g.typed_node(
             "IsNaN",
@@ -369,31 +359,31 @@ impl<'p> Lowering<'p, '_> {
         };
         let beyond = g.constant_scalar(&format!("{scope}.beyond"), beyond);
         // The candidates before NaN is met: NaN and the entries after `i` can never win.
-        let number = node3(
+        let number = emit::typed(
             g,
             "Where",
+            scope,
             [nan_b.name(), beyond.name(), b.name()],
             &row,
             f32_,
         );
-        let held = node3(
+        let held = emit::typed(
             g,
             "Where",
+            scope,
             [up_to.name(), number.name(), beyond.name()],
             &pair,
             f32_,
         );
         let reduce = if largest { "ReduceMax" } else { "ReduceMin" };
         let extreme = g.reduce(reduce, scope, &held, &[last + 1], true)?;
-        let is_extreme =
-            emit::typed_binary(g, "Equal", scope, [b.name(), extreme.name()], &pair, bool_);
-        let nan_seen =
-            emit::typed_binary(g, "And", scope, [up_to.name(), nan_b.name()], &pair, bool_);
+        let is_extreme = emit::typed(g, "Equal", scope, [b.name(), extreme.name()], &pair, bool_);
+        let nan_seen = emit::typed(g, "And", scope, [up_to.name(), nan_b.name()], &pair, bool_);
         let nan_seen = emit::cast(g, scope, &nan_seen, f32_);
         let nan_seen = g.reduce("ReduceMax", scope, &nan_seen, &[last + 1], true)?;
         let nan_seen = emit::cast(g, scope, &nan_seen, bool_);
         // NaN once one is met, else the extreme: (seen ∧ NaN) ∨ (¬seen ∧ extreme).
-        let nan_wins = emit::typed_binary(
+        let nan_wins = emit::typed(
             g,
             "And",
             scope,
@@ -408,7 +398,7 @@ impl<'p> Lowering<'p, '_> {
             vec![],
             vec![(nan_seen.shape().to_vec(), bool_)],
         ));
-        let number_wins = emit::typed_binary(
+        let number_wins = emit::typed(
             g,
             "And",
             scope,
@@ -416,7 +406,7 @@ impl<'p> Lowering<'p, '_> {
             &pair,
             bool_,
         );
-        let wins = emit::typed_binary(
+        let wins = emit::typed(
             g,
             "Or",
             scope,
@@ -424,14 +414,14 @@ impl<'p> Lowering<'p, '_> {
             &pair,
             bool_,
         );
-        let wins = emit::typed_binary(g, "And", scope, [wins.name(), up_to.name()], &pair, bool_);
+        let wins = emit::typed(g, "And", scope, [wins.name(), up_to.name()], &pair, bool_);
         let wins = emit::cast(g, scope, &wins, f32_);
         let places: Vec<f64> = (0..n).map(|j| j as f64).collect();
         let places = g.typed_constant(&format!("{scope}.places"), vec![n], &places, f32_)?;
-        let latest = emit::typed_binary(g, "Mul", scope, [wins.name(), places.name()], &pair, f32_);
+        let latest = emit::typed(g, "Mul", scope, [wins.name(), places.name()], &pair, f32_);
         let index = g.reduce("ReduceMax", scope, &latest, &[last + 1], true)?;
         // The value at that index: the one match summed with −0.0 everywhere else.
-        let at = emit::typed_binary(
+        let at = emit::typed(
             g,
             "Equal",
             scope,
@@ -440,7 +430,14 @@ impl<'p> Lowering<'p, '_> {
             bool_,
         );
         let zero = g.constant_scalar(&format!("{scope}.zero"), -0.0);
-        let picked = node3(g, "Where", [at.name(), b.name(), zero.name()], &pair, f32_);
+        let picked = emit::typed(
+            g,
+            "Where",
+            scope,
+            [at.name(), b.name(), zero.name()],
+            &pair,
+            f32_,
+        );
         let values = g.reduce("ReduceSum", scope, &picked, &[last + 1], false)?;
         let index = g.reshape(scope, &index, &shape)?;
         let index = emit::cast(g, scope, &index, ElemType::Int64);
