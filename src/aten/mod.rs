@@ -25,12 +25,15 @@
 //!   rational pieces chosen by `Where`), computed on numbers or written as ONNX nodes.
 //! - [`special`]: torch's special functions (`digamma`, `lgamma`, `polygamma`, `erfinv`,
 //!   Bessel functions, …) as such programs, following torch's kernels.
+//! - [`combine`]: the index tuples of `cartesian_prod`.
+//! - [`search`]: `searchsorted` as torch's binary search steps through the sorted axis.
 //! - [`spaced`]: the points of `linspace`/`logspace` as torch's kernel places them.
 //! - [`refused`]: why an op with no lowering is refused, its class from torch's tags.
 //! - [`eval`]: evaluating ops whose inputs are all constants (parameters, buffers,
 //!   literals), so the export writes their results as initializers.
 
 pub mod args;
+pub mod combine;
 pub mod decompose;
 pub mod diag;
 pub mod eval;
@@ -44,6 +47,7 @@ pub mod program;
 pub mod refused;
 pub mod rows;
 pub mod schema;
+pub mod search;
 pub mod series;
 pub mod shape;
 pub mod shuffle;

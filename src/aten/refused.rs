@@ -2,7 +2,8 @@
 //! cannot express, each op's class derived from torch's own data (its tags, and the
 //! `torch.fft`/`torch.linalg`/`torch.special` namespace it belongs to) by
 //! `scripts/aten-refusals`, which prints [`CLASSES`]; the interop tier checks the table
-//! against torch 2.13. An op in no class, with no lowering, is refused for lacking one.
+//! against torch 2.13. A few ops are refused one by one for a reason of their own
+//! ([`ONE_BY_ONE`]). An op in no class, with no lowering, is refused for lacking one.
 //! The op document (`docs/onnx-ops.md`) lists the classes and their ops.
 
 /// A class of ops the export cannot write, for a reason in opset 11 or ATC.
@@ -62,6 +63,31 @@ impl Class {
             }
         }
     }
+}
+
+/// Ops refused one by one, each for its own reason in opset 11 or in torch's definition of
+/// its result (not a class torch marks), sorted by name: aten op name, reason.
+pub const ONE_BY_ONE: &[(&str, &str)] = &[
+    (
+        "combinations",
+        "torch.export records the number of its rows as a data-dependent size (torch selects them with `masked_select`, even for r = 1), and ATC compiles static shapes only",
+    ),
+    (
+        "mode",
+        "torch's CPU kernel sorts each row with `std::sort` (unstable, and undefined on NaN) and returns the index of the entry that sort leaves last among those equal to the mode, so which of the equal entries it names is not defined by the values; a graph ranks equal entries one fixed way and would differ from torch",
+    ),
+    (
+        "signbit",
+        "it reads the sign bit of NaN too (a NaN torch computes is often negative), and no opset-11 operator reads the bits of a float: every comparison with a NaN is false",
+    ),
+];
+
+/// The reason aten op `name` is refused one by one ([`ONE_BY_ONE`]), if it is.
+pub fn one_by_one(name: &str) -> Option<&'static str> {
+    ONE_BY_ONE
+        .binary_search_by(|(n, _)| (*n).cmp(name))
+        .ok()
+        .map(|i| ONE_BY_ONE[i].1)
 }
 
 /// The class of aten op `name` (`polygamma`, without an overload), if it has one.
@@ -322,6 +348,14 @@ mod tests {
         assert_eq!(class("randn_like"), Some(Class::Random));
         assert_eq!(class("fft_rfft"), Some(Class::Fourier));
         assert_eq!(class("conv2d"), None);
+    }
+
+    #[test]
+    fn ops_refused_one_by_one_are_sorted_and_in_no_class() {
+        assert!(ONE_BY_ONE.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(one_by_one("mode").is_some_and(|r| r.contains("std::sort")));
+        assert_eq!(one_by_one("sort"), None);
+        assert!(ONE_BY_ONE.iter().all(|(name, _)| class(name).is_none()));
     }
 
     #[test]

@@ -705,6 +705,14 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema(
+        "aminmax.default",
+        &[arg("self", "Tensor")],
+        &[
+            arg_or("dim", "int?", D::None),
+            arg_or("keepdim", "bool", D::Bool(false)),
+        ],
+    ),
     schema("angle.default", &[arg("self", "Tensor")], &[]),
     schema(
         "any.dim",
@@ -892,6 +900,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("size", "SymInt[]")],
         &[],
     ),
+    schema("cartesian_prod.default", &[arg("tensors", "Tensor[]")], &[]),
     schema(
         "cat.default",
         &[arg("tensors", "Tensor[]"), arg_or("dim", "int", D::Int(0))],
@@ -1173,6 +1182,16 @@ pub const SCHEMAS: &[Schema] = &[
     schema(
         "count_nonzero.dim_IntList",
         &[arg("self", "Tensor"), arg("dim", "int[]")],
+        &[],
+    ),
+    schema(
+        "cummax.default",
+        &[arg("self", "Tensor"), arg("dim", "int")],
+        &[],
+    ),
+    schema(
+        "cummin.default",
+        &[arg("self", "Tensor"), arg("dim", "int")],
         &[],
     ),
     schema(
@@ -1561,6 +1580,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("flipud.default", &[arg("self", "Tensor")], &[]),
     schema("floor.default", &[arg("self", "Tensor")], &[]),
     schema("frac.default", &[arg("self", "Tensor")], &[]),
+    schema("frexp.Tensor", &[arg("self", "Tensor")], &[]),
     schema(
         "full.default",
         &[arg("size", "SymInt[]"), arg("fill_value", "Scalar")],
@@ -1769,6 +1789,16 @@ pub const SCHEMAS: &[Schema] = &[
     not_evaluated(
         schema("item.default", &[arg("self", "Tensor")], &[]),
         "its result is a number, not a tensor: a constant's is read where an argument names it",
+    ),
+    schema(
+        "kthvalue.default",
+        &[
+            arg("self", "Tensor"),
+            arg("k", "SymInt"),
+            arg_or("dim", "int", D::Int(-1)),
+            arg_or("keepdim", "bool", D::Bool(false)),
+        ],
+        &[],
     ),
     schema(
         "layer_norm.default",
@@ -2123,6 +2153,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("n", "int")],
         &[],
     ),
+    schema("max.default", &[arg("self", "Tensor")], &[]),
     schema(
         "max.dim",
         &[
@@ -2244,6 +2275,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("tensors", "Tensor[]")],
         &[arg("indexing", "str")],
     ),
+    schema("min.default", &[arg("self", "Tensor")], &[]),
     schema(
         "min.dim",
         &[
@@ -2596,6 +2628,16 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema(
+        "renorm.default",
+        &[
+            arg("self", "Tensor"),
+            arg("p", "Scalar"),
+            arg("dim", "int"),
+            arg("maxnorm", "Scalar"),
+        ],
+        &[],
+    ),
+    schema(
         "repeat.default",
         &[arg("self", "Tensor"), arg("repeats", "SymInt[]")],
         &[],
@@ -2701,6 +2743,16 @@ pub const SCHEMAS: &[Schema] = &[
         ],
     ),
     schema(
+        "searchsorted.Scalar",
+        &[arg("sorted_sequence", "Tensor"), arg("self", "Scalar")],
+        &[
+            arg_or("out_int32", "bool", D::Bool(false)),
+            arg_or("right", "bool", D::Bool(false)),
+            arg_or("side", "str?", D::None),
+            arg_or("sorter", "Tensor?", D::None),
+        ],
+    ),
+    schema(
         "select.int",
         &[
             arg("self", "Tensor"),
@@ -2776,6 +2828,24 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("lambd", "Scalar", D::Float(0.5)),
         ],
         &[],
+    ),
+    schema(
+        "sort.default",
+        &[
+            arg("self", "Tensor"),
+            arg_or("dim", "int", D::Int(-1)),
+            arg_or("descending", "bool", D::Bool(false)),
+        ],
+        &[],
+    ),
+    schema(
+        "sort.stable",
+        &[arg("self", "Tensor")],
+        &[
+            arg("stable", "bool?"),
+            arg_or("dim", "int", D::Int(-1)),
+            arg_or("descending", "bool", D::Bool(false)),
+        ],
     ),
     schema("special_airy_ai.default", &[arg("x", "Tensor")], &[]),
     schema("special_bessel_j0.default", &[arg("self", "Tensor")], &[]),

@@ -574,9 +574,8 @@ impl GraphBuilder {
         self.mul_constant(scope, &y, &half)
     }
 
-    /// LayerNorm over per-sample `axis` (an opset-17 op), decomposed as torch's opset-11
-    /// exporter does: ReduceMean → Sub → Mul → ReduceMean → Add ε → Sqrt → Div, then
-    /// Mul γ and Add β when given (shaped to broadcast along `axis`).
+    /// LayerNorm over per-sample `axis` (an opset-17 op): [`GraphBuilder::layer_norm_over`]
+    /// one axis, the result alone.
     pub fn layer_norm(
         &mut self,
         scope: &str,
@@ -585,10 +584,26 @@ impl GraphBuilder {
         affine: [Option<&Weight>; 2],
         eps: f32,
     ) -> Result<Value, OnnxError> {
-        let mean = self.reduce_mean(scope, x, &[axis], true)?;
+        let [y, _, _] = self.layer_norm_over(scope, x, &[axis], affine, eps)?;
+        Ok(y)
+    }
+
+    /// LayerNorm over per-sample `axes`, decomposed as torch's opset-11 exporter does:
+    /// ReduceMean → Sub → Mul → ReduceMean → Add ε → Sqrt → Div, then Mul γ and Add β when
+    /// given (shaped to broadcast along the axes): the result, the mean and the standard
+    /// deviation `√(variance + ε)` (both with the axes kept as 1).
+    pub fn layer_norm_over(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        axes: &[usize],
+        affine: [Option<&Weight>; 2],
+        eps: f32,
+    ) -> Result<[Value; 3], OnnxError> {
+        let mean = self.reduce_mean(scope, x, axes, true)?;
         let centred = self.sub(scope, x, &mean)?;
         let squared = self.mul(scope, &centred, &centred)?;
-        let variance = self.reduce_mean(scope, &squared, &[axis], true)?;
+        let variance = self.reduce_mean(scope, &squared, axes, true)?;
         let eps = self.constant_scalar(&format!("{scope}.eps"), eps);
         let variance = self.add_constant(scope, &variance, &eps)?;
         let deviation = self.sqrt(scope, &variance);
@@ -600,21 +615,21 @@ impl GraphBuilder {
         if let Some(beta) = beta {
             y = self.add_constant(scope, &y, beta)?;
         }
-        Ok(y)
+        Ok([y, mean, deviation])
     }
 
-    /// RMSNorm over per-sample `axis` (an opset-23 op), decomposed: Mul → ReduceMean →
+    /// RMSNorm over per-sample `axes` (an opset-23 op), decomposed: Mul → ReduceMean →
     /// Add ε → Sqrt → Div, then Mul γ when given.
     pub fn rms_norm(
         &mut self,
         scope: &str,
         x: &Value,
-        axis: usize,
+        axes: &[usize],
         gamma: Option<&Weight>,
         eps: f32,
     ) -> Result<Value, OnnxError> {
         let squared = self.mul(scope, x, x)?;
-        let mean = self.reduce_mean(scope, &squared, &[axis], true)?;
+        let mean = self.reduce_mean(scope, &squared, axes, true)?;
         let eps = self.constant_scalar(&format!("{scope}.eps"), eps);
         let mean = self.add_constant(scope, &mean, &eps)?;
         let root = self.sqrt(scope, &mean);

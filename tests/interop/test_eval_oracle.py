@@ -353,6 +353,35 @@ CASES = [
       for m in ("linear", "lower", "higher", "midpoint", "nearest")],
     C("nanquantile.scalar", T(2, 5), 0.25, dtypes=(F32,)),
     C("msort.default", T(3, 6), dtypes=(F32, I64)),
+    # sort in torch's order (NaN last ascending, first descending), ties in input order when
+    # stable; kthvalue the k-th in that order; cummax/cummin as torch's scan (the latest of
+    # equal values, NaN kept once met); aminmax and max()/min() as amin/amax.
+    C("sort.default", T(3, 6, edges=False), dtypes=(F32,)),
+    C("sort.default", T(3, 6, edges=False), 0, True, dtypes=(F32,)),
+    C("sort.stable", T(3, 6), stable=True, dim=1, dtypes=(F32, I64)),
+    C("sort.stable", T(3, 6), stable=True, dim=0, descending=True, dtypes=(F32,)),
+    C("kthvalue.default", T(3, 6, edges=False), 2, dtypes=(F32,)),
+    C("kthvalue.default", T(4, 3, edges=False), 4, 0, True, dtypes=(F32,)),
+    C("cummax.default", T(3, 6), 1, dtypes=(F32, I64)),
+    C("cummin.default", T(4, 3), 0, dtypes=(F32, I64)),
+    C("aminmax.default", T(3, 6), dtypes=(F32, I64)),
+    C("aminmax.default", T(3, 6), dim=1, keepdim=True, dtypes=(F32,)),
+    C("max.default", T(3, 6), dtypes=(F32, I64)),
+    C("min.default", T(3, 6), dtypes=(F32, I64)),
+    # renorm: slices along dim scaled to maxnorm where their p-norm exceeds it.
+    C("renorm.default", T(3, 4, edges=False), 2, 0, 1.5, dtypes=(F32,)),
+    C("renorm.default", T(3, 4, 2, edges=False), 1, 1, 2.0, dtypes=(F32,)),
+    C("renorm.default", T(3, 4, edges=False), float("inf"), -1, 1.0, dtypes=(F32,)),
+    # cartesian_prod with the last index fastest.
+    C("cartesian_prod.default", [T(3), T(2)], dtypes=(F32, I64)),
+    C("cartesian_prod.default", [T(4)], dtypes=(F32,)),
+    # searchsorted: torch's binary search, NaN found at the end.
+    C("searchsorted.Scalar", T(8, values=[-3, -1, 0, 0, 2, 5, 5, 9]), 0, dtypes=(F32, I64)),
+    C("searchsorted.Scalar", T(8, values=[-3, -1, 0, 0, 2, 5, 5, 9]), 5, right=True, dtypes=(F32,)),
+    C("searchsorted.Scalar", T(5, values=[1, 2, 3, 4, 5]), float("nan"), out_int32=True, dtypes=(F32,)),
+    C("frexp.Tensor", T(3, 6, values=[1e-45, -3e-39, 2.0 ** 127 * 1.5, -0.75, 3.0, 1.0, 0.0, -0.0,
+                                       float("inf"), float("-inf"), float("nan"), 0.1, -7.5,
+                                       1e30, 2.0 ** -126, 5.0, -1e-20, 0.5]), dtypes=(F32,)),
     C("softmax.int", T(2, 5), 1),
     C("_softmax.default", T(2, 5), 0, False),
     C("log_softmax.int", T(2, 5, edges=False), -1),

@@ -72,6 +72,14 @@ DECOMPOSED = {
     # torch's special-function kernels as programs: Bessel J/Y and K, Airy, erfcx.
     "special.bessel_j0": 0, "special.modified_bessel_k1": 0, "special.airy_ai": 0,
     "special.erfcx": 0,
+    # Ops picking values along an axis, as torch's named results: sort (TopK in torch's
+    # order, indices by pairwise ranks), kthvalue, topk and max(dim) of a 0-d tensor,
+    # cummax by torch's scan, aminmax, frexp without a bit cast, searchsorted as torch's
+    # binary search unrolled, a cartesian product, native_layer_norm's mean and rstd over
+    # two trailing dimensions.
+    "sort": 14, "kthvalue": 7, "topk": 7, "max.reduction_with_dim": 2, "cummax": 1,
+    "aminmax": 3, "frexp": 0, "searchsorted": 256, "cartesian_prod": 0,
+    "native_layer_norm": 7,
 }
 # Ops refused for a reason in opset 11 or ATC that torch's own data gives (a tag, a
 # namespace, a dtype), each with a sample and words its refusal must hold.
@@ -81,6 +89,11 @@ REFUSED = {
     "cfloat": (2, "opset 11 has no complex element type"),
     "linalg.eigvalsh": (4, "opset 11 has no operator for the other factorisations"),
     "prod": (34, "ReduceProd is not on the ATC operator list"),
+    # Refused one by one: the index torch's unstable sort picks, a NaN's sign bit, a row
+    # count torch.export records as data-dependent.
+    "mode": (0, "std::sort"),
+    "signbit": (0, "no opset-11 operator reads the bits"),
+    "combinations": (0, "data-dependent size"),
 }
 
 _OPS = None

@@ -1,17 +1,19 @@
 //! Ops that work along one axis or a group of trailing axes of a constant: log-softmax,
 //! arg-extremes and `max.dim`/`min.dim` (first index on ties, NaN wins as in torch),
-//! `topk`, the order statistics (`median`, `quantile` and their NaN-skipping forms, by
+//! `topk`, `kthvalue`, `sort` and `argsort`, `cummax`/`cummin`, `searchsorted`, `renorm`, `cartesian_prod`, the order statistics (`median`, `quantile` and their NaN-skipping forms, by
 //! [`order`]'s plan), `msort`, `logcumsumexp`, the trapezoid rule, `gradient`, `diff`,
 //! `roll`, `unfold`, the normalisations (layer, group, instance, RMS, and BatchNorm with
 //! running statistics), and the matrix norms torch computes without singular values.
 
 use super::tensor::{axis, element_count, Reduction, Tensor};
 use super::Args;
+use crate::aten::combine;
 use crate::aten::fourier;
 use crate::aten::gradient;
 use crate::aten::matrix_norm::{MatrixNorm, Norm, Order};
 use crate::aten::order;
 use crate::aten::program::Argument;
+use crate::aten::search;
 
 /// `x` viewed as `[outer, n, inner]` around axis `at`.
 fn around(x: &Tensor, at: usize) -> (usize, usize, usize) {
@@ -147,18 +149,31 @@ fn topk(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     Ok(vec![values, Tensor::i64(dims, indices)?])
 }
 
-/// `argsort`: the indices of `sort` along `dim`, NaN above every number (last ascending,
-/// first descending), ties in their input order as torch's stable sort keeps them; a tie
-/// without `stable=True` is refused, torch leaving its order unspecified.
-fn argsort(a: &Args<'_>) -> Result<Tensor, String> {
+/// Whether a sort asks for stability (`stable=True`; `sort.stable` takes `None` as no).
+fn stable(a: &Args<'_>) -> Result<bool, String> {
+    match a.node_arg("stable") {
+        None | Some(Argument::None) => Ok(false),
+        Some(Argument::Bool(b)) => Ok(*b),
+        Some(other) => Err(format!("argument `stable` is {}", other.kind())),
+    }
+}
+
+/// `sort` (and `argsort`, its indices) along `dim`: the values in torch's sort order (NaN
+/// above every number: last ascending, first descending) and their indices, ties in their
+/// input order as torch's stable sort keeps them; tied values without `stable=True` are
+/// refused, torch leaving the order of their indices unspecified. A 0-d tensor is its own
+/// sort (dimension 0 or −1, as torch wraps it).
+fn sort(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     let x = a.tensor("self")?;
     let dims = x.dims().to_vec();
     let at = axis(a.int("dim")?, x.rank().max(1))?;
     let descending = a.bool("descending")?;
-    let stable = a.bool_or("stable", false)?;
+    let stable = stable(a)?;
+    let integer = matches!(x.values(), super::Values::I64(_));
     let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
     let (outer, n, inner) = around(&x, at);
     let v = x.to_f32();
+    let mut values = vec![0f32; outer * n * inner];
     let mut indices = vec![0i64; outer * n * inner];
     for o in 0..outer {
         for q in 0..inner {
@@ -169,16 +184,189 @@ fn argsort(a: &Args<'_>) -> Result<Tensor, String> {
             order.sort_by(|&p, &r| compare(p, r));
             if !stable && order.windows(2).any(|w| compare(w[0], w[1]).is_eq()) {
                 return Err(
-                    "argsort of tied values without stable=True: torch's order of their indices is unspecified"
+                    "a sort of tied values without stable=True: torch's order of their indices is unspecified"
                         .into(),
                 );
             }
             for (j, &i) in order.iter().enumerate() {
+                values[(o * n + j) * inner + q] = key(i);
                 indices[(o * n + j) * inner + q] = i as i64;
             }
         }
     }
-    Tensor::i64(dims, indices)
+    let values = Tensor::f32(dims.clone(), values)?.cast(integer)?;
+    Ok(vec![values, Tensor::i64(dims, indices)?])
+}
+
+/// `kthvalue`: the `k`-th smallest value along `dim` in torch's sort order (NaN above
+/// every number) and its index; a value held by several entries is refused, torch's
+/// selection leaving which of their indices it gives unspecified.
+fn kthvalue(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
+    let x = a.tensor("self")?;
+    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let keep = a.bool("keepdim")?;
+    let integer = matches!(x.values(), super::Values::I64(_));
+    let dims = if x.rank() == 0 {
+        Vec::new()
+    } else {
+        reduced_dims(&x, at, keep)
+    };
+    let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
+    let (outer, n, inner) = around(&x, at);
+    let k = a.int("k")?;
+    let kth = usize::try_from(k)
+        .ok()
+        .filter(|k| (1..=n).contains(k))
+        .ok_or_else(|| format!("kthvalue's k = {k} is outside 1..={n}"))?
+        - 1;
+    let v = x.to_f32();
+    let (mut values, mut indices) = (Vec::with_capacity(outer * inner), Vec::new());
+    for o in 0..outer {
+        for q in 0..inner {
+            let key = |i: usize| v[(o * n + i) * inner + q];
+            let mut order: Vec<usize> = (0..n).collect();
+            order.sort_by(|&p, &r| sort_order(key(p), key(r), false));
+            let picked = order[kth];
+            if (0..n).any(|i| i != picked && sort_order(key(i), key(picked), false).is_eq()) {
+                return Err(
+                    "kthvalue of a value several entries hold: torch's choice of index is unspecified"
+                        .into(),
+                );
+            }
+            values.push(key(picked));
+            indices.push(picked as i64);
+        }
+    }
+    let values = Tensor::f32(dims.clone(), values)?.cast(integer)?;
+    Ok(vec![values, Tensor::i64(dims, indices)?])
+}
+
+/// `cummax`/`cummin` along `dim`, as torch's `cummax_cummin_helper` scans: entry `i`
+/// takes the value at `i` when it is NaN, or when no NaN came before and it is at least
+/// (`cummax`; at most, `cummin`) the running value; the index is where that value was
+/// taken.
+fn running_extreme(a: &Args<'_>, largest: bool) -> Result<Vec<Tensor>, String> {
+    let x = a.tensor("self")?;
+    let dims = x.dims().to_vec();
+    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let integer = matches!(x.values(), super::Values::I64(_));
+    let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
+    let (outer, n, inner) = around(&x, at);
+    let v = x.to_f32();
+    let mut values = vec![0f32; v.len()];
+    let mut indices = vec![0i64; v.len()];
+    for o in 0..outer {
+        for q in 0..inner {
+            let place = |i: usize| (o * n + i) * inner + q;
+            let (mut value, mut index) = (v[place(0)], 0usize);
+            for i in 0..n {
+                let c = v[place(i)];
+                let takes = if largest { c >= value } else { c <= value };
+                if c.is_nan() || (!value.is_nan() && takes) {
+                    (value, index) = (c, i);
+                }
+                values[place(i)] = value;
+                indices[place(i)] = index as i64;
+            }
+        }
+    }
+    let values = Tensor::f32(dims.clone(), values)?.cast(integer)?;
+    Ok(vec![values, Tensor::i64(dims, indices)?])
+}
+
+/// `searchsorted` of a number in a 1-D sequence: torch's binary search
+/// ([`search::position`]), int64 (int32 with `out_int32`, the recorded type).
+fn searchsorted(a: &Args<'_>) -> Result<Tensor, String> {
+    let upper = search::upper(a.node)?;
+    a.bool("out_int32")?;
+    let x = a.tensor("sorted_sequence")?;
+    if x.rank() != 1 {
+        return Err(format!(
+            "searchsorted of a number in a {}-D sequence (torch needs 1-D)",
+            x.rank()
+        ));
+    }
+    let v = a.number("self")? as f32;
+    let found = search::position(&x.to_f32(), v, upper);
+    Tensor::i64(Vec::new(), vec![found as i64])
+}
+
+/// The vector norm of order `p` of `values` (`torch.linalg.vector_norm`), NaN through.
+fn vector_norm(values: &[f32], p: f64) -> f32 {
+    let magnitudes = values.iter().map(|v| f64::from(v.abs()));
+    let norm = if values.iter().any(|v| v.is_nan()) {
+        f64::NAN
+    } else if p == f64::INFINITY {
+        magnitudes.fold(0.0, f64::max)
+    } else if p == f64::NEG_INFINITY {
+        magnitudes.fold(f64::INFINITY, f64::min)
+    } else if p == 0.0 {
+        magnitudes.filter(|&m| m != 0.0).count() as f64
+    } else {
+        magnitudes.map(|m| m.powf(p)).sum::<f64>().powf(1.0 / p)
+    };
+    norm as f32
+}
+
+/// `renorm` as torch's kernel computes it: each slice along `dim` times `maxnorm / (norm +
+/// 1e-7)` where its `p`-norm over the other dimensions exceeds `maxnorm` (in float32).
+fn renorm(a: &Args<'_>) -> Result<Tensor, String> {
+    let x = a.tensor("self")?;
+    if matches!(x.values(), super::Values::I64(_)) || x.rank() < 2 {
+        return Err("renorm of an integer tensor or of fewer than 2 dimensions".into());
+    }
+    let p = a.number("p")?;
+    let maxnorm = a.number("maxnorm")? as f32;
+    let at = axis(a.int("dim")?, x.rank())?;
+    let (outer, n, inner) = around(&x, at);
+    let mut v = x.to_f32();
+    for i in 0..n {
+        let places: Vec<usize> = (0..outer)
+            .flat_map(|o| (0..inner).map(move |q| (o * n + i) * inner + q))
+            .collect();
+        let slice: Vec<f32> = places.iter().map(|&k| v[k]).collect();
+        let norm = vector_norm(&slice, p);
+        let factor = if norm > maxnorm {
+            maxnorm / (norm + 1e-7)
+        } else {
+            1.0
+        };
+        for k in places {
+            v[k] *= factor;
+        }
+    }
+    Tensor::f32(x.dims().to_vec(), v)
+}
+
+/// The 1-D tensor `x` read at `index`, under sizes `dims`.
+fn read_at(x: &Tensor, index: &[u64], dims: Vec<u64>) -> Result<Tensor, String> {
+    if x.rank() != 1 {
+        return Err(format!("a {}-D tensor where torch needs 1-D", x.rank()));
+    }
+    let v = x.to_f32();
+    let values = index.iter().map(|&i| v[i as usize]).collect();
+    Tensor::f32(dims, values)?.cast(matches!(x.values(), super::Values::I64(_)))
+}
+
+/// `cartesian_prod`: one tensor is itself; several are read at [`combine::product`]'s
+/// indices, side by side.
+fn cartesian_prod(a: &Args<'_>) -> Result<Tensor, String> {
+    let tensors = a.tensors("tensors")?;
+    if let [x] = tensors.as_slice() {
+        return Ok(x.clone());
+    }
+    let sizes: Vec<u64> = tensors
+        .iter()
+        .map(|t| t.dims().first().copied().unwrap_or(1))
+        .collect();
+    let indices = combine::product(&sizes)?;
+    let count = indices.first().map_or(0, |i| i.len() as u64);
+    let columns = tensors
+        .iter()
+        .zip(&indices)
+        .map(|(x, index)| read_at(x, index, vec![count, 1]))
+        .collect::<Result<Vec<_>, _>>()?;
+    Tensor::cat(&columns, 1)
 }
 
 /// An order statistic ([`order::plan`]: `median`, `nanmedian`, `quantile`,
@@ -816,7 +1004,13 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "log_softmax.int" | "_log_softmax.default" => one(log_softmax(a)),
         "argmax.default" | "argmin.default" | "max.dim" | "min.dim" => Some(arg_extreme(op, a)),
         "topk.default" => Some(topk(a)),
-        "argsort.default" | "argsort.stable" => one(argsort(a)),
+        "kthvalue.default" => Some(kthvalue(a)),
+        "searchsorted.Scalar" => one(searchsorted(a)),
+        "renorm.default" => one(renorm(a)),
+        "cartesian_prod.default" => one(cartesian_prod(a)),
+        "cummax.default" | "cummin.default" => Some(running_extreme(a, op == "cummax.default")),
+        "sort.default" | "sort.stable" => Some(sort(a)),
+        "argsort.default" | "argsort.stable" => Some(sort(a).map(|mut sorted| sorted.split_off(1))),
         op if order::OPS.contains(&op) => Some(order_statistic(a)),
         "msort.default" => one(msort(a)),
         "roll.default" => one(roll(a)),

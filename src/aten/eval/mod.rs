@@ -183,6 +183,9 @@ pub(crate) const EVALUATED: &[&str] = &[
     "sum.default",
     "amax.default",
     "amin.default",
+    "max.default",
+    "min.default",
+    "aminmax.default",
     "var.correction",
     "var.dim",
     "var.default",
@@ -335,6 +338,15 @@ pub(crate) const EVALUATED: &[&str] = &[
     "sym_size.int",
     "tanh_.default",
     "topk.default",
+    "kthvalue.default",
+    "searchsorted.Scalar",
+    "renorm.default",
+    "cartesian_prod.default",
+    "frexp.Tensor",
+    "cummax.default",
+    "cummin.default",
+    "sort.default",
+    "sort.stable",
     "unfold.default",
     "upsample_bicubic2d.default",
     "upsample_bicubic2d.vec",
@@ -1248,7 +1260,7 @@ pub fn evaluate(
         | "nansum.default"
         | "nanmean.default" => one(nonzero_reduction(&a, op)),
         "mean.dim" | "mean.default" | "sum.dim_IntList" | "sum.default" | "amax.default"
-        | "amin.default" => {
+        | "amin.default" | "max.default" | "min.default" => {
             let dtype = a.dtype()?;
             let sum = matches!(op, "sum.dim_IntList" | "sum.default");
             if sum && dtype == Some(dtype::INT64) {
@@ -1266,10 +1278,15 @@ pub fn evaluate(
             let how = match op {
                 "mean.dim" | "mean.default" => Reduction::Mean,
                 "sum.dim_IntList" | "sum.default" => Reduction::Sum,
-                "amax.default" => Reduction::Max,
+                "amax.default" | "max.default" => Reduction::Max,
                 _ => Reduction::Min,
             };
             reduction(&a, "dim", how)
+        }
+        "aminmax.default" => {
+            let mut both = reduction(&a, "dim", Reduction::Min)?;
+            both.extend(reduction(&a, "dim", Reduction::Max)?);
+            Ok(both)
         }
         "var.correction" | "var.dim" | "var.default" | "std.correction" | "std.dim"
         | "std.default" => {

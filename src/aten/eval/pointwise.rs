@@ -184,7 +184,42 @@ fn erfc_positive(x: f64) -> f64 {
 }
 
 /// The element-wise ops of this file, or `None` for another op.
+/// C's `frexp` of one float32 (torch's CPU kernel): `(m, e)` with `x = m · 2^e` and
+/// `|m|` in [0.5, 1); zero, ±inf and NaN give themselves and 0.
+fn split_exponent(x: f32) -> (f32, i64) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    // A subnormal is scaled into the normal range first (exactly: a power of two).
+    let (x, shift) = if x.abs() < f32::MIN_POSITIVE {
+        (x * 2f32.powi(32), -32)
+    } else {
+        (x, 0)
+    };
+    let bits = x.to_bits();
+    let biased = i64::from((bits >> 23) & 0xff);
+    let mantissa = f32::from_bits((bits & 0x807f_ffff) | (126 << 23));
+    (mantissa, biased - 126 + shift)
+}
+
+/// `frexp`: the mantissas (float32) and exponents (int32 as torch records them).
+fn frexp(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
+    let x = a.tensor("self")?;
+    if matches!(x.values(), Values::I64(_)) {
+        return Err("frexp of an integer tensor (torch needs float)".into());
+    }
+    let (mantissas, exponents): (Vec<f32>, Vec<i64>) =
+        x.to_f32().into_iter().map(split_exponent).unzip();
+    Ok(vec![
+        Tensor::f32(x.dims().to_vec(), mantissas)?,
+        Tensor::i64(x.dims().to_vec(), exponents)?,
+    ])
+}
+
 pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, String>> {
+    if op == "frexp.Tensor" {
+        return Some(frexp(a));
+    }
     let result = match op {
         "__and__.Tensor" | "bitwise_and.Tensor" | "__or__.Tensor" | "bitwise_or.Tensor" => {
             bitwise(a, op.contains("and"))
@@ -384,6 +419,18 @@ fn logical(a: &Args<'_>, and: bool) -> Result<Tensor, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frexp_splits_as_c_does_subnormals_and_specials_included() {
+        assert_eq!(split_exponent(3.0), (0.75, 2));
+        assert_eq!(split_exponent(-0.75), (-0.75, 0));
+        assert_eq!(split_exponent(1.0), (0.5, 1));
+        assert_eq!(split_exponent(f32::from_bits(1)), (0.5, -148));
+        assert_eq!(split_exponent(f32::INFINITY), (f32::INFINITY, 0));
+        let (m, e) = split_exponent(-0.0);
+        assert!(m == 0.0 && m.is_sign_negative() && e == 0);
+        assert!(split_exponent(f32::NAN).0.is_nan());
+    }
 
     #[test]
     fn the_remainder_takes_the_sign_of_the_divisor_as_python() {

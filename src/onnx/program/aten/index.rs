@@ -91,7 +91,8 @@ impl<'p> Lowering<'p, '_> {
         Ok(out.swap_remove(0))
     }
 
-    /// `narrow(dim, start, length)`: one Slice.
+    /// `narrow(dim, start, length)`: one Slice. Length 0 (torch's empty result, which
+    /// torch allows up to the axis's end) is refused for ATC.
     pub(super) fn narrow(
         &mut self,
         node: &Node,
@@ -105,9 +106,14 @@ impl<'p> Lowering<'p, '_> {
         let start = if start < 0 { start + size } else { start };
         let length = args.int("length").or_shape()?;
         let fits = (0..=size).contains(&start) && length >= 0 && start + length <= size;
-        if !fits || length == 0 {
+        if !fits {
             return Err(arg_error(format!(
-                "narrow({start}, {length}) of an axis of {size}"
+                "narrow({start}, {length}) of an axis of {size}: it runs past the axis"
+            )));
+        }
+        if length == 0 {
+            return Err(arg_error(format!(
+                "narrow({start}, 0) of an axis of {size} has a dimension of size 0 (an empty tensor), which ATC does not compile"
             )));
         }
         let y = self

@@ -378,6 +378,10 @@ impl<'p> Lowering<'p, '_> {
         let x = self.tensor(input)?;
         let sizes = x.sizes();
         let rank = x.rank();
+        if rank == 0 {
+            // torch flattens a 0-d tensor to one entry.
+            return self.view_to(node, input, vec![Size::fixed(1)], scope);
+        }
         // `ravel` has neither dimension: it flattens them all.
         let start = tensor::axis(args.int_or("start_dim", 0).or_shape()?, rank)?;
         let end = tensor::axis(args.int_or("end_dim", -1).or_shape()?, rank)?;

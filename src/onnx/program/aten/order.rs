@@ -25,7 +25,7 @@ fn choose(g: &mut GraphBuilder, scope: &str, inputs: [&str; 3], shape: &[u64]) -
 }
 
 /// A float32 activation, or a refusal naming `op`.
-fn float32(x: &Value, op: &str) -> Result<(), OnnxError> {
+pub(super) fn float32(x: &Value, op: &str) -> Result<(), OnnxError> {
     if x.elem() != ElemType::Float32 {
         return Err(arg_error(format!(
             "{op} of a {} tensor is not exported; convert it with `.float()` first",

@@ -171,30 +171,42 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, x.with_value(y)?)
     }
 
-    /// The input of a norm over the last axis (`layer_norm`, `rms_norm`), which must not
-    /// carry the batch and must be the one `normalized_shape` names.
-    fn last_axis_norm_input(
+    /// The input of a normalisation over the trailing dimensions `normalized_shape` names
+    /// (`layer_norm`, `rms_norm`), as rows, and the per-sample axes it normalises; the
+    /// batch among them is refused (it would mix samples).
+    fn trailing_norm_input(
         &mut self,
         args: &Args<'_>,
         op: &str,
         scope: &str,
-    ) -> Result<(Tensor, Value), OnnxError> {
+    ) -> Result<(Tensor, Value, Vec<usize>), OnnxError> {
         let t = self.tensor(args.tensor("input").or_shape()?)?;
-        t.sample_axis(t.rank() - 1, op)?;
-        let x = self.rows_input(&t, scope)?;
-        let Some(&width) = x.shape().last() else {
+        let normalized = args
+            .optional_ints("normalized_shape")
+            .or_shape()?
+            .unwrap_or_default()
+            .to_vec();
+        let k = normalized.len();
+        if k == 0 || k > t.rank() {
             return Err(arg_error(format!(
-                "{op} of a tensor with only a batch axis"
+                "{op} over {normalized:?} of a rank-{} tensor",
+                t.rank()
             )));
-        };
-        let normalized = args.ints("normalized_shape", 1).or_shape()?;
-        if normalized != [width as i64] {
+        }
+        for axis in t.rank() - k..t.rank() {
+            t.sample_axis(axis, op)?;
+        }
+        let x = self.rows_input(&t, scope)?;
+        let rank = x.shape().len();
+        let trailing = rank.checked_sub(k).map(|first| &x.shape()[first..]);
+        if trailing.is_none_or(|sizes| sizes.iter().zip(&normalized).any(|(&s, &n)| s as i64 != n))
+        {
             return Err(arg_error(format!(
-                "{op} over {normalized:?} of per-sample {:?}: only the last axis is exported",
+                "{op} over {normalized:?} of per-sample {:?}: torch normalises the trailing dimensions of those sizes",
                 x.shape()
             )));
         }
-        Ok((t, x))
+        Ok((t, x, (rank - k..rank).collect()))
     }
 
     /// `rms_norm` over the last axis, decomposed; `eps` None is float32's machine epsilon,
@@ -205,7 +217,7 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let (t, x) = self.last_axis_norm_input(args, "rms_norm", scope)?;
+        let (t, x, axes) = self.trailing_norm_input(args, "rms_norm", scope)?;
         let gamma = match args.optional_tensor("weight").or_shape()? {
             Some(w) => Some(self.weight(&self.constant(w)?)?),
             None => None,
@@ -214,20 +226,22 @@ impl<'p> Lowering<'p, '_> {
             None | Some(Argument::None) => f32::EPSILON,
             Some(_) => args.number("eps").or_shape()? as f32,
         };
-        let axis = x.shape().len() - 1;
-        let y = self.g.rms_norm(scope, &x, axis, gamma.as_ref(), eps)?;
+        let y = self.g.rms_norm(scope, &x, &axes, gamma.as_ref(), eps)?;
         let y = self.rows_result(&t, y, scope)?;
         self.bind_tensor(node, 0, y)
     }
 
-    /// `layer_norm` over the last axis (a one-element `normalized_shape`), decomposed.
+    /// `layer_norm` and `native_layer_norm` over the trailing dimensions
+    /// `normalized_shape` names, decomposed; `native_layer_norm`'s mean and reciprocal
+    /// standard deviation `1 / √(variance + ε)` too (the normalised axes kept as 1), as
+    /// torch's kernel returns them.
     pub(super) fn layer_norm(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let (t, x) = self.last_axis_norm_input(args, "layer_norm", scope)?;
+        let (t, x, axes) = self.trailing_norm_input(args, "layer_norm", scope)?;
         let mut affine = [None, None];
         for (slot, name) in affine.iter_mut().zip(["weight", "bias"]) {
             if let Some(t) = args.optional_tensor(name).or_shape()? {
@@ -235,13 +249,24 @@ impl<'p> Lowering<'p, '_> {
             }
         }
         let eps = args.float("eps").or_shape()? as f32;
-        let axis = x.shape().len() - 1;
         let [gamma, beta] = &affine;
-        let y = self
-            .g
-            .layer_norm(scope, &x, axis, [gamma.as_ref(), beta.as_ref()], eps)?;
+        let [y, mean, deviation] =
+            self.g
+                .layer_norm_over(scope, &x, &axes, [gamma.as_ref(), beta.as_ref()], eps)?;
         let y = self.rows_result(&t, y, scope)?;
-        self.bind_tensor(node, 0, y)
+        self.bind_tensor(node, 0, y)?;
+        for (k, stat) in [(1, Some(mean)), (2, None)] {
+            if self.output_name(node, k).is_err() {
+                continue;
+            }
+            let stat = match stat {
+                Some(mean) => mean,
+                None => self.g.unary("Reciprocal", scope, &deviation, vec![]),
+            };
+            let stat = self.rows_result(&t, stat, scope)?;
+            self.bind_tensor(node, k, stat)?;
+        }
+        Ok(())
     }
 
     pub(super) fn binary(

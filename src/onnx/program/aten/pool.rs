@@ -310,7 +310,7 @@ impl<'p> Lowering<'p, '_> {
         }
         let input = args.tensor("self").or_shape()?;
         if self.tensor(input)?.batch_axis().is_some_and(|a| a != 0) {
-            return self.reduce_moved_batch(node, args, scope, "ReduceMean");
+            return self.reduce_moved_batch(node, args, scope, "ReduceMean", 0);
         }
         let x = self.lifted_activation(input)?;
         let axes = reduction_axes(args, &x, self.is_lifted())?;

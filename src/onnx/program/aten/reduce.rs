@@ -1,7 +1,9 @@
-//! Reductions along per-sample axes: `sum`, `amax`/`amin`, `var`/`std`. Reducing the batch is refused, as for `mean`: each sample must stay
-//! independent.
+//! Reductions along per-sample axes: `sum`, `amax`/`amin` (and `max()`/`min()`, `aminmax`),
+//! `var`/`std`, the vector norms and `renorm`. Reducing the batch is refused, as for
+//! `mean`: each sample must stay independent.
 
 use crate::aten::program::{Argument, Node};
+use crate::onnx::elem::ElemType;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
 
@@ -64,26 +66,60 @@ impl<'p> Lowering<'p, '_> {
         op: &'static str,
     ) -> Result<(), OnnxError> {
         self.same_dtype(node, args, op)?;
-        self.reduce_as(node, args, scope, op)
+        self.reduce_as(node, args, scope, op, 0)
     }
 
-    /// ONNX reduction `op` of argument `self` over `dim` (`keepdim`).
+    /// `aminmax(self, dim, keepdim)`: `amin` and `amax` over `dim` (every dimension
+    /// without it), the two outputs of torch's op.
+    pub(super) fn aminmax(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        self.reduce_as(node, args, scope, "ReduceMin", 0)?;
+        if self.output_name(node, 1).is_ok() {
+            self.reduce_as(node, args, scope, "ReduceMax", 1)?;
+        }
+        Ok(())
+    }
+
+    /// ONNX reduction `op` of argument `self` over `dim` (`keepdim`), bound to output
+    /// `output`. A 0-d tensor (static) is its own sum, mean, product, largest and smallest
+    /// value, over dimension 0 or −1 or none.
     fn reduce_as(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
         op: &'static str,
+        output: usize,
     ) -> Result<(), OnnxError> {
         let input = args.tensor("self").or_shape()?;
         if self.tensor(input)?.batch_axis().is_some_and(|a| a != 0) {
-            return self.reduce_moved_batch(node, args, scope, op);
+            return self.reduce_moved_batch(node, args, scope, op, output);
         }
         let x = self.lifted_activation(input)?;
-        let axes = reduction_axes(args, &x, self.is_lifted())?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
+        let itself = matches!(
+            op,
+            "ReduceMax" | "ReduceMin" | "ReduceSum" | "ReduceMean" | "ReduceProd"
+        );
+        if x.shape().is_empty() && itself && self.is_lifted() {
+            // A 0-d tensor has dimension 0 (and −1), as torch wraps it.
+            let dims = match args.get("dim") {
+                Some(Argument::Ints(d)) => d.clone(),
+                Some(Argument::Int(d)) => vec![*d],
+                _ => vec![],
+            };
+            for d in dims {
+                tensor::axis(d, 1)?;
+            }
+            return self.bind(node, output, x);
+        }
+        let axes = reduction_axes(args, &x, self.is_lifted())?;
         let y = self.g.reduce(op, scope, &x, &axes, keep)?;
-        self.bind(node, 0, y)
+        self.bind(node, output, y)
     }
 
     /// ONNX reduction `op` (`ReduceMean`, …) of argument `self`, whose batch is not on its
@@ -96,6 +132,7 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
         op: &'static str,
+        output: usize,
     ) -> Result<(), OnnxError> {
         let t = self.tensor(args.tensor("self").or_shape()?)?;
         let rank = t.rank();
@@ -138,9 +175,9 @@ impl<'p> Lowering<'p, '_> {
             back[a] = p;
         }
         let y = Tensor::rows(reduced, factor).transposed(&mut self.g, scope, &back)?;
-        let target = self.recorded_sizes(node, 0)?;
+        let target = self.recorded_sizes(node, output)?;
         let y = y.reshaped(&mut self.g, scope, &target)?;
-        self.bind_tensor(node, 0, y)
+        self.bind_tensor(node, output, y)
     }
 
     /// `linalg_vector_norm` over `dim`: `ord` 2 (ReduceL2) and 1 (ReduceL1), as
@@ -155,28 +192,47 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         self.same_dtype(node, args, "linalg_vector_norm")?;
         let ord = args.float("ord").or_shape()?;
-        let op = match ord {
-            2.0 => return self.reduce_as(node, args, scope, "ReduceL2"),
-            1.0 => return self.reduce_as(node, args, scope, "ReduceL1"),
-            f64::INFINITY => "ReduceMax",
-            f64::NEG_INFINITY => "ReduceMin",
-            _ => "ReduceSum",
-        };
-        if ord.is_nan() {
-            return Err(arg_error("a vector norm of order NaN".into()));
+        match ord {
+            2.0 => return self.reduce_as(node, args, scope, "ReduceL2", 0),
+            1.0 => return self.reduce_as(node, args, scope, "ReduceL1", 0),
+            _ => {}
         }
         let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
         let axes = reduction_axes(args, &x, self.is_lifted())?;
         let keep = args.bool("keepdim").or_shape()?;
+        let y = self.norm_over(scope, &x, ord, &axes, keep)?;
+        self.bind(node, 0, y)
+    }
+
+    /// The vector norm of order `ord` of `x` over per-sample `axes`, as
+    /// `torch._refs.linalg.vector_norm` computes it: 2 and 1 `ReduceL2`/`ReduceL1`, ±inf
+    /// the largest or smallest `|x|`, 0 the count of nonzero values, any other `p` the sum
+    /// of `|x|^p` to the power `1/p`.
+    fn norm_over(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        ord: f64,
+        axes: &[usize],
+        keep: bool,
+    ) -> Result<Value, OnnxError> {
         let g = &mut self.g;
-        let y = if ord == 0.0 {
-            let flags = super::decompose::nonzero_flags(g, scope, &x);
-            g.reduce(op, scope, &flags, &axes, keep)?
+        let op = match ord {
+            2.0 => return g.reduce("ReduceL2", scope, x, axes, keep),
+            1.0 => return g.reduce("ReduceL1", scope, x, axes, keep),
+            f64::INFINITY => "ReduceMax",
+            f64::NEG_INFINITY => "ReduceMin",
+            _ if ord.is_nan() => return Err(arg_error("a vector norm of order NaN".into())),
+            _ => "ReduceSum",
+        };
+        if ord == 0.0 {
+            let flags = super::decompose::nonzero_flags(g, scope, x);
+            g.reduce(op, scope, &flags, axes, keep)
         } else if ord.is_infinite() {
-            let abs = g.unary("Abs", scope, &x, vec![]);
-            g.reduce(op, scope, &abs, &axes, keep)?
+            let abs = g.unary("Abs", scope, x, vec![]);
+            g.reduce(op, scope, &abs, axes, keep)
         } else {
-            let abs = g.unary("Abs", scope, &x, vec![]);
+            let abs = g.unary("Abs", scope, x, vec![]);
             let p = g.constant_scalar(&format!("{scope}.ord"), ord as f32);
             let powered = emit::binary(
                 g,
@@ -185,7 +241,7 @@ impl<'p> Lowering<'p, '_> {
                 Operand::Activation(&abs),
                 Operand::Constant(&p),
             )?;
-            let sum = g.reduce(op, scope, &powered, &axes, keep)?;
+            let sum = g.reduce(op, scope, &powered, axes, keep)?;
             let root = g.constant_scalar(&format!("{scope}.root"), (1.0 / ord) as f32);
             emit::binary(
                 g,
@@ -193,8 +249,69 @@ impl<'p> Lowering<'p, '_> {
                 scope,
                 Operand::Activation(&sum),
                 Operand::Constant(&root),
-            )?
+            )
+        }
+    }
+
+    /// `renorm(self, p, dim, maxnorm)` as torch's kernel computes it: each slice along
+    /// `dim` scaled by `maxnorm / (norm + 1e-7)` where its `p`-norm (over every other
+    /// dimension) exceeds `maxnorm`, else kept (float32 throughout, NaN norms kept). With a
+    /// batch, only slices along the batch are within one sample.
+    pub(super) fn renorm(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
+        let p = args.float("p").or_shape()?;
+        let maxnorm = args.float("maxnorm").or_shape()? as f32;
+        let dim = args.int("dim").or_shape()?;
+        let rank = x.shape().len();
+        let axes: Vec<usize> = if self.is_lifted() {
+            let axis = tensor::axis(dim, rank)?;
+            (0..rank).filter(|&a| a != axis).collect()
+        } else if dim == 0 || dim == -(rank as i64 + 1) {
+            (0..rank).collect()
+        } else {
+            return Err(arg_error(format!(
+                "renorm along dimension {dim} takes norms over the batch, which mixes samples; only renorm along the batch (dimension 0) is exported"
+            )));
         };
+        if axes.is_empty() {
+            return Err(arg_error(
+                "renorm of a tensor of fewer than 2 dimensions (torch needs 2)".into(),
+            ));
+        }
+        let norm = self.norm_over(scope, &x, p, &axes, true)?;
+        let g = &mut self.g;
+        let shape = norm.shape().to_vec();
+        let (f32_, bool_) = (ElemType::Float32, ElemType::Bool);
+        let limit = g.constant_scalar(&format!("{scope}.maxnorm"), maxnorm);
+        let eps = g.constant_scalar(&format!("{scope}.eps"), 1e-7);
+        let one = g.constant_scalar(&format!("{scope}.one"), 1.0);
+        let over = emit::typed(
+            g,
+            "Greater",
+            scope,
+            [norm.name(), limit.name()],
+            &shape,
+            bool_,
+        );
+        let padded = emit::typed(g, "Add", scope, [norm.name(), eps.name()], &shape, f32_);
+        let scale = emit::typed(g, "Div", scope, [limit.name(), padded.name()], &shape, f32_);
+        let factor = emit::single(g.typed_node(
+            "Where",
+            scope,
+            vec![
+                over.name().to_owned(),
+                scale.name().to_owned(),
+                one.name().to_owned(),
+            ],
+            vec![],
+            vec![(shape, f32_)],
+        ));
+        let y = emit::typed(g, "Mul", scope, [x.name(), factor.name()], x.shape(), f32_);
         self.bind(node, 0, y)
     }
 

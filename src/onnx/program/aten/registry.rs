@@ -108,9 +108,18 @@ pub(super) const OPS: &[Op] = &[
     op(&["amin.default"], |l, n, a, s| {
         l.reduce(n, a, s, "ReduceMin")
     }),
+    // `max()`/`min()` without `dim` are `amax`/`amin` over every dimension.
+    op(&["max.default"], |l, n, a, s| {
+        l.reduce(n, a, s, "ReduceMax")
+    }),
+    op(&["min.default"], |l, n, a, s| {
+        l.reduce(n, a, s, "ReduceMin")
+    }),
+    op(&["aminmax.default"], |l, n, a, s| l.aminmax(n, a, s)),
     op(&["linalg_vector_norm.default"], |l, n, a, s| {
         l.vector_norm(n, a, s)
     }),
+    op(&["renorm.default"], |l, n, a, s| l.renorm(n, a, s)),
     op(
         &["linalg_matrix_norm.default", "linalg_matrix_norm.str_ord"],
         |l, n, a, s| l.matrix_norm(n, a, s),
@@ -301,9 +310,7 @@ pub(super) const OPS: &[Op] = &[
     op(&["layer_norm.default"], |l, n, a, s| l.layer_norm(n, a, s)),
     // Its mean and reciprocal deviation (outputs 1 and 2) are not computed.
     op(&["native_layer_norm.default"], |l, n, a, s| {
-        l.layer_norm(n, a, s)?;
-        l.unproduced_from(n, 1);
-        Ok(())
+        l.layer_norm(n, a, s)
     }),
     op(&["rms_norm.default"], |l, n, a, s| l.rms_norm(n, a, s)),
     op(&["relu.default", "relu_.default"], |l, n, a, s| {
@@ -672,6 +679,23 @@ pub(super) const OPS: &[Op] = &[
         l.extreme_along(n, a, s, ["ReduceMin", "ArgMin"])
     }),
     op(&["topk.default"], |l, n, a, s| l.topk(n, a, s)),
+    op(&["kthvalue.default"], |l, n, a, s| l.kthvalue(n, a, s)),
+    op(&["frexp.Tensor"], |l, n, a, s| l.frexp(n, a, s)),
+    op(&["searchsorted.Scalar"], |l, n, a, s| {
+        l.searchsorted(n, a, s)
+    }),
+    op(&["cartesian_prod.default"], |l, n, a, s| {
+        l.cartesian_prod(n, a, s)
+    }),
+    op(&["cummax.default"], |l, n, a, s| {
+        l.running_extreme(n, a, s, true)
+    }),
+    op(&["cummin.default"], |l, n, a, s| {
+        l.running_extreme(n, a, s, false)
+    }),
+    op(&["sort.default", "sort.stable"], |l, n, a, s| {
+        l.sort(n, a, s)
+    }),
     op(&["argsort.default", "argsort.stable"], |l, n, a, s| {
         l.argsort(n, a, s)
     }),
@@ -772,18 +796,22 @@ fn targets() -> impl Iterator<Item = &'static str> {
         .chain(special::SPECIAL.iter().map(|r| r.target))
 }
 
-/// The refusal of node `index`, whose op `target` has no row: the opset-11 or ATC reason of
-/// its class ([`refused::class`]), else the lack of a lowering, with the ops there are.
+/// The refusal of node `index`, whose op `target` has no row: its own reason
+/// ([`refused::one_by_one`]), or the opset-11 or ATC reason of its class
+/// ([`refused::class`]), else the lack of a lowering, with the ops there are.
 fn unlowered(node: &Node, index: usize, target: &str) -> OnnxError {
     let name = target.split_once('.').map_or(target, |(name, _)| name);
-    let why = match refused::class(name) {
-        Some(class) => format!(
+    let why = match (refused::one_by_one(name), refused::class(name)) {
+        (Some(reason), _) => format!("it is not exported: {reason}"),
+        (None, Some(class)) => format!(
             "it is not exported: {} ({} {})",
             class.reason(),
             name,
             class.marked()
         ),
-        None => "ckpt has no lowering of this op to ATC-clean opset-11 operators".to_owned(),
+        (None, None) => {
+            "ckpt has no lowering of this op to ATC-clean opset-11 operators".to_owned()
+        }
     };
     let supported: Vec<&str> = targets().collect();
     located::at_with_hint(
@@ -937,6 +965,13 @@ mod tests {
                 class.reason(),
                 ops.join(", ")
             ));
+        }
+        doc.push_str(
+            "\nThese ops are refused one by one, for a reason of their own:\n\n\
+             | aten op | reason |\n| --- | --- |\n",
+        );
+        for (name, reason) in refused::ONE_BY_ONE {
+            doc.push_str(&format!("| `{name}` | {reason} |\n"));
         }
         doc.push_str(&format!(
             "\nNodes whose target starts with {} (size assertions) are dropped.\n",

@@ -1,8 +1,9 @@
 //! Ops that pick elements along a per-sample axis and return where they were: `argmax`,
-//! `argmin`, `max.dim`/`min.dim` (values and int64 indices), `topk` (ONNX `TopK` with
-//! `K` as a constant input, opset 11 for `largest`/`sorted`), and `argsort` (ranks by
-//! comparing every pair). Along the batch they are
-//! refused, like every op that mixes samples.
+//! `argmin`, `max.dim`/`min.dim` (values and int64 indices), `topk` and `kthvalue` (ONNX
+//! `TopK` with `K` as a constant input, opset 11 for `largest`/`sorted`, in torch's sort
+//! order), `sort` (its values by `TopK`, its indices as `argsort`'s) and `argsort` (ranks
+//! by comparing every pair). A 0-d tensor has dimension 0 (and −1), as torch wraps it.
+//! Along the batch they are refused, like every op that mixes samples.
 
 use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
@@ -13,6 +14,7 @@ use super::super::emit;
 use super::super::tensor;
 
 use super::super::lower::Lowering;
+use super::order::float32;
 use super::{arg_error, row_axis, OrShape};
 use crate::aten::args::Args;
 
@@ -61,42 +63,59 @@ fn numeric(x: &Value, op: &str) -> Result<(), OnnxError> {
 }
 
 impl<'p> Lowering<'p, '_> {
-    /// `argsort` of a float32 activation along a per-sample axis, without TopK (whose
-    /// order of ties and of NaN ONNX leaves open): each entry's rank is the count of the
-    /// entries sorting before it (smaller, or NaN-free against a NaN, or equal and earlier;
-    /// greater descending, NaN first), a comparison of every pair along the axis, and the
-    /// index at rank `r` the sum of `i · [rankᵢ = r]`. Ties keep their input order, as
-    /// torch's stable sort does (torch leaves the order of ties open without it).
-    pub(super) fn argsort(
+    /// `x` with the per-sample axis `dim` names, as torch wraps it
+    /// (`maybe_wrap_dim(dim, rank, wrap_scalar=true)`: a 0-d tensor has dimension 0, which
+    /// −1 also names): a 0-d `x` (lifted, in a static export) is reshaped to its one entry,
+    /// and the flag says to reshape each result back ([`Lowering::scalar_again`]).
+    fn along_dim(
         &mut self,
-        node: &Node,
-        args: &Args<'_>,
         scope: &str,
-    ) -> Result<(), OnnxError> {
-        let x = self.tensor(args.tensor("self").or_shape()?)?;
-        if x.value().elem() != ElemType::Float32 {
-            return Err(arg_error(format!(
-                "argsort of a {} tensor is not exported; convert it with `.float()` first",
-                x.value().elem()
-            )));
+        x: Value,
+        dim: i64,
+    ) -> Result<(Value, usize, bool), OnnxError> {
+        let lifted = self.is_lifted();
+        if lifted && x.shape().is_empty() {
+            tensor::axis(dim, 1)?;
+            let x = self.g.reshape(scope, &x, &[1])?;
+            return Ok((x, 0, true));
         }
-        let axis = tensor::axis(args.int("dim").or_shape()?, x.rank())?;
-        x.sample_axis(axis, "argsort")?;
-        let descending = args.bool("descending").or_shape()?;
-        let last = x.rank() - 1;
+        let axis = row_axis(dim, &x, lifted)?;
+        Ok((x, axis, false))
+    }
+
+    /// A result computed along the one entry of a 0-d input ([`Lowering::along_dim`])
+    /// reshaped back to 0-d when `scalar`, as torch's is.
+    fn scalar_again(&mut self, scope: &str, y: Value, scalar: bool) -> Result<Value, OnnxError> {
+        if scalar {
+            self.g.reshape(scope, &y, &[])
+        } else {
+            Ok(y)
+        }
+    }
+
+    /// The int64 indices that sort float32 `x` along per-sample `axis` stably, without
+    /// TopK (whose order of ties and of NaN ONNX leaves open): each entry's rank is the
+    /// count of the entries sorting before it (smaller, or NaN-free against a NaN, or equal
+    /// and earlier; greater descending, NaN first), a comparison of every pair along the
+    /// axis, and the index at rank `r` the sum of `i · [rankᵢ = r]`. Ties keep their input
+    /// order, as torch's stable sort does (torch leaves the order of ties open without it).
+    fn stable_order(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        axis: usize,
+        descending: bool,
+    ) -> Result<Value, OnnxError> {
+        let last = x.shape().len() - 1;
         let mut swap: Vec<usize> = (0..=last).collect();
         swap.swap(axis, last);
-        let moved = x.transposed(&mut self.g, scope, &swap)?;
-        if moved.batch_axis() != Some(0) {
-            return Err(arg_error(
-                "argsort of a tensor whose batch is not its first dimension (or of a static tensor) is not exported".into(),
-            ));
-        }
-        let v = moved.value().clone();
-        let shape = v.shape().to_vec();
-        let (Some(&n), false) = (shape.last(), shape.is_empty()) else {
-            return Err(arg_error("argsort of a per-sample scalar".into()));
+        let v = if axis == last {
+            x.clone()
+        } else {
+            self.g.transpose(scope, x, &swap)?
         };
+        let shape = v.shape().to_vec();
+        let n = shape[last];
         let g = &mut self.g;
         // `a` indexes the entry ranked (i), `b` the one compared with it (j).
         let mut column = shape.clone();
@@ -178,10 +197,263 @@ impl<'p> Lowering<'p, '_> {
         );
         let index = g.reduce("ReduceSum", scope, &picked, &[inner - 1], false)?;
         let index = emit::cast(g, scope, &index, ElemType::Int64);
-        let y = moved
-            .with_value(index)?
-            .transposed(&mut self.g, scope, &swap)?;
-        self.bind_tensor(node, 0, y)
+        if axis == last {
+            Ok(index)
+        } else {
+            self.g.transpose(scope, &index, &swap)
+        }
+    }
+
+    /// `argsort(self, dim, descending)` and `argsort.stable` of a float32 activation along
+    /// a per-sample axis: [`Lowering::stable_order`].
+    pub(super) fn argsort(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
+        float32(&x, "argsort")?;
+        let (x, axis, scalar) = self.along_dim(scope, x, args.int("dim").or_shape()?)?;
+        let index = self.stable_order(scope, &x, axis, args.bool("descending").or_shape()?)?;
+        let index = self.scalar_again(scope, index, scalar)?;
+        self.bind(node, 0, index)
+    }
+
+    /// `sort(self, dim, descending)` and `sort.stable` of a float32 activation along a
+    /// per-sample axis: the values by `TopK` over the whole axis in torch's sort order
+    /// ([`Lowering::in_sort_order`]: NaN last ascending, first descending), the indices by
+    /// [`Lowering::stable_order`] (ties in input order, which torch's stable sort keeps and
+    /// its default sort leaves open).
+    pub(super) fn sort(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
+        float32(&x, "sort")?;
+        let (x, axis, scalar) = self.along_dim(scope, x, args.int("dim").or_shape()?)?;
+        let descending = args.bool("descending").or_shape()?;
+        let n = x.shape()[axis];
+        let count = self.g.constant_i64(&format!("{scope}.k"), &[n as i64]);
+        let top = Top {
+            count: &count,
+            k: n,
+            axis,
+            largest: descending,
+            sorted: true,
+        };
+        let (values, _) = self.in_sort_order(scope, &x, &top)?;
+        let values = self.scalar_again(scope, values, scalar)?;
+        self.bind(node, 0, values)?;
+        if self.output_name(node, 1).is_ok() {
+            let index = self.stable_order(scope, &x, axis, descending)?;
+            let index = self.scalar_again(scope, index, scalar)?;
+            self.bind(node, 1, index)?;
+        }
+        Ok(())
+    }
+
+    /// `kthvalue(self, k, dim, keepdim)`: the `k`-th smallest value along a per-sample
+    /// axis and its index, as torch's sort order ranks them (NaN above every number):
+    /// entry `k − 1` of `TopK` (smallest first, `k` kept) in that order
+    /// ([`Lowering::in_sort_order`]).
+    pub(super) fn kthvalue(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
+        numeric(&x, "kthvalue")?;
+        let (x, axis, scalar) = self.along_dim(scope, x, args.int("dim").or_shape()?)?;
+        let n = x.shape()[axis];
+        let k = args.int("k").or_shape()?;
+        let k = u64::try_from(k)
+            .ok()
+            .filter(|k| (1..=n).contains(k))
+            .ok_or_else(|| {
+                arg_error(format!(
+                    "kthvalue's k = {k} is outside 1..={n}, the size of its dimension"
+                ))
+            })?;
+        let keep = args.bool("keepdim").or_shape()?;
+        let count = self.g.constant_i64(&format!("{scope}.k"), &[k as i64]);
+        let top = Top {
+            count: &count,
+            k,
+            axis,
+            largest: false,
+            sorted: true,
+        };
+        let (values, indices) = self.in_sort_order(scope, &x, &top)?;
+        for (output, sorted) in [values, indices].into_iter().enumerate() {
+            if output == 1 && self.output_name(node, 1).is_err() {
+                break;
+            }
+            let kth = self.g.slice(scope, &sorted, axis, k - 1..k)?;
+            let kth = if scalar {
+                self.g.reshape(scope, &kth, &[])?
+            } else if keep {
+                kth
+            } else {
+                let shape = with_axis(&kth, axis, None);
+                self.g.reshape(scope, &kth, &shape)?
+            };
+            self.bind(node, output, kth)?;
+        }
+        Ok(())
+    }
+
+    /// `cummax`/`cummin(self, dim)` of a float32 activation along a per-sample axis, as
+    /// torch's `cummax_cummin_helper` scans it: entry `i` takes the latest `j ≤ i` whose
+    /// value is at least (`cummax`; at most, `cummin`) every one before it, and once a
+    /// NaN is met only a later NaN replaces it. So the index is the last `j ≤ i` holding
+    /// NaN when one is among `0…i`, else the last holding the extreme of `0…i`; each pair
+    /// `(i, j)` is compared, and the value is read at that index (sign of zero included).
+    pub(super) fn running_extreme(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        largest: bool,
+    ) -> Result<(), OnnxError> {
+        let op = if largest { "cummax" } else { "cummin" };
+        let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
+        float32(&x, op)?;
+        let (x, axis, scalar) = self.along_dim(scope, x, args.int("dim").or_shape()?)?;
+        let last = x.shape().len() - 1;
+        let mut swap: Vec<usize> = (0..=last).collect();
+        swap.swap(axis, last);
+        let v = if axis == last {
+            x.clone()
+        } else {
+            self.g.transpose(scope, &x, &swap)?
+        };
+        let shape = v.shape().to_vec();
+        let n = shape[last];
+        let g = &mut self.g;
+        // `i` (the entry computed) indexes axis `last`, `j` (a candidate) the one after.
+        let mut row = shape.clone();
+        row.insert(last, 1);
+        let mut pair = shape.clone();
+        pair.push(n);
+        let (bool_, f32_) = (ElemType::Bool, ElemType::Float32);
+        let b = g.reshape(scope, &v, &row)?;
+        let nan_b = emit::single(g.typed_node(
+            "IsNaN",
+            scope,
+            vec![b.name().to_owned()],
+            vec![],
+            vec![(row.clone(), bool_)],
+        ));
+        let up_to: Vec<f64> = (0..n)
+            .flat_map(|i| (0..n).map(move |j| f64::from(u8::from(j <= i))))
+            .collect();
+        let up_to = g.typed_constant(&format!("{scope}.up_to"), vec![n, n], &up_to, bool_)?;
+        let beyond = if largest {
+            f32::NEG_INFINITY
+        } else {
+            f32::INFINITY
+        };
+        let beyond = g.constant_scalar(&format!("{scope}.beyond"), beyond);
+        // The candidates before NaN is met: NaN and the entries after `i` can never win.
+        let number = emit::typed(
+            g,
+            "Where",
+            scope,
+            [nan_b.name(), beyond.name(), b.name()],
+            &row,
+            f32_,
+        );
+        let held = emit::typed(
+            g,
+            "Where",
+            scope,
+            [up_to.name(), number.name(), beyond.name()],
+            &pair,
+            f32_,
+        );
+        let reduce = if largest { "ReduceMax" } else { "ReduceMin" };
+        let extreme = g.reduce(reduce, scope, &held, &[last + 1], true)?;
+        let is_extreme = emit::typed(g, "Equal", scope, [b.name(), extreme.name()], &pair, bool_);
+        let nan_seen = emit::typed(g, "And", scope, [up_to.name(), nan_b.name()], &pair, bool_);
+        let nan_seen = emit::cast(g, scope, &nan_seen, f32_);
+        let nan_seen = g.reduce("ReduceMax", scope, &nan_seen, &[last + 1], true)?;
+        let nan_seen = emit::cast(g, scope, &nan_seen, bool_);
+        // NaN once one is met, else the extreme: (seen ∧ NaN) ∨ (¬seen ∧ extreme).
+        let nan_wins = emit::typed(
+            g,
+            "And",
+            scope,
+            [nan_seen.name(), nan_b.name()],
+            &pair,
+            bool_,
+        );
+        let unseen = emit::single(g.typed_node(
+            "Not",
+            scope,
+            vec![nan_seen.name().to_owned()],
+            vec![],
+            vec![(nan_seen.shape().to_vec(), bool_)],
+        ));
+        let number_wins = emit::typed(
+            g,
+            "And",
+            scope,
+            [unseen.name(), is_extreme.name()],
+            &pair,
+            bool_,
+        );
+        let wins = emit::typed(
+            g,
+            "Or",
+            scope,
+            [nan_wins.name(), number_wins.name()],
+            &pair,
+            bool_,
+        );
+        let wins = emit::typed(g, "And", scope, [wins.name(), up_to.name()], &pair, bool_);
+        let wins = emit::cast(g, scope, &wins, f32_);
+        let places: Vec<f64> = (0..n).map(|j| j as f64).collect();
+        let places = g.typed_constant(&format!("{scope}.places"), vec![n], &places, f32_)?;
+        let latest = emit::typed(g, "Mul", scope, [wins.name(), places.name()], &pair, f32_);
+        let index = g.reduce("ReduceMax", scope, &latest, &[last + 1], true)?;
+        // The value at that index: the one match summed with −0.0 everywhere else.
+        let at = emit::typed(
+            g,
+            "Equal",
+            scope,
+            [places.name(), index.name()],
+            &pair,
+            bool_,
+        );
+        let zero = g.constant_scalar(&format!("{scope}.zero"), -0.0);
+        let picked = emit::typed(
+            g,
+            "Where",
+            scope,
+            [at.name(), b.name(), zero.name()],
+            &pair,
+            f32_,
+        );
+        let values = g.reduce("ReduceSum", scope, &picked, &[last + 1], false)?;
+        let index = g.reshape(scope, &index, &shape)?;
+        let index = emit::cast(g, scope, &index, ElemType::Int64);
+        for (output, y) in [values, index].into_iter().enumerate() {
+            if output == 1 && self.output_name(node, 1).is_err() {
+                break;
+            }
+            let y = if axis == last {
+                y
+            } else {
+                self.g.transpose(scope, &y, &swap)?
+            };
+            let y = self.scalar_again(scope, y, scalar)?;
+            self.bind(node, output, y)?;
+        }
+        Ok(())
     }
 
     /// `ArgMax`/`ArgMin` (`onnx`) of `x` along per-sample `axis`: int64 indices. Where a
@@ -272,13 +544,14 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, reduce)?;
-        let dim = args.int("dim").or_shape()?;
-        let axis = row_axis(dim, &x, self.is_lifted())?;
+        let (x, axis, scalar) = self.along_dim(scope, x, args.int("dim").or_shape()?)?;
         let keep = args.bool("keepdim").or_shape()?;
         let values = self.g.reduce(reduce, scope, &x, &[axis], keep)?;
+        let values = self.scalar_again(scope, values, scalar)?;
         self.bind(node, 0, values)?;
         if self.output_name(node, 1).is_ok() {
             let indices = self.arg_extreme(arg, scope, &x, axis, keep)?;
+            let indices = self.scalar_again(scope, indices, scalar)?;
             self.bind(node, 1, indices)?;
         }
         Ok(())
@@ -299,7 +572,7 @@ impl<'p> Lowering<'p, '_> {
         }
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, "TopK")?;
-        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
+        let (x, axis, scalar) = self.along_dim(scope, x, args.int("dim").or_shape()?)?;
         let k = match args.get("k") {
             Some(Argument::Int(k)) => u64::try_from(*k).ok(),
             _ => None,
@@ -322,28 +595,39 @@ impl<'p> Lowering<'p, '_> {
             largest,
             sorted,
         };
-        let (values, indices) = if x.elem() == ElemType::Float32 {
-            // torch ranks NaN above every number, +inf included, largest or smallest: rank
-            // each NaN as +inf, then put NaN back where torch's sorted result has its NaNs,
-            // the positions the same TopK over the NaN flags gives 1 (first for `largest`,
-            // last otherwise). An unsorted result is sorted, which torch allows.
-            let top = Top {
-                sorted: true,
-                ..top
-            };
-            let flags = self.g.nan_flags(scope, &x);
-            let ranked = self.g.fill_where(scope, &flags, f32::INFINITY, &x)?;
-            let (values, indices) = self.top_k(scope, &ranked, &top);
-            let (held, _) = self.top_k(scope, &flags, &top);
-            (self.g.nan_where(scope, &held, &values)?, indices)
-        } else {
-            self.top_k(scope, &x, &top)
-        };
+        let (values, indices) = self.in_sort_order(scope, &x, &top)?;
+        let values = self.scalar_again(scope, values, scalar)?;
         self.bind(node, 0, values)?;
         if self.output_name(node, 1).is_ok() {
+            let indices = self.scalar_again(scope, indices, scalar)?;
             self.bind(node, 1, indices)?;
         }
         Ok(())
+    }
+
+    /// `TopK` of `x` as `top` says, in torch's sort order: for float32, torch ranks NaN
+    /// above every number, +inf included, largest or smallest, so each NaN is ranked as
+    /// +inf and NaN put back where torch's sorted result has its NaNs, the positions the
+    /// same TopK over the NaN flags gives 1 (first for `largest`, last otherwise). An
+    /// unsorted result is sorted, which torch allows.
+    pub(super) fn in_sort_order(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        top: &Top<'_>,
+    ) -> Result<(Value, Value), OnnxError> {
+        if x.elem() != ElemType::Float32 {
+            return Ok(self.top_k(scope, x, top));
+        }
+        let top = Top {
+            sorted: true,
+            ..*top
+        };
+        let flags = self.g.nan_flags(scope, x);
+        let ranked = self.g.fill_where(scope, &flags, f32::INFINITY, x)?;
+        let (values, indices) = self.top_k(scope, &ranked, &top);
+        let (held, _) = self.top_k(scope, &flags, &top);
+        Ok((self.g.nan_where(scope, &held, &values)?, indices))
     }
 
     /// ONNX `TopK` of `x` as `top` says: values and int64 indices.
