@@ -12,6 +12,7 @@
 //! where torch gives 0); predicates give bools, held as 0/1.
 
 use super::args::Args;
+use super::eval::axis;
 use super::program::{Argument, Node};
 
 /// One element-wise function of a rule, named as its ONNX operator.
@@ -582,16 +583,6 @@ pub const RELAYOUTS: &[&str] = &[
     "numpy_T.default",
     "matrix_H.default",
 ];
-
-/// An axis of a rank-`rank` tensor from torch's possibly negative `dim`.
-fn axis(dim: i64, rank: usize) -> Result<usize, String> {
-    let r = rank as i64;
-    let a = if dim < 0 { dim + r } else { dim };
-    usize::try_from(a)
-        .ok()
-        .filter(|&a| a < rank)
-        .ok_or_else(|| format!("dimension {dim} is out of range for a rank-{rank} tensor"))
-}
 
 /// The steps torch's decomposition of layout op `op` (one of [`RELAYOUTS`]) takes on
 /// argument `self` of rank `rank`, in order; `None` for any other op.

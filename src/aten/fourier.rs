@@ -22,6 +22,7 @@
 use std::f64::consts::PI;
 
 use super::args::Args;
+use super::eval::axis;
 use super::program::{Argument, Node};
 
 /// One axis of a transform: along `axis`, `input` entries become `output`; `cos` and
@@ -47,15 +48,6 @@ pub const REAL_TRANSFORMS: &[&str] = &[
 
 /// The shifts planned here, by aten overload.
 pub const SHIFTS: &[&str] = &["fft_fftshift.default", "fft_ifftshift.default"];
-
-fn axis(dim: i64, rank: usize) -> Result<usize, String> {
-    let r = rank as i64;
-    let a = if dim < 0 { dim + r } else { dim };
-    usize::try_from(a)
-        .ok()
-        .filter(|&a| a < rank)
-        .ok_or_else(|| format!("dimension {dim} is out of range for a rank-{rank} tensor"))
-}
 
 /// An int-list argument that may be one int, `None` or absent (`None` then).
 fn ints(args: &Args<'_>, name: &str) -> Result<Option<Vec<i64>>, String> {

@@ -33,7 +33,8 @@ A sample's `verdict` is one of `VERDICTS`:
 
 Orthogonal to the verdict, `mixes` says whether the op mixes values along the first axis
 on this sample (at least two rows; `None` otherwise): the input's rows are redrawn one at
-a time and an output element that changes for two different rows depends on both. An op
+a time (to random values, zeros, a value above all and one below; from the input and from zeros)
+and an output element that changes for two different rows depends on both. An op
 also mixes the first axis when it does not treat the rows alike, by their place: moving
 each row one place on (a cyclic shift) must move the rows of some output axis the same
 way (one row per input row, or a block of rows each, as a flatten makes), or leave an
@@ -121,9 +122,9 @@ def samples(op):
 class OpModule(torch.nn.Module):
     """`forward(x) = op(x, *args, **kwargs)`, the other arguments constants."""
 
-    def __init__(self, fn, args, kwargs):
+    def __init__(self, fn, args=(), kwargs=None):
         super().__init__()
-        self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.fn, self.args, self.kwargs = fn, args, kwargs or {}
 
     def forward(self, x):
         out = self.fn(x, *self.args, **self.kwargs)
@@ -181,15 +182,44 @@ def deterministic(fn, x):
 
 def mixes_batch(fn, x):
     """Whether some output element changes when two different rows of `x` are redrawn
-    (each alone); None when `x` is a scalar or has fewer than two rows."""
+    (each alone); None when `x` is a scalar or has fewer than two rows. A saturated
+    result hides one kind of redraw (`any` of a random input stays true, a whole-tensor
+    median keeps its rank when a row is redrawn around it), so rows are redrawn four
+    ways (random, zero, above and below every value) from the input and from all zeros."""
     if x.dim() < 1 or x.shape[0] < 2:
         return None
-    base = flat_outputs(fn(x.clone()))
     gen = torch.Generator().manual_seed(7)
+    scale = float(x.abs().max()) + 1
+    draws = (lambda shape: torch.randn(shape, generator=gen) * scale,
+             lambda shape: torch.zeros(shape),
+             lambda shape: torch.full(shape, scale),
+             lambda shape: torch.full(shape, -scale))
+    mixes = rows_interact(fn, x, draws[0])
+    if mixes is None:
+        return None
+    for start, draw in [*((x, d) for d in draws[1:]), *((torch.zeros_like(x), d) for d in draws)]:
+        if mixes:
+            return True
+        try:
+            mixes = bool(rows_interact(fn, start, draw))
+        except Exception:  # noqa: BLE001 - outside the op's domain: nothing to conclude
+            mixes = False
+    if mixes:
+        return True
+    base = flat_outputs(fn(x.clone()))
+    shifted = flat_outputs(fn(x.roll(1, 0)))
+    return not all(follows_rows(o, b, x.shape[0]) for o, b in zip(shifted, base))
+
+
+def rows_interact(fn, x, draw):
+    """Whether redrawing two different rows of `x` (each alone, to `draw(shape)`) changes
+    one output element, or one row changes the output's shape; None when no redrawn
+    input is in the op's domain."""
+    base = flat_outputs(fn(x.clone()))
     touched = [torch.zeros(o.shape, dtype=torch.int64) for o in base]
     for row in range(x.shape[0]):
         y = x.clone()
-        y[row] = torch.randn(y[row].shape, generator=gen) * (x.abs().max() + 1)
+        y[row] = draw(y[row].shape)
         try:
             outs = flat_outputs(fn(y))
         except Exception:  # noqa: BLE001 - outside the op's domain: another row instead
@@ -204,10 +234,7 @@ def mixes_batch(fn, x):
             changed = ~((o == b) | (torch.isnan(o) & torch.isnan(b))) if o.is_floating_point() \
                 else o != b
             t += changed.to(torch.int64)
-    if any(bool((t > 1).any()) for t in touched):
-        return True
-    shifted = flat_outputs(fn(x.roll(1, 0)))
-    return not all(follows_rows(o, b, x.shape[0]) for o, b in zip(shifted, base))
+    return any(bool((t > 1).any()) for t in touched)
 
 
 def equal_outputs(a, b):

@@ -52,19 +52,10 @@ CASES = {
 }
 
 
-class Op(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_band_edges_come_out_as_torch_gives_them(name, tmp_path):
     x = edged(3, 4, 6, seed=len(name))
-    module = Op(CASES[name])
+    module = _opinfo.OpModule(CASES[name])
     archive, out = tmp_path / "m.pt2", tmp_path / "m.onnx"
     assert _opinfo.export(module, x, archive), "the batch must stay dynamic"
     ok(run_ckpt("to-onnx", archive, "-o", out))

@@ -40,17 +40,8 @@ def inputs(shape, seed):
     return out
 
 
-class Op(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
-
-
 def convert(fn, xs, tmp_path):
-    module = Op(fn).eval()
+    module = _opinfo.OpModule(fn).eval()
     program = torch.export.export(module, (xs[0],),
                                   dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
     archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
@@ -234,7 +225,7 @@ def test_softplus_switches_to_x_above_the_threshold_as_torch_does(name, tmp_path
 
 
 def convert_static(fn, x, tmp_path):
-    module = Op(fn).eval()
+    module = _opinfo.OpModule(fn).eval()
     program = torch.export.export(module, (x,))
     archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
     torch.export.save(program, str(archive))

@@ -20,15 +20,6 @@ import _opinfo
 from _util import ok, run_ckpt
 
 
-class Op(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
-
-
 def well_conditioned(batch, n, seed):
     gen = torch.Generator().manual_seed(seed)
     q, _ = torch.linalg.qr(torch.randn(batch, n, n, generator=gen, dtype=torch.float64))
@@ -57,7 +48,7 @@ def pivoting(n):
 
 
 def convert(fn, x, tmp_path, dynamic=True):
-    module = Op(fn).eval()
+    module = _opinfo.OpModule(fn).eval()
     shapes = {"x": {0: torch.export.Dim("batch")}} if dynamic else None
     program = torch.export.export(module, (x,), dynamic_shapes=shapes)
     archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
@@ -192,7 +183,7 @@ def test_matrix_norms_without_singular_values_match_torch(name, tmp_path):
     xs[1][1, 2, 1] = float("nan")
     fn = MATRIX_NORMS[name]
     try:
-        torch.export.export(Op(fn).eval(), (xs[0],),
+        torch.export.export(_opinfo.OpModule(fn).eval(), (xs[0],),
                             dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
     except torch._dynamo.exc.UserError:
         # torch's export of a numeric order fixes the batch: ckpt makes the traced batch

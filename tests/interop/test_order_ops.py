@@ -19,15 +19,6 @@ from _util import ok, run_ckpt
 NAN, INF = float("nan"), float("inf")
 
 
-class Op(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
-
-
 def rows(shape, seed, nan_rows=True):
     """Inputs of `shape` (batch first) at batch sizes 2 and 5, distinct values (so that a
     median has one index), with special rows along the last axis: a NaN, +inf and −inf,
@@ -48,7 +39,7 @@ def rows(shape, seed, nan_rows=True):
 
 
 def convert(fn, xs, tmp_path, static=False):
-    module = Op(fn).eval()
+    module = _opinfo.OpModule(fn).eval()
     dynamic = None if static else {"x": {0: torch.export.Dim("batch")}}
     program = torch.export.export(module, (xs[0],), dynamic_shapes=dynamic)
     archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
@@ -148,7 +139,7 @@ MIXING = {
 def test_order_statistics_that_mix_samples_are_refused_by_name(name, tmp_path):
     fn, reason = MIXING[name]
     xs = rows((4, 5), 23)
-    module = Op(fn).eval()
+    module = _opinfo.OpModule(fn).eval()
     # torch's quantile bounds the count of values it sorts by 2^24.
     batch = torch.export.Dim("batch", max=1 << 24)
     program = torch.export.export(module, (xs[0],), dynamic_shapes={"x": {0: batch}})

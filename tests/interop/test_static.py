@@ -16,15 +16,6 @@ import _opinfo
 from _util import ok, run_ckpt
 
 
-class Op(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
-
-
 CASES = {
     "select_row_0": (lambda x: x[0] * 2, (1, 3, 4)),
     "sum_axis_0": (lambda x: x.sum(0), (3, 4)),
@@ -51,11 +42,12 @@ CASES = {
     "meshgrid_of_a_0d_input": (lambda x: torch.meshgrid(x, indexing="ij"), ()),
     "meshgrid_of_three_xy": (lambda x: torch.meshgrid(x, x[:2] * 2, x + 1, indexing="xy"), (3,)),
     "meshgrid_of_two_ij": (lambda x: torch.meshgrid(x, x[:2] * 2, indexing="ij"), (3,)),
+    "gram_across_rows": (lambda x: (x @ (x * 2).transpose(0, 1)).softmax(-1) @ x, (3, 4)),
 }
 
 
 def exported(fn, shape, tmp_path):
-    module = Op(fn).eval()
+    module = _opinfo.OpModule(fn).eval()
     x = torch.randn(shape, generator=torch.Generator().manual_seed(0))
     archive = tmp_path / "m.pt2"
     torch.export.save(torch.export.export(module, (x,)), str(archive))
@@ -84,9 +76,30 @@ def test_the_same_programs_still_mix_samples_under_a_dynamic_batch(tmp_path):
     assert "mixes samples" in proc.stderr or "the batch" in proc.stderr, proc.stderr
 
 
+MIXING_PRODUCTS = {
+    # timm csatv2's single-head attention over [B, N] rows: q @ k.transpose(-1, -2) is [B, B].
+    "pairs each sample of one operand with every sample of the other":
+        lambda x: (x @ (x * 2).transpose(0, 1)).softmax(-1) @ x,
+    "sums over the batch": lambda x: x.transpose(0, 1) @ (x + 1),
+}
+
+
+@pytest.mark.parametrize("how", sorted(MIXING_PRODUCTS))
+def test_a_matrix_product_across_samples_is_refused_saying_how(how, tmp_path):
+    from torch.export import Dim
+    module = _opinfo.OpModule(MIXING_PRODUCTS[how]).eval()
+    program = torch.export.export(module, (torch.randn(3, 4),),
+                                  dynamic_shapes={"x": {0: Dim("batch")}})
+    archive = tmp_path / "m.pt2"
+    torch.export.save(program, str(archive))
+    proc = run_ckpt("to-onnx", archive, "-o", tmp_path / "m.onnx")
+    assert proc.returncode == 1
+    assert f"{how}: it mixes samples" in proc.stderr, proc.stderr
+
+
 def test_a_declared_dynamic_dimension_is_refused_in_static_mode(tmp_path):
     from torch.export import Dim
-    module = Op(lambda x: x * 2).eval()
+    module = _opinfo.OpModule(lambda x: x * 2).eval()
     program = torch.export.export(module, (torch.randn(3, 4),),
                                   dynamic_shapes={"x": {0: Dim("batch")}})
     archive = tmp_path / "m.pt2"
@@ -101,7 +114,7 @@ def test_a_declared_dynamic_dimension_is_refused_in_static_mode(tmp_path):
 
 def test_a_repeat_of_the_batch_is_refused_saying_why(tmp_path):
     from torch.export import Dim
-    module = Op(lambda x: x.tile((2, 3, 2))).eval()
+    module = _opinfo.OpModule(lambda x: x.tile((2, 3, 2))).eval()
     program = torch.export.export(module, (torch.randn(3, 2),),
                                   dynamic_shapes={"x": {0: Dim("batch")}})
     archive = tmp_path / "m.pt2"

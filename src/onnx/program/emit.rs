@@ -246,22 +246,18 @@ pub fn binary(
     Ok(binary_node(g, op, scope, [a.name(), b.name()], shape))
 }
 
-/// The node `op(a, b)` broadcast to `shape`, with element type `elem` as the caller states it.
-pub fn typed_binary(
+/// The node `op(inputs…)` (`Add(a, b)`, `Where(c, a, b)`) broadcast to `shape`, with
+/// element type `elem` as the caller states it.
+pub fn typed<const N: usize>(
     g: &mut GraphBuilder,
     op: &'static str,
     scope: &str,
-    [a, b]: [&str; 2],
+    inputs: [&str; N],
     shape: &[u64],
     elem: ElemType,
 ) -> Value {
-    single(g.typed_node(
-        op,
-        scope,
-        vec![a.to_owned(), b.to_owned()],
-        vec![],
-        vec![(shape.to_vec(), elem)],
-    ))
+    let inputs = inputs.iter().map(|&name| name.to_owned()).collect();
+    single(g.typed_node(op, scope, inputs, vec![], vec![(shape.to_vec(), elem)]))
 }
 
 /// The node `op(a, b)` of per-sample `shape`, at the operands' element type. ONNX's `Min`

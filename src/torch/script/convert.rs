@@ -1005,6 +1005,14 @@ impl Converter<'_> {
             .and_then(|name| ops::lookup(name, &passed, &keywords))
             .ok_or_else(|| fail(unread_call(op, &passed, &keywords)))?;
         let mut named = name_args(schema, args, kwargs).map_err(&fail)?;
+        let numbers = Node {
+            inputs: node_inputs(schema, &named).map_err(&fail)?,
+            ..traced_node(schema.target, call, String::new())
+        };
+        if let Some(number) = numbers_only(&numbers).map_err(&fail)? {
+            self.values.insert(call.output, number);
+            return Ok(());
+        }
         self.number_as_tensor(&mut named, schema, call);
         let output = format!(
             "{}_{}",
@@ -1042,31 +1050,9 @@ impl Converter<'_> {
             _ => (schema.target, named, None),
         };
         let mut node = Node {
-            target: format!("torch.ops.aten.{overload}"),
-            inputs: Vec::new(),
-            outputs: vec![Argument::Tensor(output.clone())],
-            metadata: metadata(&call.site),
-            name: Some(output.clone()),
+            inputs: node_inputs(schema, &named).map_err(&fail)?,
+            ..traced_node(overload, call, output.clone())
         };
-        for (name, val) in &named {
-            let arg = if *name == "dtype" {
-                dtype(val)
-            } else if schema.name() == "arange" && *val == Val::Batch(1) {
-                // `arange(B)`: each sample's index, which the lowering follows.
-                Ok(Argument::SymInt(SymInt::Expr(BATCH.into())))
-            } else {
-                argument(val)
-            }
-            .map_err(|e| fail(format!("argument `{name}` of {}: {e}", schema.signature())))?;
-            node.inputs.push(NamedArgument {
-                name: (*name).to_owned(),
-                arg,
-            });
-        }
-        if let Some(number) = numbers_only(&node).map_err(&fail)? {
-            self.values.insert(call.output, number);
-            return Ok(());
-        }
         let list = shape::split::pieces_of(&node, overload).is_some();
         if list && !constant_op {
             let dims = |n: &str| self.dims_at(n, &named, lead);
@@ -1273,18 +1259,10 @@ impl Converter<'_> {
     /// `self` or `src` typed `Tensor`) made the 0-d tensor it is:
     /// a `scalar_tensor` node (int64 for an integer, float32 for a float, bool for a bool).
     /// BEiT writes a size into its relative position index with `copy_(view, n)`.
+    /// Called once [`numbers_only`] has declined the call: an op on numbers alone whose
+    /// result is a number (`(7 - H % 7) % 7` on sizes) never gets here, but one whose result
+    /// is a tensor (kornia's `unsqueeze(factor, 0)`) does, and its number becomes a tensor.
     fn number_as_tensor(&mut self, named: &mut Named, schema: &Schema, call: &Call) {
-        // An op on numbers alone (`(7 - H % 7) % 7` on sizes) is computed as a number
-        // ([`numbers_only`]).
-        let tensor = |v: &Val| {
-            matches!(
-                v,
-                Val::Activation { .. } | Val::Stored { .. } | Val::Moved { .. } | Val::List(_)
-            )
-        };
-        if !named.iter().any(|(_, v)| tensor(v)) {
-            return;
-        }
         for (arg, value) in named.iter_mut() {
             let tensor_only = ["self", "src"].contains(arg)
                 && schema
@@ -1927,6 +1905,39 @@ fn in_place(schema: &Schema, call: &Call) -> Option<ValueId> {
         (true, Some(Operand::Value(changed))) => Some(*changed),
         _ => None,
     }
+}
+
+/// The aten node of a traced call to `target` with output `output` (inputs left to fill).
+fn traced_node(target: &str, call: &Call, output: String) -> Node {
+    Node {
+        target: format!("torch.ops.aten.{target}"),
+        inputs: Vec::new(),
+        outputs: vec![Argument::Tensor(output.clone())],
+        metadata: metadata(&call.site),
+        name: Some(output),
+    }
+}
+
+/// The aten node inputs of a traced call's `named` arguments, read by `schema`.
+fn node_inputs(schema: &Schema, named: &[(&str, Val)]) -> Result<Vec<NamedArgument>, String> {
+    named
+        .iter()
+        .map(|(name, val)| {
+            let arg = if *name == "dtype" {
+                dtype(val)
+            } else if schema.name() == "arange" && *val == Val::Batch(1) {
+                // `arange(B)`: each sample's index, which the lowering follows.
+                Ok(Argument::SymInt(SymInt::Expr(BATCH.into())))
+            } else {
+                argument(val)
+            }
+            .map_err(|e| format!("argument `{name}` of {}: {e}", schema.signature()))?;
+            Ok(NamedArgument {
+                name: (*name).to_owned(),
+                arg,
+            })
+        })
+        .collect()
 }
 
 /// The number an element-wise op computes from numbers alone (`(7 - H % 7) % 7` on sizes

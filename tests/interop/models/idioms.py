@@ -311,3 +311,9 @@ class MaskedPut(nn.Module):  # Longformer's global attention marks: `mask[ids ==
         bias = (ids > 4).float() * -2.0
         bias[ids == 2] = torch.finfo(torch.float32).max
         return x.mean(2) + bias.clamp(max=7.0)
+class BroadcastFactor(nn.Module):  # kornia's adjust_brightness: a 0-d factor made the image's rank by `factor[..., None]`
+    def forward(self, x):
+        factor = torch.as_tensor(0.2, device=x.device, dtype=x.dtype)
+        while factor.dim() != x.dim():
+            factor = factor[..., None]
+        return (x + factor).clamp(0.0, 1.0)

@@ -451,11 +451,29 @@ impl<'p> Lowering<'p, '_> {
     }
 
     /// `a × b` over the last two dimensions; the leading ones, the batch among them,
-    /// must be equal.
+    /// must be equal (in a static export, any two matrices or stacks of them). Operands with the batch in different places are refused as mixing
+    /// samples: the batch on a contracted dimension sums over samples, and on a row of one
+    /// and a column of the other (timm csatv2's `q @ k.transpose(-1, -2)` of `[B, N]`
+    /// rows) pairs every sample with every other.
     fn product(&mut self, a: &Tensor, b: &Tensor, scope: &str) -> Result<Tensor, OnnxError> {
-        if a.rank() < 3 || !a.same_batch(b) {
+        if let (Some(i), Some(j)) = (a.batch_axis(), b.batch_axis()) {
+            if !a.same_batch(b) {
+                let contracted_b = b.rank().saturating_sub(2);
+                let how = if i + 1 == a.rank() || j == contracted_b {
+                    "sums over the batch"
+                } else {
+                    "pairs each sample of one operand with every sample of the other"
+                };
+                return Err(arg_error(format!(
+                    "the matrix product of {} and {} {how}: it mixes samples; only ops that treat each sample alike are exported",
+                    tensor::show(&a.sizes()),
+                    tensor::show(&b.sizes())
+                )));
+            }
+        }
+        if a.value().shape().len() < 2 || !a.same_batch(b) {
             return Err(arg_error(format!(
-                "matrix product of {} and {}: equal ranks of at least 3 with the batch on the same dimension are exported",
+                "matrix product of {} and {}: operands of equal rank with two dimensions besides the batch (on the same dimension in both) are exported",
                 tensor::show(&a.sizes()),
                 tensor::show(&b.sizes())
             )));

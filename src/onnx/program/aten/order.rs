@@ -20,14 +20,8 @@ use super::select_top::Top;
 use super::{arg_error, row_axis, OrShape};
 
 /// `Where(condition, a, b)` broadcast to `shape` (float32).
-fn choose(g: &mut GraphBuilder, scope: &str, [c, a, b]: [&str; 3], shape: &[u64]) -> Value {
-    emit::single(g.typed_node(
-        "Where",
-        scope,
-        vec![c.to_owned(), a.to_owned(), b.to_owned()],
-        vec![],
-        vec![(shape.to_vec(), ElemType::Float32)],
-    ))
+fn choose(g: &mut GraphBuilder, scope: &str, inputs: [&str; 3], shape: &[u64]) -> Value {
+    emit::typed(g, "Where", scope, inputs, shape, ElemType::Float32)
 }
 
 /// A float32 activation, or a refusal naming `op`.
@@ -76,7 +70,7 @@ impl Lowering<'_, '_> {
         );
         let g = &mut self.g;
         let one = g.constant_scalar(&format!("{scope}.one"), 1.0);
-        let kept = emit::typed_binary(
+        let kept = emit::typed(
             g,
             "Sub",
             scope,
@@ -94,7 +88,7 @@ impl Lowering<'_, '_> {
             &places,
             ElemType::Float32,
         )?;
-        let before = emit::typed_binary(
+        let before = emit::typed(
             g,
             "Less",
             scope,
@@ -118,7 +112,7 @@ impl Lowering<'_, '_> {
     fn read_at(&mut self, scope: &str, sorted: &Sorted, at: &Value) -> Result<Value, OnnxError> {
         let g = &mut self.g;
         let shape = sorted.values.shape().to_vec();
-        let hit = emit::typed_binary(
+        let hit = emit::typed(
             g,
             "Equal",
             scope,
@@ -150,7 +144,7 @@ impl Lowering<'_, '_> {
         let rank = if stat.skip_nan {
             // q · (present − 1), below 0 (no value) read as 0.
             let one = g.constant_scalar(&format!("{scope}.one"), 1.0);
-            let less = emit::typed_binary(
+            let less = emit::typed(
                 g,
                 "Sub",
                 scope,
@@ -159,7 +153,7 @@ impl Lowering<'_, '_> {
                 ElemType::Float32,
             );
             let q = g.constant_scalar(&format!("{scope}.q"), stat.q);
-            let rank = emit::typed_binary(
+            let rank = emit::typed(
                 g,
                 "Mul",
                 scope,
@@ -171,7 +165,7 @@ impl Lowering<'_, '_> {
         } else {
             // q · (n − 1), or the last position (a NaN) when a NaN is there.
             let all = g.constant_scalar(&format!("{scope}.n"), n as f32);
-            let complete = emit::typed_binary(
+            let complete = emit::typed(
                 g,
                 "Less",
                 scope,
@@ -204,7 +198,7 @@ impl Lowering<'_, '_> {
         let half = g.constant_scalar(&format!("{scope}.half"), 0.5);
         if stat.interpolation == Interpolation::Midpoint {
             // lerp by 0.5: end − (end − start) · 0.5.
-            let part = emit::typed_binary(
+            let part = emit::typed(
                 g,
                 "Mul",
                 scope,
@@ -217,7 +211,7 @@ impl Lowering<'_, '_> {
         // torch's lerp: start + w·(end − start) for |w| < 0.5, else end − (end − start)·(1 − w).
         let weight = g.sub(scope, &rank, &below)?;
         let size = g.unary("Abs", scope, &weight, vec![]);
-        let small = emit::typed_binary(
+        let small = emit::typed(
             g,
             "Less",
             scope,
@@ -228,7 +222,7 @@ impl Lowering<'_, '_> {
         let rise = g.mul(scope, &weight, &step)?;
         let from_low = g.add(scope, &low, &rise)?;
         let one = g.constant_scalar(&format!("{scope}.one"), 1.0);
-        let rest = emit::typed_binary(
+        let rest = emit::typed(
             g,
             "Sub",
             scope,
@@ -260,7 +254,7 @@ impl Lowering<'_, '_> {
         let g = &mut self.g;
         let shape = x.shape().to_vec();
         let bool_ = ElemType::Bool;
-        let equal = emit::typed_binary(g, "Equal", scope, [x.name(), value.name()], &shape, bool_);
+        let equal = emit::typed(g, "Equal", scope, [x.name(), value.name()], &shape, bool_);
         let is_nan = |g: &mut GraphBuilder, v: &Value| {
             emit::single(g.typed_node(
                 "IsNaN",
@@ -272,8 +266,8 @@ impl Lowering<'_, '_> {
         };
         let nan_x = is_nan(g, x);
         let nan_v = is_nan(g, value);
-        let both = emit::typed_binary(g, "And", scope, [nan_x.name(), nan_v.name()], &shape, bool_);
-        let holds = emit::typed_binary(g, "Or", scope, [equal.name(), both.name()], &shape, bool_);
+        let both = emit::typed(g, "And", scope, [nan_x.name(), nan_v.name()], &shape, bool_);
+        let holds = emit::typed(g, "Or", scope, [equal.name(), both.name()], &shape, bool_);
         let holds = emit::cast(g, scope, &holds, ElemType::Float32);
         self.arg_index("ArgMax", scope, &holds, axis, true)
     }

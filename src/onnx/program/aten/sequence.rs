@@ -29,7 +29,7 @@ fn float_node(
     operands: [&str; 2],
     shape: &[u64],
 ) -> Value {
-    emit::typed_binary(g, op, scope, operands, shape, ElemType::Float32)
+    emit::typed(g, op, scope, operands, shape, ElemType::Float32)
 }
 
 /// torch's `_log_add_exp_helper(x, y)` (the step of its `logcumsumexp` kernel) on two
@@ -40,25 +40,17 @@ fn float_node(
 fn log_add_exp(g: &mut GraphBuilder, scope: &str, x: &Value, y: &Value) -> Value {
     let shape = x.shape().to_vec();
     let pick = |g: &mut GraphBuilder, c: &Value, a: &Value, b: &Value| {
-        emit::single(g.typed_node(
-            "Where",
-            scope,
-            vec![
-                c.name().to_owned(),
-                a.name().to_owned(),
-                b.name().to_owned(),
-            ],
-            vec![],
-            vec![(shape.clone(), ElemType::Float32)],
-        ))
+        let inputs = [c.name(), a.name(), b.name()];
+        emit::typed(g, "Where", scope, inputs, &shape, ElemType::Float32)
     };
-    let below = emit::single(g.typed_node(
+    let below = emit::typed(
+        g,
         "Less",
         scope,
-        vec![y.name().to_owned(), x.name().to_owned()],
-        vec![],
-        vec![(shape.clone(), ElemType::Bool)],
-    ));
+        [y.name(), x.name()],
+        &shape,
+        ElemType::Bool,
+    );
     // NaN on either side leaves `below` false: the minimum is x, the maximum y.
     let low = pick(g, &below, y, x);
     let high = pick(g, &below, x, y);
