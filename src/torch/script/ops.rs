@@ -86,8 +86,6 @@ pub const SHAPED: &[&str] = &[
     "clamp.default",
     "clamp_min.default",
     "clamp_max.default",
-    "clamp.Tensor",
-    "clamp_.Tensor",
     "maximum.default",
     "minimum.default",
     "rsub.Scalar",
@@ -184,6 +182,11 @@ pub const SHAPED: &[&str] = &[
     "one_hot.default",
 ];
 
+/// Overloads with a rule of their own in [`crate::aten::shape::infer`] whose name a
+/// [`SHAPED`] row holds already, so a call by that name does not prefer them: `clamp` by
+/// tensor bounds (timm's clippable linears clamp by 0-d buffers), beside `clamp` by numbers.
+pub const SHAPED_BESIDE: &[&str] = &["clamp.Tensor", "clamp_.Tensor"];
+
 /// The convolutions padded by name (`padding="same"`, `"valid"`), which a call of a
 /// [`SHAPED`] convolution's name takes when its padding is a string; their sizes come from
 /// the aten evaluator, as for any op without a rule of its own.
@@ -202,6 +205,7 @@ pub fn targets() -> impl Iterator<Item = &'static str> {
 pub fn shaped(target: &str) -> bool {
     [CONVOLUTION, MULTI_HEAD_ATTENTION, LSTM, GRU, TOPK].contains(&target)
         || SHAPED.contains(&target)
+        || SHAPED_BESIDE.contains(&target)
 }
 
 /// What a call passes for one argument, as the choice of overload sees it.
