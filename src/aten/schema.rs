@@ -1986,6 +1986,20 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("pin_memory", "bool?", D::None),
         ],
     ),
+    schema(
+        "linspace.default",
+        &[
+            arg("start", "Scalar"),
+            arg("end", "Scalar"),
+            arg("steps", "int"),
+        ],
+        &[
+            arg_or("dtype", "ScalarType?", D::None),
+            arg_or("layout", "Layout?", D::None),
+            arg_or("device", "Device?", D::None),
+            arg_or("pin_memory", "bool?", D::None),
+        ],
+    ),
     schema("log.default", &[arg("self", "Tensor")], &[]),
     schema("log10.default", &[arg("self", "Tensor")], &[]),
     schema("log1p.default", &[arg("self", "Tensor")], &[]),
@@ -2057,6 +2071,21 @@ pub const SCHEMAS: &[Schema] = &[
         &[
             arg("start", "Tensor"),
             arg("end", "Tensor"),
+            arg("steps", "int"),
+            arg_or("base", "float", D::Float(10.0)),
+        ],
+        &[
+            arg_or("dtype", "ScalarType?", D::None),
+            arg_or("layout", "Layout?", D::None),
+            arg_or("device", "Device?", D::None),
+            arg_or("pin_memory", "bool?", D::None),
+        ],
+    ),
+    schema(
+        "logspace.default",
+        &[
+            arg("start", "Scalar"),
+            arg("end", "Scalar"),
             arg("steps", "int"),
             arg_or("base", "float", D::Float(10.0)),
         ],

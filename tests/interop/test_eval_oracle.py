@@ -237,6 +237,10 @@ CASES = [
     C("logspace.Tensor_Scalar", T(values=-2.0), 2, 4, 3.0, dtypes=(F32,)),
     C("logspace.Tensor_Tensor", T(values=0.5), T(values=-1.5), 6, dtypes=(F32,)),
     C("logspace.Scalar_Tensor", 1.2, T(values=2.0), 5, 1.1, dtypes=(F32,)),
+    # ... and with number ends (RAFT's `linspace(-r, r, 2r + 1)` of ints is float32).
+    C("linspace.default", -4, 4, 9, dtypes=(F32,)),
+    C("linspace.default", 0.1, -7.7, 50, dtypes=(F32,)),
+    C("logspace.default", -2, 2.5, 7, 2.0, dtypes=(F32,)),
     C("glu.default", T(2, 6)),
     C("glu.default", T(4, 3), 0),
     C("round.default", T(6, values=[0.5, 1.5, 2.5, -0.5, -1.5, 2.4]), dtypes=(F32,)),

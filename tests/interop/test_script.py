@@ -213,3 +213,30 @@ def test_a_scripted_call_no_output_reads_is_dropped_and_one_it_reads_is_refused(
             x = torch.randn(b, 3, 4, generator=gen)
             got = session.run(None, {name: x.numpy()})[0]
             np.testing.assert_allclose(got, (x * 2).numpy(), rtol=1e-6, atol=1e-6)
+
+
+class _PairedSamples(torch.nn.Module):
+    """timm's csatv2 spatial attention: q, k and v unbound to [B, N] rows, so `q @ k.mT` is
+    [B, B], each sample's scores against every other sample's keys."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv = torch.nn.Linear(1, 3, bias=False)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x.flatten(1).unsqueeze(-1)).unbind(-1)
+        return ((q @ k.transpose(-1, -2)).softmax(dim=-1) @ v).unsqueeze(-1)
+
+
+def test_a_product_pairing_the_samples_is_refused_as_mixing_them(tmp_path):
+    """A value computed across samples (its sizes [1, 1] at batch 1, [2, 2] at batch 2)
+    cannot follow a dynamic batch: refused naming the op and why, not as a shape unknown."""
+    archive = tmp_path / "paired.pt"
+    with torch.no_grad():
+        traced = torch.jit.trace(_PairedSamples(), torch.randn(2, 1, 7, 7), check_trace=False)
+    torch.jit.save(traced, str(archive))
+    out = tmp_path / "paired.onnx"
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "matmul.default" in proc.stderr and "mixes samples" in proc.stderr, proc.stderr
+    assert not out.exists()

@@ -1,4 +1,4 @@
-//! Tensors made from numbers alone (`arange`, `eye`, `full`, `zeros`, `ones`, `scalar_tensor`),
+//! Tensors made from numbers alone (`arange`, `linspace`, `eye`, `full`, `zeros`, `ones`, `scalar_tensor`),
 //! the symbolic-size ops on constants (`sym_size`, the `*` torch.export records on sizes),
 //! the `*_like` and `new_*` factories, and the in-place ops that change no value in eval mode or copy
 //! one (the dropouts, `copy_`, `fill_`).
@@ -44,8 +44,9 @@ fn integer_result(a: &Args<'_>, default: bool) -> Result<bool, String> {
     }
 }
 
-/// `linspace`/`logspace` whose ends may be 0-d tensors, by [`crate::aten::spaced`], in
-/// float32 (torch's default dtype; another is refused).
+/// `linspace`/`logspace` whose ends are numbers (`.default`) or 0-d tensors, by
+/// [`crate::aten::spaced`], in float32 (torch's default dtype, integer ends included;
+/// another is refused).
 fn spaced(op: &str, a: &Args<'_>) -> Result<Tensor, String> {
     if a.dtype()?.is_some_and(|d| d != super::FLOAT32) {
         return Err(format!("{op} to a dtype other than float32"));
@@ -129,9 +130,11 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "linspace.Tensor_Scalar"
         | "linspace.Tensor_Tensor"
         | "linspace.Scalar_Tensor"
+        | "linspace.default"
         | "logspace.Tensor_Scalar"
         | "logspace.Tensor_Tensor"
-        | "logspace.Scalar_Tensor" => spaced(op, a),
+        | "logspace.Scalar_Tensor"
+        | "logspace.default" => spaced(op, a),
         "sym_size.int" => (|| {
             let x = a.tensor("self")?;
             let at = super::tensor::axis(a.int("dim")?, x.rank())?;

@@ -288,6 +288,9 @@ impl Tensor {
 
     /// Broadcast to sizes `dims` (a size-1 axis repeated, leading axes added).
     pub fn expand(&self, dims: &[u64]) -> Result<Tensor, String> {
+        if self.dims == dims {
+            return Ok(self.clone());
+        }
         if broadcast(&[&self.dims, dims])? != dims {
             return Err(format!("sizes {:?} do not expand to {dims:?}", self.dims));
         }

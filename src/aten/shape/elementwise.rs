@@ -13,6 +13,17 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
         "add.Tensor" | "add_.Tensor" | "sub.Tensor" | "mul.Tensor" | "mul_.Tensor"
         | "div.Tensor" | "maximum.default" | "minimum.default" | "rsub.Scalar"
         | "remainder.Tensor" => (|| elementwise(o.operand("self")?, o.operand("other")?))(),
+        // `clamp(self, min, max)` by tensors (timm's clippable linears clamp by 0-d
+        // buffers): the broadcast of `self` with each bound given.
+        "clamp.Tensor" | "clamp_.Tensor" => (|| {
+            let mut sizes = o.activation("self")?;
+            for bound in ["min", "max"] {
+                if !matches!(o.args.get(bound), None | Some(Argument::None)) {
+                    sizes = elementwise(Some(Dims::PerSample(sizes)), o.operand(bound)?)?;
+                }
+            }
+            Ok(sizes)
+        })(),
         "addcmul.default" | "addcdiv.default" => (|| {
             let term = elementwise(o.operand("tensor1")?, o.operand("tensor2")?)?;
             elementwise(o.operand("self")?, Some(Dims::PerSample(term)))
@@ -136,6 +147,31 @@ mod tests {
         assert_eq!(copy("row"), Ok(vec![2, 49, 8]));
         assert_eq!(copy("bias"), Ok(vec![2, 49, 8]));
         assert!(copy("wide").is_err());
+    }
+
+    #[test]
+    fn clamp_by_tensors_broadcasts_self_with_each_bound_given() {
+        let dims = |n: &str| match n {
+            "x" => Some(Dims::PerSample(vec![4, 8])),
+            "low" => Some(Dims::Stored(Vec::new())),
+            "high" => Some(Dims::Stored(vec![8])),
+            "wide" => Some(Dims::Stored(vec![3, 8])),
+            _ => None,
+        };
+        let clamp = |max: &str| {
+            let n = super::super::tests::node_of(
+                "clamp.Tensor",
+                &format!(
+                    r#"{{"name": "self", "arg": {{"as_tensor": {{"name": "x"}}}}}},
+                       {{"name": "min", "arg": {{"as_tensor": {{"name": "low"}}}}}},
+                       {{"name": "max", "arg": {max}}}"#
+                ),
+            );
+            super::super::infer(&n, "clamp.Tensor", &dims)
+        };
+        assert_eq!(clamp(r#"{"as_none": true}"#), Ok(vec![4, 8]));
+        assert_eq!(clamp(r#"{"as_tensor": {"name": "high"}}"#), Ok(vec![4, 8]));
+        assert!(clamp(r#"{"as_tensor": {"name": "wide"}}"#).is_err());
     }
 
     #[test]

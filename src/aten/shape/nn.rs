@@ -10,6 +10,7 @@ pub(super) fn infer(o: &Operands<'_>, node: &Node, op: &str) -> Option<Result<Ve
     Some(match op {
         "batch_norm.default"
         | "layer_norm.default"
+        | "rms_norm.default"
         | "dropout.default"
         | "instance_norm.default"
         | "group_norm.default" => o.activation("input"),

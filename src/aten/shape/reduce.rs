@@ -1,5 +1,5 @@
 //! Reductions along named dimensions (`mean.dim`, `sum.dim_IntList`, `amax`, `amin`,
-//! `var.dim`, `std.dim`) and `argmax`/`argmin`: never over the batch.
+//! `var.dim`, `std.dim`), `argmax`/`argmin` and `topk`: never over the batch.
 
 use super::{axis, Operands};
 
@@ -42,6 +42,18 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
             }
             Ok(x)
         })(),
+        // torch's `topk` (`TORCH_META_FUNC(topk)`): `k` of the dimension's entries, values
+        // and indices both of these sizes.
+        "topk.default" => (|| {
+            let mut x = o.activation("self")?;
+            let a = axis(o.args.int("dim")?, x.len())?;
+            let k = o.args.int("k")?;
+            x[a] = u64::try_from(k)
+                .ok()
+                .filter(|&k| k <= x[a])
+                .ok_or_else(|| format!("topk of {k} from {} entries", x[a]))?;
+            Ok(x)
+        })(),
         _ => return None,
     })
 }
@@ -65,5 +77,24 @@ mod tests {
         let keep = format!(r#"{dim}, {{"name": "keepdim", "arg": {{"as_bool": true}}}}"#);
         assert_eq!(mean(&keep), Ok(vec![1, 4, 1]));
         assert!(mean("").unwrap_err().contains("reduces the batch"));
+    }
+
+    #[test]
+    fn topk_keeps_k_entries_of_its_dimension_never_the_batch() {
+        let dims = |n: &str| (n == "x").then(|| Dims::PerSample(vec![3, 8]));
+        let topk = |rest: &str| {
+            let n = node_of(
+                "topk.default",
+                &format!(r#"{{"name": "self", "arg": {{"as_tensor": {{"name": "x"}}}}}}{rest}"#),
+            );
+            infer(&n, "topk.default", &dims)
+        };
+        let k = |k: i64| format!(r#", {{"name": "k", "arg": {{"as_int": {k}}}}}"#);
+        assert_eq!(topk(&k(5)), Ok(vec![3, 5]));
+        let first = format!(r#"{}, {{"name": "dim", "arg": {{"as_int": 1}}}}"#, k(2));
+        assert_eq!(topk(&first), Ok(vec![2, 8]));
+        assert!(topk(&k(9)).unwrap_err().contains("topk of 9 from 8"));
+        let batch = format!(r#"{}, {{"name": "dim", "arg": {{"as_int": 0}}}}"#, k(1));
+        assert!(topk(&batch).unwrap_err().contains("the batch"));
     }
 }

@@ -951,6 +951,9 @@ impl Converter<'_> {
                 return Ok(());
             }
         }
+        if op == "torch.index_put_" || op == "torch.index_put" {
+            op = self.masked_put(op, &mut args, &mut kwargs).map_err(&fail)?;
+        }
         if op == "torch.floor_divide"
             && !matches!(
                 args[..],
@@ -1176,7 +1179,12 @@ impl Converter<'_> {
                             );
                             return Ok(());
                         }
-                        Err(_) => return Err(fail(format!("{e} ({})", schema.signature()))),
+                        Err(evaluated) => {
+                            return Err(fail(format!(
+                                "{e}, and evaluated on stand-ins, {evaluated} ({})",
+                                schema.signature()
+                            )))
+                        }
                     },
                 }
             }
@@ -1185,6 +1193,19 @@ impl Converter<'_> {
         let dtype = dtypes::infer(&node, overload, &|n| {
             self.tensor_values.get(n).map(|m| m.dtype)
         });
+        if schema.target == ops::TOPK {
+            // The values and their indices, of one shape.
+            let indices = format!("{output}_indices");
+            let lead = lead.unwrap_or(1);
+            let items = vec![
+                self.computed(&output, lead, shape.clone(), dtype),
+                self.computed(&indices, lead, shape, dtypes::INT64),
+            ];
+            node.outputs.push(Argument::Tensor(indices));
+            self.values.insert(call.output, Val::List(items));
+            self.nodes.push(node);
+            return Ok(());
+        }
         let value = self.computed(&output, lead.unwrap_or(1), shape, dtype);
         if schema.target == ops::MULTI_HEAD_ATTENTION {
             // Its second output, the attention weights, is None with `need_weights=False`.
@@ -1280,6 +1301,85 @@ impl Converter<'_> {
                 dims: Vec::new(),
             };
         }
+    }
+
+    /// `torch.index_put_(x, [mask], v)` (`x[mask] = v`) with one bool mask of `x`'s rank and
+    /// one value, not accumulated, as the `masked_fill_` it computes (`masked_fill` for
+    /// `index_put`): torch's `index_put_` reads a bool index as the positions where it holds
+    /// (`nonzero`), so each element of `x` there becomes `v` (cast to `x`'s dtype) and every
+    /// other keeps its value, which is `masked_fill(x, mask, v)`. Integer positions, a mask
+    /// of fewer dimensions than `x` (whole rows put), a value that is not a number or a 0-d
+    /// constant, and an accumulation are refused.
+    fn masked_put(
+        &self,
+        op: &str,
+        args: &mut Vec<Val>,
+        kwargs: &mut Vec<(String, Val)>,
+    ) -> Result<&'static str, String> {
+        let accumulate = args.get(3).or_else(|| {
+            kwargs
+                .iter()
+                .find(|(k, _)| k == "accumulate")
+                .map(|(_, v)| v)
+        });
+        if !matches!(accumulate, None | Some(Val::Bool(false))) {
+            return Err(format!(
+                "`{op}` accumulating (`x[i] += v`); only a put (`x[mask] = v`) is exported"
+            ));
+        }
+        let (Some(x), Some(Val::List(indices)), Some(value)) =
+            (args.first(), args.get(1), args.get(2))
+        else {
+            return Err(format!(
+                "`{op}` without a tensor, a list of indices and a value"
+            ));
+        };
+        let mask = match &indices[..] {
+            [mask] if self.dtype_of(mask) == Some(dtypes::BOOL) => mask.clone(),
+            _ => {
+                return Err(format!(
+                    "`{op}` by integer positions or several indices; only a put by one bool mask (`x[mask] = v`) is exported"
+                ))
+            }
+        };
+        if self.rank(&mask).is_none() || self.rank(&mask) != self.rank(x) {
+            return Err(format!(
+                "`{op}` by a bool mask of rank {:?} into a tensor of rank {:?}; only a mask of the tensor's own sizes is exported",
+                self.rank(&mask),
+                self.rank(x)
+            ));
+        }
+        let single = match value {
+            Val::Int(_) | Val::Float(_) | Val::Bool(_) => true,
+            Val::Stored { dims, .. } => dims.is_empty(),
+            _ => false,
+        };
+        if !single {
+            return Err(format!(
+                "`{op}` of {}; only a number or a 0-d constant put at every masked position is exported",
+                value.kind()
+            ));
+        }
+        *args = vec![x.clone(), mask, value.clone()];
+        kwargs.clear();
+        Ok(if op.ends_with('_') {
+            "torch.masked_fill_"
+        } else {
+            "torch.masked_fill"
+        })
+    }
+
+    /// The export dtype of tensor `value` where it is known: a computed tensor's, a
+    /// constant's, a parameter's or buffer's.
+    fn dtype_of(&self, value: &Val) -> Option<i64> {
+        let (Val::Activation { name, .. } | Val::Moved { name } | Val::Stored { name, .. }) = value
+        else {
+            return None;
+        };
+        self.tensor_values.get(name).map(|m| m.dtype).or_else(|| {
+            let fqn = name.strip_prefix("p_")?;
+            dtypes::of_input(self.tensors.get(fqn)?.dtype)
+        })
     }
 
     /// The rank (batch included) of argument `arg` among `named` when it is a tensor.
@@ -1408,6 +1508,17 @@ impl Converter<'_> {
                             })
                             .collect();
                         Evaluated::Moved(sizes, dtype)
+                    }
+                    // `q @ k.transpose(-1, -2)` of [B, N] rows: [B, B], each sample
+                    // paired with every other.
+                    [_, _, ..]
+                        if d1.len() == d2.len()
+                            && changed.iter().all(|&a| d1[a] > 0 && d2[a] == 2 * d1[a]) =>
+                    {
+                        return Err(format!(
+                            "output {k} has sizes {d1:?} at batch 1 and {d2:?} at batch 2: the batch on {} dimensions pairs each sample with the others, which mixes samples",
+                            changed.len()
+                        ))
                     }
                     _ => {
                         return Err(format!(

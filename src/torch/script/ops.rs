@@ -23,8 +23,13 @@ pub const LSTM: &str = "lstm.input";
 /// `nn.GRU`'s kernel. It returns (output, h_n), like [`LSTM`].
 pub const GRU: &str = "gru.input";
 
+/// `topk`'s kernel. It returns (values, indices), both of the sizes its shape rule gives;
+/// the conversion gives it both outputs, the indices int64.
+pub const TOPK: &str = "topk.default";
+
 /// The overloads whose per-sample output sizes [`crate::aten::shape::infer`] computes by a rule
-/// of its own (besides [`CONVOLUTION`], [`MULTI_HEAD_ATTENTION`], [`LSTM`] and [`GRU`]):
+/// of its own (besides [`CONVOLUTION`], [`MULTI_HEAD_ATTENTION`], [`LSTM`], [`GRU`] and
+/// [`TOPK`]):
 /// ops on activations too large to evaluate, or whose rule also checks the batch stays
 /// first. Every other overload's sizes are evaluated ([`super::convert`]). Listed first
 /// among the rows of their name, they are also the overload a call by that name prefers.
@@ -61,6 +66,7 @@ pub const SHAPED: &[&str] = &[
     "scalar_tensor.default",
     "gelu.default",
     "layer_norm.default",
+    "rms_norm.default",
     "log_softmax.int",
     "exp.default",
     "log.default",
@@ -176,6 +182,11 @@ pub const SHAPED: &[&str] = &[
     "one_hot.default",
 ];
 
+/// Overloads with a rule of their own in [`crate::aten::shape::infer`] whose name a
+/// [`SHAPED`] row holds already, so a call by that name does not prefer them: `clamp` by
+/// tensor bounds (timm's clippable linears clamp by 0-d buffers), beside `clamp` by numbers.
+pub const SHAPED_BESIDE: &[&str] = &["clamp.Tensor", "clamp_.Tensor"];
+
 /// The convolutions padded by name (`padding="same"`, `"valid"`), which a call of a
 /// [`SHAPED`] convolution's name takes when its padding is a string; their sizes come from
 /// the aten evaluator, as for any op without a rule of its own.
@@ -192,7 +203,9 @@ pub fn targets() -> impl Iterator<Item = &'static str> {
 
 /// Whether `target`'s output sizes come from [`crate::aten::shape::infer`] (see [`SHAPED`]).
 pub fn shaped(target: &str) -> bool {
-    [CONVOLUTION, MULTI_HEAD_ATTENTION, LSTM, GRU].contains(&target) || SHAPED.contains(&target)
+    [CONVOLUTION, MULTI_HEAD_ATTENTION, LSTM, GRU, TOPK].contains(&target)
+        || SHAPED.contains(&target)
+        || SHAPED_BESIDE.contains(&target)
 }
 
 /// What a call passes for one argument, as the choice of overload sees it.

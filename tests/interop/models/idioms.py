@@ -13,7 +13,8 @@ Conv1D's rows, kornia's channels as samples, einops' size products), DeBERTa's
 relative position scores gathered by a clamped int64 index over batch × heads, sizes computed through
 0-d tensors (DINOv2's `int(sqrt(n - 1))`, MobileViT's ceil and floor division),
 kornia's mask of non-finite pixels, gcvit's global query repeated over each image's
-windows and timm's rotary embedding beside an empty prefix of tokens (test_idioms.py)."""
+windows and timm's rotary embedding beside an empty prefix of tokens, RAFT's `linspace` of
+numbers, `topk` of per-sample scores and Longformer's put by a bool mask (test_idioms.py)."""
 import torch, torch.nn as nn, torch.nn.functional as F
 S, D = 6, 8
 class Diff(nn.Module):
@@ -298,6 +299,18 @@ class SinePositions(nn.Module):  # RT-DETR's 2-D sine position embedding: torch.
         omega = 1.0 / 10000 ** (torch.arange(x.size(2) // 2, dtype=torch.float32) / (x.size(2) // 2))
         angles = torch.outer(positions, omega)
         return x + torch.cat([angles.sin(), angles.cos()], 1)[None]
+class NumberSpacing(nn.Module):  # RAFT's correlation neighbourhood: linspace of numbers (of ints too: float32 points)
+    def forward(self, x):
+        return x + torch.linspace(-4, 4, D) * torch.linspace(0.5, -1.5, S)[:, None]
+class TopScores(nn.Module):  # post-processing: topk of per-sample scores, values and indices
+    def forward(self, x):
+        top, index = x.mean(2).topk(3, dim=1)
+        return torch.cat([top, index.float()], 1)
+class MaskedPut(nn.Module):  # Longformer's global attention marks: `mask[ids == 2] = finfo.max`, a put by a bool mask of the tensor's own sizes
+    def forward(self, x, ids):
+        bias = (ids > 4).float() * -2.0
+        bias[ids == 2] = torch.finfo(torch.float32).max
+        return x.mean(2) + bias.clamp(max=7.0)
 class BroadcastFactor(nn.Module):  # kornia's adjust_brightness: a 0-d factor made the image's rank by `factor[..., None]`
     def forward(self, x):
         factor = torch.as_tensor(0.2, device=x.device, dtype=x.dtype)
