@@ -42,6 +42,18 @@ def one_nan_a_row(*shape, seed):
     return x
 
 
+def nan_beside_infinity(*shape, seed, sign):
+    """`one_nan_a_row`, with `sign`·inf in every row too, before or after its NaN: torch
+    ranks NaN above +inf, so the two are no tie."""
+    x = one_nan_a_row(*shape, seed=seed)
+    rows = x.reshape(-1, shape[-1])
+    for r in range(rows.shape[0]):
+        nan = rows[r].isnan().nonzero()
+        at = (int(nan[0]) + (1 if r % 4 else -1)) % shape[-1] if len(nan) else r % shape[-1]
+        rows[r, at] = sign * float("inf")
+    return x
+
+
 CASES = {
     "amax": (lambda t: t.amax(-1), (6, 7)),
     "amin": (lambda t: t.amin(1, keepdim=True), (6, 7)),
@@ -81,6 +93,12 @@ UNTIED = {
     "topk": (lambda t: tuple(t.topk(3, -1)), lambda: one_nan_a_row(6, 7, seed=1)),
     "topk_smallest": (lambda t: tuple(t.topk(6, -1, largest=False)),
                       lambda: one_nan_a_row(6, 7, seed=2)),
+    "topk_nan_beside_inf": (lambda t: tuple(t.topk(3, -1)),
+                            lambda: nan_beside_infinity(8, 5, seed=4, sign=1)),
+    "topk_smallest_nan_beside_inf": (lambda t: tuple(t.topk(5, -1, largest=False)),
+                                     lambda: nan_beside_infinity(8, 5, seed=5, sign=1)),
+    "topk_smallest_nan_beside_minus_inf": (lambda t: tuple(t.topk(2, -1, largest=False)),
+                                           lambda: nan_beside_infinity(8, 5, seed=6, sign=-1)),
     "topk_inner_axis": (lambda t: tuple(t.topk(2, 1)),
                         lambda: one_nan_a_row(4, 3, 5, seed=3).transpose(1, 2).contiguous()),
 }

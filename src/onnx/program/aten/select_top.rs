@@ -606,10 +606,13 @@ impl<'p> Lowering<'p, '_> {
     }
 
     /// `TopK` of `x` as `top` says, in torch's sort order: for float32, torch ranks NaN
-    /// above every number, +inf included, largest or smallest, so each NaN is ranked as
-    /// +inf and NaN put back where torch's sorted result has its NaNs, the positions the
-    /// same TopK over the NaN flags gives 1 (first for `largest`, last otherwise). An
-    /// unsorted result is sorted, which torch allows.
+    /// above every number, +inf included, largest or smallest. Each NaN is ranked as +inf,
+    /// after a stable reorder of the entries (a whole-axis TopK of the NaN flags, which
+    /// ONNX breaks ties in by the lower index) that puts the NaNs first for `largest` and
+    /// last otherwise, so that among the +inf ties TopK's lower-index rule ranks NaN where
+    /// torch does; the indices are mapped back through the reorder, and NaN put back where
+    /// the same TopK over the NaN flags gives 1. An unsorted result is sorted, which torch
+    /// allows.
     pub(super) fn in_sort_order(
         &mut self,
         scope: &str,
@@ -623,11 +626,37 @@ impl<'p> Lowering<'p, '_> {
             sorted: true,
             ..*top
         };
+        let n = x.shape()[top.axis];
+        let count = self
+            .g
+            .constant_i64(&format!("{scope}.entries"), &[n as i64]);
+        let whole = Top {
+            count: &count,
+            k: n,
+            ..top
+        };
         let flags = self.g.nan_flags(scope, x);
-        let ranked = self.g.fill_where(scope, &flags, f32::INFINITY, x)?;
-        let (values, indices) = self.top_k(scope, &ranked, &top);
+        let (_, order) = self.top_k(scope, &flags, &whole);
+        let moved = self.gather_along(scope, x, &order, top.axis);
+        let moved_flags = self.g.nan_flags(scope, &moved);
+        let ranked = self
+            .g
+            .fill_where(scope, &moved_flags, f32::INFINITY, &moved)?;
+        let (values, picked) = self.top_k(scope, &ranked, &top);
+        let indices = self.gather_along(scope, &order, &picked, top.axis);
         let (held, _) = self.top_k(scope, &flags, &top);
         Ok((self.g.nan_where(scope, &held, &values)?, indices))
+    }
+
+    /// `GatherElements(x, index)` along per-sample `axis`: `x`'s entries at `index`.
+    fn gather_along(&mut self, scope: &str, x: &Value, index: &Value, axis: usize) -> Value {
+        emit::single(self.g.typed_node(
+            "GatherElements",
+            scope,
+            vec![x.name().to_owned(), index.name().to_owned()],
+            vec![("axis", Attr::Int(axis as i64 + 1))],
+            vec![(index.shape().to_vec(), x.elem())],
+        ))
     }
 
     /// ONNX `TopK` of `x` as `top` says: values and int64 indices.
