@@ -2,7 +2,7 @@
 judged as every export is (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean,
 torch eager's shapes, dtypes and values in onnxruntime): ops along the first axis (a
 select of row 0, a sum, a softmax, a cat, an unbind, a repeat with leading repeats), 0-d
-and 1-D inputs (`linspace`/`logspace` from a 0-d input, `meshgrid` of 0-d and
+inputs (reductions and picks along their dimension 0, as torch wraps it) and 1-D inputs (`linspace`/`logspace` from a 0-d input, `meshgrid` of 0-d and
 1-D ones); every dimension
 of the file is fixed. A program that declares a dynamic dimension is refused in static
 mode with one line naming it, and the same fixed-size programs are still refused under the
@@ -43,6 +43,17 @@ CASES = {
     "meshgrid_of_three_xy": (lambda x: torch.meshgrid(x, x[:2] * 2, x + 1, indexing="xy"), (3,)),
     "meshgrid_of_two_ij": (lambda x: torch.meshgrid(x, x[:2] * 2, indexing="ij"), (3,)),
     "gram_across_rows": (lambda x: (x @ (x * 2).transpose(0, 1)).softmax(-1) @ x, (3, 4)),
+    # torch wraps dimension 0 (and -1) of a 0-d tensor and computes on its one-entry view.
+    "logsumexp_of_a_0d_input": (lambda x: torch.logsumexp(x, 0, keepdim=True), ()),
+    "mean_of_a_0d_input_along_last": (lambda x: x.mean(-1), ()),
+    "vector_norm_of_a_0d_input": (lambda x: torch.linalg.vector_norm(x, 6), ()),
+    "argmax_of_a_0d_input": (lambda x: torch.argmax(x, 0, keepdim=True), ()),
+    "median_of_a_0d_input": (lambda x: torch.median(x, 0), ()),
+    "argmax_of_every_entry": (lambda x: torch.argmax(x), (3, 4)),
+    "argmin_of_every_entry_kept": (lambda x: torch.argmin(x, keepdim=True), (3, 4)),
+    "safe_softmax_of_one_row": (lambda x: torch.ops.aten._safe_softmax(x, 1), (1, 5, 5)),
+    "group_norm_of_channels_alone": (
+        lambda x: torch.nn.functional.group_norm(x, 2) * 3, (3, 4)),
 }
 
 
@@ -74,6 +85,30 @@ def test_the_same_programs_still_mix_samples_under_a_dynamic_batch(tmp_path):
     proc = run_ckpt("to-onnx", archive, "-o", tmp_path / "m.onnx")
     assert proc.returncode == 1
     assert "mixes samples" in proc.stderr or "the batch" in proc.stderr, proc.stderr
+
+
+# Ops along dimension 0 of a tensor that holds the batch alone ([N]: no per-sample entry),
+# which a 0-d shortcut once read as one value and wrote as the identity.
+ALONG_A_BATCH_VECTOR = {
+    "logcumsumexp": lambda x: torch.logcumsumexp(x.sum(1), 0),
+    "cummax": lambda x: torch.cummax(x.sum(1), 0).values,
+    "logsumexp": lambda x: torch.logsumexp(x.sum(1), 0),
+    "median": lambda x: torch.median(x.sum(1), 0).values,
+    "msort": lambda x: torch.msort(x.sum(1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALONG_A_BATCH_VECTOR))
+def test_an_op_along_a_vector_of_the_batch_is_refused(name, tmp_path):
+    from torch.export import Dim
+    module = _opinfo.OpModule(ALONG_A_BATCH_VECTOR[name]).eval()
+    program = torch.export.export(module, (torch.randn(4, 3),),
+                                  dynamic_shapes={"x": {0: Dim("batch")}})
+    archive, out = tmp_path / "m.pt2", tmp_path / "m.onnx"
+    torch.export.save(program, str(archive))
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1 and not out.exists(), proc.stderr
+    assert "mixes samples" in proc.stderr, proc.stderr
 
 
 MIXING_PRODUCTS = {

@@ -288,7 +288,11 @@ impl Lowering<'_, '_> {
             "Softmax",
             super::super::tensor::axis(dim, rank)?,
         )?;
-        let y = self.g.zero_fully_masked(scope, &x, axis, soft.value())?;
+        // Seen by rows, as `x` is (a static tensor's first size left out of its shape).
+        let (_, soft) = soft
+            .as_rows()
+            .ok_or_else(|| arg_error("_safe_softmax of a tensor without its batch first".into()))?;
+        let y = self.g.zero_fully_masked(scope, &x, axis, &soft)?;
         self.bind(node, 0, y)
     }
 

@@ -13,7 +13,6 @@ use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{GraphBuilder, Value};
 use crate::onnx::program::emit;
 use crate::onnx::program::lower::Lowering;
-use crate::onnx::program::tensor;
 use crate::onnx::OnnxError;
 
 use super::select_top::Top;
@@ -299,10 +298,6 @@ impl Lowering<'_, '_> {
                 };
                 (self.g.reshape(scope, &x, &[count])?, 0, dims)
             }
-            Some(dim) if lifted && x.shape().is_empty() => {
-                tensor::axis(dim, 1)?;
-                (self.g.reshape(scope, &x, &[1])?, 0, Vec::new())
-            }
             Some(dim) => {
                 let axis = row_axis(dim, &x, lifted)?;
                 let mut dims = x.shape().to_vec();
@@ -343,9 +338,6 @@ impl Lowering<'_, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         float32(&x, "msort")?;
-        if x.shape().is_empty() && self.is_lifted() {
-            return self.bind(node, 0, x);
-        }
         let axis = row_axis(0, &x, self.is_lifted())?;
         let sorted = self.ascending(scope, &x, axis)?;
         self.bind(node, 0, sorted.values)

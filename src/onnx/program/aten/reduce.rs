@@ -101,22 +101,6 @@ impl<'p> Lowering<'p, '_> {
         }
         let x = self.lifted_activation(input)?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
-        let itself = matches!(
-            op,
-            "ReduceMax" | "ReduceMin" | "ReduceSum" | "ReduceMean" | "ReduceProd"
-        );
-        if x.shape().is_empty() && itself && self.is_lifted() {
-            // A 0-d tensor has dimension 0 (and −1), as torch wraps it.
-            let dims = match args.get("dim") {
-                Some(Argument::Ints(d)) => d.clone(),
-                Some(Argument::Int(d)) => vec![*d],
-                _ => vec![],
-            };
-            for d in dims {
-                tensor::axis(d, 1)?;
-            }
-            return self.bind(node, output, x);
-        }
         let axes = reduction_axes(args, &x, self.is_lifted())?;
         let y = self.g.reduce(op, scope, &x, &axes, keep)?;
         self.bind(node, output, y)

@@ -186,10 +186,6 @@ impl Lowering<'_, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
-        if x.shape().is_empty() {
-            // One value: its log-sum-exp is itself.
-            return self.bind(node, 0, x);
-        }
         let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
         let n = x.shape()[axis];
         if n == 0 || n > CUMPROD_ENTRIES {
@@ -277,7 +273,7 @@ impl Lowering<'_, '_> {
             let parts: Vec<&Value> = parts.iter().collect();
             let y = g.concat(scope, &parts, axis)?;
             outputs.push(match rows {
-                tensor::Rows::Lifted => self.unlift(y, scope)?,
+                tensor::Rows::Lifted { .. } => self.unlift(y, scope)?,
                 rows => tensor::Tensor::from_rows(rows, y),
             });
         }
