@@ -32,7 +32,8 @@ A sample's `verdict` is one of `VERDICTS`:
 - `not-exported`: torch.export itself cannot export the module (not ckpt's business).
 
 Orthogonal to the verdict, `mixes` says whether the op mixes values along the first axis
-on this sample (at least two rows; `None` otherwise): the input's rows are redrawn one at
+on this sample (`None` for a 0-d or empty input, where no value can show it; a single row
+is judged with a random second row after it): the input's rows are redrawn one at
 a time (to random values, zeros, a value above all and one below; from the input and from zeros)
 and an output element that changes for two different rows depends on both. An op
 also mixes the first axis when it does not treat the rows alike, by their place: moving
@@ -74,7 +75,7 @@ class Result:
     shape: list
     args: str
     dynamic: bool
-    mixes: object  # True, False, or None (rank < 2 or a single row: nothing to mix)
+    mixes: object  # True, False, or None (a 0-d or empty input, or one row the op cannot double)
     verdict: str
     detail: str = ""
 
@@ -182,14 +183,23 @@ def deterministic(fn, x):
 
 def mixes_batch(fn, x):
     """Whether some output element changes when two different rows of `x` are redrawn
-    (each alone); None when `x` is a scalar or has fewer than two rows. A saturated
+    (each alone); None when `x` is a scalar, holds no value or has no row. A single row
+    is judged on two: the input and a random row after it, when the op takes that (a
+    batch norm in training mode mixes its rows whatever their number). A saturated
     result hides one kind of redraw (`any` of a random input stays true, a whole-tensor
     median keeps its rank when a row is redrawn around it), so rows are redrawn four
     ways (random, zero, above and below every value) from the input and from all zeros."""
-    if x.dim() < 1 or x.shape[0] < 2:
+    if x.dim() < 1 or x.numel() == 0:
         return None
     gen = torch.Generator().manual_seed(7)
     scale = float(x.abs().max()) + 1
+    if x.shape[0] == 1:
+        two = torch.cat([x, torch.randn(x.shape, generator=gen) * scale])
+        try:
+            flat_outputs(fn(two.clone()))
+        except Exception:  # noqa: BLE001 - the first axis takes one row only
+            return None
+        x = two
     draws = (lambda shape: torch.randn(shape, generator=gen) * scale,
              lambda shape: torch.zeros(shape),
              lambda shape: torch.full(shape, scale),
