@@ -134,6 +134,15 @@ class OpModule(torch.nn.Module):
         return tuple(out) if isinstance(out, tuple) else out
 
 
+def saved_program(fn, x, archive, dynamic=True):
+    """`OpModule(fn)` exported by `torch.export` at input `x` (with a dynamic batch on axis
+    0 when `dynamic`) and saved to `archive`; returns the module."""
+    module = OpModule(fn).eval()
+    shapes = {"x": {0: torch.export.Dim("batch")}} if dynamic else None
+    torch.export.save(torch.export.export(module, (x,), dynamic_shapes=shapes), str(archive))
+    return module
+
+
 def flat_outputs(out):
     if isinstance(out, torch.Tensor):
         return [out]

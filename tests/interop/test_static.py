@@ -58,11 +58,9 @@ CASES = {
 
 
 def exported(fn, shape, tmp_path):
-    module = _opinfo.OpModule(fn).eval()
     x = torch.randn(shape, generator=torch.Generator().manual_seed(0))
     archive = tmp_path / "m.pt2"
-    torch.export.save(torch.export.export(module, (x,)), str(archive))
-    return module, x, archive
+    return _opinfo.saved_program(fn, x, archive, dynamic=False), x, archive
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -100,12 +98,8 @@ ALONG_A_BATCH_VECTOR = {
 
 @pytest.mark.parametrize("name", sorted(ALONG_A_BATCH_VECTOR))
 def test_an_op_along_a_vector_of_the_batch_is_refused(name, tmp_path):
-    from torch.export import Dim
-    module = _opinfo.OpModule(ALONG_A_BATCH_VECTOR[name]).eval()
-    program = torch.export.export(module, (torch.randn(4, 3),),
-                                  dynamic_shapes={"x": {0: Dim("batch")}})
     archive, out = tmp_path / "m.pt2", tmp_path / "m.onnx"
-    torch.export.save(program, str(archive))
+    _opinfo.saved_program(ALONG_A_BATCH_VECTOR[name], torch.randn(4, 3), archive)
     proc = run_ckpt("to-onnx", archive, "-o", out)
     assert proc.returncode == 1 and not out.exists(), proc.stderr
     assert "mixes samples" in proc.stderr, proc.stderr
@@ -121,24 +115,16 @@ MIXING_PRODUCTS = {
 
 @pytest.mark.parametrize("how", sorted(MIXING_PRODUCTS))
 def test_a_matrix_product_across_samples_is_refused_saying_how(how, tmp_path):
-    from torch.export import Dim
-    module = _opinfo.OpModule(MIXING_PRODUCTS[how]).eval()
-    program = torch.export.export(module, (torch.randn(3, 4),),
-                                  dynamic_shapes={"x": {0: Dim("batch")}})
     archive = tmp_path / "m.pt2"
-    torch.export.save(program, str(archive))
+    _opinfo.saved_program(MIXING_PRODUCTS[how], torch.randn(3, 4), archive)
     proc = run_ckpt("to-onnx", archive, "-o", tmp_path / "m.onnx")
     assert proc.returncode == 1
     assert f"{how}: it mixes samples" in proc.stderr, proc.stderr
 
 
 def test_a_declared_dynamic_dimension_is_refused_in_static_mode(tmp_path):
-    from torch.export import Dim
-    module = _opinfo.OpModule(lambda x: x * 2).eval()
-    program = torch.export.export(module, (torch.randn(3, 4),),
-                                  dynamic_shapes={"x": {0: Dim("batch")}})
     archive = tmp_path / "m.pt2"
-    torch.export.save(program, str(archive))
+    _opinfo.saved_program(lambda x: x * 2, torch.randn(3, 4), archive)
     out = tmp_path / "m.onnx"
     proc = run_ckpt("to-onnx", archive, "-o", out, "--batch", "static")
     assert proc.returncode == 1
@@ -148,12 +134,8 @@ def test_a_declared_dynamic_dimension_is_refused_in_static_mode(tmp_path):
 
 
 def test_a_repeat_of_the_batch_is_refused_saying_why(tmp_path):
-    from torch.export import Dim
-    module = _opinfo.OpModule(lambda x: x.tile((2, 3, 2))).eval()
-    program = torch.export.export(module, (torch.randn(3, 2),),
-                                  dynamic_shapes={"x": {0: Dim("batch")}})
     archive = tmp_path / "m.pt2"
-    torch.export.save(program, str(archive))
+    _opinfo.saved_program(lambda x: x.tile((2, 3, 2)), torch.randn(3, 2), archive)
     out = tmp_path / "m.onnx"
     proc = run_ckpt("to-onnx", archive, "-o", out)
     assert proc.returncode == 1 and not out.exists()
