@@ -1429,17 +1429,14 @@ impl Lowering<'_, '_> {
             &[1.0],
             ElemType::Bool,
         )?;
-        let y = emit::single(self.g.typed_node(
+        let y = emit::typed(
+            &mut self.g,
             "Where",
             scope,
-            vec![
-                always.name().to_owned(),
-                constant.name().to_owned(),
-                picked.name().to_owned(),
-            ],
-            vec![],
-            vec![(shape, picked_elem)],
-        ));
+            [always.name(), constant.name(), picked.name()],
+            &shape,
+            picked_elem,
+        );
         Ok(emit::cast(&mut self.g, scope, &y, elem))
     }
 

@@ -255,13 +255,7 @@ impl Lowering<'_, '_> {
         let bool_ = ElemType::Bool;
         let equal = emit::typed(g, "Equal", scope, [x.name(), value.name()], &shape, bool_);
         let is_nan = |g: &mut GraphBuilder, v: &Value| {
-            emit::single(g.typed_node(
-                "IsNaN",
-                scope,
-                vec![v.name().to_owned()],
-                vec![],
-                vec![(v.shape().to_vec(), bool_)],
-            ))
+            emit::typed(g, "IsNaN", scope, [v.name()], v.shape(), bool_)
         };
         let nan_x = is_nan(g, x);
         let nan_v = is_nan(g, value);

@@ -284,17 +284,14 @@ impl<'p> Lowering<'p, '_> {
         );
         let padded = emit::typed(g, "Add", scope, [norm.name(), eps.name()], &shape, f32_);
         let scale = emit::typed(g, "Div", scope, [limit.name(), padded.name()], &shape, f32_);
-        let factor = emit::single(g.typed_node(
+        let factor = emit::typed(
+            g,
             "Where",
             scope,
-            vec![
-                over.name().to_owned(),
-                scale.name().to_owned(),
-                one.name().to_owned(),
-            ],
-            vec![],
-            vec![(shape, f32_)],
-        ));
+            [over.name(), scale.name(), one.name()],
+            &shape,
+            f32_,
+        );
         let y = emit::typed(g, "Mul", scope, [x.name(), factor.name()], x.shape(), f32_);
         self.bind(node, 0, y)
     }

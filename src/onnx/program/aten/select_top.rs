@@ -305,13 +305,7 @@ impl<'p> Lowering<'p, '_> {
         pair.push(n);
         let (bool_, f32_) = (ElemType::Bool, ElemType::Float32);
         let b = g.reshape(scope, &v, &row)?;
-        let nan_b = emit::single(g.typed_node(
-            "IsNaN",
-            scope,
-            vec![b.name().to_owned()],
-            vec![],
-            vec![(row.clone(), bool_)],
-        ));
+        let nan_b = emit::typed(g, "IsNaN", scope, [b.name()], &row, bool_);
         let up_to: Vec<f64> = (0..n)
             .flat_map(|i| (0..n).map(move |j| f64::from(u8::from(j <= i))))
             .collect();
@@ -355,13 +349,7 @@ impl<'p> Lowering<'p, '_> {
             &pair,
             bool_,
         );
-        let unseen = emit::single(g.typed_node(
-            "Not",
-            scope,
-            vec![nan_seen.name().to_owned()],
-            vec![],
-            vec![(nan_seen.shape().to_vec(), bool_)],
-        ));
+        let unseen = emit::typed(g, "Not", scope, [nan_seen.name()], nan_seen.shape(), bool_);
         let number_wins = emit::typed(
             g,
             "And",

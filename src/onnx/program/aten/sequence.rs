@@ -70,13 +70,7 @@ fn log_add_exp(g: &mut GraphBuilder, scope: &str, x: &Value, y: &Value) -> Value
         ))
     };
     let same = bool_node(g, "Equal", [low.name(), high.name()]);
-    let undefined = emit::single(g.typed_node(
-        "IsNaN",
-        scope,
-        vec![gap.name().to_owned()],
-        vec![],
-        vec![(shape.clone(), ElemType::Bool)],
-    ));
+    let undefined = emit::typed(g, "IsNaN", scope, [gap.name()], &shape, ElemType::Bool);
     let infinite = bool_node(g, "And", [same.name(), undefined.name()]);
     pick(g, &infinite, x, &sum)
 }
