@@ -37,10 +37,10 @@ is judged with a random second row after it): the input's rows are redrawn one a
 a time (to random values, zeros, a value above all and one below; from the input and from zeros)
 and an output element that changes for two different rows depends on both. An op
 also mixes the first axis when it does not treat the rows alike, by their place: moving
-each row one place on (a cyclic shift) must move the rows of some output axis the same
-way (one row per input row, or a block of rows each, as a flatten makes), or leave an
+each row one place on (a cyclic shift), or swapping the first two, must move the rows of
+some output axis the same way (one row per input row, or a block of rows each, as a flatten makes), or leave an
 output unchanged (a value the same for every sample); a diagonal across the first axis,
-`tril` over it or a flip along it does neither. Such an op cannot be exported with a
+`tril` over it, a flip or a roll along it does neither. Such an op cannot be exported with a
 dynamic batch without mixing samples, so ckpt refuses it there; these samples are counted
 apart from those that keep the batch independent. In a static export no axis is the
 batch, so nothing mixes samples and such ops convert.
@@ -226,8 +226,15 @@ def mixes_batch(fn, x):
     if mixes:
         return True
     base = flat_outputs(fn(x.clone()))
-    shifted = flat_outputs(fn(x.roll(1, 0)))
-    return not all(follows_rows(o, b, x.shape[0]) for o, b in zip(shifted, base))
+    rows = x.shape[0]
+    # A cyclic shift tells a flip or a diagonal; a swap of two rows tells a roll (which a
+    # shift commutes with).
+    for order in ([(i - 1) % rows for i in range(rows)], [1, 0, *range(2, rows)]):
+        order = torch.tensor(order)
+        moved = flat_outputs(fn(x[order].clone()))
+        if not all(follows_rows(o, b, order) for o, b in zip(moved, base)):
+            return True
+    return False
 
 
 def rows_interact(fn, x, draw):
@@ -266,12 +273,14 @@ def equal_outputs(a, b):
     return torch.equal(a, b)
 
 
-def follows_rows(shifted, base, rows):
-    """Whether `shifted` (the output for the input's rows each moved one place on) is
-    `base` unchanged, or `base` with the rows of one axis moved the same way: one output
-    row per input row, or a block of rows each (batch-major, or batch-minor)."""
-    if equal_outputs(shifted, base):
+def follows_rows(moved, base, order):
+    """Whether `moved` (the output for the input's rows reordered by `order`: new row i is
+    old row `order[i]`) is `base` unchanged, or `base` with the rows of one axis reordered
+    the same way: one output row per input row, or a block of rows each (batch-major, or
+    batch-minor)."""
+    if equal_outputs(moved, base):
         return True
+    rows = len(order)
     for axis, size in enumerate(base.shape):
         if size % rows:
             continue
@@ -279,7 +288,7 @@ def follows_rows(shifted, base, rows):
         for split in ((rows, block), (block, rows)):
             along = 0 if split[0] == rows else 1
             view = base.unflatten(axis, split)
-            if equal_outputs(shifted, view.roll(1, axis + along).flatten(axis, axis + 1)):
+            if equal_outputs(moved, view.index_select(axis + along, order).flatten(axis, axis + 1)):
                 return True
     return False
 

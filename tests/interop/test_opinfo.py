@@ -153,6 +153,9 @@ def test_an_op_that_treats_rows_by_their_place_mixes_the_batch():
     assert _opinfo.mixes_batch(lambda t: t.tril(), x) is True
     assert _opinfo.mixes_batch(lambda t: t.triu(1), x) is True
     assert _opinfo.mixes_batch(lambda t: t.tril(), torch.randn(4, 3, 3)) is False
+    assert _opinfo.mixes_batch(lambda t: t.roll(2, 0), x) is True
+    assert _opinfo.mixes_batch(lambda t: torch.fft.fftshift(t, 0), torch.randn(5, 3)) is True
+    assert _opinfo.mixes_batch(lambda t: t.roll(1, 1), x) is False
 
 
 def test_a_single_row_is_judged_with_a_second_one_and_an_empty_input_not_at_all():
