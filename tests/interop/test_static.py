@@ -50,6 +50,8 @@ CASES = {
     "argmax_of_a_0d_input": (lambda x: torch.argmax(x, 0, keepdim=True), ()),
     "median_of_a_0d_input": (lambda x: torch.median(x, 0), ()),
     "argmax_of_every_entry": (lambda x: torch.argmax(x), (3, 4)),
+    "all_of_every_entry": (lambda x: (x > -3).all(), (3, 4)),
+    "any_of_a_0d_input": (lambda x: (x > 0).any(), ()),
     "argmin_of_every_entry_kept": (lambda x: torch.argmin(x, keepdim=True), (3, 4)),
     "safe_softmax_of_one_row": (lambda x: torch.ops.aten._safe_softmax(x, 1), (1, 5, 5)),
     "group_norm_of_channels_alone": (

@@ -472,7 +472,7 @@ impl Lowering<'_, '_> {
     /// [`Lowering::any_activation`]): the operand of every op written for float tensors
     /// only, so that an integer or bool tensor reaching one is an error naming it rather
     /// than an ONNX file whose types do not check.
-    pub fn activation(&self, name: &str) -> Result<Value, OnnxError> {
+    pub fn activation(&mut self, name: &str) -> Result<Value, OnnxError> {
         float32_only(name, self.any_activation(name)?)
     }
 
@@ -483,9 +483,14 @@ impl Lowering<'_, '_> {
     /// same rows, so every activation a node reads this way must have the same factor.
     ///
     /// In a static export the rows are the first size (the ONNX value is the same, seen
-    /// without it); a scalar has none.
-    pub fn any_activation(&self, name: &str) -> Result<Value, OnnxError> {
+    /// without it); a 0-d tensor, which has none, is read lifted
+    /// ([`Lowering::lifted_any_activation`]).
+    pub fn any_activation(&mut self, name: &str) -> Result<Value, OnnxError> {
         let t = self.tensor(name)?;
+        if t.placement() == Placement::Static && t.sizes().is_empty() {
+            // A 0-d tensor has no rows: it is read lifted, as its one-entry view.
+            return self.lifted_any_activation(name);
+        }
         let Some((rows, value)) = t.as_rows() else {
             return Err(OnnxError::Shape {
                 what: match t.batch_axis() {

@@ -113,9 +113,9 @@ fn holds(g: &mut GraphBuilder, scope: &str, op: &'static str, a: &Value, b: f32)
 /// Which of torch's reductions over `dim` of a float32 input [`Lowering::reduced`] writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Reduced {
-    /// `all.dim`/`all.dims`: every element nonzero (`torch._refs.all`: not any of `x == 0`).
+    /// `all` (whole, `.dim`, `.dims`): every element nonzero (`torch._refs.all`: not any of `x == 0`).
     All,
-    /// `any.dim`/`any.dims` (`torch._refs.any`: a sum of `x != 0` above zero).
+    /// `any` (whole, `.dim`, `.dims`) (`torch._refs.any`: a sum of `x != 0` above zero).
     Any,
     /// `count_nonzero` (`torch._refs.count_nonzero`: the sum of `x != 0` as int64).
     CountNonzero,
@@ -139,7 +139,15 @@ impl Lowering<'_, '_> {
         scope: &str,
         how: Reduced,
     ) -> Result<(), OnnxError> {
-        let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
+        let input = args.tensor("self").or_shape()?;
+        // Only whether each entry is zero counts for these: a bool or integer tensor is read
+        // as float32 (every nonzero integer stays nonzero).
+        let x = if matches!(how, Reduced::All | Reduced::Any | Reduced::CountNonzero) {
+            let x = self.lifted_any_activation(input)?;
+            emit::cast(&mut self.g, scope, &x, ElemType::Float32)
+        } else {
+            self.lifted_activation(input)?
+        };
         let axes = super::reduce::reduction_axes(args, &x, self.is_lifted())?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         if !matches!(args.get("dtype"), None | Some(Argument::None)) {
