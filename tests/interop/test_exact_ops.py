@@ -4,7 +4,7 @@ probability 0 or 1), the `torch.fft` transforms whose result is real (`irfft*`, 
 with torch's `n`/`s`, `dim` and `norm`, `fftshift`/`ifftshift`), and adaptive max pooling
 with its indices (torch's scan: ties, NaN, −inf-only windows, unbatched inputs),
 `argsort` (NaN last ascending and first descending, ties in input order),
-`nansum`/`nanmean`, `all`/`any`/`count_nonzero`, sums, products and extremes of masks and integers, `>=`/`<=`/`!=` with NaN, `angle` and `isreal` of real inputs, and antialiased bilinear and bicubic
+`nansum`/`nanmean`, `all`/`any`/`count_nonzero`, sums, products and extremes of masks and integers, `>=`/`<=`/`!=` with NaN, integer powers, products and sums of masks, `angle` and `isreal` of real inputs, and antialiased bilinear and bicubic
 resampling (torch's filters as one MatMul per axis), `softplus` at any threshold, the
 `unbiased=` overloads of `std`/`var`/`std_mean`/`var_mean`, and a static program whose output
 is a constant torch computes without reading the input (`new_zeros`, `full_like`,
@@ -184,6 +184,14 @@ OTHERS = {
     "ge of a number": (lambda x: x >= 0.5, (3, 6)),
     "le of two tensors": (lambda x: x <= x.flip(-1), (3, 6)),
     "ne of two tensors": (lambda x: x != x.flip(-1), (3, 6)),
+    # Integer powers multiplied out in the integer type (wrapping as torch's), and the
+    # product and sum of masks (their `and` and `or`).
+    "int64 squared": (lambda x: torch.nan_to_num(x, 0.0, 3.0, -3.0).long() ** 2, (3, 6)),
+    "int32 to the 5th, wrapping": (
+        lambda x: (torch.nan_to_num(x, 0.0, 3.0, -3.0) * 40).int() ** 5, (3, 6)),
+    "int64 to the 0th": (lambda x: torch.nan_to_num(x).long() ** 0, (3, 6)),
+    "product of masks": (lambda x: (x > 0) * (x < 2), (3, 6)),
+    "sum of masks": (lambda x: (x > 0) + (x < -1), (3, 6)),
 }
 RESAMPLES = {
     "bilinear aa down": (lambda x: F.interpolate(x, size=(3, 5), mode="bilinear",

@@ -75,7 +75,8 @@ impl<'p> Lowering<'p, '_> {
         self.arithmetic(node, scope, op, a, b)
     }
 
-    /// `pow.Tensor_Scalar`: `Pow` by a constant exponent.
+    /// `pow.Tensor_Scalar`: `Pow` by a constant exponent; an integer tensor to a whole
+    /// exponent is multiplied out ([`Lowering::integer_power`]).
     pub(super) fn pow(
         &mut self,
         node: &Node,
@@ -83,6 +84,13 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let exponent = args.number("exponent").or_shape()?;
+        let name = args.tensor("self").or_shape()?;
+        // torch computes in the result's type: an integer one for an integer tensor to a
+        // whole exponent given as an int (a float exponent promotes to float32).
+        let recorded = self.recorded_elem(self.output_name(node, 0)?)?;
+        if !self.is_constant(name) && matches!(recorded, ElemType::Int32 | ElemType::Int64) {
+            return self.integer_power(node, scope, name, exponent);
+        }
         self.arithmetic(
             node,
             scope,
@@ -90,6 +98,79 @@ impl<'p> Lowering<'p, '_> {
             operand(args, "self")?,
             Elementwise::Scalar(exponent),
         )
+    }
+
+    /// Integer activation `name` to the whole power `exponent`, as torch computes it in
+    /// its own type (wrapping on overflow): products by squaring, since opset 11's `Pow`
+    /// takes floats only. torch refuses negative exponents of integers.
+    fn integer_power(
+        &mut self,
+        node: &Node,
+        scope: &str,
+        name: &str,
+        exponent: f64,
+    ) -> Result<(), OnnxError> {
+        if exponent.fract() != 0.0 || !(0.0..=f64::from(u32::MAX)).contains(&exponent) {
+            return Err(arg_error(format!(
+                "an integer tensor to the power {exponent} (torch takes whole exponents from 0)"
+            )));
+        }
+        let x = self.any_activation(name)?;
+        let (shape, elem) = (x.shape().to_vec(), x.elem());
+        let mut remaining = exponent as u64;
+        let mut square = x.clone();
+        let mut product: Option<Value> = None;
+        while remaining > 0 {
+            if remaining & 1 == 1 {
+                product = Some(match product {
+                    None => square.clone(),
+                    Some(p) => emit::typed(
+                        &mut self.g,
+                        "Mul",
+                        scope,
+                        [p.name(), square.name()],
+                        &shape,
+                        elem,
+                    ),
+                });
+            }
+            remaining >>= 1;
+            if remaining > 0 {
+                square = emit::typed(
+                    &mut self.g,
+                    "Mul",
+                    scope,
+                    [square.name(), square.name()],
+                    &shape,
+                    elem,
+                );
+            }
+        }
+        let y = match product {
+            Some(p) => p,
+            None => {
+                // x⁰ = 1 for every x, 0 included.
+                let zero = self.g.typed_scalar(&format!("{scope}.zero"), 0.0, elem)?;
+                let one = self.g.typed_scalar(&format!("{scope}.one"), 1.0, elem)?;
+                let nothing = emit::typed(
+                    &mut self.g,
+                    "Mul",
+                    scope,
+                    [x.name(), zero.name()],
+                    &shape,
+                    elem,
+                );
+                emit::typed(
+                    &mut self.g,
+                    "Add",
+                    scope,
+                    [nothing.name(), one.name()],
+                    &shape,
+                    elem,
+                )
+            }
+        };
+        self.bind(node, 0, y)
     }
 
     /// `clamp`, `clamp_min`, `clamp_max`, `clamp.Tensor`: `Clip` with constant bounds (an

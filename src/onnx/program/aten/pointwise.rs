@@ -296,11 +296,17 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         // torch's promoted result type: every operand is computed at it.
         let elem = self.recorded_elem(self.output_name(node, 0)?)?;
-        if elem == ElemType::Bool {
-            return Err(arg_error(format!(
-                "{op} of bool tensors is not exported (ONNX's {op} takes numbers)"
-            )));
-        }
+        // Of bools, torch's product is their `and` and its sum their `or` (1 + 1 is true).
+        let op = match (elem, op) {
+            (ElemType::Bool, "Mul") => "And",
+            (ElemType::Bool, "Add") => "Or",
+            (ElemType::Bool, _) => {
+                return Err(arg_error(format!(
+                    "{op} of bool tensors is not exported (ONNX's {op} takes numbers)"
+                )))
+            }
+            _ => op,
+        };
         let a = self.operand_at(&a, scope, elem)?;
         let b = self.operand_at(&b, scope, elem)?;
         match self.elementwise(scope, op, &a, &b)? {
