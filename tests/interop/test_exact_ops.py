@@ -4,7 +4,7 @@ probability 0 or 1), the `torch.fft` transforms whose result is real (`irfft*`, 
 with torch's `n`/`s`, `dim` and `norm`, `fftshift`/`ifftshift`), and adaptive max pooling
 with its indices (torch's scan: ties, NaN, −inf-only windows, unbatched inputs),
 `argsort` (NaN last ascending and first descending, ties in input order),
-`nansum`/`nanmean`, `all`/`any`/`count_nonzero`, sums, products and extremes of masks and integers, `>=`/`<=`/`!=` with NaN, integer powers, products and sums of masks, `angle` and `isreal` of real inputs, and antialiased bilinear and bicubic
+`nansum`/`nanmean`, `all`/`any`/`count_nonzero`, sums, products and extremes of masks and integers, `>=`/`<=`/`!=` with NaN, integer powers, products and sums of masks, `one_hot` of computed indices, `angle` and `isreal` of real inputs, and antialiased bilinear and bicubic
 resampling (torch's filters as one MatMul per axis), `softplus` at any threshold, the
 `unbiased=` overloads of `std`/`var`/`std_mean`/`var_mean`, and a static program whose output
 is a constant torch computes without reading the input (`new_zeros`, `full_like`,
@@ -192,6 +192,8 @@ OTHERS = {
     "int64 to the 0th": (lambda x: torch.nan_to_num(x).long() ** 0, (3, 6)),
     "product of masks": (lambda x: (x > 0) * (x < 2), (3, 6)),
     "sum of masks": (lambda x: (x > 0) + (x < -1), (3, 6)),
+    "one_hot of computed indices": (
+        lambda x: F.one_hot(torch.nan_to_num(x).long().clamp(0, 3), 4), (3, 6)),
 }
 RESAMPLES = {
     "bilinear aa down": (lambda x: F.interpolate(x, size=(3, 5), mode="bilinear",

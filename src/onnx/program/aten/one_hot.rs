@@ -1,3 +1,6 @@
+//! `one_hot(i, C)` of an int64 activation with `C` given: `Equal` of each index with
+//! 0…C−1, cast to int64 ([`Lowering::one_hot`]).
+//!
 //! `one_hot(i, C)` read only by a matmul with a constant table, through a permute that
 //! keeps the classes last and a cast to float (timm's Gemma 4 position embeddings:
 //! `F.one_hot(pos, 10240).permute(0, 2, 1, 3).float() @ table`), with constant indices:
@@ -7,12 +10,59 @@
 
 use crate::aten::args::Args;
 use crate::aten::program::{Argument, Node};
+use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
 
+use super::super::emit;
 use super::super::lower::Lowering;
 use super::registry::{aten_name, is_assertion};
+use super::{arg_error, OrShape};
 
 impl Lowering<'_, '_> {
+    /// `one_hot(self, num_classes)` of an int64 activation: each index compared with
+    /// 0…C−1 along a new last axis (`Equal`), as int64. `num_classes = -1` (the largest
+    /// index plus one) sizes the result by the values, which ATC cannot compile. torch
+    /// refuses an index outside 0…C−1 at run time, where the file gives a row of zeros.
+    pub(super) fn one_hot(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let classes = args.int("num_classes").or_shape()?;
+        let classes = u64::try_from(classes).ok().filter(|&c| c > 0).ok_or_else(|| {
+            arg_error(format!(
+                "one_hot with num_classes={classes}: the result is sized by the largest index, a value, and ATC compiles static shapes only; give the number of classes"
+            ))
+        })?;
+        let x = self.any_activation(args.tensor("self").or_shape()?)?;
+        if x.elem() != ElemType::Int64 {
+            return Err(arg_error(format!(
+                "one_hot of a {} tensor (torch takes int64)",
+                x.elem()
+            )));
+        }
+        let mut column = x.shape().to_vec();
+        column.push(1);
+        let x = self.g.reshape(scope, &x, &column)?;
+        let range: Vec<i64> = (0..classes as i64).collect();
+        let range = self.g.constant_i64(&format!("{scope}.classes"), &range);
+        let mut shape = x.shape().to_vec();
+        if let Some(last) = shape.last_mut() {
+            *last = classes;
+        }
+        let hit = emit::typed(
+            &mut self.g,
+            "Equal",
+            scope,
+            [x.name(), range.name()],
+            &shape,
+            ElemType::Bool,
+        );
+        let y = emit::cast(&mut self.g, scope, &hit, ElemType::Int64);
+        self.bind(node, 0, y)
+    }
+
     /// Folds the chain from `one_hot` node `node` to the matmul reading it, when it has
     /// that form and its indices are constant: binds the matmul's result and marks the
     /// nodes in between as done. Returns whether it did.

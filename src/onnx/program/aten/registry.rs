@@ -69,6 +69,7 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.batch_norm(n, a, s),
     ),
     op(&["linear.default"], |l, n, a, s| l.linear(n, a, s)),
+    op(&["one_hot.default"], |l, n, a, s| l.one_hot(n, a, s)),
     op(&["im2col.default"], |l, n, a, s| l.im2col(n, a, s)),
     op(&["col2im.default"], |l, n, a, s| l.col2im(n, a, s)),
     op(
