@@ -652,6 +652,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("adjoint.default", &[arg("self", "Tensor")], &[]),
     schema("alias.default", &[arg("self", "Tensor")], &[]),
     schema("alias_copy.default", &[arg("self", "Tensor")], &[]),
+    schema("all.default", &[arg("self", "Tensor")], &[]),
     schema(
         "all.dim",
         &[
@@ -715,6 +716,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
     ),
     schema("angle.default", &[arg("self", "Tensor")], &[]),
+    schema("any.default", &[arg("self", "Tensor")], &[]),
     schema(
         "any.dim",
         &[

@@ -32,14 +32,15 @@ A sample's `verdict` is one of `VERDICTS`:
 - `not-exported`: torch.export itself cannot export the module (not ckpt's business).
 
 Orthogonal to the verdict, `mixes` says whether the op mixes values along the first axis
-on this sample (at least two rows; `None` otherwise): the input's rows are redrawn one at
+on this sample (`None` for a 0-d or empty input, where no value can show it; a single row
+is judged with a random second row after it): the input's rows are redrawn one at
 a time (to random values, zeros, a value above all and one below; from the input and from zeros)
 and an output element that changes for two different rows depends on both. An op
 also mixes the first axis when it does not treat the rows alike, by their place: moving
-each row one place on (a cyclic shift) must move the rows of some output axis the same
-way (one row per input row, or a block of rows each, as a flatten makes), or leave an
+each row one place on (a cyclic shift), or swapping the first two, must move the rows of
+some output axis the same way (one row per input row, or a block of rows each, as a flatten makes), or leave an
 output unchanged (a value the same for every sample); a diagonal across the first axis,
-`tril` over it or a flip along it does neither. Such an op cannot be exported with a
+`tril` over it, a flip or a roll along it does neither. Such an op cannot be exported with a
 dynamic batch without mixing samples, so ckpt refuses it there; these samples are counted
 apart from those that keep the batch independent. In a static export no axis is the
 batch, so nothing mixes samples and such ops convert.
@@ -74,7 +75,7 @@ class Result:
     shape: list
     args: str
     dynamic: bool
-    mixes: object  # True, False, or None (rank < 2 or a single row: nothing to mix)
+    mixes: object  # True, False, or None (a 0-d or empty input, or one row the op cannot double)
     verdict: str
     detail: str = ""
 
@@ -133,6 +134,15 @@ class OpModule(torch.nn.Module):
         return tuple(out) if isinstance(out, tuple) else out
 
 
+def saved_program(fn, x, archive, dynamic=True):
+    """`OpModule(fn)` exported by `torch.export` at input `x` (with a dynamic batch on axis
+    0 when `dynamic`) and saved to `archive`; returns the module."""
+    module = OpModule(fn).eval()
+    shapes = {"x": {0: torch.export.Dim("batch")}} if dynamic else None
+    torch.export.save(torch.export.export(module, (x,), dynamic_shapes=shapes), str(archive))
+    return module
+
+
 def flat_outputs(out):
     if isinstance(out, torch.Tensor):
         return [out]
@@ -182,14 +192,23 @@ def deterministic(fn, x):
 
 def mixes_batch(fn, x):
     """Whether some output element changes when two different rows of `x` are redrawn
-    (each alone); None when `x` is a scalar or has fewer than two rows. A saturated
+    (each alone); None when `x` is a scalar, holds no value or has no row. A single row
+    is judged on two: the input and a random row after it, when the op takes that (a
+    batch norm in training mode mixes its rows whatever their number). A saturated
     result hides one kind of redraw (`any` of a random input stays true, a whole-tensor
     median keeps its rank when a row is redrawn around it), so rows are redrawn four
     ways (random, zero, above and below every value) from the input and from all zeros."""
-    if x.dim() < 1 or x.shape[0] < 2:
+    if x.dim() < 1 or x.numel() == 0:
         return None
     gen = torch.Generator().manual_seed(7)
     scale = float(x.abs().max()) + 1
+    if x.shape[0] == 1:
+        two = torch.cat([x, torch.randn(x.shape, generator=gen) * scale])
+        try:
+            flat_outputs(fn(two.clone()))
+        except Exception:  # noqa: BLE001 - the first axis takes one row only
+            return None
+        x = two
     draws = (lambda shape: torch.randn(shape, generator=gen) * scale,
              lambda shape: torch.zeros(shape),
              lambda shape: torch.full(shape, scale),
@@ -207,8 +226,15 @@ def mixes_batch(fn, x):
     if mixes:
         return True
     base = flat_outputs(fn(x.clone()))
-    shifted = flat_outputs(fn(x.roll(1, 0)))
-    return not all(follows_rows(o, b, x.shape[0]) for o, b in zip(shifted, base))
+    rows = x.shape[0]
+    # A cyclic shift tells a flip or a diagonal; a swap of two rows tells a roll (which a
+    # shift commutes with).
+    for order in ([(i - 1) % rows for i in range(rows)], [1, 0, *range(2, rows)]):
+        order = torch.tensor(order)
+        moved = flat_outputs(fn(x[order].clone()))
+        if not all(follows_rows(o, b, order) for o, b in zip(moved, base)):
+            return True
+    return False
 
 
 def rows_interact(fn, x, draw):
@@ -247,12 +273,14 @@ def equal_outputs(a, b):
     return torch.equal(a, b)
 
 
-def follows_rows(shifted, base, rows):
-    """Whether `shifted` (the output for the input's rows each moved one place on) is
-    `base` unchanged, or `base` with the rows of one axis moved the same way: one output
-    row per input row, or a block of rows each (batch-major, or batch-minor)."""
-    if equal_outputs(shifted, base):
+def follows_rows(moved, base, order):
+    """Whether `moved` (the output for the input's rows reordered by `order`: new row i is
+    old row `order[i]`) is `base` unchanged, or `base` with the rows of one axis reordered
+    the same way: one output row per input row, or a block of rows each (batch-major, or
+    batch-minor)."""
+    if equal_outputs(moved, base):
         return True
+    rows = len(order)
     for axis, size in enumerate(base.shape):
         if size % rows:
             continue
@@ -260,7 +288,7 @@ def follows_rows(shifted, base, rows):
         for split in ((rows, block), (block, rows)):
             along = 0 if split[0] == rows else 1
             view = base.unflatten(axis, split)
-            if equal_outputs(shifted, view.roll(1, axis + along).flatten(axis, axis + 1)):
+            if equal_outputs(moved, view.index_select(axis + along, order).flatten(axis, axis + 1)):
                 return True
     return False
 

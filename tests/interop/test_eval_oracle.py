@@ -158,6 +158,8 @@ CASES = [
     *[C(t, T(2, 5), d, k, dtypes=(F32,)) for t in ("all.dim", "any.dim", "logsumexp.default")
       for d, k in ((1, False), (0, True))],
     C("all.dims", T(2, 5), [0, 1], dtypes=(F32,)),
+    C("all.default", T(2, 5), dtypes=(F32,)),
+    C("any.default", T(2, 5), dtypes=(F32,)),
     C("any.dims", T(2, 5), [1], True, dtypes=(F32,)),
     C("count_nonzero.default", T(2, 5), 1, dtypes=(F32,)),
     C("count_nonzero.dim_IntList", T(2, 5), [0, 1], dtypes=(F32,)),

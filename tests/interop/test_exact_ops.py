@@ -4,7 +4,7 @@ probability 0 or 1), the `torch.fft` transforms whose result is real (`irfft*`, 
 with torch's `n`/`s`, `dim` and `norm`, `fftshift`/`ifftshift`), and adaptive max pooling
 with its indices (torch's scan: ties, NaN, −inf-only windows, unbatched inputs),
 `argsort` (NaN last ascending and first descending, ties in input order),
-`nansum`/`nanmean`, `angle` and `isreal` of real inputs, and antialiased bilinear and bicubic
+`nansum`/`nanmean`, `all`/`any`/`count_nonzero` of masks and integers, `angle` and `isreal` of real inputs, and antialiased bilinear and bicubic
 resampling (torch's filters as one MatMul per axis), `softplus` at any threshold, the
 `unbiased=` overloads of `std`/`var`/`std_mean`/`var_mean`, and a static program whose output
 is a constant torch computes without reading the input (`new_zeros`, `full_like`,
@@ -165,6 +165,12 @@ OTHERS = {
     "prod dim 1": (lambda x: torch.prod(x, 1), (7, 3)),
     "prod dim -1 keepdim": (lambda x: x.prod(-1, keepdim=True), (3, 5)),
     "prod dim 2 of 4-d": (lambda x: x.prod(2), (2, 6, 3)),
+    # all/any/count_nonzero of a mask or an integer tensor: only zero or not counts.
+    "all of a mask": (lambda x: (x > 0).all(-1), (3, 6)),
+    "any of a mask": (lambda x: (x < 0).any(1, keepdim=True), (3, 6)),
+    "all of int64": (lambda x: torch.nan_to_num(x).long().all(-1), (3, 6)),
+    "count_nonzero of int32": (lambda x: torch.count_nonzero(torch.nan_to_num(x).int(), -1),
+                               (3, 6)),
 }
 RESAMPLES = {
     "bilinear aa down": (lambda x: F.interpolate(x, size=(3, 5), mode="bilinear",

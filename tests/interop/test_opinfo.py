@@ -153,7 +153,20 @@ def test_an_op_that_treats_rows_by_their_place_mixes_the_batch():
     assert _opinfo.mixes_batch(lambda t: t.tril(), x) is True
     assert _opinfo.mixes_batch(lambda t: t.triu(1), x) is True
     assert _opinfo.mixes_batch(lambda t: t.tril(), torch.randn(4, 3, 3)) is False
-    assert _opinfo.mixes_batch(lambda t: t.sum(), torch.randn(1, 3)) is None
+    assert _opinfo.mixes_batch(lambda t: t.roll(2, 0), x) is True
+    assert _opinfo.mixes_batch(lambda t: torch.fft.fftshift(t, 0), torch.randn(5, 3)) is True
+    assert _opinfo.mixes_batch(lambda t: t.roll(1, 1), x) is False
+
+
+def test_a_single_row_is_judged_with_a_second_one_and_an_empty_input_not_at_all():
+    one = torch.randn(1, 2, 3)
+    assert _opinfo.mixes_batch(lambda t: t.sum(), one) is True
+    training = lambda t: torch.nn.functional.batch_norm(t, None, None, training=True)  # noqa: E731
+    assert _opinfo.mixes_batch(training, one) is True
+    assert _opinfo.mixes_batch(lambda t: t.softmax(-1), one) is False
+    assert _opinfo.mixes_batch(lambda t: t.view(6), one) is None  # takes one row only
+    assert _opinfo.mixes_batch(lambda t: t.flip(0), torch.randn(5, 0, 4)) is None
+    assert _opinfo.mixes_batch(lambda t: t * 2, torch.tensor(1.0)) is None
 
 
 class Layouts(torch.nn.Module):

@@ -39,11 +39,8 @@ def rows(shape, seed, nan_rows=True):
 
 
 def convert(fn, xs, tmp_path, static=False):
-    module = _opinfo.OpModule(fn).eval()
-    dynamic = None if static else {"x": {0: torch.export.Dim("batch")}}
-    program = torch.export.export(module, (xs[0],), dynamic_shapes=dynamic)
     archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
-    torch.export.save(program, str(archive))
+    module = _opinfo.saved_program(fn, xs[0], archive, dynamic=not static)
     batch = ("--batch", "static") if static else ()
     ok(run_ckpt("to-onnx", archive, "-o", out, *batch))
     return module, out

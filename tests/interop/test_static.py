@@ -2,7 +2,7 @@
 judged as every export is (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean,
 torch eager's shapes, dtypes and values in onnxruntime): ops along the first axis (a
 select of row 0, a sum, a softmax, a cat, an unbind, a repeat with leading repeats), 0-d
-and 1-D inputs (`linspace`/`logspace` from a 0-d input, `meshgrid` of 0-d and
+inputs (reductions and picks along their dimension 0, as torch wraps it) and 1-D inputs (`linspace`/`logspace` from a 0-d input, `meshgrid` of 0-d and
 1-D ones); every dimension
 of the file is fixed. A program that declares a dynamic dimension is refused in static
 mode with one line naming it, and the same fixed-size programs are still refused under the
@@ -43,15 +43,26 @@ CASES = {
     "meshgrid_of_three_xy": (lambda x: torch.meshgrid(x, x[:2] * 2, x + 1, indexing="xy"), (3,)),
     "meshgrid_of_two_ij": (lambda x: torch.meshgrid(x, x[:2] * 2, indexing="ij"), (3,)),
     "gram_across_rows": (lambda x: (x @ (x * 2).transpose(0, 1)).softmax(-1) @ x, (3, 4)),
+    # torch wraps dimension 0 (and -1) of a 0-d tensor and computes on its one-entry view.
+    "logsumexp_of_a_0d_input": (lambda x: torch.logsumexp(x, 0, keepdim=True), ()),
+    "mean_of_a_0d_input_along_last": (lambda x: x.mean(-1), ()),
+    "vector_norm_of_a_0d_input": (lambda x: torch.linalg.vector_norm(x, 6), ()),
+    "argmax_of_a_0d_input": (lambda x: torch.argmax(x, 0, keepdim=True), ()),
+    "median_of_a_0d_input": (lambda x: torch.median(x, 0), ()),
+    "argmax_of_every_entry": (lambda x: torch.argmax(x), (3, 4)),
+    "all_of_every_entry": (lambda x: (x > -3).all(), (3, 4)),
+    "any_of_a_0d_input": (lambda x: (x > 0).any(), ()),
+    "argmin_of_every_entry_kept": (lambda x: torch.argmin(x, keepdim=True), (3, 4)),
+    "safe_softmax_of_one_row": (lambda x: torch.ops.aten._safe_softmax(x, 1), (1, 5, 5)),
+    "group_norm_of_channels_alone": (
+        lambda x: torch.nn.functional.group_norm(x, 2) * 3, (3, 4)),
 }
 
 
 def exported(fn, shape, tmp_path):
-    module = _opinfo.OpModule(fn).eval()
     x = torch.randn(shape, generator=torch.Generator().manual_seed(0))
     archive = tmp_path / "m.pt2"
-    torch.export.save(torch.export.export(module, (x,)), str(archive))
-    return module, x, archive
+    return _opinfo.saved_program(fn, x, archive, dynamic=False), x, archive
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -76,6 +87,26 @@ def test_the_same_programs_still_mix_samples_under_a_dynamic_batch(tmp_path):
     assert "mixes samples" in proc.stderr or "the batch" in proc.stderr, proc.stderr
 
 
+# Ops along dimension 0 of a tensor that holds the batch alone ([N]: no per-sample entry),
+# which a 0-d shortcut once read as one value and wrote as the identity.
+ALONG_A_BATCH_VECTOR = {
+    "logcumsumexp": lambda x: torch.logcumsumexp(x.sum(1), 0),
+    "cummax": lambda x: torch.cummax(x.sum(1), 0).values,
+    "logsumexp": lambda x: torch.logsumexp(x.sum(1), 0),
+    "median": lambda x: torch.median(x.sum(1), 0).values,
+    "msort": lambda x: torch.msort(x.sum(1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALONG_A_BATCH_VECTOR))
+def test_an_op_along_a_vector_of_the_batch_is_refused(name, tmp_path):
+    archive, out = tmp_path / "m.pt2", tmp_path / "m.onnx"
+    _opinfo.saved_program(ALONG_A_BATCH_VECTOR[name], torch.randn(4, 3), archive)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1 and not out.exists(), proc.stderr
+    assert "mixes samples" in proc.stderr, proc.stderr
+
+
 MIXING_PRODUCTS = {
     # timm csatv2's single-head attention over [B, N] rows: q @ k.transpose(-1, -2) is [B, B].
     "pairs each sample of one operand with every sample of the other":
@@ -86,24 +117,16 @@ MIXING_PRODUCTS = {
 
 @pytest.mark.parametrize("how", sorted(MIXING_PRODUCTS))
 def test_a_matrix_product_across_samples_is_refused_saying_how(how, tmp_path):
-    from torch.export import Dim
-    module = _opinfo.OpModule(MIXING_PRODUCTS[how]).eval()
-    program = torch.export.export(module, (torch.randn(3, 4),),
-                                  dynamic_shapes={"x": {0: Dim("batch")}})
     archive = tmp_path / "m.pt2"
-    torch.export.save(program, str(archive))
+    _opinfo.saved_program(MIXING_PRODUCTS[how], torch.randn(3, 4), archive)
     proc = run_ckpt("to-onnx", archive, "-o", tmp_path / "m.onnx")
     assert proc.returncode == 1
     assert f"{how}: it mixes samples" in proc.stderr, proc.stderr
 
 
 def test_a_declared_dynamic_dimension_is_refused_in_static_mode(tmp_path):
-    from torch.export import Dim
-    module = _opinfo.OpModule(lambda x: x * 2).eval()
-    program = torch.export.export(module, (torch.randn(3, 4),),
-                                  dynamic_shapes={"x": {0: Dim("batch")}})
     archive = tmp_path / "m.pt2"
-    torch.export.save(program, str(archive))
+    _opinfo.saved_program(lambda x: x * 2, torch.randn(3, 4), archive)
     out = tmp_path / "m.onnx"
     proc = run_ckpt("to-onnx", archive, "-o", out, "--batch", "static")
     assert proc.returncode == 1
@@ -113,12 +136,8 @@ def test_a_declared_dynamic_dimension_is_refused_in_static_mode(tmp_path):
 
 
 def test_a_repeat_of_the_batch_is_refused_saying_why(tmp_path):
-    from torch.export import Dim
-    module = _opinfo.OpModule(lambda x: x.tile((2, 3, 2))).eval()
-    program = torch.export.export(module, (torch.randn(3, 2),),
-                                  dynamic_shapes={"x": {0: Dim("batch")}})
     archive = tmp_path / "m.pt2"
-    torch.export.save(program, str(archive))
+    _opinfo.saved_program(lambda x: x.tile((2, 3, 2)), torch.randn(3, 2), archive)
     out = tmp_path / "m.onnx"
     proc = run_ckpt("to-onnx", archive, "-o", out)
     assert proc.returncode == 1 and not out.exists()

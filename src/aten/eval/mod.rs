@@ -50,8 +50,10 @@ pub fn is_evaluated(target: &str) -> bool {
 /// linear-algebra function; their `*_copy` variants and aliases too ([`is_evaluated`]).
 #[cfg(test)]
 pub(crate) const EVALUATED: &[&str] = &[
+    "all.default",
     "all.dim",
     "all.dims",
+    "any.default",
     "any.dim",
     "any.dims",
     "count_nonzero.default",
@@ -1252,8 +1254,10 @@ pub fn evaluate(
             };
             one(Ok(x.map(f)))
         }
-        "all.dim"
+        "all.default"
+        | "all.dim"
         | "all.dims"
+        | "any.default"
         | "any.dim"
         | "any.dims"
         | "count_nonzero.default"
@@ -1506,8 +1510,8 @@ fn nonzero_reduction(a: &Args<'_>, op: &str) -> Result<Tensor, String> {
         .reduce(&axes, keep, Reduction::Sum)?;
     let dims = count.dims().to_vec();
     let values = count.to_f32().into_iter().map(|c| match op {
-        "all.dim" | "all.dims" => i64::from(c == n as f32),
-        "any.dim" | "any.dims" => i64::from(c > 0.0),
+        "all.default" | "all.dim" | "all.dims" => i64::from(c == n as f32),
+        "any.default" | "any.dim" | "any.dims" => i64::from(c > 0.0),
         _ => c as i64,
     });
     Tensor::i64(dims, values.collect())

@@ -387,6 +387,15 @@ fn live_nodes(graph: &Graph) -> Vec<bool> {
 }
 
 /// `value`, the activation `name` is read as, if it is float32.
+/// `sizes` without its sizes of 1: two shapes equal so hold their entries in one order.
+fn without_ones(sizes: &[Size]) -> Vec<Size> {
+    sizes
+        .iter()
+        .filter(|s| **s != Size::fixed(1))
+        .copied()
+        .collect()
+}
+
 fn float32_only(name: &str, value: Value) -> Result<Value, OnnxError> {
     match value.elem() {
         ElemType::Float32 => Ok(value),
@@ -463,7 +472,7 @@ impl Lowering<'_, '_> {
     /// [`Lowering::any_activation`]): the operand of every op written for float tensors
     /// only, so that an integer or bool tensor reaching one is an error naming it rather
     /// than an ONNX file whose types do not check.
-    pub fn activation(&self, name: &str) -> Result<Value, OnnxError> {
+    pub fn activation(&mut self, name: &str) -> Result<Value, OnnxError> {
         float32_only(name, self.any_activation(name)?)
     }
 
@@ -474,9 +483,14 @@ impl Lowering<'_, '_> {
     /// same rows, so every activation a node reads this way must have the same factor.
     ///
     /// In a static export the rows are the first size (the ONNX value is the same, seen
-    /// without it); a scalar has none.
-    pub fn any_activation(&self, name: &str) -> Result<Value, OnnxError> {
+    /// without it); a 0-d tensor, which has none, is read lifted
+    /// ([`Lowering::lifted_any_activation`]).
+    pub fn any_activation(&mut self, name: &str) -> Result<Value, OnnxError> {
         let t = self.tensor(name)?;
+        if t.placement() == Placement::Static && t.sizes().is_empty() {
+            // A 0-d tensor has no rows: it is read lifted, as its one-entry view.
+            return self.lifted_any_activation(name);
+        }
         let Some((rows, value)) = t.as_rows() else {
             return Err(OnnxError::Shape {
                 what: match t.batch_axis() {
@@ -940,9 +954,19 @@ impl Lowering<'_, '_> {
             what: "it computes an activation without reading one".into(),
         })?;
         let t = match rows {
-            Rows::Lifted => {
+            Rows::Lifted { scalar: false } => {
                 let name = self.output_name(node, k)?;
                 self.unlift(value, name)?
+            }
+            Rows::Lifted { scalar: true } => {
+                let name = self.output_name(node, k)?;
+                let t = self.unlift(value, name)?;
+                let recorded = self.recorded_name_sizes(name)?;
+                if without_ones(&t.sizes()) == without_ones(&recorded) {
+                    t.reshaped(&mut self.g, name, &recorded)?
+                } else {
+                    t
+                }
             }
             Rows::Batch(_) | Rows::Static(_) => Tensor::from_rows(rows, value),
         };
@@ -959,19 +983,32 @@ impl Lowering<'_, '_> {
     }
 
     /// [`Lowering::lifted_activation`] of any element type (see
-    /// [`Lowering::any_activation`]).
+    /// [`Lowering::any_activation`]). A 0-d tensor is lifted as its one-entry 1-d view, as
+    /// torch's kernels see it ([`Rows::Lifted`]'s `scalar`).
     pub fn lifted_any_activation(&mut self, name: &str) -> Result<Value, OnnxError> {
         let t = self.tensor(name)?;
         if t.placement() != Placement::Static {
             return self.any_activation(name);
         }
-        if self.rows.get().is_some_and(|r| r != Rows::Lifted) {
-            return Err(OnnxError::Shape {
-                what: format!("`{name}` is read both lifted and by rows"),
-            });
-        }
-        let value = self.lift(&t, &format!("{name}.lifted"))?;
-        self.rows.set(Some(Rows::Lifted));
+        let scalar = match self.rows.get() {
+            None => false,
+            Some(Rows::Lifted { scalar }) => scalar,
+            Some(Rows::Batch(_) | Rows::Static(_)) => {
+                return Err(OnnxError::Shape {
+                    what: format!("`{name}` is read both lifted and by rows"),
+                })
+            }
+        };
+        let scope = format!("{name}.lifted");
+        let (value, of_scalar) = if t.sizes().is_empty() {
+            let view = t.reshaped(&mut self.g, &scope, &[Size::fixed(1)])?;
+            (self.lift(&view, &scope)?, true)
+        } else {
+            (self.lift(&t, &scope)?, false)
+        };
+        self.rows.set(Some(Rows::Lifted {
+            scalar: scalar || of_scalar,
+        }));
         Ok(value)
     }
 
@@ -1032,13 +1069,17 @@ impl Lowering<'_, '_> {
     /// The inverse of [`Lowering::lift`]: lifted `value` as a static activation.
     pub fn unlift(&mut self, value: Value, scope: &str) -> Result<Tensor, OnnxError> {
         let sizes: Vec<Size> = value.shape().iter().map(|&d| Size::fixed(d)).collect();
-        Tensor::from_rows(Rows::Lifted, value).reshaped(&mut self.g, scope, &sizes)
+        Tensor::from_rows(Rows::Lifted { scalar: false }, value).reshaped(
+            &mut self.g,
+            scope,
+            &sizes,
+        )
     }
 
     /// Whether the current node read its activations lifted
     /// ([`Lowering::lifted_activation`]): their per-sample axes are then torch's own.
     pub fn is_lifted(&self) -> bool {
-        self.rows.get() == Some(Rows::Lifted)
+        matches!(self.rows.get(), Some(Rows::Lifted { .. }))
     }
 
     /// Binds output `k` of `node` to `t`, after checking its sizes, batch axis and factor
@@ -1393,17 +1434,14 @@ impl Lowering<'_, '_> {
             &[1.0],
             ElemType::Bool,
         )?;
-        let y = emit::single(self.g.typed_node(
+        let y = emit::typed(
+            &mut self.g,
             "Where",
             scope,
-            vec![
-                always.name().to_owned(),
-                constant.name().to_owned(),
-                picked.name().to_owned(),
-            ],
-            vec![],
-            vec![(shape, picked_elem)],
-        ));
+            [always.name(), constant.name(), picked.name()],
+            &shape,
+            picked_elem,
+        );
         Ok(emit::cast(&mut self.g, scope, &y, elem))
     }
 

@@ -108,7 +108,12 @@ pub enum Rows {
     /// an op written for rows works along every torch dimension `d` as its per-sample
     /// axis `d` (a reduction over dimension 0 or over all of them); the result loses the
     /// row again ([`super::lower::Lowering::lifted_activation`]).
-    Lifted,
+    ///
+    /// `scalar`: the node read a 0-d tensor, lifted as its one-entry 1-d view (torch's
+    /// `maybe_wrap_dim(dim, 0, wrap_scalar=true)`: a 0-d tensor has a dimension 0, which −1
+    /// also names, and torch's kernels compute on that view), so each result is reshaped to
+    /// torch's recorded sizes, which differ from it by sizes of 1 only.
+    Lifted { scalar: bool },
 }
 
 impl Rows {
@@ -117,7 +122,7 @@ impl Rows {
         match self {
             Rows::Batch(factor) => Size::batch(factor),
             Rows::Static(count) => Size::fixed(count),
-            Rows::Lifted => Size::fixed(1),
+            Rows::Lifted { .. } => Size::fixed(1),
         }
     }
 }
@@ -161,7 +166,7 @@ impl Tensor {
         match rows {
             Rows::Batch(factor) => Tensor::rows(value, factor),
             Rows::Static(count) => Tensor::fixed(value.with_first(count)),
-            Rows::Lifted => Tensor::fixed(value.with_first(1)),
+            Rows::Lifted { .. } => Tensor::fixed(value.with_first(1)),
         }
     }
 

@@ -86,20 +86,15 @@ impl Lowering<'_, '_> {
 pub(super) fn nonzero_flags(g: &mut GraphBuilder, scope: &str, x: &Value) -> Value {
     let zero = g.constant_scalar(&format!("{scope}.zero"), 0.0);
     let shape = x.shape().to_vec();
-    let equal = emit::single(g.typed_node(
+    let equal = emit::typed(
+        g,
         "Equal",
         scope,
-        vec![x.name().to_owned(), zero.name().to_owned()],
-        vec![],
-        vec![(shape.clone(), ElemType::Bool)],
-    ));
-    let nonzero = emit::single(g.typed_node(
-        "Not",
-        scope,
-        vec![equal.name().to_owned()],
-        vec![],
-        vec![(shape, ElemType::Bool)],
-    ));
+        [x.name(), zero.name()],
+        &shape,
+        ElemType::Bool,
+    );
+    let nonzero = emit::typed(g, "Not", scope, [equal.name()], &shape, ElemType::Bool);
     emit::cast(g, scope, &nonzero, ElemType::Float32)
 }
 
@@ -118,9 +113,9 @@ fn holds(g: &mut GraphBuilder, scope: &str, op: &'static str, a: &Value, b: f32)
 /// Which of torch's reductions over `dim` of a float32 input [`Lowering::reduced`] writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Reduced {
-    /// `all.dim`/`all.dims`: every element nonzero (`torch._refs.all`: not any of `x == 0`).
+    /// `all` (whole, `.dim`, `.dims`): every element nonzero (`torch._refs.all`: not any of `x == 0`).
     All,
-    /// `any.dim`/`any.dims` (`torch._refs.any`: a sum of `x != 0` above zero).
+    /// `any` (whole, `.dim`, `.dims`) (`torch._refs.any`: a sum of `x != 0` above zero).
     Any,
     /// `count_nonzero` (`torch._refs.count_nonzero`: the sum of `x != 0` as int64).
     CountNonzero,
@@ -144,7 +139,15 @@ impl Lowering<'_, '_> {
         scope: &str,
         how: Reduced,
     ) -> Result<(), OnnxError> {
-        let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
+        let input = args.tensor("self").or_shape()?;
+        // Only whether each entry is zero counts for these: a bool or integer tensor is read
+        // as float32 (every nonzero integer stays nonzero).
+        let x = if matches!(how, Reduced::All | Reduced::Any | Reduced::CountNonzero) {
+            let x = self.lifted_any_activation(input)?;
+            emit::cast(&mut self.g, scope, &x, ElemType::Float32)
+        } else {
+            self.lifted_activation(input)?
+        };
         let axes = super::reduce::reduction_axes(args, &x, self.is_lifted())?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         if !matches!(args.get("dtype"), None | Some(Argument::None)) {
@@ -154,36 +157,22 @@ impl Lowering<'_, '_> {
         let y = match how {
             Reduced::NanSum | Reduced::NanMean => {
                 let shape = x.shape().to_vec();
-                let nan = emit::single(g.typed_node(
-                    "IsNaN",
-                    scope,
-                    vec![x.name().to_owned()],
-                    vec![],
-                    vec![(shape.clone(), ElemType::Bool)],
-                ));
+                let nan = emit::typed(g, "IsNaN", scope, [x.name()], &shape, ElemType::Bool);
                 let zero = g.constant_scalar(&format!("{scope}.zero"), 0.0);
-                let kept = emit::single(g.typed_node(
+                let kept = emit::typed(
+                    g,
                     "Where",
                     scope,
-                    vec![
-                        nan.name().to_owned(),
-                        zero.name().to_owned(),
-                        x.name().to_owned(),
-                    ],
-                    vec![],
-                    vec![(shape.clone(), ElemType::Float32)],
-                ));
+                    [nan.name(), zero.name(), x.name()],
+                    &shape,
+                    ElemType::Float32,
+                );
                 let sum = g.reduce("ReduceSum", scope, &kept, &axes, keep)?;
                 if how == Reduced::NanSum {
                     sum
                 } else {
-                    let present = emit::single(g.typed_node(
-                        "Not",
-                        scope,
-                        vec![nan.name().to_owned()],
-                        vec![],
-                        vec![(shape, ElemType::Bool)],
-                    ));
+                    let present =
+                        emit::typed(g, "Not", scope, [nan.name()], &shape, ElemType::Bool);
                     let present = emit::cast(g, scope, &present, ElemType::Float32);
                     let count = g.reduce("ReduceSum", scope, &present, &axes, keep)?;
                     g.div(scope, &sum, &count)?
@@ -206,17 +195,14 @@ impl Lowering<'_, '_> {
                 let size = g.unary("Abs", scope, &most, vec![]);
                 let infinite = holds(g, scope, "Equal", &size, f32::INFINITY);
                 let zero = g.constant_scalar(&format!("{scope}.zero"), 0.0);
-                let shift = emit::single(g.typed_node(
+                let shift = emit::typed(
+                    g,
                     "Where",
                     scope,
-                    vec![
-                        infinite.name().to_owned(),
-                        zero.name().to_owned(),
-                        most.name().to_owned(),
-                    ],
-                    vec![],
-                    vec![(most.shape().to_vec(), ElemType::Float32)],
-                ));
+                    [infinite.name(), zero.name(), most.name()],
+                    most.shape(),
+                    ElemType::Float32,
+                );
                 let centred = g.sub(scope, &x, &shift)?;
                 let exp = g.unary("Exp", scope, &centred, vec![]);
                 let sum = g.reduce("ReduceSum", scope, &exp, &axes, keep)?;
@@ -288,7 +274,11 @@ impl Lowering<'_, '_> {
             "Softmax",
             super::super::tensor::axis(dim, rank)?,
         )?;
-        let y = self.g.zero_fully_masked(scope, &x, axis, soft.value())?;
+        // Seen by rows, as `x` is (a static tensor's first size left out of its shape).
+        let (_, soft) = soft
+            .as_rows()
+            .ok_or_else(|| arg_error("_safe_softmax of a tensor without its batch first".into()))?;
+        let y = self.g.zero_fully_masked(scope, &x, axis, &soft)?;
         self.bind(node, 0, y)
     }
 
@@ -343,29 +333,27 @@ impl Lowering<'_, '_> {
         // as other) are set to −inf, torch's maximum.
         let g = &mut self.g;
         let minus_infinity = holds(g, scope, "Equal", &x, f32::NEG_INFINITY);
-        let other = emit::single(g.typed_node(
+        let other = emit::typed(
+            g,
             "Not",
             scope,
-            vec![minus_infinity.name().to_owned()],
-            vec![],
-            vec![(x.shape().to_vec(), ElemType::Bool)],
-        ));
+            [minus_infinity.name()],
+            x.shape(),
+            ElemType::Bool,
+        );
         let other = emit::cast(g, scope, &other, ElemType::Float32);
         let other = self.adaptive_max(scope, &other, &out)?;
         let g = &mut self.g;
         let only_minus_infinity = holds(g, scope, "Equal", &other, 0.0);
         let low = g.constant_scalar(&format!("{scope}.low"), f32::NEG_INFINITY);
-        let mut y = emit::single(g.typed_node(
+        let mut y = emit::typed(
+            g,
             "Where",
             scope,
-            vec![
-                only_minus_infinity.name().to_owned(),
-                low.name().to_owned(),
-                y.name().to_owned(),
-            ],
-            vec![],
-            vec![(y.shape().to_vec(), ElemType::Float32)],
-        ));
+            [only_minus_infinity.name(), low.name(), y.name()],
+            y.shape(),
+            ElemType::Float32,
+        );
         if unbatched {
             y = self.g.reshape(scope, &y, &out)?;
         }
@@ -468,25 +456,23 @@ impl Lowering<'_, '_> {
         let mean = self.g.reduce_mean(scope, &x, &axes, keep)?;
         // torch's kernel (Welford's) gives a NaN mean wherever the variance is NaN (an
         // infinite value among the reduced ones), where `mean` alone gives ±inf.
-        let undefined = emit::single(self.g.typed_node(
+        let undefined = emit::typed(
+            &mut self.g,
             "IsNaN",
             scope,
-            vec![deviation.name().to_owned()],
-            vec![],
-            vec![(deviation.shape().to_vec(), ElemType::Bool)],
-        ));
+            [deviation.name()],
+            deviation.shape(),
+            ElemType::Bool,
+        );
         let nan = self.g.constant_scalar(&format!("{scope}.nan"), f32::NAN);
-        let mean = emit::single(self.g.typed_node(
+        let mean = emit::typed(
+            &mut self.g,
             "Where",
             scope,
-            vec![
-                undefined.name().to_owned(),
-                nan.name().to_owned(),
-                mean.name().to_owned(),
-            ],
-            vec![],
-            vec![(mean.shape().to_vec(), ElemType::Float32)],
-        ));
+            [undefined.name(), nan.name(), mean.name()],
+            mean.shape(),
+            ElemType::Float32,
+        );
         self.bind(node, 1, mean)
     }
 }

@@ -70,13 +70,7 @@ impl Lowering<'_, '_> {
             &compared,
             bool_,
         );
-        let reached = emit::single(g.typed_node(
-            "Not",
-            scope,
-            vec![below.name().to_owned()],
-            vec![],
-            vec![(compared.clone(), bool_)],
-        ));
+        let reached = emit::typed(g, "Not", scope, [below.name()], &compared, bool_);
         let reached = emit::cast(g, scope, &reached, f32_);
         let reached = g.reduce("ReduceSum", scope, &reached, &[shape.len()], false)?;
         // `reached` is 0 for zero, and every count for ±inf and NaN (NaN is not below) as
@@ -87,13 +81,14 @@ impl Lowering<'_, '_> {
             let table: Vec<f64> = (0..=count as i32).map(|c| scales(c)[part]).collect();
             let table =
                 g.typed_constant(&format!("{scope}.scale"), vec![count + 1], &table, f32_)?;
-            let scale = emit::single(g.typed_node(
+            let scale = emit::typed(
+                g,
                 "Gather",
                 scope,
-                vec![table.name().to_owned(), index.name().to_owned()],
-                vec![],
-                vec![(shape.clone(), f32_)],
-            ));
+                [table.name(), index.name()],
+                &shape,
+                f32_,
+            );
             mantissa = emit::typed(
                 g,
                 "Mul",
@@ -139,17 +134,14 @@ impl Lowering<'_, '_> {
         let all = unary(g, "Not", special.name());
         let finite = emit::typed(g, "And", scope, [some.name(), all.name()], &shape, bool_);
         let zero = g.constant_scalar(&format!("{scope}.zero"), 0.0);
-        let exponent = emit::single(g.typed_node(
+        let exponent = emit::typed(
+            g,
             "Where",
             scope,
-            vec![
-                finite.name().to_owned(),
-                exponent.name().to_owned(),
-                zero.name().to_owned(),
-            ],
-            vec![],
-            vec![(shape.clone(), f32_)],
-        ));
+            [finite.name(), exponent.name(), zero.name()],
+            &shape,
+            f32_,
+        );
         let exponent = emit::cast(g, scope, &exponent, ElemType::Int32);
         let mantissa = self.rows_result(&t, mantissa, scope)?;
         self.bind_tensor(node, 0, mantissa)?;

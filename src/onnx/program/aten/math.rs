@@ -245,24 +245,22 @@ impl<'p> Lowering<'p, '_> {
                 .g
                 .constant_scalar(&format!("{scope}.threshold"), threshold as f32);
             let shape = x.shape().to_vec();
-            let above = emit::single(self.g.typed_node(
+            let above = emit::typed(
+                &mut self.g,
                 "Greater",
                 scope,
-                vec![bx.name().to_owned(), limit.name().to_owned()],
-                vec![],
-                vec![(shape.clone(), ElemType::Bool)],
-            ));
-            emit::single(self.g.typed_node(
+                [bx.name(), limit.name()],
+                &shape,
+                ElemType::Bool,
+            );
+            emit::typed(
+                &mut self.g,
                 "Where",
                 scope,
-                vec![
-                    above.name().to_owned(),
-                    x.name().to_owned(),
-                    soft.name().to_owned(),
-                ],
-                vec![],
-                vec![(shape, ElemType::Float32)],
-            ))
+                [above.name(), x.name(), soft.name()],
+                &shape,
+                ElemType::Float32,
+            )
         };
         self.bind(node, 0, y)
     }

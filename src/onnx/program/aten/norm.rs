@@ -104,7 +104,7 @@ impl<'p> Lowering<'p, '_> {
                 x.shape()
             )));
         };
-        if groups == 0 || channels % groups != 0 || x.shape().len() < 2 {
+        if groups == 0 || channels % groups != 0 {
             return Err(arg_error(format!(
                 "group_norm of per-sample {:?} in {groups} groups",
                 x.shape()

@@ -13,7 +13,6 @@ use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{GraphBuilder, Value};
 use crate::onnx::program::emit;
 use crate::onnx::program::lower::Lowering;
-use crate::onnx::program::tensor;
 use crate::onnx::OnnxError;
 
 use super::select_top::Top;
@@ -256,13 +255,7 @@ impl Lowering<'_, '_> {
         let bool_ = ElemType::Bool;
         let equal = emit::typed(g, "Equal", scope, [x.name(), value.name()], &shape, bool_);
         let is_nan = |g: &mut GraphBuilder, v: &Value| {
-            emit::single(g.typed_node(
-                "IsNaN",
-                scope,
-                vec![v.name().to_owned()],
-                vec![],
-                vec![(v.shape().to_vec(), bool_)],
-            ))
+            emit::typed(g, "IsNaN", scope, [v.name()], v.shape(), bool_)
         };
         let nan_x = is_nan(g, x);
         let nan_v = is_nan(g, value);
@@ -298,10 +291,6 @@ impl Lowering<'_, '_> {
                     Vec::new()
                 };
                 (self.g.reshape(scope, &x, &[count])?, 0, dims)
-            }
-            Some(dim) if lifted && x.shape().is_empty() => {
-                tensor::axis(dim, 1)?;
-                (self.g.reshape(scope, &x, &[1])?, 0, Vec::new())
             }
             Some(dim) => {
                 let axis = row_axis(dim, &x, lifted)?;
@@ -343,9 +332,6 @@ impl Lowering<'_, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         float32(&x, "msort")?;
-        if x.shape().is_empty() && self.is_lifted() {
-            return self.bind(node, 0, x);
-        }
         let axis = row_axis(0, &x, self.is_lifted())?;
         let sorted = self.ascending(scope, &x, axis)?;
         self.bind(node, 0, sorted.values)

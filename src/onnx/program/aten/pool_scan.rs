@@ -318,21 +318,23 @@ impl Lowering<'_, '_> {
         )?;
         // A zero of the input's shape (`x < x` is false, NaN included) plus the positions:
         // the index of every entry, an activation the scan narrows.
-        let never = emit::single(g.typed_node(
+        let never = emit::typed(
+            g,
             "Less",
             scope,
-            vec![x.name().to_owned(), x.name().to_owned()],
-            vec![],
-            vec![(shape.clone(), ElemType::Bool)],
-        ));
+            [x.name(), x.name()],
+            &shape,
+            ElemType::Bool,
+        );
         let zero = emit::cast(g, scope, &never, ElemType::Int64);
-        let mut index = emit::single(g.typed_node(
+        let mut index = emit::typed(
+            g,
             "Add",
             scope,
-            vec![zero.name().to_owned(), at.name().to_owned()],
-            vec![],
-            vec![(shape, ElemType::Int64)],
-        ));
+            [zero.name(), at.name()],
+            &shape,
+            ElemType::Int64,
+        );
         let mut value = x.clone();
         for k in (0..sizes.len()).rev() {
             let (axis, size, to) = (k + 1, sizes[k], out[k]);
@@ -376,17 +378,14 @@ impl Lowering<'_, '_> {
                     vec![greater.name().to_owned(), nan.name().to_owned()],
                 );
                 let choose = |g: &mut GraphBuilder, a: &Value, b: &Value, elem| {
-                    emit::single(g.typed_node(
+                    emit::typed(
+                        g,
                         "Where",
                         scope,
-                        vec![
-                            take.name().to_owned(),
-                            a.name().to_owned(),
-                            b.name().to_owned(),
-                        ],
-                        vec![],
-                        vec![(mapped.clone(), elem)],
-                    ))
+                        [take.name(), a.name(), b.name()],
+                        &mapped,
+                        elem,
+                    )
                 };
                 best = choose(g, &v, &best, ElemType::Float32);
                 best_at = choose(g, &i, &best_at, ElemType::Int64);

@@ -101,22 +101,6 @@ impl<'p> Lowering<'p, '_> {
         }
         let x = self.lifted_activation(input)?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
-        let itself = matches!(
-            op,
-            "ReduceMax" | "ReduceMin" | "ReduceSum" | "ReduceMean" | "ReduceProd"
-        );
-        if x.shape().is_empty() && itself && self.is_lifted() {
-            // A 0-d tensor has dimension 0 (and −1), as torch wraps it.
-            let dims = match args.get("dim") {
-                Some(Argument::Ints(d)) => d.clone(),
-                Some(Argument::Int(d)) => vec![*d],
-                _ => vec![],
-            };
-            for d in dims {
-                tensor::axis(d, 1)?;
-            }
-            return self.bind(node, output, x);
-        }
         let axes = reduction_axes(args, &x, self.is_lifted())?;
         let y = self.g.reduce(op, scope, &x, &axes, keep)?;
         self.bind(node, output, y)
@@ -300,17 +284,14 @@ impl<'p> Lowering<'p, '_> {
         );
         let padded = emit::typed(g, "Add", scope, [norm.name(), eps.name()], &shape, f32_);
         let scale = emit::typed(g, "Div", scope, [limit.name(), padded.name()], &shape, f32_);
-        let factor = emit::single(g.typed_node(
+        let factor = emit::typed(
+            g,
             "Where",
             scope,
-            vec![
-                over.name().to_owned(),
-                scale.name().to_owned(),
-                one.name().to_owned(),
-            ],
-            vec![],
-            vec![(shape, f32_)],
-        ));
+            [over.name(), scale.name(), one.name()],
+            &shape,
+            f32_,
+        );
         let y = emit::typed(g, "Mul", scope, [x.name(), factor.name()], x.shape(), f32_);
         self.bind(node, 0, y)
     }

@@ -703,10 +703,10 @@ pub(super) const OPS: &[Op] = &[
     op(&["msort.default"], |l, n, a, s| l.msort(n, a, s)),
     // Reductions by torch's own decompositions (`decompose.rs`; the element-wise ones are
     // the `aten::decompose` table's, dispatched by `row`).
-    op(&["all.dim", "all.dims"], |l, n, a, s| {
+    op(&["all.default", "all.dim", "all.dims"], |l, n, a, s| {
         l.reduced(n, a, s, Reduced::All)
     }),
-    op(&["any.dim", "any.dims"], |l, n, a, s| {
+    op(&["any.default", "any.dim", "any.dims"], |l, n, a, s| {
         l.reduced(n, a, s, Reduced::Any)
     }),
     op(

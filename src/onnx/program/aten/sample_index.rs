@@ -592,13 +592,14 @@ impl<'p> Lowering<'p, '_> {
             self.g
                 .typed_scalar(&format!("{scope}.extent"), extent as f64, ElemType::Int64)?;
         let shape = index.shape().to_vec();
-        let negative = emit::single(self.g.typed_node(
+        let negative = emit::typed(
+            &mut self.g,
             "Less",
             scope,
-            vec![index.name().to_owned(), zero.name().to_owned()],
-            vec![],
-            vec![(shape.clone(), ElemType::Bool)],
-        ));
+            [index.name(), zero.name()],
+            &shape,
+            ElemType::Bool,
+        );
         let shifted = emit::binary(
             &mut self.g,
             "Add",
@@ -606,17 +607,14 @@ impl<'p> Lowering<'p, '_> {
             Operand::Activation(index),
             Operand::Constant(&size),
         )?;
-        Ok(emit::single(self.g.typed_node(
+        Ok(emit::typed(
+            &mut self.g,
             "Where",
             scope,
-            vec![
-                negative.name().to_owned(),
-                shifted.name().to_owned(),
-                index.name().to_owned(),
-            ],
-            vec![],
-            vec![(shape, ElemType::Int64)],
-        )))
+            [negative.name(), shifted.name(), index.name()],
+            &shape,
+            ElemType::Int64,
+        ))
     }
 
     /// `GatherElements` of `flat` (`[batch, rows, kept…]`) along its rows by computed

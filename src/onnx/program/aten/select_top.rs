@@ -11,7 +11,6 @@ use crate::onnx::graph::{Attr, GraphBuilder, Value, Weight};
 use crate::onnx::OnnxError;
 
 use super::super::emit;
-use super::super::tensor;
 
 use super::super::lower::Lowering;
 use super::order::float32;
@@ -19,7 +18,7 @@ use super::{arg_error, row_axis, OrShape};
 use crate::aten::args::Args;
 
 /// The per-sample axis of argument `dim` (required: `None` means the whole tensor, the
-/// batch included).
+/// batch included, unless the export is static).
 fn axis_of(args: &Args<'_>, x: &Value, lifted: bool) -> Result<usize, OnnxError> {
     let dim = args.optional_int("dim").or_shape()?.ok_or_else(|| {
         arg_error(
@@ -63,36 +62,6 @@ fn numeric(x: &Value, op: &str) -> Result<(), OnnxError> {
 }
 
 impl<'p> Lowering<'p, '_> {
-    /// `x` with the per-sample axis `dim` names, as torch wraps it
-    /// (`maybe_wrap_dim(dim, rank, wrap_scalar=true)`: a 0-d tensor has dimension 0, which
-    /// −1 also names): a 0-d `x` (lifted, in a static export) is reshaped to its one entry,
-    /// and the flag says to reshape each result back ([`Lowering::scalar_again`]).
-    fn along_dim(
-        &mut self,
-        scope: &str,
-        x: Value,
-        dim: i64,
-    ) -> Result<(Value, usize, bool), OnnxError> {
-        let lifted = self.is_lifted();
-        if lifted && x.shape().is_empty() {
-            tensor::axis(dim, 1)?;
-            let x = self.g.reshape(scope, &x, &[1])?;
-            return Ok((x, 0, true));
-        }
-        let axis = row_axis(dim, &x, lifted)?;
-        Ok((x, axis, false))
-    }
-
-    /// A result computed along the one entry of a 0-d input ([`Lowering::along_dim`])
-    /// reshaped back to 0-d when `scalar`, as torch's is.
-    fn scalar_again(&mut self, scope: &str, y: Value, scalar: bool) -> Result<Value, OnnxError> {
-        if scalar {
-            self.g.reshape(scope, &y, &[])
-        } else {
-            Ok(y)
-        }
-    }
-
     /// The int64 indices that sort float32 `x` along per-sample `axis` stably, without
     /// TopK (whose order of ties and of NaN ONNX leaves open): each entry's rank is the
     /// count of the entries sorting before it (smaller, or NaN-free against a NaN, or equal
@@ -214,9 +183,8 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         float32(&x, "argsort")?;
-        let (x, axis, scalar) = self.along_dim(scope, x, args.int("dim").or_shape()?)?;
+        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
         let index = self.stable_order(scope, &x, axis, args.bool("descending").or_shape()?)?;
-        let index = self.scalar_again(scope, index, scalar)?;
         self.bind(node, 0, index)
     }
 
@@ -233,7 +201,7 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         float32(&x, "sort")?;
-        let (x, axis, scalar) = self.along_dim(scope, x, args.int("dim").or_shape()?)?;
+        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
         let descending = args.bool("descending").or_shape()?;
         let n = x.shape()[axis];
         let count = self.g.constant_i64(&format!("{scope}.k"), &[n as i64]);
@@ -245,11 +213,9 @@ impl<'p> Lowering<'p, '_> {
             sorted: true,
         };
         let (values, _) = self.in_sort_order(scope, &x, &top)?;
-        let values = self.scalar_again(scope, values, scalar)?;
         self.bind(node, 0, values)?;
         if self.output_name(node, 1).is_ok() {
             let index = self.stable_order(scope, &x, axis, descending)?;
-            let index = self.scalar_again(scope, index, scalar)?;
             self.bind(node, 1, index)?;
         }
         Ok(())
@@ -267,7 +233,7 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, "kthvalue")?;
-        let (x, axis, scalar) = self.along_dim(scope, x, args.int("dim").or_shape()?)?;
+        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
         let n = x.shape()[axis];
         let k = args.int("k").or_shape()?;
         let k = u64::try_from(k)
@@ -293,9 +259,7 @@ impl<'p> Lowering<'p, '_> {
                 break;
             }
             let kth = self.g.slice(scope, &sorted, axis, k - 1..k)?;
-            let kth = if scalar {
-                self.g.reshape(scope, &kth, &[])?
-            } else if keep {
+            let kth = if keep {
                 kth
             } else {
                 let shape = with_axis(&kth, axis, None);
@@ -322,7 +286,7 @@ impl<'p> Lowering<'p, '_> {
         let op = if largest { "cummax" } else { "cummin" };
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         float32(&x, op)?;
-        let (x, axis, scalar) = self.along_dim(scope, x, args.int("dim").or_shape()?)?;
+        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
         let last = x.shape().len() - 1;
         let mut swap: Vec<usize> = (0..=last).collect();
         swap.swap(axis, last);
@@ -341,13 +305,7 @@ impl<'p> Lowering<'p, '_> {
         pair.push(n);
         let (bool_, f32_) = (ElemType::Bool, ElemType::Float32);
         let b = g.reshape(scope, &v, &row)?;
-        let nan_b = emit::single(g.typed_node(
-            "IsNaN",
-            scope,
-            vec![b.name().to_owned()],
-            vec![],
-            vec![(row.clone(), bool_)],
-        ));
+        let nan_b = emit::typed(g, "IsNaN", scope, [b.name()], &row, bool_);
         let up_to: Vec<f64> = (0..n)
             .flat_map(|i| (0..n).map(move |j| f64::from(u8::from(j <= i))))
             .collect();
@@ -391,13 +349,7 @@ impl<'p> Lowering<'p, '_> {
             &pair,
             bool_,
         );
-        let unseen = emit::single(g.typed_node(
-            "Not",
-            scope,
-            vec![nan_seen.name().to_owned()],
-            vec![],
-            vec![(nan_seen.shape().to_vec(), bool_)],
-        ));
+        let unseen = emit::typed(g, "Not", scope, [nan_seen.name()], nan_seen.shape(), bool_);
         let number_wins = emit::typed(
             g,
             "And",
@@ -450,7 +402,6 @@ impl<'p> Lowering<'p, '_> {
             } else {
                 self.g.transpose(scope, &y, &swap)?
             };
-            let y = self.scalar_again(scope, y, scalar)?;
             self.bind(node, output, y)?;
         }
         Ok(())
@@ -527,8 +478,22 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, onnx)?;
-        let axis = axis_of(args, &x, self.is_lifted())?;
         let keep = args.bool("keepdim").or_shape()?;
+        if args.optional_int("dim").or_shape()?.is_none() && self.is_lifted() {
+            // The index into the flattened tensor; kept dimensions are all of size 1.
+            let flat = self
+                .g
+                .reshape(scope, &x, &[x.shape().iter().product::<u64>()])?;
+            let y = self.arg_extreme(onnx, scope, &flat, 0, false)?;
+            let kept = if keep {
+                vec![1; x.shape().len()]
+            } else {
+                vec![]
+            };
+            let y = self.g.reshape(scope, &y, &kept)?;
+            return self.bind(node, 0, y);
+        }
+        let axis = axis_of(args, &x, self.is_lifted())?;
         let y = self.arg_extreme(onnx, scope, &x, axis, keep)?;
         self.bind(node, 0, y)
     }
@@ -544,14 +509,12 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, reduce)?;
-        let (x, axis, scalar) = self.along_dim(scope, x, args.int("dim").or_shape()?)?;
+        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
         let keep = args.bool("keepdim").or_shape()?;
         let values = self.g.reduce(reduce, scope, &x, &[axis], keep)?;
-        let values = self.scalar_again(scope, values, scalar)?;
         self.bind(node, 0, values)?;
         if self.output_name(node, 1).is_ok() {
             let indices = self.arg_extreme(arg, scope, &x, axis, keep)?;
-            let indices = self.scalar_again(scope, indices, scalar)?;
             self.bind(node, 1, indices)?;
         }
         Ok(())
@@ -572,7 +535,7 @@ impl<'p> Lowering<'p, '_> {
         }
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, "TopK")?;
-        let (x, axis, scalar) = self.along_dim(scope, x, args.int("dim").or_shape()?)?;
+        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
         let k = match args.get("k") {
             Some(Argument::Int(k)) => u64::try_from(*k).ok(),
             _ => None,
@@ -596,10 +559,8 @@ impl<'p> Lowering<'p, '_> {
             sorted,
         };
         let (values, indices) = self.in_sort_order(scope, &x, &top)?;
-        let values = self.scalar_again(scope, values, scalar)?;
         self.bind(node, 0, values)?;
         if self.output_name(node, 1).is_ok() {
-            let indices = self.scalar_again(scope, indices, scalar)?;
             self.bind(node, 1, indices)?;
         }
         Ok(())

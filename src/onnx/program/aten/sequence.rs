@@ -70,13 +70,7 @@ fn log_add_exp(g: &mut GraphBuilder, scope: &str, x: &Value, y: &Value) -> Value
         ))
     };
     let same = bool_node(g, "Equal", [low.name(), high.name()]);
-    let undefined = emit::single(g.typed_node(
-        "IsNaN",
-        scope,
-        vec![gap.name().to_owned()],
-        vec![],
-        vec![(shape.clone(), ElemType::Bool)],
-    ));
+    let undefined = emit::typed(g, "IsNaN", scope, [gap.name()], &shape, ElemType::Bool);
     let infinite = bool_node(g, "And", [same.name(), undefined.name()]);
     pick(g, &infinite, x, &sum)
 }
@@ -186,10 +180,6 @@ impl Lowering<'_, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
-        if x.shape().is_empty() {
-            // One value: its log-sum-exp is itself.
-            return self.bind(node, 0, x);
-        }
         let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
         let n = x.shape()[axis];
         if n == 0 || n > CUMPROD_ENTRIES {
@@ -277,7 +267,7 @@ impl Lowering<'_, '_> {
             let parts: Vec<&Value> = parts.iter().collect();
             let y = g.concat(scope, &parts, axis)?;
             outputs.push(match rows {
-                tensor::Rows::Lifted => self.unlift(y, scope)?,
+                tensor::Rows::Lifted { .. } => self.unlift(y, scope)?,
                 rows => tensor::Tensor::from_rows(rows, y),
             });
         }

@@ -335,13 +335,14 @@ impl<'p> Lowering<'p, '_> {
                 x = self.g.slice(scope, &x, axis, 0..1)?;
             }
         }
-        let rows = emit::single(self.g.typed_node(
+        let rows = emit::typed(
+            &mut self.g,
             "Equal",
             scope,
-            vec![x.name().to_owned(), x.name().to_owned()],
-            vec![],
-            vec![(x.shape().to_vec(), ElemType::Bool)],
-        ));
+            [x.name(), x.name()],
+            x.shape(),
+            ElemType::Bool,
+        );
         let constant = self.weight(c)?;
         let c = constant.name().to_owned();
         Ok(emit::single(self.g.typed_node(

@@ -13,6 +13,7 @@ use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
+use super::super::tensor;
 use super::{arg_error, OrShape};
 
 /// One end of the range: a value the program computes or a number.
@@ -129,14 +130,15 @@ impl Lowering<'_, '_> {
     fn end(&mut self, args: &Args<'_>, scope: &str, name: &str) -> Result<End, OnnxError> {
         match args.get(name) {
             Some(Argument::Tensor(t)) => {
-                let value = self.lifted_activation(t)?;
-                if !value.shape().is_empty() {
+                let sizes = self.tensor(t)?.sizes();
+                if !sizes.is_empty() {
                     return Err(arg_error(format!(
-                        "argument `{name}` has sizes {:?}; torch takes a 0-d tensor",
-                        value.shape()
+                        "argument `{name}` has sizes {}; torch takes a 0-d tensor",
+                        tensor::show(&sizes)
                     )));
                 }
-                Ok(End::Computed(self.g.reshape(scope, &value, &[1])?))
+                // Lifted, a 0-d tensor is its one-entry view.
+                Ok(End::Computed(self.lifted_activation(t)?))
             }
             _ => {
                 let number = args.float(name).or_shape()?;
