@@ -4,7 +4,7 @@ probability 0 or 1), the `torch.fft` transforms whose result is real (`irfft*`, 
 with torch's `n`/`s`, `dim` and `norm`, `fftshift`/`ifftshift`), and adaptive max pooling
 with its indices (torch's scan: ties, NaN, −inf-only windows, unbatched inputs),
 `argsort` (NaN last ascending and first descending, ties in input order),
-`nansum`/`nanmean`, `all`/`any`/`count_nonzero` of masks and integers, `angle` and `isreal` of real inputs, and antialiased bilinear and bicubic
+`nansum`/`nanmean`, `all`/`any`/`count_nonzero`, sums, products and extremes of masks and integers, `>=`/`<=`/`!=` with NaN, `angle` and `isreal` of real inputs, and antialiased bilinear and bicubic
 resampling (torch's filters as one MatMul per axis), `softplus` at any threshold, the
 `unbiased=` overloads of `std`/`var`/`std_mean`/`var_mean`, and a static program whose output
 is a constant torch computes without reading the input (`new_zeros`, `full_like`,
@@ -171,6 +171,19 @@ OTHERS = {
     "all of int64": (lambda x: torch.nan_to_num(x).long().all(-1), (3, 6)),
     "count_nonzero of int32": (lambda x: torch.count_nonzero(torch.nan_to_num(x).int(), -1),
                                (3, 6)),
+    # Sums, products and extremes of masks and integers, in torch's element types (a
+    # sequence's length from its attention mask: `mask.sum(-1)`, int64).
+    "sum of a mask": (lambda x: (x > 0).sum(-1), (3, 6)),
+    "sum of a mask over two dims, as float32": (
+        lambda x: (x == x).sum((1, 2), dtype=torch.float32), (2, 3)),
+    "sum of int32": (lambda x: torch.nan_to_num(x, 0.0, 9.0, -9.0).int().sum(1), (3, 6)),
+    "prod of int64": (lambda x: torch.nan_to_num(x, 0.0, 2.0, -2.0).long().prod(-1), (3, 6)),
+    "amax of int64": (lambda x: torch.nan_to_num(x, 0.0, 9.0, -9.0).long().amax(-1), (3, 6)),
+    "amin of a mask, kept": (lambda x: (x >= 0).amin(1, keepdim=True), (3, 6)),
+    # Opset 11 has no GreaterOrEqual/LessOrEqual; a comparison with NaN is false but `!=`.
+    "ge of a number": (lambda x: x >= 0.5, (3, 6)),
+    "le of two tensors": (lambda x: x <= x.flip(-1), (3, 6)),
+    "ne of two tensors": (lambda x: x != x.flip(-1), (3, 6)),
 }
 RESAMPLES = {
     "bilinear aa down": (lambda x: F.interpolate(x, size=(3, 5), mode="bilinear",

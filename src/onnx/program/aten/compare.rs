@@ -5,8 +5,9 @@
 //!
 //! Operands follow torch's type promotion (bool < int32 < int64 < float32): the lower is
 //! cast up, and a constant or number is written at the promoted type. Opset 11 has `Equal`,
-//! `Less` and `Greater` only (`LessOrEqual`/`GreaterOrEqual` come at 12), so `ne`, `ge`
-//! and `le` are the `Not` of `eq`, `lt` and `gt`: the same for every value but NaN.
+//! `Less` and `Greater` only (`LessOrEqual`/`GreaterOrEqual` come at 12), so `ne` is the
+//! `Not` of `Equal`, and `ge`/`le` the `Or` of `Greater`/`Less` and `Equal`: false with NaN,
+//! as torch's ([`Comparison`]).
 
 use crate::aten::eval;
 use crate::aten::program::Node;
@@ -22,16 +23,40 @@ use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
 /// The ONNX comparison for aten op `op` (`lt.Scalar`), and whether its result is negated.
-pub(super) fn comparison(op: &str) -> Option<(&'static str, bool)> {
+pub(super) fn comparison(op: &str) -> Option<Comparison> {
     Some(match op.split('.').next()? {
-        "eq" => ("Equal", false),
-        "ne" => ("Equal", true),
-        "lt" => ("Less", false),
-        "ge" => ("Less", true),
-        "gt" => ("Greater", false),
-        "le" => ("Greater", true),
+        "eq" => Comparison::Is("Equal"),
+        "ne" => Comparison::Not("Equal"),
+        "lt" => Comparison::Is("Less"),
+        "gt" => Comparison::Is("Greater"),
+        "ge" => Comparison::OrEqual("Greater"),
+        "le" => Comparison::OrEqual("Less"),
         _ => return None,
     })
+}
+
+/// A torch comparison in opset-11 ops, which has `Equal`, `Less` and `Greater` only
+/// (`LessOrEqual`/`GreaterOrEqual` come at 12). Every comparison with NaN is false but
+/// `ne`, as in torch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Comparison {
+    /// One ONNX op: `eq`, `lt`, `gt`.
+    Is(&'static str),
+    /// The `Not` of one: `ne` (true with NaN, as torch's).
+    Not(&'static str),
+    /// The `Or` of an ordering and `Equal`: `ge`, `le` (false with NaN, where the `Not` of
+    /// `Less` or `Greater` would be true).
+    OrEqual(&'static str),
+}
+
+impl Comparison {
+    /// The ONNX ops computed on the two operands, each a bool tensor.
+    fn ops(self) -> Vec<&'static str> {
+        match self {
+            Comparison::Is(op) | Comparison::Not(op) => vec![op],
+            Comparison::OrEqual(op) => vec![op, "Equal"],
+        }
+    }
 }
 
 /// torch's promotion order of the element types the export handles.
@@ -133,12 +158,12 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         op: &str,
     ) -> Result<(), OnnxError> {
-        let Some((onnx, negated)) = comparison(op) else {
+        let Some(how) = comparison(op) else {
             return Err(arg_error(format!("`{op}` is not a comparison")));
         };
         let sides = [operand(args, "self")?, operand(args, "other")?];
         let mut elem = self.common_elem(&sides)?;
-        if elem == ElemType::Bool && onnx != "Equal" {
+        if elem == ElemType::Bool && how.ops() != ["Equal"] {
             // ONNX orders numbers only; false < true as 0 < 1.
             elem = ElemType::Int32;
         }
@@ -147,20 +172,46 @@ impl<'p> Lowering<'p, '_> {
             // masks): the comparison keeps every axis where it is.
             let a = self.operand_at(&sides[0], scope, elem)?;
             let b = self.operand_at(&sides[1], scope, elem)?;
-            let Emitted::Activation(mut y) = self.elementwise(scope, onnx, &a, &b)? else {
-                return Err(arg_error(format!("{onnx} of two constants is folded")));
-            };
-            if negated {
-                let not = self.g.unary("Not", scope, y.value(), vec![]);
-                y = y.with_value(not)?;
+            let mut parts = Vec::with_capacity(2);
+            for onnx in how.ops() {
+                let Emitted::Activation(y) = self.elementwise(scope, onnx, &a, &b)? else {
+                    return Err(arg_error(format!("{onnx} of two constants is folded")));
+                };
+                parts.push(y);
             }
+            let values: Vec<Value> = parts.iter().map(|t| t.value().clone()).collect();
+            let y = self.combined(how, scope, values)?;
+            let y = parts[0].with_value(y)?;
             return self.bind_tensor(node, 0, y);
         }
-        let mut y = self.bool_binary(onnx, scope, sides, elem)?;
-        if negated {
-            y = self.g.unary("Not", scope, &y, vec![]);
-        }
+        let values = self.bool_nodes(&how.ops(), scope, sides, elem)?;
+        let y = self.combined(how, scope, values)?;
         self.bind(node, 0, y)
+    }
+
+    /// The result of comparison `how` from the bool tensors of its [`Comparison::ops`].
+    fn combined(
+        &mut self,
+        how: Comparison,
+        scope: &str,
+        values: Vec<Value>,
+    ) -> Result<Value, OnnxError> {
+        match (how, values.as_slice()) {
+            (Comparison::Is(_), [y]) => Ok(y.clone()),
+            (Comparison::Not(_), [y]) => Ok(self.g.unary("Not", scope, y, vec![])),
+            (Comparison::OrEqual(_), [ordered, equal]) => Ok(emit::typed(
+                &mut self.g,
+                "Or",
+                scope,
+                [ordered.name(), equal.name()],
+                ordered.shape(),
+                ElemType::Bool,
+            )),
+            _ => Err(arg_error(format!(
+                "{how:?} of {} bool tensors",
+                values.len()
+            ))),
+        }
     }
 
     /// Whether an operand computed from the input has no rows to work on: its batch on a
@@ -216,29 +267,36 @@ impl<'p> Lowering<'p, '_> {
                 "bitwise and/or of integer tensors is not exported; only of bool masks".into(),
             ));
         }
-        let y = self.bool_binary(onnx, scope, sides, ElemType::Bool)?;
-        self.bind(node, 0, y)
+        let mut y = self.bool_nodes(&[onnx], scope, sides, ElemType::Bool)?;
+        self.bind(node, 0, y.swap_remove(0))
     }
 
-    /// `onnx` (a comparison, `And`, `Or`) of two operands written at type `elem`: a bool
-    /// tensor of their broadcast shape.
-    fn bool_binary(
+    /// Each of `ops` (comparisons, `And`, `Or`) of the same two operands, written once at
+    /// type `elem`: bool tensors of their broadcast shape.
+    fn bool_nodes(
         &mut self,
-        onnx: &'static str,
+        ops: &[&'static str],
         scope: &str,
         sides: [Elementwise<'_>; 2],
         elem: ElemType,
-    ) -> Result<Value, OnnxError> {
+    ) -> Result<Vec<Value>, OnnxError> {
         let [a, b] = [
             self.typed(&sides[0], elem, scope)?,
             self.typed(&sides[1], elem, scope)?,
         ];
-        let shape = emit::broadcast_shape(onnx, scope, a.operand(), b.operand())?;
-        let inputs = vec![a.operand().name().to_owned(), b.operand().name().to_owned()];
-        let mut out = self
-            .g
-            .typed_node(onnx, scope, inputs, vec![], vec![(shape, ElemType::Bool)]);
-        Ok(out.swap_remove(0))
+        let mut out = Vec::with_capacity(ops.len());
+        for &onnx in ops {
+            let shape = emit::broadcast_shape(onnx, scope, a.operand(), b.operand())?;
+            out.push(emit::typed(
+                &mut self.g,
+                onnx,
+                scope,
+                [a.operand().name(), b.operand().name()],
+                &shape,
+                ElemType::Bool,
+            ));
+        }
+        Ok(out)
     }
 
     /// `x != 0` as a bool tensor (`x` itself when it is one).
@@ -471,10 +529,14 @@ mod tests {
 
     #[test]
     fn comparisons_map_to_opset_11_ops() {
-        assert_eq!(comparison("eq.Scalar"), Some(("Equal", false)));
-        assert_eq!(comparison("ne.Tensor"), Some(("Equal", true)));
-        assert_eq!(comparison("le.Scalar"), Some(("Greater", true)));
-        assert_eq!(comparison("ge.Tensor"), Some(("Less", true)));
+        assert_eq!(comparison("eq.Scalar"), Some(Comparison::Is("Equal")));
+        assert_eq!(comparison("ne.Tensor"), Some(Comparison::Not("Equal")));
+        assert_eq!(comparison("le.Scalar"), Some(Comparison::OrEqual("Less")));
+        assert_eq!(
+            comparison("ge.Tensor"),
+            Some(Comparison::OrEqual("Greater"))
+        );
+        assert_eq!(Comparison::OrEqual("Less").ops(), ["Less", "Equal"]);
         assert_eq!(comparison("add.Tensor"), None);
     }
 

@@ -57,7 +57,8 @@ pub(super) fn reduction_axes(
 }
 
 impl<'p> Lowering<'p, '_> {
-    /// `sum.dim_IntList`, `amax`, `amin` (`op`: `ReduceSum`, `ReduceMax`, `ReduceMin`).
+    /// `sum.dim_IntList`, `amax`, `amin` (`op`: `ReduceSum`, `ReduceMax`, `ReduceMin`), of
+    /// float32, integer and bool tensors ([`Lowering::reduced_operand`]).
     pub(super) fn reduce(
         &mut self,
         node: &Node,
@@ -65,7 +66,10 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         op: &'static str,
     ) -> Result<(), OnnxError> {
-        self.same_dtype(node, args, op)?;
+        let input = self.tensor(args.tensor("self").or_shape()?)?;
+        if input.value().elem() == ElemType::Float32 {
+            self.same_dtype(node, args, op)?;
+        }
         self.reduce_as(node, args, scope, op, 0)
     }
 
@@ -99,11 +103,46 @@ impl<'p> Lowering<'p, '_> {
         if self.tensor(input)?.batch_axis().is_some_and(|a| a != 0) {
             return self.reduce_moved_batch(node, args, scope, op, output);
         }
-        let x = self.lifted_activation(input)?;
+        let x = self.lifted_any_activation(input)?;
+        let x = self.reduced_operand(node, output, scope, op, x)?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         let axes = reduction_axes(args, &x, self.is_lifted())?;
         let y = self.g.reduce(op, scope, &x, &axes, keep)?;
+        let recorded = self.recorded_elem(self.output_name(node, output)?)?;
+        let y = emit::cast(&mut self.g, scope, &y, recorded);
         self.bind(node, output, y)
+    }
+
+    /// `x` in the element type reduction `op` computes torch's output `output` in: float32
+    /// as it is; an integer or bool tensor in the output's type when `op` sums or
+    /// multiplies (torch sums them in int64, or in `dtype` when given, after casting to
+    /// it), as it is when `op` picks an integer's largest or smallest entry, and as int32
+    /// for a bool's (cast back by the caller).
+    fn reduced_operand(
+        &mut self,
+        node: &Node,
+        output: usize,
+        scope: &str,
+        op: &'static str,
+        x: Value,
+    ) -> Result<Value, OnnxError> {
+        let elem = x.elem();
+        if elem == ElemType::Float32 {
+            return Ok(x);
+        }
+        let recorded = self.recorded_elem(self.output_name(node, output)?)?;
+        match (op, elem) {
+            ("ReduceSum" | "ReduceProd", ElemType::Bool | ElemType::Int32 | ElemType::Int64) => {
+                Ok(emit::cast(&mut self.g, scope, &x, recorded))
+            }
+            ("ReduceMax" | "ReduceMin", ElemType::Int32 | ElemType::Int64) => Ok(x),
+            ("ReduceMax" | "ReduceMin", ElemType::Bool) => {
+                Ok(emit::cast(&mut self.g, scope, &x, ElemType::Int32))
+            }
+            _ => Err(arg_error(format!(
+                "{op} of a {elem} tensor is not exported (float32, and sums, products, largest and smallest entries of integer and bool tensors, are)"
+            ))),
+        }
     }
 
     /// ONNX reduction `op` (`ReduceMean`, …) of argument `self`, whose batch is not on its
