@@ -241,6 +241,7 @@ pub const COPIES: &[(&str, &str)] = &[
 /// are in [`SCHEMAS`]), so ckpt evaluates and lowers each as the op it names
 /// ([`canonical`]).
 pub const ALIASES: &[(&str, &str)] = &[
+    ("concat.default", "cat.default"),
     ("divide.Scalar", "div.Scalar"),
     ("divide.Tensor", "div.Tensor"),
     ("divide.Tensor_mode", "div.Tensor_mode"),
@@ -1008,6 +1009,11 @@ pub const SCHEMAS: &[Schema] = &[
             arg("padding", "int[2]"),
             arg("stride", "int[2]"),
         ],
+        &[],
+    ),
+    schema(
+        "concat.default",
+        &[arg("tensors", "Tensor[]"), arg_or("dim", "int", D::Int(0))],
         &[],
     ),
     schema("conj_physical.default", &[arg("self", "Tensor")], &[]),

@@ -276,6 +276,7 @@ CASES = [
     *[C(t, T(2, 3), -0.5, dtypes=NUMERIC) for t in
       ["divide.Scalar", "true_divide.Scalar", "multiply.Scalar"]],
     C("subtract.Tensor", T(2, 3), T(2, 1), alpha=2, dtypes=(F32, I64)),
+    C("concat.default", [T(2, 3), T(2, 1)], 1, dtypes=(F32, I64)),
     *[C(t, T(2, 3), 1, dtypes=ALL) for t in
       ["eq.Scalar", "ne.Scalar", "lt.Scalar", "le.Scalar", "gt.Scalar", "ge.Scalar"]],
     C("lt.Scalar", T(2, 3), 0.5, dtypes=NUMERIC),

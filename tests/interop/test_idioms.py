@@ -37,7 +37,8 @@ the batch on their second dimension, positions expanded over the batch in an ein
 one-operand einsum moving the batch first), and splits whose overload the argument's type
 picks (`hsplit(x, 2)` by a count, `hsplit(x, [1, 4])` by indices, `dsplit`, `tensor_split`),
 and RT-DETR's sine position embedding (`torch.outer` of constant positions and frequencies),
-kornia's brightness factor, a 0-d constant unsqueezed to the image's rank, RAFT's
+kornia's brightness factor, a 0-d constant unsqueezed to the image's rank, RT-DETR's
+`torch.concat` (an alias, read as `cat`), RAFT's
 `linspace` of numbers, `topk` of per-sample scores (values and indices), and Longformer's
 put by a bool mask (`mask[ids == 2] = v`, traces only).
 Each is exported with
@@ -159,6 +160,7 @@ MODELS = {
     "top_scores": (idioms.TopScores, [tokens]),
     "masked_put": (idioms.MaskedPut, [tokens, ids]),
     "broadcast_factor": (idioms.BroadcastFactor, [tokens]),
+    "concat_alias": (idioms.ConcatAlias, [tokens]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
@@ -173,7 +175,8 @@ EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos
             "size_root": "ReduceSum", "non_finite_pixels": "Where",
             "gather_scores": "GatherElements", "integer_extremes": "Where", "shifted_tokens": "Pad",
             "global_query": "Softmax", "seq_first_tokens": "Gather", "splits_by_type": "Split",
-            "top_scores": "TopK", "masked_put": "Where", "broadcast_factor": "Clip"}
+            "top_scores": "TopK", "masked_put": "Where", "broadcast_factor": "Clip",
+            "concat_alias": "Concat"}
 
 
 

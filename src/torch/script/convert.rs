@@ -38,7 +38,7 @@ use super::dtypes;
 use super::inline::{
     inline, Call, Operand, Returned, Site, ValueId, ANNOTATE_NUMBER, LIST_UNPACK, SCRIPTED_CALL,
 };
-use crate::aten::schema::Schema;
+use crate::aten::schema::{self, Schema};
 
 use super::ops;
 use super::ScriptError;
@@ -1004,6 +1004,9 @@ impl Converter<'_> {
             .strip_prefix("torch.")
             .and_then(|name| ops::lookup(name, &passed, &keywords))
             .ok_or_else(|| fail(unread_call(op, &passed, &keywords)))?;
+        // An alias (`torch.concat`) or copy is read as the op it names, with the same
+        // arguments, as torch.export records it.
+        let schema = schema::lookup(schema::canonical(schema.target)).unwrap_or(schema);
         let mut named = name_args(schema, args, kwargs).map_err(&fail)?;
         let numbers = Node {
             inputs: node_inputs(schema, &named).map_err(&fail)?,
