@@ -103,35 +103,31 @@ impl<'p> Lowering<'p, '_> {
         if self.tensor(input)?.batch_axis().is_some_and(|a| a != 0) {
             return self.reduce_moved_batch(node, args, scope, op, output);
         }
+        let recorded = self.recorded_elem(self.output_name(node, output)?)?;
         let x = self.lifted_any_activation(input)?;
-        let x = self.reduced_operand(node, output, scope, op, x)?;
+        let x = self.reduced_operand(scope, op, x, recorded)?;
         let keep = args.bool_or("keepdim", false).or_shape()?;
         let axes = reduction_axes(args, &x, self.is_lifted())?;
         let y = self.g.reduce(op, scope, &x, &axes, keep)?;
-        let recorded = self.recorded_elem(self.output_name(node, output)?)?;
         let y = emit::cast(&mut self.g, scope, &y, recorded);
         self.bind(node, output, y)
     }
 
-    /// `x` in the element type reduction `op` computes torch's output `output` in: float32
+    /// `x` in the element type reduction `op` computes torch's output (of type `recorded`) in: float32
     /// as it is; an integer or bool tensor in the output's type when `op` sums or
     /// multiplies (torch sums them in int64, or in `dtype` when given, after casting to
     /// it), as it is when `op` picks an integer's largest or smallest entry, and as int32
     /// for a bool's (cast back by the caller).
     fn reduced_operand(
         &mut self,
-        node: &Node,
-        output: usize,
         scope: &str,
         op: &'static str,
         x: Value,
+        recorded: ElemType,
     ) -> Result<Value, OnnxError> {
         let elem = x.elem();
-        if elem == ElemType::Float32 {
-            return Ok(x);
-        }
-        let recorded = self.recorded_elem(self.output_name(node, output)?)?;
         match (op, elem) {
+            (_, ElemType::Float32) => Ok(x),
             ("ReduceSum" | "ReduceProd", ElemType::Bool | ElemType::Int32 | ElemType::Int64) => {
                 Ok(emit::cast(&mut self.g, scope, &x, recorded))
             }
