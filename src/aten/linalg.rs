@@ -11,30 +11,44 @@
 //!   wins, as in `isamax`) is swapped with row `k` across the whole row, the column below
 //!   is divided by the pivot (left as is when the pivot is zero: LAPACK skips it, the
 //!   column being zero), and the rest takes the rank-1 update. torch factors `Aᵀ` when `A`
-//!   is contiguous (`_linalg_det_out`, `_linalg_slogdet_out`, `_linalg_solve_ex_out`), and
-//!   so do [`det`], [`slogdet`] and [`inverse`], so their pivots are torch's.
+//!   is contiguous (`_linalg_det_out`, `_linalg_slogdet_out`), and so do [`det`] and
+//!   [`slogdet`], so their pivots are torch's.
 //! - `det = det(P)·∏ diag(U)`; `slogdet`: `sign = ∏ sgn(diag(U))·det(P)`, `logabsdet = Σ
 //!   log|diag(U)|`; `logdet` is `logabsdet`, NaN where `sign` is −1 (`at::logdet`).
-//! - The inverse solves `A·X = I` through the factors of `Aᵀ` as `getrs('T')` does:
-//!   `Uᵀ·Y = I`, `Lᵀ·Z = Y`, then the row swaps undone in reverse order (`laswp`, −1).
+//! - The inverse solves `A·X = I` through the factors of `A` as `getrs('N')` does: the
+//!   identity's rows swapped as `A`'s were (`laswp`), `L·Y = Pᵀ`, `U·X = Y`. torch's
+//!   `linalg_inv_ex` factors `A` itself (its `info` names `A`'s first zero pivot, and a
+//!   singular `A` gives the infinities and NaNs of these divisions by zero).
 //! - Cholesky as `potf2` (lower): `l_jj = √(a_jj − Σ l_jk²)`, the column below scaled by
 //!   `1/l_jj`; the upper factor is computed from the upper triangle (the lower algorithm
-//!   on `Aᵀ`, transposed back), the other triangle zero. An input that is not positive
-//!   definite, where torch raises, gives NaN.
+//!   on `Aᵀ`, transposed back), the other triangle zero. Where a leading minor is not
+//!   positive definite, `potf2` stops: that column's diagonal holds `a_jj − Σ l_jk²`, and
+//!   the rest of the triangle the input's entries, as `linalg_cholesky_ex` returns them
+//!   with `info` the minor's order (`cholesky` raises there).
 //! - `cholesky_inverse` of a triangular factor as `potri`: the factor's inverse `X` by
 //!   substitution (`trtri`), then `Xᵀ·X` (lower) or `X·Xᵀ` (upper), only the factor's
 //!   triangle read.
 //! - `matrix_power` by torch's binary decomposition ([`power_steps`]).
+//! - `linalg_lu_factor`, `linalg_lu_factor_ex`, `_lu_with_info` (`torch.lu`) and
+//!   `linalg_lu` factor `A` itself (torch copies it column-major for `getrf`), of any
+//!   `rows`×`cols` in `min(rows, cols)` steps: the packed factors, the 1-based int32 pivots
+//!   (`ipiv`), `info` (the first exactly zero pivot, 1-based, else 0), or `lu_unpack`'s
+//!   `P`, `L`, `U`.
 
 use super::decompose::Fn;
 use super::series::{Ops, Result};
+use crate::torch::dtype::DType;
 
 /// The largest matrix order unrolled: the graph of a factorisation grows as n³.
 pub const MAX_ORDER: u64 = 8;
 
-/// The order `n` of the square matrices in the last two dimensions of `sizes`, which
-/// `op` takes: at least 2-D, square, at most [`MAX_ORDER`].
-pub fn order(op: &str, sizes: &[u64]) -> std::result::Result<usize, String> {
+/// The sizes `rows`×`cols` of the matrices in the last two dimensions of `sizes`, which
+/// `op` takes: at least 2-D, square when `square`, at most [`MAX_ORDER`] either way.
+pub fn matrix_sizes(
+    op: &str,
+    sizes: &[u64],
+    square: bool,
+) -> std::result::Result<(usize, usize), String> {
     let r = sizes.len();
     if r < 2 {
         return Err(format!(
@@ -42,103 +56,139 @@ pub fn order(op: &str, sizes: &[u64]) -> std::result::Result<usize, String> {
         ));
     }
     let (rows, cols) = (sizes[r - 2], sizes[r - 1]);
-    if rows != cols {
+    if square && rows != cols {
         return Err(format!(
             "{op} of {rows}×{cols} matrices (torch takes square ones)"
         ));
     }
-    if rows > MAX_ORDER {
+    if rows.max(cols) > MAX_ORDER {
         return Err(format!(
-            "{op} of {rows}×{rows} matrices: the factorisation is unrolled over the order, its graph growing as n³, and is exported up to {MAX_ORDER}×{MAX_ORDER}"
+            "{op} of {rows}×{cols} matrices: the factorisation is unrolled over the order, its graph growing as n³, and is exported up to {MAX_ORDER}×{MAX_ORDER}"
         ));
     }
-    Ok(rows as usize)
+    Ok((rows as usize, cols as usize))
 }
 
 /// The transpose of the `n`×`n` row-major `m`.
 pub fn transpose<V: Clone>(m: &[V], n: usize) -> Vec<V> {
-    (0..n * n)
-        .map(|at| m[(at % n) * n + at / n].clone())
+    transpose_of(m, n, n)
+}
+
+/// The transpose (`cols`×`rows`) of the `rows`×`cols` row-major `m`.
+fn transpose_of<V: Clone>(m: &[V], rows: usize, cols: usize) -> Vec<V> {
+    (0..rows * cols)
+        .map(|at| m[(at % rows) * cols + at / rows].clone())
         .collect()
 }
 
-/// An LU factorisation `P·A = L·U` of an `n`×`n` matrix, LAPACK's packed form.
+/// An LU factorisation `P·A = L·U` of a `rows`×`cols` matrix, LAPACK's packed form.
 pub struct Lu<V> {
-    /// Row-major: `U` on and above the diagonal, `L` (unit diagonal implied) below.
+    /// Row-major `rows`×`cols`: `U` on and above the diagonal, `L` (unit diagonal implied)
+    /// below.
     pub lu: Vec<V>,
-    /// For step `k`, whether row `i` (`k < i < n`, in order) was swapped with row `k`
-    /// (at most one is).
+    /// For step `k` (`k < min(rows, cols)`), whether row `i` (`k < i < rows`, in order)
+    /// was swapped with row `k` (at most one is).
     pub swaps: Vec<Vec<V>>,
+    /// For step `k`, the row (0-based) swapped with row `k`, `k` itself when none.
+    pub pivots: Vec<V>,
     /// `det(P)`: ±1.
     pub sign: V,
+    /// For step `k`, whether its pivot is exactly zero (the column then left unscaled).
+    pub zero_pivots: Vec<V>,
 }
 
-/// `m` (`n`×`n`, row-major) factorised as LAPACK's `getrf` does (see the module docs).
-pub fn lu<A: Ops>(a: &mut A, mut m: Vec<A::V>, n: usize) -> Result<Lu<A::V>> {
+impl<V: Clone> Lu<V> {
+    /// LAPACK's `info`: the first step (1-based) whose pivot is exactly zero, else 0.
+    pub fn info<A: Ops<V = V>>(&self, a: &mut A) -> Result<V> {
+        // The first zero pivot wins: chosen from the last step back.
+        let mut info = a.number(0.0);
+        for (k, zero) in self.zero_pivots.iter().enumerate().rev() {
+            info = a.select_c(zero, (k + 1) as f64, &info)?;
+        }
+        Ok(info)
+    }
+}
+
+/// `m` (`rows`×`cols`, row-major) factorised as LAPACK's `getrf` does (see the module
+/// docs): `min(rows, cols)` steps.
+pub fn lu<A: Ops>(a: &mut A, mut m: Vec<A::V>, rows: usize, cols: usize) -> Result<Lu<A::V>> {
+    let at = |i: usize, j: usize| i * cols + j;
+    let steps = rows.min(cols);
     let mut sign = a.number(1.0);
-    let mut swaps = Vec::with_capacity(n);
-    for k in 0..n {
+    let mut swaps = Vec::with_capacity(steps);
+    let mut pivots = Vec::with_capacity(steps);
+    let mut zero_pivots = Vec::with_capacity(steps);
+    for k in 0..steps {
         // The pivot: the first largest magnitude in column k, from row k down.
-        let mut best = a.f1(Fn::Abs, &m[k * n + k])?;
-        let mut at = a.number(k as f64);
-        for i in k + 1..n {
-            let v = a.f1(Fn::Abs, &m[i * n + k])?;
+        let mut best = a.f1(Fn::Abs, &m[at(k, k)])?;
+        let mut row = a.number(k as f64);
+        for i in k + 1..rows {
+            let v = a.f1(Fn::Abs, &m[at(i, k)])?;
             let larger = a.f2(Fn::Greater, &v, &best)?;
             best = a.select(&larger, &v, &best)?;
             let index = a.number(i as f64);
-            at = a.select(&larger, &index, &at)?;
+            row = a.select(&larger, &index, &row)?;
         }
-        let flags: Vec<A::V> = (k + 1..n)
-            .map(|i| a.equal_c(&at, i as f64))
+        let flags: Vec<A::V> = (k + 1..rows)
+            .map(|i| a.equal_c(&row, i as f64))
             .collect::<Result<_>>()?;
-        for j in 0..n {
-            let mut pivot_row = m[k * n + j].clone();
-            for (i, flag) in (k + 1..n).zip(&flags) {
-                pivot_row = a.select(flag, &m[i * n + j], &pivot_row)?;
+        for j in 0..cols {
+            let mut pivot_row = m[at(k, j)].clone();
+            for (i, flag) in (k + 1..rows).zip(&flags) {
+                pivot_row = a.select(flag, &m[at(i, j)], &pivot_row)?;
             }
-            for (i, flag) in (k + 1..n).zip(&flags) {
-                m[i * n + j] = a.select(flag, &m[k * n + j], &m[i * n + j])?;
+            for (i, flag) in (k + 1..rows).zip(&flags) {
+                m[at(i, j)] = a.select(flag, &m[at(k, j)], &m[at(i, j)])?;
             }
-            m[k * n + j] = pivot_row;
+            m[at(k, j)] = pivot_row;
         }
-        if k + 1 < n {
-            let kept = a.equal_c(&at, k as f64)?;
+        if k + 1 < rows {
+            let kept = a.equal_c(&row, k as f64)?;
             let flipped = a.f1(Fn::Neg, &sign)?;
             sign = a.select(&kept, &sign, &flipped)?;
         }
         swaps.push(flags);
-        let pivot = m[k * n + k].clone();
+        pivots.push(row);
+        let pivot = m[at(k, k)].clone();
         let zero = a.equal_c(&pivot, 0.0)?;
-        for i in k + 1..n {
-            let q = a.div(&m[i * n + k], &pivot)?;
-            m[i * n + k] = a.select(&zero, &m[i * n + k], &q)?;
+        for i in k + 1..rows {
+            let q = a.div(&m[at(i, k)], &pivot)?;
+            m[at(i, k)] = a.select(&zero, &m[at(i, k)], &q)?;
         }
-        for i in k + 1..n {
-            for j in k + 1..n {
-                let t = a.mul(&m[i * n + k], &m[k * n + j])?;
-                m[i * n + j] = a.sub(&m[i * n + j], &t)?;
+        zero_pivots.push(zero);
+        for i in k + 1..rows {
+            for j in k + 1..cols {
+                let t = a.mul(&m[at(i, k)], &m[at(k, j)])?;
+                m[at(i, j)] = a.sub(&m[at(i, j)], &t)?;
             }
         }
     }
-    Ok(Lu { lu: m, swaps, sign })
+    Ok(Lu {
+        lu: m,
+        swaps,
+        pivots,
+        sign,
+        zero_pivots,
+    })
 }
 
-/// Whether `m` (`n`×`n`, row-major) is singular to float32 precision: a pivot of its LU
-/// factors (those [`det`] takes) is at most `n · ε · max|m|`, ε float32's. torch computes
-/// such a matrix's log-determinant or inverse from its LAPACK kernel's rounding (a pivot
-/// that exact arithmetic makes 0 comes out as noise, or the kernel reports the matrix
-/// singular), which no other order of the same operations reproduces.
-pub fn singular_in_float32(m: &[f64], n: usize) -> Result<bool> {
+/// Whether `m` (`rows`×`cols`, row-major) is singular to float32 precision: a pivot of
+/// its LU factors (those [`det`] takes: of `mᵀ`) is at most `max(rows, cols) · ε · max|m|`,
+/// ε float32's. torch computes such a matrix's log-determinant, inverse or LU `info` from
+/// its LAPACK kernel's rounding (a pivot that exact arithmetic makes 0 comes out as noise,
+/// or the kernel reports the matrix singular), which no other order of the same operations
+/// reproduces.
+pub fn singular_in_float32(m: &[f64], [rows, cols]: [usize; 2]) -> Result<bool> {
     use super::series::Scalar;
     let scale = m.iter().fold(0f64, |acc, v| acc.max(v.abs()));
-    let f = lu(&mut Scalar, transpose(m, n), n)?;
-    let tiny = n as f64 * f64::from(f32::EPSILON) * scale;
-    Ok(tiny.is_finite() && (0..n).any(|i| f.lu[i * n + i].abs() <= tiny))
+    let f = lu(&mut Scalar, transpose_of(m, rows, cols), cols, rows)?;
+    let tiny = rows.max(cols) as f64 * f64::from(f32::EPSILON) * scale;
+    Ok(tiny.is_finite() && (0..rows.min(cols)).any(|i| f.lu[i * rows + i].abs() <= tiny))
 }
 
 /// `det(m)` as `torch.linalg.det` computes it (the factors of `mᵀ`).
 pub fn det<A: Ops>(a: &mut A, m: &[A::V], n: usize) -> Result<A::V> {
-    let f = lu(a, transpose(m, n), n)?;
+    let f = lu(a, transpose(m, n), n, n)?;
     let mut product = a.number(1.0);
     for i in 0..n {
         product = if i == 0 {
@@ -152,7 +202,7 @@ pub fn det<A: Ops>(a: &mut A, m: &[A::V], n: usize) -> Result<A::V> {
 
 /// `(sign, logabsdet)` of `m` as `torch.linalg.slogdet` computes them.
 pub fn slogdet<A: Ops>(a: &mut A, m: &[A::V], n: usize) -> Result<(A::V, A::V)> {
-    let f = lu(a, transpose(m, n), n)?;
+    let f = lu(a, transpose(m, n), n, n)?;
     let mut signs = a.number(1.0);
     let mut logs = a.number(0.0);
     for i in 0..n {
@@ -185,34 +235,19 @@ pub fn logdet<A: Ops>(a: &mut A, m: &[A::V], n: usize) -> Result<A::V> {
 
 /// `m⁻¹` (`n`×`n`, row-major) as `torch.linalg.inv` computes it (see the module docs).
 pub fn inverse<A: Ops>(a: &mut A, m: &[A::V], n: usize) -> Result<Vec<A::V>> {
-    let f = lu(a, transpose(m, n), n)?;
+    let f = lu(a, m.to_vec(), n, n)?;
+    inverse_from(a, &f, n)
+}
+
+/// The inverse of the `n`×`n` matrix `f` factors, as `getrs('N')` solves `A·X = I`.
+fn inverse_from<A: Ops>(a: &mut A, f: &Lu<A::V>, n: usize) -> Result<Vec<A::V>> {
     let at = |i: usize, j: usize| i * n + j;
+    // B = Pᵀ·I: the identity's rows swapped as the factorisation swapped A's (`laswp`).
     let mut x: Vec<A::V> = (0..n * n)
         .map(|k| a.number(if k / n == k % n { 1.0 } else { 0.0 }))
         .collect();
-    for col in 0..n {
-        // Uᵀ·Y = B: y_i = (b_i − Σ_{k<i} u_ki·y_k) / u_ii.
-        for i in 0..n {
-            let mut t = x[at(i, col)].clone();
-            for k in 0..i {
-                let p = a.mul(&f.lu[at(k, i)], &x[at(k, col)])?;
-                t = a.sub(&t, &p)?;
-            }
-            x[at(i, col)] = a.div(&t, &f.lu[at(i, i)])?;
-        }
-        // Lᵀ·Z = Y: z_i = y_i − Σ_{k>i} l_ki·z_k, from the last row up.
-        for i in (0..n).rev() {
-            let mut t = x[at(i, col)].clone();
-            for k in i + 1..n {
-                let p = a.mul(&f.lu[at(k, i)], &x[at(k, col)])?;
-                t = a.sub(&t, &p)?;
-            }
-            x[at(i, col)] = t;
-        }
-    }
-    // The row swaps of the factorisation, undone from the last.
-    for k in (0..n).rev() {
-        for (i, flag) in (k + 1..n).zip(&f.swaps[k]) {
+    for (k, flags) in f.swaps.iter().enumerate() {
+        for (i, flag) in (k + 1..n).zip(flags) {
             for j in 0..n {
                 let (top, other) = (x[at(k, j)].clone(), x[at(i, j)].clone());
                 x[at(k, j)] = a.select(flag, &other, &top)?;
@@ -220,12 +255,61 @@ pub fn inverse<A: Ops>(a: &mut A, m: &[A::V], n: usize) -> Result<Vec<A::V>> {
             }
         }
     }
+    for col in 0..n {
+        // L·Y = B (unit diagonal): y_i = b_i − Σ_{k<i} l_ik·y_k.
+        for i in 1..n {
+            let mut t = x[at(i, col)].clone();
+            for k in 0..i {
+                let p = a.mul(&f.lu[at(i, k)], &x[at(k, col)])?;
+                t = a.sub(&t, &p)?;
+            }
+            x[at(i, col)] = t;
+        }
+        // U·X = Y: x_i = (y_i − Σ_{k>i} u_ik·x_k) / u_ii, from the last row up.
+        for i in (0..n).rev() {
+            let mut t = x[at(i, col)].clone();
+            for k in i + 1..n {
+                let p = a.mul(&f.lu[at(i, k)], &x[at(k, col)])?;
+                t = a.sub(&t, &p)?;
+            }
+            x[at(i, col)] = a.div(&t, &f.lu[at(i, i)])?;
+        }
+    }
     Ok(x)
 }
 
-/// The lower Cholesky factor of `m` by `potf2` (only its lower triangle read).
-fn cholesky_lower<A: Ops>(a: &mut A, m: &[A::V], n: usize) -> Result<Vec<A::V>> {
+/// A Cholesky factor, and where `potrf` stopped.
+pub struct Cholesky<V> {
+    /// Row-major, zero in the other triangle.
+    pub factor: Vec<V>,
+    /// For column `j`, whether `a_jj − Σ l_jk²` is positive (not NaN): `potrf` stops at
+    /// the first that is not.
+    pub positive: Vec<V>,
+}
+
+impl<V: Clone> Cholesky<V> {
+    /// `potrf`'s `info`: the order of the first leading minor that is not positive
+    /// definite, else 0.
+    pub fn info<A: Ops<V = V>>(&self, a: &mut A) -> Result<V> {
+        let mut info = a.number(0.0);
+        for (j, positive) in self.positive.iter().enumerate().rev() {
+            let order = a.number((j + 1) as f64);
+            info = a.select(positive, &info, &order)?;
+        }
+        Ok(info)
+    }
+}
+
+/// The lower Cholesky factor of `m` by `potf2` (only its lower triangle read). Where a
+/// column's `a_jj − Σ l_jk²` is not positive, `potf2` stores it on the diagonal and stops:
+/// that column below the diagonal, and every later one, keep the input's entries.
+fn cholesky_lower<A: Ops>(a: &mut A, m: &[A::V], n: usize) -> Result<Cholesky<A::V>> {
+    // The factor as computed, read by the later columns; `factor`, what potf2 leaves.
     let mut l: Vec<A::V> = (0..n * n).map(|_| a.number(0.0)).collect();
+    let mut factor = l.clone();
+    let mut positive = Vec::with_capacity(n);
+    // Whether every column so far was positive.
+    let mut going: Option<A::V> = None;
     for j in 0..n {
         let mut d = m[j * n + j].clone();
         if j > 0 {
@@ -236,8 +320,19 @@ fn cholesky_lower<A: Ops>(a: &mut A, m: &[A::V], n: usize) -> Result<Vec<A::V>> 
             }
             d = a.sub(&d, &dot)?;
         }
+        let here = a.greater_c(&d, 0.0)?;
+        let stopped_here = match &going {
+            Some(before) => a.select(before, &d, &m[j * n + j])?,
+            None => d.clone(),
+        };
+        let still = match &going {
+            Some(before) => a.and(before, &here)?,
+            None => here.clone(),
+        };
+        positive.push(here);
         let diagonal = a.f1(Fn::Sqrt, &d)?;
         let scale = a.c_div(1.0, &diagonal)?;
+        factor[j * n + j] = a.select(&still, &diagonal, &stopped_here)?;
         l[j * n + j] = diagonal;
         for i in j + 1..n {
             let mut t = m[i * n + j].clone();
@@ -246,16 +341,21 @@ fn cholesky_lower<A: Ops>(a: &mut A, m: &[A::V], n: usize) -> Result<Vec<A::V>> 
                 t = a.sub(&t, &p)?;
             }
             l[i * n + j] = a.mul(&t, &scale)?;
+            factor[i * n + j] = a.select(&still, &l[i * n + j], &m[i * n + j])?;
         }
+        going = Some(still);
     }
-    Ok(l)
+    Ok(Cholesky { factor, positive })
 }
 
 /// `torch.linalg.cholesky(m, upper=upper)`: the factor, zero in the other triangle.
-pub fn cholesky<A: Ops>(a: &mut A, m: &[A::V], n: usize, upper: bool) -> Result<Vec<A::V>> {
+pub fn cholesky<A: Ops>(a: &mut A, m: &[A::V], n: usize, upper: bool) -> Result<Cholesky<A::V>> {
     if upper {
-        let l = cholesky_lower(a, &transpose(m, n), n)?;
-        Ok(transpose(&l, n))
+        let c = cholesky_lower(a, &transpose(m, n), n)?;
+        Ok(Cholesky {
+            factor: transpose(&c.factor, n),
+            positive: c.positive,
+        })
     } else {
         cholesky_lower(a, m, n)
     }
@@ -294,16 +394,98 @@ pub fn cholesky_inverse<A: Ops>(a: &mut A, f: &[A::V], n: usize, upper: bool) ->
     Ok(y)
 }
 
-/// A function of square matrices planned here.
+/// A function of matrices planned here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Function {
     Det,
     Slogdet,
     Logdet,
     Inverse,
+    /// The inverse and LAPACK's `info` of the factors it solves with.
+    InverseEx,
     /// `upper` read from the node's `upper` argument.
     Cholesky,
+    /// The factor and `potrf`'s `info`.
+    CholeskyEx,
     CholeskyInverse,
+    /// `getrf`'s packed factors and 1-based pivots.
+    LuFactor,
+    /// [`Function::LuFactor`] and `getrf`'s `info`.
+    LuFactorEx,
+    /// The unpacked `P`, `L`, `U` of `getrf`'s factors.
+    Lu,
+}
+
+/// What one result of a [`Function`] holds per input matrix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Form {
+    /// The sizes that replace the input's two matrix dimensions: none for one number per
+    /// matrix.
+    pub dims: Vec<usize>,
+    /// torch's element type of the result: float32, or int32 for LAPACK's pivots and
+    /// `info` (whole numbers).
+    pub dtype: DType,
+}
+
+impl Form {
+    fn number(dtype: DType) -> Form {
+        Form {
+            dims: Vec::new(),
+            dtype,
+        }
+    }
+
+    fn matrix(rows: usize, cols: usize) -> Form {
+        Form {
+            dims: vec![rows, cols],
+            dtype: DType::Float32,
+        }
+    }
+
+    /// The number of entries per input matrix.
+    pub fn len(&self) -> usize {
+        self.dims.iter().product()
+    }
+}
+
+impl Function {
+    /// Whether the function takes square matrices only (LU takes any).
+    pub fn square(self) -> bool {
+        !matches!(
+            self,
+            Function::LuFactor | Function::LuFactorEx | Function::Lu
+        )
+    }
+
+    /// What each result holds, for `rows`×`cols` input matrices (torch's outputs, in order).
+    pub fn forms(self, rows: usize, cols: usize) -> Vec<Form> {
+        let steps = rows.min(cols);
+        let info = Form::number(DType::Int32);
+        match self {
+            Function::Det | Function::Logdet => vec![Form::number(DType::Float32)],
+            Function::Slogdet => vec![Form::number(DType::Float32); 2],
+            Function::Inverse | Function::Cholesky | Function::CholeskyInverse => {
+                vec![Form::matrix(rows, cols)]
+            }
+            Function::InverseEx | Function::CholeskyEx => vec![Form::matrix(rows, cols), info],
+            Function::LuFactor | Function::LuFactorEx => {
+                let pivots = Form {
+                    dims: vec![steps],
+                    dtype: DType::Int32,
+                };
+                let mut forms = vec![Form::matrix(rows, cols), pivots];
+                if self == Function::LuFactorEx {
+                    forms.push(info);
+                }
+                forms
+            }
+            Function::Lu => vec![
+                Form::matrix(rows, rows),
+                Form::matrix(rows, steps),
+                Form::matrix(steps, cols),
+            ],
+        }
+    }
 }
 
 /// The aten overloads computed by a [`Function`] of their matrix argument (named as in
@@ -316,13 +498,19 @@ pub const FUNCTIONS: &[(&str, &str, Function)] = &[
     ("logdet.default", "self", Function::Logdet),
     ("linalg_inv.default", "A", Function::Inverse),
     ("inverse.default", "self", Function::Inverse),
+    ("linalg_inv_ex.default", "A", Function::InverseEx),
     ("linalg_cholesky.default", "self", Function::Cholesky),
     ("cholesky.default", "self", Function::Cholesky),
+    ("linalg_cholesky_ex.default", "self", Function::CholeskyEx),
     (
         "cholesky_inverse.default",
         "self",
         Function::CholeskyInverse,
     ),
+    ("linalg_lu_factor.default", "A", Function::LuFactor),
+    ("linalg_lu_factor_ex.default", "A", Function::LuFactorEx),
+    ("_lu_with_info.default", "self", Function::LuFactorEx),
+    ("linalg_lu.default", "A", Function::Lu),
 ];
 
 /// The row of [`FUNCTIONS`] for overload `target`: its input's name and its function.
@@ -333,33 +521,103 @@ pub fn function(target: &str) -> Option<(&'static str, Function)> {
         .map(|&(_, input, f)| (input, f))
 }
 
-/// One result of a [`Function`] of one matrix.
-pub enum Output<V> {
-    /// A number per matrix (the matrix dimensions dropped).
-    Number(V),
-    /// An `n`×`n` matrix, row-major.
-    Matrix(Vec<V>),
-}
-
-/// The results of `f` (with `upper` for the Cholesky functions) of `m` (`n`×`n`).
+/// The results of `f` (with `upper` for the Cholesky functions) of `m` (`rows`×`cols`,
+/// row-major): per result of [`Function::forms`], its entries row-major.
 pub fn apply<A: Ops>(
     a: &mut A,
     f: Function,
     upper: bool,
     m: &[A::V],
-    n: usize,
-) -> Result<Vec<Output<A::V>>> {
+    [rows, cols]: [usize; 2],
+) -> Result<Vec<Vec<A::V>>> {
+    let n = rows;
     Ok(match f {
-        Function::Det => vec![Output::Number(det(a, m, n)?)],
+        Function::Det => vec![vec![det(a, m, n)?]],
         Function::Slogdet => {
             let (sign, log) = slogdet(a, m, n)?;
-            vec![Output::Number(sign), Output::Number(log)]
+            vec![vec![sign], vec![log]]
         }
-        Function::Logdet => vec![Output::Number(logdet(a, m, n)?)],
-        Function::Inverse => vec![Output::Matrix(inverse(a, m, n)?)],
-        Function::Cholesky => vec![Output::Matrix(cholesky(a, m, n, upper)?)],
-        Function::CholeskyInverse => vec![Output::Matrix(cholesky_inverse(a, m, n, upper)?)],
+        Function::Logdet => vec![vec![logdet(a, m, n)?]],
+        Function::Inverse => vec![inverse(a, m, n)?],
+        Function::InverseEx => {
+            let factors = lu(a, m.to_vec(), n, n)?;
+            let info = factors.info(a)?;
+            vec![inverse_from(a, &factors, n)?, vec![info]]
+        }
+        Function::Cholesky => vec![cholesky(a, m, n, upper)?.factor],
+        Function::CholeskyEx => {
+            let c = cholesky(a, m, n, upper)?;
+            let info = c.info(a)?;
+            vec![c.factor, vec![info]]
+        }
+        Function::CholeskyInverse => vec![cholesky_inverse(a, m, n, upper)?],
+        Function::LuFactor | Function::LuFactorEx => {
+            let factors = lu(a, m.to_vec(), rows, cols)?;
+            let pivots = factors
+                .pivots
+                .iter()
+                .map(|p| a.add_c(p, 1.0))
+                .collect::<Result<_>>()?;
+            let mut outs = vec![factors.lu.clone(), pivots];
+            if f == Function::LuFactorEx {
+                outs.push(vec![factors.info(a)?]);
+            }
+            outs
+        }
+        Function::Lu => {
+            let factors = lu(a, m.to_vec(), rows, cols)?;
+            unpack(a, &factors, rows, cols)?.into()
+        }
     })
+}
+
+/// torch's `lu_unpack` of the factors of a `rows`×`cols` matrix: `P` (`rows`×`rows`, with
+/// `P[perm[c]][c] = 1` for the row order `perm` the swaps leave), `L` (`rows`×`k`, unit
+/// diagonal) and `U` (`k`×`cols`), `k = min(rows, cols)`; `A = P·L·U`.
+fn unpack<A: Ops>(
+    a: &mut A,
+    f: &Lu<A::V>,
+    rows: usize,
+    cols: usize,
+) -> Result<[Vec<A::V>; 3]> {
+    let steps = rows.min(cols);
+    let mut perm: Vec<A::V> = (0..rows).map(|i| a.number(i as f64)).collect();
+    for (k, flags) in f.swaps.iter().enumerate() {
+        for (i, flag) in (k + 1..rows).zip(flags) {
+            let (top, other) = (perm[k].clone(), perm[i].clone());
+            perm[k] = a.select(flag, &other, &top)?;
+            perm[i] = a.select(flag, &top, &other)?;
+        }
+    }
+    let mut p = Vec::with_capacity(rows * rows);
+    for r in 0..rows {
+        for owner in &perm {
+            let here = a.equal_c(owner, r as f64)?;
+            let zero = a.number(0.0);
+            p.push(a.select_c(&here, 1.0, &zero)?);
+        }
+    }
+    let l = (0..rows * steps)
+        .map(|at| {
+            let (i, j) = (at / steps, at % steps);
+            match i.cmp(&j) {
+                std::cmp::Ordering::Greater => f.lu[i * cols + j].clone(),
+                std::cmp::Ordering::Equal => a.number(1.0),
+                std::cmp::Ordering::Less => a.number(0.0),
+            }
+        })
+        .collect();
+    let u = (0..steps * cols)
+        .map(|at| {
+            let (i, j) = (at / cols, at % cols);
+            if j >= i {
+                f.lu[i * cols + j].clone()
+            } else {
+                a.number(0.0)
+            }
+        })
+        .collect();
+    Ok([p, l, u])
 }
 
 /// `linalg_vander(x, N)`'s columns for entries `x`: torch's row of ones, then the
@@ -428,12 +686,12 @@ mod tests {
     fn lu_pivots_on_the_first_largest_magnitude() {
         // Column 0: |−3| and |3| tie; the first (row 1) is the pivot.
         let m = vec![1.0, 2.0, 0.0, -3.0, 1.0, 1.0, 3.0, 0.0, 2.0];
-        let f = lu(&mut Scalar, m, 3).unwrap();
+        let f = lu(&mut Scalar, m, 3, 3).unwrap();
         assert_eq!(f.swaps[0], [1.0, 0.0]);
         assert_eq!(f.lu[0], -3.0);
         assert_eq!(f.sign, -1.0);
         // A zero pivot column is left alone, no division by zero.
-        let f = lu(&mut Scalar, vec![0.0, 1.0, 0.0, 2.0], 2).unwrap();
+        let f = lu(&mut Scalar, vec![0.0, 1.0, 0.0, 2.0], 2, 2).unwrap();
         assert_eq!(f.lu, [0.0, 1.0, 0.0, 2.0]);
     }
 
@@ -459,13 +717,13 @@ mod tests {
     #[test]
     fn a_matrix_singular_to_float32_precision_is_told_apart() {
         let singular = [1.0, 2.0, 3.0, 2.0, 4.0, 6.0, 1.0, 0.0, 1.0];
-        assert_eq!(singular_in_float32(&singular, 3), Ok(true));
+        assert_eq!(singular_in_float32(&singular, [3, 3]), Ok(true));
         let nearly = [1.0, 2.0, 2.0, 4.0 + 1e-9];
-        assert_eq!(singular_in_float32(&nearly, 2), Ok(true));
+        assert_eq!(singular_in_float32(&nearly, [2, 2]), Ok(true));
         let regular = [2.0, 1.0, 0.0, 1.0, 3.0, 1.0, 0.0, 1.0, 4.0];
-        assert_eq!(singular_in_float32(&regular, 3), Ok(false));
+        assert_eq!(singular_in_float32(&regular, [3, 3]), Ok(false));
         let infinite = [f64::INFINITY, 1.0, 1.0, 2.0];
-        assert_eq!(singular_in_float32(&infinite, 2), Ok(false));
+        assert_eq!(singular_in_float32(&infinite, [2, 2]), Ok(false));
     }
 
     #[test]
@@ -485,11 +743,11 @@ mod tests {
     fn cholesky_factors_and_inverts() {
         let m = [4.0, 2.0, 2.0, 5.0];
         assert!(close(
-            &cholesky(&mut Scalar, &m, 2, false).unwrap(),
+            &cholesky(&mut Scalar, &m, 2, false).unwrap().factor,
             &[2.0, 0.0, 1.0, 2.0]
         ));
         assert!(close(
-            &cholesky(&mut Scalar, &m, 2, true).unwrap(),
+            &cholesky(&mut Scalar, &m, 2, true).unwrap().factor,
             &[2.0, 1.0, 0.0, 2.0]
         ));
         let l = [2.0, 0.0, 1.0, 2.0];
@@ -515,11 +773,89 @@ mod tests {
         assert_eq!(power_steps(5), [M, S, S, M]);
     }
 
+    /// `p·l·u` of `rows`×`rows`, `rows`×`k` and `k`×`cols` matrices.
+    fn product(p: &[f64], l: &[f64], u: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+        let k = rows.min(cols);
+        let lu: Vec<f64> = (0..rows * cols)
+            .map(|at| {
+                (0..k)
+                    .map(|t| l[at / cols * k + t] * u[t * cols + at % cols])
+                    .sum()
+            })
+            .collect();
+        (0..rows * cols)
+            .map(|at| {
+                (0..rows)
+                    .map(|t| p[at / cols * rows + t] * lu[t * cols + at % cols])
+                    .sum()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lu_of_wide_tall_and_square_matrices_rebuilds_them() {
+        let wide = [
+            1.0, -2.0, 3.0, 0.5, 4.0, 2.0, 1.0, -1.0, 0.0, 3.0, -3.0, 0.5, 2.0, 1.0, 1.0,
+        ];
+        for (rows, cols) in [(3, 5), (5, 3), (3, 3)] {
+            let m = &wide[..rows * cols];
+            let out = apply(&mut Scalar, Function::Lu, false, m, [rows, cols]).unwrap();
+            let forms = Function::Lu.forms(rows, cols);
+            assert_eq!(
+                out.iter().map(Vec::len).collect::<Vec<_>>(),
+                forms.iter().map(Form::len).collect::<Vec<_>>()
+            );
+            assert!(
+                close(&product(&out[0], &out[1], &out[2], rows, cols), m),
+                "{rows}×{cols}"
+            );
+        }
+        // The 1-based pivots of the first largest magnitude: |−3| in column 0 (row 3 of 3).
+        let m = [1.0, 2.0, 0.0, 0.5, 4.0, 2.0, -3.0, 1.0, 1.0];
+        let out = apply(&mut Scalar, Function::LuFactorEx, false, &m, [3, 3]).unwrap();
+        assert_eq!(out[1][0], 3.0);
+        assert_eq!(out[2], [0.0]);
+    }
+
+    #[test]
+    fn info_names_the_first_zero_pivot_or_failing_minor() {
+        let singular = [1.0, 2.0, 2.0, 4.0];
+        let out = apply(&mut Scalar, Function::LuFactorEx, false, &singular, [2, 2]).unwrap();
+        assert_eq!(out[2], [2.0]);
+        let zero = [0.0; 4];
+        let out = apply(&mut Scalar, Function::LuFactorEx, false, &zero, [2, 2]).unwrap();
+        assert_eq!(out[2], [1.0]);
+        let out = apply(&mut Scalar, Function::InverseEx, false, &singular, [2, 2]).unwrap();
+        assert_eq!(out[1], [2.0]);
+        let indefinite = [1.0, 2.0, 2.0, 1.0];
+        for upper in [false, true] {
+            let out = apply(
+                &mut Scalar,
+                Function::CholeskyEx,
+                upper,
+                &indefinite,
+                [2, 2],
+            )
+            .unwrap();
+            assert_eq!(out[1], [2.0]);
+        }
+        let negative = [-1.0, 0.0, 0.0, 1.0];
+        let out = apply(&mut Scalar, Function::CholeskyEx, false, &negative, [2, 2]).unwrap();
+        assert_eq!(out[1], [1.0]);
+        let definite = [4.0, 2.0, 2.0, 5.0];
+        let out = apply(&mut Scalar, Function::CholeskyEx, false, &definite, [2, 2]).unwrap();
+        assert_eq!(out[1], [0.0]);
+    }
+
     #[test]
     fn orders_above_the_cap_are_refused_by_size() {
-        assert_eq!(order("det", &[2, 5, 5]), Ok(5));
-        assert!(order("det", &[9, 9]).unwrap_err().contains("9×9"));
-        assert!(order("det", &[2, 3]).is_err());
-        assert!(order("det", &[3]).is_err());
+        assert_eq!(matrix_sizes("det", &[2, 5, 5], true), Ok((5, 5)));
+        assert!(matrix_sizes("det", &[9, 9], true)
+            .unwrap_err()
+            .contains("9×9"));
+        assert!(matrix_sizes("det", &[2, 3], true).is_err());
+        assert_eq!(matrix_sizes("lu", &[2, 3], false), Ok((2, 3)));
+        assert!(matrix_sizes("lu", &[2, 9], false).is_err());
+        assert!(matrix_sizes("det", &[3], true).is_err());
     }
 }

@@ -321,6 +321,15 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema(
+        "_lu_with_info.default",
+        &[
+            arg("self", "Tensor"),
+            arg_or("pivot", "bool", D::Bool(true)),
+            arg_or("check_errors", "bool", D::Bool(true)),
+        ],
+        &[],
+    ),
+    schema(
         "_log_softmax.default",
         &[
             arg("self", "Tensor"),
@@ -1871,6 +1880,14 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor")],
         &[arg_or("upper", "bool", D::Bool(false))],
     ),
+    schema(
+        "linalg_cholesky_ex.default",
+        &[arg("self", "Tensor")],
+        &[
+            arg_or("upper", "bool", D::Bool(false)),
+            arg_or("check_errors", "bool", D::Bool(false)),
+        ],
+    ),
     schema("linalg_det.default", &[arg("A", "Tensor")], &[]),
     schema(
         "linalg_diagonal.default",
@@ -1882,6 +1899,29 @@ pub const SCHEMAS: &[Schema] = &[
         ],
     ),
     schema("linalg_inv.default", &[arg("A", "Tensor")], &[]),
+    schema(
+        "linalg_inv_ex.default",
+        &[arg("A", "Tensor")],
+        &[arg_or("check_errors", "bool", D::Bool(false))],
+    ),
+    schema(
+        "linalg_lu.default",
+        &[arg("A", "Tensor")],
+        &[arg_or("pivot", "bool", D::Bool(true))],
+    ),
+    schema(
+        "linalg_lu_factor.default",
+        &[arg("A", "Tensor")],
+        &[arg_or("pivot", "bool", D::Bool(true))],
+    ),
+    schema(
+        "linalg_lu_factor_ex.default",
+        &[arg("A", "Tensor")],
+        &[
+            arg_or("pivot", "bool", D::Bool(true)),
+            arg_or("check_errors", "bool", D::Bool(false)),
+        ],
+    ),
     schema(
         "linalg_matrix_norm.default",
         &[

@@ -222,6 +222,15 @@ CASES = [
     C("linalg_cholesky.default", T(2, 3, 3, values=DEFINITE), upper=True, dtypes=(F32,)),
     C("cholesky.default", T(2, 3, 3, values=DEFINITE), False, dtypes=(F32,)),
     C("cholesky_inverse.default", T(2, 3, 3, values=DEFINITE), True, dtypes=(F32,)),
+    C("linalg_inv_ex.default", T(2, 3, 3, values=SQUARES[:18]), dtypes=(F32,)),
+    C("linalg_cholesky_ex.default", T(2, 3, 3, values=DEFINITE), upper=True, dtypes=(F32,)),
+    # LU factors of regular matrices (`info` of a singular one is LAPACK's rounding), of
+    # square and rectangular ones.
+    *[C(t, T(2, 3, 3, values=SQUARES[:18]), dtypes=(F32,))
+      for t in ("linalg_lu_factor.default", "linalg_lu_factor_ex.default",
+                "_lu_with_info.default", "linalg_lu.default")],
+    C("linalg_lu.default", T(2, 3), dtypes=(F32,)),
+    C("linalg_lu_factor.default", T(3, 2), dtypes=(F32,)),
     C("linalg_matrix_power.default", T(2, 3, 3, values=SQUARES[:18]), -2, dtypes=(F32,)),
     C("matrix_power.default", T(2, 3, 3, values=SQUARES[:18]), 3, dtypes=(F32,)),
     C("linalg_vander.default", T(2, 4), N=3, dtypes=(F32,)),

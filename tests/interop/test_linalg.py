@@ -1,7 +1,9 @@
 """`ckpt to-onnx` on torch's linear algebra of small matrices: determinants (`det`,
 `slogdet`, `logdet`), inverses, Cholesky factors (lower and upper) and `cholesky_inverse`,
-matrix powers (positive, zero, negative), `vander` and `trace` (and `diag`/`diagflat`
-of a static tensor), each unrolled over the
+matrix powers (positive, zero, negative), LU factors (packed with pivots and `info`, or
+unpacked `P`, `L`, `U`, of square and rectangular matrices), `inv_ex` and `cholesky_ex`
+with LAPACK's `info` (and its partial factor), `vander` and `trace` (and
+`diag`/`diagflat` of a static tensor), each unrolled over the
 matrix order with LAPACK's partial pivoting. Each module is exported with a dynamic batch
 (the matrices on the last two dimensions, a leading batch), converted, and judged as the
 OpInfo sweep judges a sample (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean,
@@ -218,3 +220,67 @@ def test_norms_of_singular_values_are_refused_by_name(ord, tmp_path):
     proc = run_ckpt("to-onnx", archive, "-o", out)
     assert proc.returncode == 1, proc.stderr
     assert "singular value" in proc.stderr and not out.exists(), proc.stderr
+
+
+def rectangular(batch, rows, cols, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(batch, rows, cols, generator=gen)
+
+
+LU = {
+    "linalg.lu_factor": lambda x: tuple(torch.linalg.lu_factor(x)),
+    "linalg.lu_factor_ex": lambda x: tuple(torch.linalg.lu_factor_ex(x)),
+    "lu with infos": lambda x: tuple(torch.lu(x, get_infos=True)),
+    "linalg.lu": lambda x: tuple(torch.linalg.lu(x)),
+}
+
+
+@pytest.mark.parametrize("name", LU)
+@pytest.mark.parametrize("sizes", [(3, 5), (5, 3), (5, 5), (8, 8)])
+def test_lu_factors_match_torch(name, sizes, tmp_path):
+    fn = LU[name]
+    rows, cols = sizes
+    xs = [rectangular(2, rows, cols, rows), rectangular(5, rows, cols, cols + 7)]
+    if sizes == (5, 5) and name != "linalg.lu_factor":
+        # Row swaps (a permutation, ties, zeros on the diagonal), and a zero row: an exactly
+        # zero pivot, which `info` names (lu_factor itself raises there).
+        cases = pivoting(5)[:3]
+        cases[1, 2] = 0.0
+        xs.append(torch.cat([cases, xs[0]]))
+    judged(fn, xs, tmp_path)
+
+
+SINGULAR = {
+    2: [[[1.0, 2.0], [2.0, 4.0]], [[0.0, 0.0], [1.0, 3.0]], [[0.0, 1.0], [0.0, 3.0]]],
+    3: [[[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]],
+}
+
+
+@pytest.mark.parametrize("n", SINGULAR)
+def test_inverse_with_info_matches_torch_on_singular_matrices(n, tmp_path):
+    """torch factors A itself: `info` names A's first zero pivot (A and Aᵀ differ there),
+    and the inverse holds the infinities and NaNs of getrs' divisions by zero."""
+    fn = lambda x: tuple(torch.linalg.inv_ex(x))  # noqa: E731
+    singular = torch.tensor(SINGULAR[n])
+    xs = [well_conditioned(3, n, 4).float(),
+          torch.cat([singular, well_conditioned(2, n, 5).float()])]
+    judged(fn, xs, tmp_path)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_with_info_keeps_lapacks_partial_factor(upper, tmp_path):
+    fn = lambda x: tuple(torch.linalg.cholesky_ex(x, upper=upper))  # noqa: E731
+    definite = positive_definite(3, 6, 2)
+    failing = positive_definite(3, 6, 3)
+    failing[0, 3, 3] = -50.0   # the fourth leading minor is not positive definite
+    failing[1, 0, 0] = -1.0    # the first
+    failing[2, 5, 5] = float("nan")
+    judged(fn, [definite, torch.cat([failing, definite])], tmp_path)
+
+
+def test_lu_without_pivoting_is_refused(tmp_path):
+    _, archive, out = convert(lambda x: tuple(torch.linalg.lu_factor(x, pivot=False)),
+                              torch.randn(2, 3, 3), tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "pivot" in proc.stderr and not out.exists(), proc.stderr

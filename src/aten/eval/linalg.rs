@@ -8,6 +8,7 @@ use super::Args;
 use crate::aten::linalg;
 use crate::aten::program::Argument;
 use crate::aten::series::Scalar;
+use crate::torch::dtype::DType;
 
 /// `einsum` of explicit subscripts (`ij,jk->ik`; without `->`, the letters used once, in
 /// alphabetical order); an ellipsis is refused.
@@ -183,76 +184,71 @@ fn repeat_heads(x: &Tensor, times: u64) -> Result<Tensor, String> {
     x.reshape(&lifted)?.expand(&expanded)?.reshape(&merged)
 }
 
-/// The float32 values of matrix argument `name` of `op`, with its sizes and order.
-fn matrices(a: &Args<'_>, op: &str, name: &str) -> Result<(Tensor, usize), String> {
+/// The float32 values of matrix argument `name` of `op`, with the sizes of its matrices
+/// (square ones when `square`).
+fn matrices(
+    a: &Args<'_>,
+    op: &str,
+    name: &str,
+    square: bool,
+) -> Result<(Tensor, [usize; 2]), String> {
     let x = a.tensor(name)?;
     if matches!(x.values(), super::Values::I64(_)) {
         return Err(format!(
             "{op} of an integer tensor (torch takes floating ones)"
         ));
     }
-    let n = linalg::order(op, x.dims())?;
-    Ok((x, n))
+    let (rows, cols) = linalg::matrix_sizes(op, x.dims(), square)?;
+    Ok((x, [rows, cols]))
 }
 
-/// Function `f` of every matrix of `x` (`n`×`n` in its last two dimensions).
+/// Function `f` of every matrix of `x` (`rows`×`cols` in its last two dimensions): one
+/// tensor per [`linalg::Function::forms`], the matrix dimensions replaced by the form's.
 fn matrix_function(
     x: &Tensor,
-    n: usize,
+    [rows, cols]: [usize; 2],
     f: linalg::Function,
     upper: bool,
 ) -> Result<Vec<Tensor>, String> {
     let values = x.to_f32();
-    let count = if n == 0 {
-        element_count(&x.dims()[..x.rank() - 2])? as usize
-    } else {
-        values.len() / (n * n)
-    };
-    let mut numbers: Vec<Vec<f32>> = Vec::new();
-    let mut matrices: Vec<Vec<f32>> = Vec::new();
+    let lead = &x.dims()[..x.rank() - 2];
+    let count = element_count(lead)? as usize;
+    let forms = f.forms(rows, cols);
+    let mut outputs: Vec<Vec<f64>> = vec![Vec::new(); forms.len()];
+    let size = rows * cols;
     for b in 0..count {
-        let m: Vec<f64> = values[b * n * n..(b + 1) * n * n]
+        let m: Vec<f64> = values[b * size..(b + 1) * size]
             .iter()
             .map(|&v| f64::from(v))
             .collect();
-        let from_rounding = matches!(
-            f,
-            linalg::Function::Slogdet | linalg::Function::Logdet | linalg::Function::Inverse
-        );
-        if from_rounding && linalg::singular_in_float32(&m, n)? {
-            return Err(format!(
-                "matrix {b} is singular to float32 precision: torch's {} of it is its LAPACK kernel's rounding (or an error), which ckpt does not reproduce",
-                if f == linalg::Function::Inverse { "inverse" } else { "log-determinant" }
-            ));
-        }
-        let outs = linalg::apply(&mut Scalar, f, upper, &m, n)?;
-        numbers.resize(outs.len(), Vec::new());
-        matrices.resize(outs.len(), Vec::new());
-        for (k, out) in outs.into_iter().enumerate() {
-            match out {
-                linalg::Output::Number(v) => numbers[k].push(v as f32),
-                linalg::Output::Matrix(v) => matrices[k].extend(v.iter().map(|&v| v as f32)),
+        // What of a singular matrix only torch's LAPACK rounding decides.
+        let from_rounding = match f {
+            linalg::Function::Slogdet | linalg::Function::Logdet => Some("log-determinant"),
+            linalg::Function::Inverse | linalg::Function::InverseEx => Some("inverse"),
+            linalg::Function::LuFactorEx => Some("`info`"),
+            _ => None,
+        };
+        if let Some(what) = from_rounding {
+            if linalg::singular_in_float32(&m, [rows, cols])? {
+                return Err(format!(
+                    "matrix {b} is singular to float32 precision: torch's {what} of it is its LAPACK kernel's rounding (or an error), which ckpt does not reproduce"
+                ));
             }
         }
+        let outs = linalg::apply(&mut Scalar, f, upper, &m, [rows, cols])?;
+        for (out, entries) in outputs.iter_mut().zip(outs) {
+            out.extend(entries);
+        }
     }
-    let lead = x.dims()[..x.rank() - 2].to_vec();
-    let outputs = match f {
-        linalg::Function::Slogdet => 2,
-        _ => 1,
-    };
-    let scalar = matches!(
-        f,
-        linalg::Function::Det | linalg::Function::Slogdet | linalg::Function::Logdet
-    );
-    (0..outputs)
-        .map(|k| {
-            if scalar {
-                Tensor::f32(lead.clone(), numbers.get(k).cloned().unwrap_or_default())
-            } else {
-                Tensor::f32(
-                    x.dims().to_vec(),
-                    matrices.get(k).cloned().unwrap_or_default(),
-                )
+    forms
+        .iter()
+        .zip(outputs)
+        .map(|(form, entries)| {
+            let mut dims = lead.to_vec();
+            dims.extend(form.dims.iter().map(|&d| d as u64));
+            match form.dtype {
+                DType::Float32 => Tensor::f32(dims, entries.iter().map(|&v| v as f32).collect()),
+                _ => Tensor::i64(dims, entries.iter().map(|&v| v as i64).collect()),
             }
         })
         .collect()
@@ -260,7 +256,7 @@ fn matrix_function(
 
 /// `linalg_matrix_power(self, n)` by torch's steps ([`linalg::power_steps`]).
 fn matrix_power(a: &Args<'_>, op: &str) -> Result<Tensor, String> {
-    let (x, order) = matrices(a, op, "self")?;
+    let (x, [order, _]) = matrices(a, op, "self", true)?;
     let power = a.int("n")?;
     if power == 0 {
         let values = x.to_f32();
@@ -277,7 +273,7 @@ fn matrix_power(a: &Args<'_>, op: &str) -> Result<Tensor, String> {
         return Tensor::f32(x.dims().to_vec(), identity);
     }
     let base = if power < 0 {
-        matrix_function(&x, order, linalg::Function::Inverse, false)?.swap_remove(0)
+        matrix_function(&x, [order, order], linalg::Function::Inverse, false)?.swap_remove(0)
     } else {
         x
     };
@@ -324,10 +320,15 @@ fn vander(a: &Args<'_>) -> Result<Tensor, String> {
 pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, String>> {
     if let Some((input, f)) = linalg::function(op) {
         return Some((|| {
-            let (x, n) = matrices(a, op, input)?;
+            let (x, sizes) = matrices(a, op, input, f.square())?;
+            if !a.bool_or("pivot", true)? {
+                return Err(format!(
+                    "{op} without pivoting (torch's CPU kernels pivot always)"
+                ));
+            }
             // Only the Cholesky functions have `upper`.
             let upper = a.bool_or("upper", false)?;
-            matrix_function(&x, n, f, upper)
+            matrix_function(&x, sizes, f, upper)
         })());
     }
     let result = match op {

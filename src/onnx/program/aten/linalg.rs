@@ -9,27 +9,30 @@
 //! over the same entries.
 
 use crate::aten::args::Args;
-use crate::aten::linalg::{self, Output, Step};
+use crate::aten::linalg::{self, Step};
 use crate::aten::program::Node;
 use crate::aten::series::Algebra;
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
+use crate::torch::dtype::DType;
 
+use super::super::emit;
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Size, Tensor};
 use super::series::{Graph, Term};
 use super::{arg_error, OrShape};
 
 impl Lowering<'_, '_> {
-    /// The float32 matrix argument `name` of `op` (`node`'s), refused when a matrix
-    /// dimension carries the batch.
+    /// The float32 matrix argument `name` of `op` (`node`'s), square ones when `square`,
+    /// with their sizes; refused when a matrix dimension carries the batch.
     fn matrix_input(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         name: &str,
         op: &str,
-    ) -> Result<(Tensor, usize), OnnxError> {
+        square: bool,
+    ) -> Result<(Tensor, [usize; 2]), OnnxError> {
         let x = self.tensor(args.tensor(name).or_shape()?)?;
         if x.value().elem() != ElemType::Float32 {
             return Err(arg_error(format!(
@@ -44,18 +47,18 @@ impl Lowering<'_, '_> {
             )));
         }
         let sizes: Vec<u64> = x.sizes().iter().map(|s| s.count).collect();
-        let n = linalg::order(op, &sizes).map_err(arg_error)?;
+        let (rows, cols) = linalg::matrix_sizes(op, &sizes, square).map_err(arg_error)?;
         let rank = x.rank();
         if let Some(batch) = x.batch_axis().filter(|&a| a + 2 >= rank) {
             return Err(tensor::mixes_samples(op, batch, &x.sizes()));
         }
-        if n == 0 {
+        if rows * cols == 0 {
             return Err(arg_error(format!(
                 "{op} of empty matrices ({}), which ATC does not compile",
                 tensor::show(&x.sizes())
             )));
         }
-        Ok((x, n))
+        Ok((x, [rows, cols]))
     }
 
     /// The entries of the matrices of `x`'s last two dimensions (`rows`×`cols`), row-major,
@@ -137,8 +140,8 @@ impl Lowering<'_, '_> {
         self.with_numbers(scope, &matrix, [rows, cols], &numbers)
     }
 
-    /// A function of square matrices ([`linalg::FUNCTIONS`]): determinants, inverses,
-    /// Cholesky factors.
+    /// A function of matrices ([`linalg::FUNCTIONS`]): determinants, inverses, Cholesky
+    /// and LU factors; each result shaped by its [`linalg::Form`].
     pub(super) fn matrix_function(
         &mut self,
         node: &Node,
@@ -149,10 +152,15 @@ impl Lowering<'_, '_> {
         let Some((input, f)) = linalg::function(target) else {
             return Err(arg_error(format!("{target} is not a matrix function")));
         };
-        let (x, n) = self.matrix_input(node, args, input, target)?;
+        let (x, [rows, cols]) = self.matrix_input(node, args, input, target, f.square())?;
+        if !args.bool_or("pivot", true).or_shape()? {
+            return Err(arg_error(format!(
+                "{target} without pivoting (torch's CPU kernels pivot always)"
+            )));
+        }
         // Only the Cholesky functions have `upper`.
         let upper = args.bool_or("upper", false).or_shape()?;
-        let entries = self.entries(scope, &x, target, n as u64, n as u64)?;
+        let entries = self.entries(scope, &x, target, rows as u64, cols as u64)?;
         let like = entries[0].clone();
         let terms: Vec<Term> = entries
             .iter()
@@ -160,17 +168,26 @@ impl Lowering<'_, '_> {
             .collect();
         let outputs = {
             let mut graph = Graph::new(&mut self.g, scope, like.value().shape());
-            linalg::apply(&mut graph, f, upper, &terms, n).or_shape()?
+            linalg::apply(&mut graph, f, upper, &terms, [rows, cols]).or_shape()?
         };
         let mut lead = x.sizes();
         lead.truncate(lead.len() - 2);
-        for (k, out) in outputs.into_iter().enumerate() {
-            let y = match out {
-                Output::Number(t) => {
-                    let one = self.assemble(scope, &[t], 1, 1, &like)?;
-                    one.reshaped(&mut self.g, scope, &lead)?
+        for (k, (form, terms)) in f.forms(rows, cols).iter().zip(outputs).enumerate() {
+            let y = match form.dims[..] {
+                [r, c] => self.assemble(scope, &terms, r, c, &like)?,
+                _ => {
+                    let row = self.assemble(scope, &terms, 1, form.len(), &like)?;
+                    let mut sizes = lead.clone();
+                    sizes.extend(form.dims.iter().map(|&d| Size::fixed(d as u64)));
+                    row.reshaped(&mut self.g, scope, &sizes)?
                 }
-                Output::Matrix(ts) => self.assemble(scope, &ts, n, n, &like)?,
+            };
+            let y = match form.dtype {
+                DType::Int32 => {
+                    let v = emit::cast(&mut self.g, scope, y.value(), ElemType::Int32);
+                    y.with_value(v)?
+                }
+                _ => y,
             };
             self.bind_tensor(node, k, y)?;
         }
@@ -186,7 +203,7 @@ impl Lowering<'_, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let target = super::registry::aten_name(node);
-        let (x, n) = self.matrix_input(node, args, "self", target)?;
+        let (x, [n, _]) = self.matrix_input(node, args, "self", target, true)?;
         let power = args.int("n").or_shape()?;
         let base = if power < 0 {
             let entries = self.entries(scope, &x, target, n as u64, n as u64)?;
