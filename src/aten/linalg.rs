@@ -35,8 +35,11 @@
 //!   (`ipiv`), `info` (the first exactly zero pivot, 1-based, else 0), or `lu_unpack`'s
 //!   `P`, `L`, `U`.
 
+use super::args::Args;
 use super::decompose::Fn;
+use super::program::Argument;
 use super::series::{Ops, Result};
+use super::spectrum;
 use crate::torch::dtype::DType;
 
 /// The largest matrix order unrolled: the graph of a factorisation grows as n³.
@@ -75,7 +78,7 @@ pub fn transpose<V: Clone>(m: &[V], n: usize) -> Vec<V> {
 }
 
 /// The transpose (`cols`×`rows`) of the `rows`×`cols` row-major `m`.
-fn transpose_of<V: Clone>(m: &[V], rows: usize, cols: usize) -> Vec<V> {
+pub fn transpose_of<V: Clone>(m: &[V], rows: usize, cols: usize) -> Vec<V> {
     (0..rows * cols)
         .map(|at| m[(at % rows) * cols + at / rows].clone())
         .collect()
@@ -414,6 +417,83 @@ pub enum Function {
     LuFactorEx,
     /// The unpacked `P`, `L`, `U` of `getrf`'s factors.
     Lu,
+    /// The ascending eigenvalues of the symmetric matrix of the `UPLO` triangle
+    /// ([`spectrum::eigvalsh`]).
+    Eigvalsh,
+    /// The descending singular values ([`spectrum::svdvals`]).
+    Svdvals,
+    /// The number of singular values above torch's tolerance, int64
+    /// ([`spectrum::matrix_rank`]).
+    MatrixRank,
+    /// The pseudo-inverse ([`spectrum::pinv`]).
+    Pinv,
+    /// `torch.pinverse`: [`Function::Pinv`] with `rtol = rcond`, `atol = 0`.
+    Pinverse,
+    /// The 2-norm condition number `σ_max/σ_min` (`σ_min/σ_max` for `p = −2`).
+    Cond,
+}
+
+/// The arguments besides the matrix that a [`Function`] reads ([`Settings::read`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Settings {
+    /// Cholesky's `upper`; `UPLO = 'U'` of eigvalsh (torch reads either case).
+    pub upper: bool,
+    /// `hermitian` of matrix_rank and pinv.
+    pub hermitian: bool,
+    /// `atol` and `rtol` where given (pinverse's `rcond` is its `rtol`, its `atol` 0, as
+    /// torch's `linalg_pinv(input, rcond, hermitian)` passes them).
+    pub atol: Option<f64>,
+    pub rtol: Option<f64>,
+    /// cond's `p = −2`: `σ_min/σ_max`.
+    pub reciprocal: bool,
+}
+
+impl Settings {
+    /// The settings of function `f` from its node's arguments (torch's defaults where the
+    /// node leaves them out).
+    pub fn read(args: &Args<'_>, f: Function) -> std::result::Result<Settings, String> {
+        let upper = match args.get("UPLO") {
+            None => args.bool_or("upper", false)?,
+            Some(Argument::String(uplo)) => match uplo.as_str() {
+                "U" | "u" => true,
+                "L" | "l" => false,
+                _ => return Err(format!("UPLO '{uplo}' (torch takes 'L' or 'U')")),
+            },
+            Some(other) => return Err(format!("UPLO is {}, expected 'L' or 'U'", other.kind())),
+        };
+        let tolerance = |name: &str| match args.get(name) {
+            None | Some(Argument::None) => Ok(None),
+            Some(Argument::Float(v)) => Ok(Some(*v)),
+            Some(Argument::Int(v)) => Ok(Some(*v as f64)),
+            Some(other) => Err(format!(
+                "`{name}` given as {} is not exported (a number only)",
+                other.kind()
+            )),
+        };
+        let (atol, rtol) = if f == Function::Pinverse {
+            (Some(0.0), Some(args.float("rcond")?))
+        } else {
+            (tolerance("atol")?, tolerance("rtol")?)
+        };
+        let reciprocal = match args.get("p") {
+            None | Some(Argument::None) => false,
+            Some(Argument::Int(2)) => false,
+            Some(Argument::Int(-2)) => true,
+            Some(Argument::Float(p)) if p.abs() == 2.0 => *p < 0.0,
+            Some(other) => {
+                return Err(format!(
+                    "cond of order {other:?} is not exported (only None and ±2, the ratio of singular values)"
+                ))
+            }
+        };
+        Ok(Settings {
+            upper,
+            hermitian: args.bool_or("hermitian", false)?,
+            atol,
+            rtol,
+            reciprocal,
+        })
+    }
 }
 
 /// What one result of a [`Function`] holds per input matrix.
@@ -453,7 +533,14 @@ impl Function {
     pub fn square(self) -> bool {
         !matches!(
             self,
-            Function::LuFactor | Function::LuFactorEx | Function::Lu
+            Function::LuFactor
+                | Function::LuFactorEx
+                | Function::Lu
+                | Function::Svdvals
+                | Function::MatrixRank
+                | Function::Pinv
+                | Function::Pinverse
+                | Function::Cond
         )
     }
 
@@ -484,6 +571,13 @@ impl Function {
                 Form::matrix(rows, steps),
                 Form::matrix(steps, cols),
             ],
+            Function::Eigvalsh | Function::Svdvals => vec![Form {
+                dims: vec![steps],
+                dtype: DType::Float32,
+            }],
+            Function::MatrixRank => vec![Form::number(DType::Int64)],
+            Function::Pinv | Function::Pinverse => vec![Form::matrix(cols, rows)],
+            Function::Cond => vec![Form::number(DType::Float32)],
         }
     }
 }
@@ -511,6 +605,22 @@ pub const FUNCTIONS: &[(&str, &str, Function)] = &[
     ("linalg_lu_factor_ex.default", "A", Function::LuFactorEx),
     ("_lu_with_info.default", "self", Function::LuFactorEx),
     ("linalg_lu.default", "A", Function::Lu),
+    ("linalg_eigvalsh.default", "self", Function::Eigvalsh),
+    ("linalg_svdvals.default", "A", Function::Svdvals),
+    (
+        "linalg_matrix_rank.atol_rtol_tensor",
+        "input",
+        Function::MatrixRank,
+    ),
+    (
+        "linalg_matrix_rank.atol_rtol_float",
+        "self",
+        Function::MatrixRank,
+    ),
+    ("linalg_pinv.atol_rtol_tensor", "self", Function::Pinv),
+    ("linalg_pinv.atol_rtol_float", "self", Function::Pinv),
+    ("pinverse.default", "self", Function::Pinverse),
+    ("linalg_cond.default", "self", Function::Cond),
 ];
 
 /// The row of [`FUNCTIONS`] for overload `target`: its input's name and its function.
@@ -521,16 +631,29 @@ pub fn function(target: &str) -> Option<(&'static str, Function)> {
         .map(|&(_, input, f)| (input, f))
 }
 
-/// The results of `f` (with `upper` for the Cholesky functions) of `m` (`rows`×`cols`,
-/// row-major): per result of [`Function::forms`], its entries row-major.
+/// The results of `f` (with its `settings`) of `m` (`rows`×`cols`, row-major): per result
+/// of [`Function::forms`], its entries row-major.
 pub fn apply<A: Ops>(
     a: &mut A,
     f: Function,
-    upper: bool,
+    settings: Settings,
     m: &[A::V],
     [rows, cols]: [usize; 2],
 ) -> Result<Vec<Vec<A::V>>> {
     let n = rows;
+    let upper = settings.upper;
+    let tolerances = |a: &mut A| {
+        let (atol, rtol) = (
+            settings.atol.map(|v| a.number(v)),
+            settings.rtol.map(|v| a.number(v)),
+        );
+        spectrum::tolerances(a, atol, rtol, rows, cols)
+    };
+    if settings.hermitian && rows != cols {
+        return Err(format!(
+            "hermitian {rows}×{cols} matrices (torch takes square ones)"
+        ));
+    }
     Ok(match f {
         Function::Det => vec![vec![det(a, m, n)?]],
         Function::Slogdet => {
@@ -568,18 +691,31 @@ pub fn apply<A: Ops>(
             let factors = lu(a, m.to_vec(), rows, cols)?;
             unpack(a, &factors, rows, cols)?.into()
         }
+        Function::Eigvalsh => vec![spectrum::eigvalsh(a, m, n, upper)?],
+        Function::Svdvals => vec![spectrum::svdvals(a, m, rows, cols)?],
+        Function::MatrixRank => {
+            let t = tolerances(a)?;
+            vec![vec![spectrum::matrix_rank(
+                a,
+                m,
+                rows,
+                cols,
+                t,
+                settings.hermitian,
+            )?]]
+        }
+        Function::Pinv | Function::Pinverse => {
+            let t = tolerances(a)?;
+            vec![spectrum::pinv(a, m, rows, cols, t, settings.hermitian)?]
+        }
+        Function::Cond => vec![vec![spectrum::cond(a, m, rows, cols, settings.reciprocal)?]],
     })
 }
 
 /// torch's `lu_unpack` of the factors of a `rows`×`cols` matrix: `P` (`rows`×`rows`, with
 /// `P[perm[c]][c] = 1` for the row order `perm` the swaps leave), `L` (`rows`×`k`, unit
 /// diagonal) and `U` (`k`×`cols`), `k = min(rows, cols)`; `A = P·L·U`.
-fn unpack<A: Ops>(
-    a: &mut A,
-    f: &Lu<A::V>,
-    rows: usize,
-    cols: usize,
-) -> Result<[Vec<A::V>; 3]> {
+fn unpack<A: Ops>(a: &mut A, f: &Lu<A::V>, rows: usize, cols: usize) -> Result<[Vec<A::V>; 3]> {
     let steps = rows.min(cols);
     let mut perm: Vec<A::V> = (0..rows).map(|i| a.number(i as f64)).collect();
     for (k, flags) in f.swaps.iter().enumerate() {

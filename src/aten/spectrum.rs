@@ -20,6 +20,7 @@
 //! so only sign-invariant products of them are exported (the pseudo-inverse).
 
 use super::decompose::Fn;
+use super::linalg::transpose_of as transpose;
 use super::series::{Ops, Result};
 
 /// Jacobi sweeps for an `n`×`n` symmetric matrix: one more than float32 needs on hard
@@ -271,13 +272,6 @@ fn singular_values<A: Ops>(a: &mut A, m: &[A::V], rows: usize, cols: usize) -> R
     } else {
         Ok(hestenes(a, &transpose(m, rows, cols), cols, rows, false)?.values)
     }
-}
-
-/// The transpose of the `rows`×`cols` row-major `m`.
-fn transpose<V: Clone>(m: &[V], rows: usize, cols: usize) -> Vec<V> {
-    (0..rows * cols)
-        .map(|at| m[(at % rows) * cols + at / rows].clone())
-        .collect()
 }
 
 /// `torch.linalg.svdvals(m)`: the `min(rows, cols)` singular values, descending.

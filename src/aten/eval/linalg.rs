@@ -208,7 +208,7 @@ fn matrix_function(
     x: &Tensor,
     [rows, cols]: [usize; 2],
     f: linalg::Function,
-    upper: bool,
+    settings: linalg::Settings,
 ) -> Result<Vec<Tensor>, String> {
     let values = x.to_f32();
     let lead = &x.dims()[..x.rank() - 2];
@@ -226,6 +226,7 @@ fn matrix_function(
             linalg::Function::Slogdet | linalg::Function::Logdet => Some("log-determinant"),
             linalg::Function::Inverse | linalg::Function::InverseEx => Some("inverse"),
             linalg::Function::LuFactorEx => Some("`info`"),
+            linalg::Function::Cond => Some("condition number"),
             _ => None,
         };
         if let Some(what) = from_rounding {
@@ -235,7 +236,7 @@ fn matrix_function(
                 ));
             }
         }
-        let outs = linalg::apply(&mut Scalar, f, upper, &m, [rows, cols])?;
+        let outs = linalg::apply(&mut Scalar, f, settings, &m, [rows, cols])?;
         for (out, entries) in outputs.iter_mut().zip(outs) {
             out.extend(entries);
         }
@@ -273,7 +274,13 @@ fn matrix_power(a: &Args<'_>, op: &str) -> Result<Tensor, String> {
         return Tensor::f32(x.dims().to_vec(), identity);
     }
     let base = if power < 0 {
-        matrix_function(&x, [order, order], linalg::Function::Inverse, false)?.swap_remove(0)
+        matrix_function(
+            &x,
+            [order, order],
+            linalg::Function::Inverse,
+            linalg::Settings::default(),
+        )?
+        .swap_remove(0)
     } else {
         x
     };
@@ -326,9 +333,8 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
                     "{op} without pivoting (torch's CPU kernels pivot always)"
                 ));
             }
-            // Only the Cholesky functions have `upper`.
-            let upper = a.bool_or("upper", false)?;
-            matrix_function(&x, sizes, f, upper)
+            let settings = linalg::Settings::read(&crate::aten::args::Args(a.node), f)?;
+            matrix_function(&x, sizes, f, settings)
         })());
     }
     let result = match op {

@@ -23,11 +23,10 @@ use super::series::{Graph, Term};
 use super::{arg_error, OrShape};
 
 impl Lowering<'_, '_> {
-    /// The float32 matrix argument `name` of `op` (`node`'s), square ones when `square`,
+    /// The float32 matrix argument `name` of `op`, square ones when `square`,
     /// with their sizes; refused when a matrix dimension carries the batch.
     fn matrix_input(
         &mut self,
-        node: &Node,
         args: &Args<'_>,
         name: &str,
         op: &str,
@@ -38,12 +37,6 @@ impl Lowering<'_, '_> {
             return Err(arg_error(format!(
                 "{op} of a {} tensor is not exported (float32 only)",
                 x.value().elem()
-            )));
-        }
-        let recorded = self.recorded_elem(self.output_name(node, 0)?)?;
-        if recorded != ElemType::Float32 {
-            return Err(arg_error(format!(
-                "{op} giving {recorded} is not exported (float32 only)"
             )));
         }
         let sizes: Vec<u64> = x.sizes().iter().map(|s| s.count).collect();
@@ -59,6 +52,24 @@ impl Lowering<'_, '_> {
             )));
         }
         Ok((x, [rows, cols]))
+    }
+
+    /// Refused unless torch recorded result `k` of `op` as `elem` (float32 results from
+    /// float32 matrices, int results where torch's are).
+    fn check_output(
+        &self,
+        node: &Node,
+        k: usize,
+        op: &str,
+        elem: ElemType,
+    ) -> Result<(), OnnxError> {
+        let recorded = self.recorded_elem(self.output_name(node, k)?)?;
+        if recorded != elem {
+            return Err(arg_error(format!(
+                "{op} giving {recorded} is not exported ({elem} only)"
+            )));
+        }
+        Ok(())
     }
 
     /// The entries of the matrices of `x`'s last two dimensions (`rows`×`cols`), row-major,
@@ -152,14 +163,13 @@ impl Lowering<'_, '_> {
         let Some((input, f)) = linalg::function(target) else {
             return Err(arg_error(format!("{target} is not a matrix function")));
         };
-        let (x, [rows, cols]) = self.matrix_input(node, args, input, target, f.square())?;
+        let (x, [rows, cols]) = self.matrix_input(args, input, target, f.square())?;
         if !args.bool_or("pivot", true).or_shape()? {
             return Err(arg_error(format!(
                 "{target} without pivoting (torch's CPU kernels pivot always)"
             )));
         }
-        // Only the Cholesky functions have `upper`.
-        let upper = args.bool_or("upper", false).or_shape()?;
+        let settings = linalg::Settings::read(args, f).or_shape()?;
         let entries = self.entries(scope, &x, target, rows as u64, cols as u64)?;
         let like = entries[0].clone();
         let terms: Vec<Term> = entries
@@ -168,7 +178,7 @@ impl Lowering<'_, '_> {
             .collect();
         let outputs = {
             let mut graph = Graph::new(&mut self.g, scope, like.value().shape());
-            linalg::apply(&mut graph, f, upper, &terms, [rows, cols]).or_shape()?
+            linalg::apply(&mut graph, f, settings, &terms, [rows, cols]).or_shape()?
         };
         let mut lead = x.sizes();
         lead.truncate(lead.len() - 2);
@@ -182,12 +192,17 @@ impl Lowering<'_, '_> {
                     row.reshaped(&mut self.g, scope, &sizes)?
                 }
             };
-            let y = match form.dtype {
-                DType::Int32 => {
-                    let v = emit::cast(&mut self.g, scope, y.value(), ElemType::Int32);
-                    y.with_value(v)?
-                }
-                _ => y,
+            let elem = match form.dtype {
+                DType::Int32 => ElemType::Int32,
+                DType::Int64 => ElemType::Int64,
+                _ => ElemType::Float32,
+            };
+            self.check_output(node, k, target, elem)?;
+            let y = if elem == ElemType::Float32 {
+                y
+            } else {
+                let v = emit::cast(&mut self.g, scope, y.value(), elem);
+                y.with_value(v)?
             };
             self.bind_tensor(node, k, y)?;
         }
@@ -203,7 +218,8 @@ impl Lowering<'_, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let target = super::registry::aten_name(node);
-        let (x, [n, _]) = self.matrix_input(node, args, "self", target, true)?;
+        let (x, [n, _]) = self.matrix_input(args, "self", target, true)?;
+        self.check_output(node, 0, target, ElemType::Float32)?;
         let power = args.int("n").or_shape()?;
         let base = if power < 0 {
             let entries = self.entries(scope, &x, target, n as u64, n as u64)?;
