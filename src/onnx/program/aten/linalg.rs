@@ -12,6 +12,7 @@ use crate::aten::args::Args;
 use crate::aten::linalg::{self, Step};
 use crate::aten::program::Node;
 use crate::aten::series::Algebra;
+use crate::aten::spectrum::{self, SpectralNorm};
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
 use crate::torch::dtype::DType;
@@ -207,6 +208,70 @@ impl Lowering<'_, '_> {
             self.bind_tensor(node, k, y)?;
         }
         Ok(())
+    }
+
+    /// `linalg_matrix_norm(self, ord, dim, keepdim)` for the norms of singular values
+    /// ([`spectrum::spectral_norm`]): `dim`'s two dimensions (`[rows, cols]`) moved last by
+    /// a Transpose as torch's `_move_to_end` does, the program over their entries, one
+    /// number per matrix reshaped to torch's result (both dimensions removed, or size 1
+    /// with `keepdim`).
+    pub(super) fn spectral_norm(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        norm: SpectralNorm,
+        [rows_at, cols_at]: [usize; 2],
+    ) -> Result<(), OnnxError> {
+        let target = super::registry::aten_name(node);
+        self.same_dtype(node, args, target)?;
+        self.check_output(node, 0, target, ElemType::Float32)?;
+        let keep = args.bool("keepdim").or_shape()?;
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        if x.value().elem() != ElemType::Float32 {
+            return Err(arg_error(format!(
+                "{target} of a {} tensor is not exported (float32 only)",
+                x.value().elem()
+            )));
+        }
+        if let Some(batch) = x.batch_axis().filter(|&a| a == rows_at || a == cols_at) {
+            return Err(tensor::mixes_samples(target, batch, &x.sizes()));
+        }
+        let sizes = x.sizes();
+        let order: Vec<usize> = (0..x.rank())
+            .filter(|&a| a != rows_at && a != cols_at)
+            .chain([rows_at, cols_at])
+            .collect();
+        let moved = x.transposed(&mut self.g, scope, &order)?;
+        let counts: Vec<u64> = moved.sizes().iter().map(|s| s.count).collect();
+        let (rows, cols) = linalg::matrix_sizes(target, &counts, false).map_err(arg_error)?;
+        if rows * cols == 0 {
+            return Err(arg_error(format!(
+                "{target} of empty matrices ({}), which ATC does not compile",
+                tensor::show(&sizes)
+            )));
+        }
+        let entries = self.entries(scope, &moved, target, rows as u64, cols as u64)?;
+        let like = entries[0].clone();
+        let terms: Vec<Term> = entries
+            .iter()
+            .map(|e| Term::Value(e.value().clone()))
+            .collect();
+        let value = {
+            let mut graph = Graph::new(&mut self.g, scope, like.value().shape());
+            spectrum::spectral_norm(&mut graph, norm, &terms, rows, cols).or_shape()?
+        };
+        let one = self.assemble(scope, &[value], 1, 1, &like)?;
+        let result: Vec<Size> = sizes
+            .iter()
+            .enumerate()
+            .filter_map(|(a, s)| match a == rows_at || a == cols_at {
+                false => Some(*s),
+                true => keep.then(|| Size::fixed(1)),
+            })
+            .collect();
+        let y = one.reshaped(&mut self.g, scope, &result)?;
+        self.bind_tensor(node, 0, y)
     }
 
     /// `linalg_matrix_power(self, n)`: the identity for `n = 0`, else torch's products
