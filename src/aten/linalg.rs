@@ -935,7 +935,14 @@ mod tests {
         ];
         for (rows, cols) in [(3, 5), (5, 3), (3, 3)] {
             let m = &wide[..rows * cols];
-            let out = apply(&mut Scalar, Function::Lu, false, m, [rows, cols]).unwrap();
+            let out = apply(
+                &mut Scalar,
+                Function::Lu,
+                Settings::default(),
+                m,
+                [rows, cols],
+            )
+            .unwrap();
             let forms = Function::Lu.forms(rows, cols);
             assert_eq!(
                 out.iter().map(Vec::len).collect::<Vec<_>>(),
@@ -948,7 +955,14 @@ mod tests {
         }
         // The 1-based pivots of the first largest magnitude: |−3| in column 0 (row 3 of 3).
         let m = [1.0, 2.0, 0.0, 0.5, 4.0, 2.0, -3.0, 1.0, 1.0];
-        let out = apply(&mut Scalar, Function::LuFactorEx, false, &m, [3, 3]).unwrap();
+        let out = apply(
+            &mut Scalar,
+            Function::LuFactorEx,
+            Settings::default(),
+            &m,
+            [3, 3],
+        )
+        .unwrap();
         assert_eq!(out[1][0], 3.0);
         assert_eq!(out[2], [0.0]);
     }
@@ -956,19 +970,43 @@ mod tests {
     #[test]
     fn info_names_the_first_zero_pivot_or_failing_minor() {
         let singular = [1.0, 2.0, 2.0, 4.0];
-        let out = apply(&mut Scalar, Function::LuFactorEx, false, &singular, [2, 2]).unwrap();
+        let out = apply(
+            &mut Scalar,
+            Function::LuFactorEx,
+            Settings::default(),
+            &singular,
+            [2, 2],
+        )
+        .unwrap();
         assert_eq!(out[2], [2.0]);
         let zero = [0.0; 4];
-        let out = apply(&mut Scalar, Function::LuFactorEx, false, &zero, [2, 2]).unwrap();
+        let out = apply(
+            &mut Scalar,
+            Function::LuFactorEx,
+            Settings::default(),
+            &zero,
+            [2, 2],
+        )
+        .unwrap();
         assert_eq!(out[2], [1.0]);
-        let out = apply(&mut Scalar, Function::InverseEx, false, &singular, [2, 2]).unwrap();
+        let out = apply(
+            &mut Scalar,
+            Function::InverseEx,
+            Settings::default(),
+            &singular,
+            [2, 2],
+        )
+        .unwrap();
         assert_eq!(out[1], [2.0]);
         let indefinite = [1.0, 2.0, 2.0, 1.0];
         for upper in [false, true] {
             let out = apply(
                 &mut Scalar,
                 Function::CholeskyEx,
-                upper,
+                Settings {
+                    upper,
+                    ..Settings::default()
+                },
                 &indefinite,
                 [2, 2],
             )
@@ -976,10 +1014,24 @@ mod tests {
             assert_eq!(out[1], [2.0]);
         }
         let negative = [-1.0, 0.0, 0.0, 1.0];
-        let out = apply(&mut Scalar, Function::CholeskyEx, false, &negative, [2, 2]).unwrap();
+        let out = apply(
+            &mut Scalar,
+            Function::CholeskyEx,
+            Settings::default(),
+            &negative,
+            [2, 2],
+        )
+        .unwrap();
         assert_eq!(out[1], [1.0]);
         let definite = [4.0, 2.0, 2.0, 5.0];
-        let out = apply(&mut Scalar, Function::CholeskyEx, false, &definite, [2, 2]).unwrap();
+        let out = apply(
+            &mut Scalar,
+            Function::CholeskyEx,
+            Settings::default(),
+            &definite,
+            [2, 2],
+        )
+        .unwrap();
         assert_eq!(out[1], [0.0]);
     }
 

@@ -227,6 +227,8 @@ fn matrix_function(
             linalg::Function::Inverse | linalg::Function::InverseEx => Some("inverse"),
             linalg::Function::LuFactorEx => Some("`info`"),
             linalg::Function::Cond => Some("condition number"),
+            // rcond 1e-15 inverts a zero singular value's rounding noise.
+            linalg::Function::Pinverse => Some("pseudo-inverse"),
             _ => None,
         };
         if let Some(what) = from_rounding {
