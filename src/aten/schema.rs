@@ -1953,6 +1953,11 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg_or("dtype", "ScalarType?", D::None)],
     ),
     schema(
+        "linalg_matrix_power.default",
+        &[arg("self", "Tensor"), arg("n", "int")],
+        &[],
+    ),
+    schema(
         "linalg_matrix_rank.atol_rtol_float",
         &[arg("self", "Tensor")],
         &[
@@ -1969,11 +1974,6 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("rtol", "Tensor?", D::None),
             arg_or("hermitian", "bool", D::Bool(false)),
         ],
-    ),
-    schema(
-        "linalg_matrix_power.default",
-        &[arg("self", "Tensor"), arg("n", "int")],
-        &[],
     ),
     schema(
         "linalg_norm.default",

@@ -85,6 +85,24 @@ fn rotate<A: Ops>(a: &mut A, c: &A::V, s: &A::V, x: &A::V, y: &A::V) -> Result<(
     Ok((a.sub(&cx, &sy)?, a.add(&sx, &cy)?))
 }
 
+/// Columns `p < q` of `columns` rotated by [`rotate`].
+fn rotate_columns<A: Ops>(
+    a: &mut A,
+    c: &A::V,
+    s: &A::V,
+    columns: &mut [Vec<A::V>],
+    p: usize,
+    q: usize,
+) -> Result<()> {
+    let (left, right) = columns.split_at_mut(q);
+    for (x, y) in left[p].iter_mut().zip(right[0].iter_mut()) {
+        let (rotated_x, rotated_y) = rotate(a, c, s, x, y)?;
+        *x = rotated_x;
+        *y = rotated_y;
+    }
+    Ok(())
+}
+
 /// The symmetric `n`×`n` matrix (row-major) whose triangle is `m`'s lower one (`upper`:
 /// the upper one), as `torch.linalg.eigvalsh(m, UPLO)` reads it.
 pub fn symmetric<V: Clone>(m: &[V], n: usize, upper: bool) -> Vec<V> {
@@ -230,17 +248,9 @@ pub fn hestenes<A: Ops>(
                 let beta = dot(a, &columns[q], &columns[q])?;
                 let gamma = dot(a, &columns[p], &columns[q])?;
                 let (_, c, s) = rotation(a, &alpha, &beta, &gamma)?;
-                for i in 0..rows {
-                    let (x, y) = rotate(a, &c, &s, &columns[p][i], &columns[q][i])?;
-                    columns[p][i] = x;
-                    columns[q][i] = y;
-                }
+                rotate_columns(a, &c, &s, &mut columns, p, q)?;
                 if let Some(v) = v.as_mut() {
-                    for i in 0..cols {
-                        let (x, y) = rotate(a, &c, &s, &v[p][i], &v[q][i])?;
-                        v[p][i] = x;
-                        v[q][i] = y;
-                    }
+                    rotate_columns(a, &c, &s, v, p, q)?;
                 }
             }
         }
