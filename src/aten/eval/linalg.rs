@@ -208,12 +208,12 @@ fn matrix_function(
     x: &Tensor,
     [rows, cols]: [usize; 2],
     f: linalg::Function,
-    upper: bool,
+    options: linalg::Options,
 ) -> Result<Vec<Tensor>, String> {
     let values = x.to_f32();
     let lead = &x.dims()[..x.rank() - 2];
     let count = element_count(lead)? as usize;
-    let forms = f.forms(rows, cols);
+    let forms = f.forms(rows, cols, options);
     let mut outputs: Vec<Vec<f64>> = vec![Vec::new(); forms.len()];
     let size = rows * cols;
     for b in 0..count {
@@ -228,6 +228,12 @@ fn matrix_function(
             linalg::Function::LuFactorEx => Some("`info`"),
             _ => None,
         };
+        let householder = matches!(f, linalg::Function::Geqrf | linalg::Function::Qr);
+        if householder && m.iter().any(|v| !v.is_finite()) {
+            return Err(format!(
+                "matrix {b} has an infinite or NaN entry: torch's QR of it is what its LAPACK kernel's scaled norms make of those, which ckpt does not reproduce"
+            ));
+        }
         if let Some(what) = from_rounding {
             if linalg::singular_in_float32(&m, [rows, cols])? {
                 return Err(format!(
@@ -235,7 +241,7 @@ fn matrix_function(
                 ));
             }
         }
-        let outs = linalg::apply(&mut Scalar, f, upper, &m, [rows, cols])?;
+        let outs = linalg::apply(&mut Scalar, f, options, &m, [rows, cols])?;
         for (out, entries) in outputs.iter_mut().zip(outs) {
             out.extend(entries);
         }
@@ -273,7 +279,13 @@ fn matrix_power(a: &Args<'_>, op: &str) -> Result<Tensor, String> {
         return Tensor::f32(x.dims().to_vec(), identity);
     }
     let base = if power < 0 {
-        matrix_function(&x, [order, order], linalg::Function::Inverse, false)?.swap_remove(0)
+        matrix_function(
+            &x,
+            [order, order],
+            linalg::Function::Inverse,
+            linalg::Options::default(),
+        )?
+        .swap_remove(0)
     } else {
         x
     };
@@ -321,14 +333,8 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
     if let Some((input, f)) = linalg::function(op) {
         return Some((|| {
             let (x, sizes) = matrices(a, op, input, f.square())?;
-            if !a.bool_or("pivot", true)? {
-                return Err(format!(
-                    "{op} without pivoting (torch's CPU kernels pivot always)"
-                ));
-            }
-            // Only the Cholesky functions have `upper`.
-            let upper = a.bool_or("upper", false)?;
-            matrix_function(&x, sizes, f, upper)
+            let options = linalg::Options::read(f, &crate::aten::args::Args(a.node))?;
+            matrix_function(&x, sizes, f, options)
         })());
     }
     let result = match op {
