@@ -34,6 +34,11 @@
 //!   `rows`×`cols` in `min(rows, cols)` steps: the packed factors, the 1-based int32 pivots
 //!   (`ipiv`), `info` (the first exactly zero pivot, 1-based, else 0), or `lu_unpack`'s
 //!   `P`, `L`, `U`.
+//! - QR by Householder reflectors as `geqr2` ([`geqrf`], `dlarfg`'s signs: `R`'s diagonal
+//!   is `−sign(α)·‖column‖`, negative for a positive pivot, as torch returns it) and `Q`
+//!   as `org2r` builds it; `linalg_qr` reduced or complete, `qr` (`some`), `geqrf`. For
+//!   finite entries only: an infinity or NaN meets LAPACK's scaled norms, which the graph
+//!   does not reproduce (it propagates NaN), and the evaluator refuses such constants.
 
 use super::args::Args;
 use super::decompose::Fn;
@@ -417,6 +422,10 @@ pub enum Function {
     LuFactorEx,
     /// The unpacked `P`, `L`, `U` of `getrf`'s factors.
     Lu,
+    /// `geqrf`'s packed Householder reflectors and their `tau`.
+    Geqrf,
+    /// `Q` (built by `orgqr`) and `R` ([`Options::complete`] or reduced).
+    Qr,
     /// The ascending eigenvalues of the symmetric matrix of the `UPLO` triangle
     /// ([`spectrum::eigvalsh`]).
     Eigvalsh,
@@ -433,11 +442,14 @@ pub enum Function {
     Cond,
 }
 
-/// The arguments besides the matrix that a [`Function`] reads ([`Settings::read`]).
+/// What a node's arguments choose of a [`Function`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Settings {
-    /// Cholesky's `upper`; `UPLO = 'U'` of eigvalsh (torch reads either case).
+pub struct Options {
+    /// The Cholesky functions' `upper`: the upper factor, from the upper triangle;
+    /// eigvalsh's `UPLO = 'U'` (torch reads either case): the upper triangle.
     pub upper: bool,
+    /// QR's `mode='complete'` (`some=False`): `Q` square and `R` as tall as the input.
+    pub complete: bool,
     /// `hermitian` of matrix_rank and pinv.
     pub hermitian: bool,
     /// `atol` and `rtol` where given (pinverse's `rcond` is its `rtol`, its `atol` 0, as
@@ -448,10 +460,26 @@ pub struct Settings {
     pub reciprocal: bool,
 }
 
-impl Settings {
-    /// The settings of function `f` from its node's arguments (torch's defaults where the
-    /// node leaves them out).
-    pub fn read(args: &Args<'_>, f: Function) -> std::result::Result<Settings, String> {
+impl Options {
+    /// `f`'s options from its node's arguments; torch's CPU kernels refuse LU without
+    /// pivoting, and QR's mode `'r'` returns an empty `Q`, which ATC does not compile.
+    pub fn read(f: Function, args: &Args<'_>) -> std::result::Result<Options, String> {
+        if !args.bool_or("pivot", true)? {
+            return Err("LU without pivoting (torch's CPU kernels pivot always)".into());
+        }
+        let complete = match (f, args.get("mode")) {
+            (Function::Qr, Some(Argument::String(mode))) => match mode.as_str() {
+                "reduced" => false,
+                "complete" => true,
+                other => {
+                    return Err(format!(
+                        "QR of mode '{other}': its Q is an empty tensor, which ATC does not compile"
+                    ))
+                }
+            },
+            (Function::Qr, _) => !args.bool_or("some", true)?,
+            _ => false,
+        };
         let upper = match args.get("UPLO") {
             None => args.bool_or("upper", false)?,
             Some(Argument::String(uplo)) => match uplo.as_str() {
@@ -476,8 +504,7 @@ impl Settings {
             (tolerance("atol")?, tolerance("rtol")?)
         };
         let reciprocal = match args.get("p") {
-            None | Some(Argument::None) => false,
-            Some(Argument::Int(2)) => false,
+            None | Some(Argument::None) | Some(Argument::Int(2)) => false,
             Some(Argument::Int(-2)) => true,
             Some(Argument::Float(p)) if p.abs() == 2.0 => *p < 0.0,
             Some(other) => {
@@ -486,8 +513,9 @@ impl Settings {
                 ))
             }
         };
-        Ok(Settings {
+        Ok(Options {
             upper,
+            complete,
             hermitian: args.bool_or("hermitian", false)?,
             atol,
             rtol,
@@ -529,13 +557,15 @@ impl Form {
 }
 
 impl Function {
-    /// Whether the function takes square matrices only (LU takes any).
+    /// Whether the function takes square matrices only (LU and QR take any).
     pub fn square(self) -> bool {
         !matches!(
             self,
             Function::LuFactor
                 | Function::LuFactorEx
                 | Function::Lu
+                | Function::Geqrf
+                | Function::Qr
                 | Function::Svdvals
                 | Function::MatrixRank
                 | Function::Pinv
@@ -545,7 +575,7 @@ impl Function {
     }
 
     /// What each result holds, for `rows`×`cols` input matrices (torch's outputs, in order).
-    pub fn forms(self, rows: usize, cols: usize) -> Vec<Form> {
+    pub fn forms(self, rows: usize, cols: usize, options: Options) -> Vec<Form> {
         let steps = rows.min(cols);
         let info = Form::number(DType::Int32);
         match self {
@@ -571,6 +601,17 @@ impl Function {
                 Form::matrix(rows, steps),
                 Form::matrix(steps, cols),
             ],
+            Function::Geqrf => vec![
+                Form::matrix(rows, cols),
+                Form {
+                    dims: vec![steps],
+                    dtype: DType::Float32,
+                },
+            ],
+            Function::Qr if options.complete => {
+                vec![Form::matrix(rows, rows), Form::matrix(rows, cols)]
+            }
+            Function::Qr => vec![Form::matrix(rows, steps), Form::matrix(steps, cols)],
             Function::Eigvalsh | Function::Svdvals => vec![Form {
                 dims: vec![steps],
                 dtype: DType::Float32,
@@ -605,6 +646,9 @@ pub const FUNCTIONS: &[(&str, &str, Function)] = &[
     ("linalg_lu_factor_ex.default", "A", Function::LuFactorEx),
     ("_lu_with_info.default", "self", Function::LuFactorEx),
     ("linalg_lu.default", "A", Function::Lu),
+    ("geqrf.default", "self", Function::Geqrf),
+    ("linalg_qr.default", "A", Function::Qr),
+    ("qr.default", "self", Function::Qr),
     ("linalg_eigvalsh.default", "self", Function::Eigvalsh),
     ("linalg_svdvals.default", "A", Function::Svdvals),
     (
@@ -631,25 +675,23 @@ pub fn function(target: &str) -> Option<(&'static str, Function)> {
         .map(|&(_, input, f)| (input, f))
 }
 
-/// The results of `f` (with its `settings`) of `m` (`rows`×`cols`, row-major): per result
-/// of [`Function::forms`], its entries row-major.
+/// The results of `f` (with `options`) of `m` (`rows`×`cols`, row-major): per result of
+/// [`Function::forms`], its entries row-major.
 pub fn apply<A: Ops>(
     a: &mut A,
     f: Function,
-    settings: Settings,
+    options: Options,
     m: &[A::V],
     [rows, cols]: [usize; 2],
 ) -> Result<Vec<Vec<A::V>>> {
     let n = rows;
-    let upper = settings.upper;
+    let upper = options.upper;
     let tolerances = |a: &mut A| {
-        let (atol, rtol) = (
-            settings.atol.map(|v| a.number(v)),
-            settings.rtol.map(|v| a.number(v)),
-        );
+        let atol = options.atol.map(|v| a.number(v));
+        let rtol = options.rtol.map(|v| a.number(v));
         spectrum::tolerances(a, atol, rtol, rows, cols)
     };
-    if settings.hermitian && rows != cols {
+    if options.hermitian && rows != cols {
         return Err(format!(
             "hermitian {rows}×{cols} matrices (torch takes square ones)"
         ));
@@ -691,6 +733,30 @@ pub fn apply<A: Ops>(
             let factors = lu(a, m.to_vec(), rows, cols)?;
             unpack(a, &factors, rows, cols)?.into()
         }
+        Function::Geqrf => {
+            let qr = geqrf(a, m.to_vec(), rows, cols)?;
+            vec![qr.packed, qr.tau]
+        }
+        Function::Qr => {
+            let qr = geqrf(a, m.to_vec(), rows, cols)?;
+            let q_cols = if options.complete {
+                rows
+            } else {
+                rows.min(cols)
+            };
+            let q = orgqr(a, &qr, rows, cols, q_cols)?;
+            let r = (0..q_cols * cols)
+                .map(|at| {
+                    let (i, j) = (at / cols, at % cols);
+                    if j >= i {
+                        qr.packed[i * cols + j].clone()
+                    } else {
+                        a.number(0.0)
+                    }
+                })
+                .collect();
+            vec![q, r]
+        }
         Function::Eigvalsh => vec![spectrum::eigvalsh(a, m, n, upper)?],
         Function::Svdvals => vec![spectrum::svdvals(a, m, rows, cols)?],
         Function::MatrixRank => {
@@ -701,15 +767,115 @@ pub fn apply<A: Ops>(
                 rows,
                 cols,
                 t,
-                settings.hermitian,
+                options.hermitian,
             )?]]
         }
         Function::Pinv | Function::Pinverse => {
             let t = tolerances(a)?;
-            vec![spectrum::pinv(a, m, rows, cols, t, settings.hermitian)?]
+            vec![spectrum::pinv(a, m, rows, cols, t, options.hermitian)?]
         }
-        Function::Cond => vec![vec![spectrum::cond(a, m, rows, cols, settings.reciprocal)?]],
+        Function::Cond => vec![vec![spectrum::cond(a, m, rows, cols, options.reciprocal)?]],
     })
+}
+
+/// A QR factorisation by Householder reflectors, LAPACK's packed form.
+pub struct Qr<V> {
+    /// Row-major `rows`×`cols`: `R` on and above the diagonal, below it each reflector's
+    /// vector `v` (its first entry, 1, implied).
+    pub packed: Vec<V>,
+    /// Per step, the reflector's scale: `H = I − tau·v·vᵀ`.
+    pub tau: Vec<V>,
+}
+
+/// `m` (`rows`×`cols`, row-major) reduced to `R` as LAPACK's `geqr2` does: at step `k`,
+/// `dlarfg` on column `k` from the diagonal down (`α` the diagonal entry, `x` below it):
+/// where `x` is zero, `tau = 0` and nothing changes; else `β = −sign(α)·√(α² + |x|²)` (`−√…`
+/// for α = 0), `tau = (β − α)/β`, `v = x/(α − β)`, and the diagonal becomes `β`. The
+/// reflector then applies to the columns on the right (`dlarf`). A last step with no row
+/// below the diagonal has `tau = 0`.
+pub fn geqrf<A: Ops>(a: &mut A, mut m: Vec<A::V>, rows: usize, cols: usize) -> Result<Qr<A::V>> {
+    let at = |i: usize, j: usize| i * cols + j;
+    let steps = rows.min(cols);
+    let mut tau = Vec::with_capacity(steps);
+    for k in 0..steps {
+        if k + 1 >= rows {
+            tau.push(a.number(0.0));
+            continue;
+        }
+        let alpha = m[at(k, k)].clone();
+        let mut squares = a.mul(&m[at(k + 1, k)], &m[at(k + 1, k)])?;
+        for i in k + 2..rows {
+            let sq = a.mul(&m[at(i, k)], &m[at(i, k)])?;
+            squares = a.add(&squares, &sq)?;
+        }
+        let zero = a.equal_c(&squares, 0.0)?;
+        let alpha_squared = a.mul(&alpha, &alpha)?;
+        let total = a.add(&alpha_squared, &squares)?;
+        let norm = a.f1(Fn::Sqrt, &total)?;
+        let negative = a.less_c(&alpha, 0.0)?;
+        let minus = a.f1(Fn::Neg, &norm)?;
+        let beta = a.select(&negative, &norm, &minus)?;
+        let gap = a.sub(&beta, &alpha)?;
+        let t = a.div(&gap, &beta)?;
+        let zero_tau = a.number(0.0);
+        tau.push(a.select(&zero, &zero_tau, &t)?);
+        let d = a.sub(&alpha, &beta)?;
+        let scale = a.c_div(1.0, &d)?;
+        for i in k + 1..rows {
+            let v = a.mul(&m[at(i, k)], &scale)?;
+            m[at(i, k)] = a.select(&zero, &m[at(i, k)], &v)?;
+        }
+        m[at(k, k)] = a.select(&zero, &alpha, &beta)?;
+        // H·A on the columns to the right: w = vᵀ·a_j, a_j −= tau·w·v.
+        for j in k + 1..cols {
+            let mut w = m[at(k, j)].clone();
+            for i in k + 1..rows {
+                let p = a.mul(&m[at(i, k)], &m[at(i, j)])?;
+                w = a.add(&w, &p)?;
+            }
+            let tw = a.mul(&tau[k], &w)?;
+            m[at(k, j)] = a.sub(&m[at(k, j)], &tw)?;
+            for i in k + 1..rows {
+                let p = a.mul(&tw, &m[at(i, k)])?;
+                m[at(i, j)] = a.sub(&m[at(i, j)], &p)?;
+            }
+        }
+    }
+    Ok(Qr { packed: m, tau })
+}
+
+/// The first `q_cols` columns of `Q = H₀·H₁·…` from `geqrf`'s reflectors, as `orgqr`
+/// builds it: the identity's columns, the reflectors applied from the last.
+fn orgqr<A: Ops>(
+    a: &mut A,
+    f: &Qr<A::V>,
+    rows: usize,
+    cols: usize,
+    q_cols: usize,
+) -> Result<Vec<A::V>> {
+    let at = |i: usize, j: usize| i * q_cols + j;
+    let mut q: Vec<A::V> = (0..rows * q_cols)
+        .map(|k| a.number(if k / q_cols == k % q_cols { 1.0 } else { 0.0 }))
+        .collect();
+    for k in (0..f.tau.len()).rev() {
+        if k + 1 >= rows {
+            continue; // tau = 0: H is the identity.
+        }
+        for j in 0..q_cols {
+            let mut w = q[at(k, j)].clone();
+            for i in k + 1..rows {
+                let p = a.mul(&f.packed[i * cols + k], &q[at(i, j)])?;
+                w = a.add(&w, &p)?;
+            }
+            let tw = a.mul(&f.tau[k], &w)?;
+            q[at(k, j)] = a.sub(&q[at(k, j)], &tw)?;
+            for i in k + 1..rows {
+                let p = a.mul(&tw, &f.packed[i * cols + k])?;
+                q[at(i, j)] = a.sub(&q[at(i, j)], &p)?;
+            }
+        }
+    }
+    Ok(q)
 }
 
 /// torch's `lu_unpack` of the factors of a `rows`×`cols` matrix: `P` (`rows`×`rows`, with
@@ -938,12 +1104,16 @@ mod tests {
             let out = apply(
                 &mut Scalar,
                 Function::Lu,
-                Settings::default(),
+                Options {
+                    upper: false,
+                    complete: false,
+                    ..Options::default()
+                },
                 m,
                 [rows, cols],
             )
             .unwrap();
-            let forms = Function::Lu.forms(rows, cols);
+            let forms = Function::Lu.forms(rows, cols, Options::default());
             assert_eq!(
                 out.iter().map(Vec::len).collect::<Vec<_>>(),
                 forms.iter().map(Form::len).collect::<Vec<_>>()
@@ -958,7 +1128,11 @@ mod tests {
         let out = apply(
             &mut Scalar,
             Function::LuFactorEx,
-            Settings::default(),
+            Options {
+                upper: false,
+                complete: false,
+                ..Options::default()
+            },
             &m,
             [3, 3],
         )
@@ -968,12 +1142,76 @@ mod tests {
     }
 
     #[test]
+    fn qr_follows_lapacks_reflector_signs_and_rebuilds_the_matrix() {
+        let m = [1.0, 2.0, 3.0, 4.0, -1.0, 0.5, 2.0, 0.0, 1.0, 1.0, -2.0, 3.0];
+        for (rows, cols) in [(2, 2), (3, 4), (4, 3)] {
+            for complete in [false, true] {
+                let options = Options {
+                    upper: false,
+                    complete,
+                    ..Options::default()
+                };
+                let m = &m[..rows * cols];
+                let out = apply(&mut Scalar, Function::Qr, options, m, [rows, cols]).unwrap();
+                let q_cols = out[0].len() / rows;
+                let qr: Vec<f64> = (0..rows * cols)
+                    .map(|at| {
+                        (0..q_cols)
+                            .map(|t| out[0][at / cols * q_cols + t] * out[1][t * cols + at % cols])
+                            .sum()
+                    })
+                    .collect();
+                assert!(close(&qr, m), "{rows}×{cols} complete={complete}");
+                let qtq: Vec<f64> = (0..q_cols * q_cols)
+                    .map(|at| {
+                        (0..rows)
+                            .map(|t| {
+                                out[0][t * q_cols + at / q_cols] * out[0][t * q_cols + at % q_cols]
+                            })
+                            .sum()
+                    })
+                    .collect();
+                let eye: Vec<f64> = (0..q_cols * q_cols)
+                    .map(|at| f64::from(u8::from(at / q_cols == at % q_cols)))
+                    .collect();
+                assert!(close(&qtq, &eye));
+            }
+        }
+        // β = −sign(α)·‖column‖: R's diagonal is negative for a positive pivot, as torch's.
+        let out = apply(
+            &mut Scalar,
+            Function::Geqrf,
+            Options::default(),
+            &m[..4],
+            [2, 2],
+        )
+        .unwrap();
+        assert!((out[0][0] + 10f64.sqrt()).abs() < 1e-12);
+        assert!((out[1][0] - (1.0 + 1.0 / 10f64.sqrt())).abs() < 1e-12);
+        assert_eq!(out[1][1], 0.0);
+        // A column already reduced is left alone (tau 0).
+        let out = apply(
+            &mut Scalar,
+            Function::Geqrf,
+            Options::default(),
+            &[2.0, 1.0, 0.0, 3.0],
+            [2, 2],
+        )
+        .unwrap();
+        assert_eq!(out, [vec![2.0, 1.0, 0.0, 3.0], vec![0.0, 0.0]]);
+    }
+
+    #[test]
     fn info_names_the_first_zero_pivot_or_failing_minor() {
         let singular = [1.0, 2.0, 2.0, 4.0];
         let out = apply(
             &mut Scalar,
             Function::LuFactorEx,
-            Settings::default(),
+            Options {
+                upper: false,
+                complete: false,
+                ..Options::default()
+            },
             &singular,
             [2, 2],
         )
@@ -983,7 +1221,11 @@ mod tests {
         let out = apply(
             &mut Scalar,
             Function::LuFactorEx,
-            Settings::default(),
+            Options {
+                upper: false,
+                complete: false,
+                ..Options::default()
+            },
             &zero,
             [2, 2],
         )
@@ -992,7 +1234,11 @@ mod tests {
         let out = apply(
             &mut Scalar,
             Function::InverseEx,
-            Settings::default(),
+            Options {
+                upper: false,
+                complete: false,
+                ..Options::default()
+            },
             &singular,
             [2, 2],
         )
@@ -1003,9 +1249,10 @@ mod tests {
             let out = apply(
                 &mut Scalar,
                 Function::CholeskyEx,
-                Settings {
+                Options {
                     upper,
-                    ..Settings::default()
+                    complete: false,
+                    ..Options::default()
                 },
                 &indefinite,
                 [2, 2],
@@ -1017,7 +1264,11 @@ mod tests {
         let out = apply(
             &mut Scalar,
             Function::CholeskyEx,
-            Settings::default(),
+            Options {
+                upper: false,
+                complete: false,
+                ..Options::default()
+            },
             &negative,
             [2, 2],
         )
@@ -1027,7 +1278,11 @@ mod tests {
         let out = apply(
             &mut Scalar,
             Function::CholeskyEx,
-            Settings::default(),
+            Options {
+                upper: false,
+                complete: false,
+                ..Options::default()
+            },
             &definite,
             [2, 2],
         )

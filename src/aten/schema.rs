@@ -321,20 +321,20 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema(
-        "_lu_with_info.default",
-        &[
-            arg("self", "Tensor"),
-            arg_or("pivot", "bool", D::Bool(true)),
-            arg_or("check_errors", "bool", D::Bool(true)),
-        ],
-        &[],
-    ),
-    schema(
         "_log_softmax.default",
         &[
             arg("self", "Tensor"),
             arg("dim", "int"),
             arg("half_to_float", "bool"),
+        ],
+        &[],
+    ),
+    schema(
+        "_lu_with_info.default",
+        &[
+            arg("self", "Tensor"),
+            arg_or("pivot", "bool", D::Bool(true)),
+            arg_or("check_errors", "bool", D::Bool(true)),
         ],
         &[],
     ),
@@ -1643,6 +1643,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor")],
         &[arg_or("approximate", "str", D::Str("none"))],
     ),
+    schema("geqrf.default", &[arg("self", "Tensor")], &[]),
     schema(
         "glu.default",
         &[arg("self", "Tensor"), arg_or("dim", "int", D::Int(-1))],
@@ -2012,6 +2013,11 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("rtol", "Tensor?", D::None),
             arg_or("hermitian", "bool", D::Bool(false)),
         ],
+    ),
+    schema(
+        "linalg_qr.default",
+        &[arg("A", "Tensor"), arg_or("mode", "str", D::Str("reduced"))],
+        &[],
     ),
     schema("linalg_slogdet.default", &[arg("A", "Tensor")], &[]),
     schema(
@@ -2730,6 +2736,11 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("keepdim", "bool", D::Bool(false)),
         ],
         &[arg_or("dtype", "ScalarType?", D::None)],
+    ),
+    schema(
+        "qr.default",
+        &[arg("self", "Tensor"), arg_or("some", "bool", D::Bool(true))],
+        &[],
     ),
     schema(
         "quantile.scalar",

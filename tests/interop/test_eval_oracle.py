@@ -230,6 +230,12 @@ CASES = [
       for t in ("linalg_lu_factor.default", "linalg_lu_factor_ex.default",
                 "_lu_with_info.default", "linalg_lu.default")],
     C("linalg_lu.default", T(2, 3), dtypes=(F32,)),
+    # Householder QR, LAPACK's signs: reduced and complete, square and rectangular (finite
+    # entries: torch's kernel's scaled norms decide what infinities and NaN give).
+    C("geqrf.default", T(2, 3, 3, values=SQUARES[:18]), dtypes=(F32,)),
+    C("linalg_qr.default", T(2, 3, 3, values=SQUARES[:18]), dtypes=(F32,)),
+    C("linalg_qr.default", T(3, 2, edges=False), "complete", dtypes=(F32,)),
+    C("qr.default", T(2, 3, edges=False), False, dtypes=(F32,)),
     C("linalg_lu_factor.default", T(3, 2), dtypes=(F32,)),
     C("linalg_matrix_power.default", T(2, 3, 3, values=SQUARES[:18]), -2, dtypes=(F32,)),
     C("matrix_power.default", T(2, 3, 3, values=SQUARES[:18]), 3, dtypes=(F32,)),

@@ -1,7 +1,8 @@
 """`ckpt to-onnx` on torch's linear algebra of small matrices: determinants (`det`,
 `slogdet`, `logdet`), inverses, Cholesky factors (lower and upper) and `cholesky_inverse`,
 matrix powers (positive, zero, negative), LU factors (packed with pivots and `info`, or
-unpacked `P`, `L`, `U`, of square and rectangular matrices), `inv_ex` and `cholesky_ex`
+unpacked `P`, `L`, `U`, of square and rectangular matrices), Householder QR (`geqrf`,
+`qr` reduced and complete, with LAPACK's signs), `inv_ex` and `cholesky_ex`
 with LAPACK's `info` (and its partial factor), `vander` and `trace` (and
 `diag`/`diagflat` of a static tensor), each unrolled over the
 matrix order with LAPACK's partial pivoting. Each module is exported with a dynamic batch
@@ -275,3 +276,37 @@ def test_lu_without_pivoting_is_refused(tmp_path):
     proc = run_ckpt("to-onnx", archive, "-o", out)
     assert proc.returncode == 1, proc.stderr
     assert "pivot" in proc.stderr and not out.exists(), proc.stderr
+
+
+QR = {
+    "geqrf": lambda x: tuple(torch.geqrf(x)),
+    "linalg.qr": lambda x: tuple(torch.linalg.qr(x)),
+    "linalg.qr complete": lambda x: tuple(torch.linalg.qr(x, mode="complete")),
+    "qr some=False": lambda x: tuple(torch.qr(x, some=False)),
+}
+
+
+@pytest.mark.parametrize("name", QR)
+@pytest.mark.parametrize("sizes", [(2, 2), (5, 5), (3, 5), (5, 3)])
+def test_qr_matches_torch_with_lapacks_signs(name, sizes, tmp_path):
+    fn = QR[name]
+    rows, cols = sizes
+    xs = [rectangular(2, rows, cols, 2 * rows), rectangular(4, rows, cols, cols + 3)]
+    if sizes == (5, 5):
+        # Columns already reduced (tau 0), a zero column, negative diagonal entries.
+        cases = torch.stack([torch.triu(torch.randn(5, 5)), -torch.eye(5), torch.randn(5, 5)])
+        cases[2, :, 1] = 0.0
+        xs.append(torch.cat([cases, xs[0]]))
+    if name == "geqrf":
+        # torch has no shape rule for geqrf, so torch.export fixes every size.
+        judged(fn, [torch.cat(xs)], tmp_path, dynamic=False)
+        return
+    judged(fn, xs, tmp_path)
+
+
+def test_qr_of_mode_r_is_refused_for_its_empty_q(tmp_path):
+    _, archive, out = convert(lambda x: tuple(torch.linalg.qr(x, mode="r")),
+                              torch.randn(2, 3, 3), tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "empty" in proc.stderr and not out.exists(), proc.stderr

@@ -208,12 +208,12 @@ fn matrix_function(
     x: &Tensor,
     [rows, cols]: [usize; 2],
     f: linalg::Function,
-    settings: linalg::Settings,
+    options: linalg::Options,
 ) -> Result<Vec<Tensor>, String> {
     let values = x.to_f32();
     let lead = &x.dims()[..x.rank() - 2];
     let count = element_count(lead)? as usize;
-    let forms = f.forms(rows, cols);
+    let forms = f.forms(rows, cols, options);
     let mut outputs: Vec<Vec<f64>> = vec![Vec::new(); forms.len()];
     let size = rows * cols;
     for b in 0..count {
@@ -231,6 +231,12 @@ fn matrix_function(
             linalg::Function::Pinverse => Some("pseudo-inverse"),
             _ => None,
         };
+        let householder = matches!(f, linalg::Function::Geqrf | linalg::Function::Qr);
+        if householder && m.iter().any(|v| !v.is_finite()) {
+            return Err(format!(
+                "matrix {b} has an infinite or NaN entry: torch's QR of it is what its LAPACK kernel's scaled norms make of those, which ckpt does not reproduce"
+            ));
+        }
         if let Some(what) = from_rounding {
             if linalg::singular_in_float32(&m, [rows, cols])? {
                 return Err(format!(
@@ -238,7 +244,7 @@ fn matrix_function(
                 ));
             }
         }
-        let outs = linalg::apply(&mut Scalar, f, settings, &m, [rows, cols])?;
+        let outs = linalg::apply(&mut Scalar, f, options, &m, [rows, cols])?;
         for (out, entries) in outputs.iter_mut().zip(outs) {
             out.extend(entries);
         }
@@ -280,7 +286,7 @@ fn matrix_power(a: &Args<'_>, op: &str) -> Result<Tensor, String> {
             &x,
             [order, order],
             linalg::Function::Inverse,
-            linalg::Settings::default(),
+            linalg::Options::default(),
         )?
         .swap_remove(0)
     } else {
@@ -330,13 +336,8 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
     if let Some((input, f)) = linalg::function(op) {
         return Some((|| {
             let (x, sizes) = matrices(a, op, input, f.square())?;
-            if !a.bool_or("pivot", true)? {
-                return Err(format!(
-                    "{op} without pivoting (torch's CPU kernels pivot always)"
-                ));
-            }
-            let settings = linalg::Settings::read(&crate::aten::args::Args(a.node), f)?;
-            matrix_function(&x, sizes, f, settings)
+            let options = linalg::Options::read(f, &crate::aten::args::Args(a.node))?;
+            matrix_function(&x, sizes, f, options)
         })());
     }
     let result = match op {

@@ -165,12 +165,7 @@ impl Lowering<'_, '_> {
             return Err(arg_error(format!("{target} is not a matrix function")));
         };
         let (x, [rows, cols]) = self.matrix_input(args, input, target, f.square())?;
-        if !args.bool_or("pivot", true).or_shape()? {
-            return Err(arg_error(format!(
-                "{target} without pivoting (torch's CPU kernels pivot always)"
-            )));
-        }
-        let settings = linalg::Settings::read(args, f).or_shape()?;
+        let options = linalg::Options::read(f, args).map_err(arg_error)?;
         let entries = self.entries(scope, &x, target, rows as u64, cols as u64)?;
         let like = entries[0].clone();
         let terms: Vec<Term> = entries
@@ -179,11 +174,11 @@ impl Lowering<'_, '_> {
             .collect();
         let outputs = {
             let mut graph = Graph::new(&mut self.g, scope, like.value().shape());
-            linalg::apply(&mut graph, f, settings, &terms, [rows, cols]).or_shape()?
+            linalg::apply(&mut graph, f, options, &terms, [rows, cols]).or_shape()?
         };
         let mut lead = x.sizes();
         lead.truncate(lead.len() - 2);
-        for (k, (form, terms)) in f.forms(rows, cols).iter().zip(outputs).enumerate() {
+        for (k, (form, terms)) in f.forms(rows, cols, options).iter().zip(outputs).enumerate() {
             let y = match form.dims[..] {
                 [r, c] => self.assemble(scope, &terms, r, c, &like)?,
                 _ => {
