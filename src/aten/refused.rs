@@ -73,12 +73,32 @@ pub const ONE_BY_ONE: &[(&str, &str)] = &[
         "torch.export records the number of its rows as a data-dependent size (torch selects them with `masked_select`, even for r = 1), and ATC compiles static shapes only",
     ),
     (
+        "hash_tensor",
+        "it reduces the bit patterns of the entries (an XOR of their 64-bit views), and no opset-11 operator reads the bits of a float",
+    ),
+    (
         "mode",
         "torch's CPU kernel sorts each row with `std::sort` (unstable, and undefined on NaN) and returns the index of the entry that sort leaves last among those equal to the mode, so which of the equal entries it names is not defined by the values; a graph ranks equal entries one fixed way and would differ from torch",
     ),
     (
+        "nonzero_numpy",
+        "the number of nonzero entries, the size of its results, depends on the input's values, and ATC compiles static shapes only (opset 11 finds them with NonZero, which ATC rejects)",
+    ),
+    (
         "signbit",
         "it reads the sign bit of NaN too (a NaN torch computes is often negative), and no opset-11 operator reads the bits of a float: every comparison with a NaN is false",
+    ),
+    (
+        "stft",
+        "it returns complex spectra (or torch refuses a real one without `return_complex=False`, deprecated), and opset 11 has no complex element type and no Fourier transform (STFT arrived in opset 17)",
+    ),
+    (
+        "svd",
+        "LAPACK chooses the sign of each singular vector pair (and a basis where singular values repeat), which no other algorithm reproduces, so the vectors could never match torch's; `torch.linalg.svdvals` gives the values alone",
+    ),
+    (
+        "view_as_complex",
+        "its result is a complex tensor, and opset 11 has no complex element type",
     ),
 ];
 

@@ -67,6 +67,10 @@ DECOMPOSED = {
     # Cholesky (upper), a Vandermonde matrix's cumulative products.
     "linalg.det": 7, "linalg.inv": 4, "linalg.matrix_power": 15, "cholesky": 8,
     "linalg.vander": 6,
+    # LAPACK's factors and their `info`: LU of a wide matrix (pivots, P, L, U), Cholesky
+    # and inverse with info, Householder QR with LAPACK's signs.
+    "lu": 26, "linalg.lu": 10, "linalg.lu_factor_ex": 5, "linalg.cholesky_ex": 8,
+    "linalg.inv_ex": 4, "linalg.qr": 18, "geqrf": 22,
     # A product without ReduceProd (off the ATC list): a Split and a tree of Muls.
     "prod": 19, "masked.prod": 55,
     # torch's special-function kernels as programs: Bessel J/Y and K, Airy, erfcx.
