@@ -44,6 +44,7 @@ use super::args::Args;
 use super::decompose::Fn;
 use super::program::Argument;
 use super::series::{Ops, Result};
+use super::spectrum;
 use crate::torch::dtype::DType;
 
 /// The largest matrix order unrolled: the graph of a factorisation grows as n³.
@@ -82,7 +83,7 @@ pub fn transpose<V: Clone>(m: &[V], n: usize) -> Vec<V> {
 }
 
 /// The transpose (`cols`×`rows`) of the `rows`×`cols` row-major `m`.
-fn transpose_of<V: Clone>(m: &[V], rows: usize, cols: usize) -> Vec<V> {
+pub fn transpose_of<V: Clone>(m: &[V], rows: usize, cols: usize) -> Vec<V> {
     (0..rows * cols)
         .map(|at| m[(at % rows) * cols + at / rows].clone())
         .collect()
@@ -425,15 +426,38 @@ pub enum Function {
     Geqrf,
     /// `Q` (built by `orgqr`) and `R` ([`Options::complete`] or reduced).
     Qr,
+    /// The ascending eigenvalues of the symmetric matrix of the `UPLO` triangle
+    /// ([`spectrum::eigvalsh`]).
+    Eigvalsh,
+    /// The descending singular values ([`spectrum::svdvals`]).
+    Svdvals,
+    /// The number of singular values above torch's tolerance, int64
+    /// ([`spectrum::matrix_rank`]).
+    MatrixRank,
+    /// The pseudo-inverse ([`spectrum::pinv`]).
+    Pinv,
+    /// `torch.pinverse`: [`Function::Pinv`] with `rtol = rcond`, `atol = 0`.
+    Pinverse,
+    /// The 2-norm condition number `σ_max/σ_min` (`σ_min/σ_max` for `p = −2`).
+    Cond,
 }
 
 /// What a node's arguments choose of a [`Function`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Options {
-    /// The Cholesky functions' `upper`: the upper factor, from the upper triangle.
+    /// The Cholesky functions' `upper`: the upper factor, from the upper triangle;
+    /// eigvalsh's `UPLO = 'U'` (torch reads either case): the upper triangle.
     pub upper: bool,
     /// QR's `mode='complete'` (`some=False`): `Q` square and `R` as tall as the input.
     pub complete: bool,
+    /// `hermitian` of matrix_rank and pinv.
+    pub hermitian: bool,
+    /// `atol` and `rtol` where given (pinverse's `rcond` is its `rtol`, its `atol` 0, as
+    /// torch's `linalg_pinv(input, rcond, hermitian)` passes them).
+    pub atol: Option<f64>,
+    pub rtol: Option<f64>,
+    /// cond's `p = −2`: `σ_min/σ_max`.
+    pub reciprocal: bool,
 }
 
 impl Options {
@@ -456,9 +480,46 @@ impl Options {
             (Function::Qr, _) => !args.bool_or("some", true)?,
             _ => false,
         };
+        let upper = match args.get("UPLO") {
+            None => args.bool_or("upper", false)?,
+            Some(Argument::String(uplo)) => match uplo.as_str() {
+                "U" | "u" => true,
+                "L" | "l" => false,
+                _ => return Err(format!("UPLO '{uplo}' (torch takes 'L' or 'U')")),
+            },
+            Some(other) => return Err(format!("UPLO is {}, expected 'L' or 'U'", other.kind())),
+        };
+        let tolerance = |name: &str| match args.get(name) {
+            None | Some(Argument::None) => Ok(None),
+            Some(Argument::Float(v)) => Ok(Some(*v)),
+            Some(Argument::Int(v)) => Ok(Some(*v as f64)),
+            Some(other) => Err(format!(
+                "`{name}` given as {} is not exported (a number only)",
+                other.kind()
+            )),
+        };
+        let (atol, rtol) = if f == Function::Pinverse {
+            (Some(0.0), Some(args.float("rcond")?))
+        } else {
+            (tolerance("atol")?, tolerance("rtol")?)
+        };
+        let reciprocal = match args.get("p") {
+            None | Some(Argument::None) | Some(Argument::Int(2)) => false,
+            Some(Argument::Int(-2)) => true,
+            Some(Argument::Float(p)) if p.abs() == 2.0 => *p < 0.0,
+            Some(other) => {
+                return Err(format!(
+                    "cond of order {other:?} is not exported (only None and ±2, the ratio of singular values)"
+                ))
+            }
+        };
         Ok(Options {
-            upper: args.bool_or("upper", false)?,
+            upper,
             complete,
+            hermitian: args.bool_or("hermitian", false)?,
+            atol,
+            rtol,
+            reciprocal,
         })
     }
 }
@@ -505,6 +566,11 @@ impl Function {
                 | Function::Lu
                 | Function::Geqrf
                 | Function::Qr
+                | Function::Svdvals
+                | Function::MatrixRank
+                | Function::Pinv
+                | Function::Pinverse
+                | Function::Cond
         )
     }
 
@@ -546,6 +612,13 @@ impl Function {
                 vec![Form::matrix(rows, rows), Form::matrix(rows, cols)]
             }
             Function::Qr => vec![Form::matrix(rows, steps), Form::matrix(steps, cols)],
+            Function::Eigvalsh | Function::Svdvals => vec![Form {
+                dims: vec![steps],
+                dtype: DType::Float32,
+            }],
+            Function::MatrixRank => vec![Form::number(DType::Int64)],
+            Function::Pinv | Function::Pinverse => vec![Form::matrix(cols, rows)],
+            Function::Cond => vec![Form::number(DType::Float32)],
         }
     }
 }
@@ -576,6 +649,22 @@ pub const FUNCTIONS: &[(&str, &str, Function)] = &[
     ("geqrf.default", "self", Function::Geqrf),
     ("linalg_qr.default", "A", Function::Qr),
     ("qr.default", "self", Function::Qr),
+    ("linalg_eigvalsh.default", "self", Function::Eigvalsh),
+    ("linalg_svdvals.default", "A", Function::Svdvals),
+    (
+        "linalg_matrix_rank.atol_rtol_tensor",
+        "input",
+        Function::MatrixRank,
+    ),
+    (
+        "linalg_matrix_rank.atol_rtol_float",
+        "self",
+        Function::MatrixRank,
+    ),
+    ("linalg_pinv.atol_rtol_tensor", "self", Function::Pinv),
+    ("linalg_pinv.atol_rtol_float", "self", Function::Pinv),
+    ("pinverse.default", "self", Function::Pinverse),
+    ("linalg_cond.default", "self", Function::Cond),
 ];
 
 /// The row of [`FUNCTIONS`] for overload `target`: its input's name and its function.
@@ -597,6 +686,16 @@ pub fn apply<A: Ops>(
 ) -> Result<Vec<Vec<A::V>>> {
     let n = rows;
     let upper = options.upper;
+    let tolerances = |a: &mut A| {
+        let atol = options.atol.map(|v| a.number(v));
+        let rtol = options.rtol.map(|v| a.number(v));
+        spectrum::tolerances(a, atol, rtol, rows, cols)
+    };
+    if options.hermitian && rows != cols {
+        return Err(format!(
+            "hermitian {rows}×{cols} matrices (torch takes square ones)"
+        ));
+    }
     Ok(match f {
         Function::Det => vec![vec![det(a, m, n)?]],
         Function::Slogdet => {
@@ -658,6 +757,24 @@ pub fn apply<A: Ops>(
                 .collect();
             vec![q, r]
         }
+        Function::Eigvalsh => vec![spectrum::eigvalsh(a, m, n, upper)?],
+        Function::Svdvals => vec![spectrum::svdvals(a, m, rows, cols)?],
+        Function::MatrixRank => {
+            let t = tolerances(a)?;
+            vec![vec![spectrum::matrix_rank(
+                a,
+                m,
+                rows,
+                cols,
+                t,
+                options.hermitian,
+            )?]]
+        }
+        Function::Pinv | Function::Pinverse => {
+            let t = tolerances(a)?;
+            vec![spectrum::pinv(a, m, rows, cols, t, options.hermitian)?]
+        }
+        Function::Cond => vec![vec![spectrum::cond(a, m, rows, cols, options.reciprocal)?]],
     })
 }
 
@@ -990,6 +1107,7 @@ mod tests {
                 Options {
                     upper: false,
                     complete: false,
+                    ..Options::default()
                 },
                 m,
                 [rows, cols],
@@ -1013,6 +1131,7 @@ mod tests {
             Options {
                 upper: false,
                 complete: false,
+                ..Options::default()
             },
             &m,
             [3, 3],
@@ -1030,6 +1149,7 @@ mod tests {
                 let options = Options {
                     upper: false,
                     complete,
+                    ..Options::default()
                 };
                 let m = &m[..rows * cols];
                 let out = apply(&mut Scalar, Function::Qr, options, m, [rows, cols]).unwrap();
@@ -1090,6 +1210,7 @@ mod tests {
             Options {
                 upper: false,
                 complete: false,
+                ..Options::default()
             },
             &singular,
             [2, 2],
@@ -1103,6 +1224,7 @@ mod tests {
             Options {
                 upper: false,
                 complete: false,
+                ..Options::default()
             },
             &zero,
             [2, 2],
@@ -1115,6 +1237,7 @@ mod tests {
             Options {
                 upper: false,
                 complete: false,
+                ..Options::default()
             },
             &singular,
             [2, 2],
@@ -1129,6 +1252,7 @@ mod tests {
                 Options {
                     upper,
                     complete: false,
+                    ..Options::default()
                 },
                 &indefinite,
                 [2, 2],
@@ -1143,6 +1267,7 @@ mod tests {
             Options {
                 upper: false,
                 complete: false,
+                ..Options::default()
             },
             &negative,
             [2, 2],
@@ -1156,6 +1281,7 @@ mod tests {
             Options {
                 upper: false,
                 complete: false,
+                ..Options::default()
             },
             &definite,
             [2, 2],

@@ -3,10 +3,11 @@
 //! evaluator and the lowering: the Frobenius norm is the vector 2-norm over both
 //! dimensions; the orders 1 and ∞ (and −1, −∞) are the largest (smallest) sum of `|x|`
 //! along one dimension, taken over the other. The nuclear norm (`'nuc'`) and the spectral
-//! norms (±2) need singular values, which opset 11 has no operator for, so they are
-//! refused by name.
+//! norms (±2) are the sum, the largest and the smallest of the singular values
+//! ([`crate::aten::spectrum`]) of the matrices torch's `dim` names (rows along its first).
 
 use super::eval::axis;
+use super::spectrum::SpectralNorm;
 
 /// A norm order as torch's `ord` gives it: a name or a number.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -47,6 +48,14 @@ pub enum MatrixNorm {
         extreme: usize,
         largest: bool,
     },
+    /// A norm of the singular values of the matrices whose rows run along `dims[0]` and
+    /// columns along `dims[1]` (torch's `dim`, in order): `linalg_matrix_norm` moves them
+    /// last, takes `linalg_svdvals` and reduces them, both dimensions removed (size 1 when
+    /// `keepdim`).
+    Spectral {
+        norm: SpectralNorm,
+        dims: [usize; 2],
+    },
 }
 
 impl MatrixNorm {
@@ -76,18 +85,26 @@ impl MatrixNorm {
                     first.max(second),
                 ]))
             }
-            Order::Nuclear => return Err(singular_values("the nuclear norm (ord 'nuc') sums")),
+            Order::Nuclear => {
+                return Ok(MatrixNorm::Spectral {
+                    norm: SpectralNorm::Nuclear,
+                    dims: [first, second],
+                })
+            }
             Order::Number(n) => n,
         };
         let (summed, mut extreme) = match number.abs() {
             1.0 => (first, second),
             f64::INFINITY => (second, first),
             2.0 => {
-                return Err(singular_values(if number > 0.0 {
-                    "the spectral norm (ord 2) is the largest of"
-                } else {
-                    "the matrix norm of ord -2 is the smallest of"
-                }))
+                return Ok(MatrixNorm::Spectral {
+                    norm: if number > 0.0 {
+                        SpectralNorm::Largest
+                    } else {
+                        SpectralNorm::Smallest
+                    },
+                    dims: [first, second],
+                })
             }
             _ => {
                 return Err(format!(
@@ -165,13 +182,6 @@ impl Norm {
     }
 }
 
-/// Why a norm of the singular values is refused (`what` says what it does with them).
-fn singular_values(what: &str) -> String {
-    format!(
-        "{what} the matrix's singular values, and opset 11 has no singular value decomposition (ckpt lowers the Frobenius norm and the orders ±1 and ±inf)"
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,11 +220,21 @@ mod tests {
     }
 
     #[test]
-    fn norms_of_singular_values_are_refused_by_name() {
-        for ord in [Order::Nuclear, Order::Number(2.0), Order::Number(-2.0)] {
-            let err = MatrixNorm::plan(ord, &[0, 1], 2, false).unwrap_err();
-            assert!(err.contains("singular value"), "{err}");
-        }
+    fn norms_of_singular_values_keep_torchs_dimension_order() {
+        assert_eq!(
+            MatrixNorm::plan(Order::Nuclear, &[2, 0], 3, false),
+            Ok(MatrixNorm::Spectral {
+                norm: SpectralNorm::Nuclear,
+                dims: [2, 0]
+            })
+        );
+        assert_eq!(
+            MatrixNorm::plan(Order::Number(-2.0), &[-2, -1], 3, true),
+            Ok(MatrixNorm::Spectral {
+                norm: SpectralNorm::Smallest,
+                dims: [1, 2]
+            })
+        );
         assert!(MatrixNorm::plan(Order::Number(3.0), &[0, 1], 2, false).is_err());
         assert!(MatrixNorm::plan(Order::Frobenius, &[1, -1], 2, false).is_err());
         assert!(MatrixNorm::plan(Order::Frobenius, &[0, 1], 1, false).is_err());

@@ -54,4 +54,5 @@ pub mod shuffle;
 pub mod spaced;
 pub mod special;
 pub mod specialize;
+pub mod spectrum;
 pub mod sym;

@@ -56,7 +56,7 @@ impl Class {
                 "opset 11 has no Fourier transform (DFT and STFT arrived in opset 17) and no complex element type for its spectra"
             }
             Class::Linalg => {
-                "of `torch.linalg`, ckpt lowers the vector norms, the matrix norms but the nuclear and spectral ones and, unrolled over matrices of at most 8×8, determinants, inverses, Cholesky, LU and QR factors, powers and Vandermonde matrices; opset 11 has no operator for the other factorisations, solves, eigenvalues and singular values (ATC's operator list leaves out its one, Det), and ckpt does not unroll them"
+                "of `torch.linalg`, eigenvectors and singular vectors are refused for good: LAPACK chooses each vector's sign (and the basis of a repeated eigenvalue's space) by its own rounding, which no other algorithm reproduces; ckpt lowers the norms and, unrolled over matrices of at most 8×8, determinants, inverses, Cholesky, LU and QR factors, powers, Vandermonde matrices, symmetric eigenvalues and singular values (and the rank, pseudo-inverse and condition number torch derives from them); opset 11 has no operator for the other factorisations and solves (ATC's operator list leaves out its one, Det), and ckpt does not unroll them"
             }
             Class::Special => {
                 "ckpt lowers no `torch.special` function under that name, and opset 11 has no operator for special functions but Erf"

@@ -1889,6 +1889,11 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("check_errors", "bool", D::Bool(false)),
         ],
     ),
+    schema(
+        "linalg_cond.default",
+        &[arg("self", "Tensor"), arg_or("p", "Scalar?", D::None)],
+        &[],
+    ),
     schema("linalg_det.default", &[arg("A", "Tensor")], &[]),
     schema(
         "linalg_diagonal.default",
@@ -1898,6 +1903,11 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("dim1", "int", D::Int(-2)),
             arg_or("dim2", "int", D::Int(-1)),
         ],
+    ),
+    schema(
+        "linalg_eigvalsh.default",
+        &[arg("self", "Tensor"), arg_or("UPLO", "str", D::Str("L"))],
+        &[],
     ),
     schema("linalg_inv.default", &[arg("A", "Tensor")], &[]),
     schema(
@@ -1949,6 +1959,24 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema(
+        "linalg_matrix_rank.atol_rtol_float",
+        &[arg("self", "Tensor")],
+        &[
+            arg_or("atol", "float?", D::None),
+            arg_or("rtol", "float?", D::None),
+            arg_or("hermitian", "bool", D::Bool(false)),
+        ],
+    ),
+    schema(
+        "linalg_matrix_rank.atol_rtol_tensor",
+        &[arg("input", "Tensor")],
+        &[
+            arg_or("atol", "Tensor?", D::None),
+            arg_or("rtol", "Tensor?", D::None),
+            arg_or("hermitian", "bool", D::Bool(false)),
+        ],
+    ),
+    schema(
         "linalg_norm.default",
         &[
             arg("self", "Tensor"),
@@ -1969,11 +1997,34 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg_or("dtype", "ScalarType?", D::None)],
     ),
     schema(
+        "linalg_pinv.atol_rtol_float",
+        &[arg("self", "Tensor")],
+        &[
+            arg_or("atol", "float?", D::None),
+            arg_or("rtol", "float?", D::None),
+            arg_or("hermitian", "bool", D::Bool(false)),
+        ],
+    ),
+    schema(
+        "linalg_pinv.atol_rtol_tensor",
+        &[arg("self", "Tensor")],
+        &[
+            arg_or("atol", "Tensor?", D::None),
+            arg_or("rtol", "Tensor?", D::None),
+            arg_or("hermitian", "bool", D::Bool(false)),
+        ],
+    ),
+    schema(
         "linalg_qr.default",
         &[arg("A", "Tensor"), arg_or("mode", "str", D::Str("reduced"))],
         &[],
     ),
     schema("linalg_slogdet.default", &[arg("A", "Tensor")], &[]),
+    schema(
+        "linalg_svdvals.default",
+        &[arg("A", "Tensor")],
+        &[arg_or("driver", "str?", D::None)],
+    ),
     schema(
         "linalg_vander.default",
         &[arg("x", "Tensor")],
@@ -2626,6 +2677,14 @@ pub const SCHEMAS: &[Schema] = &[
     schema(
         "permute_copy.default",
         &[arg("self", "Tensor"), arg("dims", "int[]")],
+        &[],
+    ),
+    schema(
+        "pinverse.default",
+        &[
+            arg("self", "Tensor"),
+            arg_or("rcond", "float", D::Float(1e-15)),
+        ],
         &[],
     ),
     schema(

@@ -13,8 +13,8 @@ well-conditioned matrices, singular ones (det 0, logdet −inf, slogdet sign 0),
 negative determinant (logdet NaN), and pivoting cases (zeros on the diagonal, ties in a
 pivot column). A matrix order above the cap is refused by name. Matrix norms without
 singular values (`'fro'`, ±1, ±inf, through `linalg.matrix_norm`, `linalg.norm` and
-`norm`) on a dynamic batch and a static tensor; the nuclear and spectral norms are refused
-naming the singular values they need.
+`norm`) on a dynamic batch and a static tensor (the norms of singular values are
+test_spectrum_ops.py's).
 """
 import pytest
 import torch
@@ -212,15 +212,6 @@ def test_matrix_norms_of_a_static_matrix_match_torch(name, tmp_path):
     x = torch.randn(4, 5)
     x[1, 2] = -7.0
     judged(STATIC_NORMS[name], [x], tmp_path, dynamic=False)
-
-
-@pytest.mark.parametrize("ord", ["nuc", 2, -2])
-def test_norms_of_singular_values_are_refused_by_name(ord, tmp_path):
-    _, archive, out = convert(lambda x: torch.linalg.matrix_norm(x, ord), torch.randn(2, 3, 3),
-                              tmp_path, dynamic=False)
-    proc = run_ckpt("to-onnx", archive, "-o", out)
-    assert proc.returncode == 1, proc.stderr
-    assert "singular value" in proc.stderr and not out.exists(), proc.stderr
 
 
 def rectangular(batch, rows, cols, seed):

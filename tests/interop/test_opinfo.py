@@ -71,6 +71,11 @@ DECOMPOSED = {
     # and inverse with info, Householder QR with LAPACK's signs.
     "lu": 26, "linalg.lu": 10, "linalg.lu_factor_ex": 5, "linalg.cholesky_ex": 8,
     "linalg.inv_ex": 4, "linalg.qr": 18, "geqrf": 22,
+    # Jacobi's symmetric eigenvalues and one-sided Jacobi's singular values, and what torch
+    # derives from them (rank, pseudo-inverse, condition number, ord 2 and nuclear norms).
+    "linalg.eigvalsh": 4, "linalg.svdvals": 18, "linalg.matrix_rank": 12,
+    "linalg.matrix_rank.hermitian": 4, "linalg.pinv": 12, "linalg.pinv.hermitian": 4,
+    "pinverse": 4, "linalg.cond": 1, "linalg.matrix_norm": 56, "norm.nuc": 1,
     # A product without ReduceProd (off the ATC list): a Split and a tree of Muls.
     "prod": 19, "masked.prod": 55,
     # torch's special-function kernels as programs: Bessel J/Y and K, Airy, erfcx.
@@ -91,7 +96,7 @@ REFUSED = {
     "fft.rfft": (1, "opset 11 has no Fourier transform"),
     "randn_like": (1, "nondeterministic_seeded"),
     "cfloat": (2, "opset 11 has no complex element type"),
-    "linalg.eigvalsh": (4, "opset 11 has no operator for the other factorisations"),
+    "linalg.eigh": (4, "LAPACK chooses each vector's sign"),
     "prod": (34, "ReduceProd is not on the ATC operator list"),
     # Refused one by one: the index torch's unstable sort picks, a NaN's sign bit, a row
     # count torch.export records as data-dependent.

@@ -10,10 +10,13 @@ use super::Args;
 use crate::aten::combine;
 use crate::aten::fourier;
 use crate::aten::gradient;
+use crate::aten::linalg;
 use crate::aten::matrix_norm::{MatrixNorm, Norm, Order};
 use crate::aten::order;
 use crate::aten::program::Argument;
 use crate::aten::search;
+use crate::aten::series::Scalar;
+use crate::aten::spectrum;
 
 /// `x` viewed as `[outer, n, inner]` around axis `at`.
 fn around(x: &Tensor, at: usize) -> (usize, usize, usize) {
@@ -994,6 +997,38 @@ fn norm_of_matrix(op: &str, a: &Args<'_>) -> Result<Tensor, String> {
                 Reduction::Min
             };
             sums.reduce(&[extreme], keep, how)
+        }
+        Norm::Matrix(MatrixNorm::Spectral {
+            norm,
+            dims: [rows_at, cols_at],
+        }) => {
+            let order: Vec<usize> = (0..x.rank())
+                .filter(|&a| a != rows_at && a != cols_at)
+                .chain([rows_at, cols_at])
+                .collect();
+            let moved = x.permute(&order)?;
+            let (rows, cols) = linalg::matrix_sizes(op, moved.dims(), false)?;
+            if rows * cols == 0 {
+                return Err(format!("{op} of empty matrices"));
+            }
+            let values = moved
+                .to_f32()
+                .chunks(rows * cols)
+                .map(|m| {
+                    let m: Vec<f64> = m.iter().map(|&v| f64::from(v)).collect();
+                    spectrum::spectral_norm(&mut Scalar, norm, &m, rows, cols).map(|v| v as f32)
+                })
+                .collect::<Result<Vec<f32>, String>>()?;
+            let dims: Vec<u64> = x
+                .dims()
+                .iter()
+                .enumerate()
+                .filter_map(|(a, &d)| match a == rows_at || a == cols_at {
+                    false => Some(d),
+                    true => keep.then_some(1),
+                })
+                .collect();
+            Tensor::f32(dims, values)
         }
     }
 }

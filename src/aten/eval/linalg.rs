@@ -226,6 +226,9 @@ fn matrix_function(
             linalg::Function::Slogdet | linalg::Function::Logdet => Some("log-determinant"),
             linalg::Function::Inverse | linalg::Function::InverseEx => Some("inverse"),
             linalg::Function::LuFactorEx => Some("`info`"),
+            linalg::Function::Cond => Some("condition number"),
+            // rcond 1e-15 inverts a zero singular value's rounding noise.
+            linalg::Function::Pinverse => Some("pseudo-inverse"),
             _ => None,
         };
         let householder = matches!(f, linalg::Function::Geqrf | linalg::Function::Qr);

@@ -12,6 +12,7 @@ use crate::aten::args::Args;
 use crate::aten::linalg::{self, Step};
 use crate::aten::program::Node;
 use crate::aten::series::Algebra;
+use crate::aten::spectrum::{self, SpectralNorm};
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
 use crate::torch::dtype::DType;
@@ -23,11 +24,10 @@ use super::series::{Graph, Term};
 use super::{arg_error, OrShape};
 
 impl Lowering<'_, '_> {
-    /// The float32 matrix argument `name` of `op` (`node`'s), square ones when `square`,
+    /// The float32 matrix argument `name` of `op`, square ones when `square`,
     /// with their sizes; refused when a matrix dimension carries the batch.
     fn matrix_input(
         &mut self,
-        node: &Node,
         args: &Args<'_>,
         name: &str,
         op: &str,
@@ -38,12 +38,6 @@ impl Lowering<'_, '_> {
             return Err(arg_error(format!(
                 "{op} of a {} tensor is not exported (float32 only)",
                 x.value().elem()
-            )));
-        }
-        let recorded = self.recorded_elem(self.output_name(node, 0)?)?;
-        if recorded != ElemType::Float32 {
-            return Err(arg_error(format!(
-                "{op} giving {recorded} is not exported (float32 only)"
             )));
         }
         let sizes: Vec<u64> = x.sizes().iter().map(|s| s.count).collect();
@@ -59,6 +53,24 @@ impl Lowering<'_, '_> {
             )));
         }
         Ok((x, [rows, cols]))
+    }
+
+    /// Refused unless torch recorded result `k` of `op` as `elem` (float32 results from
+    /// float32 matrices, int results where torch's are).
+    fn check_output(
+        &self,
+        node: &Node,
+        k: usize,
+        op: &str,
+        elem: ElemType,
+    ) -> Result<(), OnnxError> {
+        let recorded = self.recorded_elem(self.output_name(node, k)?)?;
+        if recorded != elem {
+            return Err(arg_error(format!(
+                "{op} giving {recorded} is not exported ({elem} only)"
+            )));
+        }
+        Ok(())
     }
 
     /// The entries of the matrices of `x`'s last two dimensions (`rows`×`cols`), row-major,
@@ -152,7 +164,7 @@ impl Lowering<'_, '_> {
         let Some((input, f)) = linalg::function(target) else {
             return Err(arg_error(format!("{target} is not a matrix function")));
         };
-        let (x, [rows, cols]) = self.matrix_input(node, args, input, target, f.square())?;
+        let (x, [rows, cols]) = self.matrix_input(args, input, target, f.square())?;
         let options = linalg::Options::read(f, args).map_err(arg_error)?;
         let entries = self.entries(scope, &x, target, rows as u64, cols as u64)?;
         let like = entries[0].clone();
@@ -176,16 +188,85 @@ impl Lowering<'_, '_> {
                     row.reshaped(&mut self.g, scope, &sizes)?
                 }
             };
-            let y = match form.dtype {
-                DType::Int32 => {
-                    let v = emit::cast(&mut self.g, scope, y.value(), ElemType::Int32);
-                    y.with_value(v)?
-                }
-                _ => y,
+            let elem = match form.dtype {
+                DType::Int32 => ElemType::Int32,
+                DType::Int64 => ElemType::Int64,
+                _ => ElemType::Float32,
+            };
+            self.check_output(node, k, target, elem)?;
+            let y = if elem == ElemType::Float32 {
+                y
+            } else {
+                let v = emit::cast(&mut self.g, scope, y.value(), elem);
+                y.with_value(v)?
             };
             self.bind_tensor(node, k, y)?;
         }
         Ok(())
+    }
+
+    /// `linalg_matrix_norm(self, ord, dim, keepdim)` for the norms of singular values
+    /// ([`spectrum::spectral_norm`]): `dim`'s two dimensions (`[rows, cols]`) moved last by
+    /// a Transpose as torch's `_move_to_end` does, the program over their entries, one
+    /// number per matrix reshaped to torch's result (both dimensions removed, or size 1
+    /// with `keepdim`).
+    pub(super) fn spectral_norm(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        norm: SpectralNorm,
+        [rows_at, cols_at]: [usize; 2],
+    ) -> Result<(), OnnxError> {
+        let target = super::registry::aten_name(node);
+        self.same_dtype(node, args, target)?;
+        self.check_output(node, 0, target, ElemType::Float32)?;
+        let keep = args.bool("keepdim").or_shape()?;
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        if x.value().elem() != ElemType::Float32 {
+            return Err(arg_error(format!(
+                "{target} of a {} tensor is not exported (float32 only)",
+                x.value().elem()
+            )));
+        }
+        if let Some(batch) = x.batch_axis().filter(|&a| a == rows_at || a == cols_at) {
+            return Err(tensor::mixes_samples(target, batch, &x.sizes()));
+        }
+        let sizes = x.sizes();
+        let order: Vec<usize> = (0..x.rank())
+            .filter(|&a| a != rows_at && a != cols_at)
+            .chain([rows_at, cols_at])
+            .collect();
+        let moved = x.transposed(&mut self.g, scope, &order)?;
+        let counts: Vec<u64> = moved.sizes().iter().map(|s| s.count).collect();
+        let (rows, cols) = linalg::matrix_sizes(target, &counts, false).map_err(arg_error)?;
+        if rows * cols == 0 {
+            return Err(arg_error(format!(
+                "{target} of empty matrices ({}), which ATC does not compile",
+                tensor::show(&sizes)
+            )));
+        }
+        let entries = self.entries(scope, &moved, target, rows as u64, cols as u64)?;
+        let like = entries[0].clone();
+        let terms: Vec<Term> = entries
+            .iter()
+            .map(|e| Term::Value(e.value().clone()))
+            .collect();
+        let value = {
+            let mut graph = Graph::new(&mut self.g, scope, like.value().shape());
+            spectrum::spectral_norm(&mut graph, norm, &terms, rows, cols).or_shape()?
+        };
+        let one = self.assemble(scope, &[value], 1, 1, &like)?;
+        let result: Vec<Size> = sizes
+            .iter()
+            .enumerate()
+            .filter_map(|(a, s)| match a == rows_at || a == cols_at {
+                false => Some(*s),
+                true => keep.then(|| Size::fixed(1)),
+            })
+            .collect();
+        let y = one.reshaped(&mut self.g, scope, &result)?;
+        self.bind_tensor(node, 0, y)
     }
 
     /// `linalg_matrix_power(self, n)`: the identity for `n = 0`, else torch's products
@@ -197,7 +278,8 @@ impl Lowering<'_, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let target = super::registry::aten_name(node);
-        let (x, [n, _]) = self.matrix_input(node, args, "self", target, true)?;
+        let (x, [n, _]) = self.matrix_input(args, "self", target, true)?;
+        self.check_output(node, 0, target, ElemType::Float32)?;
         let power = args.int("n").or_shape()?;
         let base = if power < 0 {
             let entries = self.entries(scope, &x, target, n as u64, n as u64)?;

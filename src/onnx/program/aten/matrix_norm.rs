@@ -1,7 +1,8 @@
 //! `linalg_matrix_norm` and `linalg_norm` by [`crate::aten::matrix_norm`]'s plan: a vector
 //! norm (the Frobenius norm among them) as `linalg_vector_norm` lowers it; the orders ±1
 //! and ±∞ as an Abs, a ReduceSum along one dimension and a ReduceMax (ReduceMin) along
-//! the other, as `torch._refs.linalg.matrix_norm` computes them.
+//! the other, as `torch._refs.linalg.matrix_norm` computes them; the norms of singular
+//! values (±2, `'nuc'`) unrolled over the matrices' entries (`linalg`'s lowering).
 
 use crate::aten::args::Args;
 use crate::aten::matrix_norm::{MatrixNorm, Norm, Order};
@@ -87,6 +88,9 @@ impl Lowering<'_, '_> {
                 extreme,
                 largest,
             }) => (summed, extreme, largest),
+            Norm::Matrix(MatrixNorm::Spectral { norm, dims }) => {
+                return self.spectral_norm(node, args, scope, norm, dims)
+            }
         };
         self.same_dtype(node, args, "linalg_matrix_norm")?;
         let keep = args.bool("keepdim").or_shape()?;
