@@ -1104,11 +1104,7 @@ mod tests {
             let out = apply(
                 &mut Scalar,
                 Function::Lu,
-                Options {
-                    upper: false,
-                    complete: false,
-                    ..Options::default()
-                },
+                Options::default(),
                 m,
                 [rows, cols],
             )
@@ -1128,11 +1124,7 @@ mod tests {
         let out = apply(
             &mut Scalar,
             Function::LuFactorEx,
-            Options {
-                upper: false,
-                complete: false,
-                ..Options::default()
-            },
+            Options::default(),
             &m,
             [3, 3],
         )
@@ -1207,11 +1199,7 @@ mod tests {
         let out = apply(
             &mut Scalar,
             Function::LuFactorEx,
-            Options {
-                upper: false,
-                complete: false,
-                ..Options::default()
-            },
+            Options::default(),
             &singular,
             [2, 2],
         )
@@ -1221,11 +1209,7 @@ mod tests {
         let out = apply(
             &mut Scalar,
             Function::LuFactorEx,
-            Options {
-                upper: false,
-                complete: false,
-                ..Options::default()
-            },
+            Options::default(),
             &zero,
             [2, 2],
         )
@@ -1234,11 +1218,7 @@ mod tests {
         let out = apply(
             &mut Scalar,
             Function::InverseEx,
-            Options {
-                upper: false,
-                complete: false,
-                ..Options::default()
-            },
+            Options::default(),
             &singular,
             [2, 2],
         )
@@ -1251,7 +1231,6 @@ mod tests {
                 Function::CholeskyEx,
                 Options {
                     upper,
-                    complete: false,
                     ..Options::default()
                 },
                 &indefinite,
@@ -1264,11 +1243,7 @@ mod tests {
         let out = apply(
             &mut Scalar,
             Function::CholeskyEx,
-            Options {
-                upper: false,
-                complete: false,
-                ..Options::default()
-            },
+            Options::default(),
             &negative,
             [2, 2],
         )
@@ -1278,11 +1253,7 @@ mod tests {
         let out = apply(
             &mut Scalar,
             Function::CholeskyEx,
-            Options {
-                upper: false,
-                complete: false,
-                ..Options::default()
-            },
+            Options::default(),
             &definite,
             [2, 2],
         )

@@ -393,6 +393,12 @@ pub fn tolerances<A: Ops>(
     Ok((atol, rtol))
 }
 
+/// `|v|` of each of `values`: the singular values of a symmetric matrix, from its
+/// eigenvalues.
+fn magnitudes<A: Ops>(a: &mut A, values: &[A::V]) -> Result<Vec<A::V>> {
+    values.iter().map(|v| a.f1(Fn::Abs, v)).collect()
+}
+
 /// `max(atol, rtol·largest)`, torch's threshold above which a singular value counts.
 fn threshold<A: Ops>(a: &mut A, atol: &A::V, rtol: &A::V, largest: &A::V) -> Result<A::V> {
     let relative = a.mul(rtol, largest)?;
@@ -413,10 +419,7 @@ pub fn matrix_rank<A: Ops>(
 ) -> Result<A::V> {
     let values = if hermitian {
         let e = jacobi(a, symmetric(m, rows, false), rows, false)?;
-        e.values
-            .iter()
-            .map(|v| a.f1(Fn::Abs, v))
-            .collect::<Result<Vec<_>>>()?
+        magnitudes(a, &e.values)?
     } else {
         singular_values(a, m, rows, cols)?
     };
@@ -450,11 +453,7 @@ pub fn pinv<A: Ops>(
         let n = rows;
         let e = jacobi(a, symmetric(m, n, false), n, true)?;
         let vectors = e.vectors.ok_or("the eigenvectors were not accumulated")?;
-        let magnitudes = e
-            .values
-            .iter()
-            .map(|v| a.f1(Fn::Abs, v))
-            .collect::<Result<Vec<_>>>()?;
+        let magnitudes = magnitudes(a, &e.values)?;
         let largest = extreme(a, &magnitudes, true)?;
         let tol = threshold(a, &atol, &rtol, &largest)?;
         let weights = e

@@ -100,6 +100,24 @@ impl Lowering<'_, '_> {
         Ok(out)
     }
 
+    /// The entries of [`Self::entries`] as the program's terms, with the first entry, whose
+    /// layout every result entry takes.
+    fn entry_terms(
+        &mut self,
+        scope: &str,
+        x: &Tensor,
+        op: &str,
+        rows: u64,
+        cols: u64,
+    ) -> Result<(Tensor, Vec<Term>), OnnxError> {
+        let entries = self.entries(scope, x, op, rows, cols)?;
+        let terms = entries
+            .iter()
+            .map(|e| Term::Value(e.value().clone()))
+            .collect();
+        Ok((entries[0].clone(), terms))
+    }
+
     /// A `rows`×`cols` matrix from program entries `terms` (row-major) on the layout of
     /// `like` (an entry): activations concatenated, numbers set by one `Where`.
     fn assemble(
@@ -166,12 +184,7 @@ impl Lowering<'_, '_> {
         };
         let (x, [rows, cols]) = self.matrix_input(args, input, target, f.square())?;
         let options = linalg::Options::read(f, args).map_err(arg_error)?;
-        let entries = self.entries(scope, &x, target, rows as u64, cols as u64)?;
-        let like = entries[0].clone();
-        let terms: Vec<Term> = entries
-            .iter()
-            .map(|e| Term::Value(e.value().clone()))
-            .collect();
+        let (like, terms) = self.entry_terms(scope, &x, target, rows as u64, cols as u64)?;
         let outputs = {
             let mut graph = Graph::new(&mut self.g, scope, like.value().shape());
             linalg::apply(&mut graph, f, options, &terms, [rows, cols]).or_shape()?
@@ -246,12 +259,7 @@ impl Lowering<'_, '_> {
                 tensor::show(&sizes)
             )));
         }
-        let entries = self.entries(scope, &moved, target, rows as u64, cols as u64)?;
-        let like = entries[0].clone();
-        let terms: Vec<Term> = entries
-            .iter()
-            .map(|e| Term::Value(e.value().clone()))
-            .collect();
+        let (like, terms) = self.entry_terms(scope, &moved, target, rows as u64, cols as u64)?;
         let value = {
             let mut graph = Graph::new(&mut self.g, scope, like.value().shape());
             spectrum::spectral_norm(&mut graph, norm, &terms, rows, cols).or_shape()?
@@ -282,12 +290,7 @@ impl Lowering<'_, '_> {
         self.check_output(node, 0, target, ElemType::Float32)?;
         let power = args.int("n").or_shape()?;
         let base = if power < 0 {
-            let entries = self.entries(scope, &x, target, n as u64, n as u64)?;
-            let like = entries[0].clone();
-            let terms: Vec<Term> = entries
-                .iter()
-                .map(|e| Term::Value(e.value().clone()))
-                .collect();
+            let (like, terms) = self.entry_terms(scope, &x, target, n as u64, n as u64)?;
             let inverse = {
                 let mut graph = Graph::new(&mut self.g, scope, like.value().shape());
                 linalg::inverse(&mut graph, &terms, n).or_shape()?
