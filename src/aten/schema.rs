@@ -322,6 +322,16 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema(
+        "_adaptive_avg_pool2d.default",
+        &[arg("self", "Tensor"), arg("output_size", "SymInt[2]")],
+        &[],
+    ),
+    schema(
+        "_adaptive_avg_pool3d.default",
+        &[arg("self", "Tensor"), arg("output_size", "SymInt[3]")],
+        &[],
+    ),
+    schema(
         "_convolution.default",
         &[
             arg("input", "Tensor"),
@@ -355,6 +365,20 @@ pub const SCHEMAS: &[Schema] = &[
             arg("self", "Tensor"),
             arg_or("pivot", "bool", D::Bool(true)),
             arg_or("check_errors", "bool", D::Bool(true)),
+        ],
+        &[],
+    ),
+    schema(
+        "_native_batch_norm_legit.default",
+        &[
+            arg("input", "Tensor"),
+            arg("weight", "Tensor?"),
+            arg("bias", "Tensor?"),
+            arg("running_mean", "Tensor"),
+            arg("running_var", "Tensor"),
+            arg("training", "bool"),
+            arg("momentum", "float"),
+            arg("eps", "float"),
         ],
         &[],
     ),
@@ -841,6 +865,11 @@ pub const SCHEMAS: &[Schema] = &[
         "atan2.default",
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
+    ),
+    schema(
+        "atan2.out",
+        &[arg("self", "Tensor"), arg("other", "Tensor")],
+        &[arg("out", "Tensor")],
     ),
     schema("atanh.default", &[arg("self", "Tensor")], &[]),
     schema("atleast_1d.default", &[arg("self", "Tensor")], &[]),
@@ -2624,8 +2653,36 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema(
+        "native_batch_norm.default",
+        &[
+            arg("input", "Tensor"),
+            arg("weight", "Tensor?"),
+            arg("bias", "Tensor?"),
+            arg("running_mean", "Tensor?"),
+            arg("running_var", "Tensor?"),
+            arg("training", "bool"),
+            arg("momentum", "float"),
+            arg("eps", "float"),
+        ],
+        &[],
+    ),
+    schema(
         "native_channel_shuffle.default",
         &[arg("self", "Tensor"), arg("groups", "SymInt")],
+        &[],
+    ),
+    schema(
+        "native_group_norm.default",
+        &[
+            arg("input", "Tensor"),
+            arg("weight", "Tensor?"),
+            arg("bias", "Tensor?"),
+            arg("N", "SymInt"),
+            arg("C", "SymInt"),
+            arg("HxW", "SymInt"),
+            arg("group", "int"),
+            arg("eps", "float"),
+        ],
         &[],
     ),
     schema(
@@ -2827,8 +2884,18 @@ pub const SCHEMAS: &[Schema] = &[
     schema("real.default", &[arg("self", "Tensor")], &[]),
     schema("reciprocal.default", &[arg("self", "Tensor")], &[]),
     schema(
+        "reflection_pad1d.default",
+        &[arg("self", "Tensor"), arg("padding", "SymInt[2]")],
+        &[],
+    ),
+    schema(
         "reflection_pad2d.default",
         &[arg("self", "Tensor"), arg("padding", "SymInt[4]")],
+        &[],
+    ),
+    schema(
+        "reflection_pad3d.default",
+        &[arg("self", "Tensor"), arg("padding", "SymInt[6]")],
         &[],
     ),
     schema("relu.default", &[arg("self", "Tensor")], &[]),
@@ -2869,8 +2936,18 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg_or("output_size", "SymInt?", D::None)],
     ),
     schema(
+        "replication_pad1d.default",
+        &[arg("self", "Tensor"), arg("padding", "SymInt[2]")],
+        &[],
+    ),
+    schema(
         "replication_pad2d.default",
         &[arg("self", "Tensor"), arg("padding", "SymInt[4]")],
+        &[],
+    ),
+    schema(
+        "replication_pad3d.default",
+        &[arg("self", "Tensor"), arg("padding", "SymInt[6]")],
         &[],
     ),
     schema(

@@ -819,8 +819,10 @@ fn norm(op: &str, a: &Args<'_>) -> Result<Vec<Tensor>, String> {
             };
             Ok(vec![affine(y, optional(a, "weight")?, bias, &shape)?])
         }
-        "group_norm.default" => {
-            let groups = u64::try_from(a.int("num_groups")?).map_err(|_| "negative groups")?;
+        "group_norm.default" | "native_group_norm.default" => {
+            let native = op == "native_group_norm.default";
+            let groups = a.int(if native { "group" } else { "num_groups" })?;
+            let groups = u64::try_from(groups).map_err(|_| "negative groups")?;
             let (n, c) = match x.dims() {
                 [n, c, ..] if groups > 0 && c % groups == 0 => (*n, *c),
                 _ => return Err(format!("group_norm of {:?} in {groups} groups", x.dims())),
@@ -830,12 +832,19 @@ fn norm(op: &str, a: &Args<'_>) -> Result<Vec<Tensor>, String> {
             let d: Vec<i64> = x.dims().iter().map(|&s| s as i64).collect();
             let mut per_channel = vec![1i64; x.rank()];
             per_channel[1] = c as i64;
-            Ok(vec![affine(
+            let y = affine(
                 y.reshape(&d)?,
                 optional(a, "weight")?,
                 optional(a, "bias")?,
                 &per_channel,
-            )?])
+            )?;
+            if !native {
+                return Ok(vec![y]);
+            }
+            // (output, mean, 1/std), each statistic of sizes [N, group].
+            let mean = grouped.reduce(&[2], false, Reduction::Mean)?;
+            let variance = grouped.reduce(&[2], false, Reduction::Variance(0.0))?;
+            Ok(vec![y, mean, variance.map(|v| 1.0 / (v + eps).sqrt())])
         }
         "instance_norm.default" => {
             if x.rank() < 3 {
@@ -865,7 +874,7 @@ fn norm(op: &str, a: &Args<'_>) -> Result<Vec<Tensor>, String> {
             let mut per_channel = vec![1i64; x.rank()];
             per_channel[1] = x.dims()[1] as i64;
             let y = inference(&x, a, eps, &per_channel)?;
-            if op == "_native_batch_norm_legit_no_training.default" {
+            if op != "batch_norm.default" {
                 // The saved mean and inverse std of eval mode are empty.
                 return Ok(vec![
                     y,
@@ -1062,9 +1071,16 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         | "native_layer_norm.default"
         | "rms_norm.default"
         | "group_norm.default"
+        | "native_group_norm.default"
         | "instance_norm.default"
         | "_native_batch_norm_legit_no_training.default" => Some(norm(op, a)),
-        "batch_norm.default" if !a.bool("training").unwrap_or(true) => Some(norm(op, a)),
+        "batch_norm.default" | "_native_batch_norm_legit.default" | "native_batch_norm.default" => {
+            Some(match a.bool("training") {
+                Ok(false) => norm(op, a),
+                Ok(true) => Err("BatchNorm in training mode (batch statistics)".into()),
+                Err(e) => Err(e),
+            })
+        }
         "linalg_matrix_norm.default"
         | "linalg_matrix_norm.str_ord"
         | "linalg_norm.default"

@@ -785,8 +785,8 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
             Some(pool(op, a, 3))
         }
         "adaptive_avg_pool1d.default" => one(adaptive_pool(a, 1)),
-        "adaptive_avg_pool2d.default" => one(adaptive_pool(a, 2)),
-        "adaptive_avg_pool3d.default" => one(adaptive_pool(a, 3)),
+        "adaptive_avg_pool2d.default" | "_adaptive_avg_pool2d.default" => one(adaptive_pool(a, 2)),
+        "adaptive_avg_pool3d.default" | "_adaptive_avg_pool3d.default" => one(adaptive_pool(a, 3)),
         "adaptive_max_pool1d.default" => Some(adaptive_max_pool(a, 1)),
         "adaptive_max_pool2d.default" => Some(adaptive_max_pool(a, 2)),
         "adaptive_max_pool3d.default" => Some(adaptive_max_pool(a, 3)),
@@ -813,7 +813,12 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
                 a.number_or("value", 0.0)?,
             )
         })()),
-        "reflection_pad2d.default" | "replication_pad2d.default" => one((|| {
+        "reflection_pad1d.default"
+        | "reflection_pad2d.default"
+        | "reflection_pad3d.default"
+        | "replication_pad1d.default"
+        | "replication_pad2d.default"
+        | "replication_pad3d.default" => one((|| {
             let mode = if op.starts_with("reflection") {
                 "reflect"
             } else {

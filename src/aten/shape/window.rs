@@ -16,13 +16,19 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
         | "conv_transpose3d.input" => convolution(o, op),
         "constant_pad_nd.default"
         | "pad.default"
+        | "reflection_pad1d.default"
         | "reflection_pad2d.default"
-        | "replication_pad2d.default" => pad(o, op),
+        | "reflection_pad3d.default"
+        | "replication_pad1d.default"
+        | "replication_pad2d.default"
+        | "replication_pad3d.default" => pad(o, op),
         "max_pool1d.default" | "max_pool2d.default" | "max_pool3d.default"
         | "avg_pool1d.default" | "avg_pool2d.default" | "avg_pool3d.default" => pool(o, op),
         "adaptive_avg_pool1d.default"
         | "adaptive_avg_pool2d.default"
-        | "adaptive_avg_pool3d.default" => (|| {
+        | "adaptive_avg_pool3d.default"
+        | "_adaptive_avg_pool2d.default"
+        | "_adaptive_avg_pool3d.default" => (|| {
             let x = o.activation("self")?;
             let rank = spatial_rank(op);
             let out = o.sizes("output_size", rank)?;

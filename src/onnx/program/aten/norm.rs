@@ -97,7 +97,12 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.activation(args.tensor("input").or_shape()?)?;
-        let groups = args.int("num_groups").or_shape()?;
+        // `native_group_norm` names the count `group` (with `N`, `C` and `HxW`, which the
+        // tensor's own sizes give) and returns each group's mean and 1/√(variance + ε).
+        let native = args.get("num_groups").is_none();
+        let groups = args
+            .int(if native { "group" } else { "num_groups" })
+            .or_shape()?;
         let (Some(&channels), Ok(groups)) = (x.shape().first(), u64::try_from(groups)) else {
             return Err(arg_error(format!(
                 "group_norm of per-sample {:?} in {groups} groups",
@@ -125,6 +130,9 @@ impl<'p> Lowering<'p, '_> {
             &vec![0.0; groups as usize],
         )?;
         let normed = self.instance_normalization(scope, &grouped, &ones, &zeros, eps);
+        if native {
+            self.group_statistics(node, scope, &grouped, eps)?;
+        }
         let mut y = self.g.reshape(scope, &normed, x.shape())?;
         let per_channel: Vec<u64> = std::iter::once(channels)
             .chain(x.shape()[1..].iter().map(|_| 1))
@@ -142,5 +150,38 @@ impl<'p> Lowering<'p, '_> {
             }
         }
         self.bind(node, 0, y)
+    }
+
+    /// `native_group_norm`'s outputs 1 and 2 where the program reads them: each group's
+    /// mean and `1 / √(variance + ε)` (biased variance), per sample `[groups]`, from the
+    /// input viewed as `[groups, elements]`.
+    fn group_statistics(
+        &mut self,
+        node: &Node,
+        scope: &str,
+        grouped: &Value,
+        eps: f32,
+    ) -> Result<(), OnnxError> {
+        let wanted = [1, 2].map(|k| self.output_name(node, k).is_ok());
+        if wanted == [false, false] {
+            return Ok(());
+        }
+        let g = &mut self.g;
+        let mean = g.reduce_mean(scope, grouped, &[1], true)?;
+        let centred = g.sub(scope, grouped, &mean)?;
+        let squared = g.mul(scope, &centred, &centred)?;
+        let variance = g.reduce_mean(scope, &squared, &[1], false)?;
+        let eps = g.constant_scalar(&format!("{scope}.eps"), eps);
+        let variance = g.add_constant(scope, &variance, &eps)?;
+        let deviation = g.sqrt(scope, &variance);
+        let rstd = g.unary("Reciprocal", scope, &deviation, vec![]);
+        let groups = grouped.shape()[..1].to_vec();
+        let mean = g.reshape(scope, &mean, &groups)?;
+        for ((k, stat), wanted) in [(1, mean), (2, rstd)].into_iter().zip(wanted) {
+            if wanted {
+                self.bind(node, k, stat)?;
+            }
+        }
+        Ok(())
     }
 }

@@ -65,6 +65,9 @@ pub(super) const OPS: &[Op] = &[
         &[
             "batch_norm.default",
             "_native_batch_norm_legit_no_training.default",
+            "_native_batch_norm_legit.default",
+            "_native_batch_norm_legit.no_stats",
+            "native_batch_norm.default",
         ],
         |l, n, a, s| l.batch_norm(n, a, s),
     ),
@@ -90,12 +93,20 @@ pub(super) const OPS: &[Op] = &[
     op(&["adaptive_avg_pool1d.default"], |l, n, a, s| {
         l.adaptive_avg_pool(n, a, s, 1)
     }),
-    op(&["adaptive_avg_pool2d.default"], |l, n, a, s| {
-        l.adaptive_avg_pool(n, a, s, 2)
-    }),
-    op(&["adaptive_avg_pool3d.default"], |l, n, a, s| {
-        l.adaptive_avg_pool(n, a, s, 3)
-    }),
+    op(
+        &[
+            "adaptive_avg_pool2d.default",
+            "_adaptive_avg_pool2d.default",
+        ],
+        |l, n, a, s| l.adaptive_avg_pool(n, a, s, 2),
+    ),
+    op(
+        &[
+            "adaptive_avg_pool3d.default",
+            "_adaptive_avg_pool3d.default",
+        ],
+        |l, n, a, s| l.adaptive_avg_pool(n, a, s, 3),
+    ),
     op(&["mean.dim", "mean.default"], |l, n, a, s| l.mean(n, a, s)),
     op(&["sum.dim_IntList", "sum.default"], |l, n, a, s| {
         l.reduce(n, a, s, "ReduceSum")
@@ -278,7 +289,9 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.div_rounding(n, a, s, true),
     ),
     op(&["lerp.Scalar"], |l, n, a, s| l.lerp(n, a, s)),
-    op(&["atan2.default"], |l, n, a, s| l.atan2(n, a, s)),
+    op(&["atan2.default", "atan2.out"], |l, n, a, s| {
+        l.atan2(n, a, s)
+    }),
     op(&["isfinite.default"], |l, n, a, s| l.isfinite(n, a, s)),
     op(&["addcmul.default"], |l, n, a, s| {
         l.add_scaled(n, a, s, "Mul")
@@ -302,12 +315,22 @@ pub(super) const OPS: &[Op] = &[
         l.pad(n, a, s, "constant")
     }),
     op(&["pad.default"], |l, n, a, s| l.pad_by_mode(n, a, s)),
-    op(&["reflection_pad2d.default"], |l, n, a, s| {
-        l.pad(n, a, s, "reflect")
-    }),
-    op(&["replication_pad2d.default"], |l, n, a, s| {
-        l.pad(n, a, s, "edge")
-    }),
+    op(
+        &[
+            "reflection_pad1d.default",
+            "reflection_pad2d.default",
+            "reflection_pad3d.default",
+        ],
+        |l, n, a, s| l.pad(n, a, s, "reflect"),
+    ),
+    op(
+        &[
+            "replication_pad1d.default",
+            "replication_pad2d.default",
+            "replication_pad3d.default",
+        ],
+        |l, n, a, s| l.pad(n, a, s, "edge"),
+    ),
     op(&["instance_norm.default"], |l, n, a, s| {
         l.instance_norm(n, a, s)
     }),
@@ -316,7 +339,10 @@ pub(super) const OPS: &[Op] = &[
         l.index_select(n, a, s)
     }),
     op(&["index.Tensor"], |l, n, a, s| l.index_tensor(n, a, s)),
-    op(&["group_norm.default"], |l, n, a, s| l.group_norm(n, a, s)),
+    op(
+        &["group_norm.default", "native_group_norm.default"],
+        |l, n, a, s| l.group_norm(n, a, s),
+    ),
     op(&["gelu.default"], |l, n, a, s| l.gelu(n, a, s)),
     op(&["layer_norm.default"], |l, n, a, s| l.layer_norm(n, a, s)),
     // Its mean and reciprocal deviation (outputs 1 and 2) are not computed.

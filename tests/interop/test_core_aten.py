@@ -1,0 +1,132 @@
+"""torch's Core ATen opset (`torch.Tag.core`: the overloads torch's own decompositions
+bottom out in, which a backend must implement) against ckpt's op table: every core
+overload is lowered to ONNX, or refused for a reason the generated op table gives (a
+class torch's tags and namespaces define, or a reason of its own). Then the core overloads
+that `torch.export` emits only when a program calls them directly (or after
+`run_decompositions`), each exported with a dynamic batch, converted, and judged as the
+OpInfo sweep judges a sample: full ONNX check, opset 11, ATC-clean, onnxruntime equal to
+torch eager at two batch sizes.
+"""
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+import _opinfo
+from _util import ok, run_ckpt
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "onnx-ops.md"
+
+
+def core_overloads():
+    """Every `name.overload` of `torch.ops.aten` tagged `core`."""
+    out = []
+    for name in dir(torch.ops.aten):
+        try:
+            packet = getattr(torch.ops.aten, name)
+        except (AttributeError, RuntimeError):
+            continue
+        if not hasattr(packet, "overloads"):
+            continue
+        for overload in packet.overloads():
+            if torch.Tag.core in getattr(packet, overload).tags:
+                out.append(f"{name}.{overload}")
+    return sorted(out)
+
+
+def documented():
+    """The lowered overloads, and the ops refused with a reason, as docs/onnx-ops.md
+    (generated from the registry, the schema table and the refusal classes) lists them."""
+    doc = DOC.read_text()
+    lowered = set(re.findall(r"^\| `(\w+\.\w+)\(", doc, re.M))
+    refused_part = doc[doc.index("## Refused, and why"):]
+    refused = {op for line in refused_part.splitlines() if line.startswith("|")
+               for op in re.findall(r"`(\w+)`", line)}
+    return lowered, refused
+
+
+def test_every_core_aten_overload_is_lowered_or_refused_for_a_reason():
+    core = core_overloads()
+    assert len(core) > 150, f"only {len(core)} core overloads: torch's tags changed?"
+    lowered, refused = documented()
+    missing = [o for o in core if o not in lowered and o.split(".")[0] not in refused]
+    assert not missing, (
+        f"{len(missing)} of torch's {len(core)} Core ATen overloads are neither lowered nor "
+        f"refused for a reason: {', '.join(missing)}")
+
+
+class Stats(torch.nn.Module):
+    """A module with BatchNorm's running statistics as buffers, calling `fn` on them."""
+
+    def __init__(self, fn, channels=3):
+        super().__init__()
+        gen = torch.Generator().manual_seed(0)
+        self.register_buffer("mean", torch.randn(channels, generator=gen))
+        self.register_buffer("var", torch.rand(channels, generator=gen) + 0.5)
+        self.register_buffer("weight", torch.randn(channels, generator=gen))
+        self.register_buffer("bias", torch.randn(channels, generator=gen))
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(self, x)
+
+
+aten = torch.ops.aten
+DIRECT = {
+    "reflection_pad1d": (lambda x: aten.reflection_pad1d(x, [2, 1]), (3, 6)),
+    "reflection_pad3d": (lambda x: aten.reflection_pad3d(x, [1, 2, 0, 1, 2, 1]), (2, 4, 4, 5)),
+    "replication_pad1d": (lambda x: aten.replication_pad1d(x, [0, 3]), (3, 6)),
+    "replication_pad3d": (lambda x: aten.replication_pad3d(x, [2, 0, 1, 1, 0, 2]),
+                          (2, 3, 4, 5)),
+    "_adaptive_avg_pool2d": (lambda x: aten._adaptive_avg_pool2d(x, [3, 2]), (2, 7, 5)),
+    "_adaptive_avg_pool3d": (lambda x: aten._adaptive_avg_pool3d(x, [2, 3, 1]), (2, 5, 7, 3)),
+    "native_group_norm, all outputs": (
+        lambda x: aten.native_group_norm(x, None, None, x.shape[0], 6, 20, 3, 1e-5),
+        (6, 4, 5)),
+    "atan2 with out=": (lambda x: torch.atan2(x, x.flip(-1) + 0.5, out=torch.empty_like(x)),
+                        (3, 4)),
+}
+STATS = {
+    "_native_batch_norm_legit, eval": (
+        lambda m, x: aten._native_batch_norm_legit(x, m.weight, m.bias, m.mean, m.var,
+                                                   False, 0.1, 1e-5)[0], (3, 4, 4)),
+    "native_batch_norm, eval": (
+        lambda m, x: aten.native_batch_norm(x, m.weight, m.bias, m.mean, m.var,
+                                            False, 0.1, 1e-3)[0], (3, 5)),
+}
+
+
+def exported(module, shape, tmp_path):
+    gen = torch.Generator().manual_seed(7)
+    xs = [torch.randn(b, *shape, generator=gen) for b in (2, 5)]
+    program = torch.export.export(module, (xs[0],),
+                                  dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(program, str(archive))
+    return xs, archive, out
+
+
+@pytest.mark.parametrize("name", [*DIRECT, *STATS])
+def test_core_overloads_called_directly_match_torch(name, tmp_path):
+    if name in DIRECT:
+        fn, shape = DIRECT[name]
+        module = _opinfo.OpModule(fn).eval()
+    else:
+        fn, shape = STATS[name]
+        module = Stats(fn).eval()
+    xs, archive, out = exported(module, shape, tmp_path)
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    why = _opinfo.check_file(out, module, xs)
+    assert why is None, why
+
+
+def test_batch_norm_with_batch_statistics_is_refused_as_training_mode(tmp_path):
+    module = Stats(lambda m, x: aten._native_batch_norm_legit(
+        x, m.weight, m.bias, m.mean, m.var, True, 0.1, 1e-5)[0]).eval()
+    _, archive, out = exported(module, (3, 4), tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "training mode (batch statistics)" in proc.stderr, proc.stderr
+    assert not out.exists()
