@@ -47,13 +47,19 @@ impl Settings {
             0 => Interpolation::Bilinear,
             1 => Interpolation::Nearest,
             2 => Interpolation::Bicubic,
-            m => return Err(format!("grid_sampler interpolation_mode {m} (torch has 0 bilinear, 1 nearest, 2 bicubic)")),
+            m => return Err(format!(
+                "grid_sampler interpolation_mode {m} (torch has 0 bilinear, 1 nearest, 2 bicubic)"
+            )),
         };
         let padding = match padding {
             0 => Padding::Zeros,
             1 => Padding::Border,
             2 => Padding::Reflection,
-            m => return Err(format!("grid_sampler padding_mode {m} (torch has 0 zeros, 1 border, 2 reflection)")),
+            m => {
+                return Err(format!(
+                    "grid_sampler padding_mode {m} (torch has 0 zeros, 1 border, 2 reflection)"
+                ))
+            }
         };
         Ok(Settings {
             interpolation,

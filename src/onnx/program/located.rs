@@ -95,8 +95,9 @@ mod tests {
         assert!(text.starts_with(
             "node `grid_sampler_3d` (#7, torch.ops.aten.grid_sampler_3d.default): not supported"
         ));
-        assert!(text
-            .contains("call: aten.grid_sampler_3d.default(input: as_tensor, align_corners: as_bool)"));
+        assert!(text.contains(
+            "call: aten.grid_sampler_3d.default(input: as_tensor, align_corners: as_bool)"
+        ));
         assert!(text.contains("module: warp (m.Warp)"));
         assert!(text.contains("line 3, in forward"));
         assert_eq!(module_path(&node), Some("warp"));

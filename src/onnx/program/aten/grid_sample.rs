@@ -349,7 +349,11 @@ impl Lowering<'_, '_> {
                     [-1.0f32, 0.0, 1.0, 2.0]
                         .iter()
                         .map(|&d| {
-                            let at = if d == 0.0 { i.clone() } else { s.by("Add", i, d) };
+                            let at = if d == 0.0 {
+                                i.clone()
+                            } else {
+                                s.by("Add", i, d)
+                            };
                             let at = match padding {
                                 Padding::Zeros => at,
                                 // Padded coordinates are at least 0: truncation is `Floor`.
