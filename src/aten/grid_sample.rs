@@ -47,9 +47,11 @@ impl Settings {
             0 => Interpolation::Bilinear,
             1 => Interpolation::Nearest,
             2 => Interpolation::Bicubic,
-            m => return Err(format!(
+            m => {
+                return Err(format!(
                 "grid_sampler interpolation_mode {m} (torch has 0 bilinear, 1 nearest, 2 bicubic)"
-            )),
+            ))
+            }
         };
         let padding = match padding {
             0 => Padding::Zeros,
@@ -285,7 +287,7 @@ mod tests {
         // Reflection about the outer edges −½ and 3.5, then clipped.
         assert_eq!(half.padded(-1.0, Padding::Reflection), 0.0);
         assert_eq!(half.padded(4.5, Padding::Reflection), 2.5);
-        assert_eq!(half.padded(9.0, Padding::Reflection), 2.0);
+        assert_eq!(half.padded(9.0, Padding::Reflection), 1.0);
         assert_eq!(aligned.padded(-3.0, Padding::Reflection), 3.0);
         assert_eq!(aligned.padded(f32::NAN, Padding::Border), 0.0);
         assert_eq!(aligned.padded(f32::INFINITY, Padding::Reflection), 0.0);
