@@ -39,6 +39,7 @@ pub mod diag;
 pub mod eval;
 pub mod fourier;
 pub mod gradient;
+pub mod grid_sample;
 pub mod inline;
 pub mod linalg;
 pub mod matrix_norm;

@@ -1771,6 +1771,28 @@ pub const SCHEMAS: &[Schema] = &[
         ],
     ),
     schema(
+        "grid_sampler.default",
+        &[
+            arg("input", "Tensor"),
+            arg("grid", "Tensor"),
+            arg("interpolation_mode", "int"),
+            arg("padding_mode", "int"),
+            arg("align_corners", "bool"),
+        ],
+        &[],
+    ),
+    schema(
+        "grid_sampler_2d.default",
+        &[
+            arg("input", "Tensor"),
+            arg("grid", "Tensor"),
+            arg("interpolation_mode", "int"),
+            arg("padding_mode", "int"),
+            arg("align_corners", "bool"),
+        ],
+        &[],
+    ),
+    schema(
         "group_norm.default",
         &[
             arg("input", "Tensor"),
@@ -3902,7 +3924,7 @@ mod tests {
             Some(13)
         );
         assert_eq!(lookup("conv2d.default").map(Schema::name), Some("conv2d"));
-        assert!(lookup("grid_sampler.default").is_none());
+        assert!(lookup("grid_sampler_3d.default").is_none());
     }
 
     #[test]
@@ -3921,7 +3943,7 @@ mod tests {
             "unexpected argument `correction` for mean.dim(self, dim, keepdim, *, dtype)"
         );
         let unknown: Node = serde_json::from_str(
-            r#"{"target": "grid_sampler.default", "outputs": [], "inputs": []}"#,
+            r#"{"target": "grid_sampler_3d.default", "outputs": [], "inputs": []}"#,
         )
         .unwrap();
         assert!(check(&unknown).is_err());

@@ -376,6 +376,8 @@ pub(crate) const EVALUATED: &[&str] = &[
     "sort.default",
     "sort.stable",
     "unfold.default",
+    "grid_sampler.default",
+    "grid_sampler_2d.default",
     "upsample_bicubic2d.default",
     "upsample_bicubic2d.vec",
     "upsample_bilinear2d.default",

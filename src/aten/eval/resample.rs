@@ -2,10 +2,12 @@
 //! rules: nearest (`floor(dst · scale)`), linear with or without aligned corners, and
 //! bicubic (`A = −0.75`, edges clamped), and torch's antialiased bilinear and bicubic
 //! filters. A scale factor given by the call is used as
-//! `1 / factor`, as torch does, rather than the ratio of the sizes.
+//! `1 / factor`, as torch does, rather than the ratio of the sizes. `grid_sampler_2d` of a
+//! constant samples it as [`crate::aten::grid_sample`] says.
 
 use super::tensor::{element_count, Tensor};
 use super::Args;
+use crate::aten::grid_sample::{sample, Settings, MAX_PIXELS};
 use crate::aten::program::Argument;
 
 /// How an axis is resampled.
@@ -261,9 +263,54 @@ fn upsample(op: &str, a: &Args<'_>, n_sp: usize, mode: Mode) -> Result<Tensor, S
     Ok(y)
 }
 
+/// `grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners)`
+/// ([`crate::aten::grid_sample`]), and `grid_sampler` of a 4-D input, which torch
+/// computes as it.
+fn grid_sampler(a: &Args<'_>) -> Result<Tensor, String> {
+    let x = a.tensor("input")?;
+    let grid = a.tensor("grid")?;
+    let s = Settings::new(
+        a.int("interpolation_mode")?,
+        a.int("padding_mode")?,
+        a.bool("align_corners")?,
+    )?;
+    let (&[n, c, h, w], &[gn, ho, wo, 2]) = (x.dims(), grid.dims()) else {
+        return Err(format!(
+            "grid_sampler of an input {:?} by a grid {:?}: only a 4-D input [N, C, H, W] by a grid [N, Ho, Wo, 2] (grid_sampler_2d) is evaluated",
+            x.dims(),
+            grid.dims()
+        ));
+    };
+    if gn != n || h * w > MAX_PIXELS {
+        return Err(format!(
+            "grid_sampler of an input {:?} by a grid {:?}: the batches differ or the image has more than 2^24 pixels",
+            x.dims(),
+            grid.dims()
+        ));
+    }
+    let dims = vec![n, c, ho, wo];
+    element_count(&dims)?;
+    let (image, points) = (x.to_f32(), grid.to_f32());
+    let (per_image, per_grid) = ((c * h * w) as usize, (ho * wo * 2) as usize);
+    let mut y = Vec::with_capacity(dims.iter().product::<u64>() as usize);
+    for i in 0..n as usize {
+        y.extend(sample(
+            &image[i * per_image..(i + 1) * per_image],
+            [c, h, w],
+            &points[i * per_grid..(i + 1) * per_grid],
+            ho * wo,
+            s,
+        ));
+    }
+    Tensor::f32(dims, y)
+}
+
 /// The ops of this file, or `None` for another op.
 pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, String>> {
     let (n_sp, mode) = match op {
+        "grid_sampler_2d.default" | "grid_sampler.default" => {
+            return Some(grid_sampler(a).map(|t| vec![t]))
+        }
         "upsample_nearest1d.vec" | "upsample_nearest1d.default" => (1, Mode::Nearest),
         "upsample_nearest2d.vec" | "upsample_nearest2d.default" => (2, Mode::Nearest),
         "upsample_nearest3d.vec" | "upsample_nearest3d.default" => (3, Mode::Nearest),

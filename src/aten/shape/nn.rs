@@ -1,6 +1,6 @@
 //! Layers of `torch.nn` traced as one op: norms and dropout (the input's shape), fused
-//! attention, recurrent layers ([`super::recurrent`]), linear maps, matrix products and
-//! embeddings.
+//! attention, recurrent layers ([`super::recurrent`]), linear maps, matrix products,
+//! embeddings and grid sampling.
 
 use super::{recurrent, Dims, Operands};
 use crate::aten::program::Node;
@@ -38,6 +38,17 @@ pub(super) fn infer(o: &Operands<'_>, node: &Node, op: &str) -> Option<Result<Ve
             }
         })(),
         "matmul.default" => matmul(o),
+        // Each sample's image `[C, H, W]` read at its grid `[Ho, Wo, 2]`: `[C, Ho, Wo]`.
+        "grid_sampler.default" | "grid_sampler_2d.default" => (|| {
+            let x = o.activation("input")?;
+            let grid = o.activation("grid")?;
+            match (x.as_slice(), grid.as_slice()) {
+                ([c, _, _], [ho, wo, 2]) => Ok(vec![*c, *ho, *wo]),
+                _ => Err(format!(
+                    "grid_sampler of per-sample {x:?} by a grid {grid:?}: only an image [C, H, W] by a grid [Ho, Wo, 2] (grid_sampler_2d) is sampled"
+                )),
+            }
+        })(),
         // Attention over the last two axes: the query's tokens, the value's features.
         "scaled_dot_product_attention.default" => (|| {
             let q = o.activation("query")?;

@@ -83,20 +83,21 @@ mod tests {
     #[test]
     fn errors_name_the_node_its_call_module_and_trace() {
         let node: Node = serde_json::from_str(
-            r#"{"target": "torch.ops.aten.grid_sampler.default", "name": "grid_sampler",
+            r#"{"target": "torch.ops.aten.grid_sampler_3d.default", "name": "grid_sampler_3d",
                 "inputs": [{"name": "input", "arg": {"as_tensor": {"name": "x"}}, "kind": 1},
                            {"name": "align_corners", "arg": {"as_bool": false}, "kind": 1}],
-                "outputs": [{"as_tensor": {"name": "grid_sampler"}}],
+                "outputs": [{"as_tensor": {"name": "grid_sampler_3d"}}],
                 "metadata": {"stack_trace": "File \"m.py\", line 3, in forward\n    F.grid_sample(x, g)",
                              "nn_module_stack": "L__self__,,m.Net;L__self__warp,warp,m.Warp"}}"#,
         )
         .unwrap();
         let text = at(&node, 7, "not supported").to_string();
         assert!(text.starts_with(
-            "node `grid_sampler` (#7, torch.ops.aten.grid_sampler.default): not supported"
+            "node `grid_sampler_3d` (#7, torch.ops.aten.grid_sampler_3d.default): not supported"
         ));
-        assert!(text
-            .contains("call: aten.grid_sampler.default(input: as_tensor, align_corners: as_bool)"));
+        assert!(text.contains(
+            "call: aten.grid_sampler_3d.default(input: as_tensor, align_corners: as_bool)"
+        ));
         assert!(text.contains("module: warp (m.Warp)"));
         assert!(text.contains("line 3, in forward"));
         assert_eq!(module_path(&node), Some("warp"));

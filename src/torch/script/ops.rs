@@ -161,6 +161,9 @@ pub const SHAPED: &[&str] = &[
     "upsample_bilinear2d.vec",
     "upsample_trilinear3d.vec",
     "upsample_bicubic2d.vec",
+    // `F.grid_sample` records `torch.grid_sampler`.
+    "grid_sampler.default",
+    "grid_sampler_2d.default",
     "scaled_dot_product_attention.default",
     // Integer and bool tensors (token ids, masks). A comparison's or `masked_fill`'s
     // overload is for a tensor operand; [`super::convert`] takes the `.Scalar` one when the
@@ -391,7 +394,7 @@ mod tests {
             lookup("_convolution", &convolution, &[]).map(|s| s.args.len()),
             Some(13)
         );
-        assert!(lookup("grid_sampler", &[Tensor], &[]).is_none());
+        assert!(lookup("grid_sampler_3d", &[Tensor], &[]).is_none());
         let mut shaped: Vec<&str> = SHAPED
             .iter()
             .map(|t| t.split('.').next().unwrap())

@@ -24,6 +24,7 @@ mod embedding;
 mod fourier;
 mod frexp;
 mod fused_attention;
+mod grid_sample;
 mod grids;
 mod index;
 mod interpolate;
