@@ -69,6 +69,26 @@ impl Class {
 /// its result (not a class torch marks), sorted by name: aten op name, reason.
 pub const ONE_BY_ONE: &[(&str, &str)] = &[
     (
+        "_embedding_bag",
+        "its indices are every sample's bags flattened into one list and cut by offsets that count across the batch (`F.embedding_bag` of a 2-D input flattens it), so no axis keeps the samples apart, as ATC's dynamic batch needs; an `nn.Embedding` reduced over its bag axis converts",
+    ),
+    (
+        "_fft_c2r",
+        "it transforms a complex spectrum, and opset 11 has no complex element type (ckpt writes `irfft` and `hfft` of real inputs as cosine and sine matrices instead)",
+    ),
+    (
+        "_fft_r2c",
+        "its result is a complex spectrum, and opset 11 has no complex element type and no Fourier transform (DFT arrived in opset 17)",
+    ),
+    (
+        "as_strided",
+        "it reads the tensor's storage through strides and an offset, a memory layout an ONNX tensor does not have (a graph holds values, not where torch keeps them); the views that mean the same (`view`, `permute`, `unfold`, slices) are lowered",
+    ),
+    (
+        "as_strided_copy",
+        "it reads the tensor's storage through strides and an offset, a memory layout an ONNX tensor does not have (a graph holds values, not where torch keeps them); the views that mean the same (`view`, `permute`, `unfold`, slices) are lowered",
+    ),
+    (
         "combinations",
         "torch.export records the number of its rows as a data-dependent size (torch selects them with `masked_select`, even for r = 1), and ATC compiles static shapes only",
     ),
@@ -95,6 +115,14 @@ pub const ONE_BY_ONE: &[(&str, &str)] = &[
     (
         "svd",
         "LAPACK chooses the sign of each singular vector pair (and a basis where singular values repeat), which no other algorithm reproduces, so the vectors could never match torch's; `torch.linalg.svdvals` gives the values alone",
+    ),
+    (
+        "sym_storage_offset",
+        "it reads where the tensor starts in torch's storage, a memory layout an ONNX tensor does not have",
+    ),
+    (
+        "sym_stride",
+        "it reads the tensor's strides in torch's storage, a memory layout an ONNX tensor does not have",
     ),
     (
         "view_as_complex",

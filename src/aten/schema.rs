@@ -350,6 +350,10 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    not_evaluated(
+        schema("_local_scalar_dense.default", &[arg("self", "Tensor")], &[]),
+        "its result is a number, not a tensor: a constant's is read where an argument names it",
+    ),
     schema(
         "_log_softmax.default",
         &[
@@ -1245,6 +1249,15 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema(
+        "copy.default",
+        &[
+            arg("self", "Tensor"),
+            arg("src", "Tensor"),
+            arg_or("non_blocking", "bool", D::Bool(false)),
+        ],
+        &[],
+    ),
+    schema(
         "copy_.default",
         &[
             arg("self", "Tensor"),
@@ -1479,6 +1492,16 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("device", "Device?", D::None),
             arg_or("pin_memory", "bool?", D::None),
             arg_or("memory_format", "MemoryFormat?", D::None),
+        ],
+    ),
+    schema(
+        "empty_strided.default",
+        &[arg("size", "SymInt[]"), arg("stride", "SymInt[]")],
+        &[
+            arg_or("dtype", "ScalarType?", D::None),
+            arg_or("layout", "Layout?", D::None),
+            arg_or("device", "Device?", D::None),
+            arg_or("pin_memory", "bool?", D::None),
         ],
     ),
     schema(
@@ -2740,6 +2763,20 @@ pub const SCHEMAS: &[Schema] = &[
         ],
     ),
     schema(
+        "new_empty_strided.default",
+        &[
+            arg("self", "Tensor"),
+            arg("size", "SymInt[]"),
+            arg("stride", "SymInt[]"),
+        ],
+        &[
+            arg_or("dtype", "ScalarType?", D::None),
+            arg_or("layout", "Layout?", D::None),
+            arg_or("device", "Device?", D::None),
+            arg_or("pin_memory", "bool?", D::None),
+        ],
+    ),
+    schema(
         "new_full.default",
         &[
             arg("self", "Tensor"),
@@ -3386,6 +3423,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("size", "SymInt[]")],
         &[],
     ),
+    schema("sym_numel.default", &[arg("self", "Tensor")], &[]),
     schema(
         "sym_size.int",
         &[arg("self", "Tensor"), arg("dim", "int")],

@@ -135,6 +135,10 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         | "logspace.Tensor_Tensor"
         | "logspace.Scalar_Tensor"
         | "logspace.default" => spaced(op, a),
+        "sym_numel.default" => (|| {
+            let numel: u64 = a.tensor("self")?.dims().iter().product();
+            Tensor::i64(Vec::new(), vec![numel as i64])
+        })(),
         "sym_size.int" => (|| {
             let x = a.tensor("self")?;
             let at = super::tensor::axis(a.int("dim")?, x.rank())?;
@@ -177,7 +181,10 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
             })()
         }
         // `self` gives only the default dtype (torch records the result's).
-        "new_zeros.default" | "new_ones.default" | "new_empty.default" => (|| {
+        "new_zeros.default"
+        | "new_ones.default"
+        | "new_empty.default"
+        | "new_empty_strided.default" => (|| {
             let fill = if op == "new_ones.default" { 1.0 } else { 0.0 };
             let like = matches!(a.tensor("self")?.values(), Values::I64(_));
             filled(sizes(a)?, integer_result(a, like)?, |_| fill)
@@ -191,7 +198,10 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
             }
             filled(sizes(a)?, integer, |_| fill)
         })(),
-        "empty.memory_format" => (|| filled(sizes(a)?, integer_result(a, false)?, |_| 0.0))(),
+        // `empty`'s values are unspecified (its strides too, which no value shows).
+        "empty.memory_format" | "empty_strided.default" => {
+            (|| filled(sizes(a)?, integer_result(a, false)?, |_| 0.0))()
+        }
         // `torch._refs.zero_`: zeros of the tensor's dtype.
         "zero_.default" => (|| {
             let x = a.tensor("self")?;
@@ -214,7 +224,7 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
                 super::Values::F32(_) => value.cast(false),
             }
         })(),
-        "copy_.default" => (|| {
+        "copy_.default" | "copy.default" => (|| {
             let (target, source) = (a.tensor("self")?, a.tensor("src")?);
             let copied = source.expand(target.dims())?;
             let integer = matches!(target.values(), super::Values::I64(_));

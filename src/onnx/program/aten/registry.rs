@@ -170,9 +170,10 @@ pub(super) const OPS: &[Op] = &[
     ),
     op(&["zeros.default"], |l, n, a, _| l.fill(n, a, Some(0.0))),
     // `empty`'s values are unspecified: zeros are as good as any.
-    op(&["empty.memory_format"], |l, n, a, _| {
-        l.fill(n, a, Some(0.0))
-    }),
+    op(
+        &["empty.memory_format", "empty_strided.default"],
+        |l, n, a, _| l.fill(n, a, Some(0.0)),
+    ),
     op(
         &["zeros_like.default", "empty_like.default"],
         |l, n, a, _| l.like(n, a, Some(0.0)),
@@ -197,9 +198,14 @@ pub(super) const OPS: &[Op] = &[
         l.fill(n, a, None)
     }),
     // `new_*`'s `self` gives only the element type, which torch records for the result.
-    op(&["new_zeros.default", "new_empty.default"], |l, n, a, _| {
-        l.fill(n, a, Some(0.0))
-    }),
+    op(
+        &[
+            "new_zeros.default",
+            "new_empty.default",
+            "new_empty_strided.default",
+        ],
+        |l, n, a, _| l.fill(n, a, Some(0.0)),
+    ),
     op(&["new_ones.default"], |l, n, a, _| l.fill(n, a, Some(1.0))),
     op(&["softmax.int", "_softmax.default"], |l, n, a, s| {
         l.softmax(n, a, s, "Softmax")
@@ -589,7 +595,12 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.split(n, a, s, schema::canonical(aten_name(n))),
     ),
     op(&["sym_size.int"], |l, n, a, _| l.sym_size(n, a)),
-    op(&["item.default"], |l, n, a, _| l.item(n, a)),
+    op(&["sym_numel.default"], |l, n, a, _| l.sym_numel(n, a)),
+    op(
+        &["item.default", "_local_scalar_dense.default"],
+        |l, n, a, _| l.item(n, a),
+    ),
+    op(&["copy.default"], |l, n, a, s| l.copy(n, a, s)),
     op(
         &["upsample_nearest1d.vec", "upsample_nearest1d.default"],
         |l, n, a, s| l.upsample(n, a, s, 1, Upsample::Nearest),

@@ -370,6 +370,43 @@ impl<'p> Lowering<'p, '_> {
         self.bind_batch_times(node, factor)
     }
 
+    /// `sym_numel(self)` of an activation: the batch times the other sizes' product.
+    pub(super) fn sym_numel(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let Some(factor) = x.factor() else {
+            return Err(arg_error(
+                "it reads the element count of a static tensor as a symbol".into(),
+            ));
+        };
+        let per_sample: u64 = x.value().shape().iter().product();
+        self.bind_batch_times(node, factor * per_sample)
+    }
+
+    /// `copy(self, src)`, torch's functional copy: `src` in the element type of `self`,
+    /// of the same sizes (a copy that broadcasts is refused).
+    pub(super) fn copy(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let (target, source) = (
+            args.tensor("self").or_shape()?,
+            args.tensor("src").or_shape()?,
+        );
+        let (target, source) = (self.tensor(target)?, self.tensor(source)?);
+        if target.sizes() != source.sizes() {
+            return Err(arg_error(format!(
+                "a copy of {} into {}: only a copy of the same sizes and batch layout is exported",
+                tensor::show(&source.sizes()),
+                tensor::show(&target.sizes())
+            )));
+        }
+        let elem = self.recorded_elem(self.output_name(node, 0)?)?;
+        let y = emit::cast(&mut self.g, scope, source.value(), elem);
+        self.bind_tensor(node, 0, source.with_value(y)?)
+    }
+
     /// `item()` of a one-element constant (ultralytics' `new_full(…, strides[i])`): a
     /// number known at export. Of a computed tensor it is a value read back from the data,
     /// which a graph cannot follow.
