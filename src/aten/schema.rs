@@ -301,6 +301,14 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
     ),
+    not_evaluated(
+        schema(
+            "_adaptive_avg_pool2d_backward.default",
+            &[arg("grad_output", "Tensor"), arg("self", "Tensor")],
+            &[],
+        ),
+        "a gradient of constants alone has not been met; its lowering computes it",
+    ),
     schema(
         "_convolution.default",
         &[
@@ -850,6 +858,23 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("divisor_override", "int?", D::None),
         ],
         &[],
+    ),
+    not_evaluated(
+        schema(
+            "avg_pool2d_backward.default",
+            &[
+                arg("grad_output", "Tensor"),
+                arg("self", "Tensor"),
+                arg("kernel_size", "int[2]"),
+                arg("stride", "int[2]"),
+                arg("padding", "int[2]"),
+                arg("ceil_mode", "bool"),
+                arg("count_include_pad", "bool"),
+                arg("divisor_override", "int?"),
+            ],
+            &[],
+        ),
+        "a gradient of constants alone has not been met; its lowering computes it",
     ),
     schema(
         "avg_pool3d.default",
@@ -2349,6 +2374,23 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("ceil_mode", "bool", D::Bool(false)),
         ],
         &[],
+    ),
+    not_evaluated(
+        schema(
+            "max_pool2d_with_indices_backward.default",
+            &[
+                arg("grad_output", "Tensor"),
+                arg("self", "Tensor"),
+                arg("kernel_size", "int[2]"),
+                arg("stride", "int[2]"),
+                arg("padding", "int[2]"),
+                arg("dilation", "int[2]"),
+                arg("ceil_mode", "bool"),
+                arg("indices", "Tensor"),
+            ],
+            &[],
+        ),
+        "a gradient of constants alone has not been met; its lowering computes it",
     ),
     schema(
         "max_pool3d.default",

@@ -38,6 +38,7 @@ mod order;
 mod pad;
 mod pointwise;
 mod pool;
+mod pool_backward;
 mod pool_scan;
 mod reduce;
 mod registry;

@@ -96,6 +96,16 @@ pub(super) const OPS: &[Op] = &[
     op(&["adaptive_avg_pool3d.default"], |l, n, a, s| {
         l.adaptive_avg_pool(n, a, s, 3)
     }),
+    op(
+        &["max_pool2d_with_indices_backward.default"],
+        |l, n, a, s| l.max_pool_backward(n, a, s),
+    ),
+    op(&["avg_pool2d_backward.default"], |l, n, a, s| {
+        l.avg_pool_backward(n, a, s)
+    }),
+    op(&["_adaptive_avg_pool2d_backward.default"], |l, n, a, s| {
+        l.adaptive_avg_pool_backward(n, a, s)
+    }),
     op(&["mean.dim", "mean.default"], |l, n, a, s| l.mean(n, a, s)),
     op(&["sum.dim_IntList", "sum.default"], |l, n, a, s| {
         l.reduce(n, a, s, "ReduceSum")
