@@ -1200,6 +1200,26 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    not_evaluated(
+        schema(
+            "convolution_backward.default",
+            &[
+                arg("grad_output", "Tensor"),
+                arg("input", "Tensor"),
+                arg("weight", "Tensor"),
+                arg("bias_sizes", "SymInt[]?"),
+                arg("stride", "SymInt[]"),
+                arg("padding", "SymInt[]"),
+                arg("dilation", "SymInt[]"),
+                arg("transposed", "bool"),
+                arg("output_padding", "SymInt[]"),
+                arg("groups", "SymInt"),
+                arg("output_mask", "bool[3]"),
+            ],
+            &[],
+        ),
+        "a gradient of constants alone has not been met; its lowering computes it",
+    ),
     schema(
         "copy_.default",
         &[
@@ -2600,6 +2620,25 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("groups", "SymInt")],
         &[],
     ),
+    not_evaluated(
+        schema(
+            "native_group_norm_backward.default",
+            &[
+                arg("grad_out", "Tensor"),
+                arg("input", "Tensor"),
+                arg("mean", "Tensor"),
+                arg("rstd", "Tensor"),
+                arg("weight", "Tensor?"),
+                arg("N", "SymInt"),
+                arg("C", "SymInt"),
+                arg("HxW", "SymInt"),
+                arg("group", "int"),
+                arg("output_mask", "bool[3]"),
+            ],
+            &[],
+        ),
+        "a gradient of constants alone has not been met; its lowering computes it",
+    ),
     schema(
         "native_layer_norm.default",
         &[
@@ -2610,6 +2649,23 @@ pub const SCHEMAS: &[Schema] = &[
             arg("eps", "float"),
         ],
         &[],
+    ),
+    not_evaluated(
+        schema(
+            "native_layer_norm_backward.default",
+            &[
+                arg("grad_out", "Tensor"),
+                arg("input", "Tensor"),
+                arg("normalized_shape", "SymInt[]"),
+                arg("mean", "Tensor"),
+                arg("rstd", "Tensor"),
+                arg("weight", "Tensor?"),
+                arg("bias", "Tensor?"),
+                arg("output_mask", "bool[3]"),
+            ],
+            &[],
+        ),
+        "a gradient of constants alone has not been met; its lowering computes it",
     ),
     schema(
         "ne.Scalar",

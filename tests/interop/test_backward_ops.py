@@ -107,3 +107,157 @@ def adaptive_grad(out):
 def test_adaptive_avg_pool2d_backward_matches_torch(out, tmp_path):
     xs = [images(2, 3, 7, 8, 7), images(3, 3, 7, 8, 8)]
     judged(adaptive_grad(out), xs, tmp_path)
+
+
+def layer_norm_grad(shape, affine, mask=(True, False, False), pick=0):
+    gen = torch.Generator().manual_seed(9)
+    w = torch.randn(shape, generator=gen) if affine else None
+    b = torch.randn(shape, generator=gen) if affine else None
+
+    def fn(x):
+        y, mean, rstd = aten.native_layer_norm(x, shape, w, b, 1e-5)
+        grad = torch.cos(y) * 2 + x
+        return aten.native_layer_norm_backward(grad, x, shape, mean, rstd, w, b, list(mask))[pick]
+    return fn
+
+
+@pytest.mark.parametrize("shape", [[8], [5, 8], [3, 5, 8]], ids=str)
+@pytest.mark.parametrize("affine", [False, True])
+def test_native_layer_norm_backward_input_grad_matches_torch(shape, affine, tmp_path):
+    gen = torch.Generator().manual_seed(10)
+    xs = [torch.randn(2, 3, 5, 8, generator=gen) * 2 + 1, torch.randn(4, 3, 5, 8, generator=gen)]
+    judged(layer_norm_grad(shape, affine), xs, tmp_path)
+
+
+def test_native_layer_norm_backward_input_grad_with_every_output_asked(tmp_path):
+    # output_mask asks for the weight's and bias's gradients too; only the input's is read.
+    xs = [torch.randn(2, 5, 8), torch.randn(3, 5, 8)]
+    judged(layer_norm_grad([8], True, (True, True, True)), xs, tmp_path)
+
+
+@pytest.mark.parametrize("pick,what", [(1, "weight"), (2, "bias")])
+def test_native_layer_norm_backward_refuses_parameter_grads_over_the_batch(pick, what, tmp_path):
+    fn = layer_norm_grad([8], True, (True, True, True), pick)
+    module, archive, out = convert(fn, torch.randn(2, 5, 8), tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert f"gradient of the {what} (output {pick}) sums over every sample" in proc.stderr
+    assert "mixes samples" in proc.stderr, proc.stderr
+    assert not out.exists()
+
+
+def conv_grad(x_channels, out_channels, kernel, stride, padding, dilation, groups,
+              transposed=False, output_padding=(0, 0), mask=(True, False, False), pick=0):
+    gen = torch.Generator().manual_seed(11)
+    shape = ([x_channels, out_channels // groups] if transposed
+             else [out_channels, x_channels // groups]) + list(kernel)
+    w = torch.randn(shape, generator=gen)
+
+    def fn(x):
+        y = aten.convolution(x, w, None, stride, padding, dilation, transposed,
+                             list(output_padding), groups)
+        grad = torch.cos(y) * 2 + y
+        return aten.convolution_backward(
+            grad, x, w, [out_channels], stride, padding, dilation, transposed,
+            list(output_padding), groups, list(mask))[pick]
+    return fn
+
+
+CONVS = [
+    (4, 6, [3, 3], [1, 1], [1, 1], [1, 1], 1),
+    (4, 6, [3, 2], [2, 2], [0, 1], [1, 1], 1),  # a row the last window leaves unread
+    (4, 6, [3, 3], [3, 2], [2, 1], [2, 1], 2),
+    (4, 4, [2, 3], [1, 2], [1, 0], [1, 2], 4),  # depthwise
+]
+
+
+@pytest.mark.parametrize("conv", CONVS, ids=str)
+def test_convolution_backward_input_grad_matches_torch(conv, tmp_path):
+    gen = torch.Generator().manual_seed(12)
+    xs = [torch.randn(2, 4, 9, 10, generator=gen), torch.randn(3, 4, 9, 10, generator=gen)]
+    judged(conv_grad(*conv), xs, tmp_path)
+
+
+@pytest.mark.parametrize("conv", [
+    (4, 6, [3, 3], [2, 2], [1, 1], [1, 1], 1, True, (1, 0)),
+    (4, 6, [2, 3], [1, 2], [0, 1], [2, 1], 2, True, (0, 1)),
+], ids=str)
+def test_convolution_backward_of_a_transposed_convolution_matches_torch(conv, tmp_path):
+    gen = torch.Generator().manual_seed(13)
+    xs = [torch.randn(2, 4, 6, 7, generator=gen), torch.randn(3, 4, 6, 7, generator=gen)]
+    judged(conv_grad(*conv), xs, tmp_path)
+
+
+def test_convolution_backward_1d_with_every_output_asked(tmp_path):
+    gen = torch.Generator().manual_seed(14)
+    w = torch.randn(5, 3, 3, generator=gen)
+
+    def fn(x):
+        y = aten.convolution(x, w, None, [2], [1], [1], False, [0], 1)
+        return aten.convolution_backward(
+            torch.sin(y), x, w, [5], [2], [1], [1], False, [0], 1, [True, True, True])[0]
+    judged(fn, [torch.randn(2, 3, 12, generator=gen)], tmp_path)
+
+
+@pytest.mark.parametrize("pick,what", [(1, "weight"), (2, "bias")])
+def test_convolution_backward_refuses_parameter_grads_over_the_batch(pick, what, tmp_path):
+    fn = conv_grad(4, 6, [3, 3], [1, 1], [1, 1], [1, 1], 1, mask=(True, True, True), pick=pick)
+    module, archive, out = convert(fn, torch.randn(2, 4, 9, 10), tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert f"gradient of the {what} (output {pick}) sums over every sample" in proc.stderr
+    assert not out.exists()
+
+
+def group_norm_grad(groups, affine, mask=(True, False, False), pick=0, channels=6):
+    gen = torch.Generator().manual_seed(15)
+    w = torch.randn(channels, generator=gen) if affine else None
+    b = torch.randn(channels, generator=gen) if affine else None
+
+    def fn(x):
+        hw = x[0, 0].numel()
+        # native_group_norm itself is not lowered: its statistics as torch defines them.
+        flat = x.reshape(x.shape[0], groups, -1)
+        mean = flat.mean(-1)
+        rstd = torch.rsqrt(flat.var(-1, correction=0) + 1e-5)
+        y = aten.group_norm(x, groups, w, b, 1e-5)
+        grad = torch.cos(y) * 2 + x
+        return aten.native_group_norm_backward(
+            grad, x, mean, rstd, w, x.shape[0], channels, hw, groups, list(mask))[pick]
+    return fn
+
+
+# Not 6 groups of a [N, 6] input: groups of one entry, whose gradient is 0 and which both
+# torch and the file compute as rounding noise scaled by 1/√ε.
+GROUP_NORMS = [(g, s) for g in [1, 2, 6] for s in [[], [5], [4, 5]] if (g, s) != (6, [])]
+
+
+@pytest.mark.parametrize("groups,spatial", GROUP_NORMS, ids=str)
+@pytest.mark.parametrize("affine", [False, True])
+def test_native_group_norm_backward_input_grad_matches_torch(groups, affine, spatial, tmp_path):
+    gen = torch.Generator().manual_seed(16)
+    xs = [torch.randn(2, 6, *spatial, generator=gen) * 2 + 1,
+          torch.randn(3, 6, *spatial, generator=gen)]
+    judged(group_norm_grad(groups, affine), xs, tmp_path)
+
+
+def test_native_group_norm_backward_refuses_the_weight_grad(tmp_path):
+    fn = group_norm_grad(2, True, (True, True, True), 1)
+    module, archive, out = convert(fn, torch.randn(2, 6, 4, 5), tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "gradient of the weight (output 1) sums over every sample" in proc.stderr
+    assert not out.exists()
+
+
+def test_embedding_dense_backward_is_refused_as_mixing_samples(tmp_path):
+    def fn(x):
+        indices = (x.abs() * 3).floor().clamp(0, 6).long()
+        return aten.embedding_dense_backward(torch.cos(x).unsqueeze(-1).expand(-1, -1, 4),
+                                             indices, 7, -1, False)
+    module, archive, out = convert(fn, torch.randn(2, 5), tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "embedding_dense_backward" in proc.stderr, proc.stderr
+    assert "mixes samples" in proc.stderr, proc.stderr
+    assert not out.exists()
