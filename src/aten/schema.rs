@@ -311,14 +311,6 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
     ),
-    not_evaluated(
-        schema(
-            "_adaptive_avg_pool2d_backward.default",
-            &[arg("grad_output", "Tensor"), arg("self", "Tensor")],
-            &[],
-        ),
-        "a gradient of constants alone has not been met; its lowering computes it",
-    ),
     schema(
         "__xor__.Scalar",
         &[arg("self", "Tensor"), arg("other", "Scalar")],
@@ -328,6 +320,14 @@ pub const SCHEMAS: &[Schema] = &[
         "__xor__.Tensor",
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
+    ),
+    not_evaluated(
+        schema(
+            "_adaptive_avg_pool2d_backward.default",
+            &[arg("grad_output", "Tensor"), arg("self", "Tensor")],
+            &[],
+        ),
+        "a gradient of constants alone has not been met; its lowering computes it",
     ),
     schema(
         "_convolution.default",
