@@ -93,6 +93,10 @@ pub const ONE_BY_ONE: &[(&str, &str)] = &[
         "torch.export records the number of its rows as a data-dependent size (torch selects them with `masked_select`, even for r = 1), and ATC compiles static shapes only",
     ),
     (
+        "embedding_dense_backward",
+        "its result, the gradient of the embedding table, adds up the output gradients of every index of every sample into one table, which mixes samples; only ops that treat each sample alike are exported",
+    ),
+    (
         "hash_tensor",
         "it reduces the bit patterns of the entries (an XOR of their 64-bit views), and no opset-11 operator reads the bits of a float",
     ),

@@ -326,6 +326,14 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("output_size", "SymInt[2]")],
         &[],
     ),
+    not_evaluated(
+        schema(
+            "_adaptive_avg_pool2d_backward.default",
+            &[arg("grad_output", "Tensor"), arg("self", "Tensor")],
+            &[],
+        ),
+        "a gradient of constants alone has not been met; its lowering computes it",
+    ),
     schema(
         "_adaptive_avg_pool3d.default",
         &[arg("self", "Tensor"), arg("output_size", "SymInt[3]")],
@@ -904,6 +912,23 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    not_evaluated(
+        schema(
+            "avg_pool2d_backward.default",
+            &[
+                arg("grad_output", "Tensor"),
+                arg("self", "Tensor"),
+                arg("kernel_size", "int[2]"),
+                arg("stride", "int[2]"),
+                arg("padding", "int[2]"),
+                arg("ceil_mode", "bool"),
+                arg("count_include_pad", "bool"),
+                arg("divisor_override", "int?"),
+            ],
+            &[],
+        ),
+        "a gradient of constants alone has not been met; its lowering computes it",
+    ),
     schema(
         "avg_pool3d.default",
         &[
@@ -1247,6 +1272,26 @@ pub const SCHEMAS: &[Schema] = &[
             arg("groups", "SymInt"),
         ],
         &[],
+    ),
+    not_evaluated(
+        schema(
+            "convolution_backward.default",
+            &[
+                arg("grad_output", "Tensor"),
+                arg("input", "Tensor"),
+                arg("weight", "Tensor"),
+                arg("bias_sizes", "SymInt[]?"),
+                arg("stride", "SymInt[]"),
+                arg("padding", "SymInt[]"),
+                arg("dilation", "SymInt[]"),
+                arg("transposed", "bool"),
+                arg("output_padding", "SymInt[]"),
+                arg("groups", "SymInt"),
+                arg("output_mask", "bool[3]"),
+            ],
+            &[],
+        ),
+        "a gradient of constants alone has not been met; its lowering computes it",
     ),
     schema(
         "copy.default",
@@ -2494,6 +2539,23 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    not_evaluated(
+        schema(
+            "max_pool2d_with_indices_backward.default",
+            &[
+                arg("grad_output", "Tensor"),
+                arg("self", "Tensor"),
+                arg("kernel_size", "int[2]"),
+                arg("stride", "int[2]"),
+                arg("padding", "int[2]"),
+                arg("dilation", "int[2]"),
+                arg("ceil_mode", "bool"),
+                arg("indices", "Tensor"),
+            ],
+            &[],
+        ),
+        "a gradient of constants alone has not been met; its lowering computes it",
+    ),
     schema(
         "max_pool3d.default",
         &[
@@ -2730,6 +2792,25 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    not_evaluated(
+        schema(
+            "native_group_norm_backward.default",
+            &[
+                arg("grad_out", "Tensor"),
+                arg("input", "Tensor"),
+                arg("mean", "Tensor"),
+                arg("rstd", "Tensor"),
+                arg("weight", "Tensor?"),
+                arg("N", "SymInt"),
+                arg("C", "SymInt"),
+                arg("HxW", "SymInt"),
+                arg("group", "int"),
+                arg("output_mask", "bool[3]"),
+            ],
+            &[],
+        ),
+        "a gradient of constants alone has not been met; its lowering computes it",
+    ),
     schema(
         "native_layer_norm.default",
         &[
@@ -2740,6 +2821,23 @@ pub const SCHEMAS: &[Schema] = &[
             arg("eps", "float"),
         ],
         &[],
+    ),
+    not_evaluated(
+        schema(
+            "native_layer_norm_backward.default",
+            &[
+                arg("grad_out", "Tensor"),
+                arg("input", "Tensor"),
+                arg("normalized_shape", "SymInt[]"),
+                arg("mean", "Tensor"),
+                arg("rstd", "Tensor"),
+                arg("weight", "Tensor?"),
+                arg("bias", "Tensor?"),
+                arg("output_mask", "bool[3]"),
+            ],
+            &[],
+        ),
+        "a gradient of constants alone has not been met; its lowering computes it",
     ),
     schema(
         "ne.Scalar",

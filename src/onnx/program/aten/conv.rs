@@ -27,7 +27,7 @@ const NATIVE_BATCH_NORM: &str = "torch.ops.aten._native_batch_norm_legit_no_trai
 
 impl<'p> Lowering<'p, '_> {
     /// The spatial axes of a convolution by stored weight `weight` (`[O, C, k…]`).
-    fn conv_rank(&self, weight: &Constant) -> Result<usize, OnnxError> {
+    pub(super) fn conv_rank(&self, weight: &Constant) -> Result<usize, OnnxError> {
         let dims = self.constant_dims(weight)?;
         match dims.len() {
             3..=5 => Ok(dims.len() - 2),
@@ -37,7 +37,7 @@ impl<'p> Lowering<'p, '_> {
         }
     }
 
-    fn groups(args: &Args<'_>) -> Result<u64, OnnxError> {
+    pub(super) fn groups(args: &Args<'_>) -> Result<u64, OnnxError> {
         let groups = args.int("groups").or_shape()?;
         u64::try_from(groups)
             .ok()

@@ -13,7 +13,7 @@ use crate::aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// Optional affine parameter `name` (`[C]`) as an initializer shaped `dims`, or `fill`.
-    fn affine(
+    pub(super) fn affine(
         &mut self,
         args: &Args<'_>,
         name: &str,

@@ -174,7 +174,7 @@ impl<'p> Lowering<'p, '_> {
     /// The input of a normalisation over the trailing dimensions `normalized_shape` names
     /// (`layer_norm`, `rms_norm`), as rows, and the per-sample axes it normalises; the
     /// batch among them is refused (it would mix samples).
-    fn trailing_norm_input(
+    pub(super) fn trailing_norm_input(
         &mut self,
         args: &Args<'_>,
         op: &str,

@@ -53,6 +53,9 @@ pub(super) const OPS: &[Op] = &[
     op(&["convolution.default"], |l, n, a, s| {
         l.convolution(n, a, s)
     }),
+    op(&["convolution_backward.default"], |l, n, a, s| {
+        l.convolution_backward(n, a, s)
+    }),
     op(
         &[
             "conv_transpose1d.default",
@@ -107,6 +110,22 @@ pub(super) const OPS: &[Op] = &[
         ],
         |l, n, a, s| l.adaptive_avg_pool(n, a, s, 3),
     ),
+    op(
+        &["max_pool2d_with_indices_backward.default"],
+        |l, n, a, s| l.max_pool_backward(n, a, s),
+    ),
+    op(&["avg_pool2d_backward.default"], |l, n, a, s| {
+        l.avg_pool_backward(n, a, s)
+    }),
+    op(&["_adaptive_avg_pool2d_backward.default"], |l, n, a, s| {
+        l.adaptive_avg_pool_backward(n, a, s)
+    }),
+    op(&["native_layer_norm_backward.default"], |l, n, a, s| {
+        l.layer_norm_backward(n, a, s)
+    }),
+    op(&["native_group_norm_backward.default"], |l, n, a, s| {
+        l.group_norm_backward(n, a, s)
+    }),
     op(&["mean.dim", "mean.default"], |l, n, a, s| l.mean(n, a, s)),
     op(&["sum.dim_IntList", "sum.default"], |l, n, a, s| {
         l.reduce(n, a, s, "ReduceSum")
