@@ -339,6 +339,19 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("output_size", "SymInt[3]")],
         &[],
     ),
+    not_evaluated(
+        schema(
+            "_cdist_forward.default",
+            &[
+                arg("x1", "Tensor"),
+                arg("x2", "Tensor"),
+                arg("p", "float"),
+                arg("compute_mode", "int?"),
+            ],
+            &[],
+        ),
+        "distances between constants alone have not been met; its lowering computes them",
+    ),
     schema(
         "_convolution.default",
         &[
@@ -1015,6 +1028,19 @@ pub const SCHEMAS: &[Schema] = &[
         "cat.default",
         &[arg("tensors", "Tensor[]"), arg_or("dim", "int", D::Int(0))],
         &[],
+    ),
+    not_evaluated(
+        schema(
+            "cdist.default",
+            &[
+                arg("x1", "Tensor"),
+                arg("x2", "Tensor"),
+                arg_or("p", "float", D::Float(2.0)),
+                arg_or("compute_mode", "int?", D::None),
+            ],
+            &[],
+        ),
+        "distances between constants alone have not been met; its lowering computes them",
     ),
     schema("ceil.default", &[arg("self", "Tensor")], &[]),
     schema(

@@ -87,6 +87,11 @@ DIRECT = {
         (6, 4, 5)),
     "atan2 with out=": (lambda x: torch.atan2(x, x.flip(-1) + 0.5, out=torch.empty_like(x)),
                         (3, 4)),
+    **{f"cdist p={p} of two activations": (
+        lambda x, p=p: torch.cdist(x, x.flip(1)[:, :3] * 0.5, p=p), (5, 4))
+       for p in (0.0, 1.0, 2.0, 1.5, float("inf"))},
+    "cdist p=2 to a constant codebook": (
+        lambda x: torch.cdist(x, torch.linspace(-1, 1, 24).view(6, 4)), (5, 4)),
 }
 STATS = {
     "_native_batch_norm_legit, eval": (
@@ -120,6 +125,15 @@ def test_core_overloads_called_directly_match_torch(name, tmp_path):
     ok(run_ckpt("to-onnx", archive, "-o", out))
     why = _opinfo.check_file(out, module, xs)
     assert why is None, why
+
+
+def test_cdist_that_torch_computes_by_a_matrix_product_is_refused(tmp_path):
+    module = _opinfo.OpModule(lambda x: torch.cdist(x, x * 2.0)).eval()
+    _, archive, out = exported(module, (26, 3), tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "matrix product" in proc.stderr, proc.stderr
+    assert not out.exists()
 
 
 def test_batch_norm_with_batch_statistics_is_refused_as_training_mode(tmp_path):

@@ -20,6 +20,7 @@ mod conv;
 mod conv_backward;
 mod decompose;
 mod diag;
+mod distance;
 mod division;
 mod embedding;
 mod fourier;

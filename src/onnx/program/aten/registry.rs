@@ -621,6 +621,10 @@ pub(super) const OPS: &[Op] = &[
     ),
     op(&["copy.default"], |l, n, a, s| l.copy(n, a, s)),
     op(
+        &["cdist.default", "_cdist_forward.default"],
+        |l, n, a, s| l.cdist(n, a, s),
+    ),
+    op(
         &["upsample_nearest1d.vec", "upsample_nearest1d.default"],
         |l, n, a, s| l.upsample(n, a, s, 1, Upsample::Nearest),
     ),
