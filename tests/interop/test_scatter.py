@@ -173,3 +173,34 @@ REFUSED = {
 def test_scatter_it_cannot_write_exactly_is_refused(name, tmp_path):
     fn, reason, dynamic = REFUSED[name]
     refused(fn, floats((3, 4), 3), tmp_path, reason, dynamic)
+
+
+class ExpandedIndex(torch.nn.Module):
+    """A scatter_add by an index buffer expanded over the batch, as a trace records it."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("index", torch.tensor([[3, 0]]))
+
+    def forward(self, x):
+        return x.scatter_add(1, self.index.expand(x.shape[0], 2), x[:, 1:3] * 2)
+
+
+def test_a_traced_scatter_keeps_a_dynamic_batch(tmp_path):
+    x = floats((2, 4), 4)
+    module = ExpandedIndex().eval()
+    archive, out = tmp_path / "m.pt", tmp_path / "m.onnx"
+    torch.jit.trace(module, (x,)).save(str(archive))
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    why = _opinfo.check_file(out, module, [x])
+    assert why is None, why
+
+
+def test_a_traced_scatter_by_fixed_rows_is_refused(tmp_path):
+    x = floats((2, 4), 5)
+    module = _opinfo.OpModule(lambda x: x.scatter(1, torch.tensor([[3, 0], [1, 2]]), 5.0))
+    archive, out = tmp_path / "m.pt", tmp_path / "m.onnx"
+    torch.jit.trace(module.eval(), (x,)).save(str(archive))
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "treats samples differently" in proc.stderr, proc.stderr

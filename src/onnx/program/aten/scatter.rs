@@ -569,3 +569,19 @@ impl Lowering<'_, '_> {
         Ok(emit::single(self.g.node(op, scope, pair, vec![], vec![m])))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unwritten_positions_extend_the_previous_run_within_the_source() {
+        let plan = Plan {
+            writes: vec![vec![4], vec![], vec![], vec![1, 2], vec![]],
+        };
+        // Round 0: 4, then 5 → wraps to 0 for a source of 5, 1, then 1, 2.
+        assert_eq!(filled(&plan, 0, 5), vec![4, 0, 1, 1, 2]);
+        // Round 1: only position 3 has a second entry.
+        assert_eq!(filled(&plan, 1, 5), vec![0, 1, 2, 2, 3]);
+    }
+}
