@@ -4,8 +4,8 @@
 //! fix. With those arguments constant, the writes are a [`Plan`]: for every entry of the
 //! result, the entries of the source written there, in the order torch's CPU kernel writes
 //! them (row-major over the index, the source or the mask). The evaluator folds a plan over
-//! constants and the ONNX lowering writes it as Gathers of the source, so both compute the
-//! same rule.
+//! constants and the ONNX lowering writes it as reads of the source at constant positions,
+//! so both compute the same rule.
 //!
 //! A plan is over flat (row-major) positions of tensors of known sizes. The lowering builds
 //! it over one sample's sizes when the positions are the same for every sample.

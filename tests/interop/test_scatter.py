@@ -137,6 +137,9 @@ BATCHED = {
         lambda x: torch.ops.aten.index_put(x, [None, torch.tensor([1, 1])], x[:, :2],
                                            accumulate=True),
         (2, 4)),
+    "index_put of a constant past the batch": (
+        lambda x: torch.ops.aten.index_put(x, [None, torch.tensor([2, 0])],
+                                           torch.tensor([[-0.0], [4.0]])), (2, 3, 4)),
     "select_scatter": (lambda x: torch.select_scatter(x, x[:, 0] * 3, 1, 2), (2, 4)),
     "slice_scatter": (lambda x: torch.slice_scatter(x, x[:, :, :2], 2, -2), (2, 3, 4)),
 }

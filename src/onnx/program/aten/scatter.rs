@@ -6,9 +6,10 @@
 //! ([`crate::aten::scatter`], which the evaluator folds alike). The graph has no
 //! ScatterElements or ScatterND: opset 11's have no `reduction` (opset 16), and their result
 //! is undefined where an index repeats. Instead `self` and the source are flattened per
-//! sample, and round `k` Gathers for every position the `k`-th entry written there (a
-//! constant list of source positions) and folds it in where the position has one (`Where`
-//! on a constant mask): a plain write replaces, a reduction applies Add, Mul, Max or Min in
+//! sample, and round `k` reads for every position the `k`-th entry written there (a
+//! constant list of source positions: a GatherElements of the one row of a static export,
+//! Slices of runs of consecutive entries with a batch, an initializer of a constant
+//! source) and folds it in where the position has one (`Where` on a constant mask): a plain write replaces, a reduction applies Add, Mul, Max or Min in
 //! torch's order, so a float sum rounds as torch's CPU kernel does. A plain `scatter` or
 //! `index_put` whose index repeats a position is refused, as torch leaves its result
 //! undefined.
@@ -32,7 +33,7 @@ use super::super::lower::Lowering;
 use super::super::tensor::{self, Placement};
 use super::{arg_error, OrShape};
 
-/// The most entries written to one position (a round of Gather and fold each).
+/// The most entries written to one position (a round of reads and folds each).
 const MAX_ROUNDS: usize = 64;
 
 /// The most Slices a round reads a batched source in.
@@ -324,7 +325,7 @@ impl Lowering<'_, '_> {
         let rounds = plan.most_writes();
         if rounds > MAX_ROUNDS {
             return Err(arg_error(format!(
-                "its positions write {rounds} entries to one position; the export folds at most {MAX_ROUNDS} (a Gather each)"
+                "its positions write {rounds} entries to one position; the export folds at most {MAX_ROUNDS} (a round of reads and folds each)"
             )));
         }
         let m = plan.writes.len() as u64;
@@ -397,13 +398,12 @@ impl Lowering<'_, '_> {
                 (Flat::Number(number), Vec::new())
             }
             Source::Tensor(s) if self.is_constant(s) => {
+                // With a batch, the plan is one sample's: a constant that reached the batch
+                // dimension would have a dimension more than the plan's sizes of one
+                // sample take (torch's source has `self`'s rank for `scatter` and
+                // `slice_scatter`, the view's for `select_scatter`), so the plan refuses it;
+                // `index_put`'s values of lower rank are the same for every sample.
                 let c = self.constant_tensor(s)?;
-                if !self.is_lifted() {
-                    return Err(arg_error(format!(
-                        "the constant source `{s}` {:?} has fixed rows along the batch dimension while the batch varies: it writes sample by sample, which treats samples differently; export with --batch static",
-                        c.dims()
-                    )));
-                }
                 let values = Self::initializer_values(&c, elem);
                 (Flat::Values(values), c.dims().to_vec())
             }
