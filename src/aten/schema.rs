@@ -292,12 +292,32 @@ use DefaultValue as D;
 /// Every schema, sorted by target.
 pub const SCHEMAS: &[Schema] = &[
     schema(
+        "__and__.Scalar",
+        &[arg("self", "Tensor"), arg("other", "Scalar")],
+        &[],
+    ),
+    schema(
         "__and__.Tensor",
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
     ),
     schema(
+        "__or__.Scalar",
+        &[arg("self", "Tensor"), arg("other", "Scalar")],
+        &[],
+    ),
+    schema(
         "__or__.Tensor",
+        &[arg("self", "Tensor"), arg("other", "Tensor")],
+        &[],
+    ),
+    schema(
+        "__xor__.Scalar",
+        &[arg("self", "Tensor"), arg("other", "Scalar")],
+        &[],
+    ),
+    schema(
+        "__xor__.Tensor",
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
     ),
@@ -892,13 +912,33 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema(
+        "bitwise_and.Scalar",
+        &[arg("self", "Tensor"), arg("other", "Scalar")],
+        &[],
+    ),
+    schema(
         "bitwise_and.Tensor",
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
     ),
     schema("bitwise_not.default", &[arg("self", "Tensor")], &[]),
     schema(
+        "bitwise_or.Scalar",
+        &[arg("self", "Tensor"), arg("other", "Scalar")],
+        &[],
+    ),
+    schema(
         "bitwise_or.Tensor",
+        &[arg("self", "Tensor"), arg("other", "Tensor")],
+        &[],
+    ),
+    schema(
+        "bitwise_xor.Scalar",
+        &[arg("self", "Tensor"), arg("other", "Scalar")],
+        &[],
+    ),
+    schema(
+        "bitwise_xor.Tensor",
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
     ),
@@ -1292,6 +1332,11 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema(
+        "div.Scalar_mode",
+        &[arg("self", "Tensor"), arg("other", "Scalar")],
+        &[arg("rounding_mode", "str?")],
+    ),
+    schema(
         "div.Tensor",
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
@@ -1596,6 +1641,26 @@ pub const SCHEMAS: &[Schema] = &[
     schema("fliplr.default", &[arg("self", "Tensor")], &[]),
     schema("flipud.default", &[arg("self", "Tensor")], &[]),
     schema("floor.default", &[arg("self", "Tensor")], &[]),
+    schema(
+        "floor_divide.Scalar",
+        &[arg("self", "Tensor"), arg("other", "Scalar")],
+        &[],
+    ),
+    schema(
+        "floor_divide.default",
+        &[arg("self", "Tensor"), arg("other", "Tensor")],
+        &[],
+    ),
+    schema(
+        "fmod.Scalar",
+        &[arg("self", "Tensor"), arg("other", "Scalar")],
+        &[],
+    ),
+    schema(
+        "fmod.Tensor",
+        &[arg("self", "Tensor"), arg("other", "Tensor")],
+        &[],
+    ),
     schema("frac.default", &[arg("self", "Tensor")], &[]),
     schema("frexp.Tensor", &[arg("self", "Tensor")], &[]),
     schema(
@@ -2146,6 +2211,11 @@ pub const SCHEMAS: &[Schema] = &[
     schema("logical_not.default", &[arg("self", "Tensor")], &[]),
     schema(
         "logical_or.default",
+        &[arg("self", "Tensor"), arg("other", "Tensor")],
+        &[],
+    ),
+    schema(
+        "logical_xor.default",
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
     ),

@@ -15,10 +15,10 @@ use super::write::header;
 use super::{Batch, Extent, OnnxError};
 
 /// Operators this exporter may emit, each registered by ATC's ONNX parser for every
-/// default-domain opset from 9 to 13 (`Resize` from 10, `CumSum` from 11, where ONNX defines
-/// it and the lowering refuses it below; checked against the parser's table,
-/// [`super::cann::REGISTERED`]).
-pub const ALLOWED_OPS: [&str; 67] = [
+/// default-domain opset from 9 to 13 (`Resize` and `Mod` from 10, `CumSum` from 11, where
+/// ONNX defines them and the lowering refuses them below; checked against the parser's
+/// table, [`super::cann::REGISTERED`]).
+pub const ALLOWED_OPS: [&str; 68] = [
     "Abs",
     "Acos",
     "Acosh",
@@ -57,6 +57,7 @@ pub const ALLOWED_OPS: [&str; 67] = [
     "Max",
     "MaxPool",
     "Min",
+    "Mod",
     "Mul",
     "Neg",
     "PRelu",
@@ -92,7 +93,7 @@ pub const ALLOWED_OPS: [&str; 67] = [
 /// registered by ATC's ONNX parser for opsets 9–13 (`GatherElements` from 11, where ONNX
 /// defines it and the lowering refuses it below). `Gather` only as a table lookup: its
 /// data must be an initializer (an embedding), never a computed shape.
-pub const TYPED_OPS: [&str; 14] = [
+pub const TYPED_OPS: [&str; 15] = [
     "And",
     "ArgMax",
     "ArgMin",
@@ -107,6 +108,7 @@ pub const TYPED_OPS: [&str; 14] = [
     "Or",
     "TopK",
     "Where",
+    "Xor",
 ];
 
 /// Ops that compute shapes at run time; with a dynamic batch ATC cannot fold them.

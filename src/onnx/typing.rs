@@ -114,7 +114,7 @@ pub fn violations(
 /// [`super::atc::TYPED_OPS`], each version in force at opsets 9–13, by operator and
 /// version; printed by `scripts/onnx-signatures` from onnx's operator schemas.
 #[rustfmt::skip]
-pub const SIGNATURES: [Signature; 168] = [
+pub const SIGNATURES: [Signature; 171] = [
     sig("Abs", 6, &[(0, false)], &[&[Int32, Int64, Float32]]),
     sig("Abs", 13, &[(0, false)], &[&[Int32, Int64, Float32]]),
     sig("Acos", 7, &[(0, false)], &[&[Float32]]),
@@ -210,6 +210,8 @@ pub const SIGNATURES: [Signature; 168] = [
     sig("Min", 8, &[(0, true)], &[&[Float32]]),
     sig("Min", 12, &[(0, true)], &[&[Int32, Int64, Float32]]),
     sig("Min", 13, &[(0, true)], &[&[Int32, Int64, Float32]]),
+    sig("Mod", 10, &[(0, false), (0, false)], &[&[Int32, Int64, Float32]]),
+    sig("Mod", 13, &[(0, false), (0, false)], &[&[Int32, Int64, Float32]]),
     sig("Mul", 7, &[(0, false), (0, false)], &[&[Int32, Int64, Float32]]),
     sig("Mul", 13, &[(0, false), (0, false)], &[&[Int32, Int64, Float32]]),
     sig("Neg", 6, &[(0, false)], &[&[Float32, Int32, Int64]]),
@@ -283,6 +285,7 @@ pub const SIGNATURES: [Signature; 168] = [
     sig("Transpose", 1, &[(0, false)], &[&[Int32, Int64, Float32, Bool]]),
     sig("Transpose", 13, &[(0, false)], &[&[Int32, Int64, Float32, Bool]]),
     sig("Where", 9, &[(0, false), (1, false), (1, false)], &[&[Bool], &[Int32, Int64, Float32, Bool]]),
+    sig("Xor", 7, &[(0, false), (0, false)], &[&[Bool]]),
 ];
 
 #[cfg(test)]
@@ -379,9 +382,10 @@ mod tests {
     fn every_emitted_op_has_a_signature_at_every_opset_it_is_registered_at() {
         use crate::onnx::atc::{ALLOWED_OPS, TYPED_OPS};
         for op in ALLOWED_OPS.iter().chain(&TYPED_OPS) {
-            // Resize is defined from opset 10; CumSum, GatherElements and Round from 11.
+            // Resize and Mod are defined from opset 10; CumSum, GatherElements and Round
+            // from 11.
             let from = match *op {
-                "Resize" => 10,
+                "Resize" | "Mod" => 10,
                 "CumSum" | "GatherElements" | "Round" => 11,
                 _ => 9,
             };

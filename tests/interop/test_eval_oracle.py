@@ -297,6 +297,15 @@ CASES = [
     C("remainder.Tensor", T(3, 4), T(4, nonzero=True), dtypes=NUMERIC),
     C("remainder.Tensor", T(2, 3), T(3, values=[-7, 3, -2]), dtypes=NUMERIC),
     *[C("remainder.Scalar", T(2, 4), s, dtypes=NUMERIC) for s in (3, -2, 2.5)],
+    C("fmod.Tensor", T(3, 4), T(4, nonzero=True), dtypes=NUMERIC),
+    C("fmod.Tensor", T(2, 3), T(3, values=[-7, 3, -2]), dtypes=NUMERIC),
+    *[C("fmod.Scalar", T(2, 4), s, dtypes=NUMERIC) for s in (3, -2, 0.1)],
+    *[C("div.Scalar_mode", T(2, 4), s, rounding_mode=m, dtypes=NUMERIC)
+      for s in (3, -2) for m in ("floor", "trunc")],
+    C("div.Scalar_mode", T(2, 4), 0.1, rounding_mode="floor"),
+    C("floor_divide.default", T(3, 4), T(4, nonzero=True), dtypes=NUMERIC),
+    *[C("floor_divide.Scalar", T(2, 4), s, dtypes=NUMERIC) for s in (3, -2)],
+    C("floor_divide.Scalar", T(2, 4), 0.1),
     *[C(t, T(2, 3), 2, dtypes=NUMERIC) for t in
       ["add.Scalar", "sub.Scalar", "mul.Scalar", "rsub.Scalar"]],
     C("add.Scalar", T(2, 3), 1.5, dtypes=NUMERIC),
@@ -316,8 +325,13 @@ CASES = [
       ["eq.Scalar", "ne.Scalar", "lt.Scalar", "le.Scalar", "gt.Scalar", "ge.Scalar"]],
     C("lt.Scalar", T(2, 3), 0.5, dtypes=NUMERIC),
     *[C(t, T(2, 3), T(3), dtypes=(I64, BOOL)) for t in
-      ["__and__.Tensor", "__or__.Tensor", "bitwise_and.Tensor", "bitwise_or.Tensor"]],
-    *[C(t, T(2, 3), T(3), dtypes=ALL) for t in ["logical_and.default", "logical_or.default"]],
+      ["__and__.Tensor", "__or__.Tensor", "__xor__.Tensor", "bitwise_and.Tensor",
+       "bitwise_or.Tensor", "bitwise_xor.Tensor"]],
+    *[C(t, T(2, 3), s, dtypes=(I64,)) for s in (3, -6) for t in
+      ["__and__.Scalar", "__or__.Scalar", "__xor__.Scalar", "bitwise_and.Scalar",
+       "bitwise_or.Scalar", "bitwise_xor.Scalar"]],
+    *[C(t, T(2, 3), T(3), dtypes=ALL) for t in
+      ["logical_and.default", "logical_or.default", "logical_xor.default"]],
     C("pow.Tensor_Tensor", T(2, 3, positive=True), T(3)),
     C("pow.Tensor_Tensor", T(2, 3, low=0, high=4), T(3, low=0, high=3), dtypes=(I64,)),
     *[C("pow.Tensor_Scalar", T(2, 3), e, dtypes=NUMERIC) for e in (2, 3, -1.0, -2.0, 1.7)],

@@ -210,6 +210,9 @@ pub(crate) const EVALUATED: &[&str] = &[
     "logspace.default",
     "cumsum.default",
     "div.Tensor_mode",
+    "div.Scalar_mode",
+    "floor_divide.default",
+    "floor_divide.Scalar",
     "pow.Scalar",
     "pow.Tensor_Tensor",
     "sin.default",
@@ -243,6 +246,10 @@ pub(crate) const EVALUATED: &[&str] = &[
     "_native_batch_norm_legit.no_stats",
     "_native_batch_norm_legit_functional.default",
     "__and__.Tensor",
+    "__and__.Scalar",
+    "__or__.Scalar",
+    "__xor__.Tensor",
+    "__xor__.Scalar",
     "__or__.Tensor",
     "_convolution.default",
     "_log_softmax.default",
@@ -276,6 +283,10 @@ pub(crate) const EVALUATED: &[&str] = &[
     "baddbmm.default",
     "bitwise_and.Tensor",
     "bitwise_or.Tensor",
+    "bitwise_and.Scalar",
+    "bitwise_or.Scalar",
+    "bitwise_xor.Tensor",
+    "bitwise_xor.Scalar",
     "bmm.default",
     "clamp.Tensor",
     "col2im.default",
@@ -311,6 +322,7 @@ pub(crate) const EVALUATED: &[&str] = &[
     "log_softmax.int",
     "logical_and.default",
     "logical_or.default",
+    "logical_xor.default",
     "masked_fill.Scalar",
     "masked_fill.Tensor",
     "masked_fill_.Scalar",
@@ -330,6 +342,8 @@ pub(crate) const EVALUATED: &[&str] = &[
     "prelu.default",
     "reflection_pad2d.default",
     "relu6.default",
+    "fmod.Tensor",
+    "fmod.Scalar",
     "remainder.Scalar",
     "remainder.Tensor",
     "replication_pad2d.default",
@@ -988,7 +1002,11 @@ pub fn evaluate(
             };
             one(x.cumprod(axis(a.int("dim")?, x.rank().max(1))?))
         }
-        "div.Tensor_mode" => {
+        "floor_divide.default" | "floor_divide.Scalar" => {
+            let (x, y) = (a.tensor("self")?, a.operand("other")?);
+            one(Tensor::zip(&x, &y, float_floor_div, Some(floor_div)))
+        }
+        "div.Tensor_mode" | "div.Scalar_mode" => {
             let (x, y) = (a.tensor("self")?, a.operand("other")?);
             one(match a.node_arg("rounding_mode") {
                 None | Some(Argument::None) => Tensor::zip(&x, &y, |p, q| p / q, None),

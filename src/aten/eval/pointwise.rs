@@ -221,10 +221,28 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         return Some(frexp(a));
     }
     let result = match op {
-        "__and__.Tensor" | "bitwise_and.Tensor" | "__or__.Tensor" | "bitwise_or.Tensor" => {
-            bitwise(a, op.contains("and"))
+        "__and__.Tensor" | "bitwise_and.Tensor" | "__and__.Scalar" | "bitwise_and.Scalar" => {
+            bitwise(a, |p, q| Some(p & q))
         }
-        "logical_and.default" | "logical_or.default" => logical(a, op == "logical_and.default"),
+        "__or__.Tensor" | "bitwise_or.Tensor" | "__or__.Scalar" | "bitwise_or.Scalar" => {
+            bitwise(a, |p, q| Some(p | q))
+        }
+        "__xor__.Tensor" | "bitwise_xor.Tensor" | "__xor__.Scalar" | "bitwise_xor.Scalar" => {
+            bitwise(a, |p, q| Some(p ^ q))
+        }
+        "logical_and.default" => logical(a, |p, q| Some(p & q)),
+        "logical_or.default" => logical(a, |p, q| Some(p | q)),
+        "logical_xor.default" => logical(a, |p, q| Some(p ^ q)),
+        "fmod.Tensor" | "fmod.Scalar" => (|| {
+            let (x, y) = (a.tensor("self")?, a.operand("other")?);
+            if let (Values::I64(_), Values::I64(q)) = (x.values(), y.values()) {
+                if q.contains(&0) {
+                    return Err("an integer fmod by zero".into());
+                }
+            }
+            // Rust's `%` on floats is C's `fmod`; on integers it truncates, as C's does.
+            Tensor::zip(&x, &y, |p, q| p % q, Some(i64::checked_rem))
+        })(),
         "remainder.Tensor" | "remainder.Scalar" => (|| {
             let (x, y) = (a.tensor("self")?, a.operand("other")?);
             if let (Values::I64(_), Values::I64(q)) = (x.values(), y.values()) {
@@ -386,21 +404,19 @@ pub(super) fn float_to_int(x: f32) -> i64 {
     }
 }
 
-/// Bitwise and/or: of integers, or (as torch) of bools; floats are refused as by torch.
-fn bitwise(a: &Args<'_>, and: bool) -> Result<Tensor, String> {
+/// Bitwise and/or/xor (`op`): of integers, or (as torch) of bools; floats are refused as by
+/// torch.
+fn bitwise(a: &Args<'_>, op: fn(i64, i64) -> Option<i64>) -> Result<Tensor, String> {
     let (x, y) = (a.tensor("self")?, a.operand("other")?);
     if matches!(x.values(), Values::F32(_)) || matches!(y.values(), Values::F32(_)) {
         return Err("a bitwise operator on a float tensor".into());
     }
-    if and {
-        Tensor::zip(&x, &y, |p, _| p, Some(|p, q| Some(p & q)))
-    } else {
-        Tensor::zip(&x, &y, |p, _| p, Some(|p, q| Some(p | q)))
-    }
+    Tensor::zip(&x, &y, |p, _| p, Some(op))
 }
 
-/// Logical and/or of any tensors: nonzero is true; the result is bool (0/1).
-fn logical(a: &Args<'_>, and: bool) -> Result<Tensor, String> {
+/// Logical and/or/xor (`op` of 0/1) of any tensors: nonzero is true; the result is bool
+/// (0/1).
+fn logical(a: &Args<'_>, op: fn(i64, i64) -> Option<i64>) -> Result<Tensor, String> {
     let truth = |t: &Tensor| -> Result<Tensor, String> {
         let v = match t.values() {
             Values::I64(v) => v.iter().map(|&i| i64::from(i != 0)).collect(),
@@ -409,11 +425,7 @@ fn logical(a: &Args<'_>, and: bool) -> Result<Tensor, String> {
         Tensor::i64(t.dims().to_vec(), v)
     };
     let (x, y) = (truth(&a.tensor("self")?)?, truth(&a.operand("other")?)?);
-    if and {
-        Tensor::zip(&x, &y, |p, _| p, Some(|p, q| Some(p & q)))
-    } else {
-        Tensor::zip(&x, &y, |p, _| p, Some(|p, q| Some(p | q)))
-    }
+    Tensor::zip(&x, &y, |p, _| p, Some(op))
 }
 
 #[cfg(test)]

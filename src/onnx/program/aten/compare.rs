@@ -264,7 +264,7 @@ impl<'p> Lowering<'p, '_> {
         let sides = [operand(args, "self")?, operand(args, "other")?];
         if bitwise && self.common_elem(&sides)? != ElemType::Bool {
             return Err(arg_error(
-                "bitwise and/or of integer tensors is not exported; only of bool masks".into(),
+                "a bitwise operator on integers is not exported: opset 11 has none (BitwiseAnd, BitwiseOr and BitwiseXor arrived in opset 18); only of bool masks".into(),
             ));
         }
         let mut y = self.bool_nodes(&[onnx], scope, sides, ElemType::Bool)?;

@@ -1,7 +1,6 @@
-//! Element-wise ops that are a few ONNX ops each: `remainder` (Python's sign rule, as
-//! `a − ⌊a / b⌋ · b`), `addcmul`/`addcdiv` (`self + value · t1 ∘ t2`), `lerp`, `atan2`
-//! (from `Atan`, C's quadrant rules), `isfinite`, and `stack` (each input given the new axis,
-//! then one Concat).
+//! Element-wise ops that are a few ONNX ops each: `addcmul`/`addcdiv`
+//! (`self + value · t1 ∘ t2`), `lerp`, `atan2` (from `Atan`, C's quadrant rules),
+//! `isfinite`, and `stack` (each input given the new axis, then one Concat).
 
 use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
@@ -17,7 +16,7 @@ use crate::aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// Both operands in the graph; at least one must be an activation.
-    fn emitted_pair(
+    pub(super) fn emitted_pair(
         &mut self,
         a: Elementwise<'_>,
         b: Elementwise<'_>,
@@ -47,39 +46,6 @@ impl<'p> Lowering<'p, '_> {
             }
         }
         self.emitted_operand(e, scope)
-    }
-
-    /// `remainder.Tensor` / `remainder.Scalar`: `a − ⌊a / b⌋ · b`, whose sign follows `b`
-    /// as Python's `%` does (ONNX `Mod` takes floats only as C's `fmod`).
-    pub(super) fn remainder(
-        &mut self,
-        node: &Node,
-        args: &Args<'_>,
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        let (a, b) = self.emitted_pair(
-            operand(args, "self")?,
-            operand(args, "other")?,
-            scope,
-            "remainder",
-        )?;
-        let quotient = emit::binary(&mut self.g, "Div", scope, a.operand(), b.operand())?;
-        let floored = self.g.unary("Floor", scope, &quotient, vec![]);
-        let multiple = emit::binary(
-            &mut self.g,
-            "Mul",
-            scope,
-            Operand::Activation(&floored),
-            b.operand(),
-        )?;
-        let y = emit::binary(
-            &mut self.g,
-            "Sub",
-            scope,
-            a.operand(),
-            Operand::Activation(&multiple),
-        )?;
-        self.bind(node, 0, y)
     }
 
     /// `addcmul` (`op` = `Mul`) and `addcdiv` (`Div`): `self + value · (tensor1 op tensor2)`.
@@ -144,7 +110,7 @@ impl<'p> Lowering<'p, '_> {
 
 /// One node `op` reading `inputs` (names), with one output of per-sample `shape` and
 /// element type `elem`.
-fn typed(
+pub(super) fn typed(
     g: &mut GraphBuilder,
     op: &'static str,
     scope: &str,
@@ -159,7 +125,7 @@ fn typed(
 
 /// Whether each element of float `x` has its sign bit set (`-0.0` included, NaN
 /// aside): `min(x, 1/x) < 0`, as `1/−0 = −∞` and `1/−∞ = −0`.
-fn sign_bit(g: &mut GraphBuilder, scope: &str, x: &Value) -> Value {
+pub(super) fn sign_bit(g: &mut GraphBuilder, scope: &str, x: &Value) -> Value {
     let zero = g.constant_scalar(&format!("{scope}.zero"), 0.0);
     let inverse = g.unary("Reciprocal", scope, x, vec![]);
     let low = typed(

@@ -19,6 +19,7 @@ mod constant;
 mod conv;
 mod decompose;
 mod diag;
+mod division;
 mod embedding;
 mod fourier;
 mod frexp;

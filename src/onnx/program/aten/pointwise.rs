@@ -435,6 +435,8 @@ pub(super) fn operand<'a>(args: &Args<'a>, name: &str) -> Result<Elementwise<'a>
         Some(Argument::Tensor(t)) => Ok(Elementwise::Tensor(t)),
         Some(Argument::Int(i)) => Ok(Elementwise::Scalar(*i as f64)),
         Some(Argument::Float(f)) => Ok(Elementwise::Scalar(*f)),
+        // torch reads a bool number as 0 or 1 (`mask & True`).
+        Some(Argument::Bool(b)) => Ok(Elementwise::Scalar(f64::from(u8::from(*b)))),
         Some(other) => Err(arg_error(format!("argument `{name}` is {}", other.kind()))),
         None => Err(arg_error(format!("argument `{name}` is missing"))),
     }

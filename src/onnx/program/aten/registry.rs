@@ -267,6 +267,16 @@ pub(super) const OPS: &[Op] = &[
     op(&["remainder.Tensor", "remainder.Scalar"], |l, n, a, s| {
         l.remainder(n, a, s)
     }),
+    op(&["fmod.Tensor", "fmod.Scalar"], |l, n, a, s| {
+        l.fmod(n, a, s)
+    }),
+    op(&["div.Tensor_mode", "div.Scalar_mode"], |l, n, a, s| {
+        l.div_rounding(n, a, s, false)
+    }),
+    op(
+        &["floor_divide.default", "floor_divide.Scalar"],
+        |l, n, a, s| l.div_rounding(n, a, s, true),
+    ),
     op(&["lerp.Scalar"], |l, n, a, s| l.lerp(n, a, s)),
     op(&["atan2.default"], |l, n, a, s| l.atan2(n, a, s)),
     op(&["isfinite.default"], |l, n, a, s| l.isfinite(n, a, s)),
@@ -670,12 +680,36 @@ pub(super) const OPS: &[Op] = &[
     op(&["logical_or.default"], |l, n, a, s| {
         l.logical(n, a, s, "Or", false)
     }),
-    op(&["bitwise_and.Tensor", "__and__.Tensor"], |l, n, a, s| {
-        l.logical(n, a, s, "And", true)
+    op(&["logical_xor.default"], |l, n, a, s| {
+        l.logical(n, a, s, "Xor", false)
     }),
-    op(&["bitwise_or.Tensor", "__or__.Tensor"], |l, n, a, s| {
-        l.logical(n, a, s, "Or", true)
-    }),
+    op(
+        &[
+            "bitwise_and.Tensor",
+            "__and__.Tensor",
+            "bitwise_and.Scalar",
+            "__and__.Scalar",
+        ],
+        |l, n, a, s| l.logical(n, a, s, "And", true),
+    ),
+    op(
+        &[
+            "bitwise_or.Tensor",
+            "__or__.Tensor",
+            "bitwise_or.Scalar",
+            "__or__.Scalar",
+        ],
+        |l, n, a, s| l.logical(n, a, s, "Or", true),
+    ),
+    op(
+        &[
+            "bitwise_xor.Tensor",
+            "__xor__.Tensor",
+            "bitwise_xor.Scalar",
+            "__xor__.Scalar",
+        ],
+        |l, n, a, s| l.logical(n, a, s, "Xor", true),
+    ),
     op(
         &[
             "where.self",

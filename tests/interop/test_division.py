@@ -1,0 +1,137 @@
+"""`ckpt to-onnx` on division as torch rounds it, compared bit for bit with torch eager:
+`fmod` (C's), `remainder` (Python's `%`), `div` with `rounding_mode='trunc'` and `'floor'`
+(Python's `//`), of two activations, an activation and a number, and an activation and a
+constant tensor. The inputs hold the values where a graph that divides first and rounds
+after would differ from torch: `3 // 0.1` (torch floors the exact quotient, 29, where the
+rounded `3 / 0.1` is 30), `fmod(3, 0.1)`, signed zeros, infinities, NaN and zero divisors.
+Each file is also judged as the OpInfo sweep judges one (full ONNX check, opset 11,
+ATC-clean, onnxruntime at two batch sizes). Then `xor` and `and`/`or` with a bool number,
+of masks, and the refusal of bitwise operators on integers.
+"""
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+
+import _opinfo
+from _util import ok, run_ckpt
+
+EDGES = (3.0, 0.1, -3.0, 0.1, 3.0, -0.1, -0.0, 2.0, 0.0, -2.0, 1.0, 0.0, -1.0, 0.0,
+         float("inf"), 2.0, 5.0, float("inf"), -5.0, float("-inf"), float("nan"), 1.0,
+         1.0, float("nan"), -4.0, 2.0, 4.0, -2.0, 7.5, -2.0, -7.5, 2.0, 1e-30, 3e38)
+
+
+def pairs(batch, seed):
+    """[batch, 2, 17]: channel 0 dividends, channel 1 divisors (the edges first)."""
+    gen = torch.Generator().manual_seed(seed)
+    x = (torch.randn(batch, 2, 17, generator=gen) * 4).round(decimals=1)
+    edges = torch.tensor(EDGES).view(-1, 2).T  # [2, 17]
+    x[0] = edges
+    return x
+
+
+class Divide(torch.nn.Module):
+    def __init__(self, fn, constant=None):
+        super().__init__()
+        self.fn = fn
+        if constant is not None:
+            self.register_buffer("divisor", constant)
+        else:
+            self.divisor = None
+
+    def forward(self, x):
+        a = x[:, 0]
+        b = x[:, 1] if self.divisor is None else self.divisor
+        return self.fn(a, b)
+
+
+OPS = {
+    "fmod": torch.fmod,
+    "remainder": torch.remainder,
+    "div trunc": lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+    "div floor": lambda a, b: torch.div(a, b, rounding_mode="floor"),
+    "floor_divide operator": lambda a, b: a // b,
+    "percent operator": lambda a, b: a % b,
+}
+DIVISORS = {
+    "activation": None,
+    "number 0.1": 0.1,
+    "number -2.5": -2.5,
+    "constant tensor": torch.tensor([0.1, -0.1, 2.0, -2.0, 0.0, float("inf"), -0.0, 3.0,
+                                     1.0, -1.0, 7.0, 0.5, -0.5, 1e-30, 3e38, -7.0, 4.0]),
+}
+
+
+def exactly(ref, got):
+    """None when `got` is `ref` bit for bit (NaN as NaN, zeros with their sign)."""
+    ref = ref.numpy()
+    if ref.shape != got.shape or ref.dtype != got.dtype:
+        return f"{got.shape} {got.dtype}, torch {ref.shape} {ref.dtype}"
+    both_nan = np.isnan(ref) & np.isnan(got)
+    same = (ref == got) & (np.signbit(ref) == np.signbit(got))
+    bad = ~(same | both_nan)
+    if bad.any():
+        i = np.argwhere(bad)[0]
+        return f"at {tuple(i)}: {got[tuple(i)]!r}, torch {ref[tuple(i)]!r}"
+    return None
+
+
+@pytest.mark.parametrize("divisor", DIVISORS)
+@pytest.mark.parametrize("op", OPS)
+def test_division_rounds_bit_for_bit_as_torch(op, divisor, tmp_path):
+    fn, b = OPS[op], DIVISORS[divisor]
+    if isinstance(b, float):
+        module = Divide(lambda x, _: fn(x, b))
+    else:
+        module = Divide(fn, b)
+    module.eval()
+    xs = [pairs(2, 1), pairs(5, 2)]
+    program = torch.export.export(module, (xs[0],),
+                                  dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(program, str(archive))
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    why = _opinfo.check_file(out, module, xs)
+    assert why is None, why
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    for x in xs:
+        (got,) = session.run(None, {session.get_inputs()[0].name: x.numpy()})
+        why = exactly(module(x), got)
+        assert why is None, f"{op} by {divisor}: {why}"
+
+
+MASKS = {
+    "xor of masks": lambda x: (x > 0) ^ (x < 1),
+    "logical_xor of floats": lambda x: torch.logical_xor(x, x.flip(-1)),
+    "and with True": lambda x: (x > 0) & True,
+    "or with False": lambda x: (x > 0) | False,
+    "xor with True": lambda x: (x > 0) ^ True,
+}
+
+
+@pytest.mark.parametrize("name", MASKS)
+def test_xor_and_bool_numbers_of_masks_match_torch(name, tmp_path):
+    module = _opinfo.OpModule(MASKS[name]).eval()
+    gen = torch.Generator().manual_seed(3)
+    xs = [torch.randn(b, 3, 5, generator=gen) for b in (2, 5)]
+    xs[0].view(-1)[:3] = torch.tensor([0.0, float("nan"), -0.0])
+    program = torch.export.export(module, (xs[0],),
+                                  dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(program, str(archive))
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    why = _opinfo.check_file(out, module, xs)
+    assert why is None, why
+
+
+def test_a_bitwise_operator_on_integers_is_refused_naming_opset_11(tmp_path):
+    module = _opinfo.OpModule(lambda x: x.long() ^ 3).eval()
+    x = torch.randn(2, 4) * 5
+    program = torch.export.export(module, (x,),
+                                  dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(program, str(archive))
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "opset 11 has none" in proc.stderr, proc.stderr
+    assert not out.exists()
