@@ -104,7 +104,6 @@ pub const SHAPED: &[&str] = &[
     "narrow.default",
     "index_select.default",
     "scatter.src",
-    "scatter.value",
     "scatter_add.default",
     "scatter_reduce.two",
     "index_put.default",
