@@ -28,6 +28,8 @@
 //! - [`combine`]: the index tuples of `cartesian_prod`.
 //! - [`search`]: `searchsorted` as torch's binary search steps through the sorted axis.
 //! - [`spaced`]: the points of `linspace`/`logspace` as torch's kernel places them.
+//! - [`scatter`]: the writes of `scatter`, `index_put` and the `*_scatter` ops, as torch's
+//!   kernels order them, which the evaluator folds and the ONNX lowering writes as Gathers.
 //! - [`refused`]: why an op with no lowering is refused, its class from torch's tags.
 //! - [`eval`]: evaluating ops whose inputs are all constants (parameters, buffers,
 //!   literals), so the export writes their results as initializers.
@@ -47,6 +49,7 @@ pub mod order;
 pub mod program;
 pub mod refused;
 pub mod rows;
+pub mod scatter;
 pub mod schema;
 pub mod search;
 pub mod series;

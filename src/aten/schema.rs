@@ -1983,6 +1983,19 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("indices", "Tensor?[]")],
         &[],
     ),
+    not_evaluated(
+        schema(
+            "index_put.default",
+            &[
+                arg("self", "Tensor"),
+                arg("indices", "Tensor?[]"),
+                arg("values", "Tensor"),
+                arg_or("accumulate", "bool", D::Bool(false)),
+            ],
+            &[],
+        ),
+        "the evaluator holds a bool mask and an int64 index alike (as 0s and 1s), and index_put reads them differently",
+    ),
     schema(
         "index_select.default",
         &[
@@ -2488,6 +2501,15 @@ pub const SCHEMAS: &[Schema] = &[
             arg("self", "Tensor"),
             arg("mask", "Tensor"),
             arg("value", "Tensor"),
+        ],
+        &[],
+    ),
+    schema(
+        "masked_scatter.default",
+        &[
+            arg("self", "Tensor"),
+            arg("mask", "Tensor"),
+            arg("source", "Tensor"),
         ],
         &[],
     ),
@@ -3220,6 +3242,47 @@ pub const SCHEMAS: &[Schema] = &[
         ],
     ),
     schema(
+        "scatter.src",
+        &[
+            arg("self", "Tensor"),
+            arg("dim", "int"),
+            arg("index", "Tensor"),
+            arg("src", "Tensor"),
+        ],
+        &[],
+    ),
+    schema(
+        "scatter.value",
+        &[
+            arg("self", "Tensor"),
+            arg("dim", "int"),
+            arg("index", "Tensor"),
+            arg("value", "Scalar"),
+        ],
+        &[],
+    ),
+    schema(
+        "scatter_add.default",
+        &[
+            arg("self", "Tensor"),
+            arg("dim", "int"),
+            arg("index", "Tensor"),
+            arg("src", "Tensor"),
+        ],
+        &[],
+    ),
+    schema(
+        "scatter_reduce.two",
+        &[
+            arg("self", "Tensor"),
+            arg("dim", "int"),
+            arg("index", "Tensor"),
+            arg("src", "Tensor"),
+            arg("reduce", "str"),
+        ],
+        &[arg_or("include_self", "bool", D::Bool(true))],
+    ),
+    schema(
         "searchsorted.Scalar",
         &[arg("sorted_sequence", "Tensor"), arg("self", "Scalar")],
         &[
@@ -3242,6 +3305,16 @@ pub const SCHEMAS: &[Schema] = &[
         "select_copy.int",
         &[
             arg("self", "Tensor"),
+            arg("dim", "int"),
+            arg("index", "SymInt"),
+        ],
+        &[],
+    ),
+    schema(
+        "select_scatter.default",
+        &[
+            arg("self", "Tensor"),
+            arg("src", "Tensor"),
             arg("dim", "int"),
             arg("index", "SymInt"),
         ],
@@ -3272,6 +3345,18 @@ pub const SCHEMAS: &[Schema] = &[
         "slice_copy.Tensor",
         &[
             arg("self", "Tensor"),
+            arg_or("dim", "int", D::Int(0)),
+            arg_or("start", "SymInt?", D::None),
+            arg_or("end", "SymInt?", D::None),
+            arg_or("step", "SymInt", D::Int(1)),
+        ],
+        &[],
+    ),
+    schema(
+        "slice_scatter.default",
+        &[
+            arg("self", "Tensor"),
+            arg("src", "Tensor"),
             arg_or("dim", "int", D::Int(0)),
             arg_or("start", "SymInt?", D::None),
             arg_or("end", "SymInt?", D::None),

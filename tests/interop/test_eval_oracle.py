@@ -521,6 +521,21 @@ CASES = [
     C("roll.default", T(3, 4), [1, -2], [0, 1], dtypes=ALL),
     C("roll.default", T(3, 4), [5], dtypes=ALL),
     C("gather.default", T(3, 4), 1, T(3, 2, dtype=I64, low=0, high=4), dtypes=ALL),
+    # The scatter family: a plain write by positions that do not repeat, reductions by
+    # positions that do (folded in torch's order, from self or from the identity).
+    C("scatter.src", T(3, 4), 1, T(2, 3, dtype=I64, values=[2, 0, 1, 3, 1, 0]), T(2, 3),
+      dtypes=ALL),
+    C("scatter.value", T(3, 4), 1, T(3, 4, dtype=I64, values=[2, 0, 2, 1] * 3), 3,
+      dtypes=NUMERIC),
+    C("scatter_add.default", T(3, 4), -1, T(3, 4, dtype=I64, values=[2, 0, 2, 1] * 3),
+      T(3, 4), dtypes=NUMERIC),
+    *[C("scatter_reduce.two", T(3, 4), 1, T(3, 4, dtype=I64, values=[2, 0, 2, 2] * 3),
+        T(3, 4), reduce, include_self=include_self, dtypes=NUMERIC)
+      for reduce in ("sum", "prod", "mean", "amax", "amin") for include_self in (True, False)],
+    C("select_scatter.default", T(3, 4), T(3), 1, -1, dtypes=ALL),
+    C("slice_scatter.default", T(4, 3), T(2, 3), 0, 1, 100, 2, dtypes=ALL),
+    C("masked_scatter.default", T(3, 4), T(4, dtype=BOOL, values=[True, False, True, True]),
+      T(10), dtypes=ALL),
     C("cat.default", [T(2, 3), T(1, 3)], dtypes=ALL),
     C("cat.default", [T(2, 3), T(2, 1)], 1, dtypes=(F32,)),
     C("stack.default", [T(2, 3), T(2, 3)], 1, dtypes=ALL),

@@ -15,6 +15,7 @@ mod factory;
 mod linalg;
 mod pointwise;
 mod resample;
+mod scatter;
 mod tensor;
 mod window;
 
@@ -462,6 +463,13 @@ pub(crate) const EVALUATED: &[&str] = &[
     "prod.default",
     "convolution.default",
     "native_layer_norm.default",
+    "scatter.src",
+    "scatter.value",
+    "scatter_add.default",
+    "scatter_reduce.two",
+    "select_scatter.default",
+    "slice_scatter.default",
+    "masked_scatter.default",
 ];
 
 /// Node `node`'s outputs, computed from its tensor inputs, which `input` gives by value
@@ -1359,6 +1367,7 @@ pub fn evaluate(
             .or_else(|| linalg::evaluate(op, &a))
             .or_else(|| factory::evaluate(op, &a))
             .or_else(|| resample::evaluate(op, &a))
+            .or_else(|| scatter::evaluate(op, &a))
             .unwrap_or_else(|| Err(format!("`{op}` is not evaluated on constants"))),
     }
 }
@@ -1618,7 +1627,7 @@ fn standardise(a: &Args<'_>, op: &str) -> Result<Vec<Tensor>, String> {
 
 /// `x[indices]` (advanced indexing): the indexed axes must be leading and adjacent
 /// (`table[index]`, `t[:, index]` after `None`s), their index tensors broadcast together.
-fn index(x: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor, String> {
+pub fn index(x: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor, String> {
     let leading = indices.iter().take_while(|i| i.is_none()).count();
     let picked: Vec<&Tensor> = indices[leading..]
         .iter()

@@ -1,6 +1,7 @@
 //! Ops that move, pick, join or regroup dimensions: `cat`, `stack`, `flatten`, `slice`,
 //! `narrow`, `index_select`, `permute`, `select`, `unsqueeze`, `squeeze`, `unflatten`,
-//! `transpose`. The batch stays first: an op that would move or cut it is refused.
+//! `transpose`, and the scatter family, which keeps `self`'s sizes. The batch stays first:
+//! an op that would move or cut it is refused.
 
 use super::{axis, Operands, MAX_DIM};
 use crate::aten::program::Argument;
@@ -40,6 +41,16 @@ pub(super) fn infer(o: &Operands<'_>, op: &str) -> Option<Result<Vec<u64>, Strin
             }
         })(),
         "permute.default" => permute(o),
+        // torch's scatters write into a copy of `self` (`scatter_shape_check` and its
+        // siblings refuse a source or index that does not fit it).
+        "scatter.src"
+        | "scatter.value"
+        | "scatter_add.default"
+        | "scatter_reduce.two"
+        | "index_put.default"
+        | "select_scatter.default"
+        | "slice_scatter.default"
+        | "masked_scatter.default" => o.activation("self"),
         "select.int" => (|| {
             let mut x = o.activation("self")?;
             let a = axis(o.args.int("dim")?, x.len())?;

@@ -51,6 +51,7 @@ mod repeat;
 mod resize;
 mod rnn;
 mod sample_index;
+mod scatter;
 mod search;
 mod select_top;
 mod sequence;

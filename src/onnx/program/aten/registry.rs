@@ -365,6 +365,25 @@ pub(super) const OPS: &[Op] = &[
     }),
     op(&["index.Tensor"], |l, n, a, s| l.index_tensor(n, a, s)),
     op(
+        &[
+            "scatter.src",
+            "scatter.value",
+            "scatter_add.default",
+            "scatter_reduce.two",
+        ],
+        |l, n, a, s| l.scatter(n, a, s),
+    ),
+    op(&["index_put.default"], |l, n, a, s| l.index_put(n, a, s)),
+    op(&["select_scatter.default"], |l, n, a, s| {
+        l.select_scatter(n, a, s)
+    }),
+    op(&["slice_scatter.default"], |l, n, a, s| {
+        l.slice_scatter(n, a, s)
+    }),
+    op(&["masked_scatter.default"], |l, n, a, s| {
+        l.masked_scatter(n, a, s)
+    }),
+    op(
         &["group_norm.default", "native_group_norm.default"],
         |l, n, a, s| l.group_norm(n, a, s),
     ),

@@ -1,0 +1,403 @@
+//! Where each entry of a scatter's result comes from. torch's `scatter`, `scatter_add`,
+//! `scatter_reduce`, `index_put`, `select_scatter`, `slice_scatter` and `masked_scatter`
+//! copy `self` and write entries of a source into it at positions their other arguments
+//! fix. With those arguments constant, the writes are a [`Plan`]: for every entry of the
+//! result, the entries of the source written there, in the order torch's CPU kernel writes
+//! them (row-major over the index, the source or the mask). The evaluator folds a plan over
+//! constants and the ONNX lowering writes it as reads of the source at constant positions,
+//! so both compute the same rule.
+//!
+//! A plan is over flat (row-major) positions of tensors of known sizes. The lowering builds
+//! it over one sample's sizes when the positions are the same for every sample.
+
+use crate::aten::eval::Tensor;
+
+/// How the entries written to one position combine with each other and with `self`'s:
+/// `scatter_reduce`'s `reduce` names (torch's `ReductionType`), and a plain write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Combine {
+    /// The written entry replaces `self`'s (`scatter`, `index_put`, the `*_scatter` views).
+    Replace,
+    /// `sum` (`scatter_add`, `index_put(accumulate=True)`).
+    Sum,
+    /// `prod`.
+    Prod,
+    /// `mean`: the sum divided by the number of entries summed (`self`'s counted when it
+    /// is included), rounded down for integers (torch's `div_(count, "floor")`).
+    Mean,
+    /// `amax`: NaN when any entry is NaN (torch's kernel keeps a NaN source).
+    Amax,
+    /// `amin`: NaN when any entry is NaN.
+    Amin,
+}
+
+impl Combine {
+    /// `scatter_reduce`'s `reduce` argument.
+    pub fn of_reduce(reduce: &str) -> Result<Combine, String> {
+        match reduce {
+            "sum" => Ok(Combine::Sum),
+            "prod" => Ok(Combine::Prod),
+            "mean" => Ok(Combine::Mean),
+            "amax" => Ok(Combine::Amax),
+            "amin" => Ok(Combine::Amin),
+            other => Err(format!(
+                "scatter_reduce's reduce `{other}` is none of sum, prod, mean, amax, amin"
+            )),
+        }
+    }
+
+    /// The float entry a position starts from when `self`'s is not included (torch's
+    /// `scatter_reduce` with `include_self=False` first writes it there): 0 for a sum or
+    /// mean (so a sum of −0.0 is +0.0, as torch's), 1 for a product, −∞/+∞ for the
+    /// extremes.
+    pub fn identity(self) -> f32 {
+        match self {
+            Combine::Replace | Combine::Sum | Combine::Mean => 0.0,
+            Combine::Prod => 1.0,
+            Combine::Amax => f32::NEG_INFINITY,
+            Combine::Amin => f32::INFINITY,
+        }
+    }
+}
+
+/// Why a plain write (`scatter` of a source, `index_put` without `accumulate`) whose
+/// positions repeat one is refused.
+pub const REPEATED: &str = "torch documents the result of a repeated index as undefined (which of the entries written to one position is kept is not specified), so no graph can be said to match it";
+
+/// The writes of a scatter: for every flat position of the result (`self`'s sizes), the
+/// flat positions of the source written there, in torch's order. Invariant: every source
+/// position is below the source's element count.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub writes: Vec<Vec<usize>>,
+}
+
+/// The most entries a plan's result or source may have (2^24, the evaluator's cap on a
+/// tensor's elements, [`crate::aten::eval::MAX_ELEMENTS`]).
+const MAX_ENTRIES: u64 = 1 << 24;
+
+fn count(dims: &[u64]) -> Result<usize, String> {
+    let mut n: u64 = 1;
+    for &d in dims {
+        n = n
+            .checked_mul(d)
+            .filter(|&n| n <= MAX_ENTRIES)
+            .ok_or_else(|| format!("sizes {dims:?} hold more than 2^24 entries"))?;
+    }
+    Ok(n as usize)
+}
+
+fn strides(dims: &[u64]) -> Vec<usize> {
+    let mut strides = vec![1usize; dims.len()];
+    for a in (0..dims.len().saturating_sub(1)).rev() {
+        strides[a] = strides[a + 1] * dims[a + 1] as usize;
+    }
+    strides
+}
+
+/// The coordinates of flat position `flat` of a tensor of sizes `dims`.
+fn coordinates(mut flat: usize, dims: &[u64]) -> Vec<usize> {
+    let mut at = vec![0usize; dims.len()];
+    for a in (0..dims.len()).rev() {
+        let d = dims[a] as usize;
+        at[a] = flat % d.max(1);
+        flat /= d.max(1);
+    }
+    at
+}
+
+fn flat(at: &[usize], strides: &[usize]) -> usize {
+    at.iter().zip(strides).map(|(c, s)| c * s).sum()
+}
+
+/// Torch dimension `dim` (negative counts from the end) of a rank-`rank` tensor (a 0-d
+/// tensor has a dimension 0, as torch's `maybe_wrap_dim` gives it).
+fn wrap(dim: i64, rank: usize) -> Result<usize, String> {
+    let r = rank.max(1) as i64;
+    let a = if dim < 0 { dim + r } else { dim };
+    (0..r)
+        .contains(&a)
+        .then_some(a as usize)
+        .ok_or_else(|| format!("dimension {dim} is out of range for a rank-{rank} tensor"))
+}
+
+impl Plan {
+    fn empty(self_dims: &[u64]) -> Result<Plan, String> {
+        Ok(Plan {
+            writes: vec![Vec::new(); count(self_dims)?],
+        })
+    }
+
+    /// The most entries written to one position.
+    pub fn most_writes(&self) -> usize {
+        self.writes.iter().map(Vec::len).max().unwrap_or(0)
+    }
+
+    /// A position written more than once, if any (its flat position).
+    pub fn repeated(&self) -> Option<usize> {
+        self.writes.iter().position(|w| w.len() > 1)
+    }
+
+    /// `scatter(self, dim, index, src)` (and `scatter_add`, `scatter_reduce`): index entry
+    /// `index[i][j][k]` sends `src[i][j][k]` to `self[index[i][j][k]][j][k]` for `dim` 0,
+    /// and so on (torch's `scatter_gather_dtype_check`/`scatter_shape_check`: the same rank
+    /// for all three, `index` no larger than `src` anywhere nor than `self` off `dim`, every
+    /// index entry in `0..self.size(dim)`; an empty index writes nothing).
+    pub fn scatter(
+        self_dims: &[u64],
+        dim: i64,
+        index_dims: &[u64],
+        index: &[i64],
+        src_dims: &[u64],
+    ) -> Result<Plan, String> {
+        let mut plan = Plan::empty(self_dims)?;
+        let at = wrap(dim, self_dims.len())?;
+        if index.is_empty() {
+            return Ok(plan);
+        }
+        // A 0-d tensor is its one-entry 1-d view here (torch's kernels see it so).
+        let lift = |d: &[u64]| if d.is_empty() { vec![1] } else { d.to_vec() };
+        let (sizes, index_sizes, src_sizes) = (lift(self_dims), lift(index_dims), lift(src_dims));
+        let fits = index_sizes.len() == sizes.len()
+            && src_sizes.len() == sizes.len()
+            && (0..sizes.len())
+                .all(|d| index_sizes[d] <= src_sizes[d] && (d == at || index_sizes[d] <= sizes[d]));
+        if !fits || count(&index_sizes)? != index.len() {
+            return Err(format!(
+                "scatter into {self_dims:?} along {dim} by an index of {index_dims:?} from a source of {src_dims:?}: the index must have their rank and be no larger than the source, nor than self but along the dimension"
+            ));
+        }
+        let (self_strides, src_strides) = (strides(&sizes), strides(&src_sizes));
+        let size = sizes[at] as i64;
+        for (k, &i) in index.iter().enumerate() {
+            if !(0..size).contains(&i) {
+                return Err(format!(
+                    "scatter index {i} is out of range for dimension {at} of size {size}"
+                ));
+            }
+            let mut coordinate = coordinates(k, &index_sizes);
+            let source = flat(&coordinate, &src_strides);
+            coordinate[at] = i as usize;
+            plan.writes[flat(&coordinate, &self_strides)].push(source);
+        }
+        Ok(plan)
+    }
+
+    /// Writes to the positions `targets` lists of `self` (flat), of the source entries
+    /// `sources` lists (the same count), in that order.
+    pub fn of_pairs(self_dims: &[u64], targets: &[i64], sources: &[i64]) -> Result<Plan, String> {
+        let mut plan = Plan::empty(self_dims)?;
+        if targets.len() != sources.len() {
+            return Err(format!(
+                "{} positions written from {} source entries",
+                targets.len(),
+                sources.len()
+            ));
+        }
+        for (&t, &s) in targets.iter().zip(sources) {
+            let (Ok(t), Ok(s)) = (usize::try_from(t), usize::try_from(s)) else {
+                return Err(format!("a write from {s} to {t}"));
+            };
+            let slot = plan
+                .writes
+                .get_mut(t)
+                .ok_or_else(|| format!("position {t} is outside {self_dims:?}"))?;
+            slot.push(s);
+        }
+        Ok(plan)
+    }
+
+    /// `masked_scatter(self, mask, source)`: the positions where `mask` (broadcast to
+    /// `self`'s sizes, which it must not change) is true take `source`'s entries one after
+    /// another in row-major order over the whole tensor (torch's `masked_scatter_`: the
+    /// k-th true position gets the source's k-th entry; the source must hold at least as
+    /// many entries as the mask has true positions).
+    pub fn masked_scatter(
+        self_dims: &[u64],
+        mask_dims: &[u64],
+        mask: &[bool],
+        source_dims: &[u64],
+    ) -> Result<Plan, String> {
+        let mut plan = Plan::empty(self_dims)?;
+        let offset = self_dims
+            .len()
+            .checked_sub(mask_dims.len())
+            .ok_or_else(|| format!("a mask of {mask_dims:?} for {self_dims:?}"))?;
+        let fits = mask_dims
+            .iter()
+            .zip(&self_dims[offset..])
+            .all(|(&m, &s)| m == s || m == 1);
+        if !fits || count(mask_dims)? != mask.len() {
+            return Err(format!(
+                "a mask of {mask_dims:?} does not broadcast to {self_dims:?}"
+            ));
+        }
+        let mask_strides = strides(mask_dims);
+        let available = count(source_dims)?;
+        let mut next = 0usize;
+        for (t, slot) in plan.writes.iter_mut().enumerate() {
+            let at = coordinates(t, self_dims);
+            let m: usize = at[offset..]
+                .iter()
+                .zip(mask_dims)
+                .zip(&mask_strides)
+                .map(|((&c, &d), &s)| if d == 1 { 0 } else { c * s })
+                .sum();
+            if mask[m] {
+                if next >= available {
+                    return Err(format!(
+                        "masked_scatter's mask has more true entries than its source's {available}"
+                    ));
+                }
+                slot.push(next);
+                next += 1;
+            }
+        }
+        Ok(plan)
+    }
+}
+
+/// `0, 1, …` in a tensor of sizes `dims`: each entry its own flat position, so that a view
+/// of it (a slice, a select, an indexing) lists the positions the view takes.
+fn positions(dims: &[u64]) -> Result<Tensor, String> {
+    let n = count(dims)? as i64;
+    Tensor::i64(dims.to_vec(), (0..n).collect())
+}
+
+/// Writes of the source, whose sizes must be those of `view` (the positions of `self`
+/// a view takes), to those positions one for one.
+fn onto_view(self_dims: &[u64], view: &Tensor, src_dims: &[u64], op: &str) -> Result<Plan, String> {
+    if view.dims() != src_dims {
+        return Err(format!(
+            "{op} of a source of {src_dims:?} into a view of {:?}",
+            view.dims()
+        ));
+    }
+    let targets = view.to_i64()?;
+    let sources: Vec<i64> = (0..targets.len() as i64).collect();
+    Plan::of_pairs(self_dims, &targets, &sources)
+}
+
+/// `select_scatter(self, src, dim, index)`: `src` written over `self.select(dim, index)`
+/// (torch's `select_scatter`: `src` has that view's sizes; a negative index counts from
+/// the end).
+pub fn select_scatter(
+    self_dims: &[u64],
+    src_dims: &[u64],
+    dim: i64,
+    index: i64,
+) -> Result<Plan, String> {
+    let at = wrap(dim, self_dims.len())?;
+    let view = positions(self_dims)?.select(at, index)?;
+    onto_view(self_dims, &view, src_dims, "select_scatter")
+}
+
+/// `slice_scatter(self, src, dim, start, end, step)`: `src` written over
+/// `self.slice(dim, start, end, step)`, its bounds clamped as `slice` clamps them
+/// ([`slice_range`]).
+pub fn slice_scatter(
+    self_dims: &[u64],
+    src_dims: &[u64],
+    dim: i64,
+    start: Option<i64>,
+    end: Option<i64>,
+    step: i64,
+) -> Result<Plan, String> {
+    let at = wrap(dim, self_dims.len())?;
+    let size = self_dims.get(at).copied().unwrap_or(1);
+    let (start, end, step) = slice_range(size, start, end, step)?;
+    let view = positions(self_dims)?.slice(at, start as i64, end as i64, step)?;
+    onto_view(self_dims, &view, src_dims, "slice_scatter")
+}
+
+/// `index_put(self, indices, values)`: `values`, broadcast to the sizes of
+/// `self[indices]`, written to the positions that indexing reads (torch's advanced
+/// indexing by adjacent integer index tensors, broadcast together; negative entries count
+/// from the end), in row-major order over them.
+pub fn index_put(
+    self_dims: &[u64],
+    indices: &[Option<Tensor>],
+    values_dims: &[u64],
+) -> Result<Plan, String> {
+    let view = crate::aten::eval::index(&positions(self_dims)?, indices)?;
+    let sources = positions(values_dims)?.expand(view.dims()).map_err(|_| {
+        format!(
+            "index_put's values of {values_dims:?} do not broadcast to the {:?} entries indexed",
+            view.dims()
+        )
+    })?;
+    Plan::of_pairs(self_dims, &view.to_i64()?, &sources.to_i64()?)
+}
+
+/// The positions `slice(dim, start, end, step)` of a tensor of sizes `dims` takes, as
+/// torch clamps them (a negative bound counts from the end; both clamped to the axis, the
+/// end no lower than the start): the range and the step.
+pub fn slice_range(
+    size: u64,
+    start: Option<i64>,
+    end: Option<i64>,
+    step: i64,
+) -> Result<(u64, u64, u64), String> {
+    let step = u64::try_from(step)
+        .ok()
+        .filter(|&s| s > 0)
+        .ok_or_else(|| format!("a slice step of {step}"))?;
+    let size_i = size as i64;
+    let clamp = |i: i64| (if i < 0 { i + size_i } else { i }).clamp(0, size_i) as u64;
+    let start = clamp(start.unwrap_or(0));
+    let end = clamp(end.unwrap_or(i64::MAX)).max(start);
+    Ok((start, end, step))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scatter_sends_each_source_entry_along_the_dimension_in_index_order() {
+        // self 2×3, dim 1, index [[2, 0, 2]]: row 0's positions 2, 0, 2.
+        let plan = Plan::scatter(&[2, 3], 1, &[1, 3], &[2, 0, 2], &[2, 3]).unwrap();
+        assert_eq!(
+            plan.writes,
+            vec![vec![1], vec![], vec![0, 2], vec![], vec![], vec![]]
+        );
+        assert_eq!(plan.most_writes(), 2);
+        assert_eq!(plan.repeated(), Some(2));
+        // Negative dimensions count from the end.
+        assert_eq!(
+            Plan::scatter(&[2, 3], -1, &[1, 3], &[2, 0, 2], &[2, 3]),
+            Ok(plan)
+        );
+    }
+
+    #[test]
+    fn scatter_refuses_indices_out_of_range_and_indices_larger_than_the_source() {
+        assert!(Plan::scatter(&[3], 0, &[1], &[3], &[1]).is_err());
+        assert!(Plan::scatter(&[3], 0, &[1], &[-1], &[1]).is_err());
+        assert!(Plan::scatter(&[3], 0, &[2], &[0, 1], &[1]).is_err());
+        assert_eq!(
+            Plan::scatter(&[3], 0, &[0], &[], &[1])
+                .unwrap()
+                .most_writes(),
+            0
+        );
+    }
+
+    #[test]
+    fn masked_scatter_takes_the_source_in_order_over_the_whole_tensor() {
+        // A 2×2 self, a mask [[true], [false]] broadcast along the rows' entries... as
+        // torch: a mask of [2] broadcast over rows.
+        let plan = Plan::masked_scatter(&[2, 2], &[2], &[false, true], &[5]).unwrap();
+        assert_eq!(plan.writes, vec![vec![], vec![0], vec![], vec![1]]);
+        assert!(Plan::masked_scatter(&[2, 2], &[2], &[true, true], &[3]).is_err());
+        assert!(Plan::masked_scatter(&[2], &[3], &[true, true, true], &[3]).is_err());
+    }
+
+    #[test]
+    fn slices_clamp_as_torch() {
+        assert_eq!(slice_range(4, Some(-1), Some(100), 2), Ok((3, 4, 2)));
+        assert_eq!(slice_range(4, Some(-7), Some(2), 1), Ok((0, 2, 1)));
+        assert_eq!(slice_range(4, Some(3), Some(1), 1), Ok((3, 3, 1)));
+        assert!(slice_range(4, None, None, 0).is_err());
+    }
+}
