@@ -206,4 +206,7 @@ def test_a_traced_scatter_by_fixed_rows_is_refused(tmp_path):
     torch.jit.trace(module.eval(), (x,)).save(str(archive))
     proc = run_ckpt("to-onnx", archive, "-o", out)
     assert proc.returncode == 1, proc.stderr
-    assert "treats samples differently" in proc.stderr, proc.stderr
+    # The trace importer sizes the call on stand-ins first: at other batch sizes fixed
+    # rows do not fit, so it is refused there, naming the call.
+    assert "scatter" in proc.stderr, proc.stderr
+    assert not out.exists()

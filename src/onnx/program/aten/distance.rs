@@ -71,7 +71,7 @@ impl<'p> Lowering<'p, '_> {
                 "cdist with p = 2 of {rows1} and {rows2} rows: torch computes it as |a|² + |b|² − 2a·b (a matrix product, above {MM_ROWS} rows or with compute_mode 1), whose rounding a graph of the differences would not reproduce; pass compute_mode='donot_use_mm_for_euclid_dist'"
             )));
         }
-        if !(p >= 0.0) {
+        if p.is_nan() || p < 0.0 {
             return Err(arg_error(format!("cdist with p = {p}: torch needs p ≥ 0")));
         }
         let a = self.g.reshape(scope, &x1, &[rows1, 1, width])?;
