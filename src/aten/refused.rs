@@ -113,6 +113,10 @@ pub const ONE_BY_ONE: &[(&str, &str)] = &[
         "the number of nonzero entries, the size of its results, depends on the input's values, and ATC compiles static shapes only (opset 11 finds them with NonZero, which ATC rejects)",
     ),
     (
+        "resize_",
+        "it resizes the tensor's storage in place, and where the size grows the new entries are uninitialised memory, which no graph reproduces",
+    ),
+    (
         "signbit",
         "it reads the sign bit of NaN too (a NaN torch computes is often negative), and no opset-11 operator reads the bits of a float: every comparison with a NaN is false",
     ),
@@ -123,6 +127,10 @@ pub const ONE_BY_ONE: &[(&str, &str)] = &[
     (
         "svd",
         "LAPACK chooses the sign of each singular vector pair (and a basis where singular values repeat), which no other algorithm reproduces, so the vectors could never match torch's; `torch.linalg.svdvals` gives the values alone",
+    ),
+    (
+        "sym_is_contiguous",
+        "it reads whether the tensor is laid out contiguously in torch's storage, a memory layout an ONNX tensor does not have",
     ),
     (
         "sym_storage_offset",

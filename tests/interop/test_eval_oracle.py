@@ -28,7 +28,7 @@ from _util import ROOT, ok, run_ckpt
 DOC = ROOT / "docs" / "onnx-ops.md"
 ROW = re.compile(r"^\| `(?P<target>[A-Za-z_0-9]+\.[A-Za-z_0-9]+)\(")
 # A program holds a constant's size as a number: these rows only ever see the batch.
-SIZES_ONLY = {"sym_size.int", "_operator.mul"}
+SIZES_ONLY = {"sym_size.int", "sym_numel.default", "_operator.mul"}
 
 F32, F16, I64, BOOL = torch.float32, torch.float16, torch.int64, torch.bool
 ALL = (F32, F16, I64, BOOL)
@@ -559,6 +559,21 @@ CASES = [
     C("reflection_pad2d.default", T(1, 2, 4, 5), [2, 1, 3, 1]),
     C("replication_pad2d.default", T(1, 2, 4, 5), [2, 1, 3, 1]),
     C("copy_.default", T(2, 3), T(3), dtypes=NUMERIC),
+    C("copy.default", T(2, 3), T(3), dtypes=NUMERIC),
+    C("reflection_pad1d.default", T(2, 3, 6), [2, 1]),
+    C("reflection_pad3d.default", T(1, 2, 4, 4, 5), [1, 2, 0, 1, 2, 1]),
+    C("replication_pad1d.default", T(2, 3, 6), [0, 3]),
+    C("replication_pad3d.default", T(1, 2, 3, 4, 5), [2, 0, 1, 1, 0, 2]),
+    C("_adaptive_avg_pool2d.default", T(1, 2, 5, 7, edges=False), [3, 2]),
+    C("_adaptive_avg_pool3d.default", T(1, 2, 5, 7, 3, edges=False), [2, 3, 1]),
+    C("atan2.out", T(2, 5), T(2, 5), out=T(2, 5), dtypes=(F32,)),
+    C("empty_strided.default", [2, 3], [3, 1], dtypes=(F32,), unspecified=True),
+    C("new_empty_strided.default", T(2, 3), [2, 3], [3, 1], dtypes=NUMERIC, unspecified=True),
+    C("_native_batch_norm_legit.default", T(2, 3, 4, edges=False), T(3), T(3), T(3),
+      T(3, positive=True), False, 0.1, 1e-5),
+    C("native_batch_norm.default", T(2, 3, 4, edges=False), T(3), T(3), T(3),
+      T(3, positive=True), False, 0.1, 1e-3),
+    C("native_group_norm.default", T(2, 6, 5, edges=False), None, None, 2, 6, 5, 3, 1e-5),
     C("dropout.default", T(2, 3), 0.5, False),
     C("dropout_.default", T(2, 3), 0.3, False),
     *[C(t, T(2, 3, 2), 0.3, False) for t in
