@@ -21,18 +21,20 @@ DOC = ROOT / "docs" / "onnx-ops.md"
 
 
 def core_overloads():
-    """Every `name.overload` of `torch.ops.aten` tagged `core`."""
-    out = []
-    for name in dir(torch.ops.aten):
+    """Every `name.overload` of aten tagged `core`, from torch's whole schema registry
+    (`dir(torch.ops.aten)` lists only the ops already looked up, so depends on what ran
+    before)."""
+    out = set()
+    for schema in torch._C._jit_get_all_schemas():
+        if not schema.name.startswith("aten::"):
+            continue
+        name, overload = schema.name[len("aten::"):], schema.overload_name or "default"
         try:
-            packet = getattr(torch.ops.aten, name)
+            op = getattr(getattr(torch.ops.aten, name), overload)
         except (AttributeError, RuntimeError):
             continue
-        if not hasattr(packet, "overloads"):
-            continue
-        for overload in packet.overloads():
-            if torch.Tag.core in getattr(packet, overload).tags:
-                out.append(f"{name}.{overload}")
+        if torch.Tag.core in op.tags:
+            out.add(f"{name}.{overload}")
     return sorted(out)
 
 
