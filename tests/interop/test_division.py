@@ -62,6 +62,15 @@ DIVISORS = {
 }
 
 
+def exported(module, x, tmp_path):
+    """`module` exported with a dynamic batch at example `x`: the archive and the ONNX path."""
+    program = torch.export.export(module, (x,),
+                                  dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(program, str(archive))
+    return archive, out
+
+
 def exactly(ref, got):
     """None when `got` is `ref` bit for bit (NaN as NaN, zeros with their sign)."""
     ref = ref.numpy()
@@ -86,10 +95,7 @@ def test_division_rounds_bit_for_bit_as_torch(op, divisor, tmp_path):
         module = Divide(fn, b)
     module.eval()
     xs = [pairs(2, 1), pairs(5, 2)]
-    program = torch.export.export(module, (xs[0],),
-                                  dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
-    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
-    torch.export.save(program, str(archive))
+    archive, out = exported(module, xs[0], tmp_path)
     ok(run_ckpt("to-onnx", archive, "-o", out))
     why = _opinfo.check_file(out, module, xs)
     assert why is None, why
@@ -115,10 +121,7 @@ def test_xor_and_bool_numbers_of_masks_match_torch(name, tmp_path):
     gen = torch.Generator().manual_seed(3)
     xs = [torch.randn(b, 3, 5, generator=gen) for b in (2, 5)]
     xs[0].view(-1)[:3] = torch.tensor([0.0, float("nan"), -0.0])
-    program = torch.export.export(module, (xs[0],),
-                                  dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
-    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
-    torch.export.save(program, str(archive))
+    archive, out = exported(module, xs[0], tmp_path)
     ok(run_ckpt("to-onnx", archive, "-o", out))
     why = _opinfo.check_file(out, module, xs)
     assert why is None, why
@@ -127,10 +130,7 @@ def test_xor_and_bool_numbers_of_masks_match_torch(name, tmp_path):
 def test_a_bitwise_operator_on_integers_is_refused_naming_opset_11(tmp_path):
     module = _opinfo.OpModule(lambda x: x.long() ^ 3).eval()
     x = torch.randn(2, 4) * 5
-    program = torch.export.export(module, (x,),
-                                  dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
-    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
-    torch.export.save(program, str(archive))
+    archive, out = exported(module, x, tmp_path)
     proc = run_ckpt("to-onnx", archive, "-o", out)
     assert proc.returncode == 1, proc.stderr
     assert "opset 11 has none" in proc.stderr, proc.stderr
