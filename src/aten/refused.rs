@@ -81,10 +81,6 @@ pub const ONE_BY_ONE: &[(&str, &str)] = &[
         "its result is a complex spectrum, and opset 11 has no complex element type and no Fourier transform (DFT arrived in opset 17)",
     ),
     (
-        "_pdist_forward",
-        "it pairs every row of its 2-D input with every other row, and the rows are the samples under a dynamic batch, so each result mixes two samples",
-    ),
-    (
         "as_strided",
         "it reads the tensor's storage through strides and an offset, a memory layout an ONNX tensor does not have (a graph holds values, not where torch keeps them); the views that mean the same (`view`, `permute`, `unfold`, slices) are lowered",
     ),

@@ -339,18 +339,15 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("output_size", "SymInt[3]")],
         &[],
     ),
-    not_evaluated(
-        schema(
-            "_cdist_forward.default",
-            &[
-                arg("x1", "Tensor"),
-                arg("x2", "Tensor"),
-                arg("p", "float"),
-                arg("compute_mode", "int?"),
-            ],
-            &[],
-        ),
-        "distances between constants alone have not been met; its lowering computes them",
+    schema(
+        "_cdist_forward.default",
+        &[
+            arg("x1", "Tensor"),
+            arg("x2", "Tensor"),
+            arg("p", "float"),
+            arg("compute_mode", "int?"),
+        ],
+        &[],
     ),
     schema(
         "_convolution.default",
@@ -471,6 +468,11 @@ pub const SCHEMAS: &[Schema] = &[
     schema(
         "_operator.mul",
         &[arg("a", "SymInt"), arg("b", "SymInt")],
+        &[],
+    ),
+    schema(
+        "_pdist_forward.default",
+        &[arg("self", "Tensor"), arg_or("p", "float", D::Float(2.0))],
         &[],
     ),
     schema(
@@ -1029,18 +1031,15 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("tensors", "Tensor[]"), arg_or("dim", "int", D::Int(0))],
         &[],
     ),
-    not_evaluated(
-        schema(
-            "cdist.default",
-            &[
-                arg("x1", "Tensor"),
-                arg("x2", "Tensor"),
-                arg_or("p", "float", D::Float(2.0)),
-                arg_or("compute_mode", "int?", D::None),
-            ],
-            &[],
-        ),
-        "distances between constants alone have not been met; its lowering computes them",
+    schema(
+        "cdist.default",
+        &[
+            arg("x1", "Tensor"),
+            arg("x2", "Tensor"),
+            arg_or("p", "float", D::Float(2.0)),
+            arg_or("compute_mode", "int?", D::None),
+        ],
+        &[],
     ),
     schema("ceil.default", &[arg("self", "Tensor")], &[]),
     schema(
@@ -2999,6 +2998,11 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("mode", "str", D::Str("constant")),
             arg_or("value", "float?", D::None),
         ],
+        &[],
+    ),
+    schema(
+        "pdist.default",
+        &[arg("self", "Tensor"), arg_or("p", "float", D::Float(2.0))],
         &[],
     ),
     schema(

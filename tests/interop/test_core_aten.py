@@ -92,6 +92,11 @@ DIRECT = {
     **{f"cdist p={p} of two activations": (
         lambda x, p=p: torch.cdist(x, x.flip(1)[:, :3] * 0.5, p=p), (5, 4))
        for p in (0.0, 1.0, 2.0, 1.5, float("inf"))},
+    **{f"cdist p={p} with NaN and infinities": (
+        lambda x, p=p: torch.cdist(
+            torch.where(x > 1.0, float("nan"), torch.where(x < -1.0, float("inf"), x)),
+            x.flip(1)[:, :3].clamp(max=1.0) * 0.5, p=p), (5, 4))
+       for p in (0.0, 1.0, 2.0, 1.5, float("inf"))},
     "cdist p=2 to a constant codebook": (
         lambda x: torch.cdist(x, torch.linspace(-1, 1, 24).view(6, 4)), (5, 4)),
 }
@@ -136,6 +141,19 @@ def test_cdist_that_torch_computes_by_a_matrix_product_is_refused(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "matrix product" in proc.stderr, proc.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 1.5, float("inf")])
+def test_pdist_of_a_static_program_matches_torch(p, tmp_path):
+    module = _opinfo.OpModule(lambda x: torch.pdist(x, p=p)).eval()
+    x = torch.randn(7, 5, generator=torch.Generator().manual_seed(3))
+    x[4] = x[1]  # a zero distance, which p = 0 counts apart
+    x[2, 0], x[5, 1], x[6, 1] = float("nan"), float("inf"), float("inf")  # NaN, inf − inf
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(torch.export.export(module, (x,)), str(archive))
+    ok(run_ckpt("to-onnx", archive, "-o", out, "--batch", "static"))
+    why = _opinfo.check_file(out, module, [x])
+    assert why is None, why
 
 
 def test_batch_norm_with_batch_statistics_is_refused_as_training_mode(tmp_path):

@@ -14,6 +14,7 @@ speed; a model ckpt refuses is retried case by case so the failure names the op.
 Rows the document marks as not evaluated, and the two symbolic-size rows that no program
 applies to a constant (its sizes are numbers there), have no case; every other row must.
 """
+import math
 import re
 import subprocess
 
@@ -567,6 +568,11 @@ CASES = [
     C("_adaptive_avg_pool2d.default", T(1, 2, 5, 7, edges=False), [3, 2]),
     C("_adaptive_avg_pool3d.default", T(1, 2, 5, 7, 3, edges=False), [2, 3, 1]),
     C("atan2.out", T(2, 5), T(2, 5), out=T(2, 5), dtypes=(F32,)),
+    *(C("cdist.default", T(2, 4, 3), T(5, 3), p) for p in (0.0, 1.0, 2.0, 1.5, math.inf)),
+    C("cdist.default", T(4, 3), T(1, 5, 3), 2.0, 2),
+    C("_cdist_forward.default", T(3, 2), T(4, 2), math.inf, None),
+    *(C("pdist.default", T(5, 3), p) for p in (0.0, 1.0, 2.0, 0.5, math.inf)),
+    C("_pdist_forward.default", T(4, 9), 2.0),
     C("empty_strided.default", [2, 3], [3, 1], dtypes=(F32,), unspecified=True),
     C("new_empty_strided.default", T(2, 3), [2, 3], [3, 1], dtypes=NUMERIC, unspecified=True),
     C("_native_batch_norm_legit.default", T(2, 3, 4, edges=False), T(3), T(3), T(3),

@@ -10,6 +10,7 @@
 //! evaluation is exact or an error, never a silently different constant.
 
 mod along;
+mod distance;
 mod dtype;
 mod factory;
 mod linalg;
@@ -178,6 +179,10 @@ pub(crate) const EVALUATED: &[&str] = &[
     "clamp_.Tensor",
     "atan2.default",
     "atan2.out",
+    "cdist.default",
+    "_cdist_forward.default",
+    "pdist.default",
+    "_pdist_forward.default",
     "isfinite.default",
     "lerp.Scalar",
     "lerp.Tensor",
@@ -1368,6 +1373,7 @@ pub fn evaluate(
             .or_else(|| factory::evaluate(op, &a))
             .or_else(|| resample::evaluate(op, &a))
             .or_else(|| scatter::evaluate(op, &a))
+            .or_else(|| distance::evaluate(op, &a))
             .unwrap_or_else(|| Err(format!("`{op}` is not evaluated on constants"))),
     }
 }

@@ -1,23 +1,18 @@
-//! `_cdist_forward` (`torch.cdist`): the p-norm distance of every row of `x1` to every row
-//! of `x2`, within each sample, as torch's CPU kernel computes it directly
-//! (`cdist_impl`): `(Σ |a − b|ᵖ)^(1/p)`, with p = 0 counting the differing entries,
-//! p = 1 summing absolute differences, p = 2 the root of the summed squares and p = ∞ the
-//! largest absolute difference. For p = 2 on more than 25 rows of either operand (or
-//! `compute_mode` 1) torch computes through a matrix product, `|a|² + |b|² − 2a·b`, whose
-//! cancellation a graph of the direct differences would not reproduce: refused.
+//! `_cdist_forward` (`torch.cdist`) and `_pdist_forward` (`torch.pdist`): the distance
+//! of rows, each pair's norm of differences ([`crate::aten::distance`]), computed directly
+//! as torch's CPU kernels do. `cdist` works within each sample; `pdist` pairs the rows of
+//! a static tensor. `cdist`'s matrix-product branch is refused.
 
 use crate::aten::args::Args;
+use crate::aten::distance::{self, NanInMax, Norm};
 use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
+use crate::onnx::graph::{Attr, GraphBuilder, Value};
 use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::{arg_error, OrShape};
-
-/// Rows above which torch's `use_mm_for_euclid_dist_if_necessary` (compute_mode 0 or None)
-/// computes p = 2 by a matrix product (`cdist_impl`).
-const MM_ROWS: u64 = 25;
 
 impl<'p> Lowering<'p, '_> {
     /// `_cdist_forward(x1, x2, p, compute_mode)` of an activation `x1` `[N, P, M]` and an
@@ -28,7 +23,7 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let p = args.float("p").or_shape()?;
+        let norm = Norm::of_p("cdist", args.float("p").or_shape()?).map_err(arg_error)?;
         let mode = match args.get("compute_mode") {
             None | Some(Argument::None) => 0,
             Some(_) => args.int("compute_mode").or_shape()?,
@@ -65,24 +60,100 @@ impl<'p> Lowering<'p, '_> {
             let t = self.g.reshape(scope, &t, &[1, rows2, width])?;
             (Operand2::Activation(t), rows2)
         };
-        let by_product = p == 2.0 && (mode == 1 || (mode == 0 && rows1.max(rows2) > MM_ROWS));
-        if by_product {
-            return Err(arg_error(format!(
-                "cdist with p = 2 of {rows1} and {rows2} rows: torch computes it as |a|² + |b|² − 2a·b (a matrix product, above {MM_ROWS} rows or with compute_mode 1), whose rounding a graph of the differences would not reproduce; pass compute_mode='donot_use_mm_for_euclid_dist'"
-            )));
-        }
-        if p.is_nan() || p < 0.0 {
-            return Err(arg_error(format!("cdist with p = {p}: torch needs p ≥ 0")));
-        }
+        distance::cdist_directly(norm, mode, rows1, rows2).map_err(arg_error)?;
         let a = self.g.reshape(scope, &x1, &[rows1, 1, width])?;
         let b = match &x2 {
             Operand2::Activation(v) => Operand::Activation(v),
             Operand2::Constant(w) => Operand::Constant(w),
         };
         let diff = emit::binary(&mut self.g, "Sub", scope, Operand::Activation(&a), b)?;
-        let g = &mut self.g;
-        let size = g.unary("Abs", scope, &diff, vec![]);
-        let y = if p == 0.0 {
+        let y = p_norm(&mut self.g, scope, &diff, norm, NanInMax::Skipped, 2)?;
+        self.bind(node, 0, y)
+    }
+
+    /// `_pdist_forward(self, p)` (`torch.pdist`, `F.pdist`): the p-norm distance of every
+    /// pair of rows `i < j` of a 2-D tensor, in torch's order (row 0 with rows 1, 2, …,
+    /// then row 1 with rows 2, …), computed directly as torch's CPU kernel does
+    /// (`pdist_calc`; it has no matrix-product branch). Exported static: under a dynamic
+    /// batch the rows are the samples, and every distance mixes two of them.
+    pub(super) fn pdist(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let norm = Norm::of_p("pdist", args.float("p").or_shape()?).map_err(arg_error)?;
+        let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
+        if !self.is_lifted() {
+            return Err(arg_error(PAIRS_SAMPLES.into()));
+        }
+        let &[rows, width] = x.shape() else {
+            return Err(arg_error(format!(
+                "pdist of {:?}: torch takes a 2-D tensor",
+                x.shape()
+            )));
+        };
+        // Row i against row j at [i, j] of every difference, then the pairs i < j read
+        // from the flattened distances (a Gather reads only constant tables in ATC).
+        let pairs: Vec<f64> = distance::pairs(rows)
+            .map(|(i, j)| (i * rows + j) as f64)
+            .collect();
+        if pairs.is_empty() {
+            return Err(arg_error(format!(
+                "pdist of {rows} row: it has no pair, so its result is empty, which ATC does not compile"
+            )));
+        }
+        if self.g.opset().version() < 11 {
+            return Err(arg_error(
+                "pdist reads its pairs with GatherElements from opset 11; pass --opset 11".into(),
+            ));
+        }
+        let a = self.g.reshape(scope, &x, &[rows, 1, width])?;
+        let b = self.g.reshape(scope, &x, &[1, rows, width])?;
+        let diff = emit::binary(
+            &mut self.g,
+            "Sub",
+            scope,
+            Operand::Activation(&a),
+            Operand::Activation(&b),
+        )?;
+        let all = p_norm(&mut self.g, scope, &diff, norm, NanInMax::Kept, 2)?;
+        let all = self.g.reshape(scope, &all, &[rows * rows])?;
+        let count = pairs.len() as u64;
+        // The lifted row is the index's first dimension, as GatherElements needs its rank.
+        let index = self.g.typed_constant(
+            &format!("{scope}.pairs"),
+            vec![1, count],
+            &pairs,
+            ElemType::Int64,
+        )?;
+        let y = emit::single(self.g.node(
+            "GatherElements",
+            scope,
+            vec![all.name().to_owned(), index.name().to_owned()],
+            vec![("axis", Attr::Int(1))],
+            vec![vec![count]],
+        ));
+        self.bind(node, 0, y)
+    }
+}
+
+/// Why `pdist` is refused under a dynamic batch.
+const PAIRS_SAMPLES: &str = "it pairs every row of its 2-D input with every other row, and the rows are the samples under a dynamic batch, so each result mixes two samples; export the program at a fixed batch (`--batch static`)";
+
+/// `norm` of the differences `diff` along per-sample `axis`, NaN as
+/// [`Norm::distance`] makes it.
+fn p_norm(
+    g: &mut GraphBuilder,
+    scope: &str,
+    diff: &Value,
+    norm: Norm,
+    nan: NanInMax,
+    axis: usize,
+) -> Result<Value, OnnxError> {
+    let size = g.unary("Abs", scope, diff, vec![]);
+    Ok(match norm {
+        Norm::Count => {
             let zero = g.constant_scalar(&format!("{scope}.zero"), 0.0);
             let same = emit::typed(
                 g,
@@ -94,16 +165,29 @@ impl<'p> Lowering<'p, '_> {
             );
             let differs = g.unary("Not", scope, &same, vec![]);
             let count = emit::cast(g, scope, &differs, ElemType::Float32);
-            g.reduce("ReduceSum", scope, &count, &[2], false)?
-        } else if p == 1.0 {
-            g.reduce("ReduceSum", scope, &size, &[2], false)?
-        } else if p == 2.0 {
-            let squares = g.mul(scope, &diff, &diff)?;
-            let sum = g.reduce("ReduceSum", scope, &squares, &[2], false)?;
+            let count = g.reduce("ReduceSum", scope, &count, &[axis], false)?;
+            let held = g.any_nan(scope, &size, &[axis], false)?;
+            g.nan_where(scope, &held, &count)?
+        }
+        Norm::Sum => g.reduce("ReduceSum", scope, &size, &[axis], false)?,
+        Norm::Euclidean => {
+            let squares = g.mul(scope, diff, diff)?;
+            let sum = g.reduce("ReduceSum", scope, &squares, &[axis], false)?;
             g.sqrt(scope, &sum)
-        } else if p.is_infinite() {
-            g.reduce("ReduceMax", scope, &size, &[2], false)?
-        } else {
+        }
+        Norm::Max => {
+            let size = match nan {
+                NanInMax::Kept => size,
+                NanInMax::Skipped => {
+                    let flags = g.nan_flags(scope, &size);
+                    g.fill_where(scope, &flags, 0.0, &size)?
+                }
+            };
+            // `reduce` returns NaN where one was among the values, which are NaN-free
+            // when skipped.
+            g.reduce("ReduceMax", scope, &size, &[axis], false)?
+        }
+        Norm::Power(p) => {
             let power = g.constant_scalar(&format!("{scope}.p"), p as f32);
             let root = g.constant_scalar(&format!("{scope}.inverse_p"), (1.0 / p) as f32);
             let powered = emit::typed(
@@ -114,7 +198,7 @@ impl<'p> Lowering<'p, '_> {
                 size.shape(),
                 ElemType::Float32,
             );
-            let sum = g.reduce("ReduceSum", scope, &powered, &[2], false)?;
+            let sum = g.reduce("ReduceSum", scope, &powered, &[axis], false)?;
             emit::typed(
                 g,
                 "Pow",
@@ -123,14 +207,13 @@ impl<'p> Lowering<'p, '_> {
                 sum.shape(),
                 ElemType::Float32,
             )
-        };
-        self.bind(node, 0, y)
-    }
+        }
+    })
 }
 
 /// The second operand in the graph: an activation viewed as `[1, R, M]` per sample, or a
 /// constant `[R, M]`.
 enum Operand2 {
-    Activation(crate::onnx::graph::Value),
+    Activation(Value),
     Constant(crate::onnx::graph::Weight),
 }

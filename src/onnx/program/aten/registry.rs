@@ -644,6 +644,10 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.cdist(n, a, s),
     ),
     op(
+        &["pdist.default", "_pdist_forward.default"],
+        |l, n, a, s| l.pdist(n, a, s),
+    ),
+    op(
         &["upsample_nearest1d.vec", "upsample_nearest1d.default"],
         |l, n, a, s| l.upsample(n, a, s, 1, Upsample::Nearest),
     ),
