@@ -14,6 +14,8 @@
 //! - [`shuffle`]: `pixel_shuffle`/`pixel_unshuffle` and `channel_shuffle` as a reshape, a
 //!   permutation, a reshape.
 //! - [`diag`]: `diag_embed` as torch's reference computes it.
+//! - [`dim`]: a dimension argument wrapped as torch wraps it (a 0-d tensor has a
+//!   dimension 0).
 //! - [`gradient`]: `torch.gradient` at scalar spacings, as torch's differences.
 //! - [`order`]: the order statistics (`median`, `quantile` and their NaN-skipping forms)
 //!   as torch's `quantile_compute` ranks and reads the sorted values.
@@ -38,6 +40,7 @@ pub mod args;
 pub mod combine;
 pub mod decompose;
 pub mod diag;
+pub mod dim;
 pub mod eval;
 pub mod fourier;
 pub mod gradient;

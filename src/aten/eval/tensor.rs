@@ -3,6 +3,7 @@
 //! maps and reductions over axes.
 
 use super::pointwise::{nan_max, nan_min};
+use crate::aten::dim::Dim;
 
 /// The most elements an evaluated tensor may have (2^24: a hostile program cannot make the
 /// export allocate without bound, and every integer below it is exact in float32).
@@ -194,6 +195,21 @@ impl Tensor {
             Values::F32(self.to_f32())
         };
         Tensor::new(self.dims.clone(), values)
+    }
+
+    /// `f` of this tensor along torch dimension `dim` (see [`Dim`]), for an op whose result
+    /// has its input's sizes: `f` of the tensor along the dimension's axis, or for a 0-d
+    /// tensor `f` of its one-entry 1-d view along axis 0, made 0-d again (torch's kernels
+    /// compute on that view).
+    pub fn along_keeping_sizes(
+        &self,
+        dim: i64,
+        f: impl FnOnce(&Tensor, usize) -> Result<Tensor, String>,
+    ) -> Result<Tensor, String> {
+        match Dim::wrap(dim, self.rank())? {
+            Dim::Axis(a) => f(self, a),
+            Dim::OfScalar => f(&self.reshape(&[1])?, 0)?.reshape(&[]),
+        }
     }
 
     /// The same values under sizes `dims` (one may be `-1`, inferred).
