@@ -40,6 +40,15 @@ impl Dim {
             Dim::OfScalar => 0,
         }
     }
+
+    /// The axes a reduction over this dimension reduces: its axis, or none of a 0-d
+    /// tensor (the reduction of its one entry is that entry, torch's result).
+    pub fn reduced_axes(self) -> Vec<usize> {
+        match self {
+            Dim::Axis(a) => vec![a],
+            Dim::OfScalar => Vec::new(),
+        }
+    }
 }
 
 #[cfg(test)]

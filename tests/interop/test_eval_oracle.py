@@ -163,6 +163,8 @@ CASES = [
     C("any.dims", T(2, 5), [1], True, dtypes=(F32,)),
     C("count_nonzero.default", T(2, 5), 1, dtypes=(F32,)),
     C("count_nonzero.dim_IntList", T(2, 5), [0, 1], dtypes=(F32,)),
+    *[C(t, T(), d, k, dtypes=(F32,)) for t in ("all.dim", "any.dim", "logsumexp.default")
+      for d, k in ((0, False), (-1, True))],
     *unary(["sqrt.default", "rsqrt.default", "exp.default", "log.default", "sigmoid.default",
             "sigmoid_.default", "tanh.default", "tanh_.default", "sin.default", "cos.default",
             "reciprocal.default", "silu.default", "silu_.default", "mish.default",
@@ -377,6 +379,7 @@ CASES = [
     C("sum.dim_IntList", T(), [0], True, dtype=I64, dtypes=(I64, BOOL)),
     C("mean.dim", T(), [0], True),
     C("count_nonzero.default", T(), -1, dtypes=(F32,)),
+    C("prod.dim_int", T(), -1, True, dtypes=(F32,)),
     C("prod.dim_int", T(2, 3, 4, edges=False), 1, dtypes=(F32,)),
     C("prod.dim_int", T(2, 3, 4), -1, True, dtypes=(F32,)),
     C("prod.default", T(2, 3, 4, edges=False), dtypes=(F32,)),

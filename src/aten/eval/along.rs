@@ -73,7 +73,7 @@ fn arg_extreme(op: &str, a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     let keep = a.bool("keepdim")?;
     let (x, at, dims) = match a.optional_int("dim")? {
         Some(d) => {
-            let at = axis(d, s.rank().max(1))?;
+            let at = Dim::wrap(d, s.rank())?.view_axis();
             if s.rank() == 0 {
                 (s.reshape(&[1])?, 0, Vec::new())
             } else {
@@ -116,7 +116,7 @@ fn sort_order(a: f32, b: f32, descending: bool) -> std::cmp::Ordering {
 /// values among those kept (or at the cut) are refused.
 fn topk(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     let x = a.tensor("self")?;
-    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let at = Dim::wrap(a.int("dim")?, x.rank())?.view_axis();
     let largest = a.bool("largest")?;
     let k = usize::try_from(a.int("k")?).map_err(|_| "a negative k")?;
     let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
@@ -170,7 +170,7 @@ fn stable(a: &Args<'_>) -> Result<bool, String> {
 fn sort(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     let x = a.tensor("self")?;
     let dims = x.dims().to_vec();
-    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let at = Dim::wrap(a.int("dim")?, x.rank())?.view_axis();
     let descending = a.bool("descending")?;
     let stable = stable(a)?;
     let integer = matches!(x.values(), super::Values::I64(_));
@@ -207,7 +207,7 @@ fn sort(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
 /// selection leaving which of their indices it gives unspecified.
 fn kthvalue(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     let x = a.tensor("self")?;
-    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let at = Dim::wrap(a.int("dim")?, x.rank())?.view_axis();
     let keep = a.bool("keepdim")?;
     let integer = matches!(x.values(), super::Values::I64(_));
     let dims = if x.rank() == 0 {
@@ -252,7 +252,7 @@ fn kthvalue(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
 fn running_extreme(a: &Args<'_>, largest: bool) -> Result<Vec<Tensor>, String> {
     let x = a.tensor("self")?;
     let dims = x.dims().to_vec();
-    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let at = Dim::wrap(a.int("dim")?, x.rank())?.view_axis();
     let integer = matches!(x.values(), super::Values::I64(_));
     let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
     let (outer, n, inner) = around(&x, at);
@@ -387,7 +387,7 @@ fn order_statistic(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     }
     let (x, at, dims) = match along.dim {
         Some(d) => {
-            let at = axis(d, s.rank().max(1))?;
+            let at = Dim::wrap(d, s.rank())?.view_axis();
             if s.rank() == 0 {
                 (s.reshape(&[1])?, 0, Vec::new())
             } else {
@@ -584,7 +584,7 @@ fn log_add_exp(x: f64, y: f64) -> f64 {
 /// result rounded to float32.
 fn logcumsumexp(a: &Args<'_>) -> Result<Tensor, String> {
     let x = a.tensor("self")?;
-    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let at = Dim::wrap(a.int("dim")?, x.rank())?.view_axis();
     let dims = x.dims().to_vec();
     let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
     let (outer, n, inner) = around(&x, at);

@@ -871,7 +871,7 @@ pub fn evaluate(
         "_weight_norm.default" => {
             // `g · v / ‖v‖`, the norm over every dimension but `dim` (`nn.utils.weight_norm`).
             let v = a.tensor("v")?;
-            let keep = axis(a.int("dim")?, v.rank().max(1))?;
+            let keep = Dim::wrap(a.int("dim")?, v.rank())?.view_axis();
             let axes: Vec<usize> = (0..v.rank()).filter(|&d| d != keep).collect();
             let norm = v.reduce(&axes, true, Reduction::Norm)?;
             let unit = Tensor::zip(&v, &norm, |p, q| p / q, None)?;
@@ -1091,8 +1091,8 @@ pub fn evaluate(
                 return Err("a product to a dtype other than float32".into());
             }
             let x = a.tensor("self")?;
-            let at = axis(a.int("dim")?, x.rank().max(1))?;
-            one(x.reduce(&[at], a.bool("keepdim")?, Reduction::Prod))
+            let axes = Dim::wrap(a.int("dim")?, x.rank())?.reduced_axes();
+            one(x.reduce(&axes, a.bool("keepdim")?, Reduction::Prod))
         }
         "prod.default" => {
             if a.dtype()?.is_some_and(|d| d != FLOAT32) {
@@ -1528,10 +1528,7 @@ fn reduced_axes(a: &Args<'_>, dims: &str, x: &Tensor) -> Result<Vec<usize>, Stri
 fn nonzero_reduction(a: &Args<'_>, op: &str) -> Result<Tensor, String> {
     let x = a.tensor("self")?;
     let axes = match a.node_arg("dim") {
-        Some(Argument::Int(d)) => match Dim::wrap(*d, x.rank())? {
-            Dim::Axis(at) => vec![at],
-            Dim::OfScalar => Vec::new(),
-        },
+        Some(Argument::Int(d)) => Dim::wrap(*d, x.rank())?.reduced_axes(),
         _ => reduced_axes(a, "dim", &x)?,
     };
     let keep = a.bool_or("keepdim", false)?;

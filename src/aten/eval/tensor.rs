@@ -748,6 +748,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_0d_tensor_is_computed_along_its_one_entry_view_and_stays_0d() {
+        let x = Tensor::f32(vec![], vec![2.5]).unwrap();
+        let seen = |v: &Tensor, at: usize| {
+            assert_eq!((v.dims(), at), (&[1u64][..], 0));
+            v.cumsum(at)
+        };
+        let y = x.along_keeping_sizes(-1, seen).unwrap();
+        assert_eq!((y.dims(), y.to_f32()), (&[][..], vec![2.5]));
+        assert!(x.along_keeping_sizes(1, |v, at| v.cumsum(at)).is_err());
+    }
+
+    #[test]
     fn cumprod_accumulates_floats_in_f64_and_wraps_int64() {
         // torch: 1e-30, then 1e-60 (0 in float32), then back to 1e-30 from the double.
         let x = Tensor::f32(vec![3], vec![1e-30, 1e-30, 1e30]).unwrap();
