@@ -15,6 +15,8 @@
 //!   permutation, a reshape.
 //! - [`diag`]: `diag_embed` as torch's reference computes it.
 //! - [`distance`]: the distances of `cdist` and `pdist`, as torch's kernels take them.
+//! - [`dim`]: a dimension argument wrapped as torch wraps it (a 0-d tensor has a
+//!   dimension 0).
 //! - [`gradient`]: `torch.gradient` at scalar spacings, as torch's differences.
 //! - [`order`]: the order statistics (`median`, `quantile` and their NaN-skipping forms)
 //!   as torch's `quantile_compute` ranks and reads the sorted values.
@@ -40,6 +42,7 @@ pub mod combine;
 pub mod decompose;
 pub mod diag;
 pub mod distance;
+pub mod dim;
 pub mod eval;
 pub mod fourier;
 pub mod gradient;

@@ -10,6 +10,7 @@
 //! A plan is over flat (row-major) positions of tensors of known sizes. The lowering builds
 //! it over one sample's sizes when the positions are the same for every sample.
 
+use crate::aten::dim::Dim;
 use crate::aten::eval::Tensor;
 
 /// How the entries written to one position combine with each other and with `self`'s:
@@ -110,17 +111,6 @@ fn flat(at: &[usize], strides: &[usize]) -> usize {
     at.iter().zip(strides).map(|(c, s)| c * s).sum()
 }
 
-/// Torch dimension `dim` (negative counts from the end) of a rank-`rank` tensor (a 0-d
-/// tensor has a dimension 0, as torch's `maybe_wrap_dim` gives it).
-fn wrap(dim: i64, rank: usize) -> Result<usize, String> {
-    let r = rank.max(1) as i64;
-    let a = if dim < 0 { dim + r } else { dim };
-    (0..r)
-        .contains(&a)
-        .then_some(a as usize)
-        .ok_or_else(|| format!("dimension {dim} is out of range for a rank-{rank} tensor"))
-}
-
 impl Plan {
     fn empty(self_dims: &[u64]) -> Result<Plan, String> {
         Ok(Plan {
@@ -151,7 +141,7 @@ impl Plan {
         src_dims: &[u64],
     ) -> Result<Plan, String> {
         let mut plan = Plan::empty(self_dims)?;
-        let at = wrap(dim, self_dims.len())?;
+        let at = Dim::wrap(dim, self_dims.len())?.view_axis();
         if index.is_empty() {
             return Ok(plan);
         }
@@ -287,7 +277,7 @@ pub fn select_scatter(
     dim: i64,
     index: i64,
 ) -> Result<Plan, String> {
-    let at = wrap(dim, self_dims.len())?;
+    let at = Dim::wrap(dim, self_dims.len())?.view_axis();
     let view = positions(self_dims)?.select(at, index)?;
     onto_view(self_dims, &view, src_dims, "select_scatter")
 }
@@ -303,7 +293,7 @@ pub fn slice_scatter(
     end: Option<i64>,
     step: i64,
 ) -> Result<Plan, String> {
-    let at = wrap(dim, self_dims.len())?;
+    let at = Dim::wrap(dim, self_dims.len())?.view_axis();
     let size = self_dims.get(at).copied().unwrap_or(1);
     let (start, end, step) = slice_range(size, start, end, step)?;
     let view = positions(self_dims)?.slice(at, start as i64, end as i64, step)?;

@@ -2,7 +2,8 @@
 judged as every export is (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean,
 torch eager's shapes, dtypes and values in onnxruntime): ops along the first axis (a
 select of row 0, a sum, a softmax, a cat, an unbind, a repeat with leading repeats), 0-d
-inputs (reductions and picks along their dimension 0, as torch wraps it) and 1-D inputs (`linspace`/`logspace` from a 0-d input, `meshgrid` of 0-d and
+inputs and constants (reductions, picks, softmaxes, running sums and products, squeezes,
+transposes and unfolds along their dimension 0, as torch wraps it) and 1-D inputs (`linspace`/`logspace` from a 0-d input, `meshgrid` of 0-d and
 1-D ones); every dimension
 of the file is fixed. A program that declares a dynamic dimension is refused in static
 mode with one line naming it, and the same fixed-size programs are still refused under the
@@ -49,6 +50,26 @@ CASES = {
     "vector_norm_of_a_0d_input": (lambda x: torch.linalg.vector_norm(x, 6), ()),
     "argmax_of_a_0d_input": (lambda x: torch.argmax(x, 0, keepdim=True), ()),
     "median_of_a_0d_input": (lambda x: torch.median(x, 0), ()),
+    "softmax_of_a_0d_input": (lambda x: x.softmax(0), ()),
+    "softmax_of_an_infinite_0d_input": (lambda x: (x / 0).softmax(-1), ()),
+    "log_softmax_of_a_0d_input_along_last": (lambda x: x.log_softmax(-1), ()),
+    "softmin_of_a_0d_input": (lambda x: torch.nn.functional.softmin(x, 0), ()),
+    "masked_softmax_of_a_0d_input": (lambda x: torch.masked.softmax(x, 0), ()),
+    "masked_mean_of_a_0d_input_along_last": (lambda x: torch.masked.mean(x, -1), ()),
+    "cumsum_of_a_0d_input": (lambda x: x.cumsum(0), ()),
+    "cumprod_of_a_0d_input_along_last": (lambda x: x.cumprod(-1), ()),
+    "squeeze_of_a_0d_input": (lambda x: x.squeeze(0) * 2, ()),
+    "squeeze_dims_of_a_0d_input": (lambda x: x.squeeze((-1,)) * 2, ()),
+    "squeeze_copy_of_a_0d_input": (lambda x: torch.squeeze_copy(x, 0), ()),
+    "transpose_of_a_0d_input": (lambda x: x.transpose(0, -1) * 2, ()),
+    "transpose_copy_of_a_0d_input": (lambda x: torch.transpose_copy(x, 0, 0), ()),
+    "unfold_of_a_0d_input": (lambda x: x.unfold(0, 1, 1), ()),
+    "unfold_copy_of_a_0d_input_along_last": (lambda x: torch.unfold_copy(x, -1, 1, 2), ()),
+    # The same along a 0-d constant, which the export evaluates.
+    "softmax_of_a_0d_constant": (lambda x: x + torch.tensor(1.5).softmax(0), ()),
+    "cumsum_of_a_0d_constant": (lambda x: x + torch.tensor(1.5).cumsum(-1), ()),
+    "unfold_of_a_0d_constant": (lambda x: x + torch.tensor(1.5).unfold(0, 1, 1), (2,)),
+    "sum_of_a_0d_constant_along_last": (lambda x: x + torch.tensor(1.5).sum(-1), ()),
     "argmax_of_every_entry": (lambda x: torch.argmax(x), (3, 4)),
     "all_of_every_entry": (lambda x: (x > -3).all(), (3, 4)),
     "any_of_a_0d_input": (lambda x: (x > 0).any(), ()),

@@ -8,6 +8,7 @@
 use super::tensor::{axis, element_count, Reduction, Tensor};
 use super::Args;
 use crate::aten::combine;
+use crate::aten::dim::Dim;
 use crate::aten::fourier;
 use crate::aten::gradient;
 use crate::aten::linalg;
@@ -72,7 +73,7 @@ fn arg_extreme(op: &str, a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     let keep = a.bool("keepdim")?;
     let (x, at, dims) = match a.optional_int("dim")? {
         Some(d) => {
-            let at = axis(d, s.rank().max(1))?;
+            let at = Dim::wrap(d, s.rank())?.view_axis();
             if s.rank() == 0 {
                 (s.reshape(&[1])?, 0, Vec::new())
             } else {
@@ -115,7 +116,7 @@ fn sort_order(a: f32, b: f32, descending: bool) -> std::cmp::Ordering {
 /// values among those kept (or at the cut) are refused.
 fn topk(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     let x = a.tensor("self")?;
-    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let at = Dim::wrap(a.int("dim")?, x.rank())?.view_axis();
     let largest = a.bool("largest")?;
     let k = usize::try_from(a.int("k")?).map_err(|_| "a negative k")?;
     let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
@@ -169,7 +170,7 @@ fn stable(a: &Args<'_>) -> Result<bool, String> {
 fn sort(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     let x = a.tensor("self")?;
     let dims = x.dims().to_vec();
-    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let at = Dim::wrap(a.int("dim")?, x.rank())?.view_axis();
     let descending = a.bool("descending")?;
     let stable = stable(a)?;
     let integer = matches!(x.values(), super::Values::I64(_));
@@ -206,7 +207,7 @@ fn sort(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
 /// selection leaving which of their indices it gives unspecified.
 fn kthvalue(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     let x = a.tensor("self")?;
-    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let at = Dim::wrap(a.int("dim")?, x.rank())?.view_axis();
     let keep = a.bool("keepdim")?;
     let integer = matches!(x.values(), super::Values::I64(_));
     let dims = if x.rank() == 0 {
@@ -251,7 +252,7 @@ fn kthvalue(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
 fn running_extreme(a: &Args<'_>, largest: bool) -> Result<Vec<Tensor>, String> {
     let x = a.tensor("self")?;
     let dims = x.dims().to_vec();
-    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let at = Dim::wrap(a.int("dim")?, x.rank())?.view_axis();
     let integer = matches!(x.values(), super::Values::I64(_));
     let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
     let (outer, n, inner) = around(&x, at);
@@ -386,7 +387,7 @@ fn order_statistic(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     }
     let (x, at, dims) = match along.dim {
         Some(d) => {
-            let at = axis(d, s.rank().max(1))?;
+            let at = Dim::wrap(d, s.rank())?.view_axis();
             if s.rank() == 0 {
                 (s.reshape(&[1])?, 0, Vec::new())
             } else {
@@ -583,7 +584,7 @@ fn log_add_exp(x: f64, y: f64) -> f64 {
 /// result rounded to float32.
 fn logcumsumexp(a: &Args<'_>) -> Result<Tensor, String> {
     let x = a.tensor("self")?;
-    let at = axis(a.int("dim")?, x.rank().max(1))?;
+    let at = Dim::wrap(a.int("dim")?, x.rank())?.view_axis();
     let dims = x.dims().to_vec();
     let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
     let (outer, n, inner) = around(&x, at);
@@ -704,11 +705,17 @@ fn triangle(a: &Args<'_>, upper: bool) -> Result<Tensor, String> {
     )
 }
 
-/// `Tensor.unfold(dimension, size, step)`: windows along one axis, as a new last axis.
+/// `Tensor.unfold(dimension, size, step)`: windows along one axis, as a new last axis. A
+/// 0-d tensor is unfolded along its one-entry 1-d view into torch's sizes, `[size]`.
 fn unfold(a: &Args<'_>) -> Result<Tensor, String> {
     let x = a.tensor("self")?;
-    let at = axis(a.int("dimension")?, x.rank().max(1))?;
-    let x = if x.rank() == 0 { x.reshape(&[1])? } else { x };
+    let dim = Dim::wrap(a.int("dimension")?, x.rank())?;
+    let at = dim.view_axis();
+    let x = if dim == Dim::OfScalar {
+        x.reshape(&[1])?
+    } else {
+        x
+    };
     let size = u64::try_from(a.int("size")?).map_err(|_| "a negative unfold size")?;
     let step = u64::try_from(a.int("step")?)
         .ok()
@@ -734,7 +741,11 @@ fn unfold(a: &Args<'_>) -> Result<Tensor, String> {
     if windows.is_empty() {
         return Err("an unfold without windows".into());
     }
-    Tensor::cat(&windows, at)
+    let y = Tensor::cat(&windows, at)?;
+    match dim {
+        Dim::Axis(_) => Ok(y),
+        Dim::OfScalar => y.reshape(&[size as i64]),
+    }
 }
 
 /// `(x − mean) / sqrt(var + eps)` over `axes` (biased variance), per the other axes.
@@ -927,19 +938,16 @@ fn log_softmax(a: &Args<'_>) -> Result<Tensor, String> {
     {
         return Err("a log_softmax to a dtype other than float32".into());
     }
-    let x = a.tensor("self")?;
-    let at = axis(a.int("dim")?, x.rank().max(1))?;
-    if x.rank() == 0 {
-        // One value: its log-probability is 0 (NaN and the infinities stay NaN).
-        return Ok(x.map(|v| if v.is_finite() { 0.0 } else { f32::NAN }));
-    }
-    let high = x.reduce(&[at], true, Reduction::Max)?;
-    let shifted = Tensor::zip(&x, &high, |p, q| p - q, None)?;
-    let total = shifted
-        .map(f32::exp)
-        .reduce(&[at], true, Reduction::Sum)?
-        .map(f32::ln);
-    Tensor::zip(&shifted, &total, |p, q| p - q, None)
+    a.tensor("self")?
+        .along_keeping_sizes(a.int("dim")?, |x, at| {
+            let high = x.reduce(&[at], true, Reduction::Max)?;
+            let shifted = Tensor::zip(x, &high, |p, q| p - q, None)?;
+            let total = shifted
+                .map(f32::exp)
+                .reduce(&[at], true, Reduction::Sum)?
+                .map(f32::ln);
+            Tensor::zip(&shifted, &total, |p, q| p - q, None)
+        })
 }
 
 /// The ops of this file, or `None` for another op.

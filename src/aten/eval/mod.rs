@@ -32,6 +32,7 @@ pub fn erf(x: f64) -> f64 {
 
 use dtype::FLOAT32;
 
+use crate::aten::dim::Dim;
 use crate::aten::program::{Argument, Node};
 use crate::aten::schema::DefaultValue;
 
@@ -571,11 +572,13 @@ pub fn evaluate(
             let x = a.tensor("self")?;
             let mut order: Vec<usize> = (0..x.rank()).collect();
             if x.rank() >= 2 || op == "transpose.int" {
-                let (p, q) = (
-                    axis(a.int_or("dim0", 0)?, x.rank())?,
-                    axis(a.int_or("dim1", 1)?, x.rank())?,
-                );
-                order.swap(p, q);
+                // A 0-d tensor's transpose (of its dimension 0 with itself) is the tensor.
+                if let (Dim::Axis(p), Dim::Axis(q)) = (
+                    Dim::wrap(a.int_or("dim0", 0)?, x.rank())?,
+                    Dim::wrap(a.int_or("dim1", 1)?, x.rank())?,
+                ) {
+                    order.swap(p, q);
+                }
             }
             one(x.permute(&order))
         }
@@ -591,10 +594,14 @@ pub fn evaluate(
             let axes = if op == "squeeze.default" {
                 (0..x.rank()).collect()
             } else {
-                a.ints("dim")?
-                    .into_iter()
-                    .map(|d| axis(d, x.rank().max(1)))
-                    .collect::<Result<Vec<_>, _>>()?
+                // A 0-d tensor's dimension 0 is its one entry, which stays.
+                let mut axes = Vec::new();
+                for d in a.ints("dim")? {
+                    if let Dim::Axis(at) = Dim::wrap(d, x.rank())? {
+                        axes.push(at);
+                    }
+                }
+                axes
             };
             let size: Vec<i64> = (0..x.rank())
                 .filter(|i| !(axes.contains(i) && x.dims()[*i] == 1))
@@ -869,7 +876,7 @@ pub fn evaluate(
         "_weight_norm.default" => {
             // `g · v / ‖v‖`, the norm over every dimension but `dim` (`nn.utils.weight_norm`).
             let v = a.tensor("v")?;
-            let keep = axis(a.int("dim")?, v.rank().max(1))?;
+            let keep = Dim::wrap(a.int("dim")?, v.rank())?.view_axis();
             let axes: Vec<usize> = (0..v.rank()).filter(|&d| d != keep).collect();
             let norm = v.reduce(&axes, true, Reduction::Norm)?;
             let unit = Tensor::zip(&v, &norm, |p, q| p / q, None)?;
@@ -952,25 +959,23 @@ pub fn evaluate(
             if a.dtype()?.is_some_and(|d| d != FLOAT32) || a.bool_or("half_to_float", false)? {
                 return Err("a softmax to a dtype other than float32".into());
             }
-            let x = a.tensor("self")?;
-            let at = axis(a.int("dim")?, x.rank().max(1))?;
-            let high = x.reduce(&[at], true, Reduction::Max)?;
-            let e = Tensor::zip(&x, &high, |p, q| (p - q).exp(), None)?;
-            let total = e.reduce(&[at], true, Reduction::Sum)?;
-            let y = Tensor::zip(&e, &total, |p, q| p / q, None)?;
-            if op != "_safe_softmax.default" {
-                return one(Ok(y));
-            }
-            // torch's `safe_softmax` decomposition: 0 along rows that are all −inf.
-            let masked = x
-                .map(|v| f32::from(u8::from(v != f32::NEG_INFINITY)))
-                .reduce(&[at], true, Reduction::Max)?;
-            one(Tensor::zip(
-                &y,
-                &masked,
-                |p, m| if m == 0.0 { 0.0 } else { p },
-                None,
-            ))
+            let safe = op == "_safe_softmax.default";
+            one(a
+                .tensor("self")?
+                .along_keeping_sizes(a.int("dim")?, |x, at| {
+                    let high = x.reduce(&[at], true, Reduction::Max)?;
+                    let e = Tensor::zip(x, &high, |p, q| (p - q).exp(), None)?;
+                    let total = e.reduce(&[at], true, Reduction::Sum)?;
+                    let y = Tensor::zip(&e, &total, |p, q| p / q, None)?;
+                    if !safe {
+                        return Ok(y);
+                    }
+                    // torch's `safe_softmax` decomposition: 0 along rows that are all −inf.
+                    let masked = x
+                        .map(|v| f32::from(u8::from(v != f32::NEG_INFINITY)))
+                        .reduce(&[at], true, Reduction::Max)?;
+                    Tensor::zip(&y, &masked, |p, m| if m == 0.0 { 0.0 } else { p }, None)
+                }))
         }
         "sum_to_size.default" => {
             let x = a.tensor("self")?;
@@ -1013,7 +1018,7 @@ pub fn evaluate(
                 None => x,
                 Some(dtype) => x.cast(is_integer(dtype)?)?,
             };
-            one(x.cumsum(axis(a.int("dim")?, x.rank().max(1))?))
+            one(x.along_keeping_sizes(a.int("dim")?, |x, at| x.cumsum(at)))
         }
         "cumprod.default" => {
             let x = a.tensor("self")?;
@@ -1021,7 +1026,7 @@ pub fn evaluate(
                 None => x,
                 Some(dtype) => x.cast(is_integer(dtype)?)?,
             };
-            one(x.cumprod(axis(a.int("dim")?, x.rank().max(1))?))
+            one(x.along_keeping_sizes(a.int("dim")?, |x, at| x.cumprod(at)))
         }
         "floor_divide.default" | "floor_divide.Scalar" => {
             let (x, y) = (a.tensor("self")?, a.operand("other")?);
@@ -1091,8 +1096,8 @@ pub fn evaluate(
                 return Err("a product to a dtype other than float32".into());
             }
             let x = a.tensor("self")?;
-            let at = axis(a.int("dim")?, x.rank().max(1))?;
-            one(x.reduce(&[at], a.bool("keepdim")?, Reduction::Prod))
+            let axes = Dim::wrap(a.int("dim")?, x.rank())?.reduced_axes();
+            one(x.reduce(&axes, a.bool("keepdim")?, Reduction::Prod))
         }
         "prod.default" => {
             if a.dtype()?.is_some_and(|d| d != FLOAT32) {
@@ -1500,25 +1505,27 @@ fn reduction(a: &Args<'_>, dims: &str, how: Reduction) -> Result<Vec<Tensor>, St
     Ok(vec![x.reduce(&axes, a.bool_or("keepdim", false)?, how)?])
 }
 
-/// The axes of `x` argument `dims` names, sorted (none named: every axis).
+/// The axes of `x` argument `dims` names, sorted (none named: every axis). A 0-d
+/// tensor's dimension 0 ([`Dim::OfScalar`]) is its one entry: a reduction over it is over
+/// every axis of the tensor, none.
 fn reduced_axes(a: &Args<'_>, dims: &str, x: &Tensor) -> Result<Vec<usize>, String> {
     let listed = match a.node_arg(dims) {
         None | Some(Argument::None) => Vec::new(),
         Some(_) => a.ints(dims)?,
     };
-    let mut axes = listed
+    let mut named = listed
         .iter()
-        .map(|&d| axis(d, x.rank()))
+        .map(|&d| Dim::wrap(d, x.rank()).map(Dim::view_axis))
         .collect::<Result<Vec<_>, _>>()?;
-    if axes.is_empty() {
-        axes = (0..x.rank()).collect();
-    }
-    axes.sort_unstable();
-    axes.dedup();
-    if !listed.is_empty() && axes.len() != listed.len() {
+    named.sort_unstable();
+    named.dedup();
+    if named.len() != listed.len() {
         return Err(format!("dimensions {listed:?} repeat"));
     }
-    Ok(axes)
+    if named.is_empty() || x.rank() == 0 {
+        return Ok((0..x.rank()).collect());
+    }
+    Ok(named)
 }
 
 /// `all`/`any`/`count_nonzero` (the sum of `x != 0`, NaN counting), `logsumexp`
@@ -1527,7 +1534,7 @@ fn reduced_axes(a: &Args<'_>, dims: &str, x: &Tensor) -> Result<Vec<usize>, Stri
 fn nonzero_reduction(a: &Args<'_>, op: &str) -> Result<Tensor, String> {
     let x = a.tensor("self")?;
     let axes = match a.node_arg("dim") {
-        Some(Argument::Int(d)) => vec![axis(*d, x.rank())?],
+        Some(Argument::Int(d)) => Dim::wrap(*d, x.rank())?.reduced_axes(),
         _ => reduced_axes(a, "dim", &x)?,
     };
     let keep = a.bool_or("keepdim", false)?;

@@ -3,6 +3,7 @@
 //! maps and reductions over axes.
 
 use super::pointwise::{nan_max, nan_min};
+use crate::aten::dim::Dim;
 
 /// The most elements an evaluated tensor may have (2^24: a hostile program cannot make the
 /// export allocate without bound, and every integer below it is exact in float32).
@@ -194,6 +195,21 @@ impl Tensor {
             Values::F32(self.to_f32())
         };
         Tensor::new(self.dims.clone(), values)
+    }
+
+    /// `f` of this tensor along torch dimension `dim` (see [`Dim`]), for an op whose result
+    /// has its input's sizes: `f` of the tensor along the dimension's axis, or for a 0-d
+    /// tensor `f` of its one-entry 1-d view along axis 0, made 0-d again (torch's kernels
+    /// compute on that view).
+    pub fn along_keeping_sizes(
+        &self,
+        dim: i64,
+        f: impl FnOnce(&Tensor, usize) -> Result<Tensor, String>,
+    ) -> Result<Tensor, String> {
+        match Dim::wrap(dim, self.rank())? {
+            Dim::Axis(a) => f(self, a),
+            Dim::OfScalar => f(&self.reshape(&[1])?, 0)?.reshape(&[]),
+        }
     }
 
     /// The same values under sizes `dims` (one may be `-1`, inferred).
@@ -730,6 +746,18 @@ fn running<T: Copy>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_0d_tensor_is_computed_along_its_one_entry_view_and_stays_0d() {
+        let x = Tensor::f32(vec![], vec![2.5]).unwrap();
+        let seen = |v: &Tensor, at: usize| {
+            assert_eq!((v.dims(), at), (&[1u64][..], 0));
+            v.cumsum(at)
+        };
+        let y = x.along_keeping_sizes(-1, seen).unwrap();
+        assert_eq!((y.dims(), y.to_f32()), (&[][..], vec![2.5]));
+        assert!(x.along_keeping_sizes(1, |v, at| v.cumsum(at)).is_err());
+    }
 
     #[test]
     fn cumprod_accumulates_floats_in_f64_and_wraps_int64() {

@@ -20,6 +20,7 @@
 
 use std::ops::Range;
 
+use crate::aten::dim::Dim;
 use crate::onnx::graph::{Attr, GraphBuilder, Value, Weight};
 use crate::onnx::OnnxError;
 
@@ -83,6 +84,12 @@ pub fn axis(dim: i64, rank: usize) -> Result<usize, OnnxError> {
             "dimension {dim} is out of range for a rank-{rank} tensor"
         )))
     }
+}
+
+/// Torch dimension `dim` of a rank-`rank` tensor, wrapped as torch wraps it (a 0-d
+/// tensor has a dimension 0: [`Dim::OfScalar`]).
+pub fn dim(dim: i64, rank: usize) -> Result<Dim, OnnxError> {
+    Dim::wrap(dim, rank).map_err(error)
 }
 
 /// Where an activation's batch is.

@@ -11,6 +11,7 @@ use super::super::tensor::{self, Placement, Size, Tensor};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 use crate::aten::decompose;
+use crate::aten::dim::Dim;
 use crate::aten::shuffle;
 
 impl<'p> Lowering<'p, '_> {
@@ -58,7 +59,8 @@ impl<'p> Lowering<'p, '_> {
     /// `Tensor.unfold(dimension, size, step)` (HaloNet's key/value windows): along
     /// `dimension` (not the batch), every window of `size` entries `step` apart, the
     /// windows' count in its place and each window's entries as a new last dimension. A
-    /// Slice per window, a Concat of them, and a Transpose; at most 64 windows.
+    /// Slice per window, a Concat of them, and a Transpose; at most 64 windows. A 0-d
+    /// tensor is unfolded along its one-entry view: one window of its value, `[1]`.
     pub(super) fn unfold(
         &mut self,
         node: &Node,
@@ -67,7 +69,9 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         const MAX_WINDOWS: u64 = 64;
         let x = self.tensor(args.tensor("self").or_shape()?)?;
-        let dim = tensor::axis(args.int("dimension").or_shape()?, x.rank())?;
+        let wrapped = tensor::dim(args.int("dimension").or_shape()?, x.rank())?;
+        let x = self.view_along(x, wrapped, scope)?;
+        let dim = wrapped.view_axis();
         let at = x.sample_axis(dim, "unfold")?;
         let length = x.value().shape()[at];
         let (size, step) = (args.int("size").or_shape()?, args.int("step").or_shape()?);
@@ -96,7 +100,7 @@ impl<'p> Lowering<'p, '_> {
         let mut order: Vec<usize> = (0..stacked.rank()).filter(|&a| a != dim + 1).collect();
         order.push(dim + 1);
         let y = stacked.transposed(&mut self.g, scope, &order)?;
-        self.bind_tensor(node, 0, y)
+        self.bind_along(node, 0, wrapped, y)
     }
 
     /// `roll(self, shifts, dims)` (Swin's shifted windows): along each dimension, which must
@@ -597,7 +601,8 @@ impl<'p> Lowering<'p, '_> {
         }
     }
 
-    /// `permute` / `transpose`: one Transpose, which may move the batch.
+    /// `permute` / `transpose`: one Transpose, which may move the batch. A `transpose` of a
+    /// 0-d tensor (of its dimension 0 with itself, as torch wraps it) is the tensor.
     pub(super) fn permute(
         &mut self,
         node: &Node,
@@ -613,10 +618,12 @@ impl<'p> Lowering<'p, '_> {
                 .collect::<Result<_, _>>()?,
             Some(other) => return Err(arg_error(format!("argument `dims` is {}", other.kind()))),
             None => {
-                let a = tensor::axis(args.int_or("dim0", 0).or_shape()?, rank)?;
-                let b = tensor::axis(args.int_or("dim1", 0).or_shape()?, rank)?;
+                let a = tensor::dim(args.int_or("dim0", 0).or_shape()?, rank)?;
+                let b = tensor::dim(args.int_or("dim1", 0).or_shape()?, rank)?;
                 let mut order: Vec<usize> = (0..rank).collect();
-                order.swap(a, b);
+                if let (Dim::Axis(a), Dim::Axis(b)) = (a, b) {
+                    order.swap(a, b);
+                }
                 order
             }
         };

@@ -11,6 +11,7 @@ use crate::onnx::OnnxError;
 
 use super::lower::Lowering;
 
+mod along;
 mod attention;
 mod combine;
 mod compare;

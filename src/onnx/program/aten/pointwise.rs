@@ -130,7 +130,8 @@ impl<'p> Lowering<'p, '_> {
 
     /// `softmax` (`op` Softmax) or `log_softmax` (LogSoftmax) over `dim`: the ONNX op over
     /// the last axis (exact at every opset), with `dim` swapped to the last axis and back
-    /// when it is another one.
+    /// when it is another one; a 0-d tensor's over its one-entry view, as torch's
+    /// `host_softmax` computes it (1, or 0 for LogSoftmax, and NaN for NaN and ±inf).
     pub(super) fn softmax(
         &mut self,
         node: &Node,
@@ -140,9 +141,10 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         self.same_dtype(node, args, op)?;
         let x = self.tensor(args.tensor("self").or_shape()?)?;
-        let axis = tensor::axis(args.int("dim").or_shape()?, x.rank())?;
-        let y = x.softmax(&mut self.g, scope, op, axis)?;
-        self.bind_tensor(node, 0, y)
+        let dim = tensor::dim(args.int("dim").or_shape()?, x.rank())?;
+        let x = self.view_along(x, dim, scope)?;
+        let y = x.softmax(&mut self.g, scope, op, dim.view_axis())?;
+        self.bind_along(node, 0, dim, y)
     }
 
     /// `gelu`, exact (`approximate='none'`) or tanh-approximated.

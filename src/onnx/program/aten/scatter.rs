@@ -274,7 +274,7 @@ impl Lowering<'_, '_> {
     /// one sample's (refused along the batch, which mixes samples), or a static tensor's.
     fn per_row_dim(&self, name: &str, dim: i64, op: &str) -> Result<i64, OnnxError> {
         let x = self.tensor(name)?;
-        let at = tensor::axis(dim, x.rank().max(1))?;
+        let at = tensor::dim(dim, x.rank())?.view_axis();
         Ok(match x.placement() {
             Placement::Static => at as i64,
             Placement::Batch { .. } => x.sample_axis(at, op)? as i64,

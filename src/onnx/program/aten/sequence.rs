@@ -76,7 +76,8 @@ fn log_add_exp(g: &mut GraphBuilder, scope: &str, x: &Value, y: &Value) -> Value
 }
 
 impl Lowering<'_, '_> {
-    /// `cumsum(x, dim)`: a CumSum along a sample axis, in the type torch records for the result.
+    /// `cumsum(x, dim)`: a CumSum along a sample axis, in the type torch records for the
+    /// result; a 0-d tensor's along its one-entry view (itself, cast).
     pub(super) fn cumsum(
         &mut self,
         node: &Node,
@@ -93,7 +94,9 @@ impl Lowering<'_, '_> {
             .optional_int("dim")
             .or_shape()?
             .ok_or_else(|| arg_error("cumsum without `dim`".into()))?;
-        let axis = tensor::axis(dim, x.rank())?;
+        let dim = tensor::dim(dim, x.rank())?;
+        let x = self.view_along(x, dim, scope)?;
+        let axis = dim.view_axis();
         x.sample_axis(axis, "cumsum")?;
         // torch sums in the result's type: `dtype` when given, else int64 for integer and
         // bool inputs (`cumsum(mask.int(), 1)` is int64), else the input's.
@@ -114,7 +117,7 @@ impl Lowering<'_, '_> {
             vec![shape],
         );
         let y = emit::single(y);
-        self.bind_tensor(node, 0, x.with_value(y)?)
+        self.bind_along(node, 0, dim, x.with_value(y)?)
     }
 
     /// `cumprod(x, dim)`: the running product along a sample axis in the type torch records
@@ -123,6 +126,7 @@ impl Lowering<'_, '_> {
     /// one Concat), so a NaN, an infinity or a zero reaches every later entry as in torch.
     /// torch accumulates float32 in float64 on the CPU; here each product is float32, as
     /// ckpt's `cumsum` sums in float32. Axes longer than [`CUMPROD_ENTRIES`] are refused.
+    /// A 0-d tensor's runs along its one-entry view (itself, cast).
     pub(super) fn cumprod(
         &mut self,
         node: &Node,
@@ -134,7 +138,9 @@ impl Lowering<'_, '_> {
             .optional_int("dim")
             .or_shape()?
             .ok_or_else(|| arg_error("cumprod without `dim`".into()))?;
-        let axis = tensor::axis(dim, x.rank())?;
+        let dim = tensor::dim(dim, x.rank())?;
+        let x = self.view_along(x, dim, scope)?;
+        let axis = dim.view_axis();
         let at = x.sample_axis(axis, "cumprod")?;
         let elem = self.recorded_elem(self.output_name(node, 0)?)?;
         let x = x.with_value(emit::cast(&mut self.g, scope, x.value(), elem))?;
@@ -145,7 +151,7 @@ impl Lowering<'_, '_> {
             )));
         }
         if n == 1 {
-            return self.bind_tensor(node, 0, x);
+            return self.bind_along(node, 0, dim, x);
         }
         let mut parts: Vec<tensor::Tensor> = Vec::with_capacity(n as usize);
         for k in 0..n {
@@ -166,7 +172,7 @@ impl Lowering<'_, '_> {
             parts.push(product);
         }
         let y = tensor::Tensor::concat(&mut self.g, scope, &parts, axis)?;
-        self.bind_tensor(node, 0, y)
+        self.bind_along(node, 0, dim, y)
     }
 
     /// `logcumsumexp(x, dim)`: the running log-sum-exp along a sample axis as torch's CPU

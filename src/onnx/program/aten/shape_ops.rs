@@ -11,6 +11,7 @@ use super::super::lower::{Constant, Lowering};
 use super::super::tensor::{self, Placement, Size};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
+use crate::aten::dim::Dim;
 use crate::aten::schema;
 
 impl<'p> Lowering<'p, '_> {
@@ -45,7 +46,9 @@ impl<'p> Lowering<'p, '_> {
     }
 
     /// `squeeze(self, dim)` / `squeeze(self, dims)`: size-1 dimensions dropped (others
-    /// kept, as torch does), a Reshape; the batch is never dropped.
+    /// kept, as torch does), a Reshape; the batch is never dropped. A 0-d tensor's
+    /// dimension 0 is its one entry, which stays (torch's `squeeze` of a 0-d tensor is
+    /// itself).
     pub(super) fn squeeze(
         &mut self,
         node: &Node,
@@ -70,7 +73,9 @@ impl<'p> Lowering<'p, '_> {
         };
         let mut drop = vec![false; x.rank()];
         for &d in &dims {
-            let axis = tensor::axis(d, x.rank())?;
+            let Dim::Axis(axis) = tensor::dim(d, x.rank())? else {
+                continue;
+            };
             if Some(axis) == x.batch_axis() {
                 return Err(arg_error(
                     "squeeze of the batch dimension would freeze the batch at 1".into(),
