@@ -18,6 +18,7 @@
 //! - [`dim`]: a dimension argument wrapped as torch wraps it (a 0-d tensor has a
 //!   dimension 0).
 //! - [`gradient`]: `torch.gradient` at scalar spacings, as torch's differences.
+//! - [`histogram`]: `torch.histc`'s bins, as torch's kernel counts.
 //! - [`order`]: the order statistics (`median`, `quantile` and their NaN-skipping forms)
 //!   as torch's `quantile_compute` ranks and reads the sorted values.
 //! - [`matrix_norm`]: the matrix norms torch computes without singular values, and which
@@ -41,12 +42,13 @@ pub mod args;
 pub mod combine;
 pub mod decompose;
 pub mod diag;
-pub mod distance;
 pub mod dim;
+pub mod distance;
 pub mod eval;
 pub mod fourier;
 pub mod gradient;
 pub mod grid_sample;
+pub mod histogram;
 pub mod inline;
 pub mod linalg;
 pub mod matrix_norm;

@@ -1956,6 +1956,16 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema(
+        "histc.default",
+        &[
+            arg("self", "Tensor"),
+            arg_or("bins", "int", D::Int(100)),
+            arg_or("min", "Scalar", D::Int(0)),
+            arg_or("max", "Scalar", D::Int(0)),
+        ],
+        &[],
+    ),
+    schema(
         "hsplit.array",
         &[arg("self", "Tensor"), arg("indices", "int[]")],
         &[],

@@ -156,6 +156,42 @@ def test_pdist_of_a_static_program_matches_torch(p, tmp_path):
     assert why is None, why
 
 
+HISTC = {
+    "default bins, the input's extrema": dict(),
+    "fixed range, entries outside": dict(bins=7, min=-1.0, max=1.5),
+    "integer bounds": dict(bins=5, min=-2, max=2),
+    "one bin": dict(bins=1, min=-0.5, max=0.5),
+}
+
+
+@pytest.mark.parametrize("name", HISTC)
+def test_histc_of_a_static_program_matches_torch(name, tmp_path):
+    kwargs = HISTC[name]
+    module = _opinfo.OpModule(lambda x: torch.histc(x, **kwargs)).eval()
+    x = torch.randn(6, 5, generator=torch.Generator().manual_seed(5))
+    x[1, 1], x[2, 2] = 1.5, -1.0  # both edges of the fixed range
+    if kwargs:
+        x[0, 0] = float("nan")  # skipped (torch refuses it in a range from the extrema)
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(torch.export.export(module, (x,)), str(archive))
+    ok(run_ckpt("to-onnx", archive, "-o", out, "--batch", "static"))
+    # Equal extrema widen by 1 each way.
+    inputs = [x, torch.full((6, 5), 0.25)]
+    for each in inputs:
+        module(each)  # torch counts it: the comparison below is not skipped
+    why = _opinfo.check_file(out, module, inputs)
+    assert why is None, why
+
+
+def test_histc_under_a_dynamic_batch_is_refused_as_mixing_samples(tmp_path):
+    module = _opinfo.OpModule(lambda x: torch.histc(x, bins=4, min=-1, max=1)).eval()
+    _, archive, out = exported(module, (3,), tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "every sample's together" in proc.stderr, proc.stderr
+    assert not out.exists()
+
+
 def test_batch_norm_with_batch_statistics_is_refused_as_training_mode(tmp_path):
     module = Stats(lambda m, x: aten._native_batch_norm_legit(
         x, m.weight, m.bias, m.mean, m.var, True, 0.1, 1e-5)[0]).eval()

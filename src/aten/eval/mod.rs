@@ -13,6 +13,7 @@ mod along;
 mod distance;
 mod dtype;
 mod factory;
+mod histogram;
 mod linalg;
 mod pointwise;
 mod resample;
@@ -183,6 +184,7 @@ pub(crate) const EVALUATED: &[&str] = &[
     "cdist.default",
     "_cdist_forward.default",
     "pdist.default",
+    "histc.default",
     "_pdist_forward.default",
     "isfinite.default",
     "lerp.Scalar",
@@ -1379,6 +1381,7 @@ pub fn evaluate(
             .or_else(|| resample::evaluate(op, &a))
             .or_else(|| scatter::evaluate(op, &a))
             .or_else(|| distance::evaluate(op, &a))
+            .or_else(|| histogram::evaluate(op, &a))
             .unwrap_or_else(|| Err(format!("`{op}` is not evaluated on constants"))),
     }
 }

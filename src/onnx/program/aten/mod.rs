@@ -29,6 +29,7 @@ mod frexp;
 mod fused_attention;
 mod grid_sample;
 mod grids;
+mod histogram;
 mod index;
 mod interpolate;
 mod layout;

@@ -647,6 +647,7 @@ pub(super) const OPS: &[Op] = &[
         &["pdist.default", "_pdist_forward.default"],
         |l, n, a, s| l.pdist(n, a, s),
     ),
+    op(&["histc.default"], |l, n, a, s| l.histc(n, a, s)),
     op(
         &["upsample_nearest1d.vec", "upsample_nearest1d.default"],
         |l, n, a, s| l.upsample(n, a, s, 1, Upsample::Nearest),
