@@ -19,6 +19,7 @@
 //!   dimension 0).
 //! - [`gradient`]: `torch.gradient` at scalar spacings, as torch's differences.
 //! - [`histogram`]: `torch.histc`'s bins, as torch's kernel counts.
+//! - [`nonzero`]: the coordinates `nonzero_static` returns, as torch's kernel lists them.
 //! - [`order`]: the order statistics (`median`, `quantile` and their NaN-skipping forms)
 //!   as torch's `quantile_compute` ranks and reads the sorted values.
 //! - [`matrix_norm`]: the matrix norms torch computes without singular values, and which
@@ -52,6 +53,7 @@ pub mod histogram;
 pub mod inline;
 pub mod linalg;
 pub mod matrix_norm;
+pub mod nonzero;
 pub mod order;
 pub mod program;
 pub mod refused;

@@ -2965,6 +2965,11 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("pin_memory", "bool?", D::None),
         ],
     ),
+    schema(
+        "nonzero_static.default",
+        &[arg("self", "Tensor")],
+        &[arg("size", "SymInt"), arg_or("fill_value", "int", D::Int(-1))],
+    ),
     schema("numpy_T.default", &[arg("self", "Tensor")], &[]),
     schema(
         "one_hot.default",

@@ -192,6 +192,29 @@ def test_histc_under_a_dynamic_batch_is_refused_as_mixing_samples(tmp_path):
     assert not out.exists()
 
 
+NONZERO_STATIC = {
+    "more rows than nonzero entries": dict(size=12),
+    "fewer rows, fill 7": dict(size=3, fill_value=7),
+}
+
+
+@pytest.mark.parametrize("name", NONZERO_STATIC)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+def test_nonzero_static_of_a_static_program_matches_torch(name, dtype, tmp_path):
+    kwargs = NONZERO_STATIC[name]
+    module = _opinfo.OpModule(lambda x: torch.nonzero_static(x, **kwargs)).eval()
+    gen = torch.Generator().manual_seed(9)
+    x = (torch.randint(-1, 2, (3, 2, 4), generator=gen) * torch.randint(0, 2, (3, 2, 4), generator=gen))
+    x = x.to(dtype)
+    if dtype == torch.float32:
+        x[0, 0, 0] = float("nan")  # nonzero
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(torch.export.export(module, (x,)), str(archive))
+    ok(run_ckpt("to-onnx", archive, "-o", out, "--batch", "static"))
+    why = _opinfo.check_file(out, module, [x, torch.zeros_like(x)])
+    assert why is None, why
+
+
 def test_batch_norm_with_batch_statistics_is_refused_as_training_mode(tmp_path):
     module = Stats(lambda m, x: aten._native_batch_norm_legit(
         x, m.weight, m.bias, m.mean, m.var, True, 0.1, 1e-5)[0]).eval()

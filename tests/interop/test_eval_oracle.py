@@ -597,6 +597,8 @@ CASES = [
     C("histc.default", T(3, 4), 6, -2, 2.5, dtypes=(F32,)),
     C("histc.default", T(2, 5, edges=False), dtypes=(F32,)),
     C("histc.default", T(3, 3, edges=False), 2, 0.5, 0.5, dtypes=(F32,)),
+    C("nonzero_static.default", T(3, 4), size=20, dtypes=(F32, I64, BOOL)),
+    C("nonzero_static.default", T(2, 3, 2), size=3, fill_value=-7, dtypes=(F32, I64, BOOL)),
     C("empty_strided.default", [2, 3], [3, 1], dtypes=(F32,), unspecified=True),
     C("new_empty_strided.default", T(2, 3), [2, 3], [3, 1], dtypes=NUMERIC, unspecified=True),
     C("_native_batch_norm_legit.default", T(2, 3, 4, edges=False), T(3), T(3), T(3),

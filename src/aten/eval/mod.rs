@@ -15,6 +15,7 @@ mod dtype;
 mod factory;
 mod histogram;
 mod linalg;
+mod nonzero;
 mod pointwise;
 mod resample;
 mod scatter;
@@ -185,6 +186,7 @@ pub(crate) const EVALUATED: &[&str] = &[
     "_cdist_forward.default",
     "pdist.default",
     "histc.default",
+    "nonzero_static.default",
     "_pdist_forward.default",
     "isfinite.default",
     "lerp.Scalar",
@@ -1382,6 +1384,7 @@ pub fn evaluate(
             .or_else(|| scatter::evaluate(op, &a))
             .or_else(|| distance::evaluate(op, &a))
             .or_else(|| histogram::evaluate(op, &a))
+            .or_else(|| nonzero::evaluate(op, &a))
             .unwrap_or_else(|| Err(format!("`{op}` is not evaluated on constants"))),
     }
 }

@@ -38,6 +38,7 @@ mod math;
 mod matmul;
 mod matrix_norm;
 mod multi_head_attention;
+mod nonzero;
 mod norm;
 mod norm_backward;
 mod one_hot;

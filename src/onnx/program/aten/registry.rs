@@ -648,6 +648,9 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.pdist(n, a, s),
     ),
     op(&["histc.default"], |l, n, a, s| l.histc(n, a, s)),
+    op(&["nonzero_static.default"], |l, n, a, s| {
+        l.nonzero_static(n, a, s)
+    }),
     op(
         &["upsample_nearest1d.vec", "upsample_nearest1d.default"],
         |l, n, a, s| l.upsample(n, a, s, 1, Upsample::Nearest),
