@@ -1,7 +1,11 @@
-//! `torch.histc` as torch's CPU kernel counts (`histogram_histc_out` over
-//! `histogramdd_cpu_contiguous` with `LINEAR_INTERPOLATION`): `bins` equal bins between
-//! two outer edges, each entry's bin found by one float32 division, which the evaluator
-//! computes on numbers and the ONNX lowering writes as nodes.
+//! `torch.histc` and `torch.histogram` with a bin count as torch's CPU kernel counts
+//! (`histogramdd_cpu_contiguous`): `bins` equal bins between two outer edges, each
+//! entry's bin found by one float32 division (`histc`: `LINEAR_INTERPOLATION`), which
+//! `histogram` corrects against its float32 `linspace` edges by a search among the
+//! neighbouring edges (`LINEAR_INTERPOLATION_WITH_LOCAL_SEARCH`); the evaluator computes
+//! them on numbers and the ONNX lowering writes them as nodes.
+
+use super::spaced;
 
 /// The outer edges `[left, right]` of `histc`'s bins (`histc_select_outer_bin_edges`):
 /// `min` and `max`, or, when they are equal, the input's `extrema` (`None` for an empty
@@ -80,6 +84,95 @@ pub fn histc(values: &[f32], bins: u64, min: f64, max: f64) -> Result<Vec<f32>, 
     Ok(counts)
 }
 
+/// The outer edges of `histogram`'s bins (`select_outer_bin_edges`): `range`, or the
+/// input's `extrema` (`None` for an empty input: 0 and 0); equal edges widen by ½ each
+/// way. As float32, the ends of its `linspace` edges.
+pub fn histogram_outer_edges(
+    range: Option<(f64, f64)>,
+    extrema: Option<(f32, f32)>,
+) -> Result<(f32, f32), String> {
+    let (mut left, mut right) = match (range, extrema) {
+        (Some(r), _) => r,
+        (None, Some((low, high))) => (f64::from(low), f64::from(high)),
+        (None, None) => (0.0, 0.0),
+    };
+    if !left.is_finite() || !right.is_finite() {
+        return Err(format!(
+            "histogram: range of [{left}, {right}] is not finite"
+        ));
+    }
+    if left > right {
+        return Err(format!(
+            "histogram of range [{left}, {right}]: torch needs min ≤ max"
+        ));
+    }
+    if left == right {
+        (left, right) = (left - 0.5, right + 0.5);
+    }
+    Ok((left as f32, right as f32))
+}
+
+/// The window of edges `histogram`'s search reads for an entry whose division gave bin
+/// `at` of `bins`: edges `first..end` (`pos − 1` to `pos + 1`, within the `bins + 1`).
+pub fn search_window(at: u64, bins: u64) -> (u64, u64) {
+    (at.saturating_sub(1), (at + 2).min(bins + 1))
+}
+
+/// The bin of entry `x` among `edges` (`bins + 1`, increasing), or `None` outside them:
+/// [`bin`]'s guess, then the last edge of its window at or below `x`, the right edge in
+/// the last bin.
+pub fn searched_bin(x: f32, edges: &[f32]) -> Option<u64> {
+    let bins = edges.len() as u64 - 1;
+    let (left, right) = (edges[0], edges[bins as usize]);
+    if !(x >= left && x <= right) {
+        return None;
+    }
+    let at = ((x - left) * bins as f32 / (right - left)) as u64;
+    let (first, end) = search_window(at, bins);
+    let at_or_below = (first..end).filter(|&k| edges[k as usize] <= x).count() as u64;
+    Some((first + at_or_below).saturating_sub(1).min(bins - 1))
+}
+
+/// `histogram(values, bins, range, weight, density)`: the counts (or summed weights, or
+/// with `density` those divided by their total and each bin's width) and the edges.
+pub fn histogram(
+    values: &[f32],
+    weights: Option<&[f32]>,
+    bins: u64,
+    range: Option<(f64, f64)>,
+    density: bool,
+) -> Result<(Vec<f32>, Vec<f32>), String> {
+    let extrema = match range {
+        Some(_) => None,
+        None => values
+            .iter()
+            .try_fold(None, |seen: Option<(f32, f32)>, &x| {
+                if x.is_nan() {
+                    return Err("histogram of a NaN: its range is not finite".to_string());
+                }
+                Ok(Some(match seen {
+                    None => (x, x),
+                    Some((low, high)) => (low.min(x), high.max(x)),
+                }))
+            })?,
+    };
+    let (left, right) = histogram_outer_edges(range, extrema)?;
+    let edges = spaced::linspace(left, right, bins + 1);
+    let mut hist = vec![0.0f32; bins as usize];
+    for (i, &x) in values.iter().enumerate() {
+        if let Some(b) = searched_bin(x, &edges) {
+            hist[b as usize] += weights.map_or(1.0, |w| w[i]);
+        }
+    }
+    if density {
+        let total: f32 = hist.iter().sum();
+        for (k, h) in hist.iter_mut().enumerate() {
+            *h = *h / total / (edges[k + 1] - edges[k]);
+        }
+    }
+    Ok((hist, edges))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +191,20 @@ mod tests {
         assert!(outer_edges(3.0, 1.0, None).is_err());
         assert!(histc(&[1.0, f32::INFINITY], 2, 0.0, 0.0).is_err());
         assert!(check_bins(0).is_err());
+    }
+
+    #[test]
+    fn histogram_searches_its_edges_and_widens_equal_ones_by_a_half() {
+        let (hist, edges) = histogram(&[0.0, 0.5, 1.0, 2.0], None, 2, None, false).unwrap();
+        assert_eq!((hist, edges), (vec![2.0, 2.0], vec![0.0, 1.0, 2.0]));
+        assert_eq!(
+            histogram_outer_edges(Some((1.0, 1.0)), None),
+            Ok((0.5, 1.5))
+        );
+        assert_eq!(histogram_outer_edges(None, None), Ok((-0.5, 0.5)));
+        let (density, _) = histogram(&[0.0, 0.5, 1.0, 2.0], None, 2, None, true).unwrap();
+        assert_eq!(density, vec![0.5, 0.5]);
+        assert_eq!(search_window(0, 4), (0, 2));
+        assert_eq!(search_window(4, 4), (3, 5));
     }
 }

@@ -1966,6 +1966,15 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema(
+        "histogram.bin_ct",
+        &[arg("self", "Tensor"), arg_or("bins", "int", D::Int(100))],
+        &[
+            arg_or("range", "float[]?", D::None),
+            arg_or("weight", "Tensor?", D::None),
+            arg_or("density", "bool", D::Bool(false)),
+        ],
+    ),
+    schema(
         "hsplit.array",
         &[arg("self", "Tensor"), arg("indices", "int[]")],
         &[],

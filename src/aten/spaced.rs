@@ -3,6 +3,8 @@
 //! lowering: with `step = (end − start) / (steps − 1)`, entry `i` of the first half
 //! (`i < steps / 2`) is `start + step·i` and every later entry `end − step·(steps − 1 − i)`,
 //! so both ends are exact; one step is `start` alone. `logspace` raises `base` to them.
+//! torch's x86-64 and aarch64 builds compile `start + step·i` (and `end − step·k`) to a
+//! fused multiply-add, which rounds once: the evaluator does too (`f32::mul_add`).
 
 /// Whether entry `i` of `steps` points is counted from the start (else back from the end).
 pub fn from_start(i: u64, steps: u64) -> bool {
@@ -26,11 +28,11 @@ pub fn linspace(start: f32, end: f32, steps: u64) -> Vec<f32> {
     let step = (end - start) / (steps - 1) as f32;
     (0..steps)
         .map(|i| {
-            let away = step * offset(i, steps) as f32;
+            let k = offset(i, steps) as f32;
             if from_start(i, steps) {
-                start + away
+                step.mul_add(k, start)
             } else {
-                end - away
+                (-step).mul_add(k, end)
             }
         })
         .collect()

@@ -183,6 +183,41 @@ def test_histc_of_a_static_program_matches_torch(name, tmp_path):
     assert why is None, why
 
 
+HISTOGRAM = {
+    "a range, entries outside": dict(bins=7, range=(-1.0, 1.5)),
+    "a range, density": dict(bins=4, range=(-2.0, 0.75), density=True),
+    "a range of one point": dict(bins=3, range=(0.25, 0.25)),
+}
+
+
+@pytest.mark.parametrize("name", HISTOGRAM)
+def test_histogram_with_a_bin_count_of_a_static_program_matches_torch(name, tmp_path):
+    kwargs = HISTOGRAM[name]
+    module = _opinfo.OpModule(lambda x: tuple(torch.histogram(x, **kwargs))).eval()
+    x = torch.randn(6, 5, generator=torch.Generator().manual_seed(5))
+    # Entries on edges, where the division alone may pick the neighbouring bin.
+    x[1, :] = torch.linspace(-1.0, 1.5, 8)[:5]
+    x[0, 0] = float("nan")  # skipped
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(torch.export.export(module, (x,)), str(archive))
+    ok(run_ckpt("to-onnx", archive, "-o", out, "--batch", "static"))
+    inputs = [x, torch.full((6, 5), 0.25), torch.linspace(-3, 3, 30).view(6, 5)]
+    for each in inputs:
+        module(each)  # torch bins it: the comparison below is not skipped
+    why = _opinfo.check_file(out, module, inputs)
+    assert why is None, why
+
+
+def test_histogram_with_edges_from_the_extrema_is_refused_naming_the_fused_rounding(tmp_path):
+    module = _opinfo.OpModule(lambda x: tuple(torch.histogram(x, 5))).eval()
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(torch.export.export(module, (torch.randn(4, 3),)), str(archive))
+    proc = run_ckpt("to-onnx", archive, "-o", out, "--batch", "static")
+    assert proc.returncode == 1, proc.stderr
+    assert "fused multiply-add" in proc.stderr, proc.stderr
+    assert not out.exists()
+
+
 def test_histc_under_a_dynamic_batch_is_refused_as_mixing_samples(tmp_path):
     module = _opinfo.OpModule(lambda x: torch.histc(x, bins=4, min=-1, max=1)).eval()
     _, archive, out = exported(module, (3,), tmp_path)

@@ -186,6 +186,7 @@ pub(crate) const EVALUATED: &[&str] = &[
     "_cdist_forward.default",
     "pdist.default",
     "histc.default",
+    "histogram.bin_ct",
     "nonzero_static.default",
     "_pdist_forward.default",
     "isfinite.default",

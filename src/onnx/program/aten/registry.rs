@@ -648,6 +648,7 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.pdist(n, a, s),
     ),
     op(&["histc.default"], |l, n, a, s| l.histc(n, a, s)),
+    op(&["histogram.bin_ct"], |l, n, a, s| l.histogram(n, a, s)),
     op(&["nonzero_static.default"], |l, n, a, s| {
         l.nonzero_static(n, a, s)
     }),
