@@ -36,7 +36,8 @@ dimension), and XLNet's sequence-first tokens (ids looked up and a padding mask 
 the batch on their second dimension, positions expanded over the batch in an einsum, a
 one-operand einsum moving the batch first), and splits whose overload the argument's type
 picks (`hsplit(x, 2)` by a count, `hsplit(x, [1, 4])` by indices, `dsplit`, `tensor_split`),
-and RT-DETR's sine position embedding (`torch.outer` of constant positions and frequencies),
+and RT-DETR's sine position embedding (`torch.outer` of constant positions and frequencies,
+in float32 and in float64 as transformers computes it),
 kornia's brightness factor, a 0-d constant unsqueezed to the image's rank, RT-DETR's
 `torch.concat` (an alias, read as `cat`), RAFT's
 `linspace` of numbers, `topk` of per-sample scores (values and indices), and Longformer's
@@ -156,6 +157,7 @@ MODELS = {
     "seq_first_tokens": (idioms.SeqFirstTokens, [ids, mask]),
     "splits_by_type": (idioms.SplitsByType, [tokens]),
     "sine_positions": (idioms.SinePositions, [tokens]),
+    "double_sine_positions": (idioms.DoubleSinePositions, [tokens]),
     "number_spacing": (idioms.NumberSpacing, [tokens]),
     "top_scores": (idioms.TopScores, [tokens]),
     "masked_put": (idioms.MaskedPut, [tokens, ids]),

@@ -240,3 +240,38 @@ def test_a_product_pairing_the_samples_is_refused_as_mixing_them(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "matmul.default" in proc.stderr and "mixes samples" in proc.stderr, proc.stderr
     assert not out.exists()
+
+
+class _StackedPair(torch.nn.Module):
+    """RAFT's feature encoder: two images' batches concatenated along the batch, encoded in
+    one pass and `chunk`ed apart again."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, image1, image2):
+        features = self.conv(torch.cat([image1, image2], dim=0)).relu()
+        f1, f2 = torch.chunk(features, chunks=2, dim=0)
+        return (f1 * f2).sum(1)
+
+
+def test_batches_stacked_along_the_batch_are_refused_naming_the_cat(tmp_path):
+    """`cat` along the batch stacks whole batches (block after block), which no batch
+    placement describes (a folded batch keeps each sample's rows together): refused naming
+    the cat and what to do, before any file is written. torch.export refuses the same
+    program with a dynamic batch (the `chunk` into halves specialises it)."""
+    archive = tmp_path / "stacked.pt"
+    pair = (torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8))
+    with torch.no_grad():
+        traced = torch.jit.trace(_StackedPair().eval(), pair, check_trace=False)
+    torch.jit.save(traced, str(archive))
+    out = tmp_path / "stacked.onnx"
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "cat.default" in proc.stderr and "stacks whole batches" in proc.stderr, proc.stderr
+    assert not out.exists()
+    batch = torch.export.Dim("batch")
+    with pytest.raises(Exception, match="Constraints violated"):
+        torch.export.export(_StackedPair().eval(), pair,
+                            dynamic_shapes=({0: batch}, {0: batch}))

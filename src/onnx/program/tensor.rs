@@ -73,6 +73,18 @@ pub fn mixes_samples(op: &str, axis: usize, sizes: &[Size]) -> OnnxError {
     ))
 }
 
+/// The error for `cat` of tensors along `axis`, the batch axis of a tensor of `sizes`
+/// (RAFT's `cat([image1, image2])` through one encoder, `chunk`ed apart after): the result
+/// holds whole batches one after another, while a batch folded `k` times holds each
+/// sample's `k` rows together (as `view(B * k, …)` lays them out), so no placement
+/// describes it.
+pub fn stacks_batches(axis: usize, sizes: &[Size]) -> OnnxError {
+    error(format!(
+        "cat along dimension {axis}, which carries the batch ({}), stacks whole batches one after another; the export folds a batch only with each sample's rows together (as `view(B * k, ...)` lays them out), so run the shared layers on each tensor separately (a batch of one input at a time) or concatenate along another dimension",
+        show(sizes)
+    ))
+}
+
 /// Torch dimension `dim` (negative counts from the end) of a rank-`rank` tensor.
 pub fn axis(dim: i64, rank: usize) -> Result<usize, OnnxError> {
     let r = rank as i64;
@@ -492,7 +504,7 @@ impl Tensor {
     }
 
     /// torch's `cat(tensors, axis)`: every tensor has its batch where the first has it, and
-    /// `axis` is not the batch.
+    /// `axis` is not the batch ([`stacks_batches`]).
     pub fn concat(
         g: &mut GraphBuilder,
         scope: &str,
@@ -502,6 +514,9 @@ impl Tensor {
         let Some(first) = tensors.first() else {
             return Err(error("cat of no tensors".into()));
         };
+        if first.batch_axis() == Some(axis) {
+            return Err(stacks_batches(axis, &first.sizes()));
+        }
         let at = first.sample_axis(axis, "cat")?;
         let mut shape = first.value.shape().to_vec();
         shape[at] = 0;
@@ -698,6 +713,18 @@ mod tests {
         let (rows, value) = x.as_rows().unwrap();
         assert_eq!((rows, value.shape()), (Rows::Static(3), &[4][..]));
         assert!(x.reshaped(&mut g, "s", &[n(1), f(12)]).is_err());
+    }
+
+    #[test]
+    fn a_cat_of_batches_along_the_batch_is_refused_as_stacking_them() {
+        let mut g = builder();
+        let x = Tensor::rows(g.input("x", vec![3, 8]).unwrap(), 1);
+        let err = Tensor::concat(&mut g, "s", &[x.clone(), x.clone()], 0)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("stacks whole batches"), "{err}");
+        let both = Tensor::concat(&mut g, "s", &[x.clone(), x], 1).unwrap();
+        assert_eq!(both.sizes(), [n(1), f(6), f(8)]);
     }
 
     #[test]

@@ -1127,7 +1127,7 @@ impl Converter<'_> {
             None
         };
         if let Some((dims, dtype)) = constant {
-            if dtype != dtypes::FLOAT32 {
+            if dtypes::is_integer(dtype) {
                 self.integers.insert(output.clone());
             }
             self.tensor_values.insert(
@@ -1294,7 +1294,7 @@ impl Converter<'_> {
                 metadata: metadata(&call.site),
                 name: Some(name.clone()),
             });
-            if dtype != dtypes::FLOAT32 {
+            if dtypes::is_integer(dtype) {
                 self.integers.insert(name.clone());
             }
             self.tensor_values
@@ -1438,7 +1438,7 @@ impl Converter<'_> {
                             std::iter::once(batch).chain(shape).collect::<Vec<_>>(),
                             self.tensor_values
                                 .get(name)
-                                .is_some_and(|m| m.dtype != dtypes::FLOAT32),
+                                .is_some_and(|m| dtypes::is_integer(m.dtype)),
                         ),
                         Some(Dims::Stored(dims)) => (dims, self.integers.contains(name)),
                         // A tensor whose batch is elsewhere: the sizes it was recorded with.
@@ -1446,7 +1446,7 @@ impl Converter<'_> {
                             Some(m) => (
                                 sizes_at(&m.sizes, batch)
                                     .ok_or_else(|| format!("`{name}` has sizes {:?}", m.sizes))?,
-                                m.dtype != dtypes::FLOAT32,
+                                dtypes::is_integer(m.dtype),
                             ),
                             None => return Err(format!("`{name}` has no known sizes")),
                         },
@@ -1570,7 +1570,7 @@ impl Converter<'_> {
                     Val::Moved { name: name.clone() }
                 }
                 Evaluated::Constant(dims, dtype) => {
-                    if dtype != dtypes::FLOAT32 {
+                    if dtypes::is_integer(dtype) {
                         self.integers.insert(name.clone());
                     }
                     self.tensor_values.insert(

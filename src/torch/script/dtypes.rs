@@ -2,6 +2,7 @@
 //! numbering (7 float32, 5 int64, 4 int32, 12 bool): what the converted program records
 //! for every tensor value, and what the lowering checks each ONNX value against.
 
+use crate::aten::eval;
 use crate::aten::program::{Argument, Node};
 use crate::torch::dtype::DType;
 
@@ -21,9 +22,10 @@ pub fn of_input(dtype: DType) -> Option<i64> {
     }
 }
 
-/// Whether export dtype `dtype` is one of the integer types above (bool included).
+/// Whether export dtype `dtype` is an integer type (bool included), as the aten evaluator
+/// holds it ([`eval::is_integer`]); float64 and the other float types are not.
 pub fn is_integer(dtype: i64) -> bool {
-    matches!(dtype, INT64 | INT32 | BOOL)
+    eval::is_integer(dtype).is_ok_and(|integer| integer)
 }
 
 /// torch's promotion order among the types above.
@@ -142,6 +144,8 @@ mod tests {
         );
         assert_eq!(infer(&full, "new_full.default", &types), BOOL);
         assert!(is_integer(BOOL) && !is_integer(FLOAT32));
+        // float64 constants (transformers' RT-DETR positions) are floats, int8 an integer.
+        assert!(!is_integer(8) && is_integer(2));
         // Predicates on floats are truth values (kornia's median blur masks `isfinite`).
         let unary = node(
             r#"{"target": "t", "outputs": [], "inputs": [

@@ -299,6 +299,12 @@ class SinePositions(nn.Module):  # RT-DETR's 2-D sine position embedding: torch.
         omega = 1.0 / 10000 ** (torch.arange(x.size(2) // 2, dtype=torch.float32) / (x.size(2) // 2))
         angles = torch.outer(positions, omega)
         return x + torch.cat([angles.sin(), angles.cos()], 1)[None]
+class DoubleSinePositions(nn.Module):  # RT-DETR's embedding as transformers computes it: in float64 constants, cast to float32 at the end
+    def forward(self, x):
+        positions = torch.arange(x.size(1), dtype=torch.float64)
+        omega = 1.0 / 10000.0 ** (torch.arange(x.size(2) // 2, dtype=torch.float64) / (x.size(2) // 2))
+        angles = positions.outer(omega)
+        return x + torch.cat([angles.sin(), angles.cos()], 1).to(torch.float32)[None]
 class NumberSpacing(nn.Module):  # RAFT's correlation neighbourhood: linspace of numbers (of ints too: float32 points)
     def forward(self, x):
         return x + torch.linspace(-4, 4, D) * torch.linspace(0.5, -1.5, S)[:, None]
