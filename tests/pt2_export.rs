@@ -447,15 +447,18 @@ fn an_unsupported_op_is_named_with_its_call_and_place() {
         .to_string();
     assert!(
         err.starts_with(
-            "node `histc` (#1, torch.ops.aten.histc.default): ckpt has no lowering of this op to ATC-clean opset-11 operators"
+            "node `bucketize` (#3, torch.ops.aten.bucketize.Tensor): ckpt has no lowering of this op to ATC-clean opset-11 operators"
         ),
         "{err}"
     );
     assert!(
-        err.contains("call: aten.histc.default(self: as_tensor, bins: as_int)"),
+        err.contains("call: aten.bucketize.Tensor(self: as_tensor, boundaries: as_tensor)"),
         "{err}"
     );
-    assert!(err.contains("torch.histc(self.conv(x), bins=4)"), "{err}");
+    assert!(
+        err.contains("torch.bucketize(self.conv(x), torch.tensor([0.0, 0.5]))"),
+        "{err}"
+    );
     assert!(err.contains("supported aten ops: conv1d.default"), "{err}");
     assert!(!out.exists());
 }

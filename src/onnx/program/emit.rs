@@ -43,7 +43,8 @@ pub struct ConvTranspose {
 }
 
 /// `ConvTranspose`: weight `[C, O/groups, k…]`, optional bias `[O]`; each output size is
-/// `(in − 1)·s − 2p + d·(k − 1) + output_padding + 1`, as torch computes it.
+/// `(in − 1)·s − 2p + d·(k − 1) + output_padding + 1`, as torch computes it. An
+/// output padding not below its stride is refused.
 pub fn conv_transpose(
     g: &mut GraphBuilder,
     scope: &str,
@@ -77,6 +78,14 @@ pub fn conv_transpose(
             w.name(),
             w.dims(),
             p.groups
+        )));
+    }
+    // torch takes an output padding below the stride or the dilation; ONNX's pads the
+    // output within one stride (onnxruntime rejects more).
+    if let Some(i) = (0..rank).find(|&i| p.output_padding[i] >= p.stride[i]) {
+        return Err(shape_error(format!(
+            "{scope}: an output_padding of {} on spatial axis {i} is not below its stride {}: torch takes it (it is below the dilation {}), but ONNX's ConvTranspose adds output padding only within one stride",
+            p.output_padding[i], p.stride[i], p.dilation[i]
         )));
     }
     let out = (0..rank)
@@ -446,6 +455,22 @@ mod tests {
         let mut old = GraphBuilder::new(Opset::new(10).unwrap(), Batch::Fixed(1));
         let x = old.input("x", vec![1, 2, 2]).unwrap();
         assert!(resize(&mut old, "r", "r", &x, &[4, 4], Interpolation::Nearest).is_err());
+    }
+
+    #[test]
+    fn an_output_padding_past_the_stride_is_refused() {
+        let mut g = GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()));
+        let x = g.input("x", vec![2, 4, 4]).unwrap();
+        let w = g.weight("w", vec![2, 4, 3, 3], &[0.0; 72]).unwrap();
+        let p = ConvTranspose {
+            stride: vec![2, 2],
+            pad: vec![1, 1],
+            output_padding: vec![1, 3],
+            dilation: vec![1, 4],
+            groups: 1,
+        };
+        let err = conv_transpose(&mut g, "up", &x, &w, None, &p).unwrap_err();
+        assert!(err.to_string().contains("not below its stride 2"), "{err}");
     }
 
     #[test]
