@@ -56,21 +56,26 @@ pub fn bin(x: f32, left: f32, right: f32, bins: u64) -> Option<u64> {
     Some((at as u64).min(bins - 1))
 }
 
-/// `histc` of `values`: `bins` counts between the outer edges.
-pub fn histc(values: &[f32], bins: u64, min: f64, max: f64) -> Result<Vec<f32>, String> {
-    let extrema = values
+/// The least and greatest of `values` (`None` when empty), as torch's `aminmax` gives
+/// them; a NaN makes `op`'s range not finite, which torch refuses.
+fn extrema(op: &str, values: &[f32]) -> Result<Option<(f32, f32)>, String> {
+    values
         .iter()
-        .try_fold(None, |range: Option<(f32, f32)>, &x| {
+        .try_fold(None, |seen: Option<(f32, f32)>, &x| {
             if x.is_nan() {
-                return Err("histc of a NaN: its range is not finite".to_string());
+                return Err(format!("{op} of a NaN: its range is not finite"));
             }
-            Ok(Some(match range {
+            Ok(Some(match seen {
                 None => (x, x),
                 Some((low, high)) => (low.min(x), high.max(x)),
             }))
-        });
+        })
+}
+
+/// `histc` of `values`: `bins` counts between the outer edges.
+pub fn histc(values: &[f32], bins: u64, min: f64, max: f64) -> Result<Vec<f32>, String> {
     let extrema = if edges_from_input(min, max) {
-        extrema?
+        extrema("histc", values)?
     } else {
         None
     };
@@ -144,17 +149,7 @@ pub fn histogram(
 ) -> Result<(Vec<f32>, Vec<f32>), String> {
     let extrema = match range {
         Some(_) => None,
-        None => values
-            .iter()
-            .try_fold(None, |seen: Option<(f32, f32)>, &x| {
-                if x.is_nan() {
-                    return Err("histogram of a NaN: its range is not finite".to_string());
-                }
-                Ok(Some(match seen {
-                    None => (x, x),
-                    Some((low, high)) => (low.min(x), high.max(x)),
-                }))
-            })?,
+        None => extrema("histogram", values)?,
     };
     let (left, right) = histogram_outer_edges(range, extrema)?;
     let edges = spaced::linspace(left, right, bins + 1);

@@ -14,11 +14,6 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
     Some(result.map(|t| vec![t]))
 }
 
-/// The rows (the last axis holds each row's `width` entries) of `t`.
-fn rows_of(t: &Tensor) -> Vec<f32> {
-    t.to_f32()
-}
-
 /// `cdist(x1 [..., P, M], x2 [..., R, M])`: `[..., P, R]`, the leading sizes broadcast.
 fn cdist(a: &Args<'_>) -> Result<Tensor, String> {
     let (x1, x2) = (a.tensor("x1")?, a.tensor("x2")?);
@@ -42,7 +37,7 @@ fn cdist(a: &Args<'_>) -> Result<Tensor, String> {
     let full = |t: &Tensor, rows: u64| {
         let mut dims = lead.clone();
         dims.extend([rows, m]);
-        t.expand(&dims).map(|t| rows_of(&t))
+        t.expand(&dims).map(|t| t.to_f32())
     };
     let (v1, v2) = (full(&x1, p)?, full(&x2, r)?);
     let (p, r, m) = (p as usize, r as usize, m as usize);
@@ -69,7 +64,7 @@ fn pdist(a: &Args<'_>) -> Result<Tensor, String> {
     let &[n, m] = x.dims() else {
         return Err(format!("pdist of {:?}: torch takes a 2-D tensor", x.dims()));
     };
-    let values = rows_of(&x);
+    let values = x.to_f32();
     let m = m as usize;
     let row = |i: u64| &values[i as usize * m..][..m];
     let out: Vec<f32> = distance::pairs(n)

@@ -23,14 +23,15 @@ const MIXES: &str = "it counts the entries of the whole tensor, every sample's t
 /// Why `histogram` is refused with edges from the input's extrema.
 const FUSED_EDGES: &str = "without `range` its edges come from the input's extrema through torch's linspace, which rounds `start + step·k` once (a fused multiply-add), and opset 11 has no fused multiply-add (a graph rounds the product and the sum apart), so an entry on an edge could fall in the neighbouring bin; give `range=(min, max)`";
 
-/// The input's entries as a column, and the bins' outer edges.
+/// The input's entries as a column, and the bins: from `left`, `width` wide in all.
 struct Bins {
     /// `[count, 1]`.
     flat: Value,
     left: Edge,
-    right: Edge,
     /// `right − left`, in float32.
     width: Edge,
+    /// Whether each entry is inside `[left, right]` (NaN is not): `[count, 1]` bools.
+    inside: Value,
     bins: u64,
 }
 
@@ -67,7 +68,7 @@ impl Lowering<'_, '_> {
         let flat = self.column(args, scope)?;
         let g = &mut self.g;
         let edges = if histogram::edges_from_input(min, max) {
-            Extremes::Input { widen: 1.0 }
+            Extremes::Input
         } else {
             let (l, r) = histogram::outer_edges(min, max, None).map_err(arg_error)?;
             Extremes::Known(l, r)
@@ -163,8 +164,10 @@ impl Lowering<'_, '_> {
 enum Extremes {
     /// Known at export (float32).
     Known(f32, f32),
-    /// The input's extrema, widened by `widen` each way when they are equal.
-    Input { widen: f32 },
+    /// The input's extrema, widened by 1 each way when they are equal (`histc`'s rule;
+    /// `histogram` takes its edges from the input only through a fused multiply-add, and
+    /// is refused there).
+    Input,
 }
 
 impl Extremes {
@@ -182,13 +185,11 @@ impl Extremes {
                 };
                 (edge("left", l), edge("right", r), edge("width", r - l))
             }
-            Extremes::Input { widen } => {
+            Extremes::Input => {
                 let low = g.reduce("ReduceMin", scope, &flat, &[0, 1], true)?;
                 let high = g.reduce("ReduceMax", scope, &flat, &[0, 1], true)?;
                 let same = emit::binary(g, "Equal", scope, activation(&low), activation(&high))?;
-                let same = emit::cast(g, scope, &same, ElemType::Float32);
-                let by = g.constant_scalar(&format!("{scope}.widen"), widen);
-                let widen = g.mul_constant(scope, &same, &by)?;
+                let widen = emit::cast(g, scope, &same, ElemType::Float32);
                 let left = g.sub(scope, &low, &widen)?;
                 let right = emit::binary(g, "Add", scope, activation(&high), activation(&widen))?;
                 let width = g.sub(scope, &right, &left)?;
@@ -199,11 +200,12 @@ impl Extremes {
                 )
             }
         };
+        let inside = inside(g, scope, &flat, &left, &right)?;
         Ok(Bins {
             flat,
             left,
-            right,
             width,
+            inside,
             bins,
         })
     }
@@ -242,12 +244,11 @@ fn searched(
     let one = g.constant_scalar(&format!("{scope}.one"), 1.0);
     let zero = g.constant_scalar(&format!("{scope}.zero"), 0.0);
     // An entry outside the edges (or NaN) searches from bin 0: `count` skips it.
-    let inside = inside(g, scope, b)?;
     let at = &emit::typed(
         g,
         "Where",
         scope,
-        [inside.name(), at.name(), zero.name()],
+        [b.inside.name(), at.name(), zero.name()],
         at.shape(),
         ElemType::Float32,
     );
@@ -263,6 +264,8 @@ fn searched(
     let end = emit::binary(g, "Add", scope, activation(at), Operand::Constant(&two))?;
     let edges = g.constant_scalar(&format!("{scope}.edges"), (b.bins + 1) as f32);
     let end = emit::binary(g, "Min", scope, activation(&end), Operand::Constant(&edges))?;
+    // Past the last edge only when outside the window: read the last one instead.
+    let last_edge = g.constant_scalar(&format!("{scope}.last_edge"), b.bins as f32);
     let mut found = None;
     for j in 0..3u8 {
         let k = if j == 0 {
@@ -272,8 +275,6 @@ fn searched(
             emit::binary(g, "Add", scope, activation(&first), Operand::Constant(&by))?
         };
         let within = emit::binary(g, "Less", scope, activation(&k), activation(&end))?;
-        // Past the last edge only when outside the window: read the last one instead.
-        let last_edge = g.constant_scalar(&format!("{scope}.last_edge"), b.bins as f32);
         let read = emit::binary(
             g,
             "Min",
@@ -306,16 +307,22 @@ fn searched(
 
 /// Whether each entry is inside `[left, right]` (NaN is outside: every comparison with a
 /// NaN is false), `[count, 1]` bools.
-fn inside(g: &mut GraphBuilder, scope: &str, b: &Bins) -> Result<Value, OnnxError> {
-    let below = emit::binary(g, "Less", scope, activation(&b.flat), b.left.operand())?;
-    let above = emit::binary(g, "Greater", scope, activation(&b.flat), b.right.operand())?;
+fn inside(
+    g: &mut GraphBuilder,
+    scope: &str,
+    flat: &Value,
+    left: &Edge,
+    right: &Edge,
+) -> Result<Value, OnnxError> {
+    let below = emit::binary(g, "Less", scope, activation(flat), left.operand())?;
+    let above = emit::binary(g, "Greater", scope, activation(flat), right.operand())?;
     let outside = emit::binary(g, "Or", scope, activation(&below), activation(&above))?;
     let nan = emit::typed(
         g,
         "IsNaN",
         scope,
-        [b.flat.name()],
-        b.flat.shape(),
+        [flat.name()],
+        flat.shape(),
         ElemType::Bool,
     );
     let outside = emit::binary(g, "Or", scope, activation(&outside), activation(&nan))?;
@@ -331,7 +338,6 @@ fn count(
     bin: &Value,
     weight: Option<&Value>,
 ) -> Result<Value, OnnxError> {
-    let inside = inside(g, scope, b)?;
     let numbers: Vec<f64> = (0..b.bins).map(|k| k as f64).collect();
     let numbers = g.typed_constant(
         &format!("{scope}.numbers"),
@@ -346,7 +352,7 @@ fn count(
         activation(bin),
         Operand::Constant(&numbers),
     )?;
-    let hits = emit::binary(g, "And", scope, activation(&hits), activation(&inside))?;
+    let hits = emit::binary(g, "And", scope, activation(&hits), activation(&b.inside))?;
     let mut hits = emit::cast(g, scope, &hits, ElemType::Float32);
     if let Some(w) = weight {
         hits = emit::binary(g, "Mul", scope, activation(&hits), activation(w))?;
