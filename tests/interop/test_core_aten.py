@@ -97,6 +97,22 @@ DIRECT = {
             torch.where(x > 1.0, float("nan"), torch.where(x < -1.0, float("inf"), x)),
             x.flip(1)[:, :3].clamp(max=1.0) * 0.5, p=p), (5, 4))
        for p in (0.0, 1.0, 2.0, 1.5, float("inf"))},
+    # Along per-sample axes of any length: scans (cumprod, logcumsumexp), halvings (prod),
+    # strided Slices (unfold into more windows than entries), and NaN, infinities and zeros
+    # reaching every later entry.
+    "cumprod along 300 entries": (lambda x: (1 + 0.01 * x).cumprod(1), (300,)),
+    "cumprod with NaN, infinity and zero": (
+        lambda x: torch.where(x > 1.5, float("nan"), torch.where(
+            x < -1.5, float("inf"), torch.where(x.abs() < 0.05, 0.0, x))).cumprod(-1), (3, 40)),
+    "logcumsumexp along 300 entries": (lambda x: x.logcumsumexp(-1), (4, 300)),
+    "logcumsumexp with infinities": (
+        lambda x: torch.where(x > 1.0, float("-inf"), torch.where(
+            x < -1.5, float("inf"), x)).logcumsumexp(1), (37,)),
+    "prod along 2001 entries": (lambda x: (1 + 0.001 * x).prod(-1), (2001,)),
+    "prod with NaN, infinity and zero": (
+        lambda x: torch.where(x > 1.5, float("nan"), torch.where(
+            x < -1.5, float("inf"), torch.where(x.abs() < 0.05, 0.0, x))).prod(1), (37, 2)),
+    "unfold into 91 windows": (lambda x: x.unfold(1, 3, 11), (1000,)),
     "cdist p=2 to a constant codebook": (
         lambda x: torch.cdist(x, torch.linspace(-1, 1, 24).view(6, 4)), (5, 4)),
 }

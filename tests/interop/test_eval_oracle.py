@@ -524,6 +524,7 @@ CASES = [
       T(2, 5, values=[[float("-inf")] * 5, [0.5, 1.0, float("-inf"), 2.0, 0.0]]), -1,
       dtypes=(F32,)),
     C("sum_to_size.default", T(2, 3, 4), [2, 1, 4], dtypes=(F32,)),
+    C("sum_to_size.default", T(2, 3, 4), [1, 4], dtypes=(F32,)),
     *[C(t, T(2, 3, 4), [1], dtypes=(F32,)) for t in ("var_mean.correction", "var_mean.dim",
                                                     "std_mean.correction", "std_mean.dim")],
     C("var_mean.default", T(2, 3, 4), False, dtypes=(F32,)),

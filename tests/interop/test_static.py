@@ -77,6 +77,26 @@ CASES = {
     "safe_softmax_of_one_row": (lambda x: torch.ops.aten._safe_softmax(x, 1), (1, 5, 5)),
     "group_norm_of_channels_alone": (
         lambda x: torch.nn.functional.group_norm(x, 2) * 3, (3, 4)),
+    # Running products and sums, products and windows along axes of any length (scans,
+    # halvings, strided Slices); rolls and repeats of the flattened tensor; torch's rules
+    # for 0-d inputs and for sizes with fewer dimensions than the tensor.
+    "cumprod_along_300_entries": (lambda x: (1 + 0.01 * x).cumprod(1), (2, 300)),
+    "logcumsumexp_along_300_entries": (lambda x: x.logcumsumexp(1), (2, 300)),
+    "prod_along_2001_entries": (lambda x: (1 + 0.001 * x).prod(1), (2, 2001)),
+    "unfold_into_91_windows": (lambda x: x.unfold(0, 3, 11), (1000,)),
+    "roll_of_the_flattened_tensor": (lambda x: x.roll(5), (3, 4)),
+    "roll_of_a_0d_input": (lambda x: x.roll(2) * 2, ()),
+    "t_of_a_0d_input": (lambda x: x.t() * 2, ()),
+    "sum_to_size_over_leading_axes": (lambda x: x.sum_to_size(1, 4), (3, 2, 4)),
+    "repeat_interleave_of_the_flattened_tensor": (lambda x: x.repeat_interleave(2), (2, 3)),
+    "vander_of_a_0d_input": (lambda x: torch.linalg.vander(x, N=3), ()),
+    # A constant folded from constants alone, read as an activation by an op the export
+    # does not evaluate (the gradient of max pooling, OpInfo's own sample).
+    "max_pool_backward_of_a_constant_gradient": (
+        lambda x: torch.ops.aten.max_pool2d_with_indices_backward(
+            torch.ones(1, 2, 1, 3), x, [3, 3], [2, 2], [0, 0], [1, 1], True,
+            torch.ops.aten.max_pool2d_with_indices(x, [3, 3], [2, 2], [0, 0], [1, 1], True)[1]),
+        (1, 2, 3, 6)),
 }
 
 

@@ -984,11 +984,13 @@ pub fn evaluate(
         }
         "sum_to_size.default" => {
             let x = a.tensor("self")?;
-            let axes = sum_to_size_axes(x.dims(), &a.ints("size")?)?;
+            let size = a.ints("size")?;
+            let axes = sum_to_size_axes(x.dims(), &size)?;
             one(if axes.is_empty() {
                 Ok(x)
             } else {
                 x.reduce(&axes, true, Reduction::Sum)
+                    .and_then(|y| y.reshape(&size))
             })
         }
         "var_mean.correction"
@@ -1687,19 +1689,23 @@ pub fn index(x: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor, String> {
     x.reshape(&flat)?.index_axis(leading, &combined)
 }
 
-/// The axes `sum_to_size` of a tensor of sizes `dims` to `size` sums, keeping them
-/// (`torch._refs.sum_to_size`: those where `size` has 1 and the tensor does not; only a
-/// `size` of the tensor's rank).
+/// The axes `sum_to_size` of a tensor of sizes `dims` to `size` sums, keeping them (ATen's
+/// `sum_to`, as `torch._refs.sum_to_size`): the leading axes `size` does not have, and
+/// those where `size` has 1 and the tensor does not. The sum's result is then viewed as
+/// `size` (the summed leading axes gone). `size` must be expandable to `dims`.
 pub fn sum_to_size_axes(dims: &[u64], size: &[i64]) -> Result<Vec<usize>, String> {
-    if size.len() != dims.len() {
-        return Err(format!("sum_to_size of {dims:?} to {size:?}"));
-    }
-    let mut axes = Vec::new();
-    for (k, (&d, &s)) in dims.iter().zip(size).enumerate() {
+    let not_expandable =
+        || format!("sum_to_size of {dims:?} to {size:?}: the size does not expand to the tensor's");
+    let leading = dims
+        .len()
+        .checked_sub(size.len())
+        .ok_or_else(not_expandable)?;
+    let mut axes: Vec<usize> = (0..leading).collect();
+    for (k, (&d, &s)) in dims[leading..].iter().zip(size).enumerate() {
         match (d, s) {
             (d, s) if d as i64 == s => {}
-            (_, 1) => axes.push(k),
-            _ => return Err(format!("sum_to_size of {dims:?} to {size:?}")),
+            (_, 1) => axes.push(leading + k),
+            _ => return Err(not_expandable()),
         }
     }
     Ok(axes)
@@ -2002,6 +2008,24 @@ mod tests {
 
     fn w() -> Tensor {
         Tensor::f32(vec![2, 3], vec![1., 2., 3., 4., 6., 8.]).unwrap()
+    }
+
+    #[test]
+    fn sum_to_size_sums_the_leading_axes_and_those_the_size_has_as_1() {
+        assert_eq!(sum_to_size_axes(&[3, 2, 4], &[1, 4]), Ok(vec![0, 1]));
+        assert_eq!(sum_to_size_axes(&[3, 2, 4], &[2, 4]), Ok(vec![0]));
+        assert_eq!(sum_to_size_axes(&[3, 2], &[3, 2]), Ok(vec![]));
+        assert_eq!(sum_to_size_axes(&[5], &[]), Ok(vec![0]));
+        assert!(sum_to_size_axes(&[3, 2], &[4]).is_err());
+        assert!(sum_to_size_axes(&[2], &[1, 2]).is_err());
+        let summed = run(
+            "sum_to_size.default",
+            r#"[{"name": "self", "arg": {"as_tensor": {"name": "w"}}}, {"name": "size", "arg": {"as_ints": [1]}}]"#,
+            &[("w", w())],
+        )
+        .unwrap();
+        assert_eq!(summed[0].dims(), [1]);
+        assert_eq!(summed[0].to_f32(), [24.0]);
     }
 
     #[test]

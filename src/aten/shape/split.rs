@@ -77,7 +77,7 @@ pub fn piece_sizes(size: u64, how: Pieces<'_>) -> Result<Vec<u64>, String> {
                     Some(piece) if piece > 0 => sizes.push(piece),
                     _ => {
                         return Err(format!(
-                            "tensor_split at {cuts:?} of size {size} makes an empty piece"
+                            "tensor_split at {cuts:?} of size {size} makes an empty piece, which ATC does not compile"
                         ))
                     }
                 }
@@ -88,9 +88,14 @@ pub fn piece_sizes(size: u64, how: Pieces<'_>) -> Result<Vec<u64>, String> {
         Pieces::Sizes(sizes) => {
             let sizes = sizes
                 .iter()
-                .map(|&s| u64::try_from(s).ok().filter(|&s| s > 0 && s <= MAX_DIM))
+                .map(|&s| u64::try_from(s).ok().filter(|&s| s <= MAX_DIM))
                 .collect::<Option<Vec<u64>>>()
-                .ok_or_else(|| format!("split sizes {sizes:?} are not all positive"))?;
+                .ok_or_else(|| format!("split sizes {sizes:?} are not all sizes"))?;
+            if sizes.contains(&0) {
+                return Err(format!(
+                    "split sizes {sizes:?} make an empty piece (a size of 0), which ATC does not compile"
+                ));
+            }
             if sizes.iter().sum::<u64>() != size {
                 return Err(format!(
                     "split sizes {sizes:?} do not add up to the dimension's {size}"

@@ -1,20 +1,20 @@
 //! The product over axes, as `ReduceProd` computes it: `ReduceProd` is not on the
 //! exporter's ATC operator list (`atc::ALLOWED_OPS`: CANN's parser registers it, but its
-//! plugin was not read, `docs/atc.md`), so each reduced axis, whose size the graph fixes, is cut into
-//! its entries by one `Split` and they are multiplied pairwise (`Mul`, a tree of depth ⌈log₂ n⌉). A NaN, an infinity or a zero among the entries reaches
-//! the product as through torch's `prod`; the float32 rounding follows the tree's order,
-//! where torch's kernel has its own (ONNX and torch leave the order of a reduction open).
+//! plugin was not read, `docs/atc.md`), so each reduced axis, whose size the graph fixes, is
+//! halved until one entry is left: its first half times its second (two Slices and a
+//! `Mul`), an odd last entry carried to the next level (a Concat), ⌈log₂ n⌉ levels in all.
+//! A NaN, an infinity or a zero among the entries reaches the product as through torch's
+//! `prod`; the float32 rounding follows the halving's order, where torch's kernel has its
+//! own (ONNX and torch leave the order of a reduction open).
 
 use super::shape_error;
 use crate::onnx::graph::{GraphBuilder, Value};
 use crate::onnx::OnnxError;
 
-/// The longest axis multiplied out: one `Split` output and one `Mul` per entry.
-const PRODUCT_ENTRIES: u64 = 1024;
-
 impl GraphBuilder {
     /// The product of `x` over per-sample `axes` (sorted, distinct, in range), kept as size
-    /// 1 or dropped (`keep`), in `x`'s element type.
+    /// 1 or dropped (`keep`), in `x`'s element type. An axis of no entries (an empty
+    /// tensor, which ATC does not compile) is refused.
     pub(super) fn reduce_product(
         &mut self,
         scope: &str,
@@ -24,17 +24,12 @@ impl GraphBuilder {
     ) -> Result<Value, OnnxError> {
         let mut y = x.clone();
         for &axis in axes {
-            let n = y.shape().get(axis).copied().unwrap_or(0);
-            if n == 0 || n > PRODUCT_ENTRIES {
+            if y.shape().get(axis).copied().unwrap_or(0) == 0 {
                 return Err(shape_error(format!(
-                    "{scope}: a product over a dimension of {n} entries: it is written as a Mul of each entry (ReduceProd is not on the ATC operator list), for 1 to {PRODUCT_ENTRIES} entries"
+                    "{scope}: a product over a dimension of 0 entries reads an empty tensor, which ATC does not compile"
                 )));
             }
-            if n == 1 {
-                continue;
-            }
-            let entries = self.split(scope, &y, axis, &vec![1; n as usize])?;
-            y = self.multiply_pairwise(scope, entries)?;
+            y = self.halved_product(scope, y, axis)?;
         }
         if keep {
             return Ok(y);
@@ -49,24 +44,25 @@ impl GraphBuilder {
         self.reshape(scope, &y, &dropped)
     }
 
-    /// The product of `values` (one shape), multiplied in pairs level by level.
-    fn multiply_pairwise(&mut self, scope: &str, values: Vec<Value>) -> Result<Value, OnnxError> {
-        let mut level = values;
+    /// The product of `x`'s entries along per-sample `axis` (at least one), kept as size 1:
+    /// the first half times the second, level by level, an odd last entry carried along.
+    fn halved_product(&mut self, scope: &str, x: Value, axis: usize) -> Result<Value, OnnxError> {
+        let mut y = x;
         loop {
-            let mut next = Vec::with_capacity(level.len().div_ceil(2));
-            let mut entries = level.into_iter();
-            while let Some(a) = entries.next() {
-                next.push(match entries.next() {
-                    Some(b) => self.mul(scope, &a, &b)?,
-                    None => a,
-                });
+            let n = y.shape()[axis];
+            if n <= 1 {
+                return Ok(y);
             }
-            if next.len() <= 1 {
-                return next
-                    .pop()
-                    .ok_or_else(|| shape_error(format!("{scope}: a product of no values")));
-            }
-            level = next;
+            let half = n / 2;
+            let first = self.slice(scope, &y, axis, 0..half)?;
+            let second = self.slice(scope, &y, axis, half..2 * half)?;
+            let product = self.mul(scope, &first, &second)?;
+            y = if n % 2 == 1 {
+                let last = self.slice(scope, &y, axis, n - 1..n)?;
+                self.concat(scope, &[&product, &last], axis)?
+            } else {
+                product
+            };
         }
     }
 }
@@ -87,12 +83,19 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_or_overlong_axis_is_refused() {
+    fn an_empty_axis_is_refused_and_a_long_one_halved() {
         let mut g = GraphBuilder::new(Opset::default(), Batch::Dynamic("batch".into()));
         let empty = g.input("x", vec![0, 3]).unwrap();
-        let long = g.input("y", vec![2000]).unwrap();
-        assert!(g.reduce("ReduceProd", "p", &empty, &[0], false).is_err());
-        let refused = g.reduce("ReduceProd", "p", &long, &[0], false).unwrap_err();
-        assert!(refused.to_string().contains("ReduceProd"), "{refused}");
+        let long = g.input("y", vec![2001]).unwrap();
+        let refused = g
+            .reduce("ReduceProd", "p", &empty, &[0], false)
+            .unwrap_err();
+        assert!(refused.to_string().contains("empty tensor"), "{refused}");
+        let (nodes, _) = g.written();
+        let product = g.reduce("ReduceProd", "p", &long, &[0], true).unwrap();
+        assert_eq!(product.shape(), [1]);
+        // ⌈log₂ 2001⌉ = 11 levels of at most five nodes each.
+        let added = g.written().0 - nodes;
+        assert!(added <= 5 * 11, "{added}");
     }
 }

@@ -114,13 +114,13 @@ pub(super) struct Lowering<'p, 'a> {
     /// The first graph input (batch first, factor 1): an activation a value the same for
     /// every sample can be made from when no other one is at hand (`Lowering::zeros`).
     pub carrier: Value,
-    /// [`Bound::Uniform`] values an op needed as activations, made from the carrier
-    /// ([`Lowering::materialize_uniform`]); the binding itself stays uniform, so ops that
-    /// read the values themselves still fold them.
+    /// [`Bound::Uniform`] values, and in a static export [`Bound::Folded`] ones, that an op
+    /// needed as activations, made from the carrier ([`Lowering::materialize`]); the
+    /// binding itself stays, so ops that read the values themselves still fold them.
     materialized: HashMap<String, Tensor>,
-    /// The uniform value the current node's row last asked for as an activation before it
-    /// was made one ([`Lowering::tensor`]).
-    uniform_asked: RefCell<Option<String>>,
+    /// The uniform or (static) folded value the current node's row last asked for as an
+    /// activation before it was made one ([`Lowering::tensor`]).
+    asked_as_activation: RefCell<Option<String>>,
 }
 
 /// The result of lowering: the model and what its input and outputs look like.
@@ -204,7 +204,7 @@ pub fn lower(
         rows: Cell::new(None),
         carrier: carrier.ok_or_else(|| located::program("the program takes no tensor input"))?,
         materialized: HashMap::new(),
-        uniform_asked: RefCell::new(None),
+        asked_as_activation: RefCell::new(None),
     };
     let live = live_nodes(graph);
     for (index, node) in graph.nodes.iter().enumerate() {
@@ -438,9 +438,19 @@ impl Lowering<'_, '_> {
             Bound::Stored(fqn) => Err(OnnxError::Shape {
                 what: format!("the stored tensor `{fqn}` is used where an activation (a value with the batch) is expected, by an op the export does not evaluate on constants"),
             }),
-            Bound::Folded { tensor: t, .. } => Err(OnnxError::Shape {
-                what: format!("`{name}` is a constant {:?} computed from constants alone, used where an activation (a value with the batch) is expected, by an op the export does not evaluate on constants", t.dims()),
-            }),
+            Bound::Folded { tensor: t, .. } => match self.materialized.get(name) {
+                Some(t) => Ok(t.clone()),
+                None if self.batch == BatchDim::Static => {
+                    // A static export has no batch: the constant is a value like any other.
+                    self.asked_as_activation.replace(Some(name.to_owned()));
+                    Err(OnnxError::Shape {
+                        what: format!("`{name}` is a constant {:?} computed from constants alone, used as an activation", t.dims()),
+                    })
+                }
+                None => Err(OnnxError::Shape {
+                    what: format!("`{name}` is a constant {:?} computed from constants alone, used where an activation (a value with the batch) is expected, by an op the export does not evaluate on constants", t.dims()),
+                }),
+            },
             Bound::BatchTimes(_) => Err(OnnxError::Shape {
                 what: format!("the batch size `{name}` is used as a tensor"),
             }),
@@ -450,7 +460,7 @@ impl Lowering<'_, '_> {
             Bound::Uniform { label, .. } => match self.materialized.get(name) {
                 Some(t) => Ok(t.clone()),
                 None => {
-                    self.uniform_asked.replace(Some(name.to_owned()));
+                    self.asked_as_activation.replace(Some(name.to_owned()));
                     Err(OnnxError::Shape {
                         what: format!("`{name}` ({label}) has the same values for every sample (a constant expanded over the batch, or a factory sized by it); it is exported where it meets an activation (arithmetic, where, cat), not as this op's input"),
                     })
@@ -553,20 +563,31 @@ impl Lowering<'_, '_> {
         }
     }
 
-    /// Whether uniform value `name` was made an activation.
+    /// Whether uniform or folded value `name` was made an activation.
     pub fn is_materialized(&self, name: &str) -> bool {
         self.materialized.contains_key(name)
     }
 
-    /// Records `t` as the activation uniform value `name` reads as ([`Lowering::tensor`]).
+    /// Records `t` as the activation uniform or folded value `name` reads as
+    /// ([`Lowering::tensor`]).
     pub fn remember_materialized(&mut self, name: &str, t: Tensor) {
         self.materialized.insert(name.to_owned(), t);
     }
 
-    /// The uniform value the current row asked for as an activation before it was made
-    /// one, cleared.
-    pub fn take_uniform_asked(&self) -> Option<String> {
-        self.uniform_asked.take()
+    /// The uniform or folded value the current row asked for as an activation before it
+    /// was made one, cleared.
+    pub fn take_asked_as_activation(&self) -> Option<String> {
+        self.asked_as_activation.take()
+    }
+
+    /// Folded value `name` of a static export as a static activation (see
+    /// [`Lowering::folded_output`]), or `None` when it is no folded value.
+    pub fn materialize_folded(&mut self, name: &str) -> Result<Option<Tensor>, OnnxError> {
+        let tensor = match self.values.get(name) {
+            Some(Bound::Folded { tensor, .. }) if self.batch == BatchDim::Static => tensor.clone(),
+            _ => return Ok(None),
+        };
+        self.folded_output(name, &tensor).map(Some)
     }
 
     /// The dimension that carries the batch of value `name`, if it has the same values

@@ -13,23 +13,16 @@ use super::super::lower::Lowering;
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
-/// The export schema's dtype numbers a factory may make: int32, int64, float32 and bool
-/// (integers are held exactly).
-const FOLDABLE_DTYPES: [(i64, &str); 4] =
-    [(4, "int32"), (5, "int64"), (7, "float32"), (12, "bool")];
-
+/// A factory's `dtype`, when given, must be an element type the export handles
+/// ([`ElemType::from_export`]); any other is refused with the opset-11 or ATC reason.
 fn check_dtype(args: &Args<'_>) -> Result<(), OnnxError> {
     match args.optional_dtype("dtype").or_shape()? {
-        None => Ok(()),
-        Some(t) if FOLDABLE_DTYPES.iter().any(|(n, _)| *n == t) => Ok(()),
-        Some(t) => Err(arg_error(format!(
-            "a constant of export dtype {t} is not folded; only {} are",
-            FOLDABLE_DTYPES
-                .iter()
-                .map(|(_, name)| *name)
-                .collect::<Vec<_>>()
-                .join(", ")
+        Some(t) if ElemType::from_export(t).is_none() => Err(arg_error(format!(
+            "a constant of {}: {}; only float32, int64, int32 and bool tensors are exported",
+            crate::onnx::elem::export_name(t),
+            crate::onnx::elem::not_exported_because(t)
         ))),
+        _ => Ok(()),
     }
 }
 

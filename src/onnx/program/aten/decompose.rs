@@ -401,41 +401,38 @@ impl Lowering<'_, '_> {
         Ok(y)
     }
 
-    /// `sum_to_size(self, size)` (`torch._refs.sum_to_size`): a sum keeping the axes where
-    /// `size` has 1 and `self` does not, never the batch; nothing when the sizes match.
+    /// `sum_to_size(self, size)` (ATen's `sum_to`): a sum keeping the axes where `size` has 1
+    /// and `self` does not, and over the leading axes `size` lacks, viewed as `size`
+    /// ([`crate::aten::eval::sum_to_size_axes`]). Under a dynamic batch it is refused: a
+    /// size list torch.export keeps has no symbolic size, so the batch is summed or moved.
     pub(super) fn sum_to_size(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let input = args.tensor("self").or_shape()?;
-        let t = self.tensor(input)?;
-        let size = args.ints("size", t.rank()).or_shape()?;
-        let recorded = self.recorded_sizes(node, 0)?;
-        let keeps_rows = match t.placement() {
-            super::super::tensor::Placement::Batch { axis: 0, .. } => {
-                recorded.first().is_some_and(|s| s.batch)
-            }
-            super::super::tensor::Placement::Batch { .. } => false,
-            super::super::tensor::Placement::Static => {
-                recorded.len() == t.rank() && recorded.first() == t.sizes().first()
-            }
-        };
-        if !keeps_rows {
+        let t = self.tensor(args.tensor("self").or_shape()?)?;
+        let size = args
+            .optional_ints("size")
+            .or_shape()?
+            .ok_or_else(|| arg_error("sum_to_size without a size list".into()))?;
+        if t.placement() != super::super::tensor::Placement::Static {
             return Err(arg_error(format!(
                 "sum_to_size of {} to {size:?} sums over the batch or moves it; only sums within each sample are exported",
                 super::super::tensor::show(&t.sizes())
             )));
         }
-        let x = self.activation(input)?;
-        let axes = crate::aten::eval::sum_to_size_axes(x.shape(), size.get(1..).unwrap_or(&[]))
-            .or_shape()?;
+        let counts: Vec<u64> = t.sizes().iter().map(|s| s.count).collect();
+        let axes = crate::aten::eval::sum_to_size_axes(&counts, size).or_shape()?;
         if axes.is_empty() {
             return self.bind_tensor(node, 0, t);
         }
-        let y = self.g.reduce("ReduceSum", scope, &x, &axes, true)?;
-        self.bind(node, 0, y)
+        let x = self.lift(&t, scope)?;
+        let summed = self.g.reduce("ReduceSum", scope, &x, &axes, true)?;
+        let y = self.unlift(summed, scope)?;
+        let recorded = self.recorded_sizes(node, 0)?;
+        let y = y.reshaped(&mut self.g, scope, &recorded)?;
+        self.bind_tensor(node, 0, y)
     }
 
     /// `var_mean`/`std_mean` (`root`): the variance (or deviation) as `var`/`std`, and the

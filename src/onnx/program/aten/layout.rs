@@ -14,6 +14,9 @@ use crate::aten::decompose;
 use crate::aten::dim::Dim;
 use crate::aten::shuffle;
 
+/// The most Slices `unfold` writes ([`Lowering::unfold`]).
+const UNFOLD_SLICES: u64 = 256;
+
 impl<'p> Lowering<'p, '_> {
     /// `cat(tensors, dim)`: of activations with the batch on one dimension (not `dim`);
     /// a stored tensor expanded over the batch is built beside a batch-first activation.
@@ -58,16 +61,19 @@ impl<'p> Lowering<'p, '_> {
 
     /// `Tensor.unfold(dimension, size, step)` (HaloNet's key/value windows): along
     /// `dimension` (not the batch), every window of `size` entries `step` apart, the
-    /// windows' count in its place and each window's entries as a new last dimension. A
-    /// Slice per window, a Concat of them, and a Transpose; at most 64 windows. A 0-d
-    /// tensor is unfolded along its one-entry view: one window of its value, `[1]`.
+    /// windows' count in its place and each window's entries as a new last dimension.
+    /// Opset 11 reads entries of a computed tensor at computed places only by Gather, which
+    /// ATC allows from constant tables alone, so the windows are Slices: a Slice per window,
+    /// a Concat of them and a Transpose, or, when there are more windows than entries per
+    /// window, a strided Slice per entry ([`Lowering::unfold_by_offsets`]); at most
+    /// [`UNFOLD_SLICES`] Slices. A 0-d tensor is unfolded along its one-entry view: one
+    /// window of its value, `[1]`.
     pub(super) fn unfold(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        const MAX_WINDOWS: u64 = 64;
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let wrapped = tensor::dim(args.int("dimension").or_shape()?, x.rank())?;
         let x = self.view_along(x, wrapped, scope)?;
@@ -83,10 +89,14 @@ impl<'p> Lowering<'p, '_> {
                 "unfold by {size} of a dimension of {length}"
             )));
         };
-        if windows > MAX_WINDOWS {
+        if windows.min(size) > UNFOLD_SLICES {
             return Err(arg_error(format!(
-                "unfold into {windows} windows (at most {MAX_WINDOWS} are exported)"
+                "unfold into {windows} windows of {size}: opset 11 reads a computed tensor at computed places only by Gather, which ATC allows from constant tables alone, so windows are Slices, one per window or per entry, at most {UNFOLD_SLICES}"
             )));
+        }
+        if windows > size {
+            let y = self.unfold_by_offsets(x, dim, size, step, windows, scope)?;
+            return self.bind_along(node, 0, wrapped, y);
         }
         let mut pieces = Vec::with_capacity(windows as usize);
         for i in 0..windows {
@@ -103,9 +113,43 @@ impl<'p> Lowering<'p, '_> {
         self.bind_along(node, 0, wrapped, y)
     }
 
+    /// The `windows` windows of `size` entries `step` apart along torch dimension `dim` of
+    /// `x` (not the batch), as [`Lowering::unfold`] lays them out, read entry by entry:
+    /// entry `k` of every window is one strided Slice from `k`, and the Slices stack on a
+    /// new last dimension.
+    fn unfold_by_offsets(
+        &mut self,
+        x: Tensor,
+        dim: usize,
+        size: u64,
+        step: u64,
+        windows: u64,
+        scope: &str,
+    ) -> Result<Tensor, OnnxError> {
+        let (rows, axis) = match x.placement() {
+            Placement::Static => (self.lift(&x, scope)?, dim),
+            Placement::Batch { .. } => (self.batch_first(&x)?, x.sample_axis(dim, "unfold")?),
+        };
+        let span = (windows - 1) * step + 1;
+        let mut entries = Vec::with_capacity(size as usize);
+        for k in 0..size {
+            let entry = self.strided_slice(scope, &rows, axis, k..k + span, step)?;
+            let mut shape = entry.shape().to_vec();
+            shape.push(1);
+            entries.push(self.g.reshape(scope, &entry, &shape)?);
+        }
+        let refs: Vec<&crate::onnx::graph::Value> = entries.iter().collect();
+        let last = rows.shape().len();
+        let y = self.g.concat(scope, &refs, last)?;
+        match x.placement() {
+            Placement::Static => self.unlift(y, scope),
+            Placement::Batch { factor, .. } => Ok(Tensor::rows(y, factor)),
+        }
+    }
+
     /// `roll(self, shifts, dims)` (Swin's shifted windows): along each dimension, which must
     /// not be the batch, the last `shift` entries moved to the front, as a Concat of two
-    /// Slices. `dims` empty (a roll of the flattened tensor) is refused.
+    /// Slices. `dims` empty rolls the flattened tensor ([`Lowering::roll_flattened`]).
     pub(super) fn roll(
         &mut self,
         node: &Node,
@@ -120,7 +164,10 @@ impl<'p> Lowering<'p, '_> {
             Some(other) => Err(arg_error(format!("argument `{name}` is {}", other.kind()))),
         };
         let (shifts, dims) = (list("shifts")?, list("dims")?);
-        if dims.is_empty() || dims.len() != shifts.len() {
+        if let ([shift], []) = (shifts.as_slice(), dims.as_slice()) {
+            return self.roll_flattened(node, x, *shift, scope);
+        }
+        if dims.len() != shifts.len() {
             return Err(arg_error(format!(
                 "roll by {shifts:?} along {dims:?}: only a shift per named dimension is exported"
             )));
@@ -131,6 +178,31 @@ impl<'p> Lowering<'p, '_> {
             .map(|(&dim, &shift)| Ok((tensor::axis(dim, x.rank())?, shift)))
             .collect::<Result<Vec<_>, OnnxError>>()?;
         let y = self.rolled(scope, x, &rolls, "roll")?;
+        self.bind_tensor(node, 0, y)
+    }
+
+    /// `roll(x, shift)` without dims: torch rolls the flattened tensor and views it back
+    /// as `x`'s sizes, so entries move across every dimension. A Reshape to one dimension,
+    /// the roll, and a Reshape back; with a dynamic batch the entries would move between
+    /// samples, so it is refused.
+    fn roll_flattened(
+        &mut self,
+        node: &Node,
+        x: Tensor,
+        shift: i64,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        if x.placement() != Placement::Static {
+            return Err(arg_error(format!(
+                "roll by {shift} of the flattened {} moves entries between samples; only a roll along named dimensions other than the batch is exported with a dynamic batch",
+                tensor::show(&x.sizes())
+            )));
+        }
+        let sizes = x.sizes();
+        let count = sizes.iter().map(|s| s.count).product::<u64>();
+        let flat = x.reshaped(&mut self.g, scope, &[Size::fixed(count)])?;
+        let rolled = self.rolled(scope, flat, &[(0, shift)], "roll")?;
+        let y = rolled.reshaped(&mut self.g, scope, &sizes)?;
         self.bind_tensor(node, 0, y)
     }
 
@@ -174,12 +246,12 @@ impl<'p> Lowering<'p, '_> {
     }
 
     /// `t(self)`: torch's rule, `transpose(0, 1)` of a 2-D tensor and the tensor itself
-    /// below 2-D.
+    /// below 2-D (a 0-d tensor included).
     pub(super) fn t(&mut self, node: &Node, args: &Args<'_>, scope: &str) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let order: &[usize] = match x.rank() {
             2 => &[1, 0],
-            1 => &[0],
+            0 | 1 => return self.bind_tensor(node, 0, x),
             r => {
                 return Err(arg_error(format!(
                     "t of a rank-{r} tensor (torch takes at most 2-D)"

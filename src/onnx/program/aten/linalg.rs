@@ -398,7 +398,8 @@ impl Lowering<'_, '_> {
     }
 
     /// `linalg_vander(x, *, N)`: the columns of [`linalg::vander`] (a row of ones, then
-    /// cumulative products) along a new last dimension, which cannot carry the batch.
+    /// cumulative products) along a new last dimension, which cannot carry the batch; a
+    /// 0-d `x` as its one-entry 1-d view, as torch reads it.
     pub(super) fn vander(
         &mut self,
         node: &Node,
@@ -406,13 +407,18 @@ impl Lowering<'_, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("x").or_shape()?)?;
-        let rank = x.rank();
-        if rank == 0 || x.value().elem() != ElemType::Float32 {
+        if x.value().elem() != ElemType::Float32 {
             return Err(arg_error(format!(
-                "vander of a rank-{rank} {} tensor is not exported (float32, at least 1-D)",
+                "vander of a {} tensor is not exported (float32)",
                 x.value().elem()
             )));
         }
+        // torch reads a 0-d `x` as its one-entry 1-d view.
+        let x = match x.rank() {
+            0 => x.reshaped(&mut self.g, scope, &[Size::fixed(1)])?,
+            _ => x,
+        };
+        let rank = x.rank();
         if x.batch_axis().is_some_and(|a| a + 1 == rank) {
             return Err(tensor::mixes_samples("vander", rank - 1, &x.sizes()));
         }

@@ -1,7 +1,6 @@
 //! Ops along one sample axis of an activation: the running sum (`cumsum`, ONNX CumSum, in
-//! CANN's opset-11 table), the running product (`cumprod`: opset 11 has no CumProd, so
-//! entry by entry in torch's order), the running log-sum-exp (`logcumsumexp`, entry by
-//! entry as torch's kernel), the first difference (`diff`: two Slices and a Sub), the
+//! CANN's opset-11 table), the running product (`cumprod`: opset 11 has no CumProd) and
+//! the running log-sum-exp (`logcumsumexp`) as a scan in ⌈log₂ n⌉ steps ([`scan`]), the first difference (`diff`: two Slices and a Sub), the
 //! trapezoid rule at a constant spacing (`trapezoid`/`trapz`, `cumulative_trapezoid`),
 //! `gradient` at scalar spacings (torch's differences, [`crate::aten::gradient`]),
 //! and the `*_like` factories of an activation, which are the same for every sample.
@@ -18,8 +17,53 @@ use crate::onnx::OnnxError;
 
 use super::{arg_error, row_axis, OrShape};
 
-/// The longest axis `cumprod` and `logcumsumexp` are written along, a few nodes per entry.
-const CUMPROD_ENTRIES: u64 = 256;
+/// The inclusive scan of `x` along `axis` of its shape, ONNX axis `onnx_axis` (one on when
+/// the value is seen without its rows), under an associative `combine` whose identity is
+/// `identity` (Hillis and Steele): at the step of distance `d` (1, 2, 4, … below the axis's
+/// `n` entries) each entry is combined, as `combine(entry, earlier)`, with the one `d`
+/// before it, or with `identity` before the start (a Slice and a constant Pad), so entry
+/// `k` ends as `x₀ ∘ … ∘ xₖ` after ⌈log₂ n⌉ steps, for any `n`, a dynamic batch included.
+/// The order of the combinations differs from a running loop's; with an exact identity
+/// (`1·x`, `log_add_exp(−∞, x)`) a NaN, an infinity or a zero reaches every later entry
+/// as it does in torch's loop.
+fn scan(
+    g: &mut GraphBuilder,
+    scope: &str,
+    x: Value,
+    (axis, onnx_axis): (usize, usize),
+    identity: f64,
+    combine: impl Fn(&mut GraphBuilder, &Value, &Value) -> Result<Value, OnnxError>,
+) -> Result<Value, OnnxError> {
+    let n = x.shape()[axis];
+    let onnx_rank = x.shape().len() + (onnx_axis - axis);
+    let fill = g.typed_scalar(&format!("{scope}.identity"), identity, x.elem())?;
+    let mut y = x;
+    let mut distance = 1u64;
+    while distance < n {
+        let mut shape = y.shape().to_vec();
+        shape[axis] = n - distance;
+        let kept = g.slice_onnx(scope, y.name(), onnx_axis, 0..n - distance, shape);
+        let mut pads = vec![0i64; 2 * onnx_rank];
+        pads[onnx_axis] = distance as i64;
+        let pads = g.constant_i64(&format!("{scope}.pads"), &pads);
+        let inputs = vec![
+            kept.name().to_owned(),
+            pads.name().to_owned(),
+            fill.name().to_owned(),
+        ];
+        let attrs = vec![("mode", Attr::Str("constant"))];
+        let earlier = emit::single(g.typed_node(
+            "Pad",
+            scope,
+            inputs,
+            attrs,
+            vec![(y.shape().to_vec(), y.elem())],
+        ));
+        y = combine(g, &y, &earlier)?;
+        distance *= 2;
+    }
+    Ok(y)
+}
 
 /// `op(a, b)` of two float32 values (either may be a constant's name) broadcast to `shape`.
 fn float_node(
@@ -121,12 +165,11 @@ impl Lowering<'_, '_> {
     }
 
     /// `cumprod(x, dim)`: the running product along a sample axis in the type torch records
-    /// for the result (after `dtype`'s cast; int64 for integer and bool inputs), entry by
-    /// entry as torch's kernel multiplies, `y₀ = x₀`, `yₖ = yₖ₋₁ · xₖ` (Slices, Muls and
-    /// one Concat), so a NaN, an infinity or a zero reaches every later entry as in torch.
+    /// for the result (after `dtype`'s cast; int64 for integer and bool inputs), a [`scan`]
+    /// of Muls, so a NaN, an infinity or a zero reaches every later entry as in torch.
     /// torch accumulates float32 in float64 on the CPU; here each product is float32, as
-    /// ckpt's `cumsum` sums in float32. Axes longer than [`CUMPROD_ENTRIES`] are refused.
-    /// A 0-d tensor's runs along its one-entry view (itself, cast).
+    /// ckpt's `cumsum` sums in float32. A 0-d tensor's runs along its one-entry view
+    /// (itself, cast).
     pub(super) fn cumprod(
         &mut self,
         node: &Node,
@@ -144,41 +187,34 @@ impl Lowering<'_, '_> {
         let at = x.sample_axis(axis, "cumprod")?;
         let elem = self.recorded_elem(self.output_name(node, 0)?)?;
         let x = x.with_value(emit::cast(&mut self.g, scope, x.value(), elem))?;
-        let n = x.value().shape()[at];
-        if n == 0 || n > CUMPROD_ENTRIES {
-            return Err(arg_error(format!(
-                "cumprod along a dimension of {n} entries: it is written entry by entry, for 1 to {CUMPROD_ENTRIES}"
-            )));
+        if x.value().shape()[at] == 0 {
+            return Err(arg_error(
+                "cumprod along a dimension of 0 entries: its result is empty, which ATC does not compile".into(),
+            ));
         }
-        if n == 1 {
-            return self.bind_along(node, 0, dim, x);
-        }
-        let mut parts: Vec<tensor::Tensor> = Vec::with_capacity(n as usize);
-        for k in 0..n {
-            let entry = x.sliced(&mut self.g, scope, "cumprod", axis, k..k + 1)?;
-            let product = match parts.last() {
-                None => entry,
-                Some(before) => {
-                    let y = emit::binary(
-                        &mut self.g,
-                        "Mul",
-                        scope,
-                        Operand::Activation(before.value()),
-                        Operand::Activation(entry.value()),
-                    )?;
-                    entry.with_value(y)?
-                }
-            };
-            parts.push(product);
-        }
-        let y = tensor::Tensor::concat(&mut self.g, scope, &parts, axis)?;
+        let product = scan(
+            &mut self.g,
+            scope,
+            x.value().clone(),
+            (at, axis),
+            1.0,
+            |g, a, b| {
+                emit::binary(
+                    g,
+                    "Mul",
+                    scope,
+                    Operand::Activation(a),
+                    Operand::Activation(b),
+                )
+            },
+        )?;
+        let y = x.with_value(product)?;
         self.bind_along(node, 0, dim, y)
     }
 
-    /// `logcumsumexp(x, dim)`: the running log-sum-exp along a sample axis as torch's CPU
-    /// kernel runs it, `y₀ = x₀`, `yₖ = log_add_exp(xₖ, yₖ₋₁)` ([`log_add_exp`]), in
-    /// float32 (torch accumulates in float64). Axes longer than [`CUMPROD_ENTRIES`] are
-    /// refused.
+    /// `logcumsumexp(x, dim)`: the running log-sum-exp along a sample axis, torch's CPU
+    /// kernel's step `log_add_exp(xₖ, yₖ₋₁)` ([`log_add_exp`]) as a [`scan`] from −∞, in
+    /// float32 (torch accumulates in float64).
     pub(super) fn logcumsumexp(
         &mut self,
         node: &Node,
@@ -187,23 +223,19 @@ impl Lowering<'_, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
         let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
-        let n = x.shape()[axis];
-        if n == 0 || n > CUMPROD_ENTRIES {
-            return Err(arg_error(format!(
-                "logcumsumexp along a dimension of {n} entries: it is written entry by entry, for 1 to {CUMPROD_ENTRIES}"
-            )));
+        if x.shape()[axis] == 0 {
+            return Err(arg_error(
+                "logcumsumexp along a dimension of 0 entries: its result is empty, which ATC does not compile".into(),
+            ));
         }
-        let mut parts: Vec<Value> = Vec::with_capacity(n as usize);
-        for k in 0..n {
-            let entry = self.g.slice(scope, &x, axis, k..k + 1)?;
-            let running = match parts.last() {
-                None => entry,
-                Some(before) => log_add_exp(&mut self.g, scope, &entry, before),
-            };
-            parts.push(running);
-        }
-        let parts: Vec<&Value> = parts.iter().collect();
-        let y = self.g.concat(scope, &parts, axis)?;
+        let y = scan(
+            &mut self.g,
+            scope,
+            x,
+            (axis, axis + 1),
+            f64::NEG_INFINITY,
+            |g, a, b| Ok(log_add_exp(g, scope, a, b)),
+        )?;
         self.bind(node, 0, y)
     }
 

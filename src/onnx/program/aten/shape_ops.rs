@@ -259,7 +259,8 @@ impl<'p> Lowering<'p, '_> {
     /// each entry along `dim` repeated in place, as a Reshape adding a size-1 axis after
     /// `dim`, a `Mul` by ones with `repeats` there, and a Reshape merging the two. Along
     /// the batch (GCViT's global query per window) the batch's factor grows by `repeats`,
-    /// each sample's copies next to each other, as torch orders them.
+    /// each sample's copies next to each other, as torch orders them. Without `dim`, the
+    /// entries of the flattened tensor.
     pub(super) fn repeat_interleave(
         &mut self,
         node: &Node,
@@ -278,12 +279,22 @@ impl<'p> Lowering<'p, '_> {
             .ok()
             .filter(|&r| r > 0)
             .ok_or_else(|| arg_error("repeat_interleave by a count that is not positive".into()))?;
-        let Some(dim) = args.optional_int("dim").or_shape()? else {
-            return Err(arg_error(
-                "repeat_interleave without `dim` (of the flattened tensor) is not exported".into(),
-            ));
+        let (t, dim) = match args.optional_int("dim").or_shape()? {
+            Some(dim) => {
+                let dim = tensor::axis(dim, t.rank())?;
+                (t, dim)
+            }
+            // torch repeats the flattened tensor's entries (a batch folded into them, each
+            // sample's entries together).
+            None => {
+                let sizes = t.sizes();
+                let flat = tensor::Size {
+                    count: sizes.iter().map(|s| s.count).product::<u64>(),
+                    batch: sizes.iter().any(|s| s.batch),
+                };
+                (t.reshaped(&mut self.g, scope, &[flat])?, 0)
+            }
         };
-        let dim = tensor::axis(dim, t.rank())?;
         let mut lifted = t.sizes();
         lifted.insert(dim + 1, tensor::Size::fixed(1));
         let x = t.reshaped(&mut self.g, scope, &lifted)?;

@@ -4,7 +4,9 @@
 //! `mask.expand(B, …).reshape(-1, 1, L, L)`, WavLM's position bias
 //! `bias.repeat(B, 1, 1, 1).view(B·H, L, L)`). Most ops read uniform values themselves and
 //! fold them; a row that asks for one as an activation gets it made from the carrier (the
-//! first graph input, whose values it never reads) and is lowered again.
+//! first graph input, whose values it never reads) and is lowered again. So does, in a
+//! static export (where no axis is the batch), a constant folded from constants alone
+//! that an op without an evaluation reads as an activation.
 
 use crate::aten::program::Node;
 use crate::onnx::OnnxError;
@@ -14,10 +16,10 @@ use super::registry::Lower;
 use crate::aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
-    /// Lowers `node` through `row`. When the row asks for a uniform value as an activation
-    /// before writing anything, the value is made one ([`Lowering::materialize_uniform`])
-    /// and the row runs again; a row that fails after writing nodes fails as it is, so no
-    /// node without readers is left behind.
+    /// Lowers `node` through `row`. When the row asks for a uniform value (or, static, a
+    /// folded one) as an activation before writing anything, the value is made one
+    /// ([`Lowering::materialize`]) and the row runs again; a row that fails after writing
+    /// nodes fails as it is, so no node without readers is left behind.
     pub(super) fn lower_row(
         &mut self,
         node: &Node,
@@ -25,18 +27,29 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         loop {
-            self.take_uniform_asked();
+            self.take_asked_as_activation();
             let written = self.g.written();
             let error = match row(self, node, &Args(node), scope) {
                 Ok(()) => return Ok(()),
                 Err(error) => error,
             };
-            match self.take_uniform_asked() {
+            match self.take_asked_as_activation() {
                 Some(name) if self.g.written() == written && !self.is_materialized(&name) => {
-                    self.materialize_uniform(&name, scope)?;
+                    self.materialize(&name, scope)?;
                 }
                 _ => return Err(error),
             }
+        }
+    }
+
+    /// Makes uniform value `name`, or a static export's folded value, an activation.
+    fn materialize(&mut self, name: &str, scope: &str) -> Result<(), OnnxError> {
+        match self.materialize_folded(name)? {
+            Some(t) => {
+                self.remember_materialized(name, t);
+                Ok(())
+            }
+            None => self.materialize_uniform(name, scope),
         }
     }
 
