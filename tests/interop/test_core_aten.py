@@ -113,6 +113,10 @@ DIRECT = {
         lambda x: torch.where(x > 1.5, float("nan"), torch.where(
             x < -1.5, float("inf"), torch.where(x.abs() < 0.05, 0.0, x))).prod(1), (37, 2)),
     "unfold into 91 windows": (lambda x: x.unfold(1, 3, 11), (1000,)),
+    # Constant index tensors on adjacent per-sample dimensions, broadcast together.
+    "index by two constant tensors": (lambda x: x[:, [0, 2, -1], [1, 1, 0]] * 2, (4, 3)),
+    "index by broadcast constant tensors": (
+        lambda x: x[:, :, torch.tensor([[0], [2]]), torch.tensor([1, 3])], (2, 3, 4)),
     "cdist p=2 to a constant codebook": (
         lambda x: torch.cdist(x, torch.linspace(-1, 1, 24).view(6, 4)), (5, 4)),
 }

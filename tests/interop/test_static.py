@@ -90,6 +90,9 @@ CASES = {
     "sum_to_size_over_leading_axes": (lambda x: x.sum_to_size(1, 4), (3, 2, 4)),
     "repeat_interleave_of_the_flattened_tensor": (lambda x: x.repeat_interleave(2), (2, 3)),
     "vander_of_a_0d_input": (lambda x: torch.linalg.vander(x, N=3), ()),
+    # Constant index tensors on adjacent dimensions, the first among them (OpInfo's own).
+    "index_by_three_constant_tensors": (lambda x: x[[0, 2, 3], [1, 3, 3], [0, 0, 2]], (5, 5, 5)),
+    "index_by_two_then_a_slice": (lambda x: x[[0, 3], [1, 2], :], (5, 5, 5)),
     # A constant folded from constants alone, read as an activation by an op the export
     # does not evaluate (the gradient of max pooling, OpInfo's own sample).
     "max_pool_backward_of_a_constant_gradient": (

@@ -1659,10 +1659,20 @@ pub fn index(x: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor, String> {
     if picked.is_empty() || !trailing.iter().all(Option::is_none) || indices.len() > x.rank() {
         return Err("indexing other than by adjacent index tensors".into());
     }
+    let indexed = &x.dims()[leading..leading + picked.len()];
+    let combined = combined_index(indexed, &picked)?;
+    let mut flat: Vec<i64> = x.dims()[..leading].iter().map(|&s| s as i64).collect();
+    flat.push(indexed.iter().product::<u64>() as i64);
+    flat.extend(x.dims()[leading + picked.len()..].iter().map(|&s| s as i64));
+    x.reshape(&flat)?.index_axis(leading, &combined)
+}
+
+/// The row-major position, in the indexed axes of sizes `indexed` flattened into one, of
+/// each entry of `picked` (one index tensor per axis, broadcast together; negative indices
+/// count from the end): the one index `x[i, j, k]` is after those axes are merged.
+pub fn combined_index(indexed: &[u64], picked: &[&Tensor]) -> Result<Tensor, String> {
     let dims: Vec<&[u64]> = picked.iter().map(|t| t.dims()).collect();
     let shape = tensor::broadcast(&dims)?;
-    // Flatten the indexed axes into one, with a combined row-major index.
-    let indexed = &x.dims()[leading..leading + picked.len()];
     let mut combined = Tensor::i64(shape.clone(), vec![0; element_count(&shape)? as usize])?;
     for (t, &size) in picked.iter().zip(indexed) {
         let size_t = Tensor::i64(vec![], vec![size as i64])?;
@@ -1683,10 +1693,7 @@ pub fn index(x: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor, String> {
         combined = Tensor::zip(&combined, &size_t, |p, q| p * q, Some(i64::checked_mul))?;
         combined = Tensor::zip(&combined, &positive, |p, q| p + q, Some(i64::checked_add))?;
     }
-    let mut flat: Vec<i64> = x.dims()[..leading].iter().map(|&s| s as i64).collect();
-    flat.push(indexed.iter().product::<u64>() as i64);
-    flat.extend(x.dims()[leading + picked.len()..].iter().map(|&s| s as i64));
-    x.reshape(&flat)?.index_axis(leading, &combined)
+    Ok(combined)
 }
 
 /// The axes `sum_to_size` of a tensor of sizes `dims` to `size` sums, keeping them (ATen's

@@ -140,7 +140,8 @@ impl<'p> Lowering<'p, '_> {
     /// `index.Tensor`: a per-sample gather when the batch is indexed by `arange` over it
     /// (`x[torch.arange(B), idx]`, [`super::sample_index`]); otherwise (`x[:, [0, 2]]`) one
     /// constant 1-D index on a per-sample dimension and `None` for every other, the same
-    /// as `index_select` on that dimension.
+    /// as `index_select` on that dimension, or constant indices on adjacent per-sample
+    /// dimensions ([`Lowering::take_constant_block`]).
     pub(super) fn index_tensor(
         &mut self,
         node: &Node,
@@ -157,15 +158,67 @@ impl<'p> Lowering<'p, '_> {
             .enumerate()
             .filter_map(|(dim, index)| index.map(|i| (dim, i)))
             .collect();
-        let &[(dim, index)] = given.as_slice() else {
+        let y = match given.as_slice() {
+            &[(dim, index)] => {
+                let axis = row_axis(dim as i64, &x, self.is_lifted())?;
+                self.take_constant(scope, &x, axis, index, Negative::FromTheEnd)?
+            }
+            several => self.take_constant_block(scope, &x, several)?,
+        };
+        self.bind(node, 0, y)
+    }
+
+    /// `x[i, j, …]` by constant index tensors on adjacent dimensions (`given`: torch
+    /// dimension and index, in order): the indexed axes merged by a Reshape, the entries at
+    /// their combined positions ([`crate::aten::eval::combined_index`], the evaluator's
+    /// rule) taken as [`Lowering::take_values`] takes them, and the broadcast index's
+    /// sizes put in the axes' place, as torch places them when the axes are adjacent.
+    fn take_constant_block(
+        &mut self,
+        scope: &str,
+        x: &Value,
+        given: &[(usize, &str)],
+    ) -> Result<Value, OnnxError> {
+        let adjacent = given.windows(2).all(|pair| pair[1].0 == pair[0].0 + 1);
+        let Some(&(first, _)) = given.first().filter(|_| adjacent) else {
             return Err(arg_error(format!(
-                "indexing by {} index tensors is not exported; only one, on one dimension, is",
-                given.len()
+                "indexing by index tensors on dimensions {:?}: torch moves the result's indexed dimensions first when they are not adjacent, which is not exported",
+                given.iter().map(|(dim, _)| dim).collect::<Vec<_>>()
             )));
         };
-        let axis = row_axis(dim as i64, &x, self.is_lifted())?;
-        let y = self.take_constant(scope, &x, axis, index, Negative::FromTheEnd)?;
-        self.bind(node, 0, y)
+        let start = row_axis(first as i64, x, self.is_lifted())?;
+        let end = start + given.len();
+        if end > x.shape().len() {
+            return Err(arg_error(format!(
+                "indexing {} dimensions of a value of sizes {:?}",
+                given.len(),
+                x.shape()
+            )));
+        }
+        let mut indices = Vec::with_capacity(given.len());
+        for &(_, index) in given {
+            if !self.is_constant(index) {
+                return Err(arg_error(
+                    "indexing by a computed index is not exported; only constant indices are"
+                        .into(),
+                ));
+            }
+            indices.push(self.constant_tensor(index)?);
+        }
+        let picked: Vec<&crate::aten::eval::Tensor> = indices.iter().collect();
+        let combined = crate::aten::eval::combined_index(&x.shape()[start..end], &picked)
+            .map_err(arg_error)?;
+        let outer = |middle: &[u64]| -> Vec<u64> {
+            let mut shape = x.shape()[..start].to_vec();
+            shape.extend_from_slice(middle);
+            shape.extend_from_slice(&x.shape()[end..]);
+            shape
+        };
+        let merged = outer(&[x.shape()[start..end].iter().product()]);
+        let merged = self.g.reshape(scope, x, &merged)?;
+        let positions = combined.to_i64().map_err(arg_error)?;
+        let taken = self.take_values(scope, &merged, start, &positions)?;
+        self.g.reshape(scope, &taken, &outer(combined.dims()))
     }
 
     /// The entries of per-sample `axis` of `x` that constant 1-D `index` names, in its
