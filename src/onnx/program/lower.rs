@@ -207,6 +207,16 @@ pub fn lower(
         asked_as_activation: RefCell::new(None),
     };
     let live = live_nodes(graph);
+    // An op refused for good is named before any other refusal on its way.
+    let refused = graph
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| live[*index])
+        .find_map(|(index, node)| super::aten::refused_for_good(node, index));
+    if let Some(e) = refused {
+        return Err(e);
+    }
     for (index, node) in graph.nodes.iter().enumerate() {
         if lowering.absorbed.contains(&index) || !live[index] {
             continue;

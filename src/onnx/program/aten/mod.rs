@@ -67,6 +67,7 @@ mod triangle;
 mod uniform;
 
 pub(super) use conv::transpose_2d;
+pub(super) use registry::refused_for_good;
 
 fn arg_error(what: String) -> OnnxError {
     OnnxError::Shape { what }

@@ -940,6 +940,19 @@ fn targets() -> impl Iterator<Item = &'static str> {
         .chain(special::SPECIAL.iter().map(|r| r.target))
 }
 
+/// The refusal of node `index` when its op is refused for good: no row, no evaluation on
+/// constants, and an opset-11 or ATC reason of its own or of its class. Checked over the
+/// whole program before lowering, so that such an op is what a refusal names, not an
+/// earlier op on its way (a pad before an `stft`).
+pub fn refused_for_good(node: &Node, index: usize) -> Option<OnnxError> {
+    let target = node.target.strip_prefix("torch.ops.aten.")?;
+    let target = schema::canonical(target);
+    let name = target.split_once('.').map_or(target, |(name, _)| name);
+    let for_good = refused::one_by_one(name).is_some() || refused::class(name).is_some();
+    (for_good && row(target).is_none() && !crate::aten::eval::is_evaluated(target))
+        .then(|| unlowered(node, index, target))
+}
+
 /// The refusal of node `index`, whose op `target` has no row: its own reason
 /// ([`refused::one_by_one`]), or the opset-11 or ATC reason of its class
 /// ([`refused::class`]), else the lack of a lowering, with the ops there are.
@@ -1185,6 +1198,21 @@ mod tests {
     }
 
     /// `docs/onnx-ops.md` is generated from the table; `CKPT_BLESS=1` rewrites it.
+    #[test]
+    fn only_an_op_refused_for_a_reason_and_not_evaluated_is_refused_before_lowering() {
+        let node = |target: &str| -> Node {
+            serde_json::from_str(&format!(
+                r#"{{"target": "torch.ops.aten.{target}", "inputs": [], "outputs": []}}"#
+            ))
+            .unwrap()
+        };
+        let stft = refused_for_good(&node("stft.default"), 4).map(|e| e.to_string());
+        assert!(stft.is_some_and(|e| e.contains("opset 11 has no complex")));
+        // Lowered, evaluated, or refused only for lack of a lowering: found in its turn.
+        assert!(refused_for_good(&node("add.Tensor"), 0).is_none());
+        assert!(refused_for_good(&node("bucketize.Tensor"), 0).is_none());
+    }
+
     #[test]
     fn onnx_ops_document_is_current() {
         crate::generated_docs::assert_current("onnx-ops.md", &document(), "onnx_ops_document");
