@@ -12,6 +12,7 @@
 //! where torch gives 0); predicates give bools, held as 0/1.
 
 use super::args::Args;
+use super::dim::Dim;
 use super::eval::axis;
 use super::program::{Argument, Node};
 
@@ -626,6 +627,19 @@ pub fn relayout(node: &Node, op: &str, rank: usize) -> Option<Result<Vec<Relayou
                     };
                     dims.iter().map(|&d| axis(d, rank)).collect()
                 };
+                if rank == 0 {
+                    // A 0-d tensor's dimension 0 (or −1) moved onto itself.
+                    for name in ["source", "destination"] {
+                        match args.get(name) {
+                            Some(Argument::Int(d)) => Dim::wrap(*d, 0).map(|_| ())?,
+                            Some(Argument::Ints(d)) => {
+                                d.iter().try_for_each(|&d| Dim::wrap(d, 0).map(|_| ()))?
+                            }
+                            _ => return Err(format!("argument `{name}` is not a list of ints")),
+                        }
+                    }
+                    return Ok(vec![]);
+                }
                 let (source, destination) = (list("source")?, list("destination")?);
                 let distinct = |v: &[usize]| (1..v.len()).all(|i| !v[..i].contains(&v[i]));
                 if source.len() != destination.len()

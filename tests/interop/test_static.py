@@ -65,7 +65,13 @@ CASES = {
     "transpose_copy_of_a_0d_input": (lambda x: torch.transpose_copy(x, 0, 0), ()),
     "unfold_of_a_0d_input": (lambda x: x.unfold(0, 1, 1), ()),
     "unfold_copy_of_a_0d_input_along_last": (lambda x: torch.unfold_copy(x, -1, 1, 2), ()),
+    "flip_of_a_0d_input": (lambda x: x.flip(0) * 2, ()),
+    "movedim_of_a_0d_input": (lambda x: x.movedim(-1, 0) * 2, ()),
+    "gather_of_a_0d_input": (lambda x: x.gather(0, torch.tensor(0)) * 2, ()),
     # The same along a 0-d constant, which the export evaluates.
+    "flip_of_a_0d_constant": (lambda x: x + torch.tensor(1.5).flip(-1), ()),
+    "movedim_of_a_0d_constant": (lambda x: x + torch.tensor(1.5).movedim(0, 0), ()),
+    "gather_of_a_0d_constant": (lambda x: x + torch.tensor(1.5).gather(0, torch.tensor(0)), ()),
     "softmax_of_a_0d_constant": (lambda x: x + torch.tensor(1.5).softmax(0), ()),
     "cumsum_of_a_0d_constant": (lambda x: x + torch.tensor(1.5).cumsum(-1), ()),
     "unfold_of_a_0d_constant": (lambda x: x + torch.tensor(1.5).unfold(0, 1, 1), (2,)),

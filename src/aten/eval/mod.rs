@@ -918,11 +918,13 @@ pub fn evaluate(
         }
         "flip.default" => {
             let x = a.tensor("self")?;
-            let axes = a
-                .ints("dims")?
-                .into_iter()
-                .map(|d| axis(d, x.rank()))
-                .collect::<Result<Vec<_>, _>>()?;
+            // A 0-d tensor's dimension 0 (or −1) holds its one entry: nothing to reverse.
+            let mut axes = Vec::new();
+            for d in a.ints("dims")? {
+                if let Dim::Axis(at) = Dim::wrap(d, x.rank())? {
+                    axes.push(at);
+                }
+            }
             one(flipped(&x, &axes))
         }
         "gather.default" => one(gather(
@@ -1474,6 +1476,16 @@ fn meshgrid(parts: &[Tensor], xy: bool) -> Result<Vec<Tensor>, String> {
 /// `torch.gather(x, dim, index)`: `y[i][j][k] = x[index[i][j][k]][j][k]` for `dim` 0, and
 /// so on; `index` has `x`'s rank and sizes no larger than `x`'s off `dim`.
 fn gather(x: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor, String> {
+    if x.rank() == 0 {
+        // Along a 0-d tensor's dimension 0 (or −1) the only index is 0: its value, in the
+        // index's sizes.
+        Dim::wrap(dim, 0)?;
+        if index.to_i64()? != [0] {
+            return Err(format!("gather of a 0-d tensor by {:?}", index.to_i64()?));
+        }
+        let dims: Vec<i64> = index.dims().iter().map(|&d| d as i64).collect();
+        return x.reshape(&dims);
+    }
     let at = axis(dim, x.rank())?;
     let fits = index.rank() == x.rank()
         && (0..x.rank()).all(|d| d == at || index.dims()[d] <= x.dims()[d]);

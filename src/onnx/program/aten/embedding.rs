@@ -173,6 +173,19 @@ impl<'p> Lowering<'p, '_> {
             .optional_int("dim")
             .or_shape()?
             .ok_or_else(|| arg_error("gather without `dim`".into()))?;
+        if x.rank() == 0 {
+            // torch reads a 0-d tensor along its dimension 0 (or −1), whose only index is 0:
+            // the result is its value, in the index's sizes (one entry).
+            crate::aten::dim::Dim::wrap(dim, 0).map_err(arg_error)?;
+            if idx.sizes().iter().any(|s| s.batch || s.count != 1) {
+                return Err(arg_error(format!(
+                    "gather from the 0-d `{data}` by `{index}` {}: torch takes one index, 0",
+                    super::super::tensor::show(&idx.sizes())
+                )));
+            }
+            let y = x.reshaped(&mut self.g, scope, &idx.sizes())?;
+            return self.bind_tensor(node, 0, y);
+        }
         let dim = super::super::tensor::axis(dim, x.rank())?;
         let at = x.sample_axis(dim, "gather")?;
         let same_elsewhere = x.same_batch(&idx)

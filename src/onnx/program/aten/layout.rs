@@ -385,10 +385,13 @@ impl<'p> Lowering<'p, '_> {
                 )))
             }
         };
-        let axes = dims
-            .iter()
-            .map(|&d| tensor::axis(d, x.rank()))
-            .collect::<Result<Vec<_>, _>>()?;
+        // A 0-d tensor's dimension 0 (or −1) holds its one entry: nothing to reverse.
+        let mut axes = Vec::with_capacity(dims.len());
+        for &d in &dims {
+            if let Dim::Axis(a) = Dim::wrap(d, x.rank()).map_err(arg_error)? {
+                axes.push(a);
+            }
+        }
         let y = self.flipped(&x, &axes, scope)?;
         self.bind_tensor(node, 0, y)
     }
