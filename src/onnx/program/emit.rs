@@ -6,6 +6,8 @@ use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, GraphBuilder, Value, Weight};
 use crate::onnx::OnnxError;
 
+use super::tensor::{self, Size};
+
 fn shape_error(what: String) -> OnnxError {
     OnnxError::Shape { what }
 }
@@ -333,18 +335,38 @@ pub fn broadcast_shape(
         }
         _ => None,
     };
-    let Some(shape) = shape else {
-        let dims = |o: Operand<'_>| match o {
-            Operand::Activation(v) => format!("[batch] + {:?}", v.shape()),
-            Operand::Constant(w) => format!("{:?}", w.dims()),
-        };
-        return Err(shape_error(format!(
-            "{scope}: {op} of {} and {} would broadcast across the batch",
-            dims(a),
-            dims(b)
-        )));
+    if let Some(shape) = shape {
+        return Ok(shape);
+    }
+    let what = match (a, b) {
+        (Operand::Activation(x), Operand::Constant(c))
+        | (Operand::Constant(c), Operand::Activation(x)) => {
+            let sizes: Vec<Size> = std::iter::once(Size::batch(1))
+                .chain(x.shape().iter().map(|&d| Size::fixed(d)))
+                .collect();
+            tensor::constant_meets_batch(op, c.name(), c.dims(), &sizes).unwrap_or_else(|| {
+                format!(
+                    "{op} of {} and `{}` {:?}: {}",
+                    tensor::show(&sizes),
+                    c.name(),
+                    c.dims(),
+                    tensor::unbroadcast(c.dims().len() > x.shape().len())
+                )
+            })
+        }
+        (Operand::Activation(x), Operand::Activation(y)) => format!(
+            "{op} of per-sample sizes {:?} and {:?}: {}",
+            x.shape(),
+            y.shape(),
+            tensor::unbroadcast(false)
+        ),
+        (Operand::Constant(c), Operand::Constant(d)) => format!(
+            "{op} of constants `{}` and `{}` alone is folded, not written",
+            c.name(),
+            d.name()
+        ),
     };
-    Ok(shape)
+    Err(shape_error(format!("{scope}: {what}")))
 }
 
 /// `Cast` of `x` to `to` (`x` itself when it already has that type).

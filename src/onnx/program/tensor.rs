@@ -73,6 +73,31 @@ pub fn mixes_samples(op: &str, axis: usize, sizes: &[Size]) -> OnnxError {
     ))
 }
 
+/// The error for constant `name` of sizes `dims` beside a tensor of `sizes` in `op`, when
+/// the constant's dimension that lines up with the batch (sizes align from the last) has
+/// a size other than 1: each sample would take entries of its own by its position in the
+/// batch, which no dynamic batch keeps. `None` when no such dimension does.
+pub fn constant_meets_batch(op: &str, name: &str, dims: &[u64], sizes: &[Size]) -> Option<String> {
+    let batch = sizes.iter().position(|s| s.batch)?;
+    let at = (batch + dims.len()).checked_sub(sizes.len())?;
+    let size = dims.get(at).copied().filter(|&d| d != 1)?;
+    Some(format!(
+        "{op} of {} and `{name}` {dims:?}: the constant's dimension {at} (size {size}) lines up with the batch, so each sample would take entries of its own by its position in the batch; a constant may have size 1 there only (export the program at fixed sizes and convert it with `--batch static` to broadcast it as torch does)",
+        show(sizes)
+    ))
+}
+
+/// Why a constant does not broadcast with an activation whose batch it does not meet:
+/// it has `more` dimensions than the activation (which only a static export widens), or
+/// two sizes differ.
+pub fn unbroadcast(more: bool) -> &'static str {
+    if more {
+        "the constant has more dimensions than the tensor, and with a dynamic batch the result may not gain dimensions in front of it (export the program at fixed sizes and convert it with `--batch static`)"
+    } else {
+        "the sizes do not broadcast (aligned from the last, each pair must be equal or one of them 1)"
+    }
+}
+
 /// The error for `cat` of tensors along `axis`, the batch axis of a tensor of `sizes`
 /// (RAFT's `cat([image1, image2])` through one encoder, `chunk`ed apart after): the result
 /// holds whole batches one after another, while a batch folded `k` times holds each
@@ -132,7 +157,13 @@ pub enum Rows {
     /// `maybe_wrap_dim(dim, 0, wrap_scalar=true)`: a 0-d tensor has a dimension 0, which −1
     /// also names, and torch's kernels compute on that view), so each result is reshaped to
     /// torch's recorded sizes, which differ from it by sizes of 1 only.
-    Lifted { scalar: bool },
+    ///
+    /// `rank`: the least number of per-sample axes each tensor is lifted to, with sizes of
+    /// 1 in front of its own (torch's broadcasting aligns sizes from the last): an
+    /// element-wise op whose constant operand has more dimensions than a tensor's rows
+    /// (a `[3, 4]` mask beside a `[3, 4]` input) lifts every tensor to the widest operand's
+    /// rank, so that each constant broadcasts within the one row (0: each its own rank).
+    Lifted { scalar: bool, rank: usize },
 }
 
 impl Rows {
@@ -573,7 +604,8 @@ impl Tensor {
     /// `op` (`Add`, `Sub`, `Mul`, `Div`, …) of this tensor and constant `c`, in that order
     /// or (`constant_first`) the other, broadcast both ways by numpy rules (aligned on the
     /// last axis; a size-1 axis of either side takes the other's size) except that `c` has
-    /// size 1 on the batch axis.
+    /// size 1 on the batch axis. In a static export `c` may have more dimensions than this
+    /// tensor, which then takes sizes of 1 in front (a Reshape), as torch broadcasts it.
     pub fn with_constant(
         &self,
         g: &mut GraphBuilder,
@@ -582,8 +614,18 @@ impl Tensor {
         c: &Weight,
         constant_first: bool,
     ) -> Result<Tensor, OnnxError> {
-        let sizes = self.sizes();
         let dims = c.dims();
+        if self.placement == Placement::Static && dims.len() > self.rank() {
+            // torch's result has the constant's rank: sizes of 1 in front of this tensor's.
+            let mut sizes = vec![Size::fixed(1); dims.len() - self.rank()];
+            sizes.extend(self.sizes());
+            let widened = self.clone().reshaped(g, scope, &sizes)?;
+            return widened.with_constant(g, scope, op, c, constant_first);
+        }
+        let sizes = self.sizes();
+        if let Some(why) = constant_meets_batch(op, c.name(), dims, &sizes) {
+            return Err(error(why));
+        }
         let offset = sizes.len().checked_sub(dims.len());
         let fits = offset.is_some_and(|offset| {
             dims.iter().enumerate().all(|(i, &d)| {
@@ -593,9 +635,10 @@ impl Tensor {
         });
         if !fits {
             return Err(error(format!(
-                "{op} of {} and `{}` {dims:?}: the constant must broadcast to the tensor, with size 1 on the batch dimension",
+                "{op} of {} and `{}` {dims:?}: {}",
                 show(&sizes),
-                c.name()
+                c.name(),
+                unbroadcast(dims.len() > sizes.len())
             )));
         }
         // The per-sample shape of the result: this tensor's, widened where `c` is wider.
