@@ -309,7 +309,8 @@ pub fn binary_node(
 }
 
 /// The per-sample shape `a op b` broadcasts to under [`binary`]'s rules; the error names
-/// `op` and both shapes when it would broadcast across the batch.
+/// `op`, both shapes and why: a constant's dimension that lines up with the batch
+/// ([`tensor::constant_meets_batch`]), or sizes that do not broadcast.
 pub fn broadcast_shape(
     op: &str,
     scope: &str,
@@ -454,8 +455,25 @@ mod tests {
             Operand::Constant(&with_batch),
             Operand::Activation(&x),
         )
-        .unwrap_err();
-        assert!(err.to_string().contains("across the batch"), "{err}");
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("`d` [2, 4]: the constant's dimension 0 (size 2) lines up with the batch"),
+            "{err}"
+        );
+        assert!(err.contains("--batch static"), "{err}");
+        // Sizes that differ within a sample are refused as such, not as the batch.
+        let wide = g.weight("f", vec![5], &[1.0; 5]).unwrap();
+        let err = binary(
+            &mut g,
+            "Add",
+            "s",
+            Operand::Activation(&x),
+            Operand::Constant(&wide),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("do not broadcast"), "{err}");
     }
 
     #[test]

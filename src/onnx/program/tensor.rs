@@ -82,7 +82,7 @@ pub fn constant_meets_batch(op: &str, name: &str, dims: &[u64], sizes: &[Size]) 
     let at = (batch + dims.len()).checked_sub(sizes.len())?;
     let size = dims.get(at).copied().filter(|&d| d != 1)?;
     Some(format!(
-        "{op} of {} and `{name}` {dims:?}: the constant's dimension {at} (size {size}) lines up with the batch, so each sample would take entries of its own by its position in the batch; a constant may have size 1 there only (export the program at fixed sizes and convert it with `--batch static` to broadcast it as torch does)",
+        "{op} of {} and `{name}` {dims:?}: the constant's dimension {at} (size {size}) lines up with the batch, so each sample would take entries of its own by its position in the batch; a constant may have size 1 there only (a program exported at fixed sizes and converted with `--batch static` broadcasts it as torch does)",
         show(sizes)
     ))
 }
@@ -92,7 +92,7 @@ pub fn constant_meets_batch(op: &str, name: &str, dims: &[u64], sizes: &[Size]) 
 /// two sizes differ.
 pub fn unbroadcast(more: bool) -> &'static str {
     if more {
-        "the constant has more dimensions than the tensor, and with a dynamic batch the result may not gain dimensions in front of it (export the program at fixed sizes and convert it with `--batch static`)"
+        "the constant has more dimensions than the tensor, and with a dynamic batch the result may not gain dimensions in front of it (a program exported at fixed sizes and converted with `--batch static` may)"
     } else {
         "the sizes do not broadcast (aligned from the last, each pair must be equal or one of them 1)"
     }
@@ -758,6 +758,28 @@ mod tests {
         assert!(x.reshaped(&mut g, "s", &[n(1), f(12)]).is_err());
     }
 
+    /// `--batch static`: a constant of the tensor's whole rank, with more rows, or with
+    /// more dimensions broadcasts as torch broadcasts it.
+    #[test]
+    fn a_static_tensor_broadcasts_with_any_constant() {
+        let mut g = GraphBuilder::new(Opset::default(), Batch::Static);
+        let x = Tensor::fixed(g.input("x", vec![1, 4]).unwrap());
+        let rows = g.weight("r", vec![3, 4], &[0.0; 12]).unwrap();
+        let y = x.with_constant(&mut g, "s", "Add", &rows, false).unwrap();
+        assert_eq!(y.sizes(), [f(3), f(4)]);
+        let more = g.weight("m", vec![2, 1, 4], &[0.0; 8]).unwrap();
+        let z = y.with_constant(&mut g, "s", "Mul", &more, true).unwrap();
+        assert_eq!(
+            (z.placement(), z.sizes()),
+            (Placement::Static, vec![f(2), f(3), f(4)])
+        );
+        let wrong = g.weight("w", vec![5], &[0.0; 5]).unwrap();
+        let err = z
+            .with_constant(&mut g, "s", "Add", &wrong, false)
+            .unwrap_err();
+        assert!(err.to_string().contains("do not broadcast"), "{err}");
+    }
+
     #[test]
     fn a_cat_of_batches_along_the_batch_is_refused_as_stacking_them() {
         let mut g = builder();
@@ -784,6 +806,15 @@ mod tests {
         assert_eq!(y.sizes(), [f(5), n(1), f(4)]);
         let across = g.weight("d", vec![5, 2, 4], &[0.0; 40]).unwrap();
         assert!(x.with_constant(&mut g, "s", "Add", &across, true).is_err());
+        let err = x
+            .with_constant(&mut g, "s", "Add", &across, true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("dimension 1 (size 2) lines up with the batch"),
+            "{err}"
+        );
+        assert!(err.contains("--batch static"), "{err}");
         let err = x.softmax(&mut g, "s", "Softmax", 1).unwrap_err();
         assert!(
             err.to_string().contains("Softmax along dimension 1"),
