@@ -5,7 +5,8 @@ select of row 0, a sum, a softmax, a cat, an unbind, a repeat with leading repea
 inputs and constants (reductions, picks, softmaxes, running sums and products, squeezes,
 transposes and unfolds along their dimension 0, as torch wraps it) and 1-D inputs (`linspace`/`logspace` from a 0-d input, `meshgrid` of 0-d and
 1-D ones); every dimension
-of the file is fixed. A program that declares a dynamic dimension is refused in static
+of the file is fixed; constants of the input's whole rank, with more rows than it or with
+more dimensions broadcast as torch broadcasts them. A program that declares a dynamic dimension is refused in static
 mode with one line naming it, and the same fixed-size programs are still refused under the
 default dynamic batch, where they mix samples.
 """
@@ -172,6 +173,61 @@ def test_a_matrix_product_across_samples_is_refused_saying_how(how, tmp_path):
     proc = run_ckpt("to-onnx", archive, "-o", tmp_path / "m.onnx")
     assert proc.returncode == 1
     assert f"{how}: it mixes samples" in proc.stderr, proc.stderr
+
+
+_G = torch.Generator().manual_seed(1)
+# Buffers of a static program's whole rank, of one row, of more rows than the input has,
+# and of more dimensions: ONNX broadcasts them as torch does, as no axis is the batch.
+MASK = torch.rand(3, 4, generator=_G) > 0.5
+FULL = torch.randn(3, 4, generator=_G)
+ROW = torch.randn(1, 4, generator=_G)
+DEEPER = torch.randn(2, 3, 4, generator=_G)
+WITH_CONSTANTS = {
+    "where_with_a_full_mask": (lambda x: torch.where(MASK, x, 0), (3, 4)),
+    "where_picking_a_full_buffer": (lambda x: torch.where(x > 0, FULL, x), (3, 4)),
+    "add_of_a_full_buffer": (lambda x: x + FULL, (3, 4)),
+    "mul_by_a_full_buffer": (lambda x: FULL * x, (3, 4)),
+    "add_of_a_one_row_buffer": (lambda x: x + ROW, (3, 4)),
+    "where_with_a_one_row_buffer": (lambda x: torch.where(x > ROW, x, ROW), (3, 4)),
+    "mul_by_more_rows": (lambda x: x * FULL, (1, 4)),
+    "where_with_more_rows": (lambda x: torch.where(MASK, x, 0), (1, 4)),
+    "masked_fill_with_a_full_mask": (lambda x: x.masked_fill(MASK, 2.0), (3, 4)),
+    "masked_fill_with_more_rows": (lambda x: x.masked_fill(MASK, 2.0), (1, 4)),
+    "compare_with_a_full_buffer": (lambda x: x <= FULL, (3, 4)),
+    "clamp_by_full_bounds": (lambda x: torch.clamp(x, FULL - 1, FULL + 1), (3, 4)),
+    "fmod_by_a_full_buffer": (lambda x: torch.fmod(x, FULL), (3, 4)),
+    "floor_divide_by_a_number": (lambda x: x // 0.3, (3, 4)),
+    "addcmul_of_a_full_buffer": (lambda x: torch.addcmul(x, FULL, x, value=0.5), (3, 4)),
+    "addcdiv_with_more_rows": (lambda x: torch.addcdiv(FULL, x, FULL), (1, 4)),
+    "masked_sum_with_a_full_mask": (lambda x: torch.masked.sum(x, 1, mask=MASK), (3, 4)),
+    "add_of_a_deeper_buffer": (lambda x: x + DEEPER, (3, 4)),
+    "where_with_a_deeper_buffer": (lambda x: torch.where(x > 0, DEEPER, x), (3, 4)),
+    "a_vector_input_times_a_matrix": (lambda x: x * FULL, (4,)),
+    "a_0d_input_beside_a_matrix": (lambda x: torch.where(MASK, x, FULL), ()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WITH_CONSTANTS))
+def test_a_static_program_broadcasts_constants_as_torch_does(name, tmp_path):
+    fn, shape = WITH_CONSTANTS[name]
+    module, x, archive = exported(fn, shape, tmp_path)
+    out = tmp_path / "m.onnx"
+    ok(run_ckpt("to-onnx", archive, "-o", out, "--batch", "static"))
+    why = _opinfo.check_file(out, module.forward, [x])
+    assert why is None, why
+
+
+@pytest.mark.parametrize("name", ["where_with_a_full_mask", "add_of_a_full_buffer",
+                                  "masked_fill_with_a_full_mask", "fmod_by_a_full_buffer"])
+def test_a_constant_that_meets_the_batch_is_refused_saying_where(name, tmp_path):
+    fn, shape = WITH_CONSTANTS[name]
+    _, _, archive = exported(fn, shape, tmp_path)
+    out = tmp_path / "m.onnx"
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1 and not out.exists(), proc.stderr
+    first = proc.stderr.strip().splitlines()[0]
+    assert "[3, 4]: the constant's dimension 0 (size 3) lines up with the batch" in first, first
+    assert "--batch static" in first, first
 
 
 def test_a_declared_dynamic_dimension_is_refused_in_static_mode(tmp_path):

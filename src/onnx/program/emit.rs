@@ -6,6 +6,8 @@ use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, GraphBuilder, Value, Weight};
 use crate::onnx::OnnxError;
 
+use super::tensor::{self, Size};
+
 fn shape_error(what: String) -> OnnxError {
     OnnxError::Shape { what }
 }
@@ -307,7 +309,8 @@ pub fn binary_node(
 }
 
 /// The per-sample shape `a op b` broadcasts to under [`binary`]'s rules; the error names
-/// `op` and both shapes when it would broadcast across the batch.
+/// `op`, both shapes and why: a constant's dimension that lines up with the batch
+/// ([`tensor::constant_meets_batch`]), or sizes that do not broadcast.
 pub fn broadcast_shape(
     op: &str,
     scope: &str,
@@ -333,18 +336,38 @@ pub fn broadcast_shape(
         }
         _ => None,
     };
-    let Some(shape) = shape else {
-        let dims = |o: Operand<'_>| match o {
-            Operand::Activation(v) => format!("[batch] + {:?}", v.shape()),
-            Operand::Constant(w) => format!("{:?}", w.dims()),
-        };
-        return Err(shape_error(format!(
-            "{scope}: {op} of {} and {} would broadcast across the batch",
-            dims(a),
-            dims(b)
-        )));
+    if let Some(shape) = shape {
+        return Ok(shape);
+    }
+    let what = match (a, b) {
+        (Operand::Activation(x), Operand::Constant(c))
+        | (Operand::Constant(c), Operand::Activation(x)) => {
+            let sizes: Vec<Size> = std::iter::once(Size::batch(1))
+                .chain(x.shape().iter().map(|&d| Size::fixed(d)))
+                .collect();
+            tensor::constant_meets_batch(op, c.name(), c.dims(), &sizes).unwrap_or_else(|| {
+                format!(
+                    "{op} of {} and `{}` {:?}: {}",
+                    tensor::show(&sizes),
+                    c.name(),
+                    c.dims(),
+                    tensor::unbroadcast(c.dims().len() > x.shape().len())
+                )
+            })
+        }
+        (Operand::Activation(x), Operand::Activation(y)) => format!(
+            "{op} of per-sample sizes {:?} and {:?}: {}",
+            x.shape(),
+            y.shape(),
+            tensor::unbroadcast(false)
+        ),
+        (Operand::Constant(c), Operand::Constant(d)) => format!(
+            "{op} of constants `{}` and `{}` alone is folded, not written",
+            c.name(),
+            d.name()
+        ),
     };
-    Ok(shape)
+    Err(shape_error(format!("{scope}: {what}")))
 }
 
 /// `Cast` of `x` to `to` (`x` itself when it already has that type).
@@ -432,8 +455,25 @@ mod tests {
             Operand::Constant(&with_batch),
             Operand::Activation(&x),
         )
-        .unwrap_err();
-        assert!(err.to_string().contains("across the batch"), "{err}");
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("`d` [2, 4]: the constant's dimension 0 (size 2) lines up with the batch"),
+            "{err}"
+        );
+        assert!(err.contains("--batch static"), "{err}");
+        // Sizes that differ within a sample are refused as such, not as the batch.
+        let wide = g.weight("f", vec![5], &[1.0; 5]).unwrap();
+        let err = binary(
+            &mut g,
+            "Add",
+            "s",
+            Operand::Activation(&x),
+            Operand::Constant(&wide),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("do not broadcast"), "{err}");
     }
 
     #[test]

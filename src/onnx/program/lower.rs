@@ -507,8 +507,9 @@ impl Lowering<'_, '_> {
     /// ([`Lowering::lifted_any_activation`]).
     pub fn any_activation(&mut self, name: &str) -> Result<Value, OnnxError> {
         let t = self.tensor(name)?;
-        if t.placement() == Placement::Static && t.sizes().is_empty() {
-            // A 0-d tensor has no rows: it is read lifted, as its one-entry view.
+        if t.placement() == Placement::Static && (t.sizes().is_empty() || self.is_lifted()) {
+            // A 0-d tensor has no rows: it is read lifted, as its one-entry view; and once
+            // a node reads lifted ([`Lowering::lift_to`]), it reads every tensor so.
             return self.lifted_any_activation(name);
         }
         let Some((rows, value)) = t.as_rows() else {
@@ -985,11 +986,11 @@ impl Lowering<'_, '_> {
             what: "it computes an activation without reading one".into(),
         })?;
         let t = match rows {
-            Rows::Lifted { scalar: false } => {
+            Rows::Lifted { scalar: false, .. } => {
                 let name = self.output_name(node, k)?;
                 self.unlift(value, name)?
             }
-            Rows::Lifted { scalar: true } => {
+            Rows::Lifted { scalar: true, .. } => {
                 let name = self.output_name(node, k)?;
                 let t = self.unlift(value, name)?;
                 let recorded = self.recorded_name_sizes(name)?;
@@ -1021,9 +1022,9 @@ impl Lowering<'_, '_> {
         if t.placement() != Placement::Static {
             return self.any_activation(name);
         }
-        let scalar = match self.rows.get() {
-            None => false,
-            Some(Rows::Lifted { scalar }) => scalar,
+        let (scalar, rank) = match self.rows.get() {
+            None => (false, 0),
+            Some(Rows::Lifted { scalar, rank }) => (scalar, rank),
             Some(Rows::Batch(_) | Rows::Static(_)) => {
                 return Err(OnnxError::Shape {
                     what: format!("`{name}` is read both lifted and by rows"),
@@ -1031,16 +1032,35 @@ impl Lowering<'_, '_> {
             }
         };
         let scope = format!("{name}.lifted");
-        let (value, of_scalar) = if t.sizes().is_empty() {
+        let (value, of_scalar) = if t.sizes().is_empty() && rank == 0 {
             let view = t.reshaped(&mut self.g, &scope, &[Size::fixed(1)])?;
             (self.lift(&view, &scope)?, true)
         } else {
-            (self.lift(&t, &scope)?, false)
+            (self.lift_padded(&t, rank, &scope)?, false)
         };
         self.rows.set(Some(Rows::Lifted {
             scalar: scalar || of_scalar,
+            rank,
         }));
         Ok(value)
+    }
+
+    /// Makes the current node read every static activation lifted with at least `rank`
+    /// per-sample axes ([`Rows::Lifted`]'s `rank`), before it reads any: for an
+    /// element-wise op whose constant operand has more dimensions than an activation's
+    /// rows, so that the constant broadcasts within the one row as torch broadcasts it
+    /// with the whole tensor (a constant with more rows than the activation widens it).
+    pub fn lift_to(&mut self, rank: usize) -> Result<(), OnnxError> {
+        if self.rows.get().is_some() {
+            return Err(OnnxError::Shape {
+                what: "it is lifted after it read an activation".into(),
+            });
+        }
+        self.rows.set(Some(Rows::Lifted {
+            scalar: false,
+            rank,
+        }));
+        Ok(())
     }
 
     /// The rows of the activations the current node read ([`Lowering::any_activation`]).
@@ -1066,8 +1086,14 @@ impl Lowering<'_, '_> {
     /// Static activation `t` lifted under one added row (see [`Rows::Lifted`]): the
     /// ONNX value `[1, sizes…]`, seen without that row.
     pub fn lift(&mut self, t: &Tensor, scope: &str) -> Result<Value, OnnxError> {
-        let mut sizes = t.sizes();
-        sizes.insert(0, Size::fixed(1));
+        self.lift_padded(t, 0, scope)
+    }
+
+    /// [`Lowering::lift`] of `t` with sizes of 1 in front of its own up to `rank`
+    /// per-sample axes: the ONNX value `[1, 1…, sizes…]`, seen without its first axis.
+    fn lift_padded(&mut self, t: &Tensor, rank: usize, scope: &str) -> Result<Value, OnnxError> {
+        let mut sizes = vec![Size::fixed(1); 1 + rank.saturating_sub(t.rank())];
+        sizes.extend(t.sizes());
         let lifted = t.clone().reshaped(&mut self.g, scope, &sizes)?;
         lifted
             .value()
@@ -1100,11 +1126,14 @@ impl Lowering<'_, '_> {
     /// The inverse of [`Lowering::lift`]: lifted `value` as a static activation.
     pub fn unlift(&mut self, value: Value, scope: &str) -> Result<Tensor, OnnxError> {
         let sizes: Vec<Size> = value.shape().iter().map(|&d| Size::fixed(d)).collect();
-        Tensor::from_rows(Rows::Lifted { scalar: false }, value).reshaped(
-            &mut self.g,
-            scope,
-            &sizes,
+        Tensor::from_rows(
+            Rows::Lifted {
+                scalar: false,
+                rank: 0,
+            },
+            value,
         )
+        .reshaped(&mut self.g, scope, &sizes)
     }
 
     /// Whether the current node read its activations lifted

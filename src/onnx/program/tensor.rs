@@ -73,6 +73,31 @@ pub fn mixes_samples(op: &str, axis: usize, sizes: &[Size]) -> OnnxError {
     ))
 }
 
+/// The error for constant `name` of sizes `dims` beside a tensor of `sizes` in `op`, when
+/// the constant's dimension that lines up with the batch (sizes align from the last) has
+/// a size other than 1: each sample would take entries of its own by its position in the
+/// batch, which no dynamic batch keeps. `None` when no such dimension does.
+pub fn constant_meets_batch(op: &str, name: &str, dims: &[u64], sizes: &[Size]) -> Option<String> {
+    let batch = sizes.iter().position(|s| s.batch)?;
+    let at = (batch + dims.len()).checked_sub(sizes.len())?;
+    let size = dims.get(at).copied().filter(|&d| d != 1)?;
+    Some(format!(
+        "{op} of {} and `{name}` {dims:?}: the constant's dimension {at} (size {size}) lines up with the batch, so each sample would take entries of its own by its position in the batch; a constant may have size 1 there only (a program exported at fixed sizes and converted with `--batch static` broadcasts it as torch does)",
+        show(sizes)
+    ))
+}
+
+/// Why a constant does not broadcast with an activation whose batch it does not meet:
+/// it has `more` dimensions than the activation (which only a static export widens), or
+/// two sizes differ.
+pub fn unbroadcast(more: bool) -> &'static str {
+    if more {
+        "the constant has more dimensions than the tensor, and with a dynamic batch the result may not gain dimensions in front of it (a program exported at fixed sizes and converted with `--batch static` may)"
+    } else {
+        "the sizes do not broadcast (aligned from the last, each pair must be equal or one of them 1)"
+    }
+}
+
 /// The error for `cat` of tensors along `axis`, the batch axis of a tensor of `sizes`
 /// (RAFT's `cat([image1, image2])` through one encoder, `chunk`ed apart after): the result
 /// holds whole batches one after another, while a batch folded `k` times holds each
@@ -132,7 +157,13 @@ pub enum Rows {
     /// `maybe_wrap_dim(dim, 0, wrap_scalar=true)`: a 0-d tensor has a dimension 0, which −1
     /// also names, and torch's kernels compute on that view), so each result is reshaped to
     /// torch's recorded sizes, which differ from it by sizes of 1 only.
-    Lifted { scalar: bool },
+    ///
+    /// `rank`: the least number of per-sample axes each tensor is lifted to, with sizes of
+    /// 1 in front of its own (torch's broadcasting aligns sizes from the last): an
+    /// element-wise op whose constant operand has more dimensions than a tensor's rows
+    /// (a `[3, 4]` mask beside a `[3, 4]` input) lifts every tensor to the widest operand's
+    /// rank, so that each constant broadcasts within the one row (0: each its own rank).
+    Lifted { scalar: bool, rank: usize },
 }
 
 impl Rows {
@@ -573,7 +604,8 @@ impl Tensor {
     /// `op` (`Add`, `Sub`, `Mul`, `Div`, …) of this tensor and constant `c`, in that order
     /// or (`constant_first`) the other, broadcast both ways by numpy rules (aligned on the
     /// last axis; a size-1 axis of either side takes the other's size) except that `c` has
-    /// size 1 on the batch axis.
+    /// size 1 on the batch axis. In a static export `c` may have more dimensions than this
+    /// tensor, which then takes sizes of 1 in front (a Reshape), as torch broadcasts it.
     pub fn with_constant(
         &self,
         g: &mut GraphBuilder,
@@ -582,8 +614,18 @@ impl Tensor {
         c: &Weight,
         constant_first: bool,
     ) -> Result<Tensor, OnnxError> {
-        let sizes = self.sizes();
         let dims = c.dims();
+        if self.placement == Placement::Static && dims.len() > self.rank() {
+            // torch's result has the constant's rank: sizes of 1 in front of this tensor's.
+            let mut sizes = vec![Size::fixed(1); dims.len() - self.rank()];
+            sizes.extend(self.sizes());
+            let widened = self.clone().reshaped(g, scope, &sizes)?;
+            return widened.with_constant(g, scope, op, c, constant_first);
+        }
+        let sizes = self.sizes();
+        if let Some(why) = constant_meets_batch(op, c.name(), dims, &sizes) {
+            return Err(error(why));
+        }
         let offset = sizes.len().checked_sub(dims.len());
         let fits = offset.is_some_and(|offset| {
             dims.iter().enumerate().all(|(i, &d)| {
@@ -593,9 +635,10 @@ impl Tensor {
         });
         if !fits {
             return Err(error(format!(
-                "{op} of {} and `{}` {dims:?}: the constant must broadcast to the tensor, with size 1 on the batch dimension",
+                "{op} of {} and `{}` {dims:?}: {}",
                 show(&sizes),
-                c.name()
+                c.name(),
+                unbroadcast(dims.len() > sizes.len())
             )));
         }
         // The per-sample shape of the result: this tensor's, widened where `c` is wider.
@@ -715,6 +758,28 @@ mod tests {
         assert!(x.reshaped(&mut g, "s", &[n(1), f(12)]).is_err());
     }
 
+    /// `--batch static`: a constant of the tensor's whole rank, with more rows, or with
+    /// more dimensions broadcasts as torch broadcasts it.
+    #[test]
+    fn a_static_tensor_broadcasts_with_any_constant() {
+        let mut g = GraphBuilder::new(Opset::default(), Batch::Static);
+        let x = Tensor::fixed(g.input("x", vec![1, 4]).unwrap());
+        let rows = g.weight("r", vec![3, 4], &[0.0; 12]).unwrap();
+        let y = x.with_constant(&mut g, "s", "Add", &rows, false).unwrap();
+        assert_eq!(y.sizes(), [f(3), f(4)]);
+        let more = g.weight("m", vec![2, 1, 4], &[0.0; 8]).unwrap();
+        let z = y.with_constant(&mut g, "s", "Mul", &more, true).unwrap();
+        assert_eq!(
+            (z.placement(), z.sizes()),
+            (Placement::Static, vec![f(2), f(3), f(4)])
+        );
+        let wrong = g.weight("w", vec![5], &[0.0; 5]).unwrap();
+        let err = z
+            .with_constant(&mut g, "s", "Add", &wrong, false)
+            .unwrap_err();
+        assert!(err.to_string().contains("do not broadcast"), "{err}");
+    }
+
     #[test]
     fn a_cat_of_batches_along_the_batch_is_refused_as_stacking_them() {
         let mut g = builder();
@@ -741,6 +806,15 @@ mod tests {
         assert_eq!(y.sizes(), [f(5), n(1), f(4)]);
         let across = g.weight("d", vec![5, 2, 4], &[0.0; 40]).unwrap();
         assert!(x.with_constant(&mut g, "s", "Add", &across, true).is_err());
+        let err = x
+            .with_constant(&mut g, "s", "Add", &across, true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("dimension 1 (size 2) lines up with the batch"),
+            "{err}"
+        );
+        assert!(err.contains("--batch static"), "{err}");
         let err = x.softmax(&mut g, "s", "Softmax", 1).unwrap_err();
         assert!(
             err.to_string().contains("Softmax along dimension 1"),

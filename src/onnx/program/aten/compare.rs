@@ -12,13 +12,13 @@
 use crate::aten::eval;
 use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
-use crate::onnx::graph::{Value, Weight};
+use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Tensor};
-use super::pointwise::{operand, Elementwise, Emitted};
+use super::pointwise::{operand, Elementwise, Emitted, RowOperand};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
@@ -78,21 +78,6 @@ fn promoted(a: ElemType, b: ElemType) -> ElemType {
     }
 }
 
-/// An operand written into the graph at one element type.
-enum Typed {
-    Activation(Value),
-    Constant(Weight),
-}
-
-impl Typed {
-    fn operand(&self) -> Operand<'_> {
-        match self {
-            Typed::Activation(v) => Operand::Activation(v),
-            Typed::Constant(w) => Operand::Constant(w),
-        }
-    }
-}
-
 impl<'p> Lowering<'p, '_> {
     /// The element type of an operand when it is computed from the input (`None` for
     /// constants and numbers, which take their partner's type).
@@ -135,17 +120,17 @@ impl<'p> Lowering<'p, '_> {
         e: &Elementwise<'_>,
         elem: ElemType,
         scope: &str,
-    ) -> Result<Typed, OnnxError> {
+    ) -> Result<RowOperand, OnnxError> {
         Ok(match e {
             Elementwise::Tensor(t) if self.is_constant(t) => {
-                Typed::Constant(self.constant_weight_as(t, elem)?)
+                RowOperand::Constant(self.constant_weight_as(t, elem)?)
             }
             Elementwise::Tensor(t) => {
                 let x = self.any_activation(t)?;
-                Typed::Activation(emit::cast(&mut self.g, scope, &x, elem))
+                RowOperand::Activation(emit::cast(&mut self.g, scope, &x, elem))
             }
             Elementwise::Scalar(v) => {
-                Typed::Constant(self.g.typed_scalar(&format!("{scope}.scalar"), *v, elem)?)
+                RowOperand::Constant(self.g.typed_scalar(&format!("{scope}.scalar"), *v, elem)?)
             }
         })
     }
@@ -280,6 +265,7 @@ impl<'p> Lowering<'p, '_> {
         sides: [Elementwise<'_>; 2],
         elem: ElemType,
     ) -> Result<Vec<Value>, OnnxError> {
+        self.lift_for_constants(&sides)?;
         let [a, b] = [
             self.typed(&sides[0], elem, scope)?,
             self.typed(&sides[1], elem, scope)?,
@@ -367,6 +353,7 @@ impl<'p> Lowering<'p, '_> {
             let y = self.where_apart(scope, [(condition, ElemType::Bool), (x, elem), (y, elem)])?;
             return self.bind_tensor(node, 0, y);
         }
+        self.lift_for_constants(&[condition, x, y])?;
         let typed = [
             self.typed(&condition, ElemType::Bool, scope)?,
             self.typed(&x, elem, scope)?,
@@ -375,8 +362,8 @@ impl<'p> Lowering<'p, '_> {
         let widest = typed
             .iter()
             .filter_map(|t| match t {
-                Typed::Activation(v) => Some(v),
-                Typed::Constant(_) => None,
+                RowOperand::Activation(v) => Some(v),
+                RowOperand::Constant(_) => None,
             })
             .max_by_key(|v| v.shape().iter().product::<u64>())
             .cloned()
@@ -431,7 +418,7 @@ impl<'p> Lowering<'p, '_> {
                     layout = Some(x.with_value(cast)?);
                 }
                 e => {
-                    let Typed::Constant(w) = self.typed(e, *elem, scope)? else {
+                    let RowOperand::Constant(w) = self.typed(e, *elem, scope)? else {
                         return Err(arg_error("a constant operand was computed".into()));
                     };
                     names.push(w.name().to_owned());

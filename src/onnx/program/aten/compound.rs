@@ -10,22 +10,22 @@ use crate::onnx::OnnxError;
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Size, Tensor};
-use super::pointwise::{operand, Elementwise, Emitted};
+use super::pointwise::{operand, Elementwise, Emitted, RowOperand};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// Both operands in the graph; at least one must be an activation.
-    pub(super) fn emitted_pair(
+    pub(super) fn row_pair(
         &mut self,
         a: Elementwise<'_>,
         b: Elementwise<'_>,
         scope: &str,
         op: &str,
-    ) -> Result<(Emitted, Emitted), OnnxError> {
-        let a = self.batch_first_operand(&a, scope)?;
-        let b = self.batch_first_operand(&b, scope)?;
-        if matches!((&a, &b), (Emitted::Constant(_), Emitted::Constant(_))) {
+    ) -> Result<(RowOperand, RowOperand), OnnxError> {
+        let a = self.row_operand(&a, scope)?;
+        let b = self.row_operand(&b, scope)?;
+        if matches!((&a, &b), (RowOperand::Constant(_), RowOperand::Constant(_))) {
             return Err(arg_error(format!(
                 "{op} of constants alone is not exported"
             )));
@@ -33,19 +33,19 @@ impl<'p> Lowering<'p, '_> {
         Ok((a, b))
     }
 
-    /// `e` in the graph; an activation must be float32 with its batch first, as
-    /// [`Lowering::bind`] takes these ops' results.
-    fn batch_first_operand(
-        &mut self,
-        e: &Elementwise<'_>,
-        scope: &str,
-    ) -> Result<Emitted, OnnxError> {
-        if let Elementwise::Tensor(t) = e {
-            if !self.is_constant(t) {
-                self.activation(t)?;
+    /// `e` in the graph as [`Lowering::bind`] takes these ops' results: an activation read
+    /// by rows (float32), a constant or number as a float32 initializer.
+    fn row_operand(&mut self, e: &Elementwise<'_>, scope: &str) -> Result<RowOperand, OnnxError> {
+        Ok(match e {
+            Elementwise::Tensor(t) if self.is_constant(t) => {
+                RowOperand::Constant(self.constant_weight(t)?)
             }
-        }
-        self.emitted_operand(e, scope)
+            Elementwise::Tensor(t) => RowOperand::Activation(self.activation(t)?),
+            Elementwise::Scalar(v) => RowOperand::Constant(
+                self.g
+                    .constant_scalar(&format!("{scope}.scalar"), *v as f32),
+            ),
+        })
     }
 
     /// `addcmul` (`op` = `Mul`) and `addcdiv` (`Div`): `self + value · (tensor1 op tensor2)`.
@@ -57,18 +57,19 @@ impl<'p> Lowering<'p, '_> {
         op: &'static str,
     ) -> Result<(), OnnxError> {
         let value = args.float("value").or_shape()? as f32;
-        let (t1, t2) = self.emitted_pair(
+        let [base, t1, t2] = [
+            operand(args, "self")?,
             operand(args, "tensor1")?,
             operand(args, "tensor2")?,
-            scope,
-            op,
-        )?;
+        ];
+        self.lift_for_constants(&[base, t1, t2])?;
+        let (t1, t2) = self.row_pair(t1, t2, scope, op)?;
         let mut term = emit::binary(&mut self.g, op, scope, t1.operand(), t2.operand())?;
         if value != 1.0 {
             let c = self.g.constant_scalar(&format!("{scope}.value"), value);
             term = self.g.mul_constant(scope, &term, &c)?;
         }
-        let base = self.batch_first_operand(&operand(args, "self")?, scope)?;
+        let base = self.row_operand(&base, scope)?;
         let y = emit::binary(
             &mut self.g,
             "Add",

@@ -24,7 +24,7 @@ use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::arg_error;
 use super::compound::{sign_bit, typed};
-use super::pointwise::{operand, Elementwise, Emitted};
+use super::pointwise::{operand, Elementwise, RowOperand};
 
 /// How `div` rounds its quotient (`rounding_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,7 +130,7 @@ impl<'p> Lowering<'p, '_> {
     fn floor_quotient(
         &mut self,
         scope: &str,
-        a: &Emitted,
+        a: &RowOperand,
         b: &Divisor,
         q: &Value,
     ) -> Result<Value, OnnxError> {
@@ -202,15 +202,16 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
         op: &str,
-    ) -> Result<(Emitted, Divisor), OnnxError> {
-        let other = operand(args, "other")?;
-        let (a, b) = self.emitted_pair(operand(args, "self")?, other, scope, op)?;
+    ) -> Result<(RowOperand, Divisor), OnnxError> {
+        let (dividend, other) = (operand(args, "self")?, operand(args, "other")?);
+        self.lift_for_constants(&[dividend, other])?;
+        let (a, b) = self.row_pair(dividend, other, scope, op)?;
         let known = match (&b, other) {
-            (Emitted::Activation(_), _) => None,
-            (Emitted::Constant(w), Elementwise::Scalar(v)) => {
+            (RowOperand::Activation(_), _) => None,
+            (RowOperand::Constant(w), Elementwise::Scalar(v)) => {
                 Some((w.dims().to_vec(), vec![v as f32]))
             }
-            (Emitted::Constant(w), Elementwise::Tensor(t)) => {
+            (RowOperand::Constant(w), Elementwise::Tensor(t)) => {
                 let c = self.constant(t)?;
                 let values = self.read(&c)?;
                 Some((w.dims().to_vec(), values))
@@ -220,7 +221,12 @@ impl<'p> Lowering<'p, '_> {
     }
 
     /// C's `fmod(a, b)`: ONNX `Mod` with `fmod = 1` (from opset 10), exact.
-    fn c_remainder(&mut self, scope: &str, a: &Emitted, b: &Emitted) -> Result<Value, OnnxError> {
+    fn c_remainder(
+        &mut self,
+        scope: &str,
+        a: &RowOperand,
+        b: &RowOperand,
+    ) -> Result<Value, OnnxError> {
         if self.g.opset().version() < 10 {
             return Err(arg_error(
                 "a remainder needs ONNX's Mod, from opset 10; pass --opset 11".into(),
@@ -279,29 +285,28 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
         op: &'static str,
         b: &Divisor,
-    ) -> Result<Emitted, OnnxError> {
+    ) -> Result<RowOperand, OnnxError> {
         let test = |v: f32| match op {
             "Less" => v < 0.0,
             _ => v == 0.0,
         };
         Ok(match (&b.emitted, &b.known) {
-            (Emitted::Activation(t), _) => {
-                let v = self.against_zero_value(scope, op, t.value());
-                Emitted::Activation(t.with_value(v)?)
+            (RowOperand::Activation(v), _) => {
+                RowOperand::Activation(self.against_zero_value(scope, op, v))
             }
-            (Emitted::Constant(_), Some((dims, values))) => {
+            (RowOperand::Constant(_), Some((dims, values))) => {
                 let truth: Vec<f64> = values
                     .iter()
                     .map(|&v| f64::from(u8::from(test(v))))
                     .collect();
-                Emitted::Constant(self.g.typed_constant(
+                RowOperand::Constant(self.g.typed_constant(
                     &format!("{scope}.{}", op.to_lowercase()),
                     dims.clone(),
                     &truth,
                     BOOL,
                 )?)
             }
-            (Emitted::Constant(w), None) => {
+            (RowOperand::Constant(w), None) => {
                 return Err(arg_error(format!(
                     "the divisor `{}` has no known values",
                     w.name()
@@ -311,21 +316,20 @@ impl<'p> Lowering<'p, '_> {
     }
 
     /// `−b` as an operand: a `Neg` node for an activation, a negated constant otherwise.
-    fn negated(&mut self, scope: &str, b: &Divisor) -> Result<Emitted, OnnxError> {
+    fn negated(&mut self, scope: &str, b: &Divisor) -> Result<RowOperand, OnnxError> {
         Ok(match (&b.emitted, &b.known) {
-            (Emitted::Activation(t), _) => {
-                let v = self.g.unary("Neg", scope, t.value(), vec![]);
-                Emitted::Activation(t.with_value(v)?)
+            (RowOperand::Activation(v), _) => {
+                RowOperand::Activation(self.g.unary("Neg", scope, v, vec![]))
             }
-            (Emitted::Constant(_), Some((dims, values))) => {
+            (RowOperand::Constant(_), Some((dims, values))) => {
                 let negated: Vec<f32> = values.iter().map(|v| -v).collect();
-                Emitted::Constant(self.g.folded(
+                RowOperand::Constant(self.g.folded(
                     &format!("{scope}.negated"),
                     dims.clone(),
                     &negated,
                 )?)
             }
-            (Emitted::Constant(w), None) => {
+            (RowOperand::Constant(w), None) => {
                 return Err(arg_error(format!(
                     "the divisor `{}` has no known values",
                     w.name()
@@ -412,11 +416,11 @@ impl<'p> Lowering<'p, '_> {
 /// The divisor in the graph, with its values when it is a constant (its sign and zeros
 /// are then computed here, as ONNX ops of constants alone are not written).
 struct Divisor {
-    emitted: Emitted,
+    emitted: RowOperand,
     known: Option<(Vec<u64>, Vec<f32>)>,
 }
 
-/// A value that is an operand of a node: an activation or an [`Emitted`] one.
+/// A value that is an operand of a node: an activation or a [`RowOperand`].
 trait AsOperand {
     fn operand(&self) -> Operand<'_>;
 }
@@ -427,8 +431,8 @@ impl AsOperand for Value {
     }
 }
 
-impl AsOperand for Emitted {
+impl AsOperand for RowOperand {
     fn operand(&self) -> Operand<'_> {
-        Emitted::operand(self)
+        RowOperand::operand(self)
     }
 }

@@ -188,6 +188,14 @@ impl<'p> Lowering<'p, '_> {
         if elem != ElemType::Float32 {
             return self.clamp_integer(node, args, scope, elem);
         }
+        let tensors: Vec<Elementwise<'_>> = ["self", "min", "max"]
+            .into_iter()
+            .filter_map(|name| match args.get(name) {
+                Some(Argument::Tensor(t)) => Some(Elementwise::Tensor(t)),
+                _ => None,
+            })
+            .collect();
+        self.lift_for_constants(&tensors)?;
         let mut x = self.activation(args.tensor("self").or_shape()?)?;
         let mut bounds = [f32::NEG_INFINITY, f32::INFINITY];
         for (k, name) in ["min", "max"].into_iter().enumerate() {

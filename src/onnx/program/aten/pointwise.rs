@@ -8,7 +8,7 @@ use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
-use super::super::tensor::{self, Tensor};
+use super::super::tensor::{self, Placement, Tensor};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
@@ -403,6 +403,50 @@ impl<'p> Lowering<'p, '_> {
         })
     }
 
+    /// Prepares a node that reads `operands` by rows ([`Lowering::any_activation`]) and
+    /// binds its result by rows ([`Lowering::bind`]) to broadcast them as torch does: in a
+    /// static export, when a constant operand has more dimensions than an activation's
+    /// rows (a `[3, 4]` mask beside a `[3, 4]` input, whose rows are `[4]`), beyond a
+    /// leading 1 every row shares, every activation is read lifted to the widest operand's
+    /// rank ([`Lowering::lift_to`]), so the constant broadcasts within the one row. With a
+    /// batch nothing changes: [`emit::broadcast_shape`] refuses a constant that meets it.
+    pub(super) fn lift_for_constants(
+        &mut self,
+        operands: &[Elementwise<'_>],
+    ) -> Result<(), OnnxError> {
+        let mut ranks = Vec::new();
+        let mut constants = Vec::new();
+        for e in operands {
+            let Elementwise::Tensor(t) = e else { continue };
+            if self.is_constant(t) {
+                constants.push(self.recorded_name_sizes(t)?);
+            } else {
+                let x = self.tensor(t)?;
+                if x.placement() != Placement::Static {
+                    return Ok(());
+                }
+                ranks.push(x.rank());
+            }
+        }
+        // A 0-d tensor is read as its one-entry view, a row of one axis.
+        let Some(rows) = ranks.iter().min().map(|&r| r.max(2) - 1) else {
+            return Ok(());
+        };
+        let wide = constants.iter().any(|c| {
+            c.len() > rows + 1 || (c.len() == rows + 1 && c.first().is_some_and(|d| d.count != 1))
+        });
+        if wide {
+            let rank = constants
+                .iter()
+                .map(Vec::len)
+                .chain(ranks)
+                .max()
+                .unwrap_or(0);
+            self.lift_to(rank)?;
+        }
+        Ok(())
+    }
+
     /// `e` in the graph: an activation, or a constant written as an initializer.
     pub(super) fn emitted_operand(
         &mut self,
@@ -444,17 +488,25 @@ pub(super) fn operand<'a>(args: &Args<'a>, name: &str) -> Result<Elementwise<'a>
     }
 }
 
+/// An operand of a node whose result is bound by rows ([`Lowering::bind`]): an activation
+/// as [`Lowering::any_activation`] reads it (its rows left out of its shape), or a
+/// constant.
+pub(super) enum RowOperand {
+    Activation(Value),
+    Constant(crate::onnx::graph::Weight),
+}
+
+impl RowOperand {
+    pub(super) fn operand(&self) -> Operand<'_> {
+        match self {
+            RowOperand::Activation(v) => Operand::Activation(v),
+            RowOperand::Constant(w) => Operand::Constant(w),
+        }
+    }
+}
+
 /// An element-wise operand in the graph, owned.
 pub(super) enum Emitted {
     Activation(Tensor),
     Constant(crate::onnx::graph::Weight),
-}
-
-impl Emitted {
-    pub(super) fn operand(&self) -> Operand<'_> {
-        match self {
-            Emitted::Activation(t) => Operand::Activation(t.value()),
-            Emitted::Constant(w) => Operand::Constant(w),
-        }
-    }
 }
