@@ -3,12 +3,23 @@
 Shared by scripts/opinfo-sweep (the whole database, its table in docs/opinfo.md) and
 test_opinfo.py (a fast subset in the interop tier), so both judge a sample the same way.
 
-The population: every op of `op_db` that supports float32 on the CPU, and of its float32
-samples (`op.sample_inputs("cpu", torch.float32)`, drawn after `torch.manual_seed(0)`)
-those whose input is a tensor and the only tensor argument (the other arguments become
-constants of the module), whose op is deterministic and returns a tensor or a flat tuple
-or list of tensors; of an op with more than `MAX_SAMPLES` such samples, that many evenly
-spaced ones. Each sample is a module `forward(x) = op(x, *args, **kwargs)` (a named
+The populations (`POPULATIONS`): every op of `op_db` that supports float32 on the CPU, and
+of its float32 samples (`op.sample_inputs("cpu", torch.float32)`, drawn after
+`torch.manual_seed(0)`) those whose input is a float32 tensor, whose op is deterministic
+and returns a tensor or a flat tuple or list of tensors, in two populations:
+
+- `INPUT_ONLY`: the input is the only tensor argument (the other arguments become
+  constants of the module);
+- `CONSTANT_ARGUMENTS`: the op takes other tensors too, each an argument or keyword
+  argument of its own or an entry of a flat list or tuple (an index tuple), and each a CPU
+  tensor of float32, int64, int32 or bool (`CONSTANT_DTYPES`; a sample whose other
+  tensors have another dtype or device, or sit deeper, is in neither population). Those
+  tensors become buffers of the module (`register_buffer`), which torch.export records as
+  constants of the program, as it records a user's weights, masks and index tables; the
+  sample's input stays the one graph input `x`.
+
+Of an op with more than `MAX_SAMPLES` samples in a population, that many evenly spaced
+ones. Each sample is a module `forward(x) = op(x, *args, **kwargs)` (a named
 result such as topk's returned as the plain tuple of its values, which torch.export.save
 can serialize),
 exported with `torch.export.export` (a dynamic `Dim("batch")` on axis 0 when the input
@@ -25,7 +36,11 @@ A sample's `verdict` is one of `VERDICTS`:
   onnxruntime returns torch eager's outputs on the sample's input: the same number of
   outputs, each with torch's shape, dtype and values (max |diff| <= 1e-4 * max(1,
   max |ref|), NaN where torch has NaN). When the file's batch is a `dim_param` (with a
-  dynamic batch), also on an input of another batch size made of the sample's rows;
+  dynamic batch), also on an input of another batch size made of the sample's rows. The
+  values of the `empty` family (`empty`, `empty_like`, `new_empty`, `new_empty_strided`,
+  `empty_strided`, `empty_permuted`: every op whose name holds `empty`, by
+  `unspecified_values`) are whatever memory holds, so of those only the shapes and dtypes
+  are compared, in the file and in the determinism and mixing checks;
 - `refused`: ckpt exited 1 with one error line (`detail`: that line);
 - `wrong`: anything else ckpt did: a file that differs from torch in any way above, an
   invalid or non-ATC-clean file, a crash or a timeout (`detail` says which);
@@ -34,7 +49,7 @@ A sample's `verdict` is one of `VERDICTS`:
 Orthogonal to the verdict, `mixes` says whether the op mixes values along the first axis
 on this sample (`None` for a 0-d or empty input, where no value can show it; a single row
 is judged with a random second row after it): the input's rows are redrawn one at
-a time (to random values, zeros, a value above all and one below; from the input and from zeros)
+a time (the buffers of a constant-argument sample stay as they are) (to random values, zeros, a value above all and one below; from the input and from zeros)
 and an output element that changes for two different rows depends on both. An op
 also mixes the first axis when it does not treat the rows alike, by their place: moving
 each row one place on (a cyclic shift), or swapping the first two, must move the rows of
@@ -65,6 +80,11 @@ TOLERANCE = 1e-4
 # first of every evenly spaced stretch keeps their variety at a bounded cost.
 MAX_SAMPLES = 8
 DETAIL_CHARS = 400
+INPUT_ONLY = "input only"
+CONSTANT_ARGUMENTS = "constant arguments"
+POPULATIONS = (INPUT_ONLY, CONSTANT_ARGUMENTS)
+# The element types a constant-argument sample's other tensors may have: those ckpt exports.
+CONSTANT_DTYPES = (torch.float32, torch.int64, torch.int32, torch.bool)
 
 
 @dataclass
@@ -72,6 +92,7 @@ class Result:
     """One sample's outcome."""
     op: str
     sample: int
+    population: str  # one of `POPULATIONS`
     shape: list
     args: str
     dynamic: bool
@@ -101,8 +122,27 @@ def _tensors(obj):
     return [x for x in leaves if isinstance(x, torch.Tensor)]
 
 
-def samples(op):
-    """The float32 samples of `op` in the population, as (index, sample), deterministic."""
+def population_of(s):
+    """The population (`POPULATIONS`) of sample `s` whose input is a float32 tensor, or None
+    when it is in neither (other tensors nested deeper than a flat list or tuple, or of a
+    dtype outside `CONSTANT_DTYPES`, or off the CPU)."""
+    others = _tensors((s.args, s.kwargs))
+    if not others:
+        return INPUT_ONLY
+    for value in [*s.args, *s.kwargs.values()]:
+        if isinstance(value, (list, tuple)) and any(
+                isinstance(v, (list, tuple, dict)) and _tensors(v) for v in value):
+            return None
+        if isinstance(value, dict) and _tensors(value):
+            return None
+    if all(t.device.type == "cpu" and t.dtype in CONSTANT_DTYPES for t in others):
+        return CONSTANT_ARGUMENTS
+    return None
+
+
+def samples(op, population=INPUT_ONLY):
+    """The float32 samples of `op` in `population`, as (index, sample), deterministic; the
+    index is the sample's place among all of `op`'s drawn samples."""
     if not op.supports_dtype(torch.float32, "cpu"):
         return []
     torch.manual_seed(0)
@@ -110,25 +150,50 @@ def samples(op):
         drawn = list(op.sample_inputs("cpu", torch.float32, requires_grad=False))
     except Exception:  # noqa: BLE001 - an op whose samples cannot be drawn has none
         return []
-    keep = []
-    for index, s in enumerate(drawn):
-        if not isinstance(s.input, torch.Tensor) or s.input.dtype != torch.float32:
-            continue
-        if _tensors((s.args, s.kwargs)):
-            continue
-        keep.append((index, s))
-    return keep
+    return [(index, s) for index, s in enumerate(drawn)
+            if isinstance(s.input, torch.Tensor) and s.input.dtype == torch.float32
+            and population_of(s) == population]
+
+
+class _Buffer:
+    """Where an `OpModule` argument was a tensor: the name of the buffer that holds it."""
+
+    def __init__(self, name):
+        self.name = name
 
 
 class OpModule(torch.nn.Module):
-    """`forward(x) = op(x, *args, **kwargs)`, the other arguments constants."""
+    """`forward(x) = op(x, *args, **kwargs)`: the other tensor arguments (each an argument
+    of its own or an entry of a flat list or tuple) are buffers, which torch.export records
+    as constants of the program; the other arguments are Python constants."""
 
     def __init__(self, fn, args=(), kwargs=None):
         super().__init__()
-        self.fn, self.args, self.kwargs = fn, args, kwargs or {}
+        self.fn = fn
+        self.args = tuple(self._hold(a) for a in args)
+        self.kwargs = {k: self._hold(v) for k, v in (kwargs or {}).items()}
+
+    def _hold(self, value):
+        if isinstance(value, torch.Tensor):
+            name = f"c{len(self._buffers)}"
+            self.register_buffer(name, value.detach().clone())
+            return _Buffer(name)
+        if isinstance(value, (list, tuple)) and _tensors(value):
+            held = [self._hold(v) for v in value]
+            return held if isinstance(value, list) else tuple(held)
+        return value
+
+    def _take(self, value):
+        if isinstance(value, _Buffer):
+            return getattr(self, value.name)
+        if isinstance(value, (list, tuple)) and any(isinstance(v, _Buffer) for v in value):
+            taken = [self._take(v) for v in value]
+            return taken if isinstance(value, list) else tuple(taken)
+        return value
 
     def forward(self, x):
-        out = self.fn(x, *self.args, **self.kwargs)
+        out = self.fn(x, *(self._take(a) for a in self.args),
+                      **{k: self._take(v) for k, v in self.kwargs.items()})
         # torch.export.save has no serialization for torch.return_types (topk's, sort's,
         # max.dim's named results): a user's module returns their values as a plain tuple.
         return tuple(out) if isinstance(out, tuple) else out
@@ -151,19 +216,43 @@ def flat_outputs(out):
     raise Skip(f"returns {type(out).__name__}, not tensors")
 
 
+def _describe(value):
+    """An argument as the doc shows it: a tensor by its dtype and sizes, not its values."""
+    if isinstance(value, torch.Tensor):
+        return f"{str(value.dtype).removeprefix('torch.')}{list(value.shape)}"
+    if isinstance(value, (list, tuple)) and _tensors(value):
+        inner = ", ".join(_describe(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    return repr(value)
+
+
 def describe_args(s):
-    text = ", ".join([*(repr(a) for a in s.args), *(f"{k}={v!r}" for k, v in s.kwargs.items())])
+    text = ", ".join([*(_describe(a) for a in s.args),
+                      *(f"{k}={_describe(v)}" for k, v in s.kwargs.items())])
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def same(ref, got):
-    """Whether onnxruntime's `got` is torch's `ref`: shape, dtype, values (NaN as NaN)."""
+def unspecified_values(key):
+    """Whether the op `key` leaves its result's values unspecified (whatever memory holds):
+    the `empty` family, by name; only its shapes and dtypes are compared."""
+    return "empty" in key
+
+
+def shapes_only(fn):
+    """`fn` with every output's values made zeros: what an op of unspecified values is
+    judged by (its shapes and dtypes)."""
+    return lambda x: [torch.zeros_like(o) for o in flat_outputs(fn(x))]
+
+
+def same(ref, got, values=True):
+    """Whether onnxruntime's `got` is torch's `ref`: shape, dtype, and (when `values`)
+    values, NaN as NaN."""
     ref_np = ref.detach().numpy()
     if tuple(got.shape) != tuple(ref_np.shape):
         return f"shape {tuple(got.shape)}, torch {tuple(ref_np.shape)}"
     if got.dtype != ref_np.dtype:
         return f"dtype {got.dtype}, torch {ref_np.dtype}"
-    if ref_np.size == 0:
+    if ref_np.size == 0 or not values:
         return None
     if ref_np.dtype == np.bool_ or np.issubdtype(ref_np.dtype, np.integer):
         return None if np.array_equal(got, ref_np) else "values differ"
@@ -326,8 +415,9 @@ def other_batch(x):
     return x[index].contiguous()
 
 
-def check_file(path, fn, inputs):
-    """Why the ONNX file at `path` is not torch's `fn` on `inputs`, or None."""
+def check_file(path, fn, inputs, values=True):
+    """Why the ONNX file at `path` is not torch's `fn` on `inputs` (its values compared
+    when `values`), or None."""
     import onnx
     import onnxruntime as ort
     model = onnx.load(str(path))
@@ -365,17 +455,18 @@ def check_file(path, fn, inputs):
         if len(got) != len(ref):
             return f"{len(got)} outputs, torch {len(ref)}"
         for k, (r, g) in enumerate(zip(ref, got)):
-            why = same(r, g)
+            why = same(r, g, values)
             if why:
                 return f"output {k} at input {tuple(x.shape)}: {why}"
     return None
 
 
-def run_sample(ckpt, key, fn, index, s, workdir, timeout=120):
-    """The `Result` of one sample; raises `Skip` for samples outside the population."""
+def run_sample(ckpt, key, fn, index, s, workdir, timeout=120, population=INPUT_ONLY):
+    """The `Result` of one sample of `population`; raises `Skip` for samples outside it."""
     x = s.input.detach().clone()
     module = OpModule(fn, s.args, s.kwargs).eval()
-    fn = module.forward
+    values = not unspecified_values(key)
+    fn = module.forward if values else shapes_only(module.forward)
     try:
         flat_outputs(fn(x.clone()))
         if not deterministic(fn, x):
@@ -390,8 +481,8 @@ def run_sample(ckpt, key, fn, index, s, workdir, timeout=120):
         raise
     except Exception:  # noqa: BLE001 - nothing to conclude
         mixes = None
-    result = Result(op=key, sample=index, shape=list(x.shape), args=describe_args(s),
-                    dynamic=False, mixes=mixes, verdict="")
+    result = Result(op=key, sample=index, population=population, shape=list(x.shape),
+                    args=describe_args(s), dynamic=False, mixes=mixes, verdict="")
     archive = Path(workdir) / f"s{index}.pt2"
     out = Path(workdir) / f"s{index}.onnx"
     try:
@@ -420,7 +511,7 @@ def run_sample(ckpt, key, fn, index, s, workdir, timeout=120):
             result.verdict = "wrong"
             result.detail = f"ckpt exit {proc.returncode}: {last_line(proc.stderr)}"
         return result
-    why = check_file(out, fn, [x])
+    why = check_file(out, module.forward, [x], values)
     result.verdict, result.detail = ("wrong", why) if why else ("ok", "")
     return result
 
@@ -432,23 +523,26 @@ def spread(items, most):
     return [items[k * len(items) // most] for k in range(most)]
 
 
-def run_op(ckpt, op, only=None, timeout=120, most=MAX_SAMPLES):
-    """The samples of `op` in the population (at most `most`, evenly spaced; or those whose
+def run_op(ckpt, op, only=None, timeout=120, most=MAX_SAMPLES, population=INPUT_ONLY):
+    """The samples of `op` in `population` (at most `most`, evenly spaced; or those whose
     index is in `only`): the `Result`s, and how many drawn samples were outside the
     population."""
     key = op_key(op)
     results, skipped = [], 0
-    drawn = samples(op) if only is not None else spread(samples(op), most)
+    drawn = samples(op, population)
+    if only is None:
+        drawn = spread(drawn, most)
     with tempfile.TemporaryDirectory(prefix="ckpt-opinfo-") as workdir:
         for index, s in drawn:
             if only is not None and index not in only:
                 continue
             try:
-                results.append(run_sample(ckpt, key, op.op, index, s, workdir, timeout))
+                results.append(run_sample(ckpt, key, op.op, index, s, workdir, timeout,
+                                          population))
             except Skip:
                 skipped += 1
             except Exception as e:  # noqa: BLE001 - the harness itself: say so, go on
-                print(f"opinfo: {key} #{index}: harness error {type(e).__name__}: {e}",
+                print(f"opinfo: {key} #{index} ({population}): harness error {type(e).__name__}: {e}",
                       file=sys.stderr)
                 skipped += 1
             for f in Path(workdir).iterdir():

@@ -5,7 +5,9 @@ scripts/opinfo-sweep runs over the whole database (docs/opinfo.md), judged the s
 The subset is the ops that move, insert, remove or merge the first axis (the batch) or
 work along it: `unsqueeze(0)` once gave a file whose output put the batch first where
 torch puts it second. Each of them is checked on at most `MOST` of its samples, and `x.unsqueeze(0)`, `x.permute(1, 0, 2)` and friends are checked to declare their
-batch `dim_param` on the dimension where torch's output has it.
+batch `dim_param` on the dimension where torch's output has it. A few samples whose op
+takes other tensors, held as constants of the program (`_opinfo.CONSTANT_ARGUMENTS`), must
+convert, and the `empty` family is judged by its shapes and dtypes.
 """
 from pathlib import Path
 
@@ -105,6 +107,15 @@ REFUSED = {
     "combinations": (0, "data-dependent size"),
 }
 
+# Samples of the constant-argument population (`_opinfo.CONSTANT_ARGUMENTS`: the op's other
+# tensors are buffers, constants of the program) that must convert, by their index among the
+# op's samples: an index table, a mask, a second operand broadcast over the batch, a 0-d
+# condition, and batch norm's running statistics and affine parameters.
+CONSTANT = {
+    "index_select": 2, "masked_fill": 2, "add": 4, "mul": 7, "where": 5,
+    "nn.functional.batch_norm": 6,
+}
+
 _OPS = None
 
 
@@ -133,6 +144,25 @@ def test_decomposed_ops_convert_exactly(name):
     results, _ = _opinfo.run_op(Path(ckpt_bin()), op_named(name), only={DECOMPOSED[name]})
     assert [r.verdict for r in results] == ["ok"], [
         f"#{r.sample} {r.shape} ({r.args}): {r.verdict} {r.detail}" for r in results]
+
+
+@pytest.mark.parametrize("name", CONSTANT)
+def test_constant_tensor_arguments_convert_exactly(name):
+    results, _ = _opinfo.run_op(Path(ckpt_bin()), op_named(name), only={CONSTANT[name]},
+                                population=_opinfo.CONSTANT_ARGUMENTS)
+    assert [r.verdict for r in results] == ["ok"], [
+        f"#{r.sample} {r.shape} ({r.args}): {r.verdict} {r.detail}" for r in results]
+
+
+@pytest.mark.parametrize("name", ["new_empty_strided", "empty_like", "new_empty"])
+def test_the_empty_family_is_judged_by_shapes_and_dtypes_alone(name):
+    # Their values are whatever memory holds: compared, a 0-d sample would flake as wrong.
+    assert _opinfo.unspecified_values(name)
+    results, _ = _opinfo.run_op(Path(ckpt_bin()), op_named(name))
+    assert "ok" in {r.verdict for r in results}, [(r.sample, r.detail) for r in results]
+    wrong = [f"#{r.sample} {r.shape} ({r.args}): {r.detail}" for r in results
+             if r.verdict == "wrong"]
+    assert not wrong, "\n".join(wrong)
 
 
 @pytest.mark.parametrize("name", REFUSED)
