@@ -66,11 +66,12 @@ pub fn conv_transpose(
         w.dims().split_first_chunk::<2>(),
         fits,
     ) else {
+        let spatial = w.dims().len().saturating_sub(2);
         return Err(shape_error(format!(
-            "{scope}: ConvTranspose of {:?} by `{}` {:?} with {p:?}",
-            x.shape(),
+            "{scope}: ConvTranspose by `{}` {:?} needs an N×C input with {spatial} spatial axes and a stride, padding, output padding and dilation per axis; got per-sample shape {:?} (an unbatched input's first dimension is its channels, which cannot be the batch)",
             w.name(),
-            w.dims()
+            w.dims(),
+            x.shape()
         )));
     };
     let o = og * p.groups;
