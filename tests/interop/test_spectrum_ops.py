@@ -118,8 +118,11 @@ def test_pinv_matches_torch(name, sizes, tmp_path):
                [1.0] + [10.0 ** -i for i in range(1, k)]]
     if name == "pinverse":
         # rcond 1e-15 inverts the rounding noise of a zero singular value (torch's result
-        # is that noise's reciprocal): full-rank matrices only.
-        spectra = [spectra[0], spectra[2]]
+        # is that noise's reciprocal): full-rank matrices only, conditioned so that float32
+        # holds the inverse to the comparison's 1e-4 (a condition number c leaves about
+        # c·n·2⁻²⁴ of it to rounding, LAPACK's as well as ours: at c = 10⁴ torch's own
+        # result moves by 1e-4 between LAPACK builds).
+        spectra = [spectra[0], [1.0] + [10.0 ** (-i / 2) for i in range(1, k)]]
     xs = [random(2, rows, cols, 7), with_spectrum(spectra, rows, cols, 8)]
     judged(PINVS[name], xs, tmp_path)
 
