@@ -13,7 +13,7 @@
 
 use super::args::Args;
 use super::dim::Dim;
-use super::eval::axis;
+use super::eval::{axis, broadcast, element_count, Tensor};
 use super::program::{Argument, Node};
 
 /// One element-wise function of a rule, named as its ONNX operator.
@@ -58,6 +58,10 @@ pub enum Fn {
     IsNan,
     /// Bool `a and b`.
     And,
+    /// Bool `a or b`.
+    Or,
+    /// Bool `not a`.
+    Not,
     /// `Where(condition, a, b)`.
     Where,
     /// A bool as float32 0/1 (`Cast`).
@@ -99,6 +103,8 @@ impl Fn {
             Fn::Equal => "Equal",
             Fn::IsNan => "IsNaN",
             Fn::And => "And",
+            Fn::Or => "Or",
+            Fn::Not => "Not",
             Fn::Where => "Where",
             Fn::Float => "Cast",
         }
@@ -108,7 +114,7 @@ impl Fn {
     pub fn is_predicate(self) -> bool {
         matches!(
             self,
-            Fn::Less | Fn::Greater | Fn::Equal | Fn::IsNan | Fn::And
+            Fn::Less | Fn::Greater | Fn::Equal | Fn::IsNan | Fn::And | Fn::Or | Fn::Not
         )
     }
 
@@ -149,6 +155,8 @@ impl Fn {
             (Fn::Equal, [a, b]) => truth(a == b),
             (Fn::IsNan, [x]) => truth(x.is_nan()),
             (Fn::And, [a, b]) => truth(*a != 0.0 && *b != 0.0),
+            (Fn::Or, [a, b]) => truth(*a != 0.0 || *b != 0.0),
+            (Fn::Not, [a]) => truth(*a == 0.0),
             (Fn::Where, [c, a, b]) => {
                 if *c != 0.0 {
                     *a
@@ -174,11 +182,12 @@ fn elu(x: f64) -> f64 {
     }
 }
 
-/// An element-wise expression of the op's input.
+/// An element-wise expression of the op's tensor arguments, broadcast together as
+/// numpy broadcasts them.
 #[derive(Debug)]
 pub enum Expr {
-    /// The input, argument `self`.
-    X,
+    /// Tensor argument `name` (`self` for most rules: [`X`]).
+    Tensor(&'static str),
     /// A float32 constant.
     Num(f32),
     /// Number argument `name` of the node, `default` when absent or `None`.
@@ -189,7 +198,10 @@ pub enum Expr {
     F(Fn, &'static [Expr]),
 }
 
-use Expr::{Arg, Num, SignOf, F, X};
+use Expr::{Arg, Num, SignOf, F};
+
+/// Argument `self`, the input most rules are a function of.
+const X: Expr = Expr::Tensor("self");
 
 impl Expr {
     /// Whether the value is a bool (a predicate, or a `Where` choosing between bools).
@@ -201,14 +213,15 @@ impl Expr {
         }
     }
 
-    /// The expression at input value `x`, numbers read from `node`.
-    pub fn eval(&self, node: &Node, x: f32) -> Result<f32, String> {
+    /// The expression where each tensor argument has the value `at` gives for its name,
+    /// numbers read from `node`.
+    pub fn eval(&self, node: &Node, at: &dyn std::ops::Fn(&str) -> f32) -> Result<f32, String> {
         match self {
-            X => Ok(x),
+            Expr::Tensor(name) => Ok(at(name)),
             F(f, operands) => {
                 let values = operands
                     .iter()
-                    .map(|e| e.eval(node, x).map(f64::from))
+                    .map(|e| e.eval(node, at).map(f64::from))
                     .collect::<Result<Vec<_>, _>>()?;
                 // Each function's result is a float32, as the graph's node computes it.
                 Ok(f.apply(&values)? as f32)
@@ -219,22 +232,75 @@ impl Expr {
         }
     }
 
-    /// The value of a constant leaf (`Num`, `Arg`, `SignOf`); `None` for `X` and functions.
+    /// The value of a constant leaf (`Num`, `Arg`, `SignOf`); `None` for tensors and
+    /// functions.
     pub fn number(&self, node: &Node) -> Result<Option<f32>, String> {
         let args = Args(node);
         Ok(match self {
             Num(v) => Some(*v),
             Arg(name, default) => Some(match args.get(name) {
                 None | Some(Argument::None) => *default,
+                // A bool argument (`equal_nan`) as 1 or 0.
+                Some(Argument::Bool(b)) => f64::from(u8::from(*b)),
                 Some(_) => args.number(name)?,
             } as f32),
             SignOf(name) => Some(1f32.copysign(args.number(name)? as f32)),
-            X | F(..) => None,
+            Expr::Tensor(_) | F(..) => None,
         })
+    }
+
+    /// The tensor arguments the expression reads, each once, in the order they appear.
+    pub fn tensors(&self) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        self.collect_tensors(&mut names);
+        names
+    }
+
+    fn collect_tensors(&self, names: &mut Vec<&'static str>) {
+        match self {
+            Expr::Tensor(name) if !names.contains(name) => names.push(name),
+            F(_, operands) => operands.iter().for_each(|e| e.collect_tensors(names)),
+            _ => {}
+        }
+    }
+
+    /// The expression of the tensors `tensor` gives by argument name, broadcast together
+    /// (numpy's rules), as float32 (a bool as 0/1): each function rounded to float32, as
+    /// the graph computes it.
+    pub fn evaluate(
+        &self,
+        node: &Node,
+        tensor: &dyn std::ops::Fn(&str) -> Result<Tensor, String>,
+    ) -> Result<Tensor, String> {
+        let names = self.tensors();
+        let tensors = names
+            .iter()
+            .map(|name| tensor(name))
+            .collect::<Result<Vec<_>, _>>()?;
+        let all: Vec<&[u64]> = tensors.iter().map(Tensor::dims).collect();
+        let dims = broadcast(&all)?;
+        let values = tensors
+            .iter()
+            .map(|t| Ok(t.expand(&dims)?.to_f32()))
+            .collect::<Result<Vec<_>, String>>()?;
+        let count = element_count(&dims)? as usize;
+        let out = (0..count)
+            .map(|k| {
+                let at = |name: &str| {
+                    names
+                        .iter()
+                        .position(|n| *n == name)
+                        .map_or(f32::NAN, |i| values[i][k])
+                };
+                self.eval(node, &at)
+            })
+            .collect::<Result<Vec<f32>, String>>()?;
+        Tensor::f32(dims, out)
     }
 }
 
-/// One ported decomposition: aten overload `target` computes `expr` of its input.
+/// One ported decomposition: aten overload `target` computes `expr` of its tensor
+/// arguments.
 #[derive(Debug)]
 pub struct Pointwise {
     pub target: &'static str,
@@ -291,6 +357,96 @@ const LOGIT_CLAMPED: Expr = F(
                 X,
             ],
         ),
+    ],
+);
+
+/// Argument `other`, the second operand of most binary rules.
+const OTHER: Expr = Expr::Tensor("other");
+
+/// Bool `|x| = ∞`.
+const X_INFINITE: Expr = F(Fn::Equal, &[F(Fn::Abs, &[X]), Num(f32::INFINITY)]);
+
+/// Bool `|other| = ∞`.
+const OTHER_INFINITE: Expr = F(Fn::Equal, &[F(Fn::Abs, &[OTHER]), Num(f32::INFINITY)]);
+
+/// The larger of `x` and `other` as C's `std::max(x, other)` picks it (`x` unless
+/// `x < other`), which a NaN on either side turns to NaN in [`LOGADDEXP`]'s sum.
+const LARGER: Expr = F(Fn::Where, &[F(Fn::Less, &[X, OTHER]), OTHER, X]);
+
+/// `−|x − other|`.
+const MINUS_DISTANCE: Expr = F(Fn::Neg, &[F(Fn::Abs, &[F(Fn::Sub, &[X, OTHER])])]);
+
+/// ATen's logaddexp kernel: `x` where both are the same infinity, else
+/// `max + log1p(exp(−|x − other|))`.
+const LOGADDEXP: Expr = F(
+    Fn::Where,
+    &[
+        F(Fn::And, &[X_INFINITE, F(Fn::Equal, &[X, OTHER])]),
+        X,
+        F(
+            Fn::Add,
+            &[
+                LARGER,
+                F(
+                    Fn::Log,
+                    &[F(Fn::Add, &[F(Fn::Exp, &[MINUS_DISTANCE]), Num(1.0)])],
+                ),
+            ],
+        ),
+    ],
+);
+
+/// ATen's logaddexp2 kernel: as [`LOGADDEXP`] in base 2,
+/// `max + log2(1 + 2^(−|x − other|))`.
+const LOGADDEXP2: Expr = F(
+    Fn::Where,
+    &[
+        F(Fn::And, &[X_INFINITE, F(Fn::Equal, &[X, OTHER])]),
+        X,
+        F(
+            Fn::Add,
+            &[
+                LARGER,
+                F(
+                    Fn::Mul,
+                    &[
+                        F(
+                            Fn::Log,
+                            &[F(
+                                Fn::Add,
+                                &[
+                                    F(
+                                        Fn::Exp,
+                                        &[F(
+                                            Fn::Mul,
+                                            &[MINUS_DISTANCE, Num(std::f32::consts::LN_2)],
+                                        )],
+                                    ),
+                                    Num(1.0),
+                                ],
+                            )],
+                        ),
+                        Num(std::f32::consts::LOG2_E),
+                    ],
+                ),
+            ],
+        ),
+    ],
+);
+
+/// `1 / other`, whose sign is `other`'s for ±0 too (`1/−0 = −∞`).
+const OTHER_INVERSE: Expr = F(Fn::Div, &[Num(1.0), OTHER]);
+
+/// Bool `signbit(other)`: `min(other, 1/other) < 0`, so −0 counts as negative and NaN
+/// as positive.
+const OTHER_SIGNBIT: Expr = F(
+    Fn::Less,
+    &[
+        F(
+            Fn::Where,
+            &[F(Fn::Less, &[OTHER, OTHER_INVERSE]), OTHER, OTHER_INVERSE],
+        ),
+        Num(0.0),
     ],
 );
 
@@ -558,6 +714,266 @@ pub const POINTWISE: &[Pointwise] = &[
         "torch._refs.isneginf",
         F(Fn::Equal, &[X, Num(f32::NEG_INFINITY)]),
     ),
+    rule(
+        "hypot.default",
+        "C's hypot (√(x² + other²), +inf where either is infinite, NaN beside it included; past 1.8e19 the float32 squares overflow to inf where C's stays finite)",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::Or, &[X_INFINITE, OTHER_INFINITE]),
+                Num(f32::INFINITY),
+                F(
+                    Fn::Sqrt,
+                    &[F(Fn::Add, &[F(Fn::Mul, &[X, X]), F(Fn::Mul, &[OTHER, OTHER])])],
+                ),
+            ],
+        ),
+    ),
+    rule("logaddexp.default", "ATen's logaddexp kernel", LOGADDEXP),
+    rule("logaddexp2.default", "ATen's logaddexp2 kernel", LOGADDEXP2),
+    rule(
+        "heaviside.default",
+        "ATen's heaviside kernel (`values` where x = 0, else x > 0; NaN gives 0)",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::Equal, &[X, Num(0.0)]),
+                Expr::Tensor("values"),
+                F(Fn::Float, &[F(Fn::Greater, &[X, Num(0.0)])]),
+            ],
+        ),
+    ),
+    rule(
+        "copysign.Tensor",
+        "torch._refs.copysign (−|x| where other's sign bit is set, −0 included)",
+        F(
+            Fn::Where,
+            &[
+                OTHER_SIGNBIT,
+                F(Fn::Neg, &[F(Fn::Abs, &[X])]),
+                F(Fn::Abs, &[X]),
+            ],
+        ),
+    ),
+    rule(
+        "fmax.default",
+        "C's fmax (the other operand where one is NaN)",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::IsNan, &[X]),
+                OTHER,
+                F(
+                    Fn::Where,
+                    &[
+                        F(Fn::Or, &[F(Fn::Greater, &[X, OTHER]), F(Fn::IsNan, &[OTHER])]),
+                        X,
+                        OTHER,
+                    ],
+                ),
+            ],
+        ),
+    ),
+    rule(
+        "fmin.default",
+        "C's fmin (the other operand where one is NaN)",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::IsNan, &[X]),
+                OTHER,
+                F(
+                    Fn::Where,
+                    &[
+                        F(Fn::Or, &[F(Fn::Less, &[X, OTHER]), F(Fn::IsNan, &[OTHER])]),
+                        X,
+                        OTHER,
+                    ],
+                ),
+            ],
+        ),
+    ),
+    rule(
+        "clamp_min.Tensor",
+        "torch._refs.clamp (min where x < min or min is NaN)",
+        F(
+            Fn::Where,
+            &[
+                F(
+                    Fn::Or,
+                    &[
+                        F(Fn::Less, &[X, Expr::Tensor("min")]),
+                        F(Fn::IsNan, &[Expr::Tensor("min")]),
+                    ],
+                ),
+                Expr::Tensor("min"),
+                X,
+            ],
+        ),
+    ),
+    rule(
+        "clamp_max.Tensor",
+        "torch._refs.clamp (max where x > max or max is NaN)",
+        F(
+            Fn::Where,
+            &[
+                F(
+                    Fn::Or,
+                    &[
+                        F(Fn::Greater, &[X, Expr::Tensor("max")]),
+                        F(Fn::IsNan, &[Expr::Tensor("max")]),
+                    ],
+                ),
+                Expr::Tensor("max"),
+                X,
+            ],
+        ),
+    ),
+    rule(
+        "pow.Tensor_Tensor",
+        "torch._refs.pow (C's pow)",
+        F(Fn::Pow, &[X, Expr::Tensor("exponent")]),
+    ),
+    rule(
+        "ldexp.Tensor",
+        "torch.ldexp (x · 2^other)",
+        F(Fn::Mul, &[X, F(Fn::Pow, &[Num(2.0), OTHER])]),
+    ),
+    rule(
+        "xlogy.Tensor",
+        "torch._refs.xlogy (0 where x = 0, NaN where other is NaN)",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::IsNan, &[OTHER]),
+                Num(f32::NAN),
+                F(
+                    Fn::Where,
+                    &[
+                        F(Fn::Equal, &[X, Num(0.0)]),
+                        Num(0.0),
+                        F(Fn::Mul, &[X, F(Fn::Log, &[OTHER])]),
+                    ],
+                ),
+            ],
+        ),
+    ),
+    rule(
+        "special_xlog1py.default",
+        "torch._refs.special.xlog1py (0 where x = 0, NaN where other is NaN)",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::IsNan, &[OTHER]),
+                Num(f32::NAN),
+                F(
+                    Fn::Where,
+                    &[
+                        F(Fn::Equal, &[X, Num(0.0)]),
+                        Num(0.0),
+                        F(
+                            Fn::Mul,
+                            &[
+                                X,
+                                F(
+                                    Fn::Where,
+                                    &[
+                                        F(Fn::Equal, &[OTHER, Num(0.0)]),
+                                        OTHER,
+                                        F(Fn::Log, &[F(Fn::Add, &[OTHER, Num(1.0)])]),
+                                    ],
+                                ),
+                            ],
+                        ),
+                    ],
+                ),
+            ],
+        ),
+    ),
+    rule(
+        "isclose.default",
+        "torch._refs.isclose (equal, or a finite |x − other| ≤ atol + |rtol · other|; NaNs equal with equal_nan)",
+        F(
+            Fn::Or,
+            &[
+                F(
+                    Fn::Where,
+                    &[
+                        Arg("equal_nan", 0.0),
+                        F(
+                            Fn::Or,
+                            &[
+                                F(Fn::Equal, &[X, OTHER]),
+                                F(Fn::And, &[F(Fn::IsNan, &[X]), F(Fn::IsNan, &[OTHER])]),
+                            ],
+                        ),
+                        F(Fn::Equal, &[X, OTHER]),
+                    ],
+                ),
+                F(
+                    Fn::And,
+                    &[
+                        F(
+                            Fn::Less,
+                            &[
+                                F(Fn::Abs, &[F(Fn::Sub, &[X, OTHER])]),
+                                Num(f32::INFINITY),
+                            ],
+                        ),
+                        F(
+                            Fn::Not,
+                            &[F(
+                                Fn::Greater,
+                                &[
+                                    F(Fn::Abs, &[F(Fn::Sub, &[X, OTHER])]),
+                                    F(
+                                        Fn::Add,
+                                        &[
+                                            Arg("atol", 1e-8),
+                                            F(Fn::Abs, &[F(Fn::Mul, &[Arg("rtol", 1e-5), OTHER])]),
+                                        ],
+                                    ),
+                                ],
+                            )],
+                        ),
+                    ],
+                ),
+            ],
+        ),
+    ),
+    rule(
+        "lerp.Tensor",
+        "ATen's lerp kernel (x + w·(end − x) for |w| < ½, else end − (end − x)·(1 − w))",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::Less, &[F(Fn::Abs, &[Expr::Tensor("weight")]), Num(0.5)]),
+                F(
+                    Fn::Add,
+                    &[
+                        X,
+                        F(
+                            Fn::Mul,
+                            &[Expr::Tensor("weight"), F(Fn::Sub, &[Expr::Tensor("end"), X])],
+                        ),
+                    ],
+                ),
+                F(
+                    Fn::Sub,
+                    &[
+                        Expr::Tensor("end"),
+                        F(
+                            Fn::Mul,
+                            &[
+                                F(Fn::Sub, &[Expr::Tensor("end"), X]),
+                                F(Fn::Sub, &[Num(1.0), Expr::Tensor("weight")]),
+                            ],
+                        ),
+                    ],
+                ),
+            ],
+        ),
+    ),
 ];
 
 /// The rule for aten overload `target` (without `torch.ops.aten.`).
@@ -714,7 +1130,11 @@ mod tests {
     }
 
     fn at(target: &str, x: f32) -> f32 {
-        pointwise(target).unwrap().expr.eval(&node(""), x).unwrap()
+        pointwise(target)
+            .unwrap()
+            .expr
+            .eval(&node(""), &|_| x)
+            .unwrap()
     }
 
     #[test]
@@ -785,16 +1205,78 @@ mod tests {
         );
     }
 
+    /// Rule `target` at `self` = `x` and every other tensor argument = `other`.
+    fn at2(target: &str, x: f32, other: f32) -> f32 {
+        let at = |name: &str| if name == "self" { x } else { other };
+        pointwise(target)
+            .unwrap()
+            .expr
+            .eval(&node(""), &at)
+            .unwrap()
+    }
+
+    /// The special values of the binary rules are torch's (checked in torch 2.13).
+    #[test]
+    fn binary_special_values_are_torchs() {
+        let inf = f32::INFINITY;
+        assert_eq!(at2("hypot.default", inf, f32::NAN), inf);
+        assert_eq!(at2("hypot.default", 3.0, -4.0), 5.0);
+        assert_eq!(at2("logaddexp.default", -inf, -inf), -inf);
+        assert_eq!(at2("logaddexp.default", inf, -inf), inf);
+        assert!(at2("logaddexp.default", f32::NAN, 1.0).is_nan());
+        assert!(at2("logaddexp.default", 1.0, f32::NAN).is_nan());
+        assert_eq!(at2("logaddexp2.default", 1.0, 1.0), 2.0);
+        assert_eq!(at2("heaviside.default", f32::NAN, 0.5), 0.0);
+        assert_eq!(at2("heaviside.default", 0.0, 0.5), 0.5);
+        assert_eq!(at2("heaviside.default", -0.0, 0.5), 0.5);
+        assert_eq!(at2("copysign.Tensor", 2.0, -0.0), -2.0);
+        assert_eq!(at2("copysign.Tensor", -2.0, 0.0), 2.0);
+        assert_eq!(at2("fmax.default", f32::NAN, 1.0), 1.0);
+        assert_eq!(at2("fmin.default", 1.0, f32::NAN), 1.0);
+        assert!(at2("fmax.default", f32::NAN, f32::NAN).is_nan());
+        assert!(at2("clamp_min.Tensor", f32::NAN, 0.0).is_nan());
+        assert!(at2("clamp_min.Tensor", 1.0, f32::NAN).is_nan());
+        assert_eq!(at2("clamp_max.Tensor", 3.0, 2.0), 2.0);
+        assert!(at2("xlogy.Tensor", 0.0, f32::NAN).is_nan());
+        assert_eq!(at2("xlogy.Tensor", 0.0, 0.0), 0.0);
+        assert!(at2("special_xlog1py.default", -0.0, -1.0) == 0.0);
+        assert_eq!(at2("ldexp.Tensor", 3.0, -2.0), 0.75);
+        assert_eq!(at2("isclose.default", inf, inf), 1.0);
+        assert_eq!(at2("isclose.default", f32::NAN, f32::NAN), 0.0);
+        let equal_nan = node(r#"{"name": "equal_nan", "arg": {"as_bool": true}}"#);
+        let isclose = &pointwise("isclose.default").unwrap().expr;
+        assert_eq!(isclose.eval(&equal_nan, &|_| f32::NAN).unwrap(), 1.0);
+        assert!(isclose.is_bool());
+    }
+
+    /// A rule of several tensors broadcasts them as numpy does.
+    #[test]
+    fn tensors_are_broadcast_together() {
+        let rule = &pointwise("hypot.default").unwrap().expr;
+        assert_eq!(rule.tensors(), ["self", "other"]);
+        let y = rule
+            .evaluate(&node(""), &|name| match name {
+                "self" => Tensor::f32(vec![2, 1], vec![3.0, 6.0]),
+                _ => Tensor::f32(vec![3], vec![4.0, 8.0, 0.0]),
+            })
+            .unwrap();
+        assert_eq!(y.dims(), [2, 3]);
+        assert_eq!(y.to_f32(), [5.0, 8.5440037, 3.0, 7.2111025, 10.0, 6.0]);
+    }
+
     #[test]
     fn numbers_come_from_the_node() {
         let eps = node(r#"{"name": "eps", "arg": {"as_float": 0.2}}"#);
         let logit = &pointwise("logit.default").unwrap().expr;
-        let low = logit.eval(&eps, -5.0).unwrap();
+        let low = logit.eval(&eps, &|_| -5.0).unwrap();
         assert!((low - (0.2f32 / 0.8).ln()).abs() < 1e-6, "{low}");
         let negative = node(r#"{"name": "other", "arg": {"as_float": -0.0}}"#);
         let copysign = &pointwise("copysign.Scalar").unwrap().expr;
-        assert!(copysign.eval(&negative, 0.0).unwrap().is_sign_negative());
-        assert_eq!(copysign.eval(&negative, 2.0).unwrap(), -2.0);
+        assert!(copysign
+            .eval(&negative, &|_| 0.0)
+            .unwrap()
+            .is_sign_negative());
+        assert_eq!(copysign.eval(&negative, &|_| 2.0).unwrap(), -2.0);
     }
 
     fn steps(op: &str, args: &str, rank: usize) -> Vec<Relayout> {

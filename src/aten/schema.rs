@@ -1116,11 +1116,13 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("clamp_max.Tensor", &[arg("self", "Tensor"), arg("max", "Tensor")], &[]),
     schema(
         "clamp_max.default",
         &[arg("self", "Tensor"), arg("max", "Scalar")],
         &[],
     ),
+    schema("clamp_min.Tensor", &[arg("self", "Tensor"), arg("min", "Tensor")], &[]),
     schema(
         "clamp_min.default",
         &[arg("self", "Tensor"), arg("min", "Scalar")],
@@ -1341,6 +1343,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("other", "Scalar")],
         &[],
     ),
+    schema("copysign.Tensor", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
     schema("cos.default", &[arg("self", "Tensor")], &[]),
     schema("cosh.default", &[arg("self", "Tensor")], &[]),
     schema(
@@ -1773,6 +1776,8 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
     ),
+    schema("fmax.default", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
+    schema("fmin.default", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
     schema(
         "fmod.Scalar",
         &[arg("self", "Tensor"), arg("other", "Scalar")],
@@ -1955,6 +1960,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("heaviside.default", &[arg("self", "Tensor"), arg("values", "Tensor")], &[]),
     schema(
         "histc.default",
         &[
@@ -1984,6 +1990,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("sections", "int")],
         &[],
     ),
+    schema("hypot.default", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
     schema("i0.default", &[arg("self", "Tensor")], &[]),
     schema(
         "im2col.default",
@@ -2039,6 +2046,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema("inverse.default", &[arg("self", "Tensor")], &[]),
+    schema("isclose.default", &[arg("self", "Tensor"), arg("other", "Tensor"), arg_or("rtol", "float", D::Float(1e-05)), arg_or("atol", "float", D::Float(1e-08)), arg_or("equal_nan", "bool", D::Bool(false))], &[]),
     schema("isfinite.default", &[arg("self", "Tensor")], &[]),
     schema("isinf.default", &[arg("self", "Tensor")], &[]),
     schema("isnan.default", &[arg("self", "Tensor")], &[]),
@@ -2071,6 +2079,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("ldexp.Tensor", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
     schema(
         "le.Scalar",
         &[arg("self", "Tensor"), arg("other", "Scalar")],
@@ -2360,6 +2369,8 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("logaddexp.default", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
+    schema("logaddexp2.default", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
     schema(
         "logcumsumexp.default",
         &[arg("self", "Tensor"), arg("dim", "int")],
@@ -3500,6 +3511,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("x", "Tensor")],
         &[],
     ),
+    schema("special_xlog1py.default", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
     schema(
         "split.Tensor",
         &[
@@ -4147,6 +4159,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("xlogy.Tensor", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
     schema("zero_.default", &[arg("self", "Tensor")], &[]),
     schema(
         "zeros.default",

@@ -286,6 +286,25 @@ impl GraphBuilder {
         self.push_initializer(&name, Vec::new(), ElemType::Float32, bytes)
     }
 
+    /// An initializer of sizes `dims` and element type `elem` (refused where a value is
+    /// not exact in it), as a value every sample shares: `dims` must have at most the
+    /// per-sample rank of the activations it meets, so that broadcasting never aligns it
+    /// with the batch.
+    pub fn shared_constant(
+        &mut self,
+        hint: &str,
+        dims: Vec<u64>,
+        values: &[f64],
+        elem: ElemType,
+    ) -> Result<Value, OnnxError> {
+        let w = self.typed_constant(hint, dims.clone(), values, elem)?;
+        Ok(Value {
+            name: w.name,
+            shape: dims,
+            elem,
+        })
+    }
+
     /// Adds a 0-d constant of element type `elem` (a comparison's scalar, a fill value)
     /// under a fresh name; refused when `value` is not exact in `elem` (`0.5` as int64).
     pub fn typed_scalar(

@@ -75,6 +75,15 @@ class Stats(torch.nn.Module):
         return self.fn(self, x)
 
 
+def with_specials(x):
+    """`x` with NaN, −inf, +inf, +0 and −0 at some of its entries."""
+    x = torch.where(x > 1.6, float("nan"), x)
+    x = torch.where(x < -1.6, float("-inf"), x)
+    x = torch.where((x > 1.2) & (x < 1.4), float("inf"), x)
+    # Zeros signed by a product: onnxruntime's Where gives +0 for a chosen −0.
+    return x * (x.abs() >= 0.1)
+
+
 aten = torch.ops.aten
 DIRECT = {
     "reflection_pad1d": (lambda x: aten.reflection_pad1d(x, [2, 1]), (3, 6)),
@@ -119,6 +128,20 @@ DIRECT = {
         lambda x: x[:, :, torch.tensor([[0], [2]]), torch.tensor([1, 3])], (2, 3, 4)),
     "cdist p=2 to a constant codebook": (
         lambda x: torch.cdist(x, torch.linspace(-1, 1, 24).view(6, 4)), (5, 4)),
+    # torch's rules of two or three tensors (ported decompositions), on two activations
+    # holding NaN, both infinities and both zeros.
+    **{f"{name} of two activations with NaN, infinities and zeros": (
+        lambda x, f=f: f(with_specials(x), with_specials(x.flip(-1))), (3, 40))
+       for name, f in {
+           "hypot": torch.hypot, "logaddexp": torch.logaddexp,
+           "logaddexp2": torch.logaddexp2, "fmax": torch.fmax, "fmin": torch.fmin,
+           "copysign": torch.copysign, "heaviside": torch.heaviside, "xlogy": torch.xlogy,
+           "xlog1py": torch.special.xlog1py, "clamp_min": torch.clamp_min,
+           "clamp_max": torch.clamp_max, "pow": lambda a, b: torch.pow(a.abs(), b),
+           "isclose with equal_nan": lambda a, b: torch.isclose(
+               a, torch.where(b.abs() < 1, a + 1e-6 * b, b), equal_nan=True),
+           "lerp by a tensor weight": lambda a, b: torch.lerp(a, b, torch.sigmoid(b) * 2 - 0.5),
+       }.items()},
 }
 STATS = {
     "_native_batch_norm_legit, eval": (

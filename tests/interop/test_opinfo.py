@@ -114,6 +114,10 @@ REFUSED = {
 CONSTANT = {
     "index_select": 2, "masked_fill": 2, "add": 4, "mul": 7, "where": 5,
     "nn.functional.batch_norm": 6,
+    # torch's rules of two tensors (ported decompositions), the constant broadcast against
+    # the batch: [5, 10, 5] beside [10, 5], [10, 5] beside a 0-d one.
+    "hypot": 4, "logaddexp": 4, "copysign": 3, "fmax": 6, "clamp_min": 4, "isclose": 4,
+    "pow": 4, "xlogy": 6, "heaviside": 2,
 }
 
 _OPS = None

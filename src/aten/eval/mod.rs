@@ -24,7 +24,7 @@ mod window;
 
 pub use dtype::{is_integer, recorded};
 pub use resample::{antialiased_taps, nearest_exact};
-pub use tensor::{axis, element_count, Tensor, Values, MAX_ELEMENTS};
+pub use tensor::{axis, broadcast, element_count, Tensor, Values, MAX_ELEMENTS};
 pub use window::{adaptive_window, swept};
 
 /// The error function, for the decompositions and special functions that compute it.
@@ -191,7 +191,6 @@ pub(crate) const EVALUATED: &[&str] = &[
     "_pdist_forward.default",
     "isfinite.default",
     "lerp.Scalar",
-    "lerp.Tensor",
     "mean.dim",
     "mean.default",
     "sum.dim_IntList",
@@ -226,7 +225,6 @@ pub(crate) const EVALUATED: &[&str] = &[
     "floor_divide.default",
     "floor_divide.Scalar",
     "pow.Scalar",
-    "pow.Tensor_Tensor",
     "sin.default",
     "cos.default",
     "floor.default",
@@ -1058,12 +1056,6 @@ pub fn evaluate(
             let base = a.number("self")? as f32;
             one(Ok(a.tensor("exponent")?.map(|e| base.powf(e))))
         }
-        "pow.Tensor_Tensor" => one(Tensor::zip(
-            &a.tensor("self")?,
-            &a.tensor("exponent")?,
-            f32::powf,
-            None,
-        )),
         "matmul.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("other")?)),
         "mm.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("mat2")?)),
         // `self.reshape({self.size(0), 1}) * vec2` (torch's `outer`, of two vectors).
@@ -1800,20 +1792,15 @@ fn flipped(x: &Tensor, axes: &[usize]) -> Result<Tensor, String> {
     Ok(y)
 }
 
-/// A ported decomposition's expression of argument `self`, element by element (a bool
+/// A ported decomposition's expression of its tensor arguments, broadcast together (a bool
 /// result as 0/1 int64, put into torch's recorded dtype by the caller).
 fn decomposed(a: &Args<'_>, expr: &super::decompose::Expr) -> Result<Tensor, String> {
-    let x = a.tensor("self")?;
-    let values = x
-        .to_f32()
-        .iter()
-        .map(|&v| expr.eval(a.node, v))
-        .collect::<Result<Vec<f32>, String>>()?;
-    let dims = x.dims().to_vec();
+    let y = expr.evaluate(a.node, &|name| a.tensor(name))?;
     if expr.is_bool() {
-        Tensor::i64(dims, values.iter().map(|&v| i64::from(v != 0.0)).collect())
+        let flags = y.to_f32().iter().map(|&v| i64::from(v != 0.0)).collect();
+        Tensor::i64(y.dims().to_vec(), flags)
     } else {
-        Tensor::f32(dims, values)
+        Ok(y)
     }
 }
 

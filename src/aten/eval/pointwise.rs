@@ -277,7 +277,7 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "isfinite.default" => a
             .tensor("self")
             .map(|x| x.map(|v| f32::from(u8::from(v.is_finite())))),
-        "lerp.Scalar" | "lerp.Tensor" => (|| {
+        "lerp.Scalar" => (|| {
             let (start, end) = (a.tensor("self")?, a.tensor("end")?);
             let weight = a.operand("weight")?;
             let step = Tensor::zip(&end, &start, |e, s| e - s, None)?;

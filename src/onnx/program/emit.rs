@@ -343,18 +343,7 @@ pub fn broadcast_shape(
     let what = match (a, b) {
         (Operand::Activation(x), Operand::Constant(c))
         | (Operand::Constant(c), Operand::Activation(x)) => {
-            let sizes: Vec<Size> = std::iter::once(Size::batch(1))
-                .chain(x.shape().iter().map(|&d| Size::fixed(d)))
-                .collect();
-            tensor::constant_meets_batch(op, c.name(), c.dims(), &sizes).unwrap_or_else(|| {
-                format!(
-                    "{op} of {} and `{}` {:?}: {}",
-                    tensor::show(&sizes),
-                    c.name(),
-                    c.dims(),
-                    tensor::unbroadcast(c.dims().len() > x.shape().len())
-                )
-            })
+            return Err(constant_unbroadcast(op, scope, x, c.name(), c.dims()))
         }
         (Operand::Activation(x), Operand::Activation(y)) => format!(
             "{op} of per-sample sizes {:?} and {:?}: {}",
@@ -369,6 +358,29 @@ pub fn broadcast_shape(
         ),
     };
     Err(shape_error(format!("{scope}: {what}")))
+}
+
+/// The error for constant `name` of sizes `dims` that does not broadcast with activation
+/// `x` in `op` under [`binary`]'s rules: it meets the batch
+/// ([`tensor::constant_meets_batch`]), or its sizes do not broadcast.
+pub fn constant_unbroadcast(
+    op: &str,
+    scope: &str,
+    x: &Value,
+    name: &str,
+    dims: &[u64],
+) -> OnnxError {
+    let sizes: Vec<Size> = std::iter::once(Size::batch(1))
+        .chain(x.shape().iter().map(|&d| Size::fixed(d)))
+        .collect();
+    let what = tensor::constant_meets_batch(op, name, dims, &sizes).unwrap_or_else(|| {
+        format!(
+            "{op} of {} and `{name}` {dims:?}: {}",
+            tensor::show(&sizes),
+            tensor::unbroadcast(dims.len() > x.shape().len())
+        )
+    });
+    shape_error(format!("{scope}: {what}"))
 }
 
 /// `Cast` of `x` to `to` (`x` itself when it already has that type).

@@ -4,6 +4,7 @@
 
 use crate::aten::args::Args;
 use crate::aten::decompose::{self, Expr, Relayout};
+use crate::aten::eval;
 use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{GraphBuilder, Value};
@@ -11,23 +12,53 @@ use crate::onnx::OnnxError;
 
 use super::super::emit;
 use super::super::lower::Lowering;
+use super::pointwise::{operand, Elementwise};
 use super::registry::aten_name;
 use super::series::{Graph, Term};
 use super::{arg_error, OrShape};
 use crate::aten::series::Algebra;
 
-/// `expr` of `x` in `graph`, numbers read from `node`; a result of numbers alone is
-/// rounded to float32 after each function, as the rule's evaluation ([`Expr::eval`]).
-fn emit_expr(graph: &mut Graph<'_>, node: &Node, x: &Term, expr: &Expr) -> Result<Term, String> {
+/// A tensor argument of a rule in the graph: an activation, or a constant's values.
+enum Leaf {
+    Activation(Value),
+    Constant(eval::Tensor),
+}
+
+/// `expr` in `graph`, each tensor argument as `leaves` gives it by name, numbers read from
+/// `node`; a subexpression of numbers and constants alone is computed at export by the
+/// rule's own arithmetic ([`Expr::evaluate`], rounded to float32 after each function),
+/// and a constant tensor is written as an initializer every sample shares.
+fn emit_expr(
+    graph: &mut Graph<'_>,
+    node: &Node,
+    leaves: &[(&str, Leaf)],
+    expr: &Expr,
+) -> Result<Term, String> {
+    let leaf = |name: &str| leaves.iter().find(|(n, _)| *n == name).map(|(_, l)| l);
+    let names = expr.tensors();
+    let constant = names
+        .iter()
+        .all(|name| matches!(leaf(name), Some(Leaf::Constant(_))));
+    if constant && !names.is_empty() {
+        let value = expr.evaluate(node, &|name| match leaf(name) {
+            Some(Leaf::Constant(t)) => Ok(t.clone()),
+            _ => Err(format!("`{name}` is not a constant")),
+        })?;
+        return shared(graph, &value, expr.is_bool());
+    }
     let Expr::F(f, operands) = expr else {
-        return Ok(match expr.number(node)? {
-            Some(v) => Term::Number(f64::from(v)),
-            None => x.clone(),
+        return Ok(match (expr, expr.number(node)?) {
+            (_, Some(v)) => Term::Number(f64::from(v)),
+            (Expr::Tensor(name), None) => match leaf(name) {
+                Some(Leaf::Activation(v)) => Term::Value(v.clone()),
+                _ => return Err(format!("tensor argument `{name}` is not read")),
+            },
+            _ => return Err("a leaf without a value".into()),
         });
     };
     let terms = operands
         .iter()
-        .map(|e| emit_expr(graph, node, x, e))
+        .map(|e| emit_expr(graph, node, leaves, e))
         .collect::<Result<Vec<_>, _>>()?;
     let refs: Vec<&Term> = terms.iter().collect();
     Ok(match graph.apply(*f, &refs)? {
@@ -36,9 +67,32 @@ fn emit_expr(graph: &mut Graph<'_>, node: &Node, x: &Term, expr: &Expr) -> Resul
     })
 }
 
+/// Constant `value` in the graph: a number when it has no dimension, else an initializer
+/// (bool when `bool`) every sample shares.
+fn shared(graph: &mut Graph<'_>, value: &eval::Tensor, bool: bool) -> Result<Term, String> {
+    let values: Vec<f64> = value.to_f32().into_iter().map(f64::from).collect();
+    if value.dims().is_empty() {
+        return Ok(Term::Number(values[0]));
+    }
+    let elem = if bool {
+        ElemType::Bool
+    } else {
+        ElemType::Float32
+    };
+    let hint = format!("{}.constant", graph.scope());
+    graph
+        .g
+        .shared_constant(&hint, value.dims().to_vec(), &values, elem)
+        .map(Term::Value)
+        .map_err(|e| e.to_string())
+}
+
 impl Lowering<'_, '_> {
-    /// An op with a ported decomposition: its rule's functions of float32 argument `self`,
-    /// on the input's layout; the result's element type must be the one torch recorded.
+    /// An op with a ported decomposition: its rule's functions of its tensor arguments;
+    /// the result's element type must be the one torch recorded. A rule of argument
+    /// `self` alone is written on the input's layout, wherever its batch is; a rule of
+    /// several tensors reads them by rows ([`Lowering::activation`], float32), broadcast
+    /// as torch broadcasts them ([`Lowering::lift_for_constants`]).
     pub(super) fn decomposed(
         &mut self,
         node: &Node,
@@ -49,14 +103,6 @@ impl Lowering<'_, '_> {
         let Some(rule) = decompose::pointwise(target) else {
             return Err(arg_error(format!("{target} has no ported decomposition")));
         };
-        let x = self.tensor(args.tensor("self").or_shape()?)?;
-        let elem = x.value().elem();
-        if elem != ElemType::Float32 {
-            return Err(arg_error(format!(
-                "{target} of a {elem} tensor is not exported (float32 only; its rule is {}'s)",
-                rule.port
-            )));
-        }
         let want = if rule.expr.is_bool() {
             ElemType::Bool
         } else {
@@ -68,8 +114,20 @@ impl Lowering<'_, '_> {
                 "{target} gives {want}, but torch recorded {recorded}"
             )));
         }
-        let mut graph = Graph::new(&mut self.g, scope, x.value().shape());
-        let input = Term::Value(x.value().clone());
+        let names = rule.expr.tensors();
+        if names != ["self"] {
+            return self.decomposed_by_rows(node, args, scope, rule, &names);
+        }
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
+        let elem = x.value().elem();
+        if elem != ElemType::Float32 {
+            return Err(arg_error(format!(
+                "{target} of a {elem} tensor is not exported (float32 only; its rule is {}'s)",
+                rule.port
+            )));
+        }
+        let mut graph = Graph::new(&mut self.g, scope);
+        let input = [("self", Leaf::Activation(x.value().clone()))];
         let y = match emit_expr(&mut graph, node, &input, &rule.expr).or_shape()? {
             Term::Value(y) => y,
             Term::Number(_) => {
@@ -79,6 +137,71 @@ impl Lowering<'_, '_> {
             }
         };
         self.bind_tensor(node, 0, x.with_value(y)?)
+    }
+
+    /// [`Lowering::decomposed`] of a rule of tensor arguments `names`, read by rows.
+    fn decomposed_by_rows(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        rule: &decompose::Pointwise,
+        names: &[&'static str],
+    ) -> Result<(), OnnxError> {
+        let target = aten_name(node);
+        let operands = names
+            .iter()
+            .map(|name| operand(args, name))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.lift_for_constants(&operands)?;
+        let mut leaves = Vec::with_capacity(names.len());
+        for (&name, e) in names.iter().zip(&operands) {
+            let Elementwise::Tensor(t) = *e else {
+                return Err(arg_error(format!("argument `{name}` is not a tensor")));
+            };
+            leaves.push(if self.is_constant(t) {
+                Leaf::Constant(self.constant_tensor(t)?)
+            } else {
+                Leaf::Activation(self.activation(t)?)
+            });
+        }
+        // A constant meets the activations per sample: its leading 1 where they have the
+        // batch is left out (a `[1, S, D]` table beside `[N, S, D]`); one that would meet
+        // the batch itself is refused, naming it.
+        let first = leaves.iter().find_map(|leaf| match leaf {
+            Leaf::Activation(v) => Some(v.clone()),
+            Leaf::Constant(_) => None,
+        });
+        let Some(first) = first else {
+            return Err(arg_error(format!(
+                "{target} of constants alone is folded, not emitted"
+            )));
+        };
+        let rows = first.shape().len();
+        for (leaf, e) in leaves.iter_mut().zip(&operands) {
+            let (Leaf::Constant(c), Elementwise::Tensor(t)) = (&*leaf, e) else {
+                continue;
+            };
+            match c.dims() {
+                dims if dims.len() <= rows => {}
+                [1, per_sample @ ..] if per_sample.len() == rows => {
+                    let dims: Vec<i64> = per_sample.iter().map(|&d| d as i64).collect();
+                    *leaf = Leaf::Constant(c.reshape(&dims).or_shape()?);
+                }
+                dims => return Err(emit::constant_unbroadcast(target, scope, &first, t, dims)),
+            }
+        }
+        let leaves: Vec<(&str, Leaf)> = names.iter().copied().zip(leaves).collect();
+        let mut graph = Graph::new(&mut self.g, scope);
+        let y = match emit_expr(&mut graph, node, &leaves, &rule.expr).or_shape()? {
+            Term::Value(y) => y,
+            Term::Number(_) => {
+                return Err(arg_error(format!(
+                    "{target} gives the same number everywhere, which is not an activation"
+                )))
+            }
+        };
+        self.bind(node, 0, y)
     }
 }
 

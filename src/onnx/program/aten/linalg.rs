@@ -186,7 +186,7 @@ impl Lowering<'_, '_> {
         let options = linalg::Options::read(f, args).map_err(arg_error)?;
         let (like, terms) = self.entry_terms(scope, &x, target, rows as u64, cols as u64)?;
         let outputs = {
-            let mut graph = Graph::new(&mut self.g, scope, like.value().shape());
+            let mut graph = Graph::new(&mut self.g, scope);
             linalg::apply(&mut graph, f, options, &terms, [rows, cols]).or_shape()?
         };
         let mut lead = x.sizes();
@@ -261,7 +261,7 @@ impl Lowering<'_, '_> {
         }
         let (like, terms) = self.entry_terms(scope, &moved, target, rows as u64, cols as u64)?;
         let value = {
-            let mut graph = Graph::new(&mut self.g, scope, like.value().shape());
+            let mut graph = Graph::new(&mut self.g, scope);
             spectrum::spectral_norm(&mut graph, norm, &terms, rows, cols).or_shape()?
         };
         let one = self.assemble(scope, &[value], 1, 1, &like)?;
@@ -292,7 +292,7 @@ impl Lowering<'_, '_> {
         let base = if power < 0 {
             let (like, terms) = self.entry_terms(scope, &x, target, n as u64, n as u64)?;
             let inverse = {
-                let mut graph = Graph::new(&mut self.g, scope, like.value().shape());
+                let mut graph = Graph::new(&mut self.g, scope);
                 linalg::inverse(&mut graph, &terms, n).or_shape()?
             };
             self.assemble(scope, &inverse, n, n, &like)?
@@ -431,7 +431,7 @@ impl Lowering<'_, '_> {
         grown.push(Size::fixed(1));
         let column = x.reshaped(&mut self.g, scope, &grown)?;
         let terms = {
-            let mut graph = Graph::new(&mut self.g, scope, column.value().shape());
+            let mut graph = Graph::new(&mut self.g, scope);
             let input = Term::Value(column.value().clone());
             linalg::vander(&mut graph, &input, columns).or_shape()?
         };
@@ -468,7 +468,7 @@ impl Lowering<'_, '_> {
         let entries = self.entries(scope, &x, "trace", rows, cols)?;
         let like = entries[0].clone();
         let sum = {
-            let mut graph = Graph::new(&mut self.g, scope, like.value().shape());
+            let mut graph = Graph::new(&mut self.g, scope);
             let mut sum = Term::Value(like.value().clone());
             for i in 1..rows.min(cols) as usize {
                 let d = Term::Value(entries[i * cols as usize + i].value().clone());

@@ -20,30 +20,35 @@ use super::super::lower::Lowering;
 use super::registry::aten_name;
 use super::{arg_error, OrShape};
 
-/// A program's value in the graph: an activation shaped as the input, or a number.
+/// A program's value in the graph: an activation (or a constant every sample shares), or
+/// a number.
 #[derive(Clone)]
 pub(super) enum Term {
     Value(Value),
     Number(f64),
 }
 
-/// A graph being written, element-wise on values of one per-sample shape.
+/// A graph being written, element-wise: each node's per-sample shape is its operands'
+/// broadcast (numpy's rules, right-aligned).
 pub(super) struct Graph<'g> {
     pub g: &'g mut GraphBuilder,
     scope: &'g str,
-    shape: Vec<u64>,
     /// The scalar initializer of each float32 number written so far, by its bits.
     scalars: HashMap<u32, String>,
 }
 
 impl<'g> Graph<'g> {
-    pub fn new(g: &'g mut GraphBuilder, scope: &'g str, shape: &[u64]) -> Self {
+    pub fn new(g: &'g mut GraphBuilder, scope: &'g str) -> Self {
         Graph {
             g,
             scope,
-            shape: shape.to_vec(),
             scalars: HashMap::new(),
         }
+    }
+
+    /// The scope the graph's nodes are named in.
+    pub fn scope(&self) -> &str {
+        self.scope
     }
 
     fn scalar(&mut self, c: f64) -> String {
@@ -78,14 +83,35 @@ impl Algebra for Graph<'_> {
         if let Some(numbers) = numbers {
             return Ok(Term::Number(f.apply(&numbers)?));
         }
-        // A condition known at export chooses its operand.
-        if let (Fn::Where, [Term::Number(c), a, b]) = (f, operands) {
-            return Ok(if *c != 0.0 {
-                (*a).clone()
-            } else {
-                (*b).clone()
-            });
+        // A condition known at export chooses its operand, and a truth known at export
+        // decides a conjunction or a disjunction, or leaves it to the other operand (a
+        // bool in the graph: ONNX's `And` and `Or` take no number).
+        match (f, operands) {
+            (Fn::Where, [Term::Number(c), a, b]) => {
+                return Ok(if *c != 0.0 {
+                    (*a).clone()
+                } else {
+                    (*b).clone()
+                })
+            }
+            (Fn::And | Fn::Or, [Term::Number(c), other] | [other, Term::Number(c)]) => {
+                let decides = (*c != 0.0) == (f == Fn::Or);
+                return Ok(if decides {
+                    Term::Number(f64::from(u8::from(*c != 0.0)))
+                } else {
+                    (*other).clone()
+                });
+            }
+            _ => {}
         }
+        let shapes: Vec<&[u64]> = operands
+            .iter()
+            .filter_map(|t| match t {
+                Term::Value(v) => Some(v.shape()),
+                Term::Number(_) => None,
+            })
+            .collect();
+        let shape = crate::aten::eval::broadcast(&shapes)?;
         // A bool operand is a predicate's result; a number beside it is never one.
         let inputs: Vec<String> = operands
             .iter()
@@ -116,7 +142,7 @@ impl Algebra for Graph<'_> {
                     self.scope,
                     inputs,
                     vec![],
-                    vec![(self.shape.clone(), elem)],
+                    vec![(shape, elem)],
                 ))
             }
         };
@@ -152,7 +178,7 @@ impl Algebra for Graph<'_> {
             self.scope,
             vec![table.name().to_owned(), positions.name().to_owned()],
             vec![("axis", Attr::Int(0))],
-            vec![(self.shape.clone(), ElemType::Float32)],
+            vec![(index.shape().to_vec(), ElemType::Float32)],
         ));
         Ok(Term::Value(y))
     }
@@ -180,7 +206,7 @@ impl Lowering<'_, '_> {
                 row.port
             )));
         }
-        let mut graph = Graph::new(&mut self.g, scope, x.value().shape());
+        let mut graph = Graph::new(&mut self.g, scope);
         let y = row
             .build(&mut graph, node, &Term::Value(x.value().clone()))
             .or_shape()?;
