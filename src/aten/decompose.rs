@@ -194,11 +194,14 @@ pub enum Expr {
     Arg(&'static str, f64),
     /// `copysign(1, name)` of number argument `name`: ±1 by its sign bit.
     SignOf(&'static str),
+    /// 1 when optional tensor argument `name` is given, 0 when it is absent or `None`: the
+    /// condition of a `Where` whose chosen branch alone reads it.
+    Given(&'static str),
     /// A function of the operands.
     F(Fn, &'static [Expr]),
 }
 
-use Expr::{Arg, Num, SignOf, F};
+use Expr::{Arg, Given, Num, SignOf, F};
 
 /// Argument `self`, the input most rules are a function of.
 const X: Expr = Expr::Tensor("self");
@@ -232,7 +235,7 @@ impl Expr {
         }
     }
 
-    /// The value of a constant leaf (`Num`, `Arg`, `SignOf`); `None` for tensors and
+    /// The value of a constant leaf (`Num`, `Arg`, `SignOf`, `Given`); `None` for tensors and
     /// functions.
     pub fn number(&self, node: &Node) -> Result<Option<f32>, String> {
         let args = Args(node);
@@ -245,6 +248,7 @@ impl Expr {
                 Some(_) => args.number(name)?,
             } as f32),
             SignOf(name) => Some(1f32.copysign(args.number(name)? as f32)),
+            Given(name) => Some(f32::from(u8::from(given(node, name)))),
             Expr::Tensor(_) | F(..) => None,
         })
     }
@@ -266,13 +270,18 @@ impl Expr {
 
     /// The expression of the tensors `tensor` gives by argument name, broadcast together
     /// (numpy's rules), as float32 (a bool as 0/1): each function rounded to float32, as
-    /// the graph computes it.
+    /// the graph computes it. An optional tensor argument that is not given is not read
+    /// (its entries are NaN, in the branch a `Where` of [`Expr::Given`] leaves aside).
     pub fn evaluate(
         &self,
         node: &Node,
         tensor: &dyn std::ops::Fn(&str) -> Result<Tensor, String>,
     ) -> Result<Tensor, String> {
-        let names = self.tensors();
+        let names: Vec<&str> = self
+            .tensors()
+            .into_iter()
+            .filter(|name| given(node, name))
+            .collect();
         let tensors = names
             .iter()
             .map(|name| tensor(name))
@@ -299,6 +308,11 @@ impl Expr {
     }
 }
 
+/// Whether argument `name` of `node` is given (present and not `None`).
+pub fn given(node: &Node, name: &str) -> bool {
+    !matches!(Args(node).get(name), None | Some(Argument::None))
+}
+
 /// One ported decomposition: aten overload `target` computes `expr` of its tensor
 /// arguments.
 #[derive(Debug)]
@@ -307,10 +321,50 @@ pub struct Pointwise {
     /// The torch function the rule ports.
     pub port: &'static str,
     pub expr: Expr,
+    /// Whether the op is a loss taking torch's `reduction` (0: none, 1: the mean of every
+    /// entry, 2: their sum), applied to the rule's element-wise result.
+    pub reduces: bool,
 }
 
 const fn rule(target: &'static str, port: &'static str, expr: Expr) -> Pointwise {
-    Pointwise { target, port, expr }
+    Pointwise {
+        target,
+        port,
+        expr,
+        reduces: false,
+    }
+}
+
+/// A loss: `expr` of its tensors, then torch's `reduction` ([`Pointwise::reduces`]).
+const fn loss(target: &'static str, port: &'static str, expr: Expr) -> Pointwise {
+    Pointwise {
+        target,
+        port,
+        expr,
+        reduces: true,
+    }
+}
+
+/// How a loss reduces its element-wise result: ATen's `Reduction` enum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossReduction {
+    None,
+    Mean,
+    Sum,
+}
+
+impl LossReduction {
+    /// Argument `reduction` of loss `node`: ATen's 0, 1 or 2 (mean when absent, the
+    /// default of every loss).
+    pub fn of(node: &Node) -> Result<LossReduction, String> {
+        match Args(node).get("reduction") {
+            None => Ok(LossReduction::Mean),
+            Some(Argument::Int(0)) => Ok(LossReduction::None),
+            Some(Argument::Int(1)) => Ok(LossReduction::Mean),
+            Some(Argument::Int(2)) => Ok(LossReduction::Sum),
+            Some(other) => Err(format!("loss reduction {} is not 0, 1 or 2", other.kind())),
+        }
+    }
 }
 
 /// `expm1(x)`: `eˣ − 1`, ±0 kept.
@@ -449,6 +503,188 @@ const OTHER_SIGNBIT: Expr = F(
         Num(0.0),
     ],
 );
+
+/// Argument `target` of a loss.
+const TARGET: Expr = Expr::Tensor("target");
+
+/// `self − target`.
+const DIFFERENCE: Expr = F(Fn::Sub, &[X, TARGET]);
+
+/// `|self − target|`.
+const DISTANCE: Expr = F(Fn::Abs, &[DIFFERENCE]);
+
+/// `xlogy(target, target)`: 0 where target = 0, NaN where it is NaN.
+const TARGET_XLOGX: Expr = F(
+    Fn::Where,
+    &[
+        F(Fn::IsNan, &[TARGET]),
+        Num(f32::NAN),
+        F(
+            Fn::Where,
+            &[
+                F(Fn::Equal, &[TARGET, Num(0.0)]),
+                Num(0.0),
+                F(Fn::Mul, &[TARGET, F(Fn::Log, &[TARGET])]),
+            ],
+        ),
+    ],
+);
+
+/// `max(log(v), −100)` as C's `std::max` picks it (NaN kept): binary_cross_entropy's
+/// clamped logarithm, of `1 − self` ([`BCE_LOG_ONE_MINUS`]) and `self` ([`BCE_LOG`]).
+const BCE_LOG_ONE_MINUS: Expr = F(
+    Fn::Where,
+    &[
+        F(
+            Fn::Less,
+            &[F(Fn::Log, &[F(Fn::Sub, &[Num(1.0), X])]), Num(-100.0)],
+        ),
+        Num(-100.0),
+        F(Fn::Log, &[F(Fn::Sub, &[Num(1.0), X])]),
+    ],
+);
+const BCE_LOG: Expr = F(
+    Fn::Where,
+    &[
+        F(Fn::Less, &[F(Fn::Log, &[X]), Num(-100.0)]),
+        Num(-100.0),
+        F(Fn::Log, &[X]),
+    ],
+);
+
+/// `binary_cross_entropy` before its weight: `(target − 1)·max(log(1 − x), −100) −
+/// target·max(log x, −100)`.
+const BCE: Expr = F(
+    Fn::Sub,
+    &[
+        F(
+            Fn::Mul,
+            &[F(Fn::Sub, &[TARGET, Num(1.0)]), BCE_LOG_ONE_MINUS],
+        ),
+        F(Fn::Mul, &[TARGET, BCE_LOG]),
+    ],
+);
+
+/// `log_sigmoid(x)`: `min(x, 0) − log(1 + e^(−|x|))` (torch's `log_sigmoid_forward`).
+const LOG_SIGMOID: Expr = F(
+    Fn::Sub,
+    &[
+        F(Fn::Where, &[F(Fn::Less, &[X, Num(0.0)]), X, Num(0.0)]),
+        F(
+            Fn::Log,
+            &[F(
+                Fn::Add,
+                &[F(Fn::Exp, &[F(Fn::Neg, &[F(Fn::Abs, &[X])])]), Num(1.0)],
+            )],
+        ),
+    ],
+);
+
+/// `binary_cross_entropy_with_logits` before its weight: `(1 − target)·x −
+/// log_sigmoid(x)·(1 + (pos_weight − 1)·target)`, the last factor only with a
+/// `pos_weight`.
+const BCE_LOGITS: Expr = F(
+    Fn::Sub,
+    &[
+        F(Fn::Mul, &[F(Fn::Sub, &[Num(1.0), TARGET]), X]),
+        F(
+            Fn::Where,
+            &[
+                Given("pos_weight"),
+                F(
+                    Fn::Mul,
+                    &[
+                        LOG_SIGMOID,
+                        F(
+                            Fn::Add,
+                            &[
+                                F(
+                                    Fn::Mul,
+                                    &[F(Fn::Sub, &[Expr::Tensor("pos_weight"), Num(1.0)]), TARGET],
+                                ),
+                                Num(1.0),
+                            ],
+                        ),
+                    ],
+                ),
+                LOG_SIGMOID,
+            ],
+        ),
+    ],
+);
+
+/// `binary_cross_entropy`, times `weight` where it is given.
+const BCE_WEIGHTED: Expr = F(
+    Fn::Where,
+    &[
+        Given("weight"),
+        F(Fn::Mul, &[BCE, Expr::Tensor("weight")]),
+        BCE,
+    ],
+);
+
+/// `binary_cross_entropy_with_logits`, times `weight` where it is given.
+const BCE_LOGITS_WEIGHTED: Expr = F(
+    Fn::Where,
+    &[
+        Given("weight"),
+        F(Fn::Mul, &[BCE_LOGITS, Expr::Tensor("weight")]),
+        BCE_LOGITS,
+    ],
+);
+
+/// `log(2π·target)` halved, `target·log(target) − target` before it: poisson_nll_loss's
+/// Stirling term, 0 where target ≤ 1.
+const STIRLING: Expr = F(
+    Fn::Where,
+    &[
+        F(
+            Fn::Or,
+            &[
+                F(Fn::Less, &[TARGET, Num(1.0)]),
+                F(Fn::Equal, &[TARGET, Num(1.0)]),
+            ],
+        ),
+        Num(0.0),
+        F(
+            Fn::Add,
+            &[
+                F(
+                    Fn::Sub,
+                    &[F(Fn::Mul, &[TARGET, F(Fn::Log, &[TARGET])]), TARGET],
+                ),
+                F(
+                    Fn::Mul,
+                    &[
+                        F(
+                            Fn::Log,
+                            &[F(Fn::Mul, &[TARGET, Num(2.0 * std::f32::consts::PI)])],
+                        ),
+                        Num(0.5),
+                    ],
+                ),
+            ],
+        ),
+    ],
+);
+
+/// `−target·(input1 − input2) + margin`.
+const MARGIN_RANKING: Expr = F(
+    Fn::Add,
+    &[
+        F(
+            Fn::Mul,
+            &[
+                F(Fn::Neg, &[TARGET]),
+                F(Fn::Sub, &[Expr::Tensor("input1"), Expr::Tensor("input2")]),
+            ],
+        ),
+        Arg("margin", 0.0),
+    ],
+);
+
+/// Argument `input` of `poisson_nll_loss`.
+const INPUT: Expr = Expr::Tensor("input");
 
 /// The rules, one per overload.
 pub const POINTWISE: &[Pointwise] = &[
@@ -974,6 +1210,141 @@ pub const POINTWISE: &[Pointwise] = &[
             ],
         ),
     ),
+    loss("mse_loss.default", "ATen's mse_loss ((x − target)²)", F(Fn::Mul, &[DIFFERENCE, DIFFERENCE])),
+    loss("l1_loss.default", "torch._refs.nn.functional.l1_loss (|x − target|)", DISTANCE),
+    loss(
+        "huber_loss.default",
+        "ATen's huber_loss (½z² for z = |x − target| < delta, else delta·(z − ½delta))",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::Less, &[DISTANCE, Arg("delta", 1.0)]),
+                F(Fn::Mul, &[F(Fn::Mul, &[DISTANCE, DISTANCE]), Num(0.5)]),
+                F(
+                    Fn::Mul,
+                    &[
+                        Arg("delta", 1.0),
+                        F(Fn::Sub, &[DISTANCE, F(Fn::Mul, &[Arg("delta", 1.0), Num(0.5)])]),
+                    ],
+                ),
+            ],
+        ),
+    ),
+    loss(
+        "smooth_l1_loss.default",
+        "ATen's smooth_l1_loss (½z²/beta for z = |x − target| < beta, else z − ½beta)",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::Less, &[DISTANCE, Arg("beta", 1.0)]),
+                F(
+                    Fn::Div,
+                    &[
+                        F(Fn::Mul, &[F(Fn::Mul, &[DISTANCE, DISTANCE]), Num(0.5)]),
+                        Arg("beta", 1.0),
+                    ],
+                ),
+                F(Fn::Sub, &[DISTANCE, F(Fn::Mul, &[Arg("beta", 1.0), Num(0.5)])]),
+            ],
+        ),
+    ),
+    loss(
+        "soft_margin_loss.default",
+        "ATen's soft_margin_loss (log(1 + e^(−target·x)))",
+        F(
+            Fn::Log,
+            &[F(
+                Fn::Add,
+                &[F(Fn::Exp, &[F(Fn::Neg, &[F(Fn::Mul, &[TARGET, X])])]), Num(1.0)],
+            )],
+        ),
+    ),
+    loss(
+        "kl_div.default",
+        "ATen's kl_div (e^target·(target − x) with log_target, else xlogy(target, target) − target·x)",
+        F(
+            Fn::Where,
+            &[
+                Arg("log_target", 0.0),
+                F(Fn::Mul, &[F(Fn::Exp, &[TARGET]), F(Fn::Sub, &[TARGET, X])]),
+                F(Fn::Sub, &[TARGET_XLOGX, F(Fn::Mul, &[TARGET, X])]),
+            ],
+        ),
+    ),
+    loss(
+        "hinge_embedding_loss.default",
+        "ATen's hinge_embedding_loss (max(margin − x, 0) where target ≠ 1, plus x where target ≠ −1)",
+        F(
+            Fn::Add,
+            &[
+                F(
+                    Fn::Where,
+                    &[
+                        F(Fn::Equal, &[TARGET, Num(1.0)]),
+                        Num(0.0),
+                        F(
+                            Fn::Where,
+                            &[
+                                F(Fn::Less, &[F(Fn::Sub, &[Arg("margin", 1.0), X]), Num(0.0)]),
+                                Num(0.0),
+                                F(Fn::Sub, &[Arg("margin", 1.0), X]),
+                            ],
+                        ),
+                    ],
+                ),
+                F(Fn::Where, &[F(Fn::Equal, &[TARGET, Num(-1.0)]), Num(0.0), X]),
+            ],
+        ),
+    ),
+    loss(
+        "margin_ranking_loss.default",
+        "ATen's margin_ranking_loss (max(−target·(input1 − input2) + margin, 0))",
+        F(
+            Fn::Where,
+            &[
+                F(Fn::Less, &[MARGIN_RANKING, Num(0.0)]),
+                Num(0.0),
+                MARGIN_RANKING,
+            ],
+        ),
+    ),
+    loss(
+        "poisson_nll_loss.default",
+        "ATen's poisson_nll_loss (e^input − target·input with log_input, else input − target·log(input + eps); plus the Stirling term where target > 1 with full)",
+        F(
+            Fn::Add,
+            &[
+                F(
+                    Fn::Where,
+                    &[
+                        Arg("log_input", 0.0),
+                        F(Fn::Sub, &[F(Fn::Exp, &[INPUT]), F(Fn::Mul, &[TARGET, INPUT])]),
+                        F(
+                            Fn::Sub,
+                            &[
+                                INPUT,
+                                F(
+                                    Fn::Mul,
+                                    &[TARGET, F(Fn::Log, &[F(Fn::Add, &[INPUT, Arg("eps", 1e-8)])])],
+                                ),
+                            ],
+                        ),
+                    ],
+                ),
+                F(Fn::Where, &[Arg("full", 0.0), STIRLING, Num(0.0)]),
+            ],
+        ),
+    ),
+    loss(
+        "binary_cross_entropy.default",
+        "ATen's binary_cross_entropy ((target − 1)·max(log(1 − x), −100) − target·max(log x, −100), times weight)",
+        BCE_WEIGHTED,
+    ),
+    loss(
+        "binary_cross_entropy_with_logits.default",
+        "ATen's binary_cross_entropy_with_logits ((1 − target)·x − log_sigmoid(x)·(1 + (pos_weight − 1)·target), times weight)",
+        BCE_LOGITS_WEIGHTED,
+    ),
 ];
 
 /// The rule for aten overload `target` (without `torch.ops.aten.`).
@@ -1249,13 +1620,49 @@ mod tests {
         assert!(isclose.is_bool());
     }
 
+    /// Rule `target` at `self` (or `input`) = `x` and `target` = `t`, other arguments
+    /// their defaults.
+    fn loss_at(target: &str, x: f32, t: f32, args: &str) -> f32 {
+        let at = |name: &str| if name == "target" { t } else { x };
+        pointwise(target)
+            .unwrap()
+            .expr
+            .eval(&node(args), &at)
+            .unwrap()
+    }
+
+    /// The losses' clamps, zero targets and thresholds are torch's (checked in torch 2.13).
+    #[test]
+    fn loss_edges_are_torchs() {
+        let full = r#"{"name": "full", "arg": {"as_bool": true}}, {"name": "log_input", "arg": {"as_bool": true}}"#;
+        let poisson = |t: f32| loss_at("poisson_nll_loss.default", 0.5, t, full);
+        assert_eq!(loss_at("binary_cross_entropy.default", 0.0, 1.0, ""), 100.0);
+        assert_eq!(loss_at("binary_cross_entropy.default", 1.0, 0.25, ""), 75.0);
+        assert_eq!(loss_at("kl_div.default", 0.3, 0.0, ""), 0.0);
+        assert!((poisson(1.0) - 1.1487213).abs() < 1e-6, "{}", poisson(1.0));
+        assert!((poisson(3.0) - 1.9128).abs() < 1e-4, "{}", poisson(3.0));
+        assert_eq!(loss_at("hinge_embedding_loss.default", 0.4, -1.0, ""), 0.6);
+        assert_eq!(loss_at("hinge_embedding_loss.default", 0.4, 1.0, ""), 0.4);
+        assert_eq!(loss_at("hinge_embedding_loss.default", 0.4, 0.0, ""), 1.0);
+        let beta = r#"{"name": "beta", "arg": {"as_float": 0.0}}"#;
+        assert_eq!(loss_at("smooth_l1_loss.default", 0.2, 0.0, beta), 0.2);
+        assert_eq!(
+            loss_at("binary_cross_entropy_with_logits.default", -200.0, 1.0, ""),
+            200.0
+        );
+        let sum = node(r#"{"name": "reduction", "arg": {"as_int": 2}}"#);
+        assert_eq!(LossReduction::of(&sum), Ok(LossReduction::Sum));
+        assert_eq!(LossReduction::of(&node("")), Ok(LossReduction::Mean));
+    }
+
     /// A rule of several tensors broadcasts them as numpy does.
     #[test]
     fn tensors_are_broadcast_together() {
         let rule = &pointwise("hypot.default").unwrap().expr;
         assert_eq!(rule.tensors(), ["self", "other"]);
+        let tensors = r#"{"name": "self", "arg": {"as_tensor": {"name": "a"}}}, {"name": "other", "arg": {"as_tensor": {"name": "b"}}}"#;
         let y = rule
-            .evaluate(&node(""), &|name| match name {
+            .evaluate(&node(tensors), &|name| match name {
                 "self" => Tensor::f32(vec![2, 1], vec![3.0, 6.0]),
                 _ => Tensor::f32(vec![3], vec![4.0, 8.0, 0.0]),
             })

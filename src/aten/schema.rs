@@ -984,6 +984,8 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("binary_cross_entropy.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("weight", "Tensor?", D::None), arg_or("reduction", "int", D::Int(1))], &[]),
+    schema("binary_cross_entropy_with_logits.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("weight", "Tensor?", D::None), arg_or("pos_weight", "Tensor?", D::None), arg_or("reduction", "int", D::Int(1))], &[]),
     schema(
         "bitwise_and.Scalar",
         &[arg("self", "Tensor"), arg("other", "Scalar")],
@@ -1020,6 +1022,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("mat2", "Tensor")],
         &[],
     ),
+    schema("broadcast_tensors.default", &[arg("tensors", "Tensor[]")], &[]),
     schema(
         "broadcast_to.default",
         &[arg("self", "Tensor"), arg("size", "SymInt[]")],
@@ -1961,6 +1964,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema("heaviside.default", &[arg("self", "Tensor"), arg("values", "Tensor")], &[]),
+    schema("hinge_embedding_loss.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("margin", "float", D::Float(1.0)), arg_or("reduction", "int", D::Int(1))], &[]),
     schema(
         "histc.default",
         &[
@@ -1990,6 +1994,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("sections", "int")],
         &[],
     ),
+    schema("huber_loss.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("reduction", "int", D::Int(1)), arg_or("delta", "float", D::Float(1.0))], &[]),
     schema("hypot.default", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
     schema("i0.default", &[arg("self", "Tensor")], &[]),
     schema(
@@ -2057,6 +2062,7 @@ pub const SCHEMAS: &[Schema] = &[
         schema("item.default", &[arg("self", "Tensor")], &[]),
         "its result is a number, not a tensor: a constant's is read where an argument names it",
     ),
+    schema("kl_div.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("reduction", "int", D::Int(1))], &[arg_or("log_target", "bool", D::Bool(false))]),
     schema(
         "kthvalue.default",
         &[
@@ -2067,6 +2073,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("l1_loss.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("reduction", "int", D::Int(1))], &[]),
     schema(
         "layer_norm.default",
         &[
@@ -2497,6 +2504,7 @@ pub const SCHEMAS: &[Schema] = &[
     ),
     schema("mH.default", &[arg("self", "Tensor")], &[]),
     schema("mT.default", &[arg("self", "Tensor")], &[]),
+    schema("margin_ranking_loss.default", &[arg("input1", "Tensor"), arg("input2", "Tensor"), arg("target", "Tensor"), arg_or("margin", "float", D::Float(0.0)), arg_or("reduction", "int", D::Int(1))], &[]),
     schema(
         "masked_fill.Scalar",
         &[
@@ -2737,6 +2745,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("mse_loss.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("reduction", "int", D::Int(1))], &[]),
     schema("msort.default", &[arg("self", "Tensor")], &[]),
     schema(
         "mul.Scalar",
@@ -3068,6 +3077,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("downscale_factor", "int")],
         &[],
     ),
+    schema("poisson_nll_loss.default", &[arg("input", "Tensor"), arg("target", "Tensor"), arg("log_input", "bool"), arg("full", "bool"), arg("eps", "float"), arg("reduction", "int")], &[]),
     schema(
         "polygamma.default",
         &[arg("n", "int"), arg("self", "Tensor")],
@@ -3404,6 +3414,8 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema("slogdet.default", &[arg("self", "Tensor")], &[]),
+    schema("smooth_l1_loss.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("reduction", "int", D::Int(1)), arg_or("beta", "float", D::Float(1.0))], &[]),
+    schema("soft_margin_loss.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("reduction", "int", D::Int(1))], &[]),
     schema(
         "softmax.int",
         &[

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import _opinfo
 from _util import ok, run_ckpt
@@ -142,6 +143,26 @@ DIRECT = {
                a, torch.where(b.abs() < 1, a + 1e-6 * b, b), equal_nan=True),
            "lerp by a tensor weight": lambda a, b: torch.lerp(a, b, torch.sigmoid(b) * 2 - 0.5),
        }.items()},
+    # Losses, each sample's own (reduction='none'), of two activations and constants.
+    **{f"{name}, unreduced": (fn, (3, 8)) for name, fn in {
+        "mse_loss": lambda x: F.mse_loss(x, x.flip(-1), reduction="none"),
+        "smooth_l1_loss": lambda x: F.smooth_l1_loss(x, x.flip(-1), reduction="none", beta=0.5),
+        "huber_loss": lambda x: F.huber_loss(x, x.flip(-1), reduction="none", delta=0.7),
+        "soft_margin_loss": lambda x: F.soft_margin_loss(x, x.flip(-1).sign(), reduction="none"),
+        "kl_div": lambda x: F.kl_div(x, x.flip(-1).softmax(-1), reduction="none"),
+        "poisson_nll_loss, full": lambda x: F.poisson_nll_loss(
+            x, x.flip(-1).abs() * 3, full=True, reduction="none"),
+        "binary_cross_entropy": lambda x: F.binary_cross_entropy(
+            torch.sigmoid(x), torch.sigmoid(x.flip(-1)), weight=torch.linspace(0.5, 2, 8),
+            reduction="none"),
+        "binary_cross_entropy_with_logits": lambda x: F.binary_cross_entropy_with_logits(
+            x, torch.sigmoid(x.flip(-1)), pos_weight=torch.linspace(0.5, 2, 8),
+            reduction="none"),
+        "hinge_embedding_loss": lambda x: F.hinge_embedding_loss(
+            x, torch.tensor([1.0, -1.0]).repeat(4), reduction="none"),
+        "margin_ranking_loss": lambda x: F.margin_ranking_loss(
+            x, x.flip(-1), x.flip(1).sign(), margin=0.3, reduction="none"),
+    }.items()},
 }
 STATS = {
     "_native_batch_norm_legit, eval": (
@@ -175,6 +196,14 @@ def test_core_overloads_called_directly_match_torch(name, tmp_path):
     ok(run_ckpt("to-onnx", archive, "-o", out))
     why = _opinfo.check_file(out, module, xs)
     assert why is None, why
+
+
+def test_a_loss_reduced_over_the_batch_is_refused_as_mixing_samples(tmp_path):
+    module = _opinfo.OpModule(lambda x: F.mse_loss(x, x.flip(-1))).eval()
+    _, archive, out = exported(module, (4,), tmp_path)
+    result = run_ckpt("to-onnx", archive, "-o", out)
+    assert result.returncode == 1 and "the batch included" in result.stderr, result.stderr
+    assert not out.exists()
 
 
 def test_cdist_that_torch_computes_by_a_matrix_product_is_refused(tmp_path):

@@ -118,6 +118,12 @@ CONSTANT = {
     # the batch: [5, 10, 5] beside [10, 5], [10, 5] beside a 0-d one.
     "hypot": 4, "logaddexp": 4, "copysign": 3, "fmax": 6, "clamp_min": 4, "isclose": 4,
     "pow": 4, "xlogy": 6, "heaviside": 2,
+    # Losses (ported rules, then torch's reduction), in static programs: a weight, a
+    # pos_weight, the Stirling term, a log target, three tensors.
+    "nn.functional.binary_cross_entropy": 8,
+    "nn.functional.binary_cross_entropy_with_logits": 22,
+    "nn.functional.poisson_nll_loss": 36, "nn.functional.kl_div": 8,
+    "nn.functional.margin_ranking_loss": 12, "nn.functional.huber_loss": 3,
 }
 
 _OPS = None

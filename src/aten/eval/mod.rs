@@ -106,6 +106,7 @@ pub(crate) const EVALUATED: &[&str] = &[
     "index.Tensor",
     "index_select.default",
     "expand.default",
+    "broadcast_tensors.default",
     "expand_as.default",
     "broadcast_to.default",
     "repeat.default",
@@ -496,7 +497,7 @@ pub fn evaluate(
     let a = Args { node, input };
     let one = |t: Result<Tensor, String>| t.map(|t| vec![t]);
     if let Some(rule) = super::decompose::pointwise(op) {
-        return one(decomposed(&a, &rule.expr));
+        return one(decomposed(&a, rule));
     }
     if let Some(row) = super::special::special(op) {
         return one(special(&a, row));
@@ -772,6 +773,12 @@ pub fn evaluate(
             one(x.index_axis(axis(a.int("dim")?, x.rank())?, &a.tensor("index")?))
         }
         "index.Tensor" => one(index(&a.tensor("self")?, &a.optional_tensors("indices")?)),
+        "broadcast_tensors.default" => {
+            let xs = a.tensors("tensors")?;
+            let all: Vec<&[u64]> = xs.iter().map(Tensor::dims).collect();
+            let dims = broadcast(&all)?;
+            xs.iter().map(|x| x.expand(&dims)).collect()
+        }
         "expand_as.default" => {
             let like = a.tensor("other")?;
             one(a.tensor("self")?.expand(like.dims()))
@@ -1792,11 +1799,23 @@ fn flipped(x: &Tensor, axes: &[usize]) -> Result<Tensor, String> {
     Ok(y)
 }
 
-/// A ported decomposition's expression of its tensor arguments, broadcast together (a bool
-/// result as 0/1 int64, put into torch's recorded dtype by the caller).
-fn decomposed(a: &Args<'_>, expr: &super::decompose::Expr) -> Result<Tensor, String> {
-    let y = expr.evaluate(a.node, &|name| a.tensor(name))?;
-    if expr.is_bool() {
+/// A ported decomposition's expression of its tensor arguments, broadcast together, and a
+/// loss's reduction (a bool result as 0/1 int64, put into torch's recorded dtype by the
+/// caller).
+fn decomposed(a: &Args<'_>, rule: &super::decompose::Pointwise) -> Result<Tensor, String> {
+    use super::decompose::LossReduction;
+    let y = rule.expr.evaluate(a.node, &|name| a.tensor(name))?;
+    let all: Vec<usize> = (0..y.rank()).collect();
+    let how = match rule.reduces {
+        true => LossReduction::of(a.node)?,
+        false => LossReduction::None,
+    };
+    let y = match how {
+        LossReduction::None => y,
+        LossReduction::Mean => y.reduce(&all, false, Reduction::Mean)?,
+        LossReduction::Sum => y.reduce(&all, false, Reduction::Sum)?,
+    };
+    if rule.expr.is_bool() {
         let flags = y.to_f32().iter().map(|&v| i64::from(v != 0.0)).collect();
         Tensor::i64(y.dims().to_vec(), flags)
     } else {

@@ -1172,7 +1172,9 @@ impl Lowering<'_, '_> {
         Ok(())
     }
 
-    fn bind_name(&mut self, name: &str, t: Tensor) -> Result<(), OnnxError> {
+    /// Binds value `name` (an output of the node being lowered) to activation `t`, whose
+    /// element type and sizes must be the ones torch recorded.
+    pub fn bind_name(&mut self, name: &str, t: Tensor) -> Result<(), OnnxError> {
         let elem = self.recorded_elem(name)?;
         if t.value().elem() != elem {
             return Err(OnnxError::Shape {

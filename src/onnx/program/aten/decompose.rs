@@ -3,7 +3,7 @@
 //! subexpressions of constants alone are computed at export by the rule's own arithmetic.
 
 use crate::aten::args::Args;
-use crate::aten::decompose::{self, Expr, Relayout};
+use crate::aten::decompose::{self, Expr, LossReduction, Relayout};
 use crate::aten::eval;
 use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
@@ -56,10 +56,15 @@ fn emit_expr(
             _ => return Err("a leaf without a value".into()),
         });
     };
-    let terms = operands
-        .iter()
-        .map(|e| emit_expr(graph, node, leaves, e))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut terms = Vec::with_capacity(operands.len());
+    for (k, e) in operands.iter().enumerate() {
+        let term = emit_expr(graph, node, leaves, e)?;
+        // A condition known at export writes the branch it chooses alone.
+        if let (decompose::Fn::Where, 0, Term::Number(c), [_, a, b]) = (f, k, &term, operands) {
+            return emit_expr(graph, node, leaves, if *c != 0.0 { a } else { b });
+        }
+        terms.push(term);
+    }
     let refs: Vec<&Term> = terms.iter().collect();
     Ok(match graph.apply(*f, &refs)? {
         Term::Number(v) => Term::Number(f64::from(v as f32)),
@@ -149,6 +154,16 @@ impl Lowering<'_, '_> {
         names: &[&'static str],
     ) -> Result<(), OnnxError> {
         let target = aten_name(node);
+        let reduction = match rule.reduces {
+            true => LossReduction::of(node).or_shape()?,
+            false => LossReduction::None,
+        };
+        // An optional tensor that is not given is read by no branch the rule writes.
+        let names: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|name| decompose::given(node, name))
+            .collect();
         let operands = names
             .iter()
             .map(|name| operand(args, name))
@@ -161,8 +176,11 @@ impl Lowering<'_, '_> {
             };
             leaves.push(if self.is_constant(t) {
                 Leaf::Constant(self.constant_tensor(t)?)
-            } else {
+            } else if reduction == LossReduction::None {
                 Leaf::Activation(self.activation(t)?)
+            } else {
+                // A reduction over every entry: a static export's tensors are read lifted.
+                Leaf::Activation(self.lifted_activation(t)?)
             });
         }
         // A constant meets the activations per sample: its leading 1 where they have the
@@ -201,6 +219,14 @@ impl Lowering<'_, '_> {
                 )))
             }
         };
+        let op = match reduction {
+            LossReduction::None => return self.bind(node, 0, y),
+            LossReduction::Mean => "ReduceMean",
+            LossReduction::Sum => "ReduceSum",
+        };
+        // Every entry, which under a dynamic batch is refused as mixing samples.
+        let axes = super::reduce::reduction_axes(args, &y, self.is_lifted())?;
+        let y = self.g.reduce(op, scope, &y, &axes, false)?;
         self.bind(node, 0, y)
     }
 }

@@ -574,6 +574,9 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.matrix_transpose(n, a, s),
     ),
     op(&["flip.default"], |l, n, a, s| l.flip(n, a, s)),
+    op(&["broadcast_tensors.default"], |l, n, a, s| {
+        l.broadcast_tensors(n, a, s)
+    }),
     op(&["select.int"], |l, n, a, s| l.select(n, a, s)),
     op(&["unflatten.int"], |l, n, a, s| l.unflatten(n, a, s)),
     op(

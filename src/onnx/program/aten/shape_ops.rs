@@ -326,6 +326,67 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, y)
     }
 
+    /// `broadcast_tensors(tensors)`: each tensor at the sizes torch recorded for it (their
+    /// common broadcast): an activation already at them as it is, a constant expanded at
+    /// export, or beside the batch of the first activation ([`Lowering::expanded_like`]).
+    /// An activation that would grow is refused.
+    pub(super) fn broadcast_tensors(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let inputs = args.tensors("tensors").or_shape()?;
+        let [Argument::Tensors(outputs)] = node.outputs.as_slice() else {
+            return Err(arg_error("its output is not a list of tensors".into()));
+        };
+        if outputs.len() != inputs.len() {
+            return Err(arg_error(format!(
+                "{} tensors broadcast to {} outputs",
+                inputs.len(),
+                outputs.len()
+            )));
+        }
+        let like = inputs.iter().find(|t| !self.is_constant(t));
+        for (input, output) in inputs.iter().zip(outputs) {
+            let recorded = self.recorded_name_sizes(output)?;
+            if !self.is_constant(input) {
+                let x = self.tensor(input)?;
+                if x.sizes() != recorded {
+                    return Err(arg_error(format!(
+                        "broadcast_tensors grows activation `{input}` from {} to {}; only constants are expanded (broadcast the operands in the op that uses them)",
+                        tensor::show(&x.sizes()),
+                        tensor::show(&recorded)
+                    )));
+                }
+                self.bind_name(output, x)?;
+                continue;
+            }
+            let counts: Vec<u64> = recorded.iter().map(|s| s.count).collect();
+            let batch = recorded.iter().position(|s| s.batch);
+            match (batch, like) {
+                (None, _) => {
+                    let c = self.constant_tensor(input)?.expand(&counts).or_shape()?;
+                    self.bind_folded_as(node, output, c)?;
+                }
+                (Some(0), Some(like)) => {
+                    let rows = self.activation(like)?;
+                    let c = self.constant(input)?;
+                    let y = self.expanded_like(&c, &counts[1..], &rows, scope)?;
+                    let y = tensor::Tensor::from_rows(self.rows_read()?, y);
+                    self.bind_name(output, y)?;
+                }
+                _ => {
+                    return Err(arg_error(format!(
+                    "broadcast_tensors expands constant `{input}` to {}, with the batch not first",
+                    tensor::show(&recorded)
+                )))
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Expanded constant `c` of per-sample `shape`, built beside activation `like` as
     /// `Where(like[…:1…] == like[…:1…], c, c)` so that it follows the batch with no op
     /// computing it. The condition only lends its shape: either branch is `c`, so a NaN or
