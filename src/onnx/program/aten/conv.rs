@@ -3,13 +3,14 @@
 
 use crate::aten::program::{Argument, Node};
 use crate::onnx::fold::{fold, folded_bias, scales, BatchNorm};
+use crate::onnx::graph::Value;
 use crate::onnx::ops::ConvNd;
 use crate::onnx::store::Transform;
 use crate::onnx::OnnxError;
 
 use super::super::emit::{self, ConvTranspose};
 use super::super::lower::{Constant, Lowering};
-use super::super::tensor::{self, Size};
+use super::super::tensor::{self, Placement, Size};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
@@ -45,6 +46,18 @@ impl<'p> Lowering<'p, '_> {
             .ok_or_else(|| arg_error(format!("groups {groups} is not positive")))
     }
 
+    /// The input of a convolution over `rank` spatial axes: by rows, or, when it is a
+    /// static unbatched `[C, spatial…]` tensor as torch takes it, lifted as one sample
+    /// (its channels are mixed, so its first axis is never rows).
+    fn conv_input(&mut self, name: &str, rank: usize) -> Result<Value, OnnxError> {
+        let t = self.tensor(name)?;
+        if t.placement() == Placement::Static && t.rank() == rank + 1 {
+            self.lifted_activation(name)
+        } else {
+            self.activation(name)
+        }
+    }
+
     /// `conv1d`, `conv2d`, `conv3d`, a BatchNorm reading only its output folded in.
     pub(super) fn conv(
         &mut self,
@@ -52,13 +65,13 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let x = self.activation(args.tensor("input").or_shape()?)?;
         let weight = self.constant(args.tensor("weight").or_shape()?)?;
         let bias = match args.optional_tensor("bias").or_shape()? {
             Some(b) => Some(self.constant(b)?),
             None => None,
         };
         let rank = self.conv_rank(&weight)?;
+        let x = self.conv_input(args.tensor("input").or_shape()?, rank)?;
         let stride = args.sizes("stride", rank).or_shape()?;
         let dilation = args.sizes("dilation", rank).or_shape()?;
         let pad = match args.get("padding") {
@@ -305,7 +318,7 @@ impl<'p> Lowering<'p, '_> {
     /// The parameters of an eval-mode `batch_norm` / `_native_batch_norm_legit_no_training`.
     fn norm_params(&self, args: &Args<'_>) -> Result<NormParams, OnnxError> {
         if args.bool_or("training", false).or_shape()? {
-            return Err(arg_error("BatchNorm is in training mode (batch statistics); export the model after `model.eval()`".into()));
+            return Err(arg_error("BatchNorm normalises with the batch's statistics (training mode, or track_running_stats=False), which mixes samples; export the model after `model.eval()`, with running statistics".into()));
         }
         let constant = |name: &str| -> Result<Option<Constant>, OnnxError> {
             args.optional_tensor(name)
@@ -384,13 +397,13 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let x = self.activation(args.tensor("input").or_shape()?)?;
         let weight = self.constant(args.tensor("weight").or_shape()?)?;
         let bias = match args.optional_tensor("bias").or_shape()? {
             Some(b) => Some(self.constant(b)?),
             None => None,
         };
         let rank = self.conv_rank(&weight)?;
+        let x = self.conv_input(args.tensor("input").or_shape()?, rank)?;
         let p = ConvTranspose {
             stride: args.sizes("stride", rank).or_shape()?,
             pad: args.sizes("padding", rank).or_shape()?,

@@ -60,8 +60,9 @@ impl<'p> Lowering<'p, '_> {
         out.swap_remove(0)
     }
 
-    /// `instance_norm` with the input's own statistics (`InstanceNorm2d`'s default;
-    /// running statistics, `use_input_stats=False`, are refused).
+    /// `instance_norm` with the input's own statistics (`InstanceNorm2d`'s default), or
+    /// with running statistics (`use_input_stats=False`: `track_running_stats=True` in eval
+    /// mode), which normalise as an eval-mode BatchNorm by them.
     pub(super) fn instance_norm(
         &mut self,
         node: &Node,
@@ -69,9 +70,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         if !args.bool("use_input_stats").or_shape()? {
-            return Err(arg_error(
-                "instance_norm with running statistics (track_running_stats=True in eval mode) is not exported".into(),
-            ));
+            return self.batch_norm(node, args, scope);
         }
         let x = self.activation(args.tensor("input").or_shape()?)?;
         let Some(&channels) = x.shape().first().filter(|_| x.shape().len() >= 2) else {

@@ -152,17 +152,25 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let p = window(args, rank, "average pooling")?;
-        if let Some(divisor) = args.optional_int("divisor_override").or_shape()? {
+        // An unbatched input pools each channel alone, the batch along them.
+        let (x, unbatched) = self.lift_unbatched(scope, x, rank)?;
+        let y = if let Some(divisor) = args.optional_int("divisor_override").or_shape()? {
             let y = self.window_sum(scope, &x, &p)?;
             let divisor = self
                 .g
                 .constant_scalar(&format!("{scope}.divisor"), divisor as f32);
-            let y = self.g.div_constant(scope, &y, &divisor)?;
-            return self.bind(node, 0, y);
-        }
-        let include_pad = args.bool("count_include_pad").or_shape()?;
-        ai_cpu_keeps_meaning(&x.shape()[1..], &p, include_pad)?;
-        let y = self.g.average_pool_nd(scope, &x, &p, include_pad)?;
+            self.g.div_constant(scope, &y, &divisor)?
+        } else {
+            let include_pad = args.bool("count_include_pad").or_shape()?;
+            ai_cpu_keeps_meaning(&x.shape()[1..], &p, include_pad)?;
+            self.g.average_pool_nd(scope, &x, &p, include_pad)?
+        };
+        let y = if unbatched {
+            let shape = y.shape()[1..].to_vec();
+            self.g.reshape(scope, &y, &shape)?
+        } else {
+            y
+        };
         self.bind(node, 0, y)
     }
 
