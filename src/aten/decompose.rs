@@ -488,6 +488,18 @@ const LOGADDEXP2: Expr = F(
     ],
 );
 
+/// `1 / x`, whose sign is `x`'s for ±0 too (`1/−0 = −∞`).
+const X_INVERSE: Expr = F(Fn::Div, &[Num(1.0), X]);
+
+/// Bool `signbit(x)`: `min(x, 1/x) < 0`, so −0 counts as negative and NaN as positive.
+const X_SIGNBIT: Expr = F(
+    Fn::Less,
+    &[
+        F(Fn::Where, &[F(Fn::Less, &[X, X_INVERSE]), X, X_INVERSE]),
+        Num(0.0),
+    ],
+);
+
 /// `1 / other`, whose sign is `other`'s for ±0 too (`1/−0 = −∞`).
 const OTHER_INVERSE: Expr = F(Fn::Div, &[Num(1.0), OTHER]);
 
@@ -501,6 +513,55 @@ const OTHER_SIGNBIT: Expr = F(
             &[F(Fn::Less, &[OTHER, OTHER_INVERSE]), OTHER, OTHER_INVERSE],
         ),
         Num(0.0),
+    ],
+);
+
+/// `−1` where `other`'s sign bit is set, else 1: a sign taken as a factor, since
+/// onnxruntime's `Where` gives +0 for a chosen −0.
+const OTHER_SIGN: Expr = F(Fn::Where, &[OTHER_SIGNBIT, Num(-1.0), Num(1.0)]);
+
+/// `atan(|x| / |other|)`, the angle in the first quadrant: 0 where both are zero and π/4
+/// where both are infinite (where the ratio is NaN).
+const FIRST_QUADRANT: Expr = F(
+    Fn::Where,
+    &[
+        F(Fn::And, &[X_INFINITE, OTHER_INFINITE]),
+        Num(std::f32::consts::FRAC_PI_4),
+        F(
+            Fn::Where,
+            &[
+                F(
+                    Fn::And,
+                    &[
+                        F(Fn::Equal, &[X, Num(0.0)]),
+                        F(Fn::Equal, &[OTHER, Num(0.0)]),
+                    ],
+                ),
+                Num(0.0),
+                F(
+                    Fn::Atan,
+                    &[F(Fn::Div, &[F(Fn::Abs, &[X]), F(Fn::Abs, &[OTHER])])],
+                ),
+            ],
+        ),
+    ],
+);
+
+/// C's `atan2(x, other)` (`x` the ordinate): [`FIRST_QUADRANT`] reflected to `π − t` where
+/// `other`'s sign bit is set (−0 included), times −1 where `x`'s is; so
+/// `atan2(±0, −0) = ±π`, `atan2(±0, +0) = ±0`, `atan2(x, ±0) = ±π/2`, NaN propagates.
+const ATAN2: Expr = F(
+    Fn::Mul,
+    &[
+        F(
+            Fn::Where,
+            &[
+                OTHER_SIGNBIT,
+                F(Fn::Sub, &[Num(std::f32::consts::PI), FIRST_QUADRANT]),
+                FIRST_QUADRANT,
+            ],
+        ),
+        F(Fn::Where, &[X_SIGNBIT, Num(-1.0), Num(1.0)]),
     ],
 );
 
@@ -965,6 +1026,8 @@ pub const POINTWISE: &[Pointwise] = &[
             ],
         ),
     ),
+    rule("atan2.default", "C's atan2 (from atan and its quadrant rules)", ATAN2),
+    rule("atan2.out", "C's atan2 (from atan and its quadrant rules)", ATAN2),
     rule("logaddexp.default", "ATen's logaddexp kernel", LOGADDEXP),
     rule("logaddexp2.default", "ATen's logaddexp2 kernel", LOGADDEXP2),
     rule(
@@ -982,14 +1045,7 @@ pub const POINTWISE: &[Pointwise] = &[
     rule(
         "copysign.Tensor",
         "torch._refs.copysign (−|x| where other's sign bit is set, −0 included)",
-        F(
-            Fn::Where,
-            &[
-                OTHER_SIGNBIT,
-                F(Fn::Neg, &[F(Fn::Abs, &[X])]),
-                F(Fn::Abs, &[X]),
-            ],
-        ),
+        F(Fn::Mul, &[F(Fn::Abs, &[X]), OTHER_SIGN]),
     ),
     rule(
         "fmax.default",
@@ -1612,6 +1668,14 @@ mod tests {
         assert_eq!(at2("xlogy.Tensor", 0.0, 0.0), 0.0);
         assert!(at2("special_xlog1py.default", -0.0, -1.0) == 0.0);
         assert_eq!(at2("ldexp.Tensor", 3.0, -2.0), 0.75);
+        let pi = std::f32::consts::PI;
+        assert_eq!(at2("atan2.default", 0.0, -0.0), pi);
+        assert_eq!(at2("atan2.default", -0.0, -0.0), -pi);
+        assert!(at2("atan2.default", -0.0, 0.0).is_sign_negative());
+        assert_eq!(at2("atan2.default", -3.0, 0.0), -pi / 2.0);
+        assert_eq!(at2("atan2.default", inf, -inf), 3.0 * pi / 4.0);
+        assert!(at2("atan2.default", f32::NAN, 1.0).is_nan());
+        assert_eq!(at2("atan2.default", 1.0, -1.0), 3.0 * pi / 4.0);
         assert_eq!(at2("isclose.default", inf, inf), 1.0);
         assert_eq!(at2("isclose.default", f32::NAN, f32::NAN), 0.0);
         let equal_nan = node(r#"{"name": "equal_nan", "arg": {"as_bool": true}}"#);

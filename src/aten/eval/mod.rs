@@ -181,8 +181,6 @@ pub(crate) const EVALUATED: &[&str] = &[
     "clamp_max.default",
     "clamp_.default",
     "clamp_.Tensor",
-    "atan2.default",
-    "atan2.out",
     "cdist.default",
     "_cdist_forward.default",
     "pdist.default",

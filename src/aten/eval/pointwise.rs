@@ -270,10 +270,6 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
                 Some(i64::checked_add),
             )
         })(),
-        "atan2.default" | "atan2.out" => (|| {
-            let (y, x) = (a.tensor("self")?, a.tensor("other")?);
-            Tensor::zip(&y, &x, f32::atan2, None)
-        })(),
         "isfinite.default" => a
             .tensor("self")
             .map(|x| x.map(|v| f32::from(u8::from(v.is_finite())))),

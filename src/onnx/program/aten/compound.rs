@@ -1,5 +1,5 @@
 //! Element-wise ops that are a few ONNX ops each: `addcmul`/`addcdiv`
-//! (`self + value · t1 ∘ t2`), `lerp`, `atan2` (from `Atan`, C's quadrant rules),
+//! (`self + value · t1 ∘ t2`), `lerp`,
 //! `isfinite`, and `stack` (each input given the new axis, then one Concat).
 
 use crate::aten::program::Node;
@@ -183,105 +183,6 @@ impl<'p> Lowering<'p, '_> {
             )
         };
         self.bind_tensor(node, 0, x.with_value(y)?)
-    }
-
-    /// `atan2(self, other)` of two activations, from ONNX's `Atan` as the C library's
-    /// `atan2` is defined: the angle of `(|x|, |y|)` in the first quadrant,
-    /// `atan(|y| / |x|)` (0 where both are zero, π/4 where both are infinite), reflected to
-    /// `π − t` where `x` has its sign bit set (`−0` included) and negated where `y` has;
-    /// so `atan2(±0, −0) = ±π`, `atan2(±0, +0) = ±0`, `atan2(y, ±0) = ±π/2`, NaN propagates.
-    pub(super) fn atan2(
-        &mut self,
-        node: &Node,
-        args: &Args<'_>,
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        let [y, x] = ["self", "other"].map(|name| args.tensor(name).or_shape());
-        let (y, x) = (y?, x?);
-        if self.is_constant(y) || self.is_constant(x) {
-            return Err(arg_error(
-                "atan2 of an activation and a constant is not exported; only of two activations"
-                    .into(),
-            ));
-        }
-        let (y, x) = (self.tensor(y)?, self.tensor(x)?);
-        if !y.same_batch(&x) {
-            return Err(arg_error(format!(
-                "atan2 of {} and {}: the batch must be on the same dimension of both",
-                tensor::show(&y.sizes()),
-                tensor::show(&x.sizes())
-            )));
-        }
-        let f = ElemType::Float32;
-        let (yv, xv) = (
-            emit::cast(&mut self.g, scope, y.value(), f),
-            emit::cast(&mut self.g, scope, x.value(), f),
-        );
-        let g = &mut self.g;
-        let shape = emit::broadcast_shape(
-            "atan2",
-            scope,
-            Operand::Activation(&yv),
-            Operand::Activation(&xv),
-        )?;
-        let (a, b) = (
-            g.unary("Abs", scope, &yv, vec![]),
-            g.unary("Abs", scope, &xv, vec![]),
-        );
-        let ratio = typed(g, "Div", scope, &[a.name(), b.name()], &shape, f);
-        let mut t = g.unary("Atan", scope, &ratio, vec![]);
-        let quarter =
-            g.constant_scalar(&format!("{scope}.quarter_pi"), std::f32::consts::FRAC_PI_4);
-        let zero = g.constant_scalar(&format!("{scope}.zero"), 0.0);
-        let inf = g.constant_scalar(&format!("{scope}.infinity"), f32::INFINITY);
-        let pi = g.constant_scalar(&format!("{scope}.pi"), std::f32::consts::PI);
-        let bool_ = ElemType::Bool;
-        // 0/0 and ∞/∞ give NaN: the angle is 0 and π/4 there.
-        for (edge, value) in [(&inf, &quarter), (&zero, &zero)] {
-            let [p, q] = [&a, &b].map(|v| {
-                typed(
-                    g,
-                    "Equal",
-                    scope,
-                    &[v.name(), edge.name()],
-                    v.shape(),
-                    bool_,
-                )
-            });
-            let both = typed(g, "And", scope, &[p.name(), q.name()], &shape, bool_);
-            t = typed(
-                g,
-                "Where",
-                scope,
-                &[both.name(), value.name(), t.name()],
-                &shape,
-                f,
-            );
-        }
-        let negative_x = sign_bit(g, scope, &xv);
-        let reflected = typed(g, "Sub", scope, &[pi.name(), t.name()], &shape, f);
-        let t = typed(
-            g,
-            "Where",
-            scope,
-            &[negative_x.name(), reflected.name(), t.name()],
-            &shape,
-            f,
-        );
-        let negative_y = sign_bit(g, scope, &yv);
-        // `t · ±1`: the sign is picked as a factor, as onnxruntime's Where of a −0 gives +0.
-        let minus = g.constant_scalar(&format!("{scope}.minus_one"), -1.0);
-        let plus = g.constant_scalar(&format!("{scope}.one"), 1.0);
-        let sign = typed(
-            g,
-            "Where",
-            scope,
-            &[negative_y.name(), minus.name(), plus.name()],
-            yv.shape(),
-            f,
-        );
-        let angle = typed(g, "Mul", scope, &[t.name(), sign.name()], &shape, f);
-        self.bind_tensor(node, 0, y.with_value(angle)?)
     }
 
     /// `lerp.Scalar(self, end, weight)` by torch's kernel: `self + w·(end − self)` for

@@ -94,10 +94,11 @@ fn shared(graph: &mut Graph<'_>, value: &eval::Tensor, bool: bool) -> Result<Ter
 
 impl Lowering<'_, '_> {
     /// An op with a ported decomposition: its rule's functions of its tensor arguments;
-    /// the result's element type must be the one torch recorded. A rule of argument
-    /// `self` alone is written on the input's layout, wherever its batch is; a rule of
-    /// several tensors reads them by rows ([`Lowering::activation`], float32), broadcast
-    /// as torch broadcasts them ([`Lowering::lift_for_constants`]).
+    /// the result's element type must be the one torch recorded. Activations of one
+    /// layout are written as they are, wherever their batch is; with a constant among
+    /// them, or a reduction over every entry, they are read by rows
+    /// ([`Lowering::activation`], float32), broadcast as torch broadcasts them
+    /// ([`Lowering::lift_for_constants`]).
     pub(super) fn decomposed(
         &mut self,
         node: &Node,
@@ -116,24 +117,51 @@ impl Lowering<'_, '_> {
         let recorded = self.recorded_elem(self.output_name(node, 0)?)?;
         if recorded != want {
             return Err(arg_error(format!(
-                "{target} gives {want}, but torch recorded {recorded}"
-            )));
-        }
-        let names = rule.expr.tensors();
-        if names != ["self"] {
-            return self.decomposed_by_rows(node, args, scope, rule, &names);
-        }
-        let x = self.tensor(args.tensor("self").or_shape()?)?;
-        let elem = x.value().elem();
-        if elem != ElemType::Float32 {
-            return Err(arg_error(format!(
-                "{target} of a {elem} tensor is not exported (float32 only; its rule is {}'s)",
+                "{target} gives {want} by {}, but torch recorded {recorded}",
                 rule.port
             )));
         }
+        // An optional tensor that is not given is read by no branch the rule writes.
+        let names: Vec<&str> = rule
+            .expr
+            .tensors()
+            .into_iter()
+            .filter(|name| decompose::given(node, name))
+            .collect();
+        let inputs = names
+            .iter()
+            .map(|name| args.tensor(name).or_shape())
+            .collect::<Result<Vec<_>, _>>()?;
+        let reduces = rule.reduces && LossReduction::of(node).or_shape()? != LossReduction::None;
+        if reduces || inputs.iter().any(|t| self.is_constant(t)) {
+            return self.decomposed_by_rows(node, args, scope, rule, &names);
+        }
+        // Activations alone, of one layout: the rule on their values, wherever the batch is.
+        let xs = inputs
+            .iter()
+            .map(|t| self.tensor(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let Some(first) = xs.first() else {
+            return Err(arg_error(format!("{target} reads no tensor")));
+        };
+        if let Some(other) = xs.iter().find(|x| !x.same_batch(first)) {
+            return Err(arg_error(format!(
+                "{target} of {} and {}: the batch must be on the same dimension of both, the same number of times",
+                super::super::tensor::show(&first.sizes()),
+                super::super::tensor::show(&other.sizes())
+            )));
+        }
+        // torch computes these ops in float32 (an integer or bool tensor promoted).
+        let leaves: Vec<(&str, Leaf)> = names
+            .iter()
+            .zip(&xs)
+            .map(|(&name, x)| {
+                let v = emit::cast(&mut self.g, scope, x.value(), ElemType::Float32);
+                (name, Leaf::Activation(v))
+            })
+            .collect();
         let mut graph = Graph::new(&mut self.g, scope);
-        let input = [("self", Leaf::Activation(x.value().clone()))];
-        let y = match emit_expr(&mut graph, node, &input, &rule.expr).or_shape()? {
+        let y = match emit_expr(&mut graph, node, &leaves, &rule.expr).or_shape()? {
             Term::Value(y) => y,
             Term::Number(_) => {
                 return Err(arg_error(format!(
@@ -141,29 +169,24 @@ impl Lowering<'_, '_> {
                 )))
             }
         };
-        self.bind_tensor(node, 0, x.with_value(y)?)
+        self.bind_tensor(node, 0, first.with_value(y)?)
     }
 
-    /// [`Lowering::decomposed`] of a rule of tensor arguments `names`, read by rows.
+    /// [`Lowering::decomposed`] of a rule of tensor arguments `names` (those given), read
+    /// by rows: some of them constants, or a loss reduced over every entry.
     fn decomposed_by_rows(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
         rule: &decompose::Pointwise,
-        names: &[&'static str],
+        names: &[&str],
     ) -> Result<(), OnnxError> {
         let target = aten_name(node);
         let reduction = match rule.reduces {
             true => LossReduction::of(node).or_shape()?,
             false => LossReduction::None,
         };
-        // An optional tensor that is not given is read by no branch the rule writes.
-        let names: Vec<&str> = names
-            .iter()
-            .copied()
-            .filter(|name| decompose::given(node, name))
-            .collect();
         let operands = names
             .iter()
             .map(|name| operand(args, name))
@@ -176,11 +199,14 @@ impl Lowering<'_, '_> {
             };
             leaves.push(if self.is_constant(t) {
                 Leaf::Constant(self.constant_tensor(t)?)
-            } else if reduction == LossReduction::None {
-                Leaf::Activation(self.activation(t)?)
             } else {
-                // A reduction over every entry: a static export's tensors are read lifted.
-                Leaf::Activation(self.lifted_activation(t)?)
+                let x = match reduction {
+                    LossReduction::None => self.any_activation(t)?,
+                    // A reduction over every entry: a static export's tensors are read lifted.
+                    _ => self.lifted_any_activation(t)?,
+                };
+                // torch computes these ops in float32 (an integer or bool tensor promoted).
+                Leaf::Activation(emit::cast(&mut self.g, scope, &x, ElemType::Float32))
             });
         }
         // A constant meets the activations per sample: its leading 1 where they have the

@@ -314,9 +314,6 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.div_rounding(n, a, s, true),
     ),
     op(&["lerp.Scalar"], |l, n, a, s| l.lerp(n, a, s)),
-    op(&["atan2.default", "atan2.out"], |l, n, a, s| {
-        l.atan2(n, a, s)
-    }),
     op(&["isfinite.default"], |l, n, a, s| l.isfinite(n, a, s)),
     op(&["addcmul.default"], |l, n, a, s| {
         l.add_scaled(n, a, s, "Mul")
