@@ -1,4 +1,6 @@
-//! Where each entry of a scatter's result comes from. torch's `scatter`, `scatter_add`,
+//! Where each entry of a scatter's result comes from (and where a gather by constant positions
+//! reads: `take`, `take_along_dim`). torch's `scatter`, `scatter_add`, `index_add`, `index_copy`,
+//! `index_fill`, `index_reduce`, `put`,
 //! `scatter_reduce`, `index_put`, `select_scatter`, `slice_scatter` and `masked_scatter`
 //! copy `self` and write entries of a source into it at positions their other arguments
 //! fix. With those arguments constant, the writes are a [`Plan`]: for every entry of the
@@ -247,6 +249,180 @@ impl Plan {
     }
 }
 
+/// `index_add(self, dim, index, source)` (also `index_copy`, `index_reduce`, and
+/// `index_fill` with a source of the slices it fills): entry `i` of `index` sends
+/// `source.select(dim, i)` to `self.select(dim, index[i])`, in index order (torch's
+/// `index_add_cpu_` adds slice after slice). `index` is 1-D or 0-d (one entry); `source`
+/// has `self`'s rank (a 0-d one is its one-entry view, as torch's kernels see it), the
+/// index's length along `dim` and `self`'s sizes elsewhere; every entry is in
+/// `0..self.size(dim)` (torch raises "index out of range in self" otherwise).
+pub fn index_along(
+    self_dims: &[u64],
+    dim: i64,
+    index: &[i64],
+    src_dims: &[u64],
+) -> Result<Plan, String> {
+    let mut plan = Plan::empty(self_dims)?;
+    let at = Dim::wrap(dim, self_dims.len())?.view_axis();
+    let lift = |d: &[u64]| if d.is_empty() { vec![1] } else { d.to_vec() };
+    let (sizes, src_sizes) = (lift(self_dims), lift(src_dims));
+    let fits = src_sizes.len() == sizes.len()
+        && (0..sizes.len()).all(|d| {
+            if d == at {
+                src_sizes[d] == index.len() as u64
+            } else {
+                src_sizes[d] == sizes[d]
+            }
+        });
+    if !fits {
+        return Err(format!(
+            "a source of {src_dims:?} written into {self_dims:?} along {dim} by {} indices: the source must have self's sizes but the index's length along the dimension",
+            index.len()
+        ));
+    }
+    let size = sizes[at] as i64;
+    if let Some(i) = index.iter().find(|i| !(0..size).contains(*i)) {
+        return Err(format!(
+            "index {i} is out of range for dimension {at} of size {size}"
+        ));
+    }
+    let self_strides = strides(&sizes);
+    for source in 0..count(&src_sizes)? {
+        let mut coordinate = coordinates(source, &src_sizes);
+        coordinate[at] = index[coordinate[at]] as usize;
+        plan.writes[flat(&coordinate, &self_strides)].push(source);
+    }
+    // Row-major over the source lists a position's writes in increasing `i`: index order.
+    Ok(plan)
+}
+
+/// `index_fill(self, dim, index, value)`: the slices of `self` along `dim` that `index`
+/// names (negative entries counted from the end, as torch's `index_fill_` wraps them),
+/// each written once whatever the index repeats; the writes' source positions are
+/// those of [`index_along`] over a source of the filled slices.
+pub fn index_fill(self_dims: &[u64], dim: i64, index: &[i64]) -> Result<Plan, String> {
+    let at = Dim::wrap(dim, self_dims.len())?.view_axis();
+    let mut src_dims = if self_dims.is_empty() {
+        vec![1]
+    } else {
+        self_dims.to_vec()
+    };
+    let size = src_dims[at] as i64;
+    src_dims[at] = index.len() as u64;
+    let wrapped: Vec<i64> = index
+        .iter()
+        .map(|&i| if (-size..0).contains(&i) { i + size } else { i })
+        .collect();
+    let mut plan = index_along(self_dims, dim, &wrapped, &src_dims)?;
+    for w in &mut plan.writes {
+        w.truncate(1);
+    }
+    Ok(plan)
+}
+
+/// The flat positions of a tensor of `numel` entries that `take`/`put`'s index names
+/// (negative entries counted from the end, as torch's kernels wrap them; torch raises
+/// "out of range" beyond).
+pub fn flat_positions(numel: usize, index: &[i64]) -> Result<Vec<i64>, String> {
+    let n = numel as i64;
+    index
+        .iter()
+        .map(|&i| match i {
+            i if (0..n).contains(&i) => Ok(i),
+            i if (-n..0).contains(&i) => Ok(i + n),
+            i => Err(format!(
+                "index {i} is out of range for a tensor of {numel} entries"
+            )),
+        })
+        .collect()
+}
+
+/// `put(self, index, source)`: source entry `k` (row-major) written to flat position
+/// `index[k]` of `self` (torch's `put_`: the index and the source hold as many entries).
+pub fn put(self_dims: &[u64], index: &[i64], src_dims: &[u64]) -> Result<Plan, String> {
+    let numel = count(self_dims)?;
+    if count(src_dims)? != index.len() {
+        return Err(format!(
+            "put of a source of {src_dims:?} by {} indices: they must hold as many entries",
+            index.len()
+        ));
+    }
+    let targets = flat_positions(numel, index)?;
+    let sources: Vec<i64> = (0..targets.len() as i64).collect();
+    Plan::of_pairs(self_dims, &targets, &sources)
+}
+
+/// `index_reduce`'s `reduce` argument: `prod`, `mean`, `amax` or `amin` (torch's
+/// `index_reduce_` takes no `sum`; `index_add` is that).
+pub fn index_reduce(reduce: &str) -> Result<Combine, String> {
+    match reduce {
+        "sum" => Err("index_reduce's reduce `sum` is not one torch takes (index_add is)".into()),
+        other => Combine::of_reduce(other),
+    }
+}
+
+/// `take_along_dim(self, indices, dim)`'s operands as torch's `take_along_dim` broadcasts
+/// them before its `gather`: both to the broadcast of their sizes but along `dim`, where
+/// each keeps its own size.
+pub fn along_dim_broadcast(
+    x: &Tensor,
+    indices: &Tensor,
+    dim: i64,
+) -> Result<(Tensor, Tensor), String> {
+    let (x_dims, i_dims) = along_dim_sizes(x.dims(), indices.dims(), dim)?;
+    Ok((x.expand(&x_dims)?, indices.expand(&i_dims)?))
+}
+
+/// The sizes [`along_dim_broadcast`] brings `take_along_dim`'s operands of sizes `x` and
+/// `indices` to (torch's `take_along_dim`: `self`'s sizes with the index's along `dim`,
+/// broadcast with the index's; then `self`'s own size along `dim`).
+pub fn along_dim_sizes(
+    x: &[u64],
+    indices: &[u64],
+    dim: i64,
+) -> Result<(Vec<u64>, Vec<u64>), String> {
+    if x.len() != indices.len() {
+        return Err(format!(
+            "take_along_dim of {x:?} by indices of {indices:?}: they must have one rank"
+        ));
+    }
+    let at = Dim::wrap(dim, x.len())?.view_axis();
+    if x.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let mut with_index = x.to_vec();
+    with_index[at] = indices[at];
+    let i_dims = crate::aten::eval::broadcast(&[&with_index, indices])?;
+    let mut x_dims = i_dims.clone();
+    x_dims[at] = x[at];
+    Ok((x_dims, i_dims))
+}
+
+/// The flat positions of `self` (sizes `self_dims`) that `take(self, index)` reads, in
+/// the index's sizes (flattened for `take_along_dim` without a `dim`, which torch computes
+/// as `self.view(-1).gather(0, indices.view(-1))`).
+pub fn taken(self_dims: &[u64], index: &Tensor, flatten: bool) -> Result<Tensor, String> {
+    let at = flat_positions(count(self_dims)?, &index.to_i64()?)?;
+    let dims = if flatten {
+        vec![at.len() as u64]
+    } else {
+        index.dims().to_vec()
+    };
+    Tensor::i64(dims, at)
+}
+
+/// The flat positions of `self` (sizes `self_dims`) that `take_along_dim(self, indices,
+/// dim)` reads, in the result's sizes: torch's `gather` of the operands as
+/// [`along_dim_broadcast`] brings them.
+pub fn along_dim_positions(
+    self_dims: &[u64],
+    indices: &Tensor,
+    dim: i64,
+) -> Result<Tensor, String> {
+    let (positions, indices) = along_dim_broadcast(&positions(self_dims)?, indices, dim)?;
+    crate::aten::eval::gather(&positions, dim, &indices)
+}
+
 /// `0, 1, …` in a tensor of sizes `dims`: each entry its own flat position, so that a view
 /// of it (a slice, a select, an indexing) lists the positions the view takes.
 fn positions(dims: &[u64]) -> Result<Tensor, String> {
@@ -381,6 +557,33 @@ mod tests {
         assert_eq!(plan.writes, vec![vec![], vec![0], vec![], vec![1]]);
         assert!(Plan::masked_scatter(&[2, 2], &[2], &[true, true], &[3]).is_err());
         assert!(Plan::masked_scatter(&[2], &[3], &[true, true, true], &[3]).is_err());
+    }
+
+    #[test]
+    fn index_along_sends_slices_in_index_order() {
+        // self 2×3, dim 1, index [2, 0, 2]: source column i goes to column index[i].
+        let plan = index_along(&[2, 3], 1, &[2, 0, 2], &[2, 3]).unwrap();
+        assert_eq!(
+            plan.writes,
+            vec![vec![1], vec![], vec![0, 2], vec![4], vec![], vec![3, 5]]
+        );
+        assert!(index_along(&[2, 3], 1, &[3], &[2, 1]).is_err());
+        assert!(index_along(&[2, 3], 1, &[-1], &[2, 1]).is_err());
+        assert!(index_along(&[2, 3], 1, &[0], &[2, 2]).is_err());
+        // index_fill wraps negative entries and writes each position once.
+        let fill = index_fill(&[2, 3], 1, &[-1, 2]).unwrap();
+        assert_eq!(
+            fill.writes,
+            vec![vec![], vec![], vec![0], vec![], vec![], vec![2]]
+        );
+    }
+
+    #[test]
+    fn put_writes_flat_positions_from_the_end_too() {
+        let plan = put(&[2, 2], &[-1, 0], &[2]).unwrap();
+        assert_eq!(plan.writes, vec![vec![1], vec![], vec![], vec![0]]);
+        assert!(put(&[2, 2], &[4], &[1]).is_err());
+        assert!(put(&[2, 2], &[0], &[2]).is_err());
     }
 
     #[test]

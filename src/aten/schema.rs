@@ -2013,6 +2013,10 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("indices", "Tensor?[]")],
         &[],
     ),
+    schema("index_add.default", &[arg("self", "Tensor"), arg("dim", "int"), arg("index", "Tensor"), arg("source", "Tensor")], &[arg_or("alpha", "Scalar", D::Int(1))]),
+    schema("index_copy.default", &[arg("self", "Tensor"), arg("dim", "int"), arg("index", "Tensor"), arg("source", "Tensor")], &[]),
+    schema("index_fill.int_Scalar", &[arg("self", "Tensor"), arg("dim", "int"), arg("index", "Tensor"), arg("value", "Scalar")], &[]),
+    schema("index_fill.int_Tensor", &[arg("self", "Tensor"), arg("dim", "int"), arg("index", "Tensor"), arg("value", "Tensor")], &[]),
     not_evaluated(
         schema(
             "index_put.default",
@@ -2026,6 +2030,7 @@ pub const SCHEMAS: &[Schema] = &[
         ),
         "the evaluator holds a bool mask and an int64 index alike (as 0s and 1s), and index_put reads them differently",
     ),
+    schema("index_reduce.default", &[arg("self", "Tensor"), arg("dim", "int"), arg("index", "Tensor"), arg("source", "Tensor"), arg("reduce", "str")], &[arg_or("include_self", "bool", D::Bool(true))]),
     schema(
         "index_select.default",
         &[
@@ -3118,6 +3123,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[arg_or("dtype", "ScalarType?", D::None)],
     ),
+    schema("put.default", &[arg("self", "Tensor"), arg("index", "Tensor"), arg("source", "Tensor"), arg_or("accumulate", "bool", D::Bool(false))], &[]),
     schema(
         "qr.default",
         &[arg("self", "Tensor"), arg_or("some", "bool", D::Bool(true))],
@@ -3692,6 +3698,8 @@ pub const SCHEMAS: &[Schema] = &[
     ),
     schema("t.default", &[arg("self", "Tensor")], &[]),
     schema("t_copy.default", &[arg("self", "Tensor")], &[]),
+    schema("take.default", &[arg("self", "Tensor"), arg("index", "Tensor")], &[]),
+    schema("take_along_dim.default", &[arg("self", "Tensor"), arg("indices", "Tensor"), arg_or("dim", "int?", D::None)], &[]),
     schema("tan.default", &[arg("self", "Tensor")], &[]),
     schema("tanh.default", &[arg("self", "Tensor")], &[]),
     schema("tanh_.default", &[arg("self", "Tensor")], &[]),

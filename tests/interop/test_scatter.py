@@ -1,7 +1,8 @@
 """`ckpt to-onnx` on torch's scatter family by constant positions: `scatter` (of a source and
 of a value), `scatter_add`, `scatter_reduce` (every `reduce`, `include_self` both ways),
-`index_put` (`accumulate` both ways), `select_scatter`, `slice_scatter` and
-`masked_scatter`, on float32 (NaN, infinities and signed zeros among the values) and int64
+`index_put` (`accumulate` both ways), `select_scatter`, `slice_scatter`,
+`masked_scatter`, `index_add`, `index_copy`, `index_fill`, `index_reduce` and `put`, and the
+gathers `take` and `take_along_dim`, on float32 (NaN, infinities and signed zeros among the values) and int64
 tensors, with repeated indices, negative dimensions and indices, constant and computed
 sources. Each module is exported with torch.export, converted, and judged as the OpInfo
 sweep judges a sample (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean,
@@ -103,6 +104,34 @@ STATIC = {
         lambda x: x.masked_scatter(torch.tensor([[True], [False], [True]]), x.flip(1) + 1),
         (3, 4), ints),
 }
+STATIC.update({
+    "index_add repeated alpha": (lambda x: x.index_add(1, torch.tensor([3, 0, 3]),
+                                                       SRC[:, :3], alpha=-2), (3, 4), floats),
+    "index_add computed source": (lambda x: x.index_add(-2, torch.tensor([2, 2]), x[:2] * 3),
+                                  (3, 4), floats),
+    "index_add int64": (lambda x: x.index_add(1, torch.tensor([1, 1]), SRC[:, :2].to(I64)),
+                        (3, 4), ints),
+    "index_copy": (lambda x: x.index_copy(0, torch.tensor([2, 0]), x[1:] + 1), (3, 4), floats),
+    "index_fill negative": (lambda x: x.index_fill(1, torch.tensor([-1, 0, -1]), -2.5),
+                            (3, 4), floats),
+    "index_fill int64 by a tensor": (
+        lambda x: x.index_fill(0, torch.tensor([1]), torch.tensor(7)), (3, 4), ints),
+    "put": (lambda x: x.put(torch.tensor([-1, 0, 5]), SRC[0, :3]), (3, 4), floats),
+    "put accumulate repeated": (
+        lambda x: x.put(torch.tensor([[1, 1], [0, 1]]), x[:2, :2], accumulate=True),
+        (3, 4), floats),
+    "take": (lambda x: x.take(torch.tensor([[11, -12], [5, 5]])), (3, 4), floats),
+    "take int64": (lambda x: x.take(torch.tensor([3, 0])), (3, 4), ints),
+    "take_along_dim": (lambda x: x.take_along_dim(torch.tensor([[3, 0, 3]]), 1), (3, 4), floats),
+    "take_along_dim flat": (lambda x: x.take_along_dim(torch.tensor([[7], [0]])), (3, 4), floats),
+})
+for reduce in ("prod", "mean", "amax", "amin"):
+    for include_self in (True, False):
+        STATIC[f"index_reduce {reduce} include_self={include_self}"] = (
+            lambda x, r=reduce, i=include_self: x.index_reduce(
+                1, torch.tensor([2, 0, 2]), SRC[:, :3].where(SRC[:, :3] != -0.5, torch.nan), r,
+                include_self=i),
+            (3, 4), floats)
 for reduce in ("sum", "prod", "mean", "amax", "amin"):
     for include_self in (True, False):
         STATIC[f"scatter_reduce {reduce} include_self={include_self}"] = (
@@ -141,6 +170,15 @@ BATCHED = {
         lambda x: torch.ops.aten.index_put(x, [None, torch.tensor([2, 0])],
                                            torch.tensor([[-0.0], [4.0]])), (2, 3, 4)),
     "select_scatter": (lambda x: torch.select_scatter(x, x[:, 0] * 3, 1, 2), (2, 4)),
+    "index_add past the batch": (
+        lambda x: x.index_add(2, torch.tensor([1, 1, 0]), x[:, :, :3] * 2, alpha=3), (2, 3, 4)),
+    "index_copy past the batch": (
+        lambda x: x.index_copy(1, torch.tensor([0, 2]), x[:, 1:3].flip(1)), (2, 4)),
+    "index_fill past the batch": (lambda x: x.index_fill(-1, torch.tensor([-1, 1]), 4.0),
+                                  (2, 3, 4)),
+    "index_reduce amax past the batch": (
+        lambda x: x.index_reduce(1, torch.tensor([0, 0, 3]), x[:, 1:], "amax",
+                                 include_self=False), (2, 4)),
     "slice_scatter": (lambda x: torch.slice_scatter(x, x[:, :, :2], 2, -2), (2, 3, 4)),
 }
 
@@ -166,6 +204,13 @@ REFUSED = {
         lambda x: x.scatter_add(0, torch.tensor([[0, 0, 0, 0]]), x[:1]), "mixes samples", True),
     "a slice_scatter along the batch": (
         lambda x: torch.slice_scatter(x, x[:1] * 2, 0, 0, 1), "mixes samples", True),
+    "an index_add along the batch": (
+        lambda x: x.index_add(0, torch.tensor([0]), x[:1]), "mixes samples", True),
+    "index_copy repeating a position": (
+        lambda x: x.index_copy(1, torch.tensor([1, 1]), x[:, :2]), "undefined", False),
+    "take with a batch": (lambda x: x.take(torch.tensor([0, 5])), "mixes samples", True),
+    "put with a batch": (lambda x: x.put(torch.tensor([0]), torch.ones(1)), "mixes samples",
+                         True),
     "a masked_scatter with a batch": (
         lambda x: x.masked_scatter(torch.tensor([True, False, True, False]), x * 2),
         "mixes samples", True),

@@ -478,6 +478,14 @@ pub(crate) const EVALUATED: &[&str] = &[
     "select_scatter.default",
     "slice_scatter.default",
     "masked_scatter.default",
+    "index_add.default",
+    "index_copy.default",
+    "index_fill.int_Scalar",
+    "index_fill.int_Tensor",
+    "index_reduce.default",
+    "put.default",
+    "take.default",
+    "take_along_dim.default",
 ];
 
 /// Node `node`'s outputs, computed from its tensor inputs, which `input` gives by value
@@ -1472,7 +1480,7 @@ fn meshgrid(parts: &[Tensor], xy: bool) -> Result<Vec<Tensor>, String> {
 
 /// `torch.gather(x, dim, index)`: `y[i][j][k] = x[index[i][j][k]][j][k]` for `dim` 0, and
 /// so on; `index` has `x`'s rank and sizes no larger than `x`'s off `dim`.
-fn gather(x: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor, String> {
+pub fn gather(x: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor, String> {
     if x.rank() == 0 {
         // Along a 0-d tensor's dimension 0 (or −1) the only index is 0: its value, in the
         // index's sizes.

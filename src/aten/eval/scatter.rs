@@ -1,8 +1,11 @@
 //! The scatter family on constants: `scatter` (of a source or a value), `scatter_add`,
-//! `scatter_reduce`, `select_scatter`, `slice_scatter` and `masked_scatter`, each a
+//! `scatter_reduce`, `select_scatter`, `slice_scatter`, `masked_scatter`, `index_add`,
+//! `index_copy`, `index_fill`, `index_reduce` and `put`, each a
 //! [`Plan`] of writes (built by [`crate::aten::scatter`]) folded over `self` in torch's
 //! order. The result has `self`'s element type; the source is brought to it as torch's
 //! kernels require (`scatter` of a value: the value converted as `fill_` converts it).
+//! Their gathers `take` and `take_along_dim` read `self` at the positions the index
+//! names.
 
 use super::pointwise::truncated;
 use super::tensor::{Tensor, Values};
@@ -38,9 +41,101 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
             let plan = Plan::masked_scatter(x.dims(), mask.dims(), &truth, source.dims())?;
             apply(&plan, &x, &source, Combine::Replace, true)
         })(),
+        "index_add.default"
+        | "index_copy.default"
+        | "index_reduce.default"
+        | "index_fill.int_Scalar"
+        | "index_fill.int_Tensor" => indexed(op, a),
+        "put.default" => (|| {
+            let (x, index, source) = (a.tensor("self")?, a.tensor("index")?, a.tensor("source")?);
+            let plan = scatter::put(x.dims(), &index.to_i64()?, source.dims())?;
+            let combine = if a.bool("accumulate")? {
+                Combine::Sum
+            } else {
+                refuse_repeated(&plan)?;
+                Combine::Replace
+            };
+            apply(&plan, &x, &source, combine, true)
+        })(),
+        "take.default" | "take_along_dim.default" => (|| {
+            let x = a.tensor("self")?;
+            let positions = match (op, a.optional_int("dim")) {
+                ("take.default", _) => scatter::taken(x.dims(), &a.tensor("index")?, false)?,
+                (_, Ok(Some(dim))) => {
+                    scatter::along_dim_positions(x.dims(), &a.tensor("indices")?, dim)?
+                }
+                _ => scatter::taken(x.dims(), &a.tensor("indices")?, true)?,
+            };
+            let at: Vec<usize> = positions
+                .to_i64()?
+                .into_iter()
+                .map(|p| p as usize)
+                .collect();
+            Tensor::new(positions.dims().to_vec(), x.values().take(&at))
+        })(),
         _ => return None,
     };
     Some(result.map(|t| vec![t]))
+}
+
+/// A plain write whose positions repeat one is refused (torch leaves it undefined).
+fn refuse_repeated(plan: &Plan) -> Result<(), String> {
+    match plan.repeated() {
+        Some(_) => Err(format!(
+            "an index that repeats a position: {}",
+            scatter::REPEATED
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `index_add`, `index_copy`, `index_reduce` and `index_fill` by their index along `dim`.
+fn indexed(op: &str, a: &Args<'_>) -> Result<Tensor, String> {
+    let (x, index) = (a.tensor("self")?, a.tensor("index")?);
+    let (dim, at) = (a.int("dim")?, index.to_i64()?);
+    if index.rank() > 1 {
+        return Err(format!(
+            "an index of sizes {:?} (torch takes a 1-D one)",
+            index.dims()
+        ));
+    }
+    if op.starts_with("index_fill") {
+        let plan = scatter::index_fill(x.dims(), dim, &at)?;
+        let value = a.operand("value")?;
+        if value.rank() != 0 {
+            return Err(format!("index_fill by a value of sizes {:?}", value.dims()));
+        }
+        let n = plan.writes.iter().flatten().max().map_or(1, |&s| s + 1);
+        let src = value.expand(&[n as u64])?;
+        return apply(&plan, &x, &src, Combine::Replace, true);
+    }
+    let source = a.tensor("source")?;
+    let plan = scatter::index_along(x.dims(), dim, &at, source.dims())?;
+    match op {
+        "index_copy.default" => {
+            refuse_repeated(&plan)?;
+            apply(&plan, &x, &source, Combine::Replace, true)
+        }
+        "index_add.default" => {
+            let alpha = a.number("alpha")?;
+            let scaled = match source.values() {
+                Values::F32(v) => Tensor::f32(
+                    source.dims().to_vec(),
+                    v.iter().map(|&s| s * alpha as f32).collect(),
+                )?,
+                Values::I64(v) => Tensor::i64(
+                    source.dims().to_vec(),
+                    v.iter().map(|&s| s.wrapping_mul(alpha as i64)).collect(),
+                )?,
+            };
+            let scaled = if alpha == 1.0 { source } else { scaled };
+            apply(&plan, &x, &scaled, Combine::Sum, true)
+        }
+        _ => {
+            let combine = scatter::index_reduce(&a.string("reduce")?)?;
+            apply(&plan, &x, &source, combine, a.bool("include_self")?)
+        }
+    }
 }
 
 /// `scatter`, `scatter_add` and `scatter_reduce` by their index along `dim`.

@@ -381,6 +381,20 @@ pub(super) const OPS: &[Op] = &[
         l.masked_scatter(n, a, s)
     }),
     op(
+        &[
+            "index_add.default",
+            "index_copy.default",
+            "index_fill.int_Scalar",
+            "index_fill.int_Tensor",
+            "index_reduce.default",
+        ],
+        |l, n, a, s| l.index_along(n, a, s),
+    ),
+    op(&["put.default"], |l, n, a, s| l.put(n, a, s)),
+    op(&["take.default", "take_along_dim.default"], |l, n, a, s| {
+        l.take(n, a, s)
+    }),
+    op(
         &["group_norm.default", "native_group_norm.default"],
         |l, n, a, s| l.group_norm(n, a, s),
     ),

@@ -1,6 +1,8 @@
 //! The scatter family by constant positions: `scatter` (of a source or a value),
 //! `scatter_add`, `scatter_reduce` (every `reduce`, `include_self` both ways), `index_put`
-//! (`accumulate` both ways), `select_scatter`, `slice_scatter` and `masked_scatter`.
+//! (`accumulate` both ways), `select_scatter`, `slice_scatter`, `masked_scatter`,
+//! `index_add`, `index_copy`, `index_fill`, `index_reduce` and `put`; and the gathers
+//! `take` and `take_along_dim` by constant positions, read as a round of the same reads.
 //!
 //! Their writes are a [`Plan`] built at export from the constant index, mask or bounds
 //! ([`crate::aten::scatter`], which the evaluator folds alike). The graph has no
@@ -61,6 +63,8 @@ fn filled(plan: &Plan, k: usize, count: usize) -> Vec<i64> {
 enum Source<'a> {
     /// A tensor argument (an activation with `self`'s rows, or a constant).
     Tensor(&'a str),
+    /// `index_add`'s source times its `alpha` (other than 1).
+    Scaled(&'a str, f64),
     /// `scatter.value`'s number.
     Number(f64),
 }
@@ -244,6 +248,195 @@ impl Lowering<'_, '_> {
         self.write_plan(node, scope, name, source, plan_of, Combine::Replace, true)
     }
 
+    /// `index_add`, `index_copy`, `index_reduce` and `index_fill` by a constant 1-D index
+    /// along a per-sample dimension.
+    pub(super) fn index_along(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let target = node
+            .target
+            .strip_prefix("torch.ops.aten.")
+            .unwrap_or(&node.target);
+        let op = target.split('.').next().unwrap_or(target);
+        let name = args.tensor("self").or_shape()?;
+        let dim = self.per_row_dim(name, args.int("dim").or_shape()?, op)?;
+        let index_name = args.tensor("index").or_shape()?;
+        self.constant_index(index_name)?;
+        let index = self.constant_tensor(index_name)?;
+        if index.rank() > 1 {
+            return Err(arg_error(format!(
+                "{op} by the index `{index_name}` of sizes {:?}; torch takes a 1-D one",
+                index.dims()
+            )));
+        }
+        let at = index.to_i64().map_err(arg_error)?;
+        let along = |own: &[u64], src: &[u64]| scatter::index_along(own, dim, &at, src);
+        let fill = |own: &[u64], _: &[u64]| scatter::index_fill(own, dim, &at);
+        let source = || args.tensor("source").or_shape();
+        match target {
+            "index_fill.int_Scalar" | "index_fill.int_Tensor" => {
+                let value = match args.get("value") {
+                    Some(Argument::Tensor(v)) => self.constant_number(v, op)?,
+                    _ => args.number("value").or_shape()?,
+                };
+                let source = Source::Number(value);
+                self.write_plan(node, scope, name, source, fill, Combine::Replace, true)
+            }
+            "index_copy.default" => {
+                let source = Source::Tensor(source()?);
+                self.write_plan(node, scope, name, source, along, Combine::Replace, true)
+            }
+            "index_add.default" => {
+                let alpha = args.float("alpha").or_shape()?;
+                let source = if alpha == 1.0 {
+                    Source::Tensor(source()?)
+                } else {
+                    Source::Scaled(source()?, alpha)
+                };
+                self.write_plan(node, scope, name, source, along, Combine::Sum, true)
+            }
+            _ => {
+                let reduce = match args.get("reduce") {
+                    Some(Argument::String(r)) => scatter::index_reduce(r).map_err(arg_error)?,
+                    _ => return Err(arg_error("index_reduce without `reduce`".into())),
+                };
+                let include_self = args.bool("include_self").or_shape()?;
+                let source = Source::Tensor(source()?);
+                self.write_plan(node, scope, name, source, along, reduce, include_self)
+            }
+        }
+    }
+
+    /// `put(self, index, source, accumulate)` by a constant index, in a static export.
+    pub(super) fn put(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let name = args.tensor("self").or_shape()?;
+        self.whole_tensor(name, "put", "writes")?;
+        let index_name = args.tensor("index").or_shape()?;
+        self.constant_index(index_name)?;
+        let index = self
+            .constant_tensor(index_name)?
+            .to_i64()
+            .map_err(arg_error)?;
+        let combine = if args.bool("accumulate").or_shape()? {
+            Combine::Sum
+        } else {
+            Combine::Replace
+        };
+        let source = Source::Tensor(args.tensor("source").or_shape()?);
+        let plan_of = |own: &[u64], src: &[u64]| scatter::put(own, &index, src);
+        self.write_plan(node, scope, name, source, plan_of, combine, true)
+    }
+
+    /// `take(self, index)` and `take_along_dim(self, indices, dim)` by constant positions,
+    /// in a static export: `self` flattened and read at the flat positions of the result's
+    /// entries ([`scatter::taken`], the evaluator's rule).
+    pub(super) fn take(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let along = node.target.ends_with("take_along_dim.default");
+        let (op, index_arg) = if along {
+            ("take_along_dim", "indices")
+        } else {
+            ("take", "index")
+        };
+        let name = args.tensor("self").or_shape()?;
+        let x = self.tensor(name)?;
+        let dim = if along {
+            args.optional_int("dim").or_shape()?
+        } else {
+            None
+        };
+        let index_name = args.tensor(index_arg).or_shape()?;
+        // With a batch, the positions are one sample's: along a per-sample `dim`, by
+        // indices expanded over the batch.
+        let (dim, index) = match (dim, x.placement()) {
+            (Some(dim), Placement::Batch { axis, .. }) => (
+                Some(self.per_row_dim(name, dim, op)?),
+                self.uniform_index(index_name, axis)?,
+            ),
+            _ => {
+                self.whole_tensor(name, op, "reads")?;
+                self.constant_index(index_name)?;
+                (dim, self.constant_tensor(index_name)?)
+            }
+        };
+        let own = self.lifted_any_activation(name)?;
+        let elem = self.recorded_elem(self.output_name(node, 0)?)?;
+        if own.elem() != elem {
+            return Err(arg_error(format!(
+                "`{name}` is {} but torch records a {elem} result",
+                own.elem()
+            )));
+        }
+        let own_dims = own.shape().to_vec();
+        let positions = match dim {
+            Some(dim) if along => scatter::along_dim_positions(&own_dims, &index, dim),
+            _ => scatter::taken(&own_dims, &index, along),
+        }
+        .map_err(arg_error)?;
+        let picks = positions.to_i64().map_err(arg_error)?;
+        if picks.is_empty() {
+            return Err(arg_error(format!(
+                "{op} by the empty index `{index_name}` has a dimension of size 0 (an empty tensor), which ATC does not compile"
+            )));
+        }
+        let m: u64 = own_dims.iter().product();
+        let flat = self.flattened(scope, own, m)?;
+        let k = picks.len() as u64;
+        let y = self.gathered(scope, &flat, &picks, k)?;
+        let y = if positions.dims() == [k] {
+            y
+        } else {
+            self.g.reshape(scope, &y, positions.dims())?
+        };
+        self.bind(node, 0, y)
+    }
+
+    /// Refuses `op` on `name` when the tensor carries a batch: it `verb` the tensor
+    /// flattened, the batch included, so each sample's result depends on its position in
+    /// the batch.
+    fn whole_tensor(&self, name: &str, op: &str, verb: &str) -> Result<(), OnnxError> {
+        let x = self.tensor(name)?;
+        if x.placement() == Placement::Static {
+            return Ok(());
+        }
+        Err(arg_error(format!(
+            "{op} {verb} `{name}` {} at positions of the whole tensor flattened, the batch included, so a sample's entries depend on its place in the batch; that mixes samples (export with --batch static)",
+            tensor::show(&x.sizes())
+        )))
+    }
+
+    /// The value of the 0-d constant `name` (`index_fill`'s value tensor).
+    fn constant_number(&mut self, name: &str, op: &str) -> Result<f64, OnnxError> {
+        if !self.is_constant(name) {
+            return Err(arg_error(format!(
+                "{op} by the computed value `{name}`; only a constant value is exported"
+            )));
+        }
+        let value = self.constant_tensor(name)?;
+        match (value.rank(), value.to_f32().as_slice()) {
+            (0, &[v]) => Ok(match value.to_i64() {
+                Ok(i) if matches!(value.values(), eval::Values::I64(_)) => i[0] as f64,
+                _ => f64::from(v),
+            }),
+            _ => Err(arg_error(format!(
+                "{op} by the value `{name}` of sizes {:?}; torch takes a 0-d one",
+                value.dims()
+            ))),
+        }
+    }
+
     /// Refuses a computed index (or mask): the positions must be known at export.
     fn constant_index(&self, name: &str) -> Result<(), OnnxError> {
         if self.is_constant(name) {
@@ -376,6 +569,34 @@ impl Lowering<'_, '_> {
         self.bind(node, 0, y)
     }
 
+    /// Entry `v` of a constant source times `index_add`'s `alpha`, at element type `elem`
+    /// (float32 products rounded to float32, integers multiplied as int64).
+    fn scaled_entry(v: f64, alpha: f64, elem: ElemType) -> f64 {
+        if elem.is_integer() {
+            (v as i64).wrapping_mul(alpha as i64) as f64
+        } else {
+            f64::from(v as f32 * alpha as f32)
+        }
+    }
+
+    /// Constant source `s` of a scatter into `name`: as it is, or, when it has the rank of
+    /// `name` which carries a batch, seen without its size-1 dimension there (the same
+    /// source for every sample); one with more entries there is refused, as each sample
+    /// would take entries of its own by its position in the batch.
+    fn per_sample_constant(&mut self, name: &str, s: &str) -> Result<eval::Tensor, OnnxError> {
+        let c = self.constant_tensor(s)?;
+        let x = self.tensor(name)?;
+        let Some(batch) = x.batch_axis().filter(|_| c.rank() == x.rank()) else {
+            return Ok(c);
+        };
+        if let Some(why) = tensor::constant_meets_batch("the scatter", s, c.dims(), &x.sizes()) {
+            return Err(arg_error(why));
+        }
+        let mut dims: Vec<i64> = c.dims().iter().map(|&d| d as i64).collect();
+        dims.remove(batch);
+        c.reshape(&dims).map_err(arg_error)
+    }
+
     /// Rows `v` as one flat row of `m` entries.
     fn flattened(&mut self, scope: &str, v: Value, m: u64) -> Result<Value, OnnxError> {
         if v.shape() == [m] {
@@ -397,13 +618,39 @@ impl Lowering<'_, '_> {
                 let number = self.g.typed_scalar(&format!("{scope}.value"), v, elem)?;
                 (Flat::Number(number), Vec::new())
             }
+            Source::Scaled(s, alpha) => {
+                let (flat, dims) = self.flat_source(scope, name, Source::Tensor(s), elem)?;
+                let flat = match flat {
+                    Flat::Values(values) => Flat::Values(
+                        values
+                            .iter()
+                            .map(|&v| Self::scaled_entry(v, alpha, elem))
+                            .collect(),
+                    ),
+                    Flat::Rows(v) => {
+                        let factor = self
+                            .g
+                            .typed_scalar(&format!("{scope}.alpha"), alpha, elem)?;
+                        let n = v.shape().to_vec();
+                        Flat::Rows(emit::single(self.g.node(
+                            "Mul",
+                            scope,
+                            vec![v.name().to_owned(), factor.name().to_owned()],
+                            vec![],
+                            vec![n],
+                        )))
+                    }
+                    Flat::Number(w) => Flat::Number(w),
+                };
+                (flat, dims)
+            }
             Source::Tensor(s) if self.is_constant(s) => {
                 // With a batch, the plan is one sample's: a constant that reached the batch
                 // dimension would have a dimension more than the plan's sizes of one
                 // sample take (torch's source has `self`'s rank for `scatter` and
                 // `slice_scatter`, the view's for `select_scatter`), so the plan refuses it;
                 // `index_put`'s values of lower rank are the same for every sample.
-                let c = self.constant_tensor(s)?;
+                let c = self.per_sample_constant(name, s)?;
                 let values = Self::initializer_values(&c, elem);
                 (Flat::Values(values), c.dims().to_vec())
             }
