@@ -729,6 +729,8 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("alpha", "Scalar", D::Int(1)),
         ],
     ),
+    schema("addmv.default", &[arg("self", "Tensor"), arg("mat", "Tensor"), arg("vec", "Tensor")], &[arg_or("beta", "Scalar", D::Int(1)), arg_or("alpha", "Scalar", D::Int(1))]),
+    schema("addr.default", &[arg("self", "Tensor"), arg("vec1", "Tensor"), arg("vec2", "Tensor")], &[arg_or("beta", "Scalar", D::Int(1)), arg_or("alpha", "Scalar", D::Int(1))]),
     schema("adjoint.default", &[arg("self", "Tensor")], &[]),
     schema("alias.default", &[arg("self", "Tensor")], &[]),
     schema("alias_copy.default", &[arg("self", "Tensor")], &[]),
@@ -2772,6 +2774,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
     ),
+    schema("mv.default", &[arg("self", "Tensor"), arg("vec", "Tensor")], &[]),
     schema(
         "mvlgamma.default",
         &[arg("self", "Tensor"), arg("p", "int")],

@@ -610,6 +610,24 @@ impl Tensor {
         Tensor::new(self.dims.clone(), values)
     }
 
+    /// torch's `outer` of two vectors: `self.reshape(n, 1) * vec2`, one multiplication
+    /// per entry (integers wrapping as torch's do).
+    pub fn outer(&self, vec2: &Tensor) -> Result<Tensor, String> {
+        if self.rank() != 1 || vec2.rank() != 1 {
+            return Err(format!(
+                "outer of sizes {:?} and {:?}: both must be vectors",
+                self.dims,
+                vec2.dims()
+            ));
+        }
+        Tensor::zip(
+            &self.reshape(&[-1, 1])?,
+            vec2,
+            |p, q| p * q,
+            Some(i64::checked_mul),
+        )
+    }
+
     /// `self · weightᵀ` over the last axis (`linear` without its bias): `self` is
     /// `[…, k]`, `weight` is `[m, k]`; the result is `[…, m]`, float32.
     pub fn linear(&self, weight: &Tensor) -> Result<Tensor, String> {

@@ -1,10 +1,14 @@
-//! Matrix products: `matmul`, `bmm` and `baddbmm`. The batch must be one of the leading
-//! dimensions the product batches over (on the same dimension of both operands, the same
-//! number of times), so the ONNX MatMul is exact; a product over the batch dimension mixes
-//! samples. Leading dimensions must agree: torch's broadcasting of them is not exported.
+//! Matrix products: `matmul` and the ops torch defines by it (`mm`, `mv`, `bmm`, `addmm`,
+//! `addmv`, `baddbmm`), `outer` and `addr`, and `einsum`. Of two activations, the batch
+//! must be one of the leading dimensions the product batches over (on the same dimension
+//! of both operands), so the ONNX MatMul is exact; of an activation and a constant (a
+//! stored weight, a fixed projection), in either order, the leading dimensions broadcast
+//! as torch's do. A product that sums over the batch, or pairs samples with each other or
+//! with entries of a constant by their position in the batch, mixes samples and is
+//! refused.
 
+use crate::aten::eval;
 use crate::aten::program::{Argument, Node};
-use crate::onnx::graph::{Value, Weight};
 use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
@@ -259,8 +263,7 @@ impl<'p> Lowering<'p, '_> {
         Ok(Some(y.transposed(&mut self.g, scope, &order_out)?))
     }
 
-    /// `matmul(self, other)`: two activations of one rank (at least 3), or an activation
-    /// (at least 2-D, the batch not last) times a constant `[K, N]` matrix.
+    /// `matmul(self, other)`: see [`Lowering::matrix_product`].
     pub(super) fn matmul(
         &mut self,
         node: &Node,
@@ -268,10 +271,10 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let y = self.matrix_product(args, "self", "other", scope)?;
-        self.bind_tensor(node, 0, y)
+        self.bind_product(node, y)
     }
 
-    /// `mm(self, mat2)`: [`Lowering::matmul`] of two matrices.
+    /// `mm(self, mat2)`: [`Lowering::matrix_product`] of two matrices.
     pub(super) fn mm(
         &mut self,
         node: &Node,
@@ -279,12 +282,35 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let y = self.matrix_product(args, "self", "mat2", scope)?;
-        self.bind_tensor(node, 0, y)
+        self.bind_product(node, y)
+    }
+
+    /// `mv(self, vec)`: [`Lowering::matrix_product`] of a matrix and a vector.
+    pub(super) fn mv(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let y = self.matrix_product(args, "self", "vec", scope)?;
+        self.bind_product(node, y)
+    }
+
+    /// `bmm(self, mat2)`: `[B, n, m] × [B, m, p]`, [`Lowering::matrix_product`] of two
+    /// stacks of matrices.
+    pub(super) fn bmm(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let y = self.matrix_product(args, "self", "mat2", scope)?;
+        self.bind_product(node, y)
     }
 
     /// `addmm(self, mat1, mat2, beta, alpha)`: `beta · self + alpha · (mat1 × mat2)`, the
-    /// product as [`Lowering::matmul`]'s (what `linear` decomposes into: a batch of rows
-    /// times a transposed weight, plus the bias).
+    /// product as [`Lowering::matrix_product`]'s (what `linear` decomposes into: a batch
+    /// of rows times a transposed weight, plus the bias).
     pub(super) fn addmm(
         &mut self,
         node: &Node,
@@ -295,103 +321,111 @@ impl<'p> Lowering<'p, '_> {
         self.plus_scaled_input(node, args, y, "addmm", scope)
     }
 
-    /// Argument `left` times argument `right`: two activations of one rank (at least 3),
-    /// or an activation (at least 2-D, the batch not last) times a constant `[K, N]` matrix
-    /// or a stack of them.
-    fn matrix_product(
-        &mut self,
-        args: &Args<'_>,
-        left: &str,
-        right: &str,
-        scope: &str,
-    ) -> Result<Tensor, OnnxError> {
-        let a = self.tensor(args.tensor(left).or_shape()?)?;
-        let other = args.tensor(right).or_shape()?;
-        Ok(if self.is_constant(other) {
-            let w = self.weight(&self.constant(other)?)?;
-            if a.rank() < 2 {
-                return Err(arg_error(format!(
-                    "matmul of {} by `{}`: a vector is not exported",
-                    tensor::show(&a.sizes()),
-                    w.name()
-                )));
-            }
-            a.sample_axis(a.rank() - 1, "matmul")?;
-            let y = if w.dims().len() > 2 {
-                self.batched_matmul(&a, &w, scope)?
-            } else {
-                self.g.matmul(scope, a.value(), &w)?
-            };
-            a.with_value(y)?
-        } else {
-            let b = self.tensor(other)?;
-            self.product(&a, &b, scope)?
-        })
-    }
-
-    /// `MatMul` of activation `a` `[…, M, K]` by a stack of constant matrices `[…, K, N]`
-    /// (torchvision MViT's per-frame relative positions): the constant's leading sizes must
-    /// each be 1 or the activation's (not the batch's), so the result keeps `a`'s sizes but
-    /// the last.
-    fn batched_matmul(&mut self, a: &Tensor, w: &Weight, scope: &str) -> Result<Value, OnnxError> {
-        let sizes = a.sizes();
-        let dims = w.dims();
-        let (lead, [k, n]) = dims.split_at(dims.len() - 2) else {
-            return Err(arg_error(format!(
-                "`{}` is not a stack of matrices",
-                w.name()
-            )));
-        };
-        let fits = dims.len() <= sizes.len()
-            && sizes[sizes.len() - 1].count == *k
-            && lead
-                .iter()
-                .zip(&sizes[sizes.len() - dims.len()..])
-                .all(|(&d, s)| d == 1 || (!s.batch && s.count == d));
-        if !fits {
-            return Err(arg_error(format!(
-                "matmul of {} by `{}` {dims:?}: only a stack of matrices matching the activation's leading sizes (not the batch) is exported",
-                tensor::show(&sizes),
-                w.name()
-            )));
-        }
-        let mut shape = a.value().shape().to_vec();
-        if let Some(last) = shape.last_mut() {
-            *last = *n;
-        }
-        let inputs = vec![a.value().name().to_owned(), w.name().to_owned()];
-        Ok(self
-            .g
-            .node("MatMul", scope, inputs, vec![], vec![shape])
-            .swap_remove(0))
-    }
-
-    /// `bmm(self, mat2)`: `[N, n, m] × [N, m, p]`.
-    pub(super) fn bmm(
+    /// `addmv(self, mat, vec, beta, alpha)`: `beta · self + alpha · (mat × vec)`.
+    pub(super) fn addmv(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let a = self.tensor(args.tensor("self").or_shape()?)?;
-        let b = self.tensor(args.tensor("mat2").or_shape()?)?;
-        let y = self.product(&a, &b, scope)?;
-        self.bind_tensor(node, 0, y)
+        let y = self.matrix_product(args, "mat", "vec", scope)?;
+        self.plus_scaled_input(node, args, y, "addmv", scope)
     }
 
     /// `baddbmm(self, batch1, batch2, beta, alpha)`: `beta · self + alpha · (batch1 ×
-    /// batch2)`; `self` is an activation or a constant that broadcasts to the product
-    /// without the batch; with `beta = 0` it is not read (as in torch).
+    /// batch2)`.
     pub(super) fn baddbmm(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let a = self.tensor(args.tensor("batch1").or_shape()?)?;
-        let b = self.tensor(args.tensor("batch2").or_shape()?)?;
-        let y = self.product(&a, &b, scope)?;
+        let y = self.matrix_product(args, "batch1", "batch2", scope)?;
         self.plus_scaled_input(node, args, y, "baddbmm", scope)
+    }
+
+    /// `outer(self, vec2)`: see [`Lowering::outer_product`].
+    pub(super) fn outer(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let y = self.outer_product(args, "self", "vec2", scope)?;
+        self.bind_product(node, y)
+    }
+
+    /// `addr(self, vec1, vec2, beta, alpha)`: `beta · self + alpha · outer(vec1, vec2)`
+    /// (torch's `addr` decomposition).
+    pub(super) fn addr(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let y = self.outer_product(args, "vec1", "vec2", scope)?;
+        self.plus_scaled_input(node, args, y, "addr", scope)
+    }
+
+    /// Binds output 0 of `node` to `y`.
+    fn bind_product(&mut self, node: &Node, y: Product) -> Result<(), OnnxError> {
+        match y {
+            Product::Activation(t) => self.bind_tensor(node, 0, t),
+            Product::Constant(c) => self.bind_folded(node, 0, c),
+        }
+    }
+
+    /// torch's `outer` of vectors `left` and `right`: `left.reshape(n, 1) * right`, an
+    /// element-wise product (one multiplication per entry, as torch computes it). Of an
+    /// activation and a constant; of two constants, computed at export.
+    fn outer_product(
+        &mut self,
+        args: &Args<'_>,
+        left: &str,
+        right: &str,
+        scope: &str,
+    ) -> Result<Product, OnnxError> {
+        let (a, b) = (
+            args.tensor(left).or_shape()?,
+            args.tensor(right).or_shape()?,
+        );
+        match (self.is_constant(a), self.is_constant(b)) {
+            (true, true) => {
+                let (x, y) = (self.constant_tensor(a)?, self.constant_tensor(b)?);
+                Ok(Product::Constant(
+                    x.outer(&y).map_err(arg_error)?,
+                ))
+            }
+            (false, true) => {
+                let x = self.tensor(a)?;
+                let sizes = x.sizes();
+                let [n] = sizes[..] else {
+                    return Err(arg_error(format!(
+                        "outer of {}: its operands are vectors",
+                        tensor::show(&sizes)
+                    )));
+                };
+                let column = x.reshaped(&mut self.g, scope, &[n, Size::fixed(1)])?;
+                let w = self.constant_weight(b)?;
+                let y = column.with_constant(&mut self.g, scope, "Mul", &w, false)?;
+                Ok(Product::Activation(y))
+            }
+            (true, false) => {
+                let c = self.constant_tensor(a)?;
+                let column = c.reshape(&[-1, 1]).map_err(arg_error)?;
+                let w = self.g.folded(
+                    &format!("{scope}.column"),
+                    column.dims().to_vec(),
+                    &column.to_f32(),
+                )?;
+                let y = self.tensor(b)?;
+                let y = y.with_constant(&mut self.g, scope, "Mul", &w, true)?;
+                Ok(Product::Activation(y))
+            }
+            (false, false) => Err(arg_error(
+                "outer of two activations is not exported; it is exported when one operand is a constant".into(),
+            )),
+        }
     }
 
     /// `beta · self + alpha · y` bound to `node`'s output, for the `addmm`-like `op`
@@ -401,12 +435,32 @@ impl<'p> Lowering<'p, '_> {
         &mut self,
         node: &Node,
         args: &Args<'_>,
-        mut y: Tensor,
+        y: Product,
         op: &str,
         scope: &str,
     ) -> Result<(), OnnxError> {
         let beta = args.float_or("beta", 1.0).or_shape()? as f32;
         let alpha = args.float_or("alpha", 1.0).or_shape()? as f32;
+        let mut y = match y {
+            Product::Activation(y) => y,
+            Product::Constant(p) => {
+                // The product of constants, computed at export, added to the activation.
+                let p = p.map(|v| alpha * v);
+                if beta == 0.0 {
+                    return self.bind_folded(node, 0, p);
+                }
+                let mut s = self.tensor(args.tensor("self").or_shape()?)?;
+                if beta != 1.0 {
+                    let c = self.g.constant_scalar(&format!("{scope}.beta"), beta);
+                    s = s.with_constant(&mut self.g, scope, "Mul", &c, false)?;
+                }
+                let w =
+                    self.g
+                        .folded(&format!("{scope}.product"), p.dims().to_vec(), &p.to_f32())?;
+                let y = s.with_constant(&mut self.g, scope, "Add", &w, false)?;
+                return self.bind_tensor(node, 0, y);
+            }
+        };
         if alpha != 1.0 {
             let c = self.g.constant_scalar(&format!("{scope}.alpha"), alpha);
             y = y.with_constant(&mut self.g, scope, "Mul", &c, false)?;
@@ -450,6 +504,166 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, y)
     }
 
+    /// torch's `matmul` of arguments `left` and `right`: of an activation and a constant
+    /// in either order ([`Lowering::constant_product`]), of two activations
+    /// ([`Lowering::product`]), or of two constants (computed at export, where the node
+    /// reads an activation elsewhere: `addmm`'s `self`).
+    fn matrix_product(
+        &mut self,
+        args: &Args<'_>,
+        left: &str,
+        right: &str,
+        scope: &str,
+    ) -> Result<Product, OnnxError> {
+        let (a, b) = (
+            args.tensor(left).or_shape()?,
+            args.tensor(right).or_shape()?,
+        );
+        Ok(match (self.is_constant(a), self.is_constant(b)) {
+            (true, true) => {
+                let (x, y) = (self.constant_tensor(a)?, self.constant_tensor(b)?);
+                Product::Constant(eval::Tensor::matmul(&x, &y).map_err(arg_error)?)
+            }
+            (false, true) => {
+                let x = self.tensor(a)?;
+                Product::Activation(self.constant_product(&x, b, false, scope)?)
+            }
+            (true, false) => {
+                let x = self.tensor(b)?;
+                Product::Activation(self.constant_product(&x, a, true, scope)?)
+            }
+            (false, false) => {
+                let (x, y) = (self.tensor(a)?, self.tensor(b)?);
+                Product::Activation(self.product(&x, &y, scope)?)
+            }
+        })
+    }
+
+    /// torch's `matmul` of activation `x` by constant `name` (`name × x` when
+    /// `constant_first`), one ONNX MatMul: a vector is promoted to a matrix as torch
+    /// promotes it (a row on the left, a column on the right; the constant at export, the
+    /// activation by a Reshape) and the added axis dropped from the result; the leading
+    /// dimensions broadcast as torch's do, so the batch may move (a `[N, K]` activation by
+    /// a `[S, K, M]` stack is `[S, N, M]`). Refused as mixing samples: the batch on the
+    /// contracted dimension (the product would sum over samples), or a leading dimension of
+    /// the constant other than 1 beside the batch (each sample would take a matrix of its
+    /// own by its position in the batch).
+    fn constant_product(
+        &mut self,
+        x: &Tensor,
+        name: &str,
+        constant_first: bool,
+        scope: &str,
+    ) -> Result<Tensor, OnnxError> {
+        let c = self.constant(name)?;
+        let dims = self.constant_dims(&c)?;
+        let operands = if constant_first {
+            format!("`{c}` {dims:?} and {}", tensor::show(&x.sizes()))
+        } else {
+            format!("{} and `{c}` {dims:?}", tensor::show(&x.sizes()))
+        };
+        if x.rank() == 0 || dims.is_empty() {
+            return Err(arg_error(format!(
+                "matrix product of {operands}: torch refuses a 0-d operand"
+            )));
+        }
+        let (vector_left, vector_right) = if constant_first {
+            (dims.len() == 1, x.rank() == 1)
+        } else {
+            (x.rank() == 1, dims.len() == 1)
+        };
+        let w = if let [k] = dims[..] {
+            let values = self.read(&c)?;
+            let matrix = if constant_first { [1, k] } else { [k, 1] };
+            self.g
+                .folded(&format!("{c}.matrix"), matrix.to_vec(), &values)?
+        } else {
+            self.weight(&c)?
+        };
+        let x = match x.sizes()[..] {
+            [k] => {
+                let matrix = if constant_first {
+                    [k, Size::fixed(1)]
+                } else {
+                    [Size::fixed(1), k]
+                };
+                x.clone().reshaped(&mut self.g, scope, &matrix)?
+            }
+            _ => x.clone(),
+        };
+        let ws: Vec<Size> = w.dims().iter().map(|&d| Size::fixed(d)).collect();
+        let xs = x.sizes();
+        let (l, r) = if constant_first {
+            (&ws, &xs)
+        } else {
+            (&xs, &ws)
+        };
+        let (l_rows, l_depth) = (l[l.len() - 2], l[l.len() - 1]);
+        let (r_depth, r_cols) = (r[r.len() - 2], r[r.len() - 1]);
+        if l_depth.batch || r_depth.batch {
+            return Err(arg_error(format!(
+                "the matrix product of {operands} sums over the batch (the dimension it contracts carries it): it mixes samples; only ops that treat each sample alike are exported"
+            )));
+        }
+        if l_depth.count != r_depth.count {
+            return Err(arg_error(format!(
+                "matrix product of {operands}: the sizes do not multiply"
+            )));
+        }
+        let lead = l.len().max(r.len()) - 2;
+        let at = |s: &[Size], i: usize| {
+            (i + s.len())
+                .checked_sub(lead + 2)
+                .map_or(Size::fixed(1), |j| s[j])
+        };
+        let mut sizes = Vec::with_capacity(lead + 2);
+        for i in 0..lead {
+            let (p, q) = (at(l, i), at(r, i));
+            let size = match (p.batch, q.batch) {
+                (true, _) | (_, true) => {
+                    let (batch, other) = if p.batch { (p, q) } else { (q, p) };
+                    if other.count != 1 {
+                        return Err(arg_error(format!(
+                            "the matrix product of {operands}: the constant's leading dimension of size {} lines up with the batch, so each sample would take a matrix of its own by its position in the batch, which mixes samples; a constant may have size 1 there only (a program exported at fixed sizes and converted with `--batch static` broadcasts it as torch does)",
+                            other.count
+                        )));
+                    }
+                    batch
+                }
+                _ if p.count == q.count || q.count == 1 => p,
+                _ if p.count == 1 => q,
+                _ => {
+                    return Err(arg_error(format!(
+                        "matrix product of {operands}: {}",
+                        tensor::unbroadcast(false)
+                    )))
+                }
+            };
+            sizes.push(size);
+        }
+        sizes.extend([l_rows, r_cols]);
+        let shape: Vec<u64> = sizes.iter().filter(|s| !s.batch).map(|s| s.count).collect();
+        let (xn, wn) = (x.value().name().to_owned(), w.name().to_owned());
+        let inputs = if constant_first {
+            vec![wn, xn]
+        } else {
+            vec![xn, wn]
+        };
+        let value = self
+            .g
+            .node("MatMul", scope, inputs, vec![], vec![shape])
+            .swap_remove(0);
+        let y = Tensor::placed(value, &sizes)?;
+        // The axes the promotion of a vector added.
+        if vector_right {
+            sizes.pop();
+        }
+        if vector_left {
+            sizes.remove(lead);
+        }
+        y.reshaped(&mut self.g, scope, &sizes)
+    }
+
     /// `a × b` over the last two dimensions; the leading ones, the batch among them,
     /// must be equal (in a static export, any two matrices or stacks of them). Operands with the batch in different places are refused as mixing
     /// samples: the batch on a contracted dimension sums over samples, and on a row of one
@@ -483,4 +697,10 @@ impl<'p> Lowering<'p, '_> {
         let y = self.g.matmul_activations(scope, a.value(), b.value())?;
         a.with_value(y)
     }
+}
+
+/// A matrix product's value: an activation, or the product of constants computed at export.
+enum Product {
+    Activation(Tensor),
+    Constant(eval::Tensor),
 }

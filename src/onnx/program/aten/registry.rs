@@ -604,6 +604,10 @@ pub(super) const OPS: &[Op] = &[
     op(&["mm.default"], |l, n, a, s| l.mm(n, a, s)),
     op(&["addmm.default"], |l, n, a, s| l.addmm(n, a, s)),
     op(&["baddbmm.default"], |l, n, a, s| l.baddbmm(n, a, s)),
+    op(&["mv.default"], |l, n, a, s| l.mv(n, a, s)),
+    op(&["addmv.default"], |l, n, a, s| l.addmv(n, a, s)),
+    op(&["outer.default"], |l, n, a, s| l.outer(n, a, s)),
+    op(&["addr.default"], |l, n, a, s| l.addr(n, a, s)),
     op(&["slice.Tensor"], |l, n, a, s| l.slice(n, a, s)),
     op(&["permute.default", "transpose.int"], |l, n, a, s| {
         l.permute(n, a, s)
