@@ -729,6 +729,7 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("alpha", "Scalar", D::Int(1)),
         ],
     ),
+    schema("addbmm.default", &[arg("self", "Tensor"), arg("batch1", "Tensor"), arg("batch2", "Tensor")], &[arg_or("beta", "Scalar", D::Int(1)), arg_or("alpha", "Scalar", D::Int(1))]),
     schema("addmv.default", &[arg("self", "Tensor"), arg("mat", "Tensor"), arg("vec", "Tensor")], &[arg_or("beta", "Scalar", D::Int(1)), arg_or("alpha", "Scalar", D::Int(1))]),
     schema("addr.default", &[arg("self", "Tensor"), arg("vec1", "Tensor"), arg("vec2", "Tensor")], &[arg_or("beta", "Scalar", D::Int(1)), arg_or("alpha", "Scalar", D::Int(1))]),
     schema("adjoint.default", &[arg("self", "Tensor")], &[]),
@@ -1486,6 +1487,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[arg("rounding_mode", "str?")],
     ),
+    schema("dot.default", &[arg("self", "Tensor"), arg("tensor", "Tensor")], &[]),
     schema(
         "dropout.default",
         &[
@@ -2037,6 +2039,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("inner.default", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
     schema(
         "instance_norm.default",
         &[
@@ -2065,6 +2068,7 @@ pub const SCHEMAS: &[Schema] = &[
         "its result is a number, not a tensor: a constant's is read where an argument names it",
     ),
     schema("kl_div.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("reduction", "int", D::Int(1))], &[arg_or("log_target", "bool", D::Bool(false))]),
+    schema("kron.default", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
     schema(
         "kthvalue.default",
         &[
@@ -3698,6 +3702,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("tan.default", &[arg("self", "Tensor")], &[]),
     schema("tanh.default", &[arg("self", "Tensor")], &[]),
     schema("tanh_.default", &[arg("self", "Tensor")], &[]),
+    schema("tensordot.default", &[arg("self", "Tensor"), arg("other", "Tensor"), arg("dims_self", "int[]"), arg("dims_other", "int[]")], &[]),
     schema(
         "tensor_split.indices",
         &[
@@ -4113,6 +4118,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("vdot.default", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
     schema(
         "view.default",
         &[arg("self", "Tensor"), arg("size", "SymInt[]")],

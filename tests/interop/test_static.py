@@ -273,9 +273,15 @@ CONSTANT_PRODUCTS = {
     "outer_of_a_column": (lambda x: torch.outer(x[:, 1], V4), (3, 4)),
     "addr_of_a_column": (lambda x: torch.addr(x, x[:, 0], V4, beta=2.0, alpha=0.5), (3, 4)),
     "linear_of_rows": (lambda x: torch.nn.functional.linear(x, W.T, W[0]), (3, 4)),
+    "addbmm_of_stacks_per_sample": (
+        lambda x: torch.addbmm(W[0], x.transpose(0, 1), STACK, beta=0.5, alpha=2.0), (3, 2, 4)),
+    "tensordot_by_a_constant": (
+        lambda x: torch.tensordot(x, STACK, dims=([2, 1], [1, 0])), (3, 2, 4)),
+    "tensordot_constant_first": (lambda x: torch.tensordot(W, x, dims=([0], [2])), (3, 2, 4)),
 }
 # Shapes only a static program has (a vector input, a product of constants beside it, a
-# `bmm` whose constant's leading size torch requires to be the input's).
+# `bmm` whose constant's leading size torch requires to be the input's, `kron`, whose
+# sizes torch.export fixes).
 STATIC_PRODUCTS = {
     "vector_times_matrix": (lambda x: x @ W, (4,)),
     "matrix_times_vector": (lambda x: LEFT @ x, (3,)),
@@ -290,7 +296,28 @@ STATIC_PRODUCTS = {
     "addr_of_a_0d_input": (lambda x: torch.addr(x, V3, V4), ()),
     "mv_constant_first": (lambda x: torch.mv(LEFT, x), (3,)),
     "linear_of_a_matrix": (lambda x: torch.nn.functional.linear(x, W.T), (3, 4)),
+    "addbmm_of_a_stack": (lambda x: torch.addbmm(BIAS, x, STACK, beta=0.3, alpha=1.5), (2, 3, 4)),
+    "kron_constant_first": (lambda x: torch.kron(LEFT, x), (3, 4)),
+    "kron_by_a_constant": (lambda x: torch.kron(x, LEFT), (3, 4)),
+    "tensordot_of_all_dimensions": (lambda x: torch.tensordot(x, BIAS, dims=2), (3, 5)),
 }
+
+
+# Products that would sum over the batch or interleave samples (shapes with the batch first).
+MIXING_CONSTANT_PRODUCTS = {
+    "addbmm": lambda x: torch.addbmm(W[0], x, STACK[:1].expand(x.shape[0], 4, 5)),
+    "tensordot": lambda x: torch.tensordot(x, W[:, :1].expand(4, x.shape[0]), dims=([1, 0], [0, 1])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MIXING_CONSTANT_PRODUCTS))
+def test_a_product_with_a_constant_across_samples_is_refused(name, tmp_path):
+    archive = tmp_path / "m.pt2"
+    x = torch.randn(3, 4) if name != "addbmm" else torch.randn(3, 3, 4)
+    _opinfo.saved_program(MIXING_CONSTANT_PRODUCTS[name], x, archive)
+    proc = run_ckpt("to-onnx", archive, "-o", tmp_path / "m.onnx")
+    assert proc.returncode == 1, proc.stderr
+    assert "mixes" in proc.stderr and name in proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize("dynamic", [True, False], ids=["dynamic", "static"])

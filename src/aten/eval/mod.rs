@@ -24,7 +24,9 @@ mod window;
 
 pub use dtype::{is_integer, recorded};
 pub use resample::{antialiased_taps, nearest_exact};
-pub use tensor::{axis, broadcast, element_count, Tensor, Values, MAX_ELEMENTS};
+pub use tensor::{
+    axis, broadcast, element_count, kron_views, tensordot_orders, Tensor, Values, MAX_ELEMENTS,
+};
 pub use window::{adaptive_window, swept};
 
 /// The error function, for the decompositions and special functions that compute it.
@@ -472,6 +474,12 @@ pub(crate) const EVALUATED: &[&str] = &[
     "addmm.default",
     "addmv.default",
     "addr.default",
+    "addbmm.default",
+    "kron.default",
+    "tensordot.default",
+    "dot.default",
+    "vdot.default",
+    "inner.default",
     "prod.dim_int",
     "prod.default",
     "convolution.default",
@@ -1080,6 +1088,32 @@ pub fn evaluate(
             let product = Tensor::matmul(&a.tensor("mat")?, &a.tensor("vec")?)?;
             one(plus_scaled_input(&a, product))
         }
+        "addbmm.default" => {
+            let product = Tensor::matmul(&a.tensor("batch1")?, &a.tensor("batch2")?)?;
+            one(plus_scaled_input(
+                &a,
+                product.reduce(&[0], false, Reduction::Sum)?,
+            ))
+        }
+        "dot.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("tensor")?)),
+        // torch's `vdot` conjugates `self`: nothing for a real tensor.
+        "vdot.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("other")?)),
+        // torch's `inner`: a product by a 0-d tensor, else `tensordot` over the last
+        // dimension of both.
+        "inner.default" => {
+            let (x, y) = (a.tensor("self")?, a.tensor("other")?);
+            one(if x.rank() == 0 || y.rank() == 0 {
+                Tensor::zip(&x, &y, |p, q| p * q, Some(i64::checked_mul))
+            } else {
+                x.tensordot(&y, &[-1], &[-1])
+            })
+        }
+        "kron.default" => one(a.tensor("self")?.kron(&a.tensor("other")?)),
+        "tensordot.default" => one(a.tensor("self")?.tensordot(
+            &a.tensor("other")?,
+            &a.ints("dims_self")?,
+            &a.ints("dims_other")?,
+        )),
         "addr.default" => {
             let product = a.tensor("vec1")?.outer(&a.tensor("vec2")?)?;
             one(plus_scaled_input(&a, product))

@@ -9,10 +9,11 @@
 
 use crate::aten::eval;
 use crate::aten::program::{Argument, Node};
+use crate::onnx::graph::Weight;
 use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
-use super::super::lower::Lowering;
+use super::super::lower::{Constant, Lowering};
 use super::super::tensor::{self, Placement, Size, Tensor};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
@@ -285,6 +286,19 @@ impl<'p> Lowering<'p, '_> {
         self.bind_product(node, y)
     }
 
+    /// `dot(self, tensor)`, and `vdot(self, other)` (the same of real tensors):
+    /// [`Lowering::matrix_product`] of two vectors.
+    pub(super) fn dot(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        other: &str,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let y = self.matrix_product(args, "self", other, scope)?;
+        self.bind_product(node, y)
+    }
+
     /// `mv(self, vec)`: [`Lowering::matrix_product`] of a matrix and a vector.
     pub(super) fn mv(
         &mut self,
@@ -504,10 +518,7 @@ impl<'p> Lowering<'p, '_> {
         self.bind_tensor(node, 0, y)
     }
 
-    /// torch's `matmul` of arguments `left` and `right`: of an activation and a constant
-    /// in either order ([`Lowering::constant_product`]), of two activations
-    /// ([`Lowering::product`]), or of two constants (computed at export, where the node
-    /// reads an activation elsewhere: `addmm`'s `self`).
+    /// torch's `matmul` of arguments `left` and `right` ([`Lowering::multiply`]).
     fn matrix_product(
         &mut self,
         args: &Args<'_>,
@@ -515,31 +526,269 @@ impl<'p> Lowering<'p, '_> {
         right: &str,
         scope: &str,
     ) -> Result<Product, OnnxError> {
-        let (a, b) = (
-            args.tensor(left).or_shape()?,
-            args.tensor(right).or_shape()?,
-        );
-        Ok(match (self.is_constant(a), self.is_constant(b)) {
-            (true, true) => {
-                let (x, y) = (self.constant_tensor(a)?, self.constant_tensor(b)?);
+        let a = self.factor(args.tensor(left).or_shape()?)?;
+        let b = self.factor(args.tensor(right).or_shape()?)?;
+        self.multiply(a, b, scope)
+    }
+
+    /// Program value `name` as an operand of a product.
+    fn factor(&mut self, name: &str) -> Result<Factor, OnnxError> {
+        Ok(if self.is_constant(name) {
+            Factor::Fixed(Fixed::Named {
+                name: name.to_owned(),
+                constant: self.constant(name)?,
+            })
+        } else {
+            Factor::Activation(self.tensor(name)?)
+        })
+    }
+
+    /// A constant operand's values.
+    fn fixed_tensor(&mut self, c: Fixed) -> Result<eval::Tensor, OnnxError> {
+        match c {
+            Fixed::Named { name, .. } => self.constant_tensor(&name),
+            Fixed::Computed(t) => Ok(t),
+        }
+    }
+
+    /// Torch's sizes of an operand.
+    fn factor_sizes(&self, f: &Factor) -> Result<Vec<Size>, OnnxError> {
+        Ok(match f {
+            Factor::Activation(t) => t.sizes(),
+            Factor::Fixed(Fixed::Named { constant, .. }) => (self.constant_dims(constant)?)
+                .into_iter()
+                .map(Size::fixed)
+                .collect(),
+            Factor::Fixed(Fixed::Computed(t)) => t.dims().iter().map(|&d| Size::fixed(d)).collect(),
+        })
+    }
+
+    /// torch's `matmul` of `a` and `b`: of an activation and a constant in either order
+    /// ([`Lowering::constant_product`]), of two activations ([`Lowering::product`]), or
+    /// of two constants (computed at export, where the node reads an activation
+    /// elsewhere: `addmm`'s `self`).
+    fn multiply(&mut self, a: Factor, b: Factor, scope: &str) -> Result<Product, OnnxError> {
+        Ok(match (a, b) {
+            (Factor::Fixed(p), Factor::Fixed(q)) => {
+                let (x, y) = (self.fixed_tensor(p)?, self.fixed_tensor(q)?);
                 Product::Constant(eval::Tensor::matmul(&x, &y).map_err(arg_error)?)
             }
-            (false, true) => {
-                let x = self.tensor(a)?;
-                Product::Activation(self.constant_product(&x, b, false, scope)?)
+            (Factor::Activation(x), Factor::Fixed(c)) => {
+                Product::Activation(self.constant_product(&x, c, false, scope)?)
             }
-            (true, false) => {
-                let x = self.tensor(b)?;
-                Product::Activation(self.constant_product(&x, a, true, scope)?)
+            (Factor::Fixed(c), Factor::Activation(x)) => {
+                Product::Activation(self.constant_product(&x, c, true, scope)?)
             }
-            (false, false) => {
-                let (x, y) = (self.tensor(a)?, self.tensor(b)?);
+            (Factor::Activation(x), Factor::Activation(y)) => {
                 Product::Activation(self.product(&x, &y, scope)?)
             }
         })
     }
 
-    /// torch's `matmul` of activation `x` by constant `name` (`name × x` when
+    /// `f` permuted by `order` and viewed as a matrix: its first `rows` dimensions (after
+    /// the permutation) merged into one, the rest into the other.
+    fn as_matrix(
+        &mut self,
+        f: Factor,
+        order: &[usize],
+        rows: usize,
+        scope: &str,
+    ) -> Result<Factor, OnnxError> {
+        Ok(match f {
+            Factor::Activation(t) => {
+                let t = t.transposed(&mut self.g, scope, order)?;
+                let sizes = t.sizes();
+                let target = [merged(&sizes[..rows]), merged(&sizes[rows..])];
+                Factor::Activation(t.reshaped(&mut self.g, scope, &target)?)
+            }
+            Factor::Fixed(c) => {
+                let t = self.fixed_tensor(c)?.permute(order).map_err(arg_error)?;
+                let count = |s: &[u64]| s.iter().product::<u64>() as i64;
+                let matrix = [count(&t.dims()[..rows]), count(&t.dims()[rows..])];
+                Factor::Fixed(Fixed::Computed(t.reshape(&matrix).map_err(arg_error)?))
+            }
+        })
+    }
+
+    /// `addbmm(self, batch1, batch2, beta, alpha)`: `beta · self + alpha · Σᵢ batch1[i] ×
+    /// batch2[i]`, as one matrix product of `batch1` viewed as `[n, B·m]` (its stack moved
+    /// among its columns) and `batch2` as `[B·m, p]`, which sums over the stack and each
+    /// product's columns at once. A stack that carries the batch would be summed over
+    /// samples: refused as mixing them.
+    pub(super) fn addbmm(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let b1 = self.factor(args.tensor("batch1").or_shape()?)?;
+        let b2 = self.factor(args.tensor("batch2").or_shape()?)?;
+        for f in [&b1, &b2] {
+            if let Factor::Activation(t) = f {
+                if t.batch_axis() == Some(0) {
+                    return Err(tensor::mixes_samples("addbmm", 0, &t.sizes()));
+                }
+            }
+        }
+        let b1 = self.as_matrix(b1, &[1, 0, 2], 1, scope)?;
+        let b2 = self.as_matrix(b2, &[0, 1, 2], 2, scope)?;
+        let y = self.multiply(b1, b2, scope)?;
+        self.plus_scaled_input(node, args, y, "addbmm", scope)
+    }
+
+    /// `tensordot(self, other, dims_self, dims_other)`: [`Lowering::contract`].
+    pub(super) fn tensordot(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let a = self.factor(args.tensor("self").or_shape()?)?;
+        let b = self.factor(args.tensor("other").or_shape()?)?;
+        let dims_a = args.optional_ints("dims_self").or_shape()?.unwrap_or(&[]);
+        let dims_b = args.optional_ints("dims_other").or_shape()?.unwrap_or(&[]);
+        self.contract(node, a, b, [dims_a, dims_b], scope)
+    }
+
+    /// `inner(self, other)`: torch's `tensordot` over the last dimension of both
+    /// ([`Lowering::contract`]); of a 0-d tensor (torch's product by a number), refused.
+    pub(super) fn inner(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let a = self.factor(args.tensor("self").or_shape()?)?;
+        let b = self.factor(args.tensor("other").or_shape()?)?;
+        let (sa, sb) = (self.factor_sizes(&a)?, self.factor_sizes(&b)?);
+        if sa.is_empty() || sb.is_empty() {
+            return Err(arg_error(format!(
+                "inner of {} and {}: of a 0-d tensor it is a product by a number, which is not exported here; write it as `*`",
+                tensor::show(&sa),
+                tensor::show(&sb)
+            )));
+        }
+        self.contract(node, a, b, [&[-1], &[-1]], scope)
+    }
+
+    /// `a` and `b` contracted over dimensions `dims[0]` and `dims[1]`: both laid out as
+    /// matrices as torch's `tensordot` lays them out ([`eval::tensordot_orders`]), one
+    /// product, and the result viewed as the free dimensions of `a` then of `b`. A
+    /// contracted dimension that carries the batch would sum over samples: refused as
+    /// mixing them; so is a dimension of size 1 contracted with a longer one (torch sums
+    /// the longer one first).
+    fn contract(
+        &mut self,
+        node: &Node,
+        a: Factor,
+        b: Factor,
+        [dims_a, dims_b]: [&[i64]; 2],
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let (sa, sb) = (self.factor_sizes(&a)?, self.factor_sizes(&b)?);
+        let (oa, ob) =
+            eval::tensordot_orders(sa.len(), sb.len(), dims_a, dims_b).map_err(arg_error)?;
+        let (free_a, contracted) = oa.split_at(sa.len() - dims_a.len());
+        let (contracted_b, free_b) = ob.split_at(dims_b.len());
+        for (sizes, dims) in [(&sa, contracted), (&sb, contracted_b)] {
+            if let Some(&d) = dims.iter().find(|&&d| sizes[d].batch) {
+                return Err(tensor::mixes_samples("tensordot", d, sizes));
+            }
+        }
+        for (&i, &j) in contracted.iter().zip(contracted_b) {
+            if sa[i] != sb[j] {
+                return Err(arg_error(format!(
+                    "tensordot of {} and {} contracts dimension {i} with dimension {j}, of other sizes: torch sums a dimension of size 1 first, which is not exported",
+                    tensor::show(&sa),
+                    tensor::show(&sb)
+                )));
+            }
+        }
+        let mut out: Vec<Size> = free_a.iter().map(|&d| sa[d]).collect();
+        out.extend(free_b.iter().map(|&d| sb[d]));
+        let a = self.as_matrix(a, &oa, free_a.len(), scope)?;
+        let b = self.as_matrix(b, &ob, contracted_b.len(), scope)?;
+        match self.multiply(a, b, scope)? {
+            Product::Activation(y) => {
+                let y = y.reshaped(&mut self.g, scope, &out)?;
+                self.bind_tensor(node, 0, y)
+            }
+            Product::Constant(c) => self.bind_folded(node, 0, c),
+        }
+    }
+
+    /// `kron(self, other)` of an activation and a constant: torch's views of both
+    /// ([`eval::kron_views`]), their element-wise product (one multiplication per entry,
+    /// as torch computes it) and each adjacent pair of dimensions merged.
+    pub(super) fn kron(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let (a, b) = (
+            args.tensor("self").or_shape()?,
+            args.tensor("other").or_shape()?,
+        );
+        let (x, c, constant_first) = match (self.is_constant(a), self.is_constant(b)) {
+            (false, true) => (self.tensor(a)?, self.constant_tensor(b)?, false),
+            (true, false) => (self.tensor(b)?, self.constant_tensor(a)?, true),
+            _ => {
+                return Err(arg_error(
+                    "kron of two activations is not exported; it is exported when one operand is a constant".into(),
+                ))
+            }
+        };
+        let (xs, one) = (x.sizes(), Size::fixed(1));
+        let cs: Vec<Size> = c.dims().iter().map(|&d| Size::fixed(d)).collect();
+        let (xv, cv) = if constant_first {
+            let (cv, xv) = eval::kron_views(&cs, &xs, one);
+            (xv, cv)
+        } else {
+            eval::kron_views(&xs, &cs, one)
+        };
+        // The batch's pair merged with a constant's size in front of it would interleave
+        // samples (each sample's rows apart), which no placement describes.
+        if let Some(at) = xv.iter().position(|s| s.batch) {
+            if at % 2 == 1 && cv[at - 1].count != 1 {
+                return Err(arg_error(format!(
+                    "kron of `{a}` and `{b}`: the constant's size {} stands in front of the batch ({}), so the result interleaves samples, which mixes them; only ops that treat each sample alike are exported",
+                    cv[at - 1].count,
+                    tensor::show(&xs)
+                )));
+            }
+        }
+        let x = x.reshaped(&mut self.g, scope, &xv)?;
+        let view: Vec<i64> = cv.iter().map(|s| s.count as i64).collect();
+        let c = c.reshape(&view).map_err(arg_error)?;
+        let w = self
+            .g
+            .folded(&format!("{scope}.kron"), c.dims().to_vec(), &c.to_f32())?;
+        let y = x.with_constant(&mut self.g, scope, "Mul", &w, constant_first)?;
+        let pairs: Vec<Size> = y.sizes().chunks(2).map(merged).collect();
+        let y = y.reshaped(&mut self.g, scope, &pairs)?;
+        self.bind_tensor(node, 0, y)
+    }
+
+    /// Constant values of sizes `dims` as a weight of at least two dimensions: a vector
+    /// promoted as torch's `matmul` promotes it (`[1, K]` on the left, `[K, 1]` on the
+    /// right).
+    fn matrix_weight(
+        &mut self,
+        scope: &str,
+        dims: &[u64],
+        values: Vec<f32>,
+        left: bool,
+    ) -> Result<Weight, OnnxError> {
+        let dims = match dims {
+            [k] if left => vec![1, *k],
+            [k] => vec![*k, 1],
+            _ => dims.to_vec(),
+        };
+        self.g.folded(&format!("{scope}.matrix"), dims, &values)
+    }
+
+    /// torch's `matmul` of activation `x` by constant `fixed` (`fixed × x` when
     /// `constant_first`), one ONNX MatMul: a vector is promoted to a matrix as torch
     /// promotes it (a row on the left, a column on the right; the constant at export, the
     /// activation by a Reshape) and the added axis dropped from the result; the leading
@@ -551,16 +800,18 @@ impl<'p> Lowering<'p, '_> {
     fn constant_product(
         &mut self,
         x: &Tensor,
-        name: &str,
+        fixed: Fixed,
         constant_first: bool,
         scope: &str,
     ) -> Result<Tensor, OnnxError> {
-        let c = self.constant(name)?;
-        let dims = self.constant_dims(&c)?;
+        let (label, dims) = match &fixed {
+            Fixed::Named { constant: c, .. } => (format!("`{c}`"), self.constant_dims(c)?),
+            Fixed::Computed(t) => ("a constant".to_owned(), t.dims().to_vec()),
+        };
         let operands = if constant_first {
-            format!("`{c}` {dims:?} and {}", tensor::show(&x.sizes()))
+            format!("{label} {dims:?} and {}", tensor::show(&x.sizes()))
         } else {
-            format!("{} and `{c}` {dims:?}", tensor::show(&x.sizes()))
+            format!("{} and {label} {dims:?}", tensor::show(&x.sizes()))
         };
         if x.rank() == 0 || dims.is_empty() {
             return Err(arg_error(format!(
@@ -572,13 +823,15 @@ impl<'p> Lowering<'p, '_> {
         } else {
             (x.rank() == 1, dims.len() == 1)
         };
-        let w = if let [k] = dims[..] {
-            let values = self.read(&c)?;
-            let matrix = if constant_first { [1, k] } else { [k, 1] };
-            self.g
-                .folded(&format!("{c}.matrix"), matrix.to_vec(), &values)?
-        } else {
-            self.weight(&c)?
+        let w = match (&fixed, &dims[..]) {
+            (Fixed::Named { constant: c, .. }, [_, _, ..]) => self.weight(c)?,
+            (Fixed::Named { constant: c, .. }, _) => {
+                let values = self.read(c)?;
+                self.matrix_weight(scope, &dims, values, constant_first)?
+            }
+            (Fixed::Computed(t), _) => {
+                self.matrix_weight(scope, &dims, t.to_f32(), constant_first)?
+            }
         };
         let x = match x.sizes()[..] {
             [k] => {
@@ -699,8 +952,29 @@ impl<'p> Lowering<'p, '_> {
     }
 }
 
+/// A constant operand of a product: a constant of the program as it is (written as its
+/// initializer), or values the export laid out (a stack of matrices viewed as one).
+enum Fixed {
+    Named { name: String, constant: Constant },
+    Computed(eval::Tensor),
+}
+
+/// An operand of a product.
+enum Factor {
+    Activation(Tensor),
+    Fixed(Fixed),
+}
+
 /// A matrix product's value: an activation, or the product of constants computed at export.
 enum Product {
     Activation(Tensor),
     Constant(eval::Tensor),
+}
+
+/// Sizes merged into one (a view's): their counts multiplied, the batch if one carries it.
+fn merged(sizes: &[Size]) -> Size {
+    sizes.iter().fold(Size::fixed(1), |m, s| Size {
+        count: m.count * s.count,
+        batch: m.batch || s.batch,
+    })
 }
