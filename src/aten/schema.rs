@@ -699,6 +699,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[arg_or("alpha", "Scalar", D::Int(1))],
     ),
+    schema("addbmm.default", &[arg("self", "Tensor"), arg("batch1", "Tensor"), arg("batch2", "Tensor")], &[arg_or("beta", "Scalar", D::Int(1)), arg_or("alpha", "Scalar", D::Int(1))]),
     schema(
         "addcdiv.default",
         &[
@@ -729,7 +730,6 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("alpha", "Scalar", D::Int(1)),
         ],
     ),
-    schema("addbmm.default", &[arg("self", "Tensor"), arg("batch1", "Tensor"), arg("batch2", "Tensor")], &[arg_or("beta", "Scalar", D::Int(1)), arg_or("alpha", "Scalar", D::Int(1))]),
     schema("addmv.default", &[arg("self", "Tensor"), arg("mat", "Tensor"), arg("vec", "Tensor")], &[arg_or("beta", "Scalar", D::Int(1)), arg_or("alpha", "Scalar", D::Int(1))]),
     schema("addr.default", &[arg("self", "Tensor"), arg("vec1", "Tensor"), arg("vec2", "Tensor")], &[arg_or("beta", "Scalar", D::Int(1)), arg_or("alpha", "Scalar", D::Int(1))]),
     schema("adjoint.default", &[arg("self", "Tensor")], &[]),
@@ -3702,7 +3702,6 @@ pub const SCHEMAS: &[Schema] = &[
     schema("tan.default", &[arg("self", "Tensor")], &[]),
     schema("tanh.default", &[arg("self", "Tensor")], &[]),
     schema("tanh_.default", &[arg("self", "Tensor")], &[]),
-    schema("tensordot.default", &[arg("self", "Tensor"), arg("other", "Tensor"), arg("dims_self", "int[]"), arg("dims_other", "int[]")], &[]),
     schema(
         "tensor_split.indices",
         &[
@@ -3721,6 +3720,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("tensordot.default", &[arg("self", "Tensor"), arg("other", "Tensor"), arg("dims_self", "int[]"), arg("dims_other", "int[]")], &[]),
     schema(
         "threshold.default",
         &[
