@@ -699,6 +699,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[arg_or("alpha", "Scalar", D::Int(1))],
     ),
+    schema("addbmm.default", &[arg("self", "Tensor"), arg("batch1", "Tensor"), arg("batch2", "Tensor")], &[arg_or("beta", "Scalar", D::Int(1)), arg_or("alpha", "Scalar", D::Int(1))]),
     schema(
         "addcdiv.default",
         &[
@@ -729,6 +730,8 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("alpha", "Scalar", D::Int(1)),
         ],
     ),
+    schema("addmv.default", &[arg("self", "Tensor"), arg("mat", "Tensor"), arg("vec", "Tensor")], &[arg_or("beta", "Scalar", D::Int(1)), arg_or("alpha", "Scalar", D::Int(1))]),
+    schema("addr.default", &[arg("self", "Tensor"), arg("vec1", "Tensor"), arg("vec2", "Tensor")], &[arg_or("beta", "Scalar", D::Int(1)), arg_or("alpha", "Scalar", D::Int(1))]),
     schema("adjoint.default", &[arg("self", "Tensor")], &[]),
     schema("alias.default", &[arg("self", "Tensor")], &[]),
     schema("alias_copy.default", &[arg("self", "Tensor")], &[]),
@@ -1484,6 +1487,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[arg("rounding_mode", "str?")],
     ),
+    schema("dot.default", &[arg("self", "Tensor"), arg("tensor", "Tensor")], &[]),
     schema(
         "dropout.default",
         &[
@@ -2040,6 +2044,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("inner.default", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
     schema(
         "instance_norm.default",
         &[
@@ -2068,6 +2073,7 @@ pub const SCHEMAS: &[Schema] = &[
         "its result is a number, not a tensor: a constant's is read where an argument names it",
     ),
     schema("kl_div.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("reduction", "int", D::Int(1))], &[arg_or("log_target", "bool", D::Bool(false))]),
+    schema("kron.default", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
     schema(
         "kthvalue.default",
         &[
@@ -2777,6 +2783,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
     ),
+    schema("mv.default", &[arg("self", "Tensor"), arg("vec", "Tensor")], &[]),
     schema(
         "mvlgamma.default",
         &[arg("self", "Tensor"), arg("p", "int")],
@@ -3721,6 +3728,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("tensordot.default", &[arg("self", "Tensor"), arg("other", "Tensor"), arg("dims_self", "int[]"), arg("dims_other", "int[]")], &[]),
     schema(
         "threshold.default",
         &[
@@ -4118,6 +4126,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("vdot.default", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
     schema(
         "view.default",
         &[arg("self", "Tensor"), arg("size", "SymInt[]")],

@@ -249,3 +249,95 @@ def test_a_repeat_of_the_batch_is_refused_saying_why(tmp_path):
     assert proc.returncode == 1 and not out.exists()
     first = proc.stderr.strip().splitlines()[0]
     assert "row i is input row i mod N" in first and "--batch static" in first, proc.stderr
+
+
+_M = torch.Generator().manual_seed(2)
+W = torch.randn(4, 5, generator=_M)  # a stored projection, right of the input
+LEFT = torch.randn(6, 3, generator=_M)  # a fixed projection, left of the input
+V4 = torch.randn(4, generator=_M)
+V3 = torch.randn(3, generator=_M)
+STACK = torch.randn(2, 4, 5, generator=_M)  # matrices broadcast in front of the input's
+BIAS = torch.randn(3, 5, generator=_M)
+# Matrix products of the input and a constant, in either slot (shapes with the batch
+# first): each converted under a dynamic batch on dimension 0 and as a static program.
+CONSTANT_PRODUCTS = {
+    "activation_times_matrix": (lambda x: x @ W, (2, 3, 4)),
+    "matrix_times_activation": (lambda x: LEFT @ x, (2, 3, 4)),
+    "activation_times_vector": (lambda x: x @ V4, (2, 3, 4)),
+    "vector_times_activation": (lambda x: V3 @ x, (2, 3, 4)),
+    "rows_times_a_stack_in_front": (lambda x: x @ STACK, (3, 4)),
+    "mm_of_rows": (lambda x: torch.mm(x, W), (3, 4)),
+    "addmm_of_rows": (lambda x: torch.addmm(W[0], x, W, beta=0.5, alpha=2.0), (3, 4)),
+    "mv_of_rows": (lambda x: torch.mv(x, V4), (3, 4)),
+    "addmv_of_rows": (lambda x: torch.addmv(x[:, 0], x, V4, beta=0.5, alpha=2.0), (3, 4)),
+    "outer_of_a_column": (lambda x: torch.outer(x[:, 1], V4), (3, 4)),
+    "addr_of_a_column": (lambda x: torch.addr(x, x[:, 0], V4, beta=2.0, alpha=0.5), (3, 4)),
+    "linear_of_rows": (lambda x: torch.nn.functional.linear(x, W.T, W[0]), (3, 4)),
+    "addbmm_of_stacks_per_sample": (
+        lambda x: torch.addbmm(W[0], x.transpose(0, 1), STACK, beta=0.5, alpha=2.0), (3, 2, 4)),
+    "tensordot_by_a_constant": (
+        lambda x: torch.tensordot(x, STACK, dims=([2, 1], [1, 0])), (3, 2, 4)),
+    "tensordot_constant_first": (lambda x: torch.tensordot(W, x, dims=([0], [2])), (3, 2, 4)),
+}
+# Shapes only a static program has (a vector input, a product of constants beside it, a
+# `bmm` whose constant's leading size torch requires to be the input's, `kron`, whose
+# sizes torch.export fixes).
+STATIC_PRODUCTS = {
+    "vector_times_matrix": (lambda x: x @ W, (4,)),
+    "matrix_times_vector": (lambda x: LEFT @ x, (3,)),
+    "vector_times_vector": (lambda x: V4 @ x, (4,)),
+    "vector_times_a_stack": (lambda x: x @ STACK, (4,)),
+    "addmm_of_constants_beside_the_input": (
+        lambda x: torch.addmm(x, LEFT, BIAS, beta=0.2, alpha=0.6), (1, 5)),
+    "bmm_constant_first": (lambda x: torch.bmm(LEFT.expand(2, 6, 3), x), (2, 3, 4)),
+    "baddbmm_constant_second": (
+        lambda x: torch.baddbmm(x @ W, x, W.expand(2, 4, 5), beta=0.3, alpha=1.5), (2, 3, 4)),
+    "outer_constant_first": (lambda x: torch.outer(V3, x), (4,)),
+    "addr_of_a_0d_input": (lambda x: torch.addr(x, V3, V4), ()),
+    "mv_constant_first": (lambda x: torch.mv(LEFT, x), (3,)),
+    "linear_of_a_matrix": (lambda x: torch.nn.functional.linear(x, W.T), (3, 4)),
+    "addbmm_of_a_stack": (lambda x: torch.addbmm(BIAS, x, STACK, beta=0.3, alpha=1.5), (2, 3, 4)),
+    "kron_constant_first": (lambda x: torch.kron(LEFT, x), (3, 4)),
+    "kron_by_a_constant": (lambda x: torch.kron(x, LEFT), (3, 4)),
+    "tensordot_of_all_dimensions": (lambda x: torch.tensordot(x, BIAS, dims=2), (3, 5)),
+}
+
+
+# Products that would sum over the batch or interleave samples (shapes with the batch first).
+MIXING_CONSTANT_PRODUCTS = {
+    "addbmm": lambda x: torch.addbmm(W[0], x, STACK[:1].expand(x.shape[0], 4, 5)),
+    "tensordot": lambda x: torch.tensordot(x, W[:, :1].expand(4, x.shape[0]), dims=([1, 0], [0, 1])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MIXING_CONSTANT_PRODUCTS))
+def test_a_product_with_a_constant_across_samples_is_refused(name, tmp_path):
+    archive = tmp_path / "m.pt2"
+    x = torch.randn(3, 4) if name != "addbmm" else torch.randn(3, 3, 4)
+    _opinfo.saved_program(MIXING_CONSTANT_PRODUCTS[name], x, archive)
+    proc = run_ckpt("to-onnx", archive, "-o", tmp_path / "m.onnx")
+    assert proc.returncode == 1, proc.stderr
+    assert "mixes" in proc.stderr and name in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("dynamic", [True, False], ids=["dynamic", "static"])
+@pytest.mark.parametrize("name", sorted(CONSTANT_PRODUCTS))
+def test_a_product_with_a_constant_in_either_slot_matches_torch(name, dynamic, tmp_path):
+    fn, shape = CONSTANT_PRODUCTS[name]
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(0))
+    archive, out = tmp_path / "m.pt2", tmp_path / "m.onnx"
+    module = _opinfo.saved_program(fn, x, archive, dynamic=dynamic)
+    ok(run_ckpt("to-onnx", archive, "-o", out, *([] if dynamic else ["--batch", "static"])))
+    xs = [x, torch.randn(5, *shape[1:], generator=torch.Generator().manual_seed(1))]
+    why = _opinfo.check_file(out, module.forward, xs if dynamic else [x])
+    assert why is None, why
+
+
+@pytest.mark.parametrize("name", sorted(STATIC_PRODUCTS))
+def test_a_static_product_with_a_constant_matches_torch(name, tmp_path):
+    fn, shape = STATIC_PRODUCTS[name]
+    module, x, archive = exported(fn, shape, tmp_path)
+    out = tmp_path / "m.onnx"
+    ok(run_ckpt("to-onnx", archive, "-o", out, "--batch", "static"))
+    why = _opinfo.check_file(out, module.forward, [x])
+    assert why is None, why

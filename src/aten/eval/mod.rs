@@ -24,7 +24,9 @@ mod window;
 
 pub use dtype::{is_integer, recorded};
 pub use resample::{antialiased_taps, nearest_exact};
-pub use tensor::{axis, broadcast, element_count, Tensor, Values, MAX_ELEMENTS};
+pub use tensor::{
+    axis, broadcast, element_count, kron_views, tensordot_orders, Tensor, Values, MAX_ELEMENTS,
+};
 pub use window::{adaptive_window, swept};
 
 /// The error function, for the decompositions and special functions that compute it.
@@ -465,8 +467,17 @@ pub(crate) const EVALUATED: &[&str] = &[
     "fill_.Tensor",
     "squeeze.default",
     "mm.default",
+    "mv.default",
     "outer.default",
     "addmm.default",
+    "addmv.default",
+    "addr.default",
+    "addbmm.default",
+    "kron.default",
+    "tensordot.default",
+    "dot.default",
+    "vdot.default",
+    "inner.default",
     "prod.dim_int",
     "prod.default",
     "convolution.default",
@@ -1071,39 +1082,47 @@ pub fn evaluate(
         }
         "matmul.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("other")?)),
         "mm.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("mat2")?)),
-        // `self.reshape({self.size(0), 1}) * vec2` (torch's `outer`, of two vectors).
-        "outer.default" => {
-            let (x, y) = (a.tensor("self")?, a.tensor("vec2")?);
-            if x.rank() != 1 || y.rank() != 1 {
-                return Err(format!(
-                    "outer of sizes {:?} and {:?}: both must be vectors",
-                    x.dims(),
-                    y.dims()
-                ));
-            }
-            one(Tensor::zip(
-                &x.reshape(&[-1, 1])?,
-                &y,
-                |p, q| p * q,
-                Some(i64::checked_mul),
+        "mv.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("vec")?)),
+        "outer.default" => one(a.tensor("self")?.outer(&a.tensor("vec2")?)),
+        // beta·self + alpha·(mat1 @ mat2), and the same of `mat @ vec` (addmv) and of
+        // `outer(vec1, vec2)` (addr).
+        "addmm.default" => {
+            let product = Tensor::matmul(&a.tensor("mat1")?, &a.tensor("mat2")?)?;
+            one(plus_scaled_input(&a, product))
+        }
+        "addmv.default" => {
+            let product = Tensor::matmul(&a.tensor("mat")?, &a.tensor("vec")?)?;
+            one(plus_scaled_input(&a, product))
+        }
+        "addbmm.default" => {
+            let product = Tensor::matmul(&a.tensor("batch1")?, &a.tensor("batch2")?)?;
+            one(plus_scaled_input(
+                &a,
+                product.reduce(&[0], false, Reduction::Sum)?,
             ))
         }
-        // beta·self + alpha·(mat1 @ mat2); with beta 0, `self` is not read (torch ignores its
-        // NaNs then).
-        "addmm.default" => {
-            let alpha = a.number("alpha")? as f32;
-            let beta = a.number("beta")? as f32;
-            let product =
-                Tensor::matmul(&a.tensor("mat1")?, &a.tensor("mat2")?)?.map(|v| alpha * v);
-            if beta == 0.0 {
-                return one(Ok(product));
-            }
-            one(Tensor::zip(
-                &a.tensor("self")?,
-                &product,
-                |c, p| beta * c + p,
-                None,
-            ))
+        "dot.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("tensor")?)),
+        // torch's `vdot` conjugates `self`: nothing for a real tensor.
+        "vdot.default" => one(Tensor::matmul(&a.tensor("self")?, &a.tensor("other")?)),
+        // torch's `inner`: a product by a 0-d tensor, else `tensordot` over the last
+        // dimension of both.
+        "inner.default" => {
+            let (x, y) = (a.tensor("self")?, a.tensor("other")?);
+            one(if x.rank() == 0 || y.rank() == 0 {
+                Tensor::zip(&x, &y, |p, q| p * q, Some(i64::checked_mul))
+            } else {
+                x.tensordot(&y, &[-1], &[-1])
+            })
+        }
+        "kron.default" => one(a.tensor("self")?.kron(&a.tensor("other")?)),
+        "tensordot.default" => one(a.tensor("self")?.tensordot(
+            &a.tensor("other")?,
+            &a.ints("dims_self")?,
+            &a.ints("dims_other")?,
+        )),
+        "addr.default" => {
+            let product = a.tensor("vec1")?.outer(&a.tensor("vec2")?)?;
+            one(plus_scaled_input(&a, product))
         }
         "prod.dim_int" => {
             if a.dtype()?.is_some_and(|d| d != FLOAT32) {
@@ -1522,6 +1541,18 @@ pub fn gather(x: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor, String> {
         from.push(source as usize);
     }
     Tensor::new(index.dims().to_vec(), x.values().take(&from))
+}
+
+/// `beta · self + alpha · product` (the `addmm` family); with `beta` 0, `self` is not
+/// read (torch ignores its NaNs then).
+fn plus_scaled_input(a: &Args<'_>, product: Tensor) -> Result<Tensor, String> {
+    let alpha = a.number("alpha")? as f32;
+    let beta = a.number("beta")? as f32;
+    let product = product.map(|v| alpha * v);
+    if beta == 0.0 {
+        return Ok(product);
+    }
+    Tensor::zip(&a.tensor("self")?, &product, |c, p| beta * c + p, None)
 }
 
 /// `how` over argument `dims` (none or empty: every axis).

@@ -74,6 +74,61 @@ pub fn axis(axis: i64, rank: usize) -> Result<usize, String> {
         .ok_or_else(|| format!("dimension {axis} is out of range for a rank-{rank} tensor"))
 }
 
+/// torch's views of `kron`'s operands (`KronImpl`): both padded in front with sizes of 1
+/// to the wider rank, then `a` viewed with a 1 after each of its sizes and `b` with a 1
+/// before each of its; their element-wise product, each adjacent pair of dimensions
+/// merged, is the result. `one` is a size of 1.
+pub fn kron_views<T: Copy>(a: &[T], b: &[T], one: T) -> (Vec<T>, Vec<T>) {
+    let rank = a.len().max(b.len());
+    let padded = |s: &[T]| -> Vec<T> {
+        std::iter::repeat_n(one, rank - s.len())
+            .chain(s.iter().copied())
+            .collect()
+    };
+    (
+        padded(a).into_iter().flat_map(|d| [d, one]).collect(),
+        padded(b).into_iter().flat_map(|d| [one, d]).collect(),
+    )
+}
+
+/// torch's `tensordot` as one matrix product (`at::tensordot`): `a` permuted to its free
+/// dimensions then `dims_a`, `b` to `dims_b` then its free ones (free dimensions in
+/// their order), each viewed as a matrix. The dimensions are wrapped as torch wraps
+/// them; `dims_a[i]` contracts with `dims_b[i]`, and no dimension is listed twice.
+pub fn tensordot_orders(
+    rank_a: usize,
+    rank_b: usize,
+    dims_a: &[i64],
+    dims_b: &[i64],
+) -> Result<(Vec<usize>, Vec<usize>), String> {
+    if dims_a.len() != dims_b.len() {
+        return Err(format!(
+            "tensordot contracts dimensions {dims_a:?} with {dims_b:?}: lists of one length are needed"
+        ));
+    }
+    let wrap = |dims: &[i64], rank: usize| -> Result<Vec<usize>, String> {
+        let wrapped = (dims.iter().map(|&d| axis(d, rank))).collect::<Result<Vec<_>, _>>()?;
+        let mut sorted = wrapped.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if sorted.len() != wrapped.len() {
+            return Err(format!(
+                "tensordot contracts dimensions {dims:?}, one twice"
+            ));
+        }
+        Ok(wrapped)
+    };
+    let (ca, cb) = (wrap(dims_a, rank_a)?, wrap(dims_b, rank_b)?);
+    let free = |rank: usize, contracted: &[usize]| -> Vec<usize> {
+        (0..rank).filter(|d| !contracted.contains(d)).collect()
+    };
+    let mut order_a = free(rank_a, &ca);
+    order_a.extend(&ca);
+    let mut order_b = cb.clone();
+    order_b.extend(free(rank_b, &cb));
+    Ok((order_a, order_b))
+}
+
 /// numpy broadcasting of several sizes, right-aligned.
 pub fn broadcast(all: &[&[u64]]) -> Result<Vec<u64>, String> {
     let rank = all.iter().map(|d| d.len()).max().unwrap_or(0);
@@ -608,6 +663,74 @@ impl Tensor {
             }
         };
         Tensor::new(self.dims.clone(), values)
+    }
+
+    /// torch's `kron`: see [`kron_views`].
+    pub fn kron(&self, other: &Tensor) -> Result<Tensor, String> {
+        let (va, vb) = kron_views(&self.dims, other.dims(), 1);
+        let as_i64 = |v: &[u64]| -> Vec<i64> { v.iter().map(|&d| d as i64).collect() };
+        let product = Tensor::zip(
+            &self.reshape(&as_i64(&va))?,
+            &other.reshape(&as_i64(&vb))?,
+            |p, q| p * q,
+            Some(i64::checked_mul),
+        )?;
+        let merged: Vec<i64> = (product.dims().chunks(2))
+            .map(|pair| pair.iter().product::<u64>() as i64)
+            .collect();
+        product.reshape(&merged)
+    }
+
+    /// torch's `tensordot` over `dims_self` and `dims_other`: see [`tensordot_orders`].
+    pub fn tensordot(
+        &self,
+        other: &Tensor,
+        dims_self: &[i64],
+        dims_other: &[i64],
+    ) -> Result<Tensor, String> {
+        let (oa, ob) = tensordot_orders(self.rank(), other.rank(), dims_self, dims_other)?;
+        let free_a = self.rank() - dims_self.len();
+        let sizes = |t: &Tensor, order: &[usize]| -> Vec<u64> {
+            order.iter().map(|&d| t.dims()[d]).collect()
+        };
+        let (sa, sb) = (sizes(self, &oa), sizes(other, &ob));
+        if sa[free_a..] != sb[..dims_other.len()] {
+            return Err(format!(
+                "tensordot of sizes {:?} and {:?} contracts dimensions of other sizes (torch sums a dimension of size 1 first)",
+                self.dims,
+                other.dims()
+            ));
+        }
+        let count = |s: &[u64]| s.iter().product::<u64>() as i64;
+        let contracted = count(&sa[free_a..]);
+        let a = self
+            .permute(&oa)?
+            .reshape(&[count(&sa[..free_a]), contracted])?;
+        let b = other
+            .permute(&ob)?
+            .reshape(&[contracted, count(&sb[dims_other.len()..])])?;
+        let out: Vec<i64> = (sa[..free_a].iter().chain(&sb[dims_other.len()..]))
+            .map(|&d| d as i64)
+            .collect();
+        Tensor::matmul(&a, &b)?.reshape(&out)
+    }
+
+    /// torch's `outer` of two vectors: `self.reshape(n, 1) * vec2`, one multiplication
+    /// per entry (integers wrapping as torch's do).
+    pub fn outer(&self, vec2: &Tensor) -> Result<Tensor, String> {
+        if self.rank() != 1 || vec2.rank() != 1 {
+            return Err(format!(
+                "outer of sizes {:?} and {:?}: both must be vectors",
+                self.dims,
+                vec2.dims()
+            ));
+        }
+        Tensor::zip(
+            &self.reshape(&[-1, 1])?,
+            vec2,
+            |p, q| p * q,
+            Some(i64::checked_mul),
+        )
     }
 
     /// `self · weightᵀ` over the last axis (`linear` without its bias): `self` is

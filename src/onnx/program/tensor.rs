@@ -210,6 +210,33 @@ impl Tensor {
         }
     }
 
+    /// ONNX value `value` as a tensor of torch's `sizes`: at most one of them the batch
+    /// (none: a tensor of a static export), the others `value`'s shape in order (the
+    /// result of an op that moves the batch, such as a product that broadcasts a constant's
+    /// leading dimensions in front of it).
+    pub fn placed(value: Value, sizes: &[Size]) -> Result<Tensor, OnnxError> {
+        let fixed: Vec<u64> = sizes.iter().filter(|s| !s.batch).map(|s| s.count).collect();
+        let mut batches = sizes.iter().enumerate().filter(|(_, s)| s.batch);
+        let placement = match (batches.next(), batches.next()) {
+            (None, _) => Placement::Static,
+            (Some((axis, s)), None) => Placement::Batch {
+                axis,
+                factor: s.count.max(1),
+            },
+            (Some(_), Some(_)) => {
+                return Err(error(format!("{} carries the batch twice", show(sizes))))
+            }
+        };
+        if fixed != value.shape() {
+            return Err(error(format!(
+                "{:?} is not the value of sizes {}",
+                value.shape(),
+                show(sizes)
+            )));
+        }
+        Ok(Tensor { value, placement })
+    }
+
     /// The rows `rows` of ONNX value `value`, whose `shape()` leaves them out (the result
     /// of an op that works on each row alike, [`Tensor::as_rows`]).
     pub fn from_rows(rows: Rows, value: Value) -> Tensor {

@@ -10,7 +10,7 @@ use crate::onnx::OnnxError;
 
 use super::super::emit::{self, ConvTranspose};
 use super::super::lower::{Constant, Lowering};
-use super::super::tensor::{self, Placement, Size};
+use super::super::tensor::{self, Placement, Size, Tensor};
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
@@ -461,7 +461,7 @@ impl<'p> Lowering<'p, '_> {
         Ok((w, b))
     }
 
-    /// `nn.Linear`: Gemm on `[N, K]`; on `[…, K]` (the batch on any dimension but the last)
+    /// `nn.Linear`: Gemm on `[N, K]` (or a static matrix); on `[…, K]` (the batch on any dimension but the last)
     /// a MatMul by the weight transposed once at export (`<weight>.transposed`), then the
     /// bias added.
     pub(super) fn linear(
@@ -478,18 +478,24 @@ impl<'p> Lowering<'p, '_> {
         };
         let x = self.tensor(input)?;
         x.sample_axis(x.rank() - 1, "linear")?;
-        let y = if x.rank() == 2 {
-            let w = self.weight(&weight)?;
-            let b = match &bias {
-                Some(b) => Some(self.weight(b)?),
-                None => None,
-            };
-            let rows = self.batch_first(&x)?;
-            self.g.gemm(scope, &rows, &w, b.as_ref())?
-        } else {
-            self.linear_value(x.value(), &weight, bias.as_ref(), scope)?
+        let y = match x.as_rows() {
+            // Gemm multiplies the rows (the batch, or a static matrix's first dimension),
+            // so its result is laid out as those rows, not as the whole input.
+            Some((rows, value)) if x.rank() == 2 => {
+                let w = self.weight(&weight)?;
+                let b = match &bias {
+                    Some(b) => Some(self.weight(b)?),
+                    None => None,
+                };
+                let y = self.g.gemm(scope, &value, &w, b.as_ref())?;
+                Tensor::from_rows(rows, y)
+            }
+            _ => {
+                let y = self.linear_value(x.value(), &weight, bias.as_ref(), scope)?;
+                x.with_value(y)?
+            }
         };
-        self.bind_tensor(node, 0, x.with_value(y)?)
+        self.bind_tensor(node, 0, y)
     }
 }
 

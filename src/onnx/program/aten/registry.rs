@@ -615,6 +615,16 @@ pub(super) const OPS: &[Op] = &[
     op(&["mm.default"], |l, n, a, s| l.mm(n, a, s)),
     op(&["addmm.default"], |l, n, a, s| l.addmm(n, a, s)),
     op(&["baddbmm.default"], |l, n, a, s| l.baddbmm(n, a, s)),
+    op(&["mv.default"], |l, n, a, s| l.mv(n, a, s)),
+    op(&["addmv.default"], |l, n, a, s| l.addmv(n, a, s)),
+    op(&["outer.default"], |l, n, a, s| l.outer(n, a, s)),
+    op(&["addr.default"], |l, n, a, s| l.addr(n, a, s)),
+    op(&["addbmm.default"], |l, n, a, s| l.addbmm(n, a, s)),
+    op(&["tensordot.default"], |l, n, a, s| l.tensordot(n, a, s)),
+    op(&["kron.default"], |l, n, a, s| l.kron(n, a, s)),
+    op(&["inner.default"], |l, n, a, s| l.inner(n, a, s)),
+    op(&["dot.default"], |l, n, a, s| l.dot(n, a, "tensor", s)),
+    op(&["vdot.default"], |l, n, a, s| l.dot(n, a, "other", s)),
     op(&["slice.Tensor"], |l, n, a, s| l.slice(n, a, s)),
     op(&["permute.default", "transpose.int"], |l, n, a, s| {
         l.permute(n, a, s)
