@@ -1,6 +1,7 @@
 //! The ONNX form of torch's ported decompositions ([`crate::aten::decompose`]): each
-//! function of a rule is one ONNX node on the input's layout, wherever its batch is;
-//! subexpressions of constants alone are computed at export by the rule's own arithmetic.
+//! function of a rule is one ONNX node, on its activations' layout wherever their batch is,
+//! or by rows beside constants and before a loss's reduction; subexpressions of constants
+//! alone are computed at export by the rule's own arithmetic.
 
 use crate::aten::args::Args;
 use crate::aten::decompose::{self, Expr, LossReduction, Relayout};
@@ -76,8 +77,8 @@ fn emit_expr(
 /// (bool when `bool`) every sample shares.
 fn shared(graph: &mut Graph<'_>, value: &eval::Tensor, bool: bool) -> Result<Term, String> {
     let values: Vec<f64> = value.to_f32().into_iter().map(f64::from).collect();
-    if value.dims().is_empty() {
-        return Ok(Term::Number(values[0]));
+    if let ([], [number]) = (value.dims(), values.as_slice()) {
+        return Ok(Term::Number(*number));
     }
     let elem = if bool {
         ElemType::Bool
