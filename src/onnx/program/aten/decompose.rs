@@ -73,6 +73,25 @@ fn emit_expr(
     })
 }
 
+/// Rule `expr` of `leaves` written in `g` under `scope`: the activation it computes (a
+/// rule whose result is one number everywhere is refused: it is not an activation).
+fn emit_rule(
+    g: &mut GraphBuilder,
+    scope: &str,
+    node: &Node,
+    leaves: &[(&str, Leaf)],
+    expr: &Expr,
+) -> Result<Value, OnnxError> {
+    let mut graph = Graph::new(g, scope);
+    match emit_expr(&mut graph, node, leaves, expr).or_shape()? {
+        Term::Value(y) => Ok(y),
+        Term::Number(_) => Err(arg_error(format!(
+            "{} gives the same number everywhere, which is not an activation",
+            aten_name(node)
+        ))),
+    }
+}
+
 /// Constant `value` in the graph: a number when it has no dimension, else an initializer
 /// (bool when `bool`) every sample shares.
 fn shared(graph: &mut Graph<'_>, value: &eval::Tensor, bool: bool) -> Result<Term, String> {
@@ -161,15 +180,7 @@ impl Lowering<'_, '_> {
                 (name, Leaf::Activation(v))
             })
             .collect();
-        let mut graph = Graph::new(&mut self.g, scope);
-        let y = match emit_expr(&mut graph, node, &leaves, &rule.expr).or_shape()? {
-            Term::Value(y) => y,
-            Term::Number(_) => {
-                return Err(arg_error(format!(
-                    "{target} gives the same number everywhere, which is not an activation"
-                )))
-            }
-        };
+        let y = emit_rule(&mut self.g, scope, node, &leaves, &rule.expr)?;
         self.bind_tensor(node, 0, first.with_value(y)?)
     }
 
@@ -237,15 +248,7 @@ impl Lowering<'_, '_> {
             }
         }
         let leaves: Vec<(&str, Leaf)> = names.iter().copied().zip(leaves).collect();
-        let mut graph = Graph::new(&mut self.g, scope);
-        let y = match emit_expr(&mut graph, node, &leaves, &rule.expr).or_shape()? {
-            Term::Value(y) => y,
-            Term::Number(_) => {
-                return Err(arg_error(format!(
-                    "{target} gives the same number everywhere, which is not an activation"
-                )))
-            }
-        };
+        let y = emit_rule(&mut self.g, scope, node, &leaves, &rule.expr)?;
         let op = match reduction {
             LossReduction::None => return self.bind(node, 0, y),
             LossReduction::Mean => "ReduceMean",
