@@ -93,8 +93,16 @@ pub const ONE_BY_ONE: &[(&str, &str)] = &[
         "torch.export records the number of its rows as a data-dependent size (torch selects them with `masked_select`, even for r = 1), and ATC compiles static shapes only",
     ),
     (
+        "complex",
+        "its result is a complex tensor, and opset 11 has no complex element type",
+    ),
+    (
         "embedding_dense_backward",
         "its result, the gradient of the embedding table, adds up the output gradients of every index of every sample into one table, which mixes samples; only ops that treat each sample alike are exported",
+    ),
+    (
+        "float_power",
+        "it computes in float64 whatever its operands (torch promotes both to double), and an exported graph computes in float32, which would not hold float64's precision; `pow` keeps float32",
     ),
     (
         "hash_tensor",
@@ -105,8 +113,16 @@ pub const ONE_BY_ONE: &[(&str, &str)] = &[
         "torch's CPU kernel sorts each row with `std::sort` (unstable, and undefined on NaN) and returns the index of the entry that sort leaves last among those equal to the mode, so which of the equal entries it names is not defined by the values; a graph ranks equal entries one fixed way and would differ from torch",
     ),
     (
+        "nextafter",
+        "it steps to the neighbouring representable float, which is found from the bits of the float (its exponent, and subnormals near zero), and no opset-11 operator reads the bits of a float",
+    ),
+    (
         "nonzero_numpy",
         "the number of nonzero entries, the size of its results, depends on the input's values, and ATC compiles static shapes only (opset 11 finds them with NonZero, which ATC rejects)",
+    ),
+    (
+        "polar",
+        "its result is a complex tensor, and opset 11 has no complex element type",
     ),
     (
         "resize_",
