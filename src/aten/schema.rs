@@ -3239,6 +3239,24 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    not_evaluated(
+        schema(
+            "rnn_tanh.input",
+            &[
+                arg("input", "Tensor"),
+                arg("hx", "Tensor"),
+                arg("params", "Tensor[]"),
+                arg("has_biases", "bool"),
+                arg("num_layers", "int"),
+                arg("dropout", "float"),
+                arg("train", "bool"),
+                arg("bidirectional", "bool"),
+                arg("batch_first", "bool"),
+            ],
+            &[],
+        ),
+        "a recurrent layer run over a constant sequence has not been met; its lowering computes it",
+    ),
     schema(
         "roll.default",
         &[

@@ -1,9 +1,10 @@
-"""`ckpt to-onnx` on recurrent models (`nn.LSTM`, `nn.GRU`) built by `models/rnn.py`,
+"""`ckpt to-onnx` on recurrent models (`nn.LSTM`, `nn.GRU`, `nn.RNN`) built by `models/rnn.py`,
 exported with `torch.export` (dynamic batch) and traced with `torch.jit.trace` under
 `torch.no_grad()`, against torch eager.
 
-Each layer becomes one ONNX `LSTM`/`GRU` node (both directions in one) with its weights
-re-laid into ONNX's gate order, the zero initial state left out and the batch kept first
+Each layer becomes one ONNX `LSTM`/`GRU` node (both directions in one; a tanh `nn.RNN` a
+`GRU` whose update gate is held shut and reset gate open) with its weights re-laid into
+ONNX's gate order, the zero initial state left out and the batch kept first
 around it with Transposes and Reshapes of constant shape. Every file must pass
 `onnx.checker.check_model(full_check=True)`, hold only ATC-clean ops (no Shape, Gather,
 ConstantOfShape, Expand, Identity, Loop, If) at opset 11 with the batch a named
@@ -36,6 +37,9 @@ CASES = {
     "gru": (32, "GRU", 2),
     "lstm-time-major": (33, "LSTM", 1),
     "lstm-last-state": (34, "LSTM", 2),
+    # nn.RNN (tanh) has no ATC op of its own: a GRU with its gates held.
+    "rnn-tanh": (36, "GRU", 2),
+    "rnn-tanh-last-state": (37, "GRU", 1),
 }
 
 
@@ -71,7 +75,7 @@ def trace(model, shape, path):
         torch.jit.save(torch.jit.trace(model, torch.randn(2, *shape)), str(path))
 
 
-@pytest.mark.parametrize("kind", ["crnn", "gru"])
+@pytest.mark.parametrize("kind", ["crnn", "gru", "rnn-tanh"])
 def test_no_grad_trace_matches_torch(kind, tmp_path):
     seed, op, count = CASES[kind]
     model, shape = rnn.build(kind, seed=seed), rnn.SHAPES[kind]

@@ -1227,7 +1227,7 @@ impl Converter<'_> {
             self.nodes.push(node);
             return Ok(());
         }
-        if [ops::LSTM, ops::GRU].contains(&schema.target) {
+        if [ops::LSTM, ops::GRU, ops::RNN_TANH].contains(&schema.target) {
             // The final states follow the output: (layers · directions, batch, hidden).
             let dims = |n: &str| self.dims_at(n, &named, lead);
             let [stacked, hidden] = shape::recurrent::states(&node, &dims)

@@ -23,13 +23,16 @@ pub const LSTM: &str = "lstm.input";
 /// `nn.GRU`'s kernel. It returns (output, h_n), like [`LSTM`].
 pub const GRU: &str = "gru.input";
 
+/// `nn.RNN`'s kernel with `nonlinearity="tanh"`. It returns (output, h_n), like [`GRU`].
+pub const RNN_TANH: &str = "rnn_tanh.input";
+
 /// `topk`'s kernel. It returns (values, indices), both of the sizes its shape rule gives;
 /// the conversion gives it both outputs, the indices int64.
 pub const TOPK: &str = "topk.default";
 
 /// The overloads whose per-sample output sizes [`crate::aten::shape::infer`] computes by a rule
-/// of its own (besides [`CONVOLUTION`], [`MULTI_HEAD_ATTENTION`], [`LSTM`], [`GRU`] and
-/// [`TOPK`]):
+/// of its own (besides [`CONVOLUTION`], [`MULTI_HEAD_ATTENTION`], [`LSTM`], [`GRU`],
+/// [`RNN_TANH`] and [`TOPK`]):
 /// ops on activations too large to evaluate, or whose rule also checks the batch stays
 /// first. Every other overload's sizes are evaluated ([`super::convert`]). Listed first
 /// among the rows of their name, they are also the overload a call by that name prefers.
@@ -219,7 +222,7 @@ pub fn targets() -> impl Iterator<Item = &'static str> {
 
 /// Whether `target`'s output sizes come from [`crate::aten::shape::infer`] (see [`SHAPED`]).
 pub fn shaped(target: &str) -> bool {
-    [CONVOLUTION, MULTI_HEAD_ATTENTION, LSTM, GRU, TOPK].contains(&target)
+    [CONVOLUTION, MULTI_HEAD_ATTENTION, LSTM, GRU, RNN_TANH, TOPK].contains(&target)
         || SHAPED.contains(&target)
         || SHAPED_BESIDE.contains(&target)
 }

@@ -10,6 +10,10 @@
   batch-first `(N, 9, 6)` input, bidirectional, without biases, its output permuted back.
 - `lstm-last-state`: a single-direction 2-layer `nn.LSTM(batch_first=True)` classifier
   reading the last layer's final hidden state `h_n[-1]` on `(N, 9, 6)`.
+- `rnn-tanh`: a 2-layer bidirectional `nn.RNN(batch_first=True)` (tanh) tagger on
+  `(N, 10, 7)`, weights drawn wide enough that the recurrence saturates.
+- `rnn-tanh-last-state`: a single-direction `nn.RNN` without biases, time-major fed
+  `x.permute(1, 0, 2)`, classifying from its final hidden state.
 
 torch.export records `aten.lstm.input`/`aten.gru.input` with the initial state
 `zeros(layers * directions, N, hidden)` sized by the batch; a trace records
@@ -27,6 +31,8 @@ SHAPES = {
     "gru": (12, 16),
     "lstm-time-major": (9, 6),
     "lstm-last-state": (9, 6),
+    "rnn-tanh": (10, 7),
+    "rnn-tanh-last-state": (10, 7),
 }
 
 
@@ -79,11 +85,38 @@ class LastStateLstm(nn.Module):
         return self.head(h[-1])
 
 
+class TanhTagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.RNN(7, 12, num_layers=2, bidirectional=True, batch_first=True)
+        with torch.no_grad():
+            for w in self.rnn.parameters():
+                w.mul_(3.0)
+        self.tagger = nn.Linear(24, 4)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.tagger(y)
+
+
+class TanhLastState(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.RNN(7, 9, bias=False)
+        self.head = nn.Linear(9, 3)
+
+    def forward(self, x):
+        _, h = self.rnn(x.permute(1, 0, 2))
+        return self.head(h[-1])
+
+
 KINDS = {
     "crnn": Crnn,
     "gru": GruTagger,
     "lstm-time-major": TimeMajorLstm,
     "lstm-last-state": LastStateLstm,
+    "rnn-tanh": TanhTagger,
+    "rnn-tanh-last-state": TanhLastState,
 }
 
 

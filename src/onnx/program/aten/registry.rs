@@ -745,6 +745,7 @@ pub(super) const OPS: &[Op] = &[
     ),
     op(&["lstm.input"], |l, n, a, s| l.lstm(n, a, s)),
     op(&["gru.input"], |l, n, a, s| l.gru(n, a, s)),
+    op(&["rnn_tanh.input"], |l, n, a, s| l.rnn_tanh(n, a, s)),
     // Integer and bool tensors (token models).
     op(&["embedding.default"], |l, n, a, s| l.embedding(n, a, s)),
     op(&["gather.default"], |l, n, a, s| l.gather(n, a, s)),

@@ -1,6 +1,14 @@
-//! Recurrent layers: `lstm.input` and `gru.input`, which `nn.LSTM` and `nn.GRU` record
-//! (torch.export without decompositions; a TorchScript trace's `torch.lstm`/`torch.gru`),
-//! as one ONNX `LSTM`/`GRU` node per layer, both directions of a bidirectional layer in one.
+//! Recurrent layers: `lstm.input`, `gru.input` and `rnn_tanh.input`, which `nn.LSTM`,
+//! `nn.GRU` and `nn.RNN` record (torch.export without decompositions; a TorchScript trace's
+//! `torch.lstm`/`torch.gru`/`torch.rnn_tanh`), as one ONNX `LSTM`/`GRU` node per layer, both
+//! directions of a bidirectional layer in one.
+//!
+//! A tanh RNN is written as a GRU: ATC's operator list has no `RNN`, and CANN's GRU parser
+//! reads only `hidden_size`, so the GRU's own activations (sigmoid gates, tanh candidate)
+//! are what ATC computes. The update gate is held at 0 (no weights, input bias −10⁴) and
+//! the reset gate at 1 (input bias +10⁴), so that ONNX's GRU step, the blend
+//! `(1 − z)·tanh(W·x + b_W + r·(R·h + b_R)) + z·h`, is torch's
+//! `tanh(W_ih·x + b_ih + W_hh·h + b_hh)`. A ReLU RNN has no such form.
 //!
 //! Layout. ONNX's recurrent ops (version 7, the one for every opset ATC takes; `layout`
 //! arrived in opset 14) read `X` time-major, `(seq, batch, input)`, and write `Y` as
@@ -46,28 +54,74 @@ use crate::aten::args::Args;
 enum Cell {
     Lstm,
     Gru,
+    /// `nn.RNN(nonlinearity="tanh")`, written as a GRU with its gates held open.
+    Tanh,
+}
+
+/// The input bias that holds a GRU gate shut (σ(−10⁴) = 0) or open (σ(10⁴) = 1) in float32
+/// and in float16, whatever the step's input and state: the tanh RNN's gates have no
+/// weights.
+const GATE_HELD: f32 = 1e4;
+
+/// What a stored recurrent tensor holds, for how a tanh RNN's becomes a GRU's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    /// `weight_ih` or `weight_hh`.
+    Weight,
+    /// `bias_ih`: the gates' biases are ONNX's input biases `Wb`.
+    InputBias,
+    /// `bias_hh`.
+    RecurrentBias,
 }
 
 impl Cell {
+    /// The ONNX op that computes it.
     fn op(self) -> &'static str {
         match self {
             Cell::Lstm => "LSTM",
-            Cell::Gru => "GRU",
+            Cell::Gru | Cell::Tanh => "GRU",
         }
     }
 
-    /// For each ONNX gate in ONNX's order, the index of torch's gate block holding it.
-    fn onnx_gate_order(self) -> &'static [usize] {
+    /// What torch calls it, for messages.
+    fn torch_name(self) -> &'static str {
+        match self {
+            Cell::Lstm => "LSTM",
+            Cell::Gru => "GRU",
+            Cell::Tanh => "RNN",
+        }
+    }
+
+    /// For each ONNX gate in ONNX's order, the index of torch's gate block holding it, or
+    /// `None` for a gate torch does not have (the tanh RNN's update and reset gates).
+    fn onnx_gate_order(self) -> &'static [Option<usize>] {
         match self {
             // torch i, f, g, o → ONNX i, o, f, c.
-            Cell::Lstm => &[0, 3, 1, 2],
+            Cell::Lstm => &[Some(0), Some(3), Some(1), Some(2)],
             // torch r, z, n → ONNX z, r, h.
-            Cell::Gru => &[1, 0, 2],
+            Cell::Gru => &[Some(1), Some(0), Some(2)],
+            // torch's one block → ONNX's candidate h, after the held z and r.
+            Cell::Tanh => &[None, None, Some(0)],
         }
     }
 
-    fn gates(self) -> u64 {
+    /// The gate blocks torch stacks in each weight.
+    fn torch_gates(self) -> u64 {
+        self.onnx_gate_order().iter().flatten().count() as u64
+    }
+
+    /// The gate blocks ONNX stacks in each weight.
+    fn onnx_gates(self) -> u64 {
         self.onnx_gate_order().len() as u64
+    }
+
+    /// The value of ONNX gate `gate`, which torch does not have, in a tensor of `part`.
+    fn held(self, gate: usize, part: Part) -> f32 {
+        match (part, gate) {
+            (Part::InputBias, 0) => -GATE_HELD,
+            (Part::InputBias, _) => GATE_HELD,
+            _ => 0.0,
+        }
     }
 
     /// How many state tensors the cell carries (and returns after its output): h, and c
@@ -75,15 +129,16 @@ impl Cell {
     fn states(self) -> usize {
         match self {
             Cell::Lstm => 2,
-            Cell::Gru => 1,
+            Cell::Gru | Cell::Tanh => 1,
         }
     }
 }
 
-/// `values`, `gates` blocks of equal size stacked in torch's order, with the blocks in
-/// ONNX's order; `None` when `values` does not split into the cell's gates.
-fn onnx_gates(values: &[f32], cell: Cell) -> Option<Vec<f32>> {
-    let gates = cell.onnx_gate_order().len();
+/// `values`, the cell's torch gate blocks of equal size stacked in torch's order, as ONNX's
+/// blocks in ONNX's order (a gate torch does not have held by [`Cell::held`]); `None` when
+/// `values` does not split into the cell's gates.
+fn onnx_gates(values: &[f32], cell: Cell, part: Part) -> Option<Vec<f32>> {
+    let gates = cell.torch_gates() as usize;
     if values.is_empty() || !values.len().is_multiple_of(gates) {
         return None;
     }
@@ -91,8 +146,11 @@ fn onnx_gates(values: &[f32], cell: Cell) -> Option<Vec<f32>> {
     Some(
         cell.onnx_gate_order()
             .iter()
-            .flat_map(|&g| &values[g * block..(g + 1) * block])
-            .copied()
+            .enumerate()
+            .flat_map(|(gate, torch)| match torch {
+                Some(g) => values[g * block..(g + 1) * block].to_vec(),
+                None => vec![cell.held(gate, part); block],
+            })
             .collect(),
     )
 }
@@ -128,9 +186,14 @@ impl Recurrence {
         tensors_per_direction(self.biased)
     }
 
-    /// The rows of one direction's weights: every gate's `hidden` rows.
-    fn gate_rows(&self) -> u64 {
-        self.cell.gates() * self.hidden
+    /// The rows of one direction's torch weights: every gate's `hidden` rows.
+    fn torch_rows(&self) -> u64 {
+        self.cell.torch_gates() * self.hidden
+    }
+
+    /// The rows of one direction's ONNX weights.
+    fn onnx_rows(&self) -> u64 {
+        self.cell.onnx_gates() * self.hidden
     }
 
     /// ONNX's `direction` attribute.
@@ -204,6 +267,17 @@ impl<'p> Lowering<'p, '_> {
         self.recurrent(node, args, scope, Cell::Gru)
     }
 
+    /// `rnn_tanh.input(input, hx, params, has_biases, num_layers, dropout, train,
+    /// bidirectional, batch_first)`, written as a GRU (see the module doc).
+    pub(super) fn rnn_tanh(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        self.recurrent(node, args, scope, Cell::Tanh)
+    }
+
     fn recurrent(
         &mut self,
         node: &Node,
@@ -256,7 +330,7 @@ impl<'p> Lowering<'p, '_> {
                 ("direction", Attr::Str(rnn.direction())),
                 ("hidden_size", Attr::Int(h as i64)),
             ];
-            if cell == Cell::Gru {
+            if cell.op() == "GRU" {
                 attrs.push(("linear_before_reset", Attr::Int(1)));
             }
             let shapes = std::iter::once(vec![seq, d, h])
@@ -330,11 +404,11 @@ impl<'p> Lowering<'p, '_> {
         let &[rows, hidden] = self.constant_dims(&weight_hh)?.as_slice() else {
             return Err(arg_error(format!("`{weight_hh}` is not a 2-D weight")));
         };
-        if hidden == 0 || rows != cell.gates() * hidden {
+        if hidden == 0 || rows != cell.torch_gates() * hidden {
             return Err(arg_error(format!(
                 "`{weight_hh}` has sizes [{rows}, {hidden}], not the {} gates of a {} times its hidden size",
-                cell.gates(),
-                cell.op()
+                cell.torch_gates(),
+                cell.torch_name()
             )));
         }
         Ok(Recurrence {
@@ -356,13 +430,13 @@ impl<'p> Lowering<'p, '_> {
                 .iter()
                 .map(String::as_str)
                 .collect(),
-            Cell::Gru => vec![args.tensor("hx").or_shape()?],
+            Cell::Gru | Cell::Tanh => vec![args.tensor("hx").or_shape()?],
         };
         if states.len() != cell.states() {
             return Err(arg_error(format!(
                 "it is given {} initial state tensors, an {} takes {}",
                 states.len(),
-                cell.op(),
+                cell.torch_name(),
                 cell.states()
             )));
         }
@@ -420,16 +494,29 @@ impl<'p> Lowering<'p, '_> {
         input_size: u64,
         scope: &str,
     ) -> Result<Vec<Weight>, OnnxError> {
-        let rows = rnn.gate_rows();
+        let (torch_rows, rows) = (rnn.torch_rows(), rnn.onnx_rows());
         let (mut w, mut r, mut b) = (Vec::new(), Vec::new(), Vec::new());
         let directions = rnn.directions() as usize;
+        // A tanh RNN's held gates need their biases even where torch has none.
+        let biased = rnn.biased || rnn.cell == Cell::Tanh;
         for direction in 0..directions {
             let first = (layer * directions + direction) * rnn.per_direction();
             let names = &params[first..first + rnn.per_direction()];
-            w.extend(self.gates_of(&names[0], &[rows, input_size], rnn.cell)?);
-            r.extend(self.gates_of(&names[1], &[rows, rnn.hidden], rnn.cell)?);
-            for bias in names.get(2..).unwrap_or_default() {
-                b.extend(self.gates_of(bias, &[rows], rnn.cell)?);
+            let cell = rnn.cell;
+            w.extend(self.gates_of(&names[0], &[torch_rows, input_size], cell, Part::Weight)?);
+            r.extend(self.gates_of(&names[1], &[torch_rows, rnn.hidden], cell, Part::Weight)?);
+            match names.get(2..4) {
+                Some([input, recurrent]) => {
+                    b.extend(self.gates_of(input, &[torch_rows], cell, Part::InputBias)?);
+                    b.extend(self.gates_of(recurrent, &[torch_rows], cell, Part::RecurrentBias)?);
+                }
+                _ if biased => {
+                    let zeros = vec![0.0; torch_rows as usize];
+                    for part in [Part::InputBias, Part::RecurrentBias] {
+                        b.extend(onnx_gates(&zeros, cell, part).unwrap_or_default());
+                    }
+                }
+                _ => {}
             }
         }
         let d = rnn.directions();
@@ -445,7 +532,7 @@ impl<'p> Lowering<'p, '_> {
                 &r,
             )?,
         ];
-        if rnn.biased {
+        if biased {
             weights.push(
                 self.g
                     .folded(&format!("{scope}.l{layer}.B"), vec![d, 2 * rows], &b)?,
@@ -456,7 +543,13 @@ impl<'p> Lowering<'p, '_> {
 
     /// Stored tensor `name`, which must have sizes `dims`, with its gate blocks in ONNX's
     /// order.
-    fn gates_of(&mut self, name: &str, dims: &[u64], cell: Cell) -> Result<Vec<f32>, OnnxError> {
+    fn gates_of(
+        &mut self,
+        name: &str,
+        dims: &[u64],
+        cell: Cell,
+        part: Part,
+    ) -> Result<Vec<f32>, OnnxError> {
         let fqn = self.constant(name)?;
         let got = self.constant_dims(&fqn)?;
         if got != dims {
@@ -465,10 +558,10 @@ impl<'p> Lowering<'p, '_> {
             )));
         }
         let values = self.read(&fqn)?;
-        onnx_gates(&values, cell).ok_or_else(|| {
+        onnx_gates(&values, cell, part).ok_or_else(|| {
             arg_error(format!(
                 "`{fqn}` does not split into {} gates",
-                cell.gates()
+                cell.torch_gates()
             ))
         })
     }
@@ -507,14 +600,39 @@ mod tests {
     #[test]
     fn gates_move_to_onnx_order() {
         // torch LSTM i, f, g, o → ONNX i, o, f, c.
-        let lstm = onnx_gates(&[1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5], Cell::Lstm);
+        let lstm = onnx_gates(
+            &[1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5],
+            Cell::Lstm,
+            Part::Weight,
+        );
         assert_eq!(lstm, Some(vec![1.0, 1.5, 4.0, 4.5, 2.0, 2.5, 3.0, 3.5]));
         // torch GRU r, z, n → ONNX z, r, h.
         assert_eq!(
-            onnx_gates(&[1.0, 2.0, 3.0], Cell::Gru),
+            onnx_gates(&[1.0, 2.0, 3.0], Cell::Gru, Part::InputBias),
             Some(vec![2.0, 1.0, 3.0])
         );
-        assert_eq!(onnx_gates(&[1.0, 2.0], Cell::Gru), None);
-        assert_eq!(onnx_gates(&[], Cell::Lstm), None);
+        assert_eq!(onnx_gates(&[1.0, 2.0], Cell::Gru, Part::Weight), None);
+        assert_eq!(onnx_gates(&[], Cell::Lstm, Part::Weight), None);
+    }
+
+    #[test]
+    fn a_tanh_rnn_is_a_gru_with_its_update_gate_shut_and_its_reset_gate_open() {
+        let held = GATE_HELD;
+        assert_eq!(
+            onnx_gates(&[1.0, 2.0], Cell::Tanh, Part::Weight),
+            Some(vec![0.0, 0.0, 0.0, 0.0, 1.0, 2.0])
+        );
+        assert_eq!(
+            onnx_gates(&[1.0, 2.0], Cell::Tanh, Part::InputBias),
+            Some(vec![-held, -held, held, held, 1.0, 2.0])
+        );
+        assert_eq!(
+            onnx_gates(&[1.0, 2.0], Cell::Tanh, Part::RecurrentBias),
+            Some(vec![0.0, 0.0, 0.0, 0.0, 1.0, 2.0])
+        );
+        // The held gates saturate the logistic in float32: z = 0 and r = 1 exactly.
+        let logistic = |x: f32| 1.0 / (1.0 + (-x).exp());
+        assert_eq!(logistic(-held), 0.0);
+        assert_eq!(logistic(held), 1.0);
     }
 }
