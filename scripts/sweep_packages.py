@@ -25,7 +25,12 @@ rather than only each package's defaults:
 - `monai`: 3-D networks (UNet, BasicUNet, SegResNet, UNETR, SwinUNETR, DynUNet, AttentionUnet,
   VNet, 3-D DenseNet and ResNet);
 - `open_clip`: image and text towers of small CLIP configs (ViT and modified ResNet);
-- `kornia`: filters, colour conversions and enhancement modules.
+- `kornia`: filters, colour conversions and enhancement modules;
+- `hf_auto`: Hugging Face architectures built as a user picking a model type would, through
+  `AutoConfig.for_model` and `AutoModel.from_config` (CamemBERT, Megatron-BERT, Nyströmformer,
+  RemBERT, X-MOD, CANINE, LayoutLM, DeBERTa, Data2Vec text, LUKE, Mixtral and Qwen2-MoE,
+  Persimmon, Cohere, Nemotron, MPT, GPT-BigCode, BioGPT, XGLM, Helium, EXAONE 4, BertGeneration,
+  I-BERT, YOSO, MRA, FNet, Splinter; HGNet-v2 and other image backbones at other sizes).
 """
 import os
 
@@ -720,6 +725,67 @@ def build_hf_vision(arch):
     return FirstTensor(model), inputs
 
 
+# ------------------------------------------------------------------ hf_auto
+# Architectures built generically, as a user picking a model type would: the package's own
+# `AutoConfig.for_model(type, ...)` and `AutoModel.from_config`, from tiny sizes plus one row
+# of overrides per type. Text models read `input_ids` (SEQ tokens); vision ones 64×64 images.
+HF_AUTO_TEXT = {
+    "camembert": {}, "megatron-bert": {}, "nystromformer": {},
+    "rembert": dict(input_embedding_size=16, output_embedding_size=16),
+    "xmod": dict(languages=["en_XX"], default_language="en_XX"),
+    "canine": dict(downsampling_rate=2, num_hash_buckets=64, local_transformer_stride=4),
+    "layoutlm": {},
+    "deberta": dict(relative_attention=True, max_relative_positions=32,
+                    pos_att_type=["p2c", "c2p"]),
+    "data2vec-text": {}, "luke": dict(entity_vocab_size=10, entity_emb_size=16),
+    "mixtral": dict(num_key_value_heads=1, num_local_experts=4, num_experts_per_tok=2),
+    "qwen2_moe": dict(num_key_value_heads=1, num_experts=4, num_experts_per_tok=2,
+                      moe_intermediate_size=32, shared_expert_intermediate_size=32),
+    "persimmon": {}, "cohere": dict(num_key_value_heads=1),
+    "nemotron": dict(num_key_value_heads=1),
+    "mpt": dict(d_model=32, n_heads=2, n_layers=2, max_seq_len=64),
+    "gpt_bigcode": dict(n_embd=32, n_layer=2, n_head=2, n_positions=64),
+    "biogpt": {}, "xglm": dict(d_model=32, num_layers=2, attention_heads=2, ffn_dim=64),
+    "helium": dict(num_key_value_heads=1, head_dim=16), "exaone4": dict(num_key_value_heads=1),
+    "bert-generation": {}, "ibert": {}, "yoso": {}, "mra": {}, "fnet": {}, "splinter": {},
+}
+HF_AUTO_VISION = {
+    "hgnet_v2": dict(stem_channels=[3, 8, 16], stage_in_channels=[16, 32],
+                     stage_mid_channels=[8, 16], stage_out_channels=[32, 64],
+                     stage_num_blocks=[1, 1], stage_downsample=[False, True],
+                     stage_light_block=[False, True], stage_kernel_size=[3, 5],
+                     stage_numb_of_layers=[2, 2], hidden_sizes=[32, 64], depths=[1, 1],
+                     out_features=["stage2"]),
+    "convnext": {}, "convnextv2": dict(hidden_sizes=[16, 32, 48, 64], depths=[1, 1, 1, 1]),
+    "swiftformer": {}, "levit": dict(image_size=64, hidden_sizes=[32, 48, 64],
+                                     num_attention_heads=[1, 2, 2], depths=[1, 1, 1],
+                                     key_dim=[8, 8, 8]),
+    "vit": dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                intermediate_size=64, image_size=64, patch_size=8),
+    "deit": dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                 intermediate_size=64, image_size=64, patch_size=8, encoder_stride=8),
+    "resnet": dict(embedding_size=16, hidden_sizes=[16, 32, 48, 64], depths=[1, 1, 1, 1],
+                   layer_type="basic"),
+    "mobilenet_v1": dict(depth_multiplier=0.25, image_size=64),
+}
+HF_AUTO = tuple(HF_AUTO_TEXT) + tuple(f"{a}_image" for a in HF_AUTO_VISION)
+
+
+def build_hf_auto(arch):
+    import transformers as hf
+    if arch.endswith("_image"):
+        config = hf.AutoConfig.for_model(arch.removesuffix("_image"),
+                                         **HF_AUTO_VISION[arch.removesuffix("_image")])
+        model = hf.AutoModel.from_config(config)
+        return FirstTensor(model), (Input("pixel_values", (3, 64, 64)),)
+    config = hf.AutoConfig.for_model(arch, **{
+        **dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+               intermediate_size=64, vocab_size=VOCAB, max_position_embeddings=64),
+        **HF_AUTO_TEXT[arch]})
+    config.use_cache = False
+    return TextModel(hf.AutoModel.from_config(config)), (Input("input_ids", (SEQ,), high=VOCAB),)
+
+
 PACKAGES = {
     "ultralytics": (tuple(ULTRALYTICS), build_ultralytics),
     "hf_text": (HF_TEXT, build_hf_text),
@@ -729,4 +795,5 @@ PACKAGES = {
     "monai": (MONAI, build_monai),
     "open_clip": (OPEN_CLIP, build_open_clip),
     "kornia": (KORNIA, build_kornia),
+    "hf_auto": (HF_AUTO, build_hf_auto),
 }

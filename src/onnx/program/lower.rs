@@ -396,7 +396,6 @@ fn live_nodes(graph: &Graph) -> Vec<bool> {
     live
 }
 
-/// `value`, the activation `name` is read as, if it is float32.
 /// `sizes` without its sizes of 1: two shapes equal so hold their entries in one order.
 fn without_ones(sizes: &[Size]) -> Vec<Size> {
     sizes
@@ -406,12 +405,13 @@ fn without_ones(sizes: &[Size]) -> Vec<Size> {
         .collect()
 }
 
+/// `value`, the activation `name` is read as, if it is float32.
 fn float32_only(name: &str, value: Value) -> Result<Value, OnnxError> {
     match value.elem() {
         ElemType::Float32 => Ok(value),
         other => Err(OnnxError::Shape {
             what: format!(
-                "`{name}` is a {other} tensor; this op is exported on float32 tensors only (convert it with `.float()` in the model)"
+                "`{name}` holds {other} values; this op is exported on float32 tensors only (convert it with `.float()` in the model)"
             ),
         }),
     }

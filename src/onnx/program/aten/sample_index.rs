@@ -379,7 +379,7 @@ impl<'p> Lowering<'p, '_> {
         let elem = self.recorded_elem(name)?;
         if !matches!(elem, ElemType::Int64 | ElemType::Int32) {
             return Err(arg_error(format!(
-                "the index `{name}` is a {elem} tensor; beside `arange` over the batch only int64 and int32 indices are exported"
+                "the index `{name}` holds {elem} values; beside `arange` over the batch only int64 and int32 indices are exported"
             )));
         }
         if self.is_constant(name) {

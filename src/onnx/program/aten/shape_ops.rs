@@ -271,7 +271,7 @@ impl<'p> Lowering<'p, '_> {
         let t = self.tensor(input)?;
         if t.value().elem() != crate::onnx::elem::ElemType::Float32 {
             return Err(arg_error(format!(
-                "`{input}` is a {} tensor; repeat_interleave is exported on float32 tensors",
+                "`{input}` holds {} values; repeat_interleave is exported on float32 tensors",
                 t.value().elem()
             )));
         }
