@@ -117,3 +117,27 @@ def test_a_non_zero_initial_state_is_refused(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "gru.input" in proc.stderr and "is not zero" in proc.stderr, proc.stderr
     assert not out.exists()
+
+
+class ReluRnn(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.RNN(6, 4, nonlinearity="relu", batch_first=True)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return y
+
+
+def test_a_relu_rnn_is_refused_naming_what_atc_lacks(tmp_path):
+    # torch tags the kernel `nondeterministic_seeded` (its dropout between layers), but that
+    # is not why: ATC's recurrent ops keep sigmoid and tanh.
+    archive = tmp_path / "relu.pt2"
+    common.export_pt2(ReluRnn().eval(), (9, 6), True, archive)
+    out = tmp_path / "relu.onnx"
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "rnn_relu" in proc.stderr and "ReLU recurrence has no ATC form" in proc.stderr, \
+        proc.stderr
+    assert "draws random numbers" not in proc.stderr, proc.stderr
+    assert not out.exists()
