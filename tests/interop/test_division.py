@@ -135,3 +135,27 @@ def test_a_bitwise_operator_on_integers_is_refused_naming_opset_11(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "opset 11 has none" in proc.stderr, proc.stderr
     assert not out.exists()
+
+
+class HashedIds(torch.nn.Module):
+    """CANINE's hash embedding step: `((ids + 1) * prime) % buckets` on int64 ids."""
+
+    def __init__(self, buckets):
+        super().__init__()
+        self.buckets = buckets
+
+    def forward(self, x):
+        return ((x + 1) * 31) % self.buckets
+
+
+@pytest.mark.parametrize("buckets", [64, -7])
+def test_integer_remainder_by_a_number_matches_python(buckets, tmp_path):
+    # Negative ids and a negative divisor: Python's sign rule, which ATC's truncating Mod
+    # does not give by itself.
+    x = torch.arange(-40, 40, dtype=torch.int64).reshape(4, 20)
+    archive, out = exported(HashedIds(buckets), x, tmp_path)
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    for batch in (x, x[:1] * 977 - 5):
+        got = session.run(None, {session.get_inputs()[0].name: batch.numpy()})[0]
+        assert exactly(HashedIds(buckets)(batch), got) is None

@@ -12,7 +12,9 @@
 //! onnxruntime's `Where` gives `+0` for a chosen `−0`, so no result is chosen by `Where`
 //! where its zero's sign matters: choices are added or subtracted, and a zero result gets
 //! its sign by a factor of ±1 (`a // b` and `trunc(a / b)` are zeros of the sign of `a / b`).
-//! Integer operands are not exported.
+//! Integer operands are exported for one case, `remainder` of an integer tensor by a
+//! nonzero integer number (hashing ids into buckets): see [`Lowering::integer_remainder`].
+//! Other integer operands are not exported.
 
 use crate::aten::args::Args;
 use crate::aten::program::{Argument, Node};
@@ -73,6 +75,16 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
+        if let (Some(Argument::Tensor(t)), Some(&Argument::Int(b))) =
+            (args.get("self"), args.get("other"))
+        {
+            if !self.is_constant(t) {
+                let a = self.any_activation(t)?;
+                if matches!(a.elem(), ElemType::Int64 | ElemType::Int32) {
+                    return self.integer_remainder(node, &a, b, scope);
+                }
+            }
+        }
         let (a, b) = self.dividend_divisor(args, scope, "remainder")?;
         let r = self.c_remainder(scope, &a, &b.emitted)?;
         let moved = self.signs_differ(scope, &r, &b)?;
@@ -86,6 +98,59 @@ impl<'p> Lowering<'p, '_> {
             Operand::Activation(&r),
             Operand::Activation(&step),
         )?;
+        self.bind(node, 0, y)
+    }
+
+    /// `remainder.Scalar` of integer activation `a` by integer `b`, as Python's `%`: C's
+    /// remainder (ONNX's `Mod` with `fmod = 1`, which is what ATC's Mod computes whatever
+    /// `fmod` says) moved to the divisor's sign by a second one, `((a mod b) + b) mod b`,
+    /// exact while `2·|b|` fits the type (`|a mod b| < |b|`; a divisor beyond 2⁵³ is refused
+    /// too). A zero divisor, for which torch raises, is refused.
+    fn integer_remainder(
+        &mut self,
+        node: &Node,
+        a: &Value,
+        b: i64,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let elem = a.elem();
+        // Half the type's range, and exact as the f64 the constant is written from.
+        let limit = if elem == ElemType::Int32 {
+            i64::from(i32::MAX) / 2
+        } else {
+            1 << 53
+        };
+        if b == 0 || b.checked_abs().is_none_or(|m| m > limit) {
+            return Err(arg_error(format!(
+                "remainder of integers by {b}: only a nonzero divisor of magnitude at most {limit} is exported (torch raises on zero)"
+            )));
+        }
+        if self.g.opset().version() < 10 {
+            return Err(arg_error(
+                "a remainder needs ONNX's Mod, from opset 10; pass --opset 11".into(),
+            ));
+        }
+        let divisor = self
+            .g
+            .typed_scalar(&format!("{scope}.divisor"), b as f64, elem)?;
+        let c_mod = |g: &mut crate::onnx::graph::GraphBuilder, x: &Value| {
+            emit::single(g.typed_node(
+                "Mod",
+                scope,
+                vec![x.name().to_owned(), divisor.name().to_owned()],
+                vec![("fmod", Attr::Int(1))],
+                vec![(x.shape().to_vec(), elem)],
+            ))
+        };
+        let r = c_mod(&mut self.g, a);
+        let shifted = emit::single(self.g.typed_node(
+            "Add",
+            scope,
+            vec![r.name().to_owned(), divisor.name().to_owned()],
+            vec![],
+            vec![(r.shape().to_vec(), elem)],
+        ));
+        let y = c_mod(&mut self.g, &shifted);
         self.bind(node, 0, y)
     }
 
