@@ -45,7 +45,9 @@ use tensor::Reduction;
 /// Whether [`evaluate`] computes `target` (with or without `torch.ops.aten.`): its schema
 /// row, or the row of the view a copy copies or the op an alias names
 /// (`schema::canonical`), gives no reason why not (`not_evaluated`). Which module computes
-/// each row is tied to the table by `every_evaluated_row_is_computed_by_one_module`.
+/// each row is tied to the table by `every_evaluated_row_is_computed_by_one_module`; a
+/// compound op of [`crate::aten::expand`] is computed at export as its steps, each
+/// evaluated here.
 pub fn is_evaluated(target: &str) -> bool {
     let target = target.strip_prefix("torch.ops.aten.").unwrap_or(target);
     super::schema::lookup(super::schema::canonical(target))
@@ -119,6 +121,7 @@ pub(crate) const EVALUATED: &[&str] = &[
     "chunk.default",
     "unbind.int",
     "tensor_split.indices",
+    "tensor_split.tensor_indices_or_sections",
     "flip.default",
     "_upsample_bicubic2d_aa.default",
     "_upsample_bicubic2d_aa.vec",
@@ -530,6 +533,11 @@ pub fn evaluate(
         return one(Ok(x));
     }
     match op {
+        "tensor_split.tensor_indices_or_sections" => {
+            let cuts = a.tensor("tensor_indices_or_sections")?;
+            let split = super::shape::split::by_constant(node, cuts.dims(), &cuts.to_i64()?)?;
+            evaluate(&split, input)
+        }
         "view.default" | "reshape.default" | "_unsafe_view.default" => {
             let size = a.ints(if a.has("size") { "size" } else { "shape" })?;
             one(a.tensor("self")?.reshape(&size))
@@ -2443,7 +2451,7 @@ mod tests {
 
     /// The modules that compute `target` (one, or none).
     fn computed_by(target: &str) -> Vec<&'static str> {
-        use crate::aten::{decompose, fourier, linalg, special};
+        use crate::aten::{decompose, expand, fourier, linalg, special};
         [
             (
                 "decompose::pointwise",
@@ -2459,6 +2467,7 @@ mod tests {
             ),
             ("special", special::special(target).is_some()),
             ("linalg", linalg::function(target).is_some()),
+            ("expand", expand::EXPANDED.contains(&target)),
             ("EVALUATED", EVALUATED.contains(&target)),
         ]
         .into_iter()
