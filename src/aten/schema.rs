@@ -1440,6 +1440,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("diagonal_scatter.default", &[arg("self", "Tensor"), arg("src", "Tensor"), arg_or("offset", "int", D::Int(0)), arg_or("dim1", "int", D::Int(0)), arg_or("dim2", "int", D::Int(1))], &[]),
     schema(
         "diff.default",
         &[

@@ -491,6 +491,7 @@ pub(crate) const EVALUATED: &[&str] = &[
     "scatter_reduce.two",
     "select_scatter.default",
     "slice_scatter.default",
+    "diagonal_scatter.default",
     "masked_scatter.default",
     "index_add.default",
     "index_copy.default",
@@ -1818,7 +1819,7 @@ fn diag_embedded(x: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor
 
 /// `diagonal(x, offset, dim1, dim2)` read as torch's view reads it
 /// ([`super::diag::Diagonal`]).
-fn diagonal(x: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor, String> {
+pub fn diagonal(x: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor, String> {
     let plan = super::diag::Diagonal::plan(x.dims(), offset, dim1, dim2)?;
     let mut merged: Vec<i64> = plan.order[..plan.order.len() - 2]
         .iter()

@@ -145,10 +145,12 @@ pub fn by_constant(node: &Node, dims: &[u64], values: &[i64]) -> Result<Node, St
     let (target, name, arg) = match (dims, values) {
         ([], [sections]) => ("sections", "sections", Argument::Int(*sections)),
         ([_], _) => ("indices", "indices", Argument::Ints(values.to_vec())),
-        _ => return Err(format!(
+        _ => {
+            return Err(format!(
             "its `tensor_indices_or_sections` has {} dimensions; torch takes a 0-d or 1-D tensor",
             dims.len()
-        )),
+        ))
+        }
     };
     let mut split = node.clone();
     split.target = format!("torch.ops.aten.tensor_split.{target}");

@@ -375,6 +375,9 @@ pub(super) const OPS: &[Op] = &[
     op(&["select_scatter.default"], |l, n, a, s| {
         l.select_scatter(n, a, s)
     }),
+    op(&["diagonal_scatter.default"], |l, n, a, s| {
+        l.diagonal_scatter(n, a, s)
+    }),
     op(&["slice_scatter.default"], |l, n, a, s| {
         l.slice_scatter(n, a, s)
     }),
