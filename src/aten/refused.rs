@@ -71,7 +71,6 @@ pub const BATCH_STATISTICS: &str = "BatchNorm normalises with the batch's statis
 
 /// Ops refused one by one, each for its own reason in opset 11 or in torch's definition of
 /// its result (not a class torch marks), sorted by name: aten op name, reason.
-
 pub const ONE_BY_ONE: &[(&str, &str)] = &[
     ("_batch_norm_with_update", BATCH_STATISTICS),
     (

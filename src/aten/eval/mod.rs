@@ -2480,6 +2480,28 @@ mod tests {
     /// Total evaluation: every op the schema table knows is computed on constants, or its
     /// row says why not; a row cannot be left out silently, and [`EVALUATED`] lists exactly
     /// the rows no other module computes (a copy or an alias as the op it stands for).
+    /// A 1-D tensor of positions cuts before each, a 0-d one is the number of sections.
+    #[test]
+    fn tensor_split_reads_its_tensor_as_indices_or_sections() {
+        let x = Tensor::f32(vec![5], vec![0., 1., 2., 3., 4.]).unwrap();
+        let cut = |cuts: Tensor| {
+            let inputs = r#"[{"name": "self", "arg": {"as_tensor": {"name": "x"}}},
+                {"name": "tensor_indices_or_sections", "arg": {"as_tensor": {"name": "c"}}}]"#;
+            let pieces = run(
+                "tensor_split.tensor_indices_or_sections",
+                inputs,
+                &[("x", x.clone()), ("c", cuts)],
+            )?;
+            Ok::<_, String>(pieces.iter().map(|p| p.dims()[0]).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            cut(Tensor::i64(vec![2], vec![1, 4]).unwrap()),
+            Ok(vec![1, 3, 1])
+        );
+        assert_eq!(cut(Tensor::i64(vec![], vec![2]).unwrap()), Ok(vec![3, 2]));
+        assert!(cut(Tensor::i64(vec![1, 1], vec![2]).unwrap()).is_err());
+    }
+
     #[test]
     fn every_evaluated_row_is_computed_by_one_module() {
         for row in crate::aten::schema::SCHEMAS {
