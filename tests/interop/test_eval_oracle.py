@@ -11,8 +11,9 @@ torch's result: integers and bools exactly, float32 to 1e-5 relative, float16 (e
 in float32 by ckpt, each result rounded to float16) to 2e-2, as torch accumulates in float16. Cases are exported together in a few models for
 speed; a model ckpt refuses is retried case by case so the failure names the op.
 
-Rows the document marks as not evaluated, and the two symbolic-size rows that no program
-applies to a constant (its sizes are numbers there), have no case; every other row must.
+Rows the document marks as not evaluated, the symbolic-size rows that no program applies
+to a constant (its sizes are numbers there), and `tensor_split` at a tensor's positions
+(whose pieces' sizes torch.export cannot know) have no case; every other row must.
 """
 import math
 import re
