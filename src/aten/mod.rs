@@ -36,6 +36,8 @@
 //! - [`scatter`]: the writes of `scatter`, `index_put` and the `*_scatter` ops, as torch's
 //!   kernels order them, which the evaluator folds and the ONNX lowering writes as Gathers.
 //! - [`refused`]: why an op with no lowering is refused, its class from torch's tags.
+//! - [`expand`]: compound ops (recurrent cells, `bilinear`, `cross`, `block_diag`, …)
+//!   written as the aten ops torch computes them by, for the lowering to lower one by one.
 //! - [`eval`]: evaluating ops whose inputs are all constants (parameters, buffers,
 //!   literals), so the export writes their results as initializers.
 
@@ -46,6 +48,7 @@ pub mod diag;
 pub mod dim;
 pub mod distance;
 pub mod eval;
+pub mod expand;
 pub mod fourier;
 pub mod gradient;
 pub mod grid_sample;

@@ -67,9 +67,14 @@ impl Class {
     }
 }
 
+/// Why batch norm with the batch's statistics is refused (training mode, or no running
+/// statistics): the lowering's refusal of `batch_norm` and `_batch_norm_with_update`'s.
+pub const BATCH_STATISTICS: &str = "BatchNorm normalises with the batch's statistics (training mode, or track_running_stats=False), which mixes samples; export the model after `model.eval()`, with running statistics";
+
 /// Ops refused one by one, each for its own reason in opset 11 or in torch's definition of
 /// its result (not a class torch marks), sorted by name: aten op name, reason.
 pub const ONE_BY_ONE: &[(&str, &str)] = &[
+    ("_batch_norm_with_update", BATCH_STATISTICS),
     (
         "_embedding_bag",
         "its indices are every sample's bags flattened into one list and cut by offsets that count across the batch (`F.embedding_bag` of a 2-D input flattens it), so no axis keeps the samples apart, as ATC's dynamic batch needs; an `nn.Embedding` reduced over its bag axis converts",
@@ -89,6 +94,10 @@ pub const ONE_BY_ONE: &[(&str, &str)] = &[
     (
         "as_strided_copy",
         "it reads the tensor's storage through strides and an offset, a memory layout an ONNX tensor does not have (a graph holds values, not where torch keeps them); the views that mean the same (`view`, `permute`, `unfold`, slices) are lowered",
+    ),
+    (
+        "as_strided_scatter",
+        "it writes into the tensor's storage through strides and an offset, a memory layout an ONNX tensor does not have (a graph holds values, not where torch keeps them); the scatters into views that mean the same (`slice_scatter`, `select_scatter`, `diagonal_scatter`) are lowered",
     ),
     (
         "combinations",
@@ -129,6 +138,10 @@ pub const ONE_BY_ONE: &[(&str, &str)] = &[
     (
         "resize_",
         "it resizes the tensor's storage in place, and where the size grows the new entries are uninitialised memory, which no graph reproduces",
+    ),
+    (
+        "resize_as_",
+        "it resizes the tensor's storage in place to another tensor's sizes: where the size grows the new entries are uninitialised memory, and otherwise the entries are the storage read in the new sizes, a memory layout an ONNX tensor does not have; `reshape_as` and `view_as` are lowered",
     ),
     (
         "rnn_relu",

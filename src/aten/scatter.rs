@@ -458,6 +458,20 @@ pub fn select_scatter(
     onto_view(self_dims, &view, src_dims, "select_scatter")
 }
 
+/// `diagonal_scatter(self, src, offset, dim1, dim2)`: `src` written over
+/// `self.diagonal(offset, dim1, dim2)` (torch's `diagonal_scatter`: `src` has that view's
+/// sizes, the diagonal last).
+pub fn diagonal_scatter(
+    self_dims: &[u64],
+    src_dims: &[u64],
+    offset: i64,
+    dim1: i64,
+    dim2: i64,
+) -> Result<Plan, String> {
+    let view = crate::aten::eval::diagonal(&positions(self_dims)?, offset, dim1, dim2)?;
+    onto_view(self_dims, &view, src_dims, "diagonal_scatter")
+}
+
 /// `slice_scatter(self, src, dim, start, end, step)`: `src` written over
 /// `self.slice(dim, start, end, step)`, its bounds clamped as `slice` clamps them
 /// ([`slice_range`]).
@@ -584,6 +598,17 @@ mod tests {
         assert_eq!(plan.writes, vec![vec![1], vec![], vec![], vec![0]]);
         assert!(put(&[2, 2], &[4], &[1]).is_err());
         assert!(put(&[2, 2], &[0], &[2]).is_err());
+    }
+
+    #[test]
+    fn diagonal_scatter_writes_the_diagonal_at_its_offset() {
+        // [2, 3] with offset 1: (0,1), (1,2) at 1 and 5.
+        let plan = diagonal_scatter(&[2, 3], &[2], 1, 0, 1).unwrap();
+        assert_eq!(
+            plan.writes,
+            vec![vec![], vec![0], vec![], vec![], vec![], vec![1]]
+        );
+        assert!(diagonal_scatter(&[2, 3], &[3], 1, 0, 1).is_err());
     }
 
     #[test]

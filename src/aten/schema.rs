@@ -493,6 +493,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("_softmax_backward_data.default", &[arg("grad_output", "Tensor"), arg("output", "Tensor"), arg("dim", "int"), arg("input_dtype", "ScalarType")], &[]),
     schema(
         "_to_copy.default",
         &[arg("self", "Tensor")],
@@ -987,6 +988,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("bilinear.default", &[arg("input1", "Tensor"), arg("input2", "Tensor"), arg("weight", "Tensor"), arg_or("bias", "Tensor?", D::None)], &[]),
     schema("binary_cross_entropy.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("weight", "Tensor?", D::None), arg_or("reduction", "int", D::Int(1))], &[]),
     schema("binary_cross_entropy_with_logits.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("weight", "Tensor?", D::None), arg_or("pos_weight", "Tensor?", D::None), arg_or("reduction", "int", D::Int(1))], &[]),
     schema(
@@ -1020,6 +1022,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
     ),
+    schema("block_diag.default", &[arg("tensors", "Tensor[]")], &[]),
     schema(
         "bmm.default",
         &[arg("self", "Tensor"), arg("mat2", "Tensor")],
@@ -1362,6 +1365,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("dim", "int[]")],
         &[],
     ),
+    schema("cross.default", &[arg("self", "Tensor"), arg("other", "Tensor"), arg_or("dim", "int?", D::None)], &[]),
     schema(
         "cummax.default",
         &[arg("self", "Tensor"), arg("dim", "int")],
@@ -1390,6 +1394,7 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("dim", "int", D::Int(-1)),
         ],
     ),
+    schema("cumulative_trapezoid.x", &[arg("y", "Tensor"), arg("x", "Tensor")], &[arg_or("dim", "int", D::Int(-1))]),
     schema("deg2rad.default", &[arg("self", "Tensor")], &[]),
     schema("det.default", &[arg("self", "Tensor")], &[]),
     schema("detach.default", &[arg("self", "Tensor")], &[]),
@@ -1435,6 +1440,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("diagonal_scatter.default", &[arg("self", "Tensor"), arg("src", "Tensor"), arg_or("offset", "int", D::Int(0)), arg_or("dim1", "int", D::Int(0)), arg_or("dim2", "int", D::Int(1))], &[]),
     schema(
         "diff.default",
         &[
@@ -1927,6 +1933,7 @@ pub const SCHEMAS: &[Schema] = &[
         ),
         "a recurrent layer run over a constant sequence has not been met; its lowering computes it",
     ),
+    schema("gru_cell.default", &[arg("input", "Tensor"), arg("hx", "Tensor"), arg("w_ih", "Tensor"), arg("w_hh", "Tensor"), arg_or("b_ih", "Tensor?", D::None), arg_or("b_hh", "Tensor?", D::None)], &[]),
     schema(
         "gt.Scalar",
         &[arg("self", "Tensor"), arg("other", "Scalar")],
@@ -2063,6 +2070,7 @@ pub const SCHEMAS: &[Schema] = &[
     schema("inverse.default", &[arg("self", "Tensor")], &[]),
     schema("isclose.default", &[arg("self", "Tensor"), arg("other", "Tensor"), arg_or("rtol", "float", D::Float(1e-05)), arg_or("atol", "float", D::Float(1e-08)), arg_or("equal_nan", "bool", D::Bool(false))], &[]),
     schema("isfinite.default", &[arg("self", "Tensor")], &[]),
+    schema("isin.Tensor_Tensor", &[arg("elements", "Tensor"), arg("test_elements", "Tensor")], &[arg_or("assume_unique", "bool", D::Bool(false)), arg_or("invert", "bool", D::Bool(false))]),
     schema("isinf.default", &[arg("self", "Tensor")], &[]),
     schema("isnan.default", &[arg("self", "Tensor")], &[]),
     schema("isneginf.default", &[arg("self", "Tensor")], &[]),
@@ -2162,6 +2170,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg_or("p", "Scalar?", D::None)],
         &[],
     ),
+    schema("linalg_cross.default", &[arg("self", "Tensor"), arg("other", "Tensor")], &[arg_or("dim", "int", D::Int(-1))]),
     schema("linalg_det.default", &[arg("A", "Tensor")], &[]),
     schema(
         "linalg_diagonal.default",
@@ -2503,6 +2512,7 @@ pub const SCHEMAS: &[Schema] = &[
         ),
         "a recurrent layer run over a constant sequence has not been met; its lowering computes it",
     ),
+    schema("lstm_cell.default", &[arg("input", "Tensor"), arg("hx", "Tensor[]"), arg("w_ih", "Tensor"), arg("w_hh", "Tensor"), arg_or("b_ih", "Tensor?", D::None), arg_or("b_hh", "Tensor?", D::None)], &[]),
     schema(
         "lt.Scalar",
         &[arg("self", "Tensor"), arg("other", "Scalar")],
@@ -2876,6 +2886,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("groups", "SymInt")],
         &[],
     ),
+    schema("native_dropout_backward.default", &[arg("grad_output", "Tensor"), arg("mask", "Tensor"), arg("scale", "float")], &[]),
     schema(
         "native_group_norm.default",
         &[
@@ -3239,6 +3250,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("rnn_relu_cell.default", &[arg("input", "Tensor"), arg("hx", "Tensor"), arg("w_ih", "Tensor"), arg("w_hh", "Tensor"), arg_or("b_ih", "Tensor?", D::None), arg_or("b_hh", "Tensor?", D::None)], &[]),
     not_evaluated(
         schema(
             "rnn_tanh.input",
@@ -3257,6 +3269,7 @@ pub const SCHEMAS: &[Schema] = &[
         ),
         "a recurrent layer run over a constant sequence has not been met; its lowering computes it",
     ),
+    schema("rnn_tanh_cell.default", &[arg("input", "Tensor"), arg("hx", "Tensor"), arg("w_ih", "Tensor"), arg("w_hh", "Tensor"), arg_or("b_ih", "Tensor?", D::None), arg_or("b_hh", "Tensor?", D::None)], &[]),
     schema(
         "roll.default",
         &[
@@ -3746,6 +3759,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("tensor_split.tensor_indices_or_sections", &[arg("self", "Tensor"), arg("tensor_indices_or_sections", "Tensor"), arg_or("dim", "int", D::Int(0))], &[]),
     schema("tensordot.default", &[arg("self", "Tensor"), arg("other", "Tensor"), arg("dims_self", "int[]"), arg("dims_other", "int[]")], &[]),
     schema(
         "threshold.default",
@@ -3835,6 +3849,7 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("dim", "int", D::Int(-1)),
         ],
     ),
+    schema("trapezoid.x", &[arg("y", "Tensor"), arg("x", "Tensor")], &[arg_or("dim", "int", D::Int(-1))]),
     schema(
         "trapz.dx",
         &[arg("y", "Tensor")],
@@ -3843,6 +3858,7 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("dim", "int", D::Int(-1)),
         ],
     ),
+    schema("trapz.x", &[arg("y", "Tensor"), arg("x", "Tensor")], &[arg_or("dim", "int", D::Int(-1))]),
     schema(
         "tril.default",
         &[

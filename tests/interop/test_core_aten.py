@@ -330,3 +330,82 @@ def test_batch_norm_with_batch_statistics_is_refused_as_training_mode(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "the batch's statistics (training mode" in proc.stderr, proc.stderr
     assert not out.exists()
+
+
+class Compound(torch.nn.Module):
+    """A module holding recurrent cells and a bilinear layer, calling `fn` on them."""
+
+    def __init__(self, fn):
+        super().__init__()
+        gen = torch.Generator().manual_seed(5)
+        self.fn = fn
+        self.rnn = torch.nn.RNNCell(6, 4, nonlinearity="relu")
+        self.gru = torch.nn.GRUCell(6, 4)
+        self.lstm = torch.nn.LSTMCell(6, 4)
+        self.bilinear = torch.nn.Bilinear(6, 4, 3)
+        self.register_buffer("points", torch.rand(4, generator=gen).cumsum(0))
+        self.register_buffer("tests", torch.tensor([0.0, 1.0, -1.0, 2.0]))
+        self.register_buffer("mask", torch.rand(10, generator=gen) > 0.5)
+
+    def forward(self, x):
+        return self.fn(self, x)
+
+
+# Compound ops written as the ops torch computes them by, on activations with a dynamic
+# batch (the cells' state and bilinear's second input computed from the input too).
+COMPOUND = {
+    "rnn_relu_cell": (lambda m, x: m.rnn(x[:, :6], x[:, 6:]), (10,)),
+    "gru_cell": (lambda m, x: m.gru(x[:, :6], x[:, 6:].tanh()), (10,)),
+    "lstm_cell": (lambda m, x: torch.cat(m.lstm(x[:, :6], (x[:, 6:], x[:, 6:] * 0.5)), 1),
+                  (10,)),
+    "bilinear": (lambda m, x: m.bilinear(x[:, :6], x[:, 6:]), (10,)),
+    "cross": (lambda m, x: torch.linalg.cross(x, x.flip(-1) + 1.0), (2, 3)),
+    "trapezoid at sample points": (lambda m, x: torch.trapezoid(x, m.points), (3, 4)),
+    "cumulative_trapezoid at sample points": (
+        lambda m, x: torch.cumulative_trapezoid(x, m.points, dim=-1), (3, 4)),
+    "isin": (lambda m, x: torch.isin(x.round(), m.tests).float(), (2, 5)),
+    "_softmax_backward_data": (lambda m, x: aten._softmax_backward_data(
+        x, x.softmax(-1), -1, torch.float32), (3, 5)),
+    "native_dropout_backward": (lambda m, x: aten.native_dropout_backward(
+        x, m.mask, 2.0), (10,)),
+}
+
+
+@pytest.mark.parametrize("name", COMPOUND)
+def test_compound_ops_match_torch_under_a_dynamic_batch(name, tmp_path):
+    fn, shape = COMPOUND[name]
+    module = Compound(fn).eval()
+    xs, archive, out = exported(module, shape, tmp_path)
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    why = _opinfo.check_file(out, module, xs)
+    assert why is None, why
+
+
+# Compound ops and scatters that work across the first dimension: static programs.
+STATIC_COMPOUND = {
+    "block_diag": lambda m, x: torch.block_diag(x, m.tests, x[:1]),
+    "diagonal_scatter": lambda m, x: torch.diagonal_scatter(x, x[0, :4] * 2, 1),
+    "diagonal_scatter, other dimensions": lambda m, x: torch.diagonal_scatter(
+        x.unsqueeze(0).expand(2, 4, 5).contiguous(), torch.ones(2, 4), 0, 1, 2),
+}
+
+
+@pytest.mark.parametrize("name", STATIC_COMPOUND)
+def test_compound_ops_of_a_static_program_match_torch(name, tmp_path):
+    module = Compound(STATIC_COMPOUND[name]).eval()
+    x = torch.randn(4, 5, generator=torch.Generator().manual_seed(3))
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(torch.export.export(module, (x,)), str(archive))
+    ok(run_ckpt("to-onnx", archive, "-o", out, "--batch", "static"))
+    why = _opinfo.check_file(out, module, [x])
+    assert why is None, why
+
+
+def test_batch_norm_with_update_is_refused_as_batch_statistics(tmp_path):
+    module = Stats(lambda m, x: aten._batch_norm_with_update(
+        x, m.weight, m.bias, m.mean, m.var, 0.1, 1e-5)[0]).eval()
+    _, archive, out = exported(module, (3, 4), tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "the batch's statistics (training mode" in proc.stderr, proc.stderr
+    assert not out.exists()

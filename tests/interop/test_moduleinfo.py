@@ -25,6 +25,8 @@ MUST_CONVERT = {
     "nn.CircularPad2d": 0, "nn.LocalResponseNorm": 1,
     # Losses of a constant target (ported rules, then the reduction in a static program).
     "nn.BCEWithLogitsLoss": 3, "nn.MultiLabelSoftMarginLoss": 2,
+    # Cells and bilinear written as torch's own products and gates.
+    "nn.RNNCell": 2, "nn.GRUCell": 1, "nn.LSTMCell": 0, "nn.Bilinear": 0,
 }
 # Modules whose every sample (as the sweep picks them) must give no wrong file.
 NO_WRONG = ("nn.Linear", "nn.MultiheadAttention", "nn.TransformerEncoderLayer",

@@ -124,6 +124,14 @@ CONSTANT = {
     "nn.functional.binary_cross_entropy_with_logits": 22,
     "nn.functional.poisson_nll_loss": 36, "nn.functional.kl_div": 8,
     "nn.functional.margin_ranking_loss": 12, "nn.functional.huber_loss": 3,
+    # Compound ops written as the ops torch computes them by: a weight and a second input
+    # of bilinear, cross products, blocks, a softmax's output, a dropout mask, sample
+    # points (along a per-sample dimension of a dynamic batch), test elements.
+    "nn.functional.bilinear": 2, "cross": 1, "linalg.cross": 0, "block_diag": 0,
+    "_softmax_backward_data": 2, "native_dropout_backward": 1, "trapz": 4,
+    "cumulative_trapezoid": 5, "isin": 0, "view_as": 1,
+    # Cut positions held in a tensor: the pieces' sizes torch.export leaves as symbols.
+    "tensor_split": 2,
 }
 
 _OPS = None

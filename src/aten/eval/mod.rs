@@ -45,7 +45,9 @@ use tensor::Reduction;
 /// Whether [`evaluate`] computes `target` (with or without `torch.ops.aten.`): its schema
 /// row, or the row of the view a copy copies or the op an alias names
 /// (`schema::canonical`), gives no reason why not (`not_evaluated`). Which module computes
-/// each row is tied to the table by `every_evaluated_row_is_computed_by_one_module`.
+/// each row is tied to the table by `every_evaluated_row_is_computed_by_one_module`; a
+/// compound op of [`crate::aten::expand`] is computed at export as its steps, each
+/// evaluated here.
 pub fn is_evaluated(target: &str) -> bool {
     let target = target.strip_prefix("torch.ops.aten.").unwrap_or(target);
     super::schema::lookup(super::schema::canonical(target))
@@ -119,6 +121,7 @@ pub(crate) const EVALUATED: &[&str] = &[
     "chunk.default",
     "unbind.int",
     "tensor_split.indices",
+    "tensor_split.tensor_indices_or_sections",
     "flip.default",
     "_upsample_bicubic2d_aa.default",
     "_upsample_bicubic2d_aa.vec",
@@ -488,6 +491,7 @@ pub(crate) const EVALUATED: &[&str] = &[
     "scatter_reduce.two",
     "select_scatter.default",
     "slice_scatter.default",
+    "diagonal_scatter.default",
     "masked_scatter.default",
     "index_add.default",
     "index_copy.default",
@@ -530,6 +534,11 @@ pub fn evaluate(
         return one(Ok(x));
     }
     match op {
+        "tensor_split.tensor_indices_or_sections" => {
+            let cuts = a.tensor("tensor_indices_or_sections")?;
+            let split = super::shape::split::by_constant(node, cuts.dims(), &cuts.to_i64()?)?;
+            evaluate(&split, input)
+        }
         "view.default" | "reshape.default" | "_unsafe_view.default" => {
             let size = a.ints(if a.has("size") { "size" } else { "shape" })?;
             one(a.tensor("self")?.reshape(&size))
@@ -1810,7 +1819,7 @@ fn diag_embedded(x: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor
 
 /// `diagonal(x, offset, dim1, dim2)` read as torch's view reads it
 /// ([`super::diag::Diagonal`]).
-fn diagonal(x: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor, String> {
+pub fn diagonal(x: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor, String> {
     let plan = super::diag::Diagonal::plan(x.dims(), offset, dim1, dim2)?;
     let mut merged: Vec<i64> = plan.order[..plan.order.len() - 2]
         .iter()
@@ -2443,7 +2452,7 @@ mod tests {
 
     /// The modules that compute `target` (one, or none).
     fn computed_by(target: &str) -> Vec<&'static str> {
-        use crate::aten::{decompose, fourier, linalg, special};
+        use crate::aten::{decompose, expand, fourier, linalg, special};
         [
             (
                 "decompose::pointwise",
@@ -2459,6 +2468,7 @@ mod tests {
             ),
             ("special", special::special(target).is_some()),
             ("linalg", linalg::function(target).is_some()),
+            ("expand", expand::EXPANDED.contains(&target)),
             ("EVALUATED", EVALUATED.contains(&target)),
         ]
         .into_iter()
@@ -2470,6 +2480,28 @@ mod tests {
     /// Total evaluation: every op the schema table knows is computed on constants, or its
     /// row says why not; a row cannot be left out silently, and [`EVALUATED`] lists exactly
     /// the rows no other module computes (a copy or an alias as the op it stands for).
+    /// A 1-D tensor of positions cuts before each, a 0-d one is the number of sections.
+    #[test]
+    fn tensor_split_reads_its_tensor_as_indices_or_sections() {
+        let x = Tensor::f32(vec![5], vec![0., 1., 2., 3., 4.]).unwrap();
+        let cut = |cuts: Tensor| {
+            let inputs = r#"[{"name": "self", "arg": {"as_tensor": {"name": "x"}}},
+                {"name": "tensor_indices_or_sections", "arg": {"as_tensor": {"name": "c"}}}]"#;
+            let pieces = run(
+                "tensor_split.tensor_indices_or_sections",
+                inputs,
+                &[("x", x.clone()), ("c", cuts)],
+            )?;
+            Ok::<_, String>(pieces.iter().map(|p| p.dims()[0]).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            cut(Tensor::i64(vec![2], vec![1, 4]).unwrap()),
+            Ok(vec![1, 3, 1])
+        );
+        assert_eq!(cut(Tensor::i64(vec![], vec![2]).unwrap()), Ok(vec![3, 2]));
+        assert!(cut(Tensor::i64(vec![1, 1], vec![2]).unwrap()).is_err());
+    }
+
     #[test]
     fn every_evaluated_row_is_computed_by_one_module() {
         for row in crate::aten::schema::SCHEMAS {

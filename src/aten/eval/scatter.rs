@@ -1,5 +1,5 @@
 //! The scatter family on constants: `scatter` (of a source or a value), `scatter_add`,
-//! `scatter_reduce`, `select_scatter`, `slice_scatter`, `masked_scatter`, `index_add`,
+//! `scatter_reduce`, `select_scatter`, `slice_scatter`, `diagonal_scatter`, `masked_scatter`, `index_add`,
 //! `index_copy`, `index_fill`, `index_reduce` and `put`, each a
 //! [`Plan`] of writes (built by [`crate::aten::scatter`]) folded over `self` in torch's
 //! order. The result has `self`'s element type; the source is brought to it as torch's
@@ -21,6 +21,17 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
             let (x, src) = (a.tensor("self")?, a.tensor("src")?);
             let plan =
                 scatter::select_scatter(x.dims(), src.dims(), a.int("dim")?, a.int("index")?)?;
+            apply(&plan, &x, &src, Combine::Replace, true)
+        })(),
+        "diagonal_scatter.default" => (|| {
+            let (x, src) = (a.tensor("self")?, a.tensor("src")?);
+            let plan = scatter::diagonal_scatter(
+                x.dims(),
+                src.dims(),
+                a.int("offset")?,
+                a.int("dim1")?,
+                a.int("dim2")?,
+            )?;
             apply(&plan, &x, &src, Combine::Replace, true)
         })(),
         "slice_scatter.default" => (|| {

@@ -137,6 +137,32 @@ pub fn pieces_of<'n>(node: &'n Node, op: &str) -> Option<Result<Pieces<'n>, Stri
     })
 }
 
+/// `tensor_split.tensor_indices_or_sections` whose tensor (sizes `dims`, entries
+/// `values`) is a constant, as the overload torch's `tensor_split` reads it as: a 0-d
+/// tensor is the number of sections (`tensor_split.sections`), a 1-D one the indices to
+/// cut before (`tensor_split.indices`).
+pub fn by_constant(node: &Node, dims: &[u64], values: &[i64]) -> Result<Node, String> {
+    let (target, name, arg) = match (dims, values) {
+        ([], [sections]) => ("sections", "sections", Argument::Int(*sections)),
+        ([_], _) => ("indices", "indices", Argument::Ints(values.to_vec())),
+        _ => {
+            return Err(format!(
+            "its `tensor_indices_or_sections` has {} dimensions; torch takes a 0-d or 1-D tensor",
+            dims.len()
+        ))
+        }
+    };
+    let mut split = node.clone();
+    split.target = format!("torch.ops.aten.tensor_split.{target}");
+    for input in &mut split.inputs {
+        if input.name == "tensor_indices_or_sections" {
+            input.name = name.to_owned();
+            input.arg = arg.clone();
+        }
+    }
+    Ok(split)
+}
+
 /// The dimension splitting op `op` (see [`pieces_of`]) of a rank-`rank` tensor splits:
 /// `hsplit` the second (the first of a 1-D tensor), `vsplit` the first, `dsplit` the
 /// third (`torch._refs.hsplit`, …), every other op its `dim` argument.

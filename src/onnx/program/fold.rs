@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use crate::aten::eval::{self, Tensor};
+use crate::aten::expand;
 use crate::aten::program::{Argument, Node, SymInt};
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
@@ -58,7 +59,8 @@ impl Lowering<'_, '_> {
             }
             return Ok(constants);
         }
-        if !eval::is_evaluated(op) {
+        // A compound op's steps are folded one by one by its row.
+        if !eval::is_evaluated(op) || expand::EXPANDED.contains(&op) {
             return Ok(false);
         }
         let mut names = Vec::new();

@@ -121,6 +121,14 @@ pub(super) struct Lowering<'p, 'a> {
     /// The uniform or (static) folded value the current node's row last asked for as an
     /// activation before it was made one ([`Lowering::tensor`]).
     asked_as_activation: RefCell<Option<String>>,
+    /// torch's record of values the program does not hold (the values between the nodes a
+    /// compound op was written as, [`crate::aten::expand`]) or holds with sizes torch could
+    /// not know when it traced (the pieces of a split at a constant tensor's positions),
+    /// read before the program's.
+    pub(super) expanded: HashMap<String, TensorMeta>,
+    /// The index of the program node being lowered (the steps of a compound op are
+    /// lowered as parts of it).
+    pub(super) at: usize,
 }
 
 /// The result of lowering: the model and what its input and outputs look like.
@@ -205,6 +213,8 @@ pub fn lower(
         carrier: carrier.ok_or_else(|| located::program("the program takes no tensor input"))?,
         materialized: HashMap::new(),
         asked_as_activation: RefCell::new(None),
+        expanded: HashMap::new(),
+        at: 0,
     };
     let live = live_nodes(graph);
     // An op refused for good is named before any other refusal on its way.
@@ -221,7 +231,6 @@ pub fn lower(
         if lowering.absorbed.contains(&index) || !live[index] {
             continue;
         }
-        lowering.rows.set(None);
         lowering.node(index, node).map_err(|e| match e {
             OnnxError::Program { .. } => e,
             other => located::at(node, index, other),
@@ -923,10 +932,10 @@ impl Lowering<'_, '_> {
     }
 
     /// torch's record of tensor value `name`.
-    fn meta(&self, name: &str) -> Result<&TensorMeta, OnnxError> {
-        self.graph
-            .tensor_values
+    pub(super) fn meta(&self, name: &str) -> Result<&TensorMeta, OnnxError> {
+        self.expanded
             .get(name)
+            .or_else(|| self.graph.tensor_values.get(name))
             .ok_or_else(|| OnnxError::Shape {
                 what: format!("the program has no metadata for `{name}`"),
             })
@@ -1043,6 +1052,11 @@ impl Lowering<'_, '_> {
             rank,
         }));
         Ok(value)
+    }
+
+    /// Starts a node: no activation read yet ([`Lowering::rows_read`]).
+    pub fn start_node(&self) {
+        self.rows.set(None);
     }
 
     /// Makes the current node read every static activation lifted with at least `rank`

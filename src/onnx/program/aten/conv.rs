@@ -2,6 +2,7 @@
 //! BatchNorm on its own and `linear`.
 
 use crate::aten::program::{Argument, Node};
+use crate::aten::refused;
 use crate::onnx::fold::{fold, folded_bias, scales, BatchNorm};
 use crate::onnx::graph::Value;
 use crate::onnx::ops::ConvNd;
@@ -318,7 +319,7 @@ impl<'p> Lowering<'p, '_> {
     /// The parameters of an eval-mode `batch_norm` / `_native_batch_norm_legit_no_training`.
     fn norm_params(&self, args: &Args<'_>) -> Result<NormParams, OnnxError> {
         if args.bool_or("training", false).or_shape()? {
-            return Err(arg_error("BatchNorm normalises with the batch's statistics (training mode, or track_running_stats=False), which mixes samples; export the model after `model.eval()`, with running statistics".into()));
+            return Err(arg_error(refused::BATCH_STATISTICS.into()));
         }
         let constant = |name: &str| -> Result<Option<Constant>, OnnxError> {
             args.optional_tensor(name)

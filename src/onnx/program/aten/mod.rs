@@ -24,6 +24,7 @@ mod diag;
 mod distance;
 mod division;
 mod embedding;
+mod expanded;
 mod fourier;
 mod frexp;
 mod fused_attention;

@@ -4,6 +4,7 @@
 //! module's tests) all read [`OPS`], so an op is added in one place.
 
 use crate::aten::decompose;
+use crate::aten::expand;
 use crate::aten::gradient;
 use crate::aten::order;
 use crate::aten::program::Node;
@@ -374,6 +375,9 @@ pub(super) const OPS: &[Op] = &[
     op(&["select_scatter.default"], |l, n, a, s| {
         l.select_scatter(n, a, s)
     }),
+    op(&["diagonal_scatter.default"], |l, n, a, s| {
+        l.diagonal_scatter(n, a, s)
+    }),
     op(&["slice_scatter.default"], |l, n, a, s| {
         l.slice_scatter(n, a, s)
     }),
@@ -492,7 +496,9 @@ pub(super) const OPS: &[Op] = &[
         &["view.default", "reshape.default", "_unsafe_view.default"],
         |l, n, a, s| l.reshape(n, a, s),
     ),
-    op(&["reshape_as.default"], |l, n, a, s| l.reshape_as(n, a, s)),
+    op(&["reshape_as.default", "view_as.default"], |l, n, a, s| {
+        l.reshape_as(n, a, s)
+    }),
     op(&["type_as.default"], |l, n, a, s| l.convert(n, a, s)),
     op(
         &[
@@ -638,6 +644,10 @@ pub(super) const OPS: &[Op] = &[
             "tensor_split.indices",
         ],
         |l, n, a, s| l.split(n, a, s, schema::canonical(aten_name(n))),
+    ),
+    op(
+        &["tensor_split.tensor_indices_or_sections"],
+        |l, n, a, s| l.split_by_tensor(n, a, s),
     ),
     // Splits by torch's own decompositions: the `unsafe_*` forms and the `tensor_split`
     // family (`torch._refs.tensor_split`, `hsplit`, `vsplit`, `dsplit`).
@@ -935,18 +945,23 @@ pub(super) fn aten_name(node: &Node) -> &str {
 /// table that names them).
 static DECOMPOSED: Op = op(&[], |l, n, a, s| l.decomposed(n, a, s));
 
+/// The row of every compound op written as others (`aten::expand::EXPANDED`).
+static EXPANDED: Op = op(&[], |l, n, _, _| l.expanded_node(n));
+
 /// The row of every special function (`aten::special::SPECIAL`, the table that names them).
 static SPECIAL: Op = op(&[], |l, n, a, s| l.special(n, a, s));
 
 /// The row lowering `target`; a `*_copy` overload is lowered by its view's row
 /// (`schema::COPIES`), an alias by its op's (`schema::ALIASES`), an op with a ported
-/// decomposition by [`DECOMPOSED`], a special function by [`SPECIAL`].
+/// decomposition by [`DECOMPOSED`], a special function by [`SPECIAL`], a compound op by
+/// [`EXPANDED`].
 fn row(target: &str) -> Option<&'static Op> {
     let target = schema::canonical(target);
     OPS.iter()
         .find(|op| op.targets.contains(&target))
         .or_else(|| decompose::pointwise(target).map(|_| &DECOMPOSED))
         .or_else(|| special::special(target).map(|_| &SPECIAL))
+        .or_else(|| expand::EXPANDED.contains(&target).then_some(&EXPANDED))
 }
 
 /// Every target lowered, in table order, then the copies of lowered views, the aliases of
@@ -963,6 +978,7 @@ fn targets() -> impl Iterator<Item = &'static str> {
         )
         .chain(decompose::POINTWISE.iter().map(|r| r.target))
         .chain(special::SPECIAL.iter().map(|r| r.target))
+        .chain(expand::EXPANDED.iter().copied())
 }
 
 /// The refusal of node `index` when its op is refused for good: no row, no evaluation on
@@ -1011,6 +1027,8 @@ impl<'p> Lowering<'p, '_> {
         if is_assertion(target) {
             return Ok(());
         }
+        self.at = index;
+        self.start_node();
         let literal = self.with_known_numbers(node);
         let node = literal.as_ref().unwrap_or(node);
         if target == "one_hot.default" && self.one_hot_lookup(node)? {

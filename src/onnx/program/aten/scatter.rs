@@ -1,6 +1,6 @@
 //! The scatter family by constant positions: `scatter` (of a source or a value),
 //! `scatter_add`, `scatter_reduce` (every `reduce`, `include_self` both ways), `index_put`
-//! (`accumulate` both ways), `select_scatter`, `slice_scatter`, `masked_scatter`,
+//! (`accumulate` both ways), `select_scatter`, `slice_scatter`, `diagonal_scatter`, `masked_scatter`,
 //! `index_add`, `index_copy`, `index_fill`, `index_reduce` and `put`; and the gathers
 //! `take` and `take_along_dim` by constant positions, read as a round of the same reads.
 //!
@@ -150,6 +150,24 @@ impl Lowering<'_, '_> {
         let index = args.int("index").or_shape()?;
         let source = Source::Tensor(args.tensor("src").or_shape()?);
         let plan_of = |own: &[u64], src: &[u64]| scatter::select_scatter(own, src, dim, index);
+        self.write_plan(node, scope, name, source, plan_of, Combine::Replace, true)
+    }
+
+    /// `diagonal_scatter(self, src, offset, dim1, dim2)` over two per-sample dimensions.
+    pub(super) fn diagonal_scatter(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let name = args.tensor("self").or_shape()?;
+        let op = "diagonal_scatter";
+        let dim1 = self.per_row_dim(name, args.int("dim1").or_shape()?, op)?;
+        let dim2 = self.per_row_dim(name, args.int("dim2").or_shape()?, op)?;
+        let offset = args.int("offset").or_shape()?;
+        let source = Source::Tensor(args.tensor("src").or_shape()?);
+        let plan_of =
+            |own: &[u64], src: &[u64]| scatter::diagonal_scatter(own, src, offset, dim1, dim2);
         self.write_plan(node, scope, name, source, plan_of, Combine::Replace, true)
     }
 
