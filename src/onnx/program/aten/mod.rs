@@ -34,6 +34,7 @@ mod index;
 mod interpolate;
 mod layout;
 mod linalg;
+mod losses;
 mod math;
 mod matmul;
 mod matrix_norm;

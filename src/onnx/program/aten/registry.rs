@@ -664,6 +664,36 @@ pub(super) const OPS: &[Op] = &[
     ),
     op(&["copy.default"], |l, n, a, s| l.copy(n, a, s)),
     op(
+        &[
+            "nll_loss.default",
+            "nll_loss2d.default",
+            "nll_loss_nd.default",
+        ],
+        |l, n, a, s| l.nll_loss(n, a, s),
+    ),
+    op(&["cross_entropy_loss.default"], |l, n, a, s| {
+        l.cross_entropy_loss(n, a, s)
+    }),
+    op(&["multi_margin_loss.default"], |l, n, a, s| {
+        l.multi_margin_loss(n, a, s)
+    }),
+    op(&["multilabel_margin_loss.default"], |l, n, a, s| {
+        l.multilabel_margin_loss(n, a, s)
+    }),
+    op(&["cosine_embedding_loss.default"], |l, n, a, s| {
+        l.cosine_embedding_loss(n, a, s)
+    }),
+    op(&["triplet_margin_loss.default"], |l, n, a, s| {
+        l.triplet_margin_loss(n, a, s)
+    }),
+    op(&["pairwise_distance.default"], |l, n, a, s| {
+        l.pairwise_distance(n, a, s)
+    }),
+    op(&["cosine_similarity.default"], |l, n, a, s| {
+        l.cosine_similarity(n, a, s)
+    }),
+    op(&["dist.default"], |l, n, a, s| l.dist(n, a, s)),
+    op(
         &["cdist.default", "_cdist_forward.default"],
         |l, n, a, s| l.cdist(n, a, s),
     ),
