@@ -3065,7 +3065,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
-    not_evaluated(schema("pairwise_distance.default", &[arg("x1", "Tensor"), arg("x2", "Tensor"), arg_or("p", "float", D::Float(2.0)), arg_or("eps", "float", D::Float(1e-06)), arg_or("keepdim", "bool", D::Bool(false))], &[]), "a loss or distance of constants alone has not been met; its lowering computes it"),
+    schema("pairwise_distance.default", &[arg("x1", "Tensor"), arg("x2", "Tensor"), arg_or("p", "float", D::Float(2.0)), arg_or("eps", "float", D::Float(1e-06)), arg_or("keepdim", "bool", D::Bool(false))], &[]),
     schema(
         "pdist.default",
         &[arg("self", "Tensor"), arg_or("p", "float", D::Float(2.0))],

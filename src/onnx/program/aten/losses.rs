@@ -528,6 +528,12 @@ impl Lowering<'_, '_> {
                 "multilabel_margin_loss of a rank-{rank} input; torch takes a vector or a matrix"
             )));
         }
+        let how = LossReduction::of(node).or_shape()?;
+        if rank <= 1 && how == LossReduction::None {
+            return Err(arg_error(
+                "multilabel_margin_loss of a vector with reduction='none': torch's kernel returns a 0-d tensor where torch.export records sizes [1], so no graph matches both; reduce with 'mean' or 'sum', or give the input a batch dimension".into(),
+            ));
+        }
         let name = args.tensor("target").or_shape()?;
         if !self.is_constant(name) || !self.is_lifted() {
             return Err(arg_error(
@@ -581,7 +587,6 @@ impl Lowering<'_, '_> {
         )?;
         let factor =
             g.shared_constant(&format!("{scope}.times"), pairs, &factor, ElemType::Float32)?;
-        let how = LossReduction::of(node).or_shape()?;
         let mut graph = Graph::new(g, scope);
         let z = graph
             .apply(Fn::Sub, &[&Term::Value(columns), &Term::Value(rows)])
@@ -780,7 +785,12 @@ impl Lowering<'_, '_> {
             [(&operands[0], "self"), (&operands[1], "other")],
             0.0,
         )?;
-        let axes = super::reduce::reduction_axes(args, &d, self.is_lifted())?;
+        if !self.is_lifted() {
+            return Err(arg_error(
+                "dist takes the norm of every entry, the batch included, which mixes samples; export the program at a fixed batch (`--batch static`)".into(),
+            ));
+        }
+        let axes: Vec<usize> = (0..d.shape().len()).collect();
         let y = self.norm_over(scope, &d, p, &axes, false)?;
         self.bind_loss(node, scope, Term::Value(y))
     }
@@ -950,8 +960,8 @@ fn reduce(
     }
 }
 
-/// The sum of every entry of `x`, which under a dynamic batch is refused as mixing
-/// samples (the batch included).
+/// The sum of every entry of `x` (a static program's, `lifted`); under a dynamic batch it
+/// is refused as mixing samples.
 fn every(
     graph: &mut Graph<'_>,
     args: &Args<'_>,
@@ -961,7 +971,13 @@ fn every(
     let Term::Value(v) = x else {
         return Ok(x.clone());
     };
-    let axes = super::reduce::reduction_axes(args, v, lifted)?;
+    if !lifted {
+        return Err(arg_error(format!(
+            "{} sums every entry, the batch included, which mixes samples; use reduction='none' or export the program at a fixed batch (`--batch static`)",
+            aten_name(args.0)
+        )));
+    }
+    let axes: Vec<usize> = (0..v.shape().len()).collect();
     reduce(graph, "ReduceSum", x, &axes, false)
 }
 
