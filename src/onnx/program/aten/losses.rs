@@ -144,24 +144,8 @@ impl Lowering<'_, '_> {
                     t.len()
                 )));
             }
-            let inner: u64 = shape[axis + 1..].iter().product();
-            let mut hit = vec![0.0; shape.iter().product::<u64>() as usize];
-            let mut picked = vec![0.0; positions as usize];
-            let mut kept = vec![0.0; positions as usize];
-            for (p, &class) in t.iter().enumerate() {
-                if class == ignore {
-                    continue;
-                }
-                let Some(w) = usize::try_from(class).ok().and_then(|c| weights.get(c)) else {
-                    return Err(arg_error(format!(
-                        "{target_name}'s target {class} is not one of its {classes} classes"
-                    )));
-                };
-                let (outer, within) = (p as u64 / inner, p as u64 % inner);
-                hit[((outer * classes + class as u64) * inner + within) as usize] = 1.0;
-                picked[p] = f64::from(*w);
-                kept[p] = 1.0;
-            }
+            let ClassPicks { hit, picked, kept } = class_picks(&t, &shape, axis, &weights, ignore)
+                .map_err(|e| arg_error(format!("{target_name}'s target {e}")))?;
             let totals = (picked.iter().sum(), kept.iter().sum());
             let g = &mut self.g;
             let hit = g.shared_constant(&format!("{scope}.hit"), shape, &hit, ElemType::Bool)?;
@@ -551,25 +535,8 @@ impl Lowering<'_, '_> {
                 x.shape()
             )));
         }
-        let c = classes as usize;
-        let mut factor = vec![0.0; samples as usize * c * c];
-        for (n, row) in t.chunks(c).enumerate() {
-            let listed: Vec<usize> = row
-                .iter()
-                .take_while(|&&j| j >= 0)
-                .map(|&j| usize::try_from(j).ok().filter(|&j| j < c))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| {
-                    arg_error(format!(
-                        "multilabel_margin_loss's target row {row:?} names a class outside 0..{c}"
-                    ))
-                })?;
-            for &j in &listed {
-                for d in (0..c).filter(|d| !listed.contains(d)) {
-                    factor[(n * c + j) * c + d] += 1.0;
-                }
-            }
-        }
+        let factor = multilabel_factors(&t, classes as usize)
+            .map_err(|e| arg_error(format!("multilabel_margin_loss's target {e}")))?;
         let counted: Vec<f64> = factor
             .iter()
             .map(|&f| f64::from(u8::from(f > 0.0)))
@@ -1033,4 +1000,110 @@ fn log_softmax(
     let sum = g.reduce("ReduceSum", scope, &exp, &[axis], true)?;
     let log = g.unary("Log", scope, &sum, vec![]);
     g.sub(scope, &centred, &log)
+}
+
+/// A constant class-index target's picks ([`Picks`]), as values laid out row-major.
+#[derive(Debug, PartialEq)]
+struct ClassPicks {
+    /// 1 at each position's target class (the input's shape), unless ignored.
+    hit: Vec<f64>,
+    /// The class weight of each position's pick, 0 where ignored.
+    picked: Vec<f64>,
+    /// 1 where the position is not ignored.
+    kept: Vec<f64>,
+}
+
+/// The picks of targets `t` (one per position: the input's sizes `shape` without the
+/// class axis `axis`) among `weights.len()` classes weighted `weights`; a target equal
+/// to `ignore` picks nothing. Refused, naming it, when a target is not a class.
+fn class_picks(
+    t: &[i64],
+    shape: &[u64],
+    axis: usize,
+    weights: &[f32],
+    ignore: i64,
+) -> Result<ClassPicks, String> {
+    let classes = shape.get(axis).copied().ok_or("has no class axis")?;
+    let inner: u64 = shape[axis + 1..].iter().product();
+    let mut picks = ClassPicks {
+        hit: vec![0.0; shape.iter().product::<u64>() as usize],
+        picked: vec![0.0; t.len()],
+        kept: vec![0.0; t.len()],
+    };
+    for (p, &class) in t.iter().enumerate() {
+        if class == ignore {
+            continue;
+        }
+        let Some(w) = usize::try_from(class).ok().and_then(|c| weights.get(c)) else {
+            return Err(format!("{class} is not one of its {classes} classes"));
+        };
+        let (outer, within) = (p as u64 / inner, p as u64 % inner);
+        let at = ((outer * classes + class as u64) * inner + within) as usize;
+        *picks
+            .hit
+            .get_mut(at)
+            .ok_or("has more entries than the input's positions")? = 1.0;
+        picks.picked[p] = f64::from(*w);
+        picks.kept[p] = 1.0;
+    }
+    Ok(picks)
+}
+
+/// How many times `multilabel_margin_loss` adds the margin of target class `j` over class
+/// `d`, for each sample `n` of rows `t` (`classes` entries each), at `(n·C + j)·C + d`: the
+/// classes a row lists before its first negative entry, each as often as listed, over
+/// the classes it does not list (ATen's `multilabel_margin_loss_forward_out_frame`).
+fn multilabel_factors(t: &[i64], classes: usize) -> Result<Vec<f64>, String> {
+    let c = classes.max(1);
+    let mut factor = vec![0.0; t.len() * c];
+    for (n, row) in t.chunks(c).enumerate() {
+        let listed: Vec<usize> = row
+            .iter()
+            .take_while(|&&j| j >= 0)
+            .map(|&j| usize::try_from(j).ok().filter(|&j| j < c))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| format!("row {row:?} names a class outside 0..{c}"))?;
+        for &j in &listed {
+            for d in (0..c).filter(|d| !listed.contains(d)) {
+                factor[(n * c + j) * c + d] += 1.0;
+            }
+        }
+    }
+    Ok(factor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_class_index_picks_its_class_along_the_class_axis_weighted() {
+        // Input [2, 3, 2] (classes on axis 1), targets [2, 2].
+        let picks = class_picks(&[2, 0, -100, 1], &[2, 3, 2], 1, &[0.5, 1.0, 2.0], -100)
+            .expect("targets are classes");
+        let mut hit = vec![0.0; 12];
+        for at in [4, 1, 9] {
+            hit[at] = 1.0;
+        }
+        assert_eq!(picks.hit, hit);
+        assert_eq!(picks.picked, vec![2.0, 0.5, 0.0, 1.0]);
+        assert_eq!(picks.kept, vec![1.0, 1.0, 0.0, 1.0]);
+    }
+
+    #[test]
+    fn a_target_outside_the_classes_is_refused_naming_it() {
+        let e = class_picks(&[3], &[3], 0, &[1.0; 3], -100).unwrap_err();
+        assert!(e.contains("3 is not one of its 3 classes"), "{e}");
+    }
+
+    #[test]
+    fn multilabel_targets_end_at_the_first_negative_entry_and_repeat() {
+        // Classes 1 and 1 again, then the end: class 1 over classes 0 and 2, twice.
+        let factor = multilabel_factors(&[1, 1, -1], 3).expect("classes");
+        let mut want = vec![0.0; 9];
+        want[3] = 2.0;
+        want[5] = 2.0;
+        assert_eq!(factor, want);
+        assert!(multilabel_factors(&[0, 3, -1], 3).is_err());
+    }
 }
