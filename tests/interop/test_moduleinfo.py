@@ -25,6 +25,9 @@ MUST_CONVERT = {
     "nn.CircularPad2d": 0, "nn.LocalResponseNorm": 1,
     # Losses of a constant target (ported rules, then the reduction in a static program).
     "nn.BCEWithLogitsLoss": 3, "nn.MultiLabelSoftMarginLoss": 2,
+    # Losses torch keeps whole (class picks computed at export), in static programs.
+    "nn.CrossEntropyLoss": 13, "nn.NLLLoss": 10, "nn.MultiMarginLoss": 0,
+    "nn.MultiLabelMarginLoss": 1, "nn.CosineEmbeddingLoss": 0,
 }
 # Modules whose every sample (as the sweep picks them) must give no wrong file.
 NO_WRONG = ("nn.Linear", "nn.MultiheadAttention", "nn.TransformerEncoderLayer",

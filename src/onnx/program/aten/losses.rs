@@ -112,7 +112,7 @@ impl Lowering<'_, '_> {
         x: &Value,
         axis: usize,
         weight: Option<&eval::Tensor>,
-        ignore: i64,
+        ignore: Option<i64>,
     ) -> Result<Picks, OnnxError> {
         let target_name = aten_name(node);
         let name = args.tensor("target").or_shape()?;
@@ -185,31 +185,38 @@ impl Lowering<'_, '_> {
             &shape,
             ElemType::Bool,
         );
-        let ignore = g.typed_scalar(&format!("{scope}.ignore"), ignore as f64, ElemType::Int64)?;
-        let ignored = emit::typed(
-            g,
-            "Equal",
-            scope,
-            [t.name(), ignore.name()],
-            &kept_shape,
-            ElemType::Bool,
-        );
-        let kept = emit::typed(
-            g,
-            "Not",
-            scope,
-            [ignored.name()],
-            &kept_shape,
-            ElemType::Bool,
-        );
-        let hit = emit::typed(
-            g,
-            "And",
-            scope,
-            [hit.name(), kept.name()],
-            &shape,
-            ElemType::Bool,
-        );
+        let (hit, kept) = match ignore {
+            Some(ignore) => {
+                let ignore =
+                    g.typed_scalar(&format!("{scope}.ignore"), ignore as f64, ElemType::Int64)?;
+                let ignored = emit::typed(
+                    g,
+                    "Equal",
+                    scope,
+                    [t.name(), ignore.name()],
+                    &kept_shape,
+                    ElemType::Bool,
+                );
+                let kept = emit::typed(
+                    g,
+                    "Not",
+                    scope,
+                    [ignored.name()],
+                    &kept_shape,
+                    ElemType::Bool,
+                );
+                let hit = emit::typed(
+                    g,
+                    "And",
+                    scope,
+                    [hit.name(), kept.name()],
+                    &shape,
+                    ElemType::Bool,
+                );
+                (hit, Term::Value(kept))
+            }
+            None => (hit, Term::Number(1.0)),
+        };
         let weights: Vec<f64> = weights.iter().map(|&w| f64::from(w)).collect();
         let table = g.shared_constant(
             &format!("{scope}.class_weight"),
@@ -230,7 +237,7 @@ impl Lowering<'_, '_> {
         Ok(Picks {
             hit: Term::Value(hit),
             weight: Term::Value(weight),
-            kept: Term::Value(kept),
+            kept,
             totals: None,
         })
     }
@@ -266,7 +273,7 @@ impl Lowering<'_, '_> {
         let rank = self.torch_rank(&x);
         let axis = self.loss_axis(i64::from(rank >= 2), rank)?;
         let weight = self.constant_weight_arg(args, "weight")?;
-        let ignore = args.int("ignore_index").or_shape()?;
+        let ignore = Some(args.int("ignore_index").or_shape()?);
         let picks = self.picks(node, args, scope, &x, axis, weight.as_ref(), ignore)?;
         let how = LossReduction::of(node).or_shape()?;
         let y = self.nll(args, scope, &Term::Value(x), axis, &picks, how)?;
@@ -325,7 +332,7 @@ impl Lowering<'_, '_> {
         let axis = self.loss_axis(i64::from(rank >= 2), rank)?;
         let classes = x.shape()[axis];
         let weight = self.constant_weight_arg(args, "weight")?;
-        let ignore = args.int("ignore_index").or_shape()?;
+        let ignore = Some(args.int("ignore_index").or_shape()?);
         let smoothing = args.float("label_smoothing").or_shape()?;
         let how = LossReduction::of(node).or_shape()?;
         let lifted = self.is_lifted();
@@ -457,7 +464,7 @@ impl Lowering<'_, '_> {
         let classes = x.shape()[axis];
         let weight = self.constant_weight_arg(args, "weight")?;
         // No class is ignored: torch's kernel has no ignore_index.
-        let picks = self.picks(node, args, scope, &x, axis, weight.as_ref(), i64::MIN)?;
+        let picks = self.picks(node, args, scope, &x, axis, weight.as_ref(), None)?;
         let how = LossReduction::of(node).or_shape()?;
         let lifted = self.is_lifted();
         let mut graph = Graph::new(&mut self.g, scope);
@@ -1015,13 +1022,13 @@ struct ClassPicks {
 
 /// The picks of targets `t` (one per position: the input's sizes `shape` without the
 /// class axis `axis`) among `weights.len()` classes weighted `weights`; a target equal
-/// to `ignore` picks nothing. Refused, naming it, when a target is not a class.
+/// to `ignore`, when given, picks nothing. Refused, naming it, when a target is not a class.
 fn class_picks(
     t: &[i64],
     shape: &[u64],
     axis: usize,
     weights: &[f32],
-    ignore: i64,
+    ignore: Option<i64>,
 ) -> Result<ClassPicks, String> {
     let classes = shape.get(axis).copied().ok_or("has no class axis")?;
     let inner: u64 = shape[axis + 1..].iter().product();
@@ -1031,7 +1038,7 @@ fn class_picks(
         kept: vec![0.0; t.len()],
     };
     for (p, &class) in t.iter().enumerate() {
-        if class == ignore {
+        if Some(class) == ignore {
             continue;
         }
         let Some(w) = usize::try_from(class).ok().and_then(|c| weights.get(c)) else {
@@ -1079,8 +1086,14 @@ mod tests {
     #[test]
     fn a_class_index_picks_its_class_along_the_class_axis_weighted() {
         // Input [2, 3, 2] (classes on axis 1), targets [2, 2].
-        let picks = class_picks(&[2, 0, -100, 1], &[2, 3, 2], 1, &[0.5, 1.0, 2.0], -100)
-            .expect("targets are classes");
+        let picks = class_picks(
+            &[2, 0, -100, 1],
+            &[2, 3, 2],
+            1,
+            &[0.5, 1.0, 2.0],
+            Some(-100),
+        )
+        .expect("targets are classes");
         let mut hit = vec![0.0; 12];
         for at in [4, 1, 9] {
             hit[at] = 1.0;
@@ -1092,7 +1105,7 @@ mod tests {
 
     #[test]
     fn a_target_outside_the_classes_is_refused_naming_it() {
-        let e = class_picks(&[3], &[3], 0, &[1.0; 3], -100).unwrap_err();
+        let e = class_picks(&[3], &[3], 0, &[1.0; 3], Some(-100)).unwrap_err();
         assert!(e.contains("3 is not one of its 3 classes"), "{e}");
     }
 
