@@ -1011,7 +1011,9 @@ pub fn refused_for_good(node: &Node, index: usize) -> Option<OnnxError> {
 /// ([`refused::one_by_one`]), or the opset-11 or ATC reason of its class
 /// ([`refused::class`]), else the lack of a lowering, with the ops there are.
 fn unlowered(node: &Node, index: usize, target: &str) -> OnnxError {
-    let name = target.split_once('.').map_or(target, |(name, _)| name);
+    // An aten op by its name, another namespace's as `namespace.name`.
+    let op = target.strip_prefix("torch.ops.").unwrap_or(target);
+    let name = op.rsplit_once('.').map_or(op, |(name, _)| name);
     let why = match (refused::one_by_one(name), refused::class(name)) {
         (Some(reason), _) => format!("it is not exported: {reason}"),
         (None, Some(class)) => format!(
