@@ -72,7 +72,8 @@ impl Class {
 pub const BATCH_STATISTICS: &str = "BatchNorm normalises with the batch's statistics (training mode, or track_running_stats=False), which mixes samples; export the model after `model.eval()`, with running statistics";
 
 /// Ops refused one by one, each for its own reason in opset 11 or in torch's definition of
-/// its result (not a class torch marks), sorted by name: aten op name, reason.
+/// its result (not a class torch marks), sorted by name: aten op name (another namespace's
+/// op as `namespace.name`), reason.
 pub const ONE_BY_ONE: &[(&str, &str)] = &[
     ("_batch_norm_with_update", BATCH_STATISTICS),
     (
@@ -170,6 +171,14 @@ pub const ONE_BY_ONE: &[(&str, &str)] = &[
     (
         "sym_stride",
         "it reads the tensor's strides in torch's storage, a memory layout an ONNX tensor does not have",
+    ),
+    (
+        "torch_nn._linear_cross_entropy_batch_chunked",
+        "it is `F.linear_cross_entropy`'s chunked kernel, a custom op of torch's own (not aten) that computes the loss and its gradients chunk by chunk in Python, which torch.export keeps whole with no decomposition; call `F.linear_cross_entropy` without `options` (torch then records a matrix product and `cross_entropy_loss`, which convert)",
+    ),
+    (
+        "torch_nn._linear_cross_entropy_batch_chunked_no_reduction",
+        "it is `F.linear_cross_entropy`'s chunked kernel, a custom op of torch's own (not aten) that computes the loss and its gradients chunk by chunk in Python, which torch.export keeps whole with no decomposition; call `F.linear_cross_entropy` without `options` (torch then records a matrix product and `cross_entropy_loss`, which convert)",
     ),
     (
         "view_as_complex",

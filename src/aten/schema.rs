@@ -1355,6 +1355,8 @@ pub const SCHEMAS: &[Schema] = &[
     schema("copysign.Tensor", &[arg("self", "Tensor"), arg("other", "Tensor")], &[]),
     schema("cos.default", &[arg("self", "Tensor")], &[]),
     schema("cosh.default", &[arg("self", "Tensor")], &[]),
+    not_evaluated(schema("cosine_embedding_loss.default", &[arg("input1", "Tensor"), arg("input2", "Tensor"), arg("target", "Tensor"), arg_or("margin", "float", D::Float(0.0)), arg_or("reduction", "int", D::Int(1))], &[]), "a loss or distance of constants alone has not been met; its lowering computes it"),
+    not_evaluated(schema("cosine_similarity.default", &[arg("x1", "Tensor"), arg("x2", "Tensor"), arg_or("dim", "int", D::Int(1)), arg_or("eps", "float", D::Float(1e-08))], &[]), "a loss or distance of constants alone has not been met; its lowering computes it"),
     schema(
         "count_nonzero.default",
         &[arg("self", "Tensor"), arg_or("dim", "int?", D::None)],
@@ -1366,6 +1368,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema("cross.default", &[arg("self", "Tensor"), arg("other", "Tensor"), arg_or("dim", "int?", D::None)], &[]),
+    not_evaluated(schema("cross_entropy_loss.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("weight", "Tensor?", D::None), arg_or("reduction", "int", D::Int(1)), arg_or("ignore_index", "SymInt", D::Int(-100)), arg_or("label_smoothing", "float", D::Float(0.0))], &[]), "a loss or distance of constants alone has not been met; its lowering computes it"),
     schema(
         "cummax.default",
         &[arg("self", "Tensor"), arg("dim", "int")],
@@ -1453,6 +1456,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema("digamma.default", &[arg("self", "Tensor")], &[]),
+    not_evaluated(schema("dist.default", &[arg("self", "Tensor"), arg("other", "Tensor"), arg_or("p", "Scalar", D::Int(2))], &[]), "a loss or distance of constants alone has not been met; its lowering computes it"),
     schema(
         "div.Scalar",
         &[arg("self", "Tensor"), arg("other", "Scalar")],
@@ -2783,6 +2787,8 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
     ),
+    not_evaluated(schema("multi_margin_loss.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("p", "Scalar", D::Int(1)), arg_or("margin", "Scalar", D::Int(1)), arg_or("weight", "Tensor?", D::None), arg_or("reduction", "int", D::Int(1))], &[]), "a loss or distance of constants alone has not been met; its lowering computes it"),
+    not_evaluated(schema("multilabel_margin_loss.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("reduction", "int", D::Int(1))], &[]), "a loss or distance of constants alone has not been met; its lowering computes it"),
     schema(
         "multiply.Scalar",
         &[arg("self", "Tensor"), arg("other", "Scalar")],
@@ -3017,6 +3023,9 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("pin_memory", "bool?", D::None),
         ],
     ),
+    not_evaluated(schema("nll_loss.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("weight", "Tensor?", D::None), arg_or("reduction", "int", D::Int(1)), arg_or("ignore_index", "SymInt", D::Int(-100))], &[]), "a loss or distance of constants alone has not been met; its lowering computes it"),
+    not_evaluated(schema("nll_loss2d.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("weight", "Tensor?", D::None), arg_or("reduction", "int", D::Int(1)), arg_or("ignore_index", "SymInt", D::Int(-100))], &[]), "a loss or distance of constants alone has not been met; its lowering computes it"),
+    not_evaluated(schema("nll_loss_nd.default", &[arg("self", "Tensor"), arg("target", "Tensor"), arg_or("weight", "Tensor?", D::None), arg_or("reduction", "int", D::Int(1)), arg_or("ignore_index", "SymInt", D::Int(-100))], &[]), "a loss or distance of constants alone has not been met; its lowering computes it"),
     schema(
         "nonzero_static.default",
         &[arg("self", "Tensor")],
@@ -3067,6 +3076,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("pairwise_distance.default", &[arg("x1", "Tensor"), arg("x2", "Tensor"), arg_or("p", "float", D::Float(2.0)), arg_or("eps", "float", D::Float(1e-06)), arg_or("keepdim", "bool", D::Bool(false))], &[]),
     schema(
         "pdist.default",
         &[arg("self", "Tensor"), arg_or("p", "float", D::Float(2.0))],
@@ -3867,6 +3877,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    not_evaluated(schema("triplet_margin_loss.default", &[arg("anchor", "Tensor"), arg("positive", "Tensor"), arg("negative", "Tensor"), arg_or("margin", "float", D::Float(1.0)), arg_or("p", "float", D::Float(2.0)), arg_or("eps", "float", D::Float(1e-06)), arg_or("swap", "bool", D::Bool(false)), arg_or("reduction", "int", D::Int(1))], &[]), "a loss or distance of constants alone has not been met; its lowering computes it"),
     schema(
         "triu.default",
         &[

@@ -163,6 +163,33 @@ DIRECT = {
         "margin_ranking_loss": lambda x: F.margin_ranking_loss(
             x, x.flip(-1), x.flip(1).sign(), margin=0.3, reduction="none"),
     }.items()},
+    # Losses torch keeps whole, each sample's own, their targets activations (class
+    # indices picked by Equal against the classes' numbers) or constants beside the rows.
+    **{f"{name}, unreduced": (fn, shape) for name, (fn, shape) in {
+        "cross_entropy, class indices, weight": (lambda x: F.cross_entropy(
+            x, x.flip(-1).argmax(-1), weight=torch.linspace(0.5, 2, 5), reduction="none"),
+            (5,)),
+        "cross_entropy, ignore_index, label_smoothing": (lambda x: F.cross_entropy(
+            x, x.flip(1).argmax(1), ignore_index=2, label_smoothing=0.2,
+            reduction="none"), (4, 3, 2)),
+        "cross_entropy, probabilities": (lambda x: F.cross_entropy(
+            x, x.flip(-1).softmax(-1), label_smoothing=0.1, reduction="none"), (5,)),
+        "nll_loss, weight, ignore_index": (lambda x: F.nll_loss(
+            x.log_softmax(1), x.flip(1).argmax(1), weight=torch.linspace(0.5, 2, 4),
+            ignore_index=1, reduction="none"), (4, 3)),
+        "multi_margin_loss": (lambda x: F.multi_margin_loss(
+            x, x.flip(-1).argmax(-1), p=2, margin=0.5, weight=torch.linspace(0.5, 2, 5),
+            reduction="none"), (5,)),
+        "cosine_embedding_loss": (lambda x: F.cosine_embedding_loss(
+            x, x.flip(-1), (x[:, 0] > 0).float() * 2 - 1, margin=0.1, reduction="none"),
+            (6,)),
+        "triplet_margin_loss, swap": (lambda x: F.triplet_margin_loss(
+            x, x.flip(-1), x * 0.5 + 1, p=1.5, swap=True, reduction="none"), (6,)),
+        "pairwise_distance, a constant": (lambda x: F.pairwise_distance(
+            x, torch.linspace(-1, 1, 6), p=3, keepdim=True), (6,)),
+        "cosine_similarity, a constant": (lambda x: F.cosine_similarity(
+            x, torch.linspace(-1, 1, 6), dim=-1), (4, 6)),
+    }.items()},
 }
 STATS = {
     "_native_batch_norm_legit, eval": (
@@ -204,6 +231,77 @@ def test_a_loss_reduced_over_the_batch_is_refused_as_mixing_samples(tmp_path):
     result = run_ckpt("to-onnx", archive, "-o", out)
     assert result.returncode == 1 and "the batch included" in result.stderr, result.stderr
     assert not out.exists()
+
+
+def test_a_cross_entropy_averaged_over_the_batch_is_refused_as_mixing_samples(tmp_path):
+    module = _opinfo.OpModule(lambda x: F.cross_entropy(x, x.argmax(-1))).eval()
+    _, archive, out = exported(module, (4,), tmp_path)
+    result = run_ckpt("to-onnx", archive, "-o", out)
+    assert result.returncode == 1 and "the batch included" in result.stderr, result.stderr
+    assert not out.exists()
+
+
+def _gen():
+    return torch.Generator().manual_seed(11)
+
+
+# Losses with constant targets in static programs: the reductions over every entry, class
+# weights, ignore_index (mean divided by the picked weights), label smoothing, and
+# probability targets.
+STATIC_LOSSES = {
+    f"cross_entropy, {r}": (F.cross_entropy, (6, 4), (torch.tensor([0, 3, 1, 1, 2, 3]),),
+                            dict(reduction=r))
+    for r in ("mean", "sum")
+} | {
+    "cross_entropy, weight, ignore_index, mean": (
+        F.cross_entropy, (6, 4), (torch.tensor([0, 3, -1, 1, 2, -1]),),
+        dict(weight=torch.linspace(0.5, 2, 4), ignore_index=-1)),
+    "cross_entropy, every position ignored, mean": (
+        F.cross_entropy, (2, 4), (torch.tensor([2, 2]),), dict(ignore_index=2)),
+    "cross_entropy, label_smoothing, weight, ignore_index": (
+        F.cross_entropy, (3, 4, 2), (torch.tensor([[0, 1], [3, 3], [1, 0]]),),
+        dict(weight=torch.linspace(0.5, 2, 4), ignore_index=3, label_smoothing=0.3)),
+    "cross_entropy, label_smoothing, sum": (
+        F.cross_entropy, (5, 3), (torch.tensor([0, 2, 1, 1, 0]),),
+        dict(label_smoothing=0.1, reduction="sum")),
+    "cross_entropy, probabilities, weight, label_smoothing": (
+        F.cross_entropy, (3, 4, 2), (torch.rand(3, 4, 2, generator=_gen()),),
+        dict(weight=torch.linspace(0.5, 2, 4), label_smoothing=0.2)),
+    "cross_entropy, one sample": (F.cross_entropy, (4,), (torch.tensor(2),), {}),
+    "nll_loss, weight, ignore_index, sum": (
+        F.nll_loss, (4, 3, 2), (torch.tensor([[0, 1], [2, 2], [1, 0], [0, 2]]),),
+        dict(weight=torch.tensor([0.5, 1.0, 3.0]), ignore_index=2, reduction="sum")),
+    "multi_margin_loss, weight, mean": (
+        F.multi_margin_loss, (5, 4), (torch.tensor([0, 3, 1, 1, 2]),),
+        dict(weight=torch.linspace(0.5, 2, 4), margin=0.7)),
+    "multilabel_margin_loss, sum": (
+        F.multilabel_margin_loss, (3, 4),
+        (torch.tensor([[3, 0, -1, 1], [1, 1, 2, -1], [-1, 0, 1, 2]]),),
+        dict(reduction="sum")),
+    "cosine_embedding_loss, mean": (
+        F.cosine_embedding_loss, (4, 5),
+        (torch.randn(4, 5, generator=_gen()), torch.tensor([1.0, -1.0, -1.0, 1.0])),
+        dict(margin=0.2)),
+    "triplet_margin_loss, sum": (
+        F.triplet_margin_loss, (4, 5),
+        (torch.randn(4, 5, generator=_gen()), torch.randn(4, 5, generator=_gen()) * 2),
+        dict(reduction="sum", swap=True)),
+    "dist, p = 3": (torch.dist, (3, 4), (torch.randn(4, generator=_gen()),), dict(p=3)),
+    "dist, p = inf": (torch.dist, (3, 4), (torch.randn(3, 4, generator=_gen()),),
+                      dict(p=float("inf"))),
+}
+
+
+@pytest.mark.parametrize("name", STATIC_LOSSES)
+def test_losses_with_constant_targets_in_static_programs_match_torch(name, tmp_path):
+    fn, shape, args, kwargs = STATIC_LOSSES[name]
+    module = _opinfo.OpModule(fn, args, kwargs).eval()
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(5))
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(torch.export.export(module, (x,)), str(archive))
+    ok(run_ckpt("to-onnx", archive, "-o", out, "--batch", "static"))
+    why = _opinfo.check_file(out, module, [x])
+    assert why is None, why
 
 
 def test_cdist_that_torch_computes_by_a_matrix_product_is_refused(tmp_path):

@@ -398,6 +398,8 @@ CASES = [
     C("var.default", T(2, 5), True),
     C("std.default", T(2, 5), False),
     C("linalg_vector_norm.default", T(2, 5), 2, [1]),
+    C("pairwise_distance.default", T(2, 5), T(5), dtypes=(F32,)),
+    C("pairwise_distance.default", T(3, 4), T(3, 4), 2.0, 1e-3, True, dtypes=(F32,)),
     C("cumsum.default", T(2, 5), 1, dtypes=ALL),
     C("cumsum.default", T(2, 5), 0, dtype=F32, dtypes=(I64, BOOL)),
     C("cumsum.default", T(), -1, dtypes=ALL),

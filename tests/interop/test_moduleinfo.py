@@ -27,6 +27,9 @@ MUST_CONVERT = {
     "nn.BCEWithLogitsLoss": 3, "nn.MultiLabelSoftMarginLoss": 2,
     # Cells and bilinear written as torch's own products and gates.
     "nn.RNNCell": 2, "nn.GRUCell": 1, "nn.LSTMCell": 0, "nn.Bilinear": 0,
+    # Losses torch keeps whole (class picks computed at export), in static programs.
+    "nn.CrossEntropyLoss": 13, "nn.NLLLoss": 10, "nn.MultiMarginLoss": 0,
+    "nn.MultiLabelMarginLoss": 1, "nn.CosineEmbeddingLoss": 0,
 }
 # Modules whose every sample (as the sweep picks them) must give no wrong file.
 NO_WRONG = ("nn.Linear", "nn.MultiheadAttention", "nn.TransformerEncoderLayer",

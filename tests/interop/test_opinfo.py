@@ -132,6 +132,17 @@ CONSTANT = {
     "cumulative_trapezoid": 5, "isin": 0, "view_as": 1,
     # Cut positions held in a tensor: the pieces' sizes torch.export leaves as symbols.
     "tensor_split": 2,
+    # Losses and distances torch keeps whole, in static programs: probability targets
+    # with a weight, class indices with ignore_index over a spatial input, a class weight,
+    # target lists ending at -1, three tensors with swap, distances of two constants
+    # folded, a negative norm order, operands broadcast, every entry's 4-norm, a linear
+    # layer's cross entropy.
+    "nn.functional.cross_entropy": 15, "nn.functional.nll_loss": 38,
+    "nn.functional.multi_margin_loss": 6, "nn.functional.multilabel_margin_loss": 3,
+    "nn.functional.cosine_embedding_loss": 1, "nn.functional.triplet_margin_loss": 3,
+    "nn.functional.triplet_margin_with_distance_loss": 3,
+    "nn.functional.pairwise_distance": 5, "nn.functional.cosine_similarity": 6,
+    "dist": 25, "nn.functional.linear_cross_entropy": 89,
 }
 
 _OPS = None

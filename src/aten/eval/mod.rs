@@ -211,6 +211,7 @@ pub(crate) const EVALUATED: &[&str] = &[
     "std.dim",
     "std.default",
     "linalg_vector_norm.default",
+    "pairwise_distance.default",
     "linalg_matrix_norm.default",
     "linalg_matrix_norm.str_ord",
     "linalg_norm.default",
@@ -1407,6 +1408,7 @@ pub fn evaluate(
             }
             reduction(&a, "dim", Reduction::Norm)
         }
+        "pairwise_distance.default" => one(pairwise_distance(&a)),
         "batch_norm.default" if !a.bool("training")? => {
             along::evaluate(op, &a).unwrap_or_else(|| Err("BatchNorm in eval mode".into()))
         }
@@ -2057,6 +2059,21 @@ impl Args<'_> {
             other => Err(Self::wrong("dtype", "a dtype", other)),
         }
     }
+}
+
+/// `pairwise_distance` (`torch._refs.nn.functional.pairwise_distance`): the norm of
+/// `x1 − x2 + eps` over the last dimension of their broadcast, in float32; the Euclidean
+/// norm only (as `linalg_vector_norm`'s evaluation).
+fn pairwise_distance(a: &Args<'_>) -> Result<Tensor, String> {
+    if a.number("p")? != 2.0 {
+        return Err("a pairwise distance other than the Euclidean (p = 2)".into());
+    }
+    let eps = a.number("eps")? as f32;
+    let d = Tensor::zip(&a.tensor("x1")?, &a.tensor("x2")?, |p, q| p - q + eps, None)?;
+    let Some(last) = d.rank().checked_sub(1) else {
+        return Err("a pairwise distance of 0-d tensors".into());
+    };
+    d.reduce(&[last], a.bool("keepdim")?, Reduction::Norm)
 }
 
 #[cfg(test)]

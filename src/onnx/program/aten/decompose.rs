@@ -94,7 +94,11 @@ fn emit_rule(
 
 /// Constant `value` in the graph: a number when it has no dimension, else an initializer
 /// (bool when `bool`) every sample shares.
-fn shared(graph: &mut Graph<'_>, value: &eval::Tensor, bool: bool) -> Result<Term, String> {
+pub(super) fn shared(
+    graph: &mut Graph<'_>,
+    value: &eval::Tensor,
+    bool: bool,
+) -> Result<Term, String> {
     let values: Vec<f64> = value.to_f32().into_iter().map(f64::from).collect();
     if let ([], [number]) = (value.dims(), values.as_slice()) {
         return Ok(Term::Number(*number));

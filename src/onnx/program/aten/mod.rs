@@ -35,6 +35,7 @@ mod index;
 mod interpolate;
 mod layout;
 mod linalg;
+mod losses;
 mod math;
 mod matmul;
 mod matrix_norm;

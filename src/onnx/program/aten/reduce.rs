@@ -227,7 +227,7 @@ impl<'p> Lowering<'p, '_> {
     /// `torch._refs.linalg.vector_norm` computes it: 2 and 1 `ReduceL2`/`ReduceL1`, ±inf
     /// the largest or smallest `|x|`, 0 the count of nonzero values, any other `p` the sum
     /// of `|x|^p` to the power `1/p`.
-    fn norm_over(
+    pub(super) fn norm_over(
         &mut self,
         scope: &str,
         x: &Value,

@@ -674,6 +674,36 @@ pub(super) const OPS: &[Op] = &[
     ),
     op(&["copy.default"], |l, n, a, s| l.copy(n, a, s)),
     op(
+        &[
+            "nll_loss.default",
+            "nll_loss2d.default",
+            "nll_loss_nd.default",
+        ],
+        |l, n, a, s| l.nll_loss(n, a, s),
+    ),
+    op(&["cross_entropy_loss.default"], |l, n, a, s| {
+        l.cross_entropy_loss(n, a, s)
+    }),
+    op(&["multi_margin_loss.default"], |l, n, a, s| {
+        l.multi_margin_loss(n, a, s)
+    }),
+    op(&["multilabel_margin_loss.default"], |l, n, a, s| {
+        l.multilabel_margin_loss(n, a, s)
+    }),
+    op(&["cosine_embedding_loss.default"], |l, n, a, s| {
+        l.cosine_embedding_loss(n, a, s)
+    }),
+    op(&["triplet_margin_loss.default"], |l, n, a, s| {
+        l.triplet_margin_loss(n, a, s)
+    }),
+    op(&["pairwise_distance.default"], |l, n, a, s| {
+        l.pairwise_distance(n, a, s)
+    }),
+    op(&["cosine_similarity.default"], |l, n, a, s| {
+        l.cosine_similarity(n, a, s)
+    }),
+    op(&["dist.default"], |l, n, a, s| l.dist(n, a, s)),
+    op(
         &["cdist.default", "_cdist_forward.default"],
         |l, n, a, s| l.cdist(n, a, s),
     ),
@@ -998,7 +1028,9 @@ pub fn refused_for_good(node: &Node, index: usize) -> Option<OnnxError> {
 /// ([`refused::one_by_one`]), or the opset-11 or ATC reason of its class
 /// ([`refused::class`]), else the lack of a lowering, with the ops there are.
 fn unlowered(node: &Node, index: usize, target: &str) -> OnnxError {
-    let name = target.split_once('.').map_or(target, |(name, _)| name);
+    // An aten op by its name, another namespace's as `namespace.name`.
+    let op = target.strip_prefix("torch.ops.").unwrap_or(target);
+    let name = op.rsplit_once('.').map_or(op, |(name, _)| name);
     let why = match (refused::one_by_one(name), refused::class(name)) {
         (Some(reason), _) => format!("it is not exported: {reason}"),
         (None, Some(class)) => format!(
