@@ -2676,6 +2676,8 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("max_unpool2d.default", &[arg("self", "Tensor"), arg("indices", "Tensor"), arg("output_size", "SymInt[2]")], &[]),
+    schema("max_unpool3d.default", &[arg("self", "Tensor"), arg("indices", "Tensor"), arg("output_size", "SymInt[3]"), arg("stride", "int[3]"), arg("padding", "int[3]")], &[]),
     schema(
         "maximum.default",
         &[arg("self", "Tensor"), arg("other", "Tensor")],

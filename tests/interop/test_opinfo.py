@@ -124,6 +124,9 @@ CONSTANT = {
     "nn.functional.binary_cross_entropy_with_logits": 22,
     "nn.functional.poisson_nll_loss": 36, "nn.functional.kl_div": 8,
     "nn.functional.margin_ranking_loss": 12, "nn.functional.huber_loss": 3,
+    # Unpooling by constant indices that do not repeat a position, in static programs.
+    "nn.functional.max_unpool1d": 18, "nn.functional.max_unpool2d.grad": 4,
+    "nn.functional.max_unpool3d.grad": 3,
 }
 
 _OPS = None

@@ -495,6 +495,8 @@ pub(crate) const EVALUATED: &[&str] = &[
     "index_fill.int_Tensor",
     "index_reduce.default",
     "put.default",
+    "max_unpool2d.default",
+    "max_unpool3d.default",
     "take.default",
     "take_along_dim.default",
 ];

@@ -391,6 +391,10 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.index_along(n, a, s),
     ),
     op(&["put.default"], |l, n, a, s| l.put(n, a, s)),
+    op(
+        &["max_unpool2d.default", "max_unpool3d.default"],
+        |l, n, a, s| l.max_unpool(n, a, s),
+    ),
     op(&["take.default", "take_along_dim.default"], |l, n, a, s| {
         l.take(n, a, s)
     }),
