@@ -1031,6 +1031,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("size", "SymInt[]")],
         &[],
     ),
+    schema("bucketize.Tensor", &[arg("self", "Tensor"), arg("boundaries", "Tensor")], &[arg_or("out_int32", "bool", D::Bool(false)), arg_or("right", "bool", D::Bool(false))]),
     schema("cartesian_prod.default", &[arg("tensors", "Tensor[]")], &[]),
     schema(
         "cat.default",
@@ -3356,6 +3357,7 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("sorter", "Tensor?", D::None),
         ],
     ),
+    schema("searchsorted.Tensor", &[arg("sorted_sequence", "Tensor"), arg("self", "Tensor")], &[arg_or("out_int32", "bool", D::Bool(false)), arg_or("right", "bool", D::Bool(false)), arg_or("side", "str?", D::None), arg_or("sorter", "Tensor?", D::None)]),
     schema(
         "select.int",
         &[

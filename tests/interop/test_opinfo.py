@@ -127,6 +127,9 @@ CONSTANT = {
     # Unpooling by constant indices that do not repeat a position, in static programs.
     "nn.functional.max_unpool1d": 18, "nn.functional.max_unpool2d.grad": 4,
     "nn.functional.max_unpool3d.grad": 3,
+    # Searches in constant boundaries (a dynamic batch), and of constant values in the input
+    # row by row through a constant sorter.
+    "bucketize": 9, "searchsorted": 170,
 }
 
 _OPS = None

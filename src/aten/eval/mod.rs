@@ -381,6 +381,8 @@ pub(crate) const EVALUATED: &[&str] = &[
     "topk.default",
     "kthvalue.default",
     "searchsorted.Scalar",
+    "searchsorted.Tensor",
+    "bucketize.Tensor",
     "renorm.default",
     "cartesian_prod.default",
     "frexp.Tensor",

@@ -853,7 +853,8 @@ pub(super) const OPS: &[Op] = &[
     op(&["topk.default"], |l, n, a, s| l.topk(n, a, s)),
     op(&["kthvalue.default"], |l, n, a, s| l.kthvalue(n, a, s)),
     op(&["frexp.Tensor"], |l, n, a, s| l.frexp(n, a, s)),
-    op(&["searchsorted.Scalar"], |l, n, a, s| {
+    op(&["bucketize.Tensor"], |l, n, a, s| l.bucketize(n, a, s)),
+    op(&["searchsorted.Scalar", "searchsorted.Tensor"], |l, n, a, s| {
         l.searchsorted(n, a, s)
     }),
     op(&["cartesian_prod.default"], |l, n, a, s| {
