@@ -2821,6 +2821,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("nanquantile.default", &[arg("self", "Tensor"), arg("q", "Tensor"), arg_or("dim", "int?", D::None), arg_or("keepdim", "bool", D::Bool(false))], &[arg_or("interpolation", "str", D::Str("linear"))]),
     schema(
         "nanquantile.scalar",
         &[
@@ -3139,6 +3140,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg_or("some", "bool", D::Bool(true))],
         &[],
     ),
+    schema("quantile.default", &[arg("self", "Tensor"), arg("q", "Tensor"), arg_or("dim", "int?", D::None), arg_or("keepdim", "bool", D::Bool(false))], &[arg_or("interpolation", "str", D::Str("linear"))]),
     schema(
         "quantile.scalar",
         &[

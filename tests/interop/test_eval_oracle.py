@@ -418,6 +418,9 @@ CASES = [
     *[C("nanquantile.scalar", T(3, 6), 0.7, 1, True, interpolation=m, dtypes=(F32,))
       for m in ("linear", "lower", "higher", "midpoint", "nearest")],
     C("nanquantile.scalar", T(2, 5), 0.25, dtypes=(F32,)),
+    C("quantile.default", T(3, 6), T(3, values=[0.0, 0.3, 1.0]), 1, interpolation="midpoint",
+      dtypes=(F32,)),
+    C("nanquantile.default", T(3, 6), T(values=[0.75]), dtypes=(F32,)),
     C("msort.default", T(3, 6), dtypes=(F32, I64)),
     # sort in torch's order (NaN last ascending, first descending), ties in input order when
     # stable; kthvalue the k-th in that order; cummax/cummin as torch's scan (the latest of

@@ -130,6 +130,8 @@ CONSTANT = {
     # Searches in constant boundaries (a dynamic batch), and of constant values in the input
     # row by row through a constant sorter.
     "bucketize": 9, "searchsorted": 170,
+    # Quantiles at a constant q, stacked in front of a dynamic batch, or of a static tensor.
+    "quantile": 56, "nanquantile": 45,
 }
 
 _OPS = None

@@ -423,7 +423,34 @@ fn cartesian_prod(a: &Args<'_>) -> Result<Tensor, String> {
 /// `median_impl` finds it first), else the one entry holding the value; a value held by
 /// several entries is refused, torch leaving which of them it names unspecified.
 fn order_statistic(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
-    let (stat, along) = order::plan(a.node)?;
+    if !order::of_tensor_q(a.node) {
+        let (stat, along) = order::plan(a.node)?;
+        return statistic(a, stat, along);
+    }
+    // A tensor `q`: one statistic per entry, stacked in front (torch's `quantile`).
+    let q = a.tensor("q")?;
+    if q.rank() > 1 || q.to_f32().is_empty() {
+        return Err(format!(
+            "quantile by a q of sizes {:?} (torch needs 0-d or 1-D, and the export at least one)",
+            q.dims()
+        ));
+    }
+    let (mut values, mut dims) = (Vec::new(), Vec::new());
+    for &entry in &q.to_f32() {
+        let (stat, along) = order::plan_at(a.node, Some(entry))?;
+        let [one] = &statistic(a, stat, along)?[..] else {
+            return Err("quantile gives one tensor".into());
+        };
+        dims = one.dims().to_vec();
+        values.extend(one.to_f32());
+    }
+    let mut stacked = q.dims().to_vec();
+    stacked.extend(dims);
+    Ok(vec![Tensor::f32(stacked, values)?])
+}
+
+/// One order statistic `stat` of `self` along `along` ([`order_statistic`]).
+fn statistic(a: &Args<'_>, stat: order::Quantile, along: order::Along) -> Result<Vec<Tensor>, String> {
     let s = a.tensor("self")?;
     let integer = matches!(s.values(), super::Values::I64(_));
     if integer && a.node.target.contains("quantile") {
