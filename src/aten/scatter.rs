@@ -49,6 +49,18 @@ impl Combine {
         }
     }
 
+    /// `scatter`'s deprecated `reduce` argument (`scatter.reduce`, `scatter.value_reduce`):
+    /// `add` sums into `self`, `multiply` multiplies into it.
+    pub fn of_scatter(reduce: &str) -> Result<Combine, String> {
+        match reduce {
+            "add" => Ok(Combine::Sum),
+            "multiply" => Ok(Combine::Prod),
+            other => Err(format!(
+                "scatter's reduce `{other}` is neither add nor multiply"
+            )),
+        }
+    }
+
     /// The float entry a position starts from when `self`'s is not included (torch's
     /// `scatter_reduce` with `include_self=False` first writes it there): 0 for a sum or
     /// mean (so a sum of −0.0 is +0.0, as torch's), 1 for a product, −∞/+∞ for the

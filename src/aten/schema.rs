@@ -3308,6 +3308,7 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("enable_gqa", "bool", D::Bool(false)),
         ],
     ),
+    schema("scatter.reduce", &[arg("self", "Tensor"), arg("dim", "int"), arg("index", "Tensor"), arg("src", "Tensor")], &[arg("reduce", "str")]),
     schema(
         "scatter.src",
         &[
@@ -3328,6 +3329,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("scatter.value_reduce", &[arg("self", "Tensor"), arg("dim", "int"), arg("index", "Tensor"), arg("value", "Scalar")], &[arg("reduce", "str")]),
     schema(
         "scatter_add.default",
         &[

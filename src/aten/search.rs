@@ -47,7 +47,11 @@ pub fn rows(sequence: &[u64], values: &[u64]) -> Result<(usize, usize, usize), S
 
 /// A `sorter` of a sequence of sizes `sequence` as positions within each row (torch's
 /// check: the sequence's sizes, every entry in `0..n`).
-pub fn sorter_positions(sequence: &[u64], sorter_dims: &[u64], sorter: &[i64]) -> Result<Vec<i64>, String> {
+pub fn sorter_positions(
+    sequence: &[u64],
+    sorter_dims: &[u64],
+    sorter: &[i64],
+) -> Result<Vec<i64>, String> {
     let n = sequence.last().copied().unwrap_or(0) as i64;
     if sorter_dims != sequence {
         return Err(format!(
@@ -55,7 +59,9 @@ pub fn sorter_positions(sequence: &[u64], sorter_dims: &[u64], sorter: &[i64]) -
         ));
     }
     match sorter.iter().find(|&&i| !(0..n).contains(&i)) {
-        Some(i) => Err(format!("sorter index {i} is out of range for a sequence of length {n}")),
+        Some(i) => Err(format!(
+            "sorter index {i} is out of range for a sequence of length {n}"
+        )),
         None => Ok(sorter.to_vec()),
     }
 }

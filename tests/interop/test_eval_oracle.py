@@ -563,6 +563,10 @@ CASES = [
     *[C("scatter_reduce.two", T(3, 4), 1, T(3, 4, dtype=I64, values=[2, 0, 2, 2] * 3),
         T(3, 4), reduce, include_self=include_self, dtypes=NUMERIC)
       for reduce in ("sum", "prod", "mean", "amax", "amin") for include_self in (True, False)],
+    *[C("scatter.reduce", T(3, 4), 1, T(3, 4, dtype=I64, values=[2, 0, 2, 2] * 3), T(3, 4),
+        reduce=reduce, dtypes=NUMERIC) for reduce in ("add", "multiply")],
+    C("scatter.value_reduce", T(3, 4), 0, T(2, 4, dtype=I64, values=[2, 0, 2, 1] * 2), 3,
+      reduce="multiply", dtypes=NUMERIC),
     C("select_scatter.default", T(3, 4), T(3), 1, -1, dtypes=ALL),
     C("slice_scatter.default", T(4, 3), T(2, 3), 0, 1, 100, 2, dtypes=ALL),
     C("masked_scatter.default", T(3, 4), T(4, dtype=BOOL, values=[True, False, True, True]),

@@ -132,6 +132,8 @@ CONSTANT = {
     "bucketize": 9, "searchsorted": 170,
     # Quantiles at a constant q, stacked in front of a dynamic batch, or of a static tensor.
     "quantile": 56, "nanquantile": 45,
+    # scatter's deprecated reduce (multiply) by a constant index, static.
+    "scatter": 20,
 }
 
 _OPS = None

@@ -127,6 +127,10 @@ STATIC.update({
     "take int64": (lambda x: x.take(torch.tensor([3, 0])), (3, 4), ints),
     "take_along_dim": (lambda x: x.take_along_dim(torch.tensor([[3, 0, 3]]), 1), (3, 4), floats),
     "take_along_dim flat": (lambda x: x.take_along_dim(torch.tensor([[7], [0]])), (3, 4), floats),
+    "scatter reduce add repeated": (lambda x: x.scatter(1, IDX, SRC, reduce="add"),
+                                    (3, 4), floats),
+    "scatter value reduce multiply": (lambda x: x.scatter(0, IDX[:2] % 3, 2.5,
+                                                          reduce="multiply"), (3, 4), floats),
     "max_unpool2d": (lambda x: torch.ops.aten.max_unpool2d(x, UNPOOL_2D, [3, 4]),
                      (1, 2, 1, 3), floats),
     "max_unpool2d of a 3-D input": (lambda x: torch.ops.aten.max_unpool2d(

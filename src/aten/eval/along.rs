@@ -450,7 +450,11 @@ fn order_statistic(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
 }
 
 /// One order statistic `stat` of `self` along `along` ([`order_statistic`]).
-fn statistic(a: &Args<'_>, stat: order::Quantile, along: order::Along) -> Result<Vec<Tensor>, String> {
+fn statistic(
+    a: &Args<'_>,
+    stat: order::Quantile,
+    along: order::Along,
+) -> Result<Vec<Tensor>, String> {
     let s = a.tensor("self")?;
     let integer = matches!(s.values(), super::Values::I64(_));
     if integer && a.node.target.contains("quantile") {

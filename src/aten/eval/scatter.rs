@@ -15,9 +15,12 @@ use crate::aten::scatter::{self, Combine, Plan};
 
 pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, String>> {
     let result = match op {
-        "scatter.src" | "scatter.value" | "scatter_add.default" | "scatter_reduce.two" => {
-            scattered(op, a)
-        }
+        "scatter.src"
+        | "scatter.value"
+        | "scatter.reduce"
+        | "scatter.value_reduce"
+        | "scatter_add.default"
+        | "scatter_reduce.two" => scattered(op, a),
         "select_scatter.default" => (|| {
             let (x, src) = (a.tensor("self")?, a.tensor("src")?);
             let plan =
@@ -164,6 +167,16 @@ fn scattered(op: &str, a: &Args<'_>) -> Result<Tensor, String> {
             (value, Combine::Replace, true)
         }
         "scatter.src" => (a.tensor("src")?, Combine::Replace, true),
+        "scatter.reduce" => (
+            a.tensor("src")?,
+            Combine::of_scatter(&a.string("reduce")?)?,
+            true,
+        ),
+        "scatter.value_reduce" => (
+            a.operand("value")?.expand(index.dims())?,
+            Combine::of_scatter(&a.string("reduce")?)?,
+            true,
+        ),
         "scatter_add.default" => (a.tensor("src")?, Combine::Sum, true),
         _ => (
             a.tensor("src")?,

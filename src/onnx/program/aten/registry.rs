@@ -365,6 +365,8 @@ pub(super) const OPS: &[Op] = &[
         &[
             "scatter.src",
             "scatter.value",
+            "scatter.reduce",
+            "scatter.value_reduce",
             "scatter_add.default",
             "scatter_reduce.two",
         ],
@@ -854,9 +856,10 @@ pub(super) const OPS: &[Op] = &[
     op(&["kthvalue.default"], |l, n, a, s| l.kthvalue(n, a, s)),
     op(&["frexp.Tensor"], |l, n, a, s| l.frexp(n, a, s)),
     op(&["bucketize.Tensor"], |l, n, a, s| l.bucketize(n, a, s)),
-    op(&["searchsorted.Scalar", "searchsorted.Tensor"], |l, n, a, s| {
-        l.searchsorted(n, a, s)
-    }),
+    op(
+        &["searchsorted.Scalar", "searchsorted.Tensor"],
+        |l, n, a, s| l.searchsorted(n, a, s),
+    ),
     op(&["cartesian_prod.default"], |l, n, a, s| {
         l.cartesian_prod(n, a, s)
     }),

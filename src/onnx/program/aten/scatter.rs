@@ -79,8 +79,8 @@ enum Flat {
 }
 
 impl Lowering<'_, '_> {
-    /// `scatter.src`, `scatter.value`, `scatter_add` and `scatter_reduce` by a constant
-    /// index along a per-sample dimension.
+    /// `scatter.src`, `scatter.value`, `scatter.reduce`, `scatter.value_reduce`,
+    /// `scatter_add` and `scatter_reduce` by a constant index along a per-sample dimension.
     pub(super) fn scatter(
         &mut self,
         node: &Node,
@@ -107,6 +107,18 @@ impl Lowering<'_, '_> {
                 Combine::Sum,
                 true,
             ),
+            "scatter.reduce" | "scatter.value_reduce" => {
+                let reduce = match args.get("reduce") {
+                    Some(Argument::String(r)) => Combine::of_scatter(r).map_err(arg_error)?,
+                    _ => return Err(arg_error("scatter without `reduce`".into())),
+                };
+                let source = if target == "scatter.reduce" {
+                    Source::Tensor(args.tensor("src").or_shape()?)
+                } else {
+                    Source::Number(args.number("value").or_shape()?)
+                };
+                (source, reduce, true)
+            }
             _ => {
                 let reduce = match args.get("reduce") {
                     Some(Argument::String(r)) => Combine::of_reduce(r).map_err(arg_error)?,

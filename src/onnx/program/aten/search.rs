@@ -50,16 +50,15 @@ impl Lowering<'_, '_> {
                 eval::Tensor::f32(Vec::new(), vec![v]).map_err(arg_error)?
             }
         };
-        let sorter = match args.get("sorter") {
-            None | Some(Argument::None) => None,
-            Some(Argument::Tensor(s)) if self.is_constant(s) => Some(self.constant_tensor(s)?),
-            Some(_) => {
-                return Err(arg_error(
+        let sorter =
+            match args.get("sorter") {
+                None | Some(Argument::None) => None,
+                Some(Argument::Tensor(s)) if self.is_constant(s) => Some(self.constant_tensor(s)?),
+                Some(_) => return Err(arg_error(
                     "searchsorted through a computed sorter; only a constant sorter is exported"
                         .into(),
-                ))
-            }
-        };
+                )),
+            };
         let x = self.lifted_any_activation(sequence)?;
         float32(&x, "searchsorted")?;
         if !self.is_lifted() {
@@ -68,7 +67,11 @@ impl Lowering<'_, '_> {
             ));
         }
         let seq_dims = x.shape().to_vec();
-        if args.get("self").is_some_and(|v| !matches!(v, Argument::Tensor(_))) && seq_dims.len() != 1 {
+        if args
+            .get("self")
+            .is_some_and(|v| !matches!(v, Argument::Tensor(_)))
+            && seq_dims.len() != 1
+        {
             return Err(arg_error(format!(
                 "searchsorted of a number in a {}-D sequence (torch needs 1-D)",
                 seq_dims.len()
@@ -93,10 +96,15 @@ impl Lowering<'_, '_> {
             None => x,
             Some(sorter) => {
                 let at = sorter.to_i64().map_err(arg_error)?;
-                let at = search::sorter_positions(&seq_dims, sorter.dims(), &at)
-                    .map_err(arg_error)?;
+                let at =
+                    search::sorter_positions(&seq_dims, sorter.dims(), &at).map_err(arg_error)?;
                 let at: Vec<f64> = at.iter().map(|&i| i as f64).collect();
-                let index = g.typed_constant(&format!("{scope}.sorter"), vec![1, r, n], &at, ElemType::Int64)?;
+                let index = g.typed_constant(
+                    &format!("{scope}.sorter"),
+                    vec![1, r, n],
+                    &at,
+                    ElemType::Int64,
+                )?;
                 emit::single(g.typed_node(
                     "GatherElements",
                     scope,
@@ -107,7 +115,8 @@ impl Lowering<'_, '_> {
             }
         };
         let searched: Vec<f64> = values.to_f32().iter().map(|&v| f64::from(v)).collect();
-        let target = g.typed_constant(&format!("{scope}.values"), vec![1, r, m], &searched, f32_)?;
+        let target =
+            g.typed_constant(&format!("{scope}.values"), vec![1, r, m], &searched, f32_)?;
         let scalar = |g: &mut GraphBuilder, hint: &str, v: f64| {
             g.typed_constant(&format!("{scope}.{hint}"), vec![1, 1, 1], &[v], f32_)
         };
@@ -143,7 +152,8 @@ impl Lowering<'_, '_> {
                     // the values' shape (GatherElements reads one entry per index).
                     let middle = (n / 2) as f64;
                     let mids = vec![middle; (r * m) as usize];
-                    let mid = g.typed_constant(&format!("{scope}.mid"), vec![1, r, m], &mids, f32_)?;
+                    let mid =
+                        g.typed_constant(&format!("{scope}.mid"), vec![1, r, m], &mids, f32_)?;
                     let right = past(g, mid.name());
                     let after = scalar(g, "after", middle + 1.0)?;
                     let zero = scalar(g, "zero", 0.0)?;
@@ -215,7 +225,12 @@ impl Lowering<'_, '_> {
         compared.push(k);
         let g = &mut self.g;
         let values: Vec<f64> = edges.iter().map(|&e| f64::from(e)).collect();
-        let edges = g.typed_constant(&format!("{scope}.boundaries"), vec![k], &values, ElemType::Float32)?;
+        let edges = g.typed_constant(
+            &format!("{scope}.boundaries"),
+            vec![k],
+            &values,
+            ElemType::Float32,
+        )?;
         let v = g.reshape(scope, &x, &column)?;
         let bool_ = ElemType::Bool;
         // `b > v`, or `b >= v` for the lower bound: the searches that stop at `b`.
@@ -223,8 +238,22 @@ impl Lowering<'_, '_> {
         let stops = if upper {
             above
         } else {
-            let equal = emit::typed(g, "Equal", scope, [v.name(), edges.name()], &compared, bool_);
-            emit::typed(g, "Or", scope, [above.name(), equal.name()], &compared, bool_)
+            let equal = emit::typed(
+                g,
+                "Equal",
+                scope,
+                [v.name(), edges.name()],
+                &compared,
+                bool_,
+            );
+            emit::typed(
+                g,
+                "Or",
+                scope,
+                [above.name(), equal.name()],
+                &compared,
+                bool_,
+            )
         };
         let past = emit::typed(g, "Not", scope, [stops.name()], &compared, bool_);
         let past = emit::cast(g, scope, &past, ElemType::Float32);
