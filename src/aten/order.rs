@@ -48,18 +48,32 @@ pub struct Quantile {
 }
 
 /// The order-statistic ops this plan computes.
-pub const OPS: [&str; 6] = [
+pub const OPS: [&str; 8] = [
     "median.default",
     "median.dim",
     "nanmedian.default",
     "nanmedian.dim",
     "quantile.scalar",
     "nanquantile.scalar",
+    "quantile.default",
+    "nanquantile.default",
 ];
 
-/// The statistic `node` (one of [`OPS`]) computes and what it reduces, or why torch
-/// refuses it.
+/// Whether `node` is `quantile`/`nanquantile` of a tensor `q` (0-d or 1-D: a statistic per
+/// entry, [`plan_at`]), stacked in front of the reduced dimensions.
+pub fn of_tensor_q(node: &Node) -> bool {
+    node.target.ends_with("quantile.default")
+}
+
+/// The statistic `node` (one of [`OPS`] but those [`of_tensor_q`]) computes and what it
+/// reduces, or why torch refuses it.
 pub fn plan(node: &Node) -> Result<(Quantile, Along), String> {
+    plan_at(node, None)
+}
+
+/// [`plan`], and for `quantile`/`nanquantile` of a tensor `q`, the statistic at its entry
+/// `q` (float32, as torch holds it).
+pub fn plan_at(node: &Node, tensor_q: Option<f32>) -> Result<(Quantile, Along), String> {
     let args = Args(node);
     let op = node
         .target
@@ -87,8 +101,12 @@ pub fn plan(node: &Node) -> Result<(Quantile, Along), String> {
                 keep: args.bool("keepdim")?,
             },
         )),
-        "quantile.scalar" | "nanquantile.scalar" => {
-            let q = args.float("q")?;
+        "quantile.scalar" | "nanquantile.scalar" | "quantile.default" | "nanquantile.default" => {
+            let q = match tensor_q {
+                Some(q) => f64::from(q),
+                None if op.ends_with(".scalar") => args.float("q")?,
+                None => return Err("quantile of a tensor q read without its entries".into()),
+            };
             if !(0.0..=1.0).contains(&q) {
                 return Err(format!("quantile q = {q}: torch needs 0 ≤ q ≤ 1"));
             }

@@ -49,6 +49,18 @@ impl Combine {
         }
     }
 
+    /// `scatter`'s deprecated `reduce` argument (`scatter.reduce`, `scatter.value_reduce`):
+    /// `add` sums into `self`, `multiply` multiplies into it.
+    pub fn of_scatter(reduce: &str) -> Result<Combine, String> {
+        match reduce {
+            "add" => Ok(Combine::Sum),
+            "multiply" => Ok(Combine::Prod),
+            other => Err(format!(
+                "scatter's reduce `{other}` is neither add nor multiply"
+            )),
+        }
+    }
+
     /// The float entry a position starts from when `self`'s is not included (torch's
     /// `scatter_reduce` with `include_self=False` first writes it there): 0 for a sum or
     /// mean (so a sum of −0.0 is +0.0, as torch's), 1 for a product, −∞/+∞ for the
@@ -66,6 +78,9 @@ impl Combine {
 /// Why a plain write (`scatter` of a source, `index_put` without `accumulate`) whose
 /// positions repeat one is refused.
 pub const REPEATED: &str = "torch documents the result of a repeated index as undefined (which of the entries written to one position is kept is not specified), so no graph can be said to match it";
+
+/// Why `max_unpool` whose indices repeat a position is refused.
+pub const UNPOOL_REPEATED: &str = "its indices send several entries to one position, and which of them torch's kernel keeps is not specified (it is not always the last), so no graph can be said to match it";
 
 /// The writes of a scatter: for every flat position of the result (`self`'s sizes), the
 /// flat positions of the source written there, in torch's order. Invariant: every source
@@ -247,6 +262,48 @@ impl Plan {
         }
         Ok(plan)
     }
+}
+
+/// `max_unpool2d(self, indices, output_size)` and `max_unpool3d` (torch's `_max_unpoolnd`,
+/// the CPU kernel's writes): `self` holds planes of its last `output_size.len()` dimensions
+/// (one or two leading dimensions: channels, or batch and channels), and entry `s` of a plane
+/// goes to the flat position `indices[s]` of the same plane of the result, whose planes have
+/// the sizes `output_size`. `indices` has `self`'s element count (torch checks its sizes
+/// match) and every entry is in `0..` the result's plane size (torch raises "Found an
+/// invalid max index" otherwise). The result's sizes are the leading dimensions of `self`
+/// followed by `output_size`; positions no entry is written to are 0.
+pub fn max_unpool(self_dims: &[u64], indices: &[i64], output_size: &[u64]) -> Result<Plan, String> {
+    let k = output_size.len();
+    let lead = self_dims
+        .len()
+        .checked_sub(k)
+        .filter(|l| (1..=2).contains(l))
+        .ok_or_else(|| {
+            format!(
+                "max_unpool of {self_dims:?} to planes of {output_size:?}: torch takes {} or {} dimensions",
+                k + 1,
+                k + 2
+            )
+        })?;
+    let mut out_dims = self_dims[..lead].to_vec();
+    out_dims.extend_from_slice(output_size);
+    let mut plan = Plan::empty(&out_dims)?;
+    let in_plane = count(&self_dims[lead..])?;
+    let out_plane = count(output_size)?;
+    if count(self_dims)? != indices.len() {
+        return Err(format!(
+            "max_unpool of {self_dims:?} by {} indices: they must have self's sizes",
+            indices.len()
+        ));
+    }
+    for (s, &i) in indices.iter().enumerate() {
+        let at = usize::try_from(i)
+            .ok()
+            .filter(|&i| i < out_plane)
+            .ok_or_else(|| format!("max_unpool index {i} is outside a plane of {output_size:?}"))?;
+        plan.writes[s / in_plane.max(1) * out_plane + at].push(s);
+    }
+    Ok(plan)
 }
 
 /// `index_add(self, dim, index, source)` (also `index_copy`, `index_reduce`, and
@@ -590,6 +647,20 @@ mod tests {
             fill.writes,
             vec![vec![], vec![], vec![0], vec![], vec![], vec![2]]
         );
+    }
+
+    #[test]
+    fn max_unpool_sends_each_entry_to_its_index_within_its_plane() {
+        // Two planes of 2 entries unpooled to planes of 3: plane 1's entries land at 3 + i.
+        let plan = max_unpool(&[2, 1, 2], &[2, 0, 1, 1], &[1, 3]).unwrap();
+        assert_eq!(
+            plan.writes,
+            vec![vec![1], vec![], vec![0], vec![], vec![2, 3], vec![]]
+        );
+        assert_eq!(plan.repeated(), Some(4));
+        assert!(max_unpool(&[2, 1, 2], &[3, 0, 1, 1], &[1, 3]).is_err());
+        assert!(max_unpool(&[2, 1, 2], &[0, 0, 1], &[1, 3]).is_err());
+        assert!(max_unpool(&[2], &[0, 0], &[1, 3]).is_err());
     }
 
     #[test]

@@ -1034,6 +1034,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg("size", "SymInt[]")],
         &[],
     ),
+    schema("bucketize.Tensor", &[arg("self", "Tensor"), arg("boundaries", "Tensor")], &[arg_or("out_int32", "bool", D::Bool(false)), arg_or("right", "bool", D::Bool(false))]),
     schema("cartesian_prod.default", &[arg("tensors", "Tensor[]")], &[]),
     schema(
         "cat.default",
@@ -2690,6 +2691,8 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("max_unpool2d.default", &[arg("self", "Tensor"), arg("indices", "Tensor"), arg("output_size", "SymInt[2]")], &[]),
+    schema("max_unpool3d.default", &[arg("self", "Tensor"), arg("indices", "Tensor"), arg("output_size", "SymInt[3]"), arg("stride", "int[3]"), arg("padding", "int[3]")], &[]),
     schema(
         "maximum.default",
         &[arg("self", "Tensor"), arg("other", "Tensor")],
@@ -2834,6 +2837,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("nanquantile.default", &[arg("self", "Tensor"), arg("q", "Tensor"), arg_or("dim", "int?", D::None), arg_or("keepdim", "bool", D::Bool(false))], &[arg_or("interpolation", "str", D::Str("linear"))]),
     schema(
         "nanquantile.scalar",
         &[
@@ -3157,6 +3161,7 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg_or("some", "bool", D::Bool(true))],
         &[],
     ),
+    schema("quantile.default", &[arg("self", "Tensor"), arg("q", "Tensor"), arg_or("dim", "int?", D::None), arg_or("keepdim", "bool", D::Bool(false))], &[arg_or("interpolation", "str", D::Str("linear"))]),
     schema(
         "quantile.scalar",
         &[
@@ -3344,6 +3349,7 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("enable_gqa", "bool", D::Bool(false)),
         ],
     ),
+    schema("scatter.reduce", &[arg("self", "Tensor"), arg("dim", "int"), arg("index", "Tensor"), arg("src", "Tensor")], &[arg("reduce", "str")]),
     schema(
         "scatter.src",
         &[
@@ -3364,6 +3370,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("scatter.value_reduce", &[arg("self", "Tensor"), arg("dim", "int"), arg("index", "Tensor"), arg("value", "Scalar")], &[arg("reduce", "str")]),
     schema(
         "scatter_add.default",
         &[
@@ -3395,6 +3402,7 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("sorter", "Tensor?", D::None),
         ],
     ),
+    schema("searchsorted.Tensor", &[arg("sorted_sequence", "Tensor"), arg("self", "Tensor")], &[arg_or("out_int32", "bool", D::Bool(false)), arg_or("right", "bool", D::Bool(false)), arg_or("side", "str?", D::None), arg_or("sorter", "Tensor?", D::None)]),
     schema(
         "select.int",
         &[

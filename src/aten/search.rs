@@ -7,13 +7,10 @@
 use crate::aten::args::Args;
 use crate::aten::program::{Argument, Node};
 
-/// Whether `node` (`searchsorted.Scalar`) asks for the upper bound: `side`, which torch
-/// checks against `right`, else `right`; a `sorter` is refused.
+/// Whether `node` (`searchsorted`) asks for the upper bound: `side`, which torch checks
+/// against `right`, else `right`.
 pub fn upper(node: &Node) -> Result<bool, String> {
     let args = Args(node);
-    if !matches!(args.get("sorter"), None | Some(Argument::None)) {
-        return Err("searchsorted with a `sorter` is not exported".into());
-    }
     let right = args.bool("right")?;
     match args.get("side") {
         None | Some(Argument::None) => Ok(right),
@@ -24,6 +21,48 @@ pub fn upper(node: &Node) -> Result<bool, String> {
             (other, _) => Err(format!("searchsorted side '{other}'")),
         },
         Some(other) => Err(format!("argument `side` is {}", other.kind())),
+    }
+}
+
+/// How `searchsorted` of values of sizes `values` in a sequence of sizes `sequence` pairs
+/// them (torch's `searchsorted_pre_check`): a 1-D sequence is searched for every value; an
+/// N-D one row by row, for the values of the same leading indices (their sizes but the
+/// last must be the sequence's). Returns the rows, the sequence's length and the values per
+/// row.
+pub fn rows(sequence: &[u64], values: &[u64]) -> Result<(usize, usize, usize), String> {
+    let Some((&n, lead)) = sequence.split_last() else {
+        return Err("searchsorted in a 0-d sequence (torch needs 1-D or more)".into());
+    };
+    let count = |d: &[u64]| d.iter().product::<u64>() as usize;
+    if lead.is_empty() {
+        return Ok((1, n as usize, count(values)));
+    }
+    match values.split_last() {
+        Some((&m, v_lead)) if v_lead == lead => Ok((count(lead), n as usize, m as usize)),
+        _ => Err(format!(
+            "searchsorted of values of sizes {values:?} in a sequence of sizes {sequence:?}: torch needs the sizes but the last to match"
+        )),
+    }
+}
+
+/// A `sorter` of a sequence of sizes `sequence` as positions within each row (torch's
+/// check: the sequence's sizes, every entry in `0..n`).
+pub fn sorter_positions(
+    sequence: &[u64],
+    sorter_dims: &[u64],
+    sorter: &[i64],
+) -> Result<Vec<i64>, String> {
+    let n = sequence.last().copied().unwrap_or(0) as i64;
+    if sorter_dims != sequence {
+        return Err(format!(
+            "a sorter of sizes {sorter_dims:?} for a sequence of sizes {sequence:?} (torch needs them equal)"
+        ));
+    }
+    match sorter.iter().find(|&&i| !(0..n).contains(&i)) {
+        Some(i) => Err(format!(
+            "sorter index {i} is out of range for a sequence of length {n}"
+        )),
+        None => Ok(sorter.to_vec()),
     }
 }
 

@@ -1,7 +1,8 @@
 """`ckpt to-onnx` on torch's scatter family by constant positions: `scatter` (of a source and
 of a value), `scatter_add`, `scatter_reduce` (every `reduce`, `include_self` both ways),
 `index_put` (`accumulate` both ways), `select_scatter`, `slice_scatter`,
-`masked_scatter`, `index_add`, `index_copy`, `index_fill`, `index_reduce` and `put`, and the
+`masked_scatter`, `index_add`, `index_copy`, `index_fill`, `index_reduce`, `put` and
+`max_unpool1d`/`2d`/`3d` (a write into zeros), and the
 gathers `take` and `take_along_dim`, on float32 (NaN, infinities and signed zeros among the values) and int64
 tensors, with repeated indices, negative dimensions and indices, constant and computed
 sources. Each module is exported with torch.export, converted, and judged as the OpInfo
@@ -64,6 +65,8 @@ IDX = torch.tensor([[2, 0, 2, 1], [1, 1, 1, 0], [0, 2, 0, 2]])        # repeats 
 ROWS = torch.tensor([[4, 0, 3], [1, 2, 0], [0, 1, 4]])                 # a permutation per row
 SRC = torch.arange(12.0).reshape(3, 4) - 5.5
 
+UNPOOL_2D = torch.tensor([[[[11, 0, 7]], [[5, 6, 2]]]])              # two planes of 3×4
+
 STATIC = {
     "scatter src dim 1": (lambda x: x.scatter(1, ROWS, SRC[:, :3]), (3, 5), floats),
     "scatter src dim -2": (lambda x: x.scatter(-2, torch.tensor([[2, 0, 1, 0]]), SRC),
@@ -124,6 +127,18 @@ STATIC.update({
     "take int64": (lambda x: x.take(torch.tensor([3, 0])), (3, 4), ints),
     "take_along_dim": (lambda x: x.take_along_dim(torch.tensor([[3, 0, 3]]), 1), (3, 4), floats),
     "take_along_dim flat": (lambda x: x.take_along_dim(torch.tensor([[7], [0]])), (3, 4), floats),
+    "scatter reduce add repeated": (lambda x: x.scatter(1, IDX, SRC, reduce="add"),
+                                    (3, 4), floats),
+    "scatter value reduce multiply": (lambda x: x.scatter(0, IDX[:2] % 3, 2.5,
+                                                          reduce="multiply"), (3, 4), floats),
+    "max_unpool2d": (lambda x: torch.ops.aten.max_unpool2d(x, UNPOOL_2D, [3, 4]),
+                     (1, 2, 1, 3), floats),
+    "max_unpool2d of a 3-D input": (lambda x: torch.ops.aten.max_unpool2d(
+        x, UNPOOL_2D[0], [3, 4]), (2, 1, 3), floats),
+    "max_unpool1d": (lambda x: torch.nn.functional.max_unpool1d(
+        x, torch.tensor([[[5, 1, 0], [2, 3, 4]]]), 2), (1, 2, 3), floats),
+    "max_unpool3d": (lambda x: torch.ops.aten.max_unpool3d(
+        x, UNPOOL_2D.unsqueeze(2), [1, 3, 4], [1, 1, 1], [0, 0, 0]), (1, 2, 1, 1, 3), floats),
 })
 for reduce in ("prod", "mean", "amax", "amin"):
     for include_self in (True, False):
@@ -180,6 +195,9 @@ BATCHED = {
         lambda x: x.index_reduce(1, torch.tensor([0, 0, 3]), x[:, 1:], "amax",
                                  include_self=False), (2, 4)),
     "slice_scatter": (lambda x: torch.slice_scatter(x, x[:, :, :2], 2, -2), (2, 3, 4)),
+    "max_unpool2d by indices expanded over the batch": (
+        lambda x: torch.ops.aten.max_unpool2d(
+            x, UNPOOL_2D.expand(x.shape[0], 2, 1, 3), [3, 4]), (2, 2, 1, 3)),
 }
 
 
@@ -206,6 +224,10 @@ REFUSED = {
         lambda x: torch.slice_scatter(x, x[:1] * 2, 0, 0, 1), "mixes samples", True),
     "an index_add along the batch": (
         lambda x: x.index_add(0, torch.tensor([0]), x[:1]), "mixes samples", True),
+    "max_unpool2d repeating a position": (
+        lambda x: torch.ops.aten.max_unpool2d(
+            x.view(1, 3, 1, 4), torch.zeros(1, 3, 1, 4, dtype=I64), [2, 4]),
+        "not specified", False),
     "index_copy repeating a position": (
         lambda x: x.index_copy(1, torch.tensor([1, 1]), x[:, :2]), "undefined", False),
     "take with a batch": (lambda x: x.take(torch.tensor([0, 5])), "mixes samples", True),

@@ -1,7 +1,10 @@
 """`ckpt to-onnx` on the ops that pick values along an axis and return where they were, as
 torch's named results (`sort`, `kthvalue`, `cummax`/`cummin`, `aminmax`, `frexp`, `topk`
 and `argsort` of a 0-d tensor, `max()`/`min()` of a whole static tensor), and on
-`searchsorted` of a number (torch's binary search, on sorted and unsorted sequences),
+`searchsorted` of a number or of constant values (torch's binary search, on sorted and
+unsorted sequences, row by row, through a constant sorter), `bucketize` in constant sorted
+boundaries (the count of boundaries passed, with a dynamic batch), `quantile`/`nanquantile`
+at a constant tensor `q` (stacked in front, the batch moved behind),
 `renorm` (along the batch, or any dimension of a static tensor), `cartesian_prod` of
 static 1-D tensors: `sort` in
 torch's order (NaN last ascending, first descending; ties in input order with
@@ -49,6 +52,9 @@ def convert(fn, xs, tmp_path, static=False):
     return module, archive, out, batch
 
 
+# Sorted boundaries with ties, an infinity and a signed zero (bucketize's constant argument).
+EDGES = torch.tensor([-INF, -1.0, -0.0, 0.0, 0.5, 0.5, 2.0])
+
 PER_SAMPLE = {
     "sort dim -1": (lambda x: torch.sort(x, -1), (4, 7), False),
     "sort dim 1 descending": (lambda x: torch.sort(x, 1, descending=True), (5, 3, 4), False),
@@ -70,6 +76,14 @@ PER_SAMPLE = {
     "topk with the batch": (lambda x: torch.topk(x, 2, -1), (4, 7), False),
     "renorm along the batch": (lambda x: torch.renorm(x, 2, 0, 1.5), (4, 7), False),
     "renorm p 1 along the batch": (lambda x: torch.renorm(x * 0.2, 1, 0, 1.0), (3, 4), False),
+    "quantile of a constant q": (
+        lambda x: torch.quantile(x, torch.tensor([0.1, 0.5, 1.0]), dim=-1), (4, 7), True),
+    "nanquantile of a constant q, keepdim": (
+        lambda x: torch.nanquantile(x, torch.tensor([0.25, 0.0]), dim=1, keepdim=True,
+                                    interpolation="nearest"), (6, 4), True),
+    "bucketize": (lambda x: torch.bucketize(x, EDGES), (4, 7), True),
+    "bucketize right, int32": (
+        lambda x: torch.bucketize(x, EDGES, right=True, out_int32=True), (3, 5), True),
 }
 
 
@@ -112,6 +126,14 @@ STATIC = {
     "searchsorted right, int32": (
         lambda x: torch.searchsorted(x, -0.5, right=True, out_int32=True), (8,)),
     "searchsorted side right": (lambda x: torch.searchsorted(x, 1.0, side="right"), (3,)),
+    "quantile of every entry at a constant q": (
+        lambda x: torch.quantile(x, torch.tensor([0.3, 0.9])), (3, 4)),
+    "searchsorted of constant values": (
+        lambda x: torch.searchsorted(x, torch.tensor([[-0.5, 0.25], [NAN, 1.0]])), (9,)),
+    "row by row through a sorter, searchsorted": (
+        lambda x: torch.searchsorted(x, torch.tensor([[0.0, -1.0, 0.5], [2.0, -0.0, NAN]]),
+                                     right=True, sorter=torch.tensor([[3, 0, 2, 1], [1, 2, 3, 0]])),
+        (2, 4)),
 }
 
 

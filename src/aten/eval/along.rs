@@ -1,6 +1,6 @@
 //! Ops that work along one axis or a group of trailing axes of a constant: log-softmax,
 //! arg-extremes and `max.dim`/`min.dim` (first index on ties, NaN wins as in torch),
-//! `topk`, `kthvalue`, `sort` and `argsort`, `cummax`/`cummin`, `searchsorted`, `renorm`, `cartesian_prod`, the order statistics (`median`, `quantile` and their NaN-skipping forms, by
+//! `topk`, `kthvalue`, `sort` and `argsort`, `cummax`/`cummin`, `searchsorted`, `bucketize`, `renorm`, `cartesian_prod`, the order statistics (`median`, `quantile` and their NaN-skipping forms, by
 //! [`order`]'s plan), `msort`, `logcumsumexp`, the trapezoid rule, `gradient`, `diff`,
 //! `roll`, `unfold`, the normalisations (layer, group, instance, RMS, and BatchNorm with
 //! running statistics), and the matrix norms torch computes without singular values.
@@ -278,21 +278,65 @@ fn running_extreme(a: &Args<'_>, largest: bool) -> Result<Vec<Tensor>, String> {
     Ok(vec![values, Tensor::i64(dims, indices)?])
 }
 
-/// `searchsorted` of a number in a 1-D sequence: torch's binary search
-/// ([`search::position`]), int64 (int32 with `out_int32`, the recorded type).
-fn searchsorted(a: &Args<'_>) -> Result<Tensor, String> {
+/// `searchsorted` of a number (`.Scalar`) or of each entry of a tensor (`.Tensor`) in a
+/// sequence searched row by row ([`search::rows`]), read through `sorter` when given:
+/// torch's binary search ([`search::position`]), int64 (int32 with `out_int32`, the
+/// recorded type).
+fn searchsorted(a: &Args<'_>, tensor: bool) -> Result<Tensor, String> {
     let upper = search::upper(a.node)?;
     a.bool("out_int32")?;
     let x = a.tensor("sorted_sequence")?;
-    if x.rank() != 1 {
+    let values = if tensor {
+        a.tensor("self")?
+    } else {
+        if x.rank() != 1 {
+            return Err(format!(
+                "searchsorted of a number in a {}-D sequence (torch needs 1-D)",
+                x.rank()
+            ));
+        }
+        Tensor::f32(Vec::new(), vec![a.number("self")? as f32])?
+    };
+    let (rows, n, m) = search::rows(x.dims(), values.dims())?;
+    let mut sequence = x.to_f32();
+    if !matches!(a.node_arg("sorter"), None | Some(Argument::None)) {
+        let sorter = a.tensor("sorter")?;
+        let at = search::sorter_positions(x.dims(), sorter.dims(), &sorter.to_i64()?)?;
+        sequence = at
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| sequence[k / n * n + i as usize])
+            .collect();
+    }
+    let v = values.to_f32();
+    let found = (0..rows * m)
+        .map(|k| {
+            let row = &sequence[k / m.max(1) * n..][..n];
+            search::position(row, v[k], upper) as i64
+        })
+        .collect();
+    Tensor::i64(values.dims().to_vec(), found)
+}
+
+/// `bucketize.Tensor`: each entry of `self` searched in the 1-D `boundaries` by torch's
+/// binary search ([`search::position`]), with `right` the upper bound.
+fn bucketize(a: &Args<'_>) -> Result<Tensor, String> {
+    let upper = a.bool("right")?;
+    a.bool("out_int32")?;
+    let (x, edges) = (a.tensor("self")?, a.tensor("boundaries")?);
+    if edges.rank() != 1 {
         return Err(format!(
-            "searchsorted of a number in a {}-D sequence (torch needs 1-D)",
-            x.rank()
+            "bucketize in boundaries of sizes {:?} (torch needs 1-D)",
+            edges.dims()
         ));
     }
-    let v = a.number("self")? as f32;
-    let found = search::position(&x.to_f32(), v, upper);
-    Tensor::i64(Vec::new(), vec![found as i64])
+    let edges = edges.to_f32();
+    let found = x
+        .to_f32()
+        .iter()
+        .map(|&v| search::position(&edges, v, upper) as i64)
+        .collect();
+    Tensor::i64(x.dims().to_vec(), found)
 }
 
 /// The vector norm of order `p` of `values` (`torch.linalg.vector_norm`), NaN through.
@@ -379,7 +423,38 @@ fn cartesian_prod(a: &Args<'_>) -> Result<Tensor, String> {
 /// `median_impl` finds it first), else the one entry holding the value; a value held by
 /// several entries is refused, torch leaving which of them it names unspecified.
 fn order_statistic(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
-    let (stat, along) = order::plan(a.node)?;
+    if !order::of_tensor_q(a.node) {
+        let (stat, along) = order::plan(a.node)?;
+        return statistic(a, stat, along);
+    }
+    // A tensor `q`: one statistic per entry, stacked in front (torch's `quantile`).
+    let q = a.tensor("q")?;
+    if q.rank() > 1 || q.to_f32().is_empty() {
+        return Err(format!(
+            "quantile by a q of sizes {:?} (torch needs 0-d or 1-D, and the export at least one)",
+            q.dims()
+        ));
+    }
+    let (mut values, mut dims) = (Vec::new(), Vec::new());
+    for &entry in &q.to_f32() {
+        let (stat, along) = order::plan_at(a.node, Some(entry))?;
+        let [one] = &statistic(a, stat, along)?[..] else {
+            return Err("quantile gives one tensor".into());
+        };
+        dims = one.dims().to_vec();
+        values.extend(one.to_f32());
+    }
+    let mut stacked = q.dims().to_vec();
+    stacked.extend(dims);
+    Ok(vec![Tensor::f32(stacked, values)?])
+}
+
+/// One order statistic `stat` of `self` along `along` ([`order_statistic`]).
+fn statistic(
+    a: &Args<'_>,
+    stat: order::Quantile,
+    along: order::Along,
+) -> Result<Vec<Tensor>, String> {
     let s = a.tensor("self")?;
     let integer = matches!(s.values(), super::Values::I64(_));
     if integer && a.node.target.contains("quantile") {
@@ -1057,7 +1132,9 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "argmax.default" | "argmin.default" | "max.dim" | "min.dim" => Some(arg_extreme(op, a)),
         "topk.default" => Some(topk(a)),
         "kthvalue.default" => Some(kthvalue(a)),
-        "searchsorted.Scalar" => one(searchsorted(a)),
+        "searchsorted.Scalar" => one(searchsorted(a, false)),
+        "searchsorted.Tensor" => one(searchsorted(a, true)),
+        "bucketize.Tensor" => one(bucketize(a)),
         "renorm.default" => one(renorm(a)),
         "cartesian_prod.default" => one(cartesian_prod(a)),
         "cummax.default" | "cummin.default" => Some(running_extreme(a, op == "cummax.default")),

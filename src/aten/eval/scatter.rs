@@ -4,6 +4,7 @@
 //! [`Plan`] of writes (built by [`crate::aten::scatter`]) folded over `self` in torch's
 //! order. The result has `self`'s element type; the source is brought to it as torch's
 //! kernels require (`scatter` of a value: the value converted as `fill_` converts it).
+//! `max_unpool2d`/`max_unpool3d` write `self` into zeros of the unpooled sizes the same way.
 //! Their gathers `take` and `take_along_dim` read `self` at the positions the index
 //! names.
 
@@ -14,9 +15,12 @@ use crate::aten::scatter::{self, Combine, Plan};
 
 pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, String>> {
     let result = match op {
-        "scatter.src" | "scatter.value" | "scatter_add.default" | "scatter_reduce.two" => {
-            scattered(op, a)
-        }
+        "scatter.src"
+        | "scatter.value"
+        | "scatter.reduce"
+        | "scatter.value_reduce"
+        | "scatter_add.default"
+        | "scatter_reduce.two" => scattered(op, a),
         "select_scatter.default" => (|| {
             let (x, src) = (a.tensor("self")?, a.tensor("src")?);
             let plan =
@@ -67,6 +71,22 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
                 Combine::Replace
             };
             apply(&plan, &x, &source, combine, true)
+        })(),
+        "max_unpool2d.default" | "max_unpool3d.default" => (|| {
+            let (x, indices) = (a.tensor("self")?, a.tensor("indices")?);
+            let size: Vec<u64> = a
+                .ints("output_size")?
+                .iter()
+                .map(|&d| u64::try_from(d).map_err(|_| format!("an output size of {d}")))
+                .collect::<Result<_, _>>()?;
+            let plan = scatter::max_unpool(x.dims(), &indices.to_i64()?, &size)?;
+            if plan.repeated().is_some() {
+                return Err(scatter::UNPOOL_REPEATED.into());
+            }
+            let mut dims = x.dims()[..x.rank() - size.len()].to_vec();
+            dims.extend(&size);
+            let zeros = Tensor::f32(dims, vec![0.0; plan.writes.len()])?;
+            apply(&plan, &zeros, &x, Combine::Replace, true)
         })(),
         "take.default" | "take_along_dim.default" => (|| {
             let x = a.tensor("self")?;
@@ -158,6 +178,16 @@ fn scattered(op: &str, a: &Args<'_>) -> Result<Tensor, String> {
             (value, Combine::Replace, true)
         }
         "scatter.src" => (a.tensor("src")?, Combine::Replace, true),
+        "scatter.reduce" => (
+            a.tensor("src")?,
+            Combine::of_scatter(&a.string("reduce")?)?,
+            true,
+        ),
+        "scatter.value_reduce" => (
+            a.operand("value")?.expand(index.dims())?,
+            Combine::of_scatter(&a.string("reduce")?)?,
+            true,
+        ),
         "scatter_add.default" => (a.tensor("src")?, Combine::Sum, true),
         _ => (
             a.tensor("src")?,

@@ -7,12 +7,14 @@
 //! batch, they mix samples and are refused.
 
 use crate::aten::args::Args;
+use crate::aten::eval;
 use crate::aten::order::{self, Interpolation, Quantile};
 use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{GraphBuilder, Value};
 use crate::onnx::program::emit;
 use crate::onnx::program::lower::Lowering;
+use crate::onnx::program::tensor::Tensor;
 use crate::onnx::OnnxError;
 
 use super::select_top::Top;
@@ -273,7 +275,35 @@ impl Lowering<'_, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let (stat, along) = order::plan(node).or_shape()?;
+        // A tensor `q`: its constant entries, one statistic each ([`order::plan_at`]).
+        let qs = if order::of_tensor_q(node) {
+            let q = args.tensor("q").or_shape()?;
+            if !self.is_constant(q) {
+                return Err(arg_error(format!(
+                    "quantile at the computed q `{q}`; only a constant q is exported"
+                )));
+            }
+            let q = self.constant_tensor(q)?;
+            if q.rank() > 1 || q.to_f32().is_empty() {
+                return Err(arg_error(format!(
+                    "quantile by a q of sizes {:?} (torch needs 0-d or 1-D; an empty one gives an empty tensor, which ATC does not compile)",
+                    q.dims()
+                )));
+            }
+            Some(q)
+        } else {
+            None
+        };
+        let stats = match &qs {
+            None => vec![order::plan(node).or_shape()?],
+            Some(q) => q
+                .to_f32()
+                .iter()
+                .map(|&entry| order::plan_at(node, Some(entry)))
+                .collect::<Result<Vec<_>, _>>()
+                .or_shape()?,
+        };
+        let along = stats[0].1;
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         float32(&x, &node.target)?;
         let lifted = self.is_lifted();
@@ -310,6 +340,10 @@ impl Lowering<'_, '_> {
             )));
         }
         let sorted = self.ascending(scope, &x, axis)?;
+        if let Some(q) = qs {
+            return self.stacked_quantiles(node, scope, &sorted, &stats, &q, &dims, lifted);
+        }
+        let stat = stats[0].0;
         let value = self.statistic(scope, &sorted, &stat)?;
         if stat.indexed && self.output_name(node, 1).is_ok() {
             let index = self.first_holding(scope, &x, &value, axis)?;
@@ -320,6 +354,44 @@ impl Lowering<'_, '_> {
         }
         let value = self.g.reshape(scope, &value, &dims)?;
         self.bind(node, 0, value)
+    }
+
+    /// The statistics `stats` of `sorted`, one per entry of the tensor `q`, each of the
+    /// reduced sizes `dims`, stacked in front of them as torch's `quantile` stacks them
+    /// (none added for a 0-d `q`); with a batch (first in each), the stack is moved in
+    /// front of it.
+    #[allow(clippy::too_many_arguments)]
+    fn stacked_quantiles(
+        &mut self,
+        node: &Node,
+        scope: &str,
+        sorted: &Sorted,
+        stats: &[(Quantile, order::Along)],
+        q: &eval::Tensor,
+        dims: &[u64],
+        lifted: bool,
+    ) -> Result<(), OnnxError> {
+        let mut one = vec![1];
+        one.extend(dims);
+        let mut values = Vec::with_capacity(stats.len());
+        for (stat, _) in stats {
+            let value = self.statistic(scope, sorted, stat)?;
+            values.push(self.g.reshape(scope, &value, &one)?);
+        }
+        let parts: Vec<&Value> = values.iter().collect();
+        let stacked = self.g.concat(scope, &parts, 0)?;
+        let mut shape = q.dims().to_vec();
+        shape.extend(dims);
+        let stacked = self.g.reshape(scope, &stacked, &shape)?;
+        if lifted || q.rank() == 0 {
+            return self.bind(node, 0, stacked);
+        }
+        // [N, Q, …] as torch's [Q, N, …]: the batch moves to dimension 1.
+        let t = Tensor::from_rows(self.rows_read()?, stacked);
+        let mut perm: Vec<usize> = (0..t.rank()).collect();
+        perm.swap(0, 1);
+        let t = t.transposed(&mut self.g, scope, &perm)?;
+        self.bind_tensor(node, 0, t)
     }
 
     /// `msort(self)`: `sort(self, 0).values`, along torch's first dimension (in a static

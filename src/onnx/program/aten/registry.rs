@@ -366,6 +366,8 @@ pub(super) const OPS: &[Op] = &[
         &[
             "scatter.src",
             "scatter.value",
+            "scatter.reduce",
+            "scatter.value_reduce",
             "scatter_add.default",
             "scatter_reduce.two",
         ],
@@ -395,6 +397,10 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.index_along(n, a, s),
     ),
     op(&["put.default"], |l, n, a, s| l.put(n, a, s)),
+    op(
+        &["max_unpool2d.default", "max_unpool3d.default"],
+        |l, n, a, s| l.max_unpool(n, a, s),
+    ),
     op(&["take.default", "take_along_dim.default"], |l, n, a, s| {
         l.take(n, a, s)
     }),
@@ -890,9 +896,11 @@ pub(super) const OPS: &[Op] = &[
     op(&["topk.default"], |l, n, a, s| l.topk(n, a, s)),
     op(&["kthvalue.default"], |l, n, a, s| l.kthvalue(n, a, s)),
     op(&["frexp.Tensor"], |l, n, a, s| l.frexp(n, a, s)),
-    op(&["searchsorted.Scalar"], |l, n, a, s| {
-        l.searchsorted(n, a, s)
-    }),
+    op(&["bucketize.Tensor"], |l, n, a, s| l.bucketize(n, a, s)),
+    op(
+        &["searchsorted.Scalar", "searchsorted.Tensor"],
+        |l, n, a, s| l.searchsorted(n, a, s),
+    ),
     op(&["cartesian_prod.default"], |l, n, a, s| {
         l.cartesian_prod(n, a, s)
     }),

@@ -1,7 +1,8 @@
 //! The scatter family by constant positions: `scatter` (of a source or a value),
 //! `scatter_add`, `scatter_reduce` (every `reduce`, `include_self` both ways), `index_put`
-//! (`accumulate` both ways), `select_scatter`, `slice_scatter`, `diagonal_scatter`, `masked_scatter`,
-//! `index_add`, `index_copy`, `index_fill`, `index_reduce` and `put`; and the gathers
+//! (`accumulate` both ways), `select_scatter`, `slice_scatter`, `diagonal_scatter`,
+//! `masked_scatter`, `index_add`, `index_copy`, `index_fill`, `index_reduce`, `put` and
+//! `max_unpool2d`/`3d` (a write into zeros); and the gathers
 //! `take` and `take_along_dim` by constant positions, read as a round of the same reads.
 //!
 //! Their writes are a [`Plan`] built at export from the constant index, mask or bounds
@@ -78,8 +79,8 @@ enum Flat {
 }
 
 impl Lowering<'_, '_> {
-    /// `scatter.src`, `scatter.value`, `scatter_add` and `scatter_reduce` by a constant
-    /// index along a per-sample dimension.
+    /// `scatter.src`, `scatter.value`, `scatter.reduce`, `scatter.value_reduce`,
+    /// `scatter_add` and `scatter_reduce` by a constant index along a per-sample dimension.
     pub(super) fn scatter(
         &mut self,
         node: &Node,
@@ -106,6 +107,18 @@ impl Lowering<'_, '_> {
                 Combine::Sum,
                 true,
             ),
+            "scatter.reduce" | "scatter.value_reduce" => {
+                let reduce = match args.get("reduce") {
+                    Some(Argument::String(r)) => Combine::of_scatter(r).map_err(arg_error)?,
+                    _ => return Err(arg_error("scatter without `reduce`".into())),
+                };
+                let source = if target == "scatter.reduce" {
+                    Source::Tensor(args.tensor("src").or_shape()?)
+                } else {
+                    Source::Number(args.number("value").or_shape()?)
+                };
+                (source, reduce, true)
+            }
             _ => {
                 let reduce = match args.get("reduce") {
                     Some(Argument::String(r)) => Combine::of_reduce(r).map_err(arg_error)?,
@@ -421,6 +434,71 @@ impl Lowering<'_, '_> {
         self.bind(node, 0, y)
     }
 
+    /// `max_unpool2d(self, indices, output_size)` and `max_unpool3d` by constant indices:
+    /// each plane of `self` read at the positions its entries are written to
+    /// ([`scatter::max_unpool`], the evaluator's plan) and 0 where none is. With a batch
+    /// (first), the indices must be the same for every sample; indices that repeat a position
+    /// are refused, as torch leaves which entry is kept undefined.
+    pub(super) fn max_unpool(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let spatial = if node.target.ends_with("max_unpool3d.default") {
+            3
+        } else {
+            2
+        };
+        let name = args.tensor("self").or_shape()?;
+        let x = self.tensor(name)?;
+        let index_name = args.tensor("indices").or_shape()?;
+        let index = match x.placement() {
+            Placement::Static => {
+                self.constant_index(index_name)?;
+                self.constant_tensor(index_name)?
+            }
+            Placement::Batch { axis: 0, .. } => self.uniform_index(index_name, 0)?,
+            Placement::Batch { .. } => {
+                return Err(arg_error(format!(
+                    "max_unpool of `{name}` {} is exported only with the batch first",
+                    tensor::show(&x.sizes())
+                )))
+            }
+        };
+        let size = args.sizes("output_size", spatial).or_shape()?;
+        let elem = self.recorded_elem(self.output_name(node, 0)?)?;
+        let own = self.lifted_any_activation(name)?;
+        if own.elem() != elem {
+            return Err(arg_error(format!(
+                "`{name}` is {} but torch records a {elem} result",
+                own.elem()
+            )));
+        }
+        let own_dims = own.shape().to_vec();
+        let values = index.to_i64().map_err(arg_error)?;
+        let plan = scatter::max_unpool(&own_dims, &values, &size).map_err(arg_error)?;
+        if plan.repeated().is_some() {
+            return Err(arg_error(scatter::UNPOOL_REPEATED.into()));
+        }
+        if plan.most_writes() == 0 {
+            return Err(arg_error(format!(
+                "max_unpool of `{name}` {}, which has no entries (torch refuses an empty plane)",
+                tensor::show(&x.sizes())
+            )));
+        }
+        let n = own_dims.iter().product();
+        let flat = Flat::Rows(self.flattened(scope, own, n)?);
+        let entries = self.round(scope, &flat, &plan, 0, elem)?;
+        let zero = self.g.typed_scalar(&format!("{scope}.zero"), 0.0, elem)?;
+        let has: Vec<bool> = plan.writes.iter().map(|w| !w.is_empty()).collect();
+        let y = self.where_written(scope, &has, &entries, zero.name(), elem)?;
+        let mut out_dims = own_dims[..own_dims.len() - spatial].to_vec();
+        out_dims.extend(&size);
+        let y = self.g.reshape(scope, &y, &out_dims)?;
+        self.bind(node, 0, y)
+    }
+
     /// Refuses `op` on `name` when the tensor carries a batch: it `verb` the tensor
     /// flattened, the batch included, so each sample's result depends on its position in
     /// the batch.
@@ -549,7 +627,7 @@ impl Lowering<'_, '_> {
             let start = if first_alone && sums {
                 // torch writes the sum's 0 where `self` is left out (a sum of −0.0 is +0.0).
                 let zero = self.g.typed_scalar(&format!("{scope}.zero"), 0.0, elem)?;
-                self.where_written(scope, &has, zero.name(), &acc, elem)?
+                self.where_written(scope, &has, zero.name(), acc.name(), elem)?
             } else {
                 acc.clone()
             };
@@ -560,7 +638,7 @@ impl Lowering<'_, '_> {
                     .name()
                     .to_owned()
             };
-            acc = self.where_written(scope, &has, &folded, &start, elem)?;
+            acc = self.where_written(scope, &has, &folded, start.name(), elem)?;
         }
         if combine == Combine::Mean {
             let counts: Vec<f64> = plan
@@ -761,7 +839,7 @@ impl Lowering<'_, '_> {
         scope: &str,
         has: &[bool],
         written: &str,
-        kept: &Value,
+        kept: &str,
         elem: ElemType,
     ) -> Result<Value, OnnxError> {
         let m = has.len() as u64;
@@ -769,11 +847,7 @@ impl Lowering<'_, '_> {
         let mask =
             self.g
                 .typed_constant(&format!("{scope}.written"), vec![m], &mask, ElemType::Bool)?;
-        let inputs = vec![
-            mask.name().to_owned(),
-            written.to_owned(),
-            kept.name().to_owned(),
-        ];
+        let inputs = vec![mask.name().to_owned(), written.to_owned(), kept.to_owned()];
         Ok(emit::single(self.g.typed_node(
             "Where",
             scope,
