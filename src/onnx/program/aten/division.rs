@@ -78,11 +78,15 @@ impl<'p> Lowering<'p, '_> {
         if let (Some(Argument::Tensor(t)), Some(&Argument::Int(b))) =
             (args.get("self"), args.get("other"))
         {
-            if !self.is_constant(t) {
+            // The element type read without emitting: only the integer path reads `t` here.
+            if !self.is_constant(t)
+                && matches!(
+                    self.tensor(t)?.value().elem(),
+                    ElemType::Int64 | ElemType::Int32
+                )
+            {
                 let a = self.any_activation(t)?;
-                if matches!(a.elem(), ElemType::Int64 | ElemType::Int32) {
-                    return self.integer_remainder(node, &a, b, scope);
-                }
+                return self.integer_remainder(node, &a, b, scope);
             }
         }
         let (a, b) = self.dividend_divisor(args, scope, "remainder")?;
