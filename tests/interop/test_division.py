@@ -6,7 +6,9 @@ after would differ from torch: `3 // 0.1` (torch floors the exact quotient, 29, 
 rounded `3 / 0.1` is 30), `fmod(3, 0.1)`, signed zeros, infinities, NaN and zero divisors.
 Each file is also judged as the OpInfo sweep judges one (full ONNX check, opset 11,
 ATC-clean, onnxruntime at two batch sizes). Then `xor` and `and`/`or` with a bool number,
-of masks, and the refusal of bitwise operators on integers.
+of masks, and the refusal of bitwise operators on integers. Last, the same divisions of
+integer tensors (int64 and int32), whose results torch keeps integers: negative operands
+of either sign, by an activation, a number and a constant tensor, bit for bit.
 """
 import numpy as np
 import onnxruntime as ort
@@ -159,3 +161,53 @@ def test_integer_remainder_by_a_number_matches_python(buckets, tmp_path):
     for batch in (x, x[:1] * 977 - 5):
         got = session.run(None, {session.get_inputs()[0].name: batch.numpy()})[0]
         assert exactly(HashedIds(buckets)(batch), got) is None
+
+
+INTEGER_DIVISORS = {
+    "activation": None,
+    "number 7": 7,
+    "number -3": -3,
+    "constant tensor": torch.tensor([7, -7, 1, -1, 2, -2, 3, -3, 64, -64, 5, 11, -13, 1000,
+                                     -1000, 4, 9]),
+}
+
+
+def integer_pairs(batch, seed, dtype):
+    """[batch, 2, 17] integers: channel 0 dividends of both signs, channel 1 nonzero
+    divisors (torch raises on an integer zero divisor)."""
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randint(-1000, 1000, (batch, 2, 17), generator=gen)
+    x[:, 1] = torch.where(x[:, 1] == 0, 1, x[:, 1] % 23)
+    x[:, 1] = torch.where(x[:, 1] == 0, -5, x[:, 1])
+    return x.to(dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+@pytest.mark.parametrize("divisor", INTEGER_DIVISORS)
+@pytest.mark.parametrize("op", OPS)
+def test_integer_division_matches_torch_bit_for_bit(op, divisor, dtype, tmp_path):
+    fn, b = OPS[op], INTEGER_DIVISORS[divisor]
+    if isinstance(b, int):
+        module = Divide(lambda x, _: fn(x, b))
+    else:
+        module = Divide(fn, None if b is None else b.to(dtype))
+    module.eval()
+    xs = [integer_pairs(2, 1, dtype), integer_pairs(5, 2, dtype)]
+    archive, out = exported(module, xs[0], tmp_path)
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    why = _opinfo.check_file(out, module, xs)
+    assert why is None, why
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    for x in xs:
+        got = session.run(None, {session.get_inputs()[0].name: x.numpy()})[0]
+        assert exactly(module(x), got) is None
+
+
+def test_integer_division_by_a_constant_zero_is_refused(tmp_path):
+    module = Divide(lambda a, b: a // b, torch.tensor([3, 0, 2])).eval()
+    x = torch.randint(-9, 9, (2, 2, 3))
+    archive, out = exported(module, x, tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "torch raises on zero" in proc.stderr, proc.stderr
+    assert not out.exists()

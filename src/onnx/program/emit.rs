@@ -303,8 +303,14 @@ pub fn binary_node(
                 "Equal" | "Less" | "Greater" => ElemType::Bool,
                 _ => elem,
             };
+            // ONNX's Mod rounds as C's `fmod` only with `fmod = 1` (required for floats);
+            // CANN's parser ignores the attribute and always does.
+            let attrs = match op {
+                "Mod" => vec![("fmod", Attr::Int(1))],
+                _ => vec![],
+            };
             let inputs = vec![a.to_owned(), b.to_owned()];
-            single(g.typed_node(op, scope, inputs, vec![], vec![(shape, out)]))
+            single(g.typed_node(op, scope, inputs, attrs, vec![(shape, out)]))
         }
     }
 }

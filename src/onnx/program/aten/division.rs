@@ -12,21 +12,21 @@
 //! onnxruntime's `Where` gives `+0` for a chosen `−0`, so no result is chosen by `Where`
 //! where its zero's sign matters: choices are added or subtracted, and a zero result gets
 //! its sign by a factor of ±1 (`a // b` and `trunc(a / b)` are zeros of the sign of `a / b`).
-//! Integer operands are exported for one case, `remainder` of an integer tensor by a
-//! nonzero integer number (hashing ids into buckets): see [`Lowering::integer_remainder`].
-//! Other integer operands are not exported.
+//! Of integers (torch's result an integer type: ids hashed into buckets, positions
+//! halved), every rounding is exact in ONNX's integer `Mod` and `Div` written so that no
+//! node's result depends on how it rounds: see [`Lowering::integer_division`].
 
 use crate::aten::args::Args;
 use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
-use crate::onnx::graph::{Attr, Value};
+use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::arg_error;
 use super::compound::{sign_bit, typed};
-use super::pointwise::{operand, Elementwise, RowOperand};
+use super::pointwise::{operand, Elementwise, Emitted, RowOperand};
 
 /// How `div` rounds its quotient (`rounding_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +52,19 @@ impl Rounding {
     }
 }
 
+/// What [`Lowering::integer_division`] computes.
+#[derive(Clone, Copy, Debug)]
+enum IntegerDivision {
+    /// `fmod`: the remainder of the truncated quotient.
+    CRemainder,
+    /// `remainder`: the remainder of the floored quotient.
+    Remainder,
+    /// `div` with `rounding_mode='trunc'`.
+    TruncatedQuotient,
+    /// `div` with `rounding_mode='floor'`, `floor_divide`.
+    FlooredQuotient,
+}
+
 const F32: ElemType = ElemType::Float32;
 const BOOL: ElemType = ElemType::Bool;
 
@@ -63,6 +76,9 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
+        if self.integer_division(node, args, scope, IntegerDivision::CRemainder)? {
+            return Ok(());
+        }
         let (a, b) = self.dividend_divisor(args, scope, "fmod")?;
         let r = self.c_remainder(scope, &a, &b.emitted)?;
         self.bind(node, 0, r)
@@ -75,19 +91,8 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        if let (Some(Argument::Tensor(t)), Some(&Argument::Int(b))) =
-            (args.get("self"), args.get("other"))
-        {
-            // The element type read without emitting: only the integer path reads `t` here.
-            if !self.is_constant(t)
-                && matches!(
-                    self.tensor(t)?.value().elem(),
-                    ElemType::Int64 | ElemType::Int32
-                )
-            {
-                let a = self.any_activation(t)?;
-                return self.integer_remainder(node, &a, b, scope);
-            }
+        if self.integer_division(node, args, scope, IntegerDivision::Remainder)? {
+            return Ok(());
         }
         let (a, b) = self.dividend_divisor(args, scope, "remainder")?;
         let r = self.c_remainder(scope, &a, &b.emitted)?;
@@ -105,57 +110,92 @@ impl<'p> Lowering<'p, '_> {
         self.bind(node, 0, y)
     }
 
-    /// `remainder.Scalar` of integer activation `a` by integer `b`, as Python's `%`: C's
-    /// remainder (ONNX's `Mod` with `fmod = 1`, which is what ATC's Mod computes whatever
-    /// `fmod` says) moved to the divisor's sign by a second one, `((a mod b) + b) mod b`,
-    /// exact while `2·|b|` fits the type (`|a mod b| < |b|`; a divisor beyond 2⁵³ is refused
-    /// too). A zero divisor, for which torch raises, is refused.
-    fn integer_remainder(
+    /// `node` computed on integers when torch's result is an integer type (`true`; `false`
+    /// leaves it to the float32 lowering): operands at that type (a narrower activation
+    /// cast, constants written exactly), `m = a mod b` as C's `fmod` (ONNX `Mod` with
+    /// `fmod = 1`, what ATC's Mod computes whatever `fmod` says), then
+    ///
+    /// - `fmod`: `m`;
+    /// - `remainder` (Python's `%`): `(m + b) mod b`, exact while `2·|b|` fits the type;
+    /// - `div` rounding `'trunc'`: `(a − m) / b`; `'floor'` (Python's `//`): `(a − r) / b`
+    ///   with `r` the remainder: both divisions are exact, so no rounding of ONNX's
+    ///   integer `Div` is relied on.
+    ///
+    /// A constant divisor with a zero, for which torch raises, is refused (an activation's
+    /// zeros are torch's error too); so is a number divisor beyond half the type's range.
+    fn integer_division(
         &mut self,
         node: &Node,
-        a: &Value,
-        b: i64,
+        args: &Args<'_>,
         scope: &str,
+        division: IntegerDivision,
+    ) -> Result<bool, OnnxError> {
+        let elem = self.recorded_elem(self.output_name(node, 0)?)?;
+        if !elem.is_integer() {
+            return Ok(false);
+        }
+        if self.g.opset().version() < 10 {
+            return Err(arg_error(
+                "an integer division needs ONNX's Mod, from opset 10; pass --opset 11".into(),
+            ));
+        }
+        let (dividend, divisor) = (operand(args, "self")?, operand(args, "other")?);
+        self.check_integer_divisor(divisor, elem)?;
+        let a = self.operand_at(&dividend, scope, elem)?;
+        let b = self.operand_at(&divisor, scope, elem)?;
+        let m = self.elementwise(scope, "Mod", &a, &b)?;
+        let y = match division {
+            IntegerDivision::CRemainder => m,
+            IntegerDivision::Remainder => {
+                let shifted = self.elementwise(scope, "Add", &m, &b)?;
+                self.elementwise(scope, "Mod", &shifted, &b)?
+            }
+            IntegerDivision::TruncatedQuotient => {
+                let whole = self.elementwise(scope, "Sub", &a, &m)?;
+                self.elementwise(scope, "Div", &whole, &b)?
+            }
+            IntegerDivision::FlooredQuotient => {
+                let shifted = self.elementwise(scope, "Add", &m, &b)?;
+                let r = self.elementwise(scope, "Mod", &shifted, &b)?;
+                let whole = self.elementwise(scope, "Sub", &a, &r)?;
+                self.elementwise(scope, "Div", &whole, &b)?
+            }
+        };
+        match y {
+            Emitted::Activation(y) => self.bind_tensor(node, 0, y).map(|()| true),
+            Emitted::Constant(_) => Err(arg_error(
+                "a division of constants alone is folded, not emitted".into(),
+            )),
+        }
+    }
+
+    /// Refuses a constant integer divisor torch raises on (a zero) or whose remainder
+    /// `(m + b)` could overflow `elem` (beyond half its range; a number beyond 2⁵³ is not
+    /// exact as the f64 it is written from either).
+    fn check_integer_divisor(
+        &mut self,
+        divisor: Elementwise<'_>,
+        elem: ElemType,
     ) -> Result<(), OnnxError> {
-        let elem = a.elem();
-        // Half the type's range, and exact as the f64 the constant is written from.
         let limit = if elem == ElemType::Int32 {
             i64::from(i32::MAX) / 2
         } else {
             1 << 53
         };
-        if b == 0 || b.checked_abs().is_none_or(|m| m > limit) {
-            return Err(arg_error(format!(
-                "remainder of integers by {b}: only a nonzero divisor of magnitude at most {limit} is exported (torch raises on zero)"
-            )));
-        }
-        if self.g.opset().version() < 10 {
-            return Err(arg_error(
-                "a remainder needs ONNX's Mod, from opset 10; pass --opset 11".into(),
-            ));
-        }
-        let divisor = self
-            .g
-            .typed_scalar(&format!("{scope}.divisor"), b as f64, elem)?;
-        let c_mod = |g: &mut crate::onnx::graph::GraphBuilder, x: &Value| {
-            emit::single(g.typed_node(
-                "Mod",
-                scope,
-                vec![x.name().to_owned(), divisor.name().to_owned()],
-                vec![("fmod", Attr::Int(1))],
-                vec![(x.shape().to_vec(), elem)],
-            ))
+        let values = match divisor {
+            Elementwise::Scalar(v) => vec![v as i64],
+            Elementwise::Tensor(t) if self.is_constant(t) => self
+                .constant_tensor(t)?
+                .to_i64()
+                .map_err(|what| arg_error(format!("the divisor `{t}`: {what}")))?,
+            Elementwise::Tensor(_) => return Ok(()),
         };
-        let r = c_mod(&mut self.g, a);
-        let shifted = emit::single(self.g.typed_node(
-            "Add",
-            scope,
-            vec![r.name().to_owned(), divisor.name().to_owned()],
-            vec![],
-            vec![(r.shape().to_vec(), elem)],
-        ));
-        let y = c_mod(&mut self.g, &shifted);
-        self.bind(node, 0, y)
+        match values.iter().find(|&&b| b == 0 || b.checked_abs().is_none_or(|m| m > limit)) {
+            Some(b) => Err(arg_error(format!(
+                "integer division by {b}: only nonzero divisors of magnitude at most {limit} are exported (torch raises on zero)"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// `div.Tensor_mode` / `div.Scalar_mode`, and `floor_divide` (`floor`: Python's `//`,
@@ -172,6 +212,16 @@ impl<'p> Lowering<'p, '_> {
         } else {
             Rounding::read(args)?
         };
+        let integer = match rounding {
+            Rounding::Exact => None,
+            Rounding::Trunc => Some(IntegerDivision::TruncatedQuotient),
+            Rounding::Floor => Some(IntegerDivision::FlooredQuotient),
+        };
+        if let Some(division) = integer {
+            if self.integer_division(node, args, scope, division)? {
+                return Ok(());
+            }
+        }
         let (a, b) = self.dividend_divisor(args, scope, "div")?;
         let q = self.apply(scope, "Div", a.operand(), b.emitted.operand())?;
         let y = match rounding {
@@ -301,16 +351,7 @@ impl<'p> Lowering<'p, '_> {
                 "a remainder needs ONNX's Mod, from opset 10; pass --opset 11".into(),
             ));
         }
-        let shape = emit::broadcast_shape("fmod", scope, a.operand(), b.operand())?;
-        let inputs = vec![a.operand().name().to_owned(), b.operand().name().to_owned()];
-        let attrs = vec![("fmod", Attr::Int(1))];
-        Ok(emit::single(self.g.typed_node(
-            "Mod",
-            scope,
-            inputs,
-            attrs,
-            vec![(shape, F32)],
-        )))
+        self.apply(scope, "Mod", a.operand(), b.operand())
     }
 
     /// Bool: `r ≠ 0` and `r < 0` differs from `b < 0` (torch's test for moving a C
