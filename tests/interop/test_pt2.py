@@ -195,6 +195,38 @@ class BatchCumsum(torch.nn.Module):
         return torch.ones(x.shape[0], 3, 4, 4).cumsum(0) * x
 
 
+class BatchRunningOps(torch.nn.Module):
+    """An op along the batch of a value the same for every sample, none of them named
+    anywhere in ckpt: the export finds each differs from sample to sample."""
+
+    def __init__(self, op):
+        super().__init__()
+        self.op = op
+
+    def forward(self, x):
+        return self.op(torch.full((x.shape[0], 3, 4, 4), 0.5)) * x
+
+
+class SamplesOfAUniformValue(torch.nn.Module):
+    """Mixtral's mask code exported without a dynamic batch: positions expanded over the
+    batch, then indexed by the literal sample numbers `arange(2)` of the traced batch."""
+
+    def forward(self, x):
+        positions = torch.arange(4.0).unsqueeze(0).expand(x.shape[0], -1)
+        rows = torch.arange(x.shape[0])[:, None]
+        picked = positions[rows, torch.arange(4)[None, :]]
+        return x * picked.reshape(-1, 1, 1, 4)
+
+
+def test_a_value_the_same_for_every_sample_indexed_by_sample_numbers_matches_torch(tmp_path):
+    model = SamplesOfAUniformValue().eval()
+    archive = tmp_path / "m.pt2"
+    common.export_pt2(model, (3, 4, 4), False, archive)
+    out = tmp_path / "m.onnx"
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    check_parity(model, out, (3, 4, 4), torch.Generator().manual_seed(0))
+
+
 class FirstFramesOfFoldedBatch(torch.nn.Module):
     """TimeSformer's `embeddings[:batch_size, 0]` on a batch×frames axis: the first B rows
     are the first samples' frames, not one row per sample."""
@@ -206,9 +238,15 @@ class FirstFramesOfFoldedBatch(torch.nn.Module):
 
 @pytest.mark.parametrize("model,node,reason", [
     (BatchSum(), "node `sum_1`", "it works along dimension 0, the batch"),
-    (BatchCumsum(), "node `cumsum`", "which carries the batch; that mixes samples"),
+    (BatchCumsum(), "node `cumsum`", "differs from sample to sample, which mixes samples"),
     (FirstFramesOfFoldedBatch(), "node `slice", "takes rows of other samples: it mixes samples"),
-], ids=["batch-reduction", "running-sum-over-the-batch", "first-rows-of-batch-times-frames"])
+    (BatchRunningOps(lambda t: t.cumprod(0)), "node `cumprod`", "differs from sample to sample"),
+    (BatchRunningOps(lambda t: t.logcumsumexp(0)), "node `logcumsumexp`",
+     "differs from sample to sample"),
+    (BatchRunningOps(lambda t: t.softmax(0)), "node `softmax`", "differs from sample to sample"),
+], ids=["batch-reduction", "running-sum-over-the-batch", "first-rows-of-batch-times-frames",
+        "running-product-over-the-batch", "logcumsumexp-over-the-batch",
+        "softmax-over-the-batch"])
 def test_constants_and_reductions_across_the_batch_are_refused(model, node, reason, tmp_path):
     archive = tmp_path / "m.pt2"
     common.export_pt2(model, (3, 4, 4), True, archive)

@@ -12,6 +12,7 @@ use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
 
 use super::alias;
+use super::batch::BatchDim;
 use super::lower::Lowering;
 
 impl Lowering<'_, '_> {
@@ -78,7 +79,7 @@ impl Lowering<'_, '_> {
         if !tensors_out {
             return Ok(false);
         }
-        let Some(one_sample) = self.for_one_sample(node) else {
+        let Some(one_sample) = self.for_samples(node, 1) else {
             return Ok(false);
         };
         // A factory (no tensor read) sized by the batch is its row's: `arange(B)` indexes
@@ -88,36 +89,23 @@ impl Lowering<'_, '_> {
         }
         let uniform =
             one_sample.is_some() || names.iter().any(|name| self.uniform_axis(name).is_some());
-        if uniform {
-            self.check_per_sample(node, op, &names)?;
-        }
-        let node = one_sample.as_ref().unwrap_or(node);
-        self.check_float32_defaults(node, op)?;
-        let typed = self.as_logical_not(node, &names);
-        let node = typed.as_ref().unwrap_or(node);
         let mut inputs: HashMap<&str, Tensor> = HashMap::with_capacity(names.len());
-        for name in names {
+        for &name in &names {
             if !inputs.contains_key(name) {
                 inputs.insert(name, self.constant_tensor(name)?);
             }
         }
-        let outputs = eval::evaluate(node, &|name| inputs.get(name).cloned()).map_err(|what| {
-            OnnxError::Shape {
-                what: format!("evaluating it on constants: {what}"),
+        let for_one = one_sample.as_ref().unwrap_or(node);
+        let evaluated = self.evaluate(for_one, op, &names, &inputs);
+        let outputs = if uniform {
+            match self.same_for_every_sample(node, op, &names, &inputs, evaluated)? {
+                Some(outputs) => outputs,
+                None => return Ok(false),
             }
-        })?;
-        // Outputs are tensors, or one list of tensors (`meshgrid`, `unbind`).
-        let names: Vec<&str> = match node.outputs.as_slice() {
-            [Argument::Tensors(list)] => list.iter().map(String::as_str).collect(),
-            outputs => outputs
-                .iter()
-                .map(|o| {
-                    o.tensor_name().ok_or_else(|| OnnxError::Shape {
-                        what: "an output is not a tensor".into(),
-                    })
-                })
-                .collect::<Result<_, _>>()?,
+        } else {
+            evaluated?
         };
+        let names = output_names(node)?;
         if outputs.len() != names.len() {
             return Err(OnnxError::Shape {
                 what: format!(
@@ -126,17 +114,6 @@ impl Lowering<'_, '_> {
                     names.len()
                 ),
             });
-        }
-        // A result with the batch folded into another dimension (`mask.expand(B,
-        // …).reshape(-1, …)`) is not one value repeated for every sample: the row lowers
-        // it, on the inputs made activations.
-        if uniform
-            && !names
-                .iter()
-                .zip(&outputs)
-                .all(|(name, tensor)| self.fits_uniform(name, tensor))
-        {
-            return Ok(false);
         }
         for (name, tensor) in names.into_iter().zip(outputs) {
             if uniform {
@@ -153,21 +130,125 @@ impl Lowering<'_, '_> {
         Ok(true)
     }
 
-    /// `node` with every size argument that is the batch replaced by 1, when one is
+    /// `node` (aten op `op`) evaluated on `inputs`, the values of the tensors it reads.
+    fn evaluate(
+        &self,
+        node: &Node,
+        op: &str,
+        names: &[&str],
+        inputs: &HashMap<&str, Tensor>,
+    ) -> Result<Vec<Tensor>, OnnxError> {
+        self.check_float32_defaults(node, op)?;
+        let typed = self.as_logical_not(node, names);
+        let node = typed.as_ref().unwrap_or(node);
+        eval::evaluate(node, &|name| inputs.get(name).cloned()).map_err(|what| OnnxError::Shape {
+            what: format!("evaluating it on constants: {what}"),
+        })
+    }
+
+    /// The outputs of `node`, which reads values the same for every sample, for one sample,
+    /// when they are the same for every sample (`None` when an output folds the batch into
+    /// another dimension: its row lowers it). `for_one` is the node evaluated for one
+    /// sample (an error when one sample cannot be evaluated: a traced program's literal
+    /// index of sample 1). Derived, not listed: the node is evaluated again for several
+    /// samples (the traced batch, or two), the uniform inputs repeated along their batch
+    /// dimension and sizes that are the batch set to that count; every output must then be
+    /// one slice repeated along its recorded batch dimension, equal to the one-sample
+    /// result. An op that works along the batch (a running sum over the samples, a softmax
+    /// across them) fails that and is refused as mixing samples.
+    fn same_for_every_sample(
+        &self,
+        node: &Node,
+        op: &str,
+        names: &[&str],
+        inputs: &HashMap<&str, Tensor>,
+        for_one: Result<Vec<Tensor>, OnnxError>,
+    ) -> Result<Option<Vec<Tensor>>, OnnxError> {
+        let count = match self.batch {
+            BatchDim::Traced(n) if n > 1 => n,
+            _ => 2,
+        };
+        let Some(for_count) = self.for_samples(node, count) else {
+            return for_one.map(Some);
+        };
+        let mut repeated = inputs.clone();
+        for (name, tensor) in repeated.iter_mut() {
+            if let Some(axis) = self.uniform_axis(name) {
+                let mut dims = tensor.dims().to_vec();
+                dims[axis] = count;
+                *tensor = tensor
+                    .expand(&dims)
+                    .map_err(|what| OnnxError::Shape { what })?;
+            }
+        }
+        let many = self.evaluate(for_count.as_ref().unwrap_or(node), op, names, &repeated);
+        let (many, one) = match (many, for_one) {
+            (Ok(many), one) => (many, one.ok()),
+            (Err(OnnxError::Shape { what }), Ok(_)) => {
+                return Err(OnnxError::Shape {
+                    what: format!(
+                        "{what}, for {count} samples (it evaluates for one), so it is not known to treat each sample alike"
+                    ),
+                })
+            }
+            (Err(e), _) => return Err(e),
+        };
+        let mut outputs = Vec::with_capacity(many.len());
+        for (k, (name, tensor)) in output_names(node)?.into_iter().zip(many).enumerate() {
+            let recorded = self.recorded_name_sizes(name)?;
+            let mut batch_axes = (0..recorded.len()).filter(|&a| recorded[a].batch);
+            let (Some(axis), None) = (batch_axes.next(), batch_axes.next()) else {
+                return Ok(None);
+            };
+            // The batch folded into another dimension (`mask.expand(B, …).reshape(-1, …)`)
+            // is not one value repeated for every sample.
+            if tensor.rank() != recorded.len() || recorded[axis].count != 1 {
+                return Ok(None);
+            }
+            let slice = |i: u64| {
+                tensor
+                    .slice(axis, i as i64, i as i64 + 1, 1)
+                    .map_err(|what| OnnxError::Shape { what })
+            };
+            let first = slice(0)?;
+            let mut same = one
+                .as_ref()
+                .and_then(|one| one.get(k))
+                .is_none_or(|one| identical(one, &first));
+            for i in 1..tensor.dims()[axis] {
+                same &= identical(&slice(i)?, &first);
+            }
+            if !same {
+                return Err(OnnxError::Shape {
+                    what: format!(
+                        "`{name}` is computed along dimension {axis}, which carries the batch, from values the same for every sample: it differs from sample to sample, which mixes samples"
+                    ),
+                });
+            }
+            if !self.fits_uniform(name, &first) {
+                return Ok(None);
+            }
+            outputs.push(first);
+        }
+        Ok(Some(outputs))
+    }
+
+    /// `node` with every size argument that is the batch replaced by `count`, when one is
     /// (`Some(Some(node))`); `Some(None)` when no argument involves the batch; `None` when
     /// one involves it otherwise (a multiple of it, another symbol), which is not folded.
-    fn for_one_sample(&self, node: &Node) -> Option<Option<Node>> {
+    fn for_samples(&self, node: &Node, count: u64) -> Option<Option<Node>> {
         let replaced = std::cell::Cell::new(false);
-        // A symbolic size as a number for one sample: the batch is 1.
-        let one = |size: &SymInt| -> Option<i64> {
+        let count = count as i64;
+        // A symbolic size as a number for `count` samples.
+        let sized = |size: &SymInt| -> Option<i64> {
             match size {
                 SymInt::Name(name) if self.is_batch_symbol(name) => {
                     replaced.set(true);
-                    Some(1)
+                    Some(count)
                 }
                 SymInt::Expr(_) if self.batch.is(size) => {
                     replaced.set(true);
-                    Some(1)
+                    Some(count)
                 }
                 SymInt::Int(n) => Some(*n),
                 _ => None,
@@ -176,9 +257,9 @@ impl Lowering<'_, '_> {
         let mut copy = node.clone();
         for input in &mut copy.inputs {
             input.arg = match &input.arg {
-                Argument::SymInt(size) => Argument::Int(one(size)?),
+                Argument::SymInt(size) => Argument::Int(sized(size)?),
                 Argument::SymInts(sizes) => {
-                    Argument::Ints(sizes.iter().map(one).collect::<Option<Vec<i64>>>()?)
+                    Argument::Ints(sizes.iter().map(sized).collect::<Option<Vec<i64>>>()?)
                 }
                 // A size list of numbers whose leading one is the batch a program was
                 // traced at (`expand(3, -1, -1)` traced at batch 3).
@@ -190,7 +271,7 @@ impl Lowering<'_, '_> {
                             .is_some_and(|&n| self.batch.is(&SymInt::Int(n))) =>
                 {
                     let mut sizes = sizes.clone();
-                    sizes[0] = 1;
+                    sizes[0] = count;
                     replaced.set(true);
                     Argument::Ints(sizes)
                 }
@@ -198,47 +279,6 @@ impl Lowering<'_, '_> {
             };
         }
         Some(replaced.get().then_some(copy))
-    }
-
-    /// Refuses an op that would work along the batch dimension of a uniform input (a
-    /// running sum over the samples): evaluated for one sample it would differ from torch.
-    fn check_per_sample(&mut self, node: &Node, op: &str, names: &[&str]) -> Result<(), OnnxError> {
-        const ALONG_DIM: &[&str] = &[
-            "cumsum.default",
-            "softmax.int",
-            "_softmax.default",
-            "log_softmax.int",
-            "_log_softmax.default",
-            "argmax.default",
-            "argmin.default",
-            "max.dim",
-            "min.dim",
-            "topk.default",
-            "unfold.default",
-        ];
-        if !ALONG_DIM.contains(&op) {
-            return Ok(());
-        }
-        let dim = node
-            .inputs
-            .iter()
-            .find_map(|input| match (&input.name[..], &input.arg) {
-                ("dim", Argument::Int(d)) => Some(*d),
-                _ => None,
-            });
-        for name in names {
-            if let (Some(axis), Some(dim)) = (self.uniform_axis(name), dim) {
-                let rank = self.constant_tensor(name)?.rank();
-                if super::tensor::axis(dim, rank)? == axis {
-                    return Err(OnnxError::Shape {
-                        what: format!(
-                            "it works along dimension {axis} of `{name}`, which carries the batch; that mixes samples"
-                        ),
-                    });
-                }
-            }
-        }
-        Ok(())
     }
 
     /// `node` as `logical_not` when it is a `bitwise_not` of a bool tensor, which it is
@@ -267,4 +307,30 @@ fn in_place_target<'n>(node: &'n Node, op: &str) -> Option<&'n str> {
         Argument::Tensor(ref changed) => Some(changed),
         _ => None,
     }
+}
+
+/// The names of `node`'s outputs: tensors, or one list of tensors (`meshgrid`, `unbind`).
+fn output_names(node: &Node) -> Result<Vec<&str>, OnnxError> {
+    match node.outputs.as_slice() {
+        [Argument::Tensors(list)] => Ok(list.iter().map(String::as_str).collect()),
+        outputs => outputs
+            .iter()
+            .map(|o| {
+                o.tensor_name().ok_or_else(|| OnnxError::Shape {
+                    what: "an output is not a tensor".into(),
+                })
+            })
+            .collect(),
+    }
+}
+
+/// Whether `a` and `b` hold the same sizes and bits (a NaN equals a NaN).
+fn identical(a: &Tensor, b: &Tensor) -> bool {
+    a.dims() == b.dims()
+        && match (a.values(), b.values()) {
+            (eval::Values::F32(x), eval::Values::F32(y)) => {
+                x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits())
+            }
+            (x, y) => x == y,
+        }
 }
