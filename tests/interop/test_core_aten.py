@@ -507,3 +507,22 @@ def test_batch_norm_with_update_is_refused_as_batch_statistics(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "the batch's statistics (training mode" in proc.stderr, proc.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("mask", ["bool", "additive"])
+def test_attention_with_a_constant_mask_of_its_own_batch_in_a_static_program_matches_torch(
+        mask, tmp_path):
+    # transformers' causal masks built at fixed sizes: [batch, 1, L, L] beside queries of
+    # [batch, heads, L, d], the mask's batch broadcast within the one static row.
+    causal = torch.ones(2, 1, 6, 6, dtype=torch.bool).tril()
+    causal[1, 0, :, 0] = False  # a different mask per sample
+    causal[1, 0, 0, 1] = True
+    m = causal if mask == "bool" else torch.zeros(2, 1, 6, 6).masked_fill(~causal, -1e4)
+    module = _opinfo.OpModule(
+        lambda q, m: F.scaled_dot_product_attention(q, q * 0.5, q, attn_mask=m), (m,)).eval()
+    x = torch.randn(2, 3, 6, 4, generator=torch.Generator().manual_seed(1))
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(torch.export.export(module, (x,)), str(archive))
+    ok(run_ckpt("to-onnx", archive, "-o", out, "--batch", "static"))
+    why = _opinfo.check_file(out, module, [x])
+    assert why is None, why

@@ -12,6 +12,7 @@ use crate::onnx::OnnxError;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
+use super::pointwise::Elementwise;
 use super::{arg_error, OrShape};
 use crate::aten::args::Args;
 
@@ -40,7 +41,13 @@ impl<'p> Lowering<'p, '_> {
                 "grouped-query attention (enable_gqa=True) is not exported".into(),
             ));
         }
-        let q = self.activation(args.tensor("query").or_shape()?)?;
+        let query = args.tensor("query").or_shape()?;
+        if let Some(mask) = args.optional_tensor("attn_mask").or_shape()? {
+            // A static program's constant mask with more dimensions than the queries' rows
+            // (its own batch of 2 beside queries of 2 samples) is broadcast within one row.
+            self.lift_for_constants(&[Elementwise::Tensor(query), Elementwise::Tensor(mask)])?;
+        }
+        let q = self.activation(query)?;
         let k = self.activation(args.tensor("key").or_shape()?)?;
         let v = self.activation(args.tensor("value").or_shape()?)?;
         let (Some((&width, _)), rank) = (q.shape().split_last(), q.shape().len()) else {
