@@ -182,8 +182,9 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
-        float32(&x, "argsort")?;
+        // Along the batch it mixes samples, whatever the values' type.
         let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
+        float32(&x, "argsort")?;
         let index = self.stable_order(scope, &x, axis, args.bool("descending").or_shape()?)?;
         self.bind(node, 0, index)
     }
@@ -200,8 +201,9 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
-        float32(&x, "sort")?;
+        // Along the batch it mixes samples, whatever the values' type.
         let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
+        float32(&x, "sort")?;
         let descending = args.bool("descending").or_shape()?;
         let n = x.shape()[axis];
         let count = self.g.constant_i64(&format!("{scope}.k"), &[n as i64]);
@@ -285,8 +287,9 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let op = if largest { "cummax" } else { "cummin" };
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
-        float32(&x, op)?;
+        // Along the batch it mixes samples, whatever the values' type.
         let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
+        float32(&x, op)?;
         let last = x.shape().len() - 1;
         let mut swap: Vec<usize> = (0..=last).collect();
         swap.swap(axis, last);
