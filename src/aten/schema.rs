@@ -2001,6 +2001,14 @@ pub const SCHEMAS: &[Schema] = &[
         ],
     ),
     schema(
+        "histogram.bins_tensor",
+        &[arg("self", "Tensor"), arg("bins", "Tensor")],
+        &[
+            arg_or("weight", "Tensor?", D::None),
+            arg_or("density", "bool", D::Bool(false)),
+        ],
+    ),
+    schema(
         "hsplit.array",
         &[arg("self", "Tensor"), arg("indices", "int[]")],
         &[],
@@ -3403,6 +3411,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
     ),
     schema("searchsorted.Tensor", &[arg("sorted_sequence", "Tensor"), arg("self", "Tensor")], &[arg_or("out_int32", "bool", D::Bool(false)), arg_or("right", "bool", D::Bool(false)), arg_or("side", "str?", D::None), arg_or("sorter", "Tensor?", D::None)]),
+    schema("segment_reduce.default", &[arg("data", "Tensor"), arg("reduce", "str")], &[arg_or("lengths", "Tensor?", D::None), arg_or("indices", "Tensor?", D::None), arg_or("offsets", "Tensor?", D::None), arg_or("axis", "int", D::Int(0)), arg_or("unsafe", "bool", D::Bool(false)), arg_or("initial", "Scalar?", D::None)]),
     schema(
         "select.int",
         &[

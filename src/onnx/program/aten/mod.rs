@@ -58,6 +58,7 @@ mod rnn;
 mod sample_index;
 mod scatter;
 mod search;
+mod segment;
 mod select_top;
 mod sequence;
 mod series;

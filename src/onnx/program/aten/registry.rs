@@ -719,6 +719,12 @@ pub(super) const OPS: &[Op] = &[
     ),
     op(&["histc.default"], |l, n, a, s| l.histc(n, a, s)),
     op(&["histogram.bin_ct"], |l, n, a, s| l.histogram(n, a, s)),
+    op(&["histogram.bins_tensor"], |l, n, a, s| {
+        l.histogram_by_edges(n, a, s)
+    }),
+    op(&["segment_reduce.default"], |l, n, a, s| {
+        l.segment_reduce(n, a, s)
+    }),
     op(&["nonzero_static.default"], |l, n, a, s| {
         l.nonzero_static(n, a, s)
     }),
