@@ -1886,6 +1886,8 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("edge_order", "int", D::Int(1)),
         ],
     ),
+    schema("gradient.tensorarray", &[arg("self", "Tensor")], &[arg("spacing", "Tensor[]"), arg("dim", "int[]"), arg_or("edge_order", "int", D::Int(1))]),
+    schema("gradient.tensorarrayint", &[arg("self", "Tensor")], &[arg("spacing", "Tensor[]"), arg_or("dim", "int?", D::None), arg_or("edge_order", "int", D::Int(1))]),
     schema(
         "grid_sampler.default",
         &[

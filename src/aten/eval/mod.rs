@@ -426,6 +426,8 @@ pub(crate) const EVALUATED: &[&str] = &[
     "gradient.scalarint",
     "gradient.scalarrayint",
     "gradient.scalarrayarray",
+    "gradient.tensorarray",
+    "gradient.tensorarrayint",
     "logcumsumexp.default",
     "trapezoid.dx",
     "trapz.dx",

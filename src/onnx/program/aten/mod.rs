@@ -28,6 +28,7 @@ mod expanded;
 mod fourier;
 mod frexp;
 mod fused_attention;
+mod gradient;
 mod grid_sample;
 mod grids;
 mod histogram;

@@ -207,6 +207,9 @@ pub(super) const OPS: &[Op] = &[
         l.logcumsumexp(n, a, s)
     }),
     op(&gradient::OPS, |l, n, a, s| l.gradient(n, a, s)),
+    op(&gradient::COORDINATE_OPS, |l, n, a, s| {
+        l.gradient_at_points(n, a, s)
+    }),
     op(&["trapezoid.dx", "trapz.dx"], |l, n, a, s| {
         l.trapezoid(n, a, s)
     }),
