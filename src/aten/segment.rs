@@ -242,7 +242,7 @@ mod tests {
         let mean = reduce(&x, &s, 1, Reduce::Mean, None);
         assert_eq!((mean[0], mean[2]), (2.0, 5.0));
         assert!(mean[1].is_nan());
-        assert_eq!(reduce(&x, &s, 1, Reduce::Mean, Some(2.0)), [3.0, 2.0, 3.5]);
+        assert_eq!(reduce(&x, &s, 1, Reduce::Mean, Some(2.0)), [3.0, 2.0, 7.0]);
         assert!(reduce(&[f32::NAN, 1.0, 0.0], &s, 1, Reduce::Min, None)[0].is_nan());
     }
 }

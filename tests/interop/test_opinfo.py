@@ -156,6 +156,8 @@ CONSTANT = {
     # Segments by constant lengths or offsets (a mean from `initial`), and a histogram by
     # constant edges, in static programs.
     "_segment_reduce.lengths": 22, "_segment_reduce.offsets": 0, "histogram": 121,
+    # gradient at constant sample points (edge order 2), static.
+    "gradient": 7,
 }
 
 _OPS = None
