@@ -2,8 +2,10 @@
 //! (`histogramdd_cpu_contiguous`): `bins` equal bins between two outer edges, each
 //! entry's bin found by one float32 division (`histc`: `LINEAR_INTERPOLATION`), which
 //! `histogram` corrects against its float32 `linspace` edges by a search among the
-//! neighbouring edges (`LINEAR_INTERPOLATION_WITH_LOCAL_SEARCH`); the evaluator computes
-//! them on numbers and the ONNX lowering writes them as nodes.
+//! neighbouring edges (`LINEAR_INTERPOLATION_WITH_LOCAL_SEARCH`), and `histogram` by a
+//! tensor of edges, where each entry's bin is the one torch's binary search finds
+//! (`BINARY_SEARCH`); the evaluator computes them on numbers and the ONNX lowering writes
+//! them as nodes.
 
 use super::spaced;
 
@@ -160,12 +162,67 @@ pub fn histogram(
         }
     }
     if density {
-        let total: f32 = hist.iter().sum();
-        for (k, h) in hist.iter_mut().enumerate() {
-            *h = *h / total / (edges[k + 1] - edges[k]);
-        }
+        densities(&mut hist, &edges);
     }
     Ok((hist, edges))
+}
+
+/// Edges given as a tensor, checked as torch's binary search needs them: at least two
+/// (one bin), none NaN, non-decreasing (`std::upper_bound` finds a bin only in sorted
+/// edges).
+pub fn check_edges(edges: &[f32]) -> Result<u64, String> {
+    if edges.len() < 2 {
+        return Err(format!(
+            "histogram by {} edges: no bin (a dimension of size 0, an empty tensor, which ATC does not compile)",
+            edges.len()
+        ));
+    }
+    if edges.iter().any(|e| e.is_nan()) || edges.windows(2).any(|w| w[1] < w[0]) {
+        return Err("histogram by edges that are not increasing (or hold a NaN): torch's binary search needs them sorted".into());
+    }
+    Ok(edges.len() as u64 - 1)
+}
+
+/// The bin of entry `x` among sorted `edges` (checked by [`check_edges`]) as torch's
+/// binary search finds it: the count of edges at or below `x` (`std::upper_bound`), less
+/// one, the right edge in the last bin; `None` outside the outer edges (and for NaN).
+pub fn edge_bin(x: f32, edges: &[f32]) -> Option<u64> {
+    let bins = edges.len() as u64 - 1;
+    if !(x >= edges[0] && x <= edges[bins as usize]) {
+        return None;
+    }
+    let at_or_below = edges.iter().filter(|&&e| e <= x).count() as u64;
+    Some((at_or_below - 1).min(bins - 1))
+}
+
+/// `histogram(values, bins: Tensor, weight, density)`: the counts (or summed weights, or
+/// with `density` those divided by their total and each bin's width) in the bins between
+/// `edges`.
+pub fn histogram_by_edges(
+    values: &[f32],
+    weights: Option<&[f32]>,
+    edges: &[f32],
+    density: bool,
+) -> Result<Vec<f32>, String> {
+    let bins = check_edges(edges)?;
+    let mut hist = vec![0.0f32; bins as usize];
+    for (i, &x) in values.iter().enumerate() {
+        if let Some(b) = edge_bin(x, edges) {
+            hist[b as usize] += weights.map_or(1.0, |w| w[i]);
+        }
+    }
+    if density {
+        densities(&mut hist, edges);
+    }
+    Ok(hist)
+}
+
+/// `hist` divided by its total and each bin's width (`histogramdd_out`'s `density`).
+fn densities(hist: &mut [f32], edges: &[f32]) {
+    let total: f32 = hist.iter().sum();
+    for (k, h) in hist.iter_mut().enumerate() {
+        *h = *h / total / (edges[k + 1] - edges[k]);
+    }
 }
 
 #[cfg(test)]
@@ -201,5 +258,20 @@ mod tests {
         assert_eq!(density, vec![0.5, 0.5]);
         assert_eq!(search_window(0, 4), (0, 2));
         assert_eq!(search_window(4, 4), (3, 5));
+    }
+
+    #[test]
+    fn edges_bin_as_torchs_binary_search() {
+        let edges = [0.0, 1.0, 1.0, 3.0];
+        assert_eq!(edge_bin(0.5, &edges), Some(0));
+        // Equal edges: the search moves past both, into the bin after them.
+        assert_eq!(edge_bin(1.0, &edges), Some(2));
+        assert_eq!(edge_bin(3.0, &edges), Some(2));
+        assert_eq!(edge_bin(3.5, &edges), None);
+        assert_eq!(edge_bin(f32::NAN, &edges), None);
+        assert!(check_edges(&[1.0, 0.0]).is_err());
+        assert!(check_edges(&[1.0]).is_err());
+        let hist = histogram_by_edges(&[0.5, 1.0, 2.0, 9.0], None, &[0.0, 1.0, 3.0], true);
+        assert_eq!(hist, Ok(vec![1.0 / 3.0, 1.0 / 3.0]));
     }
 }

@@ -64,6 +64,7 @@ pub mod rows;
 pub mod scatter;
 pub mod schema;
 pub mod search;
+pub mod segment;
 pub mod series;
 pub mod shape;
 pub mod shuffle;

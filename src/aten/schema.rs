@@ -1886,6 +1886,8 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("edge_order", "int", D::Int(1)),
         ],
     ),
+    schema("gradient.tensorarray", &[arg("self", "Tensor")], &[arg("spacing", "Tensor[]"), arg("dim", "int[]"), arg_or("edge_order", "int", D::Int(1))]),
+    schema("gradient.tensorarrayint", &[arg("self", "Tensor")], &[arg("spacing", "Tensor[]"), arg_or("dim", "int?", D::None), arg_or("edge_order", "int", D::Int(1))]),
     schema(
         "grid_sampler.default",
         &[
@@ -1996,6 +1998,14 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg_or("bins", "int", D::Int(100))],
         &[
             arg_or("range", "float[]?", D::None),
+            arg_or("weight", "Tensor?", D::None),
+            arg_or("density", "bool", D::Bool(false)),
+        ],
+    ),
+    schema(
+        "histogram.bins_tensor",
+        &[arg("self", "Tensor"), arg("bins", "Tensor")],
+        &[
             arg_or("weight", "Tensor?", D::None),
             arg_or("density", "bool", D::Bool(false)),
         ],
@@ -3403,6 +3413,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
     ),
     schema("searchsorted.Tensor", &[arg("sorted_sequence", "Tensor"), arg("self", "Tensor")], &[arg_or("out_int32", "bool", D::Bool(false)), arg_or("right", "bool", D::Bool(false)), arg_or("side", "str?", D::None), arg_or("sorter", "Tensor?", D::None)]),
+    schema("segment_reduce.default", &[arg("data", "Tensor"), arg("reduce", "str")], &[arg_or("lengths", "Tensor?", D::None), arg_or("indices", "Tensor?", D::None), arg_or("offsets", "Tensor?", D::None), arg_or("axis", "int", D::Int(0)), arg_or("unsafe", "bool", D::Bool(false)), arg_or("initial", "Scalar?", D::None)]),
     schema(
         "select.int",
         &[

@@ -388,6 +388,82 @@ def test_histogram_with_edges_from_the_extrema_is_refused_naming_the_fused_round
     assert not out.exists()
 
 
+HISTOGRAM_EDGES = {
+    "edges, entries on them and outside": dict(edges=[-1.0, -0.25, 0.0, 0.5, 1.5]),
+    "equal edges, density": dict(edges=[-2.0, 0.0, 0.0, 0.75], density=True),
+    "one bin": dict(edges=[-1.0, 1.0]),
+}
+
+
+@pytest.mark.parametrize("name", HISTOGRAM_EDGES)
+def test_histogram_by_constant_edges_of_a_static_program_matches_torch(name, tmp_path):
+    # torch has no meta kernel of this overload: it exports only at a fixed batch.
+    spec = dict(HISTOGRAM_EDGES[name])
+    edges = torch.tensor(spec.pop("edges"))
+    module = _opinfo.OpModule(lambda x, e: tuple(torch.histogram(x, e, **spec)),
+                              (edges,)).eval()
+    x = torch.randn(6, 5, generator=torch.Generator().manual_seed(5))
+    x[1, :] = edges[torch.arange(5) % len(edges)]  # entries on the edges
+    x[0, 0] = float("nan")  # skipped
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(torch.export.export(module, (x,)), str(archive))
+    ok(run_ckpt("to-onnx", archive, "-o", out, "--batch", "static"))
+    inputs = [x, torch.full((6, 5), 0.25), torch.linspace(-3, 3, 30).view(6, 5)]
+    why = _opinfo.check_file(out, module, inputs)
+    assert why is None, why
+
+
+SEGMENT_REDUCE = {
+    # (data sizes, reduction, axis, lengths, initial)
+    "max, an empty segment": ((7,), "max", 0, [2, 0, 4, 1], None),
+    "mean, empty without initial is NaN": ((3, 6), "mean", 1, [[1, 0, 5]] * 3, None),
+    "mean with initial": ((3, 6), "mean", 1, [[2, 0, 4], [6, 0, 0], [0, 3, 3]], 2.5),
+    "sum along the first dimension": ((6, 2, 3), "sum", 0, [3, 3, 0], 1.0),
+    "min per row": ((2, 5, 3), "min", 1, [[1, 4], [5, 0]], None),
+    "prod with initial": ((4, 3), "prod", 1, [[1, 2]] * 4, -2.0),
+}
+
+
+@pytest.mark.parametrize("offsets", [False, True], ids=["lengths", "offsets"])
+@pytest.mark.parametrize("name", SEGMENT_REDUCE)
+def test_segment_reduce_by_constant_lengths_of_a_static_program_matches_torch(
+        name, offsets, tmp_path):
+    sizes, reduce, axis, lengths, initial = SEGMENT_REDUCE[name]
+    lengths = torch.tensor(lengths)
+    if offsets:
+        table = torch.cat([torch.zeros_like(lengths[..., :1]), lengths.cumsum(-1)], -1)
+        kw = "offsets"
+    else:
+        table, kw = lengths, "lengths"
+    module = _opinfo.OpModule(
+        lambda x, t: torch.segment_reduce(x, reduce, **{kw: t}, axis=axis, initial=initial),
+        (table,)).eval()
+    x = torch.randn(*sizes, generator=torch.Generator().manual_seed(3))
+    x.view(-1)[1] = float("nan")  # taken up by max and min, summed into the others
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(torch.export.export(module, (x,)), str(archive))
+    ok(run_ckpt("to-onnx", archive, "-o", out, "--batch", "static"))
+    why = _opinfo.check_file(out, module, [x, torch.randn(*sizes)])
+    assert why is None, why
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_segment_reduce_under_a_dynamic_batch_is_refused(axis, tmp_path):
+    lengths = torch.tensor([2, 0, 1]) if axis == 0 else torch.tensor([[2, 0, 1]] * 3)
+    module = _opinfo.OpModule(
+        lambda x, t: torch.segment_reduce(x, "sum", lengths=t, axis=axis), (lengths,)).eval()
+    x = torch.randn(3, 3)
+    program = torch.export.export(module, (x,),
+                                  dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(program, str(archive))
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    reason = "mixes samples" if axis == 0 else "holds at that batch only"
+    assert reason in proc.stderr, proc.stderr
+    assert not out.exists()
+
+
 def test_histc_under_a_dynamic_batch_is_refused_as_mixing_samples(tmp_path):
     module = _opinfo.OpModule(lambda x: torch.histc(x, bins=4, min=-1, max=1)).eval()
     _, archive, out = exported(module, (3,), tmp_path)

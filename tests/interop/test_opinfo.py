@@ -153,6 +153,11 @@ CONSTANT = {
     "quantile": 56, "nanquantile": 45,
     # scatter's deprecated reduce (multiply) by a constant index, static.
     "scatter": 20,
+    # Segments by constant lengths or offsets (a mean from `initial`), and a histogram by
+    # constant edges, in static programs.
+    "_segment_reduce.lengths": 22, "_segment_reduce.offsets": 0, "histogram": 121,
+    # gradient at constant sample points (edge order 2), static.
+    "gradient": 7,
 }
 
 _OPS = None

@@ -3,7 +3,8 @@ the two middles, and the index of the value: the first NaN's where a NaN makes `
 NaN), `quantile`/`nanquantile` with every `interpolation=`, and `msort`; and the running
 and integrating ops along an axis: `logcumsumexp` (torch's log-add-exp step, infinities
 and NaN included), `trapezoid`/`trapz` and `cumulative_trapezoid` at a constant spacing,
-`diff` with `n = 0`, `gradient` at scalar spacings (edge orders 1 and 2). Each module is
+`diff` with `n = 0`, `gradient` at scalar spacings and at constant sample points (edge
+orders 1 and 2). Each module is
 exported with a dynamic batch (the op along a per-sample axis) or static (over the whole
 tensor, or along its first dimension), converted, and judged as the OpInfo sweep judges a
 sample (`_opinfo.check_file`: full ONNX check, opset 11, ATC-clean, onnxruntime equal to
@@ -104,6 +105,17 @@ STATIC = {
     "gradient along 1 and 2, edge order 2": (
         lambda x: torch.gradient(x, spacing=[2.0, 0.5], dim=(1, 2), edge_order=2), (2, 3, 5)),
     "gradient of 2 entries": (lambda x: torch.gradient(x, spacing=3.0, dim=1), (4, 2)),
+    # At constant sample points: uneven spacings weigh each difference.
+    "gradient at sample points": (
+        lambda x: torch.gradient(x, spacing=[torch.tensor([0.0, 1.0, 3.5, 4.0])], dim=1),
+        (3, 4)),
+    "gradient at sample points, edge order 2": (
+        lambda x: torch.gradient(x, spacing=(torch.tensor([0.0, 0.5, 2.0]),
+                                             torch.tensor([1.0, 2.0, 4.0, 4.5, 7.0])),
+                                 dim=(0, 2), edge_order=2), (3, 2, 5)),
+    "gradient at sample points of every dimension": (
+        lambda x: torch.gradient(x, spacing=(torch.tensor([-1.0, 2.0]),
+                                             torch.tensor([0.0, 0.25, 1.0]))), (2, 3)),
 }
 
 

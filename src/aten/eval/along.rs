@@ -753,6 +753,88 @@ fn gradients(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
     Ok(out)
 }
 
+/// `gradient` at sample points ([`gradient::stencil`]), one tensor per dimension asked
+/// for: `a·x[:-2] + b·x[1:-1] + c·x[2:]` inside, the ends by the stencil's order.
+fn gradients_at_points(a: &Args<'_>) -> Result<Vec<Tensor>, String> {
+    let x = a.tensor("self")?;
+    if matches!(x.values(), super::Values::I64(_)) {
+        return Err("gradient of an integer tensor".into());
+    }
+    let (dims, edge_order) = gradient::directions(a.node, x.dims())?;
+    let points = a.tensors("spacing")?;
+    if points.len() != dims.len() {
+        return Err(format!(
+            "gradient with {} spacings for {} dimensions",
+            points.len(),
+            dims.len()
+        ));
+    }
+    let mut out = Vec::with_capacity(dims.len());
+    for (dim, points) in dims.into_iter().zip(points) {
+        let n = x.dims()[dim];
+        if points.dims() != [n] {
+            return Err(format!(
+                "gradient at sample points of sizes {:?} along a dimension of {n} entries",
+                points.dims()
+            ));
+        }
+        let s = gradient::stencil(&points.to_f32(), edge_order);
+        let n = n as i64;
+        let entry = |k: i64, len: i64| x.slice(dim, k, k + len, 1);
+        let along = |w: &[f32]| -> Result<Tensor, String> {
+            let mut sizes = vec![1; x.rank() - dim];
+            sizes[0] = w.len() as u64;
+            Tensor::f32(sizes, w.to_vec())
+        };
+        // `Σ wₖ·x[from + k]` over the weights' tensors, summed in order.
+        let weighted = |terms: [(Tensor, i64); 3], len: i64| -> Result<Tensor, String> {
+            let mut sum: Option<Tensor> = None;
+            for (w, from) in terms {
+                let term = Tensor::zip(&w, &entry(from, len)?, |p, q| p * q, None)?;
+                sum = Some(match sum {
+                    None => term,
+                    Some(acc) => Tensor::zip(&acc, &term, |p, q| p + q, None)?,
+                });
+            }
+            sum.ok_or_else(|| "gradient without weights".to_owned())
+        };
+        let three = |w: [f32; 3], from: i64| -> Result<[(Tensor, i64); 3], String> {
+            let scalar = |k: usize| Tensor::f32(Vec::new(), vec![w[k]]);
+            Ok([
+                (scalar(0)?, from),
+                (scalar(1)?, from + 1),
+                (scalar(2)?, from + 2),
+            ])
+        };
+        let (first, last) = match s.ends {
+            gradient::Ends::First { first, last } => (
+                Tensor::zip(&entry(1, 1)?, &entry(0, 1)?, |p, q| (p - q) / first, None)?,
+                Tensor::zip(
+                    &entry(n - 1, 1)?,
+                    &entry(n - 2, 1)?,
+                    |p, q| (p - q) / last,
+                    None,
+                )?,
+            ),
+            gradient::Ends::Second { start, end } => (
+                weighted(three(start, 0)?, 1)?,
+                weighted(three(end, n - 3)?, 1)?,
+            ),
+        };
+        let mut parts = vec![first];
+        if n > 2 {
+            let [wa, wb, wc] = &s.interior;
+            parts.push(weighted(
+                [(along(wa)?, 0), (along(wb)?, 1), (along(wc)?, 2)],
+                n - 2,
+            )?);
+        }
+        parts.push(last);
+        out.push(Tensor::cat(&parts, dim)?);
+    }
+    Ok(out)
+}
+
 /// `triu`/`tril`: the entries on and above (below) diagonal `diagonal` of the last two
 /// axes kept, the others 0.
 fn triangle(a: &Args<'_>, upper: bool) -> Result<Tensor, String> {
@@ -1150,6 +1232,7 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "trapezoid.dx" | "trapz.dx" => one(trapezoid(a)),
         "cumulative_trapezoid.dx" => one(cumulative_trapezoid(a)),
         op if gradient::OPS.contains(&op) => Some(gradients(a)),
+        op if gradient::COORDINATE_OPS.contains(&op) => Some(gradients_at_points(a)),
         "triu.default" | "tril.default" => one(triangle(a, op == "triu.default")),
         "unfold.default" => one(unfold(a)),
         "layer_norm.default"

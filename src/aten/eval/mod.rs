@@ -19,6 +19,7 @@ mod nonzero;
 mod pointwise;
 mod resample;
 mod scatter;
+mod segment;
 mod tensor;
 mod window;
 
@@ -191,6 +192,8 @@ pub(crate) const EVALUATED: &[&str] = &[
     "pdist.default",
     "histc.default",
     "histogram.bin_ct",
+    "histogram.bins_tensor",
+    "segment_reduce.default",
     "nonzero_static.default",
     "_pdist_forward.default",
     "isfinite.default",
@@ -423,6 +426,8 @@ pub(crate) const EVALUATED: &[&str] = &[
     "gradient.scalarint",
     "gradient.scalarrayint",
     "gradient.scalarrayarray",
+    "gradient.tensorarray",
+    "gradient.tensorarrayint",
     "logcumsumexp.default",
     "trapezoid.dx",
     "trapz.dx",
@@ -1432,6 +1437,7 @@ pub fn evaluate(
             .or_else(|| scatter::evaluate(op, &a))
             .or_else(|| distance::evaluate(op, &a))
             .or_else(|| histogram::evaluate(op, &a))
+            .or_else(|| segment::evaluate(op, &a))
             .or_else(|| nonzero::evaluate(op, &a))
             .unwrap_or_else(|| Err(format!("`{op}` is not evaluated on constants"))),
     }

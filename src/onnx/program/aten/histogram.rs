@@ -1,8 +1,10 @@
-//! `histc` (`torch.histc`) and `histogram.bin_ct` (`torch.histogram` with a bin count) of
-//! a static tensor ([`crate::aten::histogram`]): each entry's bin found as torch's kernel
-//! finds it (one float32 division from the outer edges, truncated; for `histogram`, then
-//! a search among the neighbouring `linspace` edges, each computed by torch's `linspace`
-//! rule), compared with every bin's number, the hits (or weights) summed per bin. Under a
+//! `histc` (`torch.histc`), `histogram.bin_ct` (`torch.histogram` with a bin count) and
+//! `histogram.bins_tensor` (by constant edges) of a static tensor
+//! ([`crate::aten::histogram`]): each entry's bin found as torch's kernel finds it (one
+//! float32 division from the outer edges, truncated; for `histogram`, then a search among
+//! the neighbouring `linspace` edges, each computed by torch's `linspace` rule; by edges,
+//! the count of edges at or below it, which is where torch's binary search ends in sorted
+//! edges), compared with every bin's number, the hits (or weights) summed per bin. Under a
 //! dynamic batch the counts would add up every sample's entries: refused.
 
 use crate::aten::args::Args;
@@ -77,7 +79,7 @@ impl Lowering<'_, '_> {
         let at = guess(g, scope, &b)?;
         let last = g.constant_scalar(&format!("{scope}.last"), (bins - 1) as f32);
         let bin = emit::binary(g, "Min", scope, activation(&at), Operand::Constant(&last))?;
-        let counts = count(g, scope, &b, &bin, None)?;
+        let counts = count(g, scope, bins, &b.inside, &bin, None)?;
         self.bind(node, 0, counts)
     }
 
@@ -97,19 +99,7 @@ impl Lowering<'_, '_> {
         };
         let density = args.bool("density").or_shape()?;
         let flat = self.column(args, scope)?;
-        let weight = match args.optional_tensor("weight").or_shape()? {
-            None => None,
-            Some(w) => {
-                let w = self.lifted_activation(w)?;
-                let entries: u64 = w.shape().iter().product();
-                Some(self.g.reshape(scope, &w, &[entries, 1])?)
-            }
-        };
-        if weight.as_ref().is_some_and(|w| w.shape() != flat.shape()) {
-            return Err(arg_error(
-                "histogram's weight has another shape than its input".into(),
-            ));
-        }
+        let weight = self.weight_column(args, scope, &flat)?;
         let Some(range) = range else {
             return Err(arg_error(FUSED_EDGES.into()));
         };
@@ -126,21 +116,89 @@ impl Lowering<'_, '_> {
         let b = Extremes::Known(l, r).bins(g, scope, flat, bins)?;
         let at = guess(g, scope, &b)?;
         let bin = searched(g, scope, &b, &table, &at)?;
-        let mut hist = count(g, scope, &b, &bin, weight.as_ref())?;
+        let mut hist = count(g, scope, bins, &b.inside, &bin, weight.as_ref())?;
         if density {
-            let total = g.reduce("ReduceSum", scope, &hist, &[0], true)?;
-            hist = g.div(scope, &hist, &total)?;
-            let widths: Vec<f64> = edges.windows(2).map(|w| f64::from(w[1] - w[0])).collect();
-            let widths = g.typed_constant(
-                &format!("{scope}.widths"),
-                vec![bins],
-                &widths,
-                ElemType::Float32,
-            )?;
-            hist = g.div_constant(scope, &hist, &widths)?;
+            hist = densities(g, scope, hist, &edges)?;
         }
         self.bind(node, 0, hist)?;
         self.bind_folded_f32(node, 1, vec![bins + 1], edges)
+    }
+
+    /// `histogram.bins_tensor(self, bins, weight, density)` by constant edges `bins`
+    /// (sorted, free of NaN): `[bins − 1]` float32 counts (or summed weights, or
+    /// densities) and the edges.
+    pub(super) fn histogram_by_edges(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let name = args.tensor("bins").or_shape()?;
+        if !self.is_constant(name) {
+            return Err(arg_error(format!(
+                "histogram by the computed edges `{name}`; only constant edges are exported"
+            )));
+        }
+        let table = self.constant_tensor(name)?;
+        if table.rank() != 1 {
+            return Err(arg_error(
+                "histogram by edges that are not a 1-D tensor".into(),
+            ));
+        }
+        let edges = table.to_f32();
+        let bins = histogram::check_edges(&edges).map_err(arg_error)?;
+        let density = args.bool("density").or_shape()?;
+        let flat = self.column(args, scope)?;
+        let weight = self.weight_column(args, scope, &flat)?;
+        let g = &mut self.g;
+        let values: Vec<f64> = edges.iter().map(|&e| f64::from(e)).collect();
+        let row = g.typed_constant(
+            &format!("{scope}.edges"),
+            vec![1, bins + 1],
+            &values,
+            ElemType::Float32,
+        )?;
+        let left = Edge::Constant(g.constant_scalar(&format!("{scope}.left"), edges[0]));
+        let last = edges[bins as usize];
+        let right = Edge::Constant(g.constant_scalar(&format!("{scope}.right"), last));
+        let inside = inside(g, scope, &flat, &left, &right)?;
+        // The edges at or below each entry, counted: where torch's search ends.
+        let over = emit::binary(g, "Less", scope, activation(&flat), Operand::Constant(&row))?;
+        let at_or_below = g.unary("Not", scope, &over, vec![]);
+        let at_or_below = emit::cast(g, scope, &at_or_below, ElemType::Float32);
+        let found = g.reduce("ReduceSum", scope, &at_or_below, &[1], true)?;
+        let one = g.constant_scalar(&format!("{scope}.one"), 1.0);
+        let bin = emit::binary(g, "Sub", scope, activation(&found), Operand::Constant(&one))?;
+        let top = g.constant_scalar(&format!("{scope}.last"), (bins - 1) as f32);
+        let bin = emit::binary(g, "Min", scope, activation(&bin), Operand::Constant(&top))?;
+        let mut hist = count(g, scope, bins, &inside, &bin, weight.as_ref())?;
+        if density {
+            hist = densities(g, scope, hist, &edges)?;
+        }
+        self.bind(node, 0, hist)?;
+        self.bind_folded_f32(node, 1, vec![bins + 1], edges)
+    }
+
+    /// `histogram`'s `weight`, when given, as a `[count, 1]` column like the input's
+    /// `flat`.
+    fn weight_column(
+        &mut self,
+        args: &Args<'_>,
+        scope: &str,
+        flat: &Value,
+    ) -> Result<Option<Value>, OnnxError> {
+        let Some(w) = args.optional_tensor("weight").or_shape()? else {
+            return Ok(None);
+        };
+        let w = self.lifted_activation(w)?;
+        let entries: u64 = w.shape().iter().product();
+        let w = self.g.reshape(scope, &w, &[entries, 1])?;
+        if w.shape() != flat.shape() {
+            return Err(arg_error(
+                "histogram's weight has another shape than its input".into(),
+            ));
+        }
+        Ok(Some(w))
     }
 
     /// The entries of `self` as a `[count, 1]` column of a static tensor; refused under a
@@ -329,19 +387,20 @@ fn inside(
     Ok(g.unary("Not", scope, &outside, vec![]))
 }
 
-/// The hits (or `weight`s, `[count, 1]`) of the entries inside the outer edges, summed
+/// The hits (or `weight`s, `[count, 1]`) of the entries `inside` the outer edges, summed
 /// per bin: `[bins]`.
 fn count(
     g: &mut GraphBuilder,
     scope: &str,
-    b: &Bins,
+    bins: u64,
+    inside: &Value,
     bin: &Value,
     weight: Option<&Value>,
 ) -> Result<Value, OnnxError> {
-    let numbers: Vec<f64> = (0..b.bins).map(|k| k as f64).collect();
+    let numbers: Vec<f64> = (0..bins).map(|k| k as f64).collect();
     let numbers = g.typed_constant(
         &format!("{scope}.numbers"),
-        vec![b.bins],
+        vec![bins],
         &numbers,
         ElemType::Float32,
     )?;
@@ -352,10 +411,30 @@ fn count(
         activation(bin),
         Operand::Constant(&numbers),
     )?;
-    let hits = emit::binary(g, "And", scope, activation(&hits), activation(&b.inside))?;
+    let hits = emit::binary(g, "And", scope, activation(&hits), activation(inside))?;
     let mut hits = emit::cast(g, scope, &hits, ElemType::Float32);
     if let Some(w) = weight {
         hits = emit::binary(g, "Mul", scope, activation(&hits), activation(w))?;
     }
     g.reduce("ReduceSum", scope, &hits, &[0], false)
+}
+
+/// `hist` (`[bins]`) divided by its total and each bin's width between `edges`
+/// (`histogramdd_out`'s `density`).
+fn densities(
+    g: &mut GraphBuilder,
+    scope: &str,
+    hist: Value,
+    edges: &[f32],
+) -> Result<Value, OnnxError> {
+    let total = g.reduce("ReduceSum", scope, &hist, &[0], true)?;
+    let hist = g.div(scope, &hist, &total)?;
+    let widths: Vec<f64> = edges.windows(2).map(|w| f64::from(w[1] - w[0])).collect();
+    let widths = g.typed_constant(
+        &format!("{scope}.widths"),
+        vec![widths.len() as u64],
+        &widths,
+        ElemType::Float32,
+    )?;
+    g.div_constant(scope, &hist, &widths)
 }

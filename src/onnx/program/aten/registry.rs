@@ -207,6 +207,9 @@ pub(super) const OPS: &[Op] = &[
         l.logcumsumexp(n, a, s)
     }),
     op(&gradient::OPS, |l, n, a, s| l.gradient(n, a, s)),
+    op(&gradient::COORDINATE_OPS, |l, n, a, s| {
+        l.gradient_at_points(n, a, s)
+    }),
     op(&["trapezoid.dx", "trapz.dx"], |l, n, a, s| {
         l.trapezoid(n, a, s)
     }),
@@ -719,6 +722,12 @@ pub(super) const OPS: &[Op] = &[
     ),
     op(&["histc.default"], |l, n, a, s| l.histc(n, a, s)),
     op(&["histogram.bin_ct"], |l, n, a, s| l.histogram(n, a, s)),
+    op(&["histogram.bins_tensor"], |l, n, a, s| {
+        l.histogram_by_edges(n, a, s)
+    }),
+    op(&["segment_reduce.default"], |l, n, a, s| {
+        l.segment_reduce(n, a, s)
+    }),
     op(&["nonzero_static.default"], |l, n, a, s| {
         l.nonzero_static(n, a, s)
     }),
