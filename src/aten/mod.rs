@@ -67,6 +67,7 @@ pub mod search;
 pub mod series;
 pub mod shape;
 pub mod shuffle;
+pub mod solve;
 pub mod spaced;
 pub mod special;
 pub mod specialize;
