@@ -455,10 +455,7 @@ fn an_unsupported_op_is_named_with_its_call_and_place() {
         err.contains("call: aten.logit_backward.default(grad_output: as_tensor, self: as_tensor)"),
         "{err}"
     );
-    assert!(
-        err.contains("torch.ops.aten.logit_backward(y, y)"),
-        "{err}"
-    );
+    assert!(err.contains("torch.ops.aten.logit_backward(y, y)"), "{err}");
     assert!(err.contains("supported aten ops: conv1d.default"), "{err}");
     assert!(!out.exists());
 }
