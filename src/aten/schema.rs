@@ -2195,6 +2195,10 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg_or("UPLO", "str", D::Str("L"))],
         &[],
     ),
+    not_evaluated(
+        schema("linalg_householder_product.default", &[arg("input", "Tensor"), arg("tau", "Tensor")], &[]),
+        "reflectors of constants alone have not been met; its lowering applies them one at a time",
+    ),
     schema("linalg_inv.default", &[arg("A", "Tensor")], &[]),
     schema(
         "linalg_inv_ex.default",
@@ -3076,6 +3080,10 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("pin_memory", "bool?", D::None),
             arg_or("memory_format", "MemoryFormat?", D::None),
         ],
+    ),
+    not_evaluated(
+        schema("orgqr.default", &[arg("self", "Tensor"), arg("input2", "Tensor")], &[]),
+        "reflectors of constants alone have not been met; its lowering applies them one at a time",
     ),
     not_evaluated(
         schema("ormqr.default", &[arg("self", "Tensor"), arg("input2", "Tensor"), arg("input3", "Tensor"), arg_or("left", "bool", D::Bool(true)), arg_or("transpose", "bool", D::Bool(false))], &[]),

@@ -17,7 +17,8 @@
 //!   `Hⱼ = I − tauⱼ·vⱼ·vⱼᵀ`, `vⱼ` column `j` of `A` below the diagonal with a 1 on it (each
 //!   reflector applied, as `dorm2r` does, even the last: a caller's `tau` need not be
 //!   `geqrf`'s); `Q·C`, `Qᵀ·C`, `C·Q` or `C·Qᵀ` one reflector at a time, in the order of
-//!   [`reflector_order`].
+//!   [`reflector_order`]; `linalg_householder_product(A, tau)` (`orgqr`) is `Q·I` of the
+//!   identity's first columns.
 
 use super::linalg;
 use super::series::{Ops, Scalar};

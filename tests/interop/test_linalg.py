@@ -17,7 +17,8 @@ singular values (`'fro'`, ±1, ±inf, through `linalg.matrix_norm`, `linalg.norm
 test_spectrum_ops.py's). Solves by a constant matrix (`triangular_solve` with its flags,
 `cholesky_solve` lower and upper, `lu_solve`) on a dynamic batch and beside a static stack
 of matrices, refused by a singular or a run-time matrix; `lu_unpack` of activation factors
-with constant pivots, and `ormqr` of activation reflectors (left, right, transposed).
+with constant pivots, `ormqr` of activation reflectors (left, right, transposed) and
+their Householder product (`linalg.householder_product`, `orgqr`).
 """
 import pytest
 import torch
@@ -389,3 +390,14 @@ def test_ormqr_of_activation_reflectors_matches_torch(left, transpose, tmp_path)
     other = torch.randn(2, 4, 4, generator=gen) if left else torch.randn(2, 5, 4, generator=gen)
     fn = lambda x: torch.ormqr(x, tau, other, left=left, transpose=transpose)  # noqa: E731
     judged(fn, [reflectors], tmp_path, dynamic=False)
+
+
+@pytest.mark.parametrize("name", ["linalg.householder_product", "orgqr"])
+def test_householder_products_of_activation_reflectors_match_torch(name, tmp_path):
+    """Q's first columns from geqrf's reflectors (a tall stack of two, static) with a
+    constant tau, and fewer scales than columns."""
+    gen = torch.Generator().manual_seed(8)
+    reflectors, tau = torch.geqrf(torch.randn(2, 5, 3, generator=gen))
+    product = torch.linalg.householder_product if name.startswith("linalg") else torch.orgqr
+    judged(lambda x: product(x, tau), [reflectors], tmp_path, dynamic=False)
+    judged(lambda x: product(x, tau[..., :2]), [reflectors], tmp_path, dynamic=False)

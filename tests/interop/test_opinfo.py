@@ -154,8 +154,10 @@ CONSTANT = {
     # scatter's deprecated reduce (multiply) by a constant index, static.
     "scatter": 20,
     # Solves by constant matrices (a stack of them beside the static right-hand sides), and
-    # a stack of activation reflectors applied to a constant, in static programs.
+    # stacks of activation reflectors applied to a constant and multiplied out, in static
+    # programs.
     "cholesky_solve": 9, "lu_solve": 6, "triangular_solve": 6, "ormqr": 126,
+    "linalg.householder_product": 3,
 }
 
 _OPS = None

@@ -586,6 +586,10 @@ pub(super) const OPS: &[Op] = &[
     op(&["lu_solve.default"], |l, n, a, s| l.lu_solve(n, a, s)),
     op(&["lu_unpack.default"], |l, n, a, s| l.lu_unpack(n, a, s)),
     op(&["ormqr.default"], |l, n, a, s| l.ormqr(n, a, s)),
+    op(
+        &["linalg_householder_product.default", "orgqr.default"],
+        |l, n, a, s| l.householder_product(n, a, s),
+    ),
     op(&["diag_embed.default"], |l, n, a, s| l.diag_embed(n, a, s)),
     op(&["diag.default"], |l, n, a, s| l.diag(n, a, s)),
     op(&["diagflat.default"], |l, n, a, s| l.diagflat(n, a, s)),

@@ -5,8 +5,9 @@
 //! torch's do); `lu_unpack` of activation factors as constant masks and the identity,
 //! its permutation from constant pivots; `ormqr` of activation reflectors as each
 //! reflector applied to the other operand in turn (two MatMuls, a scale and a
-//! subtraction). A solve by a matrix computed at run time is refused
-//! ([`refused::SOLVE_BY_ACTIVATION`]).
+//! subtraction), and their Householder product (`linalg_householder_product`, `orgqr`) as
+//! the same applied to the identity's first columns. A solve by a matrix computed at run
+//! time is refused ([`refused::SOLVE_BY_ACTIVATION`]).
 
 use crate::aten::args::Args;
 use crate::aten::eval;
@@ -336,12 +337,8 @@ impl Lowering<'_, '_> {
         self.bind_tensor(node, 2, u)
     }
 
-    /// `ormqr(self, input2, input3, left, transpose)`: the reflectors `self`
-    /// (`[…, mn, k]`, an activation) with their constant scales `input2` (`[…, t]`)
-    /// applied to `input3` (`[…, m, n]`, a constant or an activation) one at a time in
-    /// [`solve::reflector_order`]: `vⱼ` column `j` of `self` times the constant mask
-    /// below the diagonal plus the unit vector, and `Y ← Y − vⱼ·(tauⱼ·(vⱼᵀ·Y))` from the
-    /// left, `Y ← Y − ((Y·vⱼ)·tauⱼ)·vⱼᵀ` from the right.
+    /// `ormqr(self, input2, input3, left, transpose)`: [`Lowering::reflect`] of
+    /// `input3` (a constant or an activation).
     pub(super) fn ormqr(
         &mut self,
         node: &Node,
@@ -351,24 +348,97 @@ impl Lowering<'_, '_> {
         let op = aten_name(node);
         let left = args.bool("left").or_shape()?;
         let transpose = args.bool("transpose").or_shape()?;
-        let x = self.float_matrices(args, "self", op)?;
+        let c_name = args.tensor("input3").or_shape()?;
+        let other = if self.is_constant(c_name) {
+            Side::Constant(self.constant_tensor(c_name)?)
+        } else {
+            Side::Activation(self.float_matrices(args, "input3", op)?)
+        };
+        let y = self.reflect(args, ["self", "input2"], other, [left, transpose], scope)?;
+        self.bind_side(node, y)
+    }
+
+    /// `linalg_householder_product(input, tau)` and `orgqr(self, input2)`: the first `n`
+    /// columns of `Q` for `[…, m, n]` reflectors, [`Lowering::reflect`] of the identity's
+    /// first `n` columns from the left.
+    pub(super) fn householder_product(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let names = match aten_name(node) {
+            "orgqr.default" => ["self", "input2"],
+            _ => ["input", "tau"],
+        };
+        let recorded = self.recorded_sizes(node, 0)?;
+        let r = recorded.len();
+        if r < 2 {
+            return Err(arg_error(format!(
+                "{} of a rank-{r} result (torch takes matrices)",
+                aten_name(node)
+            )));
+        }
+        let (m, n) = (recorded[r - 2].count, recorded[r - 1].count);
+        let dims: Vec<u64> = recorded
+            .iter()
+            .map(|s| if s.batch { 1 } else { s.count })
+            .collect();
+        let eye: Vec<f32> = (0..m * n)
+            .map(|at| f32::from(u8::from(at / n == at % n)))
+            .collect();
+        let identity = eval::Tensor::f32(vec![m, n], eye)
+            .and_then(|t| t.expand(&dims))
+            .or_shape()?;
+        let y = self.reflect(args, names, Side::Constant(identity), [true, false], scope)?;
+        self.bind_side(node, y)
+    }
+
+    /// Binds output 0 of `node` to `y`: an activation, or a constant (no reflector) the
+    /// same for every sample.
+    fn bind_side(&mut self, node: &Node, y: Side) -> Result<(), OnnxError> {
+        match y {
+            Side::Activation(a) => self.bind_tensor(node, 0, a),
+            Side::Constant(c) if self.recorded_sizes(node, 0)?.iter().any(|s| s.batch) => {
+                self.bind_uniform(node, 0, c)
+            }
+            Side::Constant(c) => self.bind_folded(node, 0, c),
+        }
+    }
+
+    /// The reflectors of argument `names[0]` (`[…, mn, k]`, an activation) with their
+    /// constant scales `names[1]` (`[…, t]`) applied to `y` (`[…, m, n]`) one at a time
+    /// in [`solve::reflector_order`] (`[left, transpose]`, as `ormqr`'s): `vⱼ` column `j`
+    /// of the reflectors times the constant mask below the diagonal plus the unit vector,
+    /// and `Y ← Y − vⱼ·(tauⱼ·(vⱼᵀ·Y))` from the left, `Y ← Y − ((Y·vⱼ)·tauⱼ)·vⱼᵀ` from the
+    /// right.
+    fn reflect(
+        &mut self,
+        args: &Args<'_>,
+        [reflectors, scales]: [&str; 2],
+        mut y: Side,
+        [left, transpose]: [bool; 2],
+        scope: &str,
+    ) -> Result<Side, OnnxError> {
+        let op = aten_name(args.0);
+        let x = self.float_matrices(args, reflectors, op)?;
         let rank = x.rank();
         if let Some(batch) = x.batch_axis().filter(|&a| a + 2 >= rank) {
             return Err(tensor::mixes_samples(op, batch, &x.sizes()));
         }
         let sizes = x.sizes();
         let (mn, k) = (sizes[rank - 2].count, sizes[rank - 1].count);
-        let tau_name = args.tensor("input2").or_shape()?;
+        let tau_name = args.tensor(scales).or_shape()?;
         if !self.is_constant(tau_name) {
             return Err(arg_error(format!(
-                "{op} with scales `input2` computed at run time is not exported (constant scales only)"
+                "{op} with scales `{scales}` computed at run time is not exported (constant scales only)"
             )));
         }
         let tau = self.constant_tensor(tau_name)?;
         let tau_dims = tau.dims().to_vec();
         let Some((&t, tau_lead)) = tau_dims.split_last() else {
             return Err(arg_error(format!(
-                "{op}'s scales `input2` are 0-d (torch takes a row per matrix)"
+                "{op}'s scales `{scales}` are 0-d (torch takes a row per matrix)"
             )));
         };
         if t > k || t > mn || mn * k == 0 {
@@ -377,12 +447,6 @@ impl Lowering<'_, '_> {
                 tensor::show(&sizes)
             )));
         }
-        let c_name = args.tensor("input3").or_shape()?;
-        let mut y = if self.is_constant(c_name) {
-            Side::Constant(self.constant_tensor(c_name)?)
-        } else {
-            Side::Activation(self.float_matrices(args, "input3", op)?)
-        };
         let columns = if k == 1 {
             vec![x.clone()]
         } else {
@@ -461,10 +525,7 @@ impl Lowering<'_, '_> {
                 }
             });
         }
-        match y {
-            Side::Activation(a) => self.bind_tensor(node, 0, a),
-            Side::Constant(c) => self.bind_folded(node, 0, c),
-        }
+        Ok(y)
     }
 }
 
