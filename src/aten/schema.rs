@@ -2310,6 +2310,10 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema("linalg_slogdet.default", &[arg("A", "Tensor")], &[]),
+    not_evaluated(
+        schema("linalg_solve_triangular.default", &[arg("self", "Tensor"), arg("B", "Tensor")], &[arg("upper", "bool"), arg_or("left", "bool", D::Bool(true)), arg_or("unitriangular", "bool", D::Bool(false))]),
+        "a solve of constants alone has not been met; its lowering multiplies by the solve's matrix computed at export",
+    ),
     schema(
         "linalg_svdvals.default",
         &[arg("A", "Tensor")],

@@ -110,33 +110,45 @@ fn times(x: &[f64], y: &[f64], n: usize) -> Vec<f64> {
 }
 
 impl Solve {
-    /// The `n`×`n` matrix `M` (row-major) whose product `M·B` is the solution: `op(A)⁻¹`
-    /// of the factors `m` (with their 1-based `pivots` for [`Solve::Lu`]). Refused where
-    /// an entry is not finite: a singular factor (a zero on the diagonal), or an infinity
-    /// or NaN in `m`, whose solution is what torch's kernel makes of them in its order of
-    /// operations, which a product does not reproduce.
-    pub fn matrix(self, m: &[f64], pivots: &[i64], n: usize) -> Result<Vec<f64>, String> {
-        let s = &mut Scalar;
-        let inverse = match self {
+    /// The program of the `n`×`n` matrix `M` (row-major) whose product `M·B` is the
+    /// solution, over the entries `m` of a triangular or Cholesky factor: `op(T)⁻¹` or
+    /// `(F·Fᵀ)⁻¹`, written once for the evaluator's numbers and the lowering's unrolled
+    /// graph. An LU solve's permutation is read from pivots known at export
+    /// ([`Solve::matrix`]).
+    pub fn program<A: Ops>(self, a: &mut A, m: &[A::V], n: usize) -> Result<Vec<A::V>, String> {
+        match self {
             Solve::Triangular {
                 upper,
                 transpose,
                 unitriangular,
             } => {
-                let x = triangular_inverse(s, m, n, upper, unitriangular)?;
-                if transpose {
+                let x = triangular_inverse(a, m, n, upper, unitriangular)?;
+                Ok(if transpose {
                     linalg::transpose(&x, n)
                 } else {
                     x
-                }
+                })
             }
-            Solve::Cholesky { upper } => linalg::cholesky_inverse(s, m, n, upper)?,
+            Solve::Cholesky { upper } => linalg::cholesky_inverse(a, m, n, upper),
+            Solve::Lu => Err("an LU solve's permutation is read from its pivots".into()),
+        }
+    }
+
+    /// [`Solve::program`] of the factors `m` in double precision (with their 1-based
+    /// `pivots` for [`Solve::Lu`]: `U⁻¹·L⁻¹·Pᵀ`). Refused where an entry is not finite: a
+    /// singular factor (a zero on the diagonal), or an infinity or NaN in `m`, whose
+    /// solution is what torch's kernel makes of them in its order of operations, which a
+    /// product does not reproduce.
+    pub fn matrix(self, m: &[f64], pivots: &[i64], n: usize) -> Result<Vec<f64>, String> {
+        let s = &mut Scalar;
+        let inverse = match self {
             Solve::Lu => {
                 let u = triangular_inverse(s, m, n, true, false)?;
                 let l = triangular_inverse(s, m, n, false, true)?;
                 let p = permutation_matrix(&permutation(pivots, n)?);
                 times(&times(&u, &l, n), &linalg::transpose(&p, n), n)
             }
+            _ => self.program(s, m, n)?,
         };
         if inverse.iter().any(|v| !v.is_finite()) {
             return Err(

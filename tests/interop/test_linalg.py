@@ -16,7 +16,8 @@ singular values (`'fro'`, ±1, ±inf, through `linalg.matrix_norm`, `linalg.norm
 `norm`) on a dynamic batch and a static tensor (the norms of singular values are
 test_spectrum_ops.py's). Solves by a constant matrix (`triangular_solve` with its flags,
 `cholesky_solve` lower and upper, `lu_solve`) on a dynamic batch and beside a static stack
-of matrices, refused by a singular or a run-time matrix; `lu_unpack` of activation factors
+of matrices, and by triangular and Cholesky factors computed at run time (unrolled),
+refused by a singular constant or run-time LU factors; `lu_unpack` of activation factors
 with constant pivots, `ormqr` of activation reflectors (left, right, transposed) and
 their Householder product (`linalg.householder_product`, `orgqr`).
 """
@@ -352,6 +353,30 @@ def test_solves_by_a_constant_matrix_match_torch(name, tmp_path):
     judged(fn, [torch.randn(2, 5, 3, generator=gen)], tmp_path, dynamic=False)
 
 
+RUNTIME_SOLVES = {
+    "triangular_solve": lambda b: lambda x: tuple(torch.triangular_solve(b, x, upper=False)),
+    "triangular_solve transposed unit": lambda b: lambda x: tuple(
+        torch.triangular_solve(b, x, upper=True, transpose=True, unitriangular=True)),
+    "cholesky_solve upper": lambda b: lambda x: torch.cholesky_solve(b, x, upper=True),
+    "linalg.solve_triangular": lambda b: lambda x: torch.linalg.solve_triangular(
+        x, b, upper=False),
+    "linalg.solve_triangular right": lambda b: lambda x: torch.linalg.solve_triangular(
+        x, b.transpose(-1, -2), upper=True, left=False),
+}
+
+
+@pytest.mark.parametrize("name", RUNTIME_SOLVES)
+def test_solves_by_a_runtime_factor_match_torch(name, tmp_path):
+    """The factor an activation (a dynamic batch of well-conditioned triangles), the
+    right-hand side a constant: the inverse unrolled over the factor's entries."""
+    gen = torch.Generator().manual_seed(9)
+    b = torch.randn(5, 3, generator=gen)
+    _, c, _, _ = factors(6, 5, 13)
+    upper = "upper" in name or "transposed" in name or "right" in name
+    c = c.transpose(-1, -2).contiguous() if upper else c
+    judged(RUNTIME_SOLVES[name](b), [c[:4], c[4:]], tmp_path)
+
+
 def test_a_solve_by_a_singular_or_runtime_matrix_is_refused(tmp_path):
     singular = torch.tensor([[1.0, 0.0], [2.0, 0.0]])
     _, archive, out = convert(lambda x: tuple(torch.triangular_solve(x, singular, upper=False)),
@@ -359,9 +384,10 @@ def test_a_solve_by_a_singular_or_runtime_matrix_is_refused(tmp_path):
     proc = run_ckpt("to-onnx", archive, "-o", out)
     assert proc.returncode == 1 and "singular" in proc.stderr, proc.stderr
     b = torch.randn(2, 3)
-    _, archive, out = convert(lambda x: torch.cholesky_solve(b, x), torch.randn(3, 2, 2),
-                              tmp_path)
-    proc = run_ckpt("to-onnx", archive, "-o", out)
+    pivots = torch.tensor([1, 2], dtype=torch.int32)
+    _, archive, out = convert(lambda x: torch.lu_solve(b, x, pivots), torch.randn(2, 2),
+                              tmp_path, dynamic=False)
+    proc = run_ckpt("to-onnx", archive, "-o", out, "--batch", "static")
     assert proc.returncode == 1 and "computed at run time" in proc.stderr, proc.stderr
     assert "no lowering" not in proc.stderr and not out.exists(), proc.stderr
 

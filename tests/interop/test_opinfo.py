@@ -158,6 +158,8 @@ CONSTANT = {
     # programs.
     "cholesky_solve": 9, "lu_solve": 6, "triangular_solve": 6, "ormqr": 126,
     "linalg.householder_product": 3,
+    # A triangular solve by an activation factor (unrolled) of a constant right-hand side.
+    "linalg.solve_triangular": 54,
 }
 
 _OPS = None

@@ -580,6 +580,9 @@ pub(super) const OPS: &[Op] = &[
     op(&["triangular_solve.default"], |l, n, a, s| {
         l.triangular_solve(n, a, s)
     }),
+    op(&["linalg_solve_triangular.default"], |l, n, a, s| {
+        l.solve_triangular(n, a, s)
+    }),
     op(&["cholesky_solve.default"], |l, n, a, s| {
         l.cholesky_solve(n, a, s)
     }),

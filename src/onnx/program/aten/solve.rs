@@ -1,13 +1,15 @@
-//! Solves by a constant matrix and the matrices of a factorisation's packed form
-//! ([`crate::aten::solve`]): `triangular_solve`, `cholesky_solve` and `lu_solve` as one
-//! MatMul of the right-hand side by the solve's matrix, computed at export for every
-//! matrix of the constant (its leading dimensions broadcast with the activation's as
-//! torch's do); `lu_unpack` of activation factors as constant masks and the identity,
-//! its permutation from constant pivots; `ormqr` of activation reflectors as each
-//! reflector applied to the other operand in turn (two MatMuls, a scale and a
+//! Solves by a factored matrix and the matrices of a factorisation's packed form
+//! ([`crate::aten::solve`]): `triangular_solve`, `linalg_solve_triangular`,
+//! `cholesky_solve` and `lu_solve` as one MatMul of the right-hand side by the solve's
+//! matrix, computed at export for every matrix of a constant (its leading dimensions
+//! broadcast with the activation's as torch's do), or, for a triangular or Cholesky
+//! factor computed at run time, its program unrolled over the factor's entries (at most
+//! 8×8, as the inverse is); `lu_unpack` of activation factors as constant masks and the
+//! identity, its permutation from constant pivots; `ormqr` of activation reflectors as
+//! each reflector applied to the other operand in turn (two MatMuls, a scale and a
 //! subtraction), and their Householder product (`linalg_householder_product`, `orgqr`) as
-//! the same applied to the identity's first columns. A solve by a matrix computed at run
-//! time is refused ([`refused::SOLVE_BY_ACTIVATION`]).
+//! the same applied to the identity's first columns. An LU solve by factors computed at
+//! run time is refused ([`refused::SOLVE_BY_ACTIVATION`]).
 
 use crate::aten::args::Args;
 use crate::aten::eval;
@@ -22,6 +24,7 @@ use super::super::lower::Lowering;
 use super::super::tensor::{self, Tensor};
 use super::matmul::Fixed;
 use super::registry::aten_name;
+use super::series::Graph;
 use super::{arg_error, OrShape};
 
 /// A constant's values with its sizes, read for a solve.
@@ -139,24 +142,77 @@ impl Lowering<'_, '_> {
         eval::Tensor::f32(m.dims.clone(), out).or_shape()
     }
 
-    /// Binds output 0 of `node` to `matrices · self` (the right-hand side, an activation),
-    /// refused unless torch recorded float32.
+    /// `solve`'s matrices for argument `name` of `op`: computed at export of a constant
+    /// ([`Lowering::solve_matrices`]), or the program ([`Solve::program`]) unrolled over
+    /// the entries of an activation's matrices (at most 8×8, neither dimension the batch),
+    /// as the inverse is; an LU solve by run-time factors is refused.
+    fn solve_by(
+        &mut self,
+        args: &Args<'_>,
+        name: &str,
+        op: &str,
+        solve: Solve,
+        scope: &str,
+    ) -> Result<By, OnnxError> {
+        if self.is_constant(args.tensor(name).or_shape()?) {
+            let m = self.constant_matrices(args, name, op)?;
+            return Ok(By::Constant(self.solve_matrices(op, solve, &m, &[])?));
+        }
+        let (x, [n, _]) = self.matrix_input(args, name, op, true)?;
+        let (like, terms) = self.entry_terms(scope, &x, op, n as u64, n as u64)?;
+        let inverse = {
+            let mut graph = Graph::new(&mut self.g, scope);
+            solve.program(&mut graph, &terms, n).or_shape()?
+        };
+        Ok(By::Activation(self.assemble(scope, &inverse, n, n, &like)?))
+    }
+
+    /// Binds output 0 of `node` to the solution: `M·B` (`left`) or `B·M` of the solve's
+    /// matrices `by` and the right-hand side `rhs`, refused unless torch recorded float32.
     fn bind_solution(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
-        matrices: eval::Tensor,
+        by: By,
+        [rhs, left]: [&str; 2],
     ) -> Result<(), OnnxError> {
         let op = aten_name(node);
-        let b = self.float_matrices(args, "self", op)?;
         let recorded = self.recorded_elem(self.output_name(node, 0)?)?;
         if recorded != ElemType::Float32 {
             return Err(arg_error(format!(
                 "{op} giving {recorded} is not exported (float32 only)"
             )));
         }
-        let y = self.constant_product(&b, Fixed::Computed(matrices), true, scope)?;
+        let left = left == "left";
+        let b_name = args.tensor(rhs).or_shape()?;
+        let y = match (by, self.is_constant(b_name)) {
+            (By::Constant(m), false) => {
+                let b = self.float_matrices(args, rhs, op)?;
+                self.constant_product(&b, Fixed::Computed(m), left, scope)?
+            }
+            (By::Activation(m), true) => {
+                let b = self.constant_tensor(b_name)?;
+                self.constant_product(&m, Fixed::Computed(b), !left, scope)?
+            }
+            (By::Activation(m), false) => {
+                let b = self.float_matrices(args, rhs, op)?;
+                if left {
+                    self.product(&m, &b, scope)?
+                } else {
+                    self.product(&b, &m, scope)?
+                }
+            }
+            (By::Constant(m), true) => {
+                let b = self.constant_tensor(b_name)?;
+                let x = if left {
+                    eval::Tensor::matmul(&m, &b)
+                } else {
+                    eval::Tensor::matmul(&b, &m)
+                };
+                return self.bind_folded(node, 0, x.or_shape()?);
+            }
+        };
         self.bind_tensor(node, 0, y)
     }
 
@@ -175,23 +231,55 @@ impl Lowering<'_, '_> {
             transpose: args.bool("transpose").or_shape()?,
             unitriangular: args.bool("unitriangular").or_shape()?,
         };
-        let a = self.constant_matrices(args, "A", op)?;
-        let matrices = self.solve_matrices(op, solve, &a, &[])?;
-        self.bind_solution(node, args, scope, matrices)?;
+        let by = self.solve_by(args, "A", op, solve, scope)?;
+        self.bind_solution(node, args, scope, by, ["self", "left"])?;
+        // torch's copy of A, broadcast to the solution's leading sizes.
+        let a = args.tensor("A").or_shape()?;
         let recorded = self.recorded_sizes(node, 1)?;
+        if !self.is_constant(a) {
+            let x = self.tensor(a)?;
+            if x.sizes() != recorded {
+                return Err(arg_error(format!(
+                    "{op}'s copy of `A` {} broadcast to {} is not exported (an activation `A` of the solution's leading sizes only)",
+                    tensor::show(&x.sizes()),
+                    tensor::show(&recorded)
+                )));
+            }
+            return self.bind_tensor(node, 1, x);
+        }
         let dims: Vec<u64> = recorded
             .iter()
             .map(|s| if s.batch { 1 } else { s.count })
             .collect();
-        let values: Vec<f32> = a.values.iter().map(|&v| v as f32).collect();
-        let copy = eval::Tensor::f32(a.dims.clone(), values)
-            .and_then(|t| t.expand(&dims))
-            .or_shape()?;
+        let copy = self.constant_tensor(a)?.expand(&dims).or_shape()?;
         if recorded.iter().any(|s| s.batch) {
             self.bind_uniform(node, 1, copy)
         } else {
             self.bind_folded(node, 1, copy)
         }
+    }
+
+    /// `linalg_solve_triangular(self, B, *, upper, left, unitriangular)`: `A⁻¹·B`
+    /// (`left`) or `B·A⁻¹`.
+    pub(super) fn solve_triangular(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
+        let op = aten_name(node);
+        let solve = Solve::Triangular {
+            upper: args.bool("upper").or_shape()?,
+            transpose: false,
+            unitriangular: args.bool("unitriangular").or_shape()?,
+        };
+        let side = if args.bool("left").or_shape()? {
+            "left"
+        } else {
+            "right"
+        };
+        let by = self.solve_by(args, "self", op, solve, scope)?;
+        self.bind_solution(node, args, scope, by, ["B", side])
     }
 
     /// `cholesky_solve(self, input2, upper)`.
@@ -205,9 +293,8 @@ impl Lowering<'_, '_> {
         let solve = Solve::Cholesky {
             upper: args.bool("upper").or_shape()?,
         };
-        let f = self.constant_matrices(args, "input2", op)?;
-        let matrices = self.solve_matrices(op, solve, &f, &[])?;
-        self.bind_solution(node, args, scope, matrices)
+        let by = self.solve_by(args, "input2", op, solve, scope)?;
+        self.bind_solution(node, args, scope, by, ["self", "left"])
     }
 
     /// `lu_solve(self, LU_data, LU_pivots)`.
@@ -228,7 +315,7 @@ impl Lowering<'_, '_> {
             )));
         }
         let matrices = self.solve_matrices(op, Solve::Lu, &lu, &pivots)?;
-        self.bind_solution(node, args, scope, matrices)
+        self.bind_solution(node, args, scope, By::Constant(matrices), ["self", "left"])
     }
 
     /// `lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)` of `rows`×`cols`
@@ -527,6 +614,12 @@ impl Lowering<'_, '_> {
         }
         Ok(y)
     }
+}
+
+/// A solve's matrices: computed at export, or unrolled over an activation's entries.
+enum By {
+    Constant(eval::Tensor),
+    Activation(Tensor),
 }
 
 /// The operand `ormqr` applies its reflectors to, as it stands.
