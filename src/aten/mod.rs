@@ -68,6 +68,7 @@ pub mod segment;
 pub mod series;
 pub mod shape;
 pub mod shuffle;
+pub mod solve;
 pub mod spaced;
 pub mod special;
 pub mod specialize;

@@ -71,6 +71,12 @@ impl Class {
 /// statistics): the lowering's refusal of `batch_norm` and `_batch_norm_with_update`'s.
 pub const BATCH_STATISTICS: &str = "BatchNorm normalises with the batch's statistics (training mode, or track_running_stats=False), which mixes samples; export the model after `model.eval()`, with running statistics";
 
+/// Why an LU solve by factors computed at run time is refused (`lu_solve`, and
+/// `lu_unpack`'s permutation from pivots an activation holds): the lowering multiplies by
+/// the solve's matrix computed at export (triangular and Cholesky solves by a run-time
+/// matrix are unrolled over its entries instead, as the inverse is).
+pub const SOLVE_BY_ACTIVATION: &str = "opset 11 and ATC have no LU solve, matrix inverse or permutation by pivots, so ckpt solves by LU factors only when they and their pivots are known at export (constants of the program, whose inverse it computes and multiplies by); here they are computed at run time";
+
 /// Ops refused one by one, each for its own reason in opset 11 or in torch's definition of
 /// its result (not a class torch marks), sorted by name: aten op name (another namespace's
 /// op as `namespace.name`), reason.

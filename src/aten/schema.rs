@@ -1081,6 +1081,10 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    not_evaluated(
+        schema("cholesky_solve.default", &[arg("self", "Tensor"), arg("input2", "Tensor"), arg_or("upper", "bool", D::Bool(false))], &[]),
+        "a solve of constants alone has not been met; its lowering multiplies by the solve's matrix computed at export",
+    ),
     schema(
         "chunk.default",
         &[
@@ -2201,6 +2205,10 @@ pub const SCHEMAS: &[Schema] = &[
         &[arg("self", "Tensor"), arg_or("UPLO", "str", D::Str("L"))],
         &[],
     ),
+    not_evaluated(
+        schema("linalg_householder_product.default", &[arg("input", "Tensor"), arg("tau", "Tensor")], &[]),
+        "reflectors of constants alone have not been met; its lowering applies them one at a time",
+    ),
     schema("linalg_inv.default", &[arg("A", "Tensor")], &[]),
     schema(
         "linalg_inv_ex.default",
@@ -2312,6 +2320,10 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema("linalg_slogdet.default", &[arg("A", "Tensor")], &[]),
+    not_evaluated(
+        schema("linalg_solve_triangular.default", &[arg("self", "Tensor"), arg("B", "Tensor")], &[arg("upper", "bool"), arg_or("left", "bool", D::Bool(true)), arg_or("unitriangular", "bool", D::Bool(false))]),
+        "a solve of constants alone has not been met; its lowering multiplies by the solve's matrix computed at export",
+    ),
     schema(
         "linalg_svdvals.default",
         &[arg("A", "Tensor")],
@@ -2537,6 +2549,14 @@ pub const SCHEMAS: &[Schema] = &[
         "lt.Tensor",
         &[arg("self", "Tensor"), arg("other", "Tensor")],
         &[],
+    ),
+    not_evaluated(
+        schema("lu_solve.default", &[arg("self", "Tensor"), arg("LU_data", "Tensor"), arg("LU_pivots", "Tensor")], &[]),
+        "a solve of constants alone has not been met; its lowering multiplies by the solve's matrix computed at export",
+    ),
+    not_evaluated(
+        schema("lu_unpack.default", &[arg("LU_data", "Tensor"), arg("LU_pivots", "Tensor"), arg_or("unpack_data", "bool", D::Bool(true)), arg_or("unpack_pivots", "bool", D::Bool(true))], &[]),
+        "unpacking constant factors alone has not been met; its lowering masks them and computes the permutation at export",
     ),
     schema("mH.default", &[arg("self", "Tensor")], &[]),
     schema("mT.default", &[arg("self", "Tensor")], &[]),
@@ -3074,6 +3094,14 @@ pub const SCHEMAS: &[Schema] = &[
             arg_or("pin_memory", "bool?", D::None),
             arg_or("memory_format", "MemoryFormat?", D::None),
         ],
+    ),
+    not_evaluated(
+        schema("orgqr.default", &[arg("self", "Tensor"), arg("input2", "Tensor")], &[]),
+        "reflectors of constants alone have not been met; its lowering applies them one at a time",
+    ),
+    not_evaluated(
+        schema("ormqr.default", &[arg("self", "Tensor"), arg("input2", "Tensor"), arg("input3", "Tensor"), arg_or("left", "bool", D::Bool(true)), arg_or("transpose", "bool", D::Bool(false))], &[]),
+        "reflectors of constants alone have not been met; its lowering applies them one at a time",
     ),
     schema(
         "outer.default",
@@ -3888,6 +3916,10 @@ pub const SCHEMAS: &[Schema] = &[
         ],
     ),
     schema("trapz.x", &[arg("y", "Tensor"), arg("x", "Tensor")], &[arg_or("dim", "int", D::Int(-1))]),
+    not_evaluated(
+        schema("triangular_solve.default", &[arg("self", "Tensor"), arg("A", "Tensor"), arg_or("upper", "bool", D::Bool(true)), arg_or("transpose", "bool", D::Bool(false)), arg_or("unitriangular", "bool", D::Bool(false))], &[]),
+        "a solve of constants alone has not been met; its lowering multiplies by the solve's matrix computed at export",
+    ),
     schema(
         "tril.default",
         &[

@@ -14,7 +14,12 @@ negative determinant (logdet NaN), and pivoting cases (zeros on the diagonal, ti
 pivot column). A matrix order above the cap is refused by name. Matrix norms without
 singular values (`'fro'`, ±1, ±inf, through `linalg.matrix_norm`, `linalg.norm` and
 `norm`) on a dynamic batch and a static tensor (the norms of singular values are
-test_spectrum_ops.py's).
+test_spectrum_ops.py's). Solves by a constant matrix (`triangular_solve` with its flags,
+`cholesky_solve` lower and upper, `lu_solve`) on a dynamic batch and beside a static stack
+of matrices, and by triangular and Cholesky factors computed at run time (unrolled),
+refused by a singular constant or run-time LU factors; `lu_unpack` of activation factors
+with constant pivots, `ormqr` of activation reflectors (left, right, transposed) and
+their Householder product (`linalg.householder_product`, `orgqr`).
 """
 import pytest
 import torch
@@ -310,3 +315,115 @@ def test_qr_of_mode_r_is_refused_for_its_empty_q(tmp_path):
     proc = run_ckpt("to-onnx", archive, "-o", out)
     assert proc.returncode == 1, proc.stderr
     assert "empty" in proc.stderr and not out.exists(), proc.stderr
+
+
+def factors(batch, n, seed):
+    """Well-conditioned matrices (float32), their lower Cholesky factors and LU factors."""
+    a = well_conditioned(batch, n, seed)
+    spd = a @ a.transpose(-1, -2) + torch.eye(n, dtype=torch.float64)
+    lu, pivots = torch.linalg.lu_factor(a)
+    return a.float(), torch.linalg.cholesky(spd).float(), lu.float(), pivots
+
+
+SOLVES = {
+    "triangular lower": lambda a, c, lu, p: lambda x: tuple(
+        torch.triangular_solve(x, a, upper=False)),
+    "triangular upper transposed": lambda a, c, lu, p: lambda x: tuple(
+        torch.triangular_solve(x, a, upper=True, transpose=True)),
+    "triangular unit": lambda a, c, lu, p: lambda x: tuple(
+        torch.triangular_solve(x, a, upper=False, unitriangular=True)),
+    "cholesky lower": lambda a, c, lu, p: lambda x: torch.cholesky_solve(x, c),
+    "cholesky upper": lambda a, c, lu, p: lambda x: torch.cholesky_solve(
+        x, c.transpose(-1, -2).contiguous(), upper=True),
+    "lu": lambda a, c, lu, p: lambda x: torch.lu_solve(x, lu, p),
+}
+
+
+@pytest.mark.parametrize("name", SOLVES)
+def test_solves_by_a_constant_matrix_match_torch(name, tmp_path):
+    """One matrix for every sample of a dynamic batch (`[B, 5, 3]` right-hand sides),
+    then a stack of matrices beside a static one of its size."""
+    a, c, lu, p = factors(1, 5, 11)
+    fn = SOLVES[name](a[0], c[0], lu[0], p[0])
+    gen = torch.Generator().manual_seed(3)
+    judged(fn, [torch.randn(4, 5, 3, generator=gen), torch.randn(2, 5, 3, generator=gen)],
+           tmp_path)
+    a, c, lu, p = factors(2, 5, 12)
+    fn = SOLVES[name](a, c, lu, p)
+    judged(fn, [torch.randn(2, 5, 3, generator=gen)], tmp_path, dynamic=False)
+
+
+RUNTIME_SOLVES = {
+    "triangular_solve": lambda b: lambda x: tuple(torch.triangular_solve(b, x, upper=False)),
+    "triangular_solve transposed unit": lambda b: lambda x: tuple(
+        torch.triangular_solve(b, x, upper=True, transpose=True, unitriangular=True)),
+    "cholesky_solve upper": lambda b: lambda x: torch.cholesky_solve(b, x, upper=True),
+    "linalg.solve_triangular": lambda b: lambda x: torch.linalg.solve_triangular(
+        x, b, upper=False),
+    "linalg.solve_triangular right": lambda b: lambda x: torch.linalg.solve_triangular(
+        x, b.transpose(-1, -2), upper=True, left=False),
+}
+
+
+@pytest.mark.parametrize("name", RUNTIME_SOLVES)
+def test_solves_by_a_runtime_factor_match_torch(name, tmp_path):
+    """The factor an activation (a dynamic batch of well-conditioned triangles), the
+    right-hand side a constant: the inverse unrolled over the factor's entries."""
+    gen = torch.Generator().manual_seed(9)
+    b = torch.randn(5, 3, generator=gen)
+    _, c, _, _ = factors(6, 5, 13)
+    upper = "upper" in name or "transposed" in name or "right" in name
+    c = c.transpose(-1, -2).contiguous() if upper else c
+    judged(RUNTIME_SOLVES[name](b), [c[:4], c[4:]], tmp_path)
+
+
+def test_a_solve_by_a_singular_or_runtime_matrix_is_refused(tmp_path):
+    singular = torch.tensor([[1.0, 0.0], [2.0, 0.0]])
+    _, archive, out = convert(lambda x: tuple(torch.triangular_solve(x, singular, upper=False)),
+                              torch.randn(2, 2, 3), tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1 and "singular" in proc.stderr, proc.stderr
+    b = torch.randn(2, 3)
+    pivots = torch.tensor([1, 2], dtype=torch.int32)
+    _, archive, out = convert(lambda x: torch.lu_solve(b, x, pivots), torch.randn(2, 2),
+                              tmp_path, dynamic=False)
+    proc = run_ckpt("to-onnx", archive, "-o", out, "--batch", "static")
+    assert proc.returncode == 1 and "computed at run time" in proc.stderr, proc.stderr
+    assert "no lowering" not in proc.stderr and not out.exists(), proc.stderr
+
+
+@pytest.mark.parametrize("sizes", [(3, 5), (5, 3), (4, 4)])
+def test_lu_unpack_of_activation_factors_matches_torch(sizes, tmp_path):
+    """Constant pivots, one row per matrix of a static program; under a dynamic batch the
+    pivots would give each sample a permutation by its position, which is refused."""
+    rows, cols = sizes
+    gen = torch.Generator().manual_seed(5)
+    lu, pivots = torch.linalg.lu_factor(torch.randn(2, rows, cols, generator=gen))
+    fn = lambda x: tuple(torch.lu_unpack(x, pivots))  # noqa: E731
+    judged(fn, [lu], tmp_path, dynamic=False)
+    _, archive, out = convert(fn, lu, tmp_path)
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1 and "lines up with the batch" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("transpose", [False, True])
+def test_ormqr_of_activation_reflectors_matches_torch(left, transpose, tmp_path):
+    """geqrf's reflectors of a batch of two (static), a constant tau and `other`, from
+    the left and the right, Q and Qᵀ."""
+    gen = torch.Generator().manual_seed(6)
+    reflectors, tau = torch.geqrf(torch.randn(2, 4, 3, generator=gen))
+    other = torch.randn(2, 4, 4, generator=gen) if left else torch.randn(2, 5, 4, generator=gen)
+    fn = lambda x: torch.ormqr(x, tau, other, left=left, transpose=transpose)  # noqa: E731
+    judged(fn, [reflectors], tmp_path, dynamic=False)
+
+
+@pytest.mark.parametrize("name", ["linalg.householder_product", "orgqr"])
+def test_householder_products_of_activation_reflectors_match_torch(name, tmp_path):
+    """Q's first columns from geqrf's reflectors (a tall stack of two, static) with a
+    constant tau, and fewer scales than columns."""
+    gen = torch.Generator().manual_seed(8)
+    reflectors, tau = torch.geqrf(torch.randn(2, 5, 3, generator=gen))
+    product = torch.linalg.householder_product if name.startswith("linalg") else torch.orgqr
+    judged(lambda x: product(x, tau), [reflectors], tmp_path, dynamic=False)
+    judged(lambda x: product(x, tau[..., :2]), [reflectors], tmp_path, dynamic=False)

@@ -158,6 +158,13 @@ CONSTANT = {
     "_segment_reduce.lengths": 22, "_segment_reduce.offsets": 0, "histogram": 121,
     # gradient at constant sample points (edge order 2), static.
     "gradient": 7,
+    # Solves by constant matrices (a stack of them beside the static right-hand sides), and
+    # stacks of activation reflectors applied to a constant and multiplied out, in static
+    # programs.
+    "cholesky_solve": 9, "lu_solve": 6, "triangular_solve": 6, "ormqr": 126,
+    "linalg.householder_product": 3,
+    # A triangular solve by an activation factor (unrolled) of a constant right-hand side.
+    "linalg.solve_triangular": 54,
 }
 
 _OPS = None

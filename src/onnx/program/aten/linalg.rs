@@ -26,7 +26,7 @@ use super::{arg_error, OrShape};
 impl Lowering<'_, '_> {
     /// The float32 matrix argument `name` of `op`, square ones when `square`,
     /// with their sizes; refused when a matrix dimension carries the batch.
-    fn matrix_input(
+    pub(super) fn matrix_input(
         &mut self,
         args: &Args<'_>,
         name: &str,
@@ -102,7 +102,7 @@ impl Lowering<'_, '_> {
 
     /// The entries of [`Self::entries`] as the program's terms, with the first entry, whose
     /// layout every result entry takes.
-    fn entry_terms(
+    pub(super) fn entry_terms(
         &mut self,
         scope: &str,
         x: &Tensor,
@@ -120,7 +120,7 @@ impl Lowering<'_, '_> {
 
     /// A `rows`×`cols` matrix from program entries `terms` (row-major) on the layout of
     /// `like` (an entry): activations concatenated, numbers set by one `Where`.
-    fn assemble(
+    pub(super) fn assemble(
         &mut self,
         scope: &str,
         terms: &[Term],

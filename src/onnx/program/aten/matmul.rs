@@ -797,7 +797,7 @@ impl<'p> Lowering<'p, '_> {
     /// contracted dimension (the product would sum over samples), or a leading dimension of
     /// the constant other than 1 beside the batch (each sample would take a matrix of its
     /// own by its position in the batch).
-    fn constant_product(
+    pub(super) fn constant_product(
         &mut self,
         x: &Tensor,
         fixed: Fixed,
@@ -922,7 +922,12 @@ impl<'p> Lowering<'p, '_> {
     /// samples: the batch on a contracted dimension sums over samples, and on a row of one
     /// and a column of the other (timm csatv2's `q @ k.transpose(-1, -2)` of `[B, N]`
     /// rows) pairs every sample with every other.
-    fn product(&mut self, a: &Tensor, b: &Tensor, scope: &str) -> Result<Tensor, OnnxError> {
+    pub(super) fn product(
+        &mut self,
+        a: &Tensor,
+        b: &Tensor,
+        scope: &str,
+    ) -> Result<Tensor, OnnxError> {
         if let (Some(i), Some(j)) = (a.batch_axis(), b.batch_axis()) {
             if !a.same_batch(b) {
                 let contracted_b = b.rank().saturating_sub(2);
@@ -954,7 +959,7 @@ impl<'p> Lowering<'p, '_> {
 
 /// A constant operand of a product: a constant of the program as it is (written as its
 /// initializer), or values the export laid out (a stack of matrices viewed as one).
-enum Fixed {
+pub(super) enum Fixed {
     Named { name: String, constant: Constant },
     Computed(eval::Tensor),
 }

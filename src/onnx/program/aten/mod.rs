@@ -65,6 +65,7 @@ mod sequence;
 mod series;
 mod shape_ops;
 mod shrink;
+mod solve;
 mod spaced;
 mod split;
 mod triangle;

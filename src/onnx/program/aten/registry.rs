@@ -580,6 +580,22 @@ pub(super) const OPS: &[Op] = &[
     ),
     op(&["linalg_vander.default"], |l, n, a, s| l.vander(n, a, s)),
     op(&["trace.default"], |l, n, a, s| l.trace(n, a, s)),
+    op(&["triangular_solve.default"], |l, n, a, s| {
+        l.triangular_solve(n, a, s)
+    }),
+    op(&["linalg_solve_triangular.default"], |l, n, a, s| {
+        l.solve_triangular(n, a, s)
+    }),
+    op(&["cholesky_solve.default"], |l, n, a, s| {
+        l.cholesky_solve(n, a, s)
+    }),
+    op(&["lu_solve.default"], |l, n, a, s| l.lu_solve(n, a, s)),
+    op(&["lu_unpack.default"], |l, n, a, s| l.lu_unpack(n, a, s)),
+    op(&["ormqr.default"], |l, n, a, s| l.ormqr(n, a, s)),
+    op(
+        &["linalg_householder_product.default", "orgqr.default"],
+        |l, n, a, s| l.householder_product(n, a, s),
+    ),
     op(&["diag_embed.default"], |l, n, a, s| l.diag_embed(n, a, s)),
     op(&["diag.default"], |l, n, a, s| l.diag(n, a, s)),
     op(&["diagflat.default"], |l, n, a, s| l.diagflat(n, a, s)),
