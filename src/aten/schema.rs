@@ -1807,6 +1807,8 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema("frac.default", &[arg("self", "Tensor")], &[]),
+    schema("fractional_max_pool2d.default", &[arg("self", "Tensor"), arg("kernel_size", "int[2]"), arg("output_size", "int[2]"), arg("random_samples", "Tensor")], &[]),
+    schema("fractional_max_pool3d.default", &[arg("self", "Tensor"), arg("kernel_size", "int[3]"), arg("output_size", "int[3]"), arg("random_samples", "Tensor")], &[]),
     schema("frexp.Tensor", &[arg("self", "Tensor")], &[]),
     schema(
         "full.default",

@@ -153,6 +153,8 @@ CONSTANT = {
     "quantile": 56, "nanquantile": 45,
     # scatter's deprecated reduce (multiply) by a constant index, static.
     "scatter": 20,
+    # Fractional max pooling by given samples (a buffer), static, with its indices.
+    "nn.functional.fractional_max_pool2d": 36,
 }
 
 _OPS = None

@@ -278,6 +278,8 @@ pub(crate) const EVALUATED: &[&str] = &[
     "adaptive_max_pool1d.default",
     "adaptive_max_pool2d.default",
     "adaptive_max_pool3d.default",
+    "fractional_max_pool2d.default",
+    "fractional_max_pool3d.default",
     "addcdiv.default",
     "addcmul.default",
     "arange.default",

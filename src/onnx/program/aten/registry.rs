@@ -952,6 +952,12 @@ pub(super) const OPS: &[Op] = &[
     op(&["adaptive_max_pool3d.default"], |l, n, a, s| {
         l.adaptive_max_pool(n, a, s, 3)
     }),
+    op(&["fractional_max_pool2d.default"], |l, n, a, s| {
+        l.fractional_max_pool(n, a, s, 2)
+    }),
+    op(&["fractional_max_pool3d.default"], |l, n, a, s| {
+        l.fractional_max_pool(n, a, s, 3)
+    }),
     op(&["sum_to_size.default"], |l, n, a, s| {
         l.sum_to_size(n, a, s)
     }),
