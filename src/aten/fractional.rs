@@ -118,7 +118,9 @@ pub fn pool(x: &[f32], w: &Windows) -> (Vec<f32>, Vec<i64>) {
         let base = p as u64 * plane;
         for o in 0..count {
             let at = unflatten(o, &w.out);
-            let first: u64 = (0..rank).map(|i| starts[i][at[i] as usize] * strides[i]).sum();
+            let first: u64 = (0..rank)
+                .map(|i| starts[i][at[i] as usize] * strides[i])
+                .sum();
             let (mut best, mut best_at) = (f32::NEG_INFINITY, first as i64);
             for k in 0..window {
                 let offset = unflatten(k, &w.kernel);

@@ -1910,6 +1910,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("grid_sampler_3d.default", &[arg("input", "Tensor"), arg("grid", "Tensor"), arg("interpolation_mode", "int"), arg("padding_mode", "int"), arg("align_corners", "bool")], &[]),
     schema(
         "group_norm.default",
         &[
@@ -4296,7 +4297,7 @@ mod tests {
             Some(13)
         );
         assert_eq!(lookup("conv2d.default").map(Schema::name), Some("conv2d"));
-        assert!(lookup("grid_sampler_3d.default").is_none());
+        assert!(lookup("cholesky_solve.default").is_none());
     }
 
     #[test]
@@ -4315,7 +4316,7 @@ mod tests {
             "unexpected argument `correction` for mean.dim(self, dim, keepdim, *, dtype)"
         );
         let unknown: Node = serde_json::from_str(
-            r#"{"target": "grid_sampler_3d.default", "outputs": [], "inputs": []}"#,
+            r#"{"target": "cholesky_solve.default", "outputs": [], "inputs": []}"#,
         )
         .unwrap();
         assert!(check(&unknown).is_err());

@@ -401,6 +401,7 @@ pub(crate) const EVALUATED: &[&str] = &[
     "unfold.default",
     "grid_sampler.default",
     "grid_sampler_2d.default",
+    "grid_sampler_3d.default",
     "upsample_bicubic2d.default",
     "upsample_bicubic2d.vec",
     "upsample_bilinear2d.default",

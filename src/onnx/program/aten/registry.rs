@@ -772,7 +772,11 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.upsample(n, a, s, 2, Upsample::Cubic),
     ),
     op(
-        &["grid_sampler_2d.default", "grid_sampler.default"],
+        &[
+            "grid_sampler_2d.default",
+            "grid_sampler_3d.default",
+            "grid_sampler.default",
+        ],
         |l, n, a, s| l.grid_sampler(n, a, s),
     ),
     op(
