@@ -308,10 +308,10 @@ fn source_index(g: f32, size: u64, s: Settings) -> f32 {
         }
     };
     // `safe_downgrade_to_int_range`.
-    if x > 2_147_483_646.0 || x < -2_147_483_648.0 || !x.is_finite() {
-        -100.0
-    } else {
+    if (-2_147_483_648.0..=2_147_483_646.0).contains(&x) {
         x
+    } else {
+        -100.0
     }
 }
 
@@ -411,7 +411,7 @@ pub fn sample(
                 // The 2-D kernel reads 0 outside and sums every product, from the first.
                 let mut sum = read(&taps[0]) * taps[0].weight;
                 for t in &taps[1..] {
-                    sum = sum + read(t) * t.weight;
+                    sum += read(t) * t.weight;
                 }
                 sum
             } else if s.interpolation == Interpolation::Nearest {
@@ -576,9 +576,9 @@ mod tests {
         assert_eq!(reflect(-1.0, -1, 7), 0.0);
         assert_eq!(reflect(9.0, -1, 7), 1.0);
         // Nearest in 3-D rounds half to even, one tap of weight 1.
-        let taps = taps_3d([0.0, 0.0, 0.0], [1, 1, 4], settings(1, 0, true));
+        let nearest = taps_3d([0.0, 0.0, 0.0], [1, 1, 4], settings(1, 0, true));
         assert_eq!(
-            taps,
+            nearest,
             [Tap {
                 offset: Some(2),
                 weight: 1.0

@@ -155,6 +155,8 @@ CONSTANT = {
     "scatter": 20,
     # Fractional max pooling by given samples (a buffer), static, with its indices.
     "nn.functional.fractional_max_pool2d": 36,
+    # Grid sampling at a constant grid (taps computed at export), static: a volume too.
+    "nn.functional.grid_sample": 22, "grid_sampler_3d": 18,
 }
 
 _OPS = None

@@ -260,12 +260,16 @@ impl Lowering<'_, '_> {
             args.tensor("input").or_shape()?,
             args.tensor("grid").or_shape()?,
         );
-        if self.is_constant(grid) {
+        // A constant grid the same for every sample of a batch (one expanded over it) is
+        // sampled as a computed one, per sample.
+        let per_sample =
+            self.tensor(input)?.placement() != Placement::Static && self.uniform(grid).is_some();
+        if self.is_constant(grid) && !per_sample {
             return self.sampled_at_constant_grid(node, scope, input, grid, settings);
         }
         if self.tensor(input)?.rank() == 5 {
             return Err(arg_error(format!(
-                "grid_sampler of a 5-D input by the grid `{grid}`, which the graph computes: the 3-D sampler is exported by a constant grid only (its taps and weights computed at export)"
+                "grid_sampler of a 5-D input by the grid `{grid}`, which the graph computes or expands over a dynamic batch: the 3-D sampler is exported by a constant grid in a static program only (its taps and weights computed at export; export with --batch static)"
             )));
         }
         let x = self.activation(args.tensor("input").or_shape()?)?;
@@ -509,7 +513,7 @@ impl Lowering<'_, '_> {
                 vec![("axis", Attr::Int(2))],
                 vec![(read.to_vec(), ElemType::Float32)],
             ));
-            if inside.iter().any(|&v| v == 0.0) {
+            if inside.contains(&0.0) {
                 let mask = g.typed_constant(
                     &format!("{scope}.inside"),
                     vec![rows],
