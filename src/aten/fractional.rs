@@ -158,8 +158,8 @@ mod tests {
         assert_eq!(intervals(0.5, 9, 4, 3), Some(vec![0, 2, 4, 6]));
         assert_eq!(intervals(0.0, 5, 1, 2), Some(vec![3]));
         assert_eq!(intervals(0.5, 2, 1, 3), None);
-        // A sample far outside [0, 1) would start a window past the input.
-        assert_eq!(intervals(7.0, 9, 4, 3), None);
+        // Only the sample's place within a window moves the starts.
+        assert_eq!(intervals(7.5, 9, 4, 3), intervals(0.5, 9, 4, 3));
     }
 
     #[test]
