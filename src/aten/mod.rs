@@ -19,6 +19,8 @@
 //!   dimension 0).
 //! - [`gradient`]: `torch.gradient` at scalar spacings, as torch's differences.
 //! - [`histogram`]: `torch.histc`'s bins, as torch's kernel counts.
+//! - [`fractional`]: the windows of `fractional_max_pool2d`/`3d` from their random
+//!   samples, as torch's kernel places them, and the pool the evaluator computes.
 //! - [`nonzero`]: the coordinates `nonzero_static` returns, as torch's kernel lists them.
 //! - [`order`]: the order statistics (`median`, `quantile` and their NaN-skipping forms)
 //!   as torch's `quantile_compute` ranks and reads the sorted values.
@@ -50,6 +52,7 @@ pub mod distance;
 pub mod eval;
 pub mod expand;
 pub mod fourier;
+pub mod fractional;
 pub mod gradient;
 pub mod grid_sample;
 pub mod histogram;

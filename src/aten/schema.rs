@@ -1811,6 +1811,8 @@ pub const SCHEMAS: &[Schema] = &[
         &[],
     ),
     schema("frac.default", &[arg("self", "Tensor")], &[]),
+    schema("fractional_max_pool2d.default", &[arg("self", "Tensor"), arg("kernel_size", "int[2]"), arg("output_size", "int[2]"), arg("random_samples", "Tensor")], &[]),
+    schema("fractional_max_pool3d.default", &[arg("self", "Tensor"), arg("kernel_size", "int[3]"), arg("output_size", "int[3]"), arg("random_samples", "Tensor")], &[]),
     schema("frexp.Tensor", &[arg("self", "Tensor")], &[]),
     schema(
         "full.default",
@@ -1914,6 +1916,7 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("grid_sampler_3d.default", &[arg("input", "Tensor"), arg("grid", "Tensor"), arg("interpolation_mode", "int"), arg("padding_mode", "int"), arg("align_corners", "bool")], &[]),
     schema(
         "group_norm.default",
         &[
@@ -4337,7 +4340,7 @@ mod tests {
             Some(13)
         );
         assert_eq!(lookup("conv2d.default").map(Schema::name), Some("conv2d"));
-        assert!(lookup("grid_sampler_3d.default").is_none());
+        assert!(lookup("cholesky_solve.default").is_none());
     }
 
     #[test]
@@ -4356,7 +4359,7 @@ mod tests {
             "unexpected argument `correction` for mean.dim(self, dim, keepdim, *, dtype)"
         );
         let unknown: Node = serde_json::from_str(
-            r#"{"target": "grid_sampler_3d.default", "outputs": [], "inputs": []}"#,
+            r#"{"target": "cholesky_solve.default", "outputs": [], "inputs": []}"#,
         )
         .unwrap();
         assert!(check(&unknown).is_err());

@@ -847,6 +847,11 @@ CASES = [
     C("adaptive_max_pool1d.default", T(2, 3, 7), [3], dtypes=(F32,)),
     C("adaptive_max_pool2d.default", T(1, 2, 5, 7), [3, 2], dtypes=(F32,)),
     C("adaptive_max_pool3d.default", T(1, 2, 4, 5, 3), [2, 3, 1], dtypes=(F32,)),
+    # Fractional max pooling by given samples: torch's windows and scan.
+    C("fractional_max_pool2d.default", T(2, 2, 7, 6), [2, 2], [3, 4],
+      T(2, 2, 2, values=[0.1, 0.9, 0.5, 0.0, 0.99, 0.3, 0.7, 0.25]), dtypes=(F32,)),
+    C("fractional_max_pool3d.default", T(2, 5, 4, 6), [2, 1, 3], [3, 4, 2],
+      T(1, 2, 3, values=[0.6, 0.2, 0.8, 0.05, 0.5, 0.95]), dtypes=(F32,)),
     # The torch.fft transforms whose result is real, and the shifts.
     C("fft_irfft.default", T(2, 5, edges=False), 8, 1, "ortho", dtypes=(F32,)),
     C("fft_hfft.default", T(2, 5, edges=False), dtypes=(F32,)),
@@ -907,6 +912,11 @@ CASES = [
       0, 2, True, dtypes=(F32,)),
     C("grid_sampler.default", T(1, 2, 3, 3, edges=False), T(1, 5, 2, 2, edges=False),
       2, 0, True, dtypes=(F32,)),
+    C("grid_sampler_3d.default", T(2, 2, 3, 4, 5, edges=False), T(2, 3, 2, 4, 3, edges=False),
+      0, 0, False, dtypes=(F32,)),
+    C("grid_sampler_3d.default", T(1, 2, 3, 4, 2, edges=False), T(1, 2, 3, 2, 3, edges=False),
+      1, 2, True, dtypes=(F32,)),
+    C("grid_sampler.default", T(1, 2, 3, 2, 4), T(1, 4, 2, 3, 3), 0, 1, False, dtypes=(F32,)),
     C("upsample_bicubic2d.vec", T(1, 2, 3, 4, edges=False), [6, 9], False, None),
     C("upsample_bicubic2d.vec", T(1, 2, 4, 4, edges=False), None, True, [1.5, 2.0]),
     C("upsample_bicubic2d.default", T(1, 2, 3, 4, edges=False), [5, 5], True),

@@ -3,6 +3,8 @@ though their family does: dropouts that draw no mask (out of training, or with
 probability 0 or 1), the `torch.fft` transforms whose result is real (`irfft*`, `hfft*`
 with torch's `n`/`s`, `dim` and `norm`, `fftshift`/`ifftshift`), and adaptive max pooling
 with its indices (torch's scan: ties, NaN, −inf-only windows, unbatched inputs),
+fractional max pooling by samples held in a buffer (static programs; a dynamic batch is
+refused by name),
 `argsort` (NaN last ascending and first descending, ties in input order),
 `nansum`/`nanmean`, `all`/`any`/`count_nonzero`, sums, products and extremes of masks and integers, `>=`/`<=`/`!=` with NaN, integer powers, products and sums of masks, `one_hot` of computed indices, `angle` and `isreal` of real inputs, and antialiased bilinear and bicubic
 resampling (torch's filters as one MatMul per axis), `softplus` at any threshold, the
@@ -150,6 +152,58 @@ def test_adaptive_max_pool_indices_are_torchs(name, tmp_path):
     ok(run_ckpt("to-onnx", archive, "-o", out))
     why = _opinfo.check_file(out, module, xs)
     assert why is None, why
+
+
+class FractionalPool(torch.nn.Module):
+    """`F.fractional_max_pool*d` by samples held as a buffer (the windows are constants)."""
+
+    def __init__(self, rank, kernel, out, planes, batch, expanded=False):
+        super().__init__()
+        gen = torch.Generator().manual_seed(16)
+        self.register_buffer("samples", torch.rand(batch, planes, rank, generator=gen))
+        self.rank, self.kernel, self.out, self.expanded = rank, kernel, out, expanded
+
+    def forward(self, x):
+        pool = F.fractional_max_pool2d if self.rank == 2 else F.fractional_max_pool3d
+        # Expanded over a batch of any size: the same samples for every sample.
+        samples = self.samples.expand(x.shape[0], -1, -1) if self.expanded else self.samples
+        return pool(x, self.kernel, output_size=self.out, return_indices=True,
+                    _random_samples=samples)
+
+
+FRACTIONAL = {
+    "2d": ((2, 3, (2, 3), 3, 2), (2, 3, 9, 8)),
+    "2d unbatched": ((2, 2, 4, 3, 1), (3, 7, 9)),
+    "3d": ((3, (2, 1, 2), (3, 4, 2), 2, 2), (2, 2, 6, 5, 5)),
+}
+
+
+@pytest.mark.parametrize("name", FRACTIONAL)
+def test_fractional_max_pool_by_given_samples_matches_torch_in_a_static_program(name, tmp_path):
+    (rank, kernel, out_size, planes, batch), shape = FRACTIONAL[name]
+    module = FractionalPool(rank, kernel, out_size, planes, batch).eval()
+    # Ties (integers), a NaN and ±inf among the values.
+    gen = torch.Generator().manual_seed(17)
+    x = torch.randint(-3, 4, shape, generator=gen).float()
+    x.view(-1)[:3] = torch.tensor([float("inf"), float("-inf"), float("nan")])
+    program = torch.export.export(module, (x,))
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(program, str(archive))
+    ok(run_ckpt("to-onnx", archive, "-o", out, "--batch", "static"))
+    why = _opinfo.check_file(out, module, [x])
+    assert why is None, why
+
+
+def test_fractional_max_pool_under_a_dynamic_batch_is_refused_by_name(tmp_path):
+    module = FractionalPool(2, 2, (3, 3), 3, 1, expanded=True).eval()
+    x = torch.randn(2, 3, 8, 8)
+    program = torch.export.export(module, (x,),
+                                  dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+    archive, out = tmp_path / "op.pt2", tmp_path / "op.onnx"
+    torch.export.save(program, str(archive))
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "fractional_max_pool2d" in proc.stderr and "--batch static" in proc.stderr
 
 
 SPECIAL_VALUES = (float("nan"), float("inf"), float("-inf"), -0.0, 0.0, float("nan"))

@@ -6,13 +6,18 @@ at batch 1 and 3, ATC-clean opset-11 ops). Each model samples its image twice: a
 grid scaled past [-1, 1] (taps outside the image on every side), and at a fixed lattice of
 coordinates from -1.5 to 1.5 whose unnormalized values include whole pixels, pixel edges and
 exact halves (nearest rounds those half to even), the same for every sample.
+
+A grid held as a buffer with one grid per sample (`grid_sampler_2d`, and `grid_sampler_3d`
+of a volume) converts in a static program, its taps computed at export; a volume's grid expanded over
+a dynamic batch is refused by name.
 """
 import pytest
 import torch
 import torch.nn.functional as F
 
 import _coverage as cov
-from _util import ckpt_bin
+import _opinfo
+from _util import ckpt_bin, ok, run_ckpt
 
 MODES = ["bilinear", "nearest", "bicubic"]
 PADDINGS = ["zeros", "border", "reflection"]
@@ -68,3 +73,55 @@ def test_a_volume_is_refused_naming_the_node(tmp_path):
     specs = [cov.Input("x", (2, 3, 4, 5)), cov.Input("g", (2, 3, 4, 3))]
     with pytest.raises(cov.ConversionError, match="grid_sampler"):
         cov.convert("pt2", model, specs, tmp_path, "volume", ckpt_bin())
+
+
+class AtBuffer(torch.nn.Module):
+    """`F.grid_sample` at a grid held as a buffer, one grid per sample, scaled past [-1, 1]
+    (taps outside on every side) with a NaN and an infinity among its coordinates."""
+
+    def __init__(self, grid_shape, mode, padding, align):
+        super().__init__()
+        gen = torch.Generator().manual_seed(21)
+        grid = torch.rand(grid_shape, generator=gen) * 3.2 - 1.6
+        grid.view(-1)[:2] = torch.tensor([float("nan"), float("inf")])
+        self.register_buffer("grid", grid)
+        self.how = dict(mode=mode, padding_mode=padding, align_corners=align)
+
+    def forward(self, x):
+        return F.grid_sample(x, self.grid, **self.how)
+
+
+# torch samples a volume bilinearly or nearest only.
+CONSTANT_GRIDS = [(volume, mode, padding, align) for volume in (False, True)
+                  for mode in MODES for padding in PADDINGS for align in (False, True)
+                  if not (volume and mode == "bicubic")]
+
+
+@pytest.mark.parametrize("volume,mode,padding,align", CONSTANT_GRIDS)
+def test_a_constant_grid_matches_torch_in_a_static_program(volume, mode, padding, align,
+                                                           tmp_path):
+    shape, grid = ((2, 3, 4, 5, 6), (2, 3, 4, 2, 3)) if volume else ((2, 3, 5, 6), (2, 4, 7, 2))
+    module = AtBuffer(grid, mode, padding, align).eval()
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(22))
+    archive, out = tmp_path / "grid.pt2", tmp_path / "grid.onnx"
+    torch.export.save(torch.export.export(module, (x,)), str(archive))
+    ok(run_ckpt("to-onnx", archive, "-o", out, "--batch", "static"))
+    why = _opinfo.check_file(out, module, [x])
+    assert why is None, why
+
+
+def test_a_volume_at_a_constant_grid_under_a_dynamic_batch_is_refused_by_name(tmp_path):
+    class Expanded(AtBuffer):
+        def forward(self, x):
+            grid = self.grid.expand(x.shape[0], -1, -1, -1, -1)
+            return F.grid_sample(x, grid, **self.how)
+
+    module = Expanded((1, 3, 4, 2, 3), "bilinear", "zeros", False).eval()
+    x = torch.randn(2, 3, 4, 5, 6)
+    program = torch.export.export(module, (x,),
+                                  dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+    archive, out = tmp_path / "grid.pt2", tmp_path / "grid.onnx"
+    torch.export.save(program, str(archive))
+    proc = run_ckpt("to-onnx", archive, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert "grid_sampler" in proc.stderr and "--batch static" in proc.stderr, proc.stderr

@@ -30,6 +30,8 @@ MUST_CONVERT = {
     # Losses torch keeps whole (class picks computed at export), in static programs.
     "nn.CrossEntropyLoss": 13, "nn.NLLLoss": 10, "nn.MultiMarginLoss": 0,
     "nn.MultiLabelMarginLoss": 1, "nn.CosineEmbeddingLoss": 0,
+    # Fractional max pooling by the module's given samples, batched and unbatched.
+    "nn.FractionalMaxPool2d": 3, "nn.FractionalMaxPool3d": 4,
 }
 # Modules whose every sample (as the sweep picks them) must give no wrong file.
 NO_WRONG = ("nn.Linear", "nn.MultiheadAttention", "nn.TransformerEncoderLayer",

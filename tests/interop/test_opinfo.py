@@ -165,6 +165,10 @@ CONSTANT = {
     "linalg.householder_product": 3,
     # A triangular solve by an activation factor (unrolled) of a constant right-hand side.
     "linalg.solve_triangular": 54,
+    # Fractional max pooling by given samples (a buffer), static, with its indices.
+    "nn.functional.fractional_max_pool2d": 36,
+    # Grid sampling at a constant grid (taps computed at export), static: a volume too.
+    "nn.functional.grid_sample": 22, "grid_sampler_3d": 18,
 }
 
 _OPS = None

@@ -2,8 +2,8 @@
 //! rules: nearest (`floor(dst · scale)`), linear with or without aligned corners, and
 //! bicubic (`A = −0.75`, edges clamped), and torch's antialiased bilinear and bicubic
 //! filters. A scale factor given by the call is used as
-//! `1 / factor`, as torch does, rather than the ratio of the sizes. `grid_sampler_2d` of a
-//! constant samples it as [`crate::aten::grid_sample`] says.
+//! `1 / factor`, as torch does, rather than the ratio of the sizes. `grid_sampler_2d` and
+//! `grid_sampler_3d` of a constant sample it as [`crate::aten::grid_sample`] says.
 
 use super::tensor::{element_count, Tensor};
 use super::Args;
@@ -263,9 +263,9 @@ fn upsample(op: &str, a: &Args<'_>, n_sp: usize, mode: Mode) -> Result<Tensor, S
     Ok(y)
 }
 
-/// `grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners)`
-/// ([`crate::aten::grid_sample`]), and `grid_sampler` of a 4-D input, which torch
-/// computes as it.
+/// `grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners)` and
+/// `grid_sampler_3d` ([`crate::aten::grid_sample`]), and `grid_sampler`, which torch
+/// computes as one of them by the input's rank.
 fn grid_sampler(a: &Args<'_>) -> Result<Tensor, String> {
     let x = a.tensor("input")?;
     let grid = a.tensor("grid")?;
@@ -274,33 +274,38 @@ fn grid_sampler(a: &Args<'_>) -> Result<Tensor, String> {
         a.int("padding_mode")?,
         a.bool("align_corners")?,
     )?;
-    let (&[n, c, h, w], &[gn, ho, wo, 2]) = (x.dims(), grid.dims()) else {
+    let (xd, gd) = (x.dims(), grid.dims());
+    let rank = xd.len().saturating_sub(2);
+    let fits = (2..=3).contains(&rank)
+        && gd.len() == xd.len()
+        && gd[0] == xd[0]
+        && gd[gd.len() - 1] == rank as u64;
+    if !fits || xd[2..].iter().product::<u64>() > MAX_PIXELS {
         return Err(format!(
-            "grid_sampler of an input {:?} by a grid {:?}: only a 4-D input [N, C, H, W] by a grid [N, Ho, Wo, 2] (grid_sampler_2d) is evaluated",
-            x.dims(),
-            grid.dims()
-        ));
-    };
-    if gn != n || h * w > MAX_PIXELS {
-        return Err(format!(
-            "grid_sampler of an input {:?} by a grid {:?}: the batches differ or the image has more than 2^24 pixels",
-            x.dims(),
-            grid.dims()
+            "grid_sampler of an input {xd:?} by a grid {gd:?}: a 4-D or 5-D input [N, C, spatial…] by a grid [N, out…, 2 or 3] of the same batch, of at most 2^24 pixels, is evaluated"
         ));
     }
-    let dims = vec![n, c, ho, wo];
+    let (n, c) = (xd[0], xd[1]);
+    let mut dims = vec![n, c];
+    dims.extend(&gd[1..gd.len() - 1]);
     element_count(&dims)?;
     let (image, points) = (x.to_f32(), grid.to_f32());
-    let (per_image, per_grid) = ((c * h * w) as usize, (ho * wo * 2) as usize);
+    let per_image = (c * xd[2..].iter().product::<u64>()) as usize;
+    let per_grid = gd[1..].iter().product::<u64>() as usize;
     let mut y = Vec::with_capacity(dims.iter().product::<u64>() as usize);
     for i in 0..n as usize {
-        y.extend(sample(
-            &image[i * per_image..(i + 1) * per_image],
-            [c, h, w],
-            &points[i * per_grid..(i + 1) * per_grid],
-            ho * wo,
-            s,
-        ));
+        y.extend(
+            sample(
+                &image[i * per_image..(i + 1) * per_image],
+                c,
+                &xd[2..],
+                &points[i * per_grid..(i + 1) * per_grid],
+                s,
+            )
+            .ok_or(
+                "grid_sampler: bicubic interpolation of a 5-D input, which torch does not compute",
+            )?,
+        );
     }
     Tensor::f32(dims, y)
 }
@@ -308,7 +313,7 @@ fn grid_sampler(a: &Args<'_>) -> Result<Tensor, String> {
 /// The ops of this file, or `None` for another op.
 pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, String>> {
     let (n_sp, mode) = match op {
-        "grid_sampler_2d.default" | "grid_sampler.default" => {
+        "grid_sampler_2d.default" | "grid_sampler_3d.default" | "grid_sampler.default" => {
             return Some(grid_sampler(a).map(|t| vec![t]))
         }
         "upsample_nearest1d.vec" | "upsample_nearest1d.default" => (1, Mode::Nearest),

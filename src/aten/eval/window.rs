@@ -5,6 +5,7 @@
 
 use super::tensor::{element_count, strides, Tensor, MAX_CONV_STEPS};
 use super::Args;
+use crate::aten::fractional::{self, Windows};
 use crate::aten::program::Argument;
 
 /// The spatial geometry of a windowed op: per spatial axis, kernel, stride, padding before
@@ -504,6 +505,33 @@ fn adaptive_max_pool(a: &Args<'_>, n_sp: usize) -> Result<Vec<Tensor>, String> {
     ])
 }
 
+/// `fractional_max_pool2d`/`3d` by their `random_samples`
+/// ([`crate::aten::fractional`]): the maxima and their indices.
+fn fractional_max_pool(a: &Args<'_>, n_sp: usize) -> Result<Vec<Tensor>, String> {
+    let x = a.tensor("self")?;
+    let kernel = per_axis(a, "kernel_size", n_sp, &[])?;
+    let out = per_axis(a, "output_size", n_sp, &[])?;
+    let samples = a.tensor("random_samples")?;
+    if x.rank() != n_sp + 1 && x.rank() != n_sp + 2 {
+        return Err(format!(
+            "fractional max pooling of {:?} over {n_sp} spatial axes",
+            x.dims()
+        ));
+    }
+    let split = x.rank() - n_sp;
+    let planes: u64 = x.dims()[..split].iter().product();
+    let windows = Windows::new(planes, &x.dims()[split..], &kernel, &out, &samples.to_f32())?;
+    let mut dims = x.dims()[..split].to_vec();
+    dims.extend(&out);
+    let window: u64 = kernel.iter().product();
+    check_steps(&[element_count(&dims)?, window])?;
+    let (values, indices) = fractional::pool(&x.to_f32(), &windows);
+    Ok(vec![
+        Tensor::f32(dims.clone(), values)?,
+        Tensor::i64(dims, indices)?,
+    ])
+}
+
 /// Adaptive average pooling: output cell `i` of an axis averages input
 /// `floor(i·in/out) .. ceil((i+1)·in/out)`.
 fn adaptive_pool(a: &Args<'_>, n_sp: usize) -> Result<Tensor, String> {
@@ -790,6 +818,8 @@ pub(super) fn evaluate(op: &str, a: &Args<'_>) -> Option<Result<Vec<Tensor>, Str
         "adaptive_max_pool1d.default" => Some(adaptive_max_pool(a, 1)),
         "adaptive_max_pool2d.default" => Some(adaptive_max_pool(a, 2)),
         "adaptive_max_pool3d.default" => Some(adaptive_max_pool(a, 3)),
+        "fractional_max_pool2d.default" => Some(fractional_max_pool(a, 2)),
+        "fractional_max_pool3d.default" => Some(fractional_max_pool(a, 3)),
         "im2col.default" => one(im2col(a)),
         "col2im.default" => one(col2im(a)),
         "constant_pad_nd.default" => one((|| {

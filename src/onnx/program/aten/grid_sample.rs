@@ -1,5 +1,17 @@
-//! `grid_sampler_2d` (and `grid_sampler` of a 4-D input, which torch computes as it) in
-//! opset 11, whose ONNX `GridSample` exists only from opset 16: the steps of
+//! `grid_sampler_2d`, `grid_sampler_3d` (and `grid_sampler`, which torch computes as one of
+//! them by the input's rank) in opset 11, whose ONNX `GridSample` exists only from opset 16.
+//!
+//! By a constant grid (a buffer: the positions are known at export) in a static program,
+//! every position's taps and weights are computed at export
+//! ([`crate::aten::grid_sample::taps`], torch's 2-D or 3-D kernel) and the sampling is a
+//! plan of gathers: per tap, the pixels read by GatherElements (ATC takes Gather from
+//! constant tables only) within all samples' spatial maps laid end to end (`[C, N·S]`: the
+//! grid holds one grid per sample), 0 where the tap is outside (`Where` by a constant
+//! mask), times its weight, summed. The pixel offsets are float32 constants broadcast over
+//! the channels and cast, so the maps hold at most 2^24 pixels together. With a dynamic
+//! batch a constant grid is refused: GatherElements would need an index per sample.
+//!
+//! By a grid the graph computes, 2-D only: the steps of
 //! [`crate::aten::grid_sample`] (torch's vectorized CPU kernel) written as element-wise
 //! float32 nodes over each sample's `Ho·Wo` grid positions, and each tap read by
 //! `GatherElements` along the sample's own flattened image `[C, H·W]`, so no sample reads
@@ -8,7 +20,7 @@
 //! in float32, exact for images of at most 2^24 pixels, and cast to int64.
 
 use crate::aten::args::Args;
-use crate::aten::grid_sample::{Axis, Interpolation, Padding, Settings, MAX_PIXELS};
+use crate::aten::grid_sample::{self, Axis, Interpolation, Padding, Settings, MAX_PIXELS};
 use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, GraphBuilder, Value, Weight};
@@ -16,7 +28,12 @@ use crate::onnx::OnnxError;
 
 use super::super::emit;
 use super::super::lower::Lowering;
+use super::super::tensor::{self, Placement};
 use super::{arg_error, OrShape};
+
+/// The most constant tap entries (index, weight and mask per tap and position) a sampling
+/// by a constant grid writes.
+const MAX_TAP_ENTRIES: u64 = 1 << 24;
 
 /// The float32 nodes of one grid sampling: every coordinate is per-sample `[1, P]`, every
 /// channel read `[C, P]` (`P = Ho·Wo` positions).
@@ -225,7 +242,8 @@ struct Tap {
 }
 
 impl Lowering<'_, '_> {
-    /// `grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners)`.
+    /// `grid_sampler_2d`/`grid_sampler_3d`/`grid_sampler(input, grid, interpolation_mode,
+    /// padding_mode, align_corners)`.
     pub(super) fn grid_sampler(
         &mut self,
         node: &Node,
@@ -238,6 +256,22 @@ impl Lowering<'_, '_> {
             args.bool("align_corners").or_shape()?,
         )
         .map_err(arg_error)?;
+        let (input, grid) = (
+            args.tensor("input").or_shape()?,
+            args.tensor("grid").or_shape()?,
+        );
+        // A constant grid the same for every sample of a batch (one expanded over it) is
+        // sampled as a computed one, per sample.
+        let per_sample =
+            self.tensor(input)?.placement() != Placement::Static && self.uniform(grid).is_some();
+        if self.is_constant(grid) && !per_sample {
+            return self.sampled_at_constant_grid(node, scope, input, grid, settings);
+        }
+        if self.tensor(input)?.rank() == 5 {
+            return Err(arg_error(format!(
+                "grid_sampler of a 5-D input by the grid `{grid}`, which the graph computes or expands over a dynamic batch: the 3-D sampler is exported by a constant grid in a static program only (its taps and weights computed at export; export with --batch static)"
+            )));
+        }
         let x = self.activation(args.tensor("input").or_shape()?)?;
         let grid = self.activation(args.tensor("grid").or_shape()?)?;
         let (&[c, h, w], &[ho, wo, 2]) = (x.shape(), grid.shape()) else {
@@ -376,6 +410,162 @@ impl Lowering<'_, '_> {
             }
         };
         let y = self.g.reshape(scope, &y, &[c, ho, wo])?;
+        self.bind(node, 0, y)
+    }
+
+    /// [`Lowering::grid_sampler`] by constant grid `grid`: the plan of gathers the module
+    /// documentation describes.
+    fn sampled_at_constant_grid(
+        &mut self,
+        node: &Node,
+        scope: &str,
+        input: &str,
+        grid: &str,
+        s: Settings,
+    ) -> Result<(), OnnxError> {
+        let t = self.tensor(input)?;
+        if t.placement() != Placement::Static {
+            return Err(arg_error(format!(
+                "grid_sampler of `{input}` {} by the constant grid `{grid}`: its taps are gathered at constant positions in a static program only; export with --batch static",
+                tensor::show(&t.sizes())
+            )));
+        }
+        let points = self.constant_tensor(grid)?;
+        // The tensor lifted, `[N, C, spatial…]`.
+        let x = self.lifted_activation(input)?;
+        let shape = x.shape().to_vec();
+        let (n, rest) = match shape.split_first() {
+            Some((&n, rest)) => (n, rest),
+            None => (0, &shape[..]),
+        };
+        let gd = points.dims().to_vec();
+        let rank = rest.len().saturating_sub(1);
+        let fits = (2..=3).contains(&rank)
+            && gd.len() == rank + 2
+            && gd[0] == n
+            && gd[rank + 1] == rank as u64;
+        let plane: u64 = rest.iter().skip(1).product();
+        if !fits || plane == 0 || n * plane > MAX_PIXELS || rest[0] == 0 {
+            return Err(arg_error(format!(
+                "grid_sampler of {} by a constant grid {gd:?}: an input [N, C, spatial…] of 2 or 3 spatial axes (1 to 2^24 pixels in all) by a grid [N, out…, 2 or 3] is sampled",
+                tensor::show(&t.sizes())
+            )));
+        }
+        let (c, sizes) = (rest[0], &rest[1..]);
+        let out = &gd[1..=rank];
+        let positions: u64 = out.iter().product();
+        let rows = n * positions;
+        // Per tap: the pixel each row reads (within all samples' maps end to end), its
+        // weight, and whether it is inside.
+        let mut tables: Vec<[Vec<f64>; 3]> = Vec::new();
+        for (r, point) in points.to_f32().chunks(rank).enumerate() {
+            let taps = grid_sample::taps(point, sizes, s).ok_or_else(|| {
+                arg_error("grid_sampler: bicubic interpolation of a 5-D input, which torch does not compute".into())
+            })?;
+            tables.resize_with(taps.len(), Default::default);
+            let base = r as u64 / positions * plane;
+            for (table, tap) in tables.iter_mut().zip(&taps) {
+                table[0].push((base + tap.offset.unwrap_or(0)) as f64);
+                table[1].push(f64::from(tap.weight));
+                table[2].push(f64::from(u8::from(tap.offset.is_some())));
+            }
+        }
+        if tables.len() as u64 * rows > MAX_TAP_ENTRIES {
+            return Err(arg_error(format!(
+                "grid_sampler reads {} taps at each of {rows} positions; the export writes at most {MAX_TAP_ENTRIES} constant taps",
+                tables.len()
+            )));
+        }
+        // The pixels `[C, N·S]`, each sample's map after the one before.
+        let x = self.g.reshape(scope, &x, &[n, c, plane])?;
+        let x = self.g.transpose(scope, &x, &[1, 0, 2])?;
+        let pixels = self.g.reshape(scope, &x, &[c, n * plane])?;
+        let read = [c, rows];
+        let g = &mut self.g;
+        let channel_zeros = g.typed_constant(
+            &format!("{scope}.channels"),
+            vec![1, c, 1],
+            &vec![0.0; c as usize],
+            ElemType::Float32,
+        )?;
+        let nearest = s.interpolation == Interpolation::Nearest;
+        let mut sum: Option<Value> = None;
+        for [index, weight, inside] in &tables {
+            let offsets = g.typed_constant(
+                &format!("{scope}.tap"),
+                vec![rows],
+                index,
+                ElemType::Float32,
+            )?;
+            let offsets = emit::typed(
+                g,
+                "Add",
+                scope,
+                [offsets.name(), channel_zeros.name()],
+                &read,
+                ElemType::Float32,
+            );
+            let offsets = emit::cast(g, scope, &offsets, ElemType::Int64);
+            let mut term = emit::single(g.typed_node(
+                "GatherElements",
+                scope,
+                vec![pixels.name().to_owned(), offsets.name().to_owned()],
+                vec![("axis", Attr::Int(2))],
+                vec![(read.to_vec(), ElemType::Float32)],
+            ));
+            if inside.contains(&0.0) {
+                let mask = g.typed_constant(
+                    &format!("{scope}.inside"),
+                    vec![rows],
+                    inside,
+                    ElemType::Bool,
+                )?;
+                let zero = g.constant_scalar(&format!("{scope}.zero"), 0.0);
+                term = emit::typed(
+                    g,
+                    "Where",
+                    scope,
+                    [mask.name(), term.name(), zero.name()],
+                    &read,
+                    ElemType::Float32,
+                );
+            }
+            if !nearest {
+                let weight = g.typed_constant(
+                    &format!("{scope}.weight"),
+                    vec![rows],
+                    weight,
+                    ElemType::Float32,
+                )?;
+                term = emit::typed(
+                    g,
+                    "Mul",
+                    scope,
+                    [term.name(), weight.name()],
+                    &read,
+                    ElemType::Float32,
+                );
+            }
+            sum = Some(match sum {
+                None => term,
+                Some(acc) => emit::typed(
+                    g,
+                    "Add",
+                    scope,
+                    [acc.name(), term.name()],
+                    &read,
+                    ElemType::Float32,
+                ),
+            });
+        }
+        let Some(y) = sum else {
+            return Err(arg_error("grid_sampler with no taps".into()));
+        };
+        let y = self.g.reshape(scope, &y, &[c, n, positions])?;
+        let y = self.g.transpose(scope, &y, &[1, 0, 2])?;
+        let mut dims = vec![n, c];
+        dims.extend(out);
+        let y = self.g.reshape(scope, &y, &dims)?;
         self.bind(node, 0, y)
     }
 }

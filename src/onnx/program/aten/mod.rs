@@ -26,6 +26,7 @@ mod division;
 mod embedding;
 mod expanded;
 mod fourier;
+mod fractional;
 mod frexp;
 mod fused_attention;
 mod gradient;

@@ -292,6 +292,83 @@ impl Lowering<'_, '_> {
         self.g.concat(scope, &refs, axis)
     }
 
+    /// The flat position in the spatial map (`[C, spatial…]` after the first axis) of every
+    /// entry of `x`, int64: a zero of the input's shape (`x < x` is false, NaN included)
+    /// plus the positions, an activation a scan narrows.
+    pub(super) fn spatial_positions(&mut self, scope: &str, x: &Value) -> Result<Value, OnnxError> {
+        let sizes = x.shape()[1..].to_vec();
+        let shape = x.shape().to_vec();
+        let count: u64 = sizes.iter().product();
+        let flat: Vec<f64> = (0..count).map(|i| i as f64).collect();
+        let g = &mut self.g;
+        let at = g.typed_constant(&format!("{scope}.at"), sizes, &flat, ElemType::Int64)?;
+        let never = emit::typed(
+            g,
+            "Less",
+            scope,
+            [x.name(), x.name()],
+            &shape,
+            ElemType::Bool,
+        );
+        let zero = emit::cast(g, scope, &never, ElemType::Int64);
+        Ok(emit::typed(
+            g,
+            "Add",
+            scope,
+            [zero.name(), at.name()],
+            &shape,
+            ElemType::Int64,
+        ))
+    }
+
+    /// One step of torch's window scan: candidate value `v` taken over the running maximum
+    /// `best` where it is greater or NaN (torch's `val > maxval || isnan(val)`), and with
+    /// `indices` (the candidate's, the running maximum's) the index alike.
+    pub(super) fn scan_step(
+        &mut self,
+        scope: &str,
+        best: &Value,
+        v: &Value,
+        indices: Option<(&Value, &Value)>,
+    ) -> (Value, Option<Value>) {
+        let mapped = v.shape().to_vec();
+        let g = &mut self.g;
+        let flag = |g: &mut GraphBuilder, op: &'static str, inputs: Vec<String>| {
+            emit::single(g.typed_node(
+                op,
+                scope,
+                inputs,
+                vec![],
+                vec![(mapped.clone(), ElemType::Bool)],
+            ))
+        };
+        let greater = flag(
+            g,
+            "Greater",
+            vec![v.name().to_owned(), best.name().to_owned()],
+        );
+        let nan = flag(g, "IsNaN", vec![v.name().to_owned()]);
+        let take = flag(
+            g,
+            "Or",
+            vec![greater.name().to_owned(), nan.name().to_owned()],
+        );
+        let choose = |g: &mut GraphBuilder, a: &Value, b: &Value, elem| {
+            emit::typed(
+                g,
+                "Where",
+                scope,
+                [take.name(), a.name(), b.name()],
+                &mapped,
+                elem,
+            )
+        };
+        (
+            choose(g, v, best, ElemType::Float32),
+            indices.map(|(i, best_at)| choose(g, i, best_at, ElemType::Int64)),
+        )
+    }
+
     /// Adaptive max pooling of `x` (`[C, spatial…]`) to `out` with its indices, as torch's
     /// CPU kernel scans each window (row-major, a value taken when greater or NaN, the
     /// index flat in the spatial map from the window's first point). One spatial axis at
@@ -306,35 +383,7 @@ impl Lowering<'_, '_> {
     ) -> Result<(Value, Value), OnnxError> {
         self.strided_slices_for("adaptive max pooling with its indices")?;
         let sizes = x.shape()[1..].to_vec();
-        let shape = x.shape().to_vec();
-        let count: u64 = sizes.iter().product();
-        let flat: Vec<f64> = (0..count).map(|i| i as f64).collect();
-        let g = &mut self.g;
-        let at = g.typed_constant(
-            &format!("{scope}.at"),
-            sizes.clone(),
-            &flat,
-            ElemType::Int64,
-        )?;
-        // A zero of the input's shape (`x < x` is false, NaN included) plus the positions:
-        // the index of every entry, an activation the scan narrows.
-        let never = emit::typed(
-            g,
-            "Less",
-            scope,
-            [x.name(), x.name()],
-            &shape,
-            ElemType::Bool,
-        );
-        let zero = emit::cast(g, scope, &never, ElemType::Int64);
-        let mut index = emit::typed(
-            g,
-            "Add",
-            scope,
-            [zero.name(), at.name()],
-            &shape,
-            ElemType::Int64,
-        );
+        let mut index = self.spatial_positions(scope, x)?;
         let mut value = x.clone();
         for k in (0..sizes.len()).rev() {
             let (axis, size, to) = (k + 1, sizes[k], out[k]);
@@ -355,40 +404,9 @@ impl Lowering<'_, '_> {
                 let step = adaptive_step(size, to, q);
                 let v = self.picked(scope, &value, axis, &step, ElemType::Float32)?;
                 let i = self.picked(scope, &index, axis, &step, ElemType::Int64)?;
-                let mapped = v.shape().to_vec();
-                let g = &mut self.g;
-                let flag = |g: &mut GraphBuilder, op: &'static str, inputs: Vec<String>| {
-                    emit::single(g.typed_node(
-                        op,
-                        scope,
-                        inputs,
-                        vec![],
-                        vec![(mapped.clone(), ElemType::Bool)],
-                    ))
-                };
-                let greater = flag(
-                    g,
-                    "Greater",
-                    vec![v.name().to_owned(), best.name().to_owned()],
-                );
-                let nan = flag(g, "IsNaN", vec![v.name().to_owned()]);
-                let take = flag(
-                    g,
-                    "Or",
-                    vec![greater.name().to_owned(), nan.name().to_owned()],
-                );
-                let choose = |g: &mut GraphBuilder, a: &Value, b: &Value, elem| {
-                    emit::typed(
-                        g,
-                        "Where",
-                        scope,
-                        [take.name(), a.name(), b.name()],
-                        &mapped,
-                        elem,
-                    )
-                };
-                best = choose(g, &v, &best, ElemType::Float32);
-                best_at = choose(g, &i, &best_at, ElemType::Int64);
+                let (taken, taken_at) = self.scan_step(scope, &best, &v, Some((&i, &best_at)));
+                best = taken;
+                best_at = taken_at.unwrap_or(best_at);
             }
             value = best;
             index = best_at;

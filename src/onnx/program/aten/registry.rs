@@ -797,7 +797,11 @@ pub(super) const OPS: &[Op] = &[
         |l, n, a, s| l.upsample(n, a, s, 2, Upsample::Cubic),
     ),
     op(
-        &["grid_sampler_2d.default", "grid_sampler.default"],
+        &[
+            "grid_sampler_2d.default",
+            "grid_sampler_3d.default",
+            "grid_sampler.default",
+        ],
         |l, n, a, s| l.grid_sampler(n, a, s),
     ),
     op(
@@ -976,6 +980,12 @@ pub(super) const OPS: &[Op] = &[
     }),
     op(&["adaptive_max_pool3d.default"], |l, n, a, s| {
         l.adaptive_max_pool(n, a, s, 3)
+    }),
+    op(&["fractional_max_pool2d.default"], |l, n, a, s| {
+        l.fractional_max_pool(n, a, s, 2)
+    }),
+    op(&["fractional_max_pool3d.default"], |l, n, a, s| {
+        l.fractional_max_pool(n, a, s, 3)
     }),
     op(&["sum_to_size.default"], |l, n, a, s| {
         l.sum_to_size(n, a, s)
