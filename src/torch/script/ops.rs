@@ -346,13 +346,27 @@ pub fn lookup(name: &str, args: &[Passed], kwargs: &[(&str, Passed)]) -> Option<
     };
     // With conversions, rows whose `self` is a tensor first: a number passed there is, in
     // traced code, a size torch holds as a 0-d tensor (`NumToTensor`), so `n ** 0.5` of a
-    // size is `pow.Tensor_Scalar`, not `pow.Scalar`.
+    // size is `pow.Tensor_Scalar`, not `pow.Scalar`. Among those, the row that converts
+    // the fewest arguments: `clamp(size, 0)` converts its size, not its bound as well
+    // (`clamp.default`, not `clamp.Tensor`).
     let self_tensor = |s: &&Schema| s.args.first().is_some_and(|a| a.ty == "Tensor");
+    let conversions = |s: &Schema| {
+        let positional = s.args.iter().zip(args).filter(|(a, p)| !takes(a, p, false));
+        let named = kwargs.iter().filter(|(key, passed)| {
+            s.arguments()
+                .find(|a| a.name == *key)
+                .is_some_and(|a| !takes(a, passed, false))
+        });
+        positional.count() + named.count()
+    };
     ordered().find(|s| fits(s, false)).or_else(|| {
-        ordered()
-            .filter(self_tensor)
-            .chain(ordered().filter(|s| !self_tensor(s)))
-            .find(|s| fits(s, true))
+        let candidates = || ordered().filter(|s| fits(s, true));
+        let first_of = |rows: Vec<&'static Schema>| {
+            let fewest = rows.iter().map(|s| conversions(s)).min()?;
+            rows.into_iter().find(|s| conversions(s) == fewest)
+        };
+        first_of(candidates().filter(self_tensor).collect())
+            .or_else(|| first_of(candidates().filter(|s| !self_tensor(s)).collect()))
     })
 }
 
@@ -483,6 +497,9 @@ mod tests {
             target("clamp", &[Tensor, Passed::None, Tensor], &[]),
             Some("clamp.Tensor")
         );
+        // timm's same padding, `max(size arithmetic, 0)` traced as `clamp(size, 0)`: the
+        // size becomes a 0-d tensor, the bound stays a number.
+        assert_eq!(target("clamp", &[Int, Int], &[]), Some("clamp.default"));
         assert_eq!(target("pow", &[Float, Tensor], &[]), Some("pow.Scalar"));
         assert_eq!(target("pow", &[Int, Float], &[]), Some("pow.Tensor_Scalar"));
         assert_eq!(
