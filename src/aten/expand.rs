@@ -3,7 +3,10 @@
 //! (`Linear.cpp`), `linalg_cross` (`torch._refs.linalg.cross`), `block_diag`
 //! (`TensorShape.cpp`), `_softmax_backward_data` and `native_dropout_backward`
 //! (`torch._decomp.decompositions`), the trapezoid rule over sample points
-//! (`Integration.cpp`) and `isin` (`torch._decomp`'s `isin_default`).
+//! (`Integration.cpp`), `isin` (`torch._decomp`'s `isin_default`), the masked index ops
+//! `_unsafe_masked_index` and its accumulating put (`TensorAdvancedIndexing.cpp`), `embedding_renorm_`
+//! and `embedding_bag` (`Embedding.cpp`, `EmbeddingBag.cpp`), and `embedding` of a table
+//! the program computes (a pick of its rows).
 //!
 //! [`expand`] turns one such node into nodes of ops the lowering and the evaluator already
 //! compute, each new value with the sizes and dtype torch would record for it: the node's
@@ -20,10 +23,16 @@ use super::program::{Argument, NamedArgument, Node, SymInt, TensorMeta};
 /// The ops [`expand`] writes as others (targets without `torch.ops.aten.`).
 pub const EXPANDED: &[&str] = &[
     "_softmax_backward_data.default",
+    "_unsafe_masked_index.default",
+    "_unsafe_masked_index_put_accumulate.default",
     "bilinear.default",
     "block_diag.default",
     "cross.default",
     "cumulative_trapezoid.x",
+    "embedding_bag.default",
+    "embedding_bag.padding_idx",
+    "embedding_renorm.default",
+    "embedding_renorm_.default",
     "gru_cell.default",
     "isin.Tensor_Tensor",
     "linalg_cross.default",
@@ -37,6 +46,9 @@ pub const EXPANDED: &[&str] = &[
 
 /// The export schema's dtype number of bool.
 const BOOL: i64 = 12;
+
+/// The export schema's dtype number of int64.
+const LONG: i64 = 5;
 
 /// One node written as others: `nodes` in order, and the metadata of every value they make
 /// but the expanded node's own outputs.
@@ -73,8 +85,31 @@ pub fn expand(node: &Node, meta: &dyn Fn(&str) -> Option<TensorMeta>) -> Result<
         "trapz.x" | "trapezoid.x" => w.trapezoid(&args, false)?,
         "cumulative_trapezoid.x" => w.trapezoid(&args, true)?,
         "isin.Tensor_Tensor" => w.isin(&args)?,
+        "_unsafe_masked_index.default" => w.masked_index(&args)?,
+        "_unsafe_masked_index_put_accumulate.default" => w.masked_index_put(&args)?,
+        "embedding_renorm.default" | "embedding_renorm_.default" => w.embedding_renorm(&args)?,
+        "embedding_bag.default" | "embedding_bag.padding_idx" => w.embedding_bag(&args)?,
+        "embedding.default" => w.embedding_by_index(&args)?,
         other => return Err(format!("{other} is not written as other ops")),
     }
+    Ok(w.out)
+}
+
+/// `node`, an `embedding_bag` of ids flattened from the 2-D `ids` (`[rows, length]`, one
+/// bag per row; its `per_sample_weights`, if any, already the 2-D tensor too), as the ops
+/// torch computes it by: the lookup of `ids` and a reduction over each row ([`bags`]
+/// finds such nodes).
+pub fn embedding_bag_rows(
+    node: &Node,
+    ids: &str,
+    meta: &dyn Fn(&str) -> Option<TensorMeta>,
+) -> Result<Expansion, String> {
+    let mut w = Writer {
+        node,
+        meta,
+        out: Expansion::default(),
+    };
+    w.embedding_bag_rows(&Args(node), ids)?;
     Ok(w.out)
 }
 
@@ -98,6 +133,20 @@ impl Value {
             Some(SymInt::Int(n)) => Ok(*n),
             _ => Err(format!(
                 "{what} reads dimension {axis} of `{}`, whose size is not fixed (the batch)",
+                self.name
+            )),
+        }
+    }
+}
+
+impl Value {
+    /// The fixed size of dimension `axis`; a size that is not fixed is the batch, and an
+    /// op that `what` (picks entries along `axis` by their place) would mix samples.
+    fn fixed_along(&self, axis: usize, what: &str) -> Result<i64, String> {
+        match self.sizes.get(axis) {
+            Some(SymInt::Int(n)) => Ok(*n),
+            _ => Err(format!(
+                "{what} along dimension {axis} of `{}`, the batch, which mixes samples; only ops that treat each sample alike are exported",
                 self.name
             )),
         }
@@ -670,6 +719,499 @@ impl Writer<'_> {
         if invert {
             self.unary("logical_not.default", &any, Some(&out));
         }
+        Ok(())
+    }
+
+    /// A call of `op` with `inputs` making a value of `sizes` and `dtype` (or `into`).
+    fn call(
+        &mut self,
+        op: &str,
+        inputs: Vec<(&str, Argument)>,
+        sizes: &[SymInt],
+        dtype: i64,
+        into: Option<&Value>,
+    ) -> Value {
+        self.emit(op, inputs, sizes.to_vec(), dtype, into)
+    }
+
+    /// Each index of `indices` clamped into the dimension it indexes, from minus its size
+    /// (negative positions count from the end) to its size less one, as ATen's kernels of
+    /// the masked index ops clamp them (`torch._decomp` clamps from 0, assuming no
+    /// negative index; torch eager, the reference, wraps them). An index into a dimension
+    /// whose size is not fixed (the batch) is refused: it picks samples by their place.
+    fn clamped(
+        &mut self,
+        x: &Value,
+        indices: &[Option<&str>],
+    ) -> Result<Vec<Option<String>>, String> {
+        let mut clamped = Vec::with_capacity(indices.len());
+        for (dim, index) in indices.iter().enumerate() {
+            let Some(index) = index else {
+                clamped.push(None);
+                continue;
+            };
+            let size = x.fixed_along(dim, "it indexes")?;
+            let index = self.input(index)?;
+            let value = self.call(
+                "clamp.default",
+                vec![
+                    ("self", t(&index)),
+                    ("min", Argument::Int(-size)),
+                    ("max", Argument::Int(size - 1)),
+                ],
+                &index.sizes,
+                index.dtype,
+                None,
+            );
+            clamped.push(Some(value.name));
+        }
+        Ok(clamped)
+    }
+
+    /// `logical_not(mask)`.
+    fn not(&mut self, mask: &Value) -> Value {
+        self.call(
+            "logical_not.default",
+            vec![("self", t(mask))],
+            &mask.sizes,
+            BOOL,
+            None,
+        )
+    }
+
+    /// `_unsafe_masked_index(self, mask, indices, fill)` as ATen's kernel computes it: each
+    /// index clamped into its dimension, `self[indices]`, `fill` where `mask` is false.
+    fn masked_index(&mut self, args: &Args<'_>) -> Result<(), String> {
+        let x = self.input(args.tensor("self")?)?;
+        let mask = self.input(args.tensor("mask")?)?;
+        let indices = self.clamped(&x, &args.optional_tensors("indices")?)?;
+        let fill = args.get("fill").cloned().ok_or("no `fill`")?;
+        let out = self.output(0)?;
+        let picked = self.call(
+            "index.Tensor",
+            vec![
+                ("self", t(&x)),
+                ("indices", Argument::OptionalTensors(indices)),
+            ],
+            &out.sizes,
+            x.dtype,
+            None,
+        );
+        let hidden = self.not(&mask);
+        self.call(
+            "masked_fill.Scalar",
+            vec![("self", t(&picked)), ("mask", t(&hidden)), ("value", fill)],
+            &out.sizes,
+            out.dtype,
+            Some(&out),
+        );
+        Ok(())
+    }
+
+    /// `_unsafe_masked_index_put_accumulate(self, mask, indices, values)` as ATen's kernel
+    /// computes it: each index clamped into its dimension, the values zero where `mask` is
+    /// false, added into `self` at the indices.
+    fn masked_index_put(&mut self, args: &Args<'_>) -> Result<(), String> {
+        let x = self.input(args.tensor("self")?)?;
+        let mask = self.input(args.tensor("mask")?)?;
+        let values = self.input(args.tensor("values")?)?;
+        let indices = self.clamped(&x, &args.optional_tensors("indices")?)?;
+        let hidden = self.not(&mask);
+        let kept = self.call(
+            "masked_fill.Scalar",
+            vec![
+                ("self", t(&values)),
+                ("mask", t(&hidden)),
+                ("value", Argument::Int(0)),
+            ],
+            &broadcast(&values.sizes, &mask.sizes),
+            values.dtype,
+            None,
+        );
+        let out = self.output(0)?;
+        self.call(
+            "index_put.default",
+            vec![
+                ("self", t(&x)),
+                ("indices", Argument::OptionalTensors(indices)),
+                ("values", t(&kept)),
+                ("accumulate", Argument::Bool(true)),
+            ],
+            &out.sizes,
+            out.dtype,
+            Some(&out),
+        );
+        Ok(())
+    }
+
+    /// `arange(end)` of int64.
+    fn positions(&mut self, end: i64) -> Value {
+        self.call(
+            "arange.default",
+            vec![
+                ("end", Argument::Int(end)),
+                ("dtype", Argument::ScalarType(LONG)),
+            ],
+            &[SymInt::Int(end)],
+            LONG,
+            None,
+        )
+    }
+
+    /// `embedding_renorm_(self, indices, max_norm, norm_type)` as ATen's kernel computes
+    /// it: each row of the table `self` that `indices` names whose `norm_type`-norm exceeds
+    /// `max_norm` is scaled by `max_norm / (norm + 1e-7)`, which is `renorm` along dimension
+    /// 0; the other rows are kept. The rows named are those equal to some index (`eq`
+    /// against every row number, `any`).
+    fn embedding_renorm(&mut self, args: &Args<'_>) -> Result<(), String> {
+        let table = self.input(args.tensor("self")?)?;
+        let ids = self.input(args.tensor("indices")?)?;
+        let max_norm = args.float("max_norm")?;
+        let norm_type = args.float("norm_type")?;
+        if table.rank() != 2 {
+            return Err(format!("the table `{}` is not 2-D", table.name));
+        }
+        let what = "it rescales the rows its indices name";
+        let rows = table.fixed_along(0, what)?;
+        let count = (0..ids.rank())
+            .map(|k| ids.fixed_along(k, what))
+            .product::<Result<i64, String>>()?;
+        let flat = self.view(&ids, vec![SymInt::Int(1), SymInt::Int(count)]);
+        let numbers = self.positions(rows);
+        let column = self.view(&numbers, vec![SymInt::Int(rows), SymInt::Int(1)]);
+        let pairs = [SymInt::Int(rows), SymInt::Int(count)];
+        let hits = self.call(
+            "eq.Tensor",
+            vec![("self", t(&column)), ("other", t(&flat))],
+            &pairs,
+            BOOL,
+            None,
+        );
+        let one = [SymInt::Int(rows), SymInt::Int(1)];
+        let named = self.call(
+            "any.dim",
+            vec![
+                ("self", t(&hits)),
+                ("dim", Argument::Int(1)),
+                ("keepdim", Argument::Bool(true)),
+            ],
+            &one,
+            BOOL,
+            None,
+        );
+        // The rows named, renormalized as `renorm` does every slice along dimension 0.
+        let renormed = self.call(
+            "renorm.default",
+            vec![
+                ("self", t(&table)),
+                ("p", Argument::Float(norm_type)),
+                ("dim", Argument::Int(0)),
+                ("maxnorm", Argument::Float(max_norm)),
+            ],
+            &table.sizes,
+            table.dtype,
+            None,
+        );
+        let out = self.output(0)?;
+        self.call(
+            "where.self",
+            vec![
+                ("condition", t(&named)),
+                ("self", t(&renormed)),
+                ("other", t(&table)),
+            ],
+            &out.sizes,
+            out.dtype,
+            Some(&out),
+        );
+        Ok(())
+    }
+
+    /// `embedding_bag(weight, indices, offsets, …, mode, per_sample_weights,
+    /// include_last_offset, padding_idx)` of 1-D `indices` cut into bags by `offsets`, as
+    /// ATen's kernel defines it: bag `b` holds the entries from `offsets[b]` up to the next
+    /// offset, the last bag to the end (with `include_last_offset`, the last offset ends it:
+    /// torch requires it to be the number of indices, and its max and mean kernels read to
+    /// the end when it is not),
+    /// the entries equal to `padding_idx` (negative: counted from the table's end) left
+    /// out; each bag's rows of `weight` summed (times `per_sample_weights`), averaged, or
+    /// their maximum, an empty bag zeros. Which bag an entry is in is the count of offsets
+    /// at or below its position, less one, so constant offsets are folded at export. 2-D
+    /// ids, one bag per row, are [`embedding_bag_rows`] (found by [`super::bags`]).
+    fn embedding_bag(&mut self, args: &Args<'_>) -> Result<(), String> {
+        let ids = self.input(args.tensor("indices")?)?;
+        let offsets = self.input(args.tensor("offsets")?)?;
+        if ids.rank() != 1 || offsets.rank() != 1 {
+            return Err("its indices and offsets are not 1-D".into());
+        }
+        let what = "it cuts its indices into bags by offsets";
+        let count = ids.fixed_along(0, what)?;
+        let cuts = offsets.fixed_along(0, what)?;
+        // With `include_last_offset` the last offset closes the last bag: torch's contract
+        // is that it equals the number of indices, so the bags start at the others.
+        let bags = cuts - i64::from(args.bool_or("include_last_offset", false)?);
+        let starts = if bags < cuts {
+            self.slice(&offsets, 0, 0, bags)
+        } else {
+            offsets
+        };
+        let numbers = self.positions(count);
+        let column = self.view(&numbers, vec![SymInt::Int(count), SymInt::Int(1)]);
+        let row = self.view(&starts, vec![SymInt::Int(1), SymInt::Int(bags)]);
+        let started = self.call(
+            "ge.Tensor",
+            vec![("self", t(&column)), ("other", t(&row))],
+            &[SymInt::Int(count), SymInt::Int(bags)],
+            BOOL,
+            None,
+        );
+        let counted = self.call(
+            "sum.dim_IntList",
+            vec![("self", t(&started)), ("dim", Argument::Ints(vec![1]))],
+            &[SymInt::Int(count)],
+            LONG,
+            None,
+        );
+        let bag_of = self.call(
+            "sub.Scalar",
+            vec![("self", t(&counted)), ("other", Argument::Int(1))],
+            &[SymInt::Int(count)],
+            LONG,
+            None,
+        );
+        let bag_row = self.view(&bag_of, vec![SymInt::Int(1), SymInt::Int(count)]);
+        let bag_numbers = self.positions(bags);
+        let bag_column = self.view(&bag_numbers, vec![SymInt::Int(bags), SymInt::Int(1)]);
+        let member = self.call(
+            "eq.Tensor",
+            vec![("self", t(&bag_column)), ("other", t(&bag_row))],
+            &[SymInt::Int(bags), SymInt::Int(count)],
+            BOOL,
+            None,
+        );
+        let ids_row = self.view(&ids, vec![SymInt::Int(1), SymInt::Int(count)]);
+        self.reduce_bags(args, &ids_row, Some(member))
+    }
+
+    /// `embedding(weight, indices)` of a table the program computes: `weight[indices]`,
+    /// the rows picked along its first dimension (`index.Tensor`, whose lowering refuses a
+    /// pick along the batch). [`EXPANDED`] leaves `embedding` out: a stored table is the
+    /// lowering's own `Gather`.
+    fn embedding_by_index(&mut self, args: &Args<'_>) -> Result<(), String> {
+        let table = self.input(args.tensor("weight")?)?;
+        let ids = args.tensor("indices")?;
+        let out = self.output(0)?;
+        self.call(
+            "index.Tensor",
+            vec![
+                ("self", t(&table)),
+                (
+                    "indices",
+                    Argument::OptionalTensors(vec![Some(ids.to_owned())]),
+                ),
+            ],
+            &out.sizes,
+            out.dtype,
+            Some(&out),
+        );
+        Ok(())
+    }
+
+    /// `embedding_bag` of 2-D `ids` `[rows, length]`, one bag per row (what
+    /// `F.embedding_bag` computes for 2-D input, which it passes to the op flattened with
+    /// offsets every `length` entries; [`bags`] finds that and writes this): `args` are the
+    /// op's, `ids` and `per_sample_weights` the 2-D tensors before flattening.
+    fn embedding_bag_rows(&mut self, args: &Args<'_>, ids: &str) -> Result<(), String> {
+        let ids = self.input(ids)?;
+        if ids.rank() != 2 {
+            return Err(format!("the ids `{}` are not 2-D", ids.name));
+        }
+        self.reduce_bags(args, &ids, None)
+    }
+
+    /// Each bag's reduction: `ids` `[bags or 1, length]` looked up in `weight`, entry
+    /// `(b, i)` in bag `b` where `member` is true (every entry of row `b` without it) and
+    /// `ids` is not `padding_idx`; `per_sample_weights` read in `ids`' sizes.
+    fn reduce_bags(
+        &mut self,
+        args: &Args<'_>,
+        ids: &Value,
+        member: Option<Value>,
+    ) -> Result<(), String> {
+        let weight = self.input(args.tensor("weight")?)?;
+        let width = weight
+            .sizes
+            .get(1)
+            .cloned()
+            .filter(|_| weight.rank() == 2)
+            .ok_or("the table is not 2-D")?;
+        let out = self.output(0)?;
+        let bags = out.sizes.first().cloned().ok_or("the result is 0-d")?;
+        let length = ids.sizes.get(1).cloned().ok_or("the ids are not 2-D")?;
+        let mut looked_up_sizes = ids.sizes.clone();
+        looked_up_sizes.push(width.clone());
+        let looked_up = self.call(
+            "embedding.default",
+            vec![("weight", t(&weight)), ("indices", t(ids))],
+            &looked_up_sizes,
+            weight.dtype,
+            None,
+        );
+        // A negative padding id counts from the end of the table (`maybe_wrap_dim`).
+        let padding = match args.optional_int("padding_idx")? {
+            Some(p) if p < 0 => Some(p + weight.fixed_along(0, "its padding id counts rows")?),
+            p => p,
+        };
+        let kept = padding.map(|p| {
+            self.call(
+                "ne.Scalar",
+                vec![("self", t(ids)), ("other", Argument::Int(p))],
+                &ids.sizes,
+                BOOL,
+                None,
+            )
+        });
+        let present = match (member, kept) {
+            (Some(m), Some(k)) => Some(self.binary("logical_and.default", &m, &k, None)),
+            (m, k) => m.or(k),
+        };
+        let in_bags = |s: &mut Self, v: &Value| {
+            let mut sizes = v.sizes.clone();
+            sizes.push(SymInt::Int(1));
+            s.call(
+                "unsqueeze.default",
+                vec![("self", t(v)), ("dim", Argument::Int(-1))],
+                &sizes,
+                v.dtype,
+                None,
+            )
+        };
+        let mode = args.int("mode")?;
+        if mode == 2 {
+            let picked = match &present {
+                Some(p) => {
+                    let p3 = in_bags(self, p);
+                    let sizes = broadcast(&p3.sizes, &looked_up.sizes);
+                    self.call(
+                        "where.ScalarOther",
+                        vec![
+                            ("condition", t(&p3)),
+                            ("self", t(&looked_up)),
+                            ("other", Argument::Float(f64::NEG_INFINITY)),
+                        ],
+                        &sizes,
+                        weight.dtype,
+                        None,
+                    )
+                }
+                None => looked_up,
+            };
+            let Some(p) = present else {
+                self.call(
+                    "amax.default",
+                    vec![("self", t(&picked)), ("dim", Argument::Ints(vec![1]))],
+                    &out.sizes,
+                    out.dtype,
+                    Some(&out),
+                );
+                return Ok(());
+            };
+            let most = self.call(
+                "amax.default",
+                vec![("self", t(&picked)), ("dim", Argument::Ints(vec![1]))],
+                &out.sizes,
+                out.dtype,
+                None,
+            );
+            let filled = self.call(
+                "any.dim",
+                vec![
+                    ("self", t(&p)),
+                    ("dim", Argument::Int(1)),
+                    ("keepdim", Argument::Bool(true)),
+                ],
+                &[bags.clone(), SymInt::Int(1)],
+                BOOL,
+                None,
+            );
+            self.call(
+                "where.ScalarOther",
+                vec![
+                    ("condition", t(&filled)),
+                    ("self", t(&most)),
+                    ("other", Argument::Float(0.0)),
+                ],
+                &out.sizes,
+                out.dtype,
+                Some(&out),
+            );
+            return Ok(());
+        }
+        if mode != 0 && mode != 1 {
+            return Err(format!("mode {mode} is not sum (0), mean (1) or max (2)"));
+        }
+        // Entries outside a bag are left out by `where`, not multiplied by 0: a row of the
+        // table may hold an infinity or NaN, which torch never reads for that bag.
+        let mut terms = looked_up;
+        if let Some(scales) = args.optional_tensor("per_sample_weights")? {
+            let scales = self.input(scales)?;
+            let scales = in_bags(self, &scales);
+            terms = self.binary("mul.Tensor", &terms, &scales, None);
+        }
+        if let Some(p) = &present {
+            let p3 = in_bags(self, p);
+            let sizes = broadcast(&p3.sizes, &terms.sizes);
+            terms = self.call(
+                "where.ScalarOther",
+                vec![
+                    ("condition", t(&p3)),
+                    ("self", t(&terms)),
+                    ("other", Argument::Float(0.0)),
+                ],
+                &sizes,
+                weight.dtype,
+                None,
+            );
+        }
+        let sum_into = (mode == 0).then_some(&out);
+        let sum = self.call(
+            "sum.dim_IntList",
+            vec![("self", t(&terms)), ("dim", Argument::Ints(vec![1]))],
+            &out.sizes,
+            out.dtype,
+            sum_into,
+        );
+        if mode == 0 {
+            return Ok(());
+        }
+        let Some(p) = present else {
+            let SymInt::Int(n) = length else {
+                return Err("the bags' length is not fixed".into());
+            };
+            self.scalar("div.Scalar", &sum, n as f64, Some(&out));
+            return Ok(());
+        };
+        let entries = self.cast(&p, weight.dtype, None);
+        let sizes = [bags.clone(), SymInt::Int(1)];
+        let counted = self.call(
+            "sum.dim_IntList",
+            vec![
+                ("self", t(&entries)),
+                ("dim", Argument::Ints(vec![1])),
+                ("keepdim", Argument::Bool(true)),
+            ],
+            &sizes,
+            weight.dtype,
+            None,
+        );
+        let at_least_one = self.call(
+            "clamp_min.default",
+            vec![("self", t(&counted)), ("min", Argument::Float(1.0))],
+            &sizes,
+            weight.dtype,
+            None,
+        );
+        self.binary("div.Tensor", &sum, &at_least_one, Some(&out));
         Ok(())
     }
 }

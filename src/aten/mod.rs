@@ -43,7 +43,9 @@
 //! - [`eval`]: evaluating ops whose inputs are all constants (parameters, buffers,
 //!   literals), so the export writes their results as initializers.
 
+pub mod alias;
 pub mod args;
+pub mod bags;
 pub mod combine;
 pub mod decompose;
 pub mod diag;

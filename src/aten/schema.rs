@@ -535,6 +535,11 @@ pub const SCHEMAS: &[Schema] = &[
         ),
         "a fused encoder layer of constants alone has not been met; its lowering computes it",
     ),
+    schema("_unsafe_masked_index.default", &[arg("self", "Tensor"), arg("mask", "Tensor"), arg("indices", "Tensor?[]"), arg("fill", "Scalar")], &[]),
+    not_evaluated(
+        schema("_unsafe_masked_index_put_accumulate.default", &[arg("self", "Tensor"), arg("mask", "Tensor"), arg("indices", "Tensor?[]"), arg("values", "Tensor")], &[]),
+        "its put is `index_put`, which the evaluator does not compute: it holds a bool mask and an int64 index alike",
+    ),
     schema(
         "_unsafe_view.default",
         &[arg("self", "Tensor"), arg("size", "SymInt[]")],
@@ -1567,6 +1572,10 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema("embedding_bag.default", &[arg("weight", "Tensor"), arg("indices", "Tensor"), arg("offsets", "Tensor"), arg_or("scale_grad_by_freq", "bool", D::Bool(false)), arg_or("mode", "int", D::Int(0)), arg_or("sparse", "bool", D::Bool(false)), arg_or("per_sample_weights", "Tensor?", D::None), arg_or("include_last_offset", "bool", D::Bool(false))], &[]),
+    schema("embedding_bag.padding_idx", &[arg("weight", "Tensor"), arg("indices", "Tensor"), arg("offsets", "Tensor"), arg("scale_grad_by_freq", "bool"), arg("mode", "int"), arg("sparse", "bool"), arg("per_sample_weights", "Tensor?"), arg("include_last_offset", "bool"), arg("padding_idx", "int?")], &[]),
+    schema("embedding_renorm.default", &[arg("self", "Tensor"), arg("indices", "Tensor"), arg("max_norm", "float"), arg("norm_type", "float")], &[]),
+    schema("embedding_renorm_.default", &[arg("self", "Tensor"), arg("indices", "Tensor"), arg("max_norm", "float"), arg("norm_type", "float")], &[]),
     schema(
         "empty.memory_format",
         &[arg("size", "SymInt[]")],

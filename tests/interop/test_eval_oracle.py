@@ -88,10 +88,14 @@ class T:
 
 
 class Case:
-    def __init__(self, target, *args, dtypes=FLOATS, tol=None, unspecified=False, **kwargs):
+    def __init__(self, target, *args, dtypes=FLOATS, tol=None, unspecified=False, results=None,
+                 **kwargs):
         self.target, self.args, self.kwargs = target, args, kwargs
         # `unspecified`: torch leaves the values undefined (`empty`); only sizes compare.
         self.dtypes, self.tol, self.unspecified = dtypes, tol, unspecified
+        # `results`: how many of the op's results a model reads (`embedding_bag`'s bags, not
+        # the bookkeeping after them, which its kernels fill differently by mode).
+        self.results = results
 
     def op(self):
         name, overload = self.target.rsplit(".", 1)
@@ -800,6 +804,25 @@ CASES = [
     C("einsum.default", "bij,bjk->bik", [T(2, 3, 4, edges=False), T(2, 4, 5, edges=False)]),
     C("einsum.default", "ii->i", [T(3, 3)]),
     C("embedding.default", T(5, 3), T(2, 4, dtype=I64, low=0, high=5)),
+    # Bags cut by offsets (an empty one, a padding id from the end), per-sample weights,
+    # the last offset closing the last bag.
+    *[C(t, T(5, 3), T(7, dtype=I64, values=[0, 2, 4, 1, 1, 3, 4]),
+        T(4, dtype=I64, values=[0, 3, 3, 5]), False, mode, results=1, **extra)
+      for t in ("embedding_bag.default", "embedding_bag.padding_idx")
+      for mode in (0, 1, 2)
+      for extra in ([{}] if t == "embedding_bag.default" else
+                    [dict(sparse=False, per_sample_weights=None, include_last_offset=False,
+                          padding_idx=-1)])],
+    C("embedding_bag.default", T(5, 3), T(7, dtype=I64, values=[0, 2, 4, 1, 1, 3, 4]),
+      T(5, dtype=I64, values=[0, 3, 3, 5, 7]), False, 0, False, T(7, edges=False), True,
+      results=1),
+    C("embedding_renorm.default", T(5, 3), T(2, 2, dtype=I64, values=[0, 2, 2, 4]), 1.0, 2.0),
+    C("embedding_renorm_.default", T(5, 3), T(3, dtype=I64, values=[1, 3, 4]), 0.5, 1.0),
+    # Indices clamped into their dimensions (negative ones count from the end); its
+    # accumulating put is not evaluated (its step `index_put` is not).
+    C("_unsafe_masked_index.default", T(4, 3), T(5, 3, dtype=BOOL),
+      [T(5, 1, dtype=I64, values=[0, 3, -2, 7, -9]), T(3, dtype=I64, values=[2, 0, 5])], 2.5,
+      dtypes=NUMERIC),
     C("scaled_dot_product_attention.default", T(2, 2, 3, 4, edges=False),
       T(2, 2, 5, 4, edges=False), T(2, 2, 5, 3, edges=False)),
     C("scaled_dot_product_attention.default", T(1, 2, 4, 4, edges=False),
@@ -1002,7 +1025,8 @@ class Constants(torch.nn.Module):
             if case.in_place() and bufs:
                 bufs = [bufs[0].clone(), *bufs[1:]]
             y = case.op()(*resolve(args, bufs), **{k: resolve(v, bufs) for k, v in kwargs.items()})
-            out.append(list(y) if isinstance(y, (tuple, list)) else [y])
+            ys = list(y) if isinstance(y, (tuple, list)) else [y]
+            out.append(ys[:case.results] if case.results else ys)
         return out
 
     def forward(self, x):

@@ -36,7 +36,9 @@ dimension), and XLNet's sequence-first tokens (ids looked up and a padding mask 
 the batch on their second dimension, positions expanded over the batch in an einsum, a
 one-operand einsum moving the batch first), and splits whose overload the argument's type
 picks (`hsplit(x, 2)` by a count, `hsplit(x, [1, 4])` by indices, `dsplit`, `tensor_split`),
-and RT-DETR's sine position embedding (`torch.outer` of constant positions and frequencies,
+and DLRM's `nn.EmbeddingBag` of `[batch, length]` ids (sum, mean and max with a padding id,
+per-sample weights; `.pt2` only), an in-place op on a detached alias under `no_grad` (the
+tensor it aliases sees the change), and RT-DETR's sine position embedding (`torch.outer` of constant positions and frequencies,
 in float32 and in float64 as transformers computes it),
 kornia's brightness factor, a 0-d constant unsqueezed to the image's rank, RT-DETR's
 `torch.concat` (an alias, read as `cat`), RAFT's
@@ -106,6 +108,15 @@ def ids(b, gen):
     return torch.randint(0, 9, (b, S), generator=gen)
 
 
+def padded_ids(b, gen):
+    # Ids 0..8 where 1 is the padding id: each sample's first two, and all of the last
+    # sample's (an empty bag, which mean and max give as zeros).
+    ids = torch.randint(0, 9, (b, S), generator=gen)
+    ids[:, :2] = 1
+    ids[-1] = 1
+    return ids
+
+
 def positions(b, gen):
     # Three positions per sample, negative ones counting from the end as Python does.
     return torch.randint(-S, S, (b, 3), generator=gen)
@@ -163,6 +174,8 @@ MODELS = {
     "masked_put": (idioms.MaskedPut, [tokens, ids]),
     "broadcast_factor": (idioms.BroadcastFactor, [tokens]),
     "concat_alias": (idioms.ConcatAlias, [tokens]),
+    "embedding_bags": (idioms.EmbeddingBags, [padded_ids]),
+    "in_place_through_detach": (idioms.InPlaceThroughDetach, [float_input]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
@@ -178,7 +191,8 @@ EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos
             "gather_scores": "GatherElements", "integer_extremes": "Where", "shifted_tokens": "Pad",
             "global_query": "Softmax", "seq_first_tokens": "Gather", "splits_by_type": "Split",
             "top_scores": "TopK", "masked_put": "Where", "broadcast_factor": "Clip",
-            "concat_alias": "Concat"}
+            "concat_alias": "Concat", "embedding_bags": "ReduceMax",
+            "in_place_through_detach": "Relu"}
 
 
 
@@ -202,10 +216,11 @@ def trace(model, makers, path):
 # The idioms the TorchScript route exports too, traced at batch 2 (the trace's code holds
 # the batch as `x.size(0)`, the strides as 0-d constants read back with `annotate(number)`).
 # Traces refuse these (an int64 timestep times a float; attention masks whose batch size a
-# trace records as a value; an autograd.Function, which torch.jit.trace cannot record): the
+# trace records as a value; an autograd.Function, which torch.jit.trace cannot record;
+# `nn.EmbeddingBag`'s offsets, which a trace computes as a range as long as the batch): the
 # `.pt2` route converts them.
 TRACED = sorted(set(MODELS) - {"timestep_scale", "sdpa_inf_mask", "sdpa_hidden_row",
-                               "in_place_masked_softmax"})
+                               "in_place_masked_softmax", "embedding_bags"})
 
 
 # The idioms only the TorchScript route reads: a `.pt2` program holds `index_put_`, which

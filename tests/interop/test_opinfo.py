@@ -169,6 +169,9 @@ CONSTANT = {
     "nn.functional.fractional_max_pool2d": 36,
     # Grid sampling at a constant grid (taps computed at export), static: a volume too.
     "nn.functional.grid_sample": 22, "grid_sampler_3d": 18,
+    # A computed table looked up by constant ids, and bags of its rows cut by constant
+    # offsets (a padding id counted from the end), static.
+    "nn.functional.embedding": 3, "nn.functional.embedding_bag": 18,
 }
 
 _OPS = None

@@ -2548,7 +2548,10 @@ mod tests {
                     row.target
                 ),
                 Some(reason) => {
-                    assert!(computed_by(target).is_empty(), "{}", row.target);
+                    // A compound op is evaluated by its steps; one with a step the
+                    // evaluator does not compute says so in its row.
+                    let by = computed_by(target);
+                    assert!(by.is_empty() || by == ["expand"], "{}", row.target);
                     assert!(reason.len() > 20, "{}: give the reason", row.target);
                 }
             }

@@ -9,6 +9,7 @@
 //! parameter or buffer, or of values computed from the input, is refused: the graph would
 //! have to change state or compute the table per call.
 
+use crate::aten::alias::is_view;
 use crate::aten::args::Args;
 use crate::aten::eval::{self, element_count, Tensor, Values};
 use crate::aten::program::{Argument, Node};
@@ -19,23 +20,6 @@ use super::tensor::{show, Tensor as Activation};
 
 /// The overload of an in-place copy (`dst.copy_(src)`, also what `dst[...] = src` records).
 pub(super) const COPY: &str = "copy_.default";
-
-/// The aten overloads whose output aliases their `self` input: a write into the output
-/// reaches the input. (`reshape` is left out: it may copy.)
-const VIEW_OPS: &[&str] = &[
-    "alias.default",
-    "narrow.default",
-    "permute.default",
-    "select.int",
-    "slice.Tensor",
-    "squeeze.dim",
-    "squeeze.dims",
-    "t.default",
-    "transpose.int",
-    "unflatten.int",
-    "unsqueeze.default",
-    "view.default",
-];
 
 /// A folded value that is a view of another folded value. Invariant: `base` is not itself
 /// a view, and evaluating `ops` in order from `base` gives the view's value.
@@ -58,7 +42,7 @@ impl Lowering<'_, '_> {
     /// Records that `node` (aten op `op`), just folded, made `output` as a view of its
     /// input, when `op` is a view op and the input is a folded value.
     pub(super) fn record_view(&mut self, node: &Node, op: &str, output: &str) {
-        if !VIEW_OPS.contains(&op) {
+        if !is_view(op) {
             return;
         }
         let Ok(input) = viewed(node) else { return };
@@ -268,8 +252,7 @@ impl Lowering<'_, '_> {
             .target
             .strip_prefix("torch.ops.aten.")
             .unwrap_or(&producer.target);
-        VIEW_OPS
-            .contains(&op)
+        is_view(op)
             .then(|| viewed(producer).ok().map(|input| (producer, input)))
             .flatten()
     }

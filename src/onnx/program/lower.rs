@@ -7,7 +7,9 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
+use crate::aten::alias::Aliases;
 use crate::aten::args::Args;
+use crate::aten::bags;
 use crate::aten::eval;
 use crate::aten::program::ExportedProgram;
 use crate::aten::program::{
@@ -105,6 +107,8 @@ pub(super) struct Lowering<'p, 'a> {
     transposed: HashMap<Constant, Weight>,
     /// Value name → indices of the nodes that read it (graph outputs count as `usize::MAX`).
     readers: HashMap<String, Vec<usize>>,
+    /// Which values share memory, for in-place ops.
+    aliases: Aliases,
     /// Nodes already lowered as part of an earlier one (a BatchNorm folded into its Conv).
     pub absorbed: HashSet<usize>,
     /// The rows of the activations the current node read through [`Lowering::activation`]
@@ -161,7 +165,9 @@ pub fn lower(
     target: &Target<'_>,
 ) -> Result<Lowered, OnnxError> {
     let module = &program.graph_module;
-    let graph = &module.graph;
+    // `F.embedding_bag` of 2-D ids: one bag per row.
+    let rows = bags::one_bag_per_row(&module.graph).map_err(located::program)?;
+    let graph = rows.as_ref().unwrap_or(&module.graph);
     check_outputs(&module.signature)?;
     let (user_inputs, stored) = split_inputs(&module.signature)?;
     let names = input_names(&user_inputs, target.input_name)?;
@@ -208,6 +214,7 @@ pub fn lower(
         weights: HashMap::new(),
         transposed: HashMap::new(),
         readers: readers(graph),
+        aliases: Aliases::of(graph),
         absorbed: HashSet::new(),
         rows: Cell::new(None),
         carrier: carrier.ok_or_else(|| located::program("the program takes no tensor input"))?,
@@ -1374,7 +1381,9 @@ impl Lowering<'_, '_> {
     }
 
     /// After in-place op `target` (aten name ending in `_`: `relu_`, `add_`, `div_`), its
-    /// `self` argument holds the result as well, so a later reader of either name sees it.
+    /// `self` argument holds the result as well, and so does every name read later that is
+    /// the same whole tensor ([`Aliases::changed_with`]), so a later reader of any of them
+    /// sees it.
     pub fn rebind_changed_input(&mut self, node: &Node, target: &str) -> Result<(), OnnxError> {
         let op = target.rsplit_once('.').map_or(target, |(head, _)| head);
         if !op.ends_with('_') || op.ends_with("__") {
@@ -1384,6 +1393,13 @@ impl Lowering<'_, '_> {
             return Ok(());
         };
         let result = self.bound(self.output_name(node, 0)?)?.clone();
+        let same = self
+            .aliases
+            .changed_with(changed, self.at)
+            .map_err(|what| OnnxError::Shape { what })?;
+        for name in same {
+            self.values.insert(name, result.clone());
+        }
         self.values.insert(changed.clone(), result);
         Ok(())
     }

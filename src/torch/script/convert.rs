@@ -1651,8 +1651,8 @@ impl Converter<'_> {
         }
     }
 
-    /// `torch.size`, `ops.prim.NumToTensor`, `int`/`float`: evaluated, no node. `None` for
-    /// any other op.
+    /// `torch.size`, `torch.numel`, `ops.prim.NumToTensor`, `int`/`float`: evaluated, no
+    /// node. `None` for any other op.
     fn scalar(
         &self,
         op: &str,
@@ -1701,7 +1701,11 @@ impl Converter<'_> {
         }
         let sizes_divided = op == "torch.floor_divide"
             && matches!(args, [Val::Int(_) | Val::Batch(_), Val::Int(_)]);
-        if !sizes_divided && !matches!(op, "torch.size" | "ops.prim.NumToTensor" | "int" | "float")
+        if !sizes_divided
+            && !matches!(
+                op,
+                "torch.size" | "torch.numel" | "ops.prim.NumToTensor" | "int" | "float"
+            )
         {
             return Ok(None);
         }
@@ -1751,6 +1755,13 @@ impl Converter<'_> {
                     .chain(shape.iter().map(|&d| Val::Int(d as i64)))
                     .collect(),
             ),
+            // The entry count: the batch times the per-sample count, or a fixed count.
+            ("torch.numel", [Val::Activation { shape, .. }]) => {
+                scaled_batch(1, shape.iter().product::<u64>() as i64)?
+            }
+            ("torch.numel", [Val::Stored { dims, .. }]) => {
+                Val::Int(dims.iter().product::<u64>() as i64)
+            }
             ("ops.prim.NumToTensor" | "int", [v @ (Val::Int(_) | Val::Batch(_))]) => v.clone(),
             ("ops.prim.NumToTensor" | "float", [v @ Val::Float(_)]) => v.clone(),
             ("float", [Val::Int(i)]) => Val::Float(*i as f64),

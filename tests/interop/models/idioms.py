@@ -332,3 +332,21 @@ class ConcatAlias(nn.Module):  # RT-DETR's hybrid encoder: `torch.concat`, torch
         self.join = _Concat()
     def forward(self, x):
         return self.join(x)
+class EmbeddingBags(nn.Module):  # DLRM's sparse features: nn.EmbeddingBag of [batch, length] ids, one bag per row (sum, mean and max with a padding id, sum with per-sample weights)
+    def __init__(self):
+        super().__init__()
+        self.total = nn.EmbeddingBag(9, 4, mode="sum")
+        self.mean = nn.EmbeddingBag(9, 4, mode="mean", padding_idx=1)
+        self.most = nn.EmbeddingBag(9, 4, mode="max", padding_idx=1)
+        self.weighted = nn.EmbeddingBag(9, 4, mode="sum", padding_idx=1)
+    def forward(self, ids):
+        scale = ids.float() / 9
+        return torch.cat([self.total(ids), self.mean(ids), self.most(ids),
+                          self.weighted(ids, per_sample_weights=scale)], -1)
+class InPlaceThroughDetach(nn.Module):  # an in-place op under no_grad on a detached alias: torch.export keeps it, and the tensor it aliases sees the change
+    def forward(self, x):
+        x = x * 1
+        with torch.no_grad():
+            y = x.detach()
+            y.relu_()
+        return x * 2

@@ -40,14 +40,20 @@ fn lookup(table: &[f32], rows: u64, width: u64, indices: &[f32]) -> Result<Vec<f
 
 impl<'p> Lowering<'p, '_> {
     /// `embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)`: the last
-    /// three only change the gradient.
+    /// three only change the gradient. A table the program computes is picked from as
+    /// `index.Tensor` ([`crate::aten::expand`]).
     pub(super) fn embedding(
         &mut self,
         node: &Node,
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let fqn = self.constant(args.tensor("weight").or_shape()?)?;
+        let weight = args.tensor("weight").or_shape()?;
+        if !self.is_constant(weight) {
+            // A table the program computes: its rows picked as `weight[indices]`.
+            return self.expanded_node(node);
+        }
+        let fqn = self.constant(weight)?;
         let dims = self.constant_dims(&fqn)?;
         let &[rows, width] = dims.as_slice() else {
             return Err(arg_error(format!(

@@ -141,7 +141,7 @@ impl<'p> Lowering<'p, '_> {
     /// (`x[torch.arange(B), idx]`, [`super::sample_index`]); otherwise (`x[:, [0, 2]]`) one
     /// constant 1-D index on a per-sample dimension and `None` for every other, the same
     /// as `index_select` on that dimension, or constant indices on adjacent per-sample
-    /// dimensions ([`Lowering::take_constant_block`]).
+    /// dimensions, or one of several dimensions on one ([`Lowering::take_constant_block`]).
     pub(super) fn index_tensor(
         &mut self,
         node: &Node,
@@ -158,8 +158,12 @@ impl<'p> Lowering<'p, '_> {
             .enumerate()
             .filter_map(|(dim, index)| index.map(|i| (dim, i)))
             .collect();
+        let several_dims = match given.as_slice() {
+            &[(_, index)] if self.is_constant(index) => self.constant_tensor(index)?.rank() > 1,
+            _ => false,
+        };
         let y = match given.as_slice() {
-            &[(dim, index)] => {
+            &[(dim, index)] if !several_dims => {
                 let axis = row_axis(dim as i64, &x, self.is_lifted())?;
                 self.take_constant(scope, &x, axis, index, Negative::FromTheEnd)?
             }
