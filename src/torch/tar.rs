@@ -1266,134 +1266,18 @@ fn int(n: u64) -> i64 {
 }
 
 #[cfg(test)]
+pub(crate) mod testing;
+
+#[cfg(test)]
 mod tests {
     use std::io::Write;
 
+    use super::testing::{
+        build_tar, check_fixture_facts, fixture, fixture_members, header, parse_bytes, pax,
+        set_checksum, tensor,
+    };
     use super::*;
-    use crate::torch::tensor::{scan, Scan, TensorRef};
-
-    fn fixture() -> Vec<u8> {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/tar_pre2017.pth");
-        std::fs::read(path).expect("fixture")
-    }
-
-    /// Writes `bytes` to a temporary file and parses it.
-    fn parse_bytes(bytes: &[u8]) -> Result<TarCheckpoint, TorchError> {
-        let mut file = tempfile::tempfile().expect("temp file");
-        file.write_all(bytes).expect("write");
-        parse(&file, bytes.len() as u64)
-    }
-
-    /// A ustar header block with a valid checksum.
-    fn header(name: &str, size: u64, typeflag: u8) -> [u8; 512] {
-        let mut block = [0u8; 512];
-        block[..name.len()].copy_from_slice(name.as_bytes());
-        block[100..107].copy_from_slice(b"0000644");
-        block[108..115].copy_from_slice(b"0000000");
-        block[116..123].copy_from_slice(b"0000000");
-        block[124..135].copy_from_slice(format!("{size:011o}").as_bytes());
-        block[136..147].copy_from_slice(b"00000000000");
-        block[156] = typeflag;
-        block[257..263].copy_from_slice(b"ustar\0");
-        block[263..265].copy_from_slice(b"00");
-        set_checksum(&mut block);
-        block
-    }
-
-    fn set_checksum(block: &mut [u8]) {
-        block[148..156].copy_from_slice(b"        ");
-        let sum: u32 = block.iter().map(|&b| u32::from(b)).sum();
-        block[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
-    }
-
-    /// A tar of `(header name, typeflag, data)` members and the two closing zero blocks.
-    fn build_tar(members: &[(&str, u8, Vec<u8>)]) -> Vec<u8> {
-        let mut out = Vec::new();
-        for (name, typeflag, data) in members {
-            out.extend_from_slice(&header(name, data.len() as u64, *typeflag));
-            out.extend_from_slice(data);
-            out.resize(out.len().div_ceil(512) * 512, 0);
-        }
-        out.resize(out.len() + 1024, 0);
-        out
-    }
-
-    /// A PAX extended-header record.
-    fn pax(keyword: &str, value: &str) -> Vec<u8> {
-        let body = format!(" {keyword}={value}\n");
-        let mut len = body.len() + 1;
-        while format!("{len}{body}").len() != len {
-            len += 1;
-        }
-        format!("{len}{body}").into_bytes()
-    }
-
-    /// The data of the fixture's members, by name.
-    fn fixture_members() -> HashMap<&'static str, Vec<u8>> {
-        let bytes = fixture();
-        let mut file = tempfile::tempfile().expect("temp file");
-        file.write_all(&bytes).expect("write");
-        let found = members(&file, bytes.len() as u64).expect("members");
-        let data = |m: Option<Member>| {
-            let m = m.expect("member");
-            bytes[m.offset as usize..(m.offset + m.size) as usize].to_vec()
-        };
-        HashMap::from([
-            ("pickle", data(found.0[PICKLE])),
-            ("tensors", data(found.0[TENSORS])),
-            ("storages", data(found.0[STORAGES])),
-        ])
-    }
-
-    fn tensor<'a>(graph: &Graph, root: NodeId, scan: &'a Scan, key: &str) -> &'a TensorRef {
-        let node = graph.lookup(root, key).expect("key");
-        scan.tensor_at(node).expect("tensor")
-    }
-
-    /// `(key, dtype, shape, stride, storage_offset, storage nbytes)`.
-    type Fact = (
-        &'static str,
-        DType,
-        &'static [u64],
-        &'static [i64],
-        u64,
-        u64,
-    );
-
-    /// Facts torch 2.13 reports for the fixture (`torch.load(..., weights_only=False)`).
-    const TORCH_FACTS: [Fact; 4] = [
-        ("weight", DType::Float32, &[4, 3], &[3, 1], 0, 48),
-        ("bias_view", DType::Float32, &[4], &[1], 2, 40),
-        ("strided", DType::Float32, &[2, 2], &[1, 2], 6, 40),
-        ("steps", DType::Int64, &[3], &[1], 0, 24),
-    ];
-
-    fn check_fixture_facts(ckpt: &TarCheckpoint) {
-        let scan = scan(&ckpt.graph, ckpt.root).expect("scan");
-        assert_eq!(scan.tensors.len(), 4);
-        let storages = scan.unique_storages();
-        assert_eq!(storages.len(), 3);
-        let total: u64 = storages.iter().map(|s| s.nbytes().expect("nbytes")).sum();
-        assert_eq!(total, 112);
-        for (key, dtype, shape, stride, offset, nbytes) in TORCH_FACTS {
-            let t = tensor(&ckpt.graph, ckpt.root, &scan, key);
-            assert_eq!(t.dtype, dtype, "{key}");
-            assert_eq!(t.shape, shape, "{key}");
-            assert_eq!(t.stride, stride, "{key}");
-            assert_eq!(t.offset, offset, "{key}");
-            assert_eq!(t.storage.nbytes(), Some(nbytes), "{key}");
-            assert_eq!(t.storage.location, "cpu");
-            assert_eq!(ckpt.records[&t.storage.key].nbytes, nbytes, "{key}");
-        }
-        let shared = |k| tensor(&ckpt.graph, ckpt.root, &scan, k).storage.key.clone();
-        assert_eq!(shared("bias_view"), shared("strided"));
-        assert_eq!(
-            ckpt.graph
-                .lookup(ckpt.root, "epoch")
-                .map(|e| ckpt.graph.int(e)),
-            Some(Some(3))
-        );
-    }
+    use crate::torch::tensor::scan;
 
     #[test]
     fn fixture_translates_like_torch() {
@@ -1470,275 +1354,10 @@ mod tests {
         assert!(!m["storages"].is_empty());
     }
 
-    /// A member to build: header name, typeflag, data.
-    type TarMember<'a> = (&'a str, u8, Vec<u8>);
-
-    /// `os.system("true")`, pickled.
-    const EVIL: &[u8] = b"\x80\x02cos\nsystem\nX\x04\x00\x00\x00true\x85R.";
-
-    /// Scans `bytes` as `ckpt scan` does.
-    fn scan_bytes(bytes: &[u8]) -> crate::security::FileScan {
-        let mut file = tempfile::tempfile().expect("temp file");
-        file.write_all(bytes).expect("write");
-        let allowed = crate::security::AllowList::default();
-        crate::security::scan_open(std::path::Path::new("t.tar"), &file, &allowed)
-    }
-
-    /// The file is refused as ambiguous: the scan calls it dangerous through an evasion
-    /// (never clean, never unreadable), and the loader refuses it.
-    fn assert_ambiguous(bytes: &[u8], case: &str) -> crate::security::FileScan {
-        let scan = scan_bytes(bytes);
-        assert_eq!(
-            scan.status(),
-            crate::security::Status::Dangerous,
-            "{case}: {:?}",
-            scan.issues
-        );
-        assert!(
-            scan.issues
-                .iter()
-                .any(|i| i.severity == crate::security::Severity::Evasion),
-            "{case}: {:?}",
-            scan.issues
-        );
-        let err = parse_bytes(bytes).expect_err(case).to_string();
-        assert!(err.contains("ambiguous"), "{case}: {err}");
-        scan
-    }
-
-    /// A tar of the fixture's members with `pickle` replaced by `object` and `extra`
-    /// members (header name, typeflag, data) inserted before it.
-    fn with_members(extra: &[(&str, u8, Vec<u8>)], object: &[u8]) -> Vec<u8> {
-        let m = fixture_members();
-        let mut members = vec![("sys_info", b'0', b"\x80\x02}.".to_vec())];
-        members.extend(extra.iter().cloned());
-        members.extend([
-            ("pickle", b'0', object.to_vec()),
-            ("tensors", b'0', m["tensors"].clone()),
-            ("storages", b'0', m["storages"].clone()),
-        ]);
-        build_tar(&members)
-    }
-
-    #[test]
-    fn the_layouts_python_writes_are_read() {
-        // Python 3's `tar.add` of a temporary file: a PAX header for the float mtime, a long
-        // user name; a PAX size for a member past 8 GiB (here any); `hdrcharset=BINARY`.
-        let m = fixture_members();
-        let tar = build_tar(&[
-            (PAX_HEADER_NAME, b'x', pax("mtime", "1483228800.123456")),
-            ("sys_info", b'0', b"\x80\x02}q\x00.".to_vec()),
-            (
-                PAX_HEADER_NAME,
-                b'x',
-                [
-                    pax("hdrcharset", "BINARY"),
-                    pax("uname", "a-user-name-longer-than-32-bytes-x"),
-                ]
-                .concat(),
-            ),
-            ("pickle", b'0', m["pickle"].clone()),
-            (
-                PAX_HEADER_NAME,
-                b'x',
-                [
-                    pax("mtime", "1"),
-                    pax("size", &m["tensors"].len().to_string()),
-                ]
-                .concat(),
-            ),
-            ("tensors", b'0', m["tensors"].clone()),
-            ("storages", b'0', m["storages"].clone()),
-        ]);
-        check_fixture_facts(&parse_bytes(&tar).expect("parse"));
-        assert_eq!(scan_bytes(&tar).status(), crate::security::Status::Clean);
-        // What follows the end-of-archive zero block is never read by `tarfile`.
-        let mut tail = fixture();
-        tail.extend_from_slice(b"anything at all");
-        check_fixture_facts(&parse_bytes(&tail).expect("parse"));
-    }
-
-    #[test]
-    fn header_precedence_tricks_are_ambiguous() {
-        // Each names a payload `pickle` through a header `tarfile` applies; torch 2.13 loads
-        // each of them and reaches `os.system`.
-        let x = |records: Vec<u8>| (PAX_HEADER_NAME, b'x', records);
-        let cases: Vec<(&str, Vec<TarMember>)> = vec![
-            (
-                "nested PAX",
-                vec![
-                    x(pax("path", "pickle")),
-                    x(pax("mtime", "1")),
-                    ("decoy", b'0', EVIL.to_vec()),
-                ],
-            ),
-            (
-                "PAX path",
-                vec![x(pax("path", "pickle")), ("decoy", b'0', EVIL.to_vec())],
-            ),
-            (
-                "GNU long name with PAX",
-                vec![
-                    x(pax("mtime", "1")),
-                    ("././@LongLink", b'L', b"pickle\0".to_vec()),
-                    ("decoy", b'0', EVIL.to_vec()),
-                ],
-            ),
-            (
-                "GNU.sparse.name",
-                vec![
-                    x(pax("GNU.sparse.name", "pickle")),
-                    ("decoy", b'0', EVIL.to_vec()),
-                ],
-            ),
-            (
-                "global header",
-                vec![("pax_global_header", b'g', pax("path", "pickle"))],
-            ),
-            (
-                "PAX under another name",
-                vec![("PaxHeaders/x", b'x', pax("mtime", "1"))],
-            ),
-        ];
-        for (case, extra) in cases {
-            let tar = with_members(&extra, b"\x80\x02}.");
-            assert_ambiguous(&tar, case);
-        }
-        // PAX records hidden in the block padding after the declared size: Python 3.11 parses
-        // them, later versions stop at the NUL.
-        let record = pax("path", "pickle");
-        let mut tar = with_members(
-            &[x(pax("mtime", "1")), ("decoy", b'0', EVIL.to_vec())],
-            b"\x80\x02}.",
-        );
-        let at = 512 + 512 + 512 + pax("mtime", "1").len();
-        tar[at] = 0;
-        tar[at + 1..at + 1 + record.len()].copy_from_slice(&record);
-        assert_ambiguous(&tar, "PAX padding");
-        // A PAX header followed by no member.
-        let mut tar = build_tar(&[("sys_info", b'0', b"\x80\x02}.".to_vec())]);
-        let end = tar.len() - 1024;
-        tar.truncate(end);
-        tar.extend(build_tar(&[x(pax("mtime", "1"))]));
-        let walked = walk_bytes(&tar);
-        assert!(matches!(walked, Err(Fault::Ambiguous(_))), "{walked:?}");
-    }
-
     fn walk_bytes(bytes: &[u8]) -> Result<Walk, Fault> {
         let mut file = tempfile::tempfile().expect("temp file");
         file.write_all(bytes).expect("write");
         walk(&file, bytes.len() as u64, false, &mut |_| {})
-    }
-
-    #[test]
-    fn numbers_python_reads_but_torch_never_wrote_are_ambiguous() {
-        // `tarfile.nti`: `int(field, 8)` takes a prefix, underscores, a sign, `\x1c`-`\x1f`
-        // as whitespace; it rejects what is not ASCII (a no-break space, which Rust's
-        // `trim` would strip). All of them are refused.
-        let fields: [(&str, std::ops::Range<usize>, &[u8]); 6] = [
-            ("0o0", 100..108, b"0o0\0\0\0\0\0"),
-            ("0_644", 100..108, b"0_644\0\0\0"),
-            ("trailing \\x1c", 100..108, b"0000644\x1c"),
-            ("sign", 100..108, b"+0000644"),
-            ("no-break space", 100..108, "\u{a0}00644\0".as_bytes()),
-            ("base-256 size", 124..136, b"\x80\0\0\0\0\0\0\0\0\0\0\x05"),
-        ];
-        for (case, range, value) in fields {
-            for member in [0, 1] {
-                let mut tar = with_members(&[], EVIL);
-                let at = member * 1024;
-                tar[at + range.start..at + range.end].copy_from_slice(value);
-                set_checksum(&mut tar[at..at + 512]);
-                assert_ambiguous(&tar, case);
-            }
-        }
-        // A PAX size must be plain decimal (Python's `int()` also reads `1_024`, ` 1024`,
-        // full-width digits).
-        for size in ["1_024", " 1024", "\u{ff11}\u{ff10}", "+10", ""] {
-            let tar = with_members(&[(PAX_HEADER_NAME, b'x', pax("size", size))], b"\x80\x02}.");
-            // The PAX header applies to `pickle`, inserted right after it.
-            assert_ambiguous(&tar, size);
-        }
-        // `tarfile`'s reading of a number field, which `is_tar` uses.
-        for (field, value) in [
-            (&b"0000644\0"[..], Some(0o644)),
-            (b"0o17\0\0\0\0", Some(0o17)),
-            (b"0O_17\0\0\0", Some(0o17)),
-            (b"0_644\0\0\0", Some(0o644)),
-            (b"\x1c644 \0\0\0", Some(0o644)),
-            (b" \t-7\0\0\0\0", Some(-7)),
-            (b"\0\0\0\0\0\0\0\0", Some(0)),
-            (b"   \0\0\0\0\0", Some(0)),
-            (b"_644\0\0\0\0", None),
-            (b"644_\0\0\0\0", None),
-            (b"6__4\0\0\0\0", None),
-            (b"0x17\0\0\0\0", None),
-            (b"0o\0\0\0\0\0\0", None),
-            (b"- 7\0\0\0\0\0", None),
-            (b"8\0\0\0\0\0\0\0", None),
-            ("\u{a0}644\0\0\0".as_bytes(), None),
-            (b"\x80\0\0\0\0\0\x01\x00", Some(256)),
-            (b"\xff\xff\xff\xff\xff\xff\xff\xff", Some(-1)),
-        ] {
-            assert_eq!(tarfile_number(field), value, "{}", field.escape_ascii());
-        }
-    }
-
-    #[test]
-    fn members_tarfile_would_extract_as_files_are_ambiguous() {
-        // torch 2.13 extracts each of these as `pickle` and unpickles it: an unknown type
-        // (`Z`) and a contiguous file (`7`) are regular files to `tarfile`, a hard link copies
-        // its target, `\0` is a regular file unless the name ends in `/`.
-        for typeflag in [b'Z', b'7', b'\0', b'1', b'2', b'5', b'S', b'K', b'X'] {
-            let tar = with_members(&[], EVIL);
-            let mut tar = tar;
-            tar[1024 + 156] = typeflag;
-            set_checksum(&mut tar[1024..1536]);
-            assert_ambiguous(&tar, &format!("type {}", [typeflag].escape_ascii()));
-        }
-        // Names torch's writer never used: a directory by trailing slash, a link target, a
-        // name `tarfile`'s lookup normalises to `pickle`.
-        for name in ["pickle/", "payload", "./pickle", "a/../pickle"] {
-            let tar = with_members(&[(name, b'0', EVIL.to_vec())], b"\x80\x02}.");
-            assert_ambiguous(&tar, name);
-        }
-        // A ustar prefix.
-        let mut tar = with_members(&[], EVIL);
-        tar[1024 + 345] = b'.';
-        set_checksum(&mut tar[1024..1536]);
-        assert_ambiguous(&tar, "prefix");
-    }
-
-    #[test]
-    fn duplicate_and_missing_members() {
-        let m = fixture_members();
-        let members = vec![
-            ("pickle", b'0', EVIL.to_vec()),
-            ("pickle", b'0', m["pickle"].clone()),
-            ("tensors", b'0', m["tensors"].clone()),
-            ("storages", b'0', m["storages"].clone()),
-        ];
-        assert_ambiguous(&build_tar(&members), "two `pickle` members");
-        // Without `pickle`: torch raises KeyError after reading the side tables. Unreadable,
-        // and the side tables' pickles are still scanned.
-        let tar = build_tar(&members[2..]);
-        let err = parse_bytes(&tar).expect_err("missing").to_string();
-        assert!(err.contains("no `pickle` member"), "{err}");
-        let scan = scan_bytes(&tar);
-        assert_eq!(scan.status(), crate::security::Status::Unreadable);
-        assert_eq!(scan.pickles.len(), 5 + 5);
-        // A stray header-sized block after the last member.
-        let mut tar = fixture();
-        let end = members_of(&tar).0[STORAGES].map(|s| (s.offset + s.size).div_ceil(512) * 512);
-        let end = end.expect("storages") as usize;
-        tar[end] = b'x';
-        assert_ambiguous(&tar, "stray block");
-    }
-
-    fn members_of(bytes: &[u8]) -> Members {
-        let mut file = tempfile::tempfile().expect("temp file");
-        file.write_all(bytes).expect("write");
-        members(&file, bytes.len() as u64).expect("members")
     }
 
     #[test]
@@ -1759,183 +1378,6 @@ mod tests {
         assert!(!is_tar(&block));
         assert!(!is_tar(&[0u8; 512]));
         assert!(!is_tar(&header("sys_info", 0, b'0')[..511]));
-    }
-
-    #[test]
-    fn tar_legacy_polyglots_are_ambiguous() {
-        // The first block is a header `tarfile` takes, but a number field it rejects: torch
-        // falls back to the legacy stream at byte 0, whose first pickle is a payload.
-        let mut block = header("x", 0, b'0');
-        block[..100].fill(0);
-        block[..EVIL.len()].copy_from_slice(EVIL);
-        block[100..108].copy_from_slice(b"9999999\0");
-        set_checksum(&mut block);
-        let mut file = block.to_vec();
-        file.resize(2048, 0);
-        assert!(is_tar(&file));
-        let scan = assert_ambiguous(&file, "polyglot");
-        assert!(scan.paths_of(crate::security::Class::Dangerous) == ["os.system"]);
-        // A first block `tarfile` rejects outright (its checksum field is not a number) is a
-        // legacy stream to both.
-        block[148..156].copy_from_slice(b"9999999\0");
-        assert!(!is_tar(&block));
-    }
-
-    #[test]
-    fn side_table_pickles_torch_never_wrote_are_ambiguous() {
-        // Python's unpickler reads a FRAME whole: this count's frame runs 8 bytes past its
-        // STOP, so torch would read the view list from there. The walk cannot follow it.
-        let frame = [8u8 + 3, 0, 0, 0, 0, 0, 0, 0];
-        let count = [
-            b"\x80\x02\x95".as_slice(),
-            &frame,
-            b"K\x00.",
-            b"\x80\x02].\0\0\0",
-        ]
-        .concat();
-        let storages = [count.as_slice(), b"\x80\x02]."].concat();
-        let tar = build_tar(&[
-            ("pickle", b'0', b"\x80\x02}.".to_vec()),
-            ("tensors", b'0', b"\x80\x02K\x00.".to_vec()),
-            ("storages", b'0', storages),
-        ]);
-        let scan = assert_ambiguous(&tar, "frame");
-        // The pickle reader's frame rule or the side table's opcode rule names it.
-        assert!(
-            scan.issues
-                .iter()
-                .any(|i| i.message.contains("FRAME") || i.message.contains("0x95")),
-            "{:?}",
-            scan.issues
-        );
-        // A text INT Python reads as `int(text, 0)`: not what torch wrote, whether or not
-        // this reader reads it.
-        let tar = build_tar(&[
-            ("pickle", b'0', b"\x80\x02}.".to_vec()),
-            ("tensors", b'0', b"I0xb\n.".to_vec()),
-            ("storages", b'0', b"\x80\x02K\x00.\x80\x02].".to_vec()),
-        ]);
-        assert_ambiguous(&tar, "text INT");
-        // A member that ends inside a pickle: torch fails too.
-        let tar = build_tar(&[
-            ("pickle", b'0', b"\x80\x02}.".to_vec()),
-            ("tensors", b'0', b"\x80\x02K".to_vec()),
-            ("storages", b'0', b"\x80\x02K\x00.\x80\x02].".to_vec()),
-        ]);
-        assert_eq!(
-            scan_bytes(&tar).status(),
-            crate::security::Status::Unreadable
-        );
-        assert_eq!(unplain_opcode(b"\x80\x02K\x00."), None);
-        assert_eq!(unplain_opcode(b"\x80\x02K\x00.."), Some((b'.', 4)));
-        assert_eq!(
-            unplain_opcode(b"\x80\x02cos\nsystem\n)R."),
-            Some((b'R', 14))
-        );
-    }
-
-    #[test]
-    fn every_pickle_of_the_side_tables_is_scanned() {
-        let locations: Vec<String> = scan_bytes(&fixture())
-            .pickles
-            .iter()
-            .map(|p| p.location.clone())
-            .collect();
-        let want: Vec<String> = ["tar:sys_info"]
-            .into_iter()
-            .map(String::from)
-            .chain((1..=5).map(|i| format!("tar:storages#{i}")))
-            .chain((1..=5).map(|i| format!("tar:tensors#{i}")))
-            .chain(["tar:pickle".to_string()])
-            .collect();
-        assert_eq!(locations, want);
-        // A payload in each later pickle (torch 2.13 reaches every one; the tensor type
-        // in a tensor header is unpickled and ignored, so that file loads).
-        let call = b"cos\nsystem\nX\x04\x00\x00\x00true\x85R";
-        let tuple = |items: &[&[u8]]| [b"\x80\x02(".as_slice(), &items.concat(), b"t."].concat();
-        let storage = |key: u8| {
-            tuple(&[
-                &[b'K', key],
-                b"X\x03\x00\x00\x00cpu",
-                b"ctorch\nFloatStorage\n",
-            ])
-        };
-        let m = fixture_members();
-        let two_storages = |second: Vec<u8>, views: &[u8]| {
-            [
-                b"\x80\x02K\x02.".to_vec(),
-                storage(1),
-                1i64.to_le_bytes().to_vec(),
-                vec![0; 4],
-                second,
-                1i64.to_le_bytes().to_vec(),
-                vec![0; 4],
-                views.to_vec(),
-            ]
-            .concat()
-        };
-        let tensor_header = tuple(&[b"K\x0b", b"K\x01", call]);
-        let one_tensor = [
-            b"\x80\x02K\x01.".to_vec(),
-            tensor_header,
-            1i32.to_le_bytes().to_vec(),
-            vec![0; 4],
-            [1i64, 1, 0].iter().flat_map(|v| v.to_le_bytes()).collect(),
-        ]
-        .concat();
-        let benign_views = b"\x80\x02].";
-        let cases: Vec<(&str, Vec<u8>, Vec<u8>)> = vec![
-            (
-                "tar:storages#3",
-                two_storages(
-                    tuple(&[b"K\x02", call, b"ctorch\nFloatStorage\n"]),
-                    benign_views,
-                ),
-                m["tensors"].clone(),
-            ),
-            (
-                "tar:storages#4",
-                two_storages(storage(2), &[b"\x80\x02]".as_slice(), call, b"a."].concat()),
-                m["tensors"].clone(),
-            ),
-            (
-                "tar:storages#1",
-                [b"\x80\x02".as_slice(), call, b".", benign_views].concat(),
-                m["tensors"].clone(),
-            ),
-            (
-                "tar:tensors#2",
-                two_storages(storage(2), benign_views),
-                one_tensor.clone(),
-            ),
-            (
-                "tar:tensors#1",
-                two_storages(storage(2), benign_views),
-                [b"\x80\x02".as_slice(), call, b"."].concat(),
-            ),
-        ];
-        for (location, storages, tensors) in cases {
-            let tar = build_tar(&[
-                ("pickle", b'0', b"\x80\x02}.".to_vec()),
-                ("tensors", b'0', tensors),
-                ("storages", b'0', storages),
-            ]);
-            let scan = scan_bytes(&tar);
-            assert_eq!(
-                scan.status(),
-                crate::security::Status::Dangerous,
-                "{location}"
-            );
-            let found = scan.pickles.iter().find(|p| p.location == location);
-            let names: Vec<&str> = found
-                .map(|p| p.globals.iter().map(|g| g.path.as_str()).collect())
-                .unwrap_or_default();
-            assert!(
-                names.contains(&"os.system"),
-                "{location}: {:?}",
-                scan.pickles
-            );
-        }
     }
 
     /// Pickles the graph `build` makes.
@@ -2060,5 +1502,53 @@ mod tests {
             .expect_err("unknown root")
             .to_string();
         assert!(err.contains("unknown storage 6"), "{err}");
+    }
+
+    #[test]
+    fn a_pax_header_followed_by_no_member_is_ambiguous() {
+        let x = |records: Vec<u8>| (PAX_HEADER_NAME, b'x', records);
+        let mut tar = build_tar(&[("sys_info", b'0', b"\x80\x02}.".to_vec())]);
+        let end = tar.len() - 1024;
+        tar.truncate(end);
+        tar.extend(build_tar(&[x(pax("mtime", "1"))]));
+        let walked = walk_bytes(&tar);
+        assert!(matches!(walked, Err(Fault::Ambiguous(_))), "{walked:?}");
+    }
+
+    #[test]
+    fn number_fields_read_as_tarfile_reads_them() {
+        // `tarfile`'s reading of a number field, which `is_tar` uses.
+        for (field, value) in [
+            (&b"0000644\0"[..], Some(0o644)),
+            (b"0o17\0\0\0\0", Some(0o17)),
+            (b"0O_17\0\0\0", Some(0o17)),
+            (b"0_644\0\0\0", Some(0o644)),
+            (b"\x1c644 \0\0\0", Some(0o644)),
+            (b" \t-7\0\0\0\0", Some(-7)),
+            (b"\0\0\0\0\0\0\0\0", Some(0)),
+            (b"   \0\0\0\0\0", Some(0)),
+            (b"_644\0\0\0\0", None),
+            (b"644_\0\0\0\0", None),
+            (b"6__4\0\0\0\0", None),
+            (b"0x17\0\0\0\0", None),
+            (b"0o\0\0\0\0\0\0", None),
+            (b"- 7\0\0\0\0\0", None),
+            (b"8\0\0\0\0\0\0\0", None),
+            ("\u{a0}644\0\0\0".as_bytes(), None),
+            (b"\x80\0\0\0\0\0\x01\x00", Some(256)),
+            (b"\xff\xff\xff\xff\xff\xff\xff\xff", Some(-1)),
+        ] {
+            assert_eq!(tarfile_number(field), value, "{}", field.escape_ascii());
+        }
+    }
+
+    #[test]
+    fn unplain_opcode_finds_what_a_plain_pickle_lacks() {
+        assert_eq!(unplain_opcode(b"\x80\x02K\x00."), None);
+        assert_eq!(unplain_opcode(b"\x80\x02K\x00.."), Some((b'.', 4)));
+        assert_eq!(
+            unplain_opcode(b"\x80\x02cos\nsystem\n)R."),
+            Some((b'R', 14))
+        );
     }
 }
