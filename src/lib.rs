@@ -33,23 +33,20 @@ compile_error!(
 
 pub(crate) mod aten;
 pub mod atomic_dir;
-pub mod atomic_file;
 pub mod batch;
 pub mod check;
-#[cfg(test)]
-mod generated_docs;
-pub mod interrupt;
 pub mod onnx;
 mod open;
-pub mod pickle;
 pub mod pipeline;
-pub mod progress;
 pub mod report;
 pub mod safetensors;
 pub mod security;
 pub mod sharded;
 pub mod torch;
 pub mod transform;
+
+pub use ckpt_base::{atomic_file, interrupt, progress};
+pub use ckpt_pickle as pickle;
 
 pub use onnx::export::export as to_onnx;
 pub use onnx::{Batch, ExportOptions, ExportReport, OnnxError, Opset};

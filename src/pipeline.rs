@@ -7,7 +7,6 @@
 
 use std::path::Path;
 
-use crate::pickle::{Graph, NodeId};
 use crate::torch::save::StoragePlan;
 use crate::torch::state_dict::find_state_dicts;
 use crate::torch::{self, Checkpoint, DType, LocationMap, OutputFormat, TorchError};
@@ -15,6 +14,7 @@ use crate::transform::{
     cast_floating, convert_amp, make_plain, remap, select, strip_state_dict, AmpConverted, AmpKind,
     CastScope, Plain, PrefixRule, Remapped, TransformError,
 };
+use ckpt_pickle::{Graph, NodeId};
 
 /// The rewritten structure of one checkpoint and the byte-level plan for writing it: the
 /// steps of `ckpt strip-module`, `remap`, `amp --to` and `convert`, in the order called, then

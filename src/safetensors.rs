@@ -15,13 +15,13 @@ use std::path::Path;
 
 use ::safetensors::tensor::Dtype;
 
-use crate::atomic_file::write_atomically;
-use crate::pickle::{Graph, NodeId};
 use crate::torch::contiguous::copy_contiguous;
 use crate::torch::safetensors::{self as format, Describe, Described, WriteError};
 use crate::torch::state_dict::{find_state_dicts, is_state_dict};
 use crate::torch::tensor::composite;
 use crate::torch::{Checkpoint, DType, TensorRef, TorchError};
+use ckpt_base::atomic_file::write_atomically;
+use ckpt_pickle::{Graph, NodeId};
 
 /// Why a state dict could not be exported.
 #[derive(Debug, thiserror::Error)]

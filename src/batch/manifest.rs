@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::BatchError;
-use crate::atomic_file::{folder_of, write_atomically_as};
+use ckpt_base::atomic_file::{folder_of, write_atomically_as};
 
 /// This build's version, recorded in every manifest and entry.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

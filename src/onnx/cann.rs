@@ -694,7 +694,7 @@ mod tests {
     /// `docs/atc.md` is generated from the table; `CKPT_BLESS=1` rewrites it.
     #[test]
     fn atc_document_is_current() {
-        crate::generated_docs::assert_current("atc.md", &document(), "atc_document");
+        ckpt_base::generated_docs::assert_current("atc.md", &document(), "atc_document");
     }
 
     /// The exporter writes opsets 9–13; `Resize` only from 11 (it refuses upsampling

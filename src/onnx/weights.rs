@@ -4,11 +4,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::pickle::NodeId;
 use crate::torch::read_tensor::{map_tensor, read_f32, MappedTensor};
 use crate::torch::state_dict::find_state_dicts;
 use crate::torch::{Checkpoint, TensorRef};
 use crate::transform::{strip_state_dict, PrefixRule};
+use ckpt_pickle::NodeId;
 
 use super::OnnxError;
 
@@ -171,7 +171,7 @@ impl StateDict {
 }
 
 /// The state dict stored under the first container key present at the top level.
-fn pick(graph: &crate::pickle::Graph, root: NodeId, found: &[NodeId]) -> Option<NodeId> {
+fn pick(graph: &ckpt_pickle::Graph, root: NodeId, found: &[NodeId]) -> Option<NodeId> {
     CONTAINER_KEYS
         .iter()
         .filter_map(|key| graph.lookup(root, key))

@@ -33,13 +33,13 @@ use std::path::{Path, PathBuf};
 
 use flate2::read::DeflateDecoder;
 
-use crate::pickle::{self, Global, Limits, PickleError};
 use crate::torch::checkpoint::MAX_PICKLE_BYTES;
 use crate::torch::legacy::MAGIC_PICKLE;
 use crate::torch::pt2;
 use crate::torch::tar;
 use crate::torch::zip_dir;
 use crate::torch::zip_read::{self, ZipError, MAX_INFLATE_RATIO, RATIO_FLOOR};
+use ckpt_pickle::{self as pickle, Global, Limits, PickleError};
 
 use super::classify::{classify, dotted, AllowList, Class, Context, Verdict};
 use super::source::{read_at, read_up_to, ReadSeek, Window};

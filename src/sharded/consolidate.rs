@@ -14,13 +14,13 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 
-use crate::atomic_file::write_atomically;
-use crate::pickle::{self, Graph, NodeId, Value};
 use crate::torch::copy::copy_range;
 use crate::torch::safetensors::{self as format, Describe, Described, WriteError};
 use crate::torch::zip_write::{Piece, Pieces, TorchZipWriter};
 use crate::torch::DType;
 use crate::transform::select::TRAINING_STATE_KEYS;
+use ckpt_base::atomic_file::write_atomically;
+use ckpt_pickle::{self as pickle, Graph, NodeId, Value};
 
 use crate::torch::dcp::gather::{ChunkSource, GatherReader, Step};
 use crate::torch::dcp::item::{self, ChunkBytes};

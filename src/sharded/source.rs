@@ -15,12 +15,12 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
-use crate::pickle::{self, Graph, NodeId, Value, MAX_DEPTH};
 use crate::torch::contiguous::{copy_contiguous, is_contiguous};
 use crate::torch::read_tensor::ByteOrder;
 use crate::torch::safetensors::{self as format, Header, ReadError};
 use crate::torch::tensor::{composite, is_tensor_like};
 use crate::torch::{Checkpoint, DType, TensorRef};
+use ckpt_pickle::{self as pickle, Graph, NodeId, Value, MAX_DEPTH};
 
 use crate::torch::dcp::item::FileSlice;
 use crate::torch::dcp::metadata::PathKey;

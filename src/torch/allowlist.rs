@@ -1,7 +1,7 @@
 //! torch 2.13's `weights_only=True` allow-list (`torch/_weights_only_unpickler.py`,
 //! `_get_allowed_globals`): the globals a default `torch.load` accepts.
 
-use crate::pickle::Global;
+use ckpt_pickle::Global;
 
 /// The allow-list, as `module.name` after Python 2 names are mapped to Python 3.
 pub const WEIGHTS_ONLY_GLOBALS: [&str; 144] = [

@@ -1,6 +1,6 @@
 //! Where a checkpoint keeps its AMP loss-scaler state, and in which shape.
 
-use crate::pickle::{Graph, NodeId, Value};
+use ckpt_pickle::{Graph, NodeId, Value};
 
 /// Top-level keys training code commonly stores a scaler under, in the order we look.
 pub const AMP_KEYS: [&str; 6] = [

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 use memmap2::{Mmap, UncheckedAdvice};
 
-use crate::pickle::{self, Graph, NodeId};
+use ckpt_pickle::{self as pickle, Graph, NodeId};
 
 use super::copy;
 use super::input;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
-use crate::pickle::{self, Graph, NodeId, Pickle, Value};
+use ckpt_pickle::{self as pickle, Graph, NodeId, Pickle, Value};
 
 use super::tensor::{StorageKey, StorageRef};
 use super::TorchError;

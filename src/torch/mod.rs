@@ -1,7 +1,7 @@
 //! PyTorch containers and the meaning of their pickles.
 //!
 //! [`open`] detects the container (zip, legacy stream, TorchScript), decodes the object pickle
-//! into a [`Graph`](crate::pickle::Graph) and locates every storage's bytes; [`scan`] finds the
+//! into a [`Graph`](ckpt_pickle::Graph) and locates every storage's bytes; [`scan`] finds the
 //! tensors in a graph; [`save()`] writes a graph back with the storages copied byte for byte.
 
 pub(crate) mod allowlist;
@@ -82,7 +82,7 @@ pub enum TorchError {
     },
     #[error(transparent)]
     /// A pickle in the file could not be read.
-    Pickle(#[from] crate::pickle::PickleError),
+    Pickle(#[from] ckpt_pickle::PickleError),
     #[error(transparent)]
     /// The zip container is malformed or refused.
     Zip(#[from] zip_read::ZipError),

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-use crate::pickle::{self, Graph, NodeId, Value, MAX_DEPTH};
+use ckpt_pickle::{self as pickle, Graph, NodeId, Value, MAX_DEPTH};
 
 use super::checkpoint::{Checkpoint, Format};
 use super::dtype::DType;
@@ -177,8 +177,8 @@ pub fn save(
     }
     let pickle = pickle::write(&graph, root)?;
 
-    crate::atomic_file::drop_replaced_cache(out, source.source_file());
-    crate::atomic_file::write_atomically(out, |file| match format {
+    ckpt_base::atomic_file::drop_replaced_cache(out, source.source_file());
+    ckpt_base::atomic_file::write_atomically(out, |file| match format {
         OutputFormat::Zip => write_zip(source, &pickle, &storages, out, file),
         OutputFormat::Legacy => write_legacy(source, &pickle, storages, file),
     })?;

@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use crate::pickle::{Graph, NodeId, Value, MAX_DEPTH};
+use ckpt_pickle::{Graph, NodeId, Value, MAX_DEPTH};
 
 use super::tensor::is_tensor_like;
 use super::TorchError;

@@ -55,8 +55,9 @@ use std::fmt::Display;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
-use crate::pickle::{
-    self, Constructor, Global, Graph, Limits, NodeId, Object, Partial, Pickle, PickleError, Value,
+use ckpt_pickle::{
+    self as pickle, Constructor, Global, Graph, Limits, NodeId, Object, Partial, Pickle,
+    PickleError, Value,
 };
 
 use super::checkpoint::MAX_PICKLE_BYTES;

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::pickle::{Constructor, Global, Graph, NodeId, Object, Value, MAX_DEPTH};
+use ckpt_pickle::{Constructor, Global, Graph, NodeId, Object, Value, MAX_DEPTH};
 
 use super::dtype::DType;
 use super::TorchError;
@@ -120,7 +120,7 @@ pub struct Scan {
     /// Parameter wrapper nodes (`_rebuild_parameter*`), keyed by node, with the tensor they wrap.
     pub parameters: BTreeMap<NodeId, NodeId>,
     /// Every global the graph names.
-    pub globals: Vec<crate::pickle::Global>,
+    pub globals: Vec<ckpt_pickle::Global>,
     /// Sparse and nested tensor rebuild calls (see `composite`).
     pub composites: Vec<NodeId>,
 }
@@ -402,7 +402,7 @@ pub fn dense_tensor(graph: &Graph, node: NodeId) -> Result<Option<TensorRef>, To
 fn rebuild_call(
     graph: &Graph,
     node: NodeId,
-    global: &crate::pickle::Global,
+    global: &ckpt_pickle::Global,
     args: NodeId,
 ) -> Result<Option<TensorRef>, TorchError> {
     let Some(rebuild) = Rebuild::from_global(&global.module, &global.name) else {

@@ -14,8 +14,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::pickle::{Constructor, Global, Graph, NodeId, Object, Value};
 use crate::torch::amp::{self, AmpState, ApexScaler, NativeScaler};
+use ckpt_pickle::{Constructor, Global, Graph, NodeId, Object, Value};
 
 use super::TransformError;
 

@@ -15,10 +15,10 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::pickle::{Global, Graph, NodeId, Value, MAX_DEPTH};
 use crate::torch::save::{Cast, StoragePlan};
 use crate::torch::state_dict::find_state_dicts;
 use crate::torch::{scan, DType, Rebuild, Scan, TorchError};
+use ckpt_pickle::{Global, Graph, NodeId, Value, MAX_DEPTH};
 
 use super::TransformError;
 
@@ -263,8 +263,8 @@ mod tests {
             "torch._utils",
             "_rebuild_tensor_v2",
         )));
-        graph.add(Value::Object(crate::pickle::Object::new(
-            crate::pickle::Constructor::Reduce { callable, args },
+        graph.add(Value::Object(ckpt_pickle::Object::new(
+            ckpt_pickle::Constructor::Reduce { callable, args },
         )))
     }
 

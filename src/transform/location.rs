@@ -1,7 +1,7 @@
 //! Rewriting storage locations offline, as `torch.load(map_location=…)` would at load time.
 
-use crate::pickle::{Global, Graph, NodeId, Value};
 use crate::torch::{scan, Location, LocationMap, Rebuild};
+use ckpt_pickle::{Global, Graph, NodeId, Value};
 
 use super::TransformError;
 
@@ -43,7 +43,7 @@ pub fn remap(
         )));
         let args = graph.add(Value::Tuple(items[..6].to_vec()));
         if let Value::Object(object) = graph.get_mut(tensor.node) {
-            object.constructor = crate::pickle::Constructor::Reduce { callable, args };
+            object.constructor = ckpt_pickle::Constructor::Reduce { callable, args };
             done.npu_tensors += 1;
         }
     }

@@ -2,8 +2,8 @@
 
 use std::collections::HashSet;
 
-use crate::pickle::{Graph, NodeId, Value};
 use crate::torch::state_dict::metadata_of;
+use ckpt_pickle::{Graph, NodeId, Value};
 
 use super::TransformError;
 

@@ -5,7 +5,7 @@
 //! new root); the kept values are the same nodes, so sharing, `_metadata` and every tensor stay
 //! as they were. Storages that end up unreferenced are simply not written by the writer.
 
-use crate::pickle::{Graph, NodeId, Value};
+use ckpt_pickle::{Graph, NodeId, Value};
 
 use super::TransformError;
 

@@ -8,12 +8,12 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
-use crate::pickle::{self, Graph, NodeId, Value};
 use crate::torch::contiguous::is_contiguous;
 use crate::torch::tensor::scan;
 use crate::torch::zip_dir::read_directory;
 use crate::torch::zip_read::{local_mismatch, read_local_header};
 use crate::torch::DType;
+use ckpt_pickle::{self as pickle, Graph, NodeId, Value};
 
 use super::DcpError;
 

@@ -7,10 +7,10 @@
 
 use std::io::{self, Read, Write};
 
-use crate::pickle::{self, Graph, NodeId};
 use crate::torch::tensor;
 use crate::torch::zip_write::TorchZipWriter;
 use crate::torch::DType;
+use ckpt_pickle::{self as pickle, Graph, NodeId};
 
 use super::DcpError;
 
@@ -93,8 +93,8 @@ impl<W: Write> Write for Counting<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pickle::Value;
     use crate::torch::dcp::item;
+    use ckpt_pickle::Value;
 
     #[test]
     fn a_written_chunk_reads_back_through_the_item_reader() {

@@ -9,8 +9,8 @@
 
 use std::collections::HashMap;
 
-use crate::pickle::{Constructor, Graph, NodeId, Value};
 use crate::torch::DType;
+use ckpt_pickle::{Constructor, Graph, NodeId, Value};
 
 use super::DcpError;
 

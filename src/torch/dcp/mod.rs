@@ -84,7 +84,7 @@ pub enum DcpError {
     Torch(#[from] crate::torch::TorchError),
     /// A pickle (`.metadata`, an item's) could not be decoded.
     #[error(transparent)]
-    Pickle(#[from] crate::pickle::PickleError),
+    Pickle(#[from] ckpt_pickle::PickleError),
     /// A safetensors output's header could not be written.
     #[error(transparent)]
     Safetensors(#[from] crate::torch::safetensors::WriteError),
@@ -187,7 +187,7 @@ impl Folder {
         (&mut metadata_file)
             .take(MAX_METADATA_BYTES)
             .read_to_end(&mut bytes)?;
-        let decoded = crate::pickle::read(&bytes).map_err(|e| DcpError::Metadata {
+        let decoded = ckpt_pickle::read(&bytes).map_err(|e| DcpError::Metadata {
             what: e.to_string(),
         })?;
         let metadata = metadata::parse(&decoded.graph, decoded.root)?;

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use crate::pickle::{self, Constructor, Global, Graph, NodeId, Object, Value};
+use ckpt_pickle::{self as pickle, Constructor, Global, Graph, NodeId, Object, Value};
 
 use super::metadata::{ChunkBox, EntryKind, Metadata, PathKey, StorageKey};
 use super::DcpError;
@@ -295,7 +295,7 @@ mod tests {
     fn written_metadata_reads_back_the_same() {
         let metadata = sample();
         let bytes = write(&metadata).unwrap();
-        let decoded = crate::pickle::read(&bytes).unwrap();
+        let decoded = ckpt_pickle::read(&bytes).unwrap();
         let back = parse(&decoded.graph, decoded.root).unwrap();
         assert_eq!(back.entries, metadata.entries);
         assert_eq!(back.storage, metadata.storage);

@@ -18,10 +18,10 @@
 //! which kept these `torch.save` archives as `data/weights/model.pt` and
 //! `data/constants/model.pt`): each is a mapping from name to tensor.
 
-use crate::pickle;
 use crate::torch::checkpoint::MAX_PICKLE_BYTES;
 use crate::torch::tensor::{scan, TensorRef};
 use crate::torch::zip_read::TorchZip;
+use ckpt_pickle as pickle;
 
 use super::archive::TensorLayout;
 use super::Pt2Error;

@@ -8,12 +8,12 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::rc::Rc;
 
-use crate::pickle::{self, Value};
 use crate::torch::checkpoint::{self, Checkpoint, Format};
 use crate::torch::dtype::DType;
 use crate::torch::read_tensor::{decode, decode_integer, view_values, ByteOrder};
 use crate::torch::tensor::{scan, TensorRef};
 use crate::torch::zip_read::TorchZip;
+use ckpt_pickle::{self as pickle, Value};
 
 use super::parse::{parse, ClassDef, Source};
 use super::ScriptError;

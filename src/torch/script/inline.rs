@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::pickle::{Constructor, NodeId, Value};
 use crate::torch::tensor::TensorRef;
+use ckpt_pickle::{Constructor, NodeId, Value};
 
 use super::archive::ScriptArchive;
 use super::parse::{Expr, Method, Stmt};

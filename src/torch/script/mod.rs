@@ -51,7 +51,7 @@ pub enum ScriptError {
     Zip(#[from] super::zip_read::ZipError),
     /// A pickle of the archive could not be decoded.
     #[error(transparent)]
-    Pickle(#[from] crate::pickle::PickleError),
+    Pickle(#[from] ckpt_pickle::PickleError),
     /// Reading the file failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

@@ -5,10 +5,10 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use super::{members, parse, Member, TarCheckpoint, PICKLE, STORAGES, TENSORS};
-use crate::pickle::{Graph, NodeId};
 use crate::torch::dtype::DType;
 use crate::torch::tensor::{scan, Scan, TensorRef};
 use crate::torch::TorchError;
+use ckpt_pickle::{Graph, NodeId};
 
 /// The name torch's writer gives a PAX extended header.
 pub const PAX_HEADER_NAME: &str = super::PAX_HEADER_NAME;

@@ -19,9 +19,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 
-use crate::pickle::{Constructor, Graph, NodeId, Object, Value, MAX_DEPTH};
 use crate::torch::tensor::fresh_tensor;
 use crate::torch::{allowlist, scan, Rebuild, StorageKey, TorchError};
+use ckpt_pickle::{Constructor, Graph, NodeId, Object, Value, MAX_DEPTH};
 
 use self::numpy::NumpyCall;
 use self::objects::Omegaconf;
@@ -298,7 +298,7 @@ impl Walk {
         }
     }
 
-    fn reconstructed_class(&self, object: &Object) -> Option<&crate::pickle::Global> {
+    fn reconstructed_class(&self, object: &Object) -> Option<&ckpt_pickle::Global> {
         let Constructor::Reduce { args, .. } = object.constructor else {
             return None;
         };
@@ -354,7 +354,7 @@ impl Walk {
     fn rewrite(
         &mut self,
         node: NodeId,
-        global: &crate::pickle::Global,
+        global: &ckpt_pickle::Global,
         object: &Object,
     ) -> Result<Option<Rewritten>, TorchError> {
         let graph = &self.graph;

@@ -6,8 +6,8 @@
 
 use half::f16;
 
-use crate::pickle::{Constructor, Global, Graph, NodeId, Object, Value};
 use crate::torch::DType;
+use ckpt_pickle::{Constructor, Global, Graph, NodeId, Object, Value};
 
 /// What a numpy global builds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

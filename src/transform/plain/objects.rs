@@ -1,7 +1,7 @@
 //! Python objects as plain data, read from the layout their classes pickle: a Namespace's
 //! attribute dict, omegaconf's `_content`/`_val`, a path's parts, an enum member's value.
 
-use crate::pickle::{Constructor, Global, Graph, NodeId, Object, Value};
+use ckpt_pickle::{Constructor, Global, Graph, NodeId, Object, Value};
 
 /// The pathlib classes, by flavour: `true` for the Windows ones. Python ≥ 3.13 pickles them
 /// from `pathlib._local`.

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::pickle::Global;
 use crate::torch::DType;
+use ckpt_pickle::Global;
 
 fn fixture(name: &str) -> crate::torch::Checkpoint {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -1336,6 +1336,6 @@ mod tests {
 
     #[test]
     fn onnx_ops_document_is_current() {
-        crate::generated_docs::assert_current("onnx-ops.md", &document(), "onnx_ops_document");
+        ckpt_base::generated_docs::assert_current("onnx-ops.md", &document(), "onnx_ops_document");
     }
 }

@@ -24,10 +24,10 @@
 
 use std::collections::HashSet;
 
-use crate::pickle::{Graph, NodeId, Value};
 use crate::torch::contiguous::is_contiguous;
 use crate::torch::tensor::{dense_tensor, int_tuple};
 use crate::torch::{Checkpoint, DType};
+use ckpt_pickle::{Graph, NodeId, Value};
 
 use super::super::DcpError;
 use super::Folder;

@@ -3,9 +3,10 @@
 
 /// Asserts that `docs/<name>` holds `generated`; with `CKPT_BLESS` set, writes it instead.
 /// `test` is the test's name, for the regeneration command in the failure message.
-pub(crate) fn assert_current(name: &str, generated: &str, test: &str) {
+pub fn assert_current(name: &str, generated: &str, test: &str) {
+    // This crate sits in `crates/base` of the workspace whose `docs/` is meant.
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("docs")
+        .join("../../docs")
         .join(name);
     if std::env::var_os("CKPT_BLESS").is_some() {
         std::fs::write(&path, generated).unwrap();
@@ -14,6 +15,6 @@ pub(crate) fn assert_current(name: &str, generated: &str, test: &str) {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "docs/{name} is stale; regenerate it with `CKPT_BLESS=1 cargo test --release --lib {test}`"
+        "docs/{name} is stale; regenerate it with `CKPT_BLESS=1 cargo test --release --workspace --lib {test}`"
     );
 }

@@ -9,6 +9,8 @@
 //!
 //! Data flows [`read()`] → [`Graph`] → (transforms) → [`write()`].
 
+#![warn(missing_docs)]
+
 mod number;
 mod opcode;
 pub mod read;

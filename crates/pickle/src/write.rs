@@ -274,8 +274,8 @@ fn latin1(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pickle::read::read;
-    use crate::pickle::value::Global;
+    use crate::read::read;
+    use crate::value::Global;
 
     /// Opcodes torch 2.13's weights-only unpickler accepts.
     const WEIGHTS_ONLY_OPCODES: &[u8] = &[
