@@ -52,7 +52,7 @@ pub fn check_folder(path: &Path, replace: bool) -> Result<(), OutputFolderError>
                 if !replace {
                     return Err(OutputFolderError::NotEmpty { path: shown });
                 }
-                if !crate::torch::dcp::is_dcp(path) {
+                if !ckpt_formats::torch::dcp::is_dcp(path) {
                     return Err(OutputFolderError::NotReplaceable { path: shown });
                 }
             }

@@ -42,10 +42,18 @@ pub mod report;
 pub mod safetensors;
 pub mod security;
 pub mod sharded;
-pub mod torch;
-pub mod transform;
+pub mod torch {
+    //! PyTorch's containers and the meaning of their pickles ([`ckpt_formats::torch`]), with
+    //! the importers of users' models: [`pt2`] (torch.export archives) and [`script`]
+    //! (TorchScript code), which produce aten programs.
+
+    pub use ckpt_formats::torch::*;
+    pub mod pt2;
+    pub mod script;
+}
 
 pub use ckpt_base::{atomic_file, interrupt, progress};
+pub use ckpt_formats::transform;
 pub use ckpt_pickle as pickle;
 
 pub use onnx::export::export as to_onnx;

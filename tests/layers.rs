@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 /// The layers in dependency order: each uses only itself and those before it. A file
 /// belongs to the layer of the longest prefix (relative to `src/`) that matches its path.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("formats", &["torch/", "transform/"]),
     ("aten", &["aten/"]),
     ("importers", &["torch/pt2/", "torch/script/"]),
     ("export", &["onnx/"]),
@@ -546,12 +545,11 @@ fn each_form_of_an_upward_path_is_caught() {
     let files = |planted: &str| {
         BTreeMap::from([
             ("lib.rs".to_string(), String::new()),
-            ("torch/mod.rs".to_string(), planted.to_string()),
-            ("torch/read.rs".to_string(), String::new()),
-            ("aten/mod.rs".to_string(), String::new()),
-            ("aten/dcp/mod.rs".to_string(), String::new()),
-            ("security/mod.rs".to_string(), String::new()),
+            ("aten/mod.rs".to_string(), planted.to_string()),
+            ("aten/read.rs".to_string(), String::new()),
             ("onnx/mod.rs".to_string(), String::new()),
+            ("onnx/dcp/mod.rs".to_string(), String::new()),
+            ("security/mod.rs".to_string(), String::new()),
         ])
     };
     let caught = |planted: &str| {
@@ -562,15 +560,15 @@ fn each_form_of_an_upward_path_is_caught() {
             .collect::<Vec<_>>()
     };
     for (planted, path) in [
-        ("use crate::aten::dcp::Folder;", "aten::dcp::Folder"),
+        ("use crate::onnx::dcp::Folder;", "onnx::dcp::Folder"),
         (
-            "use crate::{torch::read, security::{scan, Status}};",
+            "use crate::{aten::read, security::{scan, Status}};",
             "security::scan",
         ),
         ("fn f() { let x = crate::onnx::export(); }", "onnx::export"),
         (
-            "#[cfg(test)]\nmod tests {\n    use super::super::aten::open;\n}",
-            "aten::open",
+            "#[cfg(test)]\nmod tests {\n    use super::super::onnx::open;\n}",
+            "onnx::open",
         ),
         (
             "/// See [`crate::security::scan`].\nfn f() {}",
@@ -581,8 +579,8 @@ fn each_form_of_an_upward_path_is_caught() {
             "security::scan",
         ),
         (
-            "macro_rules! m { () => { $crate::aten::open() }; }",
-            "aten::open",
+            "macro_rules! m { () => { $crate::onnx::open() }; }",
+            "onnx::open",
         ),
     ] {
         assert!(
@@ -592,10 +590,10 @@ fn each_form_of_an_upward_path_is_caught() {
         );
     }
     for quiet in [
-        "use crate::torch::read; use std::io::Read;",
-        "// crate::aten::open in a comment\nconst S: &str = \"crate::aten::open\";",
-        "fn f<'a>(c: char) -> bool { c == '{' || c == '\"' }\nuse crate::torch::read;",
-        "/// Mentioned as `crate::aten::open`, not linked.\nfn f() {}",
+        "use crate::aten::read; use std::io::Read;",
+        "// crate::onnx::open in a comment\nconst S: &str = \"crate::onnx::open\";",
+        "fn f<'a>(c: char) -> bool { c == '{' || c == '\"' }\nuse crate::aten::read;",
+        "/// Mentioned as `crate::onnx::open`, not linked.\nfn f() {}",
     ] {
         assert!(caught(quiet).is_empty(), "{quiet}: {:?}", caught(quiet));
     }

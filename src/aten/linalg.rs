@@ -45,7 +45,7 @@ use super::decompose::Fn;
 use super::program::Argument;
 use super::series::{Ops, Result};
 use super::spectrum;
-use crate::torch::dtype::DType;
+use ckpt_formats::torch::dtype::DType;
 
 /// The largest matrix order unrolled: the graph of a factorisation grows as n³.
 pub const MAX_ORDER: u64 = 8;

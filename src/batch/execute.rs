@@ -8,8 +8,8 @@ use crate::pipeline::{output_format, Rewrite};
 use crate::safetensors;
 use crate::security::{check_dcp, check_deepspeed, check_rewrite, Policy};
 use crate::sharded::{consolidate, deepspeed, OutputKind as DcpOutput};
-use crate::torch::dcp::is_deepspeed_only;
-use crate::torch::{self, Checkpoint, OutputFormat};
+use ckpt_formats::torch::dcp::is_deepspeed_only;
+use ckpt_formats::torch::{self, Checkpoint, OutputFormat};
 
 use super::fused::{self, InputHash, InputRest};
 use super::plan::{plain_before_writes, OnnxStep, OutputKind, Step};

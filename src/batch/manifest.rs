@@ -250,7 +250,7 @@ fn folder_files(dir: &Path) -> io::Result<Vec<std::path::PathBuf>> {
         Ok(names)
     };
     let mut files: Vec<std::path::PathBuf> = direct(dir)?.into_iter().map(Into::into).collect();
-    if let Some(tag) = crate::torch::dcp::deepspeed::find(dir).filter(|t| t != dir) {
+    if let Some(tag) = ckpt_formats::torch::dcp::deepspeed::find(dir).filter(|t| t != dir) {
         if let Some(tag_name) = tag.file_name() {
             let tag_name = Path::new(tag_name);
             files.extend(direct(&tag)?.into_iter().map(|n| tag_name.join(n)));

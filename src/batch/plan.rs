@@ -10,8 +10,8 @@ use serde::Deserialize;
 
 use crate::onnx::{Batch, Opset};
 use crate::sharded::Selection;
-use crate::torch::{DType, Location, LocationMap, LocationPattern};
-use crate::transform::{AmpKind, CastScope, PrefixRule};
+use ckpt_formats::torch::{DType, Location, LocationMap, LocationPattern};
+use ckpt_formats::transform::{AmpKind, CastScope, PrefixRule};
 
 use super::template::Template;
 use super::BatchError;

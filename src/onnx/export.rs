@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::torch::Checkpoint;
+use ckpt_formats::torch::Checkpoint;
 
 use super::arch::{self, googlenet, Choice, Context, Source};
 use super::atc;

@@ -150,10 +150,10 @@ impl fmt::Display for Extent {
 pub enum OnnxError {
     #[error(transparent)]
     /// The checkpoint could not be read.
-    Torch(#[from] crate::torch::TorchError),
+    Torch(#[from] ckpt_formats::torch::TorchError),
     #[error(transparent)]
     /// Its state dict could not be prepared (prefix stripping).
-    Transform(#[from] crate::transform::TransformError),
+    Transform(#[from] ckpt_formats::transform::TransformError),
     #[error("{what}")]
     /// An option is out of range or does not fit the model.
     Option {

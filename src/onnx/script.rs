@@ -9,13 +9,13 @@ use crate::aten::program::{ExportedProgram, SymInt};
 use crate::aten::rows::unmerge_row_products_where;
 use crate::aten::specialize::specialize;
 use crate::aten::sym::symbols;
-use crate::torch::checkpoint::Checkpoint;
-use crate::torch::read_tensor::{self, MappedTensor};
 use crate::torch::script::archive::{constant_tensor, Constant, ConstantTensor, ConstantValues};
 use crate::torch::script::convert::{convert_at, GivenInput, GivenSize, BATCH};
 use crate::torch::script::{convert, ScriptArchive};
-use crate::torch::tensor::TensorRef;
-use crate::torch::{DType, TorchError};
+use ckpt_formats::torch::checkpoint::Checkpoint;
+use ckpt_formats::torch::read_tensor::{self, MappedTensor};
+use ckpt_formats::torch::tensor::TensorRef;
+use ckpt_formats::torch::{DType, TorchError};
 
 use super::program::dynamic::{sizes_lowered, DynamicDim, Sizes};
 use super::program::{export_dynamic, export_with, ProgramOptions, ProgramReport, TensorSource};

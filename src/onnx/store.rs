@@ -14,7 +14,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::torch::read_tensor::MappedTensor;
+use ckpt_formats::torch::read_tensor::MappedTensor;
 
 /// Bytes held in memory before initializers start going to the spill file.
 pub const DEFAULT_MEMORY_BUDGET: u64 = 64 << 20;

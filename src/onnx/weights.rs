@@ -4,10 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::torch::read_tensor::{map_tensor, read_f32, MappedTensor};
-use crate::torch::state_dict::find_state_dicts;
-use crate::torch::{Checkpoint, TensorRef};
-use crate::transform::{strip_state_dict, PrefixRule};
+use ckpt_formats::torch::read_tensor::{map_tensor, read_f32, MappedTensor};
+use ckpt_formats::torch::state_dict::find_state_dicts;
+use ckpt_formats::torch::{Checkpoint, TensorRef};
+use ckpt_formats::transform::{strip_state_dict, PrefixRule};
 use ckpt_pickle::NodeId;
 
 use super::OnnxError;

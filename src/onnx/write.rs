@@ -20,8 +20,8 @@ use super::proto::{
 };
 use super::store::{Bytes, Deferred, WeightStore, DEFAULT_MEMORY_BUDGET};
 use super::{OnnxError, Opset};
-use crate::torch::save::start_writeback;
 use ckpt_base::atomic_file::write_atomically;
+use ckpt_formats::torch::save::start_writeback;
 
 /// Protobuf refuses messages of 2 GiB or more.
 pub const MAX_INLINE_BYTES: u64 = (1 << 31) - 1;

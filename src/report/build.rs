@@ -3,10 +3,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::security::{Class, FileScan};
-use crate::torch::state_dict::{find_state_dicts, is_state_dict};
-use crate::torch::tensor::composite;
-use crate::torch::{allowlist, amp, Checkpoint, Format, Scan, TensorRef, TorchError};
-use crate::transform::{prefix, weights_only_blockers, Found};
+use ckpt_formats::torch::state_dict::{find_state_dicts, is_state_dict};
+use ckpt_formats::torch::tensor::composite;
+use ckpt_formats::torch::{allowlist, amp, Checkpoint, Format, Scan, TensorRef, TorchError};
+use ckpt_formats::transform::{prefix, weights_only_blockers, Found};
 use ckpt_pickle::{Constructor, Graph, NodeId, Value};
 
 use super::model::{
@@ -37,7 +37,7 @@ pub fn inspect(ckpt: &Checkpoint, security: &FileScan) -> Result<InspectReport, 
     let npu_rebuild_tensors = scan
         .tensors
         .iter()
-        .filter(|t| t.rebuild == crate::torch::Rebuild::Npu)
+        .filter(|t| t.rebuild == ckpt_formats::torch::Rebuild::Npu)
         .count();
 
     let mut prefixes = BTreeSet::new();

@@ -14,7 +14,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::torch::allowlist;
+use ckpt_formats::torch::allowlist;
 use ckpt_pickle::Global;
 
 use super::resolve::{resolve, Resolved, ESCAPE_WHY};

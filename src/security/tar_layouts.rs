@@ -4,8 +4,8 @@
 
 use std::io::Write;
 
-use crate::torch::tar::is_tar;
-use crate::torch::tar::testing::{
+use ckpt_formats::torch::tar::is_tar;
+use ckpt_formats::torch::tar::testing::{
     build_tar, check_fixture_facts, fixture, fixture_members, header, parse_bytes, pax,
     set_checksum, storages_end, with_members, TarMember, EVIL, PAX_HEADER_NAME,
 };

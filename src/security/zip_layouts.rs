@@ -5,12 +5,12 @@
 use std::path::Path;
 
 use super::{scan_open, AllowList, Severity, Status};
-use crate::torch::zip_dir::testing::{
+use ckpt_formats::torch::zip_dir::testing::{
     central, central_with, directory, eocd, file_with, locals, locator, plain, u64_at, zip64_end,
     BENIGN, DOS_DIRECTORY, EVIL,
 };
-use crate::torch::zip_read::{TorchZip, ZipError};
-use crate::torch::zip_write::TorchZipWriter;
+use ckpt_formats::torch::zip_read::{TorchZip, ZipError};
+use ckpt_formats::torch::zip_write::TorchZipWriter;
 
 /// The loader refuses `bytes` as ambiguous and the scanner calls it an evasion
 /// (dangerous), with a message that says what is ambiguous.

@@ -8,7 +8,7 @@ use super::Args;
 use crate::aten::linalg;
 use crate::aten::program::Argument;
 use crate::aten::series::Scalar;
-use crate::torch::dtype::DType;
+use ckpt_formats::torch::dtype::DType;
 
 /// `einsum` of explicit subscripts (`ij,jk->ik`; without `->`, the letters used once, in
 /// alphabetical order); an ellipsis is refused.

@@ -19,7 +19,7 @@ pub(crate) mod vit;
 
 use std::fmt;
 
-use crate::torch::Checkpoint;
+use ckpt_formats::torch::Checkpoint;
 
 use super::fold::{folded_bias, scales, BatchNorm};
 use super::graph::{GraphBuilder, Value, Weight};

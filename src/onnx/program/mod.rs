@@ -35,8 +35,8 @@ use std::path::Path;
 use crate::aten::eval::Tensor;
 use crate::aten::program::{ExportedProgram, SymInt};
 use crate::torch::pt2::Pt2Archive;
-use crate::torch::read_tensor::MappedTensor;
-use crate::torch::DType;
+use ckpt_formats::torch::read_tensor::MappedTensor;
+use ckpt_formats::torch::DType;
 
 use super::atc;
 use super::write::{self, WriteOptions, Written};

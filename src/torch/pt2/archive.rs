@@ -13,12 +13,12 @@ use super::generations::{read_program, SchemaVersion};
 use super::Pt2Error;
 use crate::aten::inline::inline_higher_order;
 use crate::aten::program::{ExportedProgram, SymInt, TensorMeta};
-use crate::torch::checkpoint::MappedBytes;
-use crate::torch::contiguous::{increment, is_contiguous};
-use crate::torch::dtype::DType;
-use crate::torch::pt2_layout::{open_layout, Layout};
-use crate::torch::read_tensor::{decode, decode_integer, ByteOrder, MappedTensor};
-use crate::torch::zip_read::TorchZip;
+use ckpt_formats::torch::checkpoint::MappedBytes;
+use ckpt_formats::torch::contiguous::{increment, is_contiguous};
+use ckpt_formats::torch::dtype::DType;
+use ckpt_formats::torch::pt2_layout::{open_layout, Layout};
+use ckpt_formats::torch::read_tensor::{decode, decode_integer, ByteOrder, MappedTensor};
+use ckpt_formats::torch::zip_read::TorchZip;
 
 /// The largest JSON record we parse (the program, the weight configs). A resnet152
 /// program is about 2 MiB; this leaves room for very large graphs.

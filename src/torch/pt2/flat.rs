@@ -18,15 +18,15 @@
 //! which kept these `torch.save` archives as `data/weights/model.pt` and
 //! `data/constants/model.pt`): each is a mapping from name to tensor.
 
-use crate::torch::checkpoint::MAX_PICKLE_BYTES;
-use crate::torch::tensor::{scan, TensorRef};
-use crate::torch::zip_read::TorchZip;
+use ckpt_formats::torch::checkpoint::MAX_PICKLE_BYTES;
+use ckpt_formats::torch::tensor::{scan, TensorRef};
+use ckpt_formats::torch::zip_read::TorchZip;
 use ckpt_pickle as pickle;
 
 use super::archive::TensorLayout;
 use super::Pt2Error;
 
-pub use crate::torch::pt2_layout::{is_flat, PROGRAM, VERSION};
+pub use ckpt_formats::torch::pt2_layout::{is_flat, PROGRAM, VERSION};
 /// The state dict's record, by the names torch's loader accepts.
 pub const STATE_DICT: [&str; 2] = ["serialized_state_dict.pt", "serialized_state_dict.json"];
 /// The lifted constants' record, by the names torch's loader accepts.

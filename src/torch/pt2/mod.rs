@@ -16,6 +16,6 @@ pub mod flat;
 pub mod generations;
 mod sympy_str;
 
-pub use super::pt2_layout::{is_pt2, Layout, Pt2Error};
 pub use archive::{Pt2Archive, StoredTensor, TensorLayout, MAX_JSON_BYTES};
+pub use ckpt_formats::torch::pt2_layout::{is_pt2, Layout, Pt2Error};
 pub use generations::SchemaVersion;

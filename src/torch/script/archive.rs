@@ -1,5 +1,5 @@
 //! Opening a TorchScript archive: its module objects and tensors (`data.pkl`, through
-//! [`crate::torch::open`]), the example input's shape (`traced_inputs.pkl`), its scalar
+//! [`ckpt_formats::torch::open`]), the example input's shape (`traced_inputs.pkl`), its scalar
 //! constants (`constants.pkl`) and, on demand, the code records that define its classes.
 
 use std::collections::HashMap;
@@ -8,11 +8,11 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::rc::Rc;
 
-use crate::torch::checkpoint::{self, Checkpoint, Format};
-use crate::torch::dtype::DType;
-use crate::torch::read_tensor::{decode, decode_integer, view_values, ByteOrder};
-use crate::torch::tensor::{scan, TensorRef};
-use crate::torch::zip_read::TorchZip;
+use ckpt_formats::torch::checkpoint::{self, Checkpoint, Format};
+use ckpt_formats::torch::dtype::DType;
+use ckpt_formats::torch::read_tensor::{decode, decode_integer, view_values, ByteOrder};
+use ckpt_formats::torch::tensor::{scan, TensorRef};
+use ckpt_formats::torch::zip_read::TorchZip;
 use ckpt_pickle::{self as pickle, Value};
 
 use super::parse::{parse, ClassDef, Source};
@@ -61,7 +61,7 @@ pub enum ConstantValues {
 /// An opened TorchScript archive.
 ///
 /// Invariant: `ckpt` is the archive's `data.pkl` with every storage checked against its
-/// record ([`crate::torch::open`]); code records are parsed at most once each.
+/// record ([`ckpt_formats::torch::open`]); code records are parsed at most once each.
 pub struct ScriptArchive {
     /// The module objects (`data.pkl`) and their storages.
     pub ckpt: Checkpoint,

@@ -30,8 +30,8 @@ use crate::aten::program::{
     Argument, ExportedProgram, Graph, GraphModule, InputSpec, ModuleCallEntry, ModuleCallSignature,
     NamedArgument, Node, OutputSpec, Signature, SymInt, TensorMeta,
 };
-use crate::torch::dtype::DType;
-use crate::torch::tensor::TensorRef;
+use ckpt_formats::torch::dtype::DType;
+use ckpt_formats::torch::tensor::TensorRef;
 
 use super::archive::{constant_fqn, Constant, ScriptArchive};
 use super::dtypes;

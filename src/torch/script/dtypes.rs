@@ -4,7 +4,7 @@
 
 use crate::aten::eval;
 use crate::aten::program::{Argument, Node};
-use crate::torch::dtype::DType;
+use ckpt_formats::torch::dtype::DType;
 
 pub const FLOAT32: i64 = 7;
 pub const INT64: i64 = 5;

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::torch::tensor::TensorRef;
+use ckpt_formats::torch::tensor::TensorRef;
 use ckpt_pickle::{Constructor, NodeId, Value};
 
 use super::archive::ScriptArchive;

@@ -45,10 +45,10 @@ pub enum ScriptError {
     },
     /// The archive's `data.pkl` could not be read as a checkpoint.
     #[error(transparent)]
-    Torch(#[from] super::TorchError),
+    Torch(#[from] ckpt_formats::torch::TorchError),
     /// The archive is not a readable zip.
     #[error(transparent)]
-    Zip(#[from] super::zip_read::ZipError),
+    Zip(#[from] ckpt_formats::torch::zip_read::ZipError),
     /// A pickle of the archive could not be decoded.
     #[error(transparent)]
     Pickle(#[from] ckpt_pickle::PickleError),

@@ -15,7 +15,7 @@ use crate::aten::series::Algebra;
 use crate::aten::spectrum::{self, SpectralNorm};
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
-use crate::torch::dtype::DType;
+use ckpt_formats::torch::dtype::DType;
 
 use super::super::emit;
 use super::super::lower::Lowering;

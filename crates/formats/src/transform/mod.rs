@@ -5,8 +5,10 @@ pub(crate) mod amp;
 pub(crate) mod dtype;
 pub(crate) mod location;
 pub(crate) mod plain;
-pub(crate) mod prefix;
-pub(crate) mod select;
+#[doc(hidden)]
+pub mod prefix;
+#[doc(hidden)]
+pub mod select;
 
 pub use amp::{convert_amp, AmpConverted, AmpKind};
 pub use dtype::{cast_floating, CastDone, CastScope};

@@ -118,7 +118,7 @@ impl MappedTensor {
     /// The view of `numel` elements of `shape` and `strides` (in elements) whose first
     /// element starts `bytes`. The caller has checked that `bytes` spans the view's extent
     /// and that `dtype` is a float type [`read_f32`] reads.
-    pub(crate) fn new(
+    pub fn new(
         bytes: MappedBytes,
         dtype: DType,
         order: ByteOrder,
@@ -272,7 +272,7 @@ fn read_values<T>(
 
 /// `tensor`'s elements in row-major order, decoded from `bytes`, which start at its first
 /// element (`offset`) and hold its whole extent; `None` when they do not.
-pub(crate) fn view_values<T>(
+pub fn view_values<T>(
     bytes: &[u8],
     tensor: &TensorRef,
     order: ByteOrder,
@@ -315,7 +315,7 @@ pub(crate) fn view_values<T>(
 }
 
 /// One element of integer `dtype` ([`DType::is_integer`]) from its `bytes` in `order`.
-pub(crate) fn decode_integer(bytes: &[u8], dtype: DType, order: ByteOrder) -> i64 {
+pub fn decode_integer(bytes: &[u8], dtype: DType, order: ByteOrder) -> i64 {
     let mut raw = [0u8; 8];
     raw[..bytes.len()].copy_from_slice(bytes);
     if order == ByteOrder::Big {
@@ -332,7 +332,7 @@ pub(crate) fn decode_integer(bytes: &[u8], dtype: DType, order: ByteOrder) -> i6
 
 /// One element of `dtype` (a float type, or an integer type whose values are then rounded
 /// to the nearest `f32`, exact below 2^24) from its `bytes` in `order`, as `f32`.
-pub(crate) fn decode(bytes: &[u8], dtype: DType, order: ByteOrder) -> f32 {
+pub fn decode(bytes: &[u8], dtype: DType, order: ByteOrder) -> f32 {
     let mut raw = [0u8; 8];
     raw[..bytes.len()].copy_from_slice(bytes);
     if order == ByteOrder::Big {

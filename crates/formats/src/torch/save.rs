@@ -425,7 +425,7 @@ fn write_zip(
 /// them, so the final fsync overlaps with the copying instead of following it. Linux only
 /// (`sync_file_range`); elsewhere the fsync before the rename does all the work.
 #[cfg(target_os = "linux")]
-pub(crate) fn start_writeback(file: &File) {
+pub fn start_writeback(file: &File) {
     use std::os::fd::AsRawFd;
     // SAFETY: sync_file_range takes only integers and a file descriptor that `file` keeps open
     // for the duration of the call; it touches no memory of ours. A failure only loses the

@@ -1266,8 +1266,9 @@ fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-#[cfg(test)]
-pub(crate) mod testing;
+#[cfg(any(test, feature = "testing"))]
+#[doc(hidden)]
+pub mod testing;
 
 #[cfg(test)]
 mod tests {
@@ -1306,7 +1307,10 @@ mod tests {
 
     #[test]
     fn opens_as_a_tar_checkpoint() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/tar_pre2017.pth");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/tar_pre2017.pth"
+        );
         let ckpt = crate::torch::open(std::path::Path::new(path)).expect("open");
         assert_eq!(ckpt.format.name(), "tar");
         assert_eq!(ckpt.scan.tensors.len(), 4);

@@ -344,7 +344,7 @@ impl std::fmt::Debug for MappedBytes {
 
 impl MappedBytes {
     /// All of `file`, mapped read-only and shared; `None` when it cannot be mapped.
-    pub(crate) fn whole_file(file: &File) -> Option<MappedBytes> {
+    pub fn whole_file(file: &File) -> Option<MappedBytes> {
         // SAFETY: a read-only shared mapping of an open input file; see `MappedBytes`.
         let map = Arc::new(unsafe { Mmap::map(file) }.ok()?);
         Some(MappedBytes {
@@ -449,7 +449,7 @@ impl Checkpoint {
     /// Where storage `key`'s bytes sit in the input file when they sit there unchanged (a
     /// stored zip record, a legacy storage): the absolute offset of their first byte, and
     /// how many there are. `None` for a deflated record.
-    pub(crate) fn storage_in_file(&self, key: &str) -> Result<Option<(u64, u64)>, TorchError> {
+    pub fn storage_in_file(&self, key: &str) -> Result<Option<(u64, u64)>, TorchError> {
         match &self.source {
             Source::Zip(zip) => {
                 let record = zip.record(&format!("data/{key}"))?;
@@ -463,7 +463,7 @@ impl Checkpoint {
     }
 
     /// The open input file the storages are read from.
-    pub(crate) fn source_file(&self) -> &File {
+    pub fn source_file(&self) -> &File {
         match &self.source {
             Source::Zip(zip) => zip.file(),
             Source::Legacy { file, .. } => file,

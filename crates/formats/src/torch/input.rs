@@ -50,7 +50,7 @@ mod tests {
             "{error}"
         );
         assert!(error.contains("ckpt scan"), "{error}");
-        let dcp = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/dcp/fsdp2_2ranks");
+        let dcp = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/dcp/fsdp2_2ranks");
         let error = open_input(&dcp).unwrap_err().to_string();
         assert!(error.contains("ckpt consolidate"), "{error}");
     }

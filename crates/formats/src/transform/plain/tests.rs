@@ -9,7 +9,7 @@ use ckpt_pickle::Global;
 
 fn fixture(name: &str) -> crate::torch::Checkpoint {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/plain")
+        .join("../../fixtures/plain")
         .join(name);
     crate::torch::open(&path).expect("fixture opens")
 }

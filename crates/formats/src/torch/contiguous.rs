@@ -163,7 +163,7 @@ pub fn is_contiguous(shape: &[u64], strides: &[u64]) -> bool {
 }
 
 /// Advances a row-major multi-index by one.
-pub(crate) fn increment(index: &mut [u64], shape: &[u64]) {
+pub fn increment(index: &mut [u64], shape: &[u64]) {
     for (i, &size) in index.iter_mut().zip(shape).rev() {
         *i += 1;
         if *i < size {

@@ -664,8 +664,9 @@ fn canonical_entries(
     Ok(entries)
 }
 
-#[cfg(test)]
-pub(crate) mod testing;
+#[cfg(any(test, feature = "testing"))]
+#[doc(hidden)]
+pub mod testing;
 
 #[cfg(test)]
 mod tests {

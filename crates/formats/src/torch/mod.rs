@@ -4,27 +4,39 @@
 //! into a [`Graph`](ckpt_pickle::Graph) and locates every storage's bytes; [`scan`] finds the
 //! tensors in a graph; [`save()`] writes a graph back with the storages copied byte for byte.
 
-pub(crate) mod allowlist;
+#[doc(hidden)]
+pub mod allowlist;
 pub mod amp;
-pub(crate) mod checkpoint;
-pub(crate) mod contiguous;
-pub(crate) mod copy;
+#[doc(hidden)]
+pub mod checkpoint;
+#[doc(hidden)]
+pub mod contiguous;
+#[doc(hidden)]
+pub mod copy;
 pub mod dcp;
-pub(crate) mod dtype;
+#[doc(hidden)]
+pub mod dtype;
 pub(crate) mod input;
-pub(crate) mod legacy;
+#[doc(hidden)]
+pub mod legacy;
 pub(crate) mod location;
-pub mod pt2;
-pub(crate) mod pt2_layout;
-pub(crate) mod read_tensor;
+#[doc(hidden)]
+pub mod pt2_layout;
+#[doc(hidden)]
+pub mod read_tensor;
 pub mod safetensors;
-pub(crate) mod save;
-pub mod script;
-pub(crate) mod state_dict;
-pub(crate) mod tar;
-pub(crate) mod tensor;
-pub(crate) mod zip_dir;
-pub(crate) mod zip_read;
+#[doc(hidden)]
+pub mod save;
+#[doc(hidden)]
+pub mod state_dict;
+#[doc(hidden)]
+pub mod tar;
+#[doc(hidden)]
+pub mod tensor;
+#[doc(hidden)]
+pub mod zip_dir;
+#[doc(hidden)]
+pub mod zip_read;
 pub mod zip_write;
 
 pub use checkpoint::{open, open_file, recognise, Checkpoint, Format, ZipMeta};

@@ -78,7 +78,7 @@ pub fn is_pt2(file: &File) -> Result<bool, Pt2Error> {
 
 /// The zip and its layout, or `None` for a zip that is no `.pt2` archive. A zip whose
 /// entries are not under one folder can only be the flat layout.
-pub(crate) fn open_layout(file: File) -> Result<Option<(TorchZip, Layout)>, Pt2Error> {
+pub fn open_layout(file: File) -> Result<Option<(TorchZip, Layout)>, Pt2Error> {
     match TorchZip::open(file.try_clone()?) {
         Ok(mut zip) => Ok(archive_format_is_pt2(&mut zip)?.then_some((zip, Layout::Archive))),
         Err(ZipError::NoFolder(_) | ZipError::MixedFolders { .. }) => {

@@ -14,7 +14,10 @@ use ckpt_pickle::{Graph, NodeId};
 pub const PAX_HEADER_NAME: &str = super::PAX_HEADER_NAME;
 
 pub fn fixture() -> Vec<u8> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/tar_pre2017.pth");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/tar_pre2017.pth"
+    );
     std::fs::read(path).expect("fixture")
 }
 

@@ -11,12 +11,18 @@
 //! are a layer below, in the tool.
 
 pub mod deepspeed;
-pub(crate) mod gather;
-pub(crate) mod item;
-pub(crate) mod item_write;
-pub(crate) mod metadata;
-pub(crate) mod tiling;
-pub(crate) mod write_metadata;
+#[doc(hidden)]
+pub mod gather;
+#[doc(hidden)]
+pub mod item;
+#[doc(hidden)]
+pub mod item_write;
+#[doc(hidden)]
+pub mod metadata;
+#[doc(hidden)]
+pub mod tiling;
+#[doc(hidden)]
+pub mod write_metadata;
 
 use std::collections::BTreeMap;
 use std::fs::File;
