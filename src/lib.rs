@@ -31,7 +31,6 @@ compile_error!(
     "ckpt builds on Unix (Linux, macOS): it reads checkpoints with positioned reads (std::os::unix::fs::FileExt)"
 );
 
-pub(crate) mod aten;
 pub mod atomic_dir;
 pub mod batch;
 pub mod check;

@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 /// The layers in dependency order: each uses only itself and those before it. A file
 /// belongs to the layer of the longest prefix (relative to `src/`) that matches its path.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("aten", &["aten/"]),
     ("importers", &["torch/pt2/", "torch/script/"]),
     ("export", &["onnx/"]),
     (
@@ -545,8 +544,8 @@ fn each_form_of_an_upward_path_is_caught() {
     let files = |planted: &str| {
         BTreeMap::from([
             ("lib.rs".to_string(), String::new()),
-            ("aten/mod.rs".to_string(), planted.to_string()),
-            ("aten/read.rs".to_string(), String::new()),
+            ("torch/pt2/mod.rs".to_string(), planted.to_string()),
+            ("torch/pt2/read.rs".to_string(), String::new()),
             ("onnx/mod.rs".to_string(), String::new()),
             ("onnx/dcp/mod.rs".to_string(), String::new()),
             ("security/mod.rs".to_string(), String::new()),
@@ -562,12 +561,12 @@ fn each_form_of_an_upward_path_is_caught() {
     for (planted, path) in [
         ("use crate::onnx::dcp::Folder;", "onnx::dcp::Folder"),
         (
-            "use crate::{aten::read, security::{scan, Status}};",
+            "use crate::{torch::pt2::read, security::{scan, Status}};",
             "security::scan",
         ),
         ("fn f() { let x = crate::onnx::export(); }", "onnx::export"),
         (
-            "#[cfg(test)]\nmod tests {\n    use super::super::onnx::open;\n}",
+            "#[cfg(test)]\nmod tests {\n    use super::super::super::onnx::open;\n}",
             "onnx::open",
         ),
         (
@@ -590,9 +589,9 @@ fn each_form_of_an_upward_path_is_caught() {
         );
     }
     for quiet in [
-        "use crate::aten::read; use std::io::Read;",
+        "use crate::torch::pt2::read; use std::io::Read;",
         "// crate::onnx::open in a comment\nconst S: &str = \"crate::onnx::open\";",
-        "fn f<'a>(c: char) -> bool { c == '{' || c == '\"' }\nuse crate::aten::read;",
+        "fn f<'a>(c: char) -> bool { c == '{' || c == '\"' }\nuse crate::torch::pt2::read;",
         "/// Mentioned as `crate::onnx::open`, not linked.\nfn f() {}",
     ] {
         assert!(caught(quiet).is_empty(), "{quiet}: {:?}", caught(quiet));

@@ -5,13 +5,13 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::aten::program::{ExportedProgram, SymInt};
-use crate::aten::rows::unmerge_row_products_where;
-use crate::aten::specialize::specialize;
-use crate::aten::sym::symbols;
 use crate::torch::script::archive::{constant_tensor, Constant, ConstantTensor, ConstantValues};
 use crate::torch::script::convert::{convert_at, GivenInput, GivenSize, BATCH};
 use crate::torch::script::{convert, ScriptArchive};
+use ckpt_aten::program::{ExportedProgram, SymInt};
+use ckpt_aten::rows::unmerge_row_products_where;
+use ckpt_aten::specialize::specialize;
+use ckpt_aten::sym::symbols;
 use ckpt_formats::torch::checkpoint::Checkpoint;
 use ckpt_formats::torch::read_tensor::{self, MappedTensor};
 use ckpt_formats::torch::tensor::TensorRef;

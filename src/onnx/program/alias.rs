@@ -9,10 +9,10 @@
 //! parameter or buffer, or of values computed from the input, is refused: the graph would
 //! have to change state or compute the table per call.
 
-use crate::aten::args::Args;
-use crate::aten::eval::{self, element_count, Tensor, Values};
-use crate::aten::program::{Argument, Node};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::eval::{self, element_count, Tensor, Values};
+use ckpt_aten::program::{Argument, Node};
 
 use super::lower::{Bound, Lowering};
 use super::tensor::{show, Tensor as Activation};

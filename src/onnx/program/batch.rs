@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use crate::aten::program::{symbol_name, SymInt};
+use ckpt_aten::program::{symbol_name, SymInt};
 
 use super::tensor::Size;
 

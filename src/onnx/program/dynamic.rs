@@ -2,7 +2,7 @@
 //! `Dim("seq")`), exported without any node that computes a shape.
 //!
 //! The lowering follows one symbolic dimension, the batch. For every other one the program
-//! is lowered at two sizes of it (probes, [`crate::aten::specialize`]) and the two graphs
+//! is lowered at two sizes of it (probes, [`ckpt_aten::specialize`]) and the two graphs
 //! are compared: they must be the same graph, node for node and attribute for attribute.
 //! What may differ is what scales with the dimension, and each difference is rewritten so
 //! that one graph serves every size:
@@ -21,7 +21,7 @@
 //!
 //! Before probing, a product over rows that a view merged the batch and a dynamic
 //! dimension into (GPT-2's `Conv1D`: `x.view(-1, D)`, `addmm`, a view back) is written over
-//! the unmerged tensor ([`crate::aten::rows`]), as no static Reshape can split `B·S`.
+//! the unmerged tensor ([`ckpt_aten::rows`]), as no static Reshape can split `B·S`.
 //!
 //! Anything else that differs is refused, naming the node or constant. A graph that is the
 //! same at two sizes but for these rewrites computes, at every size, what the lowering
@@ -29,14 +29,14 @@
 
 use std::collections::HashMap;
 
-use crate::aten::program::ExportedProgram;
-use crate::aten::{rows, specialize, sym};
 use crate::onnx::graph::{Attr, Initializer, Model};
 use crate::onnx::proto::tensor_proto::DataType;
 use crate::onnx::proto::tensor_shape_proto::dimension::Value as Dim;
 use crate::onnx::proto::{type_proto, NodeProto, ValueInfoProto};
 use crate::onnx::store::Bytes;
 use crate::onnx::{Extent, OnnxError};
+use ckpt_aten::program::ExportedProgram;
+use ckpt_aten::{rows, specialize, sym};
 
 use super::lower::{self, Lowered, Target};
 use super::TensorSource;
@@ -107,13 +107,13 @@ impl DynamicDim {
 pub fn find(program: &ExportedProgram) -> Result<Vec<DynamicDim>, OnnxError> {
     let inputs = lower::user_input_sizes(program)?;
     let batch: Vec<String> = match inputs.first().and_then(|sizes| sizes.first()) {
-        Some(crate::aten::program::SymInt::Expr(e)) => sym::symbols(e),
+        Some(ckpt_aten::program::SymInt::Expr(e)) => sym::symbols(e),
         _ => Vec::new(),
     };
     let mut found: Vec<DynamicDim> = Vec::new();
     for sizes in inputs {
         for size in sizes {
-            let crate::aten::program::SymInt::Expr(expr) = size else {
+            let ckpt_aten::program::SymInt::Expr(expr) = size else {
                 continue;
             };
             for symbol in sym::symbols(expr) {

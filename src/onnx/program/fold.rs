@@ -1,15 +1,15 @@
 //! Folding: a node that computes from parameters, buffers and constants alone (a layer
 //! scale reshaped, a conv weight standardised, a bias table indexed) is evaluated once at
-//! export ([`crate::aten::eval`]) and its outputs bound as `Bound::Folded` constants,
+//! export ([`ckpt_aten::eval`]) and its outputs bound as `Bound::Folded` constants,
 //! which the ops reading them write as initializers. The graph never computes them.
 
 use std::collections::HashMap;
 
-use crate::aten::eval::{self, Tensor};
-use crate::aten::expand;
-use crate::aten::program::{Argument, Node, SymInt};
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
+use ckpt_aten::eval::{self, Tensor};
+use ckpt_aten::expand;
+use ckpt_aten::program::{Argument, Node, SymInt};
 
 use super::alias;
 use super::batch::BatchDim;

@@ -2,8 +2,8 @@
 //! target, the call as the program wrote it (its "schema" as seen), the module it belongs
 //! to and the user's stack trace.
 
-use crate::aten::program::Node;
 use crate::onnx::OnnxError;
+use ckpt_aten::program::Node;
 
 /// How many stack-trace lines an error repeats (the user's frames come first).
 const TRACE_LINES: usize = 6;

@@ -7,16 +7,16 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use crate::aten::args::Args;
-use crate::aten::eval;
-use crate::aten::program::ExportedProgram;
-use crate::aten::program::{
-    Argument, Graph, InputSpec, Node, OutputSpec, Signature, SymInt, TensorMeta,
-};
 use crate::onnx::elem::{self, ElemType};
 use crate::onnx::graph::{GraphBuilder, Model, Value, Weight};
 use crate::onnx::store::{Deferred, Transform};
 use crate::onnx::{Batch, Extent, OnnxError, Opset};
+use ckpt_aten::args::Args;
+use ckpt_aten::eval;
+use ckpt_aten::program::ExportedProgram;
+use ckpt_aten::program::{
+    Argument, Graph, InputSpec, Node, OutputSpec, Signature, SymInt, TensorMeta,
+};
 
 use super::alias::View;
 use super::batch::{show, BatchDim};
@@ -122,7 +122,7 @@ pub(super) struct Lowering<'p, 'a> {
     /// activation before it was made one ([`Lowering::tensor`]).
     asked_as_activation: RefCell<Option<String>>,
     /// torch's record of values the program does not hold (the values between the nodes a
-    /// compound op was written as, [`crate::aten::expand`]) or holds with sizes torch could
+    /// compound op was written as, [`ckpt_aten::expand`]) or holds with sizes torch could
     /// not know when it traced (the pieces of a split at a constant tensor's positions),
     /// read before the program's.
     pub(super) expanded: HashMap<String, TensorMeta>,
@@ -1286,8 +1286,8 @@ impl Lowering<'_, '_> {
     /// Binds `node`'s symbolic output (an int or a float) to the number `value`.
     pub fn bind_number(&mut self, node: &Node, value: f64) -> Result<(), OnnxError> {
         match node.outputs.as_slice() {
-            [Argument::SymInt(crate::aten::program::SymInt::Name(name))
-            | Argument::SymFloat(name)] => {
+            [Argument::SymInt(ckpt_aten::program::SymInt::Name(name)) | Argument::SymFloat(name)] =>
+            {
                 self.values.insert(name.clone(), Bound::Number(value));
                 Ok(())
             }
@@ -1344,7 +1344,7 @@ impl Lowering<'_, '_> {
     /// Binds a symbolic-int output to the batch times `count`.
     pub fn bind_batch_times(&mut self, node: &Node, count: u64) -> Result<(), OnnxError> {
         match node.outputs.first() {
-            Some(Argument::SymInt(crate::aten::program::SymInt::Name(name))) => {
+            Some(Argument::SymInt(ckpt_aten::program::SymInt::Name(name))) => {
                 self.values.insert(name.clone(), Bound::BatchTimes(count));
                 Ok(())
             }

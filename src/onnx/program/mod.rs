@@ -32,9 +32,9 @@ mod tensor;
 use std::fmt;
 use std::path::Path;
 
-use crate::aten::eval::Tensor;
-use crate::aten::program::{ExportedProgram, SymInt};
 use crate::torch::pt2::Pt2Archive;
+use ckpt_aten::eval::Tensor;
+use ckpt_aten::program::{ExportedProgram, SymInt};
 use ckpt_formats::torch::read_tensor::MappedTensor;
 use ckpt_formats::torch::DType;
 
@@ -287,7 +287,7 @@ fn refuse_dynamic(program: &ExportedProgram) -> Result<(), OnnxError> {
     for sizes in lower::user_input_sizes(program)? {
         let dynamic = sizes.iter().find_map(|s| match s {
             SymInt::Int(_) => None,
-            SymInt::Expr(expr) => Some(crate::aten::program::symbol_name(expr)),
+            SymInt::Expr(expr) => Some(ckpt_aten::program::symbol_name(expr)),
             SymInt::Name(name) => Some(name.as_str()),
         });
         if let Some(name) = dynamic {

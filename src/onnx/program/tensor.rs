@@ -20,9 +20,9 @@
 
 use std::ops::Range;
 
-use crate::aten::dim::Dim;
 use crate::onnx::graph::{Attr, GraphBuilder, Value, Weight};
 use crate::onnx::OnnxError;
+use ckpt_aten::dim::Dim;
 
 /// One torch size in terms of the batch: `count`, times the batch when `batch`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

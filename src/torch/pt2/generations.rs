@@ -41,7 +41,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::sympy_str;
-use crate::aten::program::ExportedProgram;
+use ckpt_aten::program::ExportedProgram;
 
 /// The schema majors this reader maps: 1 (torch 2.1) through 8 (torch 2.6 onward).
 pub const KNOWN_MAJORS: std::ops::RangeInclusive<u64> = 1..=8;
@@ -371,7 +371,7 @@ fn call_spec_into_call_graph(module: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aten::program::{Argument, InputSpec, OutputSpec, SymInt};
+    use ckpt_aten::program::{Argument, InputSpec, OutputSpec, SymInt};
 
     #[test]
     fn python_special_floats_become_strings_outside_strings_only() {

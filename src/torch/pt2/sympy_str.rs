@@ -214,10 +214,7 @@ mod tests {
         use std::collections::HashMap;
         let text = to_srepr("4*s0 + 8").unwrap();
         let values = HashMap::from([("s0".to_owned(), 3)]);
-        assert_eq!(
-            crate::aten::sym::substitute(&text, &values).unwrap(),
-            Ok(20)
-        );
+        assert_eq!(ckpt_aten::sym::substitute(&text, &values).unwrap(), Ok(20));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The inlined calls as an aten program in torch.export's form
-//! (`crate::aten::program::ExportedProgram`), for the shared ONNX lowering.
+//! (`ckpt_aten::program::ExportedProgram`), for the shared ONNX lowering.
 //!
 //! Each `torch.<op>(…)` becomes a node `torch.ops.aten.<overload>` with its arguments
 //! named by the aten schema (`super::ops`); `torch._convolution` becomes `conv{1,2,3}d` or
@@ -25,8 +25,8 @@ use std::rc::Rc;
 
 use serde_json::Value as Json;
 
-use crate::aten::eval::{self, Tensor, Values};
-use crate::aten::program::{
+use ckpt_aten::eval::{self, Tensor, Values};
+use ckpt_aten::program::{
     Argument, ExportedProgram, Graph, GraphModule, InputSpec, ModuleCallEntry, ModuleCallSignature,
     NamedArgument, Node, OutputSpec, Signature, SymInt, TensorMeta,
 };
@@ -38,11 +38,11 @@ use super::dtypes;
 use super::inline::{
     inline, Call, Operand, Returned, Site, ValueId, ANNOTATE_NUMBER, LIST_UNPACK, SCRIPTED_CALL,
 };
-use crate::aten::schema::{self, Schema};
+use ckpt_aten::schema::{self, Schema};
 
 use super::ops;
 use super::ScriptError;
-use crate::aten::shape::{self, Dims};
+use ckpt_aten::shape::{self, Dims};
 
 /// The symbol the converted program uses for the batch.
 pub const BATCH: &str = "Symbol('batch', positive=True, integer=True)";

@@ -2,8 +2,8 @@
 //! numbering (7 float32, 5 int64, 4 int32, 12 bool): what the converted program records
 //! for every tensor value, and what the lowering checks each ONNX value against.
 
-use crate::aten::eval;
-use crate::aten::program::{Argument, Node};
+use ckpt_aten::eval;
+use ckpt_aten::program::{Argument, Node};
 use ckpt_formats::torch::dtype::DType;
 
 pub const FLOAT32: i64 = 7;
@@ -51,7 +51,7 @@ pub fn infer(node: &Node, op: &str, dtype_of: &dyn Fn(&str) -> Option<i64>) -> i
         return *t;
     }
     // A ported element-wise rule whose value is a truth value (`isnan`, `isinf`, …).
-    if crate::aten::decompose::pointwise(crate::aten::schema::canonical(op))
+    if ckpt_aten::decompose::pointwise(ckpt_aten::schema::canonical(op))
         .is_some_and(|rule| rule.expr.is_bool())
     {
         return BOOL;

@@ -5,8 +5,8 @@
 //! parses code records on demand (`token` → [`parse`]); `inline` runs the top module's
 //! `forward` through every submodule call into one flat list of `torch.*` calls, each with
 //! its source location; [`convert()`] turns that list into the aten program form of
-//! `crate::aten::program` (argument names from `crate::aten::schema`, shapes
-//! propagated by `crate::aten::shape`, traced batch sizes rewritten to follow the batch), so that one lowering
+//! `ckpt_aten::program` (argument names from `ckpt_aten::schema`, shapes
+//! propagated by `ckpt_aten::shape`, traced batch sizes rewritten to follow the batch), so that one lowering
 //! (`crate::onnx::program`) serves `.pt2` and TorchScript alike.
 //!
 //! Nothing is executed: code is parsed as data, and only straight-line traced code is

@@ -1,11 +1,11 @@
 //! The `torch.*` calls that traced code makes and the import reads. `torch.<name>(…)` is
-//! an overload of the aten schema table ([`crate::aten::schema`]) whose op is `<name>`: the
+//! an overload of the aten schema table ([`ckpt_aten::schema`]) whose op is `<name>`: the
 //! one row of that name, or for names with several rows the first of [`SHAPED`] and then the
 //! table's rows whose argument types take the call's values ([`lookup`]). Its argument names,
 //! positional and keyword-only, come from the table, so a positional TorchScript call
 //! becomes a call by schema name, as torch.export writes it.
 
-use crate::aten::schema::{self, Arg, ListSize, Schema};
+use ckpt_aten::schema::{self, Arg, ListSize, Schema};
 
 /// `torch._convolution`. [`super::convert`] turns it into `conv{1,2,3}d` or
 /// `conv_transpose{1,2,3}d` after checking the arguments those do not have.
@@ -30,7 +30,7 @@ pub const RNN_TANH: &str = "rnn_tanh.input";
 /// the conversion gives it both outputs, the indices int64.
 pub const TOPK: &str = "topk.default";
 
-/// The overloads whose per-sample output sizes [`crate::aten::shape::infer`] computes by a rule
+/// The overloads whose per-sample output sizes [`ckpt_aten::shape::infer`] computes by a rule
 /// of its own (besides [`CONVOLUTION`], [`MULTI_HEAD_ATTENTION`], [`LSTM`], [`GRU`],
 /// [`RNN_TANH`] and [`TOPK`]):
 /// ops on activations too large to evaluate, or whose rule also checks the batch stays
@@ -201,7 +201,7 @@ pub const SHAPED: &[&str] = &[
     "one_hot.default",
 ];
 
-/// Overloads with a rule of their own in [`crate::aten::shape::infer`] whose name a
+/// Overloads with a rule of their own in [`ckpt_aten::shape::infer`] whose name a
 /// [`SHAPED`] row holds already, so a call by that name does not prefer them: `clamp` by
 /// tensor bounds (timm's clippable linears clamp by 0-d buffers), beside `clamp` by numbers.
 pub const SHAPED_BESIDE: &[&str] = &["clamp.Tensor", "clamp_.Tensor"];
@@ -220,7 +220,7 @@ pub fn targets() -> impl Iterator<Item = &'static str> {
         .filter(|t| !t.starts_with("_operator."))
 }
 
-/// Whether `target`'s output sizes come from [`crate::aten::shape::infer`] (see [`SHAPED`]).
+/// Whether `target`'s output sizes come from [`ckpt_aten::shape::infer`] (see [`SHAPED`]).
 pub fn shaped(target: &str) -> bool {
     [CONVOLUTION, MULTI_HEAD_ATTENTION, LSTM, GRU, RNN_TANH, TOPK].contains(&target)
         || SHAPED.contains(&target)

@@ -3,9 +3,9 @@
 //! tensor's one-entry 1-d view; the lowering writes the same view, works along its axis 0
 //! as along any other, and gives the result torch's recorded sizes.
 
-use crate::aten::dim::Dim;
-use crate::aten::program::Node;
 use crate::onnx::OnnxError;
+use ckpt_aten::dim::Dim;
+use ckpt_aten::program::Node;
 
 use super::super::lower::Lowering;
 use super::super::tensor::{Size, Tensor};

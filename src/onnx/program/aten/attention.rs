@@ -5,16 +5,16 @@
 //! softmax and the weights after it, and an additive mask that may hide a whole row goes
 //! through the safe softmax, as torch's math path gives zeros for such a row.
 
-use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::pointwise::Elementwise;
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 /// The additive causal mask `[rows, cols]`: 0 where column ≤ row, −∞ above (torch's
 /// `is_causal`, a lower-triangular `ones(L, S)`).

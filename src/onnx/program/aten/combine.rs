@@ -1,12 +1,12 @@
-//! `cartesian_prod` of 1-D static tensors: each input read at [`crate::aten::combine`]'s
+//! `cartesian_prod` of 1-D static tensors: each input read at [`ckpt_aten::combine`]'s
 //! indices of the product, a Slice per run of consecutive positions. Over a
 //! batch (a 1-D tensor whose one dimension is the batch) they pair samples and are refused.
 
-use crate::aten::args::Args;
-use crate::aten::combine;
-use crate::aten::program::Node;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::combine;
+use ckpt_aten::program::Node;
 
 use super::super::lower::Lowering;
 use super::{arg_error, OrShape};

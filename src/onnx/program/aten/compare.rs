@@ -9,18 +9,18 @@
 //! `Not` of `Equal`, and `ge`/`le` the `Or` of `Greater`/`Less` and `Equal`: false with NaN,
 //! as torch's ([`Comparison`]).
 
-use crate::aten::eval;
-use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
+use ckpt_aten::eval;
+use ckpt_aten::program::Node;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Tensor};
 use super::pointwise::{operand, Elementwise, Emitted, RowOperand};
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 /// The ONNX comparison for aten op `op` (`lt.Scalar`), and whether its result is negated.
 pub(super) fn comparison(op: &str) -> Option<Comparison> {

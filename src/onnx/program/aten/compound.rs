@@ -2,17 +2,17 @@
 //! (`self + value · t1 ∘ t2`), `lerp`,
 //! `isfinite`, and `stack` (each input given the new axis, then one Concat).
 
-use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{GraphBuilder, Value};
 use crate::onnx::OnnxError;
+use ckpt_aten::program::Node;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Size, Tensor};
 use super::pointwise::{operand, Elementwise, Emitted, RowOperand};
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// Both operands in the graph; at least one must be an activation.

@@ -4,14 +4,14 @@
 //! same for every sample is bound as such, at the element type torch recorded; any other
 //! whose size involves the batch is refused: its values would have to follow it.
 
-use crate::aten::eval::{element_count, Tensor};
-use crate::aten::program::{Argument, Node, SymInt};
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
+use ckpt_aten::eval::{element_count, Tensor};
+use ckpt_aten::program::{Argument, Node, SymInt};
 
 use super::super::lower::Lowering;
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 /// A factory's `dtype`, when given, must be an element type the export handles
 /// ([`ElemType::from_export`]); any other is refused with the opset-11 or ATC reason.

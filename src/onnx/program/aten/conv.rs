@@ -1,19 +1,19 @@
 //! Convolutions (BatchNorm folded into the conv that feeds it), transposed convolutions,
 //! BatchNorm on its own and `linear`.
 
-use crate::aten::program::{Argument, Node};
-use crate::aten::refused;
 use crate::onnx::fold::{fold, folded_bias, scales, BatchNorm};
 use crate::onnx::graph::Value;
 use crate::onnx::ops::ConvNd;
 use crate::onnx::store::Transform;
 use crate::onnx::OnnxError;
+use ckpt_aten::program::{Argument, Node};
+use ckpt_aten::refused;
 
 use super::super::emit::{self, ConvTranspose};
 use super::super::lower::{Constant, Lowering};
 use super::super::tensor::{self, Placement, Size, Tensor};
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 /// The BatchNorm read from a `batch_norm`-like node: its constants and epsilon.
 struct NormParams {
@@ -204,7 +204,7 @@ impl<'p> Lowering<'p, '_> {
         let rows = channels.checked_mul(taps).ok_or_else(too_many)?;
         let count = rows
             .checked_mul(taps)
-            .filter(|&n| n <= crate::aten::eval::MAX_ELEMENTS)
+            .filter(|&n| n <= ckpt_aten::eval::MAX_ELEMENTS)
             .ok_or_else(too_many)?;
         let mut one_hot = vec![0.0; count as usize];
         for oc in 0..rows {

@@ -4,10 +4,10 @@
 //! for a convolution, a convolution for a transposed one. The gradients of the weight and
 //! bias sum over every sample and are refused when asked for and read.
 
-use crate::aten::args::Args;
-use crate::aten::program::Node;
 use crate::onnx::ops::ConvNd;
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::program::Node;
 
 use super::super::emit::{self, ConvTranspose};
 use super::super::lower::Lowering;

@@ -1,15 +1,15 @@
-//! The ONNX form of torch's ported decompositions ([`crate::aten::decompose`]): each
+//! The ONNX form of torch's ported decompositions ([`ckpt_aten::decompose`]): each
 //! function of a rule is one ONNX node, on its activations' layout wherever their batch is,
 //! or by rows beside constants and before a loss's reduction; subexpressions of constants
 //! alone are computed at export by the rule's own arithmetic.
 
-use crate::aten::args::Args;
-use crate::aten::decompose::{self, Expr, LossReduction, Relayout};
-use crate::aten::eval;
-use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{GraphBuilder, Value};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::decompose::{self, Expr, LossReduction, Relayout};
+use ckpt_aten::eval;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::emit;
 use super::super::lower::Lowering;
@@ -17,7 +17,7 @@ use super::pointwise::{operand, Elementwise};
 use super::registry::aten_name;
 use super::series::{Graph, Term};
 use super::{arg_error, OrShape};
-use crate::aten::series::Algebra;
+use ckpt_aten::series::Algebra;
 
 /// A tensor argument of a rule in the graph: an activation, or a constant's values.
 enum Leaf {
@@ -586,7 +586,7 @@ impl Lowering<'_, '_> {
 
     /// `sum_to_size(self, size)` (ATen's `sum_to`): a sum keeping the axes where `size` has 1
     /// and `self` does not, and over the leading axes `size` lacks, viewed as `size`
-    /// ([`crate::aten::eval::sum_to_size_axes`]). Under a dynamic batch it is refused: a
+    /// ([`ckpt_aten::eval::sum_to_size_axes`]). Under a dynamic batch it is refused: a
     /// size list torch.export keeps has no symbolic size, so the batch is summed or moved.
     pub(super) fn sum_to_size(
         &mut self,
@@ -606,7 +606,7 @@ impl Lowering<'_, '_> {
             )));
         }
         let counts: Vec<u64> = t.sizes().iter().map(|s| s.count).collect();
-        let axes = crate::aten::eval::sum_to_size_axes(&counts, size).or_shape()?;
+        let axes = ckpt_aten::eval::sum_to_size_axes(&counts, size).or_shape()?;
         if axes.is_empty() {
             return self.bind_tensor(node, 0, t);
         }
@@ -662,7 +662,7 @@ impl Lowering<'_, '_> {
     /// value for every sample, a bool `value` as 1 or 0.
     pub(super) fn fill_like(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
         let value = match args.get("value") {
-            Some(crate::aten::program::Argument::Bool(b)) => f64::from(u8::from(*b)),
+            Some(ckpt_aten::program::Argument::Bool(b)) => f64::from(u8::from(*b)),
             _ => args.number("value").or_shape()?,
         };
         self.like(node, args, Some(value))

@@ -9,11 +9,11 @@
 //! merged by a Transpose and a Reshape, and one Slice with step `cols + 1`, so each entry
 //! is copied, never computed.
 
-use crate::aten::args::Args;
-use crate::aten::diag::{DiagEmbed, Diagonal};
-use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::diag::{DiagEmbed, Diagonal};
+use ckpt_aten::program::Node;
 
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Size, Tensor};

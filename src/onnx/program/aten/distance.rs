@@ -1,14 +1,14 @@
 //! `_cdist_forward` (`torch.cdist`) and `_pdist_forward` (`torch.pdist`): the distance
-//! of rows, each pair's norm of differences ([`crate::aten::distance`]), computed directly
+//! of rows, each pair's norm of differences ([`ckpt_aten::distance`]), computed directly
 //! as torch's CPU kernels do. `cdist` works within each sample; `pdist` pairs the rows of
 //! a static tensor. `cdist`'s matrix-product branch is refused.
 
-use crate::aten::args::Args;
-use crate::aten::distance::{self, NanInMax, Norm};
-use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, GraphBuilder, Value};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::distance::{self, NanInMax, Norm};
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;

@@ -16,11 +16,11 @@
 //! halved), every rounding is exact in ONNX's integer `Mod` and `Div` written so that no
 //! node's result depends on how it rounds: see [`Lowering::integer_division`].
 
-use crate::aten::args::Args;
-use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;

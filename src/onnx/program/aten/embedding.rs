@@ -5,14 +5,14 @@
 //! constant instead. `gather` from a constant row by computed indices is the same lookup;
 //! `gather` from an activation is ONNX's `GatherElements`.
 
-use crate::aten::eval::MAX_ELEMENTS;
-use crate::aten::program::Node;
 use crate::onnx::graph::Attr;
 use crate::onnx::OnnxError;
+use ckpt_aten::eval::MAX_ELEMENTS;
+use ckpt_aten::program::Node;
 
 use super::super::lower::Lowering;
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 /// Rows `indices` of a row-major `rows × width` table, concatenated. Each index must be a
 /// whole number below `rows` (torch refuses negative ids too).
@@ -63,7 +63,7 @@ impl<'p> Lowering<'p, '_> {
             if self.uniform_axis(indices).is_some() {
                 // The same ids for every sample (BERT's token types expanded over the batch).
                 let looked_up =
-                    crate::aten::eval::Tensor::f32(out_dims, values).map_err(arg_error)?;
+                    ckpt_aten::eval::Tensor::f32(out_dims, values).map_err(arg_error)?;
                 return self.bind_uniform(node, 0, looked_up);
             }
             return self.bind_folded_f32(node, 0, out_dims, values);
@@ -176,7 +176,7 @@ impl<'p> Lowering<'p, '_> {
         if x.rank() == 0 {
             // torch reads a 0-d tensor along its dimension 0 (or −1), whose only index is 0:
             // the result is its value, in the index's sizes (one entry).
-            crate::aten::dim::Dim::wrap(dim, 0).map_err(arg_error)?;
+            ckpt_aten::dim::Dim::wrap(dim, 0).map_err(arg_error)?;
             if idx.sizes().iter().any(|s| s.batch || s.count != 1) {
                 return Err(arg_error(format!(
                     "gather from the 0-d `{data}` by `{index}` {}: torch takes one index, 0",

@@ -1,11 +1,11 @@
-//! Compound ops lowered as the ops torch computes them by ([`crate::aten::expand`]): each
+//! Compound ops lowered as the ops torch computes them by ([`ckpt_aten::expand`]): each
 //! node of the expansion goes through the dispatch as a node of the program would, so a
 //! part on constants alone is folded and a step that cannot be exported is refused by its
 //! own op, named in the refusal of the compound node.
 
-use crate::aten::expand;
-use crate::aten::program::Node;
 use crate::onnx::OnnxError;
+use ckpt_aten::expand;
+use ckpt_aten::program::Node;
 
 use super::super::lower::Lowering;
 use super::arg_error;

@@ -1,15 +1,15 @@
-//! The `torch.fft` transforms whose result is real ([`crate::aten::fourier`]): a
+//! The `torch.fft` transforms whose result is real ([`ckpt_aten::fourier`]): a
 //! complex-to-real transform of a real input as MatMuls by its constant cos/sin matrices,
 //! one axis at a time (the axis moved last and back by Transposes), the real and imaginary
 //! parts carried as two activations; `fftshift`/`ifftshift` as rolls. Every axis
 //! transformed or rolled is a per-sample one: an FFT along the batch mixes samples and is
 //! refused.
 
-use crate::aten::args::Args;
-use crate::aten::fourier::{self, Pass};
-use crate::aten::program::Node;
 use crate::onnx::graph::Weight;
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::fourier::{self, Pass};
+use ckpt_aten::program::Node;
 
 use super::super::lower::Lowering;
 use super::super::tensor::Tensor;

@@ -1,5 +1,5 @@
 //! `fractional_max_pool2d`/`3d` by constant `random_samples`: the windows are computed at
-//! export ([`crate::aten::fractional::Windows`], torch's `generate_intervals`) and each
+//! export ([`ckpt_aten::fractional::Windows`], torch's `generate_intervals`) and each
 //! plane pooled over its own, one spatial axis at a time, the last first, as the adaptive
 //! max scan does ([`Lowering::adaptive_max_scan`]): a window is a product of intervals, so
 //! the first maximum in row-major order is the first along the outer axes of the first
@@ -11,12 +11,12 @@
 //! windows of its own, which a batch of any size cannot hold. Samples torch draws itself
 //! (`rand`) are refused where they are drawn.
 
-use crate::aten::args::Args;
-use crate::aten::fractional::Windows;
-use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, Value};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::fractional::Windows;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::emit;
 use super::super::lower::Lowering;

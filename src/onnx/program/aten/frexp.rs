@@ -7,14 +7,14 @@
 //! product is `2^−exponent` (one alone would leave float32's range for the smallest
 //! exponents), each product exact.
 
-use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
+use ckpt_aten::program::Node;
 
 use super::super::emit;
 use super::super::lower::Lowering;
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 /// The exponents of the powers of two compared with: the smallest subnormal's to the
 /// largest finite one's.

@@ -3,14 +3,14 @@
 //! the checkpoint ViT's attention ([`crate::onnx::attention`]), the output projection, the
 //! residuals, LayerNorm and the ReLU or exact-GELU feed-forward. No op reads a shape.
 
-use crate::aten::program::{Argument, Node};
 use crate::onnx::attention;
 use crate::onnx::graph::{Value, Weight};
 use crate::onnx::OnnxError;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::lower::{Constant, Lowering};
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     pub(super) fn transformer_encoder_layer(

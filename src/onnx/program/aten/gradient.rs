@@ -1,19 +1,19 @@
 //! `gradient` at constant sample points (`gradient.tensorarray`, `gradient.tensorarrayint`:
 //! one 1-D tensor of coordinates per dimension) as torch's `gradient_helper` computes it:
-//! each dimension's weights found at export ([`crate::aten::gradient::stencil`]), the
+//! each dimension's weights found at export ([`ckpt_aten::gradient::stencil`]), the
 //! interior `a·x[:-2] + b·x[1:-1] + c·x[2:]` with `a`, `b`, `c` constants along the
 //! dimension, the ends by first- or second-order differences, joined along a sample axis
 //! (with a batch, every dimension but the first).
 
-use crate::aten::args::Args;
-use crate::aten::gradient::{self, Ends};
-use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{GraphBuilder, Value, Weight};
 use crate::onnx::program::emit;
 use crate::onnx::program::lower::Lowering;
 use crate::onnx::program::tensor;
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::gradient::{self, Ends};
+use ckpt_aten::program::Node;
 
 use super::{arg_error, row_axis, OrShape};
 

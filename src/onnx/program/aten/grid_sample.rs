@@ -3,7 +3,7 @@
 //!
 //! By a constant grid (a buffer: the positions are known at export) in a static program,
 //! every position's taps and weights are computed at export
-//! ([`crate::aten::grid_sample::taps`], torch's 2-D or 3-D kernel) and the sampling is a
+//! ([`ckpt_aten::grid_sample::taps`], torch's 2-D or 3-D kernel) and the sampling is a
 //! plan of gathers: per tap, the pixels read by GatherElements (ATC takes Gather from
 //! constant tables only) within all samples' spatial maps laid end to end (`[C, N·S]`: the
 //! grid holds one grid per sample), 0 where the tap is outside (`Where` by a constant
@@ -12,19 +12,19 @@
 //! batch a constant grid is refused: GatherElements would need an index per sample.
 //!
 //! By a grid the graph computes, 2-D only: the steps of
-//! [`crate::aten::grid_sample`] (torch's vectorized CPU kernel) written as element-wise
+//! [`ckpt_aten::grid_sample`] (torch's vectorized CPU kernel) written as element-wise
 //! float32 nodes over each sample's `Ho·Wo` grid positions, and each tap read by
 //! `GatherElements` along the sample's own flattened image `[C, H·W]`, so no sample reads
 //! another's. A tap outside the image (zeros padding) reads index 0 and is then replaced by
 //! 0 (`Where`), as torch's masked gather reads 0; the pixel offset `y·W + x` is computed
 //! in float32, exact for images of at most 2^24 pixels, and cast to int64.
 
-use crate::aten::args::Args;
-use crate::aten::grid_sample::{self, Axis, Interpolation, Padding, Settings, MAX_PIXELS};
-use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, GraphBuilder, Value, Weight};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::grid_sample::{self, Axis, Interpolation, Padding, Settings, MAX_PIXELS};
+use ckpt_aten::program::Node;
 
 use super::super::emit;
 use super::super::lower::Lowering;
@@ -203,7 +203,7 @@ impl Sampler<'_> {
     }
 
     /// The cubic convolution coefficients of fraction `t`
-    /// ([`crate::aten::grid_sample::cubic_coefficients`]), in torch's order of operations.
+    /// ([`ckpt_aten::grid_sample::cubic_coefficients`]), in torch's order of operations.
     fn cubic(&mut self, t: &Value) -> [Value; 4] {
         const A: f32 = -0.75;
         let far = |s: &mut Self, x: &Value| {

@@ -3,9 +3,9 @@
 //! computes it. Under a dynamic batch a 1-D tensor has no dimension to keep the batch
 //! apart on, so it is refused there.
 
-use crate::aten::args::Args;
-use crate::aten::program::{Argument, Node};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Placement, Size, Tensor};

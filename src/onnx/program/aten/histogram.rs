@@ -1,19 +1,19 @@
 //! `histc` (`torch.histc`), `histogram.bin_ct` (`torch.histogram` with a bin count) and
 //! `histogram.bins_tensor` (by constant edges) of a static tensor
-//! ([`crate::aten::histogram`]): each entry's bin found as torch's kernel finds it (one
+//! ([`ckpt_aten::histogram`]): each entry's bin found as torch's kernel finds it (one
 //! float32 division from the outer edges, truncated; for `histogram`, then a search among
 //! the neighbouring `linspace` edges, each computed by torch's `linspace` rule; by edges,
 //! the count of edges at or below it, which is where torch's binary search ends in sorted
 //! edges), compared with every bin's number, the hits (or weights) summed per bin. Under a
 //! dynamic batch the counts would add up every sample's entries: refused.
 
-use crate::aten::args::Args;
-use crate::aten::histogram;
-use crate::aten::program::{Argument, Node};
-use crate::aten::spaced;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, GraphBuilder, Value, Weight};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::histogram;
+use ckpt_aten::program::{Argument, Node};
+use ckpt_aten::spaced;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;

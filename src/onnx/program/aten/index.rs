@@ -5,13 +5,13 @@
 
 use std::ops::Range;
 
-use crate::aten::program::Node;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
+use ckpt_aten::program::Node;
 
 use super::super::lower::Lowering;
 use super::{arg_error, row_axis, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 /// Constant `indices` into an axis of `size` as runs of consecutive indices.
 pub(super) fn runs(indices: &[i64], size: u64) -> Result<Vec<Range<u64>>, String> {
@@ -170,7 +170,7 @@ impl<'p> Lowering<'p, '_> {
 
     /// `x[i, j, …]` by constant index tensors on adjacent dimensions (`given`: torch
     /// dimension and index, in order): the indexed axes merged by a Reshape, the entries at
-    /// their combined positions ([`crate::aten::eval::combined_index`], the evaluator's
+    /// their combined positions ([`ckpt_aten::eval::combined_index`], the evaluator's
     /// rule) taken as [`Lowering::take_values`] takes them, and the broadcast index's
     /// sizes put in the axes' place, as torch places them when the axes are adjacent.
     fn take_constant_block(
@@ -205,9 +205,9 @@ impl<'p> Lowering<'p, '_> {
             }
             indices.push(self.constant_tensor(index)?);
         }
-        let picked: Vec<&crate::aten::eval::Tensor> = indices.iter().collect();
-        let combined = crate::aten::eval::combined_index(&x.shape()[start..end], &picked)
-            .map_err(arg_error)?;
+        let picked: Vec<&ckpt_aten::eval::Tensor> = indices.iter().collect();
+        let combined =
+            ckpt_aten::eval::combined_index(&x.shape()[start..end], &picked).map_err(arg_error)?;
         let outer = |middle: &[u64]| -> Vec<u64> {
             let mut shape = x.shape()[..start].to_vec();
             shape.extend_from_slice(middle);

@@ -17,7 +17,7 @@ pub(super) enum Kernel {
     /// `upsample_nearest*d`: the sample at [`nearest_source`].
     Nearest,
     /// `_upsample_nearest_exact*d`: the sample under the output's centre
-    /// ([`crate::aten::eval::nearest_exact`]).
+    /// ([`ckpt_aten::eval::nearest_exact`]).
     NearestExact,
     /// `upsample_linear1d`/`bilinear2d`/`trilinear3d`: two neighbours.
     Linear { align_corners: bool },
@@ -25,7 +25,7 @@ pub(super) enum Kernel {
     /// clamped to the edge.
     Cubic { align_corners: bool },
     /// `_upsample_bilinear2d_aa`/`_upsample_bicubic2d_aa`: torch's antialiased filters
-    /// ([`crate::aten::eval::antialiased_taps`]).
+    /// ([`ckpt_aten::eval::antialiased_taps`]).
     Antialiased { cubic: bool, align_corners: bool },
 }
 
@@ -144,7 +144,7 @@ pub(super) fn matrix(input: u64, output: u64, kernel: Kernel, factor: Option<f64
         align_corners,
     } = kernel
     {
-        let taps = crate::aten::eval::antialiased_taps(input, output, align_corners, factor, cubic);
+        let taps = ckpt_aten::eval::antialiased_taps(input, output, align_corners, factor, cubic);
         for (d, taps) in taps.iter().enumerate() {
             for &(src, w) in taps {
                 add(src as i64, d, f64::from(w));
@@ -159,7 +159,7 @@ pub(super) fn matrix(input: u64, output: u64, kernel: Kernel, factor: Option<f64
                 add(nearest_source(dst, input, output, factor) as i64, d, 1.0);
             }
             Kernel::NearestExact => {
-                let src = crate::aten::eval::nearest_exact(dst, input, output, factor);
+                let src = ckpt_aten::eval::nearest_exact(dst, input, output, factor);
                 add(src as i64, d, 1.0);
             }
             Kernel::Linear { align_corners } => {

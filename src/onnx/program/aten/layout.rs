@@ -2,17 +2,17 @@
 //! batch is ([`super::super::tensor`]): a view or permute may move the batch to any
 //! dimension or fold it into one, and the result is checked against torch's record.
 
-use crate::aten::program::{Argument, Node, SymInt};
 use crate::onnx::OnnxError;
+use ckpt_aten::program::{Argument, Node, SymInt};
 
 use super::super::batch::BatchDim;
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Placement, Size, Tensor};
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
-use crate::aten::decompose;
-use crate::aten::dim::Dim;
-use crate::aten::shuffle;
+use ckpt_aten::args::Args;
+use ckpt_aten::decompose;
+use ckpt_aten::dim::Dim;
+use ckpt_aten::shuffle;
 
 /// The most Slices `unfold` writes ([`Lowering::unfold`]).
 const UNFOLD_SLICES: u64 = 256;

@@ -1,4 +1,4 @@
-//! torch's linear algebra of small matrices ([`crate::aten::linalg`]): the matrices of the
+//! torch's linear algebra of small matrices ([`ckpt_aten::linalg`]): the matrices of the
 //! last two dimensions split into their entries (two Splits; each entry an activation
 //! holding that entry of every matrix), the plan's program written over them with the
 //! series algebra (one element-wise node per operation, a pivot choice a `Where`), and
@@ -8,13 +8,13 @@
 //! `matrix_power` multiplies whole matrices (MatMul), `vander` and `trace` are element-wise
 //! over the same entries.
 
-use crate::aten::args::Args;
-use crate::aten::linalg::{self, Step};
-use crate::aten::program::Node;
-use crate::aten::series::Algebra;
-use crate::aten::spectrum::{self, SpectralNorm};
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::linalg::{self, Step};
+use ckpt_aten::program::Node;
+use ckpt_aten::series::Algebra;
+use ckpt_aten::spectrum::{self, SpectralNorm};
 use ckpt_formats::torch::dtype::DType;
 
 use super::super::emit;
@@ -473,7 +473,7 @@ impl Lowering<'_, '_> {
             for i in 1..rows.min(cols) as usize {
                 let d = Term::Value(entries[i * cols as usize + i].value().clone());
                 sum = graph
-                    .apply(crate::aten::decompose::Fn::Add, &[&sum, &d])
+                    .apply(ckpt_aten::decompose::Fn::Add, &[&sum, &d])
                     .or_shape()?;
             }
             sum

@@ -11,14 +11,14 @@
 //! activation's are `Equal` against the classes' numbers. A reduction over every entry
 //! (`mean`, `sum`) is exported in static programs and refused under a dynamic batch.
 
-use crate::aten::args::Args;
-use crate::aten::decompose::{Fn, LossReduction};
-use crate::aten::eval;
-use crate::aten::program::Node;
-use crate::aten::series::Algebra;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::decompose::{Fn, LossReduction};
+use ckpt_aten::eval;
+use ckpt_aten::program::Node;
+use ckpt_aten::series::Algebra;
 
 use super::super::emit;
 use super::super::lower::Lowering;
@@ -248,7 +248,7 @@ impl Lowering<'_, '_> {
         args: &Args<'_>,
         name: &str,
     ) -> Result<Option<eval::Tensor>, OnnxError> {
-        if !crate::aten::decompose::given(args.0, name) {
+        if !ckpt_aten::decompose::given(args.0, name) {
             return Ok(None);
         }
         let t = args.tensor(name).or_shape()?;

@@ -3,16 +3,16 @@
 //! scalar, `clamp`, `maximum`/`minimum`, `rsub` and the `.Scalar` arithmetic overloads,
 //! `elu`, `leaky_relu`, `softplus`, `prelu`, `mish` and tanh-approximated `gelu`.
 
-use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, GraphBuilder, Value};
 use crate::onnx::OnnxError;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::pointwise::{operand, Elementwise, Emitted};
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 /// `x · c` for a scalar `c`.
 fn scaled(g: &mut GraphBuilder, scope: &str, x: &Value, c: f32) -> Result<Value, OnnxError> {

@@ -7,16 +7,16 @@
 //! with entries of a constant by their position in the batch, mixes samples and is
 //! refused.
 
-use crate::aten::eval;
-use crate::aten::program::{Argument, Node};
 use crate::onnx::graph::Weight;
 use crate::onnx::OnnxError;
+use ckpt_aten::eval;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::emit::{self, Operand};
 use super::super::lower::{Constant, Lowering};
 use super::super::tensor::{self, Placement, Size, Tensor};
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// `einsum(equation, [activation, constant])` with one letter per dimension and no

@@ -1,14 +1,14 @@
-//! `linalg_matrix_norm` and `linalg_norm` by [`crate::aten::matrix_norm`]'s plan: a vector
+//! `linalg_matrix_norm` and `linalg_norm` by [`ckpt_aten::matrix_norm`]'s plan: a vector
 //! norm (the Frobenius norm among them) as `linalg_vector_norm` lowers it; the orders ±1
 //! and ±∞ as an Abs, a ReduceSum along one dimension and a ReduceMax (ReduceMin) along
 //! the other, as `torch._refs.linalg.matrix_norm` computes them; the norms of singular
 //! values (±2, `'nuc'`) unrolled over the matrices' entries (`linalg`'s lowering).
 
-use crate::aten::args::Args;
-use crate::aten::matrix_norm::{MatrixNorm, Norm, Order};
-use crate::aten::program::{Argument, NamedArgument, Node};
-use crate::aten::schema::{self, DefaultValue};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::matrix_norm::{MatrixNorm, Norm, Order};
+use ckpt_aten::program::{Argument, NamedArgument, Node};
+use ckpt_aten::schema::{self, DefaultValue};
 
 use super::super::lower::Lowering;
 use super::{arg_error, row_axis, OrShape};

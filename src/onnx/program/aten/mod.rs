@@ -1,13 +1,13 @@
 //! One lowering per aten op that `torch.export.export` (torch 2.13, no decompositions run)
 //! writes for users' models. A node naming an argument its op's schema lacks is refused
-//! before any lowering runs ([`crate::aten::schema::check`]), and every lowering reads or
+//! before any lowering runs ([`ckpt_aten::schema::check`]), and every lowering reads or
 //! refuses each argument of that schema, so a call it cannot express exactly is an error
 //! naming the node, never a silently different graph. Which function lowers which overload
 //! is the table in [`registry`].
 
-use crate::aten::args::Args;
-use crate::aten::program::{Argument, Node};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::program::{Argument, Node};
 
 use super::lower::Lowering;
 
@@ -79,7 +79,7 @@ fn arg_error(what: String) -> OnnxError {
     OnnxError::Shape { what }
 }
 
-/// `Result<T, String>` from [`Args`](crate::aten::args::Args) into an (unlocated) export error.
+/// `Result<T, String>` from [`Args`](ckpt_aten::args::Args) into an (unlocated) export error.
 trait OrShape<T> {
     fn or_shape(self) -> Result<T, OnnxError>;
 }

@@ -4,13 +4,13 @@
 //! ([`crate::onnx::attention`]) and the output projection. Only self-attention (one tensor
 //! as query, key and value) without a mask and without the attention weights is exported.
 
-use crate::aten::program::{Argument, Node};
 use crate::onnx::attention;
 use crate::onnx::OnnxError;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::lower::Lowering;
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// Output 0 is the projected attention `[tokens, width]` per sample; output 1 (the

@@ -1,15 +1,15 @@
-//! `nonzero_static` of a static tensor ([`crate::aten::nonzero`]): each entry's place
+//! `nonzero_static` of a static tensor ([`ckpt_aten::nonzero`]): each entry's place
 //! among the nonzero ones (a running count, `CumSum`), a one-hot pick of the entry each
 //! result row names, and its coordinates read by a `MatMul` with the table of every
 //! entry's coordinates (exact in float32: one 1 per row, coordinates below 2²⁴). Under a
 //! dynamic batch the rows would list every sample's entries together: refused.
 
-use crate::aten::args::Args;
-use crate::aten::nonzero;
-use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::Attr;
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::nonzero;
+use ckpt_aten::program::Node;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;

@@ -2,14 +2,14 @@
 //! opsets 9–13): group norm reshapes each sample to `[groups, rest]`, normalises each
 //! group as one instance, reshapes back and applies the per-channel affine.
 
-use crate::aten::program::Node;
 use crate::onnx::graph::{Attr, Value, Weight};
 use crate::onnx::OnnxError;
+use ckpt_aten::program::Node;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// Optional affine parameter `name` (`[C]`) as an initializer shaped `dims`, or `fill`.

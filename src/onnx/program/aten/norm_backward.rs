@@ -3,9 +3,9 @@
 //! gradients of the weight and bias sum over every sample, so a backward node (these and
 //! `convolution_backward`) whose `output_mask` asks for one that is read is refused.
 
-use crate::aten::args::Args;
-use crate::aten::program::{Argument, Node};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;

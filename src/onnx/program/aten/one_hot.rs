@@ -5,13 +5,13 @@
 //! keeps the classes last and a cast to float (timm's Gemma 4 position embeddings:
 //! `F.one_hot(pos, 10240).permute(0, 2, 1, 3).float() @ table`), with constant indices:
 //! the product is the table's rows at the indices, evaluated without the one-hot tensor
-//! ([`crate::aten::eval::Tensor::one_hot_matmul`]), which would be far larger than the
+//! ([`ckpt_aten::eval::Tensor::one_hot_matmul`]), which would be far larger than the
 //! product and than what the export folds.
 
-use crate::aten::args::Args;
-use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::emit;
 use super::super::lower::Lowering;

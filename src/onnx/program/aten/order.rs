@@ -1,21 +1,21 @@
 //! Ops by order along a per-sample axis of a float32 activation: the order statistics
-//! (`median`, `nanmedian`, `quantile`, `nanquantile`: [`crate::aten::order`]'s plan) and
+//! (`median`, `nanmedian`, `quantile`, `nanquantile`: [`ckpt_aten::order`]'s plan) and
 //! `msort`. The values are sorted by ONNX `TopK` over the whole axis (its size is fixed),
 //! NaN put last as torch's `sort` puts it; a statistic reads the sorted values at ranks
 //! computed per sample (the count of values that are not NaN decides them), each read as
 //! the sum of the one matching position. Along the batch, or over a whole tensor with a
 //! batch, they mix samples and are refused.
 
-use crate::aten::args::Args;
-use crate::aten::eval;
-use crate::aten::order::{self, Interpolation, Quantile};
-use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{GraphBuilder, Value};
 use crate::onnx::program::emit;
 use crate::onnx::program::lower::Lowering;
 use crate::onnx::program::tensor::Tensor;
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::eval;
+use ckpt_aten::order::{self, Interpolation, Quantile};
+use ckpt_aten::program::Node;
 
 use super::select_top::Top;
 use super::{arg_error, row_axis, OrShape};

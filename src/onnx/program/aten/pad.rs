@@ -4,13 +4,13 @@
 //! `edge` Pad, circular as Concats of Slices. torch lists pads from the last axis backwards
 //! (`[left, right, top, bottom]`); padding the batch is refused.
 
-use crate::aten::program::{Argument, Node};
 use crate::onnx::graph::{Attr, Value};
 use crate::onnx::OnnxError;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::lower::Lowering;
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 /// ONNX `pads` (`[begin of every axis…, end of every axis…]`, the batch included) and the
 /// per-sample output shape for torch's pad list `pad` on per-sample `shape`.

@@ -1,16 +1,16 @@
 //! Element-wise ops: activations, broadcasting arithmetic, softmax, gelu and layer_norm,
 //! wherever the batch is (softmax and layer_norm not along it).
 
-use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Placement, Tensor};
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     pub(super) fn unary(

@@ -1,17 +1,17 @@
 //! Max, average and adaptive average pooling over one to three spatial axes, and `mean`
 //! over dimensions.
 
-use crate::aten::eval::swept;
-use crate::aten::program::{Argument, Node};
 use crate::onnx::cann;
 use crate::onnx::graph::Value;
 use crate::onnx::ops::{window_out, ConvNd, PoolNd};
 use crate::onnx::OnnxError;
+use ckpt_aten::eval::swept;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::lower::Lowering;
 use super::reduce::reduction_axes;
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 /// The pooling window of a `max_pool*d`/`avg_pool*d` node with `rank` spatial axes.
 fn window(args: &Args<'_>, rank: usize, op: &str) -> Result<PoolNd, OnnxError> {

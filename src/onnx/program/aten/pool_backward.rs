@@ -4,12 +4,12 @@
 //! by its window's divisor and added over the window) and `_adaptive_avg_pool2d_backward`
 //! (the same over torch's adaptive windows). Each keeps every sample and channel alone.
 
-use crate::aten::args::Args;
-use crate::aten::eval::{adaptive_window, swept};
-use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::eval::{adaptive_window, swept};
+use ckpt_aten::program::Node;
 
 use super::super::emit::{self, ConvTranspose};
 use super::super::lower::Lowering;

@@ -11,11 +11,11 @@
 //! position in the input's spatial map (`h·W + w`), starting at each window's first
 //! position inside the input, as torch's kernel starts.
 
-use crate::aten::eval::{adaptive_window, swept};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{GraphBuilder, Value};
 use crate::onnx::ops::PoolNd;
 use crate::onnx::OnnxError;
+use ckpt_aten::eval::{adaptive_window, swept};
 
 use super::super::emit;
 use super::super::lower::Lowering;

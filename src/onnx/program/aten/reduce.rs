@@ -2,16 +2,16 @@
 //! `var`/`std`, the vector norms and `renorm`. Reducing the batch is refused, as for
 //! `mean`: each sample must stay independent.
 
-use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Placement, Tensor};
 use super::{arg_error, per_sample_axis, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 /// The per-sample axes of a reduction's `dim` argument (`None` or empty: every axis, which
 /// includes the batch and is refused), sorted and distinct. A `lifted` operand

@@ -5,17 +5,17 @@
 //! batch outermost, which is torch's order: row `n·f + j` of the `f·N` result is row
 //! `j mod d` of the `d`-row constant, whatever sample `n` it is in.
 
-use crate::aten::eval;
-use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Value, Weight};
 use crate::onnx::OnnxError;
+use ckpt_aten::eval;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::emit;
 use super::super::lower::Lowering;
 use super::super::tensor::{self, Size, Tensor};
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// `repeat(self, repeats)` of an activation: the input viewed with a size-1 dimension

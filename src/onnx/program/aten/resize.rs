@@ -3,16 +3,16 @@
 //! samples in onnxruntime and on ATC ([`super::interpolate::onnx_resize_agrees`]), the
 //! others as one MatMul by a constant interpolation matrix per axis.
 
-use crate::aten::eval;
-use crate::aten::program::{Argument, Node};
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
+use ckpt_aten::eval;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::emit::{self, Interpolation};
 use super::super::lower::Lowering;
 use super::interpolate::{matrix, onnx_resize_agrees, Kernel};
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 /// Which `upsample_*` family a node is; `align_corners` is read for all but nearest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

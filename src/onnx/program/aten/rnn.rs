@@ -39,15 +39,15 @@
 //! states follow a batch traced at a fixed size, and the TorchScript import (whose tensors
 //! keep the batch first, so it takes `batch_first=True` only) can follow `permute(1, 0, 2)`.
 
-use crate::aten::program::Node;
 use crate::onnx::graph::{Attr, GraphBuilder, Value, Weight};
 use crate::onnx::OnnxError;
+use ckpt_aten::program::Node;
 
 use super::super::emit::single;
 use super::super::lower::Lowering;
 use super::super::tensor::{Rows, Tensor};
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 /// The recurrent cell a call computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -27,12 +27,12 @@
 
 use std::collections::HashMap;
 
-use crate::aten::args::Args;
-use crate::aten::eval;
-use crate::aten::program::{Argument, Node, SymInt};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, Value};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::eval;
+use ckpt_aten::program::{Argument, Node, SymInt};
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;

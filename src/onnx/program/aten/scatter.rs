@@ -6,7 +6,7 @@
 //! `take` and `take_along_dim` by constant positions, read as a round of the same reads.
 //!
 //! Their writes are a [`Plan`] built at export from the constant index, mask or bounds
-//! ([`crate::aten::scatter`], which the evaluator folds alike). The graph has no
+//! ([`ckpt_aten::scatter`], which the evaluator folds alike). The graph has no
 //! ScatterElements or ScatterND: opset 11's have no `reduction` (opset 16), and their result
 //! is undefined where an index repeats. Instead `self` and the source are flattened per
 //! sample, and round `k` reads for every position the `k`-th entry written there (a
@@ -23,13 +23,13 @@
 //! the whole tensor, so a sample's values depend on how many entries the samples before it
 //! masked.
 
-use crate::aten::args::Args;
-use crate::aten::eval;
-use crate::aten::program::{Argument, Node};
-use crate::aten::scatter::{self, Combine, Plan};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, Value, Weight};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::eval;
+use ckpt_aten::program::{Argument, Node};
+use ckpt_aten::scatter::{self, Combine, Plan};
 
 use super::super::emit;
 use super::super::lower::Lowering;

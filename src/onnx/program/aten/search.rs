@@ -1,6 +1,6 @@
 //! `searchsorted` of a number, or of constant values, in a static sorted sequence (the
 //! activation, searched row by row, through a constant `sorter` when given): torch's binary
-//! search ([`crate::aten::search`]) unrolled to its fixed number of halvings, each reading
+//! search ([`ckpt_aten::search`]) unrolled to its fixed number of halvings, each reading
 //! the middle entry of every value's row with `GatherElements`; a finished search stays
 //! put. The position is therefore torch's on any input, a NaN or an unsorted sequence
 //! included.
@@ -10,13 +10,13 @@
 //! ([`search::past`]: `!(b >= v)`, or `!(b > v)` for the upper bound), so each entry is
 //! compared with every boundary and the hits summed; other boundaries are refused.
 
-use crate::aten::args::Args;
-use crate::aten::eval;
-use crate::aten::program::{Argument, Node};
-use crate::aten::search;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, GraphBuilder, Value};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::eval;
+use ckpt_aten::program::{Argument, Node};
+use ckpt_aten::search;
 
 use super::super::emit;
 use super::super::lower::Lowering;

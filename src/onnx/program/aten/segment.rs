@@ -1,4 +1,4 @@
-//! `segment_reduce` by constant lengths or offsets ([`crate::aten::segment`]): the data
+//! `segment_reduce` by constant lengths or offsets ([`ckpt_aten::segment`]): the data
 //! viewed `[outer, L, inner]` and padded with one more entry along the axis, torch's
 //! starting value (`initial`, or the reduction's identity); for every segment a constant
 //! mask picks its entries and that one, `Where` fills the rest with the identity, and one
@@ -8,11 +8,11 @@
 //! batch it mixes samples, along another dimension the lengths have a row per sample of
 //! the batch the program was exported at.
 
-use crate::aten::args::Args;
-use crate::aten::program::{Argument, Node};
-use crate::aten::segment::{self, Given, Reduce, Segments};
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::program::{Argument, Node};
+use ckpt_aten::segment::{self, Given, Reduce, Segments};
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;

@@ -5,17 +5,17 @@
 //! by comparing every pair). A 0-d tensor has dimension 0 (and −1), as torch wraps it.
 //! Along the batch they are refused, like every op that mixes samples.
 
-use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, GraphBuilder, Value, Weight};
 use crate::onnx::OnnxError;
+use ckpt_aten::program::{Argument, Node};
 
 use super::super::emit;
 
 use super::super::lower::Lowering;
 use super::order::float32;
 use super::{arg_error, row_axis, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 /// The per-sample axis of argument `dim` (required: `None` means the whole tensor, the
 /// batch included, unless the export is static).

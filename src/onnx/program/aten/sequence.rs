@@ -2,18 +2,18 @@
 //! CANN's opset-11 table), the running product (`cumprod`: opset 11 has no CumProd) and
 //! the running log-sum-exp (`logcumsumexp`) as a scan in ⌈log₂ n⌉ steps ([`scan`]), the first difference (`diff`: two Slices and a Sub), the
 //! trapezoid rule at a constant spacing (`trapezoid`/`trapz`, `cumulative_trapezoid`),
-//! `gradient` at scalar spacings (torch's differences, [`crate::aten::gradient`]),
+//! `gradient` at scalar spacings (torch's differences, [`ckpt_aten::gradient`]),
 //! and the `*_like` factories of an activation, which are the same for every sample.
 
-use crate::aten::args::Args;
-use crate::aten::gradient::{self, Direction};
-use crate::aten::program::{Argument, Node};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, GraphBuilder, Value};
 use crate::onnx::program::emit::{self, Operand};
 use crate::onnx::program::lower::Lowering;
 use crate::onnx::program::tensor::{self, Placement};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::gradient::{self, Direction};
+use ckpt_aten::program::{Argument, Node};
 
 use super::{arg_error, row_axis, OrShape};
 

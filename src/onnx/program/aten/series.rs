@@ -1,19 +1,19 @@
-//! The series algebra over an ONNX graph ([`crate::aten::series`]): each function of an
+//! The series algebra over an ONNX graph ([`ckpt_aten::series`]): each function of an
 //! element-wise program is one float32 node (a predicate a bool one) on the input's
 //! layout, numbers are folded at export and written as scalar initializers (one per
 //! distinct value); and the lowering of torch's special functions
-//! ([`crate::aten::special`]) through it.
+//! ([`ckpt_aten::special`]) through it.
 
 use std::collections::HashMap;
 
-use crate::aten::args::Args;
-use crate::aten::decompose::Fn;
-use crate::aten::program::Node;
-use crate::aten::series::{self, Algebra};
-use crate::aten::special;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Attr, GraphBuilder, Value};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::decompose::Fn;
+use ckpt_aten::program::Node;
+use ckpt_aten::series::{self, Algebra};
+use ckpt_aten::special;
 
 use super::super::emit;
 use super::super::lower::Lowering;
@@ -111,7 +111,7 @@ impl Algebra for Graph<'_> {
                 Term::Number(_) => None,
             })
             .collect();
-        let shape = crate::aten::eval::broadcast(&shapes)?;
+        let shape = ckpt_aten::eval::broadcast(&shapes)?;
         // A bool operand is a predicate's result; a number beside it is never one.
         let inputs: Vec<String> = operands
             .iter()
@@ -193,7 +193,7 @@ impl Lowering<'_, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let target = crate::aten::schema::canonical(aten_name(node));
+        let target = ckpt_aten::schema::canonical(aten_name(node));
         let Some(row) = special::special(target) else {
             return Err(arg_error(format!("{target} is not a special function")));
         };

@@ -1,18 +1,18 @@
 //! Ops that add, drop or pick dimensions (unsqueeze, squeeze, select, unflatten, expand),
 //! wherever the batch is, and `linear`'s product by a stored weight.
 
-use crate::aten::program::{Argument, Node, SymInt};
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
+use ckpt_aten::program::{Argument, Node, SymInt};
 
 use super::super::emit::{self, Operand};
 use super::super::lower::{Constant, Lowering};
 use super::super::tensor::{self, Placement, Size};
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
-use crate::aten::dim::Dim;
-use crate::aten::schema;
+use ckpt_aten::args::Args;
+use ckpt_aten::dim::Dim;
+use ckpt_aten::schema;
 
 impl<'p> Lowering<'p, '_> {
     /// `unsqueeze(self, dim)`: a new size-1 dimension, a Reshape.
@@ -309,7 +309,7 @@ impl<'p> Lowering<'p, '_> {
             }
         }
         let count = ones_dims.iter().product::<u64>();
-        crate::aten::eval::element_count(&ones_dims).map_err(arg_error)?;
+        ckpt_aten::eval::element_count(&ones_dims).map_err(arg_error)?;
         let ones = self.g.folded(
             &format!("{scope}.ones"),
             ones_dims,
@@ -502,7 +502,7 @@ impl<'p> Lowering<'p, '_> {
             )));
         };
         let value = match t.to_i64() {
-            Ok(v) if matches!(t.values(), crate::aten::eval::Values::I64(_)) => v[0] as f64,
+            Ok(v) if matches!(t.values(), ckpt_aten::eval::Values::I64(_)) => v[0] as f64,
             _ => f64::from(value),
         };
         self.bind_number(node, value)

@@ -2,16 +2,16 @@
 //! NaN included: `hardshrink` (zero inside `[−λ, λ]`), `softshrink` (moved toward zero by
 //! λ, zero inside), `threshold` (`value` wherever `x ≤ threshold`; NaN is kept).
 
-use crate::aten::program::Node;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::Value;
 use crate::onnx::OnnxError;
+use ckpt_aten::program::Node;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;
 use super::super::tensor::Tensor;
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// Argument `self` as a float32 tensor (`op` names the refusal otherwise).

@@ -1,5 +1,5 @@
 //! Solves by a factored matrix and the matrices of a factorisation's packed form
-//! ([`crate::aten::solve`]): `triangular_solve`, `linalg_solve_triangular`,
+//! ([`ckpt_aten::solve`]): `triangular_solve`, `linalg_solve_triangular`,
 //! `cholesky_solve` and `lu_solve` as one MatMul of the right-hand side by the solve's
 //! matrix, computed at export for every matrix of a constant (its leading dimensions
 //! broadcast with the activation's as torch's do), or, for a triangular or Cholesky
@@ -11,13 +11,13 @@
 //! the same applied to the identity's first columns. An LU solve by factors computed at
 //! run time is refused ([`refused::SOLVE_BY_ACTIVATION`]).
 
-use crate::aten::args::Args;
-use crate::aten::eval;
-use crate::aten::program::Node;
-use crate::aten::refused;
-use crate::aten::solve::{self, Solve};
 use crate::onnx::elem::ElemType;
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::eval;
+use ckpt_aten::program::Node;
+use ckpt_aten::refused;
+use ckpt_aten::solve::{self, Solve};
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;

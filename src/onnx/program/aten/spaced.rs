@@ -1,15 +1,15 @@
 //! `linspace`/`logspace` whose ends are 0-d tensors the program computes (the `Tensor_*`
-//! and `Scalar_Tensor` overloads), by [`crate::aten::spaced`]'s rule: the step
+//! and `Scalar_Tensor` overloads), by [`ckpt_aten::spaced`]'s rule: the step
 //! `(end − start) / (steps − 1)` times a constant of each entry's offset, added to the
 //! start for the first half and taken from the end for the rest (a `Where` by a constant
 //! mask); `logspace` raises `base` to the points. Ends that are all constants are folded.
 
-use crate::aten::args::Args;
-use crate::aten::program::{Argument, Node};
-use crate::aten::spaced;
 use crate::onnx::elem::ElemType;
 use crate::onnx::graph::{Value, Weight};
 use crate::onnx::OnnxError;
+use ckpt_aten::args::Args;
+use ckpt_aten::program::{Argument, Node};
+use ckpt_aten::spaced;
 
 use super::super::emit::{self, Operand};
 use super::super::lower::Lowering;

@@ -3,14 +3,14 @@
 //! `Split` into pieces of 1, each reshaped without the split dimension). The pieces are
 //! sized as torch sizes them ([`piece_sizes`]), and checked against the recorded ones.
 
-use crate::aten::program::{Node, SymInt};
-use crate::aten::shape::split::{by_constant, piece_sizes, pieces_of, split_dim, Pieces};
 use crate::onnx::OnnxError;
+use ckpt_aten::program::{Node, SymInt};
+use ckpt_aten::shape::split::{by_constant, piece_sizes, pieces_of, split_dim, Pieces};
 
 use super::super::lower::Lowering;
 use super::super::tensor;
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// `split.Tensor`, `split_with_sizes.default`, `chunk.default` or `unbind.int` (`op`).
@@ -64,7 +64,7 @@ impl<'p> Lowering<'p, '_> {
         }
         let cuts = self.constant_tensor(name)?;
         let split = by_constant(node, cuts.dims(), &cuts.to_i64().or_shape()?).or_shape()?;
-        let op = crate::aten::schema::canonical(split.target.trim_start_matches("torch.ops.aten."));
+        let op = ckpt_aten::schema::canonical(split.target.trim_start_matches("torch.ops.aten."));
         self.size_pieces(&split, op)?;
         self.split(&split, &Args(&split), scope, op)
     }

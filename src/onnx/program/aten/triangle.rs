@@ -3,13 +3,13 @@
 //! with a constant mask, so that a NaN or infinity outside the triangle becomes zero as in
 //! torch (a product with a 0/1 mask would keep NaN).
 
-use crate::aten::program::Node;
 use crate::onnx::OnnxError;
+use ckpt_aten::program::Node;
 
 use super::super::lower::Lowering;
 use super::{arg_error, OrShape};
-use crate::aten::args::Args;
 use crate::onnx::elem::ElemType;
+use ckpt_aten::args::Args;
 
 /// Whether torch keeps element (`i`, `j`) (`lower`: `tril`).
 fn kept(i: u64, j: u64, diagonal: i64, lower: bool) -> bool {

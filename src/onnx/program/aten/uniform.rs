@@ -8,12 +8,12 @@
 //! static export (where no axis is the batch), a constant folded from constants alone
 //! that an op without an evaluation reads as an activation.
 
-use crate::aten::program::Node;
 use crate::onnx::OnnxError;
+use ckpt_aten::program::Node;
 
 use super::super::lower::Lowering;
 use super::registry::Lower;
-use crate::aten::args::Args;
+use ckpt_aten::args::Args;
 
 impl<'p> Lowering<'p, '_> {
     /// Lowers `node` through `row`. When the row asks for a uniform value (or, static, a
