@@ -47,8 +47,7 @@ pub mod torch {
     //! (TorchScript code), which produce aten programs.
 
     pub use ckpt_formats::torch::*;
-    pub mod pt2;
-    pub mod script;
+    pub use ckpt_import::{pt2, script};
 }
 
 pub use ckpt_base::{atomic_file, interrupt, progress};

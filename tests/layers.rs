@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 /// The layers in dependency order: each uses only itself and those before it. A file
 /// belongs to the layer of the longest prefix (relative to `src/`) that matches its path.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("importers", &["torch/pt2/", "torch/script/"]),
     ("export", &["onnx/"]),
     (
         "tool",
@@ -544,10 +543,9 @@ fn each_form_of_an_upward_path_is_caught() {
     let files = |planted: &str| {
         BTreeMap::from([
             ("lib.rs".to_string(), String::new()),
-            ("torch/pt2/mod.rs".to_string(), planted.to_string()),
-            ("torch/pt2/read.rs".to_string(), String::new()),
-            ("onnx/mod.rs".to_string(), String::new()),
-            ("onnx/dcp/mod.rs".to_string(), String::new()),
+            ("onnx/mod.rs".to_string(), planted.to_string()),
+            ("onnx/read.rs".to_string(), String::new()),
+            ("sharded/dcp/mod.rs".to_string(), String::new()),
             ("security/mod.rs".to_string(), String::new()),
         ])
     };
@@ -559,15 +557,18 @@ fn each_form_of_an_upward_path_is_caught() {
             .collect::<Vec<_>>()
     };
     for (planted, path) in [
-        ("use crate::onnx::dcp::Folder;", "onnx::dcp::Folder"),
+        ("use crate::sharded::dcp::Folder;", "sharded::dcp::Folder"),
         (
-            "use crate::{torch::pt2::read, security::{scan, Status}};",
+            "use crate::{onnx::read, security::{scan, Status}};",
             "security::scan",
         ),
-        ("fn f() { let x = crate::onnx::export(); }", "onnx::export"),
         (
-            "#[cfg(test)]\nmod tests {\n    use super::super::super::onnx::open;\n}",
-            "onnx::open",
+            "fn f() { let x = crate::batch::export(); }",
+            "batch::export",
+        ),
+        (
+            "#[cfg(test)]\nmod tests {\n    use super::super::sharded::open;\n}",
+            "sharded::open",
         ),
         (
             "/// See [`crate::security::scan`].\nfn f() {}",
@@ -578,8 +579,8 @@ fn each_form_of_an_upward_path_is_caught() {
             "security::scan",
         ),
         (
-            "macro_rules! m { () => { $crate::onnx::open() }; }",
-            "onnx::open",
+            "macro_rules! m { () => { $crate::sharded::open() }; }",
+            "sharded::open",
         ),
     ] {
         assert!(
@@ -589,9 +590,9 @@ fn each_form_of_an_upward_path_is_caught() {
         );
     }
     for quiet in [
-        "use crate::torch::pt2::read; use std::io::Read;",
+        "use crate::onnx::read; use std::io::Read;",
         "// crate::onnx::open in a comment\nconst S: &str = \"crate::onnx::open\";",
-        "fn f<'a>(c: char) -> bool { c == '{' || c == '\"' }\nuse crate::torch::pt2::read;",
+        "fn f<'a>(c: char) -> bool { c == '{' || c == '\"' }\nuse crate::onnx::read;",
         "/// Mentioned as `crate::onnx::open`, not linked.\nfn f() {}",
     ] {
         assert!(caught(quiet).is_empty(), "{quiet}: {:?}", caught(quiet));

@@ -204,10 +204,10 @@ pub enum OnnxError {
     },
     #[error(transparent)]
     /// The `.pt2` archive could not be read.
-    Pt2(#[from] crate::torch::pt2::Pt2Error),
+    Pt2(#[from] ckpt_import::pt2::Pt2Error),
     #[error(transparent)]
     /// The TorchScript archive could not be read or converted.
-    Script(#[from] crate::torch::script::ScriptError),
+    Script(#[from] ckpt_import::script::ScriptError),
     #[error("{what}")]
     /// An aten program (`.pt2` or trace) uses something the lowering does not support.
     Program {

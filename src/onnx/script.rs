@@ -1,13 +1,10 @@
 //! `to-onnx` on a TorchScript archive made by `torch.jit.trace`: the archive's code is read
-//! as an aten program ([`crate::torch::script`]) and lowered by the same code as a `.pt2`
+//! as an aten program ([`ckpt_import::script`]) and lowered by the same code as a `.pt2`
 //! program ([`super::program`]), under the same ATC rules.
 
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::torch::script::archive::{constant_tensor, Constant, ConstantTensor, ConstantValues};
-use crate::torch::script::convert::{convert_at, GivenInput, GivenSize, BATCH};
-use crate::torch::script::{convert, ScriptArchive};
 use ckpt_aten::program::{ExportedProgram, SymInt};
 use ckpt_aten::rows::unmerge_row_products_where;
 use ckpt_aten::specialize::specialize;
@@ -16,6 +13,9 @@ use ckpt_formats::torch::checkpoint::Checkpoint;
 use ckpt_formats::torch::read_tensor::{self, MappedTensor};
 use ckpt_formats::torch::tensor::TensorRef;
 use ckpt_formats::torch::{DType, TorchError};
+use ckpt_import::script::archive::{constant_tensor, Constant, ConstantTensor, ConstantValues};
+use ckpt_import::script::convert::{convert_at, GivenInput, GivenSize, BATCH};
+use ckpt_import::script::{convert, ScriptArchive};
 
 use super::program::dynamic::{sizes_lowered, DynamicDim, Sizes};
 use super::program::{export_dynamic, export_with, ProgramOptions, ProgramReport, TensorSource};

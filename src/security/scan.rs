@@ -33,12 +33,12 @@ use std::path::{Path, PathBuf};
 
 use flate2::read::DeflateDecoder;
 
-use crate::torch::pt2;
 use ckpt_formats::torch::checkpoint::MAX_PICKLE_BYTES;
 use ckpt_formats::torch::legacy::MAGIC_PICKLE;
 use ckpt_formats::torch::tar;
 use ckpt_formats::torch::zip_dir;
 use ckpt_formats::torch::zip_read::{self, ZipError, MAX_INFLATE_RATIO, RATIO_FLOOR};
+use ckpt_import::pt2;
 use ckpt_pickle::{self as pickle, Global, Limits, PickleError};
 
 use super::classify::{classify, dotted, AllowList, Class, Context, Verdict};

@@ -1,6 +1,6 @@
 //! Exporting a user's own model from a `torch.export` program (`.pt2`) to ATC-ready ONNX.
 //!
-//! The program's aten graph ([`crate::torch::pt2`]) is lowered node by node (`lower`,
+//! The program's aten graph ([`ckpt_import::pt2`]) is lowered node by node (`lower`,
 //! `aten`) onto the same `GraphBuilder` the torchvision
 //! export uses, so the same rules hold: one opset, the batch as a named `dim_param` and
 //! never an operand of shape arithmetic, BatchNorm folded into the Conv before it, and the
@@ -32,11 +32,11 @@ mod tensor;
 use std::fmt;
 use std::path::Path;
 
-use crate::torch::pt2::Pt2Archive;
 use ckpt_aten::eval::Tensor;
 use ckpt_aten::program::{ExportedProgram, SymInt};
 use ckpt_formats::torch::read_tensor::MappedTensor;
 use ckpt_formats::torch::DType;
+use ckpt_import::pt2::Pt2Archive;
 
 use super::atc;
 use super::write::{self, WriteOptions, Written};

@@ -1138,7 +1138,7 @@ mod tests {
     /// The user document of supported ops (`docs/onnx-ops.md`), generated from [`OPS`], the
     /// evaluator's list and the aten schemas: one table line per aten target.
     fn document() -> String {
-        let traced: Vec<&str> = crate::torch::script::traced_targets().collect();
+        let traced: Vec<&str> = ckpt_import::script::traced_targets().collect();
         let line = |target: &str| {
             let signature = schema::lookup(target)
                 .map(|s| format!("`{}`", s.declaration()))
@@ -1310,7 +1310,7 @@ mod tests {
     /// are constants (it is refused, naming the node, only when it meets an activation).
     #[test]
     fn every_torchscript_op_is_lowered_or_evaluated() {
-        for target in crate::torch::script::traced_targets() {
+        for target in ckpt_import::script::traced_targets() {
             assert!(
                 row(target).is_some() || eval::is_evaluated(target),
                 "{target} is imported but neither lowered nor evaluated"

@@ -12,7 +12,8 @@
 //! Nothing is executed: code is parsed as data, and only straight-line traced code is
 //! accepted (scripted control flow is an error naming the file and line).
 
-pub(crate) mod archive;
+#[doc(hidden)]
+pub mod archive;
 pub mod convert;
 mod dtypes;
 pub(crate) mod inline;

@@ -706,7 +706,8 @@ mod tests {
 
     #[test]
     fn submodule_calls_are_inlined_with_their_sites() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/script/narrow_cnn.pt");
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/script/narrow_cnn.pt");
         let mut archive = ScriptArchive::open(&path).unwrap();
         let inlined = inline(&mut archive).unwrap();
         assert_eq!(inlined.inputs, [ValueId(0)]);
