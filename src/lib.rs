@@ -34,7 +34,6 @@ compile_error!(
 pub mod atomic_dir;
 pub mod batch;
 pub mod check;
-pub mod onnx;
 mod open;
 pub mod pipeline;
 pub mod report;
@@ -52,9 +51,25 @@ pub mod torch {
 
 pub use ckpt_base::{atomic_file, interrupt, progress};
 pub use ckpt_formats::transform;
+pub use ckpt_onnx as onnx;
 pub use ckpt_pickle as pickle;
 
-pub use onnx::export::export as to_onnx;
+/// ```
+/// use ckpt::{ExportOptions, Opset};
+///
+/// let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+/// let mut opened = ckpt::open(&fixtures.join("onnx/resnet18_narrow.pth"))?;
+/// let options = ExportOptions {
+///     opset: Opset::new(11)?,
+///     ..ExportOptions::default()
+/// };
+/// let out = std::env::temp_dir().join("ckpt-doctest-resnet18.onnx");
+/// let report = ckpt::to_onnx(&mut opened.checkpoint, &options, &out)?;
+/// assert!(report.nodes > 0);
+/// # std::fs::remove_file(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub use onnx::export as to_onnx;
 pub use onnx::{Batch, ExportOptions, ExportReport, OnnxError, Opset};
 pub use open::{inspect, open, OpenError, OpenOptions, Opened};
 pub use pipeline::{Rewrite, Stripped};

@@ -160,9 +160,9 @@ fn refuse_non_torchscript(model: &Path) -> Result<(), CheckError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::onnx::program::ProgramOptions;
-    use crate::onnx::script::export_script;
     use ckpt_import::script::ScriptArchive;
+    use ckpt_onnx::program::ProgramOptions;
+    use ckpt_onnx::script::export_script;
 
     fn fixture(path: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -186,7 +186,7 @@ fn elu(x: f64) -> f64 {
 /// numpy broadcasts them.
 #[derive(Debug)]
 pub enum Expr {
-    /// Tensor argument `name` (`self` for most rules: [`X`]).
+    /// Tensor argument `name` (`self` for most rules: `X`).
     Tensor(&'static str),
     /// A float32 constant.
     Num(f32),

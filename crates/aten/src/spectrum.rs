@@ -129,7 +129,7 @@ pub struct Eigen<V> {
 
 /// The cyclic Jacobi method on the symmetric `s` (`n`×`n`, row-major, both triangles
 /// read): [`eigen_sweeps`] row-cyclic sweeps of rotations `S ← Jᵀ·S·J` (`J` by
-/// [`rotation`]), the rotated pair's off-diagonal set to 0, the rotations accumulated into
+/// `rotation`), the rotated pair's off-diagonal set to 0, the rotations accumulated into
 /// `V` when `vectors`.
 pub fn jacobi<A: Ops>(a: &mut A, mut s: Vec<A::V>, n: usize, vectors: bool) -> Result<Eigen<A::V>> {
     let mut v: Option<Vec<A::V>> = vectors.then(|| {
@@ -220,7 +220,7 @@ fn dot<A: Ops>(a: &mut A, x: &[A::V], y: &[A::V]) -> Result<A::V> {
 
 /// The one-sided Jacobi method on `m` (`rows`×`cols`, row-major, `rows ≥ cols ≥ 1`):
 /// [`svd_sweeps`] cyclic sweeps over the column pairs `(p, q)`, each rotated by the
-/// [`rotation`] of their Gram entries `(‖a_p‖², ‖a_q‖², a_p·a_q)`, computed afresh from the
+/// `rotation` of their Gram entries `(‖a_p‖², ‖a_q‖², a_p·a_q)`, computed afresh from the
 /// columns.
 pub fn hestenes<A: Ops>(
     a: &mut A,
@@ -408,7 +408,7 @@ fn threshold<A: Ops>(a: &mut A, atol: &A::V, rtol: &A::V, largest: &A::V) -> Res
 
 /// `torch.linalg.matrix_rank(m, atol, rtol, hermitian)` as `matrix_rank_impl` counts it:
 /// the singular values (`hermitian`: the magnitudes of `eigvalsh(m)`, its lower triangle)
-/// above [`threshold`], as a float count (torch's int64 result converted by the caller).
+/// above `threshold`, as a float count (torch's int64 result converted by the caller).
 pub fn matrix_rank<A: Ops>(
     a: &mut A,
     m: &[A::V],
@@ -436,7 +436,7 @@ pub fn matrix_rank<A: Ops>(
 }
 
 /// `torch.linalg.pinv(m, atol, rtol, hermitian)` (`cols`×`rows`, row-major) as
-/// `linalg_pinv` computes it, `V·diag(σ⁺)·Uᵀ` with `σ⁺ = 1/σ` above [`threshold`] and 0
+/// `linalg_pinv` computes it, `V·diag(σ⁺)·Uᵀ` with `σ⁺ = 1/σ` above `threshold` and 0
 /// elsewhere, written without the vectors' signs: with `A·V = B = U·Σ` from [`hestenes`],
 /// `pinv = Σ_j v_j·b_jᵀ·σ⁺_j/σ_j` (on `mᵀ`, transposed back, when `rows < cols`).
 /// `hermitian`: from the Jacobi eigen-decomposition of `m`'s lower triangle, `V·diag(λ⁺)·Vᵀ`

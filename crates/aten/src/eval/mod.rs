@@ -3,7 +3,7 @@
 //! position bias looked up through an index buffer) is computed once, at export, by
 //! [`evaluate`], so the exported graph holds the result as an initializer.
 //!
-//! Only ops whose every tensor input is a constant are evaluated; [`EVALUATED`] lists them.
+//! Only ops whose every tensor input is a constant are evaluated; `EVALUATED` lists them.
 //! A node naming an argument its op's schema lacks is refused
 //! ([`super::schema::check`]), and every op reads or refuses each argument of its schema
 //! (ignoring only those that cannot change values: placement, memory format), so an

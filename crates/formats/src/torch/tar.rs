@@ -560,7 +560,7 @@ pub struct Walk {
 /// it; it is visited for the report), then every pickle of `storages` (the count, each
 /// storage's header, the view list) with the raw storage bytes between them, every pickle of
 /// `tensors` (the count, each tensor's header) with the raw geometry between them, then
-/// `pickle`, decoded into [`Walk::object`] when `object` is set. `visit` sees each pickle
+/// `pickle`, decoded into `Walk::object` when `object` is set. `visit` sees each pickle
 /// before the walk uses it. The scanner and [`parse`] both read tar files through this walk,
 /// so they judge the same bytes.
 ///

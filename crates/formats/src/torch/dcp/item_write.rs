@@ -20,7 +20,7 @@ const PREFIX: &str = "archive";
 /// `torch.save`'s default storage alignment.
 const ALIGNMENT: u64 = 64;
 
-/// [`fresh_tensor`](crate::torch::tensor::fresh_tensor) over storage `key`; `name` is the
+/// `fresh_tensor` over storage `key`; `name` is the
 /// entry, for errors.
 pub fn fresh_tensor(
     graph: &mut Graph,
