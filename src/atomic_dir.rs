@@ -5,8 +5,8 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use crate::atomic_file::{folder_of, sweep_stale_partials, PARTIAL_PREFIX, PARTIAL_SUFFIX};
-use crate::interrupt::InFlight;
+use ckpt_base::atomic_file::{folder_of, sweep_stale_partials, PARTIAL_PREFIX, PARTIAL_SUFFIX};
+use ckpt_base::interrupt::InFlight;
 
 /// Why a folder cannot be written at a path, found before any work is done.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -52,7 +52,7 @@ pub fn check_folder(path: &Path, replace: bool) -> Result<(), OutputFolderError>
                 if !replace {
                     return Err(OutputFolderError::NotEmpty { path: shown });
                 }
-                if !crate::torch::dcp::is_dcp(path) {
+                if !ckpt_formats::torch::dcp::is_dcp(path) {
                     return Err(OutputFolderError::NotReplaceable { path: shown });
                 }
             }

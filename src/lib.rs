@@ -31,27 +31,45 @@ compile_error!(
     "ckpt builds on Unix (Linux, macOS): it reads checkpoints with positioned reads (std::os::unix::fs::FileExt)"
 );
 
-pub(crate) mod aten;
 pub mod atomic_dir;
-pub mod atomic_file;
 pub mod batch;
 pub mod check;
-#[cfg(test)]
-mod generated_docs;
-pub mod interrupt;
-pub mod onnx;
 mod open;
-pub mod pickle;
 pub mod pipeline;
-pub mod progress;
 pub mod report;
 pub mod safetensors;
 pub mod security;
 pub mod sharded;
-pub mod torch;
-pub mod transform;
+pub mod torch {
+    //! PyTorch's containers and the meaning of their pickles ([`ckpt_formats::torch`]), with
+    //! the importers of users' models: [`pt2`] (torch.export archives) and [`script`]
+    //! (TorchScript code), which produce aten programs.
 
-pub use onnx::export::export as to_onnx;
+    pub use ckpt_formats::torch::*;
+    pub use ckpt_import::{pt2, script};
+}
+
+pub use ckpt_base::{atomic_file, interrupt, progress};
+pub use ckpt_formats::transform;
+pub use ckpt_onnx as onnx;
+pub use ckpt_pickle as pickle;
+
+/// ```
+/// use ckpt::{ExportOptions, Opset};
+///
+/// let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+/// let mut opened = ckpt::open(&fixtures.join("onnx/resnet18_narrow.pth"))?;
+/// let options = ExportOptions {
+///     opset: Opset::new(11)?,
+///     ..ExportOptions::default()
+/// };
+/// let out = std::env::temp_dir().join("ckpt-doctest-resnet18.onnx");
+/// let report = ckpt::to_onnx(&mut opened.checkpoint, &options, &out)?;
+/// assert!(report.nodes > 0);
+/// # std::fs::remove_file(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub use onnx::export as to_onnx;
 pub use onnx::{Batch, ExportOptions, ExportReport, OnnxError, Opset};
 pub use open::{inspect, open, OpenError, OpenOptions, Opened};
 pub use pipeline::{Rewrite, Stripped};

@@ -12,7 +12,7 @@ use crate::report::{self, InspectReport};
 use crate::security::{
     check_rewrite, scan_open, AllowList, Checked, FileScan, Policy, RefuseError,
 };
-use crate::torch::{self, Checkpoint, TorchError};
+use ckpt_formats::torch::{self, Checkpoint, TorchError};
 
 /// Why a checkpoint was not opened. Displays as the CLI's message for the same failure.
 #[derive(Debug, thiserror::Error)]

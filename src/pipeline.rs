@@ -7,14 +7,14 @@
 
 use std::path::Path;
 
-use crate::pickle::{Graph, NodeId};
-use crate::torch::save::StoragePlan;
-use crate::torch::state_dict::find_state_dicts;
-use crate::torch::{self, Checkpoint, DType, LocationMap, OutputFormat, TorchError};
-use crate::transform::{
+use ckpt_formats::torch::save::StoragePlan;
+use ckpt_formats::torch::state_dict::find_state_dicts;
+use ckpt_formats::torch::{self, Checkpoint, DType, LocationMap, OutputFormat, TorchError};
+use ckpt_formats::transform::{
     cast_floating, convert_amp, make_plain, remap, select, strip_state_dict, AmpConverted, AmpKind,
     CastScope, Plain, PrefixRule, Remapped, TransformError,
 };
+use ckpt_pickle::{Graph, NodeId};
 
 /// The rewritten structure of one checkpoint and the byte-level plan for writing it: the
 /// steps of `ckpt strip-module`, `remap`, `amp --to` and `convert`, in the order called, then

@@ -1,5 +1,5 @@
 //! Export of a state dict to safetensors: the header is laid out by the format module
-//! ([`crate::torch::safetensors`]); the tensor bytes are then streamed from the checkpoint one
+//! ([`ckpt_formats::torch::safetensors`]); the tensor bytes are then streamed from the checkpoint one
 //! tensor at a time (`copy_contiguous`), never the whole file in memory.
 //!
 //! Shared tensors follow `safetensors.torch.save_model` (`_remove_duplicate_names`): tensors
@@ -15,13 +15,13 @@ use std::path::Path;
 
 use ::safetensors::tensor::Dtype;
 
-use crate::atomic_file::write_atomically;
-use crate::pickle::{Graph, NodeId};
-use crate::torch::contiguous::copy_contiguous;
-use crate::torch::safetensors::{self as format, Describe, Described, WriteError};
-use crate::torch::state_dict::{find_state_dicts, is_state_dict};
-use crate::torch::tensor::composite;
-use crate::torch::{Checkpoint, DType, TensorRef, TorchError};
+use ckpt_base::atomic_file::write_atomically;
+use ckpt_formats::torch::contiguous::copy_contiguous;
+use ckpt_formats::torch::safetensors::{self as format, Describe, Described, WriteError};
+use ckpt_formats::torch::state_dict::{find_state_dicts, is_state_dict};
+use ckpt_formats::torch::tensor::composite;
+use ckpt_formats::torch::{Checkpoint, DType, TensorRef, TorchError};
+use ckpt_pickle::{Graph, NodeId};
 
 /// Why a state dict could not be exported.
 #[derive(Debug, thiserror::Error)]
@@ -176,8 +176,8 @@ pub(crate) fn prepare(ckpt: &Checkpoint, key: Option<&str>) -> Result<Prepared, 
     let (entries, _) = entries(ckpt, state_dict)?;
     let (kept, aliases) = deduplicate(entries);
     let (head, layout) = layout(kept, &aliases)?;
-    let little = crate::torch::read_tensor::ByteOrder::of(ckpt)
-        == crate::torch::read_tensor::ByteOrder::Little;
+    let little = ckpt_formats::torch::read_tensor::ByteOrder::of(ckpt)
+        == ckpt_formats::torch::read_tensor::ByteOrder::Little;
     let mut pieces = Vec::with_capacity(layout.len());
     for entry in &layout {
         let t = &entry.tensor;
@@ -188,7 +188,7 @@ pub(crate) fn prepare(ckpt: &Checkpoint, key: Option<&str>) -> Result<Prepared, 
         let in_place = match (len, start, strides) {
             (Some(len), Some(start), Some(strides))
                 if (little || size == 1)
-                    && crate::torch::contiguous::is_contiguous(&t.shape, &strides) =>
+                    && ckpt_formats::torch::contiguous::is_contiguous(&t.shape, &strides) =>
             {
                 ckpt.storage_in_file(&t.storage.key)?
                     .filter(|&(_, stored)| start.checked_add(len).is_some_and(|e| e <= stored))
@@ -281,7 +281,7 @@ fn entries(
                     kind: "sparse or nested",
                 });
             }
-            if crate::torch::tensor::is_tensor_like(graph, node) {
+            if ckpt_formats::torch::tensor::is_tensor_like(graph, node) {
                 return Err(SafetensorsError::NotDense {
                     key: name,
                     kind: "subclass or otherwise non-dense",

@@ -2,14 +2,14 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::onnx::arch::Choice;
-use crate::onnx::{self, ExportOptions};
 use crate::pipeline::{output_format, Rewrite};
 use crate::safetensors;
 use crate::security::{check_dcp, check_deepspeed, check_rewrite, Policy};
 use crate::sharded::{consolidate, deepspeed, OutputKind as DcpOutput};
-use crate::torch::dcp::is_deepspeed_only;
-use crate::torch::{self, Checkpoint, OutputFormat};
+use ckpt_formats::torch::dcp::is_deepspeed_only;
+use ckpt_formats::torch::{self, Checkpoint, OutputFormat};
+use ckpt_onnx::Choice;
+use ckpt_onnx::{self as onnx, ExportOptions};
 
 use super::fused::{self, InputHash, InputRest};
 use super::plan::{plain_before_writes, OnnxStep, OutputKind, Step};

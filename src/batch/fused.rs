@@ -23,8 +23,8 @@ use std::path::Path;
 
 use super::sha256::{update_pair, Sha256};
 use crate::safetensors::{Piece, Prepared, SafetensorsError};
-use crate::torch::contiguous::copy_contiguous;
-use crate::torch::Checkpoint;
+use ckpt_formats::torch::contiguous::copy_contiguous;
+use ckpt_formats::torch::Checkpoint;
 
 /// Bytes read and written per step.
 const PIECE: usize = 1 << 20;

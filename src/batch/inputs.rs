@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::torch::dcp::is_checkpoint_folder;
+use ckpt_formats::torch::dcp::is_checkpoint_folder;
 
 use super::BatchError;
 

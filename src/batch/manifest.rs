@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::BatchError;
-use crate::atomic_file::{folder_of, write_atomically_as};
+use ckpt_base::atomic_file::{folder_of, write_atomically_as};
 
 /// This build's version, recorded in every manifest and entry.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -250,7 +250,7 @@ fn folder_files(dir: &Path) -> io::Result<Vec<std::path::PathBuf>> {
         Ok(names)
     };
     let mut files: Vec<std::path::PathBuf> = direct(dir)?.into_iter().map(Into::into).collect();
-    if let Some(tag) = crate::torch::dcp::deepspeed::find(dir).filter(|t| t != dir) {
+    if let Some(tag) = ckpt_formats::torch::dcp::deepspeed::find(dir).filter(|t| t != dir) {
         if let Some(tag_name) = tag.file_name() {
             let tag_name = Path::new(tag_name);
             files.extend(direct(&tag)?.into_iter().map(|n| tag_name.join(n)));

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::onnx::{Batch, Opset};
 use crate::sharded::Selection;
-use crate::torch::{DType, Location, LocationMap, LocationPattern};
-use crate::transform::{AmpKind, CastScope, PrefixRule};
+use ckpt_formats::torch::{DType, Location, LocationMap, LocationPattern};
+use ckpt_formats::transform::{AmpKind, CastScope, PrefixRule};
+use ckpt_onnx::{Batch, Opset};
 
 use super::template::Template;
 use super::BatchError;

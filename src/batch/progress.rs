@@ -36,7 +36,7 @@ pub struct Active {
 impl Progress {
     /// Bars when stderr is a terminal, plain lines otherwise.
     pub fn new(total_files: usize, total_bytes: u64) -> Progress {
-        let bars = crate::progress::shown().then(|| {
+        let bars = ckpt_base::progress::shown().then(|| {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
             let overall = multi.add(ProgressBar::new(total_bytes));
             overall.set_style(

@@ -24,7 +24,7 @@ use super::staging::{self, Staging};
 use super::template::Fields;
 use super::BatchError;
 use crate::security::Policy;
-use crate::torch::save::start_writeback;
+use ckpt_formats::torch::save::start_writeback;
 
 /// How to run a plan.
 #[derive(Clone, Debug)]

@@ -8,7 +8,7 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::interrupt::InFlight;
+use ckpt_base::interrupt::InFlight;
 
 /// Names of staging folders start with this.
 pub const PREFIX: &str = ".ckpt-staging-";
@@ -17,7 +17,7 @@ pub const PREFIX: &str = ".ckpt-staging-";
 pub struct Staging {
     dir: PathBuf,
     _lock: File,
-    /// Removed on an interrupt ([`crate::interrupt`]), like every temporary output.
+    /// Removed on an interrupt ([`ckpt_base::interrupt`]), like every temporary output.
     _in_flight: InFlight,
 }
 

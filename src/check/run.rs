@@ -4,8 +4,8 @@ use std::fmt;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use crate::torch::pt2::is_pt2;
-use crate::torch::script::is_torchscript;
+use ckpt_import::pt2::is_pt2;
+use ckpt_import::script::is_torchscript;
 
 use super::{compare, torch_run, tract_run};
 
@@ -160,9 +160,9 @@ fn refuse_non_torchscript(model: &Path) -> Result<(), CheckError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::onnx::program::ProgramOptions;
-    use crate::onnx::script::export_script;
-    use crate::torch::script::ScriptArchive;
+    use ckpt_import::script::ScriptArchive;
+    use ckpt_onnx::program::ProgramOptions;
+    use ckpt_onnx::script::export_script;
 
     fn fixture(path: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -7,11 +7,11 @@ use std::path::Path;
 use prost::Message;
 
 use super::CheckError;
-use crate::onnx::proto::{
+use ckpt_onnx::proto::{
     tensor_proto::DataType, tensor_shape_proto::dimension::Value as Dim, type_proto, ModelProto,
     ValueInfoProto,
 };
-use crate::onnx::Batch;
+use ckpt_onnx::Batch;
 
 /// One graph input: float32, `[batch, per_sample…]` with every per-sample size fixed.
 #[derive(Clone, Debug, PartialEq)]
@@ -146,7 +146,7 @@ fn input(info: &ValueInfoProto) -> Result<Input, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::onnx::proto::{tensor_shape_proto, GraphProto, TensorShapeProto, TypeProto};
+    use ckpt_onnx::proto::{tensor_shape_proto, GraphProto, TensorShapeProto, TypeProto};
 
     fn value(name: &str, elem: DataType, dims: Vec<Option<Dim>>) -> ValueInfoProto {
         ValueInfoProto {

@@ -2,12 +2,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use crate::pickle::{Constructor, Graph, NodeId, Value};
 use crate::security::{Class, FileScan};
-use crate::torch::state_dict::{find_state_dicts, is_state_dict};
-use crate::torch::tensor::composite;
-use crate::torch::{allowlist, amp, Checkpoint, Format, Scan, TensorRef, TorchError};
-use crate::transform::{prefix, weights_only_blockers, Found};
+use ckpt_formats::torch::state_dict::{find_state_dicts, is_state_dict};
+use ckpt_formats::torch::tensor::composite;
+use ckpt_formats::torch::{allowlist, amp, Checkpoint, Format, Scan, TensorRef, TorchError};
+use ckpt_formats::transform::{prefix, weights_only_blockers, Found};
+use ckpt_pickle::{Constructor, Graph, NodeId, Value};
 
 use super::model::{
     AmpReport, AmpSettings, ApexScalerReport, ArchiveReport, BlockerReport, InspectReport, KeyMap,
@@ -37,7 +37,7 @@ pub fn inspect(ckpt: &Checkpoint, security: &FileScan) -> Result<InspectReport, 
     let npu_rebuild_tensors = scan
         .tensors
         .iter()
-        .filter(|t| t.rebuild == crate::torch::Rebuild::Npu)
+        .filter(|t| t.rebuild == ckpt_formats::torch::Rebuild::Npu)
         .count();
 
     let mut prefixes = BTreeSet::new();
@@ -57,7 +57,7 @@ pub fn inspect(ckpt: &Checkpoint, security: &FileScan) -> Result<InspectReport, 
     }
     // TorchScript archives name their own classes (`__torch__.…`) and jit helpers; torch.jit
     // resolves those against the archive's code, never by importing Python.
-    let archive_internal = |g: &crate::pickle::Global| {
+    let archive_internal = |g: &ckpt_pickle::Global| {
         ckpt.format == Format::TorchScript
             && (g.module.starts_with("__torch__") || g.module == "torch.jit._pickle")
     };
@@ -477,13 +477,11 @@ mod tests {
     #[test]
     fn codecs_encode_is_read_as_bytes() {
         let mut g = Graph::new();
-        let callable = g.add(Value::Global(crate::pickle::Global::new(
-            "_codecs", "encode",
-        )));
+        let callable = g.add(Value::Global(ckpt_pickle::Global::new("_codecs", "encode")));
         let text = g.add(Value::Str("\u{0}\u{ff}".into()));
         let encoding = g.add(Value::Str("latin1".into()));
         let args = g.add(Value::Tuple(vec![text, encoding]));
-        let node = g.add(Value::Object(crate::pickle::Object::new(
+        let node = g.add(Value::Object(ckpt_pickle::Object::new(
             Constructor::Reduce { callable, args },
         )));
         assert_eq!(g.bytes(node), Some(vec![0, 0xff]));

@@ -10,9 +10,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::torch::dcp::deepspeed::layout::{Layout, Role};
-use crate::torch::dcp::{deepspeed, EntryKind, Folder};
-use crate::torch::DType;
+use ckpt_formats::torch::dcp::deepspeed::layout::{Layout, Role};
+use ckpt_formats::torch::dcp::{deepspeed, EntryKind, Folder};
+use ckpt_formats::torch::DType;
 
 /// Everything `ckpt inspect` says about a DCP folder.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -428,7 +428,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::torch::dcp::METADATA_FILE;
+    use ckpt_formats::torch::dcp::METADATA_FILE;
 
     fn fixture() -> Folder {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/dcp/fsdp2_2ranks");

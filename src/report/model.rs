@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Serialize, Serializer};
 
-use crate::transform::PlainKind;
+use ckpt_formats::transform::PlainKind;
 
 /// Everything `ckpt inspect` says about one checkpoint.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value as Json};
 
-use crate::aten::program::{symbol_name, Argument, InputSpec, SymInt};
-use crate::torch::pt2::Pt2Archive;
+use ckpt_aten::program::{symbol_name, Argument, InputSpec, SymInt};
+use ckpt_import::pt2::Pt2Archive;
 
 /// The report for `archive`, opened from `file`.
 pub fn summary(file: &str, archive: &Pt2Archive) -> Json {

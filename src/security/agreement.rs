@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::path::Path;
 
-use crate::torch::{open_file, Format};
+use ckpt_formats::torch::{open_file, Format};
 
 use super::classify::{classify, AllowList, Class, Context};
 use super::scan::{scan_open, FileScan};

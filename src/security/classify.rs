@@ -14,8 +14,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::pickle::Global;
-use crate::torch::allowlist;
+use ckpt_formats::torch::allowlist;
+use ckpt_pickle::Global;
 
 use super::resolve::{resolve, Resolved, ESCAPE_WHY};
 use super::rules::{BENIGN, NUMPY_DTYPE_CLASSES, TORCH_NPU};

@@ -17,6 +17,10 @@ pub(crate) mod scan;
 pub(crate) mod scan_dcp;
 pub(crate) mod scan_tree;
 mod source;
+#[cfg(test)]
+mod tar_layouts;
+#[cfg(test)]
+mod zip_layouts;
 
 pub use classify::{classify, AllowError, AllowList, Class, Context, Verdict};
 pub use policy::{

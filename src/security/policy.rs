@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::classify::{AllowList, Class};
 use super::scan::{scan_open, scan_zip_at, FileScan, Severity, Status};
-use crate::torch::dcp::{deepspeed, DcpError, Folder, StorageInfo, METADATA_FILE};
+use ckpt_formats::torch::dcp::{deepspeed, DcpError, Folder, StorageInfo, METADATA_FILE};
 
 /// What a rewrite accepts besides safe globals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,10 +48,10 @@ pub enum RefuseError {
     },
     /// The file is not a PyTorch checkpoint at all (said before any scan runs).
     #[error(transparent)]
-    NotACheckpoint(#[from] crate::torch::TorchError),
+    NotACheckpoint(#[from] ckpt_formats::torch::TorchError),
     /// A DCP folder whose metadata or layout is broken.
     #[error(transparent)]
-    Dcp(#[from] crate::torch::dcp::DcpError),
+    Dcp(#[from] ckpt_formats::torch::dcp::DcpError),
     /// One file of a checkpoint folder was refused.
     #[error("`{file}`: {refused}")]
     InFolder {
@@ -79,8 +79,8 @@ pub struct Checked {
 /// this before it opens its output and reads its input from the returned file; on `Err` it
 /// must write nothing.
 pub fn check_rewrite(path: &Path, policy: Policy) -> Result<Checked, RefuseError> {
-    let mut file = crate::torch::open_input(path)?;
-    crate::torch::recognise(&mut file)?;
+    let mut file = ckpt_formats::torch::open_input(path)?;
+    ckpt_formats::torch::recognise(&mut file)?;
     let scan = scan_open(path, &file, &AllowList::default());
     decide(&scan, policy)?;
     Ok(Checked {
@@ -151,17 +151,18 @@ pub fn check_deepspeed(dir: &Path, policy: Policy) -> Result<CheckedDeepSpeed, R
     })?;
     let names = deepspeed::Names::list(&tag)?;
     let mut scan = super::Status::Clean;
-    let mut open = |name: &String| -> Result<(String, crate::torch::Checkpoint), RefuseError> {
-        let in_folder = |refused: RefuseError| RefuseError::InFolder {
-            file: name.clone(),
-            refused: Box::new(refused),
+    let mut open =
+        |name: &String| -> Result<(String, ckpt_formats::torch::Checkpoint), RefuseError> {
+            let in_folder = |refused: RefuseError| RefuseError::InFolder {
+                file: name.clone(),
+                refused: Box::new(refused),
+            };
+            let checked = check_rewrite(&tag.join(name), policy).map_err(in_folder)?;
+            scan = scan.max(checked.scan.status());
+            let ckpt = ckpt_formats::torch::open_file(&checked.path, checked.file)
+                .map_err(|e| in_folder(RefuseError::NotACheckpoint(e)))?;
+            Ok((name.clone(), ckpt))
         };
-        let checked = check_rewrite(&tag.join(name), policy).map_err(in_folder)?;
-        scan = scan.max(checked.scan.status());
-        let ckpt = crate::torch::open_file(&checked.path, checked.file)
-            .map_err(|e| in_folder(RefuseError::NotACheckpoint(e)))?;
-        Ok((name.clone(), ckpt))
-    };
     let model = names
         .model
         .iter()

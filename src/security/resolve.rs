@@ -14,7 +14,7 @@
 //!   `os.system`), since the tail may be a re-exported module. A tail that starts with a
 //!   private name (`numpy.random._pickle`) is a package's own submodule, not a re-export.
 
-use crate::pickle::Global;
+use ckpt_pickle::Global;
 
 use super::rules::{Rule, DANGEROUS};
 

@@ -1,6 +1,6 @@
 //! The tables verdicts are made from: [`DANGEROUS`] (named with a reason) and [`BENIGN`]
 //! (classes real checkpoints carry that torch's allow-list lacks, each with why constructing
-//! it cannot run code). torch's own allow-list is [`crate::torch::allowlist`].
+//! it cannot run code). torch's own allow-list is [`ckpt_formats::torch::allowlist`].
 
 /// One row of a table: a dotted path and the reason for its verdict. In [`DANGEROUS`] a path
 /// matches itself and everything below it; in [`BENIGN`] it matches itself only.

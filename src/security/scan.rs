@@ -33,13 +33,13 @@ use std::path::{Path, PathBuf};
 
 use flate2::read::DeflateDecoder;
 
-use crate::pickle::{self, Global, Limits, PickleError};
-use crate::torch::checkpoint::MAX_PICKLE_BYTES;
-use crate::torch::legacy::MAGIC_PICKLE;
-use crate::torch::pt2;
-use crate::torch::tar;
-use crate::torch::zip_dir;
-use crate::torch::zip_read::{self, ZipError, MAX_INFLATE_RATIO, RATIO_FLOOR};
+use ckpt_formats::torch::checkpoint::MAX_PICKLE_BYTES;
+use ckpt_formats::torch::legacy::MAGIC_PICKLE;
+use ckpt_formats::torch::tar;
+use ckpt_formats::torch::zip_dir;
+use ckpt_formats::torch::zip_read::{self, ZipError, MAX_INFLATE_RATIO, RATIO_FLOOR};
+use ckpt_import::pt2;
+use ckpt_pickle::{self as pickle, Global, Limits, PickleError};
 
 use super::classify::{classify, dotted, AllowList, Class, Context, Verdict};
 use super::source::{read_at, read_up_to, ReadSeek, Window};
@@ -826,12 +826,12 @@ fn is_pickle_start(head: &[u8]) -> bool {
 /// and validates with the `safetensors` crate, and the data it describes ends exactly at the
 /// end of the file.
 fn is_safetensors(r: &mut dyn ReadSeek, len: u64) -> bool {
-    crate::torch::safetensors::Header::read(r, len)
+    ckpt_formats::torch::safetensors::Header::read(r, len)
         .is_ok_and(|h| h.data_len().checked_add(h.data_start()) == Some(len))
 }
 
 fn is_legacy_magic(bytes: &[u8]) -> bool {
-    crate::torch::legacy::is_legacy(bytes)
+    ckpt_formats::torch::legacy::is_legacy(bytes)
 }
 
 /// How a record is compressed.

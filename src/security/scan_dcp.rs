@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::Path;
 
-use crate::torch::dcp::{is_dcp, Folder, METADATA_FILE};
+use ckpt_formats::torch::dcp::{is_dcp, Folder, METADATA_FILE};
 
 use super::classify::AllowList;
 use super::scan::{scan_file, scan_open, scan_zip_at, FileScan, Issue, Severity, Status};

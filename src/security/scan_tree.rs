@@ -17,7 +17,7 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::torch::dcp::is_dcp;
+use ckpt_formats::torch::dcp::is_dcp;
 
 use super::classify::AllowList;
 use super::scan::{scan_file, FileScan, Issue, Severity};

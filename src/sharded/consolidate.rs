@@ -14,20 +14,20 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 
-use crate::atomic_file::write_atomically;
-use crate::pickle::{self, Graph, NodeId, Value};
-use crate::torch::copy::copy_range;
-use crate::torch::safetensors::{self as format, Describe, Described, WriteError};
-use crate::torch::zip_write::{Piece, Pieces, TorchZipWriter};
-use crate::torch::DType;
-use crate::transform::select::TRAINING_STATE_KEYS;
+use ckpt_base::atomic_file::write_atomically;
+use ckpt_formats::torch::copy::copy_range;
+use ckpt_formats::torch::safetensors::{self as format, Describe, Described, WriteError};
+use ckpt_formats::torch::zip_write::{Piece, Pieces, TorchZipWriter};
+use ckpt_formats::torch::DType;
+use ckpt_formats::transform::select::TRAINING_STATE_KEYS;
+use ckpt_pickle::{self as pickle, Graph, NodeId, Value};
 
-use crate::torch::dcp::gather::{ChunkSource, GatherReader, Step};
-use crate::torch::dcp::item::{self, ChunkBytes};
-use crate::torch::dcp::item_write::fresh_tensor;
-use crate::torch::dcp::metadata::{ChunkBox, EntryKind, PathKey};
-use crate::torch::dcp::tiling::tile;
-use crate::torch::dcp::{DcpError, Folder};
+use ckpt_formats::torch::dcp::gather::{ChunkSource, GatherReader, Step};
+use ckpt_formats::torch::dcp::item::{self, ChunkBytes};
+use ckpt_formats::torch::dcp::item_write::fresh_tensor;
+use ckpt_formats::torch::dcp::metadata::{ChunkBox, EntryKind, PathKey};
+use ckpt_formats::torch::dcp::tiling::tile;
+use ckpt_formats::torch::dcp::{DcpError, Folder};
 
 /// Which entries to write.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -8,13 +8,13 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use crate::torch::read_tensor::{decode, ByteOrder};
-use crate::torch::DType;
+use ckpt_formats::torch::read_tensor::{decode, ByteOrder};
+use ckpt_formats::torch::DType;
 
-use crate::torch::dcp::deepspeed::layout::{self, Piece, Tensor};
-use crate::torch::dcp::deepspeed::Folder;
-use crate::torch::dcp::metadata::{ChunkBox, PathKey};
-use crate::torch::dcp::DcpError;
+use ckpt_formats::torch::dcp::deepspeed::layout::{self, Piece, Tensor};
+use ckpt_formats::torch::dcp::deepspeed::Folder;
+use ckpt_formats::torch::dcp::metadata::{ChunkBox, PathKey};
+use ckpt_formats::torch::dcp::DcpError;
 
 use super::consolidate::{write, ChunkPlace, OutputKind, Selection, Summary, TensorPlan};
 

@@ -5,7 +5,7 @@
 //! [`shard()`] writes one checkpoint as a DCP folder for `N` ranks.
 //!
 //! These are pipelines over the readers and writers of the layouts in
-//! [`crate::torch::dcp`] (metadata, items, chunk tiling and gathering); every output is
+//! [`ckpt_formats::torch::dcp`] (metadata, items, chunk tiling and gathering); every output is
 //! written atomically (a file, or a folder renamed into place).
 
 pub mod consolidate;

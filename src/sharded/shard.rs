@@ -15,10 +15,10 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use crate::atomic_dir::write_folder_atomically;
-use crate::torch::dcp::item_write::{write_tensor, write_value};
-use crate::torch::dcp::metadata::{Entry, EntryKind, Metadata, StorageInfo};
-use crate::torch::dcp::write_metadata::{self, DCP_VERSION};
-use crate::torch::dcp::{DcpError, METADATA_FILE};
+use ckpt_formats::torch::dcp::item_write::{write_tensor, write_value};
+use ckpt_formats::torch::dcp::metadata::{Entry, EntryKind, Metadata, StorageInfo};
+use ckpt_formats::torch::dcp::write_metadata::{self, DCP_VERSION};
+use ckpt_formats::torch::dcp::{DcpError, METADATA_FILE};
 
 use super::source::{Input, LeafKind};
 use super::split::{chunk, MAX_RANKS};

@@ -15,16 +15,16 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
-use crate::pickle::{self, Graph, NodeId, Value, MAX_DEPTH};
-use crate::torch::contiguous::{copy_contiguous, is_contiguous};
-use crate::torch::read_tensor::ByteOrder;
-use crate::torch::safetensors::{self as format, Header, ReadError};
-use crate::torch::tensor::{composite, is_tensor_like};
-use crate::torch::{Checkpoint, DType, TensorRef};
+use ckpt_formats::torch::contiguous::{copy_contiguous, is_contiguous};
+use ckpt_formats::torch::read_tensor::ByteOrder;
+use ckpt_formats::torch::safetensors::{self as format, Header, ReadError};
+use ckpt_formats::torch::tensor::{composite, is_tensor_like};
+use ckpt_formats::torch::{Checkpoint, DType, TensorRef};
+use ckpt_pickle::{self as pickle, Graph, NodeId, Value, MAX_DEPTH};
 
-use crate::torch::dcp::item::FileSlice;
-use crate::torch::dcp::metadata::PathKey;
-use crate::torch::dcp::DcpError;
+use ckpt_formats::torch::dcp::item::FileSlice;
+use ckpt_formats::torch::dcp::metadata::PathKey;
+use ckpt_formats::torch::dcp::DcpError;
 
 /// Where a tensor's bytes are in the input.
 #[derive(Clone, Debug)]

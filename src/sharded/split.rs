@@ -1,10 +1,10 @@
 //! How FSDP2's `Shard(0)` placement splits a tensor over ranks: `torch.chunk` along dim 0.
 
-use crate::torch::dcp::metadata::ChunkBox;
+use ckpt_formats::torch::dcp::metadata::ChunkBox;
 
 /// The most ranks a sharded checkpoint may be written for: the reader's limit on chunks per
-/// tensor ([`crate::torch::dcp::tiling::MAX_CHUNKS`]).
-pub const MAX_RANKS: u64 = crate::torch::dcp::tiling::MAX_CHUNKS as u64;
+/// tensor ([`ckpt_formats::torch::dcp::tiling::MAX_CHUNKS`]).
+pub const MAX_RANKS: u64 = ckpt_formats::torch::dcp::tiling::MAX_CHUNKS as u64;
 
 /// The rows `[start, start + len)` of dim 0 that `rank` of `ranks` holds under `Shard(0)`:
 /// `ceil(rows / ranks)` rows each, so the last ranks may hold fewer or none (`len == 0`).
@@ -58,7 +58,7 @@ mod tests {
         let size = [5, 3];
         let chunks: Vec<_> = (0..4).filter_map(|r| chunk(&size, r, 4)).collect();
         assert_eq!(chunks.len(), 3);
-        assert!(crate::torch::dcp::tiling::tile(&size, &chunks).is_ok());
+        assert!(ckpt_formats::torch::dcp::tiling::tile(&size, &chunks).is_ok());
         assert_eq!(chunks[2].offsets, vec![4, 0]);
         assert_eq!(chunks[2].sizes, vec![1, 3]);
     }

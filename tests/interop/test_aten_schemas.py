@@ -1,7 +1,7 @@
 """ckpt's aten schema table against torch's own schemas.
 
 Every argument name and type the importers and the lowering read comes from one table
-(`src/aten/schema.rs`). Every row of it must be exactly torch 2.13's: the same positional
+(`crates/aten/src/schema.rs`). Every row of it must be exactly torch 2.13's: the same positional
 names in the same order and the same keyword-only names, so a TorchScript call's positional
 arguments and a `.pt2` node's named ones are read as torch means them; the same types as
 torch spells them, so a TorchScript call picks the overload TorchScript compiled it to; and
@@ -100,11 +100,11 @@ def test_schema_row_is_torchs(target, args):
 
 
 def test_refusal_classes_are_torchs():
-    # src/aten/refused.rs holds the classes scripts/aten-refusals derives from torch's tags
+    # crates/aten/src/refused.rs holds the classes scripts/aten-refusals derives from torch's tags
     # and namespaces; a torch with other tags must regenerate them.
     from importlib.machinery import SourceFileLoader
     script = SourceFileLoader("aten_refusals", str(ROOT / "scripts" / "aten-refusals")).load_module()
-    source = (ROOT / "src" / "aten" / "refused.rs").read_text()
+    source = (ROOT / "crates" / "aten" / "src" / "refused.rs").read_text()
     rows = re.findall(r'\(\s*"([A-Za-z_0-9]+)",\s*Class::(\w+),?\s*\)', source)
     assert len(rows) >= 100, f"only {len(rows)} rows read from refused.rs"
     assert rows == script.classes()
@@ -116,7 +116,7 @@ def test_every_row_of_the_table_is_what_torch_declares():
     # the same names in the same order, types as torch spells them, and defaults.
     from importlib.machinery import SourceFileLoader
     script = SourceFileLoader("aten_schema", str(ROOT / "scripts" / "aten-schema")).load_module()
-    source = (ROOT / "src" / "aten" / "schema.rs").read_text()
+    source = (ROOT / "crates" / "aten" / "src" / "schema.rs").read_text()
     table = source[source.index("pub const SCHEMAS"):]
     rows = re.findall(r'schema\(\s*"[^"]+",\s*&\[(?:[^\[\]]|\[[^\]]*\])*\],\s*'
                       r'&\[(?:[^\[\]]|\[[^\]]*\])*\],?\s*\)', table)

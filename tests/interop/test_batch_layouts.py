@@ -59,7 +59,7 @@ def test_exported_layouts_match_torch(name, tmp_path):
 @pytest.mark.parametrize("name", list(batch_layouts.MODELS))
 def test_traced_layouts(name, tmp_path):
     """TorchScript traces of the same models: the TorchScript importer's shape inference
-    (src/torch/script/shape.rs) still keeps the batch first, so a trace whose batch moves
+    (crates/import/src/script/shape.rs) still keeps the batch first, so a trace whose batch moves
     is refused with a clear error, never a wrong graph; one whose batch stays first
     exports and matches torch."""
     model = batch_layouts.build(name, seed=4)

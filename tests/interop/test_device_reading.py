@@ -1,5 +1,5 @@
 """The device reading (`ckpt atc-check --device-reading`: each node replaced by what ATC's
-parser turns it into, from the model of CANN's parser in src/onnx/cann.rs) in the interop
+parser turns it into, from the model of CANN's parser in crates/onnx/src/cann.rs) in the interop
 tier.
 
 Two halves, one per direction of the check:

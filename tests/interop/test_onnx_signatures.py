@@ -1,7 +1,7 @@
 """ckpt's table of ONNX operator signatures against onnx's own operator schemas.
 
 Every graph the export writes is checked before it is written against `SIGNATURES` in
-`src/onnx/typing.rs`: each input's element type must be one its operator allows at the
+`crates/onnx/src/typing.rs`: each input's element type must be one its operator allows at the
 graph's opset, and inputs sharing a type variable must agree (ONNX's Min and Max take
 integers only from opset 12, Where's condition is bool, Reshape's shape int64). The table is
 printed by scripts/onnx-signatures from the installed onnx; it must be exactly that.
@@ -15,7 +15,7 @@ from _util import ROOT
 def test_signature_table_is_onnxs():
     script = SourceFileLoader("onnx_signatures",
                               str(ROOT / "scripts" / "onnx-signatures")).load_module()
-    source = (ROOT / "src" / "onnx" / "typing.rs").read_text()
+    source = (ROOT / "crates" / "onnx" / "src" / "typing.rs").read_text()
     block = re.search(r"pub const SIGNATURES: \[Signature; (\d+)\] = \[\n(.*?)\];\n", source,
                       re.S)
     assert block, "SIGNATURES not found in typing.rs"

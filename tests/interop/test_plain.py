@@ -26,7 +26,7 @@ def test_allow_list_is_torchs():
     from torch._weights_only_unpickler import _get_allowed_globals
     torch_list = set(_get_allowed_globals())
     assert WEIGHTS_ONLY == torch_list, (
-        f"src/torch/allowlist.rs differs from torch {torch.__version__}: "
+        f"crates/formats/src/torch/allowlist.rs differs from torch {torch.__version__}: "
         f"missing {sorted(torch_list - WEIGHTS_ONLY)}, extra {sorted(WEIGHTS_ONLY - torch_list)}")
 
 

@@ -6,7 +6,7 @@ dispatch) with a recording pickle module: `RECORDER.Unpickler` subclasses CPytho
 `pickle.Unpickler` and its `find_class` records every (module, name) asked for. CPython's C
 unpickler calls `find_class` for GLOBAL, STACK_GLOBAL, INST and the EXT1/2/4 extension
 registry (copyreg) lookups, so every way a pickle names a callable is recorded. A name on
-torch's weights_only allow-list (as ckpt copies it, src/torch/allowlist.rs) or among ckpt's
+torch's weights_only allow-list (as ckpt copies it, crates/formats/src/torch/allowlist.rs) or among ckpt's
 documented benign classes resolves to the real object, so torch's persistent_load and tensor rebuilds keep working; every other name
 resolves to an inert stub (a class whose instances take any call, attribute, `__setstate__`,
 item or append and do nothing). `RECORDER.load` goes through the same Unpickler, so the
@@ -51,7 +51,7 @@ def _rust_strings(path, const):
 
 # ckpt's safe lists (checkpoint context): torch's weights_only allow-list as ckpt copies it,
 # its documented benign classes and its known torch_npu names; numpy.dtypes.<X>DType classes.
-WEIGHTS_ONLY = _rust_strings("src/torch/allowlist.rs", "WEIGHTS_ONLY_GLOBALS")
+WEIGHTS_ONLY = _rust_strings("crates/formats/src/torch/allowlist.rs", "WEIGHTS_ONLY_GLOBALS")
 BENIGN = {s for s in _rust_strings("src/security/rules.rs", "BENIGN: &[Rule]")
           if "." in s and " " not in s}
 TORCH_NPU = _rust_strings("src/security/rules.rs", "TORCH_NPU")

@@ -1,0 +1,8 @@
+//! The importers of users' models, each producing an aten program ([`ckpt_aten::program`])
+//! for the ONNX lowering: [`pt2`] reads torch.export archives, [`script`] TorchScript code
+//! (tokenizer, parser, inliner, conversion sized by the aten layer's shapes).
+
+#![warn(missing_docs)]
+
+pub mod pt2;
+pub mod script;
