@@ -1386,7 +1386,9 @@ impl Lowering<'_, '_> {
     /// sees it.
     pub fn rebind_changed_input(&mut self, node: &Node, target: &str) -> Result<(), OnnxError> {
         let op = target.rsplit_once('.').map_or(target, |(head, _)| head);
-        if !op.ends_with('_') || op.ends_with("__") {
+        // A copy's lowering writes through the views to their tensor itself, and refuses
+        // a view read afterwards that would keep the old values (`copy_into_activation`).
+        if !op.ends_with('_') || op.ends_with("__") || target == super::alias::COPY {
             return Ok(());
         }
         let Some(Argument::Tensor(changed)) = Args(node).get("self") else {

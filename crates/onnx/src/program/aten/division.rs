@@ -144,20 +144,18 @@ impl<'p> Lowering<'p, '_> {
         let a = self.operand_at(&dividend, scope, elem)?;
         let b = self.operand_at(&divisor, scope, elem)?;
         let m = self.elementwise(scope, "Mod", &a, &b)?;
-        let y = match division {
-            IntegerDivision::CRemainder => m,
-            IntegerDivision::Remainder => {
+        // The remainder a quotient is exact after: C's for 'trunc', Python's for 'floor'.
+        let remainder = match division {
+            IntegerDivision::CRemainder | IntegerDivision::TruncatedQuotient => m,
+            IntegerDivision::Remainder | IntegerDivision::FlooredQuotient => {
                 let shifted = self.elementwise(scope, "Add", &m, &b)?;
                 self.elementwise(scope, "Mod", &shifted, &b)?
             }
-            IntegerDivision::TruncatedQuotient => {
-                let whole = self.elementwise(scope, "Sub", &a, &m)?;
-                self.elementwise(scope, "Div", &whole, &b)?
-            }
-            IntegerDivision::FlooredQuotient => {
-                let shifted = self.elementwise(scope, "Add", &m, &b)?;
-                let r = self.elementwise(scope, "Mod", &shifted, &b)?;
-                let whole = self.elementwise(scope, "Sub", &a, &r)?;
+        };
+        let y = match division {
+            IntegerDivision::CRemainder | IntegerDivision::Remainder => remainder,
+            IntegerDivision::TruncatedQuotient | IntegerDivision::FlooredQuotient => {
+                let whole = self.elementwise(scope, "Sub", &a, &remainder)?;
                 self.elementwise(scope, "Div", &whole, &b)?
             }
         };

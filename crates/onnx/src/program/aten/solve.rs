@@ -62,14 +62,7 @@ impl Lowering<'_, '_> {
         name: &str,
         op: &str,
     ) -> Result<Matrices, OnnxError> {
-        let value = args.tensor(name).or_shape()?;
-        if !self.is_constant(value) {
-            return Err(arg_error(format!(
-                "{op} by `{name}`, computed at run time: {}",
-                refused::SOLVE_BY_ACTIVATION
-            )));
-        }
-        let t = self.constant_tensor(value)?;
+        let t = self.solve_constant(args, name, &format!("{op} by `{name}`,"))?;
         let dims = t.dims().to_vec();
         let r = dims.len();
         if r < 2 || dims[r - 1] != dims[r - 2] || matches!(t.values(), eval::Values::I64(_)) {
@@ -90,6 +83,24 @@ impl Lowering<'_, '_> {
         })
     }
 
+    /// The constant argument `name` of a solve, refused as [`refused::SOLVE_BY_ACTIVATION`]
+    /// when the program computes it (`what`: the argument as the refusal names it).
+    fn solve_constant(
+        &mut self,
+        args: &Args<'_>,
+        name: &str,
+        what: &str,
+    ) -> Result<eval::Tensor, OnnxError> {
+        let value = args.tensor(name).or_shape()?;
+        if !self.is_constant(value) {
+            return Err(arg_error(format!(
+                "{what} computed at run time: {}",
+                refused::SOLVE_BY_ACTIVATION
+            )));
+        }
+        self.constant_tensor(value)
+    }
+
     /// The integer values of constant argument `name` of `op`, `lead` sizes then one per
     /// pivot; refused when computed at run time.
     fn constant_pivots(
@@ -99,14 +110,7 @@ impl Lowering<'_, '_> {
         op: &str,
         lead: &[u64],
     ) -> Result<(Vec<i64>, usize), OnnxError> {
-        let value = args.tensor(name).or_shape()?;
-        if !self.is_constant(value) {
-            return Err(arg_error(format!(
-                "{op} by pivots `{name}` computed at run time: {}",
-                refused::SOLVE_BY_ACTIVATION
-            )));
-        }
-        let t = self.constant_tensor(value)?;
+        let t = self.solve_constant(args, name, &format!("{op} by pivots `{name}`"))?;
         let dims = t.dims();
         let Some((&count, _)) = dims.split_last().filter(|(_, front)| *front == lead) else {
             return Err(arg_error(format!(
