@@ -1106,23 +1106,17 @@ impl Writer<'_> {
                 }
                 None => looked_up,
             };
-            let Some(p) = present else {
-                self.call(
-                    "amax.default",
-                    vec![("self", t(&picked)), ("dim", Argument::Ints(vec![1]))],
-                    &out.sizes,
-                    out.dtype,
-                    Some(&out),
-                );
-                return Ok(());
-            };
             let most = self.call(
                 "amax.default",
                 vec![("self", t(&picked)), ("dim", Argument::Ints(vec![1]))],
                 &out.sizes,
                 out.dtype,
-                None,
+                present.is_none().then_some(&out),
             );
+            // Every bag holds every entry of its row: no bag is empty.
+            let Some(p) = present else {
+                return Ok(());
+            };
             let filled = self.call(
                 "any.dim",
                 vec![
