@@ -71,7 +71,7 @@ pub use ckpt_pickle as pickle;
 /// ```
 pub use onnx::export as to_onnx;
 pub use onnx::{Batch, ExportOptions, ExportReport, OnnxError, Opset};
-pub use open::{inspect, open, OpenError, OpenOptions, Opened};
+pub use open::{inspect, open, Model, OpenError, OpenOptions, Opened};
 pub use pipeline::{Rewrite, Stripped};
 pub use report::InspectReport;
 pub use safetensors::{export as to_safetensors, SafetensorsError, Written as SafetensorsWritten};

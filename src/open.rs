@@ -13,6 +13,8 @@ use crate::security::{
     check_rewrite, scan_open, AllowList, Checked, FileScan, Policy, RefuseError,
 };
 use ckpt_formats::torch::{self, Checkpoint, TorchError};
+use ckpt_import::pt2::{is_pt2, Pt2Archive, Pt2Error};
+use ckpt_import::script::{is_torchscript, ScriptArchive, ScriptError};
 
 /// Why a checkpoint was not opened. Displays as the CLI's message for the same failure.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +28,12 @@ pub enum OpenError {
     /// The file could not be opened at all.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// The file is a `torch.export` archive that could not be read.
+    #[error(transparent)]
+    Program(#[from] Pt2Error),
+    /// The file is a TorchScript archive that could not be read.
+    #[error(transparent)]
+    Trace(#[from] ScriptError),
 }
 
 /// How [`OpenOptions::open`] treats the file's pickle globals. The default is the safe one:
@@ -103,6 +111,33 @@ impl Checked {
             checkpoint,
             scan: self.scan,
         })
+    }
+}
+
+/// What a checked file holds, as `to-onnx` reads it: a model's own program, or a
+/// checkpoint of weights.
+pub enum Model {
+    /// A `torch.export` archive (`.pt2`): the program and its weights.
+    Program(Pt2Archive),
+    /// A TorchScript archive from `torch.jit.trace`: its code and weights.
+    Trace(ScriptArchive),
+    /// Any other checkpoint.
+    Checkpoint(Opened),
+}
+
+impl Checked {
+    /// Reads the checked file (the same open file) as the model it holds. A file that
+    /// cannot be opened as a zip is left to the checkpoint reader, which says why.
+    pub fn model(self) -> Result<Model, OpenError> {
+        if is_pt2(&self.file).unwrap_or(false) {
+            return Ok(Model::Program(Pt2Archive::from_file(self.file)?));
+        }
+        if is_torchscript(&self.file).unwrap_or(false) {
+            return Ok(Model::Trace(ScriptArchive::from_file(
+                &self.path, self.file,
+            )?));
+        }
+        Ok(Model::Checkpoint(self.open()?))
     }
 }
 

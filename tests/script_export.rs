@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use ckpt::onnx::program::ProgramOptions;
 use ckpt::onnx::script::{export_script, ScriptReport};
 use ckpt::onnx::{Extent, OnnxError};
-use ckpt::torch::script::convert::{GivenInput, GivenSize};
 use ckpt::torch::script::ScriptArchive;
+use ckpt::torch::script::{GivenInput, GivenSize};
 
 mod common;
 use common::{assert_batch_first_io, decode, Fixture};

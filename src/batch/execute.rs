@@ -6,8 +6,12 @@ use crate::pipeline::{output_format, Rewrite};
 use crate::safetensors;
 use crate::security::{check_dcp, check_deepspeed, check_rewrite, Policy};
 use crate::sharded::{consolidate, deepspeed, OutputKind as DcpOutput};
+use crate::Model;
 use ckpt_formats::torch::dcp::is_deepspeed_only;
 use ckpt_formats::torch::{self, Checkpoint, OutputFormat};
+use ckpt_import::script::image_shape;
+use ckpt_onnx::program::{export_program, ProgramOptions, ProgramReport};
+use ckpt_onnx::script::export_script;
 use ckpt_onnx::Choice;
 use ckpt_onnx::{self as onnx, ExportOptions};
 
@@ -111,19 +115,59 @@ pub fn run(
         _ => {
             let checked = check_rewrite(input, policy).map_err(|e| failed("scan")(&e))?;
             on_step("open");
-            let opened = checked.open().map_err(|e| failed("open")(&e))?;
             // The scanned file, kept to be hashed (a cast below reads a rewritten copy).
             let input_file = match hash_input {
-                Some(_) => Some(
-                    opened
-                        .checkpoint
-                        .source_file()
-                        .try_clone()
-                        .map_err(|e| failed("open")(&e))?,
-                ),
+                Some(_) => Some(checked.file.try_clone().map_err(|e| failed("open")(&e))?),
                 None => None,
             };
-            (opened.checkpoint, steps, input_file)
+            match checked.model().map_err(|e| failed("open")(&e))? {
+                Model::Checkpoint(opened) => (opened.checkpoint, steps, input_file),
+                Model::Program(mut archive) => {
+                    let staged = run_program(
+                        steps,
+                        slot,
+                        base,
+                        "a torch.export archive (.pt2)",
+                        on_step,
+                        |step, out| {
+                            for (option, given) in [
+                                ("arch", step.arch.is_some()),
+                                ("input-shape", !step.input_shape.is_empty()),
+                            ] {
+                                if given {
+                                    return Err(format!("`{option}` does not apply to a torch.export (.pt2) archive: its program fixes the graph and the input shape"));
+                                }
+                            }
+                            export_program(&mut archive, &program_options(step), out)
+                                .map_err(|e| e.to_string())
+                        },
+                    )?;
+                    return ran(staged, None, input_file);
+                }
+                Model::Trace(mut archive) => {
+                    let staged = run_program(
+                        steps,
+                        slot,
+                        base,
+                        "a TorchScript archive",
+                        on_step,
+                        |step, out| {
+                            if step.arch.is_some() {
+                                return Err("`arch` does not apply to a TorchScript archive: its code fixes the graph".into());
+                            }
+                            export_script(
+                                &mut archive,
+                                &step.input_shape,
+                                &program_options(step),
+                                out,
+                            )
+                            .map(|report| report.program)
+                            .map_err(|e| e.to_string())
+                        },
+                    )?;
+                    return ran(staged, None, input_file);
+                }
+            }
         }
     };
     let mut rewrite = Rewrite::new(&ckpt);
@@ -175,7 +219,7 @@ pub fn run(
                 }
                 materialize(&mut ckpt, &mut rewrite, slot).map_err(|e| fail(&e))?;
                 let path = slot.join(file_name(base, OutputKind::Onnx));
-                let options = export_options(options);
+                let options = export_options(options).map_err(|e| fail(&e))?;
                 let report = rewrite
                     .view(&mut ckpt, |c| onnx::export(c, &options, &path))
                     .map_err(|e| fail(&e))?
@@ -227,13 +271,67 @@ pub fn run(
             }
         }
     }
-    // The input's hash, from where a step left it, else from the start of the scanned file.
+    ran(staged, input_hash, input_file)
+}
+
+/// What a run staged, with the input's hash from where a step left it (`input_hash`), else
+/// from the start of the scanned file.
+fn ran(
+    staged: Vec<Staged>,
+    input_hash: Option<InputRest>,
+    input_file: Option<std::fs::File>,
+) -> Result<Ran, StepFailed> {
     let input = match (input_hash, input_file) {
         (Some(rest), _) => Some(rest),
-        (None, Some(file)) => Some(InputRest::start(file).map_err(|e| failed("open")(&e))?),
+        (None, Some(file)) => Some(InputRest::start(file).map_err(|e| StepFailed {
+            step: "open",
+            message: e.to_string(),
+        })?),
         (None, None) => None,
     };
     Ok(Ran { staged, input })
+}
+
+/// Runs a job's steps on a model's own program (`kind`: a `.pt2` or TorchScript archive),
+/// exporting with `export`. Only `to-onnx` reads a program; every other step works on
+/// checkpoints and fails naming the input's kind.
+fn run_program(
+    steps: &[Step],
+    slot: &Path,
+    base: &str,
+    kind: &str,
+    on_step: &dyn Fn(&'static str),
+    mut export: impl FnMut(&OnnxStep, &Path) -> Result<ProgramReport, String>,
+) -> Result<Vec<Staged>, StepFailed> {
+    let mut staged = Vec::new();
+    for step in steps {
+        let name = step.name();
+        on_step(name);
+        let fail = |message: String| StepFailed {
+            step: name,
+            message,
+        };
+        let Step::ToOnnx(options) = step else {
+            return Err(fail(format!(
+                "works on checkpoints, and the input is {kind}, which only `to-onnx` reads"
+            )));
+        };
+        let path = slot.join(file_name(base, OutputKind::Onnx));
+        let report = export(options, &path).map_err(fail)?;
+        staged.push(Staged {
+            kind: "onnx",
+            path,
+            hash: None,
+        });
+        if let Some(data) = report.written.external {
+            staged.push(Staged {
+                kind: "onnx-data",
+                path: data,
+                hash: None,
+            });
+        }
+    }
+    Ok(staged)
 }
 
 /// Carries out a planned dtype cast before a step that reads tensor values: writes the
@@ -253,16 +351,27 @@ fn materialize(
     Ok(())
 }
 
-fn export_options(step: &OnnxStep) -> ExportOptions {
-    ExportOptions {
+/// A checkpoint's export options from its `to-onnx` step.
+fn export_options(step: &OnnxStep) -> Result<ExportOptions, String> {
+    Ok(ExportOptions {
         arch: match &step.arch {
             Some(name) => Choice::Named(name.clone()),
             None => Choice::Auto,
         },
         opset: step.opset,
-        input: step.input_shape,
+        input: image_shape(&step.input_shape).map_err(|e| format!("`input-shape`: {e}"))?,
         batch: step.batch.clone(),
         fold_bn: step.fold_bn,
         ..ExportOptions::default()
+    })
+}
+
+/// A `.pt2` or TorchScript archive's export options from its `to-onnx` step.
+fn program_options(step: &OnnxStep) -> ProgramOptions {
+    ProgramOptions {
+        opset: step.opset,
+        batch: step.batch.clone(),
+        fold_bn: step.fold_bn,
+        ..ProgramOptions::default()
     }
 }

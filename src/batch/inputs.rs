@@ -12,11 +12,17 @@ use super::BatchError;
 /// Extensions a folder's files must have to count as checkpoints.
 pub const CHECKPOINT_EXTENSIONS: [&str; 6] = ["pth", "pt", "tar", "ckpt", "bin", "pkl"];
 
+/// Extensions a folder's files may have besides [`CHECKPOINT_EXTENSIONS`] in a job that only
+/// exports ONNX: `torch.export` archives. (TorchScript archives are saved as `.pt`.)
+pub const PROGRAM_EXTENSIONS: [&str; 1] = ["pt2"];
+
 /// What a job's inputs are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// Checkpoint files.
     Files,
+    /// Checkpoint files and `torch.export` archives, for a job whose only step is `to-onnx`.
+    Models,
     /// Checkpoint folders, for `consolidate`: DCP (a `.metadata` and its `.distcp` files) or
     /// DeepSpeed ZeRO (a save folder with `latest`, or a tag folder).
     DcpFolders,
@@ -37,7 +43,8 @@ pub struct Input {
 /// The inputs `patterns` name, relative to `base`, sorted by key and without duplicates.
 ///
 /// For [`Kind::Files`], a plain path is a file, or a folder searched recursively for files
-/// with a [`CHECKPOINT_EXTENSIONS`] extension (hidden names skipped); anything with `*`, `?`
+/// with a [`CHECKPOINT_EXTENSIONS`] extension (hidden names skipped; [`Kind::Models`] also
+/// takes [`PROGRAM_EXTENSIONS`]); anything with `*`, `?`
 /// or `[` is a glob (`**` crosses folders) whose matching files count. For
 /// [`Kind::DcpFolders`], the same with checkpoint folders (DCP or DeepSpeed) in place of files:
 /// a plain path is such a folder or a folder searched recursively for them, a glob keeps the
@@ -77,7 +84,7 @@ pub fn expand(
                     "is a DCP or DeepSpeed checkpoint folder; make `consolidate` the job's first step",
                 ));
             } else if path.is_dir() {
-                walk(&path, &mut matched)
+                walk(&path, kind, &mut matched)
                     .map_err(|e| inputs_error(job, pattern, &format!("cannot be read: {e}")))?;
             } else if path.is_file() {
                 matched.insert(path);
@@ -87,7 +94,7 @@ pub fn expand(
         }
         if matched.is_empty() {
             let what = match kind {
-                Kind::Files => "matches no file",
+                Kind::Files | Kind::Models => "matches no file",
                 Kind::DcpFolders => "matches no DCP or DeepSpeed checkpoint folder",
             };
             return Err(inputs_error(job, pattern, what));
@@ -166,7 +173,7 @@ fn walk_dcp(dir: &Path, found: &mut BTreeSet<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-fn walk(dir: &Path, files: &mut BTreeSet<PathBuf>) -> std::io::Result<()> {
+fn walk(dir: &Path, kind: Kind, files: &mut BTreeSet<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -174,12 +181,11 @@ fn walk(dir: &Path, files: &mut BTreeSet<PathBuf>) -> std::io::Result<()> {
             continue;
         }
         if path.is_dir() {
-            walk(&path, files)?;
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| CHECKPOINT_EXTENSIONS.contains(&e))
-        {
+            walk(&path, kind, files)?;
+        } else if path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+            CHECKPOINT_EXTENSIONS.contains(&e)
+                || (kind == Kind::Models && PROGRAM_EXTENSIONS.contains(&e))
+        }) {
             files.insert(path);
         }
     }
@@ -253,6 +259,18 @@ mod tests {
         };
         assert!(err("missing.pth").contains("does not exist"));
         assert!(err("**/*.onnx").contains("matches no file"));
+    }
+
+    #[test]
+    fn a_folder_gives_torch_export_archives_only_to_an_onnx_only_job() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path();
+        tree(base, &["m/a.pt2", "m/b.pt", "m/c.pth"]);
+        assert_eq!(keys(base, Kind::Files, &["m"]), ["m/b.pt", "m/c.pth"]);
+        assert_eq!(
+            keys(base, Kind::Models, &["m"]),
+            ["m/a.pt2", "m/b.pt", "m/c.pth"]
+        );
     }
 
     #[test]

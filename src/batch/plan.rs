@@ -11,6 +11,7 @@ use serde::Deserialize;
 use crate::sharded::Selection;
 use ckpt_formats::torch::{DType, Location, LocationMap, LocationPattern};
 use ckpt_formats::transform::{AmpKind, CastScope, PrefixRule};
+use ckpt_import::script::GivenInput;
 use ckpt_onnx::{Batch, Opset};
 
 use super::template::Template;
@@ -42,6 +43,12 @@ impl Job {
     /// rather than checkpoint files.
     pub fn consolidates(&self) -> bool {
         matches!(self.steps.first(), Some(Step::Consolidate(_)))
+    }
+
+    /// Whether `to-onnx` is the job's only step, so its inputs may be models' own programs
+    /// (`.pt2` and TorchScript archives) as well as checkpoints.
+    pub fn only_exports_onnx(&self) -> bool {
+        matches!(self.steps.as_slice(), [Step::ToOnnx(_)])
     }
 }
 
@@ -79,7 +86,9 @@ pub struct OnnxStep {
     /// A torchvision architecture name; `None` for auto-detection.
     pub arch: Option<String>,
     pub opset: Opset,
-    pub input_shape: [u64; 3],
+    /// Per-sample input shapes: empty for the default (a checkpoint's 3×224×224, a
+    /// trace's recorded example), one `C,H,W` for a checkpoint, one per input for a trace.
+    pub input_shape: Vec<GivenInput>,
     pub batch: Batch,
     pub fold_bn: bool,
 }
@@ -234,9 +243,18 @@ struct FormatOptions {
 struct OnnxOptions {
     arch: Option<String>,
     opset: Option<i64>,
-    input_shape: Option<Vec<u64>>,
+    input_shape: Option<InputShapes>,
     batch: Option<toml::Value>,
     fold_bn: Option<bool>,
+}
+
+/// A `to-onnx` step's `input-shape`: `[C, H, W]`, or `ckpt to-onnx --input-shape`'s
+/// `NAME:DIMS[:DTYPE]` texts, one per input.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum InputShapes {
+    Image(Vec<u64>),
+    Inputs(Vec<String>),
 }
 
 #[derive(Deserialize, Default)]
@@ -526,17 +544,24 @@ fn location_map(options: RemapOptions) -> Result<LocationMap, String> {
 fn onnx_step(options: OnnxOptions) -> Result<OnnxStep, String> {
     let opset = Opset::new(options.opset.unwrap_or(11)).map_err(|e| e.to_string())?;
     let input_shape = match options.input_shape {
-        None => [3, 224, 224],
-        Some(dims) => match <[u64; 3]>::try_from(dims) {
-            Ok(shape) if !shape.contains(&0) => shape,
-            _ => return Err("`input-shape` is three positive integers [C, H, W]".into()),
-        },
+        None => Vec::new(),
+        Some(InputShapes::Image(dims)) if dims.len() == 3 && !dims.contains(&0) => {
+            vec![GivenInput::fixed(&dims)]
+        }
+        Some(InputShapes::Image(_)) => {
+            return Err("`input-shape` is three positive integers [C, H, W], or a list of NAME:DIMS[:DTYPE] texts".into())
+        }
+        Some(InputShapes::Inputs(texts)) => texts
+            .iter()
+            .map(|text| text.parse::<GivenInput>())
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("`input-shape`: {e}"))?,
     };
     let batch = match options.batch {
         None => Batch::Dynamic("batch".to_owned()),
-        Some(toml::Value::String(s)) if s == "dynamic" => Batch::Dynamic("batch".to_owned()),
+        Some(toml::Value::String(s)) => s.parse().map_err(|e| format!("`batch`: {e}"))?,
         Some(toml::Value::Integer(n)) if n > 0 => Batch::Fixed(n.unsigned_abs()),
-        Some(_) => return Err("`batch` is \"dynamic\" or a positive integer".into()),
+        Some(_) => return Err("`batch` is \"dynamic\", \"static\" or a positive integer".into()),
     };
     Ok(OnnxStep {
         arch: options.arch.filter(|a| a != "auto"),

@@ -100,6 +100,8 @@ pub fn run(options: &Options, listing: &mut dyn Write) -> Result<Summary, BatchE
     for (i, job) in plan.jobs.iter().enumerate() {
         let kind = if job.consolidates() {
             inputs::Kind::DcpFolders
+        } else if job.only_exports_onnx() {
+            inputs::Kind::Models
         } else {
             inputs::Kind::Files
         };

@@ -364,3 +364,72 @@ def test_dangerous_inputs_are_refused_and_unknown_ones_need_the_flag(tmp_path):
     out = tmp_path / "evil.safetensors"
     proc = run_ckpt("to-safetensors", inputs / "evil.pth", "-o", out)
     assert proc.returncode == 1 and not out.exists()
+
+
+class _TinyNet(torch.nn.Module):
+    """A user's own model (no torchvision architecture): conv, BN, ReLU, pooling, linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(8, 5)
+
+    def forward(self, x):
+        x = torch.relu(self.bn(self.conv(x)))
+        return self.fc(x.mean(dim=(2, 3)))
+
+
+def test_a_plan_exports_torch_export_and_torchscript_archives(tmp_path):
+    """A job whose only step is `to-onnx` takes `.pt2` and TorchScript archives too (a folder
+    walk finds `.pt2`), each exported through its program with a dynamic batch and matching
+    torch; a step that works on checkpoints fails on an archive naming the step and the
+    input's kind, and writes nothing for it."""
+    torch.manual_seed(0)
+    model = _TinyNet().eval()
+    with torch.no_grad():
+        model.bn.running_mean.uniform_(-1, 1)
+        model.bn.running_var.uniform_(0.5, 2)
+    example = torch.randn(2, 3, 12, 12)
+    models = tmp_path / "models"
+    models.mkdir()
+    program = torch.export.export(model, (example,),
+                                  dynamic_shapes=({0: torch.export.Dim("batch")},))
+    torch.export.save(program, models / "tiny.pt2")
+    torch.jit.trace(model, example).save(models / "tiny_trace.pt")
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[[job]]\ninputs = ["models"]\noutput_dir = "out"\nname = "{stem}"\n'
+                    'steps = [{ to-onnx = { opset = 11 } }]\n')
+    ok(batch(plan, "--jobs", "1"))
+    manifest = manifest_of(tmp_path / "plan.manifest.json")
+    assert sorted(Path(e["input"]).name for e in manifest["entries"]) == ["tiny.pt2",
+                                                                           "tiny_trace.pt"]
+    x = torch.randn(3, 3, 12, 12)
+    with torch.no_grad():
+        want = model(x).numpy()
+    for name in ("tiny", "tiny_trace"):
+        session = ort.InferenceSession(str(tmp_path / "out" / f"{name}.onnx"))
+        (got,) = session.run(None, {session.get_inputs()[0].name: x.numpy()})
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=name)
+        assert session.get_inputs()[0].shape[0] == "batch", name
+
+    refusing = tmp_path / "refusing.toml"
+    refusing.write_text('[[job]]\ninputs = ["models/tiny.pt2", "models/tiny_trace.pt"]\n'
+                        'output_dir = "out2"\nname = "{stem}"\n'
+                        'steps = ["strip-module", { to-onnx = { opset = 11 } }]\n')
+    proc = batch(refusing, "--jobs", "1")
+    assert proc.returncode == 1, proc.stderr
+    entries = manifest_of(tmp_path / "refusing.manifest.json")["entries"]
+    assert [e["status"] for e in entries] == ["failed", "failed"], entries
+    kinds = {Path(e["input"]).name: e["error"] for e in entries}
+    assert "strip-module" in kinds["tiny.pt2"] and "torch.export archive" in kinds["tiny.pt2"]
+    assert "TorchScript archive" in kinds["tiny_trace.pt"]
+    assert not (tmp_path / "out2").exists() or not any((tmp_path / "out2").rglob("*.onnx"))
+
+    arch = tmp_path / "arch.toml"
+    arch.write_text('[[job]]\ninputs = ["models/tiny.pt2"]\noutput_dir = "out3"\n'
+                    'name = "{stem}"\nsteps = [{ to-onnx = { arch = "resnet18" } }]\n')
+    proc = batch(arch, "--jobs", "1")
+    assert proc.returncode == 1
+    (entry,) = manifest_of(tmp_path / "arch.manifest.json")["entries"]
+    assert "`arch` does not apply" in entry["error"], entry

@@ -103,6 +103,24 @@ pub enum Batch {
     Static,
 }
 
+impl std::str::FromStr for Batch {
+    type Err = String;
+
+    /// `dynamic` (named `batch`), `static`, or a positive size.
+    fn from_str(text: &str) -> Result<Batch, String> {
+        match text {
+            "dynamic" => Ok(Batch::Dynamic("batch".to_owned())),
+            "static" => Ok(Batch::Static),
+            _ => match text.parse::<u64>() {
+                Ok(n) if n > 0 => Ok(Batch::Fixed(n)),
+                _ => Err(format!(
+                    "`{text}` is neither `dynamic`, `static` nor a positive batch size"
+                )),
+            },
+        }
+    }
+}
+
 /// One dimension of a graph input or output after the batch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Extent {
@@ -217,4 +235,20 @@ pub enum OnnxError {
     #[error("I/O error: {0}")]
     /// Reading or writing failed.
     Io(#[from] std::io::Error),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Batch;
+
+    #[test]
+    fn the_batch_is_dynamic_a_size_or_static() {
+        assert_eq!("dynamic".parse(), Ok(Batch::Dynamic("batch".into())));
+        assert_eq!("4".parse(), Ok(Batch::Fixed(4)));
+        assert_eq!("static".parse(), Ok(Batch::Static));
+        for bad in ["0", "-1", "Static", ""] {
+            let err = bad.parse::<Batch>().unwrap_err();
+            assert!(err.contains("`static`"), "{err}");
+        }
+    }
 }

@@ -14,8 +14,9 @@ use ckpt_formats::torch::read_tensor::{self, MappedTensor};
 use ckpt_formats::torch::tensor::TensorRef;
 use ckpt_formats::torch::{DType, TorchError};
 use ckpt_import::script::archive::{constant_tensor, Constant, ConstantTensor, ConstantValues};
-use ckpt_import::script::convert::{convert_at, GivenInput, GivenSize, BATCH};
+use ckpt_import::script::convert::{convert_at, BATCH};
 use ckpt_import::script::{convert, ScriptArchive};
+use ckpt_import::script::{GivenInput, GivenSize};
 
 use super::program::dynamic::{sizes_lowered, DynamicDim, Sizes};
 use super::program::{export_dynamic, export_with, ProgramOptions, ProgramReport, TensorSource};

@@ -35,6 +35,7 @@ use ckpt_formats::torch::tensor::TensorRef;
 
 use super::archive::{constant_fqn, Constant, ScriptArchive};
 use super::dtypes;
+use super::given::{GivenInput, GivenSize};
 use super::inline::{
     inline, Call, Operand, Returned, Site, ValueId, ANNOTATE_NUMBER, LIST_UNPACK, SCRIPTED_CALL,
 };
@@ -343,65 +344,6 @@ pub fn convert_at(
         tensors: inlined.tensors,
         traced_batch,
     })
-}
-
-/// An input's per-sample shape and dtype as the user gives it (`--input-shape
-/// ids:128:int64`, or `ids:seq<=512:int64` for a dynamic sequence length). `name` is the
-/// forward's parameter it is for; a model with one input may leave it out. `dtype`
-/// defaults to the traced one, else float32.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GivenInput {
-    /// The forward's parameter it is for (optional for a model with one input).
-    pub name: Option<String>,
-    /// Per-sample sizes (without the batch).
-    pub shape: Vec<GivenSize>,
-    /// Element type (default: the traced one, else float32).
-    pub dtype: Option<DType>,
-}
-
-/// One per-sample size of a [`GivenInput`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum GivenSize {
-    /// A fixed size, which a trace must have recorded.
-    Fixed(u64),
-    /// A dynamic dimension named `symbol` (inputs that share the name share the size), at
-    /// most `max` when given. The trace is converted at two sizes of it and the two
-    /// programs must lower to one graph but for what scales with it.
-    Dynamic {
-        /// The dimension's name, also the ONNX `dim_param`.
-        symbol: String,
-        /// Its largest size, when given (`seq<=512`).
-        max: Option<u64>,
-    },
-}
-
-impl GivenInput {
-    /// The sizes with each dynamic dimension at its value in `values`.
-    fn at(&self, values: &HashMap<String, u64>) -> Result<Vec<u64>, ScriptError> {
-        self.shape
-            .iter()
-            .map(|size| match size {
-                GivenSize::Fixed(n) => Ok(*n),
-                GivenSize::Dynamic { symbol, .. } => values.get(symbol).copied().ok_or_else(|| {
-                    ScriptError::archive(format!("the dynamic dimension `{symbol}` has no size"))
-                }),
-            })
-            .collect()
-    }
-
-    /// Whether these sizes describe a traced input's `recorded` ones: the same rank, and
-    /// the same size wherever the size is fixed.
-    fn fits(&self, recorded: &[u64]) -> bool {
-        self.shape.len() == recorded.len()
-            && self
-                .shape
-                .iter()
-                .zip(recorded)
-                .all(|(size, &r)| match size {
-                    GivenSize::Fixed(n) => *n == r,
-                    GivenSize::Dynamic { .. } => true,
-                })
-    }
 }
 
 /// Each input's per-sample shape and export dtype number, and the traced batch size.

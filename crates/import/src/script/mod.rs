@@ -16,6 +16,7 @@
 pub mod archive;
 pub mod convert;
 mod dtypes;
+mod given;
 pub(crate) mod inline;
 mod ops;
 pub mod parse;
@@ -23,6 +24,7 @@ pub(crate) mod token;
 
 pub use archive::{is_torchscript, ScriptArchive};
 pub use convert::{convert, Converted};
+pub use given::{image_shape, GivenInput, GivenSize, DEFAULT_IMAGE_SHAPE};
 pub use ops::targets as traced_targets;
 
 /// Why a TorchScript archive could not be read as a program. Each message says where.
