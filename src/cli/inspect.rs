@@ -34,7 +34,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
         let archive = Pt2Archive::from_file(file).map_err(|e| Failure::about(&args.file, e))?;
         let report = summary(&args.file.display().to_string(), &archive);
         if args.json {
-            println!("{report}");
+            let json = serde_json::to_string(&report).map_err(|e| Failure::about(&args.file, e))?;
+            println!("{json}");
         } else {
             print!("{}", render_text(&report));
         }
