@@ -10,6 +10,7 @@ use ckpt_base::interrupt::InFlight;
 
 /// Why a folder cannot be written at a path, found before any work is done.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OutputFolderError {
     #[error("{path}: exists and is not a folder")]
     /// Something other than a folder is at the path.

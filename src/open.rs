@@ -18,6 +18,7 @@ use ckpt_import::script::{is_torchscript, ScriptArchive, ScriptError};
 
 /// Why a checkpoint was not opened. Displays as the CLI's message for the same failure.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OpenError {
     /// The safety check refused the file (or it is not a PyTorch checkpoint).
     #[error(transparent)]

@@ -25,6 +25,7 @@ use ckpt_pickle::{Graph, NodeId};
 
 /// Why a state dict could not be exported.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SafetensorsError {
     /// No state dict, or several, or the given key is not one.
     #[error("{0}")]
@@ -67,7 +68,7 @@ impl From<WriteError> for SafetensorsError {
             }
             WriteError::HeaderTooLarge(len) => SafetensorsError::HeaderTooLarge(len),
             WriteError::Invalid(what) => SafetensorsError::Header(what),
-            duplicate @ WriteError::Duplicate(_) => SafetensorsError::Header(duplicate.to_string()),
+            other => SafetensorsError::Header(other.to_string()),
         }
     }
 }

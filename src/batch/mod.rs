@@ -27,6 +27,7 @@ pub use shard::Shard;
 
 /// Why a batch could not run (a failing input is not one: it is recorded and reported).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BatchError {
     #[error("plan: {what}")]
     /// The plan is invalid; nothing was run.

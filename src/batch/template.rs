@@ -25,6 +25,7 @@ pub struct Template {
 
 /// Why a template is refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TemplateError {
     #[error("unknown placeholder `{{{0}}}` (use {{stem}}, {{name}} or {{sha8}})")]
     Unknown(String),

@@ -90,6 +90,7 @@ pub struct AllowList {
 
 /// Why an allow-list entry was refused.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AllowError {
     #[error("--allow `{name}`: not a dotted Python name (`module.name`, or `module.*`)")]
     /// Not a dotted name.

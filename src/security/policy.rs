@@ -19,6 +19,7 @@ pub enum Policy {
 
 /// Why a rewrite was refused. Nothing has been written when this is returned.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RefuseError {
     #[error("refusing to rewrite: it references dangerous globals ({list}) that run code when the file is loaded with weights_only=False; nothing was written (`ckpt scan` lists every global)")]
     /// The file names dangerous globals.

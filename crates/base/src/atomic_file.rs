@@ -168,6 +168,7 @@ pub fn folder_of(path: &Path) -> &Path {
 
 /// Why a file cannot be written at a path, found before any work is done.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OutputPathError {
     #[error("{path}: is a folder; give a file name for the output")]
     /// The path names a folder.

@@ -51,6 +51,7 @@ pub struct Change {
 
 /// Why a model has no device reading.
 #[derive(Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReadingError {
     /// ATC stops on the model (the first rejection `atc-check` finds).
     Rejected(Finding),

@@ -165,6 +165,7 @@ impl fmt::Display for Extent {
 
 /// Why an export failed. Messages say what to change.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OnnxError {
     #[error(transparent)]
     /// The checkpoint could not be read.

@@ -28,6 +28,7 @@ pub const MAX_DEPTH: usize = 256;
 
 /// Why a pickle could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PickleError {
     #[error("pickle is truncated: {opcode} at byte {offset} runs past the end")]
     /// An opcode's operand runs past the end of the input.

@@ -48,6 +48,7 @@ pub use tensor::{scan, Rebuild, Scan, StorageKey, StorageRef, TensorRef};
 
 /// Why a checkpoint could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TorchError {
     #[error("not a PyTorch checkpoint (unrecognised first bytes)")]
     /// The file is no format torch saves (zip, legacy, tar, TorchScript, `.pt2`).

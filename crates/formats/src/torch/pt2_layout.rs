@@ -9,6 +9,7 @@ use crate::torch::zip_read::{TorchZip, ZipError};
 
 /// Why a `.pt2` archive could not be read. Each message names the record or tensor.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Pt2Error {
     /// The archive is not a readable zip.
     #[error(transparent)]

@@ -57,6 +57,7 @@ pub fn torch_dtype(dtype: Dtype) -> Option<DType> {
 
 /// Why a file's header could not be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReadError {
     /// Fewer than 8 bytes.
     #[error("the safetensors file is truncated")]
@@ -142,6 +143,7 @@ pub trait Describe {
 
 /// Why a header could not be written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WriteError {
     /// A tensor's byte size or a dimension does not fit this machine's `usize`, or the data
     /// would pass it.

@@ -35,6 +35,7 @@ const METHOD_DEFLATED: u16 = 8;
 
 /// Errors from reading a checkpoint's zip container.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ZipError {
     #[error("not a zip archive (the file does not start with a zip local header)")]
     NotZip,

@@ -19,6 +19,7 @@ pub use select::TRAINING_STATE_KEYS;
 
 /// Why a transform could not be applied.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TransformError {
     #[error("keys `{first}` and `{second}` would both become `{renamed}` after stripping")]
     /// Stripping a prefix would merge two keys into one.

@@ -29,6 +29,7 @@ pub use ops::targets as traced_targets;
 
 /// Why a TorchScript archive could not be read as a program. Each message says where.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ScriptError {
     /// A problem at a line of a code record (`code/__torch__/…py`).
     #[error("`{file}` line {line}: {what}")]

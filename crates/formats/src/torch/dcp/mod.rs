@@ -39,6 +39,7 @@ pub const MAX_METADATA_BYTES: u64 = 1 << 30;
 
 /// Why a DCP folder could not be read or consolidated.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DcpError {
     /// `.metadata` is not DCP metadata ckpt can read.
     #[error("{METADATA_FILE}: {what}")]
