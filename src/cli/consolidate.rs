@@ -9,6 +9,7 @@ use ckpt::security::{check_dcp, check_deepspeed};
 use ckpt::sharded::{consolidate, deepspeed, OutputKind, Selection};
 use ckpt::torch::dcp::{is_checkpoint_folder, is_deepspeed_only};
 
+use super::output::WrittenJson;
 use super::safety::SafetyArgs;
 use super::Failure;
 
@@ -75,17 +76,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
         consolidate(&folder, &selection, kind, &args.output).map_err(|e| fail(&e))?
     };
     if args.json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "output": args.output.display().to_string(),
-                "tensors": summary.tensors,
-                "values": summary.values,
-                "chunks": summary.chunks,
-                "tensor_bytes": summary.tensor_bytes,
-                "dropped": summary.dropped,
-            })
-        );
+        WrittenJson {
+            output: args.output.display().to_string(),
+            summary: &summary,
+        }
+        .print(&args.output)?;
     } else {
         println!(
             "{}: {} tensors from {} chunks ({} bytes), {} values; {} entries left out",

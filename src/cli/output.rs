@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args as ClapArgs;
+use serde::Serialize;
 
 use super::Failure;
 
@@ -55,5 +56,24 @@ fn same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::metadata(a), std::fs::metadata(b)) {
         (Ok(ma), Ok(mb)) => ma.dev() == mb.dev() && ma.ino() == mb.ino(),
         _ => false,
+    }
+}
+
+/// A command's `--json` line: the output written, then what the command reports about it.
+#[derive(Serialize)]
+pub struct WrittenJson<'a, T: Serialize> {
+    /// The output path.
+    pub output: String,
+    /// The command's summary, its fields inline.
+    #[serde(flatten)]
+    pub summary: &'a T,
+}
+
+impl<T: Serialize> WrittenJson<'_, T> {
+    /// Prints the line.
+    pub fn print(&self, output: &Path) -> Result<(), Failure> {
+        let line = serde_json::to_string(self).map_err(|e| Failure::about(output, e))?;
+        println!("{line}");
+        Ok(())
     }
 }

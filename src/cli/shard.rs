@@ -10,6 +10,7 @@ use ckpt::sharded::source::Safetensors;
 use ckpt::sharded::{shard, Input};
 use ckpt::torch::safetensors::looks_like as looks_like_safetensors;
 
+use super::output::WrittenJson;
 use super::safety::SafetyArgs;
 use super::Failure;
 
@@ -57,17 +58,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     let summary = shard(&mut input, args.ranks, &args.output, args.force).map_err(|e| about(&e))?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "output": args.output.display().to_string(),
-                "ranks": summary.ranks,
-                "tensors": summary.tensors,
-                "values": summary.values,
-                "chunks": summary.chunks,
-                "tensor_bytes": summary.tensor_bytes,
-            })
-        );
+        WrittenJson {
+            output: args.output.display().to_string(),
+            summary: &summary,
+        }
+        .print(&args.output)?;
     } else {
         println!(
             "{}: {} ranks, {} tensors in {} chunks ({} bytes), {} values",

@@ -48,19 +48,19 @@ pub enum OutputKind {
     Safetensors,
 }
 
-/// What was written.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What was written (`consolidate --json` prints it, fields in this order, after the output).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Summary {
     /// Tensors written.
     pub tensors: usize,
     /// Non-tensor values written.
     pub values: usize,
-    /// Entries left out: by the selection, or (safetensors) because they are not tensors.
-    pub dropped: Vec<String>,
     /// Chunks read.
     pub chunks: usize,
     /// Tensor bytes written.
     pub tensor_bytes: u64,
+    /// Entries left out: by the selection, or (safetensors) because they are not tensors.
+    pub dropped: Vec<String>,
 }
 
 /// A tensor to write: where each of its chunks' bytes are.

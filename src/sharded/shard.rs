@@ -23,8 +23,8 @@ use ckpt_formats::torch::dcp::{DcpError, METADATA_FILE};
 use super::source::{Input, LeafKind};
 use super::split::{chunk, MAX_RANKS};
 
-/// What [`shard`] wrote.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What [`shard`] wrote (`shard --json` prints it, fields in this order, after the output).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Sharded {
     /// Ranks (`__<rank>_0.distcp` files) written.
     pub ranks: u64,
