@@ -176,6 +176,7 @@ MODELS = {
     "concat_alias": (idioms.ConcatAlias, [tokens]),
     "embedding_bags": (idioms.EmbeddingBags, [padded_ids]),
     "in_place_through_detach": (idioms.InPlaceThroughDetach, [float_input]),
+    "writes_into_parts": (idioms.WritesIntoParts, [float_input]),
 }
 # The ONNX op that shows the lowering ran.
 EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos",
@@ -192,7 +193,7 @@ EXPECTED = {"diff": "Sub", "cumsum": "CumSum", "sincos": "Sin", "timestep": "Cos
             "global_query": "Softmax", "seq_first_tokens": "Gather", "splits_by_type": "Split",
             "top_scores": "TopK", "masked_put": "Where", "broadcast_factor": "Clip",
             "concat_alias": "Concat", "embedding_bags": "ReduceMax",
-            "in_place_through_detach": "Relu"}
+            "in_place_through_detach": "Relu", "writes_into_parts": "Concat"}
 
 
 

@@ -267,8 +267,18 @@ class PartialWrite(torch.nn.Module):
         return x * 3
 
 
-def test_a_write_through_slices_into_an_activation_matches_torch(tmp_path):
-    model = PartialWrite().eval()
+class SelectWrite(torch.nn.Module):
+    """`x[:, 0] = y`: a write through `select`."""
+
+    def forward(self, x):
+        x = x * 2
+        x[:, 0] = x[:, 1].sigmoid()
+        return x
+
+
+@pytest.mark.parametrize("model", [PartialWrite(), SelectWrite()], ids=["slices", "select"])
+def test_a_write_through_slices_into_an_activation_matches_torch(model, tmp_path):
+    model = model.eval()
     archive = tmp_path / "m.pt2"
     common.export_pt2(model, (3, 4, 4), True, archive)
     out = tmp_path / "m.onnx"
@@ -276,12 +286,12 @@ def test_a_write_through_slices_into_an_activation_matches_torch(tmp_path):
     check_parity(model, out, (3, 4, 4), torch.Generator().manual_seed(0))
 
 
-class SelectWrite(torch.nn.Module):
-    """`x[:, 0] = y`: a write through `select`."""
+class TransposedWrite(torch.nn.Module):
+    """`x.transpose(2, 3)[:, 0] = y`: a write through a transpose."""
 
     def forward(self, x):
         x = x * 2
-        x[:, 0] = x[:, 1].sigmoid()
+        x.transpose(2, 3)[:, 0] = x[:, 1].sigmoid()
         return x
 
 
@@ -296,9 +306,9 @@ class StaleView(torch.nn.Module):
 
 
 @pytest.mark.parametrize("model,reason", [
-    (SelectWrite(), "only through slices of step 1"),
+    (TransposedWrite(), "only through slices of step 1, selects and reshapes"),
     (StaleView(), "is read after it"),
-], ids=["through-select", "stale-view"])
+], ids=["through-transpose", "stale-view"])
 def test_writes_into_activations_that_torch_would_alias_are_refused(model, reason, tmp_path):
     archive = tmp_path / "m.pt2"
     common.export_pt2(model, (3, 4, 4), True, archive)

@@ -36,6 +36,27 @@ const RESHAPES: &[&str] = &[
 /// the other.
 const WHOLE: &[&str] = &["detach.default", "alias.default"];
 
+/// Views that hold every element of their `self` in the same row-major order, only sized
+/// differently: a value written through one is written into `self` reshaped back.
+const REORDERLESS: &[&str] = &[
+    "view.default",
+    "reshape.default",
+    "_unsafe_view.default",
+    "_reshape_alias.default",
+    "view_as.default",
+    "flatten.using_ints",
+    "unflatten.int",
+    "unsqueeze.default",
+    "squeeze.default",
+    "squeeze.dim",
+    "squeeze.dims",
+];
+
+/// Whether view `op` only resizes its `self` (every element, the same row-major order).
+pub fn is_reshape(op: &str) -> bool {
+    REORDERLESS.contains(&op)
+}
+
 /// Whether aten overload `op` (`slice.Tensor`) returns a view of its `self`, so that a
 /// change to either reaches the other.
 pub fn is_view(op: &str) -> bool {

@@ -343,6 +343,20 @@ class EmbeddingBags(nn.Module):  # DLRM's sparse features: nn.EmbeddingBag of [b
         scale = ids.float() / 9
         return torch.cat([self.total(ids), self.mean(ids), self.most(ids),
                           self.weighted(ids, per_sample_weights=scale)], -1)
+class WritesIntoParts(nn.Module):  # in-place writes into parts of an activation under no_grad (torch.export keeps them): a select filled, a slice copied, scaled and zeroed, a select of a slice through relu_
+    def forward(self, x):
+        y = x * 2
+        with torch.no_grad():
+            y[:, 0] = 5.0
+            y[:, 2:4] = x[:, 1:3]
+            y[:, -1].fill_(3.0)
+            y[:, 4:6].mul_(-2)
+            y[:, 6:].zero_()
+            z = y.view(-1, 2, 4)
+            z[:, 1, 1:3].relu_()
+        return y + 1
+
+
 class InPlaceThroughDetach(nn.Module):  # an in-place op under no_grad on a detached alias: torch.export keeps it, and the tensor it aliases sees the change
     def forward(self, x):
         x = x * 1

@@ -10,13 +10,13 @@
 //! have to change state or compute the table per call.
 
 use crate::OnnxError;
-use ckpt_aten::alias::is_view;
+use ckpt_aten::alias::{is_reshape, is_view};
 use ckpt_aten::args::Args;
 use ckpt_aten::eval::{self, element_count, Tensor, Values};
 use ckpt_aten::program::{Argument, Node};
 
 use super::lower::{Bound, Lowering};
-use super::tensor::{show, Tensor as Activation};
+use super::tensor::{show, Size, Tensor as Activation};
 
 /// The overload of an in-place copy (`dst.copy_(src)`, also what `dst[...] = src` records).
 pub(super) const COPY: &str = "copy_.default";
@@ -77,13 +77,9 @@ impl Lowering<'_, '_> {
         self.write_through(node, destination, values)
     }
 
-    /// Lowers `copy_.default(self, src)` into an activation. `self` is the activation
-    /// itself or a view of one through full views and step-1 slices (`attn[:, :, 1:, 1:] =
-    /// y`, MViT with a class token): the tensor is rebuilt as the parts the slices leave out
-    /// concatenated around `src` along each sliced dimension, and every name on the way
-    /// (the tensor, each view, the node's output) is bound to its new value. Refused: other
-    /// views (`select`, strided slices), and a write after which another view of the old
-    /// tensor is still read (it would see the old values).
+    /// Lowers `copy_.default(self, src)` into an activation (`attn[:, :, 1:, 1:] = y`,
+    /// MViT with a class token): `src` must have the sizes and batch layout of `self`,
+    /// which is written as [`Lowering::write_into_activation`] writes.
     pub(super) fn copy_into_activation(&mut self, node: &Node) -> Result<(), OnnxError> {
         let args = Args(node);
         let destination = args.tensor("self").map_err(error)?;
@@ -97,23 +93,62 @@ impl Lowering<'_, '_> {
                 show(&written.sizes())
             )));
         }
-        // Up from the destination: each name with the number of slices below it, and the
-        // slices (dimension, range) in order from the destination up.
+        self.write_into_activation(node, destination, values)
+    }
+
+    /// Whether an in-place change of `name` by the node at `at` is a write into an
+    /// activation ([`Lowering::write_into_activation`]): `name` is an activation made from
+    /// another by view ops of which at least one is a slice or a select (`y[:, 0]`,
+    /// `y[:, 2:4]`), and a value on the way up is read after `at`.
+    pub(super) fn writes_into_activation(&self, name: &str, at: usize) -> bool {
+        if !matches!(self.values.get(name), Some(Bound::Activation(_))) {
+            return false;
+        }
+        let mut current = name;
+        let mut parted = false;
+        let mut read_later = false;
+        while let Some((producer, input)) = self.view_producer(current) {
+            parted |= producer.target.ends_with("slice.Tensor")
+                || producer.target.ends_with("select.int");
+            read_later |= self.readers_of(input).iter().any(|&reader| reader > at);
+            current = input;
+        }
+        parted && read_later && matches!(self.values.get(current), Some(Bound::Activation(_)))
+    }
+
+    /// Writes `values` (of `destination`'s sizes and batch layout: the result of in-place
+    /// op `node`, or the values a copy copies) into `destination`, the activation itself
+    /// or a view of one through full views, reshapes, step-1 slices and selects: the tensor is
+    /// rebuilt as the parts the slices and selects leave out concatenated around the
+    /// values along each such dimension (and reshaped back through reshapes), and every
+    /// name on the way (the tensor, each view, the node's output) is bound to its new
+    /// value. Refused: other views (strided slices, transposes, expands), and a write
+    /// after which another view of the old tensor is still read (it would see the old
+    /// values).
+    pub(super) fn write_into_activation(
+        &mut self,
+        node: &Node,
+        destination: &str,
+        values: Activation,
+    ) -> Result<(), OnnxError> {
+        let written = self.tensor(destination)?;
+        // Up from the destination: each name with the number of parts below it, and the
+        // parts in order from the destination up.
         let mut names = vec![(destination.to_owned(), 0usize)];
-        let mut slices: Vec<(usize, std::ops::Range<u64>)> = Vec::new();
+        let mut parts: Vec<Part> = Vec::new();
         let mut current = written.clone();
         while let Some((producer, input)) = self.view_producer(&names[names.len() - 1].0) {
             let parent = self.tensor(input)?;
             if parent.value().name() != current.value().name() {
-                let piece = step_one_slice(producer, &parent).ok_or_else(|| {
+                let part = Part::of(producer, &parent).ok_or_else(|| {
                     error(format!(
-                        "a write into part of `{input}` through `{}` is not exported; only through slices of step 1",
+                        "a write into part of `{input}` through `{}` is not exported; only through slices of step 1, selects and reshapes",
                         producer.target
                     ))
                 })?;
-                slices.push(piece);
+                parts.push(part);
             }
-            names.push((input.to_owned(), slices.len()));
+            names.push((input.to_owned(), parts.len()));
             current = parent;
         }
         let at = self
@@ -133,29 +168,49 @@ impl Lowering<'_, '_> {
         });
         if let Some((name, _)) = stale {
             return Err(error(format!(
-                "`{name}` views the tensor this copy overwrites and is read after it; only a write whose views are not read again is exported"
+                "`{name}` views the tensor this write changes and is read after it; only a write whose views are not read again is exported"
             )));
         }
-        // Level k is the value with k slices below it; level 0 is `src`.
+        // Level k is the value with k parts below it; level 0 is the written values.
         let scope = Self::scope(node);
         let mut levels = vec![values];
-        for (k, (dim, range)) in slices.iter().enumerate() {
+        for (k, part) in parts.iter().enumerate() {
             let parent = names
                 .iter()
                 .find(|(_, level)| *level == k + 1)
                 .map(|(name, _)| name.clone())
-                .ok_or_else(|| error("a slice with no tensor above it".into()))?;
+                .ok_or_else(|| error("a view with no tensor above it".into()))?;
             let parent = self.tensor(&parent)?;
-            let size = parent.sizes()[*dim].count;
-            let mut parts = Vec::with_capacity(3);
+            let (dim, range, selected) = match part {
+                Part::Reshaped => {
+                    let back = levels[k]
+                        .clone()
+                        .reshaped(&mut self.g, &scope, &parent.sizes())?;
+                    levels.push(back);
+                    continue;
+                }
+                Part::Range {
+                    dim,
+                    range,
+                    selected,
+                } => (*dim, range.clone(), *selected),
+            };
+            let size = parent.sizes()[dim].count;
+            let mut inner = levels[k].clone();
+            if selected {
+                let mut sizes = inner.sizes();
+                sizes.insert(dim, Size::fixed(1));
+                inner = inner.reshaped(&mut self.g, &scope, &sizes)?;
+            }
+            let mut pieces = Vec::with_capacity(3);
             if range.start > 0 {
-                parts.push(parent.sliced(&mut self.g, &scope, "copy_", *dim, 0..range.start)?);
+                pieces.push(parent.sliced(&mut self.g, &scope, "copy_", dim, 0..range.start)?);
             }
-            parts.push(levels[k].clone());
+            pieces.push(inner);
             if range.end < size {
-                parts.push(parent.sliced(&mut self.g, &scope, "copy_", *dim, range.end..size)?);
+                pieces.push(parent.sliced(&mut self.g, &scope, "copy_", dim, range.end..size)?);
             }
-            levels.push(Activation::concat(&mut self.g, &scope, &parts, *dim)?);
+            levels.push(Activation::concat(&mut self.g, &scope, &pieces, dim)?);
         }
         for (name, level) in names {
             self.values
@@ -258,24 +313,57 @@ impl Lowering<'_, '_> {
     }
 }
 
-/// The dimension and range of `node` when it is a `slice.Tensor` of step 1 of `parent`
-/// (negative and open bounds resolved), else `None`.
-fn step_one_slice(node: &Node, parent: &Activation) -> Option<(usize, std::ops::Range<u64>)> {
-    if !node.target.ends_with("slice.Tensor") {
-        return None;
+/// What a view takes of its tensor, for a write through it.
+enum Part {
+    /// Along one dimension, the range a step-1 slice keeps, or the one entry a select
+    /// keeps (`selected`: without the dimension).
+    Range {
+        dim: usize,
+        range: std::ops::Range<u64>,
+        selected: bool,
+    },
+    /// Every element, in the same order, sized differently (a reshape).
+    Reshaped,
+}
+
+impl Part {
+    /// The part view op `node` takes of `parent`, when it is a step-1 slice, a select or a
+    /// reshape.
+    fn of(node: &Node, parent: &Activation) -> Option<Part> {
+        let op = node
+            .target
+            .strip_prefix("torch.ops.aten.")
+            .unwrap_or(&node.target);
+        if is_reshape(op) {
+            return Some(Part::Reshaped);
+        }
+        let args = Args(node);
+        let rank = parent.rank() as i64;
+        let dim = args.int("dim").ok()?;
+        let dim = usize::try_from(if dim < 0 { dim + rank } else { dim }).ok()?;
+        let size = parent.sizes().get(dim)?.count as i64;
+        if node.target.ends_with("select.int") {
+            let index = args.int("index").ok()?;
+            let index = if index < 0 { index + size } else { index };
+            let start = u64::try_from(index).ok().filter(|&i| (i as i64) < size)?;
+            return Some(Part::Range {
+                dim,
+                range: start..start + 1,
+                selected: true,
+            });
+        }
+        if !node.target.ends_with("slice.Tensor") || args.int("step").ok()? != 1 {
+            return None;
+        }
+        let clamp = |i: i64| (if i < 0 { i.saturating_add(size) } else { i }).clamp(0, size) as u64;
+        let start = clamp(args.optional_int("start").ok()?.unwrap_or(0));
+        let end = clamp(args.optional_int("end").ok()?.unwrap_or(i64::MAX));
+        (start < end).then_some(Part::Range {
+            dim,
+            range: start..end,
+            selected: false,
+        })
     }
-    let args = Args(node);
-    let rank = parent.rank() as i64;
-    let dim = args.int("dim").ok()?;
-    let dim = usize::try_from(if dim < 0 { dim + rank } else { dim }).ok()?;
-    let size = parent.sizes().get(dim)?.count as i64;
-    if args.int("step").ok()? != 1 {
-        return None;
-    }
-    let clamp = |i: i64| (if i < 0 { i.saturating_add(size) } else { i }).clamp(0, size) as u64;
-    let start = clamp(args.optional_int("start").ok()?.unwrap_or(0));
-    let end = clamp(args.optional_int("end").ok()?.unwrap_or(i64::MAX));
-    (start < end).then_some((dim, start..end))
 }
 
 /// `base` taken through view ops `ops` in order.

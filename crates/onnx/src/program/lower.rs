@@ -1394,6 +1394,18 @@ impl Lowering<'_, '_> {
         let Some(Argument::Tensor(changed)) = Args(node).get("self") else {
             return Ok(());
         };
+        // A change of part of an activation (`y[:, 0].fill_(1)`, `y[:, 1:3].mul_(2)`) is a
+        // write into that activation.
+        if self.writes_into_activation(changed, self.at) {
+            let output = self.output_name(node, 0)?.to_owned();
+            if matches!(self.bound(&output)?, Bound::Uniform { .. })
+                && !self.is_materialized(&output)
+            {
+                self.materialize(&output, &Self::scope(node))?;
+            }
+            let result = self.tensor(&output)?;
+            return self.write_into_activation(node, &changed.clone(), result);
+        }
         let result = self.bound(self.output_name(node, 0)?)?.clone();
         let same = self
             .aliases

@@ -667,4 +667,26 @@ impl Lowering<'_, '_> {
         };
         self.like(node, args, Some(value))
     }
+
+    /// `fill_.Tensor`: `self` filled with the one value of a constant tensor (`y[:, 0] =
+    /// 5.0` records the number as a lifted 0-d tensor); a value computed per sample is
+    /// refused.
+    pub(super) fn fill_by_tensor(&mut self, node: &Node, args: &Args<'_>) -> Result<(), OnnxError> {
+        let name = args.tensor("value").or_shape()?;
+        if !self.is_constant(name) {
+            return Err(arg_error(format!(
+                "`fill_` by `{name}`, which is computed per sample: only a constant value is exported"
+            )));
+        }
+        let value = match self.constant_tensor(name)?.values() {
+            eval::Values::I64(v) if v.len() == 1 => v[0] as f64,
+            eval::Values::F32(v) if v.len() == 1 => f64::from(v[0]),
+            _ => {
+                return Err(arg_error(format!(
+                    "`fill_` by `{name}`, which is not one value"
+                )))
+            }
+        };
+        self.like(node, args, Some(value))
+    }
 }

@@ -990,7 +990,10 @@ pub(super) const OPS: &[Op] = &[
     op(&["sum_to_size.default"], |l, n, a, s| {
         l.sum_to_size(n, a, s)
     }),
-    op(&["fill.Scalar"], |l, n, a, _| l.fill_like(n, a)),
+    op(&["fill.Scalar", "fill_.Scalar"], |l, n, a, _| {
+        l.fill_like(n, a)
+    }),
+    op(&["fill_.Tensor"], |l, n, a, _| l.fill_by_tensor(n, a)),
     op(&["zero_.default"], |l, n, a, _| l.like(n, a, Some(0.0))),
     op(
         &["var_mean.correction", "var_mean.dim", "var_mean.default"],

@@ -43,7 +43,11 @@ impl<'p> Lowering<'p, '_> {
     }
 
     /// Makes uniform value `name`, or a static export's folded value, an activation.
-    fn materialize(&mut self, name: &str, scope: &str) -> Result<(), OnnxError> {
+    pub(in crate::program) fn materialize(
+        &mut self,
+        name: &str,
+        scope: &str,
+    ) -> Result<(), OnnxError> {
         match self.materialize_folded(name)? {
             Some(t) => {
                 self.remember_materialized(name, t);
