@@ -690,3 +690,57 @@ impl Builder {
         self.reshape(scope, &y, &[c, h, w])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sizes(program: &ExportedProgram, name: &str) -> Vec<SymInt> {
+        program.graph_module.graph.tensor_values[name].sizes.clone()
+    }
+
+    #[test]
+    fn each_node_is_sized_by_the_aten_rule_and_parameters_are_read_once_by_fqn() {
+        let mut b = Builder::default();
+        let x = b.input(vec![3, 8, 8]).unwrap();
+        let w = b.stored("conv1.weight", &[4, 3, 3, 3]);
+        assert_eq!(b.stored("conv1.weight", &[4, 3, 3, 3]), w);
+        let y = b.conv("conv1", &x, &w, None, Conv2d::new(2, 1)).unwrap();
+        assert_eq!(y.shape(), [4, 4, 4]);
+        let halves = b.chunk("split", &y, 2, 0).unwrap();
+        assert_eq!(halves.len(), 2);
+        assert_eq!(halves[1].shape(), [2, 4, 4]);
+        let z = b.channel_shuffle("shuffle", &y, 2).unwrap();
+        let out = b.flatten("", &z).unwrap();
+        assert_eq!(out.shape(), [64]);
+        let program = b.finish(&out);
+        let batch = SymInt::Expr(BATCH.into());
+        assert_eq!(sizes(&program, "x")[0], batch);
+        assert_eq!(sizes(&program, &out.name), vec![batch, SymInt::Int(64)]);
+        let specs = &program.graph_module.signature.input_specs;
+        let parameters: Vec<_> = specs
+            .iter()
+            .filter(|s| matches!(s, InputSpec::Parameter { fqn, .. } if fqn == "conv1.weight"))
+            .collect();
+        assert_eq!(parameters.len(), 1);
+        assert!(matches!(specs.last(), Some(InputSpec::UserInput(_))));
+        let conv = &program.graph_module.graph.nodes[0];
+        assert_eq!(conv.target, "torch.ops.aten.conv2d.default");
+        assert_eq!(
+            conv.meta("nn_module_stack"),
+            Some("L__self__,conv1,torchvision")
+        );
+    }
+
+    #[test]
+    fn a_node_its_rule_refuses_is_an_error_naming_the_module() {
+        let mut b = Builder::default();
+        let x = b.input(vec![3, 8, 8]).unwrap();
+        let pool = Pool2d::new(3, 2, 0);
+        let y = b.max_pool("pool", &x, pool).unwrap();
+        let e = b.concat("cat", &[&x, &y], 0).unwrap_err().to_string();
+        assert!(e.starts_with("cat: cat.default:"), "{e}");
+        let e = b.reshape("view", &x, &[7]).unwrap_err().to_string();
+        assert!(e.contains("cannot view"), "{e}");
+    }
+}
