@@ -1,5 +1,5 @@
-//! Multi-head self-attention as ATC takes it at opsets 9–13, shared by the checkpoint ViT
-//! (`arch::vit`) and the fused attention kernels of a TorchScript trace
+//! Multi-head self-attention as ATC takes it at opsets 9–13, shared by
+//! `_native_multi_head_attention` and the fused attention kernels of a TorchScript trace
 //! (`program::aten::fused_attention`): Q, K and V are MatMuls by the transposed slices of
 //! the packed in-projection (the 1/√d scale folded into Q), Reshape/Transpose to heads with
 //! constant per-sample shapes, MatMul, Softmax over the last axis, MatMul, and back to

@@ -1,14 +1,15 @@
-//! The whole export: checkpoint → state dict → architecture → graph → ATC check → file.
+//! `to-onnx` on a checkpoint: state dict → architecture → the aten program torch.export
+//! records for it ([`ckpt_import::torchvision`]) → the one lowering every program takes
+//! ([`super::program`]), over the checkpoint's tensors, mapped and never all held.
 
 use std::path::Path;
 
-use ckpt_formats::torch::Checkpoint;
+use ckpt_formats::torch::read_tensor::{self, MappedTensor};
+use ckpt_formats::torch::{Checkpoint, DType, TensorRef};
+use ckpt_import::torchvision::{self, Choice, Source, StateDict, TorchvisionError};
 
-use super::arch::{self, googlenet, Choice, Context, Source};
-use super::atc;
-use super::graph::GraphBuilder;
-use super::weights::StateDict;
-use super::write::{self, WriteOptions, Written};
+use super::program::{export_with, ProgramOptions, TensorSource};
+use super::write::{WriteOptions, Written};
 use super::{Batch, OnnxError, Opset};
 
 /// Everything `to-onnx` can be asked.
@@ -71,9 +72,9 @@ pub struct ExportReport {
 }
 
 /// Exports the torchvision-family model in `ckpt` to `out` as ATC-ready ONNX (`ckpt
-/// to-onnx` on a checkpoint). `.pt2` archives and TorchScript traces go through
-/// [`export_program`](crate::program::export_program) and
-/// [`export_script`](crate::script::export_script) instead.
+/// to-onnx` on a checkpoint): the program torch.export records for its architecture,
+/// lowered as [`export_program`](crate::program::export_program) lowers a `.pt2` archive's
+/// and [`export_script`](crate::script::export_script) a trace's.
 pub fn export(
     ckpt: &mut Checkpoint,
     options: &ExportOptions,
@@ -90,44 +91,75 @@ pub fn export(
         });
     }
     let sd = StateDict::locate(ckpt)?;
-    let (arch, source) = arch::resolve(&options.arch, &sd)?;
-    let name = arch.name();
-    let googlenet = matches!(arch, arch::Arch::GoogLeNet(_));
-    if options.transform_input && !googlenet {
-        return Err(OnnxError::Option {
-            what: format!("--transform-input applies to googlenet only, not {name}"),
-        });
-    }
-    sd.check(&name, &arch.expected())?;
-    let mut cx = Context {
-        graph: GraphBuilder::with_store(
-            options.opset,
-            options.batch.clone(),
-            options.write.store_for(out),
-        ),
-        ckpt,
-        sd: &sd,
+    let imported = torchvision::import(&sd, &options.arch, options.input, options.transform_input)?;
+    let program_options = ProgramOptions {
+        opset: options.opset,
+        batch: options.batch.clone(),
+        input_name: Some(options.input_name.clone()),
+        output_name: options.output_name.clone(),
         fold_bn: options.fold_bn,
-        transform_input: options.transform_input,
+        write: options.write,
     };
-    let input = cx
-        .graph
-        .input(&options.input_name, options.input.to_vec())?;
-    let logits = arch.build(&mut cx, &input)?;
-    let model = cx.graph.finish(&logits, &options.output_name)?;
-    atc::validate(&model, &options.batch)?;
-    let written = write::write(&model, out, &options.write)?;
+    let mut tensors = StateDictTensors { ckpt, sd: &sd };
+    let report = export_with(&imported.program, &mut tensors, &program_options, out)?;
     Ok(ExportReport {
-        arch: name,
-        source,
+        arch: imported.arch,
+        source: imported.source,
         stripped: sd.stripped.clone(),
-        nodes: model.graph.node.len(),
-        initializers: model.initializers.len(),
-        written,
-        notes: if googlenet && !options.transform_input {
-            vec![googlenet::TRANSFORM_INPUT_NOTE.to_owned()]
-        } else {
-            Vec::new()
-        },
+        nodes: report.nodes,
+        initializers: report.initializers,
+        written: report.written,
+        notes: imported.notes,
     })
+}
+
+/// The state dict's tensors, by key, in the checkpoint they are stored in.
+struct StateDictTensors<'a> {
+    ckpt: &'a mut Checkpoint,
+    sd: &'a StateDict,
+}
+
+impl StateDictTensors<'_> {
+    fn tensor(&self, key: &str) -> Result<&TensorRef, OnnxError> {
+        Ok(self.sd.tensor(key)?)
+    }
+}
+
+impl TensorSource for StateDictTensors<'_> {
+    fn dims(&self, fqn: &str) -> Result<Vec<u64>, OnnxError> {
+        Ok(self.tensor(fqn)?.shape.clone())
+    }
+
+    fn dtype(&self, fqn: &str) -> Result<DType, OnnxError> {
+        Ok(self.tensor(fqn)?.dtype)
+    }
+
+    fn read_f32(&mut self, fqn: &str) -> Result<Vec<f32>, OnnxError> {
+        let tensor = self.tensor(fqn)?.clone();
+        Ok(read_tensor::read_f32(self.ckpt, &tensor)?)
+    }
+
+    fn read_i64(&mut self, fqn: &str) -> Result<Vec<i64>, OnnxError> {
+        let tensor = self.tensor(fqn)?.clone();
+        Ok(read_tensor::read_i64(self.ckpt, &tensor)?)
+    }
+
+    fn mapped(&self, fqn: &str) -> Option<MappedTensor> {
+        let tensor = self.sd.tensor(fqn).ok()?;
+        read_tensor::map_tensor(self.ckpt, tensor).ok().flatten()
+    }
+}
+
+impl From<TorchvisionError> for OnnxError {
+    fn from(e: TorchvisionError) -> Self {
+        match e {
+            TorchvisionError::Torch(e) => OnnxError::Torch(e),
+            TorchvisionError::Transform(e) => OnnxError::Transform(e),
+            TorchvisionError::NoStateDict => OnnxError::NoStateDict,
+            TorchvisionError::Arch { what } => OnnxError::Arch { what },
+            TorchvisionError::Keys { arch, report } => OnnxError::Keys { arch, report },
+            TorchvisionError::Shape { what } => OnnxError::Shape { what },
+            TorchvisionError::Option { what } => OnnxError::Option { what },
+        }
+    }
 }

@@ -188,6 +188,7 @@ impl GraphBuilder {
     }
 
     /// Declares a float32 graph input of per-sample shape `shape`.
+    #[cfg(test)]
     pub fn input(&mut self, name: &str, shape: Vec<u64>) -> Result<Value, OnnxError> {
         self.typed_input(name, shape, ElemType::Float32)
     }
@@ -419,11 +420,13 @@ impl GraphBuilder {
     }
 
     /// Finishes the graph with `output` as its only output, renamed to `output_name`.
+    #[cfg(test)]
     pub fn finish(self, output: &Value, output_name: &str) -> Result<Model, OnnxError> {
         self.finish_outputs(&[(output.clone(), output_name.to_owned())])
     }
 
     /// [`GraphBuilder::finish_placed`] with every output's batch on its first dimension.
+    #[cfg(test)]
     pub fn finish_outputs(self, outputs: &[(Value, String)]) -> Result<Model, OnnxError> {
         let placed: Vec<(Value, String, usize)> = outputs
             .iter()

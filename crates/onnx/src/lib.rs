@@ -1,16 +1,15 @@
-//! ONNX export: torchvision-family checkpoints → ATC-ready ONNX files.
+//! ONNX export: aten programs → ATC-ready ONNX files.
 //!
-//! Data flows one way: `weights` (the checkpoint's state dict, strictly checked) →
-//! `arch` (one module per torchvision family: detection, expected keys, graph) built on
-//! `graph` and `ops` (a typed graph builder) with `fold` (BatchNorm folding) →
-//! `atc` (the rules Ascend's ATC needs, checked on every export) → `write` (protobuf,
-//! atomically, with external data past 2 GiB). [`export()`] runs the whole pipeline.
+//! Every input kind is an aten program first (`ckpt_import`: a `.pt2` archive's, a
+//! trace's, or the one torch.export records for a torchvision checkpoint's architecture),
+//! and one lowering writes it ([`program`]): `graph` and `ops` (a typed graph builder) with
+//! `fold` (BatchNorm folding) → `atc` (the rules Ascend's ATC needs, checked on every
+//! export) → `write` (protobuf, atomically, with external data past 2 GiB).
 //!
 //! Public: [`export()`] with [`ExportOptions`] (torchvision checkpoints),
 //! [`program::export_program`] (`.pt2` archives), [`script::export_script`] (TorchScript
 //! archives), and [`proto`], the ONNX protobuf types, for reading what was written.
 
-pub(crate) mod arch;
 pub(crate) mod atc;
 pub mod atc_check;
 pub(crate) mod attention;
@@ -26,13 +25,12 @@ pub mod proto;
 pub mod script;
 pub(crate) mod store;
 pub(crate) mod typing;
-pub(crate) mod weights;
 pub(crate) mod write;
 
 use std::fmt;
 
-pub use arch::{Choice, Source};
 pub use atc::AtcCommand;
+pub use ckpt_import::torchvision::{Choice, Source};
 pub use export::{export, ExportOptions, ExportReport};
 pub use write::{WriteOptions, Written};
 

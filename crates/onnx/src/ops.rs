@@ -9,57 +9,7 @@ use super::OnnxError;
 mod nan;
 mod product;
 
-/// A 2-D convolution's hyper-parameters (symmetric padding, as `nn.Conv2d` has).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Conv2d {
-    pub stride: [u64; 2],
-    pub pad: [u64; 2],
-    pub dilation: [u64; 2],
-    pub groups: u64,
-}
-
-impl Conv2d {
-    /// Stride `s`, padding `p`, no dilation, one group.
-    pub fn new(stride: u64, pad: u64) -> Self {
-        Conv2d {
-            stride: [stride; 2],
-            pad: [pad; 2],
-            dilation: [1; 2],
-            groups: 1,
-        }
-    }
-
-    pub fn groups(self, groups: u64) -> Self {
-        Conv2d { groups, ..self }
-    }
-}
-
-/// A 2-D pooling window (symmetric padding; `ceil` is `nn.MaxPool2d`'s `ceil_mode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Pool2d {
-    pub kernel: [u64; 2],
-    pub stride: [u64; 2],
-    pub pad: [u64; 2],
-    pub ceil: bool,
-}
-
-impl Pool2d {
-    pub fn new(kernel: u64, stride: u64, pad: u64) -> Self {
-        Pool2d {
-            kernel: [kernel; 2],
-            stride: [stride; 2],
-            pad: [pad; 2],
-            ceil: false,
-        }
-    }
-
-    pub fn ceil_mode(self) -> Self {
-        Pool2d { ceil: true, ..self }
-    }
-}
-
-/// An N-D convolution's hyper-parameters, one entry per spatial axis (symmetric padding);
-/// [`Conv2d`] is the 2-D case.
+/// An N-D convolution's hyper-parameters, one entry per spatial axis (symmetric padding).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConvNd {
     pub stride: Vec<u64>,
@@ -68,36 +18,14 @@ pub struct ConvNd {
     pub groups: u64,
 }
 
-impl From<Conv2d> for ConvNd {
-    fn from(p: Conv2d) -> Self {
-        ConvNd {
-            stride: p.stride.to_vec(),
-            pad: p.pad.to_vec(),
-            dilation: p.dilation.to_vec(),
-            groups: p.groups,
-        }
-    }
-}
-
 /// An N-D pooling window, one entry per spatial axis (symmetric padding; `ceil` is torch's
-/// `ceil_mode`); [`Pool2d`] is the 2-D case.
+/// `ceil_mode`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PoolNd {
     pub kernel: Vec<u64>,
     pub stride: Vec<u64>,
     pub pad: Vec<u64>,
     pub ceil: bool,
-}
-
-impl From<Pool2d> for PoolNd {
-    fn from(p: Pool2d) -> Self {
-        PoolNd {
-            kernel: p.kernel.to_vec(),
-            stride: p.stride.to_vec(),
-            pad: p.pad.to_vec(),
-            ceil: p.ceil,
-        }
-    }
 }
 
 fn shape_error(what: String) -> OnnxError {
@@ -153,18 +81,6 @@ fn single(mut values: Vec<Value>) -> Value {
 }
 
 impl GraphBuilder {
-    /// `Conv`: weight `[O, C/groups, kh, kw]`, optional bias `[O]`.
-    pub fn conv(
-        &mut self,
-        scope: &str,
-        x: &Value,
-        w: &Weight,
-        b: Option<&Weight>,
-        p: Conv2d,
-    ) -> Result<Value, OnnxError> {
-        self.conv_nd(scope, x, w, b, &p.into())
-    }
-
     /// `Conv` over any number of spatial axes: weight `[O, C/groups, k…]`, optional bias
     /// `[O]`, one entry of `p` per spatial axis.
     pub fn conv_nd(
@@ -260,14 +176,10 @@ impl GraphBuilder {
         )))
     }
 
-    /// `MaxPool`. Before opset 10 `ceil_mode` does not exist; ceil rounding is then written
-    /// as extra end padding, which MaxPool treats as −∞ and so computes the same result.
-    pub fn max_pool(&mut self, scope: &str, x: &Value, p: Pool2d) -> Result<Value, OnnxError> {
-        self.max_pool_nd(scope, x, &p.into())
-    }
-
-    /// [`GraphBuilder::max_pool`] over any number of spatial axes. A window holding a NaN
-    /// gives NaN, as in torch (`nan.rs`: onnxruntime's MaxPool skips it).
+    /// `MaxPool` over any number of spatial axes. Before opset 10 `ceil_mode` does not
+    /// exist; ceil rounding is then written as extra end padding, which MaxPool treats as
+    /// −∞ and so computes the same result. A window holding a NaN gives NaN, as in torch
+    /// (`nan.rs`: onnxruntime's MaxPool skips it).
     pub fn max_pool_nd(&mut self, scope: &str, x: &Value, p: &PoolNd) -> Result<Value, OnnxError> {
         let y = self.pool("MaxPool", scope, x, p, &[])?;
         if !nan::picks_over_nan("MaxPool", x) {
@@ -276,11 +188,6 @@ impl GraphBuilder {
         let flags = self.nan_flags(scope, x);
         let held = self.pool("MaxPool", scope, &flags, p, &[])?;
         self.nan_where(scope, &held, &y)
-    }
-
-    /// `AveragePool` with `count_include_pad = 1`, as `nn.AvgPool2d` counts by default.
-    pub fn average_pool(&mut self, scope: &str, x: &Value, p: Pool2d) -> Result<Value, OnnxError> {
-        self.average_pool_nd(scope, x, &p.into(), true)
     }
 
     /// `AveragePool` over any number of spatial axes; `include_pad` is torch's
@@ -359,13 +266,6 @@ impl GraphBuilder {
             vec![],
             vec![shape],
         )))
-    }
-
-    /// `Flatten(axis=1)`: every per-sample axis into one (no shape arithmetic on the batch).
-    pub fn flatten(&mut self, scope: &str, x: &Value) -> Value {
-        let n = x.shape().iter().product();
-        let attrs = vec![("axis", Attr::Int(1))];
-        single(self.node("Flatten", scope, names(&[x.name()]), attrs, vec![vec![n]]))
     }
 
     /// `Gemm(transB=1)`: `x [K]`, `w [N, K]`, optional `b [N]` → `[N]` (`nn.Linear`).

@@ -1,8 +1,9 @@
 //! Exporting a user's own model from a `torch.export` program (`.pt2`) to ATC-ready ONNX.
 //!
 //! The program's aten graph ([`ckpt_import::pt2`]) is lowered node by node (`lower`,
-//! `aten`) onto the same `GraphBuilder` the torchvision
-//! export uses, so the same rules hold: one opset, the batch as a named `dim_param` and
+//! `aten`) onto one `GraphBuilder`, the same for every input kind (a torchvision
+//! checkpoint is written as the program torch.export records for it), so the same rules
+//! hold: one opset, the batch as a named `dim_param` and
 //! never an operand of shape arithmetic, BatchNorm folded into the Conv before it, and the
 //! ATC check (`super::atc::validate`) run on every export. Parameters, buffers and lifted
 //! constants become initializers under their FQNs (`layer1.0.conv1.weight`).

@@ -1,5 +1,5 @@
-//! `scaled_dot_product_attention`, decomposed as the checkpoint ViT's attention is
-//! (`crate::arch::vit`): the scale folded into a Mul on Q, `MatMul(Q, Kᵀ)`, an
+//! `scaled_dot_product_attention`, decomposed as multi-head attention is
+//! (`crate::attention`): the scale folded into a Mul on Q, `MatMul(Q, Kᵀ)`, an
 //! additive mask, Softmax over the last axis, `MatMul(·, V)`. No op reads a shape. A boolean
 //! mask computed per sample (transformers' padding masks) selects the scores before the
 //! softmax and the weights after it, and an additive mask that may hide a whole row goes

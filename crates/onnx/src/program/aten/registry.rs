@@ -1154,7 +1154,7 @@ mod tests {
             format!("| {signature} | {call} |\n")
         };
         let mut doc = String::from(
-            "# Ops exported by `ckpt to-onnx` from `.pt2` programs and TorchScript traces\n\n\
+            "# Ops exported by `ckpt to-onnx` from aten programs (`.pt2`, TorchScript traces, torchvision checkpoints)\n\n\
              Generated from the op registry (`crates/onnx/src/program/aten/registry.rs`) and the\n\
              aten schema table (`crates/aten/src/schema.rs`); regenerate with\n\
              `CKPT_BLESS=1 cargo test --release --workspace --lib onnx_ops_document`.\n\n\

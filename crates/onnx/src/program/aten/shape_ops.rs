@@ -388,7 +388,7 @@ impl<'p> Lowering<'p, '_> {
     }
 
     /// Expanded constant `c` of per-sample `shape`, built beside activation `like` as
-    /// `Where(like[…:1…] == like[…:1…], c, c)` so that it follows the batch with no op
+    /// `Where(like[…:1…] < like[…:1…], c, c)` so that it follows the batch with no op
     /// computing it. The condition only lends its shape: either branch is `c`, so a NaN or
     /// ±∞ in `like` never reaches the result (as `0 · like + c` would let it). `c` must
     /// have `shape`'s sizes, or 1, on every per-sample axis, and `like` the same rank.
@@ -412,9 +412,11 @@ impl<'p> Lowering<'p, '_> {
                 x = self.g.slice(scope, &x, axis, 0..1)?;
             }
         }
+        // Any comparison gives the shape; `Less` takes float32 at every opset (`Equal`
+        // only from 11).
         let rows = emit::typed(
             &mut self.g,
-            "Equal",
+            "Less",
             scope,
             [x.name(), x.name()],
             x.shape(),

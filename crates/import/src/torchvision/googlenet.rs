@@ -11,11 +11,9 @@
 //! default when torchvision builds it with pretrained weights, which a fine-tuned model
 //! keeps): then each channel is re-normalised first, `x·(std/0.5) + (mean−0.5)/0.5`.
 
-use super::{bn_keys, dim_or, key, Context};
-use crate::graph::Value;
-use crate::ops::{Conv2d, Pool2d};
-use crate::weights::{Expected, StateDict};
-use crate::OnnxError;
+use super::{
+    bn_keys, dim_or, key, Context, Conv2d, Expected, Pool2d, StateDict, TorchvisionError, Value,
+};
 
 const BN_EPS: f64 = 1e-3;
 
@@ -85,12 +83,12 @@ pub struct GoogLeNet {
 }
 
 /// The GoogLeNet named `name`, or `None` for another family's name.
-pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<GoogLeNet>, OnnxError> {
+pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<GoogLeNet>, TorchvisionError> {
     Ok((name == NAMES[0]).then(|| plan(sd)))
 }
 
 /// A GoogLeNet recognised from `conv1.conv` and `inception3a.branch1.conv`.
-pub fn detect(sd: &StateDict) -> Result<Option<GoogLeNet>, OnnxError> {
+pub fn detect(sd: &StateDict) -> Result<Option<GoogLeNet>, TorchvisionError> {
     let found = sd.has("conv1.conv.weight") && sd.has("inception3a.branch1.conv.weight");
     Ok(found.then(|| plan(sd)))
 }
@@ -176,7 +174,7 @@ impl GoogLeNet {
         keys
     }
 
-    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         let transformed;
         let input = if cx.transform_input {
             transformed = transform_input(cx, input)?;
@@ -202,33 +200,35 @@ impl GoogLeNet {
             }
         }
         let x = cx.graph.global_average_pool("avgpool", &x)?;
-        let x = cx.graph.flatten("", &x);
+        let x = cx.graph.flatten("", &x)?;
         cx.linear(&x, "fc")
     }
 }
 
-/// `_transform_input`: `x[:, c]·(std_c/0.5) + (mean_c−0.5)/0.5` per channel, as one Mul and
-/// one Add of `[3, 1, 1]` constants (torch computes each channel in float32 the same way).
-fn transform_input(cx: &mut Context<'_>, x: &Value) -> Result<Value, OnnxError> {
+/// `_transform_input`: each channel `x[:, c]·(std_c/0.5) + (mean_c−0.5)/0.5`, unsqueezed
+/// and concatenated, as torchvision computes it.
+fn transform_input(cx: &mut Context<'_>, x: &Value) -> Result<Value, TorchvisionError> {
     if x.shape().first() != Some(&3) {
-        return Err(OnnxError::Option {
+        return Err(TorchvisionError::Option {
             what: format!(
                 "--transform-input re-normalises 3 RGB channels; the input has shape {:?}",
                 x.shape()
             ),
         });
     }
-    let scale = IMAGENET_STD.map(|s| (s / 0.5) as f32);
-    let shift = IMAGENET_MEAN.map(|m| ((m - 0.5) / 0.5) as f32);
-    let g = &mut cx.graph;
-    let scale = g.weight("transform_input.scale", vec![3, 1, 1], &scale)?;
-    let shift = g.weight("transform_input.shift", vec![3, 1, 1], &shift)?;
-    let y = g.mul_constant("transform_input", x, &scale)?;
-    g.add_constant("transform_input", &y, &shift)
+    let scope = "transform_input";
+    let mut channels = Vec::with_capacity(3);
+    for (c, (mean, std)) in IMAGENET_MEAN.iter().zip(IMAGENET_STD).enumerate() {
+        let y = cx.graph.select(scope, x, 0, c as u64)?;
+        let y = cx.graph.unsqueeze(scope, &y, 0)?;
+        channels.push(cx.graph.affine(scope, &y, std / 0.5, (mean - 0.5) / 0.5)?);
+    }
+    cx.graph
+        .concat(scope, &[&channels[0], &channels[1], &channels[2]], 0)
 }
 
 /// `Inception` at `name`: the four branches joined by a Concat on channels.
-fn inception(cx: &mut Context<'_>, x: &Value, name: &str) -> Result<Value, OnnxError> {
+fn inception(cx: &mut Context<'_>, x: &Value, name: &str) -> Result<Value, TorchvisionError> {
     let sub = |branch: &str| format!("{name}.{branch}");
     let b1 = basic(cx, x, &sub("branch1"), Conv2d::new(1, 0))?;
     let b2 = basic(cx, x, &sub("branch2.0"), Conv2d::new(1, 0))?;
@@ -242,7 +242,12 @@ fn inception(cx: &mut Context<'_>, x: &Value, name: &str) -> Result<Value, OnnxE
 }
 
 /// `BasicConv2d` at `prefix`: conv with BatchNorm (eps 0.001) folded in, then ReLU.
-fn basic(cx: &mut Context<'_>, x: &Value, prefix: &str, p: Conv2d) -> Result<Value, OnnxError> {
+fn basic(
+    cx: &mut Context<'_>,
+    x: &Value,
+    prefix: &str,
+    p: Conv2d,
+) -> Result<Value, TorchvisionError> {
     let y = cx.conv_bn(
         x,
         &format!("{prefix}.conv"),

@@ -1,10 +1,6 @@
 //! torchvision's AlexNet (the "one weird trick" variant: 64-192-384-256-256 convs).
 
-use super::{adaptive_average_pool, dim_or, key, Context};
-use crate::graph::Value;
-use crate::ops::{Conv2d, Pool2d};
-use crate::weights::{Expected, StateDict};
-use crate::OnnxError;
+use super::{dim_or, key, Context, Conv2d, Expected, Pool2d, StateDict, TorchvisionError, Value};
 
 /// The names this module builds.
 pub const NAMES: [&str; 1] = ["alexnet"];
@@ -33,12 +29,12 @@ pub struct AlexNet {
 }
 
 /// AlexNet for the name `alexnet`, or `None` for another family's name.
-pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<AlexNet>, OnnxError> {
+pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<AlexNet>, TorchvisionError> {
     Ok(NAMES.contains(&name).then(|| plan(sd)))
 }
 
 /// AlexNet recognised from an 11×11 `features.0` and Linears at `classifier.1/4/6`.
-pub fn detect(sd: &StateDict) -> Result<Option<AlexNet>, OnnxError> {
+pub fn detect(sd: &StateDict) -> Result<Option<AlexNet>, TorchvisionError> {
     let stem_11 = sd
         .shape("features.0.weight")
         .is_some_and(|s| s.len() == 4 && s[2..] == [11, 11]);
@@ -99,7 +95,7 @@ impl AlexNet {
         keys
     }
 
-    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         let mut x = input.clone();
         for &(index, _, stride, pad) in &CONVS {
             x = cx.conv(&x, &format!("features.{index}"), Conv2d::new(stride, pad))?;
@@ -110,8 +106,8 @@ impl AlexNet {
                 x = cx.graph.max_pool(&scope, &x, Pool2d::new(3, 2, 0))?;
             }
         }
-        let x = adaptive_average_pool(cx, "avgpool", &x, [POOLED; 2])?;
-        let x = cx.graph.flatten("", &x);
+        let x = cx.graph.adaptive_average_pool("avgpool", &x, [POOLED; 2])?;
+        let x = cx.graph.flatten("", &x)?;
         let x = cx.linear(&x, "classifier.1")?;
         let x = cx.graph.relu("classifier.2", &x);
         let x = cx.linear(&x, "classifier.4")?;

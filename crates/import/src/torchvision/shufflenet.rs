@@ -1,13 +1,11 @@
-//! torchvision's ShuffleNetV2 (x0_5, x1_0, x1_5, x2_0). The channel shuffle is a Reshape to
-//! `[0, 2, C/2, H, W]` (0 copies the batch), a Transpose and a Reshape back, and the channel
-//! split a Split: no Shape/Gather chains, which torch's own export fills with (77 of each
-//! in shufflenet_v2_x1_0 at a dynamic batch).
+//! torchvision's ShuffleNetV2 (x0_5, x1_0, x1_5, x2_0). The channel shuffle is torchvision's
+//! view to `[N, 2, C/2, H, W]`, transpose and view back; the channel split is its
+//! `chunk(2, dim=1)`.
 
-use super::{bn_keys, count_from, dim_or, key, Context};
-use crate::graph::Value;
-use crate::ops::{Conv2d, Pool2d};
-use crate::weights::{Expected, StateDict};
-use crate::OnnxError;
+use super::{
+    bn_keys, count_from, dim_or, key, Context, Conv2d, Expected, Pool2d, StateDict,
+    TorchvisionError, Value,
+};
 
 const BN_EPS: f64 = 1e-5;
 
@@ -47,7 +45,7 @@ pub struct ShuffleNet {
 }
 
 /// The ShuffleNetV2 named `name`, or `None` for another family's name.
-pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<ShuffleNet>, OnnxError> {
+pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<ShuffleNet>, TorchvisionError> {
     if !NAMES.contains(&name) {
         return Ok(None);
     }
@@ -56,7 +54,7 @@ pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<ShuffleNet>, OnnxE
 
 /// A ShuffleNetV2 recognised from `stage2.0.branch1` and `conv5`; blocks per stage are
 /// counted and the name comes from the widths.
-pub fn detect(sd: &StateDict) -> Result<Option<ShuffleNet>, OnnxError> {
+pub fn detect(sd: &StateDict) -> Result<Option<ShuffleNet>, TorchvisionError> {
     if !(sd.has("stage2.0.branch1.0.weight") && sd.has("conv5.0.weight")) {
         return Ok(None);
     }
@@ -160,7 +158,7 @@ impl ShuffleNet {
         keys
     }
 
-    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         let x = cx.conv_bn(input, "conv1.0", "conv1.1", BN_EPS, Conv2d::new(2, 1))?;
         let x = cx.graph.relu("conv1.2", &x);
         let mut x = cx.graph.max_pool("maxpool", &x, Pool2d::new(3, 2, 1))?;
@@ -169,16 +167,14 @@ impl ShuffleNet {
         }
         let x = cx.conv_bn(&x, "conv5.0", "conv5.1", BN_EPS, Conv2d::new(1, 0))?;
         let x = cx.graph.relu("conv5.2", &x);
-        // `x.mean([2, 3])`: GlobalAveragePool then Flatten is the same reduction.
-        let x = cx.graph.global_average_pool("", &x)?;
-        let x = cx.graph.flatten("", &x);
+        let x = cx.graph.mean_spatial("", &x)?;
         cx.linear(&x, "fc")
     }
 }
 
 /// One `InvertedResidual`: two branches (downsampling) or a split with the second half
 /// transformed, concatenated, then shuffled.
-fn block(cx: &mut Context<'_>, x: &Value, b: &BlockPlan) -> Result<Value, OnnxError> {
+fn block(cx: &mut Context<'_>, x: &Value, b: &BlockPlan) -> Result<Value, TorchvisionError> {
     let p = &b.prefix;
     let stride = if b.downsample { 2 } else { 1 };
     let (left, right) = if b.downsample {
@@ -188,11 +184,11 @@ fn block(cx: &mut Context<'_>, x: &Value, b: &BlockPlan) -> Result<Value, OnnxEr
         let y = cx.conv_bn(&y, &sub(2), &sub(3), BN_EPS, Conv2d::new(1, 0))?;
         (cx.graph.relu(&sub(4), &y), x.clone())
     } else {
-        let half = b.input / 2;
-        let halves = cx.graph.split(p, x, 0, &[half, b.input - half])?;
-        let [first, second]: [Value; 2] = halves.try_into().map_err(|_| OnnxError::Shape {
-            what: format!("{p}: the channel split did not give two halves"),
-        })?;
+        let halves = cx.graph.chunk(p, x, 2, 0)?;
+        let [first, second]: [Value; 2] =
+            halves.try_into().map_err(|_| TorchvisionError::Shape {
+                what: format!("{p}: the channel split did not give two halves"),
+            })?;
         (first, second)
     };
     let sub = |i: usize| format!("{p}.branch2.{i}");
@@ -203,23 +199,5 @@ fn block(cx: &mut Context<'_>, x: &Value, b: &BlockPlan) -> Result<Value, OnnxEr
     let y = cx.conv_bn(&y, &sub(5), &sub(6), BN_EPS, Conv2d::new(1, 0))?;
     let y = cx.graph.relu(&sub(7), &y);
     let out = cx.graph.concat(p, &[&left, &y], 0)?;
-    channel_shuffle(cx, p, &out)
-}
-
-/// torchvision's `channel_shuffle(x, 2)`: view as `[2, C/2, H, W]`, swap the two group
-/// axes, view back; the batch is copied by Reshape's 0 and never computed.
-fn channel_shuffle(cx: &mut Context<'_>, scope: &str, x: &Value) -> Result<Value, OnnxError> {
-    let &[c, h, w] = x.shape() else {
-        return Err(OnnxError::Shape {
-            what: format!("{scope}: channel shuffle of {:?}", x.shape()),
-        });
-    };
-    if c % 2 != 0 {
-        return Err(OnnxError::Shape {
-            what: format!("{scope}: cannot shuffle {c} channels in two groups"),
-        });
-    }
-    let grouped = cx.graph.reshape(scope, x, &[2, c / 2, h, w])?;
-    let swapped = cx.graph.transpose(scope, &grouped, &[1, 0, 2, 3])?;
-    cx.graph.reshape(scope, &swapped, &[c, h, w])
+    cx.graph.channel_shuffle(p, &out, 2)
 }

@@ -1,32 +1,34 @@
-//! Architectures: which one a checkpoint holds, the keys and shapes it must have, and its
-//! eval-mode graph. Each family module derives every width, class count and group count
-//! from the tensor shapes; a name fixes only the topology (block types and counts).
+//! torchvision checkpoints as aten programs: which architecture a state dict holds, the
+//! keys and shapes it must have, and the program torch.export records for that module in
+//! eval mode, which the ONNX lowering exports as it exports any `.pt2` program. Each
+//! family module derives every width, class count and group count from the tensor shapes;
+//! a name fixes only the topology (block types and counts).
 
 pub(crate) mod alexnet;
 pub(crate) mod convnext;
 pub(crate) mod densenet;
 pub(crate) mod efficientnet;
+mod error;
 pub(crate) mod googlenet;
 mod layers;
 pub(crate) mod mnasnet;
 pub(crate) mod mobilenet;
+mod program;
 pub(crate) mod regnet;
 pub(crate) mod resnet;
 pub(crate) mod shufflenet;
 pub(crate) mod squeezenet;
+mod state_dict;
 pub(crate) mod vgg;
 pub(crate) mod vit;
 
 use std::fmt;
 
-use ckpt_formats::torch::Checkpoint;
+use ckpt_aten::program::ExportedProgram;
 
-use super::fold::{folded_bias, scales, BatchNorm};
-use super::graph::{GraphBuilder, Value, Weight};
-use super::ops::{Conv2d, Pool2d};
-use super::store::{Deferred, Transform};
-use super::weights::{Expected, StateDict};
-use super::OnnxError;
+pub use error::TorchvisionError;
+pub(crate) use program::{Builder, Conv2d, Pool2d, Value};
+pub use state_dict::{Expected, StateDict, CONTAINER_KEYS};
 
 /// How the architecture was chosen.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,7 +62,7 @@ impl fmt::Display for Source {
 
 /// A resolved architecture, ready to check and build.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Arch {
+pub(crate) enum Arch {
     ResNet(resnet::ResNet),
     Vgg(vgg::Vgg),
     AlexNet(alexnet::AlexNet),
@@ -115,8 +117,8 @@ impl Arch {
         }
     }
 
-    /// Builds the eval-mode graph from `input` and returns its logits.
-    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+    /// Writes the eval-mode program from `input` and returns its logits.
+    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         match self {
             Arch::ResNet(a) => a.build(cx, input),
             Arch::Vgg(a) => a.build(cx, input),
@@ -135,32 +137,58 @@ impl Arch {
     }
 }
 
+/// Each family's torchvision names, in the order detection tries them.
+const FAMILIES: [(&str, &[&str]); 13] = [
+    ("ResNet, ResNeXt, Wide ResNet", &resnet::NAMES),
+    ("VGG", &vgg::NAMES),
+    ("AlexNet", &alexnet::NAMES),
+    ("SqueezeNet", &squeezenet::NAMES),
+    ("MobileNet", &mobilenet::NAMES),
+    ("ShuffleNet v2", &shufflenet::NAMES),
+    ("DenseNet", &densenet::NAMES),
+    ("MNASNet", &mnasnet::NAMES),
+    ("EfficientNet", &efficientnet::NAMES),
+    ("RegNet", &regnet::NAMES),
+    ("GoogLeNet", &googlenet::NAMES),
+    ("ConvNeXt", &convnext::NAMES),
+    ("Vision Transformer", &vit::NAMES),
+];
+
 /// Every name `--arch` accepts.
 pub fn names() -> Vec<&'static str> {
-    resnet::NAMES
+    FAMILIES
         .iter()
-        .chain(vgg::NAMES.iter())
-        .chain(alexnet::NAMES.iter())
-        .chain(squeezenet::NAMES.iter())
-        .chain(mobilenet::NAMES.iter())
-        .chain(shufflenet::NAMES.iter())
-        .chain(densenet::NAMES.iter())
-        .chain(mnasnet::NAMES.iter())
-        .chain(efficientnet::NAMES.iter())
-        .chain(regnet::NAMES.iter())
-        .chain(googlenet::NAMES.iter())
-        .chain(convnext::NAMES.iter())
-        .chain(vit::NAMES.iter())
-        .copied()
+        .flat_map(|(_, names)| names.iter().copied())
         .collect()
 }
 
+/// `docs/torchvision.md`: every family and name, from the families' own tables.
+pub fn document() -> String {
+    let mut doc = String::from(
+        "# torchvision architectures\n\n\
+         Generated from the families' name tables (`crates/import/src/torchvision/`); \
+         regenerate with\n`CKPT_BLESS=1 cargo test --release --workspace --lib \
+         torchvision_document`.\n\n\
+         `ckpt to-onnx CKPT` recognises a plain state dict of these torchvision models from \
+         its keys and shapes,\nor takes one by `--arch NAME`. Every width, group count and \
+         class count comes from the tensor\nshapes; a name fixes only the topology, so a \
+         model of the same family with other widths or\nclasses exports too (named by \
+         what it is).\n\n\
+         | family | names |\n|---|---|\n",
+    );
+    for (family, names) in FAMILIES {
+        let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        doc.push_str(&format!("| {family} | {} |\n", names.join(", ")));
+    }
+    doc
+}
+
 /// Picks the architecture for `sd`: `--arch`, else a known `arch` field, else the keys.
-pub fn resolve(choice: &Choice, sd: &StateDict) -> Result<(Arch, Source), OnnxError> {
+pub(crate) fn resolve(choice: &Choice, sd: &StateDict) -> Result<(Arch, Source), TorchvisionError> {
     if let Choice::Named(name) = choice {
         return match named(name, sd)? {
             Some(arch) => Ok((arch, Source::Flag)),
-            None => Err(OnnxError::Arch {
+            None => Err(TorchvisionError::Arch {
                 what: format!(
                     "unknown architecture `{name}`; supported: {}",
                     names().join(", ")
@@ -214,7 +242,7 @@ pub fn resolve(choice: &Choice, sd: &StateDict) -> Result<(Arch, Source), OnnxEr
         return Ok((Arch::VisionTransformer(arch), Source::Keys));
     }
     let sample: Vec<&str> = sd.keys().take(4).collect();
-    Err(OnnxError::Arch {
+    Err(TorchvisionError::Arch {
         what: unrecognised(&sample, names().len()),
     })
 }
@@ -233,7 +261,7 @@ fn unrecognised(sample: &[&str], known: usize) -> String {
     )
 }
 
-fn named(name: &str, sd: &StateDict) -> Result<Option<Arch>, OnnxError> {
+fn named(name: &str, sd: &StateDict) -> Result<Option<Arch>, TorchvisionError> {
     if let Some(a) = resnet::from_name(name, sd)? {
         return Ok(Some(Arch::ResNet(a)));
     }
@@ -274,7 +302,7 @@ fn named(name: &str, sd: &StateDict) -> Result<Option<Arch>, OnnxError> {
 }
 
 /// BatchNorm state-dict entries under `prefix` for `channels` channels.
-pub fn bn_keys(prefix: &str, channels: u64) -> Vec<Expected> {
+pub(crate) fn bn_keys(prefix: &str, channels: u64) -> Vec<Expected> {
     let mut keys: Vec<Expected> = ["weight", "bias", "running_mean", "running_var"]
         .iter()
         .map(|p| Expected {
@@ -292,7 +320,7 @@ pub fn bn_keys(prefix: &str, channels: u64) -> Vec<Expected> {
 }
 
 /// A required key of a given shape.
-pub fn key(name: String, shape: Vec<u64>) -> Expected {
+pub(crate) fn key(name: String, shape: Vec<u64>) -> Expected {
     Expected {
         key: name,
         shape,
@@ -302,142 +330,34 @@ pub fn key(name: String, shape: Vec<u64>) -> Expected {
 
 /// Dimension `axis` of `key`'s shape, or `fallback` when the key is absent or too short.
 /// Planning with fallbacks lets a strict check report every missing key at once.
-pub fn dim_or(sd: &StateDict, key: &str, axis: usize, fallback: u64) -> u64 {
+pub(crate) fn dim_or(sd: &StateDict, key: &str, axis: usize, fallback: u64) -> u64 {
     sd.shape(key)
         .and_then(|s| s.get(axis).copied())
         .unwrap_or(fallback)
 }
 
 /// How many consecutive indices from `start` have a key: `key(start)`, `key(start + 1)`, …
-pub fn count_from(sd: &StateDict, start: usize, key: impl Fn(usize) -> String) -> usize {
+pub(crate) fn count_from(sd: &StateDict, start: usize, key: impl Fn(usize) -> String) -> usize {
     (start..).take_while(|&i| sd.has(&key(i))).count()
 }
 
-/// `nn.AdaptiveAvgPool2d(out)` on a fixed-size feature map: nothing when the map already
-/// has that size, else one AveragePool when torch's windows (`⌊i·H/out⌋ .. ⌈(i+1)·H/out⌉`)
-/// all have one size and one stride, which covers multiples of `out` and, e.g., 13 → 6.
-/// Other sizes are an error naming the feature map, since no ATC-safe op computes them.
-pub fn adaptive_average_pool(
-    cx: &mut Context<'_>,
-    scope: &str,
-    x: &Value,
-    out: [u64; 2],
-) -> Result<Value, OnnxError> {
-    let &[_, h, w] = x.shape() else {
-        return Err(OnnxError::Shape {
-            what: format!("{scope}: expected a C×H×W feature map, got {:?}", x.shape()),
-        });
-    };
-    if [h, w] == out {
-        return Ok(x.clone());
-    }
-    let (Some((kh, sh)), Some((kw, sw))) = (uniform_windows(h, out[0]), uniform_windows(w, out[1]))
-    else {
-        return Err(OnnxError::Option {
-            what: format!(
-                "{scope}: AdaptiveAvgPool2d({}, {}) on a {h}×{w} feature map has uneven windows;                  choose an --input-shape that gives a multiple of {}×{}, such as 3,224,224",
-                out[0], out[1], out[0], out[1]
-            ),
-        });
-    };
-    let pool = Pool2d {
-        kernel: [kh, kw],
-        stride: [sh, sw],
-        pad: [0, 0],
-        ceil: false,
-    };
-    cx.graph.average_pool(scope, x, pool)
-}
-
-/// torch's adaptive windows of `size` into `out` as (kernel, stride) when every window
-/// has the same length and consecutive windows start the same distance apart.
-fn uniform_windows(size: u64, out: u64) -> Option<(u64, u64)> {
-    if out == 0 || size < out {
-        return None;
-    }
-    let window = |i: u64| (i * size / out, ((i + 1) * size).div_ceil(out));
-    let (start, end) = window(0);
-    let kernel = end - start;
-    let stride = if out > 1 { window(1).0 } else { 1 };
-    let uniform = (0..out).all(|i| window(i) == (i * stride, i * stride + kernel));
-    uniform.then_some((kernel, stride))
-}
-
-/// What building a graph needs: the builder, the checkpoint to read weights from, its
-/// (already checked) state dict, and whether to fold BatchNorm.
-pub struct Context<'a> {
-    pub graph: GraphBuilder,
-    pub ckpt: &'a mut Checkpoint,
+/// What writing a program needs: the builder and the (already checked) state dict.
+pub(crate) struct Context<'a> {
+    pub graph: Builder,
     pub sd: &'a StateDict,
-    pub fold_bn: bool,
     /// googlenet's `transform_input` (see [`googlenet`]).
     pub transform_input: bool,
 }
 
 impl Context<'_> {
-    /// The state-dict tensor `key` as an initializer of the same name.
-    pub fn weight(&mut self, key: &str) -> Result<Weight, OnnxError> {
+    /// The state-dict tensor `key` as a parameter of the program.
+    pub fn weight(&mut self, key: &str) -> Result<Value, TorchvisionError> {
         let dims = self.sd.require(key)?.to_vec();
-        self.transformed_weight(key, None, Transform::Copy, key, dims)
-    }
-
-    /// Initializer `name` of shape `dims`: the state-dict tensor `key` (only rows
-    /// `first..first + count` of its first axis when `rows` is given) with `transform`
-    /// applied. When the checkpoint's bytes are mapped, nothing is read now: the writer
-    /// computes the bytes (or copies them as they are) when it writes them. Otherwise the
-    /// tensor is read and transformed here, with the same arithmetic.
-    pub fn transformed_weight(
-        &mut self,
-        key: &str,
-        rows: Option<(u64, u64)>,
-        transform: Transform,
-        name: &str,
-        dims: Vec<u64>,
-    ) -> Result<Weight, OnnxError> {
-        if let Some(mapped) = self.sd.map(self.ckpt, key)? {
-            let source = match rows {
-                Some((first, count)) => mapped.rows(first, count),
-                None => Some(mapped),
-            };
-            if let Some(deferred) = source.and_then(|s| Deferred::new(s, transform.clone())) {
-                return self.graph.deferred_weight(name, dims, deferred);
-            }
-        }
-        let values = self.sd.read(self.ckpt, key)?;
-        let shape_error = || OnnxError::Shape {
-            what: format!("`{key}` does not have the shape {name} needs"),
-        };
-        let values = match rows {
-            None => &values[..],
-            Some((first, count)) => {
-                let all = self.sd.require(key)?.first().copied().unwrap_or(0);
-                let per_row = (values.len() as u64).checked_div(all).unwrap_or(0);
-                let range = first
-                    .checked_add(count)
-                    .filter(|&end| end <= all)
-                    .map(|end| (first * per_row) as usize..(end * per_row) as usize)
-                    .ok_or_else(shape_error)?;
-                &values[range]
-            }
-        };
-        if transform == Transform::Copy {
-            return self.graph.weight(name, dims, values);
-        }
-        if !transform.fits(values.len()) {
-            return Err(shape_error());
-        }
-        let src: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let mut out = Vec::new();
-        transform.apply(&src, &mut out);
-        let values: Vec<f32> = out
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        self.graph.weight(name, dims, &values)
+        Ok(self.graph.stored(key, &dims))
     }
 
     /// The state-dict tensor `key` if present.
-    pub fn optional_weight(&mut self, key: &str) -> Result<Option<Weight>, OnnxError> {
+    pub fn optional_weight(&mut self, key: &str) -> Result<Option<Value>, TorchvisionError> {
         if self.sd.has(key) {
             self.weight(key).map(Some)
         } else {
@@ -446,15 +366,14 @@ impl Context<'_> {
     }
 
     /// `nn.Conv2d` at `conv` (weight, optional bias).
-    pub fn conv(&mut self, x: &Value, conv: &str, p: Conv2d) -> Result<Value, OnnxError> {
+    pub fn conv(&mut self, x: &Value, conv: &str, p: Conv2d) -> Result<Value, TorchvisionError> {
         let w = self.weight(&format!("{conv}.weight"))?;
         let b = self.optional_weight(&format!("{conv}.bias"))?;
         self.graph.conv(conv, x, &w, b.as_ref(), p)
     }
 
-    /// `nn.Conv2d` at `conv` then eval-mode `nn.BatchNorm2d` at `bn` (epsilon `eps`): one
-    /// Conv with folded weights (named `<conv>.weight.fused_bn`, `<conv>.bias.fused_bn`)
-    /// unless folding is off, then a Conv and a BatchNormalization on state-dict names.
+    /// `nn.Conv2d` at `conv` then eval-mode `nn.BatchNorm2d` at `bn` (epsilon `eps`); the
+    /// lowering folds the BatchNorm into the convolution unless told not to.
     pub fn conv_bn(
         &mut self,
         x: &Value,
@@ -462,71 +381,87 @@ impl Context<'_> {
         bn: &str,
         eps: f64,
         p: Conv2d,
-    ) -> Result<Value, OnnxError> {
-        if !self.fold_bn {
-            let y = self.conv(x, conv, p)?;
-            return self.batch_norm(&y, bn, eps);
-        }
-        let weight_key = format!("{conv}.weight");
-        let bias_key = format!("{conv}.bias");
-        let dims = self.sd.require(&weight_key)?.to_vec();
-        let out_channels = dims.first().copied().unwrap_or(0);
-        let too_large = || OnnxError::Shape {
-            what: format!("`{weight_key}` is too large"),
-        };
-        let weights = usize::try_from(dims.iter().product::<u64>()).map_err(|_| too_large())?;
-        let bias = if self.sd.has(&bias_key) {
-            Some(self.sd.read(self.ckpt, &bias_key)?)
-        } else {
-            None
-        };
-        let mut read = |name: &str| self.sd.read(self.ckpt, &format!("{bn}.{name}"));
-        let norm = BatchNorm {
-            weight: read("weight")?,
-            bias: read("bias")?,
-            running_mean: read("running_mean")?,
-            running_var: read("running_var")?,
-            eps,
-        };
-        let channels = usize::try_from(out_channels).map_err(|_| too_large())?;
-        let scale = scales(&norm, channels, weights, bias.as_ref().map(Vec::len))?;
-        let folded_bias = folded_bias(bias.as_deref(), &norm, &scale);
-        let w = self.transformed_weight(
-            &weight_key,
-            None,
-            Transform::ScaleRows(scale.into()),
-            &format!("{weight_key}.fused_bn"),
-            dims,
-        )?;
-        let b = self.graph.weight(
-            &format!("{bias_key}.fused_bn"),
-            vec![out_channels],
-            &folded_bias,
-        )?;
-        self.graph.conv(conv, x, &w, Some(&b), p)
+    ) -> Result<Value, TorchvisionError> {
+        let y = self.conv(x, conv, p)?;
+        self.batch_norm(&y, bn, eps)
     }
 
-    /// Eval-mode `nn.BatchNorm2d` at `bn` as a BatchNormalization on its state-dict names
-    /// (for a BatchNorm no Conv precedes, or when folding is off).
-    pub fn batch_norm(&mut self, x: &Value, bn: &str, eps: f64) -> Result<Value, OnnxError> {
-        let params = ["weight", "bias", "running_mean", "running_var"]
+    /// Eval-mode `nn.BatchNorm2d` at `bn`.
+    pub fn batch_norm(&mut self, x: &Value, bn: &str, eps: f64) -> Result<Value, TorchvisionError> {
+        let [w, b, m, v] = ["weight", "bias", "running_mean", "running_var"]
             .map(|name| self.weight(&format!("{bn}.{name}")));
-        let [w, b, m, v] = params;
-        self.graph
-            .batch_norm(bn, x, [&w?, &b?, &m?, &v?], eps as f32)
+        self.graph.batch_norm(bn, x, [&w?, &b?, &m?, &v?], eps)
     }
 
-    /// `nn.Linear` at `linear` as Gemm.
-    pub fn linear(&mut self, x: &Value, linear: &str) -> Result<Value, OnnxError> {
+    /// `nn.Linear` at `linear` over the last axis of `x`.
+    pub fn linear(&mut self, x: &Value, linear: &str) -> Result<Value, TorchvisionError> {
         let w = self.weight(&format!("{linear}.weight"))?;
         let b = self.optional_weight(&format!("{linear}.bias"))?;
-        self.graph.gemm(linear, x, &w, b.as_ref())
+        self.graph.linear(linear, x, &w, b.as_ref())
     }
+}
+
+/// A torchvision model read from a state dict, as a program.
+pub struct Imported {
+    /// The program, reading the state dict's tensors by key.
+    pub program: ExportedProgram,
+    /// The architecture (`resnet50`, or a description of a non-standard variant).
+    pub arch: String,
+    /// How it was chosen.
+    pub source: Source,
+    /// What the import assumed that the weights do not say, for the user to check.
+    pub notes: Vec<String>,
+}
+
+/// The model in `sd` (chosen by `choice`) as the program torch.export records for it, for
+/// an input of per-sample `input` sizes (C, H, W); `transform_input` is googlenet's. The
+/// state dict's keys and shapes are checked strictly first.
+pub fn import(
+    sd: &StateDict,
+    choice: &Choice,
+    input: [u64; 3],
+    transform_input: bool,
+) -> Result<Imported, TorchvisionError> {
+    let (arch, source) = resolve(choice, sd)?;
+    let name = arch.name();
+    let googlenet = matches!(arch, Arch::GoogLeNet(_));
+    if transform_input && !googlenet {
+        return Err(TorchvisionError::Option {
+            what: format!("--transform-input applies to googlenet only, not {name}"),
+        });
+    }
+    sd.check(&name, &arch.expected())?;
+    let mut cx = Context {
+        graph: Builder::default(),
+        sd,
+        transform_input,
+    };
+    let x = cx.graph.input(input.to_vec())?;
+    let logits = arch.build(&mut cx, &x)?;
+    Ok(Imported {
+        program: cx.graph.finish(&logits),
+        arch: name,
+        source,
+        notes: if googlenet && !transform_input {
+            vec![googlenet::TRANSFORM_INPUT_NOTE.to_owned()]
+        } else {
+            Vec::new()
+        },
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{names, uniform_windows, unrecognised};
+    use super::{names, unrecognised};
+
+    #[test]
+    fn torchvision_document() {
+        ckpt_base::generated_docs::assert_current(
+            "torchvision.md",
+            &super::document(),
+            "torchvision_document",
+        );
+    }
 
     #[test]
     fn an_unrecognised_state_dict_is_told_how_to_export_its_own_model_not_given_a_list() {
@@ -539,16 +474,5 @@ mod tests {
             "{message}"
         );
         assert!(!message.contains("mobilenet_v3_small"), "{message}");
-    }
-
-    #[test]
-    fn adaptive_windows_that_one_average_pool_expresses() {
-        // alexnet: AdaptiveAvgPool2d(6) on 13×13 (a 447-pixel input) is a 3/2 window.
-        assert_eq!(uniform_windows(13, 6), Some((3, 2)));
-        assert_eq!(uniform_windows(12, 6), Some((2, 2)));
-        assert_eq!(uniform_windows(6, 6), Some((1, 1)));
-        assert_eq!(uniform_windows(9, 1), Some((9, 1)));
-        assert_eq!(uniform_windows(14, 6), None);
-        assert_eq!(uniform_windows(5, 6), None);
     }
 }

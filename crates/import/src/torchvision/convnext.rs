@@ -4,23 +4,18 @@
 //!
 //! A CNBlock is a 7×7 depthwise conv, then — between two permutes to channels-last and
 //! back — LayerNorm, Linear 4×, GELU, Linear, then a per-channel layer scale and the
-//! residual. Here the channels-last part stays NCHW: LayerNorm reduces over the channel
-//! axis and each Linear is a 1×1 Conv on the same weight bytes, which computes the same
-//! values with no Transpose. LayerNorm (an opset-17 op) is decomposed and GELU is exact
-//! through `Erf`; stochastic depth is the identity in eval mode.
+//! residual; stochastic depth is the identity in eval mode.
 //!
 //! Every width and the blocks per stage come from the checkpoint; a name fixes nothing
 //! more. The LayerNorm epsilon (1e-6) is torchvision's constant.
 
 use super::layers::{layer_norm_keys, linear_keys};
-use super::{count_from, dim_or, key, Context};
-use crate::graph::Value;
-use crate::ops::Conv2d;
-use crate::weights::{Expected, StateDict};
-use crate::OnnxError;
+use super::{
+    count_from, dim_or, key, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
+};
 
 /// torchvision's `partial(LayerNorm2d, eps=1e-6)` and CNBlock's `LayerNorm(eps=1e-6)`.
-const EPS: f32 = 1e-6;
+const EPS: f64 = 1e-6;
 
 /// torchvision's names: (name, stem width, blocks per stage).
 const TABLE: [(&str, u64, [usize; 4]); 4] = [
@@ -45,7 +40,7 @@ pub struct ConvNext {
 
 /// The ConvNeXt named `name`, or `None` for another family's name. Block counts are
 /// torchvision's for the name, so a checkpoint with fewer blocks fails the key check.
-pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<ConvNext>, OnnxError> {
+pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<ConvNext>, TorchvisionError> {
     Ok(TABLE
         .iter()
         .find(|row| row.0 == name)
@@ -54,7 +49,7 @@ pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<ConvNext>, OnnxErr
 
 /// A ConvNeXt recognised from `features.1.0.layer_scale` and `classifier.2`, with four
 /// stages; blocks per stage are counted from the keys.
-pub fn detect(sd: &StateDict) -> Result<Option<ConvNext>, OnnxError> {
+pub fn detect(sd: &StateDict) -> Result<Option<ConvNext>, TorchvisionError> {
     let block = |stage: usize, b: usize| format!("features.{stage}.{b}.layer_scale");
     if !(sd.has(&block(1, 0)) && sd.has("classifier.2.weight")) {
         return Ok(None);
@@ -63,7 +58,7 @@ pub fn detect(sd: &StateDict) -> Result<Option<ConvNext>, OnnxError> {
         .map(|s| count_from(sd, 0, |b| block(2 * s + 1, b)))
         .collect();
     if blocks.contains(&0) {
-        return Err(OnnxError::Arch {
+        return Err(TorchvisionError::Arch {
             what: format!(
                 "a ConvNeXt needs four stages of blocks (features.1, .3, .5, .7); found {blocks:?}"
             ),
@@ -145,7 +140,7 @@ impl ConvNext {
         keys
     }
 
-    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         let x = cx.conv(input, "features.0.0", Conv2d::new(4, 0))?;
         let mut x = cx.layer_norm(&x, "features.0.1", 0, EPS)?;
         for (s, &(_, count)) in self.stages.iter().enumerate() {
@@ -160,21 +155,27 @@ impl ConvNext {
         }
         let x = cx.graph.global_average_pool("avgpool", &x)?;
         let x = cx.layer_norm(&x, "classifier.0", 0, EPS)?;
-        let x = cx.graph.flatten("classifier.1", &x);
+        let x = cx.graph.flatten("classifier.1", &x)?;
         cx.linear(&x, "classifier.2")
     }
 }
 
 /// `CNBlock` at `prefix`: `x + layer_scale · block(x)`.
-fn block(cx: &mut Context<'_>, x: &Value, prefix: &str) -> Result<Value, OnnxError> {
+fn block(cx: &mut Context<'_>, x: &Value, prefix: &str) -> Result<Value, TorchvisionError> {
     let width = x.shape().first().copied().unwrap_or(0);
     let depthwise = Conv2d::new(1, 3).groups(width);
     let y = cx.conv(x, &format!("{prefix}.block.0"), depthwise)?;
-    let y = cx.layer_norm(&y, &format!("{prefix}.block.2"), 0, EPS)?;
-    let y = cx.pointwise_linear(&y, &format!("{prefix}.block.3"))?;
-    let y = cx.gelu(&format!("{prefix}.block.4"), &y)?;
-    let y = cx.pointwise_linear(&y, &format!("{prefix}.block.5"))?;
+    let y = cx
+        .graph
+        .permute(&format!("{prefix}.block.1"), &y, &[1, 2, 0])?;
+    let y = cx.layer_norm(&y, &format!("{prefix}.block.2"), 2, EPS)?;
+    let y = cx.linear(&y, &format!("{prefix}.block.3"))?;
+    let y = cx.graph.gelu(&format!("{prefix}.block.4"), &y);
+    let y = cx.linear(&y, &format!("{prefix}.block.5"))?;
+    let y = cx
+        .graph
+        .permute(&format!("{prefix}.block.6"), &y, &[2, 0, 1])?;
     let scale = cx.weight(&format!("{prefix}.layer_scale"))?;
-    let y = cx.graph.mul_constant(prefix, &y, &scale)?;
+    let y = cx.graph.mul(prefix, &y, &scale)?;
     cx.graph.add(prefix, &y, x)
 }

@@ -1,11 +1,7 @@
 //! torchvision's SqueezeNet 1.0 and 1.1: Fire modules (a 1×1 squeeze, then 1×1 and 3×3
 //! expands concatenated), ceil-mode max-pools, and a 1×1 conv classifier.
 
-use super::{dim_or, key, Context};
-use crate::graph::Value;
-use crate::ops::{Conv2d, Pool2d};
-use crate::weights::{Expected, StateDict};
-use crate::OnnxError;
+use super::{dim_or, key, Context, Conv2d, Expected, Pool2d, StateDict, TorchvisionError, Value};
 
 /// One item of `features` after the stem conv and its ReLU (`features.0`, `.1`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,7 +67,7 @@ pub struct SqueezeNet {
 }
 
 /// The SqueezeNet named `name`, or `None` for another family's name.
-pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<SqueezeNet>, OnnxError> {
+pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<SqueezeNet>, TorchvisionError> {
     Ok(VERSIONS
         .iter()
         .position(|v| v.name == name)
@@ -80,7 +76,7 @@ pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<SqueezeNet>, OnnxE
 
 /// A SqueezeNet recognised from `features.3.squeeze` and a conv `classifier.1`; the stem
 /// kernel (7 or 3) tells the versions apart.
-pub fn detect(sd: &StateDict) -> Result<Option<SqueezeNet>, OnnxError> {
+pub fn detect(sd: &StateDict) -> Result<Option<SqueezeNet>, TorchvisionError> {
     let conv_head = sd
         .shape("classifier.1.weight")
         .is_some_and(|s| s.len() == 4);
@@ -163,7 +159,7 @@ impl SqueezeNet {
         keys
     }
 
-    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         let version = &VERSIONS[self.version];
         let (_, stride) = version.stem;
         let x = cx.conv(input, "features.0", Conv2d::new(stride, 0))?;
@@ -181,12 +177,12 @@ impl SqueezeNet {
         let x = cx.conv(&x, "classifier.1", Conv2d::new(1, 0))?;
         let x = cx.graph.relu("classifier.2", &x);
         let x = cx.graph.global_average_pool("classifier.3", &x)?;
-        Ok(cx.graph.flatten("", &x))
+        cx.graph.flatten("", &x)
     }
 }
 
 /// `Fire` at `features.<index>`: squeeze + ReLU, then Concat(ReLU(expand1x1), ReLU(expand3x3)).
-fn fire(cx: &mut Context<'_>, x: &Value, index: usize) -> Result<Value, OnnxError> {
+fn fire(cx: &mut Context<'_>, x: &Value, index: usize) -> Result<Value, TorchvisionError> {
     let scope = format!("features.{index}");
     let sub = |name: &str| format!("{scope}.{name}");
     let s = cx.conv(x, &sub("squeeze"), Conv2d::new(1, 0))?;

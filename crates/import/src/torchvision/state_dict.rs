@@ -1,16 +1,15 @@
 //! The model's weights: finding the state dict in a checkpoint, stripping wrapper prefixes,
-//! checking its keys and shapes strictly against what an architecture expects, and reading
-//! tensors as `f32`.
+//! and checking its keys and shapes strictly against what an architecture expects. The
+//! tensors themselves are read by the lowering, by key ([`StateDict::tensor`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ckpt_formats::torch::read_tensor::{map_tensor, read_f32, MappedTensor};
 use ckpt_formats::torch::state_dict::find_state_dicts;
 use ckpt_formats::torch::{Checkpoint, TensorRef};
 use ckpt_formats::transform::{strip_state_dict, PrefixRule};
 use ckpt_pickle::NodeId;
 
-use super::OnnxError;
+use super::TorchvisionError;
 
 /// Top-level keys training scripts keep the model's state dict under, most specific first.
 pub const CONTAINER_KEYS: [&str; 8] = [
@@ -42,21 +41,24 @@ pub struct StateDict {
 /// which torch < 0.4.1 did not save and eval never reads) may be absent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Expected {
+    /// The state-dict key.
     pub key: String,
+    /// Its sizes.
     pub shape: Vec<u64>,
+    /// Whether it may be absent.
     pub optional: bool,
 }
 
 impl StateDict {
     /// Finds the model's state dict in `ckpt`: the only one, or the one under the first of
     /// [`CONTAINER_KEYS`] present, or the top-level mapping itself.
-    pub fn locate(ckpt: &Checkpoint) -> Result<StateDict, OnnxError> {
+    pub fn locate(ckpt: &Checkpoint) -> Result<StateDict, TorchvisionError> {
         let mut graph = ckpt.graph.clone();
         let found = find_state_dicts(&graph, ckpt.root)?;
         let chosen = match found.as_slice() {
-            [] => return Err(OnnxError::NoStateDict),
+            [] => return Err(TorchvisionError::NoStateDict),
             [only] => *only,
-            several => pick(&graph, ckpt.root, several).ok_or_else(|| OnnxError::Arch {
+            several => pick(&graph, ckpt.root, several).ok_or_else(|| TorchvisionError::Arch {
                 what: format!(
                     "the checkpoint holds {} state dicts and none is under {}: cannot tell which is the model",
                     several.len(),
@@ -84,10 +86,12 @@ impl StateDict {
         })
     }
 
+    /// The keys, sorted.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.tensors.keys().map(String::as_str)
     }
 
+    /// Whether `key` is a tensor of the state dict.
     pub fn has(&self, key: &str) -> bool {
         self.tensors.contains_key(key)
     }
@@ -98,15 +102,15 @@ impl StateDict {
     }
 
     /// Like [`StateDict::shape`], but a missing key is an error naming it.
-    pub fn require(&self, key: &str) -> Result<&[u64], OnnxError> {
-        self.shape(key).ok_or_else(|| OnnxError::Arch {
+    pub fn require(&self, key: &str) -> Result<&[u64], TorchvisionError> {
+        self.shape(key).ok_or_else(|| TorchvisionError::Arch {
             what: format!("the state dict has no `{key}`"),
         })
     }
 
     /// Compares the keys and shapes with `expected` (what `arch` needs): any missing
     /// required key, unexpected key or shape mismatch is an error listing all of them.
-    pub fn check(&self, arch: &str, expected: &[Expected]) -> Result<(), OnnxError> {
+    pub fn check(&self, arch: &str, expected: &[Expected]) -> Result<(), TorchvisionError> {
         let wanted: BTreeSet<&str> = expected.iter().map(|e| e.key.as_str()).collect();
         let mut missing = Vec::new();
         let mut mismatched = Vec::new();
@@ -146,27 +150,17 @@ impl StateDict {
                 }
             }
         }
-        Err(OnnxError::Keys {
+        Err(TorchvisionError::Keys {
             arch: arch.to_owned(),
             report: report.trim_end().to_owned(),
         })
     }
 
-    fn tensor(&self, key: &str) -> Result<&TensorRef, OnnxError> {
-        self.tensors.get(key).ok_or_else(|| OnnxError::Arch {
+    /// Tensor `key`: where its bytes are, its dtype and shape.
+    pub fn tensor(&self, key: &str) -> Result<&TensorRef, TorchvisionError> {
+        self.tensors.get(key).ok_or_else(|| TorchvisionError::Arch {
             what: format!("the state dict has no `{key}`"),
         })
-    }
-
-    /// Reads tensor `key` as row-major `f32` values.
-    pub fn read(&self, ckpt: &mut Checkpoint, key: &str) -> Result<Vec<f32>, OnnxError> {
-        Ok(read_f32(ckpt, self.tensor(key)?)?)
-    }
-
-    /// Tensor `key` in the mapped checkpoint, to be read when the file is written; `None`
-    /// when its bytes are not mapped (read it with [`StateDict::read`]).
-    pub fn map(&self, ckpt: &Checkpoint, key: &str) -> Result<Option<MappedTensor>, OnnxError> {
-        Ok(map_tensor(ckpt, self.tensor(key)?)?)
     }
 }
 

@@ -1,10 +1,8 @@
 //! torchvision's VGG: vgg11/13/16/19 and their `_bn` forms.
 
-use super::{adaptive_average_pool, bn_keys, dim_or, key, Context};
-use crate::graph::Value;
-use crate::ops::{Conv2d, Pool2d};
-use crate::weights::{Expected, StateDict};
-use crate::OnnxError;
+use super::{
+    bn_keys, dim_or, key, Context, Conv2d, Expected, Pool2d, StateDict, TorchvisionError, Value,
+};
 
 const BN_EPS: f64 = 1e-5;
 /// `nn.AdaptiveAvgPool2d((7, 7))` before the classifier.
@@ -46,7 +44,7 @@ pub struct Vgg {
 }
 
 /// The VGG named `name`, or `None` for another family's name.
-pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<Vgg>, OnnxError> {
+pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<Vgg>, TorchvisionError> {
     let (base, bn) = match name.strip_suffix("_bn") {
         Some(base) => (base, true),
         None => (name, false),
@@ -58,7 +56,7 @@ pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<Vgg>, OnnxError> {
 }
 
 /// A VGG recognised from `features.<i>` convs and a three-Linear `classifier`, or `None`.
-pub fn detect(sd: &StateDict) -> Result<Option<Vgg>, OnnxError> {
+pub fn detect(sd: &StateDict) -> Result<Option<Vgg>, TorchvisionError> {
     if !(sd.has("features.0.weight") && sd.has("classifier.6.weight")) {
         return Ok(None);
     }
@@ -178,7 +176,7 @@ impl Vgg {
         keys
     }
 
-    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         let mut x = input.clone();
         let mut slot = 0;
         for layer in &self.layers {
@@ -203,8 +201,8 @@ impl Vgg {
                 }
             }
         }
-        let x = adaptive_average_pool(cx, "avgpool", &x, [POOLED; 2])?;
-        let x = cx.graph.flatten("", &x);
+        let x = cx.graph.adaptive_average_pool("avgpool", &x, [POOLED; 2])?;
+        let x = cx.graph.flatten("", &x)?;
         let x = cx.linear(&x, "classifier.0")?;
         let x = cx.graph.relu("classifier.1", &x);
         let x = cx.linear(&x, "classifier.3")?;

@@ -1,19 +1,11 @@
-//! torchvision's Vision Transformer (vit_b_16, vit_b_32, vit_l_16, vit_l_32) at opsets
-//! 9–13, which torch's own exporter cannot do (`aten::unflatten` and SDPA need 13/14).
+//! torchvision's Vision Transformer (vit_b_16, vit_b_32, vit_l_16, vit_l_32).
 //!
 //! Patches come from a P×P/P conv, are flattened to tokens (`[S, D]` per sample), a class
 //! token is put first, the position embedding added, then pre-norm encoder blocks:
 //! `x + Attention(LN(x))`, then `x + MLP(LN(x))`. The head reads the class token after a
-//! final LayerNorm.
-//!
-//! - Attention is decomposed: Q, K and V are MatMuls by the transposed slices of
-//!   `in_proj_weight` (the 1/√d scale folded into Q), Reshape/Transpose to heads, MatMul,
-//!   Softmax over the last axis, MatMul, back to tokens, the output projection.
-//! - The class token is per sample, yet no op may compute the batch size: it is built as
-//!   `0 · (first patch token) + class_token`, which carries the batch dimension. It is
-//!   exactly the class token for finite inputs; a non-finite patch makes the output NaN in
-//!   torch too, through attention.
-//! - LayerNorm is decomposed and GELU is exact through `Erf` (see `layers`).
+//! final LayerNorm. Attention is written as `nn.MultiheadAttention` computes it in eval
+//! mode: the input projection, the heads split off, scaled dot-product attention, the
+//! output projection.
 //!
 //! Widths, depth, patch size, MLP width, sequence length and classes come from the
 //! checkpoint. The head count is not in the weights: it is torchvision's convention of
@@ -21,16 +13,12 @@
 //! width that is not a multiple of 64 is an error.
 
 use super::layers::{layer_norm_keys, linear_keys};
-use super::{count_from, dim_or, key, Context};
-use crate::attention;
-use crate::graph::{Value, Weight};
-use crate::ops::Conv2d;
-use crate::store::Transform;
-use crate::weights::{Expected, StateDict};
-use crate::OnnxError;
+use super::{
+    count_from, dim_or, key, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
+};
 
 /// torchvision's `partial(nn.LayerNorm, eps=1e-6)`.
-const EPS: f32 = 1e-6;
+const EPS: f64 = 1e-6;
 
 /// torchvision's names: (name, patch size, layers, hidden width, MLP width).
 const TABLE: [(&str, u64, usize, u64, u64); 4] = [
@@ -70,7 +58,10 @@ pub struct VisionTransformer {
 }
 
 /// The ViT named `name`, or `None` for another family's name.
-pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<VisionTransformer>, OnnxError> {
+pub fn from_name(
+    name: &str,
+    sd: &StateDict,
+) -> Result<Option<VisionTransformer>, TorchvisionError> {
     let Some(&(name, _, layers, hidden, _)) = TABLE.iter().find(|row| row.0 == name) else {
         return Ok(None);
     };
@@ -79,7 +70,7 @@ pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<VisionTransformer>
 
 /// A ViT recognised from `conv_proj`, `class_token` and `encoder.pos_embedding`; layers
 /// are counted from the keys.
-pub fn detect(sd: &StateDict) -> Result<Option<VisionTransformer>, OnnxError> {
+pub fn detect(sd: &StateDict) -> Result<Option<VisionTransformer>, TorchvisionError> {
     let layer = |i: usize| format!("encoder.layers.encoder_layer_{i}.ln_1.weight");
     if !(sd.has("conv_proj.weight") && sd.has("class_token") && sd.has(&layer(0))) {
         return Ok(None);
@@ -107,9 +98,9 @@ fn plan(
     layers: usize,
     sd: &StateDict,
     hidden_fallback: u64,
-) -> Result<VisionTransformer, OnnxError> {
+) -> Result<VisionTransformer, TorchvisionError> {
     let hidden = dim_or(sd, "conv_proj.weight", 0, hidden_fallback);
-    let heads = heads_for(hidden).ok_or_else(|| OnnxError::Arch {
+    let heads = heads_for(hidden).ok_or_else(|| TorchvisionError::Arch {
         what: format!(
             "a ViT of hidden width {hidden}: its attention head count is not in the weights, \
              and the width is not a multiple of torchvision's 64-wide heads"
@@ -169,23 +160,22 @@ impl VisionTransformer {
         keys
     }
 
-    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         let x = self.tokens(cx, input)?;
         let mut x = self.prepend_class_token(cx, &x)?;
         let position = cx.weight("encoder.pos_embedding")?;
-        x = cx.graph.add_constant("encoder", &x, &position)?;
+        x = cx.graph.add("encoder", &x, &position)?;
         for i in 0..self.layers {
             x = self.encoder_block(cx, &x, &layer_prefix(i))?;
         }
         let x = cx.layer_norm(&x, "encoder.ln", 1, EPS)?;
-        let class = cx.graph.slice("heads", &x, 0, 0..1)?;
-        let class = cx.graph.flatten("heads", &class);
+        let class = cx.graph.select("heads", &x, 0, 0)?;
         cx.linear(&class, "heads.head")
     }
 
     /// `_process_input`: the patch conv, flattened to `[patches, D]`. As in torchvision,
     /// the input must be the square image the position embedding was made for.
-    fn tokens(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+    fn tokens(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         // The patches form a square: n² = tokens − 1, and the image side is n · patch.
         let per_side = self
             .sequence
@@ -194,7 +184,7 @@ impl VisionTransformer {
             .filter(|n| n * n + 1 == self.sequence);
         let side = per_side.and_then(|n| n.checked_mul(self.patch));
         let &[_, h, w] = input.shape() else {
-            return Err(OnnxError::Shape {
+            return Err(TorchvisionError::Shape {
                 what: format!(
                     "{}: expected a C×H×W input, got {:?}",
                     self.name,
@@ -203,7 +193,7 @@ impl VisionTransformer {
             });
         };
         if side.is_none_or(|side| [h, w] != [side, side]) {
-            return Err(OnnxError::Option {
+            return Err(TorchvisionError::Option {
                 what: format!(
                     "{}: its position embedding has {} tokens, made for a square image of {} \
                      patches of {}×{}; an input of {h}×{w} does not give that (pass \
@@ -219,16 +209,17 @@ impl VisionTransformer {
         let patches = self.sequence - 1;
         let x = cx.conv(input, "conv_proj", Conv2d::new(self.patch, 0))?;
         let x = cx.graph.reshape("", &x, &[self.hidden, patches])?;
-        cx.graph.transpose("", &x, &[1, 0])
+        cx.graph.permute("", &x, &[1, 0])
     }
 
-    /// `cat([class_token.expand(n, -1, -1), x], dim=1)` with no op computing the batch.
-    fn prepend_class_token(&self, cx: &mut Context<'_>, x: &Value) -> Result<Value, OnnxError> {
-        let first = cx.graph.slice("class_token", x, 0, 0..1)?;
-        let zero = cx.graph.constant_scalar("class_token.zero", 0.0);
-        let zeros = cx.graph.mul_constant("class_token", &first, &zero)?;
+    /// `cat([class_token.expand(n, -1, -1), x], dim=1)`.
+    fn prepend_class_token(
+        &self,
+        cx: &mut Context<'_>,
+        x: &Value,
+    ) -> Result<Value, TorchvisionError> {
         let token = cx.weight("class_token")?;
-        let class = cx.graph.add_constant("class_token", &zeros, &token)?;
+        let class = cx.graph.expand_over_batch("class_token", &token)?;
         cx.graph.concat("", &[&class, x], 0)
     }
 
@@ -238,71 +229,48 @@ impl VisionTransformer {
         cx: &mut Context<'_>,
         x: &Value,
         prefix: &str,
-    ) -> Result<Value, OnnxError> {
+    ) -> Result<Value, TorchvisionError> {
         let y = cx.layer_norm(x, &format!("{prefix}.ln_1"), 1, EPS)?;
         let y = self.attention(cx, &y, &format!("{prefix}.self_attention"))?;
         let x = cx.graph.add(prefix, &y, x)?;
         let y = cx.layer_norm(&x, &format!("{prefix}.ln_2"), 1, EPS)?;
-        let y = cx.token_linear(&y, &format!("{prefix}.mlp.0"))?;
-        let y = cx.gelu(&format!("{prefix}.mlp.1"), &y)?;
-        let y = cx.token_linear(&y, &format!("{prefix}.mlp.3"))?;
+        let y = cx.linear(&y, &format!("{prefix}.mlp.0"))?;
+        let y = cx.graph.gelu(&format!("{prefix}.mlp.1"), &y);
+        let y = cx.linear(&y, &format!("{prefix}.mlp.3"))?;
         cx.graph.add(prefix, &x, &y)
     }
 
-    /// `nn.MultiheadAttention(x, x, x)` at `prefix` in eval mode, decomposed
-    /// ([`attention::self_attention`]).
-    fn attention(&self, cx: &mut Context<'_>, x: &Value, prefix: &str) -> Result<Value, OnnxError> {
-        let head = self.hidden / self.heads;
-        let scale = 1.0 / (head as f32).sqrt();
-        let [q, k, v] = self.in_projections(cx, prefix, scale)?;
-        let y = attention::self_attention(&mut cx.graph, prefix, x, [&q, &k, &v], self.heads)?;
-        cx.token_linear(&y, &format!("{prefix}.out_proj"))
-    }
-
-    /// Q, K and V as (transposed weight `[D, D]`, bias `[D]`), sliced from
-    /// `in_proj_weight`/`in_proj_bias` and named `<key>.q|k|v`; Q carries `q_scale`.
-    fn in_projections(
+    /// `nn.MultiheadAttention` at `prefix` (self-attention, batch first, no weights
+    /// returned) as torch computes it: one input projection, split into queries, keys and
+    /// values of `heads` heads, scaled dot-product attention, the output projection.
+    fn attention(
         &self,
         cx: &mut Context<'_>,
+        x: &Value,
         prefix: &str,
-        q_scale: f32,
-    ) -> Result<[[Weight; 2]; 3], OnnxError> {
-        let d = self.hidden;
-        let weight_key = format!("{prefix}.in_proj_weight");
-        let bias_key = format!("{prefix}.in_proj_bias");
-        let bias = cx.sd.read(cx.ckpt, &bias_key)?;
-        let sized = || OnnxError::Shape {
-            what: format!("`{weight_key}` or `{bias_key}` is not sized for width {d}"),
+    ) -> Result<Value, TorchvisionError> {
+        let (d, heads) = (self.hidden, self.heads);
+        let &[tokens, _] = x.shape() else {
+            return Err(TorchvisionError::Shape {
+                what: format!("{prefix}: attention over per-sample {:?}", x.shape()),
+            });
         };
-        let width = usize::try_from(d).map_err(|_| sized())?;
-        let rows = d.checked_mul(3).ok_or_else(sized)?;
-        if cx.sd.require(&weight_key)? != [rows, d] || Some(bias.len()) != width.checked_mul(3) {
-            return Err(sized());
-        }
-        // As `attention::split_in_projection`: rows `i·d..(i+1)·d` of the weight, transposed
-        // and multiplied by the part's scale, and the bias's `i`-th third likewise scaled.
-        let mut part = |i: usize, scale: f32, name: &str| -> Result<[Weight; 2], OnnxError> {
-            let transpose = Transform::Transpose {
-                rows: width,
-                cols: width,
-                scale: Some(scale),
-            };
-            let rows = Some((i as u64 * d, d));
-            let name_w = format!("{weight_key}.{name}");
-            let w = cx.transformed_weight(&weight_key, rows, transpose, &name_w, vec![d, d])?;
-            let b: Vec<f32> = bias[i * width..(i + 1) * width]
-                .iter()
-                .map(|v| v * scale)
-                .collect();
-            let b = cx
+        let w = cx.weight(&format!("{prefix}.in_proj_weight"))?;
+        let b = cx.weight(&format!("{prefix}.in_proj_bias"))?;
+        let qkv = cx.graph.linear(prefix, x, &w, Some(&b))?;
+        let mut parts = Vec::with_capacity(3);
+        for i in 0..3 {
+            let part = cx.graph.slice(prefix, &qkv, 1, i * d..(i + 1) * d)?;
+            let part = cx
                 .graph
-                .weight(&format!("{bias_key}.{name}"), vec![d], &b)?;
-            Ok([w, b])
-        };
-        Ok([
-            part(0, q_scale, "q")?,
-            part(1, 1.0, "k")?,
-            part(2, 1.0, "v")?,
-        ])
+                .reshape(prefix, &part, &[tokens, heads, d / heads])?;
+            parts.push(cx.graph.transpose(prefix, &part, 0, 1)?);
+        }
+        let y = cx
+            .graph
+            .attention(prefix, [&parts[0], &parts[1], &parts[2]])?;
+        let y = cx.graph.transpose(prefix, &y, 0, 1)?;
+        let y = cx.graph.reshape(prefix, &y, &[tokens, d])?;
+        cx.linear(&y, &format!("{prefix}.out_proj"))
     }
 }

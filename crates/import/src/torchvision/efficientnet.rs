@@ -1,8 +1,7 @@
 //! torchvision's EfficientNet B0–B7: a SiLU stem, seven stages of MBConv blocks (optional
 //! 1×1 expand, depthwise conv, squeeze-and-excitation, 1×1 linear projection), a 1×1 SiLU
-//! conv, a global average pool and one Linear. Every conv is followed by a BatchNorm that
-//! folds into it; SiLU is x·Sigmoid(x) (ATC has no SiLU op) and stochastic depth is the
-//! identity in eval mode.
+//! conv, a global average pool and one Linear. Every conv is followed by a BatchNorm;
+//! stochastic depth is the identity in eval mode.
 //!
 //! The names share one topology except for blocks per stage, which are counted from the
 //! keys; every width, kernel size and whether a block expands comes from the checkpoint.
@@ -10,11 +9,9 @@
 //! has torchvision's stride, and the epsilon is torchvision's for the name (1e-3 for B5–B7,
 //! else 1e-5, also for a non-standard variant).
 
-use super::{bn_keys, count_from, dim_or, key, Context};
-use crate::graph::Value;
-use crate::ops::Conv2d;
-use crate::weights::{Expected, StateDict};
-use crate::OnnxError;
+use super::{
+    bn_keys, count_from, dim_or, key, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
+};
 
 /// The stride of each stage's first block (`_efficientnet_conf`).
 const STRIDES: [u64; 7] = [1, 2, 2, 2, 1, 2, 1];
@@ -130,7 +127,7 @@ pub struct EfficientNet {
 }
 
 /// The EfficientNet named `name`, or `None` for another family's name.
-pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<EfficientNet>, OnnxError> {
+pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<EfficientNet>, TorchvisionError> {
     let Some(&(name, _, blocks, _, eps_1e3)) = TABLE.iter().find(|row| row.0 == name) else {
         return Ok(None);
     };
@@ -140,14 +137,14 @@ pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<EfficientNet>, Onn
 /// An EfficientNet recognised from `features.1.0.block` and `classifier.1`; there must be
 /// seven stages, blocks per stage are counted, and the name (hence the epsilon) comes from
 /// the stem width, the block counts and the stage widths.
-pub fn detect(sd: &StateDict) -> Result<Option<EfficientNet>, OnnxError> {
+pub fn detect(sd: &StateDict) -> Result<Option<EfficientNet>, TorchvisionError> {
     let block = |s: usize, b: usize| format!("features.{s}.{b}.block.0.0.weight");
     if !(sd.has(&block(1, 0)) && sd.has("classifier.1.weight")) {
         return Ok(None);
     }
     let stages = count_from(sd, 1, |s| block(s, 0));
     if stages != STRIDES.len() {
-        return Err(OnnxError::Arch {
+        return Err(TorchvisionError::Arch {
             what: format!(
                 "an EfficientNet with {stages} stages matches none of {}; its strides are not \
                  in the weights",
@@ -282,19 +279,24 @@ impl EfficientNet {
         keys
     }
 
-    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         let mut x = self.cna(cx, input, "features.0", Conv2d::new(2, 1), true)?;
         for b in self.stages.iter().flatten() {
             x = self.block(cx, &x, b)?;
         }
         let x = self.cna(cx, &x, &self.last_prefix(), Conv2d::new(1, 0), true)?;
         let x = cx.graph.global_average_pool("avgpool", &x)?;
-        let x = cx.graph.flatten("", &x);
+        let x = cx.graph.flatten("", &x)?;
         cx.linear(&x, "classifier.1")
     }
 
     /// `MBConv` `b`; the residual's stochastic depth is the identity in eval mode.
-    fn block(&self, cx: &mut Context<'_>, x: &Value, b: &BlockPlan) -> Result<Value, OnnxError> {
+    fn block(
+        &self,
+        cx: &mut Context<'_>,
+        x: &Value,
+        b: &BlockPlan,
+    ) -> Result<Value, TorchvisionError> {
         let (expand, dw, se, project) = b.layout();
         let p = &b.prefix;
         let mut y = x.clone();
@@ -321,7 +323,7 @@ impl EfficientNet {
         prefix: &str,
         p: Conv2d,
         silu: bool,
-    ) -> Result<Value, OnnxError> {
+    ) -> Result<Value, TorchvisionError> {
         let conv = format!("{prefix}.0");
         let bn = format!("{prefix}.1");
         let y = cx.conv_bn(x, &conv, &bn, self.eps(), p)?;
@@ -333,15 +335,18 @@ impl EfficientNet {
     }
 }
 
-/// `nn.SiLU` as x·Sigmoid(x).
-fn silu_op(cx: &mut Context<'_>, scope: &str, x: &Value) -> Result<Value, OnnxError> {
-    let gate = cx.graph.sigmoid(scope, x);
-    cx.graph.mul(scope, x, &gate)
+/// `nn.SiLU`.
+fn silu_op(cx: &mut Context<'_>, scope: &str, x: &Value) -> Result<Value, TorchvisionError> {
+    Ok(cx.graph.silu(scope, x))
 }
 
 /// torchvision's `SqueezeExcitation` at `prefix` with SiLU and a Sigmoid gate:
 /// `x · Sigmoid(fc2(SiLU(fc1(GlobalAveragePool(x)))))`.
-fn squeeze_excitation(cx: &mut Context<'_>, x: &Value, prefix: &str) -> Result<Value, OnnxError> {
+fn squeeze_excitation(
+    cx: &mut Context<'_>,
+    x: &Value,
+    prefix: &str,
+) -> Result<Value, TorchvisionError> {
     let sub = |name: &str| format!("{prefix}.{name}");
     let s = cx.graph.global_average_pool(&sub("avgpool"), x)?;
     let s = cx.conv(&s, &sub("fc1"), Conv2d::new(1, 0))?;

@@ -9,11 +9,9 @@
 //! from the checkpoint. Strides are not in the weights: the first block of each stack has
 //! torchvision's stride.
 
-use super::{bn_keys, count_from, dim_or, key, Context};
-use crate::graph::Value;
-use crate::ops::Conv2d;
-use crate::weights::{Expected, StateDict};
-use crate::OnnxError;
+use super::{
+    bn_keys, count_from, dim_or, key, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
+};
 
 const BN_EPS: f64 = 1e-5;
 
@@ -72,7 +70,7 @@ pub struct MnasNet {
 }
 
 /// The MNASNet named `name`, or `None` for another family's name.
-pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<MnasNet>, OnnxError> {
+pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<MnasNet>, TorchvisionError> {
     let Some(&(name, _)) = TABLE.iter().find(|row| row.0 == name) else {
         return Ok(None);
     };
@@ -81,14 +79,14 @@ pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<MnasNet>, OnnxErro
 
 /// An MNASNet recognised from `layers.8.0.layers.0` and `classifier.1`; blocks per stack
 /// are counted, there must be six stacks, and the name comes from the stack widths.
-pub fn detect(sd: &StateDict) -> Result<Option<MnasNet>, OnnxError> {
+pub fn detect(sd: &StateDict) -> Result<Option<MnasNet>, TorchvisionError> {
     let block = |s: usize, b: usize| format!("layers.{s}.{b}.layers.0.weight");
     if !(sd.has(&block(FIRST_STACK, 0)) && sd.has("classifier.1.weight")) {
         return Ok(None);
     }
     let stacks = count_from(sd, FIRST_STACK, |s| block(s, 0));
     if stacks != STRIDES.len() {
-        return Err(OnnxError::Arch {
+        return Err(TorchvisionError::Arch {
             what: format!(
                 "an MNASNet with {stacks} stacks matches none of {}; its strides are not in \
                  the weights",
@@ -193,7 +191,7 @@ impl MnasNet {
         keys
     }
 
-    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         let x = conv_bn(cx, input, "layers", 0, Conv2d::new(2, 1))?;
         let x = cx.graph.relu("layers.2", &x);
         let x = conv_bn(cx, &x, "layers", 3, Conv2d::new(1, 1).groups(self.stem))?;
@@ -207,13 +205,13 @@ impl MnasNet {
         let x = cx.graph.relu(&format!("layers.{}", last + 2), &x);
         // `x.mean([2, 3])`.
         let x = cx.graph.global_average_pool("mean", &x)?;
-        let x = cx.graph.flatten("", &x);
+        let x = cx.graph.flatten("", &x)?;
         cx.linear(&x, "classifier.1")
     }
 }
 
 /// `_InvertedResidual` `b`: expand + ReLU, depthwise + ReLU, projection, then the skip.
-fn block(cx: &mut Context<'_>, x: &Value, b: &BlockPlan) -> Result<Value, OnnxError> {
+fn block(cx: &mut Context<'_>, x: &Value, b: &BlockPlan) -> Result<Value, TorchvisionError> {
     let p = format!("{}.layers", b.prefix);
     let y = conv_bn(cx, x, &p, 0, Conv2d::new(1, 0))?;
     let y = cx.graph.relu(&format!("{p}.2"), &y);
@@ -235,7 +233,7 @@ fn conv_bn(
     prefix: &str,
     conv: usize,
     p: Conv2d,
-) -> Result<Value, OnnxError> {
+) -> Result<Value, TorchvisionError> {
     let (c, bn) = (format!("{prefix}.{conv}"), format!("{prefix}.{}", conv + 1));
     cx.conv_bn(x, &c, &bn, BN_EPS, p)
 }

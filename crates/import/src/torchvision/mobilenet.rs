@@ -7,11 +7,9 @@
 //! torchvision drops the expand conv when the expanded width equals the input width, which
 //! narrow `width_mult`s cause in blocks that expand at full width.
 
-use super::{bn_keys, count_from, dim_or, key, Context};
-use crate::graph::Value;
-use crate::ops::Conv2d;
-use crate::weights::{Expected, StateDict};
-use crate::OnnxError;
+use super::{
+    bn_keys, count_from, dim_or, key, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
+};
 
 /// The names this module builds.
 pub const NAMES: [&str; 3] = ["mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large"];
@@ -21,9 +19,9 @@ pub const NAMES: [&str; 3] = ["mobilenet_v2", "mobilenet_v3_small", "mobilenet_v
 enum Act {
     None,
     Relu,
-    /// `nn.ReLU6`: Clip(0, 6).
+    /// `nn.ReLU6`: `hardtanh(0, 6)`.
     Relu6,
-    /// `nn.Hardswish`: x·HardSigmoid(x), since ATC's HardSwish needs opset 14.
+    /// `nn.Hardswish`.
     Hardswish,
 }
 
@@ -201,7 +199,7 @@ pub struct MobileNet {
 }
 
 /// The MobileNet named `name`, or `None` for another family's name.
-pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<MobileNet>, OnnxError> {
+pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<MobileNet>, TorchvisionError> {
     let version = [Version::V2, Version::V3Small, Version::V3Large]
         .into_iter()
         .find(|v| v.name() == name);
@@ -211,7 +209,7 @@ pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<MobileNet>, OnnxEr
 /// A MobileNet recognised from `features.1.conv` (V2) or `features.1.block` (V3); the
 /// number of blocks must be torchvision's (V2 17, V3-Small 11, V3-Large 15), since the
 /// strides and activations are not in the weights.
-pub fn detect(sd: &StateDict) -> Result<Option<MobileNet>, OnnxError> {
+pub fn detect(sd: &StateDict) -> Result<Option<MobileNet>, TorchvisionError> {
     let body = if sd.has("features.1.conv.0.0.weight") && sd.has("classifier.1.weight") {
         "conv"
     } else if sd.has("features.1.block.0.0.weight") && sd.has("classifier.3.weight") {
@@ -225,7 +223,7 @@ pub fn detect(sd: &StateDict) -> Result<Option<MobileNet>, OnnxError> {
         .find(|v| v.body() == body && v.specs().len() == blocks);
     match version {
         Some(v) => Ok(Some(plan(v, sd))),
-        None => Err(OnnxError::Arch {
+        None => Err(TorchvisionError::Arch {
             what: format!(
                 "a MobileNet with {blocks} `{body}` blocks matches none of {}; its strides and \
                  activations are not in the weights",
@@ -352,7 +350,7 @@ impl MobileNet {
         keys
     }
 
-    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         let eps = self.version.eps();
         let edge = self.version.edge_act();
         let mut x = cna(cx, input, "features.0", eps, Conv2d::new(2, 1), edge)?;
@@ -362,7 +360,7 @@ impl MobileNet {
         let last = format!("features.{}", self.blocks.len() + 1);
         let x = cna(cx, &x, &last, eps, Conv2d::new(1, 0), edge)?;
         let x = cx.graph.global_average_pool("avgpool", &x)?;
-        let x = cx.graph.flatten("", &x);
+        let x = cx.graph.flatten("", &x)?;
         match self.version {
             Version::V2 => cx.linear(&x, "classifier.1"),
             _ => {
@@ -373,7 +371,12 @@ impl MobileNet {
         }
     }
 
-    fn block(&self, cx: &mut Context<'_>, x: &Value, b: &BlockPlan) -> Result<Value, OnnxError> {
+    fn block(
+        &self,
+        cx: &mut Context<'_>,
+        x: &Value,
+        b: &BlockPlan,
+    ) -> Result<Value, TorchvisionError> {
         let eps = self.version.eps();
         let (expand, dw, se, project) = b.layout();
         let p = &b.prefix;
@@ -417,35 +420,39 @@ fn cna(
     eps: f64,
     p: Conv2d,
     act: Act,
-) -> Result<Value, OnnxError> {
+) -> Result<Value, TorchvisionError> {
     let conv = format!("{prefix}.0");
     let bn = format!("{prefix}.1");
     let y = cx.conv_bn(x, &conv, &bn, eps, p)?;
     activation(cx, &format!("{prefix}.2"), &y, act)
 }
 
-fn activation(cx: &mut Context<'_>, scope: &str, x: &Value, act: Act) -> Result<Value, OnnxError> {
+fn activation(
+    cx: &mut Context<'_>,
+    scope: &str,
+    x: &Value,
+    act: Act,
+) -> Result<Value, TorchvisionError> {
     match act {
         Act::None => Ok(x.clone()),
         Act::Relu => Ok(cx.graph.relu(scope, x)),
-        Act::Relu6 => Ok(cx.graph.clip(scope, x, 0.0, 6.0)),
-        Act::Hardswish => {
-            let gate = cx.graph.hard_sigmoid(scope, x, 1.0 / 6.0, 0.5);
-            cx.graph.mul(scope, x, &gate)
-        }
+        Act::Relu6 => Ok(cx.graph.hardtanh(scope, x, 0.0, 6.0)),
+        Act::Hardswish => Ok(cx.graph.hardswish(scope, x)),
     }
 }
 
 /// torchvision's `SqueezeExcitation` at `prefix` with a Hardsigmoid gate:
 /// `x · HardSigmoid(fc2(ReLU(fc1(GlobalAveragePool(x)))))`.
-fn squeeze_excitation(cx: &mut Context<'_>, x: &Value, prefix: &str) -> Result<Value, OnnxError> {
+fn squeeze_excitation(
+    cx: &mut Context<'_>,
+    x: &Value,
+    prefix: &str,
+) -> Result<Value, TorchvisionError> {
     let sub = |name: &str| format!("{prefix}.{name}");
     let s = cx.graph.global_average_pool(&sub("avgpool"), x)?;
     let s = cx.conv(&s, &sub("fc1"), Conv2d::new(1, 0))?;
     let s = cx.graph.relu(&sub("activation"), &s);
     let s = cx.conv(&s, &sub("fc2"), Conv2d::new(1, 0))?;
-    let gate = cx
-        .graph
-        .hard_sigmoid(&sub("scale_activation"), &s, 1.0 / 6.0, 0.5);
+    let gate = cx.graph.hardsigmoid(&sub("scale_activation"), &s);
     cx.graph.mul(prefix, x, &gate)
 }

@@ -1,17 +1,14 @@
 //! torchvision's DenseNet-BC (densenet121/161/169/201). Each dense layer is pre-activation:
-//! its first BatchNorm (`norm1`) follows a Concat, not a Conv, so it stays a
-//! BatchNormalization, as in torch's own export (ATC registers BatchNormalization for
-//! opsets 8–15: `onnx-atc.md` §1.4 and its CANN plugin table). `norm0` and `norm2` follow
-//! a Conv and fold into it.
+//! its first BatchNorm (`norm1`) follows a concatenation, not a conv (the lowering keeps it
+//! a BatchNormalization); `norm0` and `norm2` follow a conv.
 //!
-//! The growing feature map is kept as a running Concat: layer `l` reads the Concat of the
+//! The growing feature map is kept as a running concatenation: layer `l` reads the Concat of the
 //! block input and layers `1..l`, and appends its own output.
 
-use super::{bn_keys, count_from, dim_or, key, Context};
-use crate::graph::Value;
-use crate::ops::{Conv2d, Pool2d};
-use crate::weights::{Expected, StateDict};
-use crate::OnnxError;
+use super::{
+    bn_keys, count_from, dim_or, key, Context, Conv2d, Expected, Pool2d, StateDict,
+    TorchvisionError, Value,
+};
 
 const BN_EPS: f64 = 1e-5;
 
@@ -63,7 +60,7 @@ pub struct DenseNet {
 }
 
 /// The DenseNet named `name`, or `None` for another family's name.
-pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<DenseNet>, OnnxError> {
+pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<DenseNet>, TorchvisionError> {
     let Some(&(name, _, layers, _)) = TABLE.iter().find(|row| row.0 == name) else {
         return Ok(None);
     };
@@ -72,7 +69,7 @@ pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<DenseNet>, OnnxErr
 
 /// A DenseNet recognised from `features.conv0` and `features.denseblock1`; layers per
 /// block are counted and the name comes from the topology, growth rate and stem width.
-pub fn detect(sd: &StateDict) -> Result<Option<DenseNet>, OnnxError> {
+pub fn detect(sd: &StateDict) -> Result<Option<DenseNet>, TorchvisionError> {
     let layer = |b: usize, l: usize| format!("features.denseblock{b}.denselayer{l}.conv1.weight");
     if !(sd.has("features.conv0.weight") && sd.has(&layer(1, 1))) {
         return Ok(None);
@@ -186,7 +183,7 @@ impl DenseNet {
         keys
     }
 
-    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         let x = cx.conv_bn(
             input,
             "features.conv0",
@@ -210,13 +207,13 @@ impl DenseNet {
         let x = cx.batch_norm(&x, "features.norm5", BN_EPS)?;
         let x = cx.graph.relu("", &x);
         let x = cx.graph.global_average_pool("", &x)?;
-        let x = cx.graph.flatten("", &x);
+        let x = cx.graph.flatten("", &x)?;
         cx.linear(&x, "classifier")
     }
 }
 
 /// `norm1 → relu1 → conv1 (+norm2 folded) → relu2 → conv2`: the layer's `growth` new channels.
-fn dense_layer(cx: &mut Context<'_>, x: &Value, l: &LayerPlan) -> Result<Value, OnnxError> {
+fn dense_layer(cx: &mut Context<'_>, x: &Value, l: &LayerPlan) -> Result<Value, TorchvisionError> {
     let sub = |name: &str| format!("{}.{name}", l.prefix);
     let y = cx.batch_norm(x, &sub("norm1"), BN_EPS)?;
     let y = cx.graph.relu(&sub("relu1"), &y);
@@ -225,7 +222,11 @@ fn dense_layer(cx: &mut Context<'_>, x: &Value, l: &LayerPlan) -> Result<Value, 
     cx.conv(&y, &sub("conv2"), Conv2d::new(1, 1))
 }
 
-fn transition(cx: &mut Context<'_>, x: &Value, t: &TransitionPlan) -> Result<Value, OnnxError> {
+fn transition(
+    cx: &mut Context<'_>,
+    x: &Value,
+    t: &TransitionPlan,
+) -> Result<Value, TorchvisionError> {
     let sub = |name: &str| format!("{}.{name}", t.prefix);
     let y = cx.batch_norm(x, &sub("norm"), BN_EPS)?;
     let y = cx.graph.relu(&sub("relu"), &y);

@@ -11,11 +11,9 @@
 //! not in the weights: the first block of every stage has stride 2, as torchvision's
 //! `BlockParams.from_init_params` gives every RegNet.
 
-use super::{bn_keys, count_from, dim_or, key, Context};
-use crate::graph::Value;
-use crate::ops::Conv2d;
-use crate::weights::{Expected, StateDict};
-use crate::OnnxError;
+use super::{
+    bn_keys, count_from, dim_or, key, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
+};
 
 /// `nn.BatchNorm2d`'s default epsilon, which `_regnet` passes explicitly.
 const BN_EPS: f64 = 1e-5;
@@ -135,7 +133,7 @@ pub struct RegNet {
 
 /// The RegNet named `name` (blocks per stage and SE from the name, widths from `sd`), or
 /// `None` for another family's name.
-pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<RegNet>, OnnxError> {
+pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<RegNet>, TorchvisionError> {
     let Some(row) = TABLE.iter().find(|row| row.name == name) else {
         return Ok(None);
     };
@@ -151,7 +149,7 @@ fn block_prefix(s: usize, i: usize) -> String {
 /// Stages and blocks per stage are counted from the keys and SE is present iff the first
 /// block has `f.se`; the name is torchvision's when the topology, stem, stage widths and
 /// group widths all match one, else a description.
-pub fn detect(sd: &StateDict) -> Result<Option<RegNet>, OnnxError> {
+pub fn detect(sd: &StateDict) -> Result<Option<RegNet>, TorchvisionError> {
     let first_conv = |s: usize, i: usize| format!("{}.f.a.0.weight", block_prefix(s, i));
     let looks_like = sd.has("stem.0.weight") && sd.has(&first_conv(1, 0)) && sd.has("fc.weight");
     if !looks_like {
@@ -178,7 +176,12 @@ pub fn detect(sd: &StateDict) -> Result<Option<RegNet>, OnnxError> {
 /// its predecessor's width, so that the strict check afterwards lists every missing key
 /// instead of stopping at the first; a 3×3 weight whose input channels do not divide the
 /// bottleneck width is an error.
-fn plan(name: String, depths: &[usize], se: bool, sd: &StateDict) -> Result<RegNet, OnnxError> {
+fn plan(
+    name: String,
+    depths: &[usize],
+    se: bool,
+    sd: &StateDict,
+) -> Result<RegNet, TorchvisionError> {
     let stem = dim_or(sd, "stem.0.weight", 0, STEM);
     let mut input = stem;
     let mut stages = Vec::with_capacity(depths.len());
@@ -208,7 +211,7 @@ fn plan_block(
     input: u64,
     previous: Option<&BlockPlan>,
     se: bool,
-) -> Result<BlockPlan, OnnxError> {
+) -> Result<BlockPlan, TorchvisionError> {
     let p = &prefix;
     let bottleneck = dim_or(
         sd,
@@ -219,7 +222,7 @@ fn plan_block(
     let per_group = dim_or(sd, &format!("{p}.f.b.0.weight"), 1, bottleneck);
     // At least one group: a zero-width bottleneck would make every group count zero.
     if per_group == 0 || bottleneck < per_group || !bottleneck.is_multiple_of(per_group) {
-        return Err(OnnxError::Shape {
+        return Err(TorchvisionError::Shape {
             what: format!(
                 "`{p}.f.b.0.weight` has {per_group} input channels per group, which does not \
                  divide the bottleneck width {bottleneck} into groups"
@@ -298,13 +301,13 @@ impl RegNet {
         keys
     }
 
-    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         let mut x = cna(cx, input, "stem", Conv2d::new(2, 1), true)?;
         for b in self.blocks() {
             x = block(cx, &x, b)?;
         }
         let x = cx.graph.global_average_pool("avgpool", &x)?;
-        let x = cx.graph.flatten("", &x);
+        let x = cx.graph.flatten("", &x)?;
         cx.linear(&x, "fc")
     }
 }
@@ -339,7 +342,7 @@ fn block_keys(b: &BlockPlan) -> Vec<Expected> {
 }
 
 /// `ResBottleneckBlock` `b`: `ReLU(shortcut(x) + f(x))`.
-fn block(cx: &mut Context<'_>, x: &Value, b: &BlockPlan) -> Result<Value, OnnxError> {
+fn block(cx: &mut Context<'_>, x: &Value, b: &BlockPlan) -> Result<Value, TorchvisionError> {
     let p = &b.prefix;
     let f = |name: &str| format!("{p}.f.{name}");
     let y = cna(cx, x, &f("a"), Conv2d::new(1, 0), true)?;
@@ -366,7 +369,7 @@ fn cna(
     prefix: &str,
     p: Conv2d,
     relu: bool,
-) -> Result<Value, OnnxError> {
+) -> Result<Value, TorchvisionError> {
     let y = cx.conv_bn(x, &format!("{prefix}.0"), &format!("{prefix}.1"), BN_EPS, p)?;
     Ok(if relu {
         cx.graph.relu(&format!("{prefix}.2"), &y)
@@ -377,7 +380,11 @@ fn cna(
 
 /// torchvision's `SqueezeExcitation` at `prefix` with RegNet's ReLU and a Sigmoid gate:
 /// `x · Sigmoid(fc2(ReLU(fc1(GlobalAveragePool(x)))))`, `fc1` and `fc2` 1×1 convs with bias.
-fn squeeze_excitation(cx: &mut Context<'_>, x: &Value, prefix: &str) -> Result<Value, OnnxError> {
+fn squeeze_excitation(
+    cx: &mut Context<'_>,
+    x: &Value,
+    prefix: &str,
+) -> Result<Value, TorchvisionError> {
     let sub = |name: &str| format!("{prefix}.{name}");
     let s = cx.graph.global_average_pool(&sub("avgpool"), x)?;
     let s = cx.conv(&s, &sub("fc1"), Conv2d::new(1, 0))?;

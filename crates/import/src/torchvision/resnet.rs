@@ -1,11 +1,9 @@
 //! torchvision's ResNet family: resnet18–152, ResNeXt and Wide ResNet (v1.5: the stride of a
 //! Bottleneck sits on its 3×3 conv).
 
-use super::{bn_keys, dim_or, key, Context};
-use crate::graph::Value;
-use crate::ops::{Conv2d, Pool2d};
-use crate::weights::{Expected, StateDict};
-use crate::OnnxError;
+use super::{
+    bn_keys, dim_or, key, Context, Conv2d, Expected, Pool2d, StateDict, TorchvisionError, Value,
+};
 
 /// `nn.BatchNorm2d`'s default epsilon, which torchvision's ResNets use.
 const BN_EPS: f64 = 1e-5;
@@ -62,7 +60,7 @@ pub struct ResNet {
 
 /// The ResNet named `name` (topology from the name, widths from `sd`), or `None` for
 /// another family's name.
-pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<ResNet>, OnnxError> {
+pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<ResNet>, TorchvisionError> {
     let Some(&(name, block, layers, _, _)) = TABLE.iter().find(|row| row.0 == name) else {
         return Ok(None);
     };
@@ -70,7 +68,7 @@ pub fn from_name(name: &str, sd: &StateDict) -> Result<Option<ResNet>, OnnxError
 }
 
 /// A ResNet recognised from its keys (`conv1`, `layer1.0.conv1`, `fc`), or `None`.
-pub fn detect(sd: &StateDict) -> Result<Option<ResNet>, OnnxError> {
+pub fn detect(sd: &StateDict) -> Result<Option<ResNet>, TorchvisionError> {
     let looks_like = [
         "conv1.weight",
         "layer1.0.conv1.weight",
@@ -143,7 +141,7 @@ fn plan(
     block: Block,
     layers: [usize; 4],
     sd: &StateDict,
-) -> Result<ResNet, OnnxError> {
+) -> Result<ResNet, TorchvisionError> {
     let stem = dim_or(sd, "conv1.weight", 0, 64);
     let in_channels = dim_or(sd, "conv1.weight", 1, 3);
     let expansion = match block {
@@ -168,7 +166,7 @@ fn plan(
                 Block::Bottleneck => {
                     let per_group = dim_or(sd, &format!("{prefix}.conv2.weight"), 1, width);
                     if per_group == 0 || !width.is_multiple_of(per_group) {
-                        return Err(OnnxError::Shape {
+                        return Err(TorchvisionError::Shape {
                             what: format!("`{prefix}.conv2.weight` does not divide {width} channels into groups"),
                         });
                     }
@@ -258,7 +256,7 @@ impl ResNet {
         keys
     }
 
-    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, OnnxError> {
+    pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         let x = cx.conv_bn(input, "conv1", "bn1", BN_EPS, Conv2d::new(2, 3))?;
         let x = cx.graph.relu("relu", &x);
         let mut x = cx.graph.max_pool("maxpool", &x, Pool2d::new(3, 2, 1))?;
@@ -266,11 +264,16 @@ impl ResNet {
             x = self.block(cx, &x, b)?;
         }
         let x = cx.graph.global_average_pool("avgpool", &x)?;
-        let x = cx.graph.flatten("", &x);
+        let x = cx.graph.flatten("", &x)?;
         cx.linear(&x, "fc")
     }
 
-    fn block(&self, cx: &mut Context<'_>, x: &Value, b: &BlockPlan) -> Result<Value, OnnxError> {
+    fn block(
+        &self,
+        cx: &mut Context<'_>,
+        x: &Value,
+        b: &BlockPlan,
+    ) -> Result<Value, TorchvisionError> {
         let p = &b.prefix;
         let sub = |name: &str| format!("{p}.{name}");
         let out = match self.block {
