@@ -224,18 +224,7 @@ pub fn run(
                     .view(&mut ckpt, |c| onnx::export(c, &options, &path))
                     .map_err(|e| fail(&e))?
                     .map_err(|e| fail(&e))?;
-                staged.push(Staged {
-                    kind: "onnx",
-                    path,
-                    hash: None,
-                });
-                if let Some(data) = report.written.external {
-                    staged.push(Staged {
-                        kind: "onnx-data",
-                        path: data,
-                        hash: None,
-                    });
-                }
+                staged.extend(staged_onnx(path, report.written.external));
             }
             Step::ToSafetensors { key } => {
                 // After a cast the tensors are read from a rewritten copy, not the input.
@@ -272,6 +261,21 @@ pub fn run(
         }
     }
     ran(staged, input_hash, input_file)
+}
+
+/// The files an ONNX export at `path` staged: the model, then its external data if any.
+fn staged_onnx(path: PathBuf, external: Option<PathBuf>) -> impl Iterator<Item = Staged> {
+    let data = external.map(|path| Staged {
+        kind: "onnx-data",
+        path,
+        hash: None,
+    });
+    std::iter::once(Staged {
+        kind: "onnx",
+        path,
+        hash: None,
+    })
+    .chain(data)
 }
 
 /// What a run staged, with the input's hash from where a step left it (`input_hash`), else
@@ -318,18 +322,7 @@ fn run_program(
         };
         let path = slot.join(file_name(base, OutputKind::Onnx));
         let report = export(options, &path).map_err(fail)?;
-        staged.push(Staged {
-            kind: "onnx",
-            path,
-            hash: None,
-        });
-        if let Some(data) = report.written.external {
-            staged.push(Staged {
-                kind: "onnx-data",
-                path: data,
-                hash: None,
-            });
-        }
+        staged.extend(staged_onnx(path, report.written.external));
     }
     Ok(staged)
 }

@@ -1404,7 +1404,7 @@ impl Lowering<'_, '_> {
                 self.materialize(&output, &Self::scope(node))?;
             }
             let result = self.tensor(&output)?;
-            return self.write_into_activation(node, &changed.clone(), result);
+            return self.write_into_activation(node, changed, result);
         }
         let result = self.bound(self.output_name(node, 0)?)?.clone();
         let same = self
