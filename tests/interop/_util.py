@@ -330,11 +330,13 @@ def assert_clean_error(proc, in_name, out_path=None):
 # ------------------------------------------------------------------ to-onnx parity
 def onnx_outputs(result):
     """A model's torch result as {ONNX output name: array}, named as `to-onnx` names them:
-    one tensor `output`, a dict's tensors after their keys, a tuple's `output_<k>`."""
+    one tensor `output`, a dict's tensors after their keys, a tuple's `output_<k>`; a `None`
+    has no ONNX output and is left out before naming."""
     if isinstance(result, dict):
-        items = [(k, v) for k, v in result.items()]
+        items = [(k, v) for k, v in result.items() if v is not None]
     elif isinstance(result, (tuple, list)):
-        items = [(f"output_{k}", v) for k, v in enumerate(result)]
+        kept = [v for v in result if v is not None]
+        items = [(f"output_{k}", v) for k, v in enumerate(kept)]
     else:
         items = [("output", result)]
     if len(items) == 1:

@@ -286,6 +286,36 @@ def test_a_write_through_slices_into_an_activation_matches_torch(model, tmp_path
     check_parity(model, out, (3, 4, 4), torch.Generator().manual_seed(0))
 
 
+class WithNone(torch.nn.Module):
+    """Returns `None` among its outputs, as torchaudio's wav2vec2 returns `(x, lengths)`
+    without lengths."""
+
+    def __init__(self, structure):
+        super().__init__()
+        self.structure = structure
+
+    def forward(self, x):
+        y = (x * 2).sigmoid()
+        if self.structure == "pair":
+            return y, None
+        return {"logits": y, "lengths": None, "mean": y.mean(dim=1)}
+
+
+@pytest.mark.parametrize("structure,names", [
+    ("pair", ["output"]),
+    ("dict", ["logits", "mean"]),
+])
+def test_a_none_output_is_left_out_and_the_rest_match_torch(structure, names, tmp_path):
+    model = WithNone(structure).eval()
+    archive = tmp_path / "m.pt2"
+    common.export_pt2(model, (3, 4, 4), True, archive)
+    out = tmp_path / "m.onnx"
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    onnx.checker.check_model(str(out), full_check=True)
+    assert [o.name for o in onnx.load(str(out)).graph.output] == names
+    check_parity(model, out, (3, 4, 4), torch.Generator().manual_seed(0))
+
+
 class TransposedWrite(torch.nn.Module):
     """`x.transpose(2, 3)[:, 0] = y`: a write through a transpose."""
 

@@ -244,7 +244,8 @@ pub fn lower(
         })?;
     }
     let values = lowering.outputs(first)?;
-    let names = outputs::names(module.out_spec(), values.len(), target.output_name);
+    let written: Vec<bool> = graph.outputs.iter().map(|o| *o != Argument::None).collect();
+    let names = outputs::names(module.out_spec(), &written, target.output_name);
     let outputs = values
         .iter()
         .zip(&names)
@@ -1551,18 +1552,22 @@ impl Lowering<'_, '_> {
         Ok(emit::cast(&mut self.g, scope, &y, elem))
     }
 
-    /// The program's outputs (at least one), each with the dimension that carries its
+    /// The program's outputs but its `None`s (at least one), each with the dimension that carries its
     /// batch: torch's layout is kept (`x.unsqueeze(0)` of a `[N, 4, 5]` input is `[1, N, 4,
     /// 5]`, its batch on dimension 1); an output whose batch is folded into a dimension
     /// (`4·N`) is refused, as no `dim_param` names a multiple of the batch. A static
     /// export's outputs have no batch dimension.
     fn outputs(&mut self, first: &str) -> Result<Vec<(Value, Option<usize>)>, OnnxError> {
-        if self.graph.outputs.is_empty() {
-            return Err(located::program("the program returns nothing"));
-        }
         let graph = self.graph;
+        if graph.outputs.iter().all(|o| *o == Argument::None) {
+            return Err(located::program("the program returns no tensor"));
+        }
         let mut values = Vec::with_capacity(graph.outputs.len());
         for (k, output) in graph.outputs.iter().enumerate() {
+            if *output == Argument::None {
+                // No ONNX value stands for `None`: left out, as `torch.onnx` leaves it.
+                continue;
+            }
             let name = output.tensor_name().ok_or_else(|| {
                 located::program(format!(
                     "the program's output {k} is {}; only tensor outputs are exported",

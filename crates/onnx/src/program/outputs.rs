@@ -7,17 +7,28 @@
 //! The structure is read from the program's output pytree spec (torch.export's
 //! `module_call_graph`, or the spec the TorchScript import writes for a returned tuple or
 //! dict); a program without one is treated as a tuple when it has several outputs.
+//!
+//! An output that is `None` (torchaudio's wav2vec2 returns `(logits, None)` without
+//! lengths) has no ONNX value: it is left out, as `torch.onnx.export` leaves it out, and
+//! the names are given to the outputs that remain (`(logits, None)` gives one output,
+//! named `--output-name`; a dict with several tensors left keeps their keys).
 
 use serde_json::Value as Json;
 
-/// The ONNX name of each of `count` outputs, given the program's serialized output spec.
-/// Invariant: the result has `count` entries.
-pub fn names(out_spec: Option<&str>, count: usize, output_name: &str) -> Vec<String> {
+/// The ONNX name of each output the program returns that is written (`written[k]`: its
+/// `k`-th output is a tensor, not `None`), given the program's serialized output spec.
+/// Invariant: the result has one entry per `true` in `written`.
+pub fn names(out_spec: Option<&str>, written: &[bool], output_name: &str) -> Vec<String> {
+    let count = written.iter().filter(|&&w| w).count();
     if count == 1 {
         return vec![output_name.to_owned()];
     }
     match out_spec.and_then(dict_keys) {
-        Some(keys) if keys.len() == count => keys,
+        Some(keys) if keys.len() == written.len() => keys
+            .into_iter()
+            .zip(written)
+            .filter_map(|(key, &w)| w.then_some(key))
+            .collect(),
         _ => (0..count).map(|i| format!("{output_name}_{i}")).collect(),
     }
 }
@@ -54,15 +65,27 @@ mod tests {
 
     #[test]
     fn one_output_keeps_its_name_dicts_use_keys_others_number() {
-        assert_eq!(names(Some(LEAF), 1, "logits"), ["logits"]);
-        assert_eq!(names(Some(FCN), 2, "output"), ["out", "aux"]);
-        assert_eq!(names(None, 2, "output"), ["output_0", "output_1"]);
+        assert_eq!(names(Some(LEAF), &[true], "logits"), ["logits"]);
+        assert_eq!(names(Some(FCN), &[true; 2], "output"), ["out", "aux"]);
+        assert_eq!(names(None, &[true; 2], "output"), ["output_0", "output_1"]);
         let tuple = r#"[1, {"type": "builtins.tuple", "context": "null", "children_spec": []}]"#;
-        assert_eq!(names(Some(tuple), 3, "y"), ["y_0", "y_1", "y_2"]);
+        assert_eq!(names(Some(tuple), &[true; 3], "y"), ["y_0", "y_1", "y_2"]);
         // A dict holding a tuple flattens to more outputs than keys: numbered.
         let nested = r#"[1, {"type": "builtins.dict", "context": "[\"a\"]", "children_spec": [{"type": "builtins.tuple", "context": "null", "children_spec": [{"type": null, "context": null, "children_spec": []}, {"type": null, "context": null, "children_spec": []}]}]}]"#;
-        assert_eq!(names(Some(nested), 2, "output"), ["output_0", "output_1"]);
-        assert_eq!(names(Some("not json"), 2, "o"), ["o_0", "o_1"]);
+        assert_eq!(
+            names(Some(nested), &[true; 2], "output"),
+            ["output_0", "output_1"]
+        );
+        assert_eq!(names(Some("not json"), &[true; 2], "o"), ["o_0", "o_1"]);
+    }
+
+    #[test]
+    fn a_none_output_is_left_out_and_the_rest_keep_their_names() {
+        let pair = r#"[1, {"type": "builtins.tuple", "context": "null", "children_spec": []}]"#;
+        assert_eq!(names(Some(pair), &[true, false], "logits"), ["logits"]);
+        assert_eq!(names(Some(pair), &[true, false, true], "y"), ["y_0", "y_1"]);
+        // One tensor left is named `--output-name`, as a model returning one tensor.
+        assert_eq!(names(Some(FCN), &[false, true], "output"), ["output"]);
     }
 
     #[test]
