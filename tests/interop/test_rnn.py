@@ -5,7 +5,9 @@ exported with `torch.export` (dynamic batch) and traced with `torch.jit.trace` u
 Each layer becomes one ONNX `LSTM`/`GRU` node (both directions in one; a tanh `nn.RNN` a
 `GRU` whose update gate is held shut and reset gate open) with its weights re-laid into
 ONNX's gate order, the zero initial state left out and the batch kept first
-around it with Transposes and Reshapes of constant shape. Every file must pass
+around it with Transposes and Reshapes of constant shape. A ReLU `nn.RNN` has no ATC
+recurrent op: it is unrolled along its (fixed) sequence, one `Relu` per step, layer and
+direction. Every file must pass
 `onnx.checker.check_model(full_check=True)`, hold only ATC-clean ops (no Shape, Gather,
 ConstantOfShape, Expand, Identity, Loop, If) at opset 11 with the batch a named
 `dim_param`, and match torch eager in onnxruntime at batch 1, 3 and 8 from one file within
@@ -40,6 +42,9 @@ CASES = {
     # nn.RNN (tanh) has no ATC op of its own: a GRU with its gates held.
     "rnn-tanh": (36, "GRU", 2),
     "rnn-tanh-last-state": (37, "GRU", 1),
+    # A ReLU nn.RNN is unrolled: 2 layers × 2 directions × 10 steps, and 1 × 1 × 10.
+    "rnn-relu": (38, "Relu", 40),
+    "rnn-relu-last-state": (39, "Relu", 10),
 }
 
 
@@ -75,7 +80,7 @@ def trace(model, shape, path):
         torch.jit.save(torch.jit.trace(model, torch.randn(2, *shape)), str(path))
 
 
-@pytest.mark.parametrize("kind", ["crnn", "gru", "rnn-tanh"])
+@pytest.mark.parametrize("kind", ["crnn", "gru", "rnn-tanh", "rnn-relu"])
 def test_no_grad_trace_matches_torch(kind, tmp_path):
     seed, op, count = CASES[kind]
     model, shape = rnn.build(kind, seed=seed), rnn.SHAPES[kind]
@@ -116,28 +121,4 @@ def test_a_non_zero_initial_state_is_refused(tmp_path):
     proc = run_ckpt("to-onnx", archive, "-o", out)
     assert proc.returncode == 1, proc.stderr
     assert "gru.input" in proc.stderr and "is not zero" in proc.stderr, proc.stderr
-    assert not out.exists()
-
-
-class ReluRnn(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.rnn = torch.nn.RNN(6, 4, nonlinearity="relu", batch_first=True)
-
-    def forward(self, x):
-        y, _ = self.rnn(x)
-        return y
-
-
-def test_a_relu_rnn_is_refused_naming_what_atc_lacks(tmp_path):
-    # torch tags the kernel `nondeterministic_seeded` (its dropout between layers), but that
-    # is not why: ATC's recurrent ops keep sigmoid and tanh.
-    archive = tmp_path / "relu.pt2"
-    common.export_pt2(ReluRnn().eval(), (9, 6), True, archive)
-    out = tmp_path / "relu.onnx"
-    proc = run_ckpt("to-onnx", archive, "-o", out)
-    assert proc.returncode == 1, proc.stderr
-    assert "rnn_relu" in proc.stderr and "ReLU recurrence has no ATC form" in proc.stderr, \
-        proc.stderr
-    assert "draws random numbers" not in proc.stderr, proc.stderr
     assert not out.exists()

@@ -1,5 +1,6 @@
 //! Compound ops written as the aten ops torch's own definition computes them by: the
-//! recurrent cells (`RNN.cpp`'s `SimpleCell`, `GRUCell`, `LSTMCell`), `bilinear`
+//! recurrent cells (`RNN.cpp`'s `SimpleCell`, `GRUCell`, `LSTMCell`), a ReLU RNN layer
+//! unrolled along its sequence (`torch._decomp`'s `rnn_relu_input`), `bilinear`
 //! (`Linear.cpp`), `linalg_cross` (`torch._refs.linalg.cross`), `block_diag`
 //! (`TensorShape.cpp`), `_softmax_backward_data` and `native_dropout_backward`
 //! (`torch._decomp.decompositions`), the trapezoid rule over sample points
@@ -38,6 +39,7 @@ pub const EXPANDED: &[&str] = &[
     "linalg_cross.default",
     "lstm_cell.default",
     "native_dropout_backward.default",
+    "rnn_relu.input",
     "rnn_relu_cell.default",
     "rnn_tanh_cell.default",
     "trapezoid.x",
@@ -75,6 +77,7 @@ pub fn expand(node: &Node, meta: &dyn Fn(&str) -> Option<TensorMeta>) -> Result<
     match target {
         "rnn_tanh_cell.default" => w.simple_cell(&args, "tanh.default")?,
         "rnn_relu_cell.default" => w.simple_cell(&args, "relu.default")?,
+        "rnn_relu.input" => w.rnn_relu(&args)?,
         "gru_cell.default" => w.gru_cell(&args)?,
         "lstm_cell.default" => w.lstm_cell(&args)?,
         "bilinear.default" => w.bilinear(&args)?,
@@ -379,6 +382,155 @@ impl Writer<'_> {
         let out = self.output(0)?;
         self.unary(nonlinearity, &sum, Some(&out));
         Ok(())
+    }
+
+    /// `rnn_relu.input(input, hx, params, has_biases, num_layers, dropout, train,
+    /// bidirectional, batch_first)` as `torch._decomp`'s `rnn_relu_input` computes it: per
+    /// layer and direction the sequence projected once (`linear(x, w_ih, b_ih)`), then step
+    /// by step `h = relu(linear(h, w_hh, b_hh) + x_t)` from the layer's initial state (a
+    /// reverse direction from the last step), the states concatenated along the sequence
+    /// in its order, the directions along the features; the final states stacked. ONNX's
+    /// `RNN` is not in ATC's operator list, so the layer is unrolled: the sequence's length
+    /// must be fixed. Dropout between layers (training mode) is refused.
+    fn rnn_relu(&mut self, args: &Args<'_>) -> Result<(), String> {
+        if args.bool("train")? {
+            return Err("the recurrent layer is in training mode (dropout between layers); export the model after `model.eval()`".into());
+        }
+        let time = usize::from(args.bool("batch_first")?);
+        let layers = usize::try_from(args.int("num_layers")?)
+            .ok()
+            .filter(|&l| l > 0)
+            .ok_or("num_layers is not positive")?;
+        let directions = if args.bool("bidirectional")? { 2 } else { 1 };
+        let per_direction = if args.bool("has_biases")? { 4 } else { 2 };
+        let params = args.tensors("params")?;
+        if params.len() != layers * directions * per_direction {
+            return Err(format!(
+                "it has {} weights, expected {} for {layers} layer(s) of {directions} direction(s)",
+                params.len(),
+                layers * directions * per_direction
+            ));
+        }
+        let mut input = self.input(args.tensor("input")?)?;
+        if input.rank() != 3 {
+            return Err(format!(
+                "its input has {} dimensions; only a batched sequence (3 dimensions) is unrolled",
+                input.rank()
+            ));
+        }
+        let steps = input.fixed(time, "an unrolled recurrent layer")?;
+        let hx = self.input(args.tensor("hx")?)?;
+        let out = self.output(0)?;
+        let mut finals = Vec::with_capacity(layers * directions);
+        for layer in 0..layers {
+            let last = layer + 1 == layers;
+            let mut outputs = Vec::with_capacity(directions);
+            for direction in 0..directions {
+                let k = layer * directions + direction;
+                let weights = &params[k * per_direction..(k + 1) * per_direction];
+                let w_hh = self.input(&weights[1])?;
+                let b_hh = weights.get(3).map(String::as_str);
+                let projected = self.linear(
+                    &input,
+                    &self.input(&weights[0])?,
+                    weights.get(2).map(String::as_str),
+                )?;
+                let mut h = self.select(&hx, 0, k as i64);
+                let mut states = vec![None; steps as usize];
+                let order: Vec<i64> = if direction == 0 {
+                    (0..steps).collect()
+                } else {
+                    (0..steps).rev().collect()
+                };
+                for step in order {
+                    let x_t = self.select(&projected, time, step);
+                    let hh = self.linear(&h, &w_hh, b_hh)?;
+                    let sum = self.binary("add.Tensor", &hh, &x_t, None);
+                    h = self.unary("relu.default", &sum, None);
+                    states[step as usize] = Some(self.unsqueeze(&h, time));
+                }
+                let states: Vec<Value> = states.into_iter().flatten().collect();
+                let into = (last && directions == 1).then_some(&out);
+                outputs.push(self.cat(&states, time, into)?);
+                finals.push(h);
+            }
+            input = match outputs.as_slice() {
+                [one] => one.clone(),
+                both => self.cat(both, 2, last.then_some(&out))?,
+            };
+        }
+        if let Ok(h_n) = self.output(1) {
+            let names = finals.iter().map(|h| h.name.clone()).collect();
+            self.emit(
+                "stack.default",
+                vec![
+                    ("tensors", Argument::Tensors(names)),
+                    ("dim", Argument::Int(0)),
+                ],
+                h_n.sizes.clone(),
+                h_n.dtype,
+                Some(&h_n),
+            );
+        }
+        Ok(())
+    }
+
+    /// `x.select(axis, index)`.
+    fn select(&mut self, x: &Value, axis: usize, index: i64) -> Value {
+        let mut sizes = x.sizes.clone();
+        sizes.remove(axis);
+        self.emit(
+            "select.int",
+            vec![
+                ("self", t(x)),
+                ("dim", Argument::Int(axis as i64)),
+                ("index", Argument::Int(index)),
+            ],
+            sizes,
+            x.dtype,
+            None,
+        )
+    }
+
+    /// `x.unsqueeze(axis)`.
+    fn unsqueeze(&mut self, x: &Value, axis: usize) -> Value {
+        let mut sizes = x.sizes.clone();
+        sizes.insert(axis, SymInt::Int(1));
+        self.emit(
+            "unsqueeze.default",
+            vec![("self", t(x)), ("dim", Argument::Int(axis as i64))],
+            sizes,
+            x.dtype,
+            None,
+        )
+    }
+
+    /// `cat(values, axis)` (or into `into`): the values alike but along `axis`, fixed there.
+    fn cat(
+        &mut self,
+        values: &[Value],
+        axis: usize,
+        into: Option<&Value>,
+    ) -> Result<Value, String> {
+        let first = values.first().ok_or("nothing to concatenate")?;
+        let mut sizes = first.sizes.clone();
+        sizes[axis] = SymInt::Int(
+            values
+                .iter()
+                .map(|v| v.fixed(axis, "a concatenation"))
+                .sum::<Result<i64, String>>()?,
+        );
+        let names = values.iter().map(|v| v.name.clone()).collect();
+        Ok(self.emit(
+            "cat.default",
+            vec![
+                ("tensors", Argument::Tensors(names)),
+                ("dim", Argument::Int(axis as i64)),
+            ],
+            sizes,
+            first.dtype,
+            into,
+        ))
     }
 
     /// `gru_cell`: `GRUCell`, gates r, z, n; `r = σ(h_r + i_r)`, `z = σ(h_z + i_z)`,

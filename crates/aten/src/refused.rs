@@ -151,10 +151,6 @@ pub const ONE_BY_ONE: &[(&str, &str)] = &[
         "it resizes the tensor's storage in place to another tensor's sizes: where the size grows the new entries are uninitialised memory, and otherwise the entries are the storage read in the new sizes, a memory layout an ONNX tensor does not have; `reshape_as` and `view_as` are lowered",
     ),
     (
-        "rnn_relu",
-        "ATC's operator list has no RNN, and CANN's GRU and LSTM parsers read only their sizes, so their activations stay sigmoid and tanh: a ReLU recurrence has no ATC form (torch's kernel is tagged `nondeterministic_seeded` for the dropout between its layers, which is off in eval mode); `nn.RNN` with nonlinearity='tanh' converts, as a GRU with its gates held",
-    ),
-    (
         "signbit",
         "it reads the sign bit of NaN too (a NaN torch computes is often negative), and no opset-11 operator reads the bits of a float: every comparison with a NaN is false",
     ),

@@ -3315,6 +3315,21 @@ pub const SCHEMAS: &[Schema] = &[
         ],
         &[],
     ),
+    schema(
+        "rnn_relu.input",
+        &[
+            arg("input", "Tensor"),
+            arg("hx", "Tensor"),
+            arg("params", "Tensor[]"),
+            arg("has_biases", "bool"),
+            arg("num_layers", "int"),
+            arg("dropout", "float"),
+            arg("train", "bool"),
+            arg("bidirectional", "bool"),
+            arg("batch_first", "bool"),
+        ],
+        &[],
+    ),
     schema("rnn_relu_cell.default", &[arg("input", "Tensor"), arg("hx", "Tensor"), arg("w_ih", "Tensor"), arg("w_hh", "Tensor"), arg_or("b_ih", "Tensor?", D::None), arg_or("b_hh", "Tensor?", D::None)], &[]),
     not_evaluated(
         schema(

@@ -243,7 +243,8 @@ fn export_dynamic_script(
             .map_err(|what| OnnxError::Program {
                 what: format!("converted with {}: {what}", shown(sizes)),
             })?
-            .program_with_parameter_sizes();
+            .program
+            .clone();
         unmerge_row_products_where(&mut program.graph_module.graph, |size| {
             matches!(size, SymInt::Expr(_))
         });

@@ -14,6 +14,9 @@
   `(N, 10, 7)`, weights drawn wide enough that the recurrence saturates.
 - `rnn-tanh-last-state`: a single-direction `nn.RNN` without biases, time-major fed
   `x.permute(1, 0, 2)`, classifying from its final hidden state.
+- `rnn-relu`: `rnn-tanh` with `nonlinearity="relu"` (weights at their initial scale).
+- `rnn-relu-last-state`: `rnn-tanh-last-state` with `nonlinearity="relu"`, time-major as
+  torchaudio's DeepSpeech feeds its `nn.RNN`.
 
 torch.export records `aten.lstm.input`/`aten.gru.input` with the initial state
 `zeros(layers * directions, N, hidden)` sized by the batch; a trace records
@@ -33,6 +36,8 @@ SHAPES = {
     "lstm-last-state": (9, 6),
     "rnn-tanh": (10, 7),
     "rnn-tanh-last-state": (10, 7),
+    "rnn-relu": (10, 7),
+    "rnn-relu-last-state": (10, 7),
 }
 
 
@@ -86,12 +91,13 @@ class LastStateLstm(nn.Module):
 
 
 class TanhTagger(nn.Module):
-    def __init__(self):
+    def __init__(self, nonlinearity="tanh", scale=3.0):
         super().__init__()
-        self.rnn = nn.RNN(7, 12, num_layers=2, bidirectional=True, batch_first=True)
+        self.rnn = nn.RNN(7, 12, num_layers=2, bidirectional=True, batch_first=True,
+                          nonlinearity=nonlinearity)
         with torch.no_grad():
             for w in self.rnn.parameters():
-                w.mul_(3.0)
+                w.mul_(scale)
         self.tagger = nn.Linear(24, 4)
 
     def forward(self, x):
@@ -100,9 +106,9 @@ class TanhTagger(nn.Module):
 
 
 class TanhLastState(nn.Module):
-    def __init__(self):
+    def __init__(self, nonlinearity="tanh"):
         super().__init__()
-        self.rnn = nn.RNN(7, 9, bias=False)
+        self.rnn = nn.RNN(7, 9, bias=False, nonlinearity=nonlinearity)
         self.head = nn.Linear(9, 3)
 
     def forward(self, x):
@@ -117,6 +123,8 @@ KINDS = {
     "lstm-last-state": LastStateLstm,
     "rnn-tanh": TanhTagger,
     "rnn-tanh-last-state": TanhLastState,
+    "rnn-relu": lambda: TanhTagger("relu", 1.0),
+    "rnn-relu-last-state": lambda: TanhLastState("relu"),
 }
 
 

@@ -28,7 +28,9 @@ pub(super) fn infer(o: &Operands<'_>, node: &Node, op: &str) -> Option<Result<Ve
         "_transformer_encoder_layer_fwd.default" => o.activation("src"),
         // The attention output (the weights, its second output, are never exported).
         "_native_multi_head_attention.default" => o.activation("query"),
-        "lstm.input" | "gru.input" | "rnn_tanh.input" => recurrent::output(o, node),
+        "lstm.input" | "gru.input" | "rnn_tanh.input" | "rnn_relu.input" => {
+            recurrent::output(o, node)
+        }
         "linear.default" => (|| {
             let x = o.activation("input")?;
             let w = o.stored("weight")?;

@@ -1,4 +1,4 @@
-//! `lstm.input`, `gru.input` and `rnn_tanh.input`: the output (per sample: sequence, directions × hidden)
+//! `lstm.input`, `gru.input`, `rnn_tanh.input` and `rnn_relu.input`: the output (per sample: sequence, directions × hidden)
 //! and the final states, whose batch sits on their second axis.
 
 use super::{Dims, DimsOf, Operands, MAX_DIM};
@@ -23,7 +23,7 @@ pub(super) fn output(o: &Operands<'_>, node: &Node) -> Result<Vec<u64>, String> 
     }
 }
 
-/// The sizes of an `lstm`/`gru`/`rnn_tanh` node's final states other than the batch (which sits
+/// The sizes of an `lstm`/`gru`/`rnn_tanh`/`rnn_relu` node's final states other than the batch (which sits
 /// between them): `[num_layers · directions, hidden]`, the hidden size read from the
 /// first `weight_hh` (`[gates · hidden, hidden]`, the second of `params`).
 pub fn states(node: &Node, dims: DimsOf<'_>) -> Result<[u64; 2], String> {

@@ -58,40 +58,6 @@ pub struct Converted {
     pub traced_batch: Option<u64>,
 }
 
-impl Converted {
-    /// The program with the sizes of every parameter it reads recorded in its tensor values
-    /// (this import leaves them to the tensor source, where torch.export records each), for
-    /// a pass that reads operand sizes from the program alone (the dynamic lowering's
-    /// unmerging of row products).
-    /// Parameters of a dtype the import does not compute in are left out.
-    pub fn program_with_parameter_sizes(&self) -> ExportedProgram {
-        let mut program = self.program.clone();
-        for spec in &program.graph_module.signature.input_specs {
-            let InputSpec::Parameter { arg, fqn } = spec else {
-                continue;
-            };
-            let Some(tensor) = self.tensors.get(fqn) else {
-                continue;
-            };
-            let Some(dtype) = dtypes::of_input(tensor.dtype) else {
-                continue;
-            };
-            let sizes = tensor
-                .shape
-                .iter()
-                .map(|&d| SymInt::Int(d as i64))
-                .collect();
-            program
-                .graph_module
-                .graph
-                .tensor_values
-                .entry(arg.clone())
-                .or_insert_with(|| typed_meta(sizes, dtype));
-        }
-        program
-    }
-}
-
 /// What a value is during conversion.
 #[derive(Clone, Debug, PartialEq)]
 enum Val {
@@ -308,6 +274,28 @@ pub fn convert_at(
                 )))
             }
         }
+    }
+    // Every parameter's sizes are recorded, as torch.export records them, for the passes
+    // and the expansions of compound ops that read operand sizes from the program alone.
+    for spec in &c.stored_specs {
+        let InputSpec::Parameter { arg, fqn } = spec else {
+            continue;
+        };
+        let Some(tensor) = inlined.tensors.get(fqn) else {
+            continue;
+        };
+        // Parameters of a dtype the import does not compute in are left out.
+        let Some(dtype) = dtypes::of_input(tensor.dtype) else {
+            continue;
+        };
+        let sizes = tensor
+            .shape
+            .iter()
+            .map(|&d| SymInt::Int(d as i64))
+            .collect();
+        c.tensor_values
+            .entry(arg.clone())
+            .or_insert_with(|| typed_meta(sizes, dtype));
     }
     let mut input_specs = c.stored_specs;
     input_specs.extend(
@@ -1169,7 +1157,7 @@ impl Converter<'_> {
             self.nodes.push(node);
             return Ok(());
         }
-        if [ops::LSTM, ops::GRU, ops::RNN_TANH].contains(&schema.target) {
+        if [ops::LSTM, ops::GRU, ops::RNN_TANH, ops::RNN_RELU].contains(&schema.target) {
             // The final states follow the output: (layers · directions, batch, hidden).
             let dims = |n: &str| self.dims_at(n, &named, lead);
             let [stacked, hidden] = shape::recurrent::states(&node, &dims)

@@ -26,13 +26,16 @@ pub const GRU: &str = "gru.input";
 /// `nn.RNN`'s kernel with `nonlinearity="tanh"`. It returns (output, h_n), like [`GRU`].
 pub const RNN_TANH: &str = "rnn_tanh.input";
 
+/// `nn.RNN`'s kernel with `nonlinearity="relu"`. It returns (output, h_n), like [`GRU`].
+pub const RNN_RELU: &str = "rnn_relu.input";
+
 /// `topk`'s kernel. It returns (values, indices), both of the sizes its shape rule gives;
 /// the conversion gives it both outputs, the indices int64.
 pub const TOPK: &str = "topk.default";
 
 /// The overloads whose per-sample output sizes [`ckpt_aten::shape::infer`] computes by a rule
 /// of its own (besides [`CONVOLUTION`], [`MULTI_HEAD_ATTENTION`], [`LSTM`], [`GRU`],
-/// [`RNN_TANH`] and [`TOPK`]):
+/// [`RNN_TANH`], [`RNN_RELU`] and [`TOPK`]):
 /// ops on activations too large to evaluate, or whose rule also checks the batch stays
 /// first. Every other overload's sizes are evaluated ([`super::convert`]). Listed first
 /// among the rows of their name, they are also the overload a call by that name prefers.
@@ -222,7 +225,16 @@ pub fn targets() -> impl Iterator<Item = &'static str> {
 
 /// Whether `target`'s output sizes come from [`ckpt_aten::shape::infer`] (see [`SHAPED`]).
 pub fn shaped(target: &str) -> bool {
-    [CONVOLUTION, MULTI_HEAD_ATTENTION, LSTM, GRU, RNN_TANH, TOPK].contains(&target)
+    [
+        CONVOLUTION,
+        MULTI_HEAD_ATTENTION,
+        LSTM,
+        GRU,
+        RNN_TANH,
+        RNN_RELU,
+        TOPK,
+    ]
+    .contains(&target)
         || SHAPED.contains(&target)
         || SHAPED_BESIDE.contains(&target)
 }

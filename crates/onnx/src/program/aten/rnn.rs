@@ -8,7 +8,8 @@
 //! are what ATC computes. The update gate is held at 0 (no weights, input bias −10⁴) and
 //! the reset gate at 1 (input bias +10⁴), so that ONNX's GRU step, the blend
 //! `(1 − z)·tanh(W·x + b_W + r·(R·h + b_R)) + z·h`, is torch's
-//! `tanh(W_ih·x + b_ih + W_hh·h + b_hh)`. A ReLU RNN has no such form.
+//! `tanh(W_ih·x + b_ih + W_hh·h + b_hh)`. A ReLU RNN has no such form: it is unrolled along
+//! its sequence by the aten layer's expansion of `rnn_relu.input`, not lowered here.
 //!
 //! Layout. ONNX's recurrent ops (version 7, the one for every opset ATC takes; `layout`
 //! arrived in opset 14) read `X` time-major, `(seq, batch, input)`, and write `Y` as
