@@ -215,6 +215,38 @@ def test_a_scripted_call_no_output_reads_is_dropped_and_one_it_reads_is_refused(
             np.testing.assert_allclose(got, (x * 2).numpy(), rtol=1e-6, atol=1e-6)
 
 
+class _WithExportedMethod(torch.nn.Module):
+    """A traced forward beside a `@torch.jit.export` method with a default argument and a
+    loop (torchaudio's wav2vec2 `extract_features`), and a weight-normalised convolution
+    (`parametrizations.weight_norm`, whose scripted getter raises), as wav2vec2's positional
+    convolution: scripted code the trace does not run."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.utils.parametrizations.weight_norm(
+            torch.nn.Conv1d(3, 6, 3, padding=1), dim=2)
+
+    @torch.jit.export
+    def extract(self, x: torch.Tensor, times: int = 2) -> torch.Tensor:
+        for _ in range(times):
+            x = x * 2
+        return x
+
+    def forward(self, x):
+        return self.conv(x).relu()
+
+
+def test_scripted_methods_a_trace_does_not_run_do_not_block_it(tmp_path):
+    model = _WithExportedMethod().eval()
+    archive = tmp_path / "exported.pt"
+    with torch.no_grad():
+        torch.jit.save(torch.jit.trace(model, torch.randn(2, 3, 8)), str(archive))
+    out = tmp_path / "exported.onnx"
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    onnx.checker.check_model(str(out), full_check=True)
+    check_parity(model, out, (3, 8), torch.Generator().manual_seed(5), batches=BATCHES)
+
+
 class _PairedSamples(torch.nn.Module):
     """timm's csatv2 spatial attention: q, k and v unbound to [B, N] rows, so `q @ k.mT` is
     [B, B], each sample's scores against every other sample's keys."""

@@ -197,11 +197,9 @@ pub fn inline(archive: &mut ScriptArchive) -> Result<Inlined, ScriptError> {
     let class = inliner.archive.class(&top.qualname)?;
     let method = class
         .def()
-        .methods
-        .iter()
-        .find(|m| m.name == "forward")
-        .cloned()
-        .ok_or_else(|| ScriptError::archive(format!("`{}` has no `forward`", top.qualname)))?;
+        .method(&class.file, "forward")
+        .ok_or_else(|| ScriptError::archive(format!("`{}` has no `forward`", top.qualname)))??
+        .clone();
     let inputs: Vec<ValueId> = method.params.iter().map(|_| inliner.fresh()).collect();
     let args = inputs
         .iter()
@@ -640,14 +638,14 @@ impl Inliner<'_> {
         args: Vec<Local>,
     ) -> Result<Local, ScriptError> {
         let class = self.archive.class(&module.qualname)?;
-        let Some(def) = class.def().methods.iter().find(|m| m.name == method) else {
+        let Some(def) = class.def().method(&class.file, method) else {
             return Err(self.error(format!(
                 "{} (module `{}`) has no method `{method}`",
                 plain_class(&module.qualname),
                 module.path
             )));
         };
-        self.run(module, &class.file, def, args)
+        self.run(module, &class.file, def?, args)
     }
 
     /// Attribute `name` of `module`: a submodule, a parameter/buffer, or a scalar.

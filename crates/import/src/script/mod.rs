@@ -10,7 +10,8 @@
 //! (`crate::onnx::program`) serves `.pt2` and TorchScript alike.
 //!
 //! Nothing is executed: code is parsed as data, and only straight-line traced code is
-//! accepted (scripted control flow is an error naming the file and line).
+//! run (a scripted method the traced code calls is an error naming the file and line of
+//! its control flow; one it does not call, such as a `@torch.jit.export` method, is left).
 
 #[doc(hidden)]
 pub mod archive;

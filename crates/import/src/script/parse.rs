@@ -1,7 +1,10 @@
 //! A parser for the code `torch.jit.trace` + `torch.jit.save` writes: classes with
 //! declarations and `forward*` methods whose bodies are straight-line assignments and one
-//! `return`. Statements that only scripting produces (`if`, loops, …) are refused with an
-//! error naming the file and line, so a scripted archive is never half-read.
+//! `return`. A method only scripting writes (a parameter with a default value, `if`,
+//! loops, …: a scripted model, or a `@torch.jit.export` method beside a traced `forward`)
+//! is kept as [`ScriptedMethod`], its body skipped: a call of it is refused with the error
+//! naming the file and line, so a scripted archive is never half-read, and a traced model
+//! carrying exported methods it does not call converts.
 
 use super::token::{tokenize, Tok, Token, MAX_NESTING};
 use super::ScriptError;
@@ -22,6 +25,36 @@ pub struct ClassDef {
     pub name: String,
     /// Its methods (`forward`, helpers).
     pub methods: Vec<Method>,
+    /// Its methods only scripting writes, not parsed.
+    pub scripted: Vec<ScriptedMethod>,
+}
+
+impl ClassDef {
+    /// Method `name` (`None` if the class has none): parsed, or, for a method only
+    /// scripting writes, its refusal at its line of `file`.
+    pub fn method(&self, file: &str, name: &str) -> Option<Result<&Method, ScriptError>> {
+        if let Some(method) = self.methods.iter().find(|m| m.name == name) {
+            return Some(Ok(method));
+        }
+        let scripted = self.scripted.iter().find(|m| m.name == name)?;
+        Some(Err(ScriptError::at(
+            file,
+            scripted.line,
+            scripted.why.clone(),
+        )))
+    }
+}
+
+/// A method traced code could not have written, with the first reason why: a call of it
+/// is refused with `why` at `line`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScriptedMethod {
+    /// The name.
+    pub name: String,
+    /// The line of what only scripting writes.
+    pub line: usize,
+    /// What it is (`` `if`: scripted control flow is not supported; … ``).
+    pub why: String,
 }
 
 /// `def name(self: …, a: T, …) -> T:` and its body.
@@ -132,6 +165,7 @@ pub fn parse(file: &str, source: &str) -> Result<Source, ScriptError> {
         tokens,
         pos: 0,
         depth: 0,
+        scripting: false,
     };
     let mut classes = Vec::new();
     loop {
@@ -159,6 +193,8 @@ struct Parser<'f> {
     pos: usize,
     /// Expression nesting, bounded by [`MAX_NESTING`].
     depth: usize,
+    /// Set with the error a method returns when what it met only scripting writes.
+    scripting: bool,
 }
 
 impl Parser<'_> {
@@ -265,15 +301,35 @@ impl Parser<'_> {
         self.expect(Tok::Newline)?;
         self.expect(Tok::Indent)?;
         let mut methods = Vec::new();
+        let mut scripted = Vec::new();
         while *self.peek() != Tok::Dedent && *self.peek() != Tok::Eof {
-            if self.is_keyword("def") {
-                methods.push(self.method()?);
-            } else {
+            if !self.is_keyword("def") {
                 self.declaration()?;
+                continue;
+            }
+            let start = self.pos;
+            match self.method() {
+                Ok(method) => methods.push(method),
+                Err(ScriptError::At { line, what, .. }) if std::mem::take(&mut self.scripting) => {
+                    self.pos = start + 1;
+                    let name = self.name()?;
+                    self.pos = start;
+                    self.skip_block()?;
+                    scripted.push(ScriptedMethod {
+                        name,
+                        line,
+                        why: what,
+                    });
+                }
+                Err(e) => return Err(e),
             }
         }
         self.expect(Tok::Dedent)?;
-        Ok(ClassDef { name, methods })
+        Ok(ClassDef {
+            name,
+            methods,
+            scripted,
+        })
     }
 
     /// `x : T`, `x : Final[int] = 4`, `__parameters__ = [...]`, `__annotations__["0"] = T`:
@@ -311,6 +367,7 @@ impl Parser<'_> {
                 self.expr()?;
             }
             if self.eat_op("=") {
+                self.scripting = true;
                 return Err(self.error(format!(
                     "parameter `{param}` has a default value, which traced code does not write"
                 )));
@@ -362,16 +419,25 @@ impl Parser<'_> {
         })
     }
 
-    fn refuse_scripted(&self) -> Result<(), ScriptError> {
+    fn refuse_scripted(&mut self) -> Result<(), ScriptError> {
         match self.peek() {
-            Tok::Name(n) if SCRIPTED.contains(&n.as_str()) => Err(self.error(format!(
-                "`{n}`: scripted control flow is not supported; export a `torch.jit.trace` of the model (tracing records the path taken)"
-            ))),
+            Tok::Name(n) if SCRIPTED.contains(&n.as_str()) => {
+                let what = format!(
+                    "`{n}`: scripted control flow is not supported; export a `torch.jit.trace` of the model (tracing records the path taken)"
+                );
+                Err(self.scripted(what))
+            }
             Tok::Name(n) if n == "import" || n == "from" || n == "def" || n == "class" => {
                 Err(self.error(format!("`{n}` is not expected here")))
             }
             _ => Ok(()),
         }
+    }
+
+    /// The error at the current token that what it met only scripting writes.
+    fn scripted(&mut self, what: String) -> ScriptError {
+        self.scripting = true;
+        self.error(what)
     }
 
     fn statement(&mut self) -> Result<Stmt, ScriptError> {
@@ -385,10 +451,19 @@ impl Parser<'_> {
         }
         let lhs = self.tuple_or_expr()?;
         if !self.eat_op("=") {
-            return Err(self.error(format!(
-                "expected `=` after an expression, found {} (only assignments and `return` are read)",
-                self.peek().show()
-            )));
+            // A trace assigns every call's result; a statement of a call alone is scripted
+            // code (`ops.prim.RaiseException(…)` where a scripted method raises).
+            let raises = matches!(&lhs, Expr::Call { func, .. }
+                if func.dotted().as_deref() == Some("ops.prim.RaiseException"));
+            let what = if raises {
+                "the code raises an exception here (`ops.prim.RaiseException`), as scripted code does where torch itself cannot run the model (a parametrization under `torch.jit`, an assertion); torch would raise it too".to_owned()
+            } else {
+                format!(
+                    "expected `=` after an expression, found {} (only assignments and `return` are read)",
+                    self.peek().show()
+                )
+            };
+            return Err(self.scripted(what));
         }
         let targets = match lhs {
             Expr::Name(n) => vec![n],
@@ -743,6 +818,27 @@ mod tests {
         assert!(floats[2].is_nan() && floats[3].is_nan());
     }
 
+    /// A `@torch.jit.export` method beside a traced `forward` (torchaudio's wav2vec2
+    /// `extract_features`) is kept unparsed; `forward` parses.
+    #[test]
+    fn an_exported_scripted_method_beside_a_traced_forward_is_kept_unparsed() {
+        let src = "class A(Module):\n  w : int\n  def extract(self: A,\n    x: Tensor,\n    n: Optional[int]=None) -> Tensor:\n    for i in range(4):\n      x = x\n    return x\n  def forward(self: A,\n    x: Tensor) -> Tensor:\n    return x\n";
+        let source = parse("a.py", src).unwrap();
+        let class = &source.classes[0];
+        assert_eq!(class.methods.len(), 1);
+        assert!(class.method("a.py", "forward").unwrap().is_ok());
+        let err = class
+            .method("a.py", "extract")
+            .unwrap()
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "`a.py` line 5: parameter `n` has a default value, which traced code does not write"
+        );
+        assert!(class.method("a.py", "other").is_none());
+    }
+
     #[test]
     fn a_scripted_function_beside_the_classes_is_skipped_loops_and_all() {
         let src = "def halve(x: Tensor) -> Tensor:\n  while bool(x):\n    x = x\n  return x\nclass A(Module):\n  def forward(self: A,\n    x: Tensor) -> Tensor:\n    return x\ndef other(y: Tensor) -> Tensor:\n  return y\n";
@@ -753,9 +849,16 @@ mod tests {
     }
 
     #[test]
-    fn scripted_code_is_refused_with_its_line() {
+    fn scripted_code_is_refused_with_its_line_where_it_is_called() {
         let src = "class A(Module):\n  def forward(self: A,\n    x: Tensor) -> Tensor:\n    if bool(x):\n      y = x\n    return x\n";
-        let err = parse("code/__torch__/a.py", src).unwrap_err().to_string();
+        let source = parse("code/__torch__/a.py", src).unwrap();
+        let class = &source.classes[0];
+        assert!(class.methods.is_empty());
+        let err = class
+            .method("code/__torch__/a.py", "forward")
+            .unwrap()
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with(
                 "`code/__torch__/a.py` line 4: `if`: scripted control flow is not supported"
