@@ -210,7 +210,12 @@ impl Lowering<'_, '_> {
             if range.end < size {
                 pieces.push(parent.sliced(&mut self.g, &scope, "copy_", dim, range.end..size)?);
             }
-            levels.push(Activation::concat(&mut self.g, &scope, &pieces, dim)?);
+            // A slice keeping the whole dimension (`out[:, …]`) changes nothing around it.
+            let level = match <[Activation; 1]>::try_from(pieces) {
+                Ok([whole]) => whole,
+                Err(pieces) => Activation::concat(&mut self.g, &scope, &pieces, dim)?,
+            };
+            levels.push(level);
         }
         for (name, level) in names {
             self.values
@@ -355,9 +360,18 @@ impl Part {
         if !node.target.ends_with("slice.Tensor") || args.int("step").ok()? != 1 {
             return None;
         }
+        let start = args.optional_int("start").ok()?.unwrap_or(0);
+        let end = args.optional_int("end").ok()?.unwrap_or(i64::MAX);
+        if parent.sizes().get(dim)?.batch {
+            // Along the batch only the whole of it (`out[:, …]`), which keeps every sample.
+            return (start == 0 && end == i64::MAX).then_some(Part::Range {
+                dim,
+                range: 0..size as u64,
+                selected: false,
+            });
+        }
         let clamp = |i: i64| (if i < 0 { i.saturating_add(size) } else { i }).clamp(0, size) as u64;
-        let start = clamp(args.optional_int("start").ok()?.unwrap_or(0));
-        let end = clamp(args.optional_int("end").ok()?.unwrap_or(i64::MAX));
+        let (start, end) = (clamp(start), clamp(end));
         (start < end).then_some(Part::Range {
             dim,
             range: start..end,
