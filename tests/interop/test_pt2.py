@@ -276,7 +276,21 @@ class SelectWrite(torch.nn.Module):
         return x
 
 
-@pytest.mark.parametrize("model", [PartialWrite(), SelectWrite()], ids=["slices", "select"])
+class PoolIntoEmpty(torch.nn.Module):
+    """doctr's traceable adaptive average pool: `out = torch.empty(N, C, 1, 3)` filled
+    window by window, `out[:, :, oh, ow] = x[…].mean(…)`: writes through a slice of the
+    whole batch and selects."""
+
+    def forward(self, x):
+        n, c, h, w = x.shape
+        out = torch.empty((n, c, 1, 3), dtype=x.dtype)
+        for ow in range(3):
+            out[:, :, 0, ow] = x[:, :, :, ow * w // 3:((ow + 1) * w + 2) // 3].mean(dim=(-2, -1))
+        return out
+
+
+@pytest.mark.parametrize("model", [PartialWrite(), SelectWrite(), PoolIntoEmpty()],
+                         ids=["slices", "select", "into-empty"])
 def test_a_write_through_slices_into_an_activation_matches_torch(model, tmp_path):
     model = model.eval()
     archive = tmp_path / "m.pt2"
@@ -314,6 +328,36 @@ def test_a_none_output_is_left_out_and_the_rest_match_torch(structure, names, tm
     onnx.checker.check_model(str(out), full_check=True)
     assert [o.name for o in onnx.load(str(out)).graph.output] == names
     check_parity(model, out, (3, 4, 4), torch.Generator().manual_seed(0))
+
+
+class SharedConvNorm(torch.nn.Module):
+    """One conv-and-BatchNorm block applied twice (doctr's VIPTR applies its projection in
+    a loop): the BatchNorm is folded into the conv once, and both calls read it."""
+
+    def __init__(self):
+        super().__init__()
+        self.block = torch.nn.Sequential(torch.nn.Conv2d(3, 3, 3, padding=1),
+                                         torch.nn.BatchNorm2d(3))
+        with torch.no_grad():
+            self.block[1].running_mean.normal_(0, 0.1)
+            self.block[1].running_var.uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        return self.block(self.block(x).relu() + x)
+
+
+def test_a_conv_and_norm_block_applied_twice_is_folded_once(tmp_path):
+    torch.manual_seed(6)
+    model = SharedConvNorm().eval()
+    archive = tmp_path / "m.pt2"
+    common.export_pt2(model, (3, 8, 8), True, archive)
+    out = tmp_path / "m.onnx"
+    ok(run_ckpt("to-onnx", archive, "-o", out))
+    proto = onnx.load(str(out))
+    fused = [i.name for i in proto.graph.initializer if "fused_bn" in i.name]
+    assert sorted(fused) == ["block.0.bias.fused_bn", "block.0.weight.fused_bn"], fused
+    assert [n.op_type for n in proto.graph.node].count("Conv") == 2
+    check_parity(model, out, (3, 8, 8), torch.Generator().manual_seed(0))
 
 
 class TransposedWrite(torch.nn.Module):

@@ -105,6 +105,10 @@ pub(super) struct Lowering<'p, 'a> {
     weights: HashMap<Constant, Weight>,
     /// 2-D constants written transposed (`<weight>.transposed`, a linear's MatMul weight).
     transposed: HashMap<Constant, Weight>,
+    /// A convolution's weight and bias with a BatchNorm folded in, by (weight, bias, the
+    /// BatchNorm's running mean): written once however many calls fold the same pair (one
+    /// conv-and-norm block applied in a loop, as doctr's VIPTR applies its projection).
+    pub(super) fused: HashMap<(Constant, Option<Constant>, Constant), (Weight, Weight)>,
     /// Value name → indices of the nodes that read it (graph outputs count as `usize::MAX`).
     readers: HashMap<String, Vec<usize>>,
     /// Which values share memory, for in-place ops.
@@ -213,6 +217,7 @@ pub fn lower(
         views: HashMap::new(),
         weights: HashMap::new(),
         transposed: HashMap::new(),
+        fused: HashMap::new(),
         readers: readers(graph),
         aliases: Aliases::of(graph),
         absorbed: HashSet::new(),

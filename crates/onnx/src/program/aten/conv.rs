@@ -92,33 +92,7 @@ impl<'p> Lowering<'p, '_> {
         let out = self.output_name(node, 0)?;
         if let Some((bn_index, bn_node)) = self.foldable_norm(out) {
             let norm = self.norm_params(&Args(bn_node))?;
-            let dims = self.constant_dims(&weight)?;
-            let channels = dims.first().copied().unwrap_or(0);
-            let b_values = bias.as_ref().map(|b| self.read(b)).transpose()?;
-            let bn = self.read_norm(&norm)?;
-            let numel = usize::try_from(dims.iter().product::<u64>())
-                .map_err(|_| arg_error(format!("the weight `{weight}` is too large")))?;
-            let scale = scales(
-                &bn,
-                channels as usize,
-                numel,
-                b_values.as_ref().map(Vec::len),
-            )?;
-            let name = format!("{weight}.fused_bn");
-            // Each output channel scaled as the file is written when the weight is mapped.
-            let w = match self.deferred(&weight, Transform::ScaleRows(scale.clone().into())) {
-                Some(bytes) => self.g.deferred_weight(&name, dims, bytes)?,
-                None => {
-                    let w_values = self.read(&weight)?;
-                    let folded = fold(&w_values, b_values.as_deref(), channels as usize, &bn)?;
-                    self.g.weight(&name, dims, &folded.weight)?
-                }
-            };
-            let b = self.g.weight(
-                &fused_bias_name(&weight, bias.as_ref()),
-                vec![channels],
-                &folded_bias(b_values.as_deref(), &bn, &scale),
-            )?;
+            let (w, b) = self.fused_conv(&weight, bias.as_ref(), &norm)?;
             let y = self.g.conv_nd(scope, &x, &w, Some(&b), &p)?;
             self.absorbed.insert(bn_index);
             self.bind(bn_node, 0, y)?;
@@ -129,6 +103,55 @@ impl<'p> Lowering<'p, '_> {
         let b = bias.as_ref().map(|b| self.weight(b)).transpose()?;
         let y = self.g.conv_nd(scope, &x, &w, b.as_ref(), &p)?;
         self.bind(node, 0, y)
+    }
+
+    /// `weight` and `bias` with the BatchNorm `norm` folded in, as `<weight>.fused_bn` and
+    /// `<bias>.fused_bn` initializers (numbered on when another BatchNorm folds the same
+    /// weight), each written once however many calls fold the same pair.
+    fn fused_conv(
+        &mut self,
+        weight: &Constant,
+        bias: Option<&Constant>,
+        norm: &NormParams,
+    ) -> Result<(crate::graph::Weight, crate::graph::Weight), OnnxError> {
+        let key = (weight.clone(), bias.cloned(), norm.mean.clone());
+        if let Some(fused) = self.fused.get(&key) {
+            return Ok(fused.clone());
+        }
+        let dims = self.constant_dims(weight)?;
+        let channels = dims.first().copied().unwrap_or(0);
+        let b_values = bias.map(|b| self.read(b)).transpose()?;
+        let bn = self.read_norm(norm)?;
+        let numel = usize::try_from(dims.iter().product::<u64>())
+            .map_err(|_| arg_error(format!("the weight `{weight}` is too large")))?;
+        let scale = scales(
+            &bn,
+            channels as usize,
+            numel,
+            b_values.as_ref().map(Vec::len),
+        )?;
+        let earlier = self.fused.keys().filter(|(w, _, _)| w == weight).count();
+        let numbered = |name: String| match earlier {
+            0 => name,
+            k => format!("{name}.{k}"),
+        };
+        let name = numbered(format!("{weight}.fused_bn"));
+        // Each output channel scaled as the file is written when the weight is mapped.
+        let w = match self.deferred(weight, Transform::ScaleRows(scale.clone().into())) {
+            Some(bytes) => self.g.deferred_weight(&name, dims, bytes)?,
+            None => {
+                let w_values = self.read(weight)?;
+                let folded = fold(&w_values, b_values.as_deref(), channels as usize, &bn)?;
+                self.g.weight(&name, dims, &folded.weight)?
+            }
+        };
+        let b = self.g.weight(
+            &numbered(fused_bias_name(weight, bias)),
+            vec![channels],
+            &folded_bias(b_values.as_deref(), &bn, &scale),
+        )?;
+        self.fused.insert(key, (w.clone(), b.clone()));
+        Ok((w, b))
     }
 
     /// `convolution` (what `conv2d` and `conv_transpose2d` decompose into): by its
