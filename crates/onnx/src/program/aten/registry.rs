@@ -503,10 +503,10 @@ pub(super) const OPS: &[Op] = &[
     }),
     op(
         &["view.default", "reshape.default", "_unsafe_view.default"],
-        |l, n, a, s| l.reshape(n, a, s),
+        |l, n, a, s| l.view_as_recorded(n, a, s),
     ),
     op(&["reshape_as.default", "view_as.default"], |l, n, a, s| {
-        l.reshape_as(n, a, s)
+        l.view_as_recorded(n, a, s)
     }),
     op(&["type_as.default"], |l, n, a, s| l.convert(n, a, s)),
     op(
@@ -620,7 +620,7 @@ pub(super) const OPS: &[Op] = &[
         l.broadcast_tensors(n, a, s)
     }),
     op(&["select.int"], |l, n, a, s| l.select(n, a, s)),
-    op(&["unflatten.int"], |l, n, a, s| l.unflatten(n, a, s)),
+    op(&["unflatten.int"], |l, n, a, s| l.view_as_recorded(n, a, s)),
     op(
         &[
             "expand.default",
