@@ -42,6 +42,16 @@ const MAX_ROUNDS: usize = 64;
 /// The most Slices a round reads a batched source in.
 const MAX_RUNS: usize = 256;
 
+/// How `index_put` and `put` fold their writes: with `accumulate`, summed into `self`;
+/// else each replacing the entry.
+fn accumulated(args: &Args<'_>) -> Result<Combine, OnnxError> {
+    Ok(if args.bool("accumulate").or_shape()? {
+        Combine::Sum
+    } else {
+        Combine::Replace
+    })
+}
+
 /// Round `k`'s source positions, one per position of the result: the `k`-th entry written
 /// there, and where none is, the one after the previous position's (any of the source's
 /// `count` entries would do, as the round leaves that position alone; this one extends a
@@ -161,9 +171,9 @@ impl Lowering<'_, '_> {
         let name = args.tensor("self").or_shape()?;
         let dim = self.per_row_dim(name, args.int("dim").or_shape()?, "select_scatter")?;
         let index = args.int("index").or_shape()?;
-        let source = Source::Tensor(args.tensor("src").or_shape()?);
-        let plan_of = |own: &[u64], src: &[u64]| scatter::select_scatter(own, src, dim, index);
-        self.write_plan(node, scope, name, source, plan_of, Combine::Replace, true)
+        self.write_src(node, args, scope, name, |own, src| {
+            scatter::select_scatter(own, src, dim, index)
+        })
     }
 
     /// `diagonal_scatter(self, src, offset, dim1, dim2)` over two per-sample dimensions.
@@ -178,10 +188,9 @@ impl Lowering<'_, '_> {
         let dim1 = self.per_row_dim(name, args.int("dim1").or_shape()?, op)?;
         let dim2 = self.per_row_dim(name, args.int("dim2").or_shape()?, op)?;
         let offset = args.int("offset").or_shape()?;
-        let source = Source::Tensor(args.tensor("src").or_shape()?);
-        let plan_of =
-            |own: &[u64], src: &[u64]| scatter::diagonal_scatter(own, src, offset, dim1, dim2);
-        self.write_plan(node, scope, name, source, plan_of, Combine::Replace, true)
+        self.write_src(node, args, scope, name, |own, src| {
+            scatter::diagonal_scatter(own, src, offset, dim1, dim2)
+        })
     }
 
     /// `slice_scatter(self, src, dim, start, end, step)` on a per-sample dimension.
@@ -198,10 +207,9 @@ impl Lowering<'_, '_> {
             args.optional_int("end").or_shape()?,
         );
         let step = args.int("step").or_shape()?;
-        let source = Source::Tensor(args.tensor("src").or_shape()?);
-        let plan_of =
-            |own: &[u64], src: &[u64]| scatter::slice_scatter(own, src, dim, start, end, step);
-        self.write_plan(node, scope, name, source, plan_of, Combine::Replace, true)
+        self.write_src(node, args, scope, name, |own, src| {
+            scatter::slice_scatter(own, src, dim, start, end, step)
+        })
     }
 
     /// `index_put(self, indices, values, accumulate)` by constant integer index tensors on
@@ -244,11 +252,7 @@ impl Lowering<'_, '_> {
                 )))
             }
         }
-        let combine = if args.bool("accumulate").or_shape()? {
-            Combine::Sum
-        } else {
-            Combine::Replace
-        };
+        let combine = accumulated(args)?;
         let source = Source::Tensor(args.tensor("values").or_shape()?);
         let plan_of = |own: &[u64], src: &[u64]| scatter::index_put(own, &indices, src);
         self.write_plan(node, scope, name, source, plan_of, combine, true)
@@ -356,11 +360,7 @@ impl Lowering<'_, '_> {
             .constant_tensor(index_name)?
             .to_i64()
             .map_err(arg_error)?;
-        let combine = if args.bool("accumulate").or_shape()? {
-            Combine::Sum
-        } else {
-            Combine::Replace
-        };
+        let combine = accumulated(args)?;
         let source = Source::Tensor(args.tensor("source").or_shape()?);
         let plan_of = |own: &[u64], src: &[u64]| scatter::put(own, &index, src);
         self.write_plan(node, scope, name, source, plan_of, combine, true)
@@ -568,6 +568,20 @@ impl Lowering<'_, '_> {
             Placement::Static => at as i64,
             Placement::Batch { .. } => x.sample_axis(at, op)? as i64,
         })
+    }
+
+    /// `select_scatter`, `diagonal_scatter`, `slice_scatter`: `self` (activation `name`)
+    /// with argument `src` written over it where `plan_of` says ([`Lowering::write_plan`]).
+    fn write_src(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        name: &str,
+        plan_of: impl FnOnce(&[u64], &[u64]) -> Result<Plan, String>,
+    ) -> Result<(), OnnxError> {
+        let source = Source::Tensor(args.tensor("src").or_shape()?);
+        self.write_plan(node, scope, name, source, plan_of, Combine::Replace, true)
     }
 
     /// `self` (activation `name`) with the writes of `source` that `plan_of` lists (given
