@@ -146,10 +146,7 @@ impl Lowering<'_, '_> {
         let dim = self.per_row_dim(name, args.int("dim").or_shape()?, "scatter")?;
         let index_name = args.tensor("index").or_shape()?;
         let index = match x.placement() {
-            Placement::Static => {
-                self.constant_index(index_name)?;
-                self.constant_tensor(index_name)?
-            }
+            Placement::Static => self.constant_index(index_name)?,
             Placement::Batch { axis, .. } => self.uniform_index(index_name, axis)?,
         };
         let values = index.to_i64().map_err(arg_error)?;
@@ -232,7 +229,7 @@ impl Lowering<'_, '_> {
             if x.batch_axis() == Some(d) {
                 return Err(tensor::mixes_samples("index_put", d, &x.sizes()));
             }
-            self.constant_index(index)?;
+            self.known_positions(index)?;
             if self.recorded_elem(index)? == ElemType::Bool {
                 return Err(arg_error(format!(
                     "index_put by the bool mask `{index}` is not exported; only integer index tensors are"
@@ -274,8 +271,7 @@ impl Lowering<'_, '_> {
             )));
         }
         let mask_name = args.tensor("mask").or_shape()?;
-        self.constant_index(mask_name)?;
-        let mask = self.constant_tensor(mask_name)?;
+        let mask = self.constant_index(mask_name)?;
         let truth: Vec<bool> = mask.to_f32().iter().map(|&m| m != 0.0).collect();
         let source = Source::Tensor(args.tensor("source").or_shape()?);
         let plan_of =
@@ -299,8 +295,7 @@ impl Lowering<'_, '_> {
         let name = args.tensor("self").or_shape()?;
         let dim = self.per_row_dim(name, args.int("dim").or_shape()?, op)?;
         let index_name = args.tensor("index").or_shape()?;
-        self.constant_index(index_name)?;
-        let index = self.constant_tensor(index_name)?;
+        let index = self.constant_index(index_name)?;
         if index.rank() > 1 {
             return Err(arg_error(format!(
                 "{op} by the index `{index_name}` of sizes {:?}; torch takes a 1-D one",
@@ -355,9 +350,8 @@ impl Lowering<'_, '_> {
         let name = args.tensor("self").or_shape()?;
         self.whole_tensor(name, "put", "writes")?;
         let index_name = args.tensor("index").or_shape()?;
-        self.constant_index(index_name)?;
         let index = self
-            .constant_tensor(index_name)?
+            .constant_index(index_name)?
             .to_i64()
             .map_err(arg_error)?;
         let combine = accumulated(args)?;
@@ -398,8 +392,7 @@ impl Lowering<'_, '_> {
             ),
             _ => {
                 self.whole_tensor(name, op, "reads")?;
-                self.constant_index(index_name)?;
-                (dim, self.constant_tensor(index_name)?)
+                (dim, self.constant_index(index_name)?)
             }
         };
         let own = self.lifted_any_activation(name)?;
@@ -454,10 +447,7 @@ impl Lowering<'_, '_> {
         let x = self.tensor(name)?;
         let index_name = args.tensor("indices").or_shape()?;
         let index = match x.placement() {
-            Placement::Static => {
-                self.constant_index(index_name)?;
-                self.constant_tensor(index_name)?
-            }
+            Placement::Static => self.constant_index(index_name)?,
             Placement::Batch { axis: 0, .. } => self.uniform_index(index_name, 0)?,
             Placement::Batch { .. } => {
                 return Err(arg_error(format!(
@@ -533,8 +523,14 @@ impl Lowering<'_, '_> {
         }
     }
 
+    /// The constant index (or mask) `name` ([`Lowering::known_positions`]).
+    fn constant_index(&mut self, name: &str) -> Result<eval::Tensor, OnnxError> {
+        self.known_positions(name)?;
+        self.constant_tensor(name)
+    }
+
     /// Refuses a computed index (or mask): the positions must be known at export.
-    fn constant_index(&self, name: &str) -> Result<(), OnnxError> {
+    fn known_positions(&self, name: &str) -> Result<(), OnnxError> {
         if self.is_constant(name) {
             return Ok(());
         }
@@ -546,7 +542,7 @@ impl Lowering<'_, '_> {
     /// One sample's index of a scatter into a tensor whose batch is on dimension `batch`:
     /// a constant expanded over the batch on that dimension, seen without it.
     fn uniform_index(&self, name: &str, batch: usize) -> Result<eval::Tensor, OnnxError> {
-        self.constant_index(name)?;
+        self.known_positions(name)?;
         match self.uniform(name) {
             Some((t, axis, _)) if axis == batch => {
                 let mut dims: Vec<i64> = t.dims().iter().map(|&d| d as i64).collect();
