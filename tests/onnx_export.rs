@@ -4,13 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use ckpt::onnx::proto::{tensor_shape_proto::dimension::Value as Dim, type_proto};
+use ckpt::onnx::proto::tensor_shape_proto::dimension::Value as Dim;
 use ckpt::onnx::Choice;
 use ckpt::onnx::WriteOptions;
 use ckpt::onnx::{export, Batch, ExportOptions, ExportReport, OnnxError, Opset};
 
 mod common;
-use common::{assert_batch_first_io, decode, Fixture};
+use common::{assert_batch_first_io, decode, first_dim, Fixture};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/onnx")
@@ -192,17 +192,7 @@ fn external_data_and_fixed_batch() {
     };
     export_case(&fixed, &options, &out).unwrap();
     let graph = decode(&out).graph.unwrap();
-    let Some(type_proto::Value::TensorType(t)) = graph.input[0]
-        .r#type
-        .as_ref()
-        .and_then(|t| t.value.as_ref())
-    else {
-        panic!("no tensor type")
-    };
-    assert_eq!(
-        t.shape.as_ref().unwrap().dim[0].value,
-        Some(Dim::DimValue(3))
-    );
+    assert_eq!(first_dim(&graph.input[0]), Some(Dim::DimValue(3)));
     fixed.assert_parity(&out, "fixed batch 3");
 }
 

@@ -12,7 +12,7 @@ use ckpt::torch::script::ScriptArchive;
 use ckpt::torch::script::{GivenInput, GivenSize};
 
 mod common;
-use common::{assert_batch_first_io, decode, Fixture};
+use common::{assert_batch_first_io, decode, op_types, Fixture};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/script")
@@ -38,17 +38,6 @@ fn export(
         .collect();
     let mut archive = ScriptArchive::open(&fixtures().join(format!("{name}.pt")))?;
     export_script(&mut archive, &given, options, out)
-}
-
-fn ops(path: &Path) -> Vec<String> {
-    let model = decode(path);
-    model
-        .graph
-        .unwrap()
-        .node
-        .iter()
-        .filter_map(|n| n.op_type.clone())
-        .collect()
 }
 
 #[test]
@@ -102,7 +91,7 @@ fn traced_fixtures_match_torch_in_tract() {
                     | "folded_windows"
             );
             assert_eq!(
-                ops(&out).contains(&"BatchNormalization".to_string()),
+                op_types(&decode(&out)).contains(&"BatchNormalization".to_string()),
                 has_bn && !fold_bn,
                 "{}",
                 case.name

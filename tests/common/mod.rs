@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use ckpt::onnx::proto::{tensor_shape_proto::dimension::Value as Dim, type_proto, ModelProto};
+use ckpt::onnx::proto::{
+    tensor_shape_proto::dimension::Value as Dim, type_proto, ModelProto, ValueInfoProto,
+};
 use prost::Message;
 use tract_onnx::prelude::*;
 
@@ -206,6 +208,28 @@ impl Fixture {
 /// The ONNX file at `path`, decoded.
 pub fn decode(path: &Path) -> ModelProto {
     ModelProto::decode(std::fs::read(path).unwrap().as_slice()).unwrap()
+}
+
+/// The op types of `model`'s nodes, in the graph's order.
+// Each test crate compiles this module on its own; not all of them call this.
+#[allow(dead_code)]
+pub fn op_types(model: &ModelProto) -> Vec<String> {
+    model
+        .graph
+        .as_ref()
+        .unwrap()
+        .node
+        .iter()
+        .filter_map(|n| n.op_type.clone())
+        .collect()
+}
+
+/// The first dimension of graph input or output `info` (`None` without a tensor type).
+// Each test crate compiles this module on its own; not all of them call this.
+#[allow(dead_code)]
+pub fn first_dim(info: &ValueInfoProto) -> Option<Dim> {
+    let type_proto::Value::TensorType(t) = info.r#type.as_ref()?.value.as_ref()?;
+    t.shape.as_ref()?.dim.first()?.value.clone()
 }
 
 /// Every graph input and output of `model` has the dynamic batch `batch` first and fixed

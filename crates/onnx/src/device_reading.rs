@@ -216,25 +216,35 @@ impl Emit {
     }
 
     fn ints(&mut self, label: &str, dims: Vec<i64>, values: Vec<i64>) -> String {
-        let name = self.fresh(label);
-        self.initializers.push(TensorProto {
-            name: Some(name.clone()),
-            dims,
-            data_type: Some(DataType::Int64 as i32),
-            int64_data: values,
-            ..Default::default()
-        });
-        name
+        self.initializer(
+            label,
+            TensorProto {
+                dims,
+                data_type: Some(DataType::Int64 as i32),
+                int64_data: values,
+                ..Default::default()
+            },
+        )
     }
 
     fn floats(&mut self, label: &str, dims: Vec<i64>, values: Vec<f32>) -> String {
+        self.initializer(
+            label,
+            TensorProto {
+                dims,
+                data_type: Some(DataType::Float as i32),
+                float_data: values,
+                ..Default::default()
+            },
+        )
+    }
+
+    /// Initializer `tensor` added under a fresh name from `label`, which it returns.
+    fn initializer(&mut self, label: &str, tensor: TensorProto) -> String {
         let name = self.fresh(label);
         self.initializers.push(TensorProto {
             name: Some(name.clone()),
-            dims,
-            data_type: Some(DataType::Float as i32),
-            float_data: values,
-            ..Default::default()
+            ..tensor
         });
         name
     }

@@ -333,36 +333,12 @@ impl GraphBuilder {
 
     /// Element-wise `Add` of two activations of one shape.
     pub fn add(&mut self, scope: &str, a: &Value, b: &Value) -> Result<Value, OnnxError> {
-        self.same_shape_binary("Add", scope, a, b)
+        self.activation_binary("Add", scope, a, b, false)
     }
 
     /// Element-wise `Mul` of two activations; `b` may have size-1 axes (SE gates).
     pub fn mul(&mut self, scope: &str, a: &Value, b: &Value) -> Result<Value, OnnxError> {
-        self.broadcast_binary("Mul", scope, a, b)
-    }
-
-    fn same_shape_binary(
-        &mut self,
-        op: &'static str,
-        scope: &str,
-        a: &Value,
-        b: &Value,
-    ) -> Result<Value, OnnxError> {
-        if a.shape() != b.shape() {
-            return Err(shape_error(format!(
-                "{scope}: {op} of {:?} and {:?}",
-                a.shape(),
-                b.shape()
-            )));
-        }
-        let shape = a.shape().to_vec();
-        Ok(single(self.node(
-            op,
-            scope,
-            names(&[a.name(), b.name()]),
-            vec![],
-            vec![shape],
-        )))
+        self.activation_binary("Mul", scope, a, b, true)
     }
 
     /// `Relu`.
@@ -640,12 +616,12 @@ impl GraphBuilder {
 
     /// Element-wise `Sub` of two activations; `b` may have size-1 axes (a kept mean).
     pub fn sub(&mut self, scope: &str, a: &Value, b: &Value) -> Result<Value, OnnxError> {
-        self.broadcast_binary("Sub", scope, a, b)
+        self.activation_binary("Sub", scope, a, b, true)
     }
 
     /// Element-wise `Div` of two activations; `b` may have size-1 axes (a kept deviation).
     pub fn div(&mut self, scope: &str, a: &Value, b: &Value) -> Result<Value, OnnxError> {
-        self.broadcast_binary("Div", scope, a, b)
+        self.activation_binary("Div", scope, a, b, true)
     }
 
     /// `Add` of a constant that broadcasts over the activation (a bias, a position
@@ -749,19 +725,21 @@ impl GraphBuilder {
         single(self.node("Slice", scope, inputs, vec![], vec![shape]))
     }
 
-    /// A binary op of two activations whose per-sample shapes agree except where `b` has 1.
-    fn broadcast_binary(
+    /// A binary op of two activations, of `a`'s shape: `b`'s shape is the same, or, where
+    /// `broadcast`, agrees with it except where `b` has 1.
+    fn activation_binary(
         &mut self,
         op: &'static str,
         scope: &str,
         a: &Value,
         b: &Value,
+        broadcast: bool,
     ) -> Result<Value, OnnxError> {
         let fits = a.shape().len() == b.shape().len()
             && a.shape()
                 .iter()
                 .zip(b.shape())
-                .all(|(x, y)| x == y || *y == 1);
+                .all(|(x, y)| x == y || (broadcast && *y == 1));
         if !fits {
             return Err(shape_error(format!(
                 "{scope}: {op} of {:?} and {:?}",

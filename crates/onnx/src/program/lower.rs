@@ -1243,6 +1243,23 @@ impl Lowering<'_, '_> {
         self.bind_uniform_as(node, name, tensor)
     }
 
+    /// Binds output `k` of `node` to `tensor`, computed at export: repeated over the batch
+    /// when `uniform` ([`Lowering::bind_uniform`]; the value the same for every sample),
+    /// else a constant ([`Lowering::bind_folded`]).
+    pub fn bind_computed(
+        &mut self,
+        node: &Node,
+        k: usize,
+        tensor: eval::Tensor,
+        uniform: bool,
+    ) -> Result<(), OnnxError> {
+        if uniform {
+            self.bind_uniform(node, k, tensor)
+        } else {
+            self.bind_folded(node, k, tensor)
+        }
+    }
+
     /// Binds value `name`, an output of `node`, to `tensor` repeated over the batch (see
     /// [`Lowering::bind_uniform`]).
     pub fn bind_uniform_as(

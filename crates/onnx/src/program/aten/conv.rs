@@ -47,6 +47,17 @@ impl<'p> Lowering<'p, '_> {
             .ok_or_else(|| arg_error(format!("groups {groups} is not positive")))
     }
 
+    /// A layer's stored arguments `weight` and `bias` (optional): `conv*`,
+    /// `conv_transpose*`, `linear`.
+    fn weight_and_bias(&self, args: &Args<'_>) -> Result<(Constant, Option<Constant>), OnnxError> {
+        let weight = self.constant(args.tensor("weight").or_shape()?)?;
+        let bias = match args.optional_tensor("bias").or_shape()? {
+            Some(b) => Some(self.constant(b)?),
+            None => None,
+        };
+        Ok((weight, bias))
+    }
+
     /// The input of a convolution over `rank` spatial axes: by rows, or, when it is a
     /// static unbatched `[C, spatial…]` tensor as torch takes it, lifted as one sample
     /// (its channels are mixed, so its first axis is never rows).
@@ -66,11 +77,7 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let weight = self.constant(args.tensor("weight").or_shape()?)?;
-        let bias = match args.optional_tensor("bias").or_shape()? {
-            Some(b) => Some(self.constant(b)?),
-            None => None,
-        };
+        let (weight, bias) = self.weight_and_bias(args)?;
         let rank = self.conv_rank(&weight)?;
         let x = self.conv_input(args.tensor("input").or_shape()?, rank)?;
         let stride = args.sizes("stride", rank).or_shape()?;
@@ -421,11 +428,7 @@ impl<'p> Lowering<'p, '_> {
         args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let weight = self.constant(args.tensor("weight").or_shape()?)?;
-        let bias = match args.optional_tensor("bias").or_shape()? {
-            Some(b) => Some(self.constant(b)?),
-            None => None,
-        };
+        let (weight, bias) = self.weight_and_bias(args)?;
         let rank = self.conv_rank(&weight)?;
         let x = self.conv_input(args.tensor("input").or_shape()?, rank)?;
         let p = ConvTranspose {
@@ -495,11 +498,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let input = args.tensor("input").or_shape()?;
-        let weight = self.constant(args.tensor("weight").or_shape()?)?;
-        let bias = match args.optional_tensor("bias").or_shape()? {
-            Some(b) => Some(self.constant(b)?),
-            None => None,
-        };
+        let (weight, bias) = self.weight_and_bias(args)?;
         let x = self.tensor(input)?;
         x.sample_axis(x.rank() - 1, "linear")?;
         let y = match x.as_rows() {

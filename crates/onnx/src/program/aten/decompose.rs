@@ -500,12 +500,7 @@ impl Lowering<'_, '_> {
         if indexed {
             let (y, indices) = self.adaptive_max_scan(scope, &x, &out)?;
             for (k, v) in [y, indices].into_iter().enumerate() {
-                let v = if unbatched {
-                    let shape = v.shape()[1..].to_vec();
-                    self.g.reshape(scope, &v, &shape)?
-                } else {
-                    v
-                };
+                let v = self.unlift_unbatched(scope, v, unbatched)?;
                 self.bind(node, k, v)?;
             }
             return Ok(());

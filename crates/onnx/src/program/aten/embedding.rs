@@ -66,13 +66,11 @@ impl<'p> Lowering<'p, '_> {
             let table = self.read(&fqn)?;
             let values = lookup(&table, rows, width, &ids).map_err(arg_error)?;
             out_dims.push(width);
-            if self.uniform_axis(indices).is_some() {
-                // The same ids for every sample (BERT's token types expanded over the batch).
-                let looked_up =
-                    ckpt_aten::eval::Tensor::f32(out_dims, values).map_err(arg_error)?;
-                return self.bind_uniform(node, 0, looked_up);
-            }
-            return self.bind_folded_f32(node, 0, out_dims, values);
+            let looked_up = ckpt_aten::eval::Tensor::f32(out_dims, values).map_err(arg_error)?;
+            // Uniform: the same ids for every sample (BERT's token types expanded over the
+            // batch).
+            let uniform = self.uniform_axis(indices).is_some();
+            return self.bind_computed(node, 0, looked_up, uniform);
         }
         // Each id is looked up alone, so the batch may be on any dimension of the ids
         // (XLNet's `[seq, batch]`); it stays there, the width appended after.

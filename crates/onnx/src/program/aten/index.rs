@@ -100,7 +100,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
-        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
+        let axis = self.dim_axis(args, &x)?;
         let size = x.shape()[axis] as i64;
         let start = args.int("start").or_shape()?;
         let start = if start < 0 { start + size } else { start };
@@ -131,7 +131,7 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
-        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
+        let axis = self.dim_axis(args, &x)?;
         let index = args.tensor("index").or_shape()?;
         let y = self.take_constant(scope, &x, axis, index, Negative::Refused)?;
         self.bind(node, 0, y)

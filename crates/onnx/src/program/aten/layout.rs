@@ -230,16 +230,17 @@ impl<'p> Lowering<'p, '_> {
         Ok(x)
     }
 
-    /// `view`/`reshape`/`_unsafe_view` and `unflatten` (their arguments checked by the
-    /// caller): one Reshape to
-    /// torch's recorded sizes, wherever the batch goes (see [`Tensor::reshaped`]).
+    /// `view`/`reshape`/`_unsafe_view`, `reshape_as`/`view_as` and `unflatten(self, dim,
+    /// sizes)`: one Reshape of `self` to torch's recorded sizes, wherever the batch goes
+    /// (see [`Tensor::reshaped`]). The size list itself is not read (it may hold symbols
+    /// for the batch times constants).
     pub(super) fn view_as_recorded(
         &mut self,
         node: &Node,
-        input: &str,
+        args: &Args<'_>,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let x = self.tensor(input)?;
+        let x = self.tensor(args.tensor("self").or_shape()?)?;
         let target = self.recorded_sizes(node, 0)?;
         let y = x.reshaped(&mut self.g, scope, &target)?;
         self.bind_tensor(node, 0, y)
@@ -537,27 +538,6 @@ impl<'p> Lowering<'p, '_> {
             }
         };
         self.bind_tensor(node, 0, y)
-    }
-
-    /// `reshape_as`: the Reshape follows torch's recorded result.
-    pub(super) fn reshape_as(
-        &mut self,
-        node: &Node,
-        args: &Args<'_>,
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
-    }
-
-    /// `view`/`reshape`: the size list itself is not read (it may hold symbols for the
-    /// batch times constants); the Reshape follows torch's recorded result.
-    pub(super) fn reshape(
-        &mut self,
-        node: &Node,
-        args: &Args<'_>,
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
     }
 
     /// `x[:, a:b]`: a slice of a dimension other than the batch (Python's clamping of

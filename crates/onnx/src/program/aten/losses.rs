@@ -455,11 +455,7 @@ impl Lowering<'_, '_> {
         }
         let margin = args.float("margin").or_shape()?;
         let rank = self.torch_rank(&x);
-        if rank > 2 {
-            return Err(arg_error(format!(
-                "multi_margin_loss of a rank-{rank} input; torch takes a vector or a matrix"
-            )));
-        }
+        vector_or_matrix("multi_margin_loss", rank)?;
         let axis = self.loss_axis(-1, rank.max(1))?;
         let classes = x.shape()[axis];
         let weight = self.constant_weight_arg(args, "weight")?;
@@ -494,11 +490,7 @@ impl Lowering<'_, '_> {
         let h = graph
             .apply(Fn::Where, &[&counted, &h, &Term::Number(0.0)])
             .or_shape()?;
-        let per_sample = reduce(&mut graph, "ReduceSum", &h, &[axis], true)?;
-        let per_sample = graph
-            .apply(Fn::Div, &[&per_sample, &Term::Number(classes as f64)])
-            .or_shape()?;
-        let y = reduced(&mut graph, args, &per_sample, how, lifted)?;
+        let y = class_mean(&mut graph, args, &h, (&[axis], true), classes, how, lifted)?;
         self.bind_loss(node, scope, y)
     }
 
@@ -514,11 +506,7 @@ impl Lowering<'_, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
         let rank = self.torch_rank(&x);
-        if rank > 2 {
-            return Err(arg_error(format!(
-                "multilabel_margin_loss of a rank-{rank} input; torch takes a vector or a matrix"
-            )));
-        }
+        vector_or_matrix("multilabel_margin_loss", rank)?;
         let how = LossReduction::of(node).or_shape()?;
         if rank <= 1 && how == LossReduction::None {
             return Err(arg_error(
@@ -578,11 +566,7 @@ impl Lowering<'_, '_> {
         let z = graph
             .apply(Fn::Mul, &[&z, &Term::Value(factor)])
             .or_shape()?;
-        let per_sample = reduce(&mut graph, "ReduceSum", &z, &[1, 2], false)?;
-        let per_sample = graph
-            .apply(Fn::Div, &[&per_sample, &Term::Number(classes as f64)])
-            .or_shape()?;
-        let y = reduced(&mut graph, args, &per_sample, how, true)?;
+        let y = class_mean(&mut graph, args, &z, (&[1, 2], false), classes, how, true)?;
         self.bind_loss(node, scope, y)
     }
 
@@ -915,6 +899,36 @@ fn framed_constant(
         }
         dims => Err(emit::constant_unbroadcast(target, scope, like, name, dims)),
     }
+}
+
+/// That a margin loss's input of rank `rank` is what torch takes, a vector or a matrix.
+fn vector_or_matrix(op: &str, rank: usize) -> Result<(), OnnxError> {
+    if rank > 2 {
+        return Err(arg_error(format!(
+            "{op} of a rank-{rank} input; torch takes a vector or a matrix"
+        )));
+    }
+    Ok(())
+}
+
+/// A margin loss over classes: `h` summed over `axes` (the reduced axes kept when
+/// `summed.1`) and divided by the number of `classes`, per sample; then reduced as `how`
+/// says ([`reduced`]).
+fn class_mean(
+    graph: &mut Graph<'_>,
+    args: &Args<'_>,
+    h: &Term,
+    summed: (&[usize], bool),
+    classes: u64,
+    how: LossReduction,
+    lifted: bool,
+) -> Result<Term, OnnxError> {
+    let (axes, keep) = summed;
+    let per_sample = reduce(graph, "ReduceSum", h, axes, keep)?;
+    let per_sample = graph
+        .apply(Fn::Div, &[&per_sample, &Term::Number(classes as f64)])
+        .or_shape()?;
+    reduced(graph, args, &per_sample, how, lifted)
 }
 
 /// `op` of `x` over `axes` (a number is its own reduction).

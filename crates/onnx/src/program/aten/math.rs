@@ -275,11 +275,7 @@ impl<'p> Lowering<'p, '_> {
                 return Err(arg_error(format!("elu with {name} ≠ 1 is not exported")));
             }
         }
-        let x = self.activation(args.tensor("self").or_shape()?)?;
-        let y = self
-            .g
-            .unary("Elu", scope, &x, vec![("alpha", Attr::Float(alpha))]);
-        self.bind(node, 0, y)
+        self.unary_alpha(node, args, scope, "Elu", alpha)
     }
 
     /// `leaky_relu`: `LeakyRelu(alpha = negative_slope)`.
@@ -290,10 +286,22 @@ impl<'p> Lowering<'p, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let slope = args.float("negative_slope").or_shape()? as f32;
+        self.unary_alpha(node, args, scope, "LeakyRelu", slope)
+    }
+
+    /// Binds output 0 of `node` to ONNX `op` of activation `self` with attribute `alpha`.
+    fn unary_alpha(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        op: &'static str,
+        alpha: f32,
+    ) -> Result<(), OnnxError> {
         let x = self.activation(args.tensor("self").or_shape()?)?;
         let y = self
             .g
-            .unary("LeakyRelu", scope, &x, vec![("alpha", Attr::Float(slope))]);
+            .unary(op, scope, &x, vec![("alpha", Attr::Float(alpha))]);
         self.bind(node, 0, y)
     }
 

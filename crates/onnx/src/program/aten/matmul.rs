@@ -264,121 +264,51 @@ impl<'p> Lowering<'p, '_> {
         Ok(Some(y.transposed(&mut self.g, scope, &order_out)?))
     }
 
-    /// `matmul(self, other)`: see [`Lowering::matrix_product`].
-    pub(super) fn matmul(
+    /// `matmul`, `mm`, `bmm`, `mv`, `dot`, `vdot` ([`Multiply::Matmul`]) and `outer`
+    /// ([`Multiply::Outer`]): the product of arguments `left` and `right` (schema names)
+    /// bound to output 0.
+    pub(super) fn product_op(
         &mut self,
         node: &Node,
         args: &Args<'_>,
+        how: Multiply,
+        [left, right]: [&str; 2],
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let y = self.matrix_product(args, "self", "other", scope)?;
+        let y = self.multiply_args(args, how, left, right, scope)?;
         self.bind_product(node, y)
     }
 
-    /// `mm(self, mat2)`: [`Lowering::matrix_product`] of two matrices.
-    pub(super) fn mm(
+    /// `addmm`, `addmv`, `baddbmm` ([`Multiply::Matmul`]) and `addr` ([`Multiply::Outer`]):
+    /// `beta · self + alpha · (left × right)` ([`Lowering::plus_scaled_input`]; `op` names
+    /// the op in its errors). `addmm` is what `linear` decomposes into: a batch of rows
+    /// times a transposed weight, plus the bias.
+    pub(super) fn scaled_product_op(
         &mut self,
         node: &Node,
         args: &Args<'_>,
+        how: Multiply,
+        [left, right]: [&str; 2],
+        op: &str,
         scope: &str,
     ) -> Result<(), OnnxError> {
-        let y = self.matrix_product(args, "self", "mat2", scope)?;
-        self.bind_product(node, y)
+        let y = self.multiply_args(args, how, left, right, scope)?;
+        self.plus_scaled_input(node, args, y, op, scope)
     }
 
-    /// `dot(self, tensor)`, and `vdot(self, other)` (the same of real tensors):
-    /// [`Lowering::matrix_product`] of two vectors.
-    pub(super) fn dot(
+    /// Arguments `left` and `right` multiplied as `how` says.
+    fn multiply_args(
         &mut self,
-        node: &Node,
         args: &Args<'_>,
-        other: &str,
+        how: Multiply,
+        left: &str,
+        right: &str,
         scope: &str,
-    ) -> Result<(), OnnxError> {
-        let y = self.matrix_product(args, "self", other, scope)?;
-        self.bind_product(node, y)
-    }
-
-    /// `mv(self, vec)`: [`Lowering::matrix_product`] of a matrix and a vector.
-    pub(super) fn mv(
-        &mut self,
-        node: &Node,
-        args: &Args<'_>,
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        let y = self.matrix_product(args, "self", "vec", scope)?;
-        self.bind_product(node, y)
-    }
-
-    /// `bmm(self, mat2)`: `[B, n, m] × [B, m, p]`, [`Lowering::matrix_product`] of two
-    /// stacks of matrices.
-    pub(super) fn bmm(
-        &mut self,
-        node: &Node,
-        args: &Args<'_>,
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        let y = self.matrix_product(args, "self", "mat2", scope)?;
-        self.bind_product(node, y)
-    }
-
-    /// `addmm(self, mat1, mat2, beta, alpha)`: `beta · self + alpha · (mat1 × mat2)`, the
-    /// product as [`Lowering::matrix_product`]'s (what `linear` decomposes into: a batch
-    /// of rows times a transposed weight, plus the bias).
-    pub(super) fn addmm(
-        &mut self,
-        node: &Node,
-        args: &Args<'_>,
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        let y = self.matrix_product(args, "mat1", "mat2", scope)?;
-        self.plus_scaled_input(node, args, y, "addmm", scope)
-    }
-
-    /// `addmv(self, mat, vec, beta, alpha)`: `beta · self + alpha · (mat × vec)`.
-    pub(super) fn addmv(
-        &mut self,
-        node: &Node,
-        args: &Args<'_>,
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        let y = self.matrix_product(args, "mat", "vec", scope)?;
-        self.plus_scaled_input(node, args, y, "addmv", scope)
-    }
-
-    /// `baddbmm(self, batch1, batch2, beta, alpha)`: `beta · self + alpha · (batch1 ×
-    /// batch2)`.
-    pub(super) fn baddbmm(
-        &mut self,
-        node: &Node,
-        args: &Args<'_>,
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        let y = self.matrix_product(args, "batch1", "batch2", scope)?;
-        self.plus_scaled_input(node, args, y, "baddbmm", scope)
-    }
-
-    /// `outer(self, vec2)`: see [`Lowering::outer_product`].
-    pub(super) fn outer(
-        &mut self,
-        node: &Node,
-        args: &Args<'_>,
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        let y = self.outer_product(args, "self", "vec2", scope)?;
-        self.bind_product(node, y)
-    }
-
-    /// `addr(self, vec1, vec2, beta, alpha)`: `beta · self + alpha · outer(vec1, vec2)`
-    /// (torch's `addr` decomposition).
-    pub(super) fn addr(
-        &mut self,
-        node: &Node,
-        args: &Args<'_>,
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        let y = self.outer_product(args, "vec1", "vec2", scope)?;
-        self.plus_scaled_input(node, args, y, "addr", scope)
+    ) -> Result<Product, OnnxError> {
+        match how {
+            Multiply::Matmul => self.matrix_product(args, left, right, scope),
+            Multiply::Outer => self.outer_product(args, left, right, scope),
+        }
     }
 
     /// Binds output 0 of `node` to `y`.
@@ -959,6 +889,16 @@ impl<'p> Lowering<'p, '_> {
 
 /// A constant operand of a product: a constant of the program as it is (written as its
 /// initializer), or values the export laid out (a stack of matrices viewed as one).
+/// How [`Lowering::product_op`] and [`Lowering::scaled_product_op`] multiply their
+/// operands.
+#[derive(Clone, Copy)]
+pub(super) enum Multiply {
+    /// torch's `matmul` ([`Lowering::matrix_product`]).
+    Matmul,
+    /// torch's `outer` of vectors ([`Lowering::outer_product`]).
+    Outer,
+}
+
 pub(super) enum Fixed {
     Named { name: String, constant: Constant },
     Computed(eval::Tensor),

@@ -119,6 +119,13 @@ fn row_axis(dim: i64, x: &crate::graph::Value, lifted: bool) -> Result<usize, On
 }
 
 impl Lowering<'_, '_> {
+    /// The per-sample axis ([`row_axis`]) of argument `dim` of value `x`, an activation
+    /// read as this export reads one to work along any dimension
+    /// ([`Lowering::lifted_activation`]).
+    fn dim_axis(&self, args: &Args<'_>, x: &crate::graph::Value) -> Result<usize, OnnxError> {
+        row_axis(args.int("dim").or_shape()?, x, self.is_lifted())
+    }
+
     /// Refuses `op`'s `dtype` argument (and `half_to_float`) unless it keeps the element
     /// type: torch's record of the result has the input's (`softmax(x, dim,
     /// dtype=torch.float32)` of a float32 `x` is plain softmax).

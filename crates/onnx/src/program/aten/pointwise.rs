@@ -34,12 +34,24 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.tensor(args.tensor("self").or_shape()?)?;
         let s = gate(&mut self.g, x.value());
+        self.bind_gated(node, scope, &x, &s)
+    }
+
+    /// Binds output 0 of `node` to `x · gate`, `gate` an activation of `x`'s sizes, placed
+    /// as `x` is.
+    fn bind_gated(
+        &mut self,
+        node: &Node,
+        scope: &str,
+        x: &Tensor,
+        gate: &Value,
+    ) -> Result<(), OnnxError> {
         let y = emit::binary(
             &mut self.g,
             "Mul",
             scope,
             Operand::Activation(x.value()),
-            Operand::Activation(&s),
+            Operand::Activation(gate),
         )?;
         self.bind_tensor(node, 0, x.with_value(y)?)
     }
@@ -65,14 +77,7 @@ impl<'p> Lowering<'p, '_> {
             return Err(arg_error("glu: the split did not give two halves".into()));
         };
         let gate = self.g.sigmoid(scope, second.value());
-        let y = emit::binary(
-            &mut self.g,
-            "Mul",
-            scope,
-            Operand::Activation(first.value()),
-            Operand::Activation(&gate),
-        )?;
-        self.bind_tensor(node, 0, first.with_value(y)?)
+        self.bind_gated(node, scope, first, &gate)
     }
 
     /// `round(self, *, decimals)`: torch's kernel, `Round(x · 10^d) / 10^d`, or

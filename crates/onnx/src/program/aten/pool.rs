@@ -83,6 +83,22 @@ impl<'p> Lowering<'p, '_> {
         Ok((self.g.reshape(scope, &x, &lifted)?, true))
     }
 
+    /// `v`, a result of pooling an input [`Lowering::lift_unbatched`] lifted, without the
+    /// channel per sample it gained (a Reshape) when `unbatched`.
+    pub(super) fn unlift_unbatched(
+        &mut self,
+        scope: &str,
+        v: Value,
+        unbatched: bool,
+    ) -> Result<Value, OnnxError> {
+        if unbatched {
+            let shape = v.shape()[1..].to_vec();
+            self.g.reshape(scope, &v, &shape)
+        } else {
+            Ok(v)
+        }
+    }
+
     /// `max_pool1d/2d/3d` and `_with_indices` over `rank` spatial axes, batched or not (an
     /// unbatched input pools each channel alone, the batch along them): ONNX `MaxPool`,
     /// unless the indices are read or the window is dilated, which ATC's `MaxPool` cannot
@@ -118,19 +134,11 @@ impl<'p> Lowering<'p, '_> {
         } else {
             (self.g.max_pool_nd(scope, &x, &p)?, None)
         };
-        let drop_channel = |l: &mut Self, v: Value| -> Result<Value, OnnxError> {
-            if unbatched {
-                let shape = v.shape()[1..].to_vec();
-                l.g.reshape(scope, &v, &shape)
-            } else {
-                Ok(v)
-            }
-        };
-        let y = drop_channel(self, y)?;
+        let y = self.unlift_unbatched(scope, y, unbatched)?;
         self.bind(node, 0, y)?;
         match indices {
             Some(indices) => {
-                let indices = drop_channel(self, indices)?;
+                let indices = self.unlift_unbatched(scope, indices, unbatched)?;
                 self.bind(node, 1, indices)
             }
             None => {
@@ -165,12 +173,7 @@ impl<'p> Lowering<'p, '_> {
             ai_cpu_keeps_meaning(&x.shape()[1..], &p, include_pad)?;
             self.g.average_pool_nd(scope, &x, &p, include_pad)?
         };
-        let y = if unbatched {
-            let shape = y.shape()[1..].to_vec();
-            self.g.reshape(scope, &y, &shape)?
-        } else {
-            y
-        };
+        let y = self.unlift_unbatched(scope, y, unbatched)?;
         self.bind(node, 0, y)
     }
 

@@ -81,12 +81,7 @@ impl Lowering<'_, '_> {
         g: Value,
         unbatched: bool,
     ) -> Result<(), OnnxError> {
-        let g = if unbatched {
-            let shape = g.shape()[1..].to_vec();
-            self.g.reshape(scope, &g, &shape)?
-        } else {
-            g
-        };
+        let g = self.unlift_unbatched(scope, g, unbatched)?;
         self.bind(node, 0, g)
     }
 

@@ -18,6 +18,7 @@ use super::super::located;
 use super::super::lower::Lowering;
 use super::arg_error;
 use super::decompose::Reduced;
+use super::matmul::Multiply::{Matmul, Outer};
 use super::resize::Upsample;
 use ckpt_aten::args::Args;
 
@@ -503,10 +504,10 @@ pub(super) const OPS: &[Op] = &[
     }),
     op(
         &["view.default", "reshape.default", "_unsafe_view.default"],
-        |l, n, a, s| l.reshape(n, a, s),
+        |l, n, a, s| l.view_as_recorded(n, a, s),
     ),
     op(&["reshape_as.default", "view_as.default"], |l, n, a, s| {
-        l.reshape_as(n, a, s)
+        l.view_as_recorded(n, a, s)
     }),
     op(&["type_as.default"], |l, n, a, s| l.convert(n, a, s)),
     op(
@@ -620,7 +621,7 @@ pub(super) const OPS: &[Op] = &[
         l.broadcast_tensors(n, a, s)
     }),
     op(&["select.int"], |l, n, a, s| l.select(n, a, s)),
-    op(&["unflatten.int"], |l, n, a, s| l.unflatten(n, a, s)),
+    op(&["unflatten.int"], |l, n, a, s| l.view_as_recorded(n, a, s)),
     op(
         &[
             "expand.default",
@@ -640,22 +641,45 @@ pub(super) const OPS: &[Op] = &[
     }),
     // Not aten: the product of the batch symbol and a constant (`bsz * num_heads`).
     op(&["_operator.mul"], |l, n, a, _| l.symbolic_mul(n, a)),
-    op(&["matmul.default"], |l, n, a, s| l.matmul(n, a, s)),
+    op(&["matmul.default"], |l, n, a, s| {
+        l.product_op(n, a, Matmul, ["self", "other"], s)
+    }),
     op(&["einsum.default"], |l, n, a, s| l.einsum(n, a, s)),
-    op(&["bmm.default"], |l, n, a, s| l.bmm(n, a, s)),
-    op(&["mm.default"], |l, n, a, s| l.mm(n, a, s)),
-    op(&["addmm.default"], |l, n, a, s| l.addmm(n, a, s)),
-    op(&["baddbmm.default"], |l, n, a, s| l.baddbmm(n, a, s)),
-    op(&["mv.default"], |l, n, a, s| l.mv(n, a, s)),
-    op(&["addmv.default"], |l, n, a, s| l.addmv(n, a, s)),
-    op(&["outer.default"], |l, n, a, s| l.outer(n, a, s)),
-    op(&["addr.default"], |l, n, a, s| l.addr(n, a, s)),
+    op(&["bmm.default"], |l, n, a, s| {
+        l.product_op(n, a, Matmul, ["self", "mat2"], s)
+    }),
+    op(&["mm.default"], |l, n, a, s| {
+        l.product_op(n, a, Matmul, ["self", "mat2"], s)
+    }),
+    op(&["addmm.default"], |l, n, a, s| {
+        l.scaled_product_op(n, a, Matmul, ["mat1", "mat2"], "addmm", s)
+    }),
+    op(&["baddbmm.default"], |l, n, a, s| {
+        l.scaled_product_op(n, a, Matmul, ["batch1", "batch2"], "baddbmm", s)
+    }),
+    op(&["mv.default"], |l, n, a, s| {
+        l.product_op(n, a, Matmul, ["self", "vec"], s)
+    }),
+    op(&["addmv.default"], |l, n, a, s| {
+        l.scaled_product_op(n, a, Matmul, ["mat", "vec"], "addmv", s)
+    }),
+    op(&["outer.default"], |l, n, a, s| {
+        l.product_op(n, a, Outer, ["self", "vec2"], s)
+    }),
+    op(&["addr.default"], |l, n, a, s| {
+        l.scaled_product_op(n, a, Outer, ["vec1", "vec2"], "addr", s)
+    }),
     op(&["addbmm.default"], |l, n, a, s| l.addbmm(n, a, s)),
     op(&["tensordot.default"], |l, n, a, s| l.tensordot(n, a, s)),
     op(&["kron.default"], |l, n, a, s| l.kron(n, a, s)),
     op(&["inner.default"], |l, n, a, s| l.inner(n, a, s)),
-    op(&["dot.default"], |l, n, a, s| l.dot(n, a, "tensor", s)),
-    op(&["vdot.default"], |l, n, a, s| l.dot(n, a, "other", s)),
+    op(&["dot.default"], |l, n, a, s| {
+        l.product_op(n, a, Matmul, ["self", "tensor"], s)
+    }),
+    // `vdot` of real tensors is `dot`.
+    op(&["vdot.default"], |l, n, a, s| {
+        l.product_op(n, a, Matmul, ["self", "other"], s)
+    }),
     op(&["slice.Tensor"], |l, n, a, s| l.slice(n, a, s)),
     op(&["permute.default", "transpose.int"], |l, n, a, s| {
         l.permute(n, a, s)

@@ -201,11 +201,8 @@ impl<'p> Lowering<'p, '_> {
                 .and_then(|t| t.permute(&order))
                 .map_err(arg_error)?;
         }
-        if self.uniform_axis(input).is_some() {
-            self.bind_uniform(node, 0, y)
-        } else {
-            self.bind_folded(node, 0, y)
-        }
+        let uniform = self.uniform_axis(input).is_some();
+        self.bind_computed(node, 0, y, uniform)
     }
 
     /// `x` `[C, spatial…]` resized to `[C, out…]` one spatial axis at a time, each a MatMul

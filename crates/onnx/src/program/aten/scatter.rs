@@ -42,6 +42,16 @@ const MAX_ROUNDS: usize = 64;
 /// The most Slices a round reads a batched source in.
 const MAX_RUNS: usize = 256;
 
+/// How `index_put` and `put` fold their writes: with `accumulate`, summed into `self`;
+/// else each replacing the entry.
+fn accumulated(args: &Args<'_>) -> Result<Combine, OnnxError> {
+    Ok(if args.bool("accumulate").or_shape()? {
+        Combine::Sum
+    } else {
+        Combine::Replace
+    })
+}
+
 /// Round `k`'s source positions, one per position of the result: the `k`-th entry written
 /// there, and where none is, the one after the previous position's (any of the source's
 /// `count` entries would do, as the round leaves that position alone; this one extends a
@@ -136,10 +146,7 @@ impl Lowering<'_, '_> {
         let dim = self.per_row_dim(name, args.int("dim").or_shape()?, "scatter")?;
         let index_name = args.tensor("index").or_shape()?;
         let index = match x.placement() {
-            Placement::Static => {
-                self.constant_index(index_name)?;
-                self.constant_tensor(index_name)?
-            }
+            Placement::Static => self.constant_index(index_name)?,
             Placement::Batch { axis, .. } => self.uniform_index(index_name, axis)?,
         };
         let values = index.to_i64().map_err(arg_error)?;
@@ -161,9 +168,9 @@ impl Lowering<'_, '_> {
         let name = args.tensor("self").or_shape()?;
         let dim = self.per_row_dim(name, args.int("dim").or_shape()?, "select_scatter")?;
         let index = args.int("index").or_shape()?;
-        let source = Source::Tensor(args.tensor("src").or_shape()?);
-        let plan_of = |own: &[u64], src: &[u64]| scatter::select_scatter(own, src, dim, index);
-        self.write_plan(node, scope, name, source, plan_of, Combine::Replace, true)
+        self.write_src(node, args, scope, name, |own, src| {
+            scatter::select_scatter(own, src, dim, index)
+        })
     }
 
     /// `diagonal_scatter(self, src, offset, dim1, dim2)` over two per-sample dimensions.
@@ -178,10 +185,9 @@ impl Lowering<'_, '_> {
         let dim1 = self.per_row_dim(name, args.int("dim1").or_shape()?, op)?;
         let dim2 = self.per_row_dim(name, args.int("dim2").or_shape()?, op)?;
         let offset = args.int("offset").or_shape()?;
-        let source = Source::Tensor(args.tensor("src").or_shape()?);
-        let plan_of =
-            |own: &[u64], src: &[u64]| scatter::diagonal_scatter(own, src, offset, dim1, dim2);
-        self.write_plan(node, scope, name, source, plan_of, Combine::Replace, true)
+        self.write_src(node, args, scope, name, |own, src| {
+            scatter::diagonal_scatter(own, src, offset, dim1, dim2)
+        })
     }
 
     /// `slice_scatter(self, src, dim, start, end, step)` on a per-sample dimension.
@@ -198,10 +204,9 @@ impl Lowering<'_, '_> {
             args.optional_int("end").or_shape()?,
         );
         let step = args.int("step").or_shape()?;
-        let source = Source::Tensor(args.tensor("src").or_shape()?);
-        let plan_of =
-            |own: &[u64], src: &[u64]| scatter::slice_scatter(own, src, dim, start, end, step);
-        self.write_plan(node, scope, name, source, plan_of, Combine::Replace, true)
+        self.write_src(node, args, scope, name, |own, src| {
+            scatter::slice_scatter(own, src, dim, start, end, step)
+        })
     }
 
     /// `index_put(self, indices, values, accumulate)` by constant integer index tensors on
@@ -224,7 +229,7 @@ impl Lowering<'_, '_> {
             if x.batch_axis() == Some(d) {
                 return Err(tensor::mixes_samples("index_put", d, &x.sizes()));
             }
-            self.constant_index(index)?;
+            self.known_positions(index)?;
             if self.recorded_elem(index)? == ElemType::Bool {
                 return Err(arg_error(format!(
                     "index_put by the bool mask `{index}` is not exported; only integer index tensors are"
@@ -244,11 +249,7 @@ impl Lowering<'_, '_> {
                 )))
             }
         }
-        let combine = if args.bool("accumulate").or_shape()? {
-            Combine::Sum
-        } else {
-            Combine::Replace
-        };
+        let combine = accumulated(args)?;
         let source = Source::Tensor(args.tensor("values").or_shape()?);
         let plan_of = |own: &[u64], src: &[u64]| scatter::index_put(own, &indices, src);
         self.write_plan(node, scope, name, source, plan_of, combine, true)
@@ -270,8 +271,7 @@ impl Lowering<'_, '_> {
             )));
         }
         let mask_name = args.tensor("mask").or_shape()?;
-        self.constant_index(mask_name)?;
-        let mask = self.constant_tensor(mask_name)?;
+        let mask = self.constant_index(mask_name)?;
         let truth: Vec<bool> = mask.to_f32().iter().map(|&m| m != 0.0).collect();
         let source = Source::Tensor(args.tensor("source").or_shape()?);
         let plan_of =
@@ -295,8 +295,7 @@ impl Lowering<'_, '_> {
         let name = args.tensor("self").or_shape()?;
         let dim = self.per_row_dim(name, args.int("dim").or_shape()?, op)?;
         let index_name = args.tensor("index").or_shape()?;
-        self.constant_index(index_name)?;
-        let index = self.constant_tensor(index_name)?;
+        let index = self.constant_index(index_name)?;
         if index.rank() > 1 {
             return Err(arg_error(format!(
                 "{op} by the index `{index_name}` of sizes {:?}; torch takes a 1-D one",
@@ -351,16 +350,11 @@ impl Lowering<'_, '_> {
         let name = args.tensor("self").or_shape()?;
         self.whole_tensor(name, "put", "writes")?;
         let index_name = args.tensor("index").or_shape()?;
-        self.constant_index(index_name)?;
         let index = self
-            .constant_tensor(index_name)?
+            .constant_index(index_name)?
             .to_i64()
             .map_err(arg_error)?;
-        let combine = if args.bool("accumulate").or_shape()? {
-            Combine::Sum
-        } else {
-            Combine::Replace
-        };
+        let combine = accumulated(args)?;
         let source = Source::Tensor(args.tensor("source").or_shape()?);
         let plan_of = |own: &[u64], src: &[u64]| scatter::put(own, &index, src);
         self.write_plan(node, scope, name, source, plan_of, combine, true)
@@ -398,8 +392,7 @@ impl Lowering<'_, '_> {
             ),
             _ => {
                 self.whole_tensor(name, op, "reads")?;
-                self.constant_index(index_name)?;
-                (dim, self.constant_tensor(index_name)?)
+                (dim, self.constant_index(index_name)?)
             }
         };
         let own = self.lifted_any_activation(name)?;
@@ -454,10 +447,7 @@ impl Lowering<'_, '_> {
         let x = self.tensor(name)?;
         let index_name = args.tensor("indices").or_shape()?;
         let index = match x.placement() {
-            Placement::Static => {
-                self.constant_index(index_name)?;
-                self.constant_tensor(index_name)?
-            }
+            Placement::Static => self.constant_index(index_name)?,
             Placement::Batch { axis: 0, .. } => self.uniform_index(index_name, 0)?,
             Placement::Batch { .. } => {
                 return Err(arg_error(format!(
@@ -533,8 +523,14 @@ impl Lowering<'_, '_> {
         }
     }
 
+    /// The constant index (or mask) `name` ([`Lowering::known_positions`]).
+    fn constant_index(&mut self, name: &str) -> Result<eval::Tensor, OnnxError> {
+        self.known_positions(name)?;
+        self.constant_tensor(name)
+    }
+
     /// Refuses a computed index (or mask): the positions must be known at export.
-    fn constant_index(&self, name: &str) -> Result<(), OnnxError> {
+    fn known_positions(&self, name: &str) -> Result<(), OnnxError> {
         if self.is_constant(name) {
             return Ok(());
         }
@@ -546,7 +542,7 @@ impl Lowering<'_, '_> {
     /// One sample's index of a scatter into a tensor whose batch is on dimension `batch`:
     /// a constant expanded over the batch on that dimension, seen without it.
     fn uniform_index(&self, name: &str, batch: usize) -> Result<eval::Tensor, OnnxError> {
-        self.constant_index(name)?;
+        self.known_positions(name)?;
         match self.uniform(name) {
             Some((t, axis, _)) if axis == batch => {
                 let mut dims: Vec<i64> = t.dims().iter().map(|&d| d as i64).collect();
@@ -568,6 +564,20 @@ impl Lowering<'_, '_> {
             Placement::Static => at as i64,
             Placement::Batch { .. } => x.sample_axis(at, op)? as i64,
         })
+    }
+
+    /// `select_scatter`, `diagonal_scatter`, `slice_scatter`: `self` (activation `name`)
+    /// with argument `src` written over it where `plan_of` says ([`Lowering::write_plan`]).
+    fn write_src(
+        &mut self,
+        node: &Node,
+        args: &Args<'_>,
+        scope: &str,
+        name: &str,
+        plan_of: impl FnOnce(&[u64], &[u64]) -> Result<Plan, String>,
+    ) -> Result<(), OnnxError> {
+        let source = Source::Tensor(args.tensor("src").or_shape()?);
+        self.write_plan(node, scope, name, source, plan_of, Combine::Replace, true)
     }
 
     /// `self` (activation `name`) with the writes of `source` that `plan_of` lists (given

@@ -183,7 +183,7 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         // Along the batch it mixes samples, whatever the values' type.
-        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
+        let axis = self.dim_axis(args, &x)?;
         float32(&x, "argsort")?;
         let index = self.stable_order(scope, &x, axis, args.bool("descending").or_shape()?)?;
         self.bind(node, 0, index)
@@ -202,7 +202,7 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         // Along the batch it mixes samples, whatever the values' type.
-        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
+        let axis = self.dim_axis(args, &x)?;
         float32(&x, "sort")?;
         let descending = args.bool("descending").or_shape()?;
         let n = x.shape()[axis];
@@ -235,7 +235,7 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, "kthvalue")?;
-        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
+        let axis = self.dim_axis(args, &x)?;
         let n = x.shape()[axis];
         let k = args.int("k").or_shape()?;
         let k = u64::try_from(k)
@@ -288,7 +288,7 @@ impl<'p> Lowering<'p, '_> {
         let op = if largest { "cummax" } else { "cummin" };
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         // Along the batch it mixes samples, whatever the values' type.
-        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
+        let axis = self.dim_axis(args, &x)?;
         float32(&x, op)?;
         let last = x.shape().len() - 1;
         let mut swap: Vec<usize> = (0..=last).collect();
@@ -512,7 +512,7 @@ impl<'p> Lowering<'p, '_> {
     ) -> Result<(), OnnxError> {
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, reduce)?;
-        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
+        let axis = self.dim_axis(args, &x)?;
         let keep = args.bool("keepdim").or_shape()?;
         let values = self.g.reduce(reduce, scope, &x, &[axis], keep)?;
         self.bind(node, 0, values)?;
@@ -538,7 +538,7 @@ impl<'p> Lowering<'p, '_> {
         }
         let x = self.lifted_any_activation(args.tensor("self").or_shape()?)?;
         numeric(&x, "TopK")?;
-        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
+        let axis = self.dim_axis(args, &x)?;
         let k = match args.get("k") {
             Some(Argument::Int(k)) => u64::try_from(*k).ok(),
             _ => None,

@@ -220,7 +220,7 @@ impl Lowering<'_, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let x = self.lifted_activation(args.tensor("self").or_shape()?)?;
-        let axis = row_axis(args.int("dim").or_shape()?, &x, self.is_lifted())?;
+        let axis = self.dim_axis(args, &x)?;
         if x.shape()[axis] == 0 {
             return Err(arg_error(
                 "logcumsumexp along a dimension of 0 entries: its result is empty, which ATC does not compile".into(),
@@ -319,7 +319,7 @@ impl Lowering<'_, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let y = self.lifted_activation(args.tensor("y").or_shape()?)?;
-        let axis = row_axis(args.int("dim").or_shape()?, &y, self.is_lifted())?;
+        let axis = self.dim_axis(args, &y)?;
         let dx = args.float("dx").or_shape()?;
         let n = y.shape()[axis];
         if n == 0 {
@@ -354,7 +354,7 @@ impl Lowering<'_, '_> {
         scope: &str,
     ) -> Result<(), OnnxError> {
         let y = self.lifted_activation(args.tensor("y").or_shape()?)?;
-        let axis = row_axis(args.int("dim").or_shape()?, &y, self.is_lifted())?;
+        let axis = self.dim_axis(args, &y)?;
         let dx = args.float("dx").or_shape()?;
         let n = y.shape()[axis];
         if n < 2 {

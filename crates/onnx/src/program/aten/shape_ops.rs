@@ -1,4 +1,4 @@
-//! Ops that add, drop or pick dimensions (unsqueeze, squeeze, select, unflatten, expand),
+//! Ops that add, drop or pick dimensions (unsqueeze, squeeze, select, expand),
 //! wherever the batch is, and `linear`'s product by a stored weight.
 
 use crate::elem::ElemType;
@@ -117,17 +117,6 @@ impl<'p> Lowering<'p, '_> {
         let target = self.recorded_sizes(node, 0)?;
         let y = row.reshaped(&mut self.g, scope, &target)?;
         self.bind_tensor(node, 0, y)
-    }
-
-    /// `unflatten(self, dim, sizes)`: one dimension split into several, as torch recorded
-    /// the result.
-    pub(super) fn unflatten(
-        &mut self,
-        node: &Node,
-        args: &Args<'_>,
-        scope: &str,
-    ) -> Result<(), OnnxError> {
-        self.view_as_recorded(node, args.tensor("self").or_shape()?, scope)
     }
 
     /// `x` (`[…, K]`) times the transpose of constant `weight` (`[N, K]`), plus `bias`.

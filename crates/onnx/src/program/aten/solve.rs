@@ -256,11 +256,8 @@ impl Lowering<'_, '_> {
             .map(|s| if s.batch { 1 } else { s.count })
             .collect();
         let copy = self.constant_tensor(a)?.expand(&dims).or_shape()?;
-        if recorded.iter().any(|s| s.batch) {
-            self.bind_uniform(node, 1, copy)
-        } else {
-            self.bind_folded(node, 1, copy)
-        }
+        let uniform = recorded.iter().any(|s| s.batch);
+        self.bind_computed(node, 1, copy, uniform)
     }
 
     /// `linalg_solve_triangular(self, B, *, upper, left, unitriangular)`: `A⁻¹·B`
@@ -385,11 +382,7 @@ impl Lowering<'_, '_> {
             .collect();
         p_dims.extend([rows, rows]);
         let p = eval::Tensor::f32(p_dims, p).or_shape()?;
-        if x.batch_axis().is_some() {
-            self.bind_uniform(node, 0, p)?;
-        } else {
-            self.bind_folded(node, 0, p)?;
-        }
+        self.bind_computed(node, 0, p, x.batch_axis().is_some())?;
         // L and U: the factors' leading columns and rows, masked.
         let left = if cols > k {
             x.sliced(&mut self.g, scope, op, rank - 1, 0..k)?
@@ -490,10 +483,10 @@ impl Lowering<'_, '_> {
     fn bind_side(&mut self, node: &Node, y: Side) -> Result<(), OnnxError> {
         match y {
             Side::Activation(a) => self.bind_tensor(node, 0, a),
-            Side::Constant(c) if self.recorded_sizes(node, 0)?.iter().any(|s| s.batch) => {
-                self.bind_uniform(node, 0, c)
+            Side::Constant(c) => {
+                let uniform = self.recorded_sizes(node, 0)?.iter().any(|s| s.batch);
+                self.bind_computed(node, 0, c, uniform)
             }
-            Side::Constant(c) => self.bind_folded(node, 0, c),
         }
     }
 
