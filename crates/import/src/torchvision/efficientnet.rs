@@ -9,8 +9,9 @@
 //! has torchvision's stride, and the epsilon is torchvision's for the name (1e-3 for B5–B7,
 //! else 1e-5, also for a non-standard variant).
 
+use super::layers::{cna_keys, linear_keys, se_keys};
 use super::{
-    bn_keys, count_from, dim_or, key, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
+    count_from, dim_or, Act, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
 };
 
 /// The stride of each stage's first block (`_efficientnet_conf`).
@@ -225,13 +226,6 @@ fn plan(name: String, eps_1e3: bool, blocks: &[usize], sd: &StateDict) -> Effici
     }
 }
 
-/// Keys of a `Conv2dNormActivation` at `prefix` (conv `.0` without bias, BN `.1`).
-fn cna_keys(prefix: &str, shape: [u64; 4]) -> Vec<Expected> {
-    let mut keys = vec![key(format!("{prefix}.0.weight"), shape.to_vec())];
-    keys.extend(bn_keys(&format!("{prefix}.1"), shape[0]));
-    keys
-}
-
 impl EfficientNet {
     pub fn name(&self) -> String {
         self.name.clone()
@@ -260,10 +254,7 @@ impl EfficientNet {
             }
             let k = b.kernel;
             keys.extend(cna_keys(&format!("{p}.{dw}"), [b.hidden, 1, k, k]));
-            for (fc, out, inp) in [("fc1", b.squeeze, b.hidden), ("fc2", b.hidden, b.squeeze)] {
-                keys.push(key(format!("{p}.{se}.{fc}.weight"), vec![out, inp, 1, 1]));
-                keys.push(key(format!("{p}.{se}.{fc}.bias"), vec![out]));
-            }
+            keys.extend(se_keys(&format!("{p}.{se}"), b.hidden, b.squeeze));
             keys.extend(cna_keys(
                 &format!("{p}.{project}"),
                 [b.output, b.hidden, 1, 1],
@@ -271,22 +262,18 @@ impl EfficientNet {
             width = b.output;
         }
         keys.extend(cna_keys(&self.last_prefix(), [self.last, width, 1, 1]));
-        keys.push(key(
-            "classifier.1.weight".into(),
-            vec![self.classes, self.last],
-        ));
-        keys.push(key("classifier.1.bias".into(), vec![self.classes]));
+        keys.extend(linear_keys("classifier.1", self.classes, self.last));
         keys
     }
 
     pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
-        let mut x = self.cna(cx, input, "features.0", Conv2d::new(2, 1), true)?;
+        let eps = self.eps();
+        let mut x = cx.cna(input, "features.0", eps, Conv2d::new(2, 1), Act::Silu)?;
         for b in self.stages.iter().flatten() {
             x = self.block(cx, &x, b)?;
         }
-        let x = self.cna(cx, &x, &self.last_prefix(), Conv2d::new(1, 0), true)?;
-        let x = cx.graph.global_average_pool("avgpool", &x)?;
-        let x = cx.graph.flatten("", &x)?;
+        let x = cx.cna(&x, &self.last_prefix(), eps, Conv2d::new(1, 0), Act::Silu)?;
+        let x = cx.pool_flatten("avgpool", &x)?;
         cx.linear(&x, "classifier.1")
     }
 
@@ -299,59 +286,25 @@ impl EfficientNet {
     ) -> Result<Value, TorchvisionError> {
         let (expand, dw, se, project) = b.layout();
         let p = &b.prefix;
+        let eps = self.eps();
         let mut y = x.clone();
         if let Some(j) = expand {
-            y = self.cna(cx, &y, &format!("{p}.{j}"), Conv2d::new(1, 0), true)?;
+            y = cx.cna(&y, &format!("{p}.{j}"), eps, Conv2d::new(1, 0), Act::Silu)?;
         }
         let depthwise = Conv2d::new(b.stride, (b.kernel - 1) / 2).groups(b.hidden);
-        y = self.cna(cx, &y, &format!("{p}.{dw}"), depthwise, true)?;
-        y = squeeze_excitation(cx, &y, &format!("{p}.{se}"))?;
-        y = self.cna(cx, &y, &format!("{p}.{project}"), Conv2d::new(1, 0), false)?;
+        y = cx.cna(&y, &format!("{p}.{dw}"), eps, depthwise, Act::Silu)?;
+        y = cx.squeeze_excitation(&y, &format!("{p}.{se}"), Act::Silu, Act::Sigmoid)?;
+        y = cx.cna(
+            &y,
+            &format!("{p}.{project}"),
+            eps,
+            Conv2d::new(1, 0),
+            Act::None,
+        )?;
         if b.residual() {
             let scope = p.strip_suffix(".block").unwrap_or(p);
             y = cx.graph.add(scope, &y, x)?;
         }
         Ok(y)
     }
-
-    /// `Conv2dNormActivation` at `prefix`: conv `.0` with BN `.1` folded in, then SiLU
-    /// (`.2`) when `silu`.
-    fn cna(
-        &self,
-        cx: &mut Context<'_>,
-        x: &Value,
-        prefix: &str,
-        p: Conv2d,
-        silu: bool,
-    ) -> Result<Value, TorchvisionError> {
-        let conv = format!("{prefix}.0");
-        let bn = format!("{prefix}.1");
-        let y = cx.conv_bn(x, &conv, &bn, self.eps(), p)?;
-        if silu {
-            silu_op(cx, &format!("{prefix}.2"), &y)
-        } else {
-            Ok(y)
-        }
-    }
-}
-
-/// `nn.SiLU`.
-fn silu_op(cx: &mut Context<'_>, scope: &str, x: &Value) -> Result<Value, TorchvisionError> {
-    Ok(cx.graph.silu(scope, x))
-}
-
-/// torchvision's `SqueezeExcitation` at `prefix` with SiLU and a Sigmoid gate:
-/// `x · Sigmoid(fc2(SiLU(fc1(GlobalAveragePool(x)))))`.
-fn squeeze_excitation(
-    cx: &mut Context<'_>,
-    x: &Value,
-    prefix: &str,
-) -> Result<Value, TorchvisionError> {
-    let sub = |name: &str| format!("{prefix}.{name}");
-    let s = cx.graph.global_average_pool(&sub("avgpool"), x)?;
-    let s = cx.conv(&s, &sub("fc1"), Conv2d::new(1, 0))?;
-    let s = silu_op(cx, &sub("activation"), &s)?;
-    let s = cx.conv(&s, &sub("fc2"), Conv2d::new(1, 0))?;
-    let gate = cx.graph.sigmoid(&sub("scale_activation"), &s);
-    cx.graph.mul(prefix, x, &gate)
 }
