@@ -34,6 +34,7 @@ ARCHS = [
     "mnasnet0_5", "mnasnet0_75", "mnasnet1_0", "mnasnet1_3",
     "efficientnet_b0", "efficientnet_b1", "efficientnet_b2", "efficientnet_b3",
     "efficientnet_b4", "efficientnet_b5", "efficientnet_b6", "efficientnet_b7",
+    "efficientnet_v2_s", "efficientnet_v2_m", "efficientnet_v2_l",
     "googlenet",
     "regnet_x_400mf", "regnet_x_800mf", "regnet_x_1_6gf", "regnet_x_3_2gf", "regnet_x_8gf",
     "regnet_x_16gf", "regnet_x_32gf",
@@ -51,7 +52,7 @@ LONG = {
     "wide_resnet101_2", "vgg13", "vgg16", "vgg19", "vgg13_bn", "vgg16_bn", "vgg19_bn",
     "densenet161", "densenet169", "densenet201",
     "efficientnet_b4", "efficientnet_b5", "efficientnet_b6", "efficientnet_b7",
-    "regnet_x_8gf", "regnet_x_16gf", "regnet_x_32gf", "regnet_y_8gf", "regnet_y_16gf",
+    "efficientnet_v2_m", "efficientnet_v2_l", "regnet_x_8gf", "regnet_x_16gf", "regnet_x_32gf", "regnet_y_8gf", "regnet_y_16gf",
     "regnet_y_32gf", "convnext_base", "convnext_large", "vit_l_16", "vit_l_32",
 }
 assert LONG <= set(ARCHS), f"not in ARCHS: {sorted(LONG - set(ARCHS))}"
@@ -67,7 +68,9 @@ EXTERNAL_DATA = {"regnet_y_128gf"}
 CALIBRATE_BN = {"mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large",
                 "shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "shufflenet_v2_x1_5",
                 "shufflenet_v2_x2_0", "mnasnet0_5", "mnasnet0_75", "mnasnet1_0", "mnasnet1_3"}
-CALIBRATE_BN |= {f"efficientnet_b{i}" for i in range(8)} | {"googlenet"}
+EFFICIENTNETS = [f"efficientnet_b{i}" for i in range(8)] + [
+    f"efficientnet_v2_{size}" for size in ("s", "m", "l")]
+CALIBRATE_BN |= set(EFFICIENTNETS) | {"googlenet"}
 # Final layers whose random init (std 0.01) leaves logits of ~1e-2: rescaled to unit std so
 # that the tolerance's 1e-4 floor does not swallow real differences.
 UNIT_HEAD = {"alexnet": "classifier.6", "mobilenet_v2": "classifier.1",
@@ -76,7 +79,7 @@ UNIT_HEAD = {"alexnet": "classifier.6", "mobilenet_v2": "classifier.1",
              "shufflenet_v2_x2_0": "fc", "mnasnet0_5": "classifier.1",
              "mnasnet0_75": "classifier.1", "mnasnet1_0": "classifier.1",
              "mnasnet1_3": "classifier.1"}
-UNIT_HEAD |= {f"efficientnet_b{i}": "classifier.1" for i in range(8)} | {"googlenet": "fc"}
+UNIT_HEAD |= {arch: "classifier.1" for arch in EFFICIENTNETS} | {"googlenet": "fc"}
 UNIT_HEAD |= {f"convnext_{size}": "classifier.2" for size in ("tiny", "small", "base", "large")}
 
 
@@ -219,7 +222,7 @@ def test_ddp_checkpoint_matches_torch(arch, tmp_path):
     ("resnet50", 17), ("vgg16_bn", 5), ("resnext50_32x4d", 3),
     ("alexnet", 9), ("squeezenet1_0", 7), ("mobilenet_v2", 17), ("mobilenet_v3_small", 4),
     ("shufflenet_v2_x0_5", 10), ("densenet121", 4), ("mnasnet1_0", 6),
-    ("efficientnet_b0", 5), ("efficientnet_b5", 3), ("googlenet", 7),
+    ("efficientnet_b0", 5), ("efficientnet_b5", 3), ("efficientnet_v2_s", 6), ("googlenet", 7),
     ("regnet_x_400mf", 5), ("regnet_y_800mf", 4),
     ("convnext_tiny", 6), ("vit_b_32", 8),
 ])
@@ -232,6 +235,19 @@ def test_detected_from_keys_with_a_fine_tuned_head(arch, classes, tmp_path):
     proc = ok(run_ckpt("to-onnx", ckpt, "-o", out, "--no-fold-bn", "--opset", "13"))
     assert f"architecture: {arch} (from key names and shapes)" in proc.stderr
     check_parity(model, out)
+
+
+def test_efficientnet_v2_named_by_arch_at_a_small_input(tmp_path):
+    """`--arch efficientnet_v2_s` on a bare state dict, exported for a 64×64 input:
+    FusedMBConv stages with and without expand, then MBConv, with V2's BatchNorm epsilon."""
+    model = build("efficientnet_v2_s", seed=12)
+    ckpt = tmp_path / "v2_s.pth"
+    torch.save(model.state_dict(), ckpt)
+    out = tmp_path / "v2_s.onnx"
+    proc = ok(run_ckpt("to-onnx", ckpt, "-o", out, "--arch", "efficientnet_v2_s",
+                       "--input-shape", "3,64,64"))
+    assert "architecture: efficientnet_v2_s (from --arch)" in proc.stderr
+    check_parity(model, out, chw=(3, 64, 64), batches=(1, 3))
 
 
 def test_googlenet_built_with_transform_input(tmp_path):

@@ -11,7 +11,7 @@
 
 use super::layers::{layer_norm_keys, linear_keys};
 use super::{
-    count_from, dim_or, key, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
+    count_from, dim_or, key, Act, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
 };
 
 /// torchvision's `partial(LayerNorm2d, eps=1e-6)` and CNBlock's `LayerNorm(eps=1e-6)`.
@@ -170,7 +170,9 @@ fn block(cx: &mut Context<'_>, x: &Value, prefix: &str) -> Result<Value, Torchvi
         .permute(&format!("{prefix}.block.1"), &y, &[1, 2, 0])?;
     let y = cx.layer_norm(&y, &format!("{prefix}.block.2"), 2, EPS)?;
     let y = cx.linear(&y, &format!("{prefix}.block.3"))?;
-    let y = cx.graph.gelu(&format!("{prefix}.block.4"), &y);
+    let y = cx
+        .graph
+        .activation(&format!("{prefix}.block.4"), &y, Act::Gelu);
     let y = cx.linear(&y, &format!("{prefix}.block.5"))?;
     let y = cx
         .graph

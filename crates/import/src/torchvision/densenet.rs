@@ -5,6 +5,7 @@
 //! The growing feature map is kept as a running concatenation: layer `l` reads the Concat of the
 //! block input and layers `1..l`, and appends its own output.
 
+use super::layers::linear_keys;
 use super::{
     bn_keys, count_from, dim_or, key, Context, Conv2d, Expected, Pool2d, StateDict,
     TorchvisionError, Value,
@@ -175,11 +176,7 @@ impl DenseNet {
             }
         }
         keys.extend(bn_keys("features.norm5", self.last));
-        keys.push(key(
-            "classifier.weight".into(),
-            vec![self.classes, self.last],
-        ));
-        keys.push(key("classifier.bias".into(), vec![self.classes]));
+        keys.extend(linear_keys("classifier", self.classes, self.last));
         keys
     }
 
@@ -206,8 +203,7 @@ impl DenseNet {
         }
         let x = cx.batch_norm(&x, "features.norm5", BN_EPS)?;
         let x = cx.graph.relu("", &x);
-        let x = cx.graph.global_average_pool("", &x)?;
-        let x = cx.graph.flatten("", &x)?;
+        let x = cx.pool_flatten("", &x)?;
         cx.linear(&x, "classifier")
     }
 }

@@ -11,9 +11,8 @@
 //! default when torchvision builds it with pretrained weights, which a fine-tuned model
 //! keeps): then each channel is re-normalised first, `x·(std/0.5) + (mean−0.5)/0.5`.
 
-use super::{
-    bn_keys, dim_or, key, Context, Conv2d, Expected, Pool2d, StateDict, TorchvisionError, Value,
-};
+use super::layers::{conv_bn_keys, linear_keys};
+use super::{dim_or, Context, Conv2d, Expected, Pool2d, StateDict, TorchvisionError, Value};
 
 const BN_EPS: f64 = 1e-3;
 
@@ -135,9 +134,7 @@ fn plan(sd: &StateDict) -> GoogLeNet {
 
 /// Keys of a `BasicConv2d` at `prefix` (`.conv` without bias, `.bn`).
 fn basic_keys(prefix: &str, shape: [u64; 4]) -> Vec<Expected> {
-    let mut keys = vec![key(format!("{prefix}.conv.weight"), shape.to_vec())];
-    keys.extend(bn_keys(&format!("{prefix}.bn"), shape[0]));
-    keys
+    conv_bn_keys(&format!("{prefix}.conv"), &format!("{prefix}.bn"), shape)
 }
 
 impl GoogLeNet {
@@ -164,8 +161,7 @@ impl GoogLeNet {
             }
         }
         let last = self.inceptions.last().map_or(self.conv3, |m| m.output());
-        keys.push(key("fc.weight".into(), vec![self.classes, last]));
-        keys.push(key("fc.bias".into(), vec![self.classes]));
+        keys.extend(linear_keys("fc", self.classes, last));
         keys.extend(self.aux.iter().map(|(k, shape)| Expected {
             key: k.clone(),
             shape: shape.clone(),
@@ -199,8 +195,7 @@ impl GoogLeNet {
                     .max_pool(scope, &x, Pool2d::new(k, 2, 0).ceil_mode())?;
             }
         }
-        let x = cx.graph.global_average_pool("avgpool", &x)?;
-        let x = cx.graph.flatten("", &x)?;
+        let x = cx.pool_flatten("avgpool", &x)?;
         cx.linear(&x, "fc")
     }
 }

@@ -9,9 +9,8 @@
 //! from the checkpoint. Strides are not in the weights: the first block of each stack has
 //! torchvision's stride.
 
-use super::{
-    bn_keys, count_from, dim_or, key, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
-};
+use super::layers::{conv_bn_keys, linear_keys};
+use super::{count_from, dim_or, Context, Conv2d, Expected, StateDict, TorchvisionError, Value};
 
 const BN_EPS: f64 = 1e-5;
 
@@ -150,10 +149,12 @@ fn plan(name: String, repeats: &[usize], sd: &StateDict) -> MnasNet {
 }
 
 /// A bias-free conv at `layers.<conv>` and its BatchNorm at `layers.<conv + 1>`.
-fn conv_bn_keys(prefix: &str, conv: usize, shape: [u64; 4]) -> Vec<Expected> {
-    let mut keys = vec![key(format!("{prefix}.{conv}.weight"), shape.to_vec())];
-    keys.extend(bn_keys(&format!("{prefix}.{}", conv + 1), shape[0]));
-    keys
+fn layer_keys(prefix: &str, conv: usize, shape: [u64; 4]) -> Vec<Expected> {
+    conv_bn_keys(
+        &format!("{prefix}.{conv}"),
+        &format!("{prefix}.{}", conv + 1),
+        shape,
+    )
 }
 
 impl MnasNet {
@@ -166,28 +167,24 @@ impl MnasNet {
     }
 
     pub fn expected(&self) -> Vec<Expected> {
-        let mut keys = conv_bn_keys("layers", 0, [self.stem, self.in_channels, 3, 3]);
-        keys.extend(conv_bn_keys("layers", 3, [self.stem, 1, 3, 3]));
-        keys.extend(conv_bn_keys("layers", 6, [self.stem_out, self.stem, 1, 1]));
+        let mut keys = layer_keys("layers", 0, [self.stem, self.in_channels, 3, 3]);
+        keys.extend(layer_keys("layers", 3, [self.stem, 1, 3, 3]));
+        keys.extend(layer_keys("layers", 6, [self.stem_out, self.stem, 1, 1]));
         let mut width = self.stem_out;
         for b in self.stacks.iter().flatten() {
             let p = format!("{}.layers", b.prefix);
             let k = b.kernel;
-            keys.extend(conv_bn_keys(&p, 0, [b.hidden, b.input, 1, 1]));
-            keys.extend(conv_bn_keys(&p, 3, [b.hidden, 1, k, k]));
-            keys.extend(conv_bn_keys(&p, 6, [b.output, b.hidden, 1, 1]));
+            keys.extend(layer_keys(&p, 0, [b.hidden, b.input, 1, 1]));
+            keys.extend(layer_keys(&p, 3, [b.hidden, 1, k, k]));
+            keys.extend(layer_keys(&p, 6, [b.output, b.hidden, 1, 1]));
             width = b.output;
         }
-        keys.extend(conv_bn_keys(
+        keys.extend(layer_keys(
             "layers",
             self.last_index(),
             [self.last, width, 1, 1],
         ));
-        keys.push(key(
-            "classifier.1.weight".into(),
-            vec![self.classes, self.last],
-        ));
-        keys.push(key("classifier.1.bias".into(), vec![self.classes]));
+        keys.extend(linear_keys("classifier.1", self.classes, self.last));
         keys
     }
 
@@ -204,8 +201,7 @@ impl MnasNet {
         let x = conv_bn(cx, &x, "layers", last, Conv2d::new(1, 0))?;
         let x = cx.graph.relu(&format!("layers.{}", last + 2), &x);
         // `x.mean([2, 3])`.
-        let x = cx.graph.global_average_pool("mean", &x)?;
-        let x = cx.graph.flatten("", &x)?;
+        let x = cx.pool_flatten("mean", &x)?;
         cx.linear(&x, "classifier.1")
     }
 }

@@ -7,23 +7,13 @@
 //! torchvision drops the expand conv when the expanded width equals the input width, which
 //! narrow `width_mult`s cause in blocks that expand at full width.
 
+use super::layers::{cna_keys, conv_bn_keys, linear_keys, se_keys};
 use super::{
-    bn_keys, count_from, dim_or, key, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
+    count_from, dim_or, Act, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
 };
 
 /// The names this module builds.
 pub const NAMES: [&str; 3] = ["mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large"];
-
-/// An activation after a conv (+BN).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Act {
-    None,
-    Relu,
-    /// `nn.ReLU6`: `hardtanh(0, 6)`.
-    Relu6,
-    /// `nn.Hardswish`.
-    Hardswish,
-}
 
 /// One inverted residual of a standard configuration. `expand` is its full-width form,
 /// the fallback when the checkpoint lacks the block's first conv.
@@ -291,13 +281,6 @@ fn plan(version: Version, sd: &StateDict) -> MobileNet {
     }
 }
 
-/// Keys of a `Conv2dNormActivation` at `prefix` (conv `.0` without bias, BN `.1`).
-fn cna_keys(prefix: &str, shape: [u64; 4]) -> Vec<Expected> {
-    let mut keys = vec![key(format!("{prefix}.0.weight"), shape.to_vec())];
-    keys.extend(bn_keys(&format!("{prefix}.1"), shape[0]));
-    keys
-}
-
 impl MobileNet {
     pub fn name(&self) -> String {
         self.version.name().to_owned()
@@ -314,19 +297,14 @@ impl MobileNet {
             let k = b.spec.kernel;
             keys.extend(cna_keys(&format!("{p}.{dw}"), [b.hidden, 1, k, k]));
             if let Some(j) = se {
-                for (fc, out, inp) in [("fc1", b.squeeze, b.hidden), ("fc2", b.hidden, b.squeeze)] {
-                    keys.push(key(format!("{p}.{j}.{fc}.weight"), vec![out, inp, 1, 1]));
-                    keys.push(key(format!("{p}.{j}.{fc}.bias"), vec![out]));
-                }
+                keys.extend(se_keys(&format!("{p}.{j}"), b.hidden, b.squeeze));
             }
             match self.version {
-                Version::V2 => {
-                    keys.push(key(
-                        format!("{p}.{project}.weight"),
-                        vec![b.output, b.hidden, 1, 1],
-                    ));
-                    keys.extend(bn_keys(&format!("{p}.{}", project + 1), b.output));
-                }
+                Version::V2 => keys.extend(conv_bn_keys(
+                    &format!("{p}.{project}"),
+                    &format!("{p}.{}", project + 1),
+                    [b.output, b.hidden, 1, 1],
+                )),
                 _ => keys.extend(cna_keys(
                     &format!("{p}.{project}"),
                     [b.output, b.hidden, 1, 1],
@@ -336,15 +314,11 @@ impl MobileNet {
         let penultimate = self.blocks.last().map_or(self.stem, |b| b.output);
         let last = format!("features.{}", self.blocks.len() + 1);
         keys.extend(cna_keys(&last, [self.last, penultimate, 1, 1]));
-        let mut linear = |name: &str, out: u64, inp: u64| {
-            keys.push(key(format!("{name}.weight"), vec![out, inp]));
-            keys.push(key(format!("{name}.bias"), vec![out]));
-        };
         match self.version {
-            Version::V2 => linear("classifier.1", self.classes, self.last),
+            Version::V2 => keys.extend(linear_keys("classifier.1", self.classes, self.last)),
             _ => {
-                linear("classifier.0", self.hidden, self.last);
-                linear("classifier.3", self.classes, self.hidden);
+                keys.extend(linear_keys("classifier.0", self.hidden, self.last));
+                keys.extend(linear_keys("classifier.3", self.classes, self.hidden));
             }
         }
         keys
@@ -353,19 +327,18 @@ impl MobileNet {
     pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
         let eps = self.version.eps();
         let edge = self.version.edge_act();
-        let mut x = cna(cx, input, "features.0", eps, Conv2d::new(2, 1), edge)?;
+        let mut x = cx.cna(input, "features.0", eps, Conv2d::new(2, 1), edge)?;
         for b in &self.blocks {
             x = self.block(cx, &x, b)?;
         }
         let last = format!("features.{}", self.blocks.len() + 1);
-        let x = cna(cx, &x, &last, eps, Conv2d::new(1, 0), edge)?;
-        let x = cx.graph.global_average_pool("avgpool", &x)?;
-        let x = cx.graph.flatten("", &x)?;
+        let x = cx.cna(&x, &last, eps, Conv2d::new(1, 0), edge)?;
+        let x = cx.pool_flatten("avgpool", &x)?;
         match self.version {
             Version::V2 => cx.linear(&x, "classifier.1"),
             _ => {
                 let x = cx.linear(&x, "classifier.0")?;
-                let x = activation(cx, "classifier.1", &x, Act::Hardswish)?;
+                let x = cx.graph.activation("classifier.1", &x, Act::Hardswish);
                 cx.linear(&x, "classifier.3")
             }
         }
@@ -383,20 +356,19 @@ impl MobileNet {
         let act = b.spec.act;
         let mut y = x.clone();
         if let Some(j) = expand {
-            y = cna(cx, &y, &format!("{p}.{j}"), eps, Conv2d::new(1, 0), act)?;
+            y = cx.cna(&y, &format!("{p}.{j}"), eps, Conv2d::new(1, 0), act)?;
         }
         let depthwise = Conv2d::new(b.spec.stride, (b.spec.kernel - 1) / 2).groups(b.hidden);
-        y = cna(cx, &y, &format!("{p}.{dw}"), eps, depthwise, act)?;
+        y = cx.cna(&y, &format!("{p}.{dw}"), eps, depthwise, act)?;
         if let Some(j) = se {
-            y = squeeze_excitation(cx, &y, &format!("{p}.{j}"))?;
+            y = cx.squeeze_excitation(&y, &format!("{p}.{j}"), Act::Relu, Act::Hardsigmoid)?;
         }
         y = match self.version {
             Version::V2 => {
                 let (conv, bn) = (format!("{p}.{project}"), format!("{p}.{}", project + 1));
                 cx.conv_bn(&y, &conv, &bn, eps, Conv2d::new(1, 0))?
             }
-            _ => cna(
-                cx,
+            _ => cx.cna(
                 &y,
                 &format!("{p}.{project}"),
                 eps,
@@ -410,49 +382,4 @@ impl MobileNet {
         }
         Ok(y)
     }
-}
-
-/// `Conv2dNormActivation` at `prefix`: conv `.0` with BN `.1` folded in, then `act` (`.2`).
-fn cna(
-    cx: &mut Context<'_>,
-    x: &Value,
-    prefix: &str,
-    eps: f64,
-    p: Conv2d,
-    act: Act,
-) -> Result<Value, TorchvisionError> {
-    let conv = format!("{prefix}.0");
-    let bn = format!("{prefix}.1");
-    let y = cx.conv_bn(x, &conv, &bn, eps, p)?;
-    activation(cx, &format!("{prefix}.2"), &y, act)
-}
-
-fn activation(
-    cx: &mut Context<'_>,
-    scope: &str,
-    x: &Value,
-    act: Act,
-) -> Result<Value, TorchvisionError> {
-    match act {
-        Act::None => Ok(x.clone()),
-        Act::Relu => Ok(cx.graph.relu(scope, x)),
-        Act::Relu6 => Ok(cx.graph.hardtanh(scope, x, 0.0, 6.0)),
-        Act::Hardswish => Ok(cx.graph.hardswish(scope, x)),
-    }
-}
-
-/// torchvision's `SqueezeExcitation` at `prefix` with a Hardsigmoid gate:
-/// `x · HardSigmoid(fc2(ReLU(fc1(GlobalAveragePool(x)))))`.
-fn squeeze_excitation(
-    cx: &mut Context<'_>,
-    x: &Value,
-    prefix: &str,
-) -> Result<Value, TorchvisionError> {
-    let sub = |name: &str| format!("{prefix}.{name}");
-    let s = cx.graph.global_average_pool(&sub("avgpool"), x)?;
-    let s = cx.conv(&s, &sub("fc1"), Conv2d::new(1, 0))?;
-    let s = cx.graph.relu(&sub("activation"), &s);
-    let s = cx.conv(&s, &sub("fc2"), Conv2d::new(1, 0))?;
-    let gate = cx.graph.hardsigmoid(&sub("scale_activation"), &s);
-    cx.graph.mul(prefix, x, &gate)
 }

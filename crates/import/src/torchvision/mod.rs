@@ -27,7 +27,7 @@ use std::fmt;
 use ckpt_aten::program::ExportedProgram;
 
 pub use error::TorchvisionError;
-pub(crate) use program::{Builder, Conv2d, Pool2d, Value};
+pub(crate) use program::{Act, Builder, Conv2d, Pool2d, Value};
 pub use state_dict::{Expected, StateDict, CONTAINER_KEYS};
 
 /// How the architecture was chosen.

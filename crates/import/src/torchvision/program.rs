@@ -40,6 +40,22 @@ impl Value {
     }
 }
 
+/// An activation after a layer; each is the one torch module of that name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Act {
+    /// No activation: the layer's output as it is.
+    None,
+    Relu,
+    /// `nn.ReLU6`: `hardtanh(0, 6)`.
+    Relu6,
+    Hardswish,
+    Silu,
+    /// Exact `nn.GELU()`.
+    Gelu,
+    Sigmoid,
+    Hardsigmoid,
+}
+
 /// A 2-D convolution's hyper-parameters (`nn.Conv2d`'s, symmetric padding).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Conv2d {
@@ -280,61 +296,51 @@ impl Builder {
         self.view(op, scope, args, x.shape.clone())
     }
 
-    /// `nn.ReLU`.
+    /// `act` applied to `x` in module `scope`.
+    pub fn activation(&mut self, scope: &str, x: &Value, act: Act) -> Value {
+        let (op, args) = match act {
+            Act::None => return x.clone(),
+            Act::Relu => ("relu.default", Vec::new()),
+            Act::Relu6 => (
+                "hardtanh.default",
+                vec![
+                    ("min_val", Argument::Float(0.0)),
+                    ("max_val", Argument::Float(6.0)),
+                ],
+            ),
+            Act::Hardswish => ("hardswish.default", Vec::new()),
+            Act::Silu => ("silu.default", Vec::new()),
+            Act::Gelu => ("gelu.default", Vec::new()),
+            Act::Sigmoid => ("sigmoid.default", Vec::new()),
+            Act::Hardsigmoid => ("hardsigmoid.default", Vec::new()),
+        };
+        self.unary(op, scope, x, args)
+    }
+
+    /// `nn.ReLU`, the activation most families write.
     pub fn relu(&mut self, scope: &str, x: &Value) -> Value {
-        self.unary("relu.default", scope, x, Vec::new())
+        self.activation(scope, x, Act::Relu)
     }
 
-    /// `nn.Sigmoid`.
-    pub fn sigmoid(&mut self, scope: &str, x: &Value) -> Value {
-        self.unary("sigmoid.default", scope, x, Vec::new())
-    }
-
-    /// `nn.Hardsigmoid`.
-    pub fn hardsigmoid(&mut self, scope: &str, x: &Value) -> Value {
-        self.unary("hardsigmoid.default", scope, x, Vec::new())
-    }
-
-    /// `nn.Hardswish`.
-    pub fn hardswish(&mut self, scope: &str, x: &Value) -> Value {
-        self.unary("hardswish.default", scope, x, Vec::new())
-    }
-
-    /// `nn.SiLU`.
-    pub fn silu(&mut self, scope: &str, x: &Value) -> Value {
-        self.unary("silu.default", scope, x, Vec::new())
-    }
-
-    /// Exact `nn.GELU()`.
-    pub fn gelu(&mut self, scope: &str, x: &Value) -> Value {
-        self.unary("gelu.default", scope, x, Vec::new())
-    }
-
-    /// `nn.Hardtanh(min, max)` (`nn.ReLU6` is `hardtanh(0, 6)`).
-    pub fn hardtanh(&mut self, scope: &str, x: &Value, min: f64, max: f64) -> Value {
-        let args = vec![
-            ("min_val", Argument::Float(min)),
-            ("max_val", Argument::Float(max)),
-        ];
-        self.unary("hardtanh.default", scope, x, args)
+    /// An element-wise op of two operands (`add.Tensor`): `x` and `other`, broadcast.
+    fn binary(
+        &mut self,
+        op: &str,
+        scope: &str,
+        x: &Value,
+        other: Argument,
+    ) -> Result<Value, TorchvisionError> {
+        self.call(op, scope, vec![("self", x.arg()), ("other", other)])
     }
 
     /// `a + b` (an activation and an activation or a stored tensor, broadcast).
     pub fn add(&mut self, scope: &str, a: &Value, b: &Value) -> Result<Value, TorchvisionError> {
-        self.call(
-            "add.Tensor",
-            scope,
-            vec![("self", a.arg()), ("other", b.arg())],
-        )
+        self.binary("add.Tensor", scope, a, b.arg())
     }
 
     /// `a * b` (an activation and an activation or a stored tensor, broadcast).
     pub fn mul(&mut self, scope: &str, a: &Value, b: &Value) -> Result<Value, TorchvisionError> {
-        self.call(
-            "mul.Tensor",
-            scope,
-            vec![("self", a.arg()), ("other", b.arg())],
-        )
+        self.binary("mul.Tensor", scope, a, b.arg())
     }
 
     /// `x * factor + offset` with numbers.
@@ -345,16 +351,8 @@ impl Builder {
         factor: f64,
         offset: f64,
     ) -> Result<Value, TorchvisionError> {
-        let y = self.call(
-            "mul.Tensor",
-            scope,
-            vec![("self", x.arg()), ("other", Argument::Float(factor))],
-        )?;
-        self.call(
-            "add.Tensor",
-            scope,
-            vec![("self", y.arg()), ("other", Argument::Float(offset))],
-        )
+        let y = self.binary("mul.Tensor", scope, x, Argument::Float(factor))?;
+        self.binary("add.Tensor", scope, &y, Argument::Float(offset))
     }
 
     /// `F.conv2d(x, weight, bias)`.

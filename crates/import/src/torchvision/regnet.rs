@@ -11,8 +11,9 @@
 //! not in the weights: the first block of every stage has stride 2, as torchvision's
 //! `BlockParams.from_init_params` gives every RegNet.
 
+use super::layers::{cna_keys, linear_keys, se_keys};
 use super::{
-    bn_keys, count_from, dim_or, key, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
+    count_from, dim_or, Act, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
 };
 
 /// `nn.BatchNorm2d`'s default epsilon, which `_regnet` passes explicitly.
@@ -252,13 +253,6 @@ fn plan_block(
     })
 }
 
-/// Keys of a `Conv2dNormActivation` at `prefix` (conv `.0` without bias, BN `.1`).
-fn cna_keys(prefix: &str, shape: [u64; 4]) -> Vec<Expected> {
-    let mut keys = vec![key(format!("{prefix}.0.weight"), shape.to_vec())];
-    keys.extend(bn_keys(&format!("{prefix}.1"), shape[0]));
-    keys
-}
-
 impl RegNet {
     pub fn name(&self) -> String {
         self.name.clone()
@@ -296,18 +290,16 @@ impl RegNet {
             keys.extend(block_keys(b));
         }
         let last = self.blocks().last().map_or(self.stem, |b| b.output);
-        keys.push(key("fc.weight".into(), vec![self.classes, last]));
-        keys.push(key("fc.bias".into(), vec![self.classes]));
+        keys.extend(linear_keys("fc", self.classes, last));
         keys
     }
 
     pub fn build(&self, cx: &mut Context<'_>, input: &Value) -> Result<Value, TorchvisionError> {
-        let mut x = cna(cx, input, "stem", Conv2d::new(2, 1), true)?;
+        let mut x = cx.cna(input, "stem", BN_EPS, Conv2d::new(2, 1), Act::Relu)?;
         for b in self.blocks() {
             x = block(cx, &x, b)?;
         }
-        let x = cx.graph.global_average_pool("avgpool", &x)?;
-        let x = cx.graph.flatten("", &x)?;
+        let x = cx.pool_flatten("avgpool", &x)?;
         cx.linear(&x, "fc")
     }
 }
@@ -326,13 +318,7 @@ fn block_keys(b: &BlockPlan) -> Vec<Expected> {
         [b.bottleneck, per_group, 3, 3],
     ));
     if let Some(squeeze) = b.squeeze {
-        for (fc, out, inp) in [
-            ("fc1", squeeze, b.bottleneck),
-            ("fc2", b.bottleneck, squeeze),
-        ] {
-            keys.push(key(format!("{p}.f.se.{fc}.weight"), vec![out, inp, 1, 1]));
-            keys.push(key(format!("{p}.f.se.{fc}.bias"), vec![out]));
-        }
+        keys.extend(se_keys(&format!("{p}.f.se"), b.bottleneck, squeeze));
     }
     keys.extend(cna_keys(
         &format!("{p}.f.c"),
@@ -345,53 +331,21 @@ fn block_keys(b: &BlockPlan) -> Vec<Expected> {
 fn block(cx: &mut Context<'_>, x: &Value, b: &BlockPlan) -> Result<Value, TorchvisionError> {
     let p = &b.prefix;
     let f = |name: &str| format!("{p}.f.{name}");
-    let y = cna(cx, x, &f("a"), Conv2d::new(1, 0), true)?;
+    let y = cx.cna(x, &f("a"), BN_EPS, Conv2d::new(1, 0), Act::Relu)?;
     let grouped = Conv2d::new(b.stride, 1).groups(b.groups);
-    let mut y = cna(cx, &y, &f("b"), grouped, true)?;
+    let mut y = cx.cna(&y, &f("b"), BN_EPS, grouped, Act::Relu)?;
     if b.squeeze.is_some() {
-        y = squeeze_excitation(cx, &y, &f("se"))?;
+        y = cx.squeeze_excitation(&y, &f("se"), Act::Relu, Act::Sigmoid)?;
     }
-    let y = cna(cx, &y, &f("c"), Conv2d::new(1, 0), false)?;
+    let y = cx.cna(&y, &f("c"), BN_EPS, Conv2d::new(1, 0), Act::None)?;
     let shortcut = if b.projects() {
-        cna(cx, x, &format!("{p}.proj"), Conv2d::new(b.stride, 0), false)?
+        let proj = format!("{p}.proj");
+        cx.cna(x, &proj, BN_EPS, Conv2d::new(b.stride, 0), Act::None)?
     } else {
         x.clone()
     };
     let sum = cx.graph.add(p, &shortcut, &y)?;
     Ok(cx.graph.relu(&format!("{p}.activation"), &sum))
-}
-
-/// `Conv2dNormActivation` at `prefix`: conv `.0` with BN `.1` folded in, then ReLU (`.2`)
-/// when `relu`.
-fn cna(
-    cx: &mut Context<'_>,
-    x: &Value,
-    prefix: &str,
-    p: Conv2d,
-    relu: bool,
-) -> Result<Value, TorchvisionError> {
-    let y = cx.conv_bn(x, &format!("{prefix}.0"), &format!("{prefix}.1"), BN_EPS, p)?;
-    Ok(if relu {
-        cx.graph.relu(&format!("{prefix}.2"), &y)
-    } else {
-        y
-    })
-}
-
-/// torchvision's `SqueezeExcitation` at `prefix` with RegNet's ReLU and a Sigmoid gate:
-/// `x · Sigmoid(fc2(ReLU(fc1(GlobalAveragePool(x)))))`, `fc1` and `fc2` 1×1 convs with bias.
-fn squeeze_excitation(
-    cx: &mut Context<'_>,
-    x: &Value,
-    prefix: &str,
-) -> Result<Value, TorchvisionError> {
-    let sub = |name: &str| format!("{prefix}.{name}");
-    let s = cx.graph.global_average_pool(&sub("avgpool"), x)?;
-    let s = cx.conv(&s, &sub("fc1"), Conv2d::new(1, 0))?;
-    let s = cx.graph.relu(&sub("activation"), &s);
-    let s = cx.conv(&s, &sub("fc2"), Conv2d::new(1, 0))?;
-    let gate = cx.graph.sigmoid(&sub("scale_activation"), &s);
-    cx.graph.mul(prefix, x, &gate)
 }
 
 #[cfg(test)]

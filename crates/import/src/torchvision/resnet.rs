@@ -1,9 +1,8 @@
 //! torchvision's ResNet family: resnet18–152, ResNeXt and Wide ResNet (v1.5: the stride of a
 //! Bottleneck sits on its 3×3 conv).
 
-use super::{
-    bn_keys, dim_or, key, Context, Conv2d, Expected, Pool2d, StateDict, TorchvisionError, Value,
-};
+use super::layers::{conv_bn_keys, linear_keys};
+use super::{dim_or, Context, Conv2d, Expected, Pool2d, StateDict, TorchvisionError, Value};
 
 /// `nn.BatchNorm2d`'s default epsilon, which torchvision's ResNets use.
 const BN_EPS: f64 = 1e-5;
@@ -203,56 +202,34 @@ impl ResNet {
     }
 
     pub fn expected(&self) -> Vec<Expected> {
-        let mut keys = vec![key(
-            "conv1.weight".into(),
-            vec![self.stem, self.in_channels, 7, 7],
-        )];
-        keys.extend(bn_keys("bn1", self.stem));
+        let mut keys = conv_bn_keys("conv1", "bn1", [self.stem, self.in_channels, 7, 7]);
         for b in &self.blocks {
             let p = &b.prefix;
+            let mut layer = |conv: &str, bn: &str, shape: [u64; 4]| {
+                keys.extend(conv_bn_keys(
+                    &format!("{p}.{conv}"),
+                    &format!("{p}.{bn}"),
+                    shape,
+                ));
+            };
             match self.block {
                 Block::Basic => {
-                    keys.push(key(
-                        format!("{p}.conv1.weight"),
-                        vec![b.width, b.input, 3, 3],
-                    ));
-                    keys.extend(bn_keys(&format!("{p}.bn1"), b.width));
-                    keys.push(key(
-                        format!("{p}.conv2.weight"),
-                        vec![b.output, b.width, 3, 3],
-                    ));
-                    keys.extend(bn_keys(&format!("{p}.bn2"), b.output));
+                    layer("conv1", "bn1", [b.width, b.input, 3, 3]);
+                    layer("conv2", "bn2", [b.output, b.width, 3, 3]);
                 }
                 Block::Bottleneck => {
-                    keys.push(key(
-                        format!("{p}.conv1.weight"),
-                        vec![b.width, b.input, 1, 1],
-                    ));
-                    keys.extend(bn_keys(&format!("{p}.bn1"), b.width));
                     let per_group = b.width / b.groups;
-                    keys.push(key(
-                        format!("{p}.conv2.weight"),
-                        vec![b.width, per_group, 3, 3],
-                    ));
-                    keys.extend(bn_keys(&format!("{p}.bn2"), b.width));
-                    keys.push(key(
-                        format!("{p}.conv3.weight"),
-                        vec![b.output, b.width, 1, 1],
-                    ));
-                    keys.extend(bn_keys(&format!("{p}.bn3"), b.output));
+                    layer("conv1", "bn1", [b.width, b.input, 1, 1]);
+                    layer("conv2", "bn2", [b.width, per_group, 3, 3]);
+                    layer("conv3", "bn3", [b.output, b.width, 1, 1]);
                 }
             }
             if b.downsample {
-                keys.push(key(
-                    format!("{p}.downsample.0.weight"),
-                    vec![b.output, b.input, 1, 1],
-                ));
-                keys.extend(bn_keys(&format!("{p}.downsample.1"), b.output));
+                layer("downsample.0", "downsample.1", [b.output, b.input, 1, 1]);
             }
         }
         let last = self.blocks.last().map_or(self.stem, |b| b.output);
-        keys.push(key("fc.weight".into(), vec![self.classes, last]));
-        keys.push(key("fc.bias".into(), vec![self.classes]));
+        keys.extend(linear_keys("fc", self.classes, last));
         keys
     }
 
@@ -263,8 +240,7 @@ impl ResNet {
         for b in &self.blocks {
             x = self.block(cx, &x, b)?;
         }
-        let x = cx.graph.global_average_pool("avgpool", &x)?;
-        let x = cx.graph.flatten("", &x)?;
+        let x = cx.pool_flatten("avgpool", &x)?;
         cx.linear(&x, "fc")
     }
 

@@ -2,9 +2,9 @@
 //! view to `[N, 2, C/2, H, W]`, transpose and view back; the channel split is its
 //! `chunk(2, dim=1)`.
 
+use super::layers::{conv_bn_keys, linear_keys};
 use super::{
-    bn_keys, count_from, dim_or, key, Context, Conv2d, Expected, Pool2d, StateDict,
-    TorchvisionError, Value,
+    count_from, dim_or, Context, Conv2d, Expected, Pool2d, StateDict, TorchvisionError, Value,
 };
 
 const BN_EPS: f64 = 1e-5;
@@ -100,13 +100,6 @@ fn plan(name: String, repeats: [usize; 3], sd: &StateDict) -> ShuffleNet {
     }
 }
 
-/// Keys of a conv at `conv` (no bias) followed by a BatchNorm at `bn`.
-fn conv_bn_keys(conv: String, bn: &str, shape: [u64; 4]) -> Vec<Expected> {
-    let mut keys = vec![key(conv, shape.to_vec())];
-    keys.extend(bn_keys(bn, shape[0]));
-    keys
-}
-
 impl ShuffleNet {
     pub fn name(&self) -> String {
         self.name.clone()
@@ -123,17 +116,13 @@ impl ShuffleNet {
     }
 
     pub fn expected(&self) -> Vec<Expected> {
-        let mut keys = conv_bn_keys(
-            "conv1.0.weight".into(),
-            "conv1.1",
-            [self.stem, self.in_channels, 3, 3],
-        );
+        let mut keys = conv_bn_keys("conv1.0", "conv1.1", [self.stem, self.in_channels, 3, 3]);
         for b in &self.blocks {
             let p = &b.prefix;
             let (i, f) = (b.input, b.branch);
             let layer = |branch: &str, conv: usize, shape: [u64; 4]| {
                 conv_bn_keys(
-                    format!("{p}.{branch}.{conv}.weight"),
+                    &format!("{p}.{branch}.{conv}"),
                     &format!("{p}.{branch}.{}", conv + 1),
                     shape,
                 )
@@ -149,12 +138,11 @@ impl ShuffleNet {
         }
         let penultimate = self.blocks.last().map_or(self.stem, |b| 2 * b.branch);
         keys.extend(conv_bn_keys(
-            "conv5.0.weight".into(),
+            "conv5.0",
             "conv5.1",
             [self.last, penultimate, 1, 1],
         ));
-        keys.push(key("fc.weight".into(), vec![self.classes, self.last]));
-        keys.push(key("fc.bias".into(), vec![self.classes]));
+        keys.extend(linear_keys("fc", self.classes, self.last));
         keys
     }
 

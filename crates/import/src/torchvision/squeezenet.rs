@@ -176,8 +176,7 @@ impl SqueezeNet {
         }
         let x = cx.conv(&x, "classifier.1", Conv2d::new(1, 0))?;
         let x = cx.graph.relu("classifier.2", &x);
-        let x = cx.graph.global_average_pool("classifier.3", &x)?;
-        cx.graph.flatten("", &x)
+        cx.pool_flatten("classifier.3", &x)
     }
 }
 

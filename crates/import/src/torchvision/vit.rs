@@ -14,7 +14,7 @@
 
 use super::layers::{layer_norm_keys, linear_keys};
 use super::{
-    count_from, dim_or, key, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
+    count_from, dim_or, key, Act, Context, Conv2d, Expected, StateDict, TorchvisionError, Value,
 };
 
 /// torchvision's `partial(nn.LayerNorm, eps=1e-6)`.
@@ -235,7 +235,9 @@ impl VisionTransformer {
         let x = cx.graph.add(prefix, &y, x)?;
         let y = cx.layer_norm(&x, &format!("{prefix}.ln_2"), 1, EPS)?;
         let y = cx.linear(&y, &format!("{prefix}.mlp.0"))?;
-        let y = cx.graph.gelu(&format!("{prefix}.mlp.1"), &y);
+        let y = cx
+            .graph
+            .activation(&format!("{prefix}.mlp.1"), &y, Act::Gelu);
         let y = cx.linear(&y, &format!("{prefix}.mlp.3"))?;
         cx.graph.add(prefix, &x, &y)
     }
