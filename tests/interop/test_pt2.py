@@ -334,10 +334,9 @@ class SharedConvNorm(torch.nn.Module):
     """One conv-and-BatchNorm block applied twice (doctr's VIPTR applies its projection in
     a loop): the BatchNorm is folded into the conv once, and both calls read it."""
 
-    def __init__(self):
+    def __init__(self, conv=torch.nn.Conv2d):
         super().__init__()
-        self.block = torch.nn.Sequential(torch.nn.Conv2d(3, 3, 3, padding=1),
-                                         torch.nn.BatchNorm2d(3))
+        self.block = torch.nn.Sequential(conv(3, 3, 3, padding=1), torch.nn.BatchNorm2d(3))
         with torch.no_grad():
             self.block[1].running_mean.normal_(0, 0.1)
             self.block[1].running_var.uniform_(0.5, 1.5)
@@ -346,9 +345,11 @@ class SharedConvNorm(torch.nn.Module):
         return self.block(self.block(x).relu() + x)
 
 
-def test_a_conv_and_norm_block_applied_twice_is_folded_once(tmp_path):
+@pytest.mark.parametrize("conv", [torch.nn.Conv2d, torch.nn.ConvTranspose2d],
+                         ids=["conv", "transposed"])
+def test_a_conv_and_norm_block_applied_twice_is_folded_once(conv, tmp_path):
     torch.manual_seed(6)
-    model = SharedConvNorm().eval()
+    model = SharedConvNorm(conv).eval()
     archive = tmp_path / "m.pt2"
     common.export_pt2(model, (3, 8, 8), True, archive)
     out = tmp_path / "m.onnx"
@@ -356,7 +357,8 @@ def test_a_conv_and_norm_block_applied_twice_is_folded_once(tmp_path):
     proto = onnx.load(str(out))
     fused = [i.name for i in proto.graph.initializer if "fused_bn" in i.name]
     assert sorted(fused) == ["block.0.bias.fused_bn", "block.0.weight.fused_bn"], fused
-    assert [n.op_type for n in proto.graph.node].count("Conv") == 2
+    assert [n.op_type for n in proto.graph.node].count(
+        "Conv" if conv is torch.nn.Conv2d else "ConvTranspose") == 2
     check_parity(model, out, (3, 8, 8), torch.Generator().manual_seed(0))
 
 

@@ -112,9 +112,8 @@ impl<'p> Lowering<'p, '_> {
         self.bind(node, 0, y)
     }
 
-    /// `weight` and `bias` with the BatchNorm `norm` folded in, as `<weight>.fused_bn` and
-    /// `<bias>.fused_bn` initializers (numbered on when another BatchNorm folds the same
-    /// weight), each written once however many calls fold the same pair.
+    /// `weight` and `bias` with the BatchNorm `norm` folded in, as initializers named by
+    /// [`Lowering::fused_names`], written once however many calls fold the same pair.
     fn fused_conv(
         &mut self,
         weight: &Constant,
@@ -137,12 +136,7 @@ impl<'p> Lowering<'p, '_> {
             numel,
             b_values.as_ref().map(Vec::len),
         )?;
-        let earlier = self.fused.keys().filter(|(w, _, _)| w == weight).count();
-        let numbered = |name: String| match earlier {
-            0 => name,
-            k => format!("{name}.{k}"),
-        };
-        let name = numbered(format!("{weight}.fused_bn"));
+        let [name, bias_name] = self.fused_names(weight, bias);
         // Each output channel scaled as the file is written when the weight is mapped.
         let w = match self.deferred(weight, Transform::ScaleRows(scale.clone().into())) {
             Some(bytes) => self.g.deferred_weight(&name, dims, bytes)?,
@@ -153,12 +147,23 @@ impl<'p> Lowering<'p, '_> {
             }
         };
         let b = self.g.weight(
-            &numbered(fused_bias_name(weight, bias)),
+            &bias_name,
             vec![channels],
             &folded_bias(b_values.as_deref(), &bn, &scale),
         )?;
         self.fused.insert(key, (w.clone(), b.clone()));
         Ok((w, b))
+    }
+
+    /// The initializer names of `weight` and `bias` with a BatchNorm folded in:
+    /// `<weight>.fused_bn` and `<bias>.fused_bn` ([`fused_bias_name`]), numbered on (`.1`,
+    /// …) when other BatchNorms folded the same weight before.
+    fn fused_names(&self, weight: &Constant, bias: Option<&Constant>) -> [String; 2] {
+        let earlier = self.fused.keys().filter(|(w, _, _)| w == weight).count();
+        [format!("{weight}.fused_bn"), fused_bias_name(weight, bias)].map(|name| match earlier {
+            0 => name,
+            k => format!("{name}.{k}"),
+        })
     }
 
     /// `convolution` (what `conv2d` and `conv_transpose2d` decompose into): by its
@@ -455,7 +460,8 @@ impl<'p> Lowering<'p, '_> {
 
     /// The BatchNorm `bn_node` folded into an ungrouped transposed convolution's weight
     /// `[C, O, k…]` (output channels on axis 1, swapped first for [`fold`] and back) and
-    /// bias, as `<weight>.fused_bn` / `<bias>.fused_bn` initializers.
+    /// bias, named by [`Lowering::fused_names`], written once however many calls fold the
+    /// same pair.
     fn fold_into_transposed(
         &mut self,
         weight: &Constant,
@@ -463,6 +469,10 @@ impl<'p> Lowering<'p, '_> {
         bn_node: &Node,
     ) -> Result<(crate::graph::Weight, crate::graph::Weight), OnnxError> {
         let norm = self.norm_params(&Args(bn_node))?;
+        let key = (weight.clone(), bias.cloned(), norm.mean.clone());
+        if let Some(fused) = self.fused.get(&key) {
+            return Ok(fused.clone());
+        }
         let dims = self.constant_dims(weight)?;
         let &[c, o, ref kernel @ ..] = dims.as_slice() else {
             return Err(arg_error(format!(
@@ -481,10 +491,10 @@ impl<'p> Lowering<'p, '_> {
         let folded = fold(&outputs_first, b_values.as_deref(), o as usize, &bn)?;
         let back = swap_leading(&folded.weight, o, c, kernel)
             .ok_or_else(|| arg_error(format!("`{weight}` does not hold {dims:?} values")))?;
-        let w = self.g.weight(&format!("{weight}.fused_bn"), dims, &back)?;
-        let b = self
-            .g
-            .weight(&fused_bias_name(weight, bias), vec![o], &folded.bias)?;
+        let [name, bias_name] = self.fused_names(weight, bias);
+        let w = self.g.weight(&name, dims, &back)?;
+        let b = self.g.weight(&bias_name, vec![o], &folded.bias)?;
+        self.fused.insert(key, (w.clone(), b.clone()));
         Ok((w, b))
     }
 
