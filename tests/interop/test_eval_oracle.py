@@ -760,6 +760,14 @@ CASES = [
     *[C(t, T(2, 3, edges=False), T(2, 4, edges=False), T(8, 3, edges=False),
         T(8, 4, edges=False), T(8, edges=False), T(8, edges=False), dtypes=(F32,))
       for t in ("rnn_tanh_cell.default", "rnn_relu_cell.default")],
+    # A ReLU RNN layer unrolled: one layer both ways batch-first with biases (its given
+    # initial state not zero), and two time-major layers without.
+    C("rnn_relu.input", T(2, 5, 3, edges=False), T(2, 2, 4, edges=False),
+      [T(4, 3, edges=False), T(4, 4, edges=False), T(4, edges=False), T(4, edges=False)] * 2,
+      True, 1, 0.0, False, True, True, dtypes=(F32,)),
+    C("rnn_relu.input", T(5, 2, 3, edges=False), T(2, 2, 4, edges=False),
+      [T(4, 3, edges=False), T(4, 4, edges=False), T(4, 4, edges=False), T(4, 4, edges=False)],
+      False, 2, 0.0, False, False, False, dtypes=(F32,)),
     C("gru_cell.default", T(2, 3, edges=False), T(2, 4, edges=False), T(12, 3, edges=False),
       T(12, 4, edges=False), T(12, edges=False), T(12, edges=False), dtypes=(F32,)),
     C("lstm_cell.default", T(2, 3, edges=False), [T(2, 4, edges=False), T(2, 4, edges=False)],
