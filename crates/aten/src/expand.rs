@@ -437,12 +437,8 @@ impl Writer<'_> {
                 )?;
                 let mut h = self.select(&hx, 0, k as i64);
                 let mut states = vec![None; steps as usize];
-                let order: Vec<i64> = if direction == 0 {
-                    (0..steps).collect()
-                } else {
-                    (0..steps).rev().collect()
-                };
-                for step in order {
+                // The reverse direction runs from the last step.
+                for step in (0..steps).map(|s| if direction == 0 { s } else { steps - 1 - s }) {
                     let x_t = self.select(&projected, time, step);
                     let hh = self.linear(&h, &w_hh, b_hh)?;
                     let sum = self.binary("add.Tensor", &hh, &x_t, None);
@@ -505,7 +501,8 @@ impl Writer<'_> {
         )
     }
 
-    /// `cat(values, axis)` (or into `into`): the values alike but along `axis`, fixed there.
+    /// `cat(values, axis)`, or into `into` (whose sizes it keeps): the values alike but
+    /// along `axis`, fixed there when the sizes are worked out.
     fn cat(
         &mut self,
         values: &[Value],
@@ -514,12 +511,14 @@ impl Writer<'_> {
     ) -> Result<Value, String> {
         let first = values.first().ok_or("nothing to concatenate")?;
         let mut sizes = first.sizes.clone();
-        sizes[axis] = SymInt::Int(
-            values
-                .iter()
-                .map(|v| v.fixed(axis, "a concatenation"))
-                .sum::<Result<i64, String>>()?,
-        );
+        if into.is_none() {
+            sizes[axis] = SymInt::Int(
+                values
+                    .iter()
+                    .map(|v| v.fixed(axis, "a concatenation"))
+                    .sum::<Result<i64, String>>()?,
+            );
+        }
         let names = values.iter().map(|v| v.name.clone()).collect();
         Ok(self.emit(
             "cat.default",
@@ -722,17 +721,7 @@ impl Writer<'_> {
             ));
             left += columns;
         }
-        let names = blocks.iter().map(|b| b.name.clone()).collect();
-        self.emit(
-            "cat.default",
-            vec![
-                ("tensors", Argument::Tensors(names)),
-                ("dim", Argument::Int(0)),
-            ],
-            out.sizes.clone(),
-            out.dtype,
-            Some(&out),
-        );
+        self.cat(&blocks, 0, Some(&out))?;
         Ok(())
     }
 
